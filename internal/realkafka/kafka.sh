@@ -1,0 +1,408 @@
+#!/usr/bin/env bash
+# kafka.sh runs two real Apache Kafka 4.x clusters ("source" and "target") and,
+# on demand, Apache MirrorMaker 2 in dedicated mode, for kmirror's tests.
+# Everything binds to 127.0.0.1. See README.md beside this file.
+#
+# Usage: kafka.sh install | start | stop | status | env | classpath
+#        kafka.sh mm2 start PROPERTIES [MirrorMaker args...] | mm2 stop | mm2 status
+#        kafka.sh tool CLASS [args...]     (a Kafka CLI class, e.g. org.apache.kafka.tools.TopicCommand)
+set -euo pipefail
+
+KAFKA_VERSION="${KAFKA_VERSION:-4.3.1}"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+KHOME="${KMIRROR_KAFKA_HOME:-${HOME:?HOME is not set}/.cache/kmirror/kafka-${KAFKA_VERSION}}"
+LIB="$KHOME/lib"
+STATE="${KMIRROR_KAFKA_STATE:-${TMPDIR:-/tmp}/kmirror-kafka}"
+
+SOURCE_PORT="${KMIRROR_SOURCE_PORT:-39092}"
+SOURCE_CONTROLLER_PORT="${KMIRROR_SOURCE_CONTROLLER_PORT:-39093}"
+TARGET_PORT="${KMIRROR_TARGET_PORT:-39192}"
+TARGET_CONTROLLER_PORT="${KMIRROR_TARGET_CONTROLLER_PORT:-39193}"
+
+HEAP_OPTS="${KMIRROR_KAFKA_HEAP_OPTS:--Xms64m -Xmx512m}"
+JVM_OPTS="${KMIRROR_KAFKA_JVM_OPTS:--XX:+UseSerialGC -Djava.awt.headless=true}"
+MM2_HEAP_OPTS="${KMIRROR_MM2_HEAP_OPTS:--Xms64m -Xmx512m}"
+TOOL_JVM_OPTS="${KMIRROR_TOOL_JVM_OPTS:--Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1}"
+START_TIMEOUT="${KMIRROR_KAFKA_START_TIMEOUT:-120}"
+STOP_TIMEOUT="${KMIRROR_KAFKA_STOP_TIMEOUT:-30}"
+MM2_START_TIMEOUT="${KMIRROR_MM2_START_TIMEOUT:-120}"
+
+# The line each process logs once it is ready (checked against Kafka 4.3.1).
+BROKER_READY='Kafka Server started'
+MM2_READY='Kafka MirrorMaker started'
+
+die() { echo "kafka.sh: $*" >&2; exit 1; }
+now_ms() { date +%s%3N; }
+secs_since() { local d=$(( $(now_ms) - $1 )); printf '%d.%d' $((d / 1000)) $(((d % 1000) / 100)); }
+rss_mb() { awk '/^VmRSS:/ { printf "%d", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo '?'; }
+tail_log() { echo "--- last lines of $1:" >&2; tail -n "${2:-30}" "$1" >&2 2>/dev/null || true; echo "---" >&2; }
+
+ports_of() { # name -> "port controller_port"
+  case "$1" in
+    source) echo "$SOURCE_PORT $SOURCE_CONTROLLER_PORT" ;;
+    target) echo "$TARGET_PORT $TARGET_CONTROLLER_PORT" ;;
+    *) die "unknown cluster $1" ;;
+  esac
+}
+
+# running DIR MAINCLASS: prints the pid stored in DIR/pid when that process is
+# alive and is the java process this script started there; fails otherwise.
+running() {
+  local dir="$1" main="$2" pid cmd
+  [[ -f "$dir/pid" ]] || return 1
+  pid="$(cat "$dir/pid")"
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || return 1
+  [[ "$cmd" == *"$main"* && "$cmd" == *"$dir/"* ]] || return 1
+  echo "$pid"
+}
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+write_log_configs() {
+  mkdir -p "$STATE"
+  # Servers: everything to stdout, which start redirects to DIR/server.log.
+  cat >"$STATE/log4j2-server.properties" <<'EOF'
+status = warn
+appender.out.type = Console
+appender.out.name = OUT
+appender.out.target = SYSTEM_OUT
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = ${sys:kmirror.log.level:-INFO}
+rootLogger.appenderRef.out.ref = OUT
+logger.request.name = kafka.request.logger
+logger.request.level = WARN
+EOF
+  # CLI tools: warnings and errors only, to stderr.
+  cat >"$STATE/log4j2-tool.properties" <<'EOF'
+status = warn
+appender.err.type = Console
+appender.err.name = ERR
+appender.err.target = SYSTEM_ERR
+appender.err.layout.type = PatternLayout
+appender.err.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = WARN
+rootLogger.appenderRef.err.ref = ERR
+EOF
+}
+
+cmd_install() {
+  if [[ -f "$LIB/.complete" && "$(cat "$LIB/.complete")" == "$KAFKA_VERSION" ]]; then
+    echo "install: Kafka $KAFKA_VERSION already in $LIB ($(ls "$LIB" | wc -l) jars)"
+    return 0
+  fi
+  command -v mvn >/dev/null || die "install: mvn not found (Maven 3.8+ and Java 17+ are needed)"
+  command -v java >/dev/null || die "install: java not found (Java 17+ is needed)"
+  local t0 tmp log bindings
+  t0="$(now_ms)"
+  mkdir -p "$KHOME"
+  tmp="$KHOME/lib.tmp.$$"
+  log="$KHOME/install.log"
+  rm -rf "$tmp"
+  if ! mvn -q -B -Dstyle.color=never -f "$HERE/pom.xml" -Dkafka.version="$KAFKA_VERSION" \
+      dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp" >"$log" 2>&1; then
+    rm -rf "$tmp"
+    tail_log "$log" 40
+    die "install: mvn could not resolve Kafka $KAFKA_VERSION (full log: $log)"
+  fi
+  [[ -f "$tmp/kafka_2.13-$KAFKA_VERSION.jar" ]] || die "install: kafka_2.13-$KAFKA_VERSION.jar missing in $tmp"
+  # Exactly one SLF4J binding (slf4j-api 1.7 picks one at random otherwise).
+  bindings="$(cd "$tmp" && ls | grep -E '^(log4j-slf4j2?-impl|slf4j-reload4j|slf4j-log4j12|slf4j-simple|slf4j-jdk14|slf4j-nop|logback-classic)-' || true)"
+  [[ "$(echo "$bindings" | grep -c .)" == 1 ]] || die "install: want exactly one SLF4J binding, got: ${bindings:-none}"
+  rm -rf "$LIB"
+  mv "$tmp" "$LIB"
+  echo "$KAFKA_VERSION" >"$LIB/.complete"
+  echo "install: Kafka $KAFKA_VERSION, $(ls "$LIB" | wc -l) jars ($(du -sm "$LIB" | cut -f1) MB) in $LIB, $(secs_since "$t0")s"
+}
+
+ensure_installed() {
+  [[ -f "$LIB/.complete" && "$(cat "$LIB/.complete")" == "$KAFKA_VERSION" ]] || cmd_install
+}
+
+write_server_properties() { # name dir port cport
+  local name="$1" dir="$2" port="$3" cport="$4"
+  {
+    cat <<EOF
+# Generated by kafka.sh for the "$name" cluster; rewritten on every start.
+process.roles=broker,controller
+node.id=1
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+controller.quorum.bootstrap.servers=127.0.0.1:$cport
+log.dirs=$dir/data
+auto.create.topics.enable=false
+num.partitions=1
+default.replication.factor=1
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+share.coordinator.state.topic.num.partitions=1
+group.initial.rebalance.delay.ms=0
+log.initial.task.delay.ms=1000
+log.retention.check.interval.ms=1000
+log.segment.delete.delay.ms=1000
+num.network.threads=2
+num.io.threads=2
+background.threads=2
+num.recovery.threads.per.data.dir=1
+EOF
+    if [[ "${KMIRROR_KAFKA_AUTHORIZER:-0}" == 1 ]]; then
+      cat <<'EOF'
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:ANONYMOUS
+EOF
+    fi
+    if [[ -n "${KMIRROR_KAFKA_EXTRA_PROPERTIES:-}" ]]; then
+      echo "# from $KMIRROR_KAFKA_EXTRA_PROPERTIES"
+      cat "$KMIRROR_KAFKA_EXTRA_PROPERTIES"
+    fi
+  } >"$dir/server.properties"
+}
+
+random_cluster_id() { # a base64url UUID like StorageTool random-uuid prints
+  local id
+  while :; do
+    id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+    [[ "$id" != -* ]] && { echo "$id"; return; }
+  done
+}
+
+format_cluster() { # name dir -> prints nothing, fails with the format log
+  local name="$1" dir="$2"
+  if [[ "${KMIRROR_KAFKA_KEEP:-0}" == 1 && -f "$dir/data/meta.properties" ]]; then
+    return 0
+  fi
+  rm -rf "$dir/data"
+  if ! java -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+      -Dlog4j2.configurationFile="$STATE/log4j2-tool.properties" -cp "$LIB/*" \
+      kafka.tools.StorageTool format --config "$dir/server.properties" \
+      --cluster-id "$(random_cluster_id)" --standalone >"$dir/format.log" 2>&1; then
+    tail_log "$dir/format.log"
+    die "start: formatting the $name cluster failed"
+  fi
+}
+
+launch_cluster() { # name dir
+  local name="$1" dir="$2"
+  : >"$dir/server.log"
+  # shellcheck disable=SC2086 # option lists are split on purpose
+  setsid java $HEAP_OPTS $JVM_OPTS -Dlog4j2.configurationFile="$STATE/log4j2-server.properties" \
+    -cp "$LIB/*" kafka.Kafka "$dir/server.properties" >"$dir/server.log" 2>&1 </dev/null &
+  echo "$!" >"$dir/pid"
+}
+
+cmd_start() {
+  ensure_installed
+  write_log_configs
+  local name dir port cport pid todo=() t0
+  for name in source target; do
+    dir="$STATE/$name"
+    mkdir -p "$dir"
+    if pid="$(running "$dir" kafka.Kafka)"; then
+      continue
+    fi
+    read -r port cport <<<"$(ports_of "$name")"
+    for p in "$port" "$cport"; do
+      port_open "$p" && die "start: 127.0.0.1:$p ($name) is taken by another process"
+    done
+    write_server_properties "$name" "$dir" "$port" "$cport"
+    todo+=("$name")
+  done
+  if [[ ${#todo[@]} == 0 ]]; then
+    echo "start: already running"
+    cmd_status
+    return 0
+  fi
+  t0="$(now_ms)"
+  local fpids=()
+  for name in "${todo[@]}"; do
+    format_cluster "$name" "$STATE/$name" &
+    fpids+=("$!")
+  done
+  for pid in "${fpids[@]}"; do wait "$pid" || exit 1; done
+  for name in "${todo[@]}"; do launch_cluster "$name" "$STATE/$name"; done
+  local waiting=("${todo[@]}") left deadline=$(( $(now_ms) + START_TIMEOUT * 1000 ))
+  local -A secs=()
+  while ((${#waiting[@]})); do
+    left=()
+    for name in "${waiting[@]}"; do
+      dir="$STATE/$name"
+      read -r port cport <<<"$(ports_of "$name")"
+      if ! pid="$(running "$dir" kafka.Kafka)"; then
+        tail_log "$dir/server.log" 40
+        die "start: the $name broker exited during start-up (log: $dir/server.log)"
+      fi
+      if grep -q "$BROKER_READY" "$dir/server.log" && port_open "$port"; then
+        secs[$name]="$(secs_since "$t0")"
+      else
+        left+=("$name")
+      fi
+    done
+    waiting=("${left[@]+"${left[@]}"}")
+    if ((${#waiting[@]})); then
+      if (($(now_ms) > deadline)); then
+        for name in "${waiting[@]}"; do
+          tail_log "$STATE/$name/server.log" 40
+          stop_process "$STATE/$name" kafka.Kafka "$name broker" >/dev/null || true
+        done
+        die "start: ${waiting[*]} not ready after ${START_TIMEOUT}s (KMIRROR_KAFKA_START_TIMEOUT)"
+      fi
+      sleep 0.2
+    fi
+  done
+  for name in "${todo[@]}"; do
+    dir="$STATE/$name"
+    read -r port cport <<<"$(ports_of "$name")"
+    pid="$(running "$dir" kafka.Kafka)"
+    echo "start: $name 127.0.0.1:$port (controller $cport) cluster $(cluster_id "$dir") ready in ${secs[$name]}s, RSS $(rss_mb "$pid") MB, pid $pid"
+  done
+}
+
+cluster_id() { sed -n 's/^cluster.id=//p' "$1/data/meta.properties" 2>/dev/null || echo '?'; }
+
+# stop_process DIR MAINCLASS LABEL: SIGTERM, then SIGKILL after STOP_TIMEOUT.
+stop_process() {
+  local dir="$1" main="$2" label="$3" pid t0 deadline
+  if ! pid="$(running "$dir" "$main")"; then
+    rm -f "$dir/pid"
+    return 1
+  fi
+  t0="$(now_ms)"
+  deadline=$(( t0 + STOP_TIMEOUT * 1000 ))
+  kill -TERM "$pid" 2>/dev/null || true
+  while kill -0 "$pid" 2>/dev/null; do
+    if (($(now_ms) > deadline)); then
+      kill -KILL "$pid" 2>/dev/null || true
+      echo "stop: $label (pid $pid) killed after ${STOP_TIMEOUT}s"
+      rm -f "$dir/pid"
+      return 0
+    fi
+    sleep 0.1
+  done
+  rm -f "$dir/pid"
+  echo "stop: $label stopped in $(secs_since "$t0")s"
+}
+
+cmd_stop() {
+  stop_process "$STATE/mm2" org.apache.kafka.connect.mirror.MirrorMaker "mm2" || true
+  local name any=0 pids=()
+  # Stop both brokers at once; each waits for its own clean shutdown.
+  for name in source target; do
+    if running "$STATE/$name" kafka.Kafka >/dev/null; then
+      any=1
+      stop_process "$STATE/$name" kafka.Kafka "$name broker" &
+      pids+=("$!")
+    fi
+  done
+  for p in "${pids[@]+"${pids[@]}"}"; do wait "$p" || true; done
+  ((any)) || echo "stop: not running"
+}
+
+cmd_status() {
+  local name dir port cport pid rc=0
+  for name in source target; do
+    dir="$STATE/$name"
+    read -r port cport <<<"$(ports_of "$name")"
+    if pid="$(running "$dir" kafka.Kafka)"; then
+      echo "status: $name 127.0.0.1:$port running, cluster $(cluster_id "$dir"), pid $pid, RSS $(rss_mb "$pid") MB"
+    else
+      echo "status: $name 127.0.0.1:$port stopped"
+      rc=3
+    fi
+  done
+  if pid="$(running "$STATE/mm2" org.apache.kafka.connect.mirror.MirrorMaker)"; then
+    echo "status: mm2 running, pid $pid, RSS $(rss_mb "$pid") MB"
+  fi
+  return "$rc"
+}
+
+cmd_env() {
+  echo "export KMIRROR_SOURCE_BROKERS=127.0.0.1:$SOURCE_PORT KMIRROR_TARGET_BROKERS=127.0.0.1:$TARGET_PORT"
+}
+
+cmd_classpath() { echo "$LIB/*"; }
+
+cmd_mm2() {
+  local sub="${1:-}" dir="$STATE/mm2" pid t0 deadline main=org.apache.kafka.connect.mirror.MirrorMaker
+  shift || true
+  case "$sub" in
+    start)
+      local props="${1:-}"
+      [[ -n "$props" ]] || die "usage: kafka.sh mm2 start PROPERTIES [MirrorMaker args...]"
+      [[ -f "$props" ]] || die "mm2 start: no such file: $props"
+      shift
+      props="$(cd "$(dirname "$props")" && pwd)/$(basename "$props")"
+      ensure_installed
+      write_log_configs
+      mkdir -p "$dir"
+      if pid="$(running "$dir" "$main")"; then
+        die "mm2 start: already running (pid $pid); run kafka.sh mm2 stop first"
+      fi
+      : >"$dir/mm2.log"
+      t0="$(now_ms)"
+      # -Dkmirror.state lets running() tell this MirrorMaker from any other one.
+      # shellcheck disable=SC2086
+      setsid java $MM2_HEAP_OPTS $JVM_OPTS -Dlog4j2.configurationFile="$STATE/log4j2-server.properties" \
+        -Dkmirror.state="$dir/" -cp "$LIB/*" "$main" "$props" "$@" >"$dir/mm2.log" 2>&1 </dev/null &
+      echo "$!" >"$dir/pid"
+      deadline=$(( t0 + MM2_START_TIMEOUT * 1000 ))
+      while :; do
+        if ! pid="$(running "$dir" "$main")"; then
+          tail_log "$dir/mm2.log" 40
+          die "mm2 start: MirrorMaker exited during start-up (log: $dir/mm2.log)"
+        fi
+        grep -q "$MM2_READY" "$dir/mm2.log" && break
+        if (($(now_ms) > deadline)); then
+          tail_log "$dir/mm2.log" 40
+          stop_process "$dir" "$main" mm2 >/dev/null || true
+          die "mm2 start: not ready after ${MM2_START_TIMEOUT}s (KMIRROR_MM2_START_TIMEOUT)"
+        fi
+        sleep 0.2
+      done
+      echo "mm2 start: MirrorMaker ready in $(secs_since "$t0")s, RSS $(rss_mb "$pid") MB, pid $pid, log $dir/mm2.log"
+      ;;
+    stop)
+      stop_process "$dir" "$main" mm2 || echo "mm2 stop: not running"
+      ;;
+    status)
+      if pid="$(running "$dir" "$main")"; then
+        echo "mm2 status: running, pid $pid, RSS $(rss_mb "$pid") MB"
+      else
+        echo "mm2 status: stopped"
+        return 3
+      fi
+      ;;
+    *) die "usage: kafka.sh mm2 start PROPERTIES [args...] | mm2 stop | mm2 status" ;;
+  esac
+}
+
+cmd_tool() {
+  [[ $# -ge 1 ]] || die "usage: kafka.sh tool CLASS [args...]"
+  ensure_installed >&2
+  write_log_configs
+  # shellcheck disable=SC2086
+  exec java $TOOL_JVM_OPTS -Dlog4j2.configurationFile="$STATE/log4j2-tool.properties" -cp "$LIB/*" "$@"
+}
+
+case "${1:-}" in
+  install) cmd_install ;;
+  start) cmd_start ;;
+  stop) cmd_stop ;;
+  status) cmd_status ;;
+  env) cmd_env ;;
+  classpath) cmd_classpath ;;
+  mm2) shift; cmd_mm2 "$@" ;;
+  tool) shift; cmd_tool "$@" ;;
+  *)
+    sed -n '2,8s/^# \{0,1\}//p' "$0" >&2
+    exit 2
+    ;;
+esac
