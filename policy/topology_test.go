@@ -1,0 +1,264 @@
+package policy_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kmirror/kmirror/policy"
+)
+
+// TestCaseB25SeparatorInsideAlias: with separator "-" and aliases eu-prod /
+// eu-dr, MM2 mis-parses eu-prod-heartbeats as coming from "eu". kmirror
+// rejects such aliases up front.
+func TestCaseB25SeparatorInsideAlias(t *testing.T) {
+	dash := mustDefault(t, policy.WithSeparator("-"))
+	// What goes wrong without validation: the source is mis-parsed, so the
+	// reverse flow eu-dr->eu-prod does not see eu-prod-heartbeats as a
+	// cycle and would replicate it again as eu-dr-eu-prod-heartbeats.
+	if src, _ := dash.TopicSource("eu-prod-heartbeats"); src != "eu" {
+		t.Fatalf("TopicSource(eu-prod-heartbeats) = %q, want the mis-parse %q", src, "eu")
+	}
+	if policy.IsCycle(dash, "eu-prod", "eu-prod-heartbeats") {
+		t.Fatal("IsCycle unexpectedly detected the cycle despite the mis-parse")
+	}
+	for _, alias := range []string{"eu-prod", "eu-dr"} {
+		err := policy.ValidateAlias(dash, alias)
+		if !errors.Is(err, policy.ErrInvalidAlias) {
+			t.Fatalf("ValidateAlias(sep -, %q) = %v, want ErrInvalidAlias", alias, err)
+		}
+		for _, part := range []string{alias, "separator", `"-"`, `"eu"`} {
+			if !strings.Contains(err.Error(), part) {
+				t.Errorf("error %q does not mention %s", err, part)
+			}
+		}
+	}
+	// The same aliases are fine with the default separator, and then the
+	// topology of the scenario parses correctly.
+	dot := mustDefault(t)
+	for _, alias := range []string{"eu-prod", "eu-dr"} {
+		if err := policy.ValidateAlias(dot, alias); err != nil {
+			t.Errorf("ValidateAlias(sep ., %q) = %v", alias, err)
+		}
+	}
+	onDR := []string{"heartbeats", "eu-prod.heartbeats", "eu-prod.orders"}
+	if !policy.IsCycle(dot, "eu-prod", "eu-prod.heartbeats") {
+		t.Error("flow eu-dr->eu-prod: eu-prod.heartbeats is not a cycle")
+	}
+	if diff := cmp.Diff([]string{"eu-prod"}, policy.UpstreamClusters(dot, onDR)); diff != "" {
+		t.Errorf("UpstreamClusters (-want +got):\n%s", diff)
+	}
+}
+
+func TestValidateAlias(t *testing.T) {
+	dot := mustDefault(t)
+	us := mustDefault(t, policy.WithSeparator("__"))
+	dash := mustDefault(t, policy.WithSeparator("-"))
+	id := mustIdentity(t, "src")
+	long := strings.Repeat("a", 223)
+	tests := []struct {
+		p       policy.ReplicationPolicy
+		alias   string
+		wantErr string // substring; "" = valid
+	}{
+		{dot, "us-west", ""},
+		{dot, "A", ""},
+		{dot, "prod_1", ""},
+		{dot, long, ""},
+		{dot, long + "a", "too long (224 bytes): derived topic name is 250 bytes"},
+		{us, strings.Repeat("a", 221), ""},
+		{us, strings.Repeat("a", 222), "too long"},
+		{policy.Default{}, "", "must not be empty"},
+		{dot, "", "must not be empty"},
+		{dot, "us west", `character ' ' at index 2`},
+		{dot, "us/west", `character '/' at index 2`},
+		{dot, "é", `character 'é' at index 0`},
+		{dot, "a\x00", `character '\x00' at index 1`},
+		{dot, "a\xff", "character '\uFFFD' at index 1"},
+		{dot, "__a", `must not start with "__" or "."`},
+		{dot, ".a", `must not start with "__" or "."`},
+		{us, "_a", ""},
+		{dot, "us.west", `contains the replication separator "."`},
+		{dot, "a.", `contains the replication separator "."`},
+		{us, "us.west", ""},
+		{us, "us__west", `contains the replication separator "__"`},
+		{us, "us_", `ends with the start of the replication separator "__", so remote topic "us___heartbeats" would be attributed to cluster "us"`},
+		{dash, "eu-prod", `contains the replication separator "-"`},
+		{dash, "eu_prod", ""},
+		{id, "us.west", `contains the replication separator "."`},
+		{id, "us-west", ""},
+		{nil, "us-west", ""},
+		{nil, "us.west", "separator"},
+		{badPolicy{}, "a", `parses remote topic "a.heartbeats" back as coming from "x"`},
+	}
+	for _, tt := range tests {
+		err := policy.ValidateAlias(tt.p, tt.alias)
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("ValidateAlias(%T, %q) = %v, want nil", tt.p, tt.alias, err)
+		case tt.wantErr != "" && (!errors.Is(err, policy.ErrInvalidAlias) || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("ValidateAlias(%T, %q) = %v, want ErrInvalidAlias containing %q", tt.p, tt.alias, err, tt.wantErr)
+		case tt.wantErr != "" && tt.alias != "" && !strings.Contains(err.Error(), fmt.Sprintf("%q", tt.alias)):
+			t.Errorf("ValidateAlias(%T, %q) = %v: does not name the alias", tt.p, tt.alias, err)
+		}
+	}
+}
+
+// badPolicy is a custom policy that parses every remote topic as coming
+// from "x".
+type badPolicy struct{ policy.Default }
+
+func (badPolicy) TopicSource(string) (string, bool) { return "x", true }
+
+func TestMirrorClientFilters(t *testing.T) {
+	dot := mustDefault(t)
+	// CT:MirrorClientTest heartbeatTopicsTest / checkpointsTopicsTest.
+	topics := []string{"topic1", "topic2", "heartbeats", "source1.heartbeats", "source2.source1.heartbeats",
+		"source3.heartbeats", "checkpoints.internal", "source1.checkpoints.internal",
+		"source2.source1.checkpoints.internal", "source3.checkpoints.internal", "source3.heartbeats"}
+	if diff := cmp.Diff([]string{"heartbeats", "source1.heartbeats", "source2.source1.heartbeats", "source3.heartbeats"},
+		policy.HeartbeatTopics(dot, topics)); diff != "" {
+		t.Errorf("HeartbeatTopics (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"source1.checkpoints.internal", "source2.source1.checkpoints.internal", "source3.checkpoints.internal"},
+		policy.CheckpointTopics(dot, topics)); diff != "" {
+		t.Errorf("CheckpointTopics (-want +got):\n%s", diff)
+	}
+
+	// remoteTopicsTest and remoteTopicsSeparatorTest, plus remote heartbeats
+	// (included, unlike MirrorClient's Javadoc says) and internal topics.
+	remote := []string{"topic1", "topic2", "topic3", "source1.topic4", "source1.source2.topic5",
+		"source3.source4.source5.topic6", "source1.heartbeats", "heartbeats", "source1.checkpoints.internal", "__x.y", ".hidden"}
+	if diff := cmp.Diff([]string{"source1.heartbeats", "source1.source2.topic5", "source1.topic4", "source3.source4.source5.topic6"},
+		policy.RemoteTopics(dot, remote)); diff != "" {
+		t.Errorf("RemoteTopics (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"source1.heartbeats", "source1.source2.topic5", "source1.topic4"},
+		policy.RemoteTopicsFor(dot, remote, "source1")); diff != "" {
+		t.Errorf("RemoteTopicsFor(source1) (-want +got):\n%s", diff)
+	}
+	if got := policy.RemoteTopicsFor(dot, remote, "source2"); got != nil {
+		t.Errorf("RemoteTopicsFor(source2) = %q, want nil (direct hop only)", got)
+	}
+	us := mustDefault(t, policy.WithSeparator("__"))
+	usTopics := []string{"topic1", "topic2", "topic3", "source1__topic4", "source1__source2__topic5", "source3__source4__source5__topic6", "a.b"}
+	if diff := cmp.Diff([]string{"source1__source2__topic5", "source1__topic4", "source3__source4__source5__topic6"},
+		policy.RemoteTopics(us, usTopics)); diff != "" {
+		t.Errorf("RemoteTopics sep __ (-want +got):\n%s", diff)
+	}
+
+	// Identity: every non-internal topic is remote when the alias is known,
+	// only prefixed heartbeats otherwise.
+	idTopics := []string{"orders", "B.heartbeats", "heartbeats", "A.checkpoints.internal", "__consumer_offsets"}
+	if diff := cmp.Diff([]string{"B.heartbeats", "orders"}, policy.RemoteTopics(mustIdentity(t, "A"), idTopics)); diff != "" {
+		t.Errorf("RemoteTopics identity with alias (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"orders"}, policy.RemoteTopicsFor(mustIdentity(t, "A"), idTopics, "A")); diff != "" {
+		t.Errorf("RemoteTopicsFor identity A (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"B.heartbeats"}, policy.RemoteTopics(mustIdentity(t, ""), idTopics)); diff != "" {
+		t.Errorf("RemoteTopics identity without alias (-want +got):\n%s", diff)
+	}
+
+	for name, got := range map[string][]string{
+		"HeartbeatTopics":  policy.HeartbeatTopics(dot, []string{"a"}),
+		"CheckpointTopics": policy.CheckpointTopics(dot, nil),
+		"RemoteTopics":     policy.RemoteTopics(nil, []string{"orders"}),
+		"UpstreamClusters": policy.UpstreamClusters(dot, []string{"heartbeats"}),
+	} {
+		if got != nil {
+			t.Errorf("%s = %q, want nil", name, got)
+		}
+	}
+}
+
+func TestReplicationHops(t *testing.T) {
+	dot := mustDefault(t)
+	// CT:MirrorClientTest replicationHopsTest.
+	topics := []string{"topic1", "topic2", "heartbeats", "source1.heartbeats", "source1.source2.heartbeats", "source3.heartbeats"}
+	for alias, want := range map[string]int{"source1": 1, "source2": 2, "source3": 1, "source4": -1, "": -1} {
+		if got := policy.ReplicationHops(dot, topics, alias); got != want {
+			t.Errorf("ReplicationHops(%q) = %d, want %d", alias, got, want)
+		}
+	}
+	// countHopsForTopicTest, expressed through heartbeats topics (the only
+	// topics replicationHops looks at): non-heartbeat topics never count.
+	tests := []struct {
+		topic, alias string
+		want         int
+	}{
+		{"topic", "source", -1},
+		{"source1.topic", "source1", -1},
+		{"heartbeats", "source", -1},
+		{"source1.heartbeats", "source2", -1},
+		{"source1.heartbeats", "source1", 1},
+		{"source2.source1.heartbeats", "source2", 1},
+		{"source2.source1.heartbeats", "source1", 2},
+		{"source3.source2.source1.heartbeats", "source1", 3},
+		{"source3.source2.source1.heartbeats", "source4", -1},
+		{".heartbeats", "", 1},
+		{"a.b.a.heartbeats", "c", -1},
+	}
+	for _, tt := range tests {
+		if got := policy.ReplicationHops(dot, []string{tt.topic}, tt.alias); got != tt.want {
+			t.Errorf("ReplicationHops([%q], %q) = %d, want %d", tt.topic, tt.alias, got, tt.want)
+		}
+	}
+	// Minimum over several paths.
+	if got := policy.ReplicationHops(dot, []string{"c.b.a.heartbeats", "c.a.heartbeats"}, "a"); got != 2 {
+		t.Errorf("ReplicationHops min = %d, want 2", got)
+	}
+	// Identity: heartbeats keep default rules.
+	if got := policy.ReplicationHops(mustIdentity(t, "z"), []string{"orders", "b.a.heartbeats"}, "a"); got != 2 {
+		t.Errorf("identity ReplicationHops = %d, want 2", got)
+	}
+	// A policy whose upstream names loop: the repeated source stops the walk.
+	if got := policy.ReplicationHops(loopPolicy{}, []string{"heartbeats"}, "nowhere"); got != -1 {
+		t.Errorf("loop policy ReplicationHops = %d, want -1", got)
+	}
+}
+
+func TestUpstreamClusters(t *testing.T) {
+	dot := mustDefault(t)
+	// CT:MirrorClientTest upstreamClustersTest.
+	topics := []string{"topic1", "topic2", "heartbeats", "source1.heartbeats", "source1.source2.heartbeats", "source3.source4.source5.heartbeats"}
+	if diff := cmp.Diff([]string{"source1", "source2", "source3", "source4", "source5"}, policy.UpstreamClusters(dot, topics)); diff != "" {
+		t.Errorf("UpstreamClusters (-want +got):\n%s", diff)
+	}
+	// Java quirks kept: ".heartbeats" contributes the empty alias; a chain
+	// that revisits an alias stops there.
+	if diff := cmp.Diff([]string{"", "a", "b"}, policy.UpstreamClusters(dot, []string{".heartbeats", "a.b.a.heartbeats"})); diff != "" {
+		t.Errorf("UpstreamClusters quirks (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"x"}, policy.UpstreamClusters(loopPolicy{}, []string{"heartbeats"})); diff != "" {
+		t.Errorf("UpstreamClusters loop policy (-want +got):\n%s", diff)
+	}
+}
+
+// loopPolicy claims every topic comes from "x" and is its own upstream, but
+// whose upstream names differ from their input so that only the
+// visited-source checks (and the hop bound) stop the walks.
+type loopPolicy struct{ policy.Default }
+
+func (loopPolicy) TopicSource(string) (string, bool) { return "x", true }
+func (loopPolicy) UpstreamTopic(t string) (string, bool) {
+	if t == "heartbeats" {
+		return "x.heartbeats", true
+	}
+	return "heartbeats", true
+}
+func (loopPolicy) OriginalTopic(string) string       { return "heartbeats" }
+func (p loopPolicy) IsHeartbeatsTopic(t string) bool { return policy.DefaultIsHeartbeatsTopic(p, t) }
+
+func TestLoopingPolicyTerminates(t *testing.T) {
+	p := loopPolicy{}
+	if got := policy.DefaultOriginalTopic(p, "heartbeats"); got != "heartbeats" && got != "x.heartbeats" {
+		t.Errorf("DefaultOriginalTopic on a looping policy returned %q", got)
+	}
+	if policy.IsCycle(p, "target", "heartbeats") {
+		t.Error("IsCycle on a looping policy = true, want false after the hop bound")
+	}
+}
