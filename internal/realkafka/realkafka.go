@@ -1,0 +1,64 @@
+// Package realkafka tells tests where to find the two real Apache Kafka 4.x
+// clusters ("source" and "target") that kafka.sh in this directory starts on
+// loopback ports, so that tests can run against real brokers as well as kfake.
+//
+// The clusters are single-node KRaft clusters in combined mode, started by
+//
+//	internal/realkafka/kafka.sh start
+//	eval "$(internal/realkafka/kafka.sh env)"
+//
+// which exports SourceBrokersEnv and TargetBrokersEnv. Tests call Brokers and
+// skip with SkipMessage when it reports ok == false. See README.md beside this
+// file for ports, settings and timings.
+package realkafka
+
+import (
+	"os"
+	"strings"
+)
+
+// SourceBrokersEnv is the environment variable naming the seed brokers of the
+// source cluster: comma-separated host:port pairs, e.g. "127.0.0.1:39092"
+// (what `kafka.sh env` prints). It plays the role of MM2's
+// "<source alias>.bootstrap.servers" (MirrorMakerConfig, spec section 2).
+const SourceBrokersEnv = "KMIRROR_SOURCE_BROKERS"
+
+// TargetBrokersEnv is the environment variable naming the seed brokers of the
+// target cluster: comma-separated host:port pairs, e.g. "127.0.0.1:39192"
+// (what `kafka.sh env` prints). It plays the role of MM2's
+// "<target alias>.bootstrap.servers" (MirrorMakerConfig, spec section 2).
+const TargetBrokersEnv = "KMIRROR_TARGET_BROKERS"
+
+// SkipMessage is the text tests pass to t.Skip when Brokers reports that no
+// real clusters are configured: it names both variables and the commands that
+// start the clusters and set them.
+const SkipMessage = "real Kafka not configured: " + SourceBrokersEnv + " and " + TargetBrokersEnv +
+	" are unset; run `internal/realkafka/kafka.sh start && eval \"$(internal/realkafka/kafka.sh env)\"`" +
+	" (Java 17+ and Maven needed; see internal/realkafka/README.md)"
+
+// Brokers returns the seed brokers of the real source and target clusters, read
+// from SourceBrokersEnv and TargetBrokersEnv. Each variable is split on commas;
+// spaces around entries and empty entries are dropped, and entries are
+// returned as written (host:port, not checked here: a bad address shows up as
+// a connection error in the test that uses it). ok is true only when both
+// variables give at least one entry; otherwise source and target are nil.
+func Brokers() (source, target []string, ok bool) {
+	source = splitBrokers(os.Getenv(SourceBrokersEnv))
+	target = splitBrokers(os.Getenv(TargetBrokersEnv))
+	if len(source) == 0 || len(target) == 0 {
+		return nil, nil, false
+	}
+	return source, target, true
+}
+
+// splitBrokers splits a comma-separated broker list, trimming spaces and
+// dropping empty entries. It returns nil when no entry is left.
+func splitBrokers(s string) []string {
+	var out []string
+	for _, b := range strings.Split(s, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			out = append(out, b)
+		}
+	}
+	return out
+}

@@ -1,0 +1,159 @@
+package realkafka
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func TestBrokers(t *testing.T) {
+	str := func(s string) *string { return &s }
+	tests := []struct {
+		name           string
+		source, target *string // nil: the variable is not in the environment
+		wantSource     []string
+		wantTarget     []string
+		wantOK         bool
+	}{
+		{name: "both unset"},
+		{name: "source only", source: str("127.0.0.1:39092")},
+		{name: "target only", target: str("127.0.0.1:39192")},
+		{name: "empty values", source: str(""), target: str("")},
+		{name: "only commas and spaces", source: str(" , ,"), target: str("127.0.0.1:39192")},
+		{
+			name: "kafka.sh defaults", source: str("127.0.0.1:39092"), target: str("127.0.0.1:39192"),
+			wantSource: []string{"127.0.0.1:39092"}, wantTarget: []string{"127.0.0.1:39192"}, wantOK: true,
+		},
+		{
+			name: "lists with spaces and empty entries", source: str(" 127.0.0.1:1, ,127.0.0.2:2,"), target: str("localhost:3 ,"),
+			wantSource: []string{"127.0.0.1:1", "127.0.0.2:2"}, wantTarget: []string{"localhost:3"}, wantOK: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for key, val := range map[string]*string{SourceBrokersEnv: tt.source, TargetBrokersEnv: tt.target} {
+				t.Setenv(key, "") // restores the caller's value after the test
+				if val == nil {
+					if err := os.Unsetenv(key); err != nil {
+						t.Fatalf("unset %s: %v", key, err)
+					}
+				} else {
+					t.Setenv(key, *val)
+				}
+			}
+			source, target, ok := Brokers()
+			if ok != tt.wantOK {
+				t.Errorf("Brokers() ok = %v, want %v", ok, tt.wantOK)
+			}
+			if diff := cmp.Diff(tt.wantSource, source); diff != "" {
+				t.Errorf("Brokers() source (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantTarget, target); diff != "" {
+				t.Errorf("Brokers() target (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSkipMessageNamesVariablesAndCommand(t *testing.T) {
+	for _, want := range []string{SourceBrokersEnv, TargetBrokersEnv, "internal/realkafka/kafka.sh start", "kafka.sh env"} {
+		if !strings.Contains(SkipMessage, want) {
+			t.Errorf("SkipMessage = %q, lacks %q", SkipMessage, want)
+		}
+	}
+}
+
+func FuzzSplitBrokers(f *testing.F) {
+	for _, s := range []string{"", ",", "127.0.0.1:39092", " a:1 , ,b:2,", "\t,x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := splitBrokers(s)
+		var want []string
+		for _, b := range strings.Split(s, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				want = append(want, b)
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("splitBrokers(%q) (-want +got):\n%s", s, diff)
+		}
+		for _, b := range got {
+			if b == "" || strings.Contains(b, ",") || strings.TrimSpace(b) != b {
+				t.Fatalf("splitBrokers(%q) gave entry %q", s, b)
+			}
+		}
+	})
+}
+
+// TestRealClustersAnswer checks the clusters that kafka.sh starts: both answer,
+// they are two different clusters, and each runs with the settings the other
+// real-Kafka tests rely on.
+func TestRealClustersAnswer(t *testing.T) {
+	source, target, ok := Brokers()
+	if !ok {
+		t.Skip(SkipMessage)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// The broker settings kafka.sh writes into server.properties.
+	wantConfigs := map[string]string{
+		"auto.create.topics.enable":                "false",
+		"offsets.topic.replication.factor":         "1",
+		"transaction.state.log.replication.factor": "1",
+		"group.initial.rebalance.delay.ms":         "0",
+		"log.retention.check.interval.ms":          "1000",
+	}
+	clusterIDs := map[string]string{}
+	for _, c := range []struct {
+		name  string
+		seeds []string
+	}{{"source", source}, {"target", target}} {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(c.seeds...))
+		if err != nil {
+			t.Fatalf("%s: kgo.NewClient(%v): %v", c.name, c.seeds, err)
+		}
+		defer cl.Close()
+		adm := kadm.NewClient(cl)
+		md, err := adm.Metadata(ctx)
+		if err != nil {
+			t.Fatalf("%s %v: metadata: %v", c.name, c.seeds, err)
+		}
+		if md.Cluster == "" {
+			t.Fatalf("%s %v: metadata has no cluster ID", c.name, c.seeds)
+		}
+		if len(md.Brokers) == 0 {
+			t.Fatalf("%s %v: metadata lists no brokers", c.name, c.seeds)
+		}
+		clusterIDs[c.name] = md.Cluster
+
+		rcs, err := adm.DescribeBrokerConfigs(ctx, md.Brokers[0].NodeID)
+		if err != nil {
+			t.Fatalf("%s: describe broker %d configs: %v", c.name, md.Brokers[0].NodeID, err)
+		}
+		rc, err := rcs.On(rcs[0].Name, nil)
+		if err != nil {
+			t.Fatalf("%s: broker %d configs: %v", c.name, md.Brokers[0].NodeID, err)
+		}
+		got := map[string]string{}
+		for _, cfg := range rc.Configs {
+			if _, ok := wantConfigs[cfg.Key]; ok && cfg.Value != nil {
+				got[cfg.Key] = *cfg.Value
+			}
+		}
+		if diff := cmp.Diff(wantConfigs, got); diff != "" {
+			t.Errorf("%s broker %d configs (-want +got):\n%s", c.name, md.Brokers[0].NodeID, diff)
+		}
+	}
+	if clusterIDs["source"] == clusterIDs["target"] {
+		t.Errorf("source %v and target %v report the same cluster ID %q; want two different clusters",
+			source, target, clusterIDs["source"])
+	}
+}
