@@ -1,0 +1,328 @@
+package remoteclusterutils
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/plugin/kslog"
+
+	"github.com/kmirror/kmirror/policy"
+)
+
+// ErrNoCheckpointsTopic is wrapped by the error returned when the
+// checkpoints topic of the requested alias does not exist on the cluster;
+// the error is a *[NoCheckpointsTopicError] with the details.
+var ErrNoCheckpointsTopic = errors.New("remoteclusterutils: checkpoints topic not found")
+
+// ErrNilClient is returned by every method of a [Client] built from a nil
+// *kgo.Client.
+var ErrNilClient = errors.New("remoteclusterutils: nil *kgo.Client")
+
+// NoCheckpointsTopicError reports that the checkpoints topic for Alias is
+// absent from the cluster the client reaches. Typical causes: the client
+// reaches the source instead of the target cluster, the alias is wrong, no
+// checkpoint connector/flow ran yet, or the separator settings differ from
+// the writer's (case B29).
+type NoCheckpointsTopicError struct {
+	// Alias is the remote (source) cluster alias asked for.
+	Alias string
+	// Topic is the checkpoints topic name the policy gives for Alias.
+	Topic string
+	// KnownAliases are the aliases whose checkpoints topics exist on the
+	// cluster under the configured policy, sorted.
+	KnownAliases []string
+	// OtherCandidates are existing topics that look like checkpoints topics
+	// written with other separator settings (they end with "internal" and
+	// contain "checkpoints" but the policy does not recognise them), sorted.
+	OtherCandidates []string
+}
+
+// Error names the topic, the alias and what does exist.
+func (e *NoCheckpointsTopicError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "remoteclusterutils: checkpoints topic %q for remote cluster alias %q does not exist on this cluster", e.Topic, e.Alias)
+	if len(e.KnownAliases) > 0 {
+		fmt.Fprintf(&b, "; checkpoints topics exist for aliases %q", e.KnownAliases)
+	} else {
+		b.WriteString("; no alias has a checkpoints topic on this cluster (is the client connected to the target cluster?)")
+	}
+	if len(e.OtherCandidates) > 0 {
+		fmt.Fprintf(&b, "; topics %q look like checkpoints topics written with other separator settings (see WithSeparator and WithInternalTopicSeparator)", e.OtherCandidates)
+	}
+	return b.String()
+}
+
+// Unwrap returns [ErrNoCheckpointsTopic].
+func (e *NoCheckpointsTopicError) Unwrap() error { return ErrNoCheckpointsTopic }
+
+// Client is MM2's MirrorClient (org.apache.kafka.connect.mirror.MirrorClient,
+// spec 8.2) on top of a caller-owned *kgo.Client that reaches the TARGET
+// cluster. It is safe for concurrent use; it holds no state besides its
+// configuration.
+type Client struct {
+	cl  *kgo.Client
+	cfg cfg
+	err error // configuration error, returned by every method
+}
+
+// NewClient returns a Client that uses cl for every request. cl must reach
+// the target cluster; it is never closed by the Client and its consumer
+// state (group, assignments, positions) is never touched: checkpoints are
+// read with raw ListOffsets and Fetch requests. NewClient does no I/O.
+//
+// Invalid options (see [ValidateOpts]) and [WithClientOpts] (NewClient
+// uses cl) are reported by every method call.
+func NewClient(cl *kgo.Client, opts ...Opt) *Client {
+	c, err := buildCfg(opts)
+	if err == nil && len(c.clientOpts) > 0 {
+		err = errors.New("remoteclusterutils: WithClientOpts has no effect on NewClient, which uses the client it is given")
+	}
+	if err == nil && cl == nil {
+		err = ErrNilClient
+	}
+	return &Client{cl: cl, cfg: c, err: err}
+}
+
+// Policy returns the replication policy in use (Java replicationPolicy()),
+// nil if the options were invalid.
+func (c *Client) Policy() policy.ReplicationPolicy { return c.cfg.policy }
+
+// withTimeout applies the default bound to a context without a deadline.
+func (c *Client) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, c.cfg.timeout)
+}
+
+// TranslateOffsets returns the offsets on this (target) cluster that
+// consumer group should resume from after failing over from the cluster
+// remoteClusterAlias (MirrorClient.remoteConsumerOffsets and
+// RemoteClusterUtils.translateOffsets; spec 8.3, 13(a)).
+//
+// It reads partition 0 of the policy's CheckpointsTopic(remoteClusterAlias)
+// (e.g. "us-west.checkpoints.internal") from the log start to the end
+// offset observed at the call, and keeps, per (topic, partition), the last
+// valid checkpoint of group in log order (not the largest offset). Topics
+// are target-cluster names, ready for kadm.CommitOffsets or seeking.
+//
+// A group without checkpoints yields an empty, non-nil Offsets and no error
+// (as MM2 returns an empty map). Undecodable records, tombstones and
+// negative offsets are skipped and counted (see [ReadStats] and
+// [WithLogger]) where Java would throw. Errors: a *[NoCheckpointsTopicError]
+// (wrapping [ErrNoCheckpointsTopic]) if the topic does not exist; an error
+// wrapping context.DeadlineExceeded or context.Canceled if ctx (or the
+// default [DefaultTimeout]) ends first, with no partial result (Java returns
+// what it read so far); Kafka errors such as authorization failures.
+func (c *Client) TranslateOffsets(ctx context.Context, remoteClusterAlias, group string) (Offsets, error) {
+	f, err := c.read(ctx, remoteClusterAlias, group, false)
+	if err != nil {
+		return nil, err
+	}
+	return f.offsets(), nil
+}
+
+// Checkpoints reads the checkpoints topic of remoteClusterAlias once and
+// returns the latest valid checkpoint of every group, with the read
+// statistics; use it to fail over many groups with one read, or to inspect
+// the topic. Rules and errors are those of [Client.TranslateOffsets].
+func (c *Client) Checkpoints(ctx context.Context, remoteClusterAlias string) (*Checkpoints, error) {
+	f, err := c.read(ctx, remoteClusterAlias, "", true)
+	if err != nil {
+		return nil, err
+	}
+	return &Checkpoints{Alias: remoteClusterAlias, Stats: f.stats, Groups: f.byGroup()}, nil
+}
+
+func (c *Client) read(ctx context.Context, alias, group string, all bool) (*folder, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	topic := c.cfg.policy.CheckpointsTopic(alias)
+	f := newFolder(group, all, c.cfg.logger)
+	if err := c.readCheckpoints(ctx, alias, topic, f); err != nil {
+		return nil, err
+	}
+	if l := c.cfg.logger; l != nil {
+		s := f.stats
+		if s.Skipped() > 0 || s.UnknownVersion > 0 {
+			l.Warn("checkpoints topic has records kmirror skipped or parsed leniently (Java MirrorClient would fail or skip them)",
+				"topic", s.Topic, "alias", alias, "records", s.Records, "undecodable", s.Undecodable,
+				"tombstones", s.Tombstones, "invalid", s.Invalid, "unknown_version", s.UnknownVersion)
+		}
+		l.Debug("read checkpoints topic", "topic", s.Topic, "start_offset", s.StartOffset,
+			"end_offset", s.EndOffset, "records", s.Records, "checkpoints", s.Checkpoints)
+	}
+	return f, nil
+}
+
+// missingTopicError builds the error for an absent checkpoints topic from
+// the cluster's topic names.
+func (c *Client) missingTopicError(alias, topic string, names []string) error {
+	p := c.cfg.policy
+	e := &NoCheckpointsTopicError{Alias: alias, Topic: topic}
+	suffix := p.CheckpointsTopic("") // the name for the empty alias is the bare suffix
+	known := map[string]bool{}
+	for _, t := range names {
+		if p.IsCheckpointsTopic(t) {
+			if a, ok := strings.CutSuffix(t, suffix); ok && p.CheckpointsTopic(a) == t {
+				known[a] = true
+				continue
+			}
+		}
+		if strings.Contains(t, "checkpoints") && strings.HasSuffix(t, "internal") {
+			e.OtherCandidates = append(e.OtherCandidates, t)
+		}
+	}
+	for a := range known {
+		e.KnownAliases = append(e.KnownAliases, a)
+	}
+	slices.Sort(e.KnownAliases)
+	slices.Sort(e.OtherCandidates)
+	return e
+}
+
+// topicNames lists the cluster's topics, Kafka-internal ones hidden (as
+// MirrorClient's Admin listTopics does).
+func (c *Client) topicNames(ctx context.Context) ([]string, error) {
+	tds, err := kadm.NewClient(c.cl).ListTopics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(tds))
+	for t, td := range tds {
+		if td.Err == nil {
+			names = append(names, t)
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// listed lists the topics and applies fn to them.
+func listed[T any](c *Client, ctx context.Context, fn func(policy.ReplicationPolicy, []string) T) (T, error) {
+	var zero T
+	if c.err != nil {
+		return zero, c.err
+	}
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	names, err := c.topicNames(ctx)
+	if err != nil {
+		return zero, fmt.Errorf("remoteclusterutils: listing topics: %w", err)
+	}
+	return fn(c.cfg.policy, names), nil
+}
+
+// ReplicationHops returns the smallest number of replication hops from the
+// cluster sourceAlias to this cluster, found from heartbeats topic names
+// ("src.heartbeats" = 1 hop, "other.src.heartbeats" = 2 hops), or -1 if
+// sourceAlias is not upstream (MirrorClient.replicationHops, spec 8.2).
+// Errors: listing topics failed, or invalid options.
+func (c *Client) ReplicationHops(ctx context.Context, sourceAlias string) (int, error) {
+	return listed(c, ctx, func(p policy.ReplicationPolicy, ts []string) int {
+		return policy.ReplicationHops(p, ts, sourceAlias)
+	})
+}
+
+// UpstreamClusters returns the sorted aliases of every cluster upstream of
+// this one, from heartbeats topic names (MirrorClient.upstreamClusters);
+// nil if none. Discovery needs heartbeats emitted into the upstream cluster
+// and replicated (spec 7).
+func (c *Client) UpstreamClusters(ctx context.Context) ([]string, error) {
+	return listed(c, ctx, policy.UpstreamClusters)
+}
+
+// HeartbeatTopics returns the sorted heartbeats topics of this cluster,
+// local and replicated (MirrorClient.heartbeatTopics); nil if none.
+func (c *Client) HeartbeatTopics(ctx context.Context) ([]string, error) {
+	return listed(c, ctx, policy.HeartbeatTopics)
+}
+
+// CheckpointTopics returns the sorted checkpoints topics of this cluster
+// (MirrorClient.checkpointTopics); nil if none.
+func (c *Client) CheckpointTopics(ctx context.Context) ([]string, error) {
+	return listed(c, ctx, policy.CheckpointTopics)
+}
+
+// RemoteTopics returns the sorted non-internal topics of this cluster that
+// the policy parses as replicated (MirrorClient.remoteTopics); like Java it
+// includes replicated heartbeats topics. nil if none.
+func (c *Client) RemoteTopics(ctx context.Context) ([]string, error) {
+	return listed(c, ctx, policy.RemoteTopics)
+}
+
+// RemoteTopicsFor returns the sorted remote topics replicated directly from
+// the cluster sourceAlias (MirrorClient.remoteTopics(source)); nil if none.
+func (c *Client) RemoteTopicsFor(ctx context.Context, sourceAlias string) ([]string, error) {
+	return listed(c, ctx, func(p policy.ReplicationPolicy, ts []string) []string {
+		return policy.RemoteTopicsFor(p, ts, sourceAlias)
+	})
+}
+
+// withOwnClient runs fn with a Client on a kgo client built from the
+// WithClientOpts options and closed before returning
+// (RemoteClusterUtils' build-call-close pattern).
+func withOwnClient[T any](opts []Opt, fn func(*Client) (T, error)) (T, error) {
+	var zero T
+	c, err := buildCfg(opts)
+	if err != nil {
+		return zero, err
+	}
+	if len(c.clientOpts) == 0 {
+		return zero, errors.New("remoteclusterutils: no client options: pass WithClientOpts(kgo.SeedBrokers(...), ...) reaching the target cluster")
+	}
+	kopts := c.clientOpts
+	if c.logger != nil {
+		kopts = append([]kgo.Opt{kgo.WithLogger(kslog.New(c.logger))}, kopts...)
+	}
+	cl, err := kgo.NewClient(kopts...)
+	if err != nil {
+		return zero, fmt.Errorf("remoteclusterutils: building the client: %w", err)
+	}
+	defer cl.Close()
+	c.clientOpts = nil
+	return fn(&Client{cl: cl, cfg: c})
+}
+
+// TranslateOffsets is [Client.TranslateOffsets] on a client built from
+// [WithClientOpts] (required) and closed before returning
+// (RemoteClusterUtils.translateOffsets(props, remoteClusterAlias,
+// consumerGroupId, timeout); spec 8.2, 8.3). It returns group's offsets on
+// the target cluster after failing over from remoteClusterAlias.
+func TranslateOffsets(ctx context.Context, remoteClusterAlias, group string, opts ...Opt) (Offsets, error) {
+	return withOwnClient(opts, func(c *Client) (Offsets, error) {
+		return c.TranslateOffsets(ctx, remoteClusterAlias, group)
+	})
+}
+
+// ReplicationHops is [Client.ReplicationHops] on a client built from
+// [WithClientOpts] (RemoteClusterUtils.replicationHops).
+func ReplicationHops(ctx context.Context, sourceAlias string, opts ...Opt) (int, error) {
+	return withOwnClient(opts, func(c *Client) (int, error) { return c.ReplicationHops(ctx, sourceAlias) })
+}
+
+// UpstreamClusters is [Client.UpstreamClusters] on a client built from
+// [WithClientOpts] (RemoteClusterUtils.upstreamClusters).
+func UpstreamClusters(ctx context.Context, opts ...Opt) ([]string, error) {
+	return withOwnClient(opts, func(c *Client) ([]string, error) { return c.UpstreamClusters(ctx) })
+}
+
+// HeartbeatTopics is [Client.HeartbeatTopics] on a client built from
+// [WithClientOpts] (RemoteClusterUtils.heartbeatTopics).
+func HeartbeatTopics(ctx context.Context, opts ...Opt) ([]string, error) {
+	return withOwnClient(opts, func(c *Client) ([]string, error) { return c.HeartbeatTopics(ctx) })
+}
+
+// CheckpointTopics is [Client.CheckpointTopics] on a client built from
+// [WithClientOpts] (RemoteClusterUtils.checkpointTopics).
+func CheckpointTopics(ctx context.Context, opts ...Opt) ([]string, error) {
+	return withOwnClient(opts, func(c *Client) ([]string, error) { return c.CheckpointTopics(ctx) })
+}

@@ -1,0 +1,77 @@
+package remoteclusterutils_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/checkpoint"
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// Hand-built MM2 wire primitives (spec 2.1), independent of the codec, so
+// tests also check the bytes MM2 writes rather than only our own encoder.
+func u16(n int) []byte { return binary.BigEndian.AppendUint16(nil, uint16(n)) }
+
+func mm2Key(group, topic string, partition int32) []byte {
+	b := append(u16(len(group)), group...)
+	b = append(append(b, u16(len(topic))...), topic...)
+	return binary.BigEndian.AppendUint32(b, uint32(partition))
+}
+
+func mm2Value(version int16, upstream, downstream int64, metadata string, trailing ...byte) []byte {
+	b := binary.BigEndian.AppendUint16(nil, uint16(version))
+	b = binary.BigEndian.AppendUint64(b, uint64(upstream))
+	b = binary.BigEndian.AppendUint64(b, uint64(downstream))
+	b = append(append(b, u16(len(metadata))...), metadata...)
+	return append(b, trailing...)
+}
+
+// cp encodes c with the checkpoint codec.
+func cp(t testing.TB, topic string, c checkpoint.Checkpoint) *kgo.Record {
+	t.Helper()
+	k, err := c.Key()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := c.Value()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw(topic, k, v)
+}
+
+// raw is a record for partition 0 of topic, as MM2 writes checkpoints.
+func raw(topic string, key, value []byte) *kgo.Record {
+	return &kgo.Record{Topic: topic, Partition: 0, Key: key, Value: value}
+}
+
+// createTopics creates single-partition topics on c, tolerating topics
+// that already exist (shared real brokers).
+func createTopics(t testing.TB, c *testcluster.Cluster, names ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resps, err := testcluster.Admin(t, c).CreateTopics(ctx, 1, -1, map[string]*string{"cleanup.policy": ptr("compact")}, names...)
+	if err != nil {
+		t.Fatalf("create topics %q on %s: %v", names, c.Alias, err)
+	}
+	for _, r := range resps {
+		if r.Err != nil && !errors.Is(r.Err, kerr.TopicAlreadyExists) {
+			t.Fatalf("create topic %s on %s: %v", r.Topic, c.Alias, r.Err)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,270 @@
+package remoteclusterutils
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Fetch sizes and pacing of the checkpoints reader.
+const (
+	fetchMaxWait       = 500 * time.Millisecond // broker wait; data below the end offset is returned at once
+	fetchMaxBytes      = 64 << 20               // bytes per response
+	fetchPartitionMax  = 16 << 20               // bytes per response for partition 0
+	retryBackoff       = 50 * time.Millisecond  // after a retriable error
+	maxRetryBackoff    = time.Second
+	checkpointsPartNum = int32(0) // MM2 reads and writes partition 0 only (spec 1.1, 11 item 28)
+)
+
+// readCheckpoints folds every record of partition 0 of topic, from the log
+// start to the end offset observed now, into f. It uses raw ListOffsets and
+// Fetch requests on the caller's client, so it never changes that client's
+// consumer state, group membership or assignments.
+func (c *Client) readCheckpoints(ctx context.Context, alias, topic string, f *folder) error {
+	adm := kadm.NewClient(c.cl) // not closed: that would close c.cl
+
+	start, end, err := c.bounds(ctx, adm, alias, topic)
+	if err != nil {
+		return err
+	}
+	f.stats.Topic, f.stats.StartOffset, f.stats.EndOffset = topic, start, end
+	if start >= end {
+		return nil
+	}
+
+	dec := kgo.DefaultDecompressor()
+	offset := start
+	backoff := retryBackoff
+	var (
+		leader  int32 = -1
+		epoch   int32 = -1
+		topicID [16]byte
+	)
+	for offset < end {
+		if leader < 0 {
+			if leader, epoch, topicID, err = partitionLeader(ctx, adm, topic); err != nil {
+				return fmt.Errorf("remoteclusterutils: reading %s: %w", topic, err)
+			}
+		}
+		req := kmsg.NewPtrFetchRequest()
+		req.MaxWaitMillis = int32(fetchMaxWait / time.Millisecond)
+		req.MinBytes = 1
+		req.MaxBytes = fetchMaxBytes
+		req.IsolationLevel = 1 // read_committed, see the package documentation
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic, rt.TopicID = topic, topicID
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition = checkpointsPartNum
+		rp.FetchOffset = offset
+		rp.CurrentLeaderEpoch = epoch
+		rp.PartitionMaxBytes = fetchPartitionMax
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+
+		kresp, err := c.cl.Broker(int(leader)).RetriableRequest(ctx, req)
+		if err == nil {
+			err = kerr.ErrorForCode(kresp.(*kmsg.FetchResponse).ErrorCode)
+		}
+		var fp kgo.FetchPartition
+		next := offset
+		if err == nil {
+			fp, next, err = processFetch(kresp.(*kmsg.FetchResponse), topic, topicID, offset, dec)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("remoteclusterutils: reading %s up to offset %d (at %d): %w", topic, end, offset, ctx.Err())
+			}
+			switch {
+			case errors.Is(err, kerr.OffsetOutOfRange):
+				// Retention or DeleteRecords moved the log start past
+				// offset: continue from the new start.
+				s, _, berr := c.bounds(ctx, adm, alias, topic)
+				if berr != nil {
+					return berr
+				}
+				if s <= offset {
+					return fmt.Errorf("remoteclusterutils: reading %s: offset %d out of range but log start is %d: %w", topic, offset, s, err)
+				}
+				offset = s
+				continue
+			case isRetriable(err):
+				leader = -1 // refresh metadata
+				if serr := sleepCtx(ctx, backoff); serr != nil {
+					return fmt.Errorf("remoteclusterutils: reading %s up to offset %d (at %d, last error %v): %w", topic, end, offset, err, serr)
+				}
+				backoff = min(2*backoff, maxRetryBackoff)
+				continue
+			default:
+				return fmt.Errorf("remoteclusterutils: reading %s at offset %d: %w", topic, offset, err)
+			}
+		}
+		backoff = retryBackoff
+		for _, r := range fp.Records {
+			if r.Offset >= end {
+				break
+			}
+			f.add(r.Offset, r.Key, r.Value)
+		}
+		if next > offset {
+			offset = next
+			continue
+		}
+		// No progress: the log now ends before our end offset (leader
+		// truncation or a deleted-and-recreated topic). Everything that
+		// exists has been read.
+		if stable := min(fp.HighWatermark, fp.LastStableOffset); stable >= 0 && stable <= offset {
+			break
+		}
+		if err := sleepCtx(ctx, backoff); err != nil {
+			return fmt.Errorf("remoteclusterutils: reading %s up to offset %d (no progress at %d): %w", topic, end, offset, err)
+		}
+		backoff = min(2*backoff, maxRetryBackoff)
+	}
+	return nil
+}
+
+// processFetch extracts partition 0 of topic from resp and decodes its
+// records at or after offset. next is the offset to fetch next.
+func processFetch(resp *kmsg.FetchResponse, topic string, topicID [16]byte, offset int64, dec kgo.Decompressor) (kgo.FetchPartition, int64, error) {
+	for i := range resp.Topics {
+		rt := &resp.Topics[i]
+		if rt.Topic != topic && rt.TopicID != topicID {
+			continue
+		}
+		for j := range rt.Partitions {
+			rp := &rt.Partitions[j]
+			if rp.Partition != checkpointsPartNum {
+				continue
+			}
+			fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
+				Offset:         offset,
+				IsolationLevel: kgo.ReadCommitted(),
+				Topic:          topic,
+				Partition:      checkpointsPartNum,
+			}, rp, dec, nil)
+			if fp.Err != nil && len(fp.Records) == 0 {
+				return fp, offset, fp.Err
+			}
+			return fp, next, nil
+		}
+	}
+	// An empty response (e.g. the broker's wait expired): retry.
+	return kgo.FetchPartition{HighWatermark: -1, LastStableOffset: -1}, offset, nil
+}
+
+// bounds returns the log start offset and the end offset (last stable
+// offset) of partition 0 of topic.
+func (c *Client) bounds(ctx context.Context, adm *kadm.Client, alias, topic string) (start, end int64, err error) {
+	backoff := retryBackoff
+	for {
+		start, end, err = listBounds(ctx, adm, topic)
+		if err == nil {
+			return start, end, nil
+		}
+		if errors.Is(err, kerr.UnknownTopicOrPartition) {
+			// Metadata can lag a topic creation by a moment: confirm
+			// with a full topic listing before reporting it missing.
+			names, lerr := c.topicNames(ctx)
+			if lerr != nil {
+				return 0, 0, fmt.Errorf("remoteclusterutils: checking topic %s: %w", topic, lerr)
+			}
+			found := false
+			for _, n := range names {
+				found = found || n == topic
+			}
+			if !found {
+				return 0, 0, c.missingTopicError(alias, topic, names)
+			}
+		} else if !isRetriable(err) {
+			return 0, 0, fmt.Errorf("remoteclusterutils: listing offsets of %s: %w", topic, err)
+		}
+		if serr := sleepCtx(ctx, backoff); serr != nil {
+			return 0, 0, fmt.Errorf("remoteclusterutils: listing offsets of %s (last error %v): %w", topic, err, serr)
+		}
+		backoff = min(2*backoff, maxRetryBackoff)
+	}
+}
+
+func listBounds(ctx context.Context, adm *kadm.Client, topic string) (start, end int64, err error) {
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := starts.Error(); err != nil {
+		return 0, 0, err
+	}
+	// read_committed end: the last stable offset. Equal to the high
+	// watermark unless a transaction on the topic is still open.
+	ends, err := adm.ListCommittedOffsets(ctx, topic)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := ends.Error(); err != nil {
+		return 0, 0, err
+	}
+	s, ok1 := starts.Lookup(topic, checkpointsPartNum)
+	e, ok2 := ends.Lookup(topic, checkpointsPartNum)
+	if !ok1 || !ok2 {
+		return 0, 0, fmt.Errorf("no offsets listed for partition 0: %w", kerr.UnknownTopicOrPartition)
+	}
+	return s.Offset, e.Offset, nil
+}
+
+// partitionLeader returns the leader, leader epoch and topic ID of
+// partition 0 of topic.
+func partitionLeader(ctx context.Context, adm *kadm.Client, topic string) (leader, epoch int32, id [16]byte, err error) {
+	backoff := retryBackoff
+	for {
+		m, merr := adm.Metadata(ctx, topic)
+		if merr == nil {
+			td := m.Topics[topic]
+			merr = td.Err
+			if merr == nil {
+				pd, ok := td.Partitions[checkpointsPartNum]
+				switch {
+				case !ok:
+					merr = kerr.UnknownTopicOrPartition
+				case pd.Err != nil:
+					merr = pd.Err
+				case pd.Leader < 0:
+					merr = kerr.LeaderNotAvailable
+				default:
+					return pd.Leader, pd.LeaderEpoch, td.ID, nil
+				}
+			}
+		}
+		if !isRetriable(merr) && !errors.Is(merr, kerr.UnknownTopicOrPartition) {
+			return 0, 0, id, merr
+		}
+		if serr := sleepCtx(ctx, backoff); serr != nil {
+			return 0, 0, id, fmt.Errorf("partition 0 leader (last error %v): %w", merr, serr)
+		}
+		backoff = min(2*backoff, maxRetryBackoff)
+	}
+}
+
+// isRetriable reports errors that a metadata refresh and a retry can fix.
+func isRetriable(err error) bool {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Retriable || errors.Is(err, kerr.UnknownTopicID) || errors.Is(err, kerr.InconsistentTopicID)
+	}
+	return kgo.IsRetryableBrokerErr(err)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
