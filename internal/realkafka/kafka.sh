@@ -100,7 +100,8 @@ cmd_install() {
   tmp="$KHOME/lib.tmp.$$"
   log="$KHOME/install.log"
   rm -rf "$tmp"
-  if ! mvn -q -B -Dstyle.color=never -f "$HERE/pom.xml" -Dkafka.version="$KAFKA_VERSION" \
+  # shellcheck disable=SC2086 # KMIRROR_MAVEN_ARGS is a list, e.g. "-o" or "-s settings.xml"
+  if ! mvn -q -B -Dstyle.color=never ${KMIRROR_MAVEN_ARGS:-} -f "$HERE/pom.xml" -Dkafka.version="$KAFKA_VERSION" \
       dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp" >"$log" 2>&1; then
     rm -rf "$tmp"
     tail_log "$log" 40
@@ -108,8 +109,18 @@ cmd_install() {
   fi
   [[ -f "$tmp/kafka_2.13-$KAFKA_VERSION.jar" ]] || die "install: kafka_2.13-$KAFKA_VERSION.jar missing in $tmp"
   # Exactly one SLF4J binding (slf4j-api 1.7 picks one at random otherwise).
-  bindings="$(cd "$tmp" && ls | grep -E '^(log4j-slf4j2?-impl|slf4j-reload4j|slf4j-log4j12|slf4j-simple|slf4j-jdk14|slf4j-nop|logback-classic)-' || true)"
-  [[ "$(echo "$bindings" | grep -c .)" == 1 ]] || die "install: want exactly one SLF4J binding, got: ${bindings:-none}"
+  local jar n=0
+  bindings=""
+  for jar in "$tmp"/*.jar; do
+    case "${jar##*/}" in
+      log4j-slf4j-impl-* | log4j-slf4j2-impl-* | slf4j-reload4j-* | slf4j-log4j12-* | slf4j-simple-* | \
+        slf4j-jdk14-* | slf4j-nop-* | logback-classic-*)
+        bindings="$bindings ${jar##*/}"
+        n=$((n + 1))
+        ;;
+    esac
+  done
+  ((n == 1)) || die "install: want exactly one SLF4J binding, got:${bindings:- none}"
   rm -rf "$LIB"
   mv "$tmp" "$LIB"
   echo "$KAFKA_VERSION" >"$LIB/.complete"
@@ -149,6 +160,9 @@ group.initial.rebalance.delay.ms=0
 log.initial.task.delay.ms=1000
 log.retention.check.interval.ms=1000
 log.segment.delete.delay.ms=1000
+# Tolerate a loaded 2-core machine: a broker whose heartbeats to its own
+# controller are late is fenced after this long (default 9000).
+broker.session.timeout.ms=30000
 num.network.threads=2
 num.io.threads=2
 background.threads=2
@@ -236,7 +250,7 @@ cmd_start() {
     for name in "${waiting[@]}"; do
       dir="$STATE/$name"
       read -r port cport <<<"$(ports_of "$name")"
-      if ! pid="$(running "$dir" kafka.Kafka)"; then
+      if ! kill -0 "$(cat "$dir/pid")" 2>/dev/null; then
         tail_log "$dir/server.log" 40
         die "start: the $name broker exited during start-up (log: $dir/server.log)"
       fi
@@ -352,10 +366,12 @@ cmd_mm2() {
       # shellcheck disable=SC2086
       setsid java $MM2_HEAP_OPTS $JVM_OPTS -Dlog4j2.configurationFile="$STATE/log4j2-server.properties" \
         -Dkmirror.state="$dir/" -cp "$LIB/*" "$main" "$props" "$@" >"$dir/mm2.log" 2>&1 </dev/null &
-      echo "$!" >"$dir/pid"
+      pid="$!"
+      echo "$pid" >"$dir/pid"
       deadline=$(( t0 + MM2_START_TIMEOUT * 1000 ))
       while :; do
-        if ! pid="$(running "$dir" "$main")"; then
+        # kill -0, not running(): right after the fork, cmdline is not java's yet.
+        if ! kill -0 "$pid" 2>/dev/null; then
           tail_log "$dir/mm2.log" 40
           die "mm2 start: MirrorMaker exited during start-up (log: $dir/mm2.log)"
         fi
