@@ -16,11 +16,15 @@ import (
 const (
 	fetchMaxWait       = 500 * time.Millisecond // broker wait; data below the end offset is returned at once
 	fetchMaxBytes      = 64 << 20               // bytes per response
-	fetchPartitionMax  = 16 << 20               // bytes per response for partition 0
 	retryBackoff       = 50 * time.Millisecond  // after a retriable error
 	maxRetryBackoff    = time.Second
 	checkpointsPartNum = int32(0) // MM2 reads and writes partition 0 only (spec 1.1, 11 item 28)
 )
+
+// fetchPartitionMax is the byte limit per response for partition 0 (a
+// variable only so that tests can force many small fetches; the broker
+// always returns at least one whole batch).
+var fetchPartitionMax int32 = 16 << 20
 
 // readCheckpoints folds every record of partition 0 of topic, from the log
 // start to the end offset observed now, into f. It uses raw ListOffsets and

@@ -340,3 +340,38 @@ func committedAt(r kadm.OffsetResponses, topic string) map[int32]int64 {
 	}
 	return out
 }
+
+// TestCallerClientUntouched: a client that is itself consuming (in a
+// group) can be wrapped; its consumption is not disturbed and the
+// checkpoints topic is not added to it.
+func TestCallerClientUntouched(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	ckpt := p.Source.Alias + ".checkpoints.internal"
+	data := p.Topic("data")
+	createTopics(t, &p.Target, ckpt, data)
+	testcluster.Produce(t, &p.Target,
+		raw(ckpt, mm2Key("g", "src.t", 0), mm2Value(0, 9, 9, "")),
+		&kgo.Record{Topic: data, Value: []byte("one")})
+	cl := testcluster.Client(t, &p.Target, kgo.ConsumerGroup(p.Group("app")), kgo.ConsumeTopics(data),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ctx := ctxT(t)
+
+	got, err := remoteclusterutils.NewClient(cl).TranslateOffsets(ctx, p.Source.Alias, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(remoteclusterutils.Offsets{"src.t": {0: off("src.t", 0, 9, "")}}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	var values []string
+	for len(values) == 0 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("no record from %s: %v", data, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { values = append(values, r.Topic+"="+string(r.Value)) })
+	}
+	if diff := cmp.Diff([]string{data + "=one"}, values); diff != "" {
+		t.Errorf("caller's consumption (-want +got):\n%s", diff)
+	}
+}

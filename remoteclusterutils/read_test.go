@@ -1,0 +1,100 @@
+package remoteclusterutils
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/checkpoint"
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+func rec(t testing.TB, topic string, c checkpoint.Checkpoint) *kgo.Record {
+	t.Helper()
+	k, err := c.Key()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := c.Value()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &kgo.Record{Topic: topic, Key: k, Value: v}
+}
+
+// TestReadManySmallFetches forces one batch per fetch and checks that
+// every batch is read exactly once, up to the end offset.
+func TestReadManySmallFetches(t *testing.T) {
+	old := fetchPartitionMax
+	fetchPartitionMax = 1
+	t.Cleanup(func() { fetchPartitionMax = old })
+
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Source.Alias + ".checkpoints.internal"
+	testcluster.CreateTopic(t, &p.Target, topic, 1, nil)
+	// Separate produce calls give separate batches. Later records have
+	// lower downstream offsets: the last one per partition must win.
+	want := Offsets{"src.t": {}}
+	for i := range 20 {
+		c := checkpoint.Checkpoint{Group: "g", Topic: "src.t", Partition: int32(i % 4), UpstreamOffset: int64(i), DownstreamOffset: int64(100 - i), Metadata: fmt.Sprint(i)}
+		testcluster.Produce(t, &p.Target, rec(t, topic, c))
+		want["src.t"][c.Partition] = offsetOf(c)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f := newFolder("g", false, nil)
+	if err := NewClient(testcluster.Client(t, &p.Target)).readCheckpoints(ctx, p.Source.Alias, topic, f); err != nil {
+		t.Fatal(err)
+	}
+	if f.stats.Records != 20 || f.stats.Checkpoints != 20 || f.stats.EndOffset != 20 {
+		t.Errorf("stats %+v, want 20 records", f.stats)
+	}
+	if diff := cmp.Diff(want, f.offsets()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestReadTransactional: checkpoints in aborted transactions are ignored
+// (read_committed), and a log ending in a transaction marker is read to
+// its end without waiting.
+func TestReadTransactional(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Source.Alias + ".checkpoints.internal"
+	testcluster.CreateTopic(t, &p.Target, topic, 1, nil)
+	cl := testcluster.Client(t, &p.Target, kgo.TransactionalID(p.Topic("mm2-checkpoints-tx")),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, tx := range []struct {
+		down   int64
+		commit kgo.TransactionEndTry
+	}{{10, kgo.TryCommit}, {20, kgo.TryAbort}, {15, kgo.TryCommit}, {99, kgo.TryAbort}} {
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		c := checkpoint.Checkpoint{Group: "g", Topic: "src.t", UpstreamOffset: tx.down, DownstreamOffset: tx.down}
+		if err := cl.ProduceSync(ctx, rec(t, topic, c)).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.EndTransaction(ctx, tx.commit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc := NewClient(testcluster.Client(t, &p.Target))
+	got, err := rc.Checkpoints(ctx, p.Source.Alias)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]checkpoint.Checkpoint{"g": {{Group: "g", Topic: "src.t", UpstreamOffset: 15, DownstreamOffset: 15}}}
+	if diff := cmp.Diff(want, got.Groups); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// 4 records + 4 markers.
+	if got.Stats.EndOffset != 8 || got.Stats.Records != 2 {
+		t.Errorf("stats %+v, want end offset 8 and 2 committed records", got.Stats)
+	}
+}
