@@ -51,13 +51,23 @@ func raw(topic string, key, value []byte) *kgo.Record {
 	return &kgo.Record{Topic: topic, Partition: 0, Key: key, Value: value}
 }
 
-// createTopics creates single-partition topics on c, tolerating topics
-// that already exist (shared real brokers).
+// compact is the topic config MM2 gives its internal topics.
+var compact = map[string]*string{"cleanup.policy": ptr("compact")}
+
+// createTopics creates single-partition compacted topics on c (as MM2
+// creates its internal topics), tolerating topics that already exist
+// (shared real brokers), and waits until they are visible in metadata.
 func createTopics(t testing.TB, c *testcluster.Cluster, names ...string) {
+	t.Helper()
+	createTopicsWith(t, c, 1, compact, names...)
+}
+
+func createTopicsWith(t testing.TB, c *testcluster.Cluster, partitions int32, configs map[string]*string, names ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resps, err := testcluster.Admin(t, c).CreateTopics(ctx, 1, -1, map[string]*string{"cleanup.policy": ptr("compact")}, names...)
+	adm := testcluster.Admin(t, c)
+	resps, err := adm.CreateTopics(ctx, partitions, -1, configs, names...)
 	if err != nil {
 		t.Fatalf("create topics %q on %s: %v", names, c.Alias, err)
 	}
@@ -66,6 +76,19 @@ func createTopics(t testing.TB, c *testcluster.Cluster, names ...string) {
 			t.Fatalf("create topic %s on %s: %v", r.Topic, c.Alias, r.Err)
 		}
 	}
+	// Real brokers publish new topics to their metadata asynchronously.
+	testcluster.Eventually(t, 30*time.Second, "topics visible in metadata", func() (bool, string) {
+		tds, err := adm.ListTopics(ctx, names...)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, n := range names {
+			if td, ok := tds[n]; !ok || td.Err != nil || len(td.Partitions) != int(partitions) {
+				return false, n + " not visible"
+			}
+		}
+		return true, ""
+	})
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -13,14 +13,15 @@ import (
 // topic name and partition: the result of [TranslateOffsets], the Go form of
 // MM2's Map<TopicPartition, OffsetAndMetadata> (spec 8.3).
 //
-// Offsets is an alias of kadm.Offsets, so a value can be passed as is to
-// kadm.Client.CommitOffsets / CommitAllOffsets for the group on the target
-// cluster. Each kadm.Offset has Topic and Partition set, At = the
-// checkpoint's downstream offset (the next record to consume), LeaderEpoch =
-// -1 (checkpoints carry no epoch) and Metadata = the commit metadata copied
-// from the source group ("" if none). For seeking a kgo consumer use
-// Offsets.KOffsets() (map[string]map[int32]kgo.Offset, for
-// kgo.ConsumePartitions or kgo.ConsumeResetOffset-free direct consuming) or
+// Offsets is an alias of kadm.Offsets (map[string]map[int32]kadm.Offset),
+// so a value goes as is to kadm.Client.CommitOffsets / CommitAllOffsets for
+// the group on the target cluster. Each kadm.Offset has Topic and Partition
+// set, At = the checkpoint's downstream offset (the next record to consume),
+// LeaderEpoch = -1 (checkpoints carry no epoch) and Metadata = the commit
+// metadata copied from the source group ("" if none).
+//
+// To seek a kgo consumer instead of committing, use Offsets.KOffsets()
+// (map[string]map[int32]kgo.Offset, e.g. for kgo.ConsumePartitions) or
 // [EpochOffsets] (for kgo.Client.SetOffsets).
 type Offsets = kadm.Offsets
 

@@ -35,7 +35,7 @@ func TestReadManySmallFetches(t *testing.T) {
 
 	p := testcluster.New(t, "src", "dst")
 	topic := p.Source.Alias + ".checkpoints.internal"
-	testcluster.CreateTopic(t, &p.Target, topic, 1, nil)
+	createTopic(t, &p.Target, topic)
 	// Separate produce calls give separate batches. Later records have
 	// lower downstream offsets: the last one per partition must win.
 	want := Offsets{"src.t": {}}
@@ -64,7 +64,7 @@ func TestReadManySmallFetches(t *testing.T) {
 func TestReadTransactional(t *testing.T) {
 	p := testcluster.New(t, "src", "dst")
 	topic := p.Source.Alias + ".checkpoints.internal"
-	testcluster.CreateTopic(t, &p.Target, topic, 1, nil)
+	createTopic(t, &p.Target, topic)
 	cl := testcluster.Client(t, &p.Target, kgo.TransactionalID(p.Topic("mm2-checkpoints-tx")),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -97,4 +97,19 @@ func TestReadTransactional(t *testing.T) {
 	if got.Stats.EndOffset != 8 || got.Stats.Records != 2 {
 		t.Errorf("stats %+v, want end offset 8 and 2 committed records", got.Stats)
 	}
+}
+
+func createTopic(t testing.TB, c *testcluster.Cluster, topic string) {
+	t.Helper()
+	testcluster.CreateTopic(t, c, topic, 1, nil)
+	adm := testcluster.Admin(t, c)
+	testcluster.Eventually(t, 30*time.Second, "topic visible", func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		tds, err := adm.ListTopics(ctx, topic)
+		if err != nil || tds[topic].Err != nil {
+			return false, fmt.Sprint(err, tds[topic].Err)
+		}
+		return true, ""
+	})
 }
