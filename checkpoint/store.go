@@ -1,0 +1,549 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// SlotsPerPartition is the number of exponentially spaced offset-sync slots the
+// [OffsetSyncStore] keeps per upstream topic-partition: 64, one per bit of an
+// int64 offset, as in MM2's OffsetSyncStore (SYNCS_PER_PARTITION = Long.SIZE;
+// spec section 6.3).
+const SlotsPerPartition = 64
+
+// MaxRecentHistory is the largest value accepted by [WithRecentHistory]
+// (syncs per partition, 16 bytes each). Larger values are clamped to it.
+const MaxRecentHistory = 1 << 20
+
+// StoreOption configures an [OffsetSyncStore]. Options are created by the
+// With* functions of this package; check them with [ValidateStoreOptions].
+type StoreOption interface {
+	apply(*storeCfg)
+}
+
+type storeOptFunc func(*storeCfg)
+
+func (f storeOptFunc) apply(c *storeCfg) { f(c) }
+
+// storeCfg holds every store setting; defaultStoreCfg lists the defaults.
+type storeCfg struct {
+	mustReadToEnd           bool
+	resetOnDownstreamRewind bool
+	recentHistory           int
+}
+
+func defaultStoreCfg() storeCfg {
+	return storeCfg{
+		mustReadToEnd:           true,
+		resetOnDownstreamRewind: true,
+		recentHistory:           0,
+	}
+}
+
+func (c *storeCfg) validate() error {
+	if c.recentHistory < 0 {
+		return fmt.Errorf("checkpoint: recent history %d syncs is negative", c.recentHistory)
+	}
+	if c.recentHistory > MaxRecentHistory {
+		return fmt.Errorf("checkpoint: recent history %d syncs exceeds the maximum %d", c.recentHistory, MaxRecentHistory)
+	}
+	return nil
+}
+
+// WithMustReadToEnd selects MM2's start-up variant (spec 6.2 step 2 and 6.3
+// update step 2; the initializationMustReadToEnd argument of
+// OffsetSyncStore.start in MM2 3.8+, KAFKA-15905).
+//
+// true (the default, and the only behaviour of MM2 3.5.2-3.7): while the
+// initial read of the offset-syncs topic is running, every sync replaces the
+// whole history of its partition, so after [OffsetSyncStore.MarkReadToEnd]
+// only the last sync per partition from the initial read is known. Groups
+// older than it get no translation until they pass it. This guarantees that a
+// restarted checkpoint engine never translates a group to an offset lower
+// than what it emitted before the restart, even without knowing those
+// checkpoints. MM2 uses it when it could not load the checkpoints topic.
+//
+// false: the initial read builds the full history (MM2 3.8+ after a
+// successful load of the checkpoints topic). Use it together with a loaded
+// [CheckpointState], which keeps emitted checkpoints monotonic.
+func WithMustReadToEnd(must bool) StoreOption {
+	return storeOptFunc(func(c *storeCfg) { c.mustReadToEnd = must })
+}
+
+// WithResetOnDownstreamRewind controls what happens when a sync reports a
+// downstream offset lower than the newest sync of its partition, or equal to
+// it for a later upstream record, while the upstream offset did not go back
+// (the target partition was truncated, deleted or recreated; MM2's
+// OffsetSyncWriter forces a sync in that case, spec 5.5).
+//
+// true (the default, a deliberate improvement over MM2): the history of the
+// partition is discarded and restarts with that sync, like MM2 does for an
+// upstream rewind. Older syncs name downstream offsets of the previous
+// incarnation of the target partition; using them could translate a group
+// past the end of the new target partition (invariant I1).
+//
+// false: MM2's exact behaviour (only upstream rewinds reset the history).
+// The detection needs a sync of the new target partition to reach the store
+// before that partition grows past the downstream offset of the newest sync
+// of the old one.
+func WithResetOnDownstreamRewind(reset bool) StoreOption {
+	return storeOptFunc(func(c *storeCfg) { c.resetOnDownstreamRewind = reset })
+}
+
+// WithRecentHistory keeps, in addition to MM2's 64 exponentially spaced
+// slots, the last n syncs of every partition (n records of history, 16 bytes
+// per sync, allocated as syncs arrive). A group whose offset lies within that
+// window is translated from the newest sync at or before it, so its re-read
+// distance after failover is at most the spacing of the syncs
+// (offset.lag.max) instead of growing with its lag (case B04). Translation
+// is never worse than MM2's: the answer always comes from the newest
+// retained sync at or before the group offset, and both structures only hold
+// syncs received since the last history reset.
+//
+// Default 0 (MM2's retention only). Negative values are treated as 0 and
+// values above [MaxRecentHistory] as [MaxRecentHistory]; [ValidateStoreOptions]
+// reports both.
+func WithRecentHistory(n int) StoreOption {
+	return storeOptFunc(func(c *storeCfg) { c.recentHistory = n })
+}
+
+// ValidateStoreOptions applies opts to the defaults and reports the first
+// invalid setting ("checkpoint: recent history -1 syncs is negative", ...).
+// [NewOffsetSyncStore] never fails; it clamps such values instead.
+func ValidateStoreOptions(opts ...StoreOption) error {
+	cfg := defaultStoreCfg()
+	for _, o := range opts {
+		if o == nil {
+			return errors.New("checkpoint: nil StoreOption")
+		}
+		o.apply(&cfg)
+	}
+	return cfg.validate()
+}
+
+// syncRef is one received offset sync as held in a slot. id gives each
+// received sync an identity: MM2's invariants compare slots by object
+// identity, not by value, so two syncs with equal offsets stay distinct.
+type syncRef struct {
+	up, down int64
+	id       uint64
+}
+
+// syncPair is one entry of the recent-history ring.
+type syncPair struct {
+	up, down int64
+}
+
+type tpKey struct {
+	topic     string
+	partition int32
+}
+
+// partState is the history of one upstream topic-partition.
+type partState struct {
+	// slots[0] is the newest sync, slots[63] the oldest usable one; equal
+	// ids mark repeated entries (MM2 spec 6.3 invariants B and C hold).
+	slots [SlotsPerPartition]syncRef
+	// recent holds the last len(recent) syncs (at most the configured
+	// history) in arrival order, oldest at recent[head] once full.
+	recent []syncPair
+	head   int
+}
+
+// OffsetSyncStore keeps per upstream topic-partition a history of offset
+// syncs and translates consumer-group offsets of the source cluster into
+// offsets of the target cluster. It is MM2's OffsetSyncStore (spec 6.3,
+// KAFKA-14666, KAFKA-15202, KAFKA-15905): 64 slots per partition whose
+// spacing grows exponentially with age, updated with MM2's exact algorithm,
+// plus the optional improvements selected by [StoreOption]s.
+//
+// Feed it with [OffsetSyncStore.Add] in the log order of partition 0 of the
+// offset-syncs topic, call [OffsetSyncStore.MarkReadToEnd] once the initial
+// read reached the end offset observed at start, then call
+// [OffsetSyncStore.Translate] for group offsets.
+//
+// The store is pure (no I/O, no clock, no goroutines) and deterministic. It
+// is NOT safe for concurrent use: one goroutine must own it, or the caller
+// must serialise every method call. The zero value is not usable; use
+// [NewOffsetSyncStore].
+type OffsetSyncStore struct {
+	cfg       storeCfg
+	parts     map[tpKey]*partState
+	readToEnd bool
+	nextID    uint64
+
+	added, rejected, resets uint64
+	recentCap               int64 // sum of cap(recent) over partitions
+}
+
+// NewOffsetSyncStore returns an empty store that has not been read to end.
+// Defaults: [WithMustReadToEnd](true), [WithResetOnDownstreamRewind](true),
+// [WithRecentHistory](0). Nil options are ignored; out-of-range values are
+// clamped (see [ValidateStoreOptions]).
+func NewOffsetSyncStore(opts ...StoreOption) *OffsetSyncStore {
+	cfg := defaultStoreCfg()
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&cfg)
+		}
+	}
+	cfg.recentHistory = min(max(cfg.recentHistory, 0), MaxRecentHistory)
+	return &OffsetSyncStore{cfg: cfg, parts: make(map[tpKey]*partState)}
+}
+
+// Add records one offset sync read from the offset-syncs topic. Syncs must
+// be added in log order. sync.Topic is the upstream (source) topic name, as
+// in the record key (spec 2.4).
+//
+// A sync with a negative upstream or downstream offset is not a valid MM2
+// record; it is ignored and counted in [StoreStats.Rejected] (MM2 has no such
+// check, spec 2.5 and quirk 29).
+//
+// The history of the partition restarts with sync (all older syncs are
+// forgotten) when it is the first for its partition, when the upstream offset
+// went back (MM2), when the downstream offset went back (or stayed while the
+// upstream offset advanced) and [WithResetOnDownstreamRewind] is on, and for every sync added before
+// [OffsetSyncStore.MarkReadToEnd] when [WithMustReadToEnd] is on. Otherwise
+// the 64 slots are updated with MM2's algorithm (spec 6.3 step 3).
+func (s *OffsetSyncStore) Add(sync OffsetSync) {
+	if sync.UpstreamOffset < 0 || sync.DownstreamOffset < 0 {
+		s.rejected++
+		return
+	}
+	s.added++
+	s.nextID++
+	ref := syncRef{up: sync.UpstreamOffset, down: sync.DownstreamOffset, id: s.nextID}
+	key := tpKey{topic: sync.Topic, partition: sync.Partition}
+	p := s.parts[key]
+	if p == nil {
+		p = new(partState)
+		s.parts[key] = p
+		s.reset(p, ref)
+		return
+	}
+	newest := p.slots[0]
+	if (!s.readToEnd && s.cfg.mustReadToEnd) ||
+		ref.up < newest.up ||
+		(s.cfg.resetOnDownstreamRewind && downstreamRewound(newest, ref)) {
+		s.resets++
+		s.reset(p, ref)
+		return
+	}
+	p.update(ref)
+	s.remember(p, ref)
+}
+
+// downstreamRewound reports whether sync next, which follows sync newest in
+// the log and does not rewind upstream, proves that the target partition was
+// truncated or recreated: its downstream offset is lower, or equal although
+// it names a later upstream record (every record written after the one of
+// newest lands at a higher downstream offset). An exact repeat of newest
+// (a duplicated sync record) is not a rewind.
+func downstreamRewound(newest, next syncRef) bool {
+	return next.down < newest.down || (next.down == newest.down && next.up != newest.up)
+}
+
+// reset makes ref the only sync of p (MM2's clearSyncArray).
+func (s *OffsetSyncStore) reset(p *partState, ref syncRef) {
+	for i := range p.slots {
+		p.slots[i] = ref
+	}
+	p.recent = p.recent[:0]
+	p.head = 0
+	s.remember(p, ref)
+}
+
+// remember appends ref to the recent-history ring of p.
+func (s *OffsetSyncStore) remember(p *partState, ref syncRef) {
+	n := s.cfg.recentHistory
+	if n == 0 {
+		return
+	}
+	e := syncPair{up: ref.up, down: ref.down}
+	if len(p.recent) < n {
+		before := cap(p.recent)
+		p.recent = append(p.recent, e)
+		s.recentCap += int64(cap(p.recent) - before)
+		return
+	}
+	p.recent[p.head] = e
+	p.head++
+	if p.head == n {
+		p.head = 0
+	}
+}
+
+// update applies MM2's slot update (spec 6.3 step 3) for a sync that is
+// neither the first of its partition nor a rewind.
+func (p *partState) update(ref syncRef) {
+	orig := p.slots // copy: the algorithm reads the previous array while writing
+	syncs := &p.slots
+	syncs[0] = ref
+	replacement := ref
+	r := 0 // cursor into orig
+	for cur := 1; cur < SlotsPerPartition; cur++ {
+		prev := cur - 1
+		for {
+			old := orig[r]
+			recent := invariantB(syncs[prev], old, prev, cur)
+			sepPrev := invariantC(syncs[prev], old, prev)
+			sepNext := cur+1 == SlotsPerPartition || invariantC(old, syncs[cur+1], cur)
+			dup := r+1 < SlotsPerPartition && orig[r+1].id == old.id
+			promote := recent && sepPrev && sepNext
+			if promote {
+				replacement = old
+			}
+			skip := dup || !sepPrev
+			if promote || skip {
+				r++
+			}
+			if r >= cur || !skip {
+				break
+			}
+		}
+		if invariantB(syncs[prev], syncs[cur], prev, cur) {
+			return
+		}
+		syncs[cur] = replacement
+	}
+}
+
+// invariantB reports whether slot i (holding a) is not too far ahead of slot
+// j (holding b): a.up <= b.up + 2^j - 2^i. An overflowing bound counts as
+// satisfied, as in MM2 (the shifts and sums wrap exactly like Java longs).
+func invariantB(a, b syncRef, i, j int) bool {
+	bound := b.up + int64(1)<<uint(j) - int64(1)<<uint(i)
+	return a.id == b.id || bound < 0 || a.up <= bound
+}
+
+// invariantC reports whether slot i (holding a) is separated from a later
+// slot (holding b) by at least 2^max(i-2,0). An overflowing bound counts as
+// violated, as in MM2.
+func invariantC(a, b syncRef, i int) bool {
+	bound := b.up + int64(1)<<uint(max(i-2, 0))
+	return a.id == b.id || (bound >= 0 && a.up >= bound)
+}
+
+// MarkReadToEnd records that the initial read of the offset-syncs topic has
+// reached the end offset observed at start (MM2: OffsetSyncStore.start
+// returning). Before it, [OffsetSyncStore.Translate] answers nothing.
+// Calling it again has no effect.
+func (s *OffsetSyncStore) MarkReadToEnd() { s.readToEnd = true }
+
+// ReadToEnd reports whether [OffsetSyncStore.MarkReadToEnd] was called.
+func (s *OffsetSyncStore) ReadToEnd() bool { return s.readToEnd }
+
+// Translate maps the committed offset upstreamOffset (the offset of the next
+// record the group will read, a "group offset" G) of upstream topic-partition
+// (topic, partition) to an offset of the corresponding target partition
+// (spec 6.3, MM2 3.5+ rule): with (u, d) the newest retained sync having
+// u <= G, the answer is d when G == u and d+1 when G > u. It is never past
+// the target position of the first record at or after G, nor past the
+// target log end (invariant I1, at-least-once); a failed-over group may
+// re-read records but never skips one.
+//
+// ok is false when there is no answer: the store is not read to end, the
+// partition has no syncs, G is negative, or G is older than every retained
+// sync (MM2 returns -1 there). ok=false means "emit no checkpoint"; a wrong
+// answer is never given for inputs obeying the MM2 sync rules (spec 5.5).
+func (s *OffsetSyncStore) Translate(topic string, partition int32, upstreamOffset int64) (downstream int64, ok bool) {
+	if !s.readToEnd || upstreamOffset < 0 {
+		return 0, false
+	}
+	p := s.parts[tpKey{topic: topic, partition: partition}]
+	if p == nil {
+		return 0, false
+	}
+	up, down, found := p.lookup(upstreamOffset)
+	if !found {
+		return 0, false
+	}
+	if upstreamOffset == up {
+		return down, true
+	}
+	if down == math.MaxInt64 {
+		return 0, false // d+1 would overflow; no such offset exists
+	}
+	return down + 1, true
+}
+
+// lookup returns the newest retained sync with upstream offset <= g.
+func (p *partState) lookup(g int64) (up, down int64, found bool) {
+	if n := len(p.recent); n > 0 {
+		// The ring holds every sync since its oldest entry, with upstream
+		// offsets non-decreasing in arrival order (a rewind resets it), so
+		// when its oldest entry qualifies its answer is the newest overall.
+		at := func(i int) syncPair { return p.recent[(p.head+i)%n] }
+		if at(0).up <= g {
+			i := sort.Search(n, func(i int) bool { return at(i).up > g }) - 1
+			e := at(i)
+			return e.up, e.down, true
+		}
+	}
+	for i := range p.slots {
+		if p.slots[i].up <= g {
+			return p.slots[i].up, p.slots[i].down, true
+		}
+	}
+	return 0, 0, false
+}
+
+// Latest returns the newest sync added for upstream topic-partition
+// (topic, partition), whether or not the store is read to end. ok is false
+// when the partition has no syncs.
+func (s *OffsetSyncStore) Latest(topic string, partition int32) (sync OffsetSync, ok bool) {
+	p := s.parts[tpKey{topic: topic, partition: partition}]
+	if p == nil {
+		return OffsetSync{}, false
+	}
+	return OffsetSync{
+		Topic:            topic,
+		Partition:        partition,
+		UpstreamOffset:   p.slots[0].up,
+		DownstreamOffset: p.slots[0].down,
+	}, true
+}
+
+// Partitions returns the number of upstream topic-partitions with at least
+// one sync.
+func (s *OffsetSyncStore) Partitions() int { return len(s.parts) }
+
+// StoreStats is a snapshot of an [OffsetSyncStore]'s counters.
+type StoreStats struct {
+	// Partitions is the number of upstream topic-partitions with syncs.
+	Partitions int
+	// Added counts syncs accepted by Add; Rejected counts syncs ignored
+	// because an offset was negative.
+	Added, Rejected uint64
+	// Resets counts history resets after the first sync of a partition
+	// (upstream rewinds, downstream rewinds, must-read-to-end start-up).
+	Resets uint64
+	// Bytes approximates the memory held for sync history in bytes:
+	// slots and recent-history rings; map overhead and topic-name strings
+	// are not included.
+	Bytes int64
+}
+
+// slotBytes is the in-memory size of one partState without its ring data:
+// 64 slots of 24 bytes, a slice header and an int.
+const slotBytes = SlotsPerPartition*24 + 24 + 8
+
+// Stats returns the store's counters; it costs O(1).
+func (s *OffsetSyncStore) Stats() StoreStats {
+	return StoreStats{
+		Partitions: len(s.parts),
+		Added:      s.added,
+		Rejected:   s.rejected,
+		Resets:     s.resets,
+		Bytes:      int64(len(s.parts))*slotBytes + s.recentCap*16,
+	}
+}
+
+// cpKey identifies a checkpoint: group, downstream topic, partition.
+type cpKey struct {
+	group, topic string
+	partition    int32
+}
+
+// CheckpointState remembers the last emitted checkpoint per (group,
+// downstream topic, partition), like MM2's in-memory CheckpointStore
+// (spec 6.2 step 2 and 6.4, KAFKA-15905), and decides whether a newly
+// computed checkpoint must be written. It is pure and NOT safe for concurrent
+// use. The zero value is not usable; use [NewCheckpointState].
+type CheckpointState struct {
+	last map[cpKey]Checkpoint
+}
+
+// NewCheckpointState returns an empty state.
+func NewCheckpointState() *CheckpointState {
+	return &CheckpointState{last: make(map[cpKey]Checkpoint)}
+}
+
+// Load records a checkpoint read from <source>.checkpoints.internal at start
+// (partition 0, from the beginning to the end offset; spec 13(a)). Call it
+// in log order: the last record per key wins, also when it is lower. A
+// checkpoint with a negative upstream or downstream offset is skipped (Java
+// never writes one; spec 2.5) and Load returns false; otherwise it returns
+// true.
+func (c *CheckpointState) Load(cp Checkpoint) bool {
+	if cp.UpstreamOffset < 0 || cp.DownstreamOffset < 0 {
+		return false
+	}
+	c.last[cpKey{group: cp.Group, topic: cp.Topic, partition: cp.Partition}] = cp
+	return true
+}
+
+// Last returns the last checkpoint loaded or emitted for group and
+// downstream topic-partition (topic, partition).
+func (c *CheckpointState) Last(group, topic string, partition int32) (Checkpoint, bool) {
+	cp, ok := c.last[cpKey{group: group, topic: topic, partition: partition}]
+	return cp, ok
+}
+
+// Next decides whether the freshly translated checkpoint cp (cp.Topic is the
+// downstream topic) should be written (spec 6.4 steps 4-6, MM2
+// checkpointIsMoreRecent): never when cp.DownstreamOffset or
+// cp.UpstreamOffset is negative; otherwise when no checkpoint is known for
+// its key, when cp.UpstreamOffset is lower than the last one (the group was
+// reset upstream), or when cp.DownstreamOffset is greater than the last one.
+// An unchanged or lower downstream offset is not re-emitted, so emitted
+// checkpoints are monotonic except after an upstream rewind. When Next
+// returns true it has recorded cp as the last checkpoint of its key.
+func (c *CheckpointState) Next(cp Checkpoint) bool {
+	if cp.UpstreamOffset < 0 || cp.DownstreamOffset < 0 {
+		return false
+	}
+	key := cpKey{group: cp.Group, topic: cp.Topic, partition: cp.Partition}
+	last, ok := c.last[key]
+	if ok && cp.UpstreamOffset >= last.UpstreamOffset && cp.DownstreamOffset <= last.DownstreamOffset {
+		return false
+	}
+	c.last[key] = cp
+	return true
+}
+
+// Forget drops the checkpoint known for group and downstream topic-partition
+// (topic, partition), for example after the target partition was recreated;
+// the next [CheckpointState.Next] for that key then emits. MM2 has no
+// equivalent.
+func (c *CheckpointState) Forget(group, topic string, partition int32) {
+	delete(c.last, cpKey{group: group, topic: topic, partition: partition})
+}
+
+// Group returns the known checkpoints of group sorted by topic and
+// partition (the input of group-offset sync, spec 6.5), or nil.
+func (c *CheckpointState) Group(group string) []Checkpoint {
+	var out []Checkpoint
+	for k, cp := range c.last {
+		if k.group == group {
+			out = append(out, cp)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Topic != out[j].Topic {
+			return out[i].Topic < out[j].Topic
+		}
+		return out[i].Partition < out[j].Partition
+	})
+	return out
+}
+
+// Groups returns the sorted ids of the groups with at least one known
+// checkpoint.
+func (c *CheckpointState) Groups() []string {
+	seen := make(map[string]struct{})
+	for k := range c.last {
+		seen[k.group] = struct{}{}
+	}
+	out := make([]string, 0, len(seen))
+	for g := range seen {
+		out = append(out, g)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Len returns the number of known checkpoints.
+func (c *CheckpointState) Len() int { return len(c.last) }
