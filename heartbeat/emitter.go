@@ -1,0 +1,216 @@
+package heartbeat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/policy"
+)
+
+// Defaults of [EmitterConfig] fields left zero.
+const (
+	// DefaultInterval is emit.heartbeats.interval.seconds (MM2: 1 s).
+	DefaultInterval = time.Second
+	// DefaultAdminTimeout bounds topic creation and each heartbeat write
+	// (MM2 admin.timeout.ms: 60000 ms).
+	DefaultAdminTimeout = 60 * time.Second
+)
+
+// EmitterConfig configures an [Emitter]: MM2's MirrorHeartbeatConnector and
+// MirrorHeartbeatTask for the cluster pair SourceAlias->TargetAlias (spec
+// section 7, keys in spec 9.4).
+type EmitterConfig struct {
+	// SourceAlias and TargetAlias form the record key. Required.
+	SourceAlias, TargetAlias string
+	// TargetOpts reach the target cluster, where the emitter creates and
+	// writes the heartbeats topic with one client it creates and closes.
+	TargetOpts []kgo.Opt
+	// Topic is the heartbeats topic; "" means "heartbeats"
+	// ([policy.HeartbeatsTopicName]; the separator never applies).
+	Topic string
+	// Interval is emit.heartbeats.interval.seconds; 0 means
+	// [DefaultInterval]. The first heartbeat is written at start (MM2
+	// waits one interval).
+	Interval time.Duration
+	// ReplicationFactor is heartbeats.topic.replication.factor; 0 means -1,
+	// the broker default (MM2: 3).
+	ReplicationFactor int16
+	// AdminTimeout bounds topic creation and each write; 0 means
+	// [DefaultAdminTimeout].
+	AdminTimeout time.Duration
+	// Logger receives the emitter's logs; nil discards them.
+	Logger *slog.Logger
+	// OnEmit, if set, is called with the heartbeat's timestamp after the
+	// target acknowledged it.
+	OnEmit func(at time.Time)
+	// OnError, if set, is called for every failed topic creation or write.
+	OnError func(err error)
+}
+
+// Emitter writes one heartbeat record (key {SourceAlias, TargetAlias},
+// value {version 0, now in ms}, record timestamp = now) to partition 0 of
+// the heartbeats topic on the target every Interval, after creating the
+// topic (1 partition, cleanup.policy=compact) if absent. Create it with
+// [NewEmitter]; its methods are safe for concurrent use.
+//
+// MM2 runs a heartbeat emitter for every ordered pair of clusters, also for
+// pairs whose replication is disabled, unless emit.heartbeats.enabled=false
+// (spec 7): for a one-way flow A->B, the B->A heartbeats written into A are
+// what makes A.heartbeats appear on B and lets MirrorClient discover the
+// topology. Callers decide which pairs get an emitter; a read-only source
+// (case B27) gets none.
+type Emitter struct {
+	cfg   EmitterConfig
+	log   *slog.Logger
+	once  sync.Once
+	mu    sync.Mutex
+	last  time.Time
+	count int64
+}
+
+// NewEmitter validates cfg and returns an Emitter; it does no I/O. Errors
+// name the missing field.
+func NewEmitter(cfg EmitterConfig) (*Emitter, error) {
+	if cfg.SourceAlias == "" || cfg.TargetAlias == "" {
+		return nil, fmt.Errorf("heartbeat: emitter needs both cluster aliases (source %q, target %q)", cfg.SourceAlias, cfg.TargetAlias)
+	}
+	if len(cfg.TargetOpts) == 0 {
+		return nil, errors.New("heartbeat: emitter needs TargetOpts (at least kgo.SeedBrokers)")
+	}
+	if cfg.Topic == "" {
+		cfg.Topic = policy.HeartbeatsTopicName
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.AdminTimeout <= 0 {
+		cfg.AdminTimeout = DefaultAdminTimeout
+	}
+	if cfg.ReplicationFactor == 0 {
+		cfg.ReplicationFactor = -1
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Emitter{cfg: cfg, log: cfg.Logger.With("task", "heartbeat")}, nil
+}
+
+// Last returns the timestamp of the last acknowledged heartbeat (zero if
+// none) and the number written since start.
+func (e *Emitter) Last() (time.Time, int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.last, e.count
+}
+
+// Run writes heartbeats until ctx is done, then closes its client and
+// returns nil. Failures are logged and retried at the next interval; Run
+// returns an error only when its client cannot be built or it is called
+// twice.
+func (e *Emitter) Run(ctx context.Context) error {
+	first := false
+	e.once.Do(func() { first = true })
+	if !first {
+		return errors.New("heartbeat: Emitter.Run called twice")
+	}
+	c := e.cfg
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, c.TargetOpts...),
+		kgo.DefaultProduceTopic(c.Topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.RecordDeliveryTimeout(c.AdminTimeout),
+	)...)
+	if err != nil {
+		return fmt.Errorf("heartbeat: target %s client: %w", c.TargetAlias, err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	created := false
+	t := time.NewTicker(c.Interval)
+	defer t.Stop()
+	for {
+		if !created {
+			created = e.createTopic(ctx, adm)
+		}
+		if created {
+			e.emit(ctx, cl)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// createTopic creates the heartbeats topic like MM2's
+// createSinglePartitionCompactedTopic; already exists and authorization
+// failures count as done (KAFKA-15465; writes then tell).
+func (e *Emitter) createTopic(ctx context.Context, adm *kadm.Client) bool {
+	c := e.cfg
+	cctx, cancel := context.WithTimeout(ctx, c.AdminTimeout)
+	defer cancel()
+	compact := "compact"
+	resp, err := adm.CreateTopic(cctx, 1, c.ReplicationFactor, map[string]*string{"cleanup.policy": &compact}, c.Topic)
+	if err == nil {
+		err = resp.Err
+	}
+	switch {
+	case err == nil:
+		e.log.Info("created heartbeats topic", "topic", c.Topic, "cluster", c.TargetAlias)
+		return true
+	case errors.Is(err, kerr.TopicAlreadyExists), errors.Is(err, kerr.TopicAuthorizationFailed), errors.Is(err, kerr.ClusterAuthorizationFailed):
+		return true
+	}
+	if ctx.Err() == nil {
+		e.log.Warn("creating heartbeats topic", "topic", c.Topic, "cluster", c.TargetAlias, "err", err)
+		e.fail(fmt.Errorf("heartbeat: creating %s on %s: %w", c.Topic, c.TargetAlias, err))
+	}
+	return false
+}
+
+func (e *Emitter) emit(ctx context.Context, cl *kgo.Client) {
+	c := e.cfg
+	now := time.Now()
+	h := Heartbeat{SourceClusterAlias: c.SourceAlias, TargetClusterAlias: c.TargetAlias, Timestamp: now.UnixMilli()}
+	k, err := h.Key()
+	var v []byte
+	if err == nil {
+		v, err = h.Value()
+	}
+	if err != nil {
+		e.fail(err)
+		return
+	}
+	at := time.UnixMilli(h.Timestamp)
+	pctx, cancel := context.WithTimeout(ctx, c.AdminTimeout)
+	defer cancel()
+	err = cl.ProduceSync(pctx, &kgo.Record{Topic: c.Topic, Partition: 0, Key: k, Value: v, Timestamp: at}).FirstErr()
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("writing heartbeat", "topic", c.Topic, "cluster", c.TargetAlias, "err", err)
+			e.fail(fmt.Errorf("heartbeat: writing to %s on %s: %w", c.Topic, c.TargetAlias, err))
+		}
+		return
+	}
+	e.mu.Lock()
+	e.last = at
+	e.count++
+	e.mu.Unlock()
+	if c.OnEmit != nil {
+		c.OnEmit(at)
+	}
+}
+
+func (e *Emitter) fail(err error) {
+	if e.cfg.OnError != nil {
+		e.cfg.OnError(err)
+	}
+}
