@@ -1,0 +1,231 @@
+package clientconf
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// JAAS is one parsed login module entry of sasl.jaas.config.
+type JAAS struct {
+	// Module is the login module class, e.g.
+	// "org.apache.kafka.common.security.scram.ScramLoginModule".
+	Module string
+	// Flag is the control flag: required, requisite, sufficient or optional.
+	Flag string
+	// Options are the key=value options (values unquoted and unescaped).
+	Options map[string]string
+}
+
+// ParseJAAS parses a sasl.jaas.config value the way Kafka's JaasConfig
+// does (java.io.StreamTokenizer rules): exactly one entry
+// `<module> <flag> [key=value ...];` with values either words (letters,
+// digits and . _ - $, not starting with a digit, '.' or '-') or strings in
+// double or single quotes with backslash escapes; comments (/* */, and
+// "/" or "//" to the end of the line) are skipped, so unquoted values
+// cannot contain "/". The terminating ';' is required. Errors never contain
+// option values (they are secrets).
+func ParseJAAS(s string) (*JAAS, error) {
+	t := &jaasLexer{in: []rune(s)}
+	tok, err := t.next()
+	if err != nil {
+		return nil, err
+	}
+	if tok.kind == tEOF {
+		return nil, errors.New("sasl.jaas.config is empty: it must contain one login module entry")
+	}
+	if tok.kind != tWord {
+		return nil, errors.New("a login module class name must come first")
+	}
+	j := &JAAS{Module: tok.text, Options: map[string]string{}}
+	tok, err = t.next()
+	if err != nil {
+		return nil, err
+	}
+	if tok.kind != tWord {
+		return nil, fmt.Errorf("login module %s has no control flag (required, requisite, sufficient or optional)", j.Module)
+	}
+	switch strings.ToLower(tok.text) {
+	case "required", "requisite", "sufficient", "optional":
+		j.Flag = strings.ToLower(tok.text)
+	default:
+		return nil, fmt.Errorf("invalid login module control flag %q (want required, requisite, sufficient or optional)", tok.text)
+	}
+	for {
+		tok, err = t.next()
+		if err != nil {
+			return nil, err
+		}
+		if tok.kind == tEOF {
+			return nil, errors.New("the JAAS entry is not terminated by ';'")
+		}
+		if tok.kind == tSemi {
+			break
+		}
+		if tok.kind != tWord && tok.kind != tString {
+			return nil, errors.New("expected an option name")
+		}
+		key := tok.text
+		eq, err := t.next()
+		if err != nil {
+			return nil, err
+		}
+		if eq.kind != tEquals {
+			return nil, fmt.Errorf("value not specified for option %q", key)
+		}
+		val, err := t.next()
+		if err != nil {
+			return nil, err
+		}
+		if val.kind != tWord && val.kind != tString {
+			return nil, fmt.Errorf("value not specified for option %q (unquoted values must not start with a digit, '.' or '-': quote them)", key)
+		}
+		j.Options[key] = val.text
+	}
+	tok, err = t.next()
+	if err != nil {
+		return nil, err
+	}
+	if tok.kind != tEOF {
+		return nil, errors.New("sasl.jaas.config must contain exactly one login module entry")
+	}
+	return j, nil
+}
+
+type tokKind int
+
+const (
+	tEOF tokKind = iota
+	tWord
+	tString
+	tNumber
+	tEquals
+	tSemi
+	tOther
+)
+
+type jaasTok struct {
+	kind tokKind
+	text string
+}
+
+type jaasLexer struct {
+	in  []rune
+	pos int
+}
+
+func isJAASWordStart(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || r == '$' || r >= 160
+}
+
+func isJAASWordPart(r rune) bool {
+	return isJAASWordStart(r) || r >= '0' && r <= '9' || r == '.' || r == '-'
+}
+
+func (t *jaasLexer) next() (jaasTok, error) {
+	for t.pos < len(t.in) {
+		r := t.in[t.pos]
+		switch {
+		case r <= ' ':
+			t.pos++
+		case r == '/' && t.pos+1 < len(t.in) && t.in[t.pos+1] == '*':
+			end := strings.Index(string(t.in[t.pos+2:]), "*/")
+			if end < 0 {
+				// StreamTokenizer ends the input at an unterminated comment.
+				t.pos = len(t.in)
+				return jaasTok{kind: tEOF}, nil
+			}
+			t.pos += 2 + len([]rune(string(t.in[t.pos+2:])[:end])) + 2
+		case r == '/':
+			// "//" and, as StreamTokenizer's default comment character, a
+			// single "/" start a comment. Like StreamTokenizer, the
+			// character after the "/" is consumed before looking for the
+			// line end (so "/" right before a line break also hides the
+			// next line).
+			t.pos += 2
+			for t.pos < len(t.in) && t.in[t.pos] != '\n' && t.in[t.pos] != '\r' {
+				t.pos++
+			}
+		case r == '"' || r == '\'':
+			return t.quoted(r)
+		case r >= '0' && r <= '9' || r == '.' || r == '-':
+			// StreamTokenizer parses a number here: Kafka then reports
+			// "Value not specified" since numbers have no string value.
+			t.pos++
+			for t.pos < len(t.in) && (t.in[t.pos] >= '0' && t.in[t.pos] <= '9' || t.in[t.pos] == '.') {
+				t.pos++
+			}
+			return jaasTok{kind: tNumber}, nil
+		case isJAASWordStart(r):
+			start := t.pos
+			for t.pos < len(t.in) && isJAASWordPart(t.in[t.pos]) {
+				t.pos++
+			}
+			return jaasTok{kind: tWord, text: string(t.in[start:t.pos])}, nil
+		case r == '=':
+			t.pos++
+			return jaasTok{kind: tEquals}, nil
+		case r == ';':
+			t.pos++
+			return jaasTok{kind: tSemi}, nil
+		default:
+			t.pos++
+			return jaasTok{kind: tOther}, nil
+		}
+	}
+	return jaasTok{kind: tEOF}, nil
+}
+
+// quoted reads a quoted string with StreamTokenizer's escapes; like it, a
+// line break ends an unterminated string.
+func (t *jaasLexer) quoted(q rune) (jaasTok, error) {
+	t.pos++
+	var sb strings.Builder
+	for t.pos < len(t.in) {
+		r := t.in[t.pos]
+		t.pos++
+		switch {
+		case r == q:
+			return jaasTok{kind: tString, text: sb.String()}, nil
+		case r == '\n' || r == '\r':
+			return jaasTok{kind: tString, text: sb.String()}, nil
+		case r == '\\' && t.pos < len(t.in):
+			e := t.in[t.pos]
+			t.pos++
+			switch e {
+			case 'a':
+				sb.WriteByte(7)
+			case 'b':
+				sb.WriteByte('\b')
+			case 'f':
+				sb.WriteByte('\f')
+			case 'n':
+				sb.WriteByte('\n')
+			case 'r':
+				sb.WriteByte('\r')
+			case 't':
+				sb.WriteByte('\t')
+			case 'v':
+				sb.WriteByte('\v')
+			default:
+				if e >= '0' && e <= '7' {
+					v := e - '0'
+					maxDigits := 2
+					if e > '3' {
+						maxDigits = 1
+					}
+					for i := 0; i < maxDigits && t.pos < len(t.in) && t.in[t.pos] >= '0' && t.in[t.pos] <= '7'; i++ {
+						v = v*8 + (t.in[t.pos] - '0')
+						t.pos++
+					}
+					sb.WriteRune(v)
+				} else {
+					sb.WriteRune(e)
+				}
+			}
+		default:
+			sb.WriteRune(r)
+		}
+	}
+	return jaasTok{kind: tString, text: sb.String()}, nil
+}
