@@ -28,7 +28,9 @@ import (
 
 const jaasScram = `org.apache.kafka.common.security.scram.ScramLoginModule required username="%s" password="%s";`
 
-func scramJAAS(u, p string) string { return strings.Replace(strings.Replace(jaasScram, "%s", u, 1), "%s", p, 1) }
+func scramJAAS(u, p string) string {
+	return strings.Replace(strings.Replace(jaasScram, "%s", u, 1), "%s", p, 1)
+}
 
 func mustBuild(t *testing.T, role Role, s map[string]string, env Env) *Built {
 	t.Helper()
