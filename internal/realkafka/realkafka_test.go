@@ -2,6 +2,7 @@ package realkafka
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -155,5 +156,69 @@ func TestRealClustersAnswer(t *testing.T) {
 	if clusterIDs["source"] == clusterIDs["target"] {
 		t.Errorf("source %v and target %v report the same cluster ID %q; want two different clusters",
 			source, target, clusterIDs["source"])
+	}
+}
+
+// TestRealClustersRoundTrip creates a topic on each real cluster, produces
+// three records, reads them back from offset 0 and deletes the topic.
+func TestRealClustersRoundTrip(t *testing.T) {
+	source, target, ok := Brokers()
+	if !ok {
+		t.Skip(SkipMessage)
+	}
+	type rec struct {
+		Partition int32
+		Offset    int64
+		Key       string
+		Value     string
+	}
+	want := []rec{{0, 0, "k0", "v0"}, {0, 1, "k1", "v1"}, {0, 2, "k2", "v2"}}
+	topic := fmt.Sprintf("realkafka-roundtrip-%d", time.Now().UnixNano())
+	for _, c := range []struct {
+		name  string
+		seeds []string
+	}{{"source", source}, {"target", target}} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cl, err := kgo.NewClient(kgo.SeedBrokers(c.seeds...), kgo.ConsumeTopics(topic),
+				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+			if err != nil {
+				t.Fatalf("kgo.NewClient(%v): %v", c.seeds, err)
+			}
+			defer cl.Close()
+			adm := kadm.NewClient(cl)
+			if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+				t.Fatalf("create topic %s: %v", topic, err)
+			}
+			defer func() {
+				if _, err := adm.DeleteTopic(context.Background(), topic); err != nil {
+					t.Errorf("delete topic %s: %v", topic, err)
+				}
+			}()
+			var recs []*kgo.Record
+			for _, r := range want {
+				recs = append(recs, &kgo.Record{Topic: topic, Key: []byte(r.Key), Value: []byte(r.Value)})
+			}
+			if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+				t.Fatalf("produce to %s: %v", topic, err)
+			}
+			var got []rec
+			for len(got) < len(want) {
+				fs := cl.PollFetches(ctx)
+				if err := ctx.Err(); err != nil {
+					t.Fatalf("consumed %d of %d records from %s: %v", len(got), len(want), topic, err)
+				}
+				fs.EachError(func(topic string, p int32, err error) {
+					t.Errorf("fetch %s/%d: %v", topic, p, err)
+				})
+				fs.EachRecord(func(r *kgo.Record) {
+					got = append(got, rec{r.Partition, r.Offset, string(r.Key), string(r.Value)})
+				})
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("records read back from %s (-want +got):\n%s", topic, diff)
+			}
+		})
 	}
 }
