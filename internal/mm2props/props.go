@@ -100,17 +100,6 @@ func Latin1(b []byte) string {
 	return sb.String()
 }
 
-// HasHighBytes reports whether b contains bytes >= 0x80, which MM2 reads as
-// ISO-8859-1 characters (a UTF-8 "é" becomes "Ã©").
-func HasHighBytes(b []byte) bool {
-	for _, c := range b {
-		if c >= 0x80 {
-			return true
-		}
-	}
-	return false
-}
-
 // ParseString reads properties from already-decoded text, as
 // Properties.load(Reader) does (Kafka's FileConfigProvider reads UTF-8
 // files this way). See [Parse].

@@ -152,12 +152,6 @@ func TestLastAndToMap(t *testing.T) {
 	}
 }
 
-func TestHasHighBytes(t *testing.T) {
-	if HasHighBytes([]byte("plain=ascii")) || !HasHighBytes([]byte("a=caf\xc3\xa9")) {
-		t.Error("HasHighBytes wrong")
-	}
-}
-
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire") }

@@ -1,0 +1,811 @@
+package mm2props
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/kmirror/kmirror/internal/clientconf"
+)
+
+// Options configure [Resolve].
+type Options struct {
+	// OnlyTargets is MM2's --clusters: only herders whose target is listed
+	// run on this node. Empty means all.
+	OnlyTargets []string
+	// LookupEnv reads environment variables for ${env:...} placeholders
+	// (EnvVarConfigProvider). Default os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// ReadFile reads files for ${file:...} and ${dir:...} placeholders.
+	// Default os.ReadFile.
+	ReadFile func(string) ([]byte, error)
+}
+
+// Setting is one effective value and where it was written.
+type Setting struct {
+	// Key is the full key in the file, e.g. "A->B.topics" or "topics".
+	Key string
+	// Value is the value after config-provider substitution, untrimmed.
+	Value string
+	// Line is the 1-based line of the key in the file.
+	Line int
+	// FromProvider reports that a ${provider:...} placeholder was replaced.
+	FromProvider bool
+}
+
+// Warning is a setting MM2 or kmirror ignores, or reads differently than
+// its author probably meant. Messages never contain secret values.
+type Warning struct {
+	Key     string
+	Line    int
+	Message string
+}
+
+// Note is a key accepted without effect in kmirror.
+type Note struct {
+	Key    string
+	Line   int
+	Reason string
+}
+
+// Error is a configuration MM2 or kmirror cannot run. Value is shown only
+// when the key is not secret.
+type Error struct {
+	Key    string
+	Value  string
+	Line   int
+	Reason string
+}
+
+func (e *Error) Error() string {
+	v := e.Value
+	if clientconf.IsSecret(e.Key) {
+		v = ""
+	}
+	loc := ""
+	if e.Line > 0 {
+		loc = fmt.Sprintf(" (line %d)", e.Line)
+	}
+	if v == "" {
+		return fmt.Sprintf("mm2props: %s%s: %s", e.Key, loc, e.Reason)
+	}
+	return fmt.Sprintf("mm2props: %s=%q%s: %s", e.Key, v, loc, e.Reason)
+}
+
+// Cluster holds the settings of one cluster alias.
+type Cluster struct {
+	Alias string
+	// Client holds the connection keys (bootstrap.servers,
+	// security.protocol, ssl.*, sasl.*: `<alias>.<key>`, else the
+	// top-level key, as MM2's clusterProps) and `<alias>.client.id`.
+	Client map[string]Setting
+	// Consumer, Producer and Admin hold `<alias>.<role>.<key>`, completed
+	// with Client's connection keys where absent (spec 9.5).
+	Consumer, Producer, Admin map[string]Setting
+	// Worker holds the worker settings of herders targeting this cluster
+	// that kmirror maps: offset.flush.interval.ms and
+	// offset.storage.replication.factor (a top-level
+	// offset.storage.replication.factor wins, as in MM2's workerConfig).
+	Worker map[string]Setting
+}
+
+// Flow is one herder pair source->target (spec 7).
+type Flow struct {
+	Source, Target string
+	// Enabled is `enabled` (flow key, else top level, else false): the
+	// flow replicates. A herder with Enabled false exists for heartbeats.
+	Enabled bool
+	// Heartbeats is emit.heartbeats.enabled (flow, else top level, else true).
+	Heartbeats bool
+	// SourceConsumer holds the replication consumer settings kmirror
+	// honours per flow ([FlowSourceConsumerKeys]), by MM2's precedence:
+	// `S->T.source.consumer.k` > `S.consumer.k` > `S->T.consumer.k`.
+	SourceConsumer map[string]Setting
+	// TargetProducer holds the replication producer settings kmirror
+	// honours per flow ([FlowTargetProducerKeys]):
+	// `S->T.producer.override.k` > `T.producer.k`.
+	TargetProducer map[string]Setting
+
+	settings map[string]Setting
+}
+
+// Name returns "source->target".
+func (f *Flow) Name() string { return f.Source + "->" + f.Target }
+
+// Get returns the effective connector setting key for the flow: the flow
+// key, else the top-level key; deprecated aliases are already translated
+// (Get("topics.exclude") returns a topics.blacklist value when only that
+// is set).
+func (f *Flow) Get(key string) (Setting, bool) {
+	s, ok := f.settings[key]
+	return s, ok
+}
+
+// Config is a resolved MM2 dedicated-mode configuration.
+type Config struct {
+	// Aliases is `clusters`, in file order, without duplicates.
+	Aliases []string
+	// Clusters by alias.
+	Clusters map[string]*Cluster
+	// Flows are the herder pairs (after OnlyTargets), ordered by source
+	// then target in Aliases order.
+	Flows []*Flow
+	// Warnings, sorted by line.
+	Warnings []Warning
+	// NoEffect lists keys accepted without effect in kmirror, by line.
+	NoEffect []Note
+	// Settings holds every effective key of the file (after
+	// config-provider substitution), for dumps.
+	Settings map[string]Setting
+}
+
+type resolver struct {
+	o       Options
+	cfg     *Config
+	all     map[string]Setting
+	aliases map[string]bool
+
+	topConn   map[string]Setting // top-level connector keys
+	topClient map[string]Setting // top-level connection keys
+	topWorker map[string]Setting // top-level mapped worker keys
+	clusters  map[string]*clusterRaw
+	flows     map[[2]string]map[string]Setting
+	warned    map[string]bool
+}
+
+type clusterRaw struct {
+	client, worker     map[string]Setting
+	consumer, producer map[string]Setting
+	admin              map[string]Setting
+}
+
+// Resolve applies MM2's dedicated-mode rules (MirrorMakerConfig, spec 7
+// and 9.5) to the entries of a properties file. It returns an *[Error]
+// for a configuration that cannot run: no or empty `clusters`, a flow key
+// with equal source and target, an unknown --clusters alias, a bad
+// herder boolean, or a config-provider placeholder that cannot be
+// resolved.
+func Resolve(entries []Entry, o Options) (*Config, error) {
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
+	if o.ReadFile == nil {
+		o.ReadFile = os.ReadFile
+	}
+	r := &resolver{o: o, cfg: &Config{Clusters: map[string]*Cluster{}}, all: map[string]Setting{},
+		aliases: map[string]bool{}, topConn: map[string]Setting{}, topClient: map[string]Setting{},
+		topWorker: map[string]Setting{}, clusters: map[string]*clusterRaw{},
+		flows: map[[2]string]map[string]Setting{}, warned: map[string]bool{}}
+	count := map[string]int{}
+	for _, e := range entries {
+		count[e.Key]++
+		r.all[e.Key] = Setting{Key: e.Key, Value: e.Value, Line: e.Line}
+	}
+	for k, n := range count {
+		if n > 1 {
+			r.warn(k, r.all[k].Line, fmt.Sprintf("set %d times: the last one (line %d) wins, as in MM2", n, r.all[k].Line))
+		}
+	}
+	prov, warns, err := newProviders(r.all, &r.o)
+	if err != nil {
+		return nil, err
+	}
+	r.cfg.Warnings = append(r.cfg.Warnings, warns...)
+	for _, k := range sortedKeys(r.all) {
+		if strings.HasPrefix(k, "config.providers") {
+			continue
+		}
+		s, warns, err := prov.resolve(r.all[k])
+		if err != nil {
+			return nil, err
+		}
+		r.cfg.Warnings = append(r.cfg.Warnings, warns...)
+		r.all[k] = s
+	}
+	r.cfg.Settings = r.all
+
+	cs, ok := r.all["clusters"]
+	if !ok {
+		return nil, &Error{Key: "clusters", Reason: "required: list the cluster aliases, e.g. clusters = A, B"}
+	}
+	for _, a := range parseList(cs.Value) {
+		if a == "" {
+			return nil, &Error{Key: "clusters", Value: cs.Value, Line: cs.Line, Reason: "contains an empty alias"}
+		}
+		if r.aliases[a] {
+			r.warn("clusters", cs.Line, fmt.Sprintf("alias %s is listed twice", a))
+			continue
+		}
+		r.aliases[a] = true
+		r.cfg.Aliases = append(r.cfg.Aliases, a)
+		r.clusters[a] = &clusterRaw{client: map[string]Setting{}, worker: map[string]Setting{},
+			consumer: map[string]Setting{}, producer: map[string]Setting{}, admin: map[string]Setting{}}
+	}
+	if len(r.cfg.Aliases) == 0 {
+		return nil, &Error{Key: "clusters", Value: cs.Value, Line: cs.Line, Reason: "lists no cluster alias"}
+	}
+
+	// Classify keys in file order.
+	keys := sortedKeys(r.all)
+	sort.SliceStable(keys, func(i, j int) bool { return r.all[keys[i]].Line < r.all[keys[j]].Line })
+	for _, k := range keys {
+		if err := r.classify(r.all[k]); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.buildClusters(); err != nil {
+		return nil, err
+	}
+	if err := r.buildFlows(); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(r.cfg.Warnings, func(i, j int) bool {
+		if r.cfg.Warnings[i].Line != r.cfg.Warnings[j].Line {
+			return r.cfg.Warnings[i].Line < r.cfg.Warnings[j].Line
+		}
+		return r.cfg.Warnings[i].Key < r.cfg.Warnings[j].Key
+	})
+	sort.SliceStable(r.cfg.NoEffect, func(i, j int) bool { return r.cfg.NoEffect[i].Line < r.cfg.NoEffect[j].Line })
+	return r.cfg, nil
+}
+
+func (r *resolver) warn(key string, line int, msg string) {
+	id := key + "\x00" + msg
+	if r.warned[id] {
+		return
+	}
+	r.warned[id] = true
+	r.cfg.Warnings = append(r.cfg.Warnings, Warning{Key: key, Line: line, Message: msg})
+}
+
+func (r *resolver) noEffect(s Setting, reason string) {
+	r.cfg.NoEffect = append(r.cfg.NoEffect, Note{Key: s.Key, Line: s.Line, Reason: reason})
+}
+
+// pairOf finds the cluster pair of a flow key, preferring the longest
+// matching aliases.
+func (r *resolver) pairOf(key string) (src, dst, rest string, ok bool) {
+	best := -1
+	for _, s := range r.cfg.Aliases {
+		if !strings.HasPrefix(key, s+"->") {
+			continue
+		}
+		after := key[len(s)+2:]
+		for _, t := range r.cfg.Aliases {
+			if strings.HasPrefix(after, t+".") && len(s)+len(t) > best {
+				best = len(s) + len(t)
+				src, dst, rest, ok = s, t, after[len(t)+1:], true
+			}
+		}
+	}
+	return
+}
+
+// aliasOf finds the longest alias A with key = A + "." + rest.
+func (r *resolver) aliasOf(key string) (alias, rest string, ok bool) {
+	for _, a := range r.cfg.Aliases {
+		if strings.HasPrefix(key, a+".") && len(a) > len(alias) {
+			alias, rest, ok = a, key[len(a)+1:], true
+		}
+	}
+	return
+}
+
+func isRoleKey(k string) (role, rest string, ok bool) {
+	for _, p := range []string{"consumer", "producer", "admin"} {
+		if strings.HasPrefix(k, p+".") {
+			return p, k[len(p)+1:], true
+		}
+	}
+	return "", "", false
+}
+
+// meaningfulClusterKey reports whether rest (after "<alias>.") is a key
+// MM2 reads at cluster scope.
+func meaningfulClusterKey(rest string) bool {
+	if clientconf.IsConnectionKey(rest) || rest == "client.id" || workerMapped[rest] {
+		return true
+	}
+	if _, _, ok := isRoleKey(rest); ok {
+		return true
+	}
+	if _, ok := workerNoEffect[rest]; ok {
+		return true
+	}
+	_, ok := workerUnsupported[rest]
+	return ok
+}
+
+func isConnectorKey(k string) bool {
+	if contains(ConnectorKeys, k) {
+		return true
+	}
+	if _, ok := DeprecatedAliases[k]; ok {
+		return true
+	}
+	if _, ok := connectorNoEffect[k]; ok {
+		return true
+	}
+	_, ok := connectorUnsupported[k]
+	return ok || k == "source.cluster.alias" || k == "target.cluster.alias"
+}
+
+func isTopKey(k string) bool {
+	if k == "clusters" || strings.HasPrefix(k, "config.providers") || isConnectorKey(k) || clientconf.IsConnectionKey(k) {
+		return true
+	}
+	if _, ok := topNoEffect[k]; ok {
+		return true
+	}
+	for _, p := range workerPrefixes {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *resolver) classify(s Setting) error {
+	k := s.Key
+	if k == "clusters" || strings.HasPrefix(k, "config.providers") {
+		return nil
+	}
+	if strings.Contains(k, "->") {
+		return r.classifyFlow(s)
+	}
+	if alias, rest, ok := r.aliasOf(k); ok && (meaningfulClusterKey(rest) || !isTopKey(k)) {
+		r.classifyCluster(s, alias, rest)
+		return nil
+	}
+	r.classifyTop(s)
+	return nil
+}
+
+func (r *resolver) classifyFlow(s Setting) error {
+	src, dst, rest, ok := r.pairOf(s.Key)
+	if !ok {
+		msg := "no effect: the cluster pair is not made of aliases listed in clusters (" + strings.Join(r.cfg.Aliases, ", ") + ")"
+		if i := strings.Index(s.Key, "->"); i > 0 {
+			a := s.Key[:i]
+			if !r.aliases[a] {
+				if sug := clientconf.Suggest(a, r.cfg.Aliases); sug != "" {
+					msg += fmt.Sprintf("; did you mean %s?", sug)
+				}
+			}
+		}
+		r.warn(s.Key, s.Line, msg)
+		return nil
+	}
+	if src == dst {
+		return &Error{Key: s.Key, Value: s.Value, Line: s.Line, Reason: fmt.Sprintf("a flow needs two different clusters (source and target are both %s)", src)}
+	}
+	pair := [2]string{src, dst}
+	if r.flows[pair] == nil {
+		r.flows[pair] = map[string]Setting{}
+	}
+	r.flows[pair][rest] = s
+	prefix := src + "->" + dst + "."
+	switch {
+	case isConnectorKey(rest):
+		r.connectorKey(s, rest)
+	case isFlowClientKey(rest):
+		r.flowClientKey(s, src, dst, rest)
+	case clientconf.IsConnectionKey(rest):
+		r.warn(s.Key, s.Line, fmt.Sprintf("connection settings cannot be set per flow in kmirror: set %s.%s and/or %s.%s", src, rest, dst, rest))
+	case workerMapped[rest] || workerNoEffect[rest] != "" || workerUnsupported[rest] != "":
+		r.warn(s.Key, s.Line, fmt.Sprintf("a Connect worker setting has no effect per flow in MM2, nor in kmirror: set %s.%s (the target cluster)", dst, rest))
+	case notMM2[rest] != "":
+		r.warn(s.Key, s.Line, notMM2[rest])
+	default:
+		msg := "unknown flow setting: ignored"
+		if sug := clientconf.Suggest(rest, allFlowKeys()); sug != "" {
+			msg += fmt.Sprintf(" (did you mean %s%s?)", prefix, describeSuggestion(sug))
+		}
+		r.warn(s.Key, s.Line, msg)
+	}
+	return nil
+}
+
+// describeSuggestion names a deprecated alias together with its
+// replacement.
+func describeSuggestion(sug string) string {
+	if n, ok := DeprecatedAliases[sug]; ok {
+		return fmt.Sprintf("%s, or its deprecated spelling %s", n, sug)
+	}
+	return sug
+}
+
+// connectorKey handles a connector key at top level or per flow (rest is
+// the key without the flow prefix).
+func (r *resolver) connectorKey(s Setting, rest string) {
+	if n, ok := DeprecatedAliases[rest]; ok {
+		r.warn(s.Key, s.Line, fmt.Sprintf("deprecated spelling of %s (KIP-629), removed in Kafka 4.0, whose MM2 ignores it; kmirror honours it where %s is not set: rename it to %s", n, n, n))
+	}
+	if note, ok := connectorNoEffect[rest]; ok {
+		v := strings.TrimSpace(s.Value)
+		if (rest == "key.converter" || rest == "value.converter" || rest == "header.converter") && v != "" && v != byteArrayConverter {
+			r.warn(s.Key, s.Line, fmt.Sprintf("not supported: kmirror copies records unchanged, as %s does; %s is not applied", byteArrayConverter, v))
+			return
+		}
+		r.noEffect(s, note)
+		return
+	}
+	if u, ok := connectorUnsupported[rest]; ok {
+		v := strings.TrimSpace(s.Value)
+		if v == "" || v == u.def || (rest == "exactly.once.support" && strings.EqualFold(v, "requested")) {
+			r.noEffect(s, "default value")
+			return
+		}
+		r.warn(s.Key, s.Line, "not supported: "+u.note)
+		return
+	}
+	if rest == "source.cluster.alias" || rest == "target.cluster.alias" {
+		side := "source"
+		if rest == "target.cluster.alias" {
+			side = "target"
+		}
+		r.warn(s.Key, s.Line, fmt.Sprintf("MM2 copies %s=%s into the connectors of every flow it applies to, overriding the %s alias used in topic names "+
+			"(remote topics, offset-syncs and checkpoints topics) while the herders keep the aliases of clusters; "+
+			"kmirror names topics after the aliases in clusters and ignores this key: rename the cluster alias instead", rest, strings.TrimSpace(s.Value), side))
+		return
+	}
+	if IsBoolKey(rest) && rest != "enabled" && rest != "emit.heartbeats.enabled" && s.Value != strings.TrimSpace(s.Value) {
+		if v, err := ParseBool(s); err == nil {
+			r.warn(s.Key, s.Line, fmt.Sprintf("surrounding whitespace in a boolean: read as %v (trimmed, as MM2's connectors read it)", v))
+		}
+	}
+}
+
+// IsBoolKey reports whether a connector key is boolean.
+func IsBoolKey(k string) bool {
+	return k == "enabled" || strings.HasSuffix(k, ".enabled")
+}
+
+func (r *resolver) flowClientKey(s Setting, src, dst, rest string) {
+	switch {
+	case strings.HasPrefix(rest, "source.consumer.") || strings.HasPrefix(rest, "consumer."):
+		k := rest[strings.Index(rest, "consumer.")+len("consumer."):]
+		if contains(FlowSourceConsumerKeys, k) {
+			return
+		}
+		if strings.HasPrefix(rest, "consumer.override.") {
+			r.warn(s.Key, s.Line, "no effect in MM2 (consumer overrides apply to sink connectors) nor in kmirror")
+			return
+		}
+		r.warn(s.Key, s.Line, fmt.Sprintf("per-flow consumer settings are not supported (kmirror honours only %s per flow): set %s.consumer.%s, which applies to every flow reading %s",
+			strings.Join(FlowSourceConsumerKeys, ", "), src, k, src))
+	case strings.HasPrefix(rest, "producer.override."):
+		k := strings.TrimPrefix(rest, "producer.override.")
+		if contains(FlowTargetProducerKeys, k) {
+			return
+		}
+		r.warn(s.Key, s.Line, fmt.Sprintf("per-flow producer overrides are not supported (kmirror honours only %s per flow): set %s.producer.%s, which applies to every flow writing to %s",
+			strings.Join(FlowTargetProducerKeys, ", "), dst, k, dst))
+	case strings.HasPrefix(rest, "producer.") || strings.HasPrefix(rest, "target.producer.") || strings.HasPrefix(rest, "source.producer."):
+		k := rest[strings.Index(rest, "producer.")+len("producer."):]
+		r.warn(s.Key, s.Line, fmt.Sprintf("in MM2 this configures only the offset-syncs producer, not the producer of replicated records (that is %s->%s.producer.override.%s or %s.producer.%s); kmirror ignores it: set %s.producer.%s",
+			src, dst, k, dst, k, dst, k))
+	case strings.HasPrefix(rest, "admin.override."):
+		r.warn(s.Key, s.Line, "no effect in MM2 dedicated mode nor in kmirror")
+	default:
+		// admin., source.admin., target.admin., target.consumer.,
+		// source.cluster., target.cluster.
+		alias := src
+		if strings.HasPrefix(rest, "target.") {
+			alias = dst
+		}
+		k := rest
+		for _, p := range []string{"source.cluster.", "target.cluster.", "source.", "target."} {
+			k = strings.TrimPrefix(k, p)
+		}
+		r.warn(s.Key, s.Line, fmt.Sprintf("per-flow client settings are not supported by kmirror: set %s.%s, which applies to every flow using %s", alias, k, alias))
+	}
+}
+
+func (r *resolver) classifyCluster(s Setting, alias, rest string) {
+	c := r.clusters[alias]
+	switch {
+	case clientconf.IsConnectionKey(rest) || rest == "client.id":
+		c.client[rest] = s
+	case strings.HasPrefix(rest, "consumer."):
+		c.consumer[strings.TrimPrefix(rest, "consumer.")] = s
+	case strings.HasPrefix(rest, "producer."):
+		c.producer[strings.TrimPrefix(rest, "producer.")] = s
+	case strings.HasPrefix(rest, "admin."):
+		c.admin[strings.TrimPrefix(rest, "admin.")] = s
+	case workerMapped[rest]:
+		c.worker[rest] = s
+	case workerUnsupported[rest] != "":
+		if rest == "exactly.once.source.support" && strings.EqualFold(strings.TrimSpace(s.Value), "disabled") {
+			r.noEffect(s, "default value")
+			return
+		}
+		r.warn(s.Key, s.Line, "not supported: "+workerUnsupported[rest])
+	case workerNoEffect[rest] != "":
+		r.noEffect(s, workerNoEffect[rest])
+	case isConnectorKey(rest):
+		r.warn(s.Key, s.Line, fmt.Sprintf("no effect: MM2 reads %s only at top level or per flow (e.g. %s), not per cluster; kmirror does the same", rest, r.exampleFlowKey(alias, rest)))
+	case notMM2[rest] != "":
+		r.warn(s.Key, s.Line, notMM2[rest])
+	default:
+		msg := "unknown cluster setting: ignored"
+		if clientconf.KnownKey(clientconf.Consumer, rest) || clientconf.KnownKey(clientconf.Producer, rest) || clientconf.KnownKey(clientconf.Admin, rest) {
+			msg = fmt.Sprintf("MM2 passes only connection settings (bootstrap.servers, security.protocol, ssl.*, sasl.*) from %s.* to clients: use %s.consumer.%s, %s.producer.%s or %s.admin.%s", alias, alias, rest, alias, rest, alias, rest)
+		} else if sug := clientconf.Suggest(rest, allClusterKeys()); sug != "" {
+			msg += fmt.Sprintf(" (did you mean %s.%s?)", alias, sug)
+		}
+		r.warn(s.Key, s.Line, msg)
+	}
+}
+
+// exampleFlowKey names a flow key for alias as source, for messages.
+func (r *resolver) exampleFlowKey(alias, rest string) string {
+	for _, t := range r.cfg.Aliases {
+		if t != alias {
+			return alias + "->" + t + "." + rest
+		}
+	}
+	return alias + "->X." + rest
+}
+
+func (r *resolver) classifyTop(s Setting) {
+	k := s.Key
+	switch {
+	case isConnectorKey(k):
+		r.topConn[k] = s
+		r.connectorKey(s, k)
+	case clientconf.IsConnectionKey(k):
+		r.topClient[k] = s
+	case k == "offset.storage.replication.factor":
+		r.topWorker[k] = s
+	case workerUnsupported[k] != "" && strings.HasPrefix(k, "offset.storage"):
+		r.warn(k, s.Line, "not supported: "+workerUnsupported[k])
+	case topNoEffect[k] != "":
+		r.noEffect(s, topNoEffect[k])
+	case k == "offset.flush.interval.ms" || k == "offset.flush.timeout.ms":
+		r.warn(k, s.Line, fmt.Sprintf("ignored by MM2 at top level (Connect worker settings are read per target cluster): set <target>.%s, e.g. %s.%s; kmirror ignores it too", k, r.cfg.Aliases[len(r.cfg.Aliases)-1], k))
+	case k == "group.id":
+		r.warn(k, s.Line, "ignored by MM2 at top level (each herder's worker group is <target>.group.id, default <source>-mm2); kmirror has no worker group")
+	case k == "client.id":
+		r.warn(k, s.Line, "ignored by MM2 at top level: set <alias>.client.id")
+	case k == "exactly.once.source.support":
+		r.warn(k, s.Line, "ignored by MM2 at top level (set per target cluster), and not supported by kmirror, which replicates at least once")
+	case strings.HasPrefix(k, "producer.override.") || strings.HasPrefix(k, "consumer.override.") || strings.HasPrefix(k, "admin.override."):
+		r.warn(k, s.Line, "ignored by MM2 at top level (client overrides are connector settings: <source>-><target>.producer.override.*); for the replication producer set <target>.producer.*")
+	case isTopRoleKey(k):
+		role, rest, _ := isRoleKey(k)
+		r.warn(k, s.Line, fmt.Sprintf("ignored by MM2 at top level (top-level %s.* keys reach no client): set <alias>.%s.%s", role, role, rest))
+	case workerNoEffect[k] != "":
+		r.noEffect(s, workerNoEffect[k])
+	case notMM2[k] != "":
+		r.warn(k, s.Line, notMM2[k])
+	case clientconf.KnownKey(clientconf.Consumer, k) || clientconf.KnownKey(clientconf.Producer, k) || clientconf.KnownKey(clientconf.Admin, k):
+		r.warn(k, s.Line, fmt.Sprintf("ignored by MM2 at top level (only connection settings are shared by all clusters): set <alias>.consumer.%s, <alias>.producer.%s or <alias>.admin.%s", k, k, k))
+	default:
+		r.unknownTop(s)
+	}
+}
+
+func isTopRoleKey(k string) bool {
+	_, _, ok := isRoleKey(k)
+	return ok
+}
+
+func (r *resolver) unknownTop(s Setting) {
+	k := s.Key
+	// "<x>.<cluster key>" where x is not an alias: probably a misspelt
+	// or unlisted alias.
+	if i := strings.Index(k, "."); i > 0 && meaningfulClusterKey(k[i+1:]) && !isTopKey(k) {
+		prefix := k[:i]
+		msg := fmt.Sprintf("no effect: %s is not a cluster alias listed in clusters (%s)", prefix, strings.Join(r.cfg.Aliases, ", "))
+		if sug := clientconf.Suggest(prefix, r.cfg.Aliases); sug != "" {
+			msg += fmt.Sprintf("; did you mean %s.%s?", sug, k[i+1:])
+		}
+		r.warn(k, s.Line, msg)
+		return
+	}
+	msg := "unknown setting: ignored"
+	if sug := clientconf.Suggest(k, allTopKeys()); sug != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", describeSuggestion(sug))
+	}
+	r.warn(k, s.Line, msg)
+}
+
+func (r *resolver) buildClusters() error {
+	for _, a := range r.cfg.Aliases {
+		raw := r.clusters[a]
+		c := &Cluster{Alias: a, Client: map[string]Setting{}, Consumer: map[string]Setting{},
+			Producer: map[string]Setting{}, Admin: map[string]Setting{}, Worker: map[string]Setting{}}
+		for k, s := range raw.client {
+			c.Client[k] = s
+		}
+		for k, s := range r.topClient {
+			if _, ok := c.Client[k]; !ok {
+				c.Client[k] = s
+			}
+		}
+		for _, role := range []struct {
+			dst, src map[string]Setting
+		}{{c.Consumer, raw.consumer}, {c.Producer, raw.producer}, {c.Admin, raw.admin}} {
+			for k, s := range role.src {
+				role.dst[k] = s
+			}
+			for k, s := range c.Client {
+				if k == "client.id" {
+					continue
+				}
+				if _, ok := role.dst[k]; !ok {
+					role.dst[k] = s
+				}
+			}
+		}
+		for k, s := range raw.worker {
+			c.Worker[k] = s
+		}
+		for k, s := range r.topWorker {
+			if cs, ok := raw.worker[k]; ok && cs.Value != s.Value {
+				r.warn(cs.Key, cs.Line, fmt.Sprintf("overridden by the top-level %s (line %d), as in MM2's worker configuration", k, s.Line))
+			}
+			c.Worker[k] = s
+		}
+		r.cfg.Clusters[a] = c
+	}
+	return nil
+}
+
+func (r *resolver) buildFlows() error {
+	targets := map[string]bool{}
+	for _, t := range r.o.OnlyTargets {
+		if !r.aliases[t] {
+			return &Error{Key: "--clusters", Value: t, Reason: fmt.Sprintf("not an alias listed in clusters (%s)", strings.Join(r.cfg.Aliases, ", "))}
+		}
+		targets[t] = true
+	}
+	topEnabled, hasTopEnabled := r.topConn["enabled"]
+	topHB, hasTopHB := r.topConn["emit.heartbeats.enabled"]
+	var enabledByTop []string
+	for _, src := range r.cfg.Aliases {
+		for _, dst := range r.cfg.Aliases {
+			if src == dst {
+				continue
+			}
+			raw := r.flows[[2]string{src, dst}]
+			name := src + "->" + dst
+			flowEnabled := false
+			if s, ok := raw["enabled"]; ok {
+				v, err := r.herderBool(s)
+				if err != nil {
+					return err
+				}
+				flowEnabled = v
+			}
+			hb := true
+			hbSetting, hasHB := raw["emit.heartbeats.enabled"]
+			if !hasHB && hasTopHB {
+				hbSetting, hasHB = topHB, true
+			}
+			if hasHB {
+				v, err := r.herderBool(hbSetting)
+				if err != nil {
+					return err
+				}
+				hb = v
+			}
+			enabled := flowEnabled
+			if _, ok := raw["enabled"]; !ok && hasTopEnabled {
+				v, err := r.herderBool(topEnabled)
+				if err != nil {
+					return err
+				}
+				enabled = v
+			}
+			if !flowEnabled && !hb {
+				if len(raw) > 0 {
+					for _, k := range sortedKeys(raw) {
+						if k != "enabled" && k != "emit.heartbeats.enabled" {
+							s := raw[k]
+							r.warn(s.Key, s.Line, fmt.Sprintf("no effect: %s does not run (%s.enabled is not true and heartbeats are disabled, so MM2 creates no herder for it)", name, name))
+						}
+					}
+				}
+				continue
+			}
+			if len(targets) > 0 && !targets[dst] {
+				continue
+			}
+			if enabled && !flowEnabled {
+				enabledByTop = append(enabledByTop, name)
+			}
+			f := &Flow{Source: src, Target: dst, Enabled: enabled, Heartbeats: hb, settings: map[string]Setting{},
+				SourceConsumer: map[string]Setting{}, TargetProducer: map[string]Setting{}}
+			for k, s := range r.topConn {
+				f.settings[k] = s
+			}
+			for k, s := range raw {
+				if isConnectorKey(k) {
+					f.settings[k] = s
+				}
+			}
+			for old, n := range DeprecatedAliases {
+				o, hasOld := f.settings[old]
+				if !hasOld {
+					continue
+				}
+				if ns, hasNew := f.settings[n]; hasNew {
+					r.warn(o.Key, o.Line, fmt.Sprintf("ignored for %s because %s is set (line %d), as in MM2", name, ns.Key, ns.Line))
+				} else {
+					f.settings[n] = o
+				}
+				delete(f.settings, old)
+			}
+			sc, tc := r.clusters[src], r.clusters[dst]
+			for _, k := range FlowSourceConsumerKeys {
+				if s, ok := raw["source.consumer."+k]; ok {
+					f.SourceConsumer[k] = s
+				} else if s, ok := sc.consumer[k]; ok {
+					f.SourceConsumer[k] = s
+				} else if s, ok := raw["consumer."+k]; ok {
+					f.SourceConsumer[k] = s
+				}
+			}
+			for _, k := range FlowTargetProducerKeys {
+				if s, ok := raw["producer.override."+k]; ok {
+					f.TargetProducer[k] = s
+				} else if s, ok := tc.producer[k]; ok {
+					f.TargetProducer[k] = s
+				}
+			}
+			r.cfg.Flows = append(r.cfg.Flows, f)
+		}
+	}
+	if hasTopEnabled {
+		if len(enabledByTop) > 0 {
+			r.warn("enabled", topEnabled.Line, fmt.Sprintf("a top-level enabled=true is copied by MM2 into every flow's connectors, so it enables every cluster pair that has a herder: %s (set <source>-><target>.enabled per flow instead)", strings.Join(enabledByTop, ", ")))
+		} else {
+			r.noEffect(topEnabled, "every flow sets its own enabled")
+		}
+	}
+	return nil
+}
+
+// herderBool parses enabled / emit.heartbeats.enabled, which MM2 reads
+// twice: with Boolean.parseBoolean for herder creation (no trimming, so
+// "true " is false) and trimmed by its connectors. kmirror trims and
+// warns where the two MM2 readings differ.
+func (r *resolver) herderBool(s Setting) (bool, error) {
+	v, err := ParseBool(s)
+	if err != nil {
+		return false, err
+	}
+	raw := strings.EqualFold(s.Value, "true")
+	if raw != v {
+		r.warn(s.Key, s.Line, fmt.Sprintf("trailing or leading whitespace: kmirror reads %q as %v; MM2 reads it as %v when deciding which herders exist (Boolean.parseBoolean, untrimmed) and as %v in its connectors (trimmed), so MM2 may run or skip this pair inconsistently",
+			s.Value, v, raw, v))
+	}
+	return v, nil
+}
+
+// ParseBool parses a boolean setting as Kafka's ConfigDef does: trimmed,
+// case-insensitive "true" or "false"; anything else is an *[Error].
+func ParseBool(s Setting) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(s.Value)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, &Error{Key: s.Key, Value: s.Value, Line: s.Line, Reason: "must be true or false"}
+}
+
+// parseList is Kafka's LIST parsing (see clientconf.ParseList).
+func parseList(v string) []string { return clientconf.ParseList(v) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

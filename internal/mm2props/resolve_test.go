@@ -1,0 +1,533 @@
+package mm2props
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func resolve(t *testing.T, text string, o Options) *Config {
+	t.Helper()
+	c, err := tryResolve(text, o)
+	if err != nil {
+		t.Fatalf("Resolve: %v", err)
+	}
+	return c
+}
+
+func tryResolve(text string, o Options) (*Config, error) {
+	es, err := ParseString(text)
+	if err != nil {
+		return nil, err
+	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = func(string) (string, bool) { return "", false }
+	}
+	return Resolve(es, o)
+}
+
+// flowSummary is a compact view of the herder pairs.
+type flowSummary struct {
+	Name       string
+	Enabled    bool
+	Heartbeats bool
+}
+
+func flows(c *Config) []flowSummary {
+	var out []flowSummary
+	for _, f := range c.Flows {
+		out = append(out, flowSummary{f.Name(), f.Enabled, f.Heartbeats})
+	}
+	return out
+}
+
+func warnings(c *Config) []string {
+	var out []string
+	for _, w := range c.Warnings {
+		out = append(out, w.Key+": "+w.Message)
+	}
+	return out
+}
+
+func hasWarning(c *Config, key, substr string) bool {
+	for _, w := range c.Warnings {
+		if w.Key == key && strings.Contains(w.Message, substr) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestHerderPairs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   string
+		o    Options
+		want []flowSummary
+	}{
+		{"one-way flow plus heartbeat herder (spec 7)", "clusters=A,B\nA->B.enabled=true",
+			Options{}, []flowSummary{{"A->B", true, true}, {"B->A", false, true}}},
+		{"heartbeats off: only enabled pairs", "clusters=A,B\nA->B.enabled=true\nemit.heartbeats.enabled=false",
+			Options{}, []flowSummary{{"A->B", true, false}}},
+		{"flow heartbeats override", "clusters=A,B\nA->B.enabled=true\nA->B.emit.heartbeats.enabled=false\n",
+			Options{}, []flowSummary{{"A->B", true, false}, {"B->A", false, true}}},
+		{"per-flow heartbeats on over top-level off", "clusters=A,B\nemit.heartbeats.enabled=false\nB->A.emit.heartbeats.enabled=true",
+			Options{}, []flowSummary{{"B->A", false, true}}},
+		{"enabled false and no heartbeats: no herder", "clusters=A,B\nA->B.enabled=false\nemit.heartbeats.enabled=false", Options{}, nil},
+		{"three clusters, --clusters B", "clusters=A,B,C\nA->B.enabled=true\nC->A.enabled=true",
+			Options{OnlyTargets: []string{"B"}}, []flowSummary{{"A->B", true, true}, {"C->B", false, true}}},
+		{"top-level enabled=true enables every herder", "clusters=A,B\nenabled=true\nemit.heartbeats.enabled=false\nA->B.enabled=true",
+			Options{}, []flowSummary{{"A->B", true, false}}},
+		{"top-level enabled=true with heartbeats", "clusters=A,B\nenabled=true",
+			Options{}, []flowSummary{{"A->B", true, true}, {"B->A", true, true}}},
+		{"flow enabled=false beats top-level enabled=true", "clusters=A,B\nenabled=true\nB->A.enabled=false",
+			Options{}, []flowSummary{{"A->B", true, true}, {"B->A", false, true}}},
+		{"trailing space and case", "clusters=A,B\nA->B.enabled = TRUE \nemit.heartbeats.enabled=false",
+			Options{}, []flowSummary{{"A->B", true, false}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := resolve(t, tc.in, tc.o)
+			if diff := cmp.Diff(tc.want, flows(c)); diff != "" {
+				t.Errorf("flows (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTopLevelEnabledWarns(t *testing.T) {
+	c := resolve(t, "clusters=A,B\nenabled=true", Options{})
+	if !hasWarning(c, "enabled", "enables every cluster pair that has a herder: A->B, B->A") {
+		t.Errorf("warnings %q", warnings(c))
+	}
+}
+
+func TestHerderBooleanWhitespace(t *testing.T) {
+	// Case B37: MM2's herder set-up reads "true " as false; kmirror trims
+	// and says so.
+	c := resolve(t, "clusters=A,B\nA->B.enabled = true \nemit.heartbeats.enabled=false", Options{})
+	if !hasWarning(c, "A->B.enabled", `kmirror reads "true " as true; MM2 reads it as false when deciding which herders exist`) {
+		t.Errorf("warnings %q", warnings(c))
+	}
+	// Other booleans: MM2's connectors trim too; a milder warning.
+	c = resolve(t, "clusters=A,B\nrefresh.topics.enabled=false \nA->B.enabled=true", Options{})
+	if !hasWarning(c, "refresh.topics.enabled", "read as false (trimmed, as MM2's connectors read it)") {
+		t.Errorf("warnings %q", warnings(c))
+	}
+	if _, err := tryResolve("clusters=A,B\nA->B.enabled=yes", Options{}); err == nil || !strings.Contains(err.Error(), "A->B.enabled") {
+		t.Errorf("enabled=yes: %v", err)
+	}
+}
+
+func TestFlowSettingsPrecedence(t *testing.T) {
+	c := resolve(t, `clusters=A,B
+topics=top.*
+A->B.topics=flow.*
+groups.exclude=g1
+topics.blacklist=old.*
+B->A.topics.exclude=new.*
+config.properties.blacklist=x
+A->B.config.properties.exclude=y
+A->B.enabled=true
+B->A.enabled=true
+`, Options{})
+	get := func(flow, key string) string {
+		for _, f := range c.Flows {
+			if f.Name() == flow {
+				s, ok := f.Get(key)
+				if !ok {
+					return "<unset>"
+				}
+				return s.Key + "=" + s.Value
+			}
+		}
+		return "<no flow>"
+	}
+	got := map[string]string{
+		"A->B topics":                    get("A->B", "topics"),
+		"B->A topics":                    get("B->A", "topics"),
+		"A->B topics.exclude":            get("A->B", "topics.exclude"),
+		"B->A topics.exclude":            get("B->A", "topics.exclude"),
+		"A->B topics.blacklist":          get("A->B", "topics.blacklist"),
+		"A->B config.properties.exclude": get("A->B", "config.properties.exclude"),
+		"B->A config.properties.exclude": get("B->A", "config.properties.exclude"),
+		"A->B groups.exclude":            get("A->B", "groups.exclude"),
+	}
+	want := map[string]string{
+		"A->B topics":                    "A->B.topics=flow.*",
+		"B->A topics":                    "topics=top.*",
+		"A->B topics.exclude":            "topics.blacklist=old.*",
+		"B->A topics.exclude":            "B->A.topics.exclude=new.*",
+		"A->B topics.blacklist":          "<unset>",
+		"A->B config.properties.exclude": "A->B.config.properties.exclude=y",
+		"B->A config.properties.exclude": "config.properties.blacklist=x",
+		"A->B groups.exclude":            "groups.exclude=g1",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if !hasWarning(c, "topics.blacklist", "deprecated spelling of topics.exclude (KIP-629), removed in Kafka 4.0") {
+		t.Errorf("no deprecation warning: %q", warnings(c))
+	}
+	if !hasWarning(c, "topics.blacklist", "ignored for B->A because B->A.topics.exclude is set") {
+		t.Errorf("no shadowing warning: %q", warnings(c))
+	}
+}
+
+func TestClusterClientSettings(t *testing.T) {
+	// Case B40: per-cluster security wins over top-level defaults, for
+	// every client role.
+	c := resolve(t, `clusters=src,dst
+security.protocol=SASL_SSL
+sasl.mechanism=SCRAM-SHA-512
+sasl.jaas.config=dst-credentials
+src.security.protocol=PLAINTEXT
+src.bootstrap.servers=s:9092
+dst.bootstrap.servers=d:9092
+src.consumer.isolation.level=read_committed
+dst.producer.security.protocol=SSL
+dst.client.id=mirror-dst
+src->dst.enabled=true
+`, Options{})
+	val := func(m map[string]Setting) map[string]string {
+		out := map[string]string{}
+		for k, s := range m {
+			out[k] = s.Value + " <- " + s.Key
+		}
+		return out
+	}
+	src, dst := c.Clusters["src"], c.Clusters["dst"]
+	wantSrc := map[string]string{
+		"bootstrap.servers": "s:9092 <- src.bootstrap.servers", "security.protocol": "PLAINTEXT <- src.security.protocol",
+		"sasl.mechanism": "SCRAM-SHA-512 <- sasl.mechanism", "sasl.jaas.config": "dst-credentials <- sasl.jaas.config",
+	}
+	if diff := cmp.Diff(wantSrc, val(src.Client)); diff != "" {
+		t.Errorf("src client (-want +got):\n%s", diff)
+	}
+	wantSrcConsumer := map[string]string{"isolation.level": "read_committed <- src.consumer.isolation.level"}
+	for k, v := range wantSrc {
+		wantSrcConsumer[k] = v
+	}
+	for _, role := range []map[string]Setting{src.Consumer, src.Admin, src.Producer} {
+		if got := val(role)["security.protocol"]; got != "PLAINTEXT <- src.security.protocol" {
+			t.Errorf("src role protocol %q", got)
+		}
+	}
+	if diff := cmp.Diff(wantSrcConsumer, val(src.Consumer)); diff != "" {
+		t.Errorf("src consumer (-want +got):\n%s", diff)
+	}
+	if got := val(dst.Producer)["security.protocol"]; got != "SSL <- dst.producer.security.protocol" {
+		t.Errorf("dst producer protocol %q", got)
+	}
+	if got := val(dst.Admin)["security.protocol"]; got != "SASL_SSL <- security.protocol" {
+		t.Errorf("dst admin protocol %q", got)
+	}
+	if got := val(dst.Client)["client.id"]; got != "mirror-dst <- dst.client.id" {
+		t.Errorf("dst client.id %q", got)
+	}
+	if _, ok := dst.Consumer["client.id"]; ok {
+		t.Error("client.id copied into a role (MM2 copies connection keys only)")
+	}
+}
+
+func TestFlowClientSettings(t *testing.T) {
+	c := resolve(t, `clusters=S,T
+S->T.enabled=true
+S.consumer.auto.offset.reset=latest
+S->T.consumer.auto.offset.reset=earliest
+S->T.consumer.isolation.level=read_committed
+S->T.source.consumer.fetch.max.bytes=1000
+S.consumer.fetch.max.bytes=2000
+T.producer.buffer.memory=3000
+S->T.producer.override.buffer.memory=4000
+S->T.producer.override.acks=1
+S->T.producer.acks=all
+S->T.consumer.max.poll.records=10
+emit.heartbeats.enabled=false
+`, Options{})
+	f := c.Flows[0]
+	got := map[string]string{}
+	for k, s := range f.SourceConsumer {
+		got["consumer "+k] = s.Key
+	}
+	for k, s := range f.TargetProducer {
+		got["producer "+k] = s.Key
+	}
+	want := map[string]string{
+		"consumer auto.offset.reset": "S.consumer.auto.offset.reset",
+		"consumer isolation.level":   "S->T.consumer.isolation.level",
+		"consumer fetch.max.bytes":   "S->T.source.consumer.fetch.max.bytes",
+		"producer buffer.memory":     "S->T.producer.override.buffer.memory",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	for key, substr := range map[string]string{
+		"S->T.producer.override.acks":    "set T.producer.acks",
+		"S->T.producer.acks":             "only the offset-syncs producer",
+		"S->T.consumer.max.poll.records": "set S.consumer.max.poll.records",
+	} {
+		if !hasWarning(c, key, substr) {
+			t.Errorf("no warning %q for %s: %q", substr, key, warnings(c))
+		}
+	}
+}
+
+func TestWorkerSettings(t *testing.T) {
+	c := resolve(t, `clusters=A,B
+A->B.enabled=true
+B.offset.flush.interval.ms=10000
+offset.flush.interval.ms=1
+B.offset.storage.replication.factor=2
+offset.storage.replication.factor=3
+`, Options{})
+	b := c.Clusters["B"]
+	if got := b.Worker["offset.flush.interval.ms"]; got.Key != "B.offset.flush.interval.ms" {
+		t.Errorf("offset.flush.interval.ms from %q", got.Key)
+	}
+	// MM2's workerConfig copies top-level offset.storage.* over the
+	// cluster's (putAll).
+	if got := b.Worker["offset.storage.replication.factor"]; got.Key != "offset.storage.replication.factor" || got.Value != "3" {
+		t.Errorf("offset.storage.replication.factor = %+v", got)
+	}
+	if !hasWarning(c, "offset.flush.interval.ms", "ignored by MM2 at top level") {
+		t.Errorf("warnings %q", warnings(c))
+	}
+	if !hasWarning(c, "B.offset.storage.replication.factor", "overridden by the top-level offset.storage.replication.factor") {
+		t.Errorf("warnings %q", warnings(c))
+	}
+}
+
+// TestCaseB37TyposAndDeprecatedKeys: misspelt and deprecated keys produce
+// warnings naming the valid key; nothing is silently ignored.
+func TestCaseB37TyposAndDeprecatedKeys(t *testing.T) {
+	c := resolve(t, `clusters source, target
+---%<---
+task.max = 2
+sync.topics.configs.enabled = true
+topic.blacklist = .*\.internal
+topics.blacklist = foo.*
+config.storage.replication.factor: 1
+source->target.enabled = true
+topics=orders
+`, Options{})
+	want := []string{
+		"---%<---: unknown setting: ignored",
+		"task.max: unknown setting: ignored (did you mean tasks.max?)",
+		"sync.topics.configs.enabled: unknown setting: ignored (did you mean sync.topic.configs.enabled?)",
+		"topic.blacklist: unknown setting: ignored (did you mean topics.exclude, or its deprecated spelling topics.blacklist?)",
+		"topics.blacklist: deprecated spelling of topics.exclude (KIP-629), removed in Kafka 4.0, whose MM2 ignores it; kmirror honours it where topics.exclude is not set: rename it to topics.exclude",
+	}
+	if diff := cmp.Diff(want, warnings(c)); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"source", "target"}, c.Aliases); diff != "" {
+		t.Error(diff)
+	}
+	for _, f := range c.Flows {
+		if s, _ := f.Get("topics.exclude"); s.Value != "foo.*" {
+			t.Errorf("%s topics.exclude = %q", f.Name(), s.Value)
+		}
+	}
+}
+
+func TestScopeWarnings(t *testing.T) {
+	c := resolve(t, `clusters=primary,secondary
+primary->secondary.enabled=true
+primay.bootstrap.servers=x:1
+primary.checkpoints.topic.replication.factor=1
+primary.batch.size=10
+primary.bootstrap.server=x:1
+primary->secondry.topics=a
+primary->secondary.topics.auto.create=true
+primary->secondary.tpoics=a
+primary->secondary.offset.flush.interval.ms=10
+producer.linger.ms=5
+consumer.poll.timeout.ms=100
+linger.ms=5
+group.id=g
+source.cluster.alias=site-a
+transforms=x
+topic.filter.class=com.example.Filter
+topic.filter.class.unused=1
+exactly.once.support=required
+primary.exactly.once.source.support=enabled
+key.converter=org.apache.kafka.connect.storage.StringConverter
+`, Options{})
+	for key, substr := range map[string]string{
+		"primay.bootstrap.servers":                     "primay is not a cluster alias listed in clusters (primary, secondary); did you mean primary.bootstrap.servers?",
+		"primary.checkpoints.topic.replication.factor": "MM2 reads checkpoints.topic.replication.factor only at top level or per flow (e.g. primary->secondary.checkpoints.topic.replication.factor)",
+		"primary.batch.size":                           "use primary.consumer.batch.size, primary.producer.batch.size or primary.admin.batch.size",
+		"primary->secondry.topics":                     "not made of aliases listed in clusters",
+		"primary->secondary.topics.auto.create":        "not an MM2 setting",
+		"primary->secondary.tpoics":                    "did you mean primary->secondary.topics?",
+		"primary->secondary.offset.flush.interval.ms":  "set secondary.offset.flush.interval.ms",
+		"producer.linger.ms":                           "ignored by MM2 at top level (top-level producer.* keys reach no client): set <alias>.producer.linger.ms",
+		"linger.ms":                                    "ignored by MM2 at top level",
+		"group.id":                                     "ignored by MM2 at top level",
+		"source.cluster.alias":                         "overriding the source alias used in topic names",
+		"transforms":                                   "Single Message Transforms cannot run in kmirror",
+		"topic.filter.class":                           "custom topic filters cannot run in kmirror",
+		"exactly.once.support":                         "at least once",
+		"primary.exactly.once.source.support":          "at least once",
+		"key.converter":                                "kmirror copies records unchanged",
+	} {
+		if !hasWarning(c, key, substr) {
+			t.Errorf("no warning %q for %s:\n%s", substr, key, strings.Join(warnings(c), "\n"))
+		}
+	}
+	if !hasWarning(c, "primary.bootstrap.server", "did you mean primary.bootstrap.servers?") {
+		t.Errorf("no suggestion for primary.bootstrap.server: %q", warnings(c))
+	}
+	// consumer.poll.timeout.ms is an MM2 connector key without effect.
+	if hasWarning(c, "consumer.poll.timeout.ms", "") {
+		t.Error("consumer.poll.timeout.ms warned")
+	}
+	var noEffect []string
+	for _, n := range c.NoEffect {
+		noEffect = append(noEffect, n.Key)
+	}
+	if !strings.Contains(strings.Join(noEffect, ","), "consumer.poll.timeout.ms") {
+		t.Errorf("no-effect keys %q", noEffect)
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	for _, tc := range []struct {
+		in, o, key, want string
+	}{
+		{"topics=a", "", "clusters", "required"},
+		{"clusters=", "", "clusters", "lists no cluster alias"},
+		{"clusters=A,,B", "", "clusters", "empty alias"},
+		{"clusters=A,B\nA->A.enabled=true", "", "A->A.enabled", "two different clusters"},
+		{"clusters=A,B\nA->B.enabled=true", "C", "--clusters", "not an alias"},
+		{"clusters=A,B\nemit.heartbeats.enabled=maybe", "", "emit.heartbeats.enabled", "must be true or false"},
+		{"clusters=A,B\nA.bootstrap.servers=${env:NOPE}\nconfig.providers=env\nconfig.providers.env.class=" + EnvVarConfigProvider, "", "A.bootstrap.servers", "environment variable NOPE is not set"},
+		{"clusters=A,B\nconfig.providers=vault", "", "config.providers.vault.class", "has no class"},
+	} {
+		o := Options{}
+		if tc.o != "" {
+			o.OnlyTargets = []string{tc.o}
+		}
+		_, err := tryResolve(tc.in, o)
+		var e *Error
+		if !errors.As(err, &e) || e.Key != tc.key || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want key %s and %q", tc.in, err, tc.key, tc.want)
+		}
+	}
+}
+
+func TestConfigProviders(t *testing.T) {
+	dir := t.TempDir()
+	secrets := filepath.Join(dir, "secrets.properties")
+	os.WriteFile(secrets, []byte("password = from-file\\\n  -continued\nuser=mm2\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "token"), []byte("dir-value"), 0o600)
+	env := map[string]string{"SRC": "src.example.com:9092", "SECRET_PW": "env-pw", "OTHER": "x"}
+	o := Options{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+	c := resolve(t, `clusters=A,B
+config.providers = env , file,dir
+config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider
+config.providers.env.param.allowlist.pattern=SRC|SECRET_.*
+config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider
+config.providers.dir.class=org.apache.kafka.common.config.provider.DirectoryConfigProvider
+A.bootstrap.servers=${env:SRC}
+A.sasl.jaas.config=x required username="${file:`+secrets+`:user}" password="${file:`+secrets+`:password}";
+B.sasl.jaas.config=x required password="${env:SECRET_PW}" other="${vault:path:key}";
+B.ssl.key.password=${dir:`+dir+`:token}
+A->B.enabled=true
+`, o)
+	got := map[string]string{}
+	for _, k := range []string{"A.bootstrap.servers", "A.sasl.jaas.config", "B.sasl.jaas.config", "B.ssl.key.password"} {
+		got[k] = c.Settings[k].Value
+	}
+	want := map[string]string{
+		"A.bootstrap.servers": "src.example.com:9092",
+		"A.sasl.jaas.config":  `x required username="mm2" password="from-file-continued";`,
+		"B.sasl.jaas.config":  `x required password="env-pw" other="${vault:path:key}";`,
+		"B.ssl.key.password":  "dir-value",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if !hasWarning(c, "B.sasl.jaas.config", `config provider "vault" is not declared`) {
+		t.Errorf("warnings %q", warnings(c))
+	}
+	for _, tc := range []struct{ line, want string }{
+		{"A.bootstrap.servers=${env:OTHER}", "not matched by config.providers.env.param.allowlist.pattern"},
+		{"A.bootstrap.servers=${env:p:SRC}", "EnvVarConfigProvider takes no path"},
+		{"A.bootstrap.servers=${file:" + secrets + ":nope}", "has no key nope"},
+		{"A.bootstrap.servers=${file::x}", "needs a path"},
+	} {
+		_, err := tryResolve(`clusters=A,B
+config.providers=env,file
+config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider
+config.providers.env.param.allowlist.pattern=SRC|SECRET_.*
+config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider
+config.providers.file.param.allowed.paths=`+dir+`
+`+tc.line, o)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.line, err, tc.want)
+		}
+	}
+	_, err := tryResolve("clusters=A\nconfig.providers=file\nconfig.providers.file.class="+FileConfigProvider+
+		"\nconfig.providers.file.param.allowed.paths=/nonexistent\nA.x=${file:"+secrets+":user}", o)
+	if err == nil || !strings.Contains(err.Error(), "allowed.paths") {
+		t.Errorf("allowed.paths: %v", err)
+	}
+	// Without config.providers, placeholders stay literal (MM2 does the same).
+	c = resolve(t, "clusters=A,B\nA.bootstrap.servers=${env:SRC}\nconfig.providers.env.class="+EnvVarConfigProvider, o)
+	if v := c.Settings["A.bootstrap.servers"].Value; v != "${env:SRC}" {
+		t.Errorf("undeclared provider resolved to %q", v)
+	}
+	if !hasWarning(c, "config.providers.env.class", "config.providers is not set") {
+		t.Errorf("warnings %q", warnings(c))
+	}
+}
+
+func TestDuplicateKeys(t *testing.T) {
+	c := resolve(t, "clusters=A,B\ntopics=a\ntopics=b\nA->B.enabled=true", Options{})
+	if s, _ := c.Flows[0].Get("topics"); s.Value != "b" || s.Line != 3 {
+		t.Errorf("topics = %+v", s)
+	}
+	if !hasWarning(c, "topics", "set 2 times: the last one (line 3) wins") {
+		t.Errorf("warnings %q", warnings(c))
+	}
+}
+
+func TestLongestAliasMatch(t *testing.T) {
+	c := resolve(t, "clusters=a,a.b,c\na.b.bootstrap.servers=x:1\na.bootstrap.servers=y:1\na.b->c.enabled=true\nemit.heartbeats.enabled=false", Options{})
+	if got := c.Clusters["a.b"].Client["bootstrap.servers"].Value; got != "x:1" {
+		t.Errorf("a.b bootstrap %q", got)
+	}
+	if got := c.Clusters["a"].Client["bootstrap.servers"].Value; got != "y:1" {
+		t.Errorf("a bootstrap %q", got)
+	}
+	if diff := cmp.Diff([]flowSummary{{"a.b->c", true, false}}, flows(c)); diff != "" {
+		t.Error(diff)
+	}
+}
+
+func FuzzResolve(f *testing.F) {
+	f.Add("clusters=A,B\nA->B.enabled=true\ntopics=x")
+	f.Add("clusters=A,B\nconfig.providers=env\nconfig.providers.env.class=" + EnvVarConfigProvider + "\nA.x=${env:Y}")
+	f.Add("clusters=a,a.b\na.b->a.enabled= true\nenabled=true")
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := tryResolve(s, Options{ReadFile: func(string) ([]byte, error) { return nil, os.ErrNotExist }})
+		if err != nil {
+			var e *Error
+			var se *SyntaxError
+			if !errors.As(err, &e) && !errors.As(err, &se) {
+				t.Fatalf("error %T %v", err, err)
+			}
+			return
+		}
+		for _, f := range c.Flows {
+			if f.Source == f.Target || c.Clusters[f.Source] == nil || c.Clusters[f.Target] == nil {
+				t.Fatalf("bad flow %s", f.Name())
+			}
+		}
+	})
+}
