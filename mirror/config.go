@@ -1,0 +1,443 @@
+package mirror
+
+import (
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/policy"
+)
+
+// Defaults of the flow settings. Where a default differs from Apache MM2's,
+// the comment says so and why.
+const (
+	// DefaultRefreshTopicsInterval is refresh.topics.interval.seconds (MM2: 600 s).
+	DefaultRefreshTopicsInterval = 600 * time.Second
+	// DefaultSyncTopicConfigsInterval is sync.topic.configs.interval.seconds (MM2: 600 s).
+	DefaultSyncTopicConfigsInterval = 600 * time.Second
+	// DefaultSyncTopicACLsInterval is sync.topic.acls.interval.seconds (MM2: 600 s).
+	DefaultSyncTopicACLsInterval = 600 * time.Second
+	// DefaultOffsetFlushInterval is offset.flush.interval.ms. kmirror
+	// defaults to 5 s where Connect defaults to 60 s: it bounds the records
+	// replicated twice after a crash (at most the records acknowledged
+	// within one interval) and how stale the time-based offset sync can be.
+	DefaultOffsetFlushInterval = 5 * time.Second
+	// DefaultEmitCheckpointsInterval is emit.checkpoints.interval.seconds (MM2: 60 s).
+	DefaultEmitCheckpointsInterval = 60 * time.Second
+	// DefaultSyncGroupOffsetsInterval is sync.group.offsets.interval.seconds (MM2: 60 s).
+	DefaultSyncGroupOffsetsInterval = 60 * time.Second
+	// DefaultRefreshGroupsInterval is refresh.groups.interval.seconds (MM2: 600 s).
+	DefaultRefreshGroupsInterval = 600 * time.Second
+	// DefaultEmitHeartbeatsInterval is emit.heartbeats.interval.seconds (MM2: 1 s).
+	DefaultEmitHeartbeatsInterval = time.Second
+	// DefaultAdminTimeout is admin.timeout.ms (MM2: 60000 ms).
+	DefaultAdminTimeout = 60 * time.Second
+	// DefaultOffsetLagMax is offset.lag.max (MM2: 100 records).
+	DefaultOffsetLagMax = 100
+	// OffsetLagMaxEveryRecord, as FlowConfig.OffsetLagMax, emits an offset
+	// sync for every replicated record: MM2's offset.lag.max=0 (0 in
+	// FlowConfig means "the default").
+	OffsetLagMaxEveryRecord = -1
+	// DefaultMaxBufferedBytes bounds the bytes of records a flow holds in
+	// its target producer's buffer (kgo.MaxBufferedBytes): 32 MiB.
+	DefaultMaxBufferedBytes = 32 << 20
+	// DefaultFetchMaxBytes bounds one fetch response of a flow's source
+	// consumer (kgo.FetchMaxBytes): 16 MiB. kgo may buffer one response per
+	// source broker, so a flow holds at most about
+	// brokers × FetchMaxBytes + MaxBufferedBytes of record data.
+	DefaultFetchMaxBytes = 16 << 20
+	// DefaultFetchMaxPartitionBytes bounds the bytes fetched per partition
+	// per request (kgo.FetchMaxPartitionBytes, max.partition.fetch.bytes): 1 MiB.
+	DefaultFetchMaxPartitionBytes = 1 << 20
+)
+
+// Default filter lists of MM2 (spec section 4.1). Each entry is a regular
+// expression that must match a whole name.
+var (
+	// DefaultTopicsExclude is topics.exclude's default.
+	DefaultTopicsExclude = []string{`.*[\-\.]internal`, `.*\.replica`, `__.*`}
+	// DefaultGroupsExclude is groups.exclude's default.
+	DefaultGroupsExclude = []string{`console-consumer-.*`, `connect-.*`, `__.*`}
+	// DefaultConfigPropertiesExclude is config.properties.exclude's default:
+	// topic configs never copied to remote topics.
+	DefaultConfigPropertiesExclude = []string{
+		`follower\.replication\.throttled\.replicas`,
+		`leader\.replication\.throttled\.replicas`,
+		`message\.timestamp\.difference\.max\.ms`,
+		`message\.timestamp\.type`,
+		`unclean\.leader\.election\.enable`,
+		`min\.insync\.replicas`,
+	}
+)
+
+// GapPolicy says what a flow does when the source no longer has records it
+// has not replicated yet (retention deleted them, or the topic was deleted
+// and re-created). Compaction holes and transaction markers are not gaps.
+type GapPolicy int
+
+const (
+	// GapContinue reports the gap (status, metric, log with the offsets)
+	// and continues from the earliest available record. The default.
+	GapContinue GapPolicy = iota
+	// GapStop reports the gap and stops the partition with a
+	// [*GapError] in its status; the rest of the flow continues.
+	GapStop
+)
+
+// String returns "continue" or "stop".
+func (g GapPolicy) String() string {
+	switch g {
+	case GapContinue:
+		return "continue"
+	case GapStop:
+		return "stop"
+	}
+	return fmt.Sprintf("GapPolicy(%d)", int(g))
+}
+
+// StartOffset says where a flow starts reading a source partition that has
+// no resume point yet. It follows the source consumer's auto.offset.reset
+// (MM2 forces "earliest" unless set; KAFKA-13988, case B14).
+type StartOffset int
+
+const (
+	// StartEarliest replicates a new partition from its log start (MM2 default).
+	StartEarliest StartOffset = iota
+	// StartLatest replicates only records produced after the partition was
+	// first seen (auto.offset.reset=latest).
+	StartLatest
+)
+
+// ClusterConfig describes how to reach one cluster, named by its alias.
+// The kgo options are the franz-go form of MM2's cluster settings
+// (`<alias>.bootstrap.servers`, `<alias>.security.protocol`, ...).
+type ClusterConfig struct {
+	// Alias is the cluster alias (MM2 `clusters` entry), e.g. "us-east-1".
+	Alias string
+	// Client options apply to every client kmirror creates for this
+	// cluster: at least kgo.SeedBrokers; TLS, SASL and client id go here too.
+	Client []kgo.Opt
+	// Consumer options apply to consumers reading this cluster
+	// (`<alias>.consumer.*`), after Client.
+	Consumer []kgo.Opt
+	// Producer options apply to producers writing to this cluster
+	// (`<alias>.producer.*`), after Client.
+	Producer []kgo.Opt
+	// Admin options apply to admin clients of this cluster
+	// (`<alias>.admin.*`), after Client.
+	Admin []kgo.Opt
+}
+
+// FlowConfig configures one replication flow Source->Target (MM2's
+// `<source>-><target>.*` keys). The zero value of every field means MM2's
+// default (or kmirror's, where the field says it differs), so a literal
+// FlowConfig{Source: "a", Target: "b"} is a complete flow.
+type FlowConfig struct {
+	// Source and Target are cluster aliases configured with [WithCluster].
+	Source, Target string
+
+	// Disabled turns off replication and checkpoints for the pair while
+	// heartbeats are still emitted unless DisableHeartbeats is set: MM2's
+	// `A->B.enabled=false` herder that exists for heartbeats only (spec 7).
+	Disabled bool
+
+	// Topics is `topics`: regexes (Go RE2 syntax, full match) of source
+	// topics to replicate. nil means [".*"]; an empty non-nil slice
+	// replicates no topic.
+	Topics []string
+	// TopicsExclude is `topics.exclude`; nil means [DefaultTopicsExclude].
+	TopicsExclude []string
+	// Groups is `groups` (consumer groups to checkpoint); nil means [".*"].
+	Groups []string
+	// GroupsExclude is `groups.exclude`; nil means [DefaultGroupsExclude].
+	GroupsExclude []string
+	// ConfigPropertiesExclude is `config.properties.exclude`; nil means
+	// [DefaultConfigPropertiesExclude].
+	ConfigPropertiesExclude []string
+	// UseDefaultsFromSource is `use.defaults.from=source`: copy the source
+	// topic's default-valued configs too. MM2 default: target.
+	UseDefaultsFromSource bool
+
+	// Policy names remote topics and internal topics
+	// (`replication.policy.class`, `.separator`,
+	// `.internal.topic.separator.enabled`). nil means policy.Default with
+	// separator ".".
+	Policy policy.ReplicationPolicy
+
+	// ReplicationFactor is `replication.factor` for remote topics. 0 means
+	// -1, the target broker's default.replication.factor; MM2 defaults to 2,
+	// which fails on one-broker clusters (case B18).
+	ReplicationFactor int16
+	// OffsetSyncsTopicReplicationFactor is
+	// `offset-syncs.topic.replication.factor`; 0 means the broker default
+	// (MM2: 3).
+	OffsetSyncsTopicReplicationFactor int16
+	// CheckpointsTopicReplicationFactor is
+	// `checkpoints.topic.replication.factor`; 0 means the broker default (MM2: 3).
+	CheckpointsTopicReplicationFactor int16
+	// HeartbeatsTopicReplicationFactor is
+	// `heartbeats.topic.replication.factor`; 0 means the broker default (MM2: 3).
+	HeartbeatsTopicReplicationFactor int16
+	// OffsetStorageReplicationFactor is `offset.storage.replication.factor`
+	// for mm2-offsets.<source>.internal; 0 means the broker default (MM2: 3).
+	OffsetStorageReplicationFactor int16
+
+	// OffsetSyncsTopicLocationTarget is `offset-syncs.topic.location=target`:
+	// offset syncs go to mm2-offset-syncs.<source>.internal on the target
+	// instead of mm2-offset-syncs.<target>.internal on the source.
+	OffsetSyncsTopicLocationTarget bool
+	// OffsetLagMax is `offset.lag.max` in records; 0 means 100;
+	// [OffsetLagMaxEveryRecord] syncs every record (MM2's 0).
+	OffsetLagMax int64
+
+	// DisableRefreshTopics is `refresh.topics.enabled=false`.
+	DisableRefreshTopics bool
+	// RefreshTopicsInterval is `refresh.topics.interval.seconds`; 0 means
+	// [DefaultRefreshTopicsInterval].
+	RefreshTopicsInterval time.Duration
+	// DisableTopicConfigSync is `sync.topic.configs.enabled=false`.
+	DisableTopicConfigSync bool
+	// SyncTopicConfigsInterval is `sync.topic.configs.interval.seconds`.
+	SyncTopicConfigsInterval time.Duration
+	// DisableTopicACLSync is `sync.topic.acls.enabled=false`.
+	DisableTopicACLSync bool
+	// SyncTopicACLsInterval is `sync.topic.acls.interval.seconds`.
+	SyncTopicACLsInterval time.Duration
+	// DisableOffsetSyncs is `emit.offset-syncs.enabled=false` (also
+	// disables checkpoints: nothing to translate with).
+	DisableOffsetSyncs bool
+	// DisableHeartbeatsReplication is `heartbeats.replication.enabled=false`.
+	DisableHeartbeatsReplication bool
+	// OffsetFlushInterval is `offset.flush.interval.ms`: how often resume
+	// points are stored and the latest offset syncs are flushed. 0 means
+	// [DefaultOffsetFlushInterval] (5 s; MM2: 60 s).
+	OffsetFlushInterval time.Duration
+
+	// DisableCheckpoints is `emit.checkpoints.enabled=false`.
+	DisableCheckpoints bool
+	// EmitCheckpointsInterval is `emit.checkpoints.interval.seconds`.
+	EmitCheckpointsInterval time.Duration
+	// SyncGroupOffsets is `sync.group.offsets.enabled=true`: commit
+	// translated offsets into idle groups on the target.
+	SyncGroupOffsets bool
+	// SyncGroupOffsetsInterval is `sync.group.offsets.interval.seconds`.
+	SyncGroupOffsetsInterval time.Duration
+	// DisableRefreshGroups is `refresh.groups.enabled=false`.
+	DisableRefreshGroups bool
+	// RefreshGroupsInterval is `refresh.groups.interval.seconds`.
+	RefreshGroupsInterval time.Duration
+
+	// DisableHeartbeats is `emit.heartbeats.enabled=false`: no heartbeats
+	// are written for this pair (case B27's read-only source).
+	DisableHeartbeats bool
+	// EmitHeartbeatsInterval is `emit.heartbeats.interval.seconds`.
+	EmitHeartbeatsInterval time.Duration
+
+	// AdminTimeout is `admin.timeout.ms`: bound of one admin request
+	// round (list, create, describe). 0 means [DefaultAdminTimeout].
+	AdminTimeout time.Duration
+
+	// StartOffset is where partitions without a resume point start
+	// (`<source>.consumer.auto.offset.reset`).
+	StartOffset StartOffset
+	// ReadCommitted is `<source>.consumer.isolation.level=read_committed`:
+	// records of aborted transactions are not replicated.
+	ReadCommitted bool
+	// OnGap says what to do about unreplicated records the source lost.
+	OnGap GapPolicy
+
+	// MaxBufferedBytes bounds the target producer's buffer in bytes; 0
+	// means [DefaultMaxBufferedBytes].
+	MaxBufferedBytes int
+	// FetchMaxBytes bounds one fetch response in bytes
+	// (`<source>.consumer.fetch.max.bytes`); 0 means [DefaultFetchMaxBytes].
+	FetchMaxBytes int32
+	// FetchMaxPartitionBytes bounds bytes per partition per fetch
+	// (`max.partition.fetch.bytes`); 0 means [DefaultFetchMaxPartitionBytes].
+	FetchMaxPartitionBytes int32
+}
+
+// Name returns the flow's name in MM2's notation, "source->target".
+func (f FlowConfig) Name() string { return f.Source + "->" + f.Target }
+
+// Opt configures a [Mirror]; see [WithCluster], [WithFlow], [WithLogger],
+// [WithRegisterer].
+type Opt interface{ apply(*cfg) }
+
+type optFunc func(*cfg)
+
+func (f optFunc) apply(c *cfg) { f(c) }
+
+// WithCluster adds a cluster. Aliases must be unique.
+func WithCluster(c ClusterConfig) Opt {
+	return optFunc(func(cfg *cfg) { cfg.clusters = append(cfg.clusters, c) })
+}
+
+// WithFlow adds a replication flow between two clusters added with
+// [WithCluster]. A pair may appear once.
+func WithFlow(f FlowConfig) Opt {
+	return optFunc(func(cfg *cfg) { cfg.flows = append(cfg.flows, f) })
+}
+
+// WithLogger sets the logger of the engine and of the franz-go clients it
+// creates (through plugin/kslog). Default: no logging.
+func WithLogger(l *slog.Logger) Opt {
+	return optFunc(func(cfg *cfg) { cfg.logger = l })
+}
+
+// WithRegisterer registers the engine's Prometheus metrics on r. Default:
+// no metrics are registered (Status still works).
+func WithRegisterer(r prometheus.Registerer) Opt {
+	return optFunc(func(cfg *cfg) { cfg.registerer = r })
+}
+
+type cfg struct {
+	clusters   []ClusterConfig
+	flows      []FlowConfig
+	logger     *slog.Logger
+	registerer prometheus.Registerer
+}
+
+// withDefaults returns f with every zero field replaced by its default.
+func (f FlowConfig) withDefaults() FlowConfig {
+	if f.Topics == nil {
+		f.Topics = []string{".*"}
+	}
+	if f.TopicsExclude == nil {
+		f.TopicsExclude = DefaultTopicsExclude
+	}
+	if f.Groups == nil {
+		f.Groups = []string{".*"}
+	}
+	if f.GroupsExclude == nil {
+		f.GroupsExclude = DefaultGroupsExclude
+	}
+	if f.ConfigPropertiesExclude == nil {
+		f.ConfigPropertiesExclude = DefaultConfigPropertiesExclude
+	}
+	if f.Policy == nil {
+		p, _ := policy.NewDefault()
+		f.Policy = p
+	}
+	for _, rf := range []*int16{&f.ReplicationFactor, &f.OffsetSyncsTopicReplicationFactor,
+		&f.CheckpointsTopicReplicationFactor, &f.HeartbeatsTopicReplicationFactor, &f.OffsetStorageReplicationFactor} {
+		if *rf == 0 {
+			*rf = -1
+		}
+	}
+	if f.OffsetLagMax == 0 {
+		f.OffsetLagMax = DefaultOffsetLagMax
+	} else if f.OffsetLagMax < 0 {
+		f.OffsetLagMax = 0
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&f.RefreshTopicsInterval, DefaultRefreshTopicsInterval)
+	def(&f.SyncTopicConfigsInterval, DefaultSyncTopicConfigsInterval)
+	def(&f.SyncTopicACLsInterval, DefaultSyncTopicACLsInterval)
+	def(&f.OffsetFlushInterval, DefaultOffsetFlushInterval)
+	def(&f.EmitCheckpointsInterval, DefaultEmitCheckpointsInterval)
+	def(&f.SyncGroupOffsetsInterval, DefaultSyncGroupOffsetsInterval)
+	def(&f.RefreshGroupsInterval, DefaultRefreshGroupsInterval)
+	def(&f.EmitHeartbeatsInterval, DefaultEmitHeartbeatsInterval)
+	def(&f.AdminTimeout, DefaultAdminTimeout)
+	if f.MaxBufferedBytes == 0 {
+		f.MaxBufferedBytes = DefaultMaxBufferedBytes
+	}
+	if f.FetchMaxBytes == 0 {
+		f.FetchMaxBytes = DefaultFetchMaxBytes
+	}
+	if f.FetchMaxPartitionBytes == 0 {
+		f.FetchMaxPartitionBytes = DefaultFetchMaxPartitionBytes
+	}
+	return f
+}
+
+// Filter is a compiled MM2 include/exclude pair (DefaultTopicFilter,
+// DefaultGroupFilter, DefaultConfigPropertyFilter): a name passes when it
+// fully matches an include regex and no exclude regex.
+type Filter struct {
+	include, exclude *regexp.Regexp
+}
+
+// NewFilter compiles include and exclude regex lists (Go RE2 syntax, each
+// anchored to match the whole name, as Java's Matcher.matches). An empty
+// include list matches nothing; an empty exclude list excludes nothing.
+// The error names the key and the regex, and for Java-only syntax
+// (lookaround, backreferences, possessive quantifiers) says what to write
+// instead.
+func NewFilter(includeKey string, include []string, excludeKey string, exclude []string) (Filter, error) {
+	var f Filter
+	var err error
+	if f.include, err = compileList(includeKey, include); err != nil {
+		return Filter{}, err
+	}
+	if f.exclude, err = compileList(excludeKey, exclude); err != nil {
+		return Filter{}, err
+	}
+	return f, nil
+}
+
+// Match reports whether name passes the filter.
+func (f Filter) Match(name string) bool {
+	if f.include == nil || !f.include.MatchString(name) {
+		return false
+	}
+	return f.exclude == nil || !f.exclude.MatchString(name)
+}
+
+func compileList(key string, list []string) (*regexp.Regexp, error) {
+	var parts []string
+	for _, re := range list {
+		if _, err := regexp.Compile(re); err != nil {
+			return nil, &ConfigError{Key: key, Value: re, Reason: regexAdvice(re, err)}
+		}
+		parts = append(parts, "(?:"+re+")")
+	}
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	return regexp.MustCompile("^(?:" + strings.Join(parts, "|") + ")$"), nil
+}
+
+// regexAdvice explains a regex Go cannot compile, with a rewrite hint for
+// the Java-only constructs MM2 users write.
+func regexAdvice(re string, err error) string {
+	switch {
+	case strings.Contains(re, "(?!"):
+		return fmt.Sprintf("Go's RE2 has no negative lookahead (?!...): list the names to skip in the matching *.exclude key instead (%v)", err)
+	case strings.Contains(re, "(?="), strings.Contains(re, "(?<=") || strings.Contains(re, "(?<!"):
+		return fmt.Sprintf("Go's RE2 has no lookaround: match the whole name with the include key and put what must not match in the *.exclude key (%v)", err)
+	case backrefRE.MatchString(re):
+		return fmt.Sprintf("Go's RE2 has no backreferences (\\1): list the alternatives explicitly (%v)", err)
+	case strings.Contains(re, "*+") || strings.Contains(re, "++") || strings.Contains(re, "?+"):
+		return fmt.Sprintf("Go's RE2 has no possessive quantifiers: drop the trailing + (RE2 never backtracks) (%v)", err)
+	}
+	return fmt.Sprintf("not a valid regular expression: %v", err)
+}
+
+var backrefRE = regexp.MustCompile(`\\[1-9]`)
+
+// ConfigError is returned by [New] and the properties loader for a bad
+// setting. It names the key and the bad value; secret values are never
+// included (Value is empty for them).
+type ConfigError struct {
+	Key    string // configuration key, e.g. "topics" or "us-east-1->eu-west-1.topics"
+	Value  string // the offending value, empty when secret
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("mirror: %s: %s", e.Key, e.Reason)
+	}
+	return fmt.Sprintf("mirror: %s=%q: %s", e.Key, e.Value, e.Reason)
+}

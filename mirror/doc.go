@@ -1,0 +1,54 @@
+// Package mirror is kmirror's replication engine: what MM2's
+// MirrorSourceConnector, MirrorCheckpointConnector and
+// MirrorHeartbeatConnector do, as one Go value.
+//
+// # Model
+//
+// A [Mirror] runs replication flows "source->target" between clusters named
+// by aliases ([WithCluster], [WithFlow]). A flow copies every source topic
+// its filters select (MM2's topics / topics.exclude, full-match regexes) to
+// a remote topic on the target named by the replication policy
+// (us-east-1.orders under the default policy), with the same partition
+// count, the source's topic configs minus config.properties.exclude, and
+// every record copied to the same partition with its key, value (nulls
+// stay null), headers and timestamp, in order. New topics and partition
+// increases are picked up every refresh.topics.interval.seconds. Internal
+// topics and topics that came from the target (cycles) are never
+// replicated; heartbeats topics are.
+//
+// # Guarantees
+//
+//   - At least once, zero loss: a record's resume point (MM2's Connect
+//     source offset, stored in mm2-offsets.<source>.internal on the target)
+//     is stored only after the target acknowledged it. After a crash a flow
+//     replays at most the records acknowledged since the last stored resume
+//     point: at most one offset.flush.interval.ms (kmirror default 5 s,
+//     MM2 60 s) of replication. A graceful stop (context canceled, Close)
+//     flushes and stores the final resume points: no duplicate.
+//   - Resume points use MM2's exact key and value bytes and partitioning,
+//     so kmirror resumes where an MM2 deployment stopped, and MM2 where
+//     kmirror stopped.
+//   - Offset syncs follow MM2's emission rules (offset.lag.max, gaps,
+//     rewinds) plus a sync of every partition's newest position once per
+//     flush interval, so quiet topics translate to their end.
+//   - Records the source lost before they were replicated (retention,
+//     DeleteRecords, a re-created topic) are reported as a [GapError] in
+//     [Mirror.Status], a metric and a log line; [GapStop] stops the
+//     partition instead of continuing from the earliest record.
+//   - Non-retriable errors (record too large for the target, authorization
+//     denied, target topic deleted) stop the partition with a
+//     [PartitionError] in its status; retriable ones are retried forever
+//     with backoff and shown as RETRYING.
+//
+// # Memory
+//
+// A flow holds at most about FetchMaxBytes per source broker (default 16
+// MiB) plus MaxBufferedBytes (default 32 MiB) of record data.
+//
+// # Lifecycle
+//
+// [New] validates the configuration and does no I/O. [Mirror.Run] blocks
+// until its context is canceled (graceful stop, returns nil) or a fatal
+// error. [Mirror.Close] is idempotent and waits for every goroutine.
+// [Mirror.Status] is a cheap snapshot for health checks.
+package mirror

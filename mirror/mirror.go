@@ -1,0 +1,259 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/checkpoint"
+	"github.com/kmirror/kmirror/policy"
+)
+
+// Mirror replicates topics between Kafka clusters along the configured
+// flows, as MM2's MirrorSourceConnector, MirrorCheckpointConnector and
+// MirrorHeartbeatConnector do together. Create it with [New], start it
+// with [Run], stop it by canceling Run's context or with [Mirror.Close].
+// Its methods are safe for concurrent use.
+type Mirror struct {
+	log   *slog.Logger
+	flows []*flow
+	m     *metrics
+
+	mu      sync.Mutex
+	running bool
+	closed  bool
+	cancel  context.CancelFunc
+	done    chan struct{}
+	abort   context.CancelFunc // cancels the hard context: stop without flushing
+}
+
+// New validates the configuration and returns a Mirror. It does no I/O and
+// starts no goroutine. Errors are [*ConfigError]s naming the bad key and
+// value: no cluster or flow, a duplicate or invalid alias (empty, containing
+// the policy's separator: case B25), a flow naming an unknown cluster or
+// whose source equals its target, a regex Go cannot compile.
+func New(opts ...Opt) (*Mirror, error) {
+	var c cfg
+	for _, o := range opts {
+		o.apply(&c)
+	}
+	log := c.logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	clusters := map[string]ClusterConfig{}
+	for _, cl := range c.clusters {
+		if cl.Alias == "" {
+			return nil, &ConfigError{Key: "clusters", Reason: "a cluster alias is empty"}
+		}
+		if _, dup := clusters[cl.Alias]; dup {
+			return nil, &ConfigError{Key: "clusters", Value: cl.Alias, Reason: "cluster alias listed twice"}
+		}
+		clusters[cl.Alias] = cl
+	}
+	if len(c.flows) == 0 {
+		return nil, &ConfigError{Key: "flows", Reason: "no replication flow configured (WithFlow, or <source>-><target>.enabled=true)"}
+	}
+	m := &Mirror{log: log, m: newMetrics(c.registerer)}
+	if m.m != nil {
+		m.m.mirror = m
+	}
+	seen := map[string]bool{}
+	for _, fc := range c.flows {
+		name := fc.Name()
+		if fc.Source == fc.Target {
+			return nil, &ConfigError{Key: name, Value: fc.Source, Reason: "a flow's source and target must be different clusters"}
+		}
+		if seen[name] {
+			return nil, &ConfigError{Key: name, Reason: "flow configured twice"}
+		}
+		seen[name] = true
+		src, ok := clusters[fc.Source]
+		if !ok {
+			return nil, &ConfigError{Key: name, Value: fc.Source, Reason: fmt.Sprintf("unknown source cluster alias (configured: %v)", sortedKeys(clusters))}
+		}
+		dst, ok := clusters[fc.Target]
+		if !ok {
+			return nil, &ConfigError{Key: name, Value: fc.Target, Reason: fmt.Sprintf("unknown target cluster alias (configured: %v)", sortedKeys(clusters))}
+		}
+		p := fc.Policy
+		if p == nil {
+			p, _ = policy.NewDefault()
+		}
+		for _, alias := range []string{fc.Source, fc.Target} {
+			if err := policy.ValidateAlias(p, alias); err != nil {
+				return nil, &ConfigError{Key: "clusters", Value: alias, Reason: err.Error()}
+			}
+		}
+		if len(src.Client) == 0 || len(dst.Client) == 0 {
+			return nil, &ConfigError{Key: name, Reason: "both clusters need client options (at least kgo.SeedBrokers)"}
+		}
+		f, err := newFlow(fc, src, dst, log, m.m)
+		if err != nil {
+			return nil, err
+		}
+		m.flows = append(m.flows, f)
+	}
+	for _, cl := range clusters {
+		if err := kgoValidate(cl); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func kgoValidate(c ClusterConfig) error {
+	for _, role := range [][]kgo.Opt{c.Consumer, c.Producer, c.Admin} {
+		if err := kgo.ValidateOpts(append(append([]kgo.Opt{}, c.Client...), role...)...); err != nil {
+			return &ConfigError{Key: c.Alias, Reason: fmt.Sprintf("invalid client options: %v", err)}
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// Run replicates until ctx is canceled or a flow fails fatally. On
+// cancellation it stops gracefully: it stops fetching, waits for the
+// records in flight to be acknowledged, stores the resume points and the
+// final offset syncs (bounded by 30 s), then returns nil. A fatal error
+// (e.g. a replication factor larger than the target's broker count) ends
+// every flow and is returned. Unreachable clusters are not fatal: they are
+// retried with backoff and shown in [Mirror.Status]. Run may be called
+// once; after Close it returns [ErrClosed].
+func (m *Mirror) Run(ctx context.Context) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrClosed
+	}
+	if m.running {
+		m.mu.Unlock()
+		return errors.New("mirror: Run called twice")
+	}
+	m.running = true
+	ctx, cancel := context.WithCancel(ctx)
+	hard, abort := context.WithCancel(context.WithoutCancel(ctx))
+	m.cancel, m.abort = cancel, abort
+	m.done = make(chan struct{})
+	m.mu.Unlock()
+	defer close(m.done)
+	defer abort()
+	defer cancel()
+
+	var wg sync.WaitGroup
+	errs := make([]error, len(m.flows))
+	for i, f := range m.flows {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f.run(ctx, hard); err != nil {
+				errs[i] = fmt.Errorf("mirror: flow %s: %w", f.name, err)
+				cancel() // a fatal error stops every flow
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Close stops the Mirror gracefully (as canceling Run's context) and waits
+// for Run to return. It is idempotent and safe to call before Run.
+func (m *Mirror) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	cancel, done := m.cancel, m.done
+	m.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+	return nil
+}
+
+// kill stops without flushing or storing resume points, as a crash would
+// (tests only).
+func (m *Mirror) kill() {
+	m.mu.Lock()
+	m.closed = true
+	cancel, abort, done := m.cancel, m.abort, m.done
+	m.mu.Unlock()
+	if cancel != nil {
+		abort()
+		cancel()
+		<-done
+	}
+}
+
+// Status returns a snapshot of every flow: state, last error, per
+// partition source end, replicated offset, resume point and lag, gaps, and
+// consumer-group states. It does no I/O.
+func (m *Mirror) Status() Status {
+	var s Status
+	for _, f := range m.flows {
+		s.Flows = append(s.Flows, f.status())
+	}
+	return s
+}
+
+func (f *flow) status() FlowStatus {
+	f.mu.Lock()
+	fs := FlowStatus{Name: f.name, Source: f.cfg.Source, Target: f.cfg.Target, State: f.state, Error: f.stateErr,
+		Since: f.since, Topics: f.nTopics, Gaps: append([]GapError(nil), f.gaps...), LastHeartbeat: f.lastHB}
+	groups := f.groupStat
+	f.mu.Unlock()
+	for _, p := range *f.parts.Load() {
+		ps := p.snapshot()
+		fs.Records += ps.Records
+		fs.Bytes += ps.Bytes
+		fs.Lag += ps.Lag
+		fs.Partitions = append(fs.Partitions, ps)
+	}
+	sort.Slice(fs.Partitions, func(i, j int) bool {
+		a, b := fs.Partitions[i], fs.Partitions[j]
+		if a.Topic != b.Topic {
+			return a.Topic < b.Topic
+		}
+		return a.Partition < b.Partition
+	})
+	if groups != nil {
+		fs.Groups = groups()
+	}
+	return fs
+}
+
+// produceSync writes one offset sync (spec 2.4) to partition 0 of the
+// offset-syncs topic. Send failures are logged; a later sync supersedes it.
+func (f *flow) produceSync(topic string, partition int32, up, down int64) error {
+	s := checkpoint.OffsetSync{Topic: topic, Partition: partition, UpstreamOffset: up, DownstreamOffset: down}
+	k, err := s.Key()
+	if err != nil {
+		return err
+	}
+	v, err := s.Value()
+	if err != nil {
+		return err
+	}
+	f.syncCl.Produce(context.Background(), &kgo.Record{Topic: f.offsetSyncsTopic, Partition: 0, Key: k, Value: v},
+		func(_ *kgo.Record, err error) {
+			if err != nil {
+				f.log.Warn("offset sync not written", "topic", topic, "partition", partition, "err", err)
+				f.metrics.offsetSyncError(f)
+			} else {
+				f.metrics.offsetSync(f)
+			}
+		})
+	return nil
+}

@@ -1,0 +1,132 @@
+package mirror
+
+import (
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// inflight is a record handed to the target producer and not acknowledged yet.
+type inflight struct {
+	up    int64 // upstream (source) offset
+	size  int64 // key + value + header bytes
+	value int   // value bytes (MM2's byte-count)
+}
+
+// partState is the replication state of one source partition. The poll
+// goroutine owns next; mu guards everything else, shared with the target
+// producer's promise (acknowledgement) goroutine and the flusher.
+type partState struct {
+	f         *flow
+	topic     string
+	remote    string
+	partition int32
+
+	next int64 // poll goroutine only: next upstream offset expected, -1 unknown
+
+	mu        sync.Mutex
+	queue     []inflight // in produce order; kgo calls promises in that order per partition
+	head      int
+	acked     int64 // last upstream offset acknowledged, -1 none
+	ackedDown int64 // its downstream offset
+	committed int64 // resume point stored on the target, -1 none
+	hw        int64 // source high watermark last seen, -1 unknown
+	records   int64
+	bytes     int64
+	sw        syncWriter
+	err       error        // non-retriable error: the partition is stopped
+	pm        *partMetrics // nil without a Registerer
+}
+
+func newPartState(f *flow, topic, remote string, partition int32, committed int64) *partState {
+	p := &partState{f: f, topic: topic, remote: remote, partition: partition,
+		next: -1, acked: committed, ackedDown: -1, committed: committed, hw: -1, sw: newSyncWriter()}
+	if committed >= 0 {
+		p.next = committed + 1
+	}
+	return p
+}
+
+func (p *partState) push(up, size int64, value int) {
+	p.mu.Lock()
+	p.queue = append(p.queue, inflight{up, size, value})
+	p.mu.Unlock()
+}
+
+// onAck is the target producer's promise for every record of the
+// partition. kgo calls promises serially and in produce order per partition.
+func (p *partState) onAck(r *kgo.Record, err error) {
+	p.mu.Lock()
+	in := p.queue[p.head]
+	p.queue[p.head] = inflight{}
+	p.head++
+	if p.head == len(p.queue) {
+		p.queue, p.head = p.queue[:0], 0
+	} else if p.head > 1024 && p.head*2 > len(p.queue) {
+		n := copy(p.queue, p.queue[p.head:])
+		p.queue, p.head = p.queue[:n], 0
+	}
+	if p.err != nil {
+		p.mu.Unlock()
+		return
+	}
+	if err != nil {
+		p.err = &PartitionError{Flow: p.f.name, Topic: p.topic, Partition: p.partition, Err: err}
+		p.mu.Unlock()
+		p.f.partitionFailed(p, err)
+		return
+	}
+	p.acked, p.ackedDown = in.up, r.Offset
+	p.records++
+	p.bytes += in.size
+	due := !p.f.cfg.DisableOffsetSyncs && p.sw.ack(in.up, r.Offset, p.f.cfg.OffsetLagMax)
+	p.mu.Unlock()
+	p.f.metrics.acked(p, in.value, r.Timestamp)
+	if due {
+		p.f.wakeSyncer()
+	}
+}
+
+// snapshot returns the status of the partition.
+func (p *partState) snapshot() PartitionStatus {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := PartitionStatus{Topic: p.topic, RemoteTopic: p.remote, Partition: p.partition, State: StateRunning,
+		SourceEnd: p.hw, Replicated: -1, Committed: p.committed, Records: p.records, Bytes: p.bytes}
+	if p.acked >= 0 {
+		s.Replicated = p.acked + 1
+	}
+	if p.hw >= 0 {
+		rep := s.Replicated
+		if rep < 0 {
+			rep = 0
+		}
+		if p.hw > rep {
+			s.Lag = p.hw - rep
+		}
+	}
+	if p.err != nil {
+		s.State, s.Error = StateFailed, p.err.Error()
+	}
+	return s
+}
+
+func recordSize(r *kgo.Record) int64 {
+	n := len(r.Key) + len(r.Value)
+	for _, h := range r.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return int64(n)
+}
+
+// backoff returns the next retry delay: doubling from 250 ms to 30 s.
+func backoff(prev time.Duration) time.Duration {
+	switch {
+	case prev <= 0:
+		return 250 * time.Millisecond
+	case prev >= 15*time.Second:
+		return 30 * time.Second
+	}
+	return prev * 2
+}

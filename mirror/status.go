@@ -1,0 +1,136 @@
+package mirror
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrClosed is returned by [Mirror.Run] after [Mirror.Close].
+var ErrClosed = errors.New("mirror: closed")
+
+// State is the state of a flow or a partition, named after Kafka Connect's
+// connector and task states (`/connectors/<name>/status`).
+type State string
+
+// States reported by [Mirror.Status].
+const (
+	// StateUnassigned: not started yet (before Run).
+	StateUnassigned State = "UNASSIGNED"
+	// StateStarting: connecting, creating internal topics, loading resume points.
+	StateStarting State = "STARTING"
+	// StateRunning: replicating.
+	StateRunning State = "RUNNING"
+	// StateRetrying: a retriable error (cluster unreachable, timeout); kmirror retries with backoff.
+	StateRetrying State = "RETRYING"
+	// StateFailed: a non-retriable error stopped the flow or partition; see Error.
+	StateFailed State = "FAILED"
+	// StateStopped: shut down.
+	StateStopped State = "STOPPED"
+	// StateDisabled: the pair only emits heartbeats (FlowConfig.Disabled).
+	StateDisabled State = "DISABLED"
+)
+
+// Status is a snapshot of a [Mirror], from [Mirror.Status].
+type Status struct {
+	Flows []FlowStatus `json:"flows"`
+}
+
+// FlowStatus is the state of one replication flow.
+type FlowStatus struct {
+	// Name is "source->target".
+	Name   string `json:"name"`
+	Source string `json:"source"`
+	Target string `json:"target"`
+	State  State  `json:"state"`
+	// Error is the last error of the flow (empty when none): the reason of
+	// FAILED, or the retriable error behind RETRYING.
+	Error string `json:"error,omitempty"`
+	// Since is when State was entered.
+	Since time.Time `json:"since"`
+	// Topics is the number of source topics replicated.
+	Topics int `json:"topics"`
+	// Records and Bytes replicated (acknowledged by the target) since start;
+	// Bytes counts keys, values and headers.
+	Records int64 `json:"records"`
+	Bytes   int64 `json:"bytes"`
+	// Lag is the sum of the partitions' lag in records.
+	Lag int64 `json:"lag"`
+	// Partitions, sorted by topic and partition.
+	Partitions []PartitionStatus `json:"partitions"`
+	// Gaps lists the source gaps detected since start (newest last, at most 100).
+	Gaps []GapError `json:"gaps,omitempty"`
+	// Groups is the state of consumer-group checkpointing and offset sync.
+	Groups []GroupStatus `json:"groups,omitempty"`
+	// LastHeartbeat is when the flow last wrote a heartbeat (zero if never).
+	LastHeartbeat time.Time `json:"last_heartbeat,omitzero"`
+}
+
+// PartitionStatus is the replication state of one source partition.
+type PartitionStatus struct {
+	Topic       string `json:"topic"`
+	RemoteTopic string `json:"remote_topic"`
+	Partition   int32  `json:"partition"`
+	State       State  `json:"state"`
+	Error       string `json:"error,omitempty"`
+	// SourceEnd is the source high watermark last seen (-1 if unknown).
+	SourceEnd int64 `json:"source_end"`
+	// Replicated is the next source offset to replicate: one past the last
+	// record acknowledged by the target (-1 if none yet).
+	Replicated int64 `json:"replicated"`
+	// Committed is the resume point stored on the target: the last source
+	// offset replicated, as MM2 stores it (-1 if none).
+	Committed int64 `json:"committed"`
+	// Lag is SourceEnd - Replicated in records (0 when unknown).
+	Lag int64 `json:"lag"`
+	// Records and Bytes acknowledged by the target since start.
+	Records int64 `json:"records"`
+	Bytes   int64 `json:"bytes"`
+}
+
+// GroupStatus is the checkpoint and offset-sync state of one consumer group.
+type GroupStatus struct {
+	Group string `json:"group"`
+	// State is "synced", "checkpointed" or "skipped".
+	State string `json:"state"`
+	// Reason says why a group was skipped (e.g. "active on target").
+	Reason string `json:"reason,omitempty"`
+	// SafeToSwitch is true when the target offsets of the group are current:
+	// every partition the group committed on the source has a checkpoint
+	// (or synced offset) at the translation of its current source offset.
+	SafeToSwitch bool `json:"safe_to_switch"`
+	// Offsets are the latest translated offsets per target topic-partition.
+	Offsets map[string]map[int32]int64 `json:"offsets,omitempty"`
+}
+
+// GapError reports records that were on the source but are gone before
+// kmirror replicated them (retention, DeleteRecords, topic re-created).
+// Records in [From, To) of the partition were never replicated.
+type GapError struct {
+	Flow      string    `json:"flow"`
+	Topic     string    `json:"topic"`
+	Partition int32     `json:"partition"`
+	From      int64     `json:"from"`
+	To        int64     `json:"to"`
+	Reason    string    `json:"reason"`
+	At        time.Time `json:"at"`
+}
+
+func (g *GapError) Error() string {
+	return fmt.Sprintf("mirror: flow %s: %s[%d]: %d records lost before replication (offsets %d to %d): %s",
+		g.Flow, g.Topic, g.Partition, g.To-g.From, g.From, g.To-1, g.Reason)
+}
+
+// PartitionError is a non-retriable error that stopped one partition.
+type PartitionError struct {
+	Flow      string
+	Topic     string
+	Partition int32
+	Err       error
+}
+
+func (e *PartitionError) Error() string {
+	return fmt.Sprintf("mirror: flow %s: %s[%d]: %v", e.Flow, e.Topic, e.Partition, e.Err)
+}
+
+func (e *PartitionError) Unwrap() error { return e.Err }
