@@ -99,13 +99,14 @@ cmd_install() {
   mkdir -p "$KHOME"
   tmp="$KHOME/lib.tmp.$$"
   log="$KHOME/install.log"
-  rm -rf "$tmp"
-  # shellcheck disable=SC2086 # KMIRROR_MAVEN_ARGS is a list, e.g. "-o" or "-s settings.xml"
-  if ! mvn -q -B -Dstyle.color=never ${KMIRROR_MAVEN_ARGS:-} -f "$HERE/pom.xml" -Dkafka.version="$KAFKA_VERSION" \
-      dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$tmp" >"$log" 2>&1; then
-    rm -rf "$tmp"
-    tail_log "$log" 40
-    die "install: mvn could not resolve Kafka $KAFKA_VERSION (full log: $log)"
+  copy_jars "$tmp" "$log"
+  # log4j-slf4j-impl must match the log4j-core Kafka brings; another
+  # KAFKA_VERSION may bring another Log4j: copy again with that version.
+  local core impl
+  core="$(jar_version "$tmp" log4j-core)"
+  impl="$(jar_version "$tmp" log4j-slf4j-impl)"
+  if [[ -n "$core" && "$core" != "$impl" ]]; then
+    copy_jars "$tmp" "$log" -Dlog4j2.version="$core"
   fi
   [[ -f "$tmp/kafka_2.13-$KAFKA_VERSION.jar" ]] || die "install: kafka_2.13-$KAFKA_VERSION.jar missing in $tmp"
   # Exactly one SLF4J binding (slf4j-api 1.7 picks one at random otherwise).
@@ -125,6 +126,32 @@ cmd_install() {
   mv "$tmp" "$LIB"
   echo "$KAFKA_VERSION" >"$LIB/.complete"
   echo "install: Kafka $KAFKA_VERSION, $(ls "$LIB" | wc -l) jars ($(du -sm "$LIB" | cut -f1) MB) in $LIB, $(secs_since "$t0")s"
+}
+
+# copy_jars DIR LOG [mvn args...]: the runtime jars of pom.xml into DIR (emptied first).
+copy_jars() {
+  local dir="$1" log="$2"
+  shift 2
+  rm -rf "$dir"
+  # shellcheck disable=SC2086 # KMIRROR_MAVEN_ARGS is a list, e.g. "-o" or "-s settings.xml"
+  if ! mvn -q -B -Dstyle.color=never ${KMIRROR_MAVEN_ARGS:-} -f "$HERE/pom.xml" -Dkafka.version="$KAFKA_VERSION" "$@" \
+      dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$dir" >"$log" 2>&1; then
+    rm -rf "$dir"
+    tail_log "$log" 40
+    die "install: mvn could not resolve Kafka $KAFKA_VERSION (full log: $log; 4.3.1 is the newest version with every artifact on Maven Central)"
+  fi
+}
+
+# jar_version DIR ARTIFACT: the version in DIR/ARTIFACT-<version>.jar, or nothing.
+jar_version() {
+  local jar
+  for jar in "$1/$2"-[0-9]*.jar; do
+    [[ -f "$jar" ]] || continue
+    jar="${jar##*/}"
+    jar="${jar#"$2"-}"
+    echo "${jar%.jar}"
+    return
+  done
 }
 
 ensure_installed() {
