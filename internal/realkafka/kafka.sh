@@ -57,6 +57,8 @@ running() {
   echo "$pid"
 }
 
+main_of() { [[ "$1" == mm2 ]] && echo org.apache.kafka.connect.mirror.MirrorMaker || echo kafka.Kafka; }
+
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 write_log_configs() {
@@ -87,11 +89,23 @@ rootLogger.appenderRef.err.ref = ERR
 EOF
 }
 
+# install_stamp: what LIB/.complete holds once LIB is complete: the version and
+# a checksum of pom.xml, so that editing the pom triggers a new install.
+install_stamp() { echo "$KAFKA_VERSION $(cksum <"$HERE/pom.xml" | cut -d' ' -f1)"; }
+
+installed() { [[ -f "$LIB/.complete" && "$(cat "$LIB/.complete")" == "$(install_stamp)" ]]; }
+
 cmd_install() {
-  if [[ -f "$LIB/.complete" && "$(cat "$LIB/.complete")" == "$KAFKA_VERSION" ]]; then
+  if installed; then
     echo "install: Kafka $KAFKA_VERSION already in $LIB ($(ls "$LIB" | wc -l) jars)"
     return 0
   fi
+  local name
+  for name in source target mm2; do
+    if [[ -d "$LIB" ]] && running "$STATE/$name" "$(main_of "$name")" >/dev/null; then
+      die "install: $name is running from $LIB; run kafka.sh stop first"
+    fi
+  done
   command -v mvn >/dev/null || die "install: mvn not found (Maven 3.8+ and Java 17+ are needed)"
   command -v java >/dev/null || die "install: java not found (Java 17+ is needed)"
   local t0 tmp log bindings
@@ -124,7 +138,7 @@ cmd_install() {
   ((n == 1)) || die "install: want exactly one SLF4J binding, got:${bindings:- none}"
   rm -rf "$LIB"
   mv "$tmp" "$LIB"
-  echo "$KAFKA_VERSION" >"$LIB/.complete"
+  install_stamp >"$LIB/.complete"
   echo "install: Kafka $KAFKA_VERSION, $(ls "$LIB" | wc -l) jars ($(du -sm "$LIB" | cut -f1) MB) in $LIB, $(secs_since "$t0")s"
 }
 
@@ -155,7 +169,7 @@ jar_version() {
 }
 
 ensure_installed() {
-  [[ -f "$LIB/.complete" && "$(cat "$LIB/.complete")" == "$KAFKA_VERSION" ]] || cmd_install
+  installed || cmd_install
 }
 
 write_server_properties() { # name dir port cport
