@@ -106,6 +106,16 @@ func (p *Pair) Topic(name string) string {
 	return name + "-" + p.uniq
 }
 
+// TopicsPattern returns a regex (MM2 topics syntax) matching the topics
+// this pair's [Pair.Topic] names: ".*" on kfake, the pair's own suffix on
+// shared real brokers, so a flow under test ignores other tests' topics.
+func (p *Pair) TopicsPattern() string {
+	if p.uniq == "" {
+		return ".*"
+	}
+	return ".*-" + p.uniq
+}
+
 // Group returns a consumer group id unique to this pair, like [Pair.Topic].
 func (p *Pair) Group(name string) string { return p.Topic(name) }
 
