@@ -1,0 +1,887 @@
+package mirror
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/clientconf"
+	"github.com/kmirror/kmirror/internal/mm2props"
+	"github.com/kmirror/kmirror/policy"
+)
+
+// LoadOpt configures [LoadProperties] and [ParseProperties].
+type LoadOpt interface{ applyLoad(*loadCfg) }
+
+type loadFunc func(*loadCfg)
+
+func (f loadFunc) applyLoad(c *loadCfg) { f(c) }
+
+type loadCfg struct {
+	onlyTargets []string
+	lookupEnv   func(string) (string, bool)
+	readFile    func(string) ([]byte, error)
+}
+
+// OnlyTargets is MM2's command-line option --clusters: only the herder
+// pairs (flows) whose target is one of aliases are loaded, so several
+// kmirror processes can split a configuration by target cluster. Every
+// alias must be listed in `clusters`. Default: all pairs.
+func OnlyTargets(aliases ...string) LoadOpt {
+	return loadFunc(func(c *loadCfg) { c.onlyTargets = append(c.onlyTargets, aliases...) })
+}
+
+// WithLookupEnv sets how ${env:NAME} placeholders (EnvVarConfigProvider)
+// and AWS_MSK_IAM credentials read environment variables. Default:
+// os.LookupEnv.
+func WithLookupEnv(lookup func(name string) (string, bool)) LoadOpt {
+	return loadFunc(func(c *loadCfg) { c.lookupEnv = lookup })
+}
+
+// WithReadFile sets how files named by the configuration are read: PEM
+// trust and key stores, OAuth token files and ${file:...}/${dir:...}
+// placeholders. Default: os.ReadFile.
+func WithReadFile(read func(path string) ([]byte, error)) LoadOpt {
+	return loadFunc(func(c *loadCfg) { c.readFile = read })
+}
+
+// Warning is a setting of a properties file that MM2 or kmirror ignores,
+// does not support, or reads differently than its author probably meant
+// (misspelt keys name the closest valid key). Messages never contain
+// secret values.
+type Warning struct {
+	Key     string // the key as written, e.g. "task.max" or "A->B.topics.auto.create"
+	Line    int    // 1-based line in the file (0 if not from a line)
+	Message string
+}
+
+// String returns "line N: key: message".
+func (w Warning) String() string {
+	if w.Line > 0 {
+		return fmt.Sprintf("line %d: %s: %s", w.Line, w.Key, w.Message)
+	}
+	return fmt.Sprintf("%s: %s", w.Key, w.Message)
+}
+
+// Properties is an MM2 dedicated-mode configuration
+// (connect-mirror-maker.properties) converted to engine options: one
+// [ClusterConfig] per cluster alias taking part in a flow and one
+// [FlowConfig] per herder pair (spec section 7: every ordered pair whose
+// `S->T.enabled` is true or whose heartbeats are enabled; pairs that only
+// exist for heartbeats have Disabled set). A Properties is immutable and
+// safe for concurrent use.
+type Properties struct {
+	clusters  []ClusterConfig
+	flows     []FlowConfig
+	warnings  []Warning
+	seeds     map[string][]string
+	effective string
+}
+
+// LoadProperties reads an MM2 properties file (path) the way MM2 does
+// (java.util.Properties syntax, ISO-8859-1) and converts it: see
+// [ParseProperties]. A file that cannot be read returns the *os.PathError.
+func LoadProperties(path string, opts ...LoadOpt) (*Properties, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("mirror: %w", err)
+	}
+	return ParseProperties(bytes.NewReader(data), opts...)
+}
+
+// ParseProperties reads MM2 properties from r and converts them into
+// engine options following MM2's dedicated mode (MirrorMakerConfig; spec
+// sections 7, 9 and 11): `clusters`, cluster settings `<alias>.*`
+// (connection keys, `<alias>.consumer./producer./admin.*` client settings,
+// `<alias>.offset.flush.interval.ms`), flow settings `<S>-><T>.*` over
+// top-level settings, deprecated *.blacklist names, and config providers
+// (${env:VAR}, ${file:path:key}, ${dir:path:file}) when declared in
+// config.providers.
+//
+// Errors: a read error from r, or a *[ConfigError] naming the key and,
+// unless secret, the value: missing or empty `clusters`, an alias the
+// replication policy cannot use ([policy.ValidateAlias]), a flow key with
+// the same source and target, a value that is not a number, boolean or
+// known enum value, a regex Go cannot compile, bad security settings, an
+// unresolvable placeholder, or a --clusters alias ([OnlyTargets]) not in
+// `clusters`. Settings that have no effect or are not supported are
+// reported by [Properties.Warnings], not as errors.
+func ParseProperties(r io.Reader, opts ...LoadOpt) (*Properties, error) {
+	var lc loadCfg
+	for _, o := range opts {
+		o.applyLoad(&lc)
+	}
+	if lc.lookupEnv == nil {
+		lc.lookupEnv = os.LookupEnv
+	}
+	if lc.readFile == nil {
+		lc.readFile = os.ReadFile
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("mirror: reading properties: %w", err)
+	}
+	entries, err := mm2props.Parse(bytes.NewReader(data))
+	if err != nil {
+		var se *mm2props.SyntaxError
+		if errors.As(err, &se) {
+			key := se.Key
+			if key == "" {
+				key = fmt.Sprintf("line %d", se.Line)
+			}
+			return nil, &ConfigError{Key: key, Reason: fmt.Sprintf("line %d: %s", se.Line, se.Msg)}
+		}
+		return nil, fmt.Errorf("mirror: %w", err)
+	}
+	rc, err := mm2props.Resolve(entries, mm2props.Options{OnlyTargets: lc.onlyTargets, LookupEnv: lc.lookupEnv, ReadFile: lc.readFile})
+	if err != nil {
+		return nil, propsConfigError(err)
+	}
+	b := &propsBuilder{rc: rc, lc: lc, p: &Properties{seeds: map[string][]string{}}, seen: map[string]bool{}}
+	for _, e := range entries {
+		if strings.ContainsFunc(e.Key+e.Value, func(r rune) bool { return r >= 0x80 && r <= 0xff }) {
+			b.warn(Warning{Key: e.Key, Line: e.Line, Message: "non-ASCII bytes: MM2 reads properties files as ISO-8859-1 (a UTF-8 é becomes Ã©), and so does kmirror; write non-ASCII characters as \\uXXXX escapes"})
+		}
+	}
+	for _, w := range rc.Warnings {
+		b.warn(Warning{Key: w.Key, Line: w.Line, Message: w.Message})
+	}
+	if err := b.build(); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(b.p.warnings, func(i, j int) bool { return b.p.warnings[i].Line < b.p.warnings[j].Line })
+	b.p.effective = b.dump()
+	return b.p, nil
+}
+
+// Opts returns [WithCluster] for every cluster and [WithFlow] for every
+// flow, ready for [New].
+func (p *Properties) Opts() []Opt {
+	var out []Opt
+	for _, c := range p.clusters {
+		out = append(out, WithCluster(c))
+	}
+	for _, f := range p.flows {
+		out = append(out, WithFlow(f))
+	}
+	return out
+}
+
+// Clusters returns the clusters taking part in at least one flow, in the
+// order of `clusters`.
+func (p *Properties) Clusters() []ClusterConfig { return append([]ClusterConfig(nil), p.clusters...) }
+
+// Flows returns one flow per herder pair, ordered by source then target
+// in the order of `clusters`.
+func (p *Properties) Flows() []FlowConfig { return append([]FlowConfig(nil), p.flows...) }
+
+// Warnings returns the warnings, ordered by line.
+func (p *Properties) Warnings() []Warning { return append([]Warning(nil), p.warnings...) }
+
+// BootstrapServers returns the bootstrap servers of alias
+// (`<alias>.bootstrap.servers`, else the top-level bootstrap.servers), or
+// nil for an alias not in Clusters.
+func (p *Properties) BootstrapServers(alias string) []string {
+	return append([]string(nil), p.seeds[alias]...)
+}
+
+// Effective returns the effective configuration as sorted "key = value"
+// lines with the MM2 key names, each annotated with where the value came
+// from (the key as written, "top level", or "default") and, for client
+// settings, the franz-go option it became; then the warnings and the keys
+// without effect. Secret values are shown as [hidden].
+func (p *Properties) Effective() string { return p.effective }
+
+// propsConfigError converts internal errors into *ConfigError.
+func propsConfigError(err error) error {
+	var me *mm2props.Error
+	if errors.As(err, &me) {
+		v := me.Value
+		if clientconf.IsSecret(me.Key) {
+			v = ""
+		}
+		reason := me.Reason
+		if me.Line > 0 {
+			reason = fmt.Sprintf("line %d: %s", me.Line, reason)
+		}
+		return &ConfigError{Key: me.Key, Value: v, Reason: reason}
+	}
+	return err
+}
+
+type propsBuilder struct {
+	rc   *mm2props.Config
+	lc   loadCfg
+	p    *Properties
+	seen map[string]bool
+	// lines of the effective dump: key -> "value  # origin"
+	lines map[string]string
+}
+
+func (b *propsBuilder) warn(w Warning) {
+	id := w.Key + "\x00" + w.Message
+	if b.seen[id] {
+		return
+	}
+	b.seen[id] = true
+	b.p.warnings = append(b.p.warnings, w)
+}
+
+func (b *propsBuilder) line(key, value, origin string) {
+	if b.lines == nil {
+		b.lines = map[string]string{}
+	}
+	value = clientconf.Mask(key, value)
+	if origin != "" {
+		value += "    # " + origin
+	}
+	b.lines[key] = value
+}
+
+func (b *propsBuilder) build() error {
+	used := map[string]bool{}
+	for _, f := range b.rc.Flows {
+		used[f.Source], used[f.Target] = true, true
+	}
+	for _, a := range b.rc.Aliases {
+		if !used[a] {
+			b.line(a, "", "takes part in no flow on this node: not configured")
+			continue
+		}
+		cc, err := b.cluster(b.rc.Clusters[a])
+		if err != nil {
+			return err
+		}
+		b.p.clusters = append(b.p.clusters, cc)
+	}
+	for _, f := range b.rc.Flows {
+		fc, err := b.flow(f)
+		if err != nil {
+			return err
+		}
+		b.p.flows = append(b.p.flows, fc)
+	}
+	if len(b.rc.Flows) == 0 {
+		b.warn(Warning{Key: "clusters", Message: "no flow: no pair has <source>-><target>.enabled=true or heartbeats enabled (on this node)"})
+	}
+	return nil
+}
+
+// propsValues returns the values of a settings map and a function mapping
+// a client key back to the setting it came from.
+func propsValues(m map[string]mm2props.Setting) (map[string]string, func(string) mm2props.Setting) {
+	vals := make(map[string]string, len(m))
+	for k, s := range m {
+		vals[k] = s.Value
+	}
+	return vals, func(k string) mm2props.Setting { return m[k] }
+}
+
+func (b *propsBuilder) clientError(err error, origin func(string) mm2props.Setting, prefix string) error {
+	var ce *clientconf.Error
+	if !errors.As(err, &ce) {
+		return err
+	}
+	key := prefix + ce.Key
+	if s := origin(ce.Key); s.Key != "" {
+		key = s.Key
+	}
+	v := ce.Value
+	if clientconf.IsSecret(key) {
+		v = ""
+	}
+	return &ConfigError{Key: key, Value: v, Reason: ce.Reason}
+}
+
+func (b *propsBuilder) clientWarnings(ws []clientconf.Warning, origin func(string) mm2props.Setting, prefix string) {
+	for _, w := range ws {
+		s := origin(w.Key)
+		key := s.Key
+		if key == "" {
+			key = prefix + w.Key
+		}
+		b.warn(Warning{Key: key, Line: s.Line, Message: w.Message})
+	}
+}
+
+func (b *propsBuilder) env() clientconf.Env {
+	return clientconf.Env{LookupEnv: b.lc.lookupEnv, ReadFile: b.lc.readFile}
+}
+
+// cluster builds a ClusterConfig. Connection options go to Client when all
+// roles agree on them; a role with its own connection settings
+// (`<alias>.consumer.security.protocol`, ...) gets complete connection
+// options of its own, and SASL moves from Client to the roles (franz-go
+// appends SASL mechanisms, so a role could not replace Client's).
+func (b *propsBuilder) cluster(c *mm2props.Cluster) (ClusterConfig, error) {
+	a := c.Alias
+	cc := ClusterConfig{Alias: a}
+	vals, origin := propsValues(c.Client)
+	base, err := clientconf.Build(clientconf.Client, vals, b.env())
+	if err != nil {
+		return cc, b.clientError(err, origin, a+".")
+	}
+	b.clientWarnings(base.Warnings, origin, a+".")
+	if len(base.Conn.Seeds) == 0 {
+		return cc, &ConfigError{Key: a + ".bootstrap.servers", Reason: "required: set " + a + ".bootstrap.servers (or a top-level bootstrap.servers)"}
+	}
+	b.p.seeds[a] = base.Conn.Seeds
+	for _, l := range base.Lines {
+		b.line(origin(l.Key).Key, l.Value, propsEffect(origin(l.Key).Key, a+"."+l.Key, l.Effect))
+	}
+	baseFP := clientconf.Fingerprint(vals)
+	type roleOut struct {
+		role  clientconf.Role
+		m     map[string]mm2props.Setting
+		dst   *[]kgo.Opt
+		built *clientconf.Built
+		same  bool
+	}
+	roles := []*roleOut{
+		{role: clientconf.Consumer, m: c.Consumer, dst: &cc.Consumer},
+		{role: clientconf.Producer, m: c.Producer, dst: &cc.Producer},
+		{role: clientconf.Admin, m: c.Admin, dst: &cc.Admin},
+	}
+	saslDiffers := false
+	for _, r := range roles {
+		rv, rorigin := propsValues(r.m)
+		built, err := clientconf.Build(r.role, rv, b.env())
+		if err != nil {
+			return cc, b.clientError(err, rorigin, a+"."+r.role.String()+".")
+		}
+		r.built = built
+		r.same = clientconf.Fingerprint(rv) == baseFP
+		if !r.same && (built.Conn.Protocol != base.Conn.Protocol || propsSASLKeys(rv) != propsSASLKeys(vals)) {
+			saslDiffers = true
+		}
+		b.clientWarnings(built.Warnings, rorigin, a+"."+r.role.String()+".")
+		for _, l := range built.Lines {
+			s := rorigin(l.Key)
+			if !strings.HasPrefix(s.Key, a+"."+r.role.String()+".") && s.Key != "" {
+				continue // inherited connection key, shown once above
+			}
+			b.line(s.Key, l.Value, propsEffect(s.Key, a+"."+r.role.String()+"."+l.Key, l.Effect))
+		}
+	}
+	conn := base.Conn
+	if saslDiffers {
+		conn.SASL = nil
+	}
+	cc.Client = conn.Opts()
+	for _, r := range roles {
+		switch {
+		case !r.same:
+			*r.dst = append(r.built.Conn.Opts(), r.built.Tuning...)
+			b.line(a+"."+r.role.String(), propsConnSummary(r.built.Conn), "own connection settings")
+		case saslDiffers && r.built.Conn.SASL != nil:
+			*r.dst = append([]kgo.Opt{kgo.SASL(r.built.Conn.SASL)}, r.built.Tuning...)
+		default:
+			*r.dst = r.built.Tuning
+		}
+	}
+	b.line(a+".client", propsConnSummary(base.Conn), "connection of every client of "+a)
+	return cc, nil
+}
+
+// propsSASLKeys identifies the SASL settings of a settings map.
+func propsSASLKeys(m map[string]string) string {
+	var keys []string
+	for k, v := range m {
+		if strings.HasPrefix(k, "sasl.") {
+			keys = append(keys, k+"="+v)
+		}
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, "\n")
+}
+
+func propsEffect(written, effective, effect string) string {
+	origin := written
+	if written == "" {
+		origin = effective
+	}
+	if written != effective && written != "" {
+		origin = "from " + written
+	}
+	if effect == "" {
+		return origin
+	}
+	if origin == effective {
+		return effect
+	}
+	return origin + "; " + effect
+}
+
+func propsConnSummary(c clientconf.Conn) string {
+	s := fmt.Sprintf("bootstrap=%s protocol=%s", strings.Join(c.Seeds, ","), c.Protocol)
+	if c.ClientID != "" {
+		s += " client.id=" + c.ClientID
+	}
+	if c.Mechanism != "" {
+		s += " sasl=" + c.Mechanism
+		if c.User != "" {
+			s += fmt.Sprintf(" user=%q", c.User)
+		}
+	}
+	if c.TLSSummary != "" {
+		s += " tls=(" + c.TLSSummary + ")"
+	}
+	return s
+}
+
+// flowValue records a flow setting for the dump and returns it.
+type flowReader struct {
+	b    *propsBuilder
+	f    *mm2props.Flow
+	name string
+}
+
+// get returns the effective setting of a connector key, recording its
+// origin in the dump under "<S>-><T>.<key>".
+func (r flowReader) get(key string) (mm2props.Setting, bool) {
+	s, ok := r.f.Get(key)
+	if ok {
+		origin := s.Key
+		if s.Key == key {
+			origin = "top level"
+		}
+		r.b.line(r.name+"."+key, strings.TrimSpace(s.Value), origin)
+	}
+	return s, ok
+}
+
+func (r flowReader) def(key, value string) {
+	r.b.line(r.name+"."+key, value, "default")
+}
+
+func propsErr(s mm2props.Setting, format string, args ...any) error {
+	v := s.Value
+	if clientconf.IsSecret(s.Key) {
+		v = ""
+	}
+	return &ConfigError{Key: s.Key, Value: v, Reason: fmt.Sprintf(format, args...)}
+}
+
+func (r flowReader) boolean(key string, def bool) (bool, error) {
+	s, ok := r.get(key)
+	if !ok {
+		r.def(key, strconv.FormatBool(def))
+		return def, nil
+	}
+	v, err := mm2props.ParseBool(s)
+	if err != nil {
+		return false, propsErr(s, "must be true or false")
+	}
+	return v, nil
+}
+
+// list reads a Connect LIST of regexes; nil when not set.
+func (r flowReader) list(key string, def []string) ([]string, mm2props.Setting) {
+	s, ok := r.get(key)
+	if !ok {
+		r.def(key, strings.Join(def, ", "))
+		return nil, mm2props.Setting{Key: key}
+	}
+	l := clientconf.ParseList(s.Value)
+	if len(l) == 0 {
+		r.b.warn(Warning{Key: s.Key, Line: s.Line, Message: "empty list: no name matches"})
+	}
+	return l, s
+}
+
+// seconds reads an interval in seconds: negative disables the feature (as
+// MM2's scheduler skips negative intervals), zero is an error (MM2 fails to
+// schedule it).
+func (r flowReader) seconds(key string, dst *time.Duration, disable *bool, def time.Duration) error {
+	s, ok := r.get(key)
+	if !ok {
+		r.def(key, strconv.FormatInt(int64(def/time.Second), 10))
+		return nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s.Value), 10, 64)
+	if err != nil {
+		return propsErr(s, "not a whole number of seconds")
+	}
+	switch {
+	case n == 0:
+		return propsErr(s, "an interval of 0 is invalid (MM2 cannot schedule it); use a positive number of seconds, or a negative one to disable")
+	case n < 0:
+		if disable == nil {
+			return propsErr(s, "must be positive")
+		}
+		*disable = true
+		r.b.warn(Warning{Key: s.Key, Line: s.Line, Message: "a negative interval disables the task, as in MM2"})
+		return nil
+	case n > math.MaxInt64/int64(time.Second):
+		return propsErr(s, "too large")
+	}
+	*dst = time.Duration(n) * time.Second
+	return nil
+}
+
+func propsMillis(s mm2props.Setting) (time.Duration, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(s.Value), 10, 64)
+	if err != nil {
+		return 0, propsErr(s, "not a whole number of milliseconds")
+	}
+	if n <= 0 {
+		return 0, propsErr(s, "must be positive")
+	}
+	if n > math.MaxInt64/int64(time.Millisecond) {
+		return 0, propsErr(s, "too large")
+	}
+	return time.Duration(n) * time.Millisecond, nil
+}
+
+// rf reads a replication factor (Kafka short; -1 = broker default).
+func (r flowReader) rf(key string, dst *int16, mm2Default string) error {
+	s, ok := r.get(key)
+	if !ok {
+		r.b.line(r.name+"."+key, "-1", "kmirror default: the target's default.replication.factor (MM2: "+mm2Default+")")
+		return nil
+	}
+	return propsRF(s, dst)
+}
+
+func propsRF(s mm2props.Setting, dst *int16) error {
+	n, err := strconv.ParseInt(strings.TrimSpace(s.Value), 10, 16)
+	if err != nil {
+		return propsErr(s, "not a replication factor (a whole number up to 32767, or -1 for the broker default)")
+	}
+	if n == 0 || n < -1 {
+		return propsErr(s, "must be positive, or -1 for the broker default")
+	}
+	*dst = int16(n)
+	return nil
+}
+
+func (r flowReader) enum(key, def string, allowed ...string) (string, error) {
+	s, ok := r.get(key)
+	if !ok {
+		r.def(key, def)
+		return def, nil
+	}
+	v := strings.ToLower(strings.TrimSpace(s.Value))
+	for _, a := range allowed {
+		if v == a {
+			return v, nil
+		}
+	}
+	return "", propsErr(s, "must be one of %s", strings.Join(allowed, ", "))
+}
+
+// flow maps one herder pair to a FlowConfig (flow key > top level > default).
+func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
+	fc := FlowConfig{Source: f.Source, Target: f.Target, Disabled: !f.Enabled, DisableHeartbeats: !f.Heartbeats}
+	r := flowReader{b: b, f: f, name: f.Name()}
+	b.line(r.name+".enabled", strconv.FormatBool(f.Enabled), propsOrigin(f, "enabled", "default (heartbeats-only herder)"))
+	b.line(r.name+".emit.heartbeats.enabled", strconv.FormatBool(f.Heartbeats), propsOrigin(f, "emit.heartbeats.enabled", "default"))
+
+	// Filters.
+	var topicsS, topicsExS, groupsS, groupsExS, cpeS mm2props.Setting
+	fc.Topics, topicsS = r.list("topics", []string{".*"})
+	fc.TopicsExclude, topicsExS = r.list("topics.exclude", DefaultTopicsExclude)
+	fc.Groups, groupsS = r.list("groups", []string{".*"})
+	fc.GroupsExclude, groupsExS = r.list("groups.exclude", DefaultGroupsExclude)
+	fc.ConfigPropertiesExclude, cpeS = r.list("config.properties.exclude", DefaultConfigPropertiesExclude)
+	check := func(incS mm2props.Setting, inc, incDef []string, exS mm2props.Setting, ex, exDef []string) error {
+		if inc == nil {
+			inc = incDef
+		}
+		if ex == nil {
+			ex = exDef
+		}
+		_, err := NewFilter(incS.Key, inc, exS.Key, ex)
+		return err
+	}
+	if err := check(topicsS, fc.Topics, []string{".*"}, topicsExS, fc.TopicsExclude, DefaultTopicsExclude); err != nil {
+		return fc, err
+	}
+	if err := check(groupsS, fc.Groups, []string{".*"}, groupsExS, fc.GroupsExclude, DefaultGroupsExclude); err != nil {
+		return fc, err
+	}
+	if err := check(mm2props.Setting{Key: "config.properties"}, []string{".*"}, nil, cpeS, fc.ConfigPropertiesExclude, DefaultConfigPropertiesExclude); err != nil {
+		return fc, err
+	}
+	if fc.ConfigPropertiesExclude != nil {
+		// A replaced list often drops defaults that protect the target
+		// (cases B20, B21): name the topic configs now copied.
+		flt, _ := NewFilter("", []string{".*"}, cpeS.Key, fc.ConfigPropertiesExclude)
+		var copied []string
+		for _, re := range DefaultConfigPropertiesExclude {
+			name := strings.ReplaceAll(re, `\.`, ".")
+			if flt.Match(name) {
+				copied = append(copied, name)
+			}
+		}
+		if len(copied) > 0 {
+			b.warn(Warning{Key: cpeS.Key, Line: cpeS.Line, Message: "replaces the default list, so these topic configs are now copied to remote topics: " + strings.Join(copied, ", ")})
+		}
+	}
+	udf, err := r.enum("use.defaults.from", "target", "target", "source")
+	if err != nil {
+		return fc, err
+	}
+	fc.UseDefaultsFromSource = udf == "source"
+
+	// Replication policy.
+	class := ""
+	if s, ok := r.get("replication.policy.class"); ok {
+		class = strings.TrimSpace(s.Value)
+	} else {
+		r.def("replication.policy.class", policy.DefaultPolicyClass)
+	}
+	sep := ""
+	if s, ok := r.get("replication.policy.separator"); ok {
+		sep = strings.TrimSpace(s.Value)
+		if sep == "" {
+			return fc, propsErr(s, "must not be empty")
+		}
+	} else {
+		r.def("replication.policy.separator", policy.DefaultSeparator)
+	}
+	isep, err := r.boolean("replication.policy.internal.topic.separator.enabled", true)
+	if err != nil {
+		return fc, err
+	}
+	srcAlias := f.Source
+	if s, ok := f.Get("source.cluster.alias"); ok && strings.TrimSpace(s.Value) != "" {
+		srcAlias = strings.TrimSpace(s.Value)
+	}
+	pol, err := policy.FromConfig(class, sep, isep, srcAlias)
+	if err != nil {
+		key := "replication.policy.class"
+		if s, ok := f.Get(key); ok {
+			key = s.Key
+		}
+		if errors.Is(err, policy.ErrInvalidSeparator) {
+			s, _ := f.Get("replication.policy.separator")
+			return fc, &ConfigError{Key: s.Key, Value: sep, Reason: err.Error()}
+		}
+		return fc, &ConfigError{Key: key, Value: class, Reason: err.Error()}
+	}
+	fc.Policy = pol
+	for _, a := range []string{f.Source, f.Target} {
+		if err := policy.ValidateAlias(pol, a); err != nil {
+			return fc, &ConfigError{Key: "clusters", Value: a, Reason: err.Error()}
+		}
+	}
+
+	// Replication factors.
+	for _, x := range []struct {
+		key string
+		dst *int16
+		mm2 string
+	}{
+		{"replication.factor", &fc.ReplicationFactor, "2"},
+		{"offset-syncs.topic.replication.factor", &fc.OffsetSyncsTopicReplicationFactor, "3"},
+		{"checkpoints.topic.replication.factor", &fc.CheckpointsTopicReplicationFactor, "3"},
+		{"heartbeats.topic.replication.factor", &fc.HeartbeatsTopicReplicationFactor, "3"},
+	} {
+		if err := r.rf(x.key, x.dst, x.mm2); err != nil {
+			return fc, err
+		}
+	}
+	tc := b.rc.Clusters[f.Target]
+	if s, ok := tc.Worker["offset.storage.replication.factor"]; ok {
+		if err := propsRF(s, &fc.OffsetStorageReplicationFactor); err != nil {
+			return fc, err
+		}
+		b.line(r.name+".offset.storage.replication.factor", strings.TrimSpace(s.Value), s.Key+" (worker setting of herders targeting "+f.Target+")")
+	} else {
+		b.line(r.name+".offset.storage.replication.factor", "-1", "kmirror default: the target's default.replication.factor (MM2: 3)")
+	}
+
+	loc, err := r.enum("offset-syncs.topic.location", "source", "source", "target")
+	if err != nil {
+		return fc, err
+	}
+	fc.OffsetSyncsTopicLocationTarget = loc == "target"
+	if s, ok := r.get("offset.lag.max"); ok {
+		n, err := strconv.ParseInt(strings.TrimSpace(s.Value), 10, 64)
+		if err != nil {
+			return fc, propsErr(s, "not a whole number of records")
+		}
+		fc.OffsetLagMax = n
+		if n <= 0 {
+			fc.OffsetLagMax = OffsetLagMaxEveryRecord
+		}
+	} else {
+		r.def("offset.lag.max", strconv.Itoa(DefaultOffsetLagMax))
+	}
+
+	// Switches and intervals.
+	type sw struct {
+		enabledKey, intervalKey string
+		def                     bool
+		disable                 *bool
+		interval                *time.Duration
+		defInterval             time.Duration
+	}
+	var syncGroups bool
+	for _, x := range []sw{
+		{"refresh.topics.enabled", "refresh.topics.interval.seconds", true, &fc.DisableRefreshTopics, &fc.RefreshTopicsInterval, DefaultRefreshTopicsInterval},
+		{"sync.topic.configs.enabled", "sync.topic.configs.interval.seconds", true, &fc.DisableTopicConfigSync, &fc.SyncTopicConfigsInterval, DefaultSyncTopicConfigsInterval},
+		{"sync.topic.acls.enabled", "sync.topic.acls.interval.seconds", true, &fc.DisableTopicACLSync, &fc.SyncTopicACLsInterval, DefaultSyncTopicACLsInterval},
+		{"emit.checkpoints.enabled", "emit.checkpoints.interval.seconds", true, &fc.DisableCheckpoints, &fc.EmitCheckpointsInterval, DefaultEmitCheckpointsInterval},
+		{"refresh.groups.enabled", "refresh.groups.interval.seconds", true, &fc.DisableRefreshGroups, &fc.RefreshGroupsInterval, DefaultRefreshGroupsInterval},
+		{"sync.group.offsets.enabled", "sync.group.offsets.interval.seconds", false, &syncGroups, &fc.SyncGroupOffsetsInterval, DefaultSyncGroupOffsetsInterval},
+		{"", "emit.heartbeats.interval.seconds", true, &fc.DisableHeartbeats, &fc.EmitHeartbeatsInterval, DefaultEmitHeartbeatsInterval},
+	} {
+		if x.enabledKey != "" {
+			on, err := r.boolean(x.enabledKey, x.def)
+			if err != nil {
+				return fc, err
+			}
+			if x.enabledKey == "sync.group.offsets.enabled" {
+				syncGroups = on
+			} else {
+				*x.disable = !on
+			}
+		}
+		var negative bool
+		if err := r.seconds(x.intervalKey, x.interval, &negative, x.defInterval); err != nil {
+			return fc, err
+		}
+		if negative {
+			if x.enabledKey == "sync.group.offsets.enabled" {
+				syncGroups = false
+			} else {
+				*x.disable = true
+			}
+		}
+	}
+	fc.SyncGroupOffsets = syncGroups
+	for _, x := range []struct {
+		key     string
+		disable *bool
+	}{{"emit.offset-syncs.enabled", &fc.DisableOffsetSyncs}, {"heartbeats.replication.enabled", &fc.DisableHeartbeatsReplication}} {
+		on, err := r.boolean(x.key, true)
+		if err != nil {
+			return fc, err
+		}
+		*x.disable = !on
+	}
+	if fc.DisableOffsetSyncs && !fc.DisableCheckpoints {
+		b.line(r.name+".emit.checkpoints.enabled", "false", "emit.offset-syncs.enabled=false: nothing to translate checkpoints with")
+	}
+	if s, ok := r.get("admin.timeout.ms"); ok {
+		d, err := propsMillis(s)
+		if err != nil {
+			return fc, err
+		}
+		fc.AdminTimeout = d
+	} else {
+		r.def("admin.timeout.ms", strconv.FormatInt(DefaultAdminTimeout.Milliseconds(), 10))
+	}
+	if s, ok := tc.Worker["offset.flush.interval.ms"]; ok {
+		d, err := propsMillis(s)
+		if err != nil {
+			return fc, err
+		}
+		fc.OffsetFlushInterval = d
+		b.line(r.name+".offset.flush.interval.ms", strings.TrimSpace(s.Value), s.Key)
+	} else {
+		b.line(r.name+".offset.flush.interval.ms", strconv.FormatInt(DefaultOffsetFlushInterval.Milliseconds(), 10), "kmirror default (MM2: 60000); set "+f.Target+".offset.flush.interval.ms")
+	}
+
+	// Replication consumer and producer settings kept per flow.
+	if s, ok := f.SourceConsumer["auto.offset.reset"]; ok {
+		latest, err := clientconf.ParseAutoOffsetReset(s.Value)
+		if err != nil {
+			return fc, propsErr(s, "%v", err)
+		}
+		if latest {
+			fc.StartOffset = StartLatest
+		}
+		b.line(r.name+".source.consumer.auto.offset.reset", strings.TrimSpace(s.Value), s.Key)
+	} else {
+		b.line(r.name+".source.consumer.auto.offset.reset", "earliest", "default (MM2 forces earliest unless set)")
+	}
+	if s, ok := f.SourceConsumer["isolation.level"]; ok {
+		rc, err := clientconf.ParseIsolationLevel(s.Value)
+		if err != nil {
+			return fc, propsErr(s, "%v", err)
+		}
+		fc.ReadCommitted = rc
+		b.line(r.name+".source.consumer.isolation.level", strings.TrimSpace(s.Value), s.Key)
+	} else {
+		b.line(r.name+".source.consumer.isolation.level", "read_uncommitted", "default: records of aborted transactions are replicated (MM2 default)")
+	}
+	for _, x := range []struct {
+		key string
+		dst *int32
+		def int
+	}{{"fetch.max.bytes", &fc.FetchMaxBytes, DefaultFetchMaxBytes}, {"max.partition.fetch.bytes", &fc.FetchMaxPartitionBytes, DefaultFetchMaxPartitionBytes}} {
+		if s, ok := f.SourceConsumer[x.key]; ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(s.Value), 10, 32)
+			if err != nil || n <= 0 {
+				return fc, propsErr(s, "must be a positive number of bytes up to %d", math.MaxInt32)
+			}
+			*x.dst = int32(n)
+			b.line(r.name+".source.consumer."+x.key, strings.TrimSpace(s.Value), s.Key)
+		} else {
+			b.line(r.name+".source.consumer."+x.key, strconv.Itoa(x.def), "kmirror default")
+		}
+	}
+	if s, ok := f.TargetProducer["buffer.memory"]; ok {
+		n, err := strconv.ParseInt(strings.TrimSpace(s.Value), 10, 32)
+		if err != nil || n <= 0 {
+			return fc, propsErr(s, "must be a positive number of bytes up to %d", math.MaxInt32)
+		}
+		fc.MaxBufferedBytes = int(n)
+		b.line(r.name+".target.producer.buffer.memory", strings.TrimSpace(s.Value), s.Key)
+	} else {
+		b.line(r.name+".target.producer.buffer.memory", strconv.Itoa(DefaultMaxBufferedBytes), "kmirror default (MM2: 33554432)")
+	}
+	b.line(r.name+".remote.topic.example", pol.FormatRemoteTopic(f.Source, "orders"), "name of source topic orders on "+f.Target)
+	return fc, nil
+}
+
+func propsOrigin(f *mm2props.Flow, key, def string) string {
+	s, ok := f.Get(key)
+	if !ok {
+		return def
+	}
+	if s.Key == key {
+		return "top level"
+	}
+	return s.Key
+}
+
+// dump renders the effective configuration.
+func (b *propsBuilder) dump() string {
+	var sb strings.Builder
+	sb.WriteString("# kmirror effective configuration (MM2 key names; secrets shown as " + clientconf.Masked + ")\n")
+	fmt.Fprintf(&sb, "clusters = %s\n", strings.Join(b.rc.Aliases, ", "))
+	keys := make([]string, 0, len(b.lines))
+	for k := range b.lines {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&sb, "%s = %s\n", k, b.lines[k])
+	}
+	if len(b.p.warnings) > 0 {
+		sb.WriteString("\n# warnings\n")
+		for _, w := range b.p.warnings {
+			fmt.Fprintf(&sb, "# %s\n", w)
+		}
+	}
+	if len(b.rc.NoEffect) > 0 {
+		sb.WriteString("\n# accepted without effect in kmirror\n")
+		for _, n := range b.rc.NoEffect {
+			fmt.Fprintf(&sb, "# line %d: %s: %s\n", n.Line, n.Key, n.Reason)
+		}
+	}
+	return sb.String()
+}

@@ -1,0 +1,773 @@
+package mirror
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+
+	"github.com/kmirror/kmirror/internal/clientconf"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the .golden files of TestPropertiesGolden")
+
+// testEnv is the environment of the golden files' ${env:...} placeholders.
+// The values are fake secrets that must never show in any output.
+var testEnv = map[string]string{
+	"SOURCE_BOOTSTRAP_SERVER": "src.example.com:9092",
+	"SOURCE_USERNAME":         "reader",
+	"SOURCE_PASSWORD":         "Env-Src-Pw-7c1f",
+	"MIRROR_MM2_PASSWORD":     "Env-Mirror-Pw-9b2e",
+}
+
+func lookupTestEnv(k string) (string, bool) { v, ok := testEnv[k]; return v, ok }
+
+func loadTestFile(t *testing.T, path string, opts ...LoadOpt) *Properties {
+	t.Helper()
+	p, err := LoadProperties(path, append([]LoadOpt{WithLookupEnv(lookupTestEnv)}, opts...)...)
+	if err != nil {
+		t.Fatalf("LoadProperties(%s): %v", path, err)
+	}
+	return p
+}
+
+func parseString(t *testing.T, text string, opts ...LoadOpt) *Properties {
+	t.Helper()
+	p, err := ParseProperties(strings.NewReader(text), append([]LoadOpt{WithLookupEnv(lookupTestEnv)}, opts...)...)
+	if err != nil {
+		t.Fatalf("ParseProperties: %v", err)
+	}
+	return p
+}
+
+// clientView describes the kgo configuration of one client role, as
+// franz-go itself reports it (Client.OptValue), listing only what differs
+// from kgo's defaults.
+func clientView(t *testing.T, opts []kgo.Opt) string {
+	t.Helper()
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatalf("kgo.NewClient: %v", err)
+	}
+	defer cl.Close()
+	def, _ := kgo.NewClient()
+	defer def.Close()
+	var parts []string
+	parts = append(parts, fmt.Sprintf("seeds=%v", cl.OptValue(kgo.SeedBrokers)))
+	if id, defID := cl.OptValue(kgo.ClientID), def.OptValue(kgo.ClientID); id != defID {
+		parts = append(parts, fmt.Sprintf("client.id=%v", id))
+	}
+	if c, _ := cl.OptValue(kgo.DialTLSConfig).(*tls.Config); c != nil {
+		parts = append(parts, fmt.Sprintf("tls(roots=%t,certs=%d,skipHostname=%t)", c.RootCAs != nil, len(c.Certificates), c.InsecureSkipVerify))
+	}
+	for _, m := range cl.OptValue(kgo.SASL).([]sasl.Mechanism) {
+		parts = append(parts, "sasl="+m.Name()+"("+saslUser(t, m)+")")
+	}
+	for _, o := range []struct {
+		name string
+		opt  any
+	}{
+		{"isolation", kgo.FetchIsolationLevel}, {"fetch.max.bytes", kgo.FetchMaxBytes}, {"fetch.max.partition.bytes", kgo.FetchMaxPartitionBytes},
+		{"batch.max.bytes", kgo.ProducerBatchMaxBytes}, {"linger", kgo.ProducerLinger}, {"acks", kgo.RequiredAcks},
+		{"idempotence.disabled", kgo.DisableIdempotentWrite}, {"compression", kgo.ProducerBatchCompression},
+		{"buffered.bytes", kgo.MaxBufferedBytes}, {"record.retries", kgo.RecordRetries}, {"delivery.timeout", kgo.RecordDeliveryTimeout},
+		{"request.timeout.overhead", kgo.RequestTimeoutOverhead}, {"broker.max.write", kgo.BrokerMaxWriteBytes},
+	} {
+		if got, want := fmt.Sprint(cl.OptValue(o.opt)), fmt.Sprint(def.OptValue(o.opt)); got != want {
+			parts = append(parts, o.name+"="+got)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// saslUser returns the user a mechanism authenticates as.
+func saslUser(t *testing.T, m sasl.Mechanism) string {
+	t.Helper()
+	_, first, err := m.Authenticate(context.Background(), "broker.example.com:9092")
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	s := string(first)
+	switch m.Name() {
+	case "PLAIN":
+		return strings.Split(s, "\x00")[1]
+	case "SCRAM-SHA-256", "SCRAM-SHA-512":
+		return strings.TrimPrefix(strings.Split(s, ",")[2], "n=")
+	}
+	return "?"
+}
+
+// summary renders what a loaded file means, for the golden files.
+func summary(t *testing.T, p *Properties) string {
+	t.Helper()
+	var sb strings.Builder
+	for _, c := range p.Clusters() {
+		fmt.Fprintf(&sb, "cluster %s\n", c.Alias)
+		for _, r := range []struct {
+			name string
+			opts []kgo.Opt
+		}{{"consumer", c.Consumer}, {"producer", c.Producer}, {"admin", c.Admin}} {
+			fmt.Fprintf(&sb, "  %-8s %s\n", r.name, clientView(t, append(append([]kgo.Opt{}, c.Client...), r.opts...)))
+		}
+	}
+	names := []string{"orders", "orders-v2", "a.internal", "a-internal", "x.replica", "__consumer_offsets", "_x", "test-1", "reading.sensor.b", "heartbeats"}
+	groups := []string{"order-processor", "console-consumer-1", "connect-x", "__x", "app"}
+	props := []string{"min.insync.replicas", "retention.ms", "follower.replication.throttled.replicas", "message.timestamp.type"}
+	for _, f := range p.Flows() {
+		d := f.withDefaults()
+		tf, _ := NewFilter("topics", d.Topics, "topics.exclude", d.TopicsExclude)
+		gf, _ := NewFilter("groups", d.Groups, "groups.exclude", d.GroupsExclude)
+		cf, _ := NewFilter("", []string{".*"}, "config.properties.exclude", d.ConfigPropertiesExclude)
+		pick := func(flt Filter, in []string) []string {
+			out := []string{}
+			for _, n := range in {
+				if flt.Match(n) {
+					out = append(out, n)
+				}
+			}
+			return out
+		}
+		fmt.Fprintf(&sb, "flow %s disabled=%t heartbeats=%t\n", f.Name(), f.Disabled, !f.DisableHeartbeats)
+		fmt.Fprintf(&sb, "  topics %v\n  groups %v\n  configs copied %v\n", pick(tf, names), pick(gf, groups), pick(cf, props))
+		fmt.Fprintf(&sb, "  remote(orders)=%s offset-syncs=%s checkpoints=%s\n", d.Policy.FormatRemoteTopic(f.Source, "orders"),
+			d.Policy.OffsetSyncsTopic(map[bool]string{false: f.Target, true: f.Source}[f.OffsetSyncsTopicLocationTarget]), d.Policy.CheckpointsTopic(f.Source))
+		fmt.Fprintf(&sb, "  rf=%d offset-syncs.rf=%d checkpoints.rf=%d heartbeats.rf=%d offset-storage.rf=%d offset-syncs.location.target=%t offset.lag.max=%d\n",
+			d.ReplicationFactor, d.OffsetSyncsTopicReplicationFactor, d.CheckpointsTopicReplicationFactor, d.HeartbeatsTopicReplicationFactor,
+			d.OffsetStorageReplicationFactor, d.OffsetSyncsTopicLocationTarget, d.OffsetLagMax)
+		onOff := func(disabled bool, iv time.Duration) string {
+			if disabled {
+				return "off"
+			}
+			return iv.String()
+		}
+		fmt.Fprintf(&sb, "  refresh.topics=%s sync.configs=%s sync.acls=%s offset-syncs=%t heartbeats.replication=%t flush=%s\n",
+			onOff(d.DisableRefreshTopics, d.RefreshTopicsInterval), onOff(d.DisableTopicConfigSync, d.SyncTopicConfigsInterval),
+			onOff(d.DisableTopicACLSync, d.SyncTopicACLsInterval), !d.DisableOffsetSyncs, !d.DisableHeartbeatsReplication, d.OffsetFlushInterval)
+		fmt.Fprintf(&sb, "  checkpoints=%s sync.group.offsets=%s refresh.groups=%s heartbeats=%s admin.timeout=%s\n",
+			onOff(d.DisableCheckpoints, d.EmitCheckpointsInterval), onOff(!d.SyncGroupOffsets, d.SyncGroupOffsetsInterval),
+			onOff(d.DisableRefreshGroups, d.RefreshGroupsInterval), onOff(d.DisableHeartbeats, d.EmitHeartbeatsInterval), d.AdminTimeout)
+		fmt.Fprintf(&sb, "  start=%v read_committed=%t fetch.max.bytes=%d fetch.max.partition.bytes=%d buffered.bytes=%d use.defaults.from.source=%t\n",
+			map[StartOffset]string{StartEarliest: "earliest", StartLatest: "latest"}[d.StartOffset], d.ReadCommitted, d.FetchMaxBytes, d.FetchMaxPartitionBytes, d.MaxBufferedBytes, d.UseDefaultsFromSource)
+	}
+	for _, w := range p.Warnings() {
+		fmt.Fprintf(&sb, "warning %s\n", w)
+	}
+	return sb.String()
+}
+
+func goldenFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("testdata/mm2configs/*.properties")
+	if err != nil || len(files) != 9 {
+		t.Fatalf("testdata/mm2configs: %d files, %v", len(files), err)
+	}
+	return files
+}
+
+// TestPropertiesGolden loads every shared MM2 file and compares what it
+// means (flows, filters, intervals, clients as franz-go sees them,
+// warnings) with its .golden file; run with -update to rewrite them. The
+// engine must accept every file (New validates the options).
+func TestPropertiesGolden(t *testing.T) {
+	for _, path := range goldenFiles(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			p := loadTestFile(t, path)
+			got := summary(t, p)
+			golden := strings.TrimSuffix(path, ".properties") + ".golden"
+			if *updateGolden {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -run TestPropertiesGolden -update)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("summary mismatch (-want +got):\n%s", diff)
+			}
+			m, err := New(p.Opts()...)
+			if err != nil {
+				t.Fatalf("New rejects the loaded options: %v", err)
+			}
+			m.Close()
+		})
+	}
+}
+
+// TestPropertiesMatchMM2 pins the facts of each file that were checked
+// against Apache MM2 4.3.1's MirrorMakerConfig (clusterPairs,
+// connectorBaseConfig, workerConfig) when this test was written. Where
+// kmirror deliberately differs (replication factor defaults, names under
+// a top-level source.cluster.alias) the comment says so.
+func TestPropertiesMatchMM2(t *testing.T) {
+	type flowFacts struct {
+		Name                 string
+		Disabled, Heartbeats bool
+		Topics               []string // selected among a fixed list
+		Remote               string
+		RF                   int16
+		Checkpoints          time.Duration // 0 = off
+		SyncGroups           time.Duration // 0 = off
+		RefreshTopics        time.Duration // 0 = off
+		Start                StartOffset
+		ReadCommitted        bool
+		FetchMaxBytes        int32
+		OffsetStorageRF      int16
+	}
+	names := []string{"orders", "orders-v2", "x.replica", "__consumer_offsets", "test-1", "reading.sensor.b"}
+	facts := func(p *Properties) []flowFacts {
+		var out []flowFacts
+		for _, f := range p.Flows() {
+			d := f.withDefaults()
+			flt, _ := NewFilter("topics", d.Topics, "topics.exclude", d.TopicsExclude)
+			sel := []string{}
+			for _, n := range names {
+				if flt.Match(n) {
+					sel = append(sel, n)
+				}
+			}
+			ff := flowFacts{Name: f.Name(), Disabled: f.Disabled, Heartbeats: !f.DisableHeartbeats, Topics: sel,
+				Remote: d.Policy.FormatRemoteTopic(f.Source, "orders"), RF: d.ReplicationFactor, Start: d.StartOffset,
+				ReadCommitted: d.ReadCommitted, FetchMaxBytes: d.FetchMaxBytes, OffsetStorageRF: d.OffsetStorageReplicationFactor}
+			if !d.DisableCheckpoints {
+				ff.Checkpoints = d.EmitCheckpointsInterval
+			}
+			if d.SyncGroupOffsets {
+				ff.SyncGroups = d.SyncGroupOffsetsInterval
+			}
+			if !d.DisableRefreshTopics {
+				ff.RefreshTopics = d.RefreshTopicsInterval
+			}
+			out = append(out, ff)
+		}
+		return out
+	}
+	all := []string{"orders", "orders-v2", "test-1", "reading.sensor.b"}
+	const m, s = time.Minute, time.Second
+	const def = 16 << 20
+	for _, tc := range []struct {
+		file string
+		want []flowFacts
+	}{
+		{"f1", []flowFacts{
+			{"A->B", false, true, all, "A.orders", 1, m, 0, 10 * m, StartEarliest, false, def, 1},
+			{"B->A", false, true, all, "B.orders", 1, m, 0, 10 * m, StartEarliest, false, def, 1},
+		}},
+		{"f2", []flowFacts{
+			{"DC1->DC2", false, true, all, "DC1.orders", 3, m, 0, 10 * s, StartEarliest, false, def, 3},
+			{"DC2->DC1", false, true, all, "DC2.orders", 3, m, 0, 10 * s, StartEarliest, false, def, 3},
+		}},
+		{"f3", []flowFacts{
+			{"primary->mirror", false, true, []string{"reading.sensor.b"}, "orders", 1, 15 * s, 15 * s, m, StartLatest, true, def, 1},
+			{"mirror->primary", true, true, all, "orders", 1, m, 0, m, StartEarliest, false, def, 1},
+		}},
+		// MM2 names remote topics site-a.orders here (top-level
+		// source.cluster.alias); kmirror keeps the cluster alias and warns.
+		{"f4", []flowFacts{
+			{"target->source", true, true, all, "target.orders", 1, m, 0, 10 * m, StartEarliest, false, def, 1},
+			{"source->target", false, false, all, "source.orders", 1, 0, 0, 10 * m, StartEarliest, false, def, 1},
+		}},
+		// MM2 uses replication.factor 2 when unset; kmirror -1 (broker default).
+		{"f6", []flowFacts{
+			{"source->target", false, true, all, "orders", -1, s, m, 0, StartEarliest, false, def, 1},
+			{"target->source", true, true, all, "orders", -1, s, m, 0, StartEarliest, false, def, 1},
+		}},
+		// topics.exclude=^__.* replaces the defaults: x.replica is replicated.
+		{"f7", []flowFacts{
+			{"source->destination", false, true, []string{"orders", "orders-v2", "x.replica", "test-1", "reading.sensor.b"}, "orders", 3, m, 0, 10 * m, StartEarliest, false, 64 << 20, -1},
+			{"destination->source", true, true, all, "orders", 3, m, 0, 10 * m, StartEarliest, false, def, -1},
+		}},
+		{"f9", []flowFacts{
+			{"primary->secondary", false, false, []string{"test-1"}, "orders", 1, 0, 0, 0, StartEarliest, false, def, 1},
+		}},
+		{"seed-active-standby", []flowFacts{
+			{"primary->secondary", false, true, all, "primary.orders", 2, m, m, 10 * m, StartEarliest, false, def, 2},
+			{"secondary->primary", true, true, all, "secondary.orders", 2, m, 0, 10 * m, StartEarliest, false, def, 1},
+		}},
+		{"seed-multi-region-dr", []flowFacts{
+			{"us-east-1->ap-northeast-2", false, true, []string{"orders"}, "us-east-1.orders", 3, 30 * s, 0, 10 * m, StartEarliest, false, def, -1},
+			{"ap-northeast-2->us-east-1", true, true, all, "ap-northeast-2.orders", 3, m, 0, 10 * m, StartEarliest, false, def, -1},
+		}},
+	} {
+		p := loadTestFile(t, "testdata/mm2configs/"+tc.file+".properties")
+		got := facts(p)
+		sortFacts := func(x []flowFacts) { sort.Slice(x, func(i, j int) bool { return x[i].Name < x[j].Name }) }
+		sortFacts(got)
+		sortFacts(tc.want)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.file, diff)
+		}
+	}
+}
+
+// TestPropertiesWarnings checks that each file's quirks listed in
+// testdata/mm2configs/practitioners.md produce a warning.
+func TestPropertiesWarnings(t *testing.T) {
+	for file, want := range map[string][]string{
+		"f1": nil,
+		"f2": {"task.max", "sync.topics.configs.enabled", "topic.blacklist", "groups.blacklist"},
+		"f3": nil,
+		"f4": {"source.cluster.alias", "target.cluster.alias"},
+		"f6": nil,
+		"f7": {"source->destination.producer.enable.idempotence", "source->destination.producer.acks", "group.id",
+			"producer.batch.size", "producer.linger.ms", "producer.enable.idempotence", "producer.override.acks", "producer.override.retries",
+			"producer.override.delivery.timeout.ms", "producer.override.compression.type", "producer.override.max.request.size"},
+		"f9":                   {"refresh.topics.enabled"},
+		"seed-active-standby":  {"primary.checkpoints.topic.replication.factor", "primary.heartbeats.topic.replication.factor", "primary.offset-syncs.topic.replication.factor"},
+		"seed-multi-region-dr": {"us-east-1->ap-northeast-2.topics.auto.create", "us-east-1->ap-northeast-2.config.properties.exclude"},
+	} {
+		p := loadTestFile(t, "testdata/mm2configs/"+file+".properties")
+		var got []string
+		for _, w := range p.Warnings() {
+			got = append(got, w.Key)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s warnings (-want +got):\n%s\n%v", file, diff, p.Warnings())
+		}
+	}
+}
+
+// secretsOf returns the secret values of a test file: the values of secret
+// keys, the option values of JAAS strings, and the test environment.
+func secretsOf(t *testing.T, path string) []string {
+	t.Helper()
+	var out []string
+	for _, v := range testEnv {
+		if strings.Contains(v, "Pw") {
+			out = append(out, v)
+		}
+	}
+	data, _ := os.ReadFile(path)
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.HasPrefix(strings.TrimSpace(k), "#") {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !clientconf.IsSecret(k) || v == "" {
+			continue
+		}
+		if j, err := clientconf.ParseJAAS(v); err == nil {
+			if pw := j.Options["password"]; pw != "" && !strings.Contains(pw, "${") {
+				out = append(out, pw)
+			}
+			if cs := j.Options["clientSecret"]; cs != "" {
+				out = append(out, cs)
+			}
+			continue
+		}
+		if !strings.Contains(v, "${") {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// TestCaseB40SecretsNeverShown: no secret value of any test file appears
+// in the effective configuration, the warnings, or error messages of
+// broken variants of the file.
+func TestCaseB40SecretsNeverShown(t *testing.T) {
+	files := append(goldenFiles(t), "testdata/mm2extra/b40-security.properties", "testdata/mm2extra/b39-two-targets.properties")
+	checked := 0
+	for _, path := range files {
+		secrets := secretsOf(t, path)
+		p := loadTestFile(t, path)
+		var texts []string
+		texts = append(texts, p.Effective())
+		for _, w := range p.Warnings() {
+			texts = append(texts, w.String())
+		}
+		// Broken variants: every secret line made invalid in several ways.
+		data, _ := os.ReadFile(path)
+		for _, line := range strings.Split(string(data), "\n") {
+			k, v, ok := strings.Cut(line, "=")
+			if !ok || !clientconf.IsSecret(strings.TrimSpace(k)) {
+				continue
+			}
+			for _, bad := range []string{
+				k + "=" + strings.TrimSuffix(strings.TrimSpace(v), ";"), // unterminated JAAS
+				k + "=" + v + ` \u12`, // malformed escape
+				k + "=" + strings.Replace(v, "required", "requird", 1),      // bad flag
+				k + "=" + strings.Replace(v, "username", "user name", 1),    // bad option
+				strings.Replace(k, "jaas.config", "mechanism", 1) + "=" + v, // secret in a non-secret key's place is not ours to hide, skip
+			} {
+				if strings.Contains(bad, "mechanism=") {
+					continue
+				}
+				variant := strings.Replace(string(data), line, bad, 1)
+				_, err := ParseProperties(strings.NewReader(variant), WithLookupEnv(lookupTestEnv))
+				if err != nil {
+					texts = append(texts, err.Error())
+				}
+			}
+		}
+		for _, s := range secrets {
+			checked++
+			for _, txt := range texts {
+				if strings.Contains(txt, s) {
+					t.Errorf("%s: secret %q appears in output:\n%s", path, s, txt)
+				}
+			}
+		}
+	}
+	if checked < 6 {
+		t.Fatalf("only %d secrets checked", checked)
+	}
+}
+
+// TestCaseB40PerClusterSecurityWins: top-level SASL_SSL settings with the
+// target's credentials, source PLAINTEXT: every client role of src is
+// PLAINTEXT without SASL, every client role of dst is SASL_SSL as mm2-dst.
+func TestCaseB40PerClusterSecurityWins(t *testing.T) {
+	p := loadTestFile(t, "testdata/mm2extra/b40-security.properties")
+	got := map[string]string{}
+	for _, c := range p.Clusters() {
+		for _, r := range []struct {
+			name string
+			opts []kgo.Opt
+		}{{"consumer", c.Consumer}, {"producer", c.Producer}, {"admin", c.Admin}} {
+			got[c.Alias+" "+r.name] = clientView(t, append(append([]kgo.Opt{}, c.Client...), r.opts...))
+		}
+	}
+	src := "seeds=[src.example.com:9092]"
+	dst := "seeds=[dst.example.com:9093] tls(roots=false,certs=0,skipHostname=false) sasl=SCRAM-SHA-512(mm2-dst)"
+	want := map[string]string{
+		"src consumer": src + " isolation=1",
+		"src producer": src,
+		"src admin":    src,
+		"dst consumer": dst,
+		"dst producer": dst + " compression=[{4 0}]", // kgo codec 4 = zstd
+		"dst admin":    dst,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if !strings.Contains(p.Effective(), "dst.client = bootstrap=dst.example.com:9093 protocol=SASL_SSL sasl=SCRAM-SHA-512 user=\"mm2-dst\"") {
+		t.Errorf("effective dump:\n%s", p.Effective())
+	}
+}
+
+// TestCaseB39TwoTargetsOwnCredentials: two targets with identical SASL
+// mechanism settings but different users each authenticate as their own
+// user, through their own mechanism instance.
+func TestCaseB39TwoTargetsOwnCredentials(t *testing.T) {
+	p := loadTestFile(t, "testdata/mm2extra/b39-two-targets.properties")
+	users := map[string]string{}
+	for _, c := range p.Clusters() {
+		cl, err := kgo.NewClient(append(append([]kgo.Opt{}, c.Client...), c.Producer...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		users[c.Alias] = ""
+		for _, m := range cl.OptValue(kgo.SASL).([]sasl.Mechanism) {
+			users[c.Alias] += saslUser(t, m)
+		}
+		cl.Close()
+	}
+	if diff := cmp.Diff(map[string]string{"src": "", "dst1": "mm-one", "dst2": "mm-two"}, users); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	var flows []string
+	for _, f := range p.Flows() {
+		flows = append(flows, fmt.Sprintf("%s %v disabled=%t", f.Name(), f.Topics, f.Disabled))
+	}
+	want := []string{"src->dst1 [a] disabled=false", "src->dst2 [b] disabled=false"}
+	if diff := cmp.Diff(want, flows); diff != "" {
+		t.Errorf("flows (-want +got):\n%s", diff)
+	}
+}
+
+// TestCaseB37ConfigQuirks: the lines of case B37 load the way MM2 reads
+// them, with warnings instead of silence, and filters match whole names.
+func TestCaseB37ConfigQuirks(t *testing.T) {
+	p := parseString(t, `clusters source, target
+---%<---
+source.bootstrap.servers: s:9092
+target.bootstrap.servers = t:9092
+task.max = 2
+sync.topics.configs.enabled = true
+topic.blacklist = .*\.internal
+topics.blacklist = foo.*
+config.storage.replication.factor: 1
+source->target.enabled = true `+`
+emit.heartbeats.enabled = false
+topics=orders
+`)
+	var keys []string
+	for _, w := range p.Warnings() {
+		keys = append(keys, w.Key+" | "+w.Message)
+	}
+	want := []string{
+		"---%<--- | unknown setting: ignored",
+		"task.max | unknown setting: ignored (did you mean tasks.max?)",
+		"sync.topics.configs.enabled | unknown setting: ignored (did you mean sync.topic.configs.enabled?)",
+		"topic.blacklist | unknown setting: ignored (did you mean topics.exclude, or its deprecated spelling topics.blacklist?)",
+		"topics.blacklist | deprecated spelling of topics.exclude (KIP-629), removed in Kafka 4.0, whose MM2 ignores it; kmirror honours it where topics.exclude is not set: rename it to topics.exclude",
+		`source->target.enabled | trailing or leading whitespace: kmirror reads "true " as true; MM2 reads it as false when deciding which herders exist (Boolean.parseBoolean, untrimmed) and as true in its connectors (trimmed), so MM2 may run or skip this pair inconsistently`,
+	}
+	if diff := cmp.Diff(want, keys); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	fs := p.Flows()
+	if len(fs) != 1 || fs[0].Name() != "source->target" || fs[0].Disabled {
+		t.Fatalf("flows %+v", fs)
+	}
+	flt, err := NewFilter("topics", fs[0].Topics, "topics.exclude", fs[0].TopicsExclude)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"orders": true, "orders-v2": false, "foo.orders": false, "my-orders": false} {
+		if flt.Match(name) != want {
+			t.Errorf("topic %q selected = %t, want %t", name, !want, want)
+		}
+	}
+	if diff := cmp.Diff([]string{"foo.*"}, fs[0].TopicsExclude); diff != "" {
+		t.Errorf("topics.exclude from topics.blacklist: %s", diff)
+	}
+	if diff := cmp.Diff([]string{"s:9092"}, p.BootstrapServers("source")); diff != "" {
+		t.Error(diff)
+	}
+	if p.BootstrapServers("nope") != nil {
+		t.Error("BootstrapServers of an unknown alias")
+	}
+}
+
+func TestPropertiesFlowMapping(t *testing.T) {
+	p := parseString(t, `clusters = A, B
+A.bootstrap.servers = a:9092
+B.bootstrap.servers = b:9092
+A->B.enabled = true
+B->A.enabled = false
+A->B.topics = orders, payments
+A->B.groups.exclude =
+replication.policy.separator = _
+replication.policy.internal.topic.separator.enabled = false
+A->B.offset.lag.max = 0
+A->B.offset-syncs.topic.location = TARGET
+A->B.use.defaults.from = source
+A->B.refresh.topics.interval.seconds = -1
+A->B.emit.checkpoints.interval.seconds = 5
+A->B.sync.group.offsets.enabled = true
+A->B.sync.group.offsets.interval.seconds = 7
+emit.offset-syncs.enabled = false
+A->B.heartbeats.replication.enabled = false
+admin.timeout.ms = 1500
+B.offset.flush.interval.ms = 250
+A.consumer.auto.offset.reset = latest
+A->B.source.consumer.isolation.level = read_committed
+A->B.source.consumer.max.partition.fetch.bytes = 2048
+B.producer.buffer.memory = 4096
+A->B.replication.factor = -1
+offset-syncs.topic.replication.factor = 2
+`)
+	fs := p.Flows()
+	if len(fs) != 2 {
+		t.Fatalf("%d flows", len(fs))
+	}
+	ab := fs[0]
+	pol := ab.Policy
+	ab.Policy = nil
+	want := FlowConfig{Source: "A", Target: "B", Topics: []string{"orders", "payments"}, GroupsExclude: []string{},
+		UseDefaultsFromSource: true, ReplicationFactor: -1, OffsetSyncsTopicReplicationFactor: 2,
+		OffsetSyncsTopicLocationTarget: true, OffsetLagMax: OffsetLagMaxEveryRecord, DisableRefreshTopics: true,
+		DisableOffsetSyncs: true, DisableHeartbeatsReplication: true, OffsetFlushInterval: 250 * time.Millisecond,
+		EmitCheckpointsInterval: 5 * time.Second, SyncGroupOffsets: true, SyncGroupOffsetsInterval: 7 * time.Second,
+		AdminTimeout: 1500 * time.Millisecond, StartOffset: StartLatest, ReadCommitted: true, FetchMaxPartitionBytes: 2048, MaxBufferedBytes: 4096}
+	if diff := cmp.Diff(want, ab); diff != "" {
+		t.Errorf("A->B (-want +got):\n%s", diff)
+	}
+	if got := pol.FormatRemoteTopic("A", "orders"); got != "A_orders" {
+		t.Errorf("remote topic %q", got)
+	}
+	if got := pol.OffsetSyncsTopic("A"); got != "mm2-offset-syncs.A.internal" {
+		t.Errorf("offset-syncs topic %q (internal separator disabled)", got)
+	}
+	ba := fs[1]
+	if !ba.Disabled || ba.DisableHeartbeats || ba.StartOffset != StartEarliest || ba.OffsetFlushInterval != 0 {
+		t.Errorf("B->A %+v", ba)
+	}
+	if !strings.Contains(p.Effective(), "A->B.refresh.topics.interval.seconds = -1    # A->B.refresh.topics.interval.seconds") {
+		t.Errorf("effective:\n%s", p.Effective())
+	}
+}
+
+func TestPropertiesOnlyTargets(t *testing.T) {
+	const text = "clusters=A,B,C\nA.bootstrap.servers=a:1\nB.bootstrap.servers=b:1\nC.bootstrap.servers=c:1\nA->B.enabled=true\nB->C.enabled=true\n"
+	p := parseString(t, text, OnlyTargets("C"))
+	var got []string
+	for _, f := range p.Flows() {
+		got = append(got, f.Name())
+	}
+	if diff := cmp.Diff([]string{"A->C", "B->C"}, got); diff != "" {
+		t.Error(diff)
+	}
+	var aliases []string
+	for _, c := range p.Clusters() {
+		aliases = append(aliases, c.Alias)
+	}
+	if diff := cmp.Diff([]string{"A", "B", "C"}, aliases); diff != "" {
+		t.Error(diff)
+	}
+	_, err := ParseProperties(strings.NewReader(text), OnlyTargets("D"))
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "--clusters" || ce.Value != "D" {
+		t.Errorf("OnlyTargets(D): %v", err)
+	}
+}
+
+func TestPropertiesRoleConnectionOverride(t *testing.T) {
+	// A role with its own security settings gets complete connection
+	// options, and SASL leaves Client so it cannot be appended twice.
+	p := parseString(t, `clusters=A,B
+A.bootstrap.servers=a:9092
+A.security.protocol=SASL_PLAINTEXT
+A.sasl.mechanism=PLAIN
+A.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="base" password="p1";
+A.admin.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="p2";
+A.producer.security.protocol=PLAINTEXT
+B.bootstrap.servers=b:9092
+A->B.enabled=true
+`)
+	c := p.Clusters()[0]
+	got := map[string]string{}
+	for _, r := range []struct {
+		name string
+		opts []kgo.Opt
+	}{{"client", nil}, {"consumer", c.Consumer}, {"producer", c.Producer}, {"admin", c.Admin}} {
+		got[r.name] = clientView(t, append(append([]kgo.Opt{}, c.Client...), r.opts...))
+	}
+	want := map[string]string{
+		"client":   "seeds=[a:9092]",
+		"consumer": "seeds=[a:9092] sasl=PLAIN(base)",
+		"producer": "seeds=[a:9092]",
+		"admin":    "seeds=[a:9092] sasl=PLAIN(admin)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestPropertiesErrors(t *testing.T) {
+	const base = "clusters=A,B\nA.bootstrap.servers=a:9092\nB.bootstrap.servers=b:9092\nA->B.enabled=true\n"
+	for _, tc := range []struct {
+		line, key, value, reason string
+	}{
+		{"A->B.refresh.topics.interval.seconds=soon", "A->B.refresh.topics.interval.seconds", "soon", "not a whole number"},
+		{"emit.checkpoints.interval.seconds=0", "emit.checkpoints.interval.seconds", "0", "interval of 0"},
+		{"A->B.topics=(?!x).*", "A->B.topics", "(?!x).*", "negative lookahead"},
+		{"groups.exclude=a(b", "groups.exclude", "a(b", "regular expression"},
+		{"A->B.config.properties.exclude=[x", "A->B.config.properties.exclude", "[x", "regular expression"},
+		{"replication.factor=0", "replication.factor", "0", "must be positive"},
+		{"replication.factor=40000", "replication.factor", "40000", "replication factor"},
+		{"offset-syncs.topic.location=middle", "offset-syncs.topic.location", "middle", "source, target"},
+		{"use.defaults.from=both", "use.defaults.from", "both", "target, source"},
+		{"A->B.sync.topic.acls.enabled=yes", "A->B.sync.topic.acls.enabled", "yes", "true or false"},
+		{"replication.policy.class=com.example.MyPolicy", "replication.policy.class", "com.example.MyPolicy", "kmirror implements only"},
+		{"replication.policy.separator=", "replication.policy.separator", "", "must not be empty"},
+		{"replication.policy.separator=#", "replication.policy.separator", "#", "separator"},
+		{"A.consumer.auto.offset.reset=none", "A.consumer.auto.offset.reset", "none", "earliest or latest"},
+		{"A->B.source.consumer.isolation.level=snapshot", "A->B.source.consumer.isolation.level", "snapshot", "read_committed"},
+		{"B.offset.flush.interval.ms=-5", "B.offset.flush.interval.ms", "-5", "must be positive"},
+		{"admin.timeout.ms=x", "admin.timeout.ms", "x", "milliseconds"},
+		{"A.security.protocol=SASL_SSL", "A.sasl.mechanism", "", "GSSAPI"},
+		{"A.bootstrap.servers=", "A.bootstrap.servers", "", "host:port"},
+		{"B->B.topics=x", "B->B.topics", "x", "two different clusters"},
+		{"A.producer.acks=2", "A.producer.acks", "2", "must be all"},
+		{"A.sasl.jaas.config=x", "", "", ""}, // inert without a SASL protocol: no error
+	} {
+		_, err := ParseProperties(strings.NewReader(base+tc.line+"\n"), WithLookupEnv(lookupTestEnv))
+		if tc.key == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.line, err)
+			}
+			continue
+		}
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: error %v is not a *ConfigError", tc.line, err)
+			continue
+		}
+		if ce.Key != tc.key || ce.Value != tc.value || !strings.Contains(ce.Reason, tc.reason) {
+			t.Errorf("%s: got {%q %q %q}, want key %q value %q reason containing %q", tc.line, ce.Key, ce.Value, ce.Reason, tc.key, tc.value, tc.reason)
+		}
+	}
+	cl := "clusters=A,B\nA->B.enabled=true\nB.bootstrap.servers=b:1\n"
+	_, err := ParseProperties(strings.NewReader(cl))
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "A.bootstrap.servers" {
+		t.Errorf("missing bootstrap: %v", err)
+	}
+	_, err = ParseProperties(strings.NewReader("clusters=A,__B\nA->__B.enabled=true\nbootstrap.servers=x:1"))
+	if !errors.As(err, &ce) || ce.Key != "clusters" || ce.Value != "__B" {
+		t.Errorf("invalid alias: %v", err)
+	}
+	_, err = ParseProperties(strings.NewReader("clusters=A,B\nA.x=\\u00zz"))
+	if !errors.As(err, &ce) || ce.Key != "A.x" || !strings.Contains(ce.Reason, "line 2") {
+		t.Errorf("malformed escape: %v", err)
+	}
+	if _, err := LoadProperties("testdata/does-not-exist.properties"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestPropertiesEffectiveIsSortedAndComplete(t *testing.T) {
+	p := loadTestFile(t, "testdata/mm2configs/f3.properties")
+	eff := p.Effective()
+	var keys []string
+	for _, line := range strings.Split(eff, "\n")[1:] {
+		if line == "" || strings.HasPrefix(line, "#") {
+			break
+		}
+		keys = append(keys, strings.SplitN(line, " = ", 2)[0])
+	}
+	if !sort.StringsAreSorted(keys[1:]) {
+		t.Errorf("keys not sorted: %q", keys)
+	}
+	for _, want := range []string{
+		"primary.sasl.jaas.config = [hidden]",
+		"mirror.sasl.jaas.config = [hidden]",
+		`primary.client = bootstrap=src.example.com:9092 protocol=SASL_PLAINTEXT sasl=SCRAM-SHA-512 user="reader"`,
+		"primary->mirror.source.consumer.auto.offset.reset = latest    # primary.consumer.auto.offset.reset",
+		"primary->mirror.sync.group.offsets.interval.seconds = 15    # primary->mirror.sync.group.offsets.interval.seconds",
+		"mirror.producer.max.request.size = 5242880    # kgo.ProducerBatchMaxBytes(5242880)",
+		"# line 32: tasks.max: kmirror replicates every partition of a flow without Connect tasks",
+	} {
+		if !strings.Contains(eff, want) {
+			t.Errorf("effective lacks %q:\n%s", want, eff)
+		}
+	}
+}
+
+func FuzzParseProperties(f *testing.F) {
+	for _, path := range []string{"testdata/mm2configs/f2.properties", "testdata/mm2configs/f3.properties", "testdata/mm2configs/f7.properties", "testdata/mm2extra/b40-security.properties"} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("clusters=A,B\nA->B.enabled= true\nA.bootstrap.servers=a:1\nB.bootstrap.servers=b:1\ntopics=\\u0041.*"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := ParseProperties(strings.NewReader(string(data)), WithLookupEnv(lookupTestEnv),
+			WithReadFile(func(string) ([]byte, error) { return nil, os.ErrNotExist }))
+		if err == nil {
+			return
+		}
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Key == "" {
+			t.Fatalf("error %T %v is not a *ConfigError naming a key", err, err)
+		}
+	})
+}
