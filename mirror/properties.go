@@ -115,6 +115,39 @@ func LoadProperties(path string, opts ...LoadOpt) (*Properties, error) {
 // unresolvable placeholder, or a --clusters alias ([OnlyTargets]) not in
 // `clusters`. Settings that have no effect or are not supported are
 // reported by [Properties.Warnings], not as errors.
+//
+// Differences from MM2 (warned where a file relies on them; defaults are
+// annotated in [Properties.Effective]):
+//   - Booleans are trimmed everywhere: MM2's herder set-up reads
+//     `A->B.enabled=true ` (trailing space) as false, its connectors as true.
+//   - Deprecated topics.blacklist, groups.blacklist and
+//     config.properties.blacklist are honoured when the new key is absent
+//     (MM2 3.x; 4.0 ignores them).
+//   - A top-level use.defaults.from applies to every flow (MM2 drops it).
+//   - An unresolvable ${provider:...} placeholder is an error (MM2 keeps the
+//     text and fails later, e.g. when authenticating with it).
+//   - Replication factors left unset are -1 (the broker default); MM2 uses
+//     2 for remote topics and 3 for internal topics.
+//
+// Not supported (warned, not applied): custom topic.filter.class,
+// group.filter.class, config.property.filter.class and
+// forwarding.admin.class; transforms and predicates; exactly.once.support,
+// transaction.boundary and `<alias>.exactly.once.source.support` (kmirror
+// replicates at least once); offset.storage.topic; converters other than
+// ByteArrayConverter; source.cluster.alias / target.cluster.alias (topic
+// names always use the aliases of `clusters`); per-flow client settings
+// other than the replication consumer's auto.offset.reset,
+// isolation.level, fetch.max.bytes and max.partition.fetch.bytes and the
+// replication producer's buffer.memory (set `<alias>.consumer.*` /
+// `<alias>.producer.*` instead); per-flow connection settings; the client
+// keys interceptor.classes, transactional.id, ssl.engine.factory.class,
+// sasl.client.callback.handler.class and sasl.login.class. Rejected with a
+// *[ConfigError]: a replication.policy.class other than the default and
+// identity policies, sasl.mechanism GSSAPI, JKS and PKCS12 stores (the
+// error gives the keytool/openssl commands to convert them to PEM), a
+// config provider class other than EnvVarConfigProvider,
+// FileConfigProvider and DirectoryConfigProvider when a placeholder uses
+// it.
 func ParseProperties(r io.Reader, opts ...LoadOpt) (*Properties, error) {
 	var lc loadCfg
 	for _, o := range opts {

@@ -147,7 +147,7 @@ var notMM2 = map[string]string{
 	"sync.topic.configs":        "not an MM2 setting: did you mean sync.topic.configs.enabled?",
 }
 
-// IsFlowClientKey reports whether key (a flow-scoped key without the
+// isFlowClientKey reports whether key (a flow-scoped key without the
 // `<source>-><target>.` prefix) is one of MM2's connector-level client
 // settings: consumer.*, producer.*, admin.*, their source./target.
 // variants, *.override.* and source.cluster./target.cluster.

@@ -28,8 +28,16 @@
 //     other character is dropped ("[\-\.]" reads as "[-.]").
 //   - A later duplicate key replaces the earlier value.
 //
-// No ${...} expansion is done: placeholders are config-provider syntax
-// interpreted by the MM2 layer, not by the file format.
+// No ${...} expansion is done by the reader: placeholders are
+// config-provider syntax, resolved by [Resolve] only for providers declared
+// in config.providers.
+//
+// [Resolve] then applies MM2's dedicated-mode rules (MirrorMakerConfig,
+// spec sections 7 and 9.5): `clusters`, cluster settings `<alias>.*`, flow
+// settings `<source>-><target>.*` over top-level ones, the herder pairs,
+// deprecated *.blacklist names (KIP-629), config providers (EnvVar, File
+// and Directory providers), and a warning for every key MM2 or kmirror
+// ignores, with the closest valid key for misspellings.
 //
 // Why not github.com/magiconair/properties: its lexer (v1.18.13), even with
 // DisableExpansion, reads "key\\<newline>  part=v" as key "key\n" with

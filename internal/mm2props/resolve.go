@@ -450,6 +450,9 @@ func (r *resolver) connectorKey(s Setting, rest string) {
 			"kmirror names topics after the aliases in clusters and ignores this key: rename the cluster alias instead", rest, strings.TrimSpace(s.Value), side))
 		return
 	}
+	if rest == "use.defaults.from" && s.Key == rest {
+		r.warn(s.Key, s.Line, "MM2's dedicated mode drops a top-level use.defaults.from (it is not a connector setting; checked with MM2 4.3.1), so MM2 uses target; kmirror applies it to every flow as written; MM2 needs <source>-><target>.use.defaults.from")
+	}
 	if IsBoolKey(rest) && rest != "enabled" && rest != "emit.heartbeats.enabled" && s.Value != strings.TrimSpace(s.Value) {
 		if v, err := ParseBool(s); err == nil {
 			r.warn(s.Key, s.Line, fmt.Sprintf("surrounding whitespace in a boolean: read as %v (trimmed, as MM2's connectors read it)", v))

@@ -531,3 +531,83 @@ func FuzzResolve(f *testing.F) {
 		}
 	})
 }
+
+// TestEverySpecKeyKnown: every key of spec section 9 (connector keys of the
+// three MM2 connectors and dedicated-mode keys) is mapped, accepted
+// without effect, or warned about with an explanation: none is reported as
+// unknown, at top level or per flow.
+func TestEverySpecKeyKnown(t *testing.T) {
+	connector := []string{
+		// 9.1
+		"name", "connector.class", "tasks.max", "tasks.max.enforce", "key.converter", "value.converter", "header.converter",
+		"transforms", "predicates", "config.action.reload", "errors.retry.timeout", "errors.retry.delay.max.ms", "errors.tolerance",
+		"errors.log.enable", "errors.log.include.messages", "enabled", "source.cluster.alias", "target.cluster.alias",
+		"admin.timeout.ms", "replication.policy.class", "replication.policy.separator",
+		"replication.policy.internal.topic.separator.enabled", "forwarding.admin.class", "metric.reporters", "task.index",
+		// 9.2
+		"topics", "topics.exclude", "config.properties.exclude", "use.defaults.from", "topic.filter.class",
+		"config.property.filter.class", "consumer.poll.timeout.ms", "refresh.topics.enabled", "refresh.topics.interval.seconds",
+		"sync.topic.configs.enabled", "sync.topic.configs.interval.seconds", "sync.topic.acls.enabled",
+		"sync.topic.acls.interval.seconds", "replication.factor", "offset-syncs.topic.replication.factor",
+		"offset-syncs.topic.location", "offset.lag.max", "emit.offset-syncs.enabled", "heartbeats.replication.enabled",
+		"task.assigned.partitions", "exactly.once.support", "transaction.boundary", "topics.blacklist",
+		"config.properties.blacklist", "use.incremental.alter.configs", "add.source.alias.to.metrics",
+		// 9.3
+		"groups", "groups.exclude", "group.filter.class", "refresh.groups.enabled", "refresh.groups.interval.seconds",
+		"emit.checkpoints.enabled", "emit.checkpoints.interval.seconds", "sync.group.offsets.enabled",
+		"sync.group.offsets.interval.seconds", "checkpoints.topic.replication.factor", "task.assigned.groups", "groups.blacklist",
+		// 9.4
+		"emit.heartbeats.enabled", "emit.heartbeats.interval.seconds", "heartbeats.topic.replication.factor",
+	}
+	clientScoped := []string{"security.protocol", "ssl.truststore.location", "sasl.jaas.config", "sasl.mechanism",
+		"source.cluster.bootstrap.servers", "target.cluster.security.protocol", "consumer.isolation.level",
+		"producer.acks", "admin.request.timeout.ms", "source.consumer.fetch.max.bytes", "source.producer.acks",
+		"source.admin.retries", "target.consumer.isolation.level", "target.producer.linger.ms", "target.admin.retries",
+		"producer.override.acks"}
+	top := []string{"clusters", "dedicated.mode.enable.internal.rest", "config.providers", "offset.storage.replication.factor",
+		"offset.storage.topic", "config.storage.replication.factor", "status.storage.replication.factor",
+		"offset.flush.interval.ms", "group.id", "listeners", "connector.client.config.override.policy"}
+	cluster := []string{"bootstrap.servers", "security.protocol", "consumer.isolation.level", "producer.compression.type",
+		"admin.request.timeout.ms", "offset.storage.replication.factor", "exactly.once.source.support",
+		"offset.flush.interval.ms", "client.id", "group.id", "config.storage.replication.factor"}
+	var b strings.Builder
+	b.WriteString("clusters=A,B\nA->B.enabled=true\n")
+	for _, k := range connector {
+		if k == "enabled" {
+			continue
+		}
+		v := "x"
+		if IsBoolKey(k) {
+			v = "true"
+		}
+		b.WriteString(k + "=" + v + "\nA->B." + k + "=" + v + "\n")
+	}
+	for _, k := range clientScoped {
+		b.WriteString("A->B." + k + "=x\n")
+	}
+	for _, k := range top {
+		if k != "clusters" && k != "config.providers" {
+			b.WriteString(k + "=x\n")
+		}
+	}
+	for _, k := range cluster {
+		b.WriteString("A." + k + "=x\nB." + k + "=x\n")
+	}
+	b.WriteString("enabled=false\n")
+	c := resolve(t, b.String(), Options{})
+	for _, w := range c.Warnings {
+		if strings.Contains(w.Message, "unknown") {
+			t.Errorf("%s: %s", w.Key, w.Message)
+		}
+	}
+}
+
+func TestTopLevelUseDefaultsFrom(t *testing.T) {
+	c := resolve(t, "clusters=A,B\nA->B.enabled=true\nuse.defaults.from=source", Options{})
+	if s, _ := c.Flows[0].Get("use.defaults.from"); s.Value != "source" {
+		t.Errorf("use.defaults.from = %q", s.Value)
+	}
+	if !hasWarning(c, "use.defaults.from", "MM2's dedicated mode drops a top-level use.defaults.from") {
+		t.Errorf("warnings %q", warnings(c))
+	}
+}
