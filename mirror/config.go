@@ -63,8 +63,8 @@ var (
 	DefaultTopicsExclude = []string{`.*[\-\.]internal`, `.*\.replica`, `__.*`}
 	// DefaultGroupsExclude is groups.exclude's default.
 	DefaultGroupsExclude = []string{`console-consumer-.*`, `connect-.*`, `__.*`}
-	// DefaultConfigPropertiesExclude is config.properties.exclude's default:
-	// topic configs never copied to remote topics.
+	// DefaultConfigPropertiesExclude is config.properties.exclude's default
+	// in Apache Kafka 4.3: topic configs never copied to remote topics.
 	DefaultConfigPropertiesExclude = []string{
 		`follower\.replication\.throttled\.replicas`,
 		`leader\.replication\.throttled\.replicas`,
@@ -72,6 +72,8 @@ var (
 		`message\.timestamp\.type`,
 		`unclean\.leader\.election\.enable`,
 		`min\.insync\.replicas`,
+		`log\.message\.timestamp\.before\.max\.ms`,
+		`log\.message\.timestamp\.after\.max\.ms`,
 	}
 )
 

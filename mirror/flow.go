@@ -254,9 +254,8 @@ func (f *flow) run(ctx, hard context.Context) error {
 	errc := make(chan error, 4)
 	loopCtx, stopLoops := context.WithCancel(ctx)
 	defer stopLoops()
-	pollDone := make(chan struct{})
 	wg.Add(3)
-	go func() { defer wg.Done(); defer close(pollDone); f.pollLoop(loopCtx, hard) }()
+	go func() { defer wg.Done(); f.pollLoop(loopCtx) }()
 	go func() { defer wg.Done(); f.refreshLoop(loopCtx) }()
 	go func() {
 		defer wg.Done()
@@ -273,7 +272,20 @@ func (f *flow) run(ctx, hard context.Context) error {
 	case fatal = <-errc:
 		stopLoops()
 	}
-	wg.Wait()
+	// The poll loop may be blocked in Produce on a full buffer (records go
+	// with context.Background: a cancelable context costs kgo per record):
+	// closing the producer unblocks it on abort or after shutdownTimeout.
+	loopsDone := make(chan struct{})
+	go func() { wg.Wait(); close(loopsDone) }()
+	select {
+	case <-loopsDone:
+	case <-hard.Done():
+		f.dstCl.Close()
+	case <-time.After(shutdownTimeout):
+		f.log.Warn("poll loop did not stop in time: closing the target producer")
+		f.dstCl.Close()
+	}
+	<-loopsDone
 	<-flushDone
 	if hard.Err() == nil {
 		f.shutdown(hard)
@@ -443,7 +455,7 @@ func (f *flow) partitionFailed(p *partState, err error) {
 
 // pollLoop fetches from the source and hands each record to the target
 // producer, same partition number, key, value, headers and timestamp kept.
-func (f *flow) pollLoop(ctx, hard context.Context) {
+func (f *flow) pollLoop(ctx context.Context) {
 	for {
 		fs := f.srcCl.PollRecords(ctx, 10000)
 		if ctx.Err() != nil || fs.IsClientClosed() {
@@ -484,7 +496,7 @@ func (f *flow) pollLoop(ctx, hard context.Context) {
 				r.Attrs = kgo.RecordAttrs{}
 				r.ProducerID, r.ProducerEpoch, r.LeaderEpoch, r.Offset = 0, 0, 0, 0
 				r.Context = nil
-				f.dstCl.Produce(hard, r, p.onAck)
+				f.dstCl.Produce(context.Background(), r, p.onAck)
 			}
 		})
 	}
