@@ -190,7 +190,7 @@ func BenchmarkReplicate(b *testing.B) {
 	for _, size := range []struct {
 		name           string
 		value, records int
-	}{{"1KiB", 1024, 50000}, {"100B", 100, 200000}} {
+	}{{"1KiB", 1024, 100000}, {"100B", 100, 500000}} {
 		d := newBenchData(b, size.value, size.records)
 		b.Run(size.name+"/kmirror", func(b *testing.B) { benchMirror(b, d) })
 		b.Run(size.name+"/bare-pipe", func(b *testing.B) { benchPipe(b, d) })

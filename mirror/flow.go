@@ -456,6 +456,7 @@ func (f *flow) partitionFailed(p *partState, err error) {
 // pollLoop fetches from the source and hands each record to the target
 // producer, same partition number, key, value, headers and timestamp kept.
 func (f *flow) pollLoop(ctx context.Context) {
+	var buf []inflight
 	for {
 		fs := f.srcCl.PollRecords(ctx, 10000)
 		if ctx.Err() != nil || fs.IsClientClosed() {
@@ -483,20 +484,27 @@ func (f *flow) pollLoop(ctx context.Context) {
 			if failed {
 				return
 			}
+			// Queue the whole batch under one lock, then produce it.
+			batch := buf[:0]
+			n := 0
 			for _, r := range fp.Records {
 				if !f.checkGap(p, r, fp.LogStartOffset) {
-					return
+					break
 				}
 				p.next = r.Offset + 1
-				size := recordSize(r)
 				f.metrics.polled(p, r)
-				p.push(r.Offset, size, len(r.Value))
+				batch = append(batch, inflight{up: r.Offset, size: recordSize(r), value: len(r.Value)})
+				n++
+			}
+			p.push(batch)
+			buf = batch[:0]
+			for _, r := range fp.Records[:n] {
 				// The fetched record is reused as the produced record.
 				r.Topic = p.remote
 				r.Attrs = kgo.RecordAttrs{}
 				r.ProducerID, r.ProducerEpoch, r.LeaderEpoch, r.Offset = 0, 0, 0, 0
 				r.Context = nil
-				f.dstCl.Produce(context.Background(), r, p.onAck)
+				f.dstCl.Produce(context.Background(), r, p.ack)
 			}
 		})
 	}

@@ -35,8 +35,9 @@ type partState struct {
 	records   int64
 	bytes     int64
 	sw        syncWriter
-	err       error        // non-retriable error: the partition is stopped
-	pm        *partMetrics // nil without a Registerer
+	err       error                    // non-retriable error: the partition is stopped
+	pm        *partMetrics             // nil without a Registerer
+	ack       func(*kgo.Record, error) // p.onAck, bound once (a method value allocates)
 }
 
 func newPartState(f *flow, topic, remote string, partition int32, committed int64) *partState {
@@ -45,12 +46,14 @@ func newPartState(f *flow, topic, remote string, partition int32, committed int6
 	if committed >= 0 {
 		p.next = committed + 1
 	}
+	p.ack = p.onAck
 	return p
 }
 
-func (p *partState) push(up, size int64, value int) {
+// push queues the records about to be produced, in produce order.
+func (p *partState) push(recs []inflight) {
 	p.mu.Lock()
-	p.queue = append(p.queue, inflight{up, size, value})
+	p.queue = append(p.queue, recs...)
 	p.mu.Unlock()
 }
 
