@@ -21,6 +21,7 @@ type metrics struct {
 	flowErrs *prometheus.CounterVec   // source, target, kind
 	syncs    *prometheus.CounterVec   // source, target
 	commits  *prometheus.HistogramVec // source, target
+	tasks    *taskMetricVecs          // checkpoint task series (tasks.go)
 	mirror   *Mirror
 }
 
@@ -57,6 +58,7 @@ func newMetrics(r prometheus.Registerer) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}, []string{"source", "target"}),
 	}
 	r.MustRegister(m.records, m.bytes, m.age, m.latency, m.gaps, m.flowErrs, m.syncs, m.commits, (*stateCollector)(m))
+	m.tasks = newTaskMetricVecs(r)
 	return m
 }
 
