@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Target group states (ListGroups GroupState) in which a group has no
@@ -17,11 +18,11 @@ var idleGroupStates = map[string]bool{"Empty": true, "Dead": true}
 
 // commitPlan is the offsets to commit into one target group.
 type commitPlan struct {
-	group   string
-	offsets kadm.Offsets
-	parts   []*partEntry
-	resp    kadm.OffsetResponses
-	err     error
+	group string
+	parts []*partEntry
+	want  []int64 // offset to commit, per parts entry
+	errs  []error // commit result, per parts entry
+	err   error   // request-level failure
 }
 
 // sync runs one group-offset sync round (sync.group.offsets.enabled, spec
@@ -100,6 +101,16 @@ func (r *run) sync(ctx context.Context) {
 		}
 		return
 	}
+	mctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
+	meta, merr := r.dst.ListTopics(mctx, topicList...) // topic IDs for OffsetCommit v10
+	cancel()
+	if merr != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("describing target topics; skipping this offset sync", "cluster", e.cfg.TargetAlias, "err", merr)
+			e.fail("sync_group_offsets", merr)
+		}
+		return
+	}
 
 	var plans []*commitPlan
 	for _, name := range check {
@@ -109,7 +120,7 @@ func (r *run) sync(ctx context.Context) {
 			g.syncErr = "fetching target offsets: " + tr.Err.Error()
 			continue
 		}
-		plan := &commitPlan{group: name, offsets: kadm.Offsets{}}
+		plan := &commitPlan{group: name}
 		for _, pe := range g.parts {
 			want, ok := e.best(name, pe)
 			if !ok {
@@ -150,8 +161,8 @@ func (r *run) sync(ctx context.Context) {
 				}
 				continue // already there, or ahead: never move back (I2)
 			}
-			plan.offsets.Add(kadm.Offset{Topic: pe.remote, Partition: pe.partition, At: want, LeaderEpoch: -1, Metadata: pe.metadata})
 			plan.parts = append(plan.parts, pe)
+			plan.want = append(plan.want, want)
 		}
 		if len(plan.parts) > 0 {
 			plans = append(plans, plan)
@@ -166,7 +177,7 @@ func (r *run) sync(ctx context.Context) {
 			defer func() { <-sem }()
 			cctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
 			defer cancel()
-			p.resp, p.err = r.dst.CommitOffsets(cctx, p.group, p.offsets)
+			r.commit(cctx, p, meta)
 		})
 	}
 	wg.Wait()
@@ -181,20 +192,16 @@ func (r *run) sync(ctx context.Context) {
 			firstErr = cmpErr(firstErr, p.err)
 			continue
 		}
-		for _, pe := range p.parts {
-			want, _ := e.best(p.group, pe)
-			res, ok := p.resp.Lookup(pe.remote, pe.partition)
-			switch {
-			case ok && res.Err == nil:
-				pe.targetOffset = want
+		for i, pe := range p.parts {
+			switch err := p.errs[i]; {
+			case err == nil:
+				pe.targetOffset = p.want[i]
 				committed++
-			case ok && isMembershipErr(res.Err):
+			case isMembershipErr(err):
 				g.active = true
-			case ok:
-				pe.syncReason = "commit failed: " + res.Err.Error()
-				firstErr = cmpErr(firstErr, res.Err)
 			default:
-				pe.syncReason = "commit failed: no response"
+				pe.syncReason = "commit failed: " + err.Error()
+				firstErr = cmpErr(firstErr, err)
 			}
 		}
 		if g.active {
@@ -207,6 +214,72 @@ func (r *run) sync(ctx context.Context) {
 	}
 	if e.cfg.OnCommits != nil {
 		e.cfg.OnCommits(committed)
+	}
+}
+
+// commit sends one OffsetCommit for plan as a simple commit (generation -1,
+// no member id: what kadm.CommitOffsets and MM2's alterConsumerGroupOffsets
+// send), with the topic ids of meta, and fills plan.errs.
+func (r *run) commit(ctx context.Context, plan *commitPlan, meta kadm.TopicDetails) {
+	plan.errs = make([]error, len(plan.parts))
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group = plan.group
+	idx := map[string]int{} // topic -> index in req.Topics
+	for i, pe := range plan.parts {
+		td, ok := meta[pe.remote]
+		if !ok || td.Err != nil {
+			plan.errs[i] = kerr.UnknownTopicOrPartition
+			continue
+		}
+		ti, ok := idx[pe.remote]
+		if !ok {
+			rt := kmsg.NewOffsetCommitRequestTopic()
+			rt.Topic, rt.TopicID = pe.remote, td.ID
+			req.Topics = append(req.Topics, rt)
+			ti = len(req.Topics) - 1
+			idx[pe.remote] = ti
+		}
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch = pe.partition, plan.want[i], -1
+		rp.Metadata = kmsg.StringPtr(pe.metadata)
+		req.Topics[ti].Partitions = append(req.Topics[ti].Partitions, rp)
+	}
+	if len(req.Topics) == 0 {
+		return
+	}
+	resp, err := req.RequestWith(ctx, r.dstCl)
+	if err != nil {
+		plan.err = err
+		return
+	}
+	type tp struct {
+		topic string
+		p     int32
+	}
+	got := map[tp]error{}
+	for _, rt := range resp.Topics {
+		topic := rt.Topic
+		if topic == "" { // v10 answers with topic ids only
+			for name, td := range meta {
+				if td.ID == rt.TopicID {
+					topic = name
+					break
+				}
+			}
+		}
+		for _, rp := range rt.Partitions {
+			got[tp{topic, rp.Partition}] = kerr.ErrorForCode(rp.ErrorCode)
+		}
+	}
+	for i, pe := range plan.parts {
+		if plan.errs[i] != nil {
+			continue
+		}
+		err, ok := got[tp{pe.remote, pe.partition}]
+		if !ok {
+			err = errors.New("partition missing in the commit response")
+		}
+		plan.errs[i] = err
 	}
 }
 
