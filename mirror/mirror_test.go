@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
@@ -116,7 +117,7 @@ func waitReplicated(t *testing.T, m *Mirror, want int64) {
 	})
 }
 
-func TestReplicatesRecordsPartitionsAndConfigs(t *testing.T) {
+func TestCaseB19B20ReplicatesRecordsPartitionsAndFilteredConfigs(t *testing.T) {
 	p := testcluster.New(t, "src", "dst")
 	orders, accounts, short := p.Topic("orders"), p.Topic("accounts"), p.Topic("short")
 	compact, seg, ret := "compact", "10000", "300000"
@@ -575,4 +576,51 @@ func TestUnreachableClusterIsRetried(t *testing.T) {
 	if st := m.Status().Flows[0].State; st != StateStopped {
 		t.Errorf("state after Close = %s, want STOPPED", st)
 	}
+}
+
+// TestRecordTooLargeStopsOnlyThatPartition: a record the target rejects as
+// too large is a non-retriable error: its partition stops with a clear
+// status error (no silent skip, resume point not advanced past it) while
+// the other partitions keep replicating.
+func TestRecordTooLargeStopsOnlyThatPartition(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	orders := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, orders, 2, nil)
+	small := "2000"
+	testcluster.CreateTopic(t, &p.Target, p.Source.Alias+"."+orders, 2, map[string]*string{"max.message.bytes": &small})
+	big := make([]byte, 10000)
+	rand.NewChaCha8([32]byte{1}).Read(big) // incompressible: the producer compresses batches
+	testcluster.Produce(t, &p.Source,
+		&kgo.Record{Topic: orders, Partition: 0, Value: []byte("ok-0")},
+		&kgo.Record{Topic: orders, Partition: 0, Value: big},
+		&kgo.Record{Topic: orders, Partition: 0, Value: []byte("after-big")},
+		&kgo.Record{Topic: orders, Partition: 1, Value: []byte("ok-1")},
+		&kgo.Record{Topic: orders, Partition: 1, Value: []byte("ok-2")},
+	)
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fastFlow(p)))...)
+	testcluster.Eventually(t, 30*time.Second, "partition 0 failed, partition 1 replicated", func() (bool, string) {
+		ps := m.Status().Flows[0].Partitions
+		return len(ps) == 2 && ps[0].State == StateFailed && ps[1].Replicated == 2, fmt.Sprintf("%+v", ps)
+	})
+	ps := m.Status().Flows[0].Partitions
+	if !strings.Contains(ps[0].Error, "MESSAGE_TOO_LARGE") || !strings.Contains(ps[0].Error, orders+"[0]") {
+		t.Errorf("partition 0 error = %q, want MESSAGE_TOO_LARGE naming %s[0]", ps[0].Error, orders)
+	}
+	// ok-0 may share the rejected batch with the big record (then it is not
+	// replicated either); the resume point never passes the big record.
+	if ps[0].Replicated != 1 && ps[0].Replicated != -1 {
+		t.Errorf("partition 0 replicated up to %d, want 1 or nothing (stopped before the big record)", ps[0].Replicated)
+	}
+	time.Sleep(300 * time.Millisecond) // a few flush intervals
+	ps = m.Status().Flows[0].Partitions
+	if ps[0].Committed > 0 || ps[1].Committed != 1 {
+		t.Errorf("resume points %d and %d, want partition 0 before the big record (<= 0) and partition 1 at 1", ps[0].Committed, ps[1].Committed)
+	}
+}
+
+func firstValue(rs []*kgo.Record) string {
+	if len(rs) == 0 {
+		return ""
+	}
+	return string(rs[0].Value)
 }
