@@ -109,6 +109,16 @@ func (f *flow) shouldReplicate(topic string) bool {
 	return !f.cfg.DisableHeartbeatsReplication && f.pol.IsHeartbeatsTopic(topic)
 }
 
+// recovered moves a RETRYING flow back to RUNNING.
+func (f *flow) recovered() {
+	f.mu.Lock()
+	retrying := f.state == StateRetrying
+	f.mu.Unlock()
+	if retrying {
+		f.setState(StateRunning, nil)
+	}
+}
+
 func (f *flow) setState(s State, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -585,8 +595,12 @@ func (f *flow) flushLoop(ctx context.Context) {
 // partition. final waits for the offset syncs to be acknowledged.
 func (f *flow) flush(ctx context.Context, final bool) {
 	if err := f.resume.commit(ctx); err != nil {
-		f.log.Warn("storing resume points", "err", err)
-		f.metrics.commitError(f)
+		if ctx.Err() == nil {
+			f.metrics.commitError(f)
+			f.setState(StateRetrying, fmt.Errorf("storing resume points on %s: %w", f.dst.Alias, err))
+		}
+	} else {
+		f.recovered()
 	}
 	f.sendSyncs(true)
 	if final && f.syncCl != nil {
