@@ -1,0 +1,182 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/kmirror/kmirror/mirror"
+)
+
+// statusDoc is the body of GET /status: every flow in the shape of Kafka
+// Connect's GET /connectors/<name>/status (name, connector.state,
+// tasks[].id/state/worker_id/trace, type), where a task is one replicated
+// source partition, plus kmirror's progress fields.
+type statusDoc struct {
+	// State sums up the flows: FAILED if one failed, else RETRYING or
+	// STARTING if one is, else RUNNING (DISABLED flows count as running),
+	// STOPPED when every flow stopped.
+	State    mirror.State `json:"state"`
+	WorkerID string       `json:"worker_id"`
+	Flows    []flowDoc    `json:"flows"`
+}
+
+// flowDoc is one flow, as Connect reports a connector.
+type flowDoc struct {
+	Name      string       `json:"name"` // "source->target"
+	Connector connectorDoc `json:"connector"`
+	Tasks     []taskDoc    `json:"tasks"`
+	Type      string       `json:"type"` // "source", as MirrorSourceConnector
+
+	Source        string               `json:"source"`
+	Target        string               `json:"target"`
+	Since         time.Time            `json:"since"`
+	Topics        int                  `json:"topics"`
+	Records       int64                `json:"records"`
+	Bytes         int64                `json:"bytes"`
+	Lag           int64                `json:"lag"`
+	Gaps          []mirror.GapError    `json:"gaps,omitempty"`
+	Groups        []mirror.GroupStatus `json:"groups,omitempty"`
+	LastHeartbeat time.Time            `json:"last_heartbeat,omitzero"`
+}
+
+type connectorDoc struct {
+	State    mirror.State `json:"state"`
+	WorkerID string       `json:"worker_id"`
+	Trace    string       `json:"trace,omitempty"`
+}
+
+// taskDoc is one source partition: Connect's task fields, then the
+// partition's progress (topic, remote_topic, partition, source_end,
+// replicated, committed, lag, records, bytes).
+type taskDoc struct {
+	ID       int          `json:"id"`
+	State    mirror.State `json:"state"`
+	WorkerID string       `json:"worker_id"`
+	Trace    string       `json:"trace,omitempty"`
+	mirror.PartitionStatus
+}
+
+func workerID() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "kmirror"
+	}
+	return h
+}
+
+func toFlowDoc(fs mirror.FlowStatus, worker string) flowDoc {
+	d := flowDoc{Name: fs.Name, Type: "source", Connector: connectorDoc{State: fs.State, WorkerID: worker, Trace: fs.Error},
+		Source: fs.Source, Target: fs.Target, Since: fs.Since, Topics: fs.Topics, Records: fs.Records, Bytes: fs.Bytes,
+		Lag: fs.Lag, Gaps: fs.Gaps, Groups: fs.Groups, LastHeartbeat: fs.LastHeartbeat, Tasks: []taskDoc{}}
+	for i, p := range fs.Partitions {
+		d.Tasks = append(d.Tasks, taskDoc{ID: i, State: p.State, WorkerID: worker, Trace: p.Error, PartitionStatus: p})
+	}
+	return d
+}
+
+// overall sums up the flow states (see statusDoc.State).
+func overall(s mirror.Status) mirror.State {
+	rank := map[mirror.State]int{mirror.StateFailed: 5, mirror.StateRetrying: 4, mirror.StateStarting: 3, mirror.StateUnassigned: 2}
+	best, stopped := mirror.StateRunning, len(s.Flows) > 0
+	for _, f := range s.Flows {
+		if rank[f.State] > rank[best] {
+			best = f.State
+		}
+		if f.State != mirror.StateStopped {
+			stopped = false
+		}
+	}
+	if stopped {
+		return mirror.StateStopped
+	}
+	return best
+}
+
+// handler serves /metrics, /status, /connectors, /connectors/{name}/status
+// and /healthz.
+type handler struct {
+	m        *mirror.Mirror
+	worker   string
+	stopping atomic.Bool
+	mux      *http.ServeMux
+}
+
+func newHandler(m *mirror.Mirror, metrics http.Handler) *handler {
+	h := &handler{m: m, worker: workerID(), mux: http.NewServeMux()}
+	h.mux.Handle("GET /metrics", metrics)
+	h.mux.HandleFunc("GET /status", h.status)
+	h.mux.HandleFunc("GET /connectors", h.connectors)
+	h.mux.HandleFunc("GET /connectors/{name}/status", h.connectorStatus)
+	h.mux.HandleFunc("GET /healthz", h.healthz)
+	return h
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // flow names contain "->"
+	_ = enc.Encode(v)
+}
+
+// status: GET /status. ?groups=false leaves out the per-group detail
+// (large with thousands of groups).
+func (h *handler) status(w http.ResponseWriter, r *http.Request) {
+	s := h.m.Status()
+	doc := statusDoc{State: overall(s), WorkerID: h.worker, Flows: []flowDoc{}}
+	for _, f := range s.Flows {
+		fd := toFlowDoc(f, h.worker)
+		if r.URL.Query().Get("groups") == "false" {
+			fd.Groups = nil
+		}
+		doc.Flows = append(doc.Flows, fd)
+	}
+	writeJSON(w, http.StatusOK, doc)
+}
+
+// connectors: GET /connectors, the flow names (Connect lists connector names).
+func (h *handler) connectors(w http.ResponseWriter, _ *http.Request) {
+	names := []string{}
+	for _, f := range h.m.Status().Flows {
+		names = append(names, f.Name)
+	}
+	writeJSON(w, http.StatusOK, names)
+}
+
+// connectorStatus: GET /connectors/{name}/status with name a flow name
+// ("primary->secondary", URL-encoded as primary-%3Esecondary or not).
+func (h *handler) connectorStatus(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	for _, f := range h.m.Status().Flows {
+		if f.Name == name {
+			writeJSON(w, http.StatusOK, toFlowDoc(f, h.worker))
+			return
+		}
+	}
+	// Connect's 404 body shape.
+	writeJSON(w, http.StatusNotFound, map[string]any{"error_code": 404, "message": "No status found for connector " + name})
+}
+
+// healthz: 200 while the process replicates or retries (a restart would
+// not help an unreachable cluster); 503 once a flow FAILED or a stop began.
+func (h *handler) healthz(w http.ResponseWriter, _ *http.Request) {
+	s := h.m.Status()
+	states := map[string]mirror.State{}
+	code := http.StatusOK
+	for _, f := range s.Flows {
+		states[f.Name] = f.State
+		if f.State == mirror.StateFailed {
+			code = http.StatusServiceUnavailable
+		}
+	}
+	if h.stopping.Load() {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, map[string]any{"healthy": code == http.StatusOK, "stopping": h.stopping.Load(), "flows": states})
+}

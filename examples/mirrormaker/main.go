@@ -1,0 +1,328 @@
+// Command mirrormaker runs kmirror from an Apache Kafka MirrorMaker 2
+// dedicated-mode configuration file (connect-mirror-maker.properties), as
+// `connect-mirror-maker.sh mm2.properties` does: every herder pair of the
+// file becomes a replication flow of one [mirror.Mirror].
+//
+//	go install github.com/kmirror/kmirror/examples/mirrormaker@latest
+//	mirrormaker -config mm2.properties [-clusters B] [-listen 127.0.0.1:9090]
+//	mirrormaker -config mm2.properties -check
+//	mirrormaker -config mm2.properties -embedded -demo-topics orders:3,payments:2
+//
+// Flags:
+//
+//	-config FILE        MM2 properties file (required).
+//	-clusters A,B       MM2's --clusters: run only the flows whose target is
+//	                    one of these aliases (mirror.OnlyTargets).
+//	-check              validate offline (no connection, no topic created):
+//	                    print the warnings, then the effective configuration
+//	                    with secrets masked; exit 0 if valid.
+//	-embedded           start one in-process kfake cluster per alias (cluster
+//	                    ID = alias, 3 brokers or the largest replication
+//	                    factor configured) and use them instead of the file's
+//	                    bootstrap servers and security settings.
+//	-demo-topics T:N,.. with -embedded: create topics T with N partitions on
+//	                    every source cluster and produce -demo-rate records
+//	                    per second to each.
+//	-listen ADDR        serve HTTP on ADDR: /metrics (Prometheus: engine and
+//	                    franz-go client metrics), /status (JSON, Kafka
+//	                    Connect's status shape), /connectors,
+//	                    /connectors/{flow}/status, /healthz.
+//	-log-level LEVEL    debug, info, warn or error (default info).
+//	-shutdown-timeout D bound of a graceful stop (default 40s).
+//
+// SIGINT or SIGTERM stops gracefully: fetching stops, records in flight are
+// acknowledged, resume points (mm2-offsets.<source>.internal) and the last
+// offset syncs are stored; the exit code is 0. A second signal exits at
+// once. Exit codes: 0 clean stop or valid -check, 1 runtime failure, 2 bad
+// flags or configuration.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/mirror"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal kills the process
+	}()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// usageError is a bad command line or configuration: exit code 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// exitCode maps run's error to the process exit code and prints it.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintln(stderr, "mirrormaker:", err)
+	var ue *usageError
+	var ce *mirror.ConfigError
+	if errors.As(err, &ue) || errors.As(err, &ce) {
+		return 2
+	}
+	return 1
+}
+
+// options are the parsed flags.
+type options struct {
+	config          string
+	clusters        []string
+	check           bool
+	embedded        bool
+	demoTopics      []demoTopic
+	demoRate        int
+	listen          string
+	logLevel        slog.Level
+	shutdownTimeout time.Duration
+}
+
+type demoTopic struct {
+	name       string
+	partitions int32
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("mirrormaker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := &options{}
+	var clusters, demo, level string
+	fs.StringVar(&o.config, "config", "", "MM2 dedicated-mode properties `file` (required)")
+	fs.StringVar(&clusters, "clusters", "", "comma-separated target `aliases`: run only the flows into these clusters (MM2 --clusters)")
+	fs.BoolVar(&o.check, "check", false, "validate the configuration offline, print warnings and the effective configuration (secrets masked), and exit")
+	fs.BoolVar(&o.embedded, "embedded", false, "start an in-process kfake cluster per alias and use it instead of the configured brokers")
+	fs.StringVar(&demo, "demo-topics", "", "with -embedded: `topic:partitions,...` to create and feed on every source cluster")
+	fs.IntVar(&o.demoRate, "demo-rate", 50, "with -demo-topics: records per second per topic")
+	fs.StringVar(&o.listen, "listen", "", "HTTP `address` for /metrics, /status, /healthz (e.g. 127.0.0.1:9090); empty: no HTTP")
+	fs.StringVar(&level, "log-level", "info", "log `level`: debug, info, warn, error")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 40*time.Second, "bound of a graceful stop")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, &usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return nil, &usageError{fmt.Errorf("unexpected argument %q (the properties file is given with -config)", fs.Arg(0))}
+	}
+	if o.config == "" {
+		return nil, &usageError{errors.New("-config is required (an MM2 properties file)")}
+	}
+	for _, c := range strings.Split(clusters, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			o.clusters = append(o.clusters, c)
+		}
+	}
+	if err := o.logLevel.UnmarshalText([]byte(level)); err != nil {
+		return nil, &usageError{fmt.Errorf("-log-level %q: want debug, info, warn or error", level)}
+	}
+	if demo != "" {
+		if !o.embedded {
+			return nil, &usageError{errors.New("-demo-topics needs -embedded (kmirror never writes to real source clusters on its own)")}
+		}
+		var err error
+		if o.demoTopics, err = parseDemoTopics(demo); err != nil {
+			return nil, &usageError{err}
+		}
+	}
+	if o.demoRate < 1 {
+		return nil, &usageError{fmt.Errorf("-demo-rate %d: must be at least 1", o.demoRate)}
+	}
+	if o.shutdownTimeout <= 0 {
+		return nil, &usageError{fmt.Errorf("-shutdown-timeout %s: must be positive", o.shutdownTimeout)}
+	}
+	return o, nil
+}
+
+// parseDemoTopics parses "orders:3,payments" (partitions default to 1).
+func parseDemoTopics(s string) ([]demoTopic, error) {
+	var out []demoTopic
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, n, hasN := strings.Cut(item, ":")
+		t := demoTopic{name: strings.TrimSpace(name), partitions: 1}
+		if t.name == "" {
+			return nil, fmt.Errorf("-demo-topics %q: empty topic name", item)
+		}
+		if hasN {
+			p, err := strconv.ParseInt(strings.TrimSpace(n), 10, 32)
+			if err != nil || p < 1 || p > 1000 {
+				return nil, fmt.Errorf("-demo-topics %q: partitions must be a number from 1 to 1000", item)
+			}
+			t.partitions = int32(p)
+		}
+		out = append(out, t)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("-demo-topics %q: no topic", s)
+	}
+	return out, nil
+}
+
+// run is the whole program: stdout receives -check output, stderr the logs.
+// It returns when ctx is canceled (nil after a clean stop), when the
+// Mirror fails, or at once for -check.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	var loadOpts []mirror.LoadOpt
+	if len(o.clusters) > 0 {
+		loadOpts = append(loadOpts, mirror.OnlyTargets(o.clusters...))
+	}
+	props, err := mirror.LoadProperties(o.config, loadOpts...)
+	if err != nil {
+		return err
+	}
+	if o.check {
+		return check(props, stdout)
+	}
+
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
+	// Start, listen address and clean stop are logged at any -log-level.
+	banner := max(o.logLevel, slog.LevelInfo)
+	for _, w := range props.Warnings() {
+		log.Warn("configuration", "line", w.Line, "key", w.Key, "warning", w.Message)
+	}
+
+	clusters := props.Clusters()
+	if o.embedded {
+		emb, err := startEmbedded(props, log)
+		if err != nil {
+			return err
+		}
+		defer emb.close()
+		clusters = emb.clusters
+		if len(o.demoTopics) > 0 {
+			if err := emb.createDemoTopics(ctx, o.demoTopics); err != nil {
+				return err
+			}
+			feedCtx, stopFeed := context.WithCancel(ctx)
+			defer stopFeed() // runs before emb.close, which waits for the feeders
+			emb.feed(feedCtx, o.demoTopics, o.demoRate)
+		}
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	cm := newClientMetrics(reg)
+	opts := []mirror.Opt{mirror.WithLogger(log), mirror.WithRegisterer(reg)}
+	for _, c := range clusters {
+		c.Client = append(append([]kgo.Opt{}, c.Client...), kgo.WithHooks(cm.hook(c.Alias)))
+		opts = append(opts, mirror.WithCluster(c))
+	}
+	for _, f := range props.Flows() {
+		opts = append(opts, mirror.WithFlow(f))
+	}
+	m, err := mirror.New(opts...)
+	if err != nil {
+		return err
+	}
+
+	h := newHandler(m, promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
+	var srv *http.Server
+	if o.listen != "" {
+		ln, err := net.Listen("tcp", o.listen)
+		if err != nil {
+			return &usageError{fmt.Errorf("-listen %s: %w", o.listen, err)}
+		}
+		srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("http server", "err", err)
+			}
+		}()
+		log.Log(ctx, banner, "http listening", "addr", ln.Addr().String(), "endpoints", "/metrics /status /connectors /healthz")
+	}
+
+	names := make([]string, 0, len(props.Flows()))
+	for _, f := range props.Flows() {
+		names = append(names, f.Name())
+	}
+	log.Log(ctx, banner, "starting", "flows", strings.Join(names, ","), "embedded", o.embedded)
+	runErr := make(chan error, 1)
+	go func() { runErr <- m.Run(ctx) }()
+
+	select {
+	case err = <-runErr:
+		// A fatal error (ctx still live) or a stop that raced with it.
+	case <-ctx.Done():
+		h.stopping.Store(true)
+		log.Info("stopping: flushing records in flight and storing resume points", "timeout", o.shutdownTimeout)
+		t := time.NewTimer(o.shutdownTimeout)
+		select {
+		case err = <-runErr:
+			t.Stop()
+		case <-t.C:
+			err = fmt.Errorf("graceful stop did not finish within %s: resume points may be older than the records replicated (records replicated since the last stored point are copied again at restart)", o.shutdownTimeout)
+		}
+	}
+	h.stopping.Store(true)
+	if srv != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		_ = srv.Shutdown(sctx)
+		cancel()
+	}
+	if err != nil {
+		return err
+	}
+	log.Log(ctx, banner, "stopped cleanly")
+	return nil
+}
+
+// check prints the warnings and the effective configuration, then builds
+// the engine (which does no I/O) to catch what only the engine validates.
+func check(props *mirror.Properties, stdout io.Writer) error {
+	ws := props.Warnings()
+	fmt.Fprintf(stdout, "# %d warning(s)\n", len(ws))
+	for _, w := range ws {
+		fmt.Fprintf(stdout, "warning: %s\n", w)
+	}
+	fmt.Fprintln(stdout)
+	fmt.Fprint(stdout, props.Effective())
+	if _, err := mirror.New(props.Opts()...); err != nil {
+		return err
+	}
+	var names []string
+	for _, f := range props.Flows() {
+		n := f.Name()
+		if f.Disabled {
+			n += " (heartbeats only)"
+		}
+		names = append(names, n)
+	}
+	fmt.Fprintf(stdout, "\n# configuration valid: %d flow(s): %s\n", len(names), strings.Join(names, ", "))
+	return nil
+}
