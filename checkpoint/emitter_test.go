@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -113,6 +114,9 @@ func groupOffsets(t testing.TB, c *testcluster.Cluster, group, topic string) map
 
 type emitterOpt func(*EmitterConfig)
 
+// mine reports whether a topic or group name was made by f.p.
+func (f *fixture) mine(name string) bool { return strings.HasSuffix(name, f.p.Topic("")) }
+
 // start runs an emitter until the returned stop function is called (also at
 // cleanup); stop waits for Run to return.
 func (f *fixture) start(opts ...emitterOpt) (*Emitter, func()) {
@@ -128,6 +132,10 @@ func (f *fixture) start(opts ...emitterOpt) (*Emitter, func()) {
 		Interval:         100 * time.Millisecond,
 		SyncInterval:     100 * time.Millisecond,
 		AdminTimeout:     5 * time.Second,
+		// Shared real brokers hold other tests' groups and topics: keep
+		// the pair's own (every name on kfake).
+		GroupFilter: f.mine,
+		TopicFilter: f.mine,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -253,7 +261,7 @@ func TestEmitterSkipsUntranslatable(t *testing.T) {
 	noSyncs := f.p.Topic("nosyncs")
 	testcluster.CreateTopic(t, &f.p.Source, noSyncs, 1, nil)
 	f.commit(&f.p.Source, gNone, noSyncs, map[int32]int64{0: 3}) // no offset sync at all
-	e, _ := f.start(func(c *EmitterConfig) { c.TopicFilter = func(t string) bool { return t != other } })
+	e, _ := f.start(func(c *EmitterConfig) { c.TopicFilter = func(t string) bool { return t != other && f.mine(t) } })
 
 	want := map[string]GroupStatus{
 		gOld:   {Group: gOld, State: StateSkipped, Reason: ReasonOlderThanSyncs},
@@ -348,7 +356,7 @@ func TestEmitterGroupFilter(t *testing.T) {
 	keep, drop := f.p.Group("keep"), f.p.Group("console-consumer-1")
 	f.commit(&f.p.Source, keep, f.topic, map[int32]int64{0: 0})
 	f.commit(&f.p.Source, drop, f.topic, map[int32]int64{0: 0})
-	e, _ := f.start(func(c *EmitterConfig) { c.GroupFilter = func(g string) bool { return g != drop } })
+	e, _ := f.start(func(c *EmitterConfig) { c.GroupFilter = func(g string) bool { return g != drop && f.mine(g) } })
 	testcluster.Eventually(t, 20*time.Second, "keep checkpointed", func() (bool, string) {
 		_, ok := latest(f.checkpoints())[keep+"/"+f.remote+"/0"]
 		return ok, ""

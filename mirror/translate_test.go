@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strconv"
 	"sync"
 	"testing"
@@ -33,9 +34,13 @@ import (
 )
 
 // trFlow is a flow with short intervals (100 ms) and group-offset sync on.
+// On shared real brokers it only sees the topics and groups named by p
+// (p.Topic / p.Group add the pair's suffix; on kfake they match all).
 func trFlow(p *testcluster.Pair) FlowConfig {
 	return FlowConfig{
 		Source: p.Source.Alias, Target: p.Target.Alias,
+		Topics:                   []string{".*" + regexp.QuoteMeta(p.Topic(""))},
+		Groups:                   []string{".*" + regexp.QuoteMeta(p.Group(""))},
 		RefreshTopicsInterval:    200 * time.Millisecond,
 		SyncTopicConfigsInterval: time.Minute,
 		OffsetFlushInterval:      100 * time.Millisecond,
