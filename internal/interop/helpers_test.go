@@ -98,18 +98,22 @@ func (e *env) java(t *testing.T, calls ...javaCall) [][]string {
 	t.Helper()
 	out := make([][]string, len(calls))
 	errs := make([]error, len(calls))
+	took := make([]string, len(calls))
 	var wg sync.WaitGroup
 	for i, c := range calls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			start := time.Now()
 			out[i], errs[i] = e.runJava(c)
+			took[i] = fmt.Sprintf("%s %v", c.Prog, time.Since(start).Round(100*time.Millisecond))
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("java: %s", strings.Join(took, ", "))
 	return out
 }
 
@@ -410,6 +414,68 @@ func goTopology(t *testing.T, c *testcluster.Cluster, keep func(string) bool, al
 	tp.Heartbeats = filter(rc.HeartbeatTopics(ctx))
 	tp.Checkpoints = filter(rc.CheckpointTopics(ctx))
 	return tp
+}
+
+// restrict returns the part of tp made only of the given aliases: hops of
+// the listed aliases, upstream aliases among them, and heartbeats and
+// checkpoints topics whose names consist of them ("a.b.heartbeats",
+// "a.checkpoints.internal"). Other tests on the shared clusters may
+// replicate this test's heartbeats topics under their own aliases; those
+// names are dropped here.
+func (tp topology) restrict(aliases ...string) topology {
+	mine := map[string]bool{}
+	for _, a := range aliases {
+		mine[a] = true
+	}
+	onlyMine := func(name, suffix string) bool {
+		rest, ok := strings.CutSuffix(name, suffix)
+		if !ok || rest == "" {
+			return false
+		}
+		for _, part := range strings.Split(strings.TrimSuffix(rest, "."), ".") {
+			if !mine[part] {
+				return false
+			}
+		}
+		return true
+	}
+	out := topology{Hops: map[string]int{}}
+	for _, a := range aliases {
+		if n, ok := tp.Hops[a]; ok {
+			out.Hops[a] = n
+		}
+	}
+	for _, a := range tp.Upstream {
+		if mine[a] {
+			out.Upstream = append(out.Upstream, a)
+		}
+	}
+	for _, h := range tp.Heartbeats {
+		if onlyMine(h, "heartbeats") {
+			out.Heartbeats = append(out.Heartbeats, h)
+		}
+	}
+	for _, c := range tp.Checkpoints {
+		if onlyMine(c, ".checkpoints.internal") {
+			out.Checkpoints = append(out.Checkpoints, c)
+		}
+	}
+	return out
+}
+
+// compareTopology checks that Java's MirrorClient (Topology.java output)
+// and kmirror's Client report the same topology of cluster c for the
+// names keep accepts, and returns Java's view. kmirror's view is taken
+// before and after the Java run finished: topics other tests create
+// meanwhile may make one of them differ, not both.
+func compareTopology(t *testing.T, c *testcluster.Cluster, javaLines []string, before topology, keep func(string) bool, aliases ...string) topology {
+	t.Helper()
+	javaTop := parseTopology(t, javaLines, keep)
+	after := goTopology(t, c, keep, aliases...)
+	if !cmp.Equal(javaTop, before) && !cmp.Equal(javaTop, after) {
+		t.Errorf("%v: Java MirrorClient topology differs from kmirror's (-java +kmirror):\n%s", c.Brokers, cmp.Diff(javaTop, after))
+	}
+	return javaTop
 }
 
 // decoded is one record of an MM2 internal topic as one side decoded it:
