@@ -145,7 +145,9 @@ func TestKmirrorToJavaTools(t *testing.T) {
 	waitCheckpoints(billing, map[int32]int64{0: 30, 1: 25, 2: 40})
 	t.Logf("second checkpoints after %v", time.Since(start).Round(time.Millisecond))
 
-	keep := func(s string) bool { return strings.Contains(s, src) || strings.Contains(s, dst) || strings.Contains(s, hop) }
+	keep := func(s string) bool {
+		return strings.Contains(s, src) || strings.Contains(s, dst) || strings.Contains(s, hop)
+	}
 	testcluster.Eventually(t, 60*time.Second, "two-hop heartbeats topic on the source cluster", func() (bool, string) {
 		tp := goTopology(t, &p.Source, keep, src)
 		return tp.Hops[src] == 2, fmt.Sprintf("%+v", tp)
