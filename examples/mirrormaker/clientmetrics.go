@@ -44,10 +44,25 @@ func (c *clientMetrics) hook(alias string) *clusterHook {
 		return h
 	}
 	h := &clusterHook{m: kprom.NewMetrics("kmirror", kprom.Subsystem("client"), kprom.Registry(nil),
-		kprom.WithStaticLabel(prometheus.Labels{"cluster": alias}))}
+		kprom.WithStaticLabel(prometheus.Labels{"cluster": alias}),
+		// Per broker, not per topic: per-topic throughput is in the
+		// engine's kmirror_replication_* series, and topic × broker
+		// series would grow with the topic count.
+		kprom.FetchAndProduceDetail(kprom.ByNode, kprom.UncompressedBytes, kprom.CompressedBytes, kprom.Records, kprom.Batches, kprom.ConsistentNaming),
+		kprom.Histograms(kprom.RequestDurationE2E, kprom.RequestThrottled))}
 	c.hooks[alias] = h
 	c.reg.MustRegister((*clusterCollector)(h))
 	return h
+}
+
+// kpromNotExported are the kprom metrics /metrics never shows: the
+// buffered_* gauges, filtered out by clusterCollector (see clientMetrics),
+// and the histograms kprom creates but records into only when enabled.
+var kpromNotExported = []string{
+	"kmirror_client_buffered_produce_records_total", "kmirror_client_buffered_produce_bytes",
+	"kmirror_client_buffered_fetch_records_total", "kmirror_client_buffered_fetch_bytes",
+	"kmirror_client_read_wait_seconds", "kmirror_client_read_time_seconds",
+	"kmirror_client_write_wait_seconds", "kmirror_client_write_time_seconds",
 }
 
 // clusterHook forwards kgo hooks of every client of one cluster to one

@@ -266,11 +266,11 @@ func TestEmbeddedSeedActiveStandby(t *testing.T) {
 		}
 		return s
 	}
-	if clientBytes("kmirror_client_fetch_bytes_total", "primary") <= 0 {
-		t.Errorf("kmirror_client_fetch_bytes_total{cluster=primary} is not positive: the source consumer's kprom hook is not wired")
+	if clientBytes("kmirror_client_fetch_uncompressed_bytes_total", "primary") <= 0 {
+		t.Errorf("kmirror_client_fetch_uncompressed_bytes_total{cluster=primary} is not positive: the source consumer's kprom hook is not wired")
 	}
-	if clientBytes("kmirror_client_produce_bytes_total", "secondary") <= 0 {
-		t.Errorf("kmirror_client_produce_bytes_total{cluster=secondary} is not positive: the target producer's kprom hook is not wired")
+	if clientBytes("kmirror_client_produce_uncompressed_bytes_total", "secondary") <= 0 {
+		t.Errorf("kmirror_client_produce_uncompressed_bytes_total{cluster=secondary} is not positive: the target producer's kprom hook is not wired")
 	}
 	for name := range mfs {
 		if strings.HasPrefix(name, "kmirror_client_buffered_") {
