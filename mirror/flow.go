@@ -621,13 +621,12 @@ func (f *flow) sendSyncs(promote bool) {
 		if promote {
 			p.sw.promote()
 		}
-		up, down, ok := p.sw.take()
+		due := p.sw.take()
 		p.mu.Unlock()
-		if !ok {
-			continue
-		}
-		if err := f.produceSync(p.topic, p.partition, up, down); err != nil {
-			f.log.Warn("encoding offset sync", "err", err)
+		for _, s := range due {
+			if err := f.produceSync(p.topic, p.partition, s[0], s[1]); err != nil {
+				f.log.Warn("encoding offset sync", "err", err)
+			}
 		}
 	}
 }

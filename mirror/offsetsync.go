@@ -7,11 +7,15 @@ package mirror
 type syncWriter struct {
 	prevUp, prevDown int64 // last acknowledged record (-1 before any)
 	lastSyncDown     int64 // downstream offset of the last sync queued (-1 before any)
-	// pending is a sync due now; delayed is the newest position not synced
-	// yet, promoted to pending at every offset flush so the end of a quiet
-	// partition is always translatable (case B03).
-	pending, delayed       bool
-	pendUp, pendDown       int64
+	// due are the syncs to send, in order; delayed is the newest position
+	// not synced yet, queued at every offset flush so the end of a quiet
+	// partition is always translatable (case B03). Due syncs are never
+	// replaced by later ones: the first sync of a run and the syncs forced
+	// by gaps and rewinds are what translation of older group offsets
+	// needs (cases B10, B32). At most maxDue are kept; past that the newest
+	// replaces the last.
+	due                    [][2]int64
+	delayed                bool
 	delayedUp, delayedDown int64
 }
 
@@ -30,7 +34,7 @@ func (w *syncWriter) ack(u, d, lagMax int64) bool {
 	w.prevUp, w.prevDown = u, d
 	if now {
 		w.lastSyncDown = d
-		w.pending, w.pendUp, w.pendDown = true, u, d
+		w.queue(u, d)
 		w.delayed = false
 		return true
 	}
@@ -38,20 +42,29 @@ func (w *syncWriter) ack(u, d, lagMax int64) bool {
 	return false
 }
 
-// promote moves the delayed position to pending (MM2's commit()).
+// maxDue bounds the syncs queued per partition between two sends.
+const maxDue = 1024
+
+func (w *syncWriter) queue(u, d int64) {
+	if len(w.due) == maxDue {
+		w.due[maxDue-1] = [2]int64{u, d}
+		return
+	}
+	w.due = append(w.due, [2]int64{u, d})
+}
+
+// promote queues the delayed position (MM2's commit()).
 func (w *syncWriter) promote() {
 	if w.delayed {
 		w.delayed = false
 		w.lastSyncDown = w.delayedDown
-		w.pending, w.pendUp, w.pendDown = true, w.delayedUp, w.delayedDown
+		w.queue(w.delayedUp, w.delayedDown)
 	}
 }
 
-// take returns the pending sync and clears it.
-func (w *syncWriter) take() (up, down int64, ok bool) {
-	if !w.pending {
-		return 0, 0, false
-	}
-	w.pending = false
-	return w.pendUp, w.pendDown, true
+// take returns the due syncs in order and clears them.
+func (w *syncWriter) take() [][2]int64 {
+	due := w.due
+	w.due = nil
+	return due
 }
