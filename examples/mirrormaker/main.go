@@ -123,7 +123,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.demoRate, "demo-rate", 50, "with -demo-topics: records per second per topic")
 	fs.StringVar(&o.listen, "listen", "", "HTTP `address` for /metrics, /status, /healthz (e.g. 127.0.0.1:9090); empty: no HTTP")
 	fs.StringVar(&level, "log-level", "info", "log `level`: debug, info, warn, error")
-	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 40*time.Second, "bound of a graceful stop")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 40*time.Second, "bound of a graceful stop (the engine bounds its own flush at 30s)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -212,7 +212,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
 	// Start, listen address and clean stop are logged at any -log-level.
-	banner := max(o.logLevel, slog.LevelInfo)
+	banner := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	for _, w := range props.Warnings() {
 		log.Warn("configuration", "line", w.Line, "key", w.Key, "warning", w.Message)
 	}
@@ -264,14 +264,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				log.Error("http server", "err", err)
 			}
 		}()
-		log.Log(ctx, banner, "http listening", "addr", ln.Addr().String(), "endpoints", "/metrics /status /connectors /healthz")
+		banner.Info("http listening", "addr", ln.Addr().String(), "endpoints", "/metrics /status /connectors /healthz")
 	}
 
 	names := make([]string, 0, len(props.Flows()))
 	for _, f := range props.Flows() {
 		names = append(names, f.Name())
 	}
-	log.Log(ctx, banner, "starting", "flows", strings.Join(names, ","), "embedded", o.embedded)
+	banner.Info("starting", "flows", strings.Join(names, ","), "embedded", o.embedded)
 	runErr := make(chan error, 1)
 	go func() { runErr <- m.Run(ctx) }()
 
@@ -298,7 +298,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log.Log(ctx, banner, "stopped cleanly")
+	banner.Info("stopped cleanly")
 	return nil
 }
 
