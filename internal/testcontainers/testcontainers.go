@@ -28,6 +28,8 @@ import (
 
 	tcgo "github.com/testcontainers/testcontainers-go"
 	tckafka "github.com/testcontainers/testcontainers-go/modules/kafka"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // DefaultImage is the Kafka image StartPair runs unless WithImage says
@@ -67,8 +69,9 @@ type Pair struct {
 	// SourceBrokers and TargetBrokers are the bootstrap addresses
 	// ("host:port", reachable from the test process) of the two clusters.
 	SourceBrokers, TargetBrokers []string
-	// SourceClusterID and TargetClusterID are the cluster IDs the
-	// containers were started with (base64url UUIDs, distinct).
+	// SourceClusterID and TargetClusterID are the cluster IDs the brokers
+	// report in their metadata (base64url UUIDs, distinct: each container
+	// formats its own storage).
 	SourceClusterID, TargetClusterID string
 
 	containers []*tckafka.KafkaContainer
@@ -112,9 +115,14 @@ func StartPair(ctx context.Context, opts ...Option) (*Pair, error) {
 			if r.id, r.err = newClusterID(); r.err != nil {
 				return
 			}
+			// The module's start script formats the storage with a random
+			// ID; CLUSTER_ID is set too for images whose scripts read it.
 			r.ctr, r.err = tckafka.Run(ctx, c.image, tckafka.WithClusterID(r.id))
 			if r.err == nil {
 				r.brokers, r.err = r.ctr.Brokers(ctx)
+			}
+			if r.err == nil {
+				r.id, r.err = clusterID(ctx, r.brokers)
 			}
 		}()
 	}
@@ -152,6 +160,20 @@ func (p *Pair) Terminate(ctx context.Context) error {
 	}
 	p.containers = nil
 	return errors.Join(errs...)
+}
+
+// clusterID asks the brokers for their cluster ID.
+func clusterID(ctx context.Context, brokers []string) (string, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		return "", err
+	}
+	defer cl.Close()
+	m, err := kadm.NewClient(cl).BrokerMetadata(ctx)
+	if err != nil {
+		return "", fmt.Errorf("metadata: %w", err)
+	}
+	return m.Cluster, nil
 }
 
 // newClusterID returns a random KRaft cluster ID: 16 random bytes in
