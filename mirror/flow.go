@@ -142,7 +142,13 @@ func (f *flow) setState(s State, err error) {
 func (f *flow) clientOpts(c ClusterConfig, role []kgo.Opt, extra ...kgo.Opt) []kgo.Opt {
 	opts := []kgo.Opt{kgo.ClientID("kmirror|" + f.name), kgo.MetadataMinAge(time.Second), kgo.MetadataMaxAge(30 * time.Second)}
 	if f.log.Enabled(context.Background(), slog.LevelError) {
-		opts = append(opts, kgo.WithLogger(kslog.New(f.log.With("cluster", c.Alias))))
+		// franz-go's info messages (connections, metadata) are debug detail
+		// for a replicator: they reach the logger only when it logs debug.
+		l := f.log.With("cluster", c.Alias)
+		if !f.log.Enabled(context.Background(), slog.LevelDebug) {
+			l = slog.New(minLevel{l.Handler(), slog.LevelWarn})
+		}
+		opts = append(opts, kgo.WithLogger(kslog.New(l)))
 	}
 	opts = append(opts, c.Client...)
 	opts = append(opts, role...)
@@ -150,7 +156,9 @@ func (f *flow) clientOpts(c ClusterConfig, role []kgo.Opt, extra ...kgo.Opt) []k
 }
 
 func (f *flow) newAdmin(c ClusterConfig) (*kadm.Client, error) {
-	cl, err := kgo.NewClient(f.clientOpts(c, c.Admin, kgo.RequestTimeoutOverhead(5*time.Second))...)
+	// A short metadata age: kgo answers metadata requests from a cache of
+	// this age, which would hide topics just created (spec E).
+	cl, err := kgo.NewClient(f.clientOpts(c, c.Admin, kgo.RequestTimeoutOverhead(5*time.Second), kgo.MetadataMinAge(100*time.Millisecond))...)
 	if err != nil {
 		return nil, err
 	}
@@ -629,4 +637,22 @@ func (f *flow) sendSyncs(promote bool) {
 			}
 		}
 	}
+}
+
+// minLevel drops records below level.
+type minLevel struct {
+	slog.Handler
+	level slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.level && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(as), h.level}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{h.Handler.WithGroup(name), h.level}
 }

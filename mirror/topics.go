@@ -131,6 +131,7 @@ func (f *flow) syncTopics(ctx context.Context, initial bool) error {
 		remote := f.pol.FormatRemoteTopic(f.cfg.Source, t)
 		rd, ok := dst[remote]
 		if !ok || rd.Err != nil {
+			f.log.Debug("remote topic not usable yet", "topic", remote, "known", ok, "err", rd.Err)
 			continue
 		}
 		sd := src[t]
