@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Draws the side-by-side benchmark chart from the CSV of
+internal/bench/cmd/sidebyside (one row per run).
+
+    python3 internal/bench/chart.py internal/bench/results/latest.csv internal/bench/results/latest.png
+
+Four panels (2 x 2), one group of bars per workload, one bar per system: median
+records/s (whiskers: min and max over the runs), median p99 latency,
+median peak RSS and median CPU seconds of the bulk copy. Needs matplotlib.
+"""
+import csv
+import statistics
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+NAMES = {"mm2": "Apache MM2", "kmirror": "kmirror", "bare": "bare franz-go pipe"}
+COLORS = {"mm2": "#d62728", "kmirror": "#1f77b4", "bare": "#7f7f7f"}
+PANELS = [
+    ("records_per_s", "records/s (bulk copy)"),
+    ("lat_p99_ms", "p99 replication latency, ms"),
+    ("peak_rss_mib", "peak RSS, MiB"),
+    ("copy_cpu_s", "CPU seconds of the bulk copy"),
+]
+
+
+def main(src, dst):
+    with open(src, newline="") as f:
+        rows = [r for r in csv.DictReader(f) if not r["error"]]
+    if not rows:
+        sys.exit("chart.py: no successful run in " + src)
+    workloads, systems = [], []
+    for r in rows:
+        if r["workload"] not in workloads:
+            workloads.append(r["workload"])
+        if r["system"] not in systems:
+            systems.append(r["system"])
+    systems.sort(key=lambda s: list(NAMES).index(s) if s in NAMES else 99)
+
+    fig, grid = plt.subplots(2, 2, figsize=(11, 8))
+    axes = grid.flatten()
+    width = 0.8 / len(systems)
+    for ax, (col, title) in zip(axes, PANELS):
+        for i, sysname in enumerate(systems):
+            meds, lo, hi = [], [], []
+            for w in workloads:
+                vals = [float(r[col]) for r in rows if r["workload"] == w and r["system"] == sysname]
+                m = statistics.median(vals) if vals else 0.0
+                meds.append(m)
+                lo.append(m - min(vals) if vals else 0.0)
+                hi.append(max(vals) - m if vals else 0.0)
+            xs = [j + (i - (len(systems) - 1) / 2) * width for j in range(len(workloads))]
+            ax.bar(xs, meds, width, yerr=[lo, hi], capsize=3, label=NAMES.get(sysname, sysname),
+                   color=COLORS.get(sysname))
+            for x, m in zip(xs, meds):
+                label = f"{m / 1000:.0f}k" if col == "records_per_s" and m >= 1000 else f"{m:.0f}" if m >= 10 else f"{m:.1f}"
+                ax.annotate(label, (x, m), ha="center", va="bottom", fontsize=7, xytext=(0, 2), textcoords="offset points")
+        ax.set_title(title, fontsize=10)
+        ax.set_xticks(range(len(workloads)))
+        ax.set_xticklabels(workloads, fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].legend(fontsize=8)
+    run_id = rows[0]["run_id"]
+    date = rows[0]["start_utc"][:10]
+    fig.suptitle(f"Side-by-side replication, Kafka source -> target, medians over runs ({date}, run {run_id})", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(dst, dpi=110)
+    print("chart.py: wrote " + dst)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit("usage: chart.py RESULTS.csv OUT.png|OUT.svg")
+    main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,312 @@
+// Command sidebyside replicates the same workload from a source to a target
+// Kafka cluster with Apache MirrorMaker 2 (dedicated mode), kmirror's
+// runner (examples/mirrormaker) and a bare franz-go consume→produce pipe
+// (internal/bench/cmd/barepipe), one after the other, alternating the order
+// in every repetition, and reports per run: records/s and MB/s of the copy,
+// p50/p99 replication latency, peak RSS and CPU seconds of the process.
+// internal/bench/sidebyside.sh builds the programs and runs it; see
+// internal/bench/README.md for what is measured and how.
+//
+// Every run of every system gets its own cluster aliases (so its own remote
+// topics, offset-syncs topic and Connect internal topics) and its own live
+// topic; all topics and groups named after the run ID are deleted at the
+// end unless -keep. The brokers are never restarted: they may be shared.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "sidebyside:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+// workload is one data set: Records records of a Size-byte value each.
+type workload struct {
+	Records int
+	Size    int
+}
+
+func (w workload) String() string {
+	return fmt.Sprintf("%s x %s", humanCount(w.Records), humanBytes(w.Size))
+}
+
+func humanCount(n int) string {
+	switch {
+	case n >= 1e6 && n%1e5 == 0:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', -1, 64) + " M"
+	case n >= 1e3 && n%100 == 0:
+		return strconv.FormatFloat(float64(n)/1e3, 'f', -1, 64) + " k"
+	}
+	return strconv.Itoa(n)
+}
+
+func humanBytes(n int) string {
+	if n >= 1024 && n%1024 == 0 {
+		return strconv.Itoa(n/1024) + " KiB"
+	}
+	return strconv.Itoa(n) + " B"
+}
+
+// parseCount reads 1000, 10k, 1M (decimal multipliers).
+func parseCount(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	mult := 1
+	switch {
+	case strings.HasSuffix(s, "k"), strings.HasSuffix(s, "K"):
+		mult, s = 1000, s[:len(s)-1]
+	case strings.HasSuffix(s, "M"), strings.HasSuffix(s, "m"):
+		mult, s = 1000000, s[:len(s)-1]
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not a positive count", s)
+	}
+	return n * mult, nil
+}
+
+// parseWorkloads reads "1Mx1024,5Mx100": RECORDS x VALUE-BYTES pairs.
+func parseWorkloads(s string) ([]workload, error) {
+	var out []workload
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		r, sz, ok := strings.Cut(item, "x")
+		if !ok {
+			return nil, fmt.Errorf("-workloads %q: want RECORDSxBYTES, e.g. 1Mx1024", item)
+		}
+		records, err := parseCount(r)
+		if err != nil {
+			return nil, fmt.Errorf("-workloads %q: records: %v", item, err)
+		}
+		size, err := strconv.Atoi(strings.TrimSpace(sz))
+		if err != nil || size < 1 || size > 900_000 {
+			return nil, fmt.Errorf("-workloads %q: value bytes must be 1..900000", item)
+		}
+		out = append(out, workload{Records: records, Size: size})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("-workloads %q: no workload", s)
+	}
+	return out, nil
+}
+
+// The systems, in the order of the first repetition.
+const (
+	sysMM2     = "mm2"
+	sysKmirror = "kmirror"
+	sysBare    = "bare"
+)
+
+var systemNames = map[string]string{sysMM2: "Apache MM2", sysKmirror: "kmirror", sysBare: "bare franz-go pipe"}
+
+func parseSystems(s string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, x := range strings.Split(s, ",") {
+		x = strings.TrimSpace(x)
+		if x == "" {
+			continue
+		}
+		if _, ok := systemNames[x]; !ok {
+			return nil, fmt.Errorf("-systems: unknown system %q (want mm2, kmirror, bare)", x)
+		}
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("-systems: no system")
+	}
+	return out, nil
+}
+
+// config is the parsed command line.
+type config struct {
+	source, target []string
+	workloads      []workload
+	partitions     int
+	reps           int
+	systems        []string
+	liveRecords    int
+	liveRate       int
+	mm2Tasks       int
+	mm2JavaOpts    string
+	classpath      string
+	mirrormaker    string
+	barepipe       string
+	compression    string
+	kafkaVersion   string
+	workdir        string
+	out            string
+	timeout        time.Duration
+	keep           bool
+	command        string
+}
+
+// connect-mirror-maker.sh's default heap plus kafka-run-class.sh's default
+// KAFKA_JVM_PERFORMANCE_OPTS: MM2 as its start script runs it.
+const defaultMM2JavaOpts = "-Xms256M -Xmx2G -server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 " +
+	"-XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true"
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("sidebyside", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := &config{}
+	var source, target, workloads, systems, records string
+	var size int
+	fs.StringVar(&source, "source", envOr("KMIRROR_SOURCE_BROKERS", "127.0.0.1:39092"), "source bootstrap `servers`")
+	fs.StringVar(&target, "target", envOr("KMIRROR_TARGET_BROKERS", "127.0.0.1:39192"), "target bootstrap `servers`")
+	fs.StringVar(&workloads, "workloads", "1Mx1024,5Mx100", "`list` of RECORDSxVALUE_BYTES data sets (k and M multiply by 1000 and 1000000)")
+	fs.StringVar(&records, "records", "", "records of a single workload (with -size; replaces -workloads), e.g. 1M")
+	fs.IntVar(&size, "size", 0, "value `bytes` of a single workload (with -records)")
+	fs.IntVar(&c.partitions, "partitions", 8, "partitions of every topic")
+	fs.IntVar(&c.reps, "reps", 3, "repetitions of every system on every workload")
+	fs.StringVar(&systems, "systems", "mm2,kmirror,bare", "comma-separated `systems`: mm2, kmirror, bare")
+	fs.IntVar(&c.liveRecords, "live-records", 20000, "records of the latency phase (0: skip it)")
+	fs.IntVar(&c.liveRate, "live-rate", 2000, "records per second produced in the latency phase")
+	fs.IntVar(&c.mm2Tasks, "mm2-tasks", 2, "MM2 tasks.max")
+	fs.StringVar(&c.mm2JavaOpts, "mm2-java-opts", defaultMM2JavaOpts, "JVM `options` of MM2")
+	fs.StringVar(&c.classpath, "classpath", "", "Kafka jars `classpath` for MM2 (kafka.sh classpath); required with mm2")
+	fs.StringVar(&c.mirrormaker, "mirrormaker", "", "kmirror runner `binary` (go build ./examples/mirrormaker); required with kmirror")
+	fs.StringVar(&c.barepipe, "barepipe", "", "bare pipe `binary` (go build ./internal/bench/cmd/barepipe); required with bare")
+	fs.StringVar(&c.compression, "compression", "none", "producer compression.type of all three systems")
+	fs.StringVar(&c.kafkaVersion, "kafka-version", envOr("KAFKA_VERSION", "4.3.1"), "Kafka version of the brokers and MM2, for the report")
+	fs.StringVar(&c.workdir, "workdir", "", "`dir` for properties files and logs (default: a new temporary dir)")
+	fs.StringVar(&c.out, "out", "", "results `dir`: latest.md and latest.csv are written there (empty: stdout only)")
+	fs.DurationVar(&c.timeout, "timeout", 20*time.Minute, "bound of one phase of one run")
+	fs.BoolVar(&c.keep, "keep", false, "keep the topics instead of deleting them")
+	fs.StringVar(&c.command, "command", "", "command line to print in the report (default: this program's)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	c.source, c.target = splitList(source), splitList(target)
+	if len(c.source) == 0 || len(c.target) == 0 {
+		return nil, errors.New("-source and -target are required")
+	}
+	var err error
+	if (records == "") != (size == 0) {
+		return nil, errors.New("-records and -size go together")
+	}
+	if records != "" {
+		workloads = fmt.Sprintf("%sx%d", records, size)
+	}
+	if c.workloads, err = parseWorkloads(workloads); err != nil {
+		return nil, err
+	}
+	if c.systems, err = parseSystems(systems); err != nil {
+		return nil, err
+	}
+	if c.partitions < 1 || c.partitions > 1000 {
+		return nil, fmt.Errorf("-partitions %d: want 1..1000", c.partitions)
+	}
+	if c.reps < 1 {
+		return nil, fmt.Errorf("-reps %d: want at least 1", c.reps)
+	}
+	if c.liveRecords < 0 || (c.liveRecords > 0 && c.liveRate < 1) {
+		return nil, fmt.Errorf("-live-records %d -live-rate %d: want records >= 0 and a positive rate", c.liveRecords, c.liveRate)
+	}
+	if c.mm2Tasks < 1 {
+		return nil, fmt.Errorf("-mm2-tasks %d: want at least 1", c.mm2Tasks)
+	}
+	switch c.compression {
+	case "none", "gzip", "snappy", "lz4", "zstd":
+	default:
+		return nil, fmt.Errorf("-compression %q: want none, gzip, snappy, lz4 or zstd", c.compression)
+	}
+	for _, s := range c.systems {
+		switch {
+		case s == sysMM2 && c.classpath == "":
+			return nil, errors.New("-classpath is required to run mm2 (internal/realkafka/kafka.sh classpath)")
+		case s == sysKmirror && c.mirrormaker == "":
+			return nil, errors.New("-mirrormaker is required to run kmirror")
+		case s == sysBare && c.barepipe == "":
+			return nil, errors.New("-barepipe is required to run bare")
+		}
+	}
+	if c.command == "" {
+		c.command = strings.Join(append([]string{filepath.Base(os.Args[0])}, args...), " ")
+	}
+	return c, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	if c.workdir == "" {
+		if c.workdir, err = os.MkdirTemp("", "sidebyside-"); err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(c.workdir, 0o755); err != nil {
+		return err
+	}
+	b, err := newBench(ctx, c, stderr)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	results, runErr := b.runAll(ctx)
+	if len(results) == 0 {
+		return runErr
+	}
+	rep := newReport(c, b.runID, b.started, results)
+	md := rep.markdown()
+	fmt.Fprint(stdout, md)
+	if c.out != "" {
+		if err := os.MkdirAll(c.out, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(c.out, "latest.md"), []byte(md), 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(c.out, "latest.csv"), []byte(rep.csv()), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "sidebyside: wrote %s and %s\n", filepath.Join(c.out, "latest.md"), filepath.Join(c.out, "latest.csv"))
+	}
+	return runErr
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// report turns the runs into markdown and CSV.
+type report struct {
+	c        *config
+	runID    string
+	started  time.Time
+	finished time.Time
+	loadEnd  float64
+	results  []result
+}
+
+func newReport(c *config, runID string, started time.Time, results []result) *report {
+	return &report{c: c, runID: runID, started: started, finished: time.Now(), loadEnd: loadAvg1(), results: results}
+}
+
+// summary is the median over the successful runs of one system on one
+// workload.
+type summary struct {
+	Runs, Failed                int
+	RecordsPerS, MinRPS, MaxRPS float64
+	MBPerS                      float64
+	LatP50Ms, LatP99Ms          float64
+	PeakRSSMB, CPUS, CopyCPUS   float64
+	StartupS                    float64
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func summarize(rs []result) summary {
+	var s summary
+	var rps, mbps, p50, p99, rss, cpu, ccpu, start []float64
+	for _, r := range rs {
+		if r.Err != "" {
+			s.Failed++
+			continue
+		}
+		s.Runs++
+		rps = append(rps, r.RecordsPerS)
+		mbps = append(mbps, r.MBPerS)
+		p50 = append(p50, r.LatP50Ms)
+		p99 = append(p99, r.LatP99Ms)
+		rss = append(rss, r.PeakRSSMB)
+		cpu = append(cpu, r.CPUS)
+		ccpu = append(ccpu, r.CopyCPUS)
+		start = append(start, r.StartupS)
+	}
+	if s.Runs == 0 {
+		return s
+	}
+	s.RecordsPerS, s.MinRPS, s.MaxRPS = median(rps), slices.Min(rps), slices.Max(rps)
+	s.MBPerS, s.LatP50Ms, s.LatP99Ms = median(mbps), median(p50), median(p99)
+	s.PeakRSSMB, s.CPUS, s.CopyCPUS, s.StartupS = median(rss), median(cpu), median(ccpu), median(start)
+	return s
+}
+
+func (rp *report) byWorkload(w workload, sys string) []result {
+	var out []result
+	for _, r := range rp.results {
+		if r.Workload == w && r.System == sys {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		if kb, err := statusKB(b, "MemTotal:"); err == nil {
+			mem = fmt.Sprintf(", %.0f GiB RAM", float64(kb)/(1<<20))
+		}
+	}
+	return fmt.Sprintf("%d cores (%s)%s, %s/%s", runtime.NumCPU(), model, mem, runtime.GOOS, runtime.GOARCH)
+}
+
+func fmtRate(x float64) string {
+	switch {
+	case x >= 1e6:
+		return strconv.FormatFloat(x/1e6, 'f', 2, 64) + " M"
+	case x >= 1e3:
+		return strconv.FormatFloat(x/1e3, 'f', 1, 64) + " k"
+	}
+	return strconv.FormatFloat(x, 'f', 0, 64)
+}
+
+func ratio(a, b float64) string {
+	if b == 0 || a == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+// markdown is the report of latest.md; the same text is printed.
+func (rp *report) markdown() string {
+	c := rp.c
+	var s strings.Builder
+	fmt.Fprintf(&s, "# Side-by-side replication benchmark\n\n")
+	fmt.Fprintf(&s, "- Date: %s (run %s, %s)\n", rp.started.UTC().Format("2006-01-02 15:04 MST"), rp.runID,
+		rp.finished.Sub(rp.started).Round(time.Second))
+	fmt.Fprintf(&s, "- Apache Kafka %s brokers (one broker per cluster, KRaft) and Apache MirrorMaker 2 %s in dedicated mode (tasks.max=%d, JVM `%s`)\n",
+		c.kafkaVersion, c.kafkaVersion, c.mm2Tasks, c.mm2JavaOpts)
+	fmt.Fprintf(&s, "- Machine: %s, shared with both brokers; 1-minute load average %.2f at the end\n", machine(), rp.loadEnd)
+	fmt.Fprintf(&s, "- %d partitions, %d repetitions, systems alternating (order rotated every repetition), producer compression `%s` everywhere\n",
+		c.partitions, c.reps, c.compression)
+	if c.liveRecords > 0 {
+		fmt.Fprintf(&s, "- Latency phase: %d records at %d records/s after the copy\n", c.liveRecords, c.liveRate)
+	}
+	fmt.Fprintf(&s, "- Command: `%s`\n\n", c.command)
+
+	fmt.Fprintf(&s, "Medians over the runs. records/s and MB/s: bulk copy of a preloaded topic, first to last record appended on the target (min–max over runs in parentheses; MB = 10^6 bytes of key+value). ")
+	fmt.Fprintf(&s, "Latency: target append time − source append time of records produced at a steady rate after the copy (both topics use LogAppendTime). ")
+	fmt.Fprintf(&s, "Peak RSS: VmHWM of the process; CPU s: user+system CPU of the process over the whole run (start-up, copy, latency phase); copy CPU s: during the bulk copy only. Start-up: process start to the first record on the target.\n\n")
+
+	fmt.Fprintf(&s, "| Workload | System | records/s | MB/s | p50 latency ms | p99 latency ms | peak RSS MiB | CPU s | copy CPU s | start-up s | runs |\n")
+	fmt.Fprintf(&s, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, w := range c.workloads {
+		for _, sys := range c.systems {
+			sm := summarize(rp.byWorkload(w, sys))
+			runs := strconv.Itoa(sm.Runs)
+			if sm.Failed > 0 {
+				runs += fmt.Sprintf(" (%d failed)", sm.Failed)
+			}
+			if sm.Runs == 0 {
+				fmt.Fprintf(&s, "| %s | %s | – | – | – | – | – | – | – | – | %s |\n", w, systemNames[sys], runs)
+				continue
+			}
+			lat50, lat99 := "–", "–"
+			if c.liveRecords > 0 {
+				lat50, lat99 = fmt.Sprintf("%.0f", sm.LatP50Ms), fmt.Sprintf("%.0f", sm.LatP99Ms)
+			}
+			fmt.Fprintf(&s, "| %s | %s | %s (%s–%s) | %.1f | %s | %s | %.0f | %.1f | %.1f | %.1f | %s |\n",
+				w, systemNames[sys], fmtRate(sm.RecordsPerS), fmtRate(sm.MinRPS), fmtRate(sm.MaxRPS), sm.MBPerS,
+				lat50, lat99, sm.PeakRSSMB, sm.CPUS, sm.CopyCPUS, sm.StartupS, runs)
+		}
+	}
+	if slices.Contains(c.systems, sysKmirror) && (slices.Contains(c.systems, sysMM2) || slices.Contains(c.systems, sysBare)) {
+		fmt.Fprintf(&s, "\n| Workload | kmirror / MM2 records/s | kmirror / bare records/s | kmirror / MM2 peak RSS | kmirror / MM2 copy CPU s | kmirror / MM2 p99 latency |\n")
+		fmt.Fprintf(&s, "| --- | --- | --- | --- | --- | --- |\n")
+		for _, w := range c.workloads {
+			k := summarize(rp.byWorkload(w, sysKmirror))
+			m := summarize(rp.byWorkload(w, sysMM2))
+			b := summarize(rp.byWorkload(w, sysBare))
+			fmt.Fprintf(&s, "| %s | %s | %s | %s | %s | %s |\n", w, ratio(k.RecordsPerS, m.RecordsPerS), ratio(k.RecordsPerS, b.RecordsPerS),
+				ratio(k.PeakRSSMB, m.PeakRSSMB), ratio(k.CopyCPUS, m.CopyCPUS), ratio(k.LatP99Ms, m.LatP99Ms))
+		}
+	}
+
+	fmt.Fprintf(&s, "\n## Every run\n\n")
+	fmt.Fprintf(&s, "| Workload | Rep | Order | System | load | records/s | p50 ms | p99 ms | peak RSS MiB | CPU s | copy CPU s | start-up s |\n")
+	fmt.Fprintf(&s, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, r := range rp.results {
+		if r.Err != "" {
+			fmt.Fprintf(&s, "| %s | %d | %d | %s | %.2f | failed: %s | | | | | | |\n", r.Workload, r.Rep, r.Order, systemNames[r.System], r.Load1,
+				strings.ReplaceAll(truncate(r.Err, 200), "|", "/"))
+			continue
+		}
+		fmt.Fprintf(&s, "| %s | %d | %d | %s | %.2f | %s | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f |\n", r.Workload, r.Rep, r.Order, systemNames[r.System], r.Load1,
+			fmtRate(r.RecordsPerS), r.LatP50Ms, r.LatP99Ms, r.PeakRSSMB, r.CPUS, r.CopyCPUS, r.StartupS)
+	}
+	return s.String()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// csvHeader names the columns of latest.csv, one row per run.
+const csvHeader = "run_id,workload,records,value_bytes,partitions,system,rep,order,start_utc,load1,startup_s,copy_s,records_per_s,mb_per_s," +
+	"lat_p50_ms,lat_p99_ms,lat_max_ms,live_records,peak_rss_mib,cpu_s,copy_cpu_s,target_records,error"
+
+func (rp *report) csv() string {
+	var s strings.Builder
+	s.WriteString(csvHeader + "\n")
+	for _, r := range rp.results {
+		f := func(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
+		row := []string{rp.runID, strings.ReplaceAll(r.Workload.String(), " ", ""), strconv.Itoa(r.Workload.Records), strconv.Itoa(r.Workload.Size),
+			strconv.Itoa(rp.c.partitions), r.System, strconv.Itoa(r.Rep), strconv.Itoa(r.Order), r.Start.UTC().Format(time.RFC3339),
+			f(r.Load1, 2), f(r.StartupS, 3), f(r.CopyS, 3), f(r.RecordsPerS, 0), f(r.MBPerS, 2),
+			f(r.LatP50Ms, 1), f(r.LatP99Ms, 1), f(r.LatMaxMs, 1), strconv.Itoa(r.LiveRecords), f(r.PeakRSSMB, 1), f(r.CPUS, 2), f(r.CopyCPUS, 2),
+			strconv.FormatInt(r.TargetRecords, 10), csvQuote(r.Err)}
+		s.WriteString(strings.Join(row, ",") + "\n")
+	}
+	return s.String()
+}
+
+func csvQuote(s string) string {
+	if s == "" {
+		return ""
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
