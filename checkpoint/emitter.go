@@ -449,6 +449,7 @@ func (e *Emitter) Run(ctx context.Context) error {
 	}
 	firstSync := c.SyncGroupOffsets
 	var retry time.Duration // after a failed emission, retry sooner than period
+	waiting := 0            // partitions of known groups still without an offset sync
 	for {
 		select {
 		case <-ctx.Done():
@@ -461,6 +462,19 @@ func (e *Emitter) Run(ctx context.Context) error {
 				retry = backoff(retry)
 				emitT.Reset(min(retry, period))
 			}
+			// Improvement over MM2 (which waits a whole interval, 60 s by
+			// default): while committed partitions wait for their first
+			// offset sync (replication just started), emit again every
+			// eagerInterval, and sync group offsets as soon as some became
+			// translatable, so a fresh mirror is safe to switch in seconds.
+			nowWaiting := e.waitingForSyncs()
+			if nowWaiting > 0 {
+				emitT.Reset(min(period, eagerInterval))
+			}
+			if c.SyncGroupOffsets && !firstSync && nowWaiting < waiting && ctx.Err() == nil {
+				r.sync(ctx)
+			}
+			waiting = nowWaiting
 			if firstSync && ctx.Err() == nil {
 				firstSync = false
 				r.sync(ctx)
@@ -470,6 +484,24 @@ func (e *Emitter) Run(ctx context.Context) error {
 		}
 		e.publish()
 	}
+}
+
+// eagerInterval is how often checkpoints are emitted while some committed
+// partition has no offset sync yet.
+const eagerInterval = time.Second
+
+// waitingForSyncs counts the committed partitions of known groups that have
+// no offset sync yet. Run goroutine only (it owns groups).
+func (e *Emitter) waitingForSyncs() int {
+	n := 0
+	for _, g := range e.groups {
+		for _, pe := range g.parts {
+			if pe.reason == ReasonNoOffsetSync {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func (e *Emitter) storePartitions() int {
