@@ -10,8 +10,8 @@
 // topic, partition, upstream offset, downstream offset) for some of the
 // records it has written to the target: the first one of a partition, every
 // record after an upstream gap or a downstream rewind, every offset.lag.max
-// records, and the newest one at every offset flush (MM2 spec 5.5). The
-// syncs go to partition 0 of the offset-syncs topic.
+// records, and the newest one at every offset flush (docs/mm2-compat.md
+// §5.5). The syncs go to partition 0 of the offset-syncs topic.
 //
 // The checkpoint engine reads that topic in log order into an
 // [OffsetSyncStore] ([OffsetSyncStore.Add]), calls
@@ -28,7 +28,7 @@
 //
 //   - At-least-once, never ahead: a translated offset is never past the
 //     target position of the first record the group has not consumed, nor
-//     past the target log end (the "I1" invariant of the field cases). A
+//     past the target log end (invariant I1 of docs/field-failures.md). A
 //     failed-over group may re-read records; it never skips one. The price is
 //     precision: a group between two syncs is translated to one past the
 //     older sync.

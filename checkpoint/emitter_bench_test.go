@@ -14,7 +14,8 @@ import (
 )
 
 // emitBenchGroups and emitBenchPartitions size the scale benchmarks: 10 000
-// groups committed on every partition of a 4-partition topic (case B36).
+// groups committed on every partition of a 4-partition topic
+// (docs/field-failures.md case B36).
 const (
 	emitBenchGroups     = 10000
 	emitBenchPartitions = 4

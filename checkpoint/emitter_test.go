@@ -230,7 +230,7 @@ func TestEmitterWritesTranslatedCheckpoints(t *testing.T) {
 		t.Errorf("g1 partitions (-want +got):\n%s", d)
 	}
 
-	// Unchanged positions are not re-emitted (spec 6.4 step 5).
+	// Unchanged positions are not re-emitted (docs/mm2-compat.md §6.4 step 5).
 	n := len(f.checkpoints())
 	time.Sleep(500 * time.Millisecond)
 	if got := len(f.checkpoints()); got != n {

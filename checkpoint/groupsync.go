@@ -25,19 +25,21 @@ type commitPlan struct {
 	err   error   // request-level failure
 }
 
-// sync runs one group-offset sync round (sync.group.offsets.enabled, spec
-// 6.5), with these rules:
+// sync runs one group-offset sync round (sync.group.offsets.enabled,
+// docs/mm2-compat.md §6.5), with these rules:
 //   - the state of every target group comes from one ListGroups; groups with
-//     members (any state but Empty or Dead) are not touched (case B06), and
-//     a failed listing skips the round, since a group missing from a
-//     partial list would look absent;
+//     members (any state but Empty or Dead) are not touched
+//     (docs/field-failures.md case B06), and a failed listing skips the
+//     round, since a group missing from a partial list would look absent;
 //   - the target offsets of the remaining groups are fetched in batches; a
 //     group whose fetch failed is skipped;
 //   - per partition the offset committed is the best known translation of
 //     the group's current source offset (see [PartitionStatus.Translated]),
 //     only when the target has no offset for the partition or a lower one
-//     (never backwards, I2) and only when it is at most the remote
-//     partition's log end listed in this round (I1, case B32);
+//     (never backwards: invariant I2 of docs/field-failures.md) and only
+//     when it is at most the remote partition's log end listed in this
+//     round (never past the target log end: invariant I1, and
+//     docs/field-failures.md case B32, transaction markers);
 //   - an absent group is created by the commit; a commit the broker refuses
 //     because members joined meanwhile marks the group active.
 func (r *run) sync(ctx context.Context) {
@@ -159,7 +161,7 @@ func (r *run) sync(ctx context.Context) {
 				if have > want {
 					pe.syncReason = ReasonTargetAhead
 				}
-				continue // already there, or ahead: never move back (I2)
+				continue // already there, or ahead: never move back (invariant I2)
 			}
 			plan.parts = append(plan.parts, pe)
 			plan.want = append(plan.want, want)

@@ -49,7 +49,8 @@ func TestGroupSyncRules(t *testing.T) {
 	})
 
 	// The source group moves on: the target follows; a source rewind never
-	// moves the idle target group back (I2).
+	// moves the idle target group back (invariant I2 of
+	// docs/field-failures.md).
 	f.syncs(0, [2]int64{150, 150})
 	f.commit(&f.p.Source, behind, f.topic, map[int32]int64{0: 150})
 	testcluster.Eventually(t, 10*time.Second, "behind follows to 100 (log end)", func() (bool, string) {

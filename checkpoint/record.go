@@ -18,9 +18,9 @@ var (
 	// ErrMalformed: the key or value does not parse with the v0 layout
 	// (Java: SchemaException; readers skip such records).
 	ErrMalformed = errors.New("checkpoint: malformed record")
-	// ErrUnknownVersion: a checkpoint value's version is not 0. The v0
-	// prefix was parsed and the record returned with this error is usable
-	// (Java readers parse any version with the v0 layout; spec 2.5).
+	// ErrUnknownVersion: a checkpoint value's version is not 0. The v0 prefix
+	// was parsed and the record returned with this error is usable (Java
+	// readers parse any version with the v0 layout; docs/mm2-compat.md §2.5).
 	ErrUnknownVersion = errors.New("checkpoint: unknown record version")
 	// ErrNegativeOffset: an offset is negative. Writers refuse such
 	// records; DecodeCheckpoint reports a negative downstream offset
@@ -47,9 +47,10 @@ const (
 )
 
 // Checkpoint is one record of the "<source>.checkpoints.internal" topic on
-// the target cluster (org.apache.kafka.connect.mirror.Checkpoint, spec 2.3):
-// consumer group Group's committed offset UpstreamOffset on the source
-// cluster translated to DownstreamOffset on the target cluster.
+// the target cluster (org.apache.kafka.connect.mirror.Checkpoint,
+// docs/mm2-compat.md §2.3): consumer group Group's committed offset
+// UpstreamOffset on the source cluster translated to DownstreamOffset on the
+// target cluster.
 //
 // Topic is the downstream (target-local) name, already renamed by the
 // replication policy (e.g. "us-east-1.orders"); Partition is the same on
@@ -151,10 +152,11 @@ func DecodeCheckpoint(key, value []byte) (Checkpoint, error) {
 }
 
 // OffsetSync is one record of the offset-syncs topic
-// (org.apache.kafka.connect.mirror.OffsetSync, spec 2.4): the record at
-// UpstreamOffset in partition Partition of the upstream (source-cluster,
-// not renamed) topic Topic was written at DownstreamOffset in the same
-// partition of the remote topic. Offsets are Kafka record offsets.
+// (org.apache.kafka.connect.mirror.OffsetSync, docs/mm2-compat.md §2.4): the
+// record at UpstreamOffset in partition Partition of the upstream
+// (source-cluster, not renamed) topic Topic was written at DownstreamOffset
+// in the same partition of the remote topic. Offsets are Kafka record
+// offsets.
 type OffsetSync struct {
 	Topic            string
 	Partition        int32

@@ -12,7 +12,7 @@ import (
 	"github.com/kmirror/kmirror/internal/wire"
 )
 
-// unhex decodes the spec's space-separated hex dumps.
+// unhex decodes the space-separated hex dumps of docs/mm2-compat.md.
 func unhex(t testing.TB, s string) []byte {
 	t.Helper()
 	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
@@ -22,7 +22,7 @@ func unhex(t testing.TB, s string) []byte {
 	return b
 }
 
-// Spec section 2.3 worked example.
+// docs/mm2-compat.md §2.3 worked example.
 const (
 	specCheckpointKey = `00 02 67 31
 		00 10 75 73 2d 65 61 73 74 2d 31 2e 6f 72 64 65 72 73
@@ -31,7 +31,7 @@ const (
 		00 00 00 00 00 00 00 64
 		00 00 00 00 00 00 00 5f
 		00 00`
-	// Spec section 2.4 worked example.
+	// docs/mm2-compat.md §2.4 worked example.
 	specOffsetSyncKey   = `00 06 6f 72 64 65 72 73  00 00 00 03`
 	specOffsetSyncValue = `00 00 00 00 00 00 00 64  00 00 00 00 00 00 00 5f`
 )
@@ -42,7 +42,7 @@ func TestCheckpointGolden(t *testing.T) {
 		cp         checkpoint.Checkpoint
 		key, value string
 	}{
-		{"spec 2.3", checkpoint.Checkpoint{Group: "g1", Topic: "us-east-1.orders", Partition: 0, UpstreamOffset: 100, DownstreamOffset: 95},
+		{"docs example 2.3", checkpoint.Checkpoint{Group: "g1", Topic: "us-east-1.orders", Partition: 0, UpstreamOffset: 100, DownstreamOffset: 95},
 			specCheckpointKey, specCheckpointValue},
 		{"non-ASCII metadata", checkpoint.Checkpoint{Group: "g1", Topic: "us-east-1.orders", Partition: 0, UpstreamOffset: 100, DownstreamOffset: 95, Metadata: "é"},
 			specCheckpointKey, `00 00  00 00 00 00 00 00 00 64  00 00 00 00 00 00 00 5f  00 02 c3 a9`},

@@ -10,7 +10,7 @@ import (
 // SlotsPerPartition is the number of exponentially spaced offset-sync slots the
 // [OffsetSyncStore] keeps per upstream topic-partition: 64, one per bit of an
 // int64 offset, as in MM2's OffsetSyncStore (SYNCS_PER_PARTITION = Long.SIZE;
-// spec section 6.3).
+// docs/mm2-compat.md §6.3).
 const SlotsPerPartition = 64
 
 // MaxRecentHistory is the largest value accepted by [WithRecentHistory]
@@ -52,8 +52,8 @@ func (c *storeCfg) validate() error {
 	return nil
 }
 
-// WithMustReadToEnd selects MM2's start-up variant (spec 6.2 step 2 and 6.3
-// update step 2; the initializationMustReadToEnd argument of
+// WithMustReadToEnd selects MM2's start-up variant (docs/mm2-compat.md §6.2
+// step 2 and §6.3 update step 2; the initializationMustReadToEnd argument of
 // OffsetSyncStore.start in MM2 3.8+, KAFKA-15905).
 //
 // true (the default, and the only behaviour of MM2 3.5.2-3.7): while the
@@ -76,13 +76,14 @@ func WithMustReadToEnd(must bool) StoreOption {
 // downstream offset lower than the newest sync of its partition, or equal to
 // it for a later upstream record, while the upstream offset did not go back
 // (the target partition was truncated, deleted or recreated; MM2's
-// OffsetSyncWriter forces a sync in that case, spec 5.5).
+// OffsetSyncWriter forces a sync in that case, docs/mm2-compat.md §5.5).
 //
 // true (the default, a deliberate improvement over MM2): the history of the
 // partition is discarded and restarts with that sync, like MM2 does for an
 // upstream rewind. Older syncs name downstream offsets of the previous
 // incarnation of the target partition; using them could translate a group
-// past the end of the new target partition (invariant I1).
+// past the end of the new target partition, breaking invariant I1 of
+// docs/field-failures.md (never past the target log end).
 //
 // false: MM2's exact behaviour (only upstream rewinds reset the history).
 // The detection needs a sync of the new target partition to reach the store
@@ -97,7 +98,8 @@ func WithResetOnDownstreamRewind(reset bool) StoreOption {
 // per sync, allocated as syncs arrive). A group whose offset lies within that
 // window is translated from the newest sync at or before it, so its re-read
 // distance after failover is at most the spacing of the syncs
-// (offset.lag.max) instead of growing with its lag (case B04). Translation
+// (offset.lag.max) instead of growing with its lag (docs/field-failures.md
+// case B04: lagging groups translated coarsely or not at all). Translation
 // is never worse than MM2's: the answer always comes from the newest
 // retained sync at or before the group offset, and both structures only hold
 // syncs received since the last history reset.
@@ -143,8 +145,9 @@ type tpKey struct {
 
 // partState is the history of one upstream topic-partition.
 type partState struct {
-	// slots[0] is the newest sync, slots[63] the oldest usable one; equal
-	// ids mark repeated entries (MM2 spec 6.3 invariants B and C hold).
+	// slots[0] is the newest sync, slots[63] the oldest usable one; equal ids
+	// mark repeated entries (docs/mm2-compat.md §6.3 invariants B and C
+	// hold).
 	slots [SlotsPerPartition]syncRef
 	// recent holds the last len(recent) syncs (at most the configured
 	// history) in arrival order, oldest at recent[head] once full.
@@ -154,10 +157,11 @@ type partState struct {
 
 // OffsetSyncStore keeps per upstream topic-partition a history of offset
 // syncs and translates consumer-group offsets of the source cluster into
-// offsets of the target cluster. It is MM2's OffsetSyncStore (spec 6.3,
-// KAFKA-14666, KAFKA-15202, KAFKA-15905): 64 slots per partition whose
-// spacing grows exponentially with age, updated with MM2's exact algorithm,
-// plus the optional improvements selected by [StoreOption]s.
+// offsets of the target cluster. It is MM2's OffsetSyncStore
+// (docs/mm2-compat.md §6.3, KAFKA-14666, KAFKA-15202, KAFKA-15905): 64 slots
+// per partition whose spacing grows exponentially with age, updated with
+// MM2's exact algorithm, plus the optional improvements selected by
+// [StoreOption]s.
 //
 // Feed it with [OffsetSyncStore.Add] in the log order of partition 0 of the
 // offset-syncs topic, call [OffsetSyncStore.MarkReadToEnd] once the initial
@@ -195,18 +199,20 @@ func NewOffsetSyncStore(opts ...StoreOption) *OffsetSyncStore {
 
 // Add records one offset sync read from the offset-syncs topic. Syncs must
 // be added in log order. sync.Topic is the upstream (source) topic name, as
-// in the record key (spec 2.4).
+// in the record key (docs/mm2-compat.md §2.4).
 //
 // A sync with a negative upstream or downstream offset is not a valid MM2
 // record; it is ignored and counted in [StoreStats.Rejected] (MM2 has no such
-// check, spec 2.5 and quirk 29).
+// check and can stop translating on such a record; docs/mm2-compat.md §2.5
+// and §11 item 29).
 //
 // The history of the partition restarts with sync (all older syncs are
 // forgotten) when it is the first for its partition, when the upstream offset
 // went back (MM2), when the downstream offset went back (or stayed while the
-// upstream offset advanced) and [WithResetOnDownstreamRewind] is on, and for every sync added before
-// [OffsetSyncStore.MarkReadToEnd] when [WithMustReadToEnd] is on. Otherwise
-// the 64 slots are updated with MM2's algorithm (spec 6.3 step 3).
+// upstream offset advanced) and [WithResetOnDownstreamRewind] is on, and for
+// every sync added before [OffsetSyncStore.MarkReadToEnd] when
+// [WithMustReadToEnd] is on. Otherwise the 64 slots are updated with MM2's
+// algorithm (docs/mm2-compat.md §6.3 step 3).
 func (s *OffsetSyncStore) Add(sync OffsetSync) {
 	if sync.UpstreamOffset < 0 || sync.DownstreamOffset < 0 {
 		s.rejected++
@@ -275,8 +281,8 @@ func (s *OffsetSyncStore) remember(p *partState, ref syncRef) {
 	}
 }
 
-// update applies MM2's slot update (spec 6.3 step 3) for a sync that is
-// neither the first of its partition nor a rewind.
+// update applies MM2's slot update (docs/mm2-compat.md §6.3 step 3) for a
+// sync that is neither the first of its partition nor a rewind.
 func (p *partState) update(ref syncRef) {
 	orig := p.slots // copy: the algorithm reads the previous array while writing
 	syncs := &p.slots
@@ -338,16 +344,17 @@ func (s *OffsetSyncStore) ReadToEnd() bool { return s.readToEnd }
 // Translate maps the committed offset upstreamOffset (the offset of the next
 // record the group will read, a "group offset" G) of upstream topic-partition
 // (topic, partition) to an offset of the corresponding target partition
-// (spec 6.3, MM2 3.5+ rule): with (u, d) the newest retained sync having
-// u <= G, the answer is d when G == u and d+1 when G > u. It is never past
-// the target position of the first record at or after G, nor past the
-// target log end (invariant I1, at-least-once); a failed-over group may
-// re-read records but never skips one.
+// (docs/mm2-compat.md §6.3, MM2 3.5+ rule): with (u, d) the newest retained
+// sync having u <= G, the answer is d when G == u and d+1 when G > u. It is
+// never past the target position of the first record at or after G, nor past
+// the target log end (at-least-once; invariant I1 of docs/field-failures.md);
+// a failed-over group may re-read records but never skips one.
 //
 // ok is false when there is no answer: the store is not read to end, the
 // partition has no syncs, G is negative, or G is older than every retained
 // sync (MM2 returns -1 there). ok=false means "emit no checkpoint"; a wrong
-// answer is never given for inputs obeying the MM2 sync rules (spec 5.5).
+// answer is never given for inputs obeying the MM2 sync rules
+// (docs/mm2-compat.md §5.5).
 func (s *OffsetSyncStore) Translate(topic string, partition int32, upstreamOffset int64) (downstream int64, ok bool) {
 	if !s.readToEnd || upstreamOffset < 0 {
 		return 0, false
@@ -449,9 +456,9 @@ type cpKey struct {
 
 // CheckpointState remembers the last emitted checkpoint per (group,
 // downstream topic, partition), like MM2's in-memory CheckpointStore
-// (spec 6.2 step 2 and 6.4, KAFKA-15905), and decides whether a newly
-// computed checkpoint must be written. It is pure and NOT safe for concurrent
-// use. The zero value is not usable; use [NewCheckpointState].
+// (docs/mm2-compat.md §6.2 step 2 and §6.4, KAFKA-15905), and decides whether
+// a newly computed checkpoint must be written. It is pure and NOT safe for
+// concurrent use. The zero value is not usable; use [NewCheckpointState].
 type CheckpointState struct {
 	last map[cpKey]Checkpoint
 }
@@ -462,11 +469,11 @@ func NewCheckpointState() *CheckpointState {
 }
 
 // Load records a checkpoint read from <source>.checkpoints.internal at start
-// (partition 0, from the beginning to the end offset; spec 13(a)). Call it
-// in log order: the last record per key wins, also when it is lower. A
-// checkpoint with a negative upstream or downstream offset is skipped (Java
-// never writes one; spec 2.5) and Load returns false; otherwise it returns
-// true.
+// (partition 0, from the beginning to the end offset; docs/mm2-compat.md
+// §13(a)). Call it in log order: the last record per key wins, also when it
+// is lower. A checkpoint with a negative upstream or downstream offset is
+// skipped (Java never writes one; docs/mm2-compat.md §2.5) and Load returns
+// false; otherwise it returns true.
 func (c *CheckpointState) Load(cp Checkpoint) bool {
 	if cp.UpstreamOffset < 0 || cp.DownstreamOffset < 0 {
 		return false
@@ -483,7 +490,7 @@ func (c *CheckpointState) Last(group, topic string, partition int32) (Checkpoint
 }
 
 // Next decides whether the freshly translated checkpoint cp (cp.Topic is the
-// downstream topic) should be written (spec 6.4 steps 4-6, MM2
+// downstream topic) should be written (docs/mm2-compat.md §6.4 steps 4-6, MM2
 // checkpointIsMoreRecent): never when cp.DownstreamOffset or
 // cp.UpstreamOffset is negative; otherwise when no checkpoint is known for
 // its key, when cp.UpstreamOffset is lower than the last one (the group was
@@ -513,7 +520,7 @@ func (c *CheckpointState) Forget(group, topic string, partition int32) {
 }
 
 // Group returns the known checkpoints of group sorted by topic and
-// partition (the input of group-offset sync, spec 6.5), or nil.
+// partition (the input of group-offset sync, docs/mm2-compat.md §6.5), or nil.
 func (c *CheckpointState) Group(group string) []Checkpoint {
 	var out []Checkpoint
 	for k, cp := range c.last {

@@ -109,9 +109,9 @@ func distinctSyncs(p *partState) int {
 	return n
 }
 
-// checkSlotInvariants asserts MM2's invariants B and C (spec 6.3) on every
-// pair of slots holding different upstream offsets, plus non-increasing
-// upstream offsets from slot 0 to slot 63.
+// checkSlotInvariants asserts MM2's invariants B and C (docs/mm2-compat.md
+// §6.3) on every pair of slots holding different upstream offsets, plus
+// non-increasing upstream offsets from slot 0 to slot 63.
 func checkSlotInvariants(t *testing.T, p *partState) {
 	t.Helper()
 	var up [SlotsPerPartition]int64
@@ -162,7 +162,7 @@ func syncsScript(from, to, step int64) string {
 }
 
 // TestStoreMM2Vectors reproduces the expected values of MM2's
-// OffsetSyncStoreTest listed in spec 6.3.
+// OffsetSyncStoreTest listed in docs/mm2-compat.md §6.3.
 func TestStoreMM2Vectors(t *testing.T) {
 	mustRetained := []int64{10000, 9990, 9970, 9940, 9880, 9640, 9160, 8680, 6760, 4840, 1000}
 	noMustStartup := []int64{1000, 990, 960, 900, 840, 720, 480, 0}
@@ -505,7 +505,7 @@ func TestCheckpointStateNext(t *testing.T) {
 		last   Checkpoint
 	}{
 		{"first checkpoint emitted", nil, []Checkpoint{cp(100, 90)}, []bool{true}, cp(100, 90)},
-		{"offset 0 emitted (B11)", nil, []Checkpoint{cp(0, 0)}, []bool{true}, cp(0, 0)},
+		{"offset 0 emitted (case B11)", nil, []Checkpoint{cp(0, 0)}, []bool{true}, cp(0, 0)},
 		{"negative downstream never", nil, []Checkpoint{cp(5, -1)}, []bool{false}, Checkpoint{}},
 		{"negative upstream never", nil, []Checkpoint{cp(-1, 5)}, []bool{false}, Checkpoint{}},
 		{"repeat skipped", nil, []Checkpoint{cp(100, 90), cp(100, 90)}, []bool{true, false}, cp(100, 90)},
@@ -581,8 +581,8 @@ func TestCheckpointStateGroups(t *testing.T) {
 }
 
 // ---------------------------------------------------------------------------
-// A model of MM2's OffsetSyncWriter (spec 5.5) and of a replicated partition,
-// used by the case tests and the property test.
+// A model of MM2's OffsetSyncWriter (docs/mm2-compat.md §5.5) and of a
+// replicated partition, used by the case tests and the property test.
 
 // syncWriter decides, per acknowledged record, whether MM2 queues an
 // immediate or a delayed sync. One deliberate difference: a downstream
@@ -887,10 +887,11 @@ func (r *replica) forget(from int64) {
 	}
 }
 
-// bounds returns, for every G in [0, maxUp+2], the highest translation I1
-// allows: the smallest downstream offset among the copies a consumer must
-// read (for every record at or after G its latest copy, or for records the
-// current replication pass has yet to copy, the target log end).
+// bounds returns, for every G in [0, maxUp+2], the highest translation that
+// invariant I1 of docs/field-failures.md allows: the smallest downstream
+// offset among the copies a consumer must read (for every record at or after
+// G its latest copy, or for records the current replication pass has yet to
+// copy, the target log end).
 func (r *replica) bounds(maxUp int64) []int64 {
 	b := make([]int64, maxUp+3)
 	cur := r.end

@@ -13,9 +13,9 @@ import (
 )
 
 // loadCheckpoints reads partition 0 of the checkpoints topic from its start
-// to the end offset observed now into e.cps (spec 6.2 step 2, 13(a)): the
-// last record per key wins; tombstones, undecodable records and negative
-// offsets are skipped. It returns the number of checkpoints kept.
+// to the end offset observed now into e.cps (docs/mm2-compat.md §6.2 step 2,
+// §13(a)): the last record per key wins; tombstones, undecodable records and
+// negative offsets are skipped. It returns the number of checkpoints kept.
 func (e *Emitter) loadCheckpoints(ctx context.Context) (int, error) {
 	lctx, cancel := context.WithTimeout(ctx, 4*e.cfg.AdminTimeout)
 	defer cancel()
@@ -44,8 +44,10 @@ func (e *Emitter) loadCheckpoints(ctx context.Context) (int, error) {
 // the store, marks the store read to end once it reached the end offset
 // listed at start (closing ready), and keeps reading until ctx is done.
 // One consumer per emitter reads the topic, however many groups there are
-// (case B36). Undecodable records and tombstones are skipped with a warning
-// (MM2 can stop translating on them, quirk 29).
+// (docs/field-failures.md case B36: thousands of groups must not mean
+// thousands of readers of that one partition). Undecodable records and
+// tombstones are skipped with a warning (MM2 can stop translating on them,
+// docs/mm2-compat.md §11 item 29).
 func (e *Emitter) tailSyncs(ctx context.Context, ready chan<- struct{}) {
 	c := e.cfg
 	topic := c.OffsetSyncsTopic
