@@ -22,7 +22,7 @@ func unhex(t testing.TB, s string) []byte {
 	return b
 }
 
-// Spec section 2.2 worked example.
+// docs/mm2-compat.md §2.2 worked example.
 const (
 	specKey   = `00 07 75 73 2d 77 65 73 74  00 07 75 73 2d 65 61 73 74`
 	specValue = `00 00  00 00 01 8b cf e5 68 00`
@@ -34,7 +34,7 @@ func TestRecordGolden(t *testing.T) {
 		hb         heartbeat.Heartbeat
 		key, value string
 	}{
-		{"spec 2.2", heartbeat.Heartbeat{SourceClusterAlias: "us-west", TargetClusterAlias: "us-east", Timestamp: 1700000000000}, specKey, specValue},
+		{"docs example 2.2", heartbeat.Heartbeat{SourceClusterAlias: "us-west", TargetClusterAlias: "us-east", Timestamp: 1700000000000}, specKey, specValue},
 		{"empty aliases, zero time", heartbeat.Heartbeat{}, `00 00 00 00`, `00 00 00 00 00 00 00 00 00 00`},
 		{"non-ASCII alias, max time", heartbeat.Heartbeat{SourceClusterAlias: "é", TargetClusterAlias: "b", Timestamp: 1<<63 - 1},
 			`00 02 c3 a9 00 01 62`, `00 00 7f ff ff ff ff ff ff ff`},
