@@ -28,7 +28,7 @@ import (
 )
 
 // ReplicationPolicy is MM2's ReplicationPolicy contract
-// (org.apache.kafka.connect.mirror.ReplicationPolicy, spec section 3.1).
+// (org.apache.kafka.connect.mirror.ReplicationPolicy, docs/mm2-compat.md §3.1).
 //
 // Wherever the Java method returns null, the Go method returns ok == false
 // (and an empty string). Implementations must be safe for concurrent use and
@@ -81,7 +81,7 @@ type ReplicationPolicy interface {
 	Separator() string
 }
 
-// Names and limits used by MM2 (spec sections 1.1, 1.2 and 3.1).
+// Names and limits used by MM2 (docs/mm2-compat.md §1.1, §1.2 and §3.1).
 const (
 	// DefaultSeparator is the default of replication.policy.separator.
 	DefaultSeparator = "."
@@ -153,7 +153,7 @@ func WithSeparator(sep string) Option {
 // checkpoints and offset-syncs topic names (MM2
 // replication.policy.internal.topic.separator.enabled, KIP-949, 3.6+); the
 // default is true. With false those names use "." as in MM2 3.0 and older
-// (spec section 1.2, case B29).
+// (docs/mm2-compat.md §1.2, docs/field-failures.md case B29).
 func WithInternalTopicSeparator(enabled bool) Option {
 	return optFunc(func(c *cfg) { c.internalSep = enabled })
 }
@@ -176,9 +176,10 @@ func buildCfg(opts []Option) (cfg, error) {
 }
 
 // Default is MM2's DefaultReplicationPolicy
-// (org.apache.kafka.connect.mirror.DefaultReplicationPolicy, spec 3.1):
-// remote topics are named "<sourceAlias><sep><topic>", and topic names are
-// parsed back with Java String.split semantics.
+// (org.apache.kafka.connect.mirror.DefaultReplicationPolicy,
+// docs/mm2-compat.md §3.1): remote topics are named
+// "<sourceAlias><sep><topic>", and topic names are parsed back with Java
+// String.split semantics.
 //
 // The zero value is the policy with separator "." and the internal-topic
 // separator enabled. A Default is immutable and safe for concurrent use.

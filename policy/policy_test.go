@@ -48,7 +48,8 @@ func remote(source, up string) parse { return parse{source, true, up, true} }
 var notRemote = parse{}
 
 // TestDefaultTopicSourceSpecTable covers every row of the topicSource /
-// upstreamTopic table in spec section 3.1 (verified against JDK 17 there).
+// upstreamTopic table in docs/mm2-compat.md §3.1 (verified against JDK 17
+// there).
 func TestDefaultTopicSourceSpecTable(t *testing.T) {
 	tests := []struct {
 		sep   string
@@ -93,8 +94,9 @@ func TestDefaultTopicSourceSpecTable(t *testing.T) {
 	}
 }
 
-// TestNamesSpecTable covers the naming table of spec section 1.2 and case
-// B29 (separator "__" with the internal-topic separator on and off).
+// TestNamesSpecTable covers the naming table of docs/mm2-compat.md §1.2 and
+// docs/field-failures.md case B29 (separator "__" with the internal-topic
+// separator on and off).
 func TestNamesSpecTable(t *testing.T) {
 	type names struct {
 		Heartbeats, Checkpoints, OffsetSyncs, Remote, RemoteHeartbeats string
@@ -134,7 +136,7 @@ func TestNamesSpecTable(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("names (-want +got):\n%s", diff)
 			}
-			// Own internal topics are never replicated (B29).
+			// Own internal topics are never replicated (case B29).
 			for _, n := range []string{got.Checkpoints, got.OffsetSyncs} {
 				if !p.IsInternalTopic(n) || !p.IsMM2InternalTopic(n) {
 					t.Errorf("%q: IsInternalTopic=%t IsMM2InternalTopic=%t, want both true", n, p.IsInternalTopic(n), p.IsMM2InternalTopic(n))
@@ -263,7 +265,7 @@ func TestOriginalTopic(t *testing.T) {
 	}
 }
 
-// TestIdentitySpec covers spec section 3.2.
+// TestIdentitySpec covers docs/mm2-compat.md §3.2.
 func TestIdentitySpec(t *testing.T) {
 	withAlias := mustIdentity(t, "src")
 	noAlias := mustIdentity(t, "")
@@ -302,8 +304,8 @@ func TestIdentitySpec(t *testing.T) {
 	}
 }
 
-// TestIsCycle covers spec 4.3 (MT:MirrorSourceConnectorTest testNoCycles and
-// testIdentityReplication) for flow source->target.
+// TestIsCycle covers docs/mm2-compat.md §4.3 (MT:MirrorSourceConnectorTest
+// testNoCycles and testIdentityReplication) for flow source->target.
 func TestIsCycle(t *testing.T) {
 	dot := mustDefault(t)
 	id := mustIdentity(t, "source")

@@ -15,12 +15,12 @@ func orDefault(p ReplicationPolicy) ReplicationPolicy {
 	return p
 }
 
-// IsCycle reports whether replicating topic (a name on the source cluster)
-// to the cluster targetAlias would send data back to where it came from
-// (MirrorSourceConnector.isCycle, spec 4.3): walk TopicSource/UpstreamTopic;
-// a source equal to targetAlias is a cycle; an unparsable name, or an
-// upstream name equal to its input (identity-style policies), ends the walk
-// without a cycle.
+// IsCycle reports whether replicating topic (a name on the source cluster) to
+// the cluster targetAlias would send data back to where it came from
+// (MirrorSourceConnector.isCycle, docs/mm2-compat.md §4.3): walk
+// TopicSource/UpstreamTopic; a source equal to targetAlias is a cycle; an
+// unparsable name, or an upstream name equal to its input (identity-style
+// policies), ends the walk without a cycle.
 //
 // Flow source->target, default policy: "target.topic1",
 // "target.source.topic1", "source.target.topic1" are cycles; "topic1",
@@ -57,7 +57,7 @@ func IsCycle(p ReplicationPolicy, targetAlias, topic string) bool {
 //     appended (the alias neither contains the separator nor ends with a
 //     prefix of it); otherwise remote topics are attributed to the wrong
 //     source, e.g. alias "eu-prod" with separator "-" is read back as "eu"
-//     (case B25);
+//     (docs/field-failures.md case B25);
 //  5. every topic name derived from the alias (offset syncs, checkpoints,
 //     remote heartbeats) fits in [MaxTopicNameLength] bytes: 223 bytes for
 //     the default policy;
@@ -110,10 +110,10 @@ func ValidateAlias(p ReplicationPolicy, alias string) error {
 
 // ReplicationHops returns the smallest number of replication hops from the
 // cluster alias to the cluster whose topic names are listed in topics, or -1
-// if alias is not upstream (MirrorClient.replicationHops, spec 8.2). Only
-// heartbeats topics are considered: "A.heartbeats" is 1 hop from A,
-// "B.A.heartbeats" 2 hops from A. A walk that reaches a non-remote name or a
-// source it has already seen counts as unreachable. A nil p is treated as
+// if alias is not upstream (MirrorClient.replicationHops, docs/mm2-compat.md
+// §8.2). Only heartbeats topics are considered: "A.heartbeats" is 1 hop from
+// A, "B.A.heartbeats" 2 hops from A. A walk that reaches a non-remote name or
+// a source it has already seen counts as unreachable. A nil p is treated as
 // the zero [Default].
 func ReplicationHops(p ReplicationPolicy, topics []string, alias string) int {
 	p = orDefault(p)
@@ -153,10 +153,10 @@ func countHops(p ReplicationPolicy, topic, alias string) int {
 // UpstreamClusters returns the sorted, de-duplicated aliases of every cluster
 // upstream of the cluster whose topic names are listed in topics, found by
 // walking each heartbeats topic's sources (MirrorClient.upstreamClusters,
-// spec 8.2): "source3.source4.source5.heartbeats" contributes source3,
-// source4 and source5; "heartbeats" contributes nothing; ".heartbeats"
-// contributes the empty alias "" (as in Java). Returns nil if there are
-// none. A nil p is treated as the zero [Default].
+// docs/mm2-compat.md §8.2): "source3.source4.source5.heartbeats" contributes
+// source3, source4 and source5; "heartbeats" contributes nothing;
+// ".heartbeats" contributes the empty alias "" (as in Java). Returns nil if
+// there are none. A nil p is treated as the zero [Default].
 func UpstreamClusters(p ReplicationPolicy, topics []string) []string {
 	p = orDefault(p)
 	set := map[string]bool{}
