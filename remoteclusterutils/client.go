@@ -27,7 +27,7 @@ var ErrNilClient = errors.New("remoteclusterutils: nil *kgo.Client")
 // absent from the cluster the client reaches. Typical causes: the client
 // reaches the source instead of the target cluster, the alias is wrong, no
 // checkpoint connector/flow ran yet, or the separator settings differ from
-// the writer's (case B29).
+// the writer's (docs/field-failures.md case B29).
 type NoCheckpointsTopicError struct {
 	// Alias is the remote (source) cluster alias asked for.
 	Alias string
@@ -61,9 +61,9 @@ func (e *NoCheckpointsTopicError) Error() string {
 func (e *NoCheckpointsTopicError) Unwrap() error { return ErrNoCheckpointsTopic }
 
 // Client is MM2's MirrorClient (org.apache.kafka.connect.mirror.MirrorClient,
-// spec 8.2) on top of a caller-owned *kgo.Client that reaches the TARGET
-// cluster. It is safe for concurrent use; it holds no state besides its
-// configuration.
+// docs/mm2-compat.md §8.2) on top of a caller-owned *kgo.Client that reaches
+// the TARGET cluster. It is safe for concurrent use; it holds no state
+// besides its configuration.
 type Client struct {
 	cl  *kgo.Client
 	cfg cfg
@@ -103,7 +103,7 @@ func (c *Client) withTimeout(ctx context.Context) (context.Context, context.Canc
 // TranslateOffsets returns the offsets on this (target) cluster that
 // consumer group should resume from after failing over from the cluster
 // remoteClusterAlias (MirrorClient.remoteConsumerOffsets and
-// RemoteClusterUtils.translateOffsets; spec 8.3, 13(a)).
+// RemoteClusterUtils.translateOffsets; docs/mm2-compat.md §8.3, §13(a)).
 //
 // It reads partition 0 of the policy's CheckpointsTopic(remoteClusterAlias)
 // (e.g. "us-west.checkpoints.internal") from the log start to the end
@@ -224,8 +224,9 @@ func listed[T any](c *Client, ctx context.Context, fn func(policy.ReplicationPol
 // ReplicationHops returns the smallest number of replication hops from the
 // cluster sourceAlias to this cluster, found from heartbeats topic names
 // ("src.heartbeats" = 1 hop, "other.src.heartbeats" = 2 hops), or -1 if
-// sourceAlias is not upstream (MirrorClient.replicationHops, spec 8.2).
-// Errors: listing topics failed, or invalid options.
+// sourceAlias is not upstream (MirrorClient.replicationHops,
+// docs/mm2-compat.md §8.2). Errors: listing topics failed, or invalid
+// options.
 func (c *Client) ReplicationHops(ctx context.Context, sourceAlias string) (int, error) {
 	return listed(c, ctx, func(p policy.ReplicationPolicy, ts []string) int {
 		return policy.ReplicationHops(p, ts, sourceAlias)
@@ -235,7 +236,7 @@ func (c *Client) ReplicationHops(ctx context.Context, sourceAlias string) (int, 
 // UpstreamClusters returns the sorted aliases of every cluster upstream of
 // this one, from heartbeats topic names (MirrorClient.upstreamClusters);
 // nil if none. Discovery needs heartbeats emitted into the upstream cluster
-// and replicated (spec 7).
+// and replicated (docs/mm2-compat.md §7).
 func (c *Client) UpstreamClusters(ctx context.Context) ([]string, error) {
 	return listed(c, ctx, policy.UpstreamClusters)
 }
@@ -295,8 +296,9 @@ func withOwnClient[T any](opts []Opt, fn func(*Client) (T, error)) (T, error) {
 // TranslateOffsets is [Client.TranslateOffsets] on a client built from
 // [WithClientOpts] (required) and closed before returning
 // (RemoteClusterUtils.translateOffsets(props, remoteClusterAlias,
-// consumerGroupId, timeout); spec 8.2, 8.3). It returns group's offsets on
-// the target cluster after failing over from remoteClusterAlias.
+// consumerGroupId, timeout); docs/mm2-compat.md §8.2, §8.3). It returns
+// group's offsets on the target cluster after failing over from
+// remoteClusterAlias.
 func TranslateOffsets(ctx context.Context, remoteClusterAlias, group string, opts ...Opt) (Offsets, error) {
 	return withOwnClient(opts, func(c *Client) (Offsets, error) {
 		return c.TranslateOffsets(ctx, remoteClusterAlias, group)

@@ -1,7 +1,7 @@
-// Package remoteclusterutils is the failover client for consumer code: the
-// Go counterpart of MM2's MirrorClient and RemoteClusterUtils
-// (org.apache.kafka.connect.mirror, spec section 8). It answers, from the
-// TARGET cluster alone, "where should consumer group G resume on this
+// Package remoteclusterutils is the failover client for consumer code: the Go
+// counterpart of MM2's MirrorClient and RemoteClusterUtils
+// (org.apache.kafka.connect.mirror, docs/mm2-compat.md §8). It answers, from
+// the TARGET cluster alone, "where should consumer group G resume on this
 // cluster after failing over from cluster A?" and "which clusters replicate
 // into this one, and how many hops away are they?".
 //
@@ -27,14 +27,14 @@
 // writes on the target cluster, CheckpointsTopic(sourceAlias) of the
 // replication policy ("us-west.checkpoints.internal" by default;
 // "us-west__checkpoints__internal" with separator "__", unless
-// [WithInternalTopicSeparator](false)). Records are the MM2 Checkpoint
-// format (spec 2.3), decoded by package checkpoint, so the topics written
-// by Apache MM2 2.4+ and by kmirror read the same. The policy options must
-// match the writer's (cases B08 and B29); the Identity policy only changes
-// topic-name parsing, not the checkpoints topic.
+// [WithInternalTopicSeparator](false)). Records are the MM2 Checkpoint format
+// (docs/mm2-compat.md §2.3), decoded by package checkpoint, so the topics
+// written by Apache MM2 2.4+ and by kmirror read the same. The policy options
+// must match the writer's (docs/field-failures.md cases B08 and B29); the
+// Identity policy only changes topic-name parsing, not the checkpoints topic.
 //
-// The rules follow MirrorClient.remoteConsumerOffsets (spec 8.3) with
-// deliberate improvements (spec 11 items 1-5):
+// The rules follow MirrorClient.remoteConsumerOffsets (docs/mm2-compat.md
+// §8.3) with deliberate improvements (docs/mm2-compat.md §11 items 1-5):
 //
 //   - Only partition 0 is read, from the log start offset to the end offset
 //     observed at the call; records appended later are not waited for.
@@ -65,23 +65,26 @@
 //     gives empty offsets and no error, as in MM2.
 //   - The caller's *kgo.Client is used with raw ListOffsets and Fetch
 //     requests: its consumer group, assignments and positions are untouched
-//     and it is never closed. MM2 drops every non-connection consumer
-//     setting (spec 8.1); here the caller's client is used as configured.
+//     and it is never closed. MM2 drops every non-connection consumer setting
+//     (docs/mm2-compat.md §8.1); here the caller's client is used as
+//     configured.
 //
-// Translated offsets are at-least-once for MM2 3.5+ and kmirror writers:
-// a consumer that resumes there may re-read records it processed on the
-// source, never skip any (spec 0.1 item 4 and 13(a); checkpoints written by MM2 3.4.0 and older
-// may be ahead). Checkpoints name target topics that exist only if the
-// flow's replication policy created them; committing offsets for a missing
-// topic fails on the broker (case B08).
+// Translated offsets are at-least-once for MM2 3.5+ and kmirror writers: a
+// consumer that resumes there may re-read records it processed on the source,
+// never skip any (docs/mm2-compat.md §0.1 item 4 and §13(a); checkpoints
+// written by MM2 3.4.0 and older may be ahead). Checkpoints name target
+// topics that exist only if the flow's replication policy created them;
+// committing offsets for a missing topic fails on the broker
+// (docs/field-failures.md case B08: the replicator and this reader must use
+// the same replication policy).
 //
 // # Topology
 //
 // [Client.ReplicationHops], [Client.UpstreamClusters],
-// [Client.HeartbeatTopics], [Client.CheckpointTopics],
-// [Client.RemoteTopics] and [Client.RemoteTopicsFor] list the cluster's
-// topic names and apply the policy functions of package policy, as
-// MirrorClient does (spec 7, 8.2); record contents are not read.
+// [Client.HeartbeatTopics], [Client.CheckpointTopics], [Client.RemoteTopics]
+// and [Client.RemoteTopicsFor] list the cluster's topic names and apply the
+// policy functions of package policy, as MirrorClient does
+// (docs/mm2-compat.md §7, §8.2); record contents are not read.
 //
 // All types are safe for concurrent use.
 package remoteclusterutils

@@ -14,8 +14,9 @@ import (
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
-// Hand-built MM2 wire primitives (spec 2.1), independent of the codec, so
-// tests also check the bytes MM2 writes rather than only our own encoder.
+// Hand-built MM2 wire primitives (docs/mm2-compat.md §2.1), independent of
+// the codec, so tests also check the bytes MM2 writes rather than only our
+// own encoder.
 func u16(n int) []byte { return binary.BigEndian.AppendUint16(nil, uint16(n)) }
 
 func mm2Key(group, topic string, partition int32) []byte {

@@ -16,7 +16,8 @@ import (
 // wins over this default). Override it with [WithTimeout].
 //
 // MM2's RemoteClusterUtils.translateOffsets takes an explicit timeout
-// argument (spec 8.3); Go callers express theirs through the context.
+// argument (docs/mm2-compat.md §8.3); Go callers express theirs through the
+// context.
 const DefaultTimeout = 30 * time.Second
 
 // Opt configures [NewClient] and the package-level functions
@@ -119,7 +120,7 @@ func ValidateOpts(opts ...Opt) error {
 // (no default: kgo would otherwise dial localhost:9092).
 //
 // MM2: the bootstrap.servers, security.protocol, ssl.* and sasl.* keys of
-// MirrorClientConfig (spec 8.1).
+// MirrorClientConfig (docs/mm2-compat.md §8.1).
 //
 // [NewClient] uses the client it is given: every method of a Client built
 // with WithClientOpts returns an error instead of silently ignoring it.
@@ -131,9 +132,10 @@ func WithClientOpts(opts ...kgo.Opt) Opt {
 // and to parse topic names (MM2 replication.policy.class). The default is
 // [policy.Default] with separator "." and the internal-topic separator
 // enabled, MM2's DefaultReplicationPolicy. It must be the policy the
-// mirroring process uses (case B08). WithPolicy(nil) is an error, and so is
-// combining it with [WithSeparator], [WithInternalTopicSeparator] or
-// [WithIdentityPolicy].
+// mirroring process uses (docs/field-failures.md case B08: with another
+// policy the offsets name topics that do not exist). WithPolicy(nil) is an
+// error, and so is combining it with [WithSeparator],
+// [WithInternalTopicSeparator] or [WithIdentityPolicy].
 func WithPolicy(p policy.ReplicationPolicy) Opt {
 	return optFunc(func(c *cfg) { c.pol, c.polSet = p, true })
 }
@@ -141,9 +143,10 @@ func WithPolicy(p policy.ReplicationPolicy) Opt {
 // WithSeparator sets the separator of the built-in policy (MM2
 // replication.policy.separator, default "."). With the internal-topic
 // separator enabled (the default) it also applies to the checkpoints topic
-// name: separator "__" reads "<alias>__checkpoints__internal" (spec 1.2,
-// case B29). An empty separator or one with characters illegal in topic
-// names is an error wrapping [policy.ErrInvalidSeparator].
+// name: separator "__" reads "<alias>__checkpoints__internal"
+// (docs/mm2-compat.md §1.2, docs/field-failures.md case B29). An empty
+// separator or one with characters illegal in topic names is an error
+// wrapping [policy.ErrInvalidSeparator].
 func WithSeparator(sep string) Opt {
 	return optFunc(func(c *cfg) { c.sep, c.sepSet = sep, true })
 }
@@ -153,21 +156,21 @@ func WithSeparator(sep string) Opt {
 // KIP-949, 3.6+; default true). Use false to read checkpoints written by MM2
 // 3.0 or older, or by a deployment configured with false: the checkpoints
 // topic is then "<alias>.checkpoints.internal" whatever the separator
-// (case B29).
+// (docs/field-failures.md case B29).
 func WithInternalTopicSeparator(enabled bool) Opt {
 	return optFunc(func(c *cfg) { c.internalSep, c.isepSet = enabled, true })
 }
 
 // WithIdentityPolicy selects MM2's IdentityReplicationPolicy (KAFKA-9726,
-// Kafka 3.0; spec 3.2): replicated topics keep their source names, so the
-// translated offsets name "orders", not "src.orders" (case B08). The
-// checkpoints topic name is the same as under the default policy, so
-// translation itself works with either; the policy matters for
-// [Client.RemoteTopics] and [Client.RemoteTopicsFor], which list every
-// non-internal topic as coming from sourceAlias (MM2 source.cluster.alias;
-// "" = not configured, then only heartbeats-like topics are remote, as in a
-// Java MirrorClient without that key). [WithSeparator] and
-// [WithInternalTopicSeparator] still apply.
+// Kafka 3.0; docs/mm2-compat.md §3.2): replicated topics keep their source
+// names, so the translated offsets name "orders", not "src.orders"
+// (docs/field-failures.md case B08). The checkpoints topic name is the same
+// as under the default policy, so translation itself works with either; the
+// policy matters for [Client.RemoteTopics] and [Client.RemoteTopicsFor],
+// which list every non-internal topic as coming from sourceAlias (MM2
+// source.cluster.alias; "" = not configured, then only heartbeats-like topics
+// are remote, as in a Java MirrorClient without that key). [WithSeparator]
+// and [WithInternalTopicSeparator] still apply.
 func WithIdentityPolicy(sourceAlias string) Opt {
 	return optFunc(func(c *cfg) { c.identity, c.identitySrc = true, sourceAlias })
 }

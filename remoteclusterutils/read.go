@@ -18,7 +18,7 @@ const (
 	fetchMaxBytes      = 64 << 20               // bytes per response
 	retryBackoff       = 50 * time.Millisecond  // after a retriable error
 	maxRetryBackoff    = time.Second
-	checkpointsPartNum = int32(0) // MM2 reads and writes partition 0 only (spec 1.1, 11 item 28)
+	checkpointsPartNum = int32(0) // MM2 reads and writes partition 0 only (docs/mm2-compat.md §1.1, §11 item 28)
 )
 
 // fetchPartitionMax is the byte limit per response for partition 0 (a

@@ -15,7 +15,8 @@ import (
 )
 
 // TestTopology checks MirrorClient's topic-name discovery on a cluster
-// holding heartbeats, src.heartbeats and other.src.heartbeats (spec 7, 8.2).
+// holding heartbeats, src.heartbeats and other.src.heartbeats
+// (docs/mm2-compat.md §7, §8.2).
 func TestTopology(t *testing.T) {
 	p := testcluster.New(t, "src", "dst")
 	src, other := p.Source.Alias, p.Target.Alias+"o"
@@ -63,7 +64,8 @@ func TestTopology(t *testing.T) {
 		{"HeartbeatTopics", func() ([]string, error) { return rc.HeartbeatTopics(ctx) },
 			[]string{other + "." + src + ".heartbeats", "heartbeats", src + ".heartbeats"}},
 		{"CheckpointTopics", func() ([]string, error) { return rc.CheckpointTopics(ctx) }, []string{src + ".checkpoints.internal"}},
-		// Like Java, remote heartbeats topics count as remote topics (spec 11 item 4).
+		// Like Java, remote heartbeats topics count as remote topics
+		// (docs/mm2-compat.md §11 item 4).
 		{"RemoteTopics", func() ([]string, error) { return rc.RemoteTopics(ctx) },
 			[]string{other + "." + src + ".heartbeats", src + ".heartbeats", orders}},
 		{"RemoteTopicsFor(src)", func() ([]string, error) { return rc.RemoteTopicsFor(ctx, src) },

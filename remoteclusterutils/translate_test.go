@@ -125,8 +125,9 @@ func TestTranslateOffsets(t *testing.T) {
 	}
 }
 
-// TestTranslateOffsetsSpecBytes reads the spec's worked example (2.3), byte
-// for byte what Java's Checkpoint.serializeValue produces.
+// TestTranslateOffsetsSpecBytes reads the worked example of
+// docs/mm2-compat.md §2.3, byte for byte what Java's
+// Checkpoint.serializeValue produces.
 func TestTranslateOffsetsSpecBytes(t *testing.T) {
 	p := testcluster.New(t, "us-west", "us-east")
 	topic := p.Source.Alias + ".checkpoints.internal"
