@@ -56,8 +56,8 @@ const (
 	DefaultFetchMaxPartitionBytes = 1 << 20
 )
 
-// Default filter lists of MM2 (spec section 4.1). Each entry is a regular
-// expression that must match a whole name.
+// Default filter lists of MM2 (docs/mm2-compat.md §4.1). Each entry is a
+// regular expression that must match a whole name.
 var (
 	// DefaultTopicsExclude is topics.exclude's default.
 	DefaultTopicsExclude = []string{`.*[\-\.]internal`, `.*\.replica`, `__.*`}
@@ -102,9 +102,10 @@ func (g GapPolicy) String() string {
 	return fmt.Sprintf("GapPolicy(%d)", int(g))
 }
 
-// StartOffset says where a flow starts reading a source partition that has
-// no resume point yet. It follows the source consumer's auto.offset.reset
-// (MM2 forces "earliest" unless set; KAFKA-13988, case B14).
+// StartOffset says where a flow starts reading a source partition that has no
+// resume point yet. It follows the source consumer's auto.offset.reset (MM2
+// forces "earliest" unless set; KAFKA-13988, docs/field-failures.md
+// case B14).
 type StartOffset int
 
 const (
@@ -145,7 +146,8 @@ type FlowConfig struct {
 
 	// Disabled turns off replication and checkpoints for the pair while
 	// heartbeats are still emitted unless DisableHeartbeats is set: MM2's
-	// `A->B.enabled=false` herder that exists for heartbeats only (spec 7).
+	// `A->B.enabled=false` herder that exists for heartbeats only
+	// (docs/mm2-compat.md §7).
 	Disabled bool
 
 	// Topics is `topics`: regexes (Go RE2 syntax, full match) of source
@@ -173,7 +175,7 @@ type FlowConfig struct {
 
 	// ReplicationFactor is `replication.factor` for remote topics. 0 means
 	// -1, the target broker's default.replication.factor; MM2 defaults to 2,
-	// which fails on one-broker clusters (case B18).
+	// which fails on one-broker clusters (docs/field-failures.md case B18).
 	ReplicationFactor int16
 	// OffsetSyncsTopicReplicationFactor is
 	// `offset-syncs.topic.replication.factor`; 0 means the broker default
@@ -234,8 +236,9 @@ type FlowConfig struct {
 	// RefreshGroupsInterval is `refresh.groups.interval.seconds`.
 	RefreshGroupsInterval time.Duration
 
-	// DisableHeartbeats is `emit.heartbeats.enabled=false`: no heartbeats
-	// are written for this pair (case B27's read-only source).
+	// DisableHeartbeats is `emit.heartbeats.enabled=false`: no heartbeats are
+	// written for this pair (docs/field-failures.md case B27's read-only
+	// source).
 	DisableHeartbeats bool
 	// EmitHeartbeatsInterval is `emit.heartbeats.interval.seconds`.
 	EmitHeartbeatsInterval time.Duration

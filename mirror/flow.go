@@ -98,7 +98,7 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 	return f, nil
 }
 
-// shouldReplicate is MM2's shouldReplicateTopic (spec 4.2).
+// shouldReplicate is MM2's shouldReplicateTopic (docs/mm2-compat.md §4.2).
 func (f *flow) shouldReplicate(topic string) bool {
 	if f.pol.IsInternalTopic(topic) || policy.IsCycle(f.pol, f.cfg.Target, topic) {
 		return false
@@ -157,7 +157,7 @@ func (f *flow) clientOpts(c ClusterConfig, role []kgo.Opt, extra ...kgo.Opt) []k
 
 func (f *flow) newAdmin(c ClusterConfig) (*kadm.Client, error) {
 	// A short metadata age: kgo answers metadata requests from a cache of
-	// this age, which would hide topics just created (spec E).
+	// this age, which would hide topics just created.
 	cl, err := kgo.NewClient(f.clientOpts(c, c.Admin, kgo.RequestTimeoutOverhead(5*time.Second), kgo.MetadataMinAge(100*time.Millisecond))...)
 	if err != nil {
 		return nil, err
@@ -350,7 +350,8 @@ func (f *flow) start(ctx context.Context) error {
 	return f.syncTopics(ctx, true)
 }
 
-// preflight checks replication factors against the broker counts (case B18).
+// preflight checks replication factors against the broker counts
+// (docs/field-failures.md case B18).
 func (f *flow) preflight(ctx context.Context) error {
 	check := func(adm *kadm.Client, alias string, rfs map[string]int16) error {
 		md, err := adm.BrokerMetadata(ctx)
@@ -529,8 +530,8 @@ func (f *flow) pollLoop(ctx context.Context) {
 }
 
 // checkGap compares a fetched record's offset with the next offset expected
-// and reports records lost before replication (case B12). It returns false
-// when the partition must stop (GapStop).
+// and reports records lost before replication (docs/field-failures.md
+// case B12). It returns false when the partition must stop (GapStop).
 func (f *flow) checkGap(p *partState, r *kgo.Record, logStart int64) bool {
 	if p.next < 0 || r.Offset == p.next {
 		return true

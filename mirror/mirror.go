@@ -35,8 +35,9 @@ type Mirror struct {
 // New validates the configuration and returns a Mirror. It does no I/O and
 // starts no goroutine. Errors are [*ConfigError]s naming the bad key and
 // value: no cluster or flow, a duplicate or invalid alias (empty, containing
-// the policy's separator: case B25), a flow naming an unknown cluster or
-// whose source equals its target, a regex Go cannot compile.
+// the policy's separator: docs/field-failures.md case B25), a flow naming an
+// unknown cluster or whose source equals its target, a regex Go cannot
+// compile.
 func New(opts ...Opt) (*Mirror, error) {
 	var c cfg
 	for _, o := range opts {
@@ -234,8 +235,9 @@ func (f *flow) status() FlowStatus {
 	return fs
 }
 
-// produceSync writes one offset sync (spec 2.4) to partition 0 of the
-// offset-syncs topic. Send failures are logged; a later sync supersedes it.
+// produceSync writes one offset sync (docs/mm2-compat.md §2.4) to partition 0
+// of the offset-syncs topic. Send failures are logged; a later sync
+// supersedes it.
 func (f *flow) produceSync(topic string, partition int32, up, down int64) error {
 	s := checkpoint.OffsetSync{Topic: topic, Partition: partition, UpstreamOffset: up, DownstreamOffset: down}
 	k, err := s.Key()

@@ -130,7 +130,8 @@ func TestCaseB19B20ReplicatesRecordsPartitionsAndFilteredConfigs(t *testing.T) {
 	testcluster.Produce(t, &p.Source, in...)
 
 	fc := fastFlow(p)
-	// Case B20: an excluded property is not copied at creation.
+	// docs/field-failures.md case B20: an excluded property is not copied at
+	// creation.
 	fc.ConfigPropertiesExclude = append(append([]string{}, DefaultConfigPropertiesExclude...), `retention\.ms`)
 	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
 	waitReplicated(t, m, int64(len(in)))
@@ -160,7 +161,8 @@ func TestCaseB19B20ReplicatesRecordsPartitionsAndFilteredConfigs(t *testing.T) {
 	if n := len(td[p.Source.Alias+"."+orders].Partitions); n != 3 {
 		t.Errorf("remote orders has %d partitions, want 3", n)
 	}
-	// Case B19: the compacted topic is compacted on the target from creation.
+	// docs/field-failures.md case B19: the compacted topic is compacted on
+	// the target from creation.
 	cfgs := describe(t, adm, p.Source.Alias+"."+accounts)
 	if cfgs["cleanup.policy"] != "compact" || cfgs["segment.ms"] != "10000" {
 		t.Errorf("remote accounts configs cleanup.policy=%q segment.ms=%q, want compact, 10000", cfgs["cleanup.policy"], cfgs["segment.ms"])

@@ -2,18 +2,18 @@ package mirror
 
 // syncWriter decides when an offset sync (upstream offset ↔ downstream
 // offset) of one source partition is written, following MM2's
-// OffsetSyncWriter (spec 5.5, KAFKA-14797, KAFKA-15906). It is owned by the
-// partition state and guarded by its mutex.
+// OffsetSyncWriter (docs/mm2-compat.md §5.5, KAFKA-14797, KAFKA-15906). It is
+// owned by the partition state and guarded by its mutex.
 type syncWriter struct {
 	prevUp, prevDown int64 // last acknowledged record (-1 before any)
 	lastSyncDown     int64 // downstream offset of the last sync queued (-1 before any)
-	// due are the syncs to send, in order; delayed is the newest position
-	// not synced yet, queued at every offset flush so the end of a quiet
-	// partition is always translatable (case B03). Due syncs are never
-	// replaced by later ones: the first sync of a run and the syncs forced
-	// by gaps and rewinds are what translation of older group offsets
-	// needs (cases B10, B32). At most maxDue are kept; past that the newest
-	// replaces the last.
+	// due are the syncs to send, in order; delayed is the newest position not
+	// synced yet, queued at every offset flush so the end of a quiet
+	// partition is always translatable (docs/field-failures.md case B03). Due
+	// syncs are never replaced by later ones: the first sync of a run and the
+	// syncs forced by gaps and rewinds are what translation of older group
+	// offsets needs (docs/field-failures.md cases B10, B32). At most maxDue
+	// are kept; past that the newest replaces the last.
 	due                    [][2]int64
 	delayed                bool
 	delayedUp, delayedDown int64

@@ -75,7 +75,7 @@ func (w Warning) String() string {
 // Properties is an MM2 dedicated-mode configuration
 // (connect-mirror-maker.properties) converted to engine options: one
 // [ClusterConfig] per cluster alias taking part in a flow and one
-// [FlowConfig] per herder pair (spec section 7: every ordered pair whose
+// [FlowConfig] per herder pair (docs/mm2-compat.md §7: every ordered pair whose
 // `S->T.enabled` is true or whose heartbeats are enabled; pairs that only
 // exist for heartbeats have Disabled set). A Properties is immutable and
 // safe for concurrent use.
@@ -99,8 +99,8 @@ func LoadProperties(path string, opts ...LoadOpt) (*Properties, error) {
 }
 
 // ParseProperties reads MM2 properties from r and converts them into
-// engine options following MM2's dedicated mode (MirrorMakerConfig; spec
-// sections 7, 9 and 11): `clusters`, cluster settings `<alias>.*`
+// engine options following MM2's dedicated mode (MirrorMakerConfig;
+// docs/mm2-compat.md §7, §9 and §11): `clusters`, cluster settings `<alias>.*`
 // (connection keys, `<alias>.consumer./producer./admin.*` client settings,
 // `<alias>.offset.flush.interval.ms`), flow settings `<S>-><T>.*` over
 // top-level settings, deprecated *.blacklist names, and config providers
@@ -647,7 +647,8 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 	}
 	if fc.ConfigPropertiesExclude != nil {
 		// A replaced list often drops defaults that protect the target
-		// (cases B20, B21): name the topic configs now copied.
+		// (docs/field-failures.md cases B20, B21): name the topic configs now
+		// copied.
 		flt, _ := NewFilter("", []string{".*"}, cpeS.Key, fc.ConfigPropertiesExclude)
 		var copied []string
 		for _, re := range DefaultConfigPropertiesExclude {

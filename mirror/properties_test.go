@@ -489,8 +489,9 @@ func TestCaseB39TwoTargetsOwnCredentials(t *testing.T) {
 	}
 }
 
-// TestCaseB37ConfigQuirks: the lines of case B37 load the way MM2 reads
-// them, with warnings instead of silence, and filters match whole names.
+// TestCaseB37ConfigQuirks: the lines of docs/field-failures.md case B37 load
+// the way MM2 reads them, with warnings instead of silence, and filters match
+// whole names.
 func TestCaseB37ConfigQuirks(t *testing.T) {
 	p := parseString(t, `clusters source, target
 ---%<---

@@ -13,12 +13,13 @@ import (
 	"github.com/kmirror/kmirror/internal/kread"
 )
 
-// resumeStore keeps the flow's resume points where MM2's dedicated mode
-// keeps its source offsets: mm2-offsets.<source>.internal on the target
-// (spec 2.6), key ["MirrorSourceConnector",{"cluster":S,"partition":p,"topic":t}],
-// value {"offset":<last replicated offset>}, in the partition Connect's
-// producer picks (murmur2 of the key modulo the partition count). kmirror
-// can therefore resume where an MM2 deployment stopped, and the reverse.
+// resumeStore keeps the flow's resume points where MM2's dedicated mode keeps
+// its source offsets: mm2-offsets.<source>.internal on the target
+// (docs/mm2-compat.md §2.6), key
+// ["MirrorSourceConnector",{"cluster":S,"partition":p,"topic":t}], value
+// {"offset":<last replicated offset>}, in the partition Connect's producer
+// picks (murmur2 of the key modulo the partition count). kmirror can
+// therefore resume where an MM2 deployment stopped, and the reverse.
 type resumeStore struct {
 	f          *flow
 	topic      string

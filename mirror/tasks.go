@@ -20,12 +20,12 @@ import (
 // engine clients are never opened.
 //
 //   - Heartbeats run unless DisableHeartbeats, also for a Disabled flow
-//     (spec 7: MM2 emits heartbeats for every pair unless
+//     (docs/mm2-compat.md §7: MM2 emits heartbeats for every pair unless
 //     emit.heartbeats.enabled=false). They go to the target of the flow:
 //     for a one-way deployment A->B, the properties loader's disabled B->A
 //     flow writes the heartbeats into A that make A.heartbeats appear on B.
 //     A read-only source must set DisableHeartbeats on that reverse flow
-//     (case B27).
+//     (docs/field-failures.md case B27).
 //   - Checkpoints run for enabled flows unless DisableCheckpoints or
 //     DisableOffsetSyncs (nothing to translate with); group-offset sync
 //     runs inside the checkpoint emitter when SyncGroupOffsets is set.

@@ -13,8 +13,9 @@ import (
 )
 
 // refreshLoop runs the periodic topic refresh (new topics, partition
-// increases, re-created topics), topic-config sync and ACL sync, each on
-// its own interval (MM2's MirrorSourceConnector scheduler, spec 5.1).
+// increases, re-created topics), topic-config sync and ACL sync, each on its
+// own interval (MM2's MirrorSourceConnector scheduler, docs/mm2-compat.md
+// §5.1).
 func (f *flow) refreshLoop(ctx context.Context) {
 	type job struct {
 		every  time.Duration
@@ -74,9 +75,9 @@ func (f *flow) refreshLoop(ctx context.Context) {
 
 // syncTopics lists the source topics the flow replicates, creates missing
 // remote topics (source partition count, replication.factor, source configs
-// minus config.properties.exclude: cases B19/B20), follows partition
-// increases, detects re-created source topics, and starts replicating
-// partitions whose remote partition exists.
+// minus config.properties.exclude: docs/field-failures.md cases B19/B20),
+// follows partition increases, detects re-created source topics, and starts
+// replicating partitions whose remote partition exists.
 func (f *flow) syncTopics(ctx context.Context, initial bool) error {
 	src, err := f.srcAdm.ListTopics(ctx)
 	if err != nil {
@@ -266,9 +267,10 @@ func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm
 	return errors.Join(errs...)
 }
 
-// copyConfig is MM2's config filter (spec 5.3): not sensitive, not a static
-// broker setting, not excluded by config.properties.exclude; values that
-// are the source's default are copied only with use.defaults.from=source.
+// copyConfig is MM2's config filter (docs/mm2-compat.md §5.3): not sensitive,
+// not a static broker setting, not excluded by config.properties.exclude;
+// values that are the source's default are copied only with
+// use.defaults.from=source.
 func (f *flow) copyConfig(c kadm.Config) bool {
 	if c.Sensitive || c.Value == nil || c.Source == kmsg.ConfigSourceStaticBrokerConfig || !f.configs.Match(c.Key) {
 		return false
@@ -293,9 +295,10 @@ func (f *flow) rememberConfigs(remote string, configs map[string]*string) {
 
 // syncConfigs copies changed source topic configs to the remote topics with
 // incremental SET operations (KIP-894). Unlike MM2 it never reverts a
-// target-side setting the source does not set (case B21): a key is deleted
-// on the target only when kmirror itself set it earlier and the source has
-// dropped its override since. Excluded keys are never touched.
+// target-side setting the source does not set (docs/field-failures.md
+// case B21): a key is deleted on the target only when kmirror itself set it
+// earlier and the source has dropped its override since. Excluded keys are
+// never touched.
 func (f *flow) syncConfigs(ctx context.Context) error {
 	var topics []string
 	for _, p := range *f.parts.Load() {
@@ -392,10 +395,12 @@ func dedupSorted(s []string) []string {
 	return out
 }
 
-// syncACLs copies the source's LITERAL topic ACLs of replicated topics to
-// the remote topics (spec 5.6, case B23): ALLOW WRITE is dropped, ALLOW ALL
-// becomes ALLOW READ, everything else is copied; nothing is deleted on the
-// target. A source without an authorizer is logged once and skipped (B24).
+// syncACLs copies the source's LITERAL topic ACLs of replicated topics to the
+// remote topics (docs/mm2-compat.md §5.6 and docs/field-failures.md
+// case B23): ALLOW WRITE is dropped, ALLOW ALL becomes ALLOW READ, everything
+// else is copied; nothing is deleted on the target. A source without an
+// authorizer is logged once and skipped (docs/field-failures.md case B24: no
+// error on every interval).
 func (f *flow) syncACLs(ctx context.Context) error {
 	if f.aclOff.Load() {
 		return nil
