@@ -109,7 +109,8 @@ func (c *Client) withTimeout(ctx context.Context) (context.Context, context.Canc
 // (e.g. "us-west.checkpoints.internal") from the log start to the end
 // offset observed at the call, and keeps, per (topic, partition), the last
 // valid checkpoint of group in log order (not the largest offset). Topics
-// are target-cluster names, ready for kadm.CommitOffsets or seeking.
+// are target-cluster names, ready for kadm's CommitAllOffsets (into a group
+// with no active members on the target) or for seeking.
 //
 // A group without checkpoints yields an empty, non-nil Offsets and no error
 // (as MM2 returns an empty map). Undecodable records, tombstones and

@@ -12,8 +12,20 @@
 //
 //	offs, err := remoteclusterutils.TranslateOffsets(ctx, "us-west", "billing",
 //		remoteclusterutils.WithClientOpts(kgo.SeedBrokers("target:9092")))
-//	// offs is kadm.Offsets keyed by target topic names ("us-west.orders"):
-//	_, err = kadm.NewClient(targetClient).CommitOffsets(ctx, "billing", offs)
+//	if err != nil {
+//		return err
+//	}
+//	// offs is kadm.Offsets keyed by target topic names ("us-west.orders").
+//	// CommitAllOffsets also fails when a single partition was refused.
+//	err = kadm.NewClient(targetClient).CommitAllOffsets(ctx, "billing", offs)
+//
+// Commit only while the group has no active members on the target (stop or
+// do not yet start its consumers there): the broker refuses, partition by
+// partition, a commit without a member id into a group with members
+// (typically UNKNOWN_MEMBER_ID). kadm's CommitOffsets reports such refusals
+// only in its per-partition results (check resp.Error()); CommitAllOffsets
+// returns them as its error. The package example ExampleTranslateOffsets is
+// a complete program.
 //
 // Long-lived use (MirrorClient style) wraps a client the caller owns:
 //
