@@ -202,15 +202,23 @@ type FlowConfig struct {
 	// DisableRefreshTopics is `refresh.topics.enabled=false`.
 	DisableRefreshTopics bool
 	// RefreshTopicsInterval is `refresh.topics.interval.seconds`; 0 means
-	// [DefaultRefreshTopicsInterval].
+	// [DefaultRefreshTopicsInterval]. It must not be negative: to turn the
+	// refresh off set DisableRefreshTopics (what the properties loader does
+	// for a negative value, which MM2 treats as "never").
 	RefreshTopicsInterval time.Duration
 	// DisableTopicConfigSync is `sync.topic.configs.enabled=false`.
 	DisableTopicConfigSync bool
-	// SyncTopicConfigsInterval is `sync.topic.configs.interval.seconds`.
+	// SyncTopicConfigsInterval is `sync.topic.configs.interval.seconds`; 0
+	// means [DefaultSyncTopicConfigsInterval]. It must not be negative: to
+	// turn the sync off set DisableTopicConfigSync (what the properties
+	// loader does for a negative value, which MM2 treats as "never").
 	SyncTopicConfigsInterval time.Duration
 	// DisableTopicACLSync is `sync.topic.acls.enabled=false`.
 	DisableTopicACLSync bool
-	// SyncTopicACLsInterval is `sync.topic.acls.interval.seconds`.
+	// SyncTopicACLsInterval is `sync.topic.acls.interval.seconds`; 0 means
+	// [DefaultSyncTopicACLsInterval]. It must not be negative: to turn the
+	// sync off set DisableTopicACLSync (what the properties loader does for
+	// a negative value, which MM2 treats as "never").
 	SyncTopicACLsInterval time.Duration
 	// DisableOffsetSyncs is `emit.offset-syncs.enabled=false` (also
 	// disables checkpoints: nothing to translate with).
@@ -219,28 +227,48 @@ type FlowConfig struct {
 	DisableHeartbeatsReplication bool
 	// OffsetFlushInterval is `offset.flush.interval.ms`: how often resume
 	// points are stored and the latest offset syncs are flushed. 0 means
-	// [DefaultOffsetFlushInterval] (5 s; MM2: 60 s).
+	// [DefaultOffsetFlushInterval] (5 s; MM2: 60 s). It must not be
+	// negative.
 	OffsetFlushInterval time.Duration
 
 	// DisableCheckpoints is `emit.checkpoints.enabled=false`.
 	DisableCheckpoints bool
-	// EmitCheckpointsInterval is `emit.checkpoints.interval.seconds`.
+	// EmitCheckpointsInterval is `emit.checkpoints.interval.seconds`: how
+	// often source group offsets are fetched, translated and written as
+	// checkpoints. 0 (or a negative value) means
+	// [DefaultEmitCheckpointsInterval]; to turn checkpoints off set
+	// DisableCheckpoints (what the properties loader does for a negative
+	// value).
 	EmitCheckpointsInterval time.Duration
 	// SyncGroupOffsets is `sync.group.offsets.enabled=true`: commit
 	// translated offsets into idle groups on the target.
 	SyncGroupOffsets bool
-	// SyncGroupOffsetsInterval is `sync.group.offsets.interval.seconds`.
+	// SyncGroupOffsetsInterval is `sync.group.offsets.interval.seconds`; 0
+	// (or a negative value) means [DefaultSyncGroupOffsetsInterval]. It is
+	// used only with SyncGroupOffsets; the properties loader leaves
+	// SyncGroupOffsets off for a negative value.
 	SyncGroupOffsetsInterval time.Duration
 	// DisableRefreshGroups is `refresh.groups.enabled=false`.
 	DisableRefreshGroups bool
-	// RefreshGroupsInterval is `refresh.groups.interval.seconds`.
+	// RefreshGroupsInterval is `refresh.groups.interval.seconds`; 0 means
+	// [DefaultRefreshGroupsInterval]. Unlike MM2, which looks for new groups
+	// only this often (10 minutes by default), kmirror lists the source
+	// groups at every checkpoint emission, so a new group is found within
+	// EmitCheckpointsInterval; this interval only matters when it is shorter
+	// than EmitCheckpointsInterval (groups are then listed and checkpointed
+	// that often). A negative value, like DisableRefreshGroups (what the
+	// properties loader sets for a negative value), lists the groups once at
+	// start and keeps that list.
 	RefreshGroupsInterval time.Duration
 
 	// DisableHeartbeats is `emit.heartbeats.enabled=false`: no heartbeats are
 	// written for this pair (docs/field-failures.md case B27's read-only
 	// source).
 	DisableHeartbeats bool
-	// EmitHeartbeatsInterval is `emit.heartbeats.interval.seconds`.
+	// EmitHeartbeatsInterval is `emit.heartbeats.interval.seconds`; 0 (or a
+	// negative value) means [DefaultEmitHeartbeatsInterval]. To stop
+	// heartbeats set DisableHeartbeats (what the properties loader does for
+	// a negative value).
 	EmitHeartbeatsInterval time.Duration
 
 	// AdminTimeout is `admin.timeout.ms`: bound of one admin request
