@@ -57,7 +57,11 @@
 // ([WithMustReadToEnd], KAFKA-15905). Two deliberate differences, both
 // optional: a downstream rewind (target partition recreated) discards the
 // older syncs ([WithResetOnDownstreamRewind], on by default), and the recent
-// history ([WithRecentHistory], off by default).
+// history ([WithRecentHistory]). The recent history is off in a store built
+// by [NewOffsetSyncStore] without options, which then keeps exactly MM2's 64
+// slots; the checkpoint [Emitter], which the engine in package mirror runs,
+// turns it on with [DefaultRecentHistory] (1024) syncs per partition unless
+// [EmitterConfig.RecentHistory] says otherwise.
 //
 // # Concurrency
 //

@@ -104,9 +104,12 @@ func WithResetOnDownstreamRewind(reset bool) StoreOption {
 // retained sync at or before the group offset, and both structures only hold
 // syncs received since the last history reset.
 //
-// Default 0 (MM2's retention only). Negative values are treated as 0 and
-// values above [MaxRecentHistory] as [MaxRecentHistory]; [ValidateStoreOptions]
-// reports both.
+// The store's default is 0: MM2's 64 slots only, exactly. The checkpoint
+// [Emitter] (and so the engine in package mirror) instead uses
+// [EmitterConfig.RecentHistory], whose default is [DefaultRecentHistory]
+// (1024). Negative values are treated as 0 and values above
+// [MaxRecentHistory] as [MaxRecentHistory]; [ValidateStoreOptions] reports
+// both.
 func WithRecentHistory(n int) StoreOption {
 	return storeOptFunc(func(c *storeCfg) { c.recentHistory = n })
 }
