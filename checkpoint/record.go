@@ -7,8 +7,9 @@ import (
 	"github.com/kmirror/kmirror/internal/wire"
 )
 
-// Record codec errors. Decode functions wrap them (together with the
-// underlying *wire.FieldError where there is one); test with errors.Is.
+// Record codec errors. Encode and decode functions return errors wrapping
+// them, with a message naming the field and its byte offset where there is
+// one; test with errors.Is.
 var (
 	// ErrTombstone: the record value is nil (a Kafka tombstone). Java's
 	// MirrorClient throws on such records; kmirror never writes them.
@@ -28,6 +29,10 @@ var (
 	ErrNegativeOffset = errors.New("checkpoint: negative offset")
 	// ErrNegativePartition: a writer was given a negative partition.
 	ErrNegativePartition = errors.New("checkpoint: negative partition")
+	// ErrStringTooLong: a writer was given a string (group, topic or
+	// metadata) longer than 32767 bytes, the most a Kafka protocol STRING
+	// holds.
+	ErrStringTooLong = wire.ErrStringTooLong
 )
 
 // RecordVersion is the only version of the checkpoint value ever written
@@ -68,7 +73,7 @@ type Checkpoint struct {
 // Key returns the record key: STRING group, STRING topic, INT32 partition
 // (exactly 2+len(Group)+2+len(Topic)+4 bytes). It fails, without a partial
 // result, on a negative partition ([ErrNegativePartition]) or a string longer
-// than 32767 bytes (*wire.FieldError wrapping wire.ErrStringTooLong).
+// than 32767 bytes ([ErrStringTooLong]; the message names the field).
 func (c Checkpoint) Key() ([]byte, error) {
 	if c.Partition < 0 {
 		return nil, fmt.Errorf("%w: %d (group %q, topic %q)", ErrNegativePartition, c.Partition, c.Group, c.Topic)
@@ -87,8 +92,7 @@ func (c Checkpoint) Key() ([]byte, error) {
 // Value returns the record value: INT16 version 0, INT64 upstreamOffset,
 // INT64 offset (downstream), STRING metadata (exactly 20+len(Metadata)
 // bytes, never nil). It fails on a negative offset ([ErrNegativeOffset]) or
-// metadata longer than 32767 bytes (*wire.FieldError wrapping
-// wire.ErrStringTooLong).
+// metadata longer than 32767 bytes ([ErrStringTooLong]).
 func (c Checkpoint) Value() ([]byte, error) {
 	if c.UpstreamOffset < 0 || c.DownstreamOffset < 0 {
 		return nil, fmt.Errorf("%w: upstream %d, downstream %d (group %q, %s-%d)",
@@ -110,8 +114,8 @@ func (c Checkpoint) Value() ([]byte, error) {
 //
 // Errors:
 //   - nil key: [ErrNullKey]; nil value: [ErrTombstone]; unparsable key or
-//     value: [ErrMalformed] (and the *wire.FieldError naming the field and
-//     offset). The returned Checkpoint is then the zero value.
+//     value: [ErrMalformed], with a message naming the field and its byte
+//     offset. The returned Checkpoint is then the zero value.
 //   - version != 0: [ErrUnknownVersion]; downstream offset < 0:
 //     [ErrNegativeOffset]. The returned Checkpoint is fully decoded and the
 //     caller may use it (both may be reported at once, see errors.Join).
@@ -166,7 +170,8 @@ type OffsetSync struct {
 
 // Key returns the record key: STRING topic, INT32 partition (no version;
 // exactly 2+len(Topic)+4 bytes). It fails on a negative partition
-// ([ErrNegativePartition]) or a topic longer than 32767 bytes.
+// ([ErrNegativePartition]) or a topic longer than 32767 bytes
+// ([ErrStringTooLong]).
 func (s OffsetSync) Key() ([]byte, error) {
 	if s.Partition < 0 {
 		return nil, fmt.Errorf("%w: %d (offset sync for topic %q)", ErrNegativePartition, s.Partition, s.Topic)
@@ -197,8 +202,8 @@ func (s OffsetSync) Value() ([]byte, error) {
 // not range-checked (callers decide what to do with negative ones).
 //
 // Errors: nil key [ErrNullKey]; nil value [ErrTombstone]; unparsable key or
-// value [ErrMalformed] with the *wire.FieldError. On error the returned
-// OffsetSync is the zero value.
+// value [ErrMalformed], with a message naming the field and its byte offset.
+// On error the returned OffsetSync is the zero value.
 func DecodeOffsetSync(key, value []byte) (OffsetSync, error) {
 	if key == nil {
 		return OffsetSync{}, ErrNullKey

@@ -116,9 +116,9 @@ func TestCheckpointWriteErrors(t *testing.T) {
 		{"negative partition", func(c *checkpoint.Checkpoint) { c.Partition = -1 }, checkpoint.ErrNegativePartition, nil},
 		{"negative downstream", func(c *checkpoint.Checkpoint) { c.DownstreamOffset = -1 }, nil, checkpoint.ErrNegativeOffset},
 		{"negative upstream", func(c *checkpoint.Checkpoint) { c.UpstreamOffset = -5 }, nil, checkpoint.ErrNegativeOffset},
-		{"long group", func(c *checkpoint.Checkpoint) { c.Group = long }, wire.ErrStringTooLong, nil},
-		{"long topic", func(c *checkpoint.Checkpoint) { c.Topic = long }, wire.ErrStringTooLong, nil},
-		{"long metadata", func(c *checkpoint.Checkpoint) { c.Metadata = long }, nil, wire.ErrStringTooLong},
+		{"long group", func(c *checkpoint.Checkpoint) { c.Group = long }, checkpoint.ErrStringTooLong, nil},
+		{"long topic", func(c *checkpoint.Checkpoint) { c.Topic = long }, checkpoint.ErrStringTooLong, nil},
+		{"long metadata", func(c *checkpoint.Checkpoint) { c.Metadata = long }, nil, checkpoint.ErrStringTooLong},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,7 +158,7 @@ func TestOffsetSyncWriteErrors(t *testing.T) {
 	if b, err := (checkpoint.OffsetSync{Topic: "t", Partition: -2}).Key(); !errors.Is(err, checkpoint.ErrNegativePartition) || b != nil {
 		t.Errorf("Key() = %x, %v; want ErrNegativePartition", b, err)
 	}
-	if _, err := (checkpoint.OffsetSync{Topic: strings.Repeat("x", 40000)}).Key(); !errors.Is(err, wire.ErrStringTooLong) {
+	if _, err := (checkpoint.OffsetSync{Topic: strings.Repeat("x", 40000)}).Key(); !errors.Is(err, checkpoint.ErrStringTooLong) {
 		t.Errorf("Key() long topic: %v", err)
 	}
 	// Zero offsets are legal.
