@@ -1,5 +1,6 @@
 // Package heartbeat implements MM2's heartbeats: the record format of the
-// "heartbeats" topic (this file) and the emitter that writes it.
+// "heartbeats" topic ([Heartbeat], [Decode]) and the [Emitter] that writes
+// it.
 //
 // A heartbeat record is written by the flow source->target to the
 // heartbeats topic on the target cluster and is itself replicated further
@@ -14,8 +15,9 @@ import (
 	"github.com/kmirror/kmirror/internal/wire"
 )
 
-// Record codec errors. Decode wraps them (together with the underlying
-// *wire.FieldError where there is one); test with errors.Is.
+// Record codec errors. Key, Value and Decode return errors wrapping them,
+// with a message naming the field and its byte offset where there is one;
+// test with errors.Is.
 var (
 	// ErrTombstone: the record value is nil (a Kafka tombstone).
 	ErrTombstone = errors.New("heartbeat: tombstone record (nil value)")
@@ -30,6 +32,9 @@ var (
 	ErrUnknownVersion = errors.New("heartbeat: unknown record version")
 	// ErrNegativeTimestamp: a writer was given a timestamp before the epoch.
 	ErrNegativeTimestamp = errors.New("heartbeat: negative timestamp")
+	// ErrStringTooLong: a writer was given a cluster alias longer than 32767
+	// bytes, the most a Kafka protocol STRING holds.
+	ErrStringTooLong = wire.ErrStringTooLong
 )
 
 // RecordVersion is the only version of the heartbeat value ever written
@@ -51,7 +56,7 @@ type Heartbeat struct {
 // Key returns the record key: STRING sourceClusterAlias, STRING
 // targetClusterAlias (exactly 4+len(source)+len(target) bytes). It fails,
 // without a partial result, on an alias longer than 32767 bytes
-// (*wire.FieldError wrapping wire.ErrStringTooLong).
+// ([ErrStringTooLong]; the message names the field).
 func (h Heartbeat) Key() ([]byte, error) {
 	b := make([]byte, 0, wire.StringSize(h.SourceClusterAlias)+wire.StringSize(h.TargetClusterAlias))
 	b, err := wire.AppendString(b, "sourceClusterAlias", h.SourceClusterAlias)
@@ -82,7 +87,7 @@ func (h Heartbeat) Value() ([]byte, error) {
 // the timestamp not range-checked.
 //
 // Errors: nil key [ErrNullKey]; nil value [ErrTombstone]; unparsable key or
-// value [ErrMalformed] (with the *wire.FieldError naming field and offset);
+// value [ErrMalformed] (the message names the field and its byte offset);
 // in these cases the Heartbeat is the zero value. A version other than 0
 // returns the decoded Heartbeat together with an error wrapping
 // [ErrUnknownVersion]; the caller may use the record.

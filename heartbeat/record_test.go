@@ -74,7 +74,7 @@ func TestWriteErrors(t *testing.T) {
 	for _, h := range []heartbeat.Heartbeat{{SourceClusterAlias: long}, {TargetClusterAlias: long}} {
 		b, err := h.Key()
 		var fe *wire.FieldError
-		if !errors.Is(err, wire.ErrStringTooLong) || !errors.As(err, &fe) || b != nil || !strings.HasPrefix(err.Error(), "heartbeat: key: ") {
+		if !errors.Is(err, heartbeat.ErrStringTooLong) || !errors.As(err, &fe) || b != nil || !strings.HasPrefix(err.Error(), "heartbeat: key: ") {
 			t.Errorf("Key() long alias: %d bytes, %v", len(b), err)
 		}
 	}
