@@ -91,9 +91,13 @@ type PartitionStatus struct {
 // GroupStatus is the checkpoint and offset-sync state of one consumer group.
 type GroupStatus struct {
 	Group string `json:"group"`
-	// State is "synced", "checkpointed" or "skipped".
+	// State is one of the group states of package checkpoint:
+	// [checkpoint.StateSynced] ("synced"), [checkpoint.StateCheckpointed]
+	// ("checkpointed") or [checkpoint.StateSkipped] ("skipped").
 	State string `json:"state"`
-	// Reason says why a group was skipped (e.g. "active on target").
+	// Reason says why a group was skipped or is not fully synced: one of the
+	// checkpoint.Reason* constants (e.g. [checkpoint.ReasonActiveOnTarget],
+	// "active on target") or an error message; empty otherwise.
 	Reason string `json:"reason,omitempty"`
 	// SafeToSwitch is true when the target offsets of the group are current:
 	// every partition the group committed on the source has a checkpoint
@@ -107,13 +111,21 @@ type GroupStatus struct {
 // kmirror replicated them (retention, DeleteRecords, topic re-created).
 // Records in [From, To) of the partition were never replicated.
 type GapError struct {
-	Flow      string    `json:"flow"`
-	Topic     string    `json:"topic"`
-	Partition int32     `json:"partition"`
-	From      int64     `json:"from"`
-	To        int64     `json:"to"`
-	Reason    string    `json:"reason"`
-	At        time.Time `json:"at"`
+	// Flow is the flow's name, "source->target".
+	Flow string `json:"flow"`
+	// Topic is the SOURCE topic name (not the remote topic's).
+	Topic string `json:"topic"`
+	// Partition is the partition, the same on both clusters.
+	Partition int32 `json:"partition"`
+	// From and To are source offsets: [From, To) was lost. From == To when
+	// the source offsets went back (topic re-created or log truncated).
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+	// Reason is free text for people (what was seen, what kmirror did); its
+	// wording may change between versions, so do not match on it.
+	Reason string `json:"reason"`
+	// At is when the gap was detected.
+	At time.Time `json:"at"`
 }
 
 func (g *GapError) Error() string {
@@ -123,10 +135,14 @@ func (g *GapError) Error() string {
 
 // PartitionError is a non-retriable error that stopped one partition.
 type PartitionError struct {
-	Flow      string
-	Topic     string
+	// Flow is the flow's name, "source->target".
+	Flow string
+	// Topic is the SOURCE topic name (not the remote topic's).
+	Topic string
+	// Partition is the partition, the same on both clusters.
 	Partition int32
-	Err       error
+	// Err is the underlying error (see Unwrap).
+	Err error
 }
 
 func (e *PartitionError) Error() string {
