@@ -384,6 +384,8 @@ func TestBuildTLSStoreTypes(t *testing.T) {
 		{map[string]string{"ssl.truststore.location": jks, "ssl.truststore.type": "PKCS12"}, []string{"PKCS12", "openssl pkcs12 -in truststore.p12 -nokeys"}},
 		{map[string]string{"ssl.keystore.location": jks, "ssl.keystore.type": "JKS"}, []string{"ssl.keystore.type", "openssl pkcs12 -in keystore.p12 -nodes -out keystore.pem"}},
 		{map[string]string{"ssl.truststore.location": filepath.Join(p.dir, "missing.pem"), "ssl.truststore.type": "PEM"}, []string{"cannot read the trust store"}},
+		{map[string]string{"ssl.keystore.location": filepath.Join(p.dir, "missing-key.pem"), "ssl.keystore.type": "PEM"},
+			[]string{"ssl.keystore.location: cannot read the key store", filepath.Join(p.dir, "missing-key.pem"), "no such file or directory"}},
 		{map[string]string{"ssl.endpoint.identification.algorithm": "ldaps"}, []string{"must be https or empty"}},
 		{map[string]string{"ssl.enabled.protocols": "TLSv1.2,SSLv3"}, []string{"unknown protocol"}},
 	} {

@@ -201,7 +201,7 @@ func (b *builder) oauthMechanism(j *JAAS) (sasl.Mechanism, string, error) {
 			src.fetch = func(context.Context) (string, time.Duration, error) {
 				data, err := read(path)
 				if err != nil {
-					return "", 0, errors.New("clientconf: cannot read the OAuth token file")
+					return "", 0, fmt.Errorf("clientconf: cannot read the OAuth token file %q: %v", path, fileErr(err))
 				}
 				tok := strings.TrimSpace(string(data))
 				return tok, jwtLifetime(tok, b.env.Now(), time.Minute), nil

@@ -209,8 +209,9 @@ func (b *builder) keystore() (*tls.Certificate, string, error) {
 	case hasLoc && loc != "":
 		data, err := b.env.ReadFile(loc)
 		if err != nil {
-			// The location is treated as secret: do not print the path.
-			return nil, "", b.errf("ssl.keystore.location", "", "cannot read the key store")
+			// A path is not a secret (the file's contents are): name it and
+			// the OS error so the operator can fix it.
+			return nil, "", b.errf("ssl.keystore.location", "", "cannot read the key store %q: %v", loc, fileErr(err))
 		}
 		if typ != "PEM" {
 			if !typSet && looksPEM(data) {
