@@ -14,8 +14,9 @@
 //	-clusters A,B       MM2's --clusters: run only the flows whose target is
 //	                    one of these aliases (mirror.OnlyTargets).
 //	-check              validate offline (no connection, no topic created):
-//	                    print the warnings, then the effective configuration
-//	                    with secrets masked; exit 0 if valid.
+//	                    print the effective configuration with secrets
+//	                    masked, then the warnings (once, under "# warnings");
+//	                    exit 0 if valid.
 //	-embedded           start one in-process kfake cluster per alias (cluster
 //	                    ID = alias, 3 brokers or the largest replication
 //	                    factor configured) and use them instead of the file's
@@ -34,7 +35,7 @@
 // acknowledged, resume points (mm2-offsets.<source>.internal) and the last
 // offset syncs are stored; the exit code is 0. A second signal exits at
 // once. Exit codes: 0 clean stop or valid -check, 1 runtime failure, 2 bad
-// flags or configuration.
+// flags or configuration (including a -config file that cannot be read).
 package main
 
 import (
@@ -204,7 +205,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	props, err := mirror.LoadProperties(o.config, loadOpts...)
 	if err != nil {
-		return err
+		// An unreadable file or an invalid setting: exit code 2.
+		return &usageError{err}
 	}
 	if o.check {
 		return check(props, stdout)
@@ -302,15 +304,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// check prints the warnings and the effective configuration, then builds
-// the engine (which does no I/O) to catch what only the engine validates.
+// check prints the effective configuration, which ends with the warnings
+// (so they are printed once), then builds the engine (which does no I/O) to
+// catch what only the engine validates.
 func check(props *mirror.Properties, stdout io.Writer) error {
-	ws := props.Warnings()
-	fmt.Fprintf(stdout, "# %d warning(s)\n", len(ws))
-	for _, w := range ws {
-		fmt.Fprintf(stdout, "warning: %s\n", w)
+	if n := len(props.Warnings()); n > 0 {
+		fmt.Fprintf(stdout, "# %d warning(s), listed under \"# warnings\" below\n\n", n)
 	}
-	fmt.Fprintln(stdout)
 	fmt.Fprint(stdout, props.Effective())
 	if _, err := mirror.New(props.Opts()...); err != nil {
 		return err

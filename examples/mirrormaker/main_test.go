@@ -439,19 +439,25 @@ func TestCheckMasksSecrets(t *testing.T) {
 	}
 }
 
-// TestCheckSeedWarnings: -check prints the loader's warnings before the
-// configuration, one "warning:" line each.
+// TestCheckSeedWarnings: -check prints the loader's warnings once, under
+// "# warnings" after the configuration, announced by a count at the top.
 func TestCheckSeedWarnings(t *testing.T) {
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"-check", "-config", "testdata/seed-active-standby.properties"}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
+	if !strings.HasPrefix(out.String(), "# 3 warning(s), listed under \"# warnings\" below\n") {
+		t.Errorf("-check output does not start with the warning count:\n%s", out.String())
+	}
 	var warnings []string
 	for _, l := range strings.Split(out.String(), "\n") {
-		if k, ok := strings.CutPrefix(l, "warning: "); ok {
+		if k, ok := strings.CutPrefix(l, "# line "); ok && strings.Contains(k, ": no effect: MM2 reads") {
 			k, _, _ = strings.Cut(k, ": no effect")
-			warnings = append(warnings, k)
+			warnings = append(warnings, "line "+k)
 		}
+	}
+	if n := strings.Count(out.String(), "primary.checkpoints.topic.replication.factor: no effect"); n != 1 {
+		t.Errorf("the line 16 warning is printed %d times, want 1:\n%s", n, out.String())
 	}
 	want := []string{
 		"line 16: primary.checkpoints.topic.replication.factor",
@@ -481,6 +487,7 @@ func TestBadConfigExitCode(t *testing.T) {
 		{"clusters without alias", "", []string{"-clusters", "c"}, []string{`--clusters="c"`, "a, b"}},
 		{"missing bootstrap", "clusters = a, b, c\nc->a.enabled = true\n", nil, []string{"c.bootstrap.servers"}},
 		{"no config flag", "", []string{"-no-config"}, []string{"-config is required"}},
+		{"missing config file", "", []string{"-config", "/nonexistent/mm2.properties"}, []string{"/nonexistent/mm2.properties", "no such file or directory"}},
 		{"demo topics without embedded", "", []string{"-demo-topics", "x:1"}, []string{"-demo-topics needs -embedded"}},
 		{"bad demo partitions", "", []string{"-embedded", "-demo-topics", "x:zero"}, []string{`"x:zero"`, "partitions"}},
 		{"bad log level", "", []string{"-log-level", "loud"}, []string{`-log-level "loud"`}},
