@@ -44,15 +44,18 @@ const (
 	// FlowConfig means "the default").
 	OffsetLagMaxEveryRecord = -1
 	// DefaultMaxBufferedBytes bounds the bytes of records a flow holds in
-	// its target producer's buffer (kgo.MaxBufferedBytes): 32 MiB.
+	// its target producer's buffer (kgo.MaxBufferedBytes): 32 MiB, the same
+	// as MM2's producer (buffer.memory 33554432).
 	DefaultMaxBufferedBytes = 32 << 20
 	// DefaultFetchMaxBytes bounds one fetch response of a flow's source
 	// consumer (kgo.FetchMaxBytes): 16 MiB. kgo may buffer one response per
 	// source broker, so a flow holds at most about
-	// brokers × FetchMaxBytes + MaxBufferedBytes of record data.
+	// brokers × FetchMaxBytes + MaxBufferedBytes of record data. MM2's
+	// consumer uses Kafka's default, 50 MiB (52428800).
 	DefaultFetchMaxBytes = 16 << 20
 	// DefaultFetchMaxPartitionBytes bounds the bytes fetched per partition
-	// per request (kgo.FetchMaxPartitionBytes, max.partition.fetch.bytes): 1 MiB.
+	// per request (kgo.FetchMaxPartitionBytes, max.partition.fetch.bytes):
+	// 1 MiB, Kafka's default, as in MM2.
 	DefaultFetchMaxPartitionBytes = 1 << 20
 )
 

@@ -852,10 +852,10 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 		b.line(r.name+".source.consumer.isolation.level", "read_uncommitted", "default: records of aborted transactions are replicated (MM2 default)")
 	}
 	for _, x := range []struct {
-		key string
-		dst *int32
-		def int
-	}{{"fetch.max.bytes", &fc.FetchMaxBytes, DefaultFetchMaxBytes}, {"max.partition.fetch.bytes", &fc.FetchMaxPartitionBytes, DefaultFetchMaxPartitionBytes}} {
+		key      string
+		dst      *int32
+		def, mm2 int // kmirror's default, and the Kafka consumer default MM2 uses
+	}{{"fetch.max.bytes", &fc.FetchMaxBytes, DefaultFetchMaxBytes, 52428800}, {"max.partition.fetch.bytes", &fc.FetchMaxPartitionBytes, DefaultFetchMaxPartitionBytes, 1048576}} {
 		if s, ok := f.SourceConsumer[x.key]; ok {
 			n, err := strconv.ParseInt(strings.TrimSpace(s.Value), 10, 32)
 			if err != nil || n <= 0 {
@@ -864,7 +864,7 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 			*x.dst = int32(n)
 			b.line(r.name+".source.consumer."+x.key, strings.TrimSpace(s.Value), s.Key)
 		} else {
-			b.line(r.name+".source.consumer."+x.key, strconv.Itoa(x.def), "kmirror default")
+			b.line(r.name+".source.consumer."+x.key, strconv.Itoa(x.def), defaultOrigin(x.def, x.mm2))
 		}
 	}
 	if s, ok := f.TargetProducer["buffer.memory"]; ok {
@@ -875,10 +875,19 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 		fc.MaxBufferedBytes = int(n)
 		b.line(r.name+".target.producer.buffer.memory", strings.TrimSpace(s.Value), s.Key)
 	} else {
-		b.line(r.name+".target.producer.buffer.memory", strconv.Itoa(DefaultMaxBufferedBytes), "kmirror default (MM2: 33554432)")
+		b.line(r.name+".target.producer.buffer.memory", strconv.Itoa(DefaultMaxBufferedBytes), defaultOrigin(DefaultMaxBufferedBytes, 33554432))
 	}
 	b.line(r.name+".remote.topic.example", pol.FormatRemoteTopic(f.Source, "orders"), "name of source topic orders on "+f.Target)
 	return fc, nil
+}
+
+// defaultOrigin labels a default in the effective dump: "default" when
+// kmirror's default equals MM2's, else "kmirror default (MM2: mm2)".
+func defaultOrigin(kmirror, mm2 int) string {
+	if kmirror == mm2 {
+		return "default"
+	}
+	return fmt.Sprintf("kmirror default (MM2: %d)", mm2)
 }
 
 func propsOrigin(f *mm2props.Flow, key, def string) string {
