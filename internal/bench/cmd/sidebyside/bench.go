@@ -83,7 +83,7 @@ type result struct {
 	LiveRecords   int
 	PeakRSSMB     float64 // VmHWM of the process over the whole run, MiB
 	CPUS          float64 // utime+stime of the process over the whole run
-	CopyCPUS      float64 // CPU seconds while the bulk data was copied (polled every 100 ms)
+	CopyCPUS      float64 // CPU seconds between the first and the last bulk append (sampled every 50 ms)
 	TargetRecords int64   // bulk records on the target (more than Records: duplicates)
 	Err           string
 }
@@ -285,9 +285,8 @@ func sumEnds(ctx context.Context, adm *kadm.Client, topic string) (int64, map[in
 }
 
 // waitFor polls topic on the target every 100 ms until it holds want
-// records. onFirst runs once when the first record is there. It fails when
-// p exits or after the timeout.
-func (b *bench) waitFor(ctx context.Context, p *proc, topic string, want int64, onFirst func()) (int64, error) {
+// records. It fails when p exits or after the timeout.
+func (b *bench) waitFor(ctx context.Context, p *proc, topic string, want int64) (int64, error) {
 	deadline := time.Now().Add(b.c.timeout)
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -298,10 +297,6 @@ func (b *bench) waitFor(ctx context.Context, p *proc, topic string, want int64, 
 		n, _, err := sumEnds(cctx, b.dstAdm, topic)
 		cancel()
 		if err == nil {
-			if n > 0 && onFirst != nil {
-				onFirst()
-				onFirst = nil
-			}
 			if n >= want {
 				return n, nil
 			}
@@ -526,24 +521,16 @@ func (b *bench) runOne(ctx context.Context, wi int, w workload, bulk, sys string
 	defer p.stop(60 * time.Second)
 
 	remoteBulk := srcAlias + "." + bulk
-	var cpuFirst float64
-	n, err := b.waitFor(ctx, p, remoteBulk, int64(w.Records), func() {
-		if u, err := p.usage(); err == nil {
-			cpuFirst = u.CPU
-		}
-	})
+	n, err := b.waitFor(ctx, p, remoteBulk, int64(w.Records))
 	if err != nil {
 		return fail(err)
 	}
 	r.TargetRecords = n
-	if u, err := p.usage(); err == nil {
-		r.CopyCPUS = u.CPU - cpuFirst
-	}
 	if b.c.liveRecords > 0 {
 		if err := b.produceLive(ctx, live, b.c.liveRecords, b.c.liveRate, w.Size); err != nil {
 			return fail(fmt.Errorf("produce live records: %w", err))
 		}
-		if _, err := b.waitFor(ctx, p, srcAlias+"."+live, int64(b.c.liveRecords), nil); err != nil {
+		if _, err := b.waitFor(ctx, p, srcAlias+"."+live, int64(b.c.liveRecords)); err != nil {
 			return fail(err)
 		}
 	}
@@ -563,6 +550,7 @@ func (b *bench) runOne(ctx context.Context, wi int, w workload, bulk, sys string
 		return fail(err)
 	}
 	r.StartupS = first.Sub(p.started).Seconds()
+	r.CopyCPUS = p.cpuAt(last) - p.cpuAt(first)
 	copyS := max(last.Sub(first).Seconds(), 0.001)
 	r.CopyS = copyS
 	r.RecordsPerS = float64(w.Records) / copyS

@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -149,6 +150,17 @@ func TestSummarizeSkipsFailures(t *testing.T) {
 	}
 	got := summarize(rs)
 	want := summary{Runs: 3, Failed: 1, RecordsPerS: 200, MinRPS: 100, MaxRPS: 300, PeakRSSMB: 20, LatP99Ms: 6}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestCPUAt(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	samples := []cpuSample{{t0, 1}, {t0.Add(50 * time.Millisecond), 1.5}, {t0.Add(100 * time.Millisecond), 2.25}}
+	got := []float64{cpuAt(samples, t0.Add(-time.Millisecond)), cpuAt(samples, t0), cpuAt(samples, t0.Add(99*time.Millisecond)),
+		cpuAt(samples, t0.Add(time.Hour)), cpuAt(nil, t0)}
+	want := []float64{0, 1, 1.5, 2.25, 0}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

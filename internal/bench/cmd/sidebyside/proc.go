@@ -24,6 +24,14 @@ type proc struct {
 	waitErr error
 	started time.Time
 	stopped sync.Once
+
+	mu      sync.Mutex
+	samples []cpuSample // CPU seconds every 50 ms while the process runs
+}
+
+type cpuSample struct {
+	at  time.Time
+	cpu float64
 }
 
 func startProc(name string, argv []string, logPath string) (*proc, error) {
@@ -46,7 +54,49 @@ func startProc(name string, argv []string, logPath string) (*proc, error) {
 		p.waitErr = cmd.Wait()
 		close(p.done)
 	}()
+	go p.sample()
 	return p, nil
+}
+
+// sample records the CPU seconds of the process every 50 ms until it
+// exits: the copy's CPU time is read off these samples afterwards, at the
+// append times of its first and last record, without asking a broker.
+func (p *proc) sample() {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid)); err == nil {
+			if cpu, err := statCPU(stat); err == nil {
+				p.mu.Lock()
+				p.samples = append(p.samples, cpuSample{time.Now(), cpu})
+				p.mu.Unlock()
+			}
+		}
+		select {
+		case <-p.done:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// cpuAt returns the CPU seconds of the last sample taken at or before t
+// (0 before the first sample).
+func (p *proc) cpuAt(t time.Time) float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return cpuAt(p.samples, t)
+}
+
+func cpuAt(samples []cpuSample, t time.Time) float64 {
+	var cpu float64
+	for _, s := range samples {
+		if s.at.After(t) {
+			break
+		}
+		cpu = s.cpu
+	}
+	return cpu
 }
 
 // exited reports whether the process has ended, with its wait error.
