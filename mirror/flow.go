@@ -69,6 +69,8 @@ type flow struct {
 	nTopics    int
 	groupStat  func() []GroupStatus
 	lastHB     time.Time
+	probeErr   error // last cluster probe failure, nil when both answer
+	commitErr  error // last resume-point commit failure
 }
 
 func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics) (*flow, error) {
@@ -109,14 +111,41 @@ func (f *flow) shouldReplicate(topic string) bool {
 	return !f.cfg.DisableHeartbeatsReplication && f.pol.IsHeartbeatsTopic(topic)
 }
 
-// recovered moves a RETRYING flow back to RUNNING.
-func (f *flow) recovered() {
+// health records the latest result of one health source (the cluster
+// probe or the resume-point commit) and moves a running flow between
+// RUNNING and RETRYING accordingly.
+func (f *flow) health(slot *error, err error) {
 	f.mu.Lock()
-	retrying := f.state == StateRetrying
+	*slot = err
+	cur := errors.Join(f.probeErr, f.commitErr)
+	st := f.state
 	f.mu.Unlock()
-	if retrying {
+	switch {
+	case st != StateRunning && st != StateRetrying:
+	case cur != nil:
+		f.setState(StateRetrying, cur)
+	case st == StateRetrying:
 		f.setState(StateRunning, nil)
 	}
+}
+
+// probe checks that both clusters answer (a broker-only metadata request
+// each), so that a dead cluster shows as RETRYING within one probe
+// interval even while nothing is fetched or produced.
+func (f *flow) probe(ctx context.Context) error {
+	pctx, cancel := context.WithTimeout(ctx, min(f.cfg.AdminTimeout, 5*time.Second))
+	defer cancel()
+	var errs []error
+	if err := f.srcCl.Ping(pctx); err != nil && ctx.Err() == nil {
+		errs = append(errs, fmt.Errorf("source cluster %s unreachable: %w", f.src.Alias, err))
+	}
+	if err := f.dstCl.Ping(pctx); err != nil && ctx.Err() == nil {
+		errs = append(errs, fmt.Errorf("target cluster %s unreachable: %w", f.dst.Alias, err))
+	}
+	if ctx.Err() == nil {
+		f.health(&f.probeErr, errors.Join(errs...))
+	}
+	return nil
 }
 
 func (f *flow) setState(s State, err error) {
@@ -603,14 +632,15 @@ func (f *flow) flushLoop(ctx context.Context) {
 // flush stores resume points and writes the newest offset sync of every
 // partition. final waits for the offset syncs to be acknowledged.
 func (f *flow) flush(ctx context.Context, final bool) {
-	if err := f.resume.commit(ctx); err != nil {
-		if ctx.Err() == nil {
-			f.metrics.commitError(f)
-			f.setState(StateRetrying, fmt.Errorf("storing resume points on %s: %w", f.dst.Alias, err))
-		}
-	} else {
-		f.recovered()
+	err := f.resume.commit(ctx)
+	if ctx.Err() != nil {
+		return
 	}
+	if err != nil {
+		f.metrics.commitError(f)
+		err = fmt.Errorf("storing resume points on %s: %w", f.dst.Alias, err)
+	}
+	f.health(&f.commitErr, err)
 	f.sendSyncs(true)
 	if final && f.syncCl != nil {
 		if err := f.syncCl.Flush(ctx); err != nil {

@@ -184,6 +184,31 @@ func (m *Mirror) Close() error {
 	return nil
 }
 
+// Shutdown stops the Mirror gracefully, like [Mirror.Close], but bounded by
+// ctx: when ctx ends before the flows have flushed and stored their resume
+// points (a cluster is down), it abandons the rest, as a crash would (the
+// next run replays from the last stored resume points), waits for every
+// goroutine and returns ctx's error. It returns nil after a complete
+// graceful stop.
+func (m *Mirror) Shutdown(ctx context.Context) error {
+	m.mu.Lock()
+	m.closed = true
+	cancel, abort, done := m.cancel, m.abort, m.done
+	m.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		abort()
+		<-done
+		return ctx.Err()
+	}
+}
+
 // kill stops without flushing or storing resume points, as a crash would
 // (tests only).
 func (m *Mirror) kill() {

@@ -626,3 +626,39 @@ func firstValue(rs []*kgo.Record) string {
 	}
 	return string(rs[0].Value)
 }
+
+// TestDeadSourceShowsRetryingAndShutdownIsBounded: when the source cluster
+// dies mid-run the flow turns RETRYING with an error naming it within a
+// probe interval, and Shutdown with a deadline returns even though the
+// final offset syncs can no longer be written to the source.
+func TestDeadSourceShowsRetryingAndShutdownIsBounded(t *testing.T) {
+	src := testcluster.NewFake(t, "src")
+	dst := testcluster.NewFake(t, "dst")
+	testcluster.CreateTopic(t, &src, "orders", 1, nil)
+	testcluster.Produce(t, &src, &kgo.Record{Topic: "orders", Value: []byte("a")})
+	m, err := New(WithCluster(ClusterConfig{Alias: "src", Client: append(src.Opts(), kgo.DialTimeout(200*time.Millisecond))}),
+		WithCluster(ClusterConfig{Alias: "dst", Client: dst.Opts()}),
+		WithFlow(FlowConfig{Source: "src", Target: "dst", OffsetFlushInterval: 200 * time.Millisecond, AdminTimeout: 2 * time.Second}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- m.Run(context.Background()) }()
+	waitReplicated(t, m, 1)
+	src.Fake.Close()
+	testcluster.Eventually(t, 20*time.Second, "RETRYING naming the source", func() (bool, string) {
+		st := m.Status().Flows[0]
+		return st.State == StateRetrying && strings.Contains(st.Error, "source cluster src unreachable"), fmt.Sprintf("%s: %s", st.State, st.Error)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err = m.Shutdown(ctx)
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Shutdown = %v, want nil or deadline exceeded", err)
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after Shutdown")
+	}
+}

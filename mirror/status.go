@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/kmirror/kmirror/checkpoint"
 )
 
 // ErrClosed is returned by [Mirror.Run] after [Mirror.Close].
@@ -105,6 +107,13 @@ type GroupStatus struct {
 	SafeToSwitch bool `json:"safe_to_switch"`
 	// Offsets are the latest translated offsets per target topic-partition.
 	Offsets map[string]map[int32]int64 `json:"offsets,omitempty"`
+	// Partitions detail every replicated partition the group committed:
+	// source offset, translation, last checkpoint, target group offset and
+	// the reason it is not synced, if any.
+	Partitions []checkpoint.PartitionStatus `json:"partitions,omitempty"`
+	// Updated is when the group's source offsets were last fetched: a
+	// SafeToSwitch older than the group's last source commit is stale.
+	Updated time.Time `json:"updated,omitzero"`
 }
 
 // GapError reports records that were on the source but are gone before

@@ -116,7 +116,8 @@ func groupStatuses(in []checkpoint.GroupStatus) []GroupStatus {
 	}
 	out := make([]GroupStatus, 0, len(in))
 	for _, g := range in {
-		gs := GroupStatus{Group: g.Group, State: g.State, Reason: g.Reason, SafeToSwitch: g.SafeToSwitch}
+		gs := GroupStatus{Group: g.Group, State: g.State, Reason: g.Reason, SafeToSwitch: g.SafeToSwitch,
+			Partitions: g.Partitions, Updated: g.Updated}
 		for _, p := range g.Partitions {
 			if p.Translated < 0 {
 				continue

@@ -37,12 +37,10 @@ func (f *flow) refreshLoop(ctx context.Context) {
 	if !f.cfg.DisableTopicConfigSync {
 		jobs = append(jobs, &job{f.cfg.SyncTopicConfigsInterval, now.Add(f.cfg.SyncTopicConfigsInterval), f.syncConfigs, "sync topic configs", false})
 	}
+	probeEvery := max(f.cfg.OffsetFlushInterval, time.Second)
+	jobs = append(jobs, &job{probeEvery, now.Add(probeEvery), f.probe, "probe clusters", false})
 	if !f.cfg.DisableTopicACLSync {
 		jobs = append(jobs, &job{f.cfg.SyncTopicACLsInterval, now, f.syncACLs, "sync topic ACLs", false})
-	}
-	if len(jobs) == 0 {
-		<-ctx.Done()
-		return
 	}
 	for {
 		next := jobs[0].next
