@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -93,6 +94,20 @@ func New(opts ...Opt) (*Mirror, error) {
 		}
 		if len(src.Client) == 0 || len(dst.Client) == 0 {
 			return nil, &ConfigError{Key: name, Reason: "both clusters need client options (at least kgo.SeedBrokers)"}
+		}
+		for _, d := range []struct {
+			key string
+			v   time.Duration
+		}{
+			{"offset.flush.interval.ms", fc.OffsetFlushInterval},
+			{"refresh.topics.interval.seconds", fc.RefreshTopicsInterval},
+			{"sync.topic.configs.interval.seconds", fc.SyncTopicConfigsInterval},
+			{"sync.topic.acls.interval.seconds", fc.SyncTopicACLsInterval},
+			{"admin.timeout.ms", fc.AdminTimeout},
+		} {
+			if d.v < 0 {
+				return nil, &ConfigError{Key: name + "." + d.key, Value: d.v.String(), Reason: "must not be negative (0 means the default; use the Disable* field to turn a task off)"}
+			}
 		}
 		f, err := newFlow(fc, src, dst, log, m.m)
 		if err != nil {

@@ -541,6 +541,7 @@ func TestBadConfigurationNamesTheValue(t *testing.T) {
 		{"same source and target", []Opt{cl("a"), WithFlow(FlowConfig{Source: "a", Target: "a"})}, []string{"a->a", "different"}},
 		{"unknown cluster", []Opt{cl("a"), WithFlow(FlowConfig{Source: "a", Target: "zz"})}, []string{"zz", "unknown target"}},
 		{"no flow", []Opt{cl("a")}, []string{"no replication flow"}},
+		{"negative flush interval", []Opt{cl("a"), cl("b"), WithFlow(FlowConfig{Source: "a", Target: "b", OffsetFlushInterval: -time.Second})}, []string{"a->b.offset.flush.interval.ms", "negative"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := New(tc.opts...)
