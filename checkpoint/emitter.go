@@ -34,11 +34,11 @@ const (
 	// ones ([WithRecentHistory]): 1024 syncs, at most 16 KiB per partition,
 	// allocated only as syncs arrive. A group lagging by less than 1024 ×
 	// offset.lag.max records is translated to within offset.lag.max of
-	// its position (case B04) instead of MM2's lag-dependent distance.
+	// its position (docs/field-failures.md case B04) instead of MM2's lag-dependent distance.
 	DefaultRecentHistory = 1024
 	// DefaultFetchBatch is the number of groups per OffsetFetch request
 	// (KAFKA-17233 batches all groups in one request; a bounded batch keeps
-	// responses small with 10 000 groups, case B36).
+	// responses small with 10 000 groups, docs/field-failures.md case B36).
 	DefaultFetchBatch = 500
 	// DefaultCommitParallelism bounds the concurrent OffsetCommit requests
 	// of group-offset sync.
@@ -63,18 +63,18 @@ const (
 // Reasons reported in [GroupStatus.Reason] and [PartitionStatus.Reason].
 const (
 	// ReasonTopicNotReplicated: the group has commits only on topics the
-	// flow does not replicate (MM2 ignores such groups, spec 4.4).
+	// flow does not replicate (MM2 ignores such groups, docs/mm2-compat.md §4.4).
 	ReasonTopicNotReplicated = "topic not replicated"
 	// ReasonSyncsLoading: the offset-syncs topic is still being read.
 	ReasonSyncsLoading = "offset syncs not loaded yet"
 	// ReasonNoOffsetSync: no offset sync exists for the source partition
-	// yet (nothing replicated from it; case B01).
+	// yet (nothing replicated from it; docs/field-failures.md case B01).
 	ReasonNoOffsetSync = "no offset sync yet"
 	// ReasonOlderThanSyncs: the group's offset is older than every retained
 	// offset sync of the partition (MM2 translates it to -1).
 	ReasonOlderThanSyncs = "offset older than every retained offset sync"
 	// ReasonActiveOnTarget: the group has members on the target; kmirror
-	// never commits into an active group (KIP-545, case B06).
+	// never commits into an active group (KIP-545, docs/field-failures.md case B06).
 	ReasonActiveOnTarget = "active on target"
 	// ReasonRemoteTopicMissing: the remote topic does not exist on the
 	// target (yet).
@@ -83,10 +83,10 @@ const (
 	// the source topic.
 	ReasonPartitionMismatch = "partition mismatch"
 	// ReasonPastTargetEnd: the translation is past the target partition's
-	// log end (the target was truncated or re-created); not committed (I1).
+	// log end (the target was truncated or re-created); not committed (invariant I1 of docs/field-failures.md: never past the target log end).
 	ReasonPastTargetEnd = "translated offset past target log end"
 	// ReasonTargetAhead: the target group's offset is ahead of the
-	// translation; kmirror never moves it back (I2).
+	// translation; kmirror never moves it back (invariant I2 of docs/field-failures.md).
 	ReasonTargetAhead = "target offset ahead of translation"
 	// ReasonNotSyncedYet: offset sync has not run since the translation
 	// changed.
@@ -94,8 +94,8 @@ const (
 )
 
 // EmitterConfig configures an [Emitter]: MM2's MirrorCheckpointConnector and
-// MirrorCheckpointTask for one flow SourceAlias->TargetAlias (spec section 6,
-// config keys in spec 9.3). Zero values mean the documented defaults.
+// MirrorCheckpointTask for one flow SourceAlias->TargetAlias (docs/mm2-compat.md §6,
+// config keys in docs/mm2-compat.md §9.3). Zero values mean the documented defaults.
 type EmitterConfig struct {
 	// SourceAlias and TargetAlias are the flow's cluster aliases. Required.
 	SourceAlias, TargetAlias string
@@ -134,7 +134,7 @@ type EmitterConfig struct {
 	// soon as the offset syncs are loaded, not one interval after start.
 	Interval time.Duration
 	// RefreshGroupsInterval is refresh.groups.interval.seconds. MM2 looks
-	// for new groups only this often (quirk 26: 10 minutes by default).
+	// for new groups only this often (docs/mm2-compat.md §11 item 26: 10 minutes by default).
 	// kmirror lists the source groups at every emission instead, because
 	// ListGroups is one small request per broker next to the OffsetFetch
 	// of every group the emission does anyway: a new group is checkpointed
@@ -146,7 +146,7 @@ type EmitterConfig struct {
 
 	// SyncGroupOffsets is sync.group.offsets.enabled: commit translated
 	// offsets into the same group on the target when it has no active
-	// members there (spec 6.5, KIP-545).
+	// members there (docs/mm2-compat.md §6.5, KIP-545).
 	SyncGroupOffsets bool
 	// SyncInterval is sync.group.offsets.interval.seconds; 0 means
 	// [DefaultSyncInterval]. A sync also runs right after the first
@@ -171,8 +171,8 @@ type EmitterConfig struct {
 	Logger *slog.Logger
 	// OnLatency, if set, is called for every checkpoint record the target
 	// acknowledged with now minus the record timestamp (taken before the
-	// source offsets were fetched): MM2's checkpoint-latency-ms (spec
-	// 10.2). It runs on a client goroutine and must not block.
+	// source offsets were fetched): MM2's checkpoint-latency-ms (docs/mm2-compat.md
+	// §10.2). It runs on a client goroutine and must not block.
 	OnLatency func(time.Duration)
 	// OnCheckpoints, if set, is called after each emission with the number
 	// of checkpoint records written (acknowledged) in it.
@@ -295,7 +295,7 @@ type PartitionStatus struct {
 // with [NewEmitter], run it with [Emitter.Run]; [Emitter.Status] is safe
 // for concurrent use at any time.
 //
-// Run's work (spec 6.1-6.5):
+// Run's work (docs/mm2-compat.md §6.1-6.5):
 //   - create <source>.checkpoints.internal on the target (1 partition,
 //     cleanup.policy=compact) if absent;
 //   - read that topic to its end (MM2 3.8 CheckpointStore) and the whole
@@ -304,11 +304,11 @@ type PartitionStatus struct {
 //   - every Interval: list the source groups, keep those passing
 //     GroupFilter with commits on topics passing TopicFilter, fetch their
 //     offsets in batches, translate them and write the checkpoints that
-//     are more recent than the last one written (spec 6.4) to partition 0;
+//     are more recent than the last one written (docs/mm2-compat.md §6.4) to partition 0;
 //   - with SyncGroupOffsets, every SyncInterval: commit the translations
 //     into the groups that have no active members on the target, never
-//     moving a group's offset backwards (I2) nor past the target log end
-//     (I1).
+//     moving a group's offset backwards nor past the target log end (invariants I2 and
+//     I1 of docs/field-failures.md).
 type Emitter struct {
 	cfg       EmitterConfig
 	log       *slog.Logger
@@ -546,7 +546,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // startup creates the checkpoints topic and loads it into e.cps, retrying
 // with backoff. It reports whether the load succeeded; when reading is
 // denied it gives up and returns false, and the store then starts in MM2's
-// must-read-to-end mode (spec 6.2), which also keeps restarts from
+// must-read-to-end mode (docs/mm2-compat.md §6.2), which also keeps restarts from
 // translating below earlier checkpoints.
 func (r *run) startup(ctx context.Context) bool {
 	e := r.e
@@ -604,7 +604,7 @@ func (r *run) createTopic(ctx context.Context) error {
 	return fmt.Errorf("creating %s on %s: %w", e.cpTopic, e.cfg.TargetAlias, err)
 }
 
-// remoteTopic names a source topic on the target (spec 6.4 step 3).
+// remoteTopic names a source topic on the target (docs/mm2-compat.md §6.4 step 3).
 func (e *Emitter) remoteTopic(topic string) string {
 	p := e.cfg.Policy
 	if src, ok := p.TopicSource(topic); ok && src == e.cfg.TargetAlias {
@@ -671,7 +671,7 @@ func (r *run) fetchOffsets(ctx context.Context, adm *kadm.Client, groups []strin
 	return out
 }
 
-// emit runs one checkpoint emission (spec 6.4). It reports false when
+// emit runs one checkpoint emission (docs/mm2-compat.md §6.4). It reports false when
 // listing the groups or fetching some group's offsets failed.
 func (r *run) emit(ctx context.Context) bool {
 	e := r.e
@@ -781,7 +781,7 @@ func (e *Emitter) updateGroup(name string, old *groupEntry, fetched kadm.OffsetR
 }
 
 // translate computes pe's translation and queues its checkpoint when it is
-// more recent than the last one (spec 6.4 steps 2-5). Callers hold storeMu.
+// more recent than the last one (docs/mm2-compat.md §6.4 steps 2-5). Callers hold storeMu.
 func (e *Emitter) translate(group string, pe *partEntry, out *[]Checkpoint) {
 	d, ok := e.store.Translate(pe.topic, pe.partition, pe.srcOffset)
 	if !ok {

@@ -99,7 +99,7 @@ func WithResetOnDownstreamRewind(reset bool) StoreOption {
 // window is translated from the newest sync at or before it, so its re-read
 // distance after failover is at most the spacing of the syncs
 // (offset.lag.max) instead of growing with its lag (docs/field-failures.md
-// case B04: lagging groups translated coarsely or not at all). Translation
+// docs/field-failures.md case B04: lagging groups translated coarsely or not at all). Translation
 // is never worse than MM2's: the answer always comes from the newest
 // retained sync at or before the group offset, and both structures only hold
 // syncs received since the last history reset.

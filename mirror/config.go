@@ -108,7 +108,7 @@ func (g GapPolicy) String() string {
 // StartOffset says where a flow starts reading a source partition that has no
 // resume point yet. It follows the source consumer's auto.offset.reset (MM2
 // forces "earliest" unless set; KAFKA-13988, docs/field-failures.md
-// case B14).
+// docs/field-failures.md case B14).
 type StartOffset int
 
 const (

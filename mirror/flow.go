@@ -560,7 +560,7 @@ func (f *flow) pollLoop(ctx context.Context) {
 
 // checkGap compares a fetched record's offset with the next offset expected
 // and reports records lost before replication (docs/field-failures.md
-// case B12). It returns false when the partition must stop (GapStop).
+// docs/field-failures.md case B12). It returns false when the partition must stop (GapStop).
 func (f *flow) checkGap(p *partState, r *kgo.Record, logStart int64) bool {
 	if p.next < 0 || r.Offset == p.next {
 		return true

@@ -168,7 +168,7 @@ func TestCaseB19B20ReplicatesRecordsPartitionsAndFilteredConfigs(t *testing.T) {
 		t.Errorf("remote accounts configs cleanup.policy=%q segment.ms=%q, want compact, 10000", cfgs["cleanup.policy"], cfgs["segment.ms"])
 	}
 	if v, ok := describeOverrides(t, adm, p.Source.Alias+"."+short)["retention.ms"]; ok {
-		t.Errorf("case B20: excluded retention.ms copied to remote short: %s", v)
+		t.Errorf("docs/field-failures.md case B20: excluded retention.ms copied to remote short: %s", v)
 	}
 }
 

@@ -294,7 +294,7 @@ func (f *flow) rememberConfigs(remote string, configs map[string]*string) {
 // syncConfigs copies changed source topic configs to the remote topics with
 // incremental SET operations (KIP-894). Unlike MM2 it never reverts a
 // target-side setting the source does not set (docs/field-failures.md
-// case B21): a key is deleted on the target only when kmirror itself set it
+// docs/field-failures.md case B21): a key is deleted on the target only when kmirror itself set it
 // earlier and the source has dropped its override since. Excluded keys are
 // never touched.
 func (f *flow) syncConfigs(ctx context.Context) error {
@@ -395,7 +395,7 @@ func dedupSorted(s []string) []string {
 
 // syncACLs copies the source's LITERAL topic ACLs of replicated topics to the
 // remote topics (docs/mm2-compat.md §5.6 and docs/field-failures.md
-// case B23): ALLOW WRITE is dropped, ALLOW ALL becomes ALLOW READ, everything
+// docs/field-failures.md case B23): ALLOW WRITE is dropped, ALLOW ALL becomes ALLOW READ, everything
 // else is copied; nothing is deleted on the target. A source without an
 // authorizer is logged once and skipped (docs/field-failures.md case B24: no
 // error on every interval).

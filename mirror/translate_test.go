@@ -724,7 +724,7 @@ func TestCaseB10DormantGroup(t *testing.T) {
 	}
 }
 
-// sourceWrites counts requests that write to a kfake cluster, for case B27.
+// sourceWrites counts requests that write to a kfake cluster, for docs/field-failures.md case B27.
 var sourceWriteKeys = []kmsg.Key{kmsg.Produce, kmsg.CreateTopics, kmsg.DeleteTopics, kmsg.CreatePartitions,
 	kmsg.OffsetCommit, kmsg.TxnOffsetCommit, kmsg.InitProducerID, kmsg.AddPartitionsToTxn, kmsg.EndTxn,
 	kmsg.AlterConfigs, kmsg.IncrementalAlterConfigs, kmsg.CreateACLs, kmsg.DeleteACLs, kmsg.DeleteRecords,
@@ -817,7 +817,7 @@ func heartbeatKeys(t *testing.T, c *testcluster.Cluster, topic string, aliases .
 }
 
 // TestHeartbeatsOfDisabledReverseFlow documents where heartbeats go by
-// default (spec 7, the other half of case B27): the enabled flow src->dst
+// default (docs/mm2-compat.md §7, the other half of docs/field-failures.md case B27): the enabled flow src->dst
 // writes (src, dst) into dst's heartbeats, and the disabled reverse pair
 // dst->src writes (dst, src) into src's, which src->dst replicates to dst as
 // src.heartbeats.

@@ -136,7 +136,7 @@ func TestNamesSpecTable(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("names (-want +got):\n%s", diff)
 			}
-			// Own internal topics are never replicated (case B29).
+			// Own internal topics are never replicated (docs/field-failures.md case B29).
 			for _, n := range []string{got.Checkpoints, got.OffsetSyncs} {
 				if !p.IsInternalTopic(n) || !p.IsMM2InternalTopic(n) {
 					t.Errorf("%q: IsInternalTopic=%t IsMM2InternalTopic=%t, want both true", n, p.IsInternalTopic(n), p.IsMM2InternalTopic(n))

@@ -21,14 +21,14 @@ import (
 //
 // Why this is needed: MM2 checkpoints a group of the reverse flow
 // ap-northeast-2->us-east-1 only for topics that flow replicates, and
-// us-east-1.orders is never replicated back (cycle detection, spec 4.3), so
+// us-east-1.orders is never replicated back (cycle detection, docs/mm2-compat.md §4.3), so
 // no checkpoint for orders on us-east-1 ever exists: the failback branch of
-// MirrorCheckpointTask is dead code since Kafka 3.3 (spec 11 item 23), and
+// MirrorCheckpointTask is dead code since Kafka 3.3 (docs/mm2-compat.md §11 item 23), and
 // Java's RemoteClusterUtils cannot translate it. The offset syncs of the
 // forward flow hold the same mapping in the other direction: a sync
 // (u, d) says record u of orders is record d of us-east-1.orders.
 //
-// Rule (the mirror image of MM2's translation, spec 6.3): take the last
+// Rule (the mirror image of MM2's translation, docs/mm2-compat.md §6.3): take the last
 // sync in log order with d <= D for the group's offset D; resume at u when
 // d == D, else at u+1. Every record of us-east-1.orders below D was
 // consumed, so every source record up to u was too: the result never skips

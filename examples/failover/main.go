@@ -19,7 +19,7 @@
 //     the producer moves back first, the consumer once the reverse flow has
 //     checkpointed its final position; its position on orders is translated
 //     back with the forward flow's offset syncs (see translateBack: Apache
-//     MM2 cannot do this, spec 11 item 23).
+//     MM2 cannot do this, docs/mm2-compat.md §11 item 23).
 //
 // It prints a report (records produced, consumed before the failure, lost,
 // read twice, RTO) and exits non-zero if any acknowledged record was never

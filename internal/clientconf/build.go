@@ -11,7 +11,7 @@
 //
 // Every [Build] call creates new TLS configurations and new SASL mechanism
 // instances: two clusters with identical settings never share login state
-// (MM2 case B39). Secret values (see [IsSecret]) never appear in errors,
+// (docs/field-failures.md case B39). Secret values (see [IsSecret]) never appear in errors,
 // warnings or summaries.
 package clientconf
 

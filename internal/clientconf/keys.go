@@ -309,7 +309,7 @@ var connectionKeys = []string{
 // IsConnectionKey reports whether key is one of MM2's connection keys
 // (MirrorClientConfig's client definition: bootstrap.servers,
 // security.protocol and every ssl.* and sasl.* key), which MM2 copies from
-// the cluster and top level into every client role (spec 9.5).
+// the cluster and top level into every client role (docs/mm2-compat.md §9.5).
 func IsConnectionKey(key string) bool {
 	return key == "bootstrap.servers" || key == "security.protocol" ||
 		strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.")

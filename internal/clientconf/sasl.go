@@ -164,7 +164,7 @@ func (b *builder) buildSASL() error {
 // (OAuthBearerLoginCallbackHandler with sasl.oauthbearer.token.endpoint.url
 // and the clientId, clientSecret and scope options; a file: URL names a
 // file holding the token). Each call returns a new mechanism with its own
-// token cache (case B39: no token is shared between clusters).
+// token cache (docs/field-failures.md case B39: no token is shared between clusters).
 func (b *builder) oauthMechanism(j *JAAS) (sasl.Mechanism, string, error) {
 	handler, _ := b.get("sasl.login.callback.handler.class")
 	src := &tokenSource{now: b.env.Now}

@@ -86,11 +86,11 @@ func clusterOpt(alias string, c *testcluster.Cluster) mirror.Opt {
 // and MirrorClient's topology methods must agree with kmirror's own
 // remoteclusterutils client, and MM2's Checkpoint, Heartbeat and OffsetSync
 // deserializers and formatters must read kmirror's records to the values
-// kmirror's codecs read (spec 2, 7, 8).
+// kmirror's codecs read (docs/mm2-compat.md §2, 7, 8).
 //
 // Three flows: src->dst replicates the topic and the source's heartbeats
 // topic and emits checkpoints; the disabled dst->src flow only emits the
-// heartbeats into src that become src.heartbeats on dst (spec 7); dst->hop
+// heartbeats into src that become src.heartbeats on dst (docs/mm2-compat.md §7); dst->hop
 // relays src.heartbeats back to the source cluster under a third alias, so
 // that the source cluster sees dst.src.heartbeats, two hops from src.
 func TestKmirrorToJavaTools(t *testing.T) {

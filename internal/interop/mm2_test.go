@@ -18,7 +18,7 @@ import (
 // what it wrote with kmirror: remoteclusterutils.TranslateOffsets must give
 // exactly what Java's RemoteClusterUtils.translateOffsets gives for the same
 // groups, and kmirror's codecs must decode MM2's checkpoints, offset syncs
-// and heartbeats to the same values as MM2's own classes (spec 2, 8.3).
+// and heartbeats to the same values as MM2's own classes (docs/mm2-compat.md §2, 8.3).
 func TestMM2ToKmirrorClient(t *testing.T) {
 	e := setup(t, "ia", "ib")
 	p := e.p
@@ -37,7 +37,7 @@ func TestMM2ToKmirrorClient(t *testing.T) {
 	// MM2's OffsetSyncStore kept; Java and kmirror must still agree.
 	commit(t, &p.Source, audit, topic, map[int32]int64{0: 5, 2: 17})
 	// MM2 replicates the source's "heartbeats" topic (listed in topics) to
-	// src.heartbeats, which topology discovery needs (spec 7).
+	// src.heartbeats, which topology discovery needs (docs/mm2-compat.md §7).
 	ensureTopic(t, &p.Source, "heartbeats")
 
 	start := time.Now()

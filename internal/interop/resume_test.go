@@ -18,7 +18,7 @@ import (
 
 // resumePoints reads mm2-offsets.<src>.internal on the target and returns
 // the last MirrorSourceConnector offset stored for each partition of topic
-// (the offset of the last replicated record, spec 2.6), in log order.
+// (the offset of the last replicated record, docs/mm2-compat.md §2.6), in log order.
 func resumePoints(t *testing.T, p *testcluster.Pair, topic string) map[int32]int64 {
 	t.Helper()
 	out := map[int32]int64{}
@@ -109,7 +109,7 @@ func resumeMM2Props(p *testcluster.Pair, topic string) string {
 // TestResumeFromMM2 replicates with Apache MM2, stops it, and lets kmirror
 // take over the same flow: kmirror must start after the last record MM2
 // stored in mm2-offsets.<source>.internal, so the remote topic holds every
-// source record exactly once, in order (spec 2.6).
+// source record exactly once, in order (docs/mm2-compat.md §2.6).
 func TestResumeFromMM2(t *testing.T) {
 	e := setup(t, "ra", "rb")
 	p := e.p

@@ -12,7 +12,7 @@ const (
 )
 
 // ConnectorKeys are the MM2 connector settings kmirror maps to flow
-// behaviour (spec 9.1-9.4). They are valid at top level (all flows) and
+// behaviour (docs/mm2-compat.md §9.1-9.4). They are valid at top level (all flows) and
 // per flow (`<source>-><target>.<key>`, which wins).
 var ConnectorKeys = []string{
 	"enabled",

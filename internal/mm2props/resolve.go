@@ -81,7 +81,7 @@ type Cluster struct {
 	// top-level key, as MM2's clusterProps) and `<alias>.client.id`.
 	Client map[string]Setting
 	// Consumer, Producer and Admin hold `<alias>.<role>.<key>`, completed
-	// with Client's connection keys where absent (spec 9.5).
+	// with Client's connection keys where absent (docs/mm2-compat.md §9.5).
 	Consumer, Producer, Admin map[string]Setting
 	// Worker holds the worker settings of herders targeting this cluster
 	// that kmirror maps: offset.flush.interval.ms and
@@ -90,7 +90,7 @@ type Cluster struct {
 	Worker map[string]Setting
 }
 
-// Flow is one herder pair source->target (spec 7).
+// Flow is one herder pair source->target (docs/mm2-compat.md §7).
 type Flow struct {
 	Source, Target string
 	// Enabled is `enabled` (flow key, else top level, else false): the
@@ -160,7 +160,7 @@ type clusterRaw struct {
 	admin              map[string]Setting
 }
 
-// Resolve applies MM2's dedicated-mode rules (MirrorMakerConfig, spec 7
+// Resolve applies MM2's dedicated-mode rules (MirrorMakerConfig, docs/mm2-compat.md §7
 // and 9.5) to the entries of a properties file. It returns an *[Error]
 // for a configuration that cannot run: no or empty `clusters`, a flow key
 // with equal source and target, an unknown --clusters alias, a bad

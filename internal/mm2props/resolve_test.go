@@ -69,7 +69,7 @@ func TestHerderPairs(t *testing.T) {
 		o    Options
 		want []flowSummary
 	}{
-		{"one-way flow plus heartbeat herder (spec 7)", "clusters=A,B\nA->B.enabled=true",
+		{"one-way flow plus heartbeat herder (section 7)", "clusters=A,B\nA->B.enabled=true",
 			Options{}, []flowSummary{{"A->B", true, true}, {"B->A", false, true}}},
 		{"heartbeats off: only enabled pairs", "clusters=A,B\nA->B.enabled=true\nemit.heartbeats.enabled=false",
 			Options{}, []flowSummary{{"A->B", true, false}}},
@@ -532,7 +532,7 @@ func FuzzResolve(f *testing.F) {
 	})
 }
 
-// TestEverySpecKeyKnown: every key of spec section 9 (connector keys of the
+// TestEverySpecKeyKnown: every key of docs/mm2-compat.md §9 (connector keys of the
 // three MM2 connectors and dedicated-mode keys) is mapped, accepted
 // without effect, or warned about with an explanation: none is reported as
 // unknown, at top level or per flow.

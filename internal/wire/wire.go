@@ -1,7 +1,7 @@
 // Package wire encodes and decodes the primitive field types of Kafka's
 // org.apache.kafka.common.protocol.types (Type.INT16, INT32, INT64 and the
 // non-nullable STRING), which MM2 uses for its heartbeat, checkpoint and
-// offset-sync records (kmirror MM2 compatibility spec section 2.1).
+// offset-sync records (kmirror MM2 compatibility docs/mm2-compat.md §2.1).
 //
 // A struct is the concatenation of its fields: no length prefix, tags or
 // padding. Integers are big-endian two's complement; a STRING is an INT16
