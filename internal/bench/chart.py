@@ -16,6 +16,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402,F401
 
 NAMES = {"mm2": "Apache MM2", "kmirror": "kmirror", "bare": "bare franz-go pipe"}
 COLORS = {"mm2": "#d62728", "kmirror": "#1f77b4", "bare": "#7f7f7f"}
@@ -58,6 +59,8 @@ def main(src, dst):
             for x, m in zip(xs, meds):
                 label = f"{m / 1000:.0f}k" if col == "records_per_s" and m >= 1000 else f"{m:.0f}" if m >= 10 else f"{m:.1f}"
                 ax.annotate(label, (x, m), ha="center", va="bottom", fontsize=7, xytext=(0, 2), textcoords="offset points")
+        if col == "records_per_s":
+            ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v / 1000:.0f}k"))
         ax.set_title(title, fontsize=10)
         ax.set_xticks(range(len(workloads)))
         ax.set_xticklabels(workloads, fontsize=8)

@@ -28,8 +28,14 @@ trap 'rm -rf "$BIN"' EXIT
 go build -o "$BIN/" ./examples/mirrormaker ./internal/bench/cmd/barepipe ./internal/bench/cmd/sidebyside
 eval "$("$KAFKA_SH" env)"
 
+# The command line for the report, quoted where an argument holds spaces.
+cmdline="internal/bench/sidebyside.sh"
+for a in "$@"; do
+  if [[ "$a" == *[[:space:]]* ]]; then cmdline+=" '$a'"; else cmdline+=" $a"; fi
+done
+
 "$BIN/sidebyside" -classpath "$("$KAFKA_SH" classpath)" -mirrormaker "$BIN/mirrormaker" -barepipe "$BIN/barepipe" \
-  -kafka-version "${KAFKA_VERSION:-4.3.1}" -out "$OUT" -command "internal/bench/sidebyside.sh $*" "$@"
+  -kafka-version "${KAFKA_VERSION:-4.3.1}" -out "$OUT" -command "$cmdline" "$@"
 
 if python3 -c 'import matplotlib' 2>/dev/null; then
   python3 internal/bench/chart.py "$OUT/latest.csv" "$OUT/latest.png"
