@@ -35,7 +35,7 @@ for a in "$@"; do
 done
 
 "$BIN/sidebyside" -classpath "$("$KAFKA_SH" classpath)" -mirrormaker "$BIN/mirrormaker" -barepipe "$BIN/barepipe" \
-  -kafka-version "${KAFKA_VERSION:-4.3.1}" -out "$OUT" -command "$cmdline" "$@"
+  -kafka-version "${KAFKA_VERSION:-4.3.1}" -revision "$(git describe --always --dirty 2>/dev/null || echo unknown)" -out "$OUT" -command "$cmdline" "$@"
 
 if python3 -c 'import matplotlib' 2>/dev/null; then
   python3 internal/bench/chart.py "$OUT/latest.csv" "$OUT/latest.png"

@@ -235,24 +235,45 @@ func (b *bench) deleteTopics(adm *kadm.Client, names []string) {
 
 // cleanup deletes the topics and groups whose names contain tag, on both
 // clusters: the run's remote topics, offset-syncs topic, Connect internal
-// topics and groups, and its live topic (whose name holds the tag too).
+// topics and groups, and its live topic (whose name holds the tag too). It
+// lists again every 2 s (a deleted topic stays listed for a moment) and
+// deletes again, for up to 10 s, then logs what is left.
 func (b *bench) cleanup(tag string, extra ...string) {
 	if b.c.keep {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for _, adm := range []*kadm.Client{b.srcAdm, b.dstAdm} {
-		var names []string
-		if td, err := adm.ListTopics(ctx); err == nil {
+	for _, c := range []struct {
+		name string
+		adm  *kadm.Client
+	}{{"source", b.srcAdm}, {"target", b.dstAdm}} {
+		var left []string
+		for attempt := 0; attempt < 6; attempt++ {
+			if attempt > 0 {
+				time.Sleep(2 * time.Second)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			td, err := c.adm.ListTopics(ctx)
+			cancel()
+			if err != nil {
+				b.logf("cleanup: list topics on %s: %v", c.name, err)
+				continue
+			}
+			left = left[:0]
 			for _, n := range td.Names() {
 				if strings.Contains(n, tag) || slices.Contains(extra, n) {
-					names = append(names, n)
+					left = append(left, n)
 				}
 			}
+			if len(left) == 0 {
+				break
+			}
+			b.deleteTopics(c.adm, left)
 		}
-		b.deleteTopics(adm, names)
-		if gs, err := adm.ListGroups(ctx); err == nil {
+		if len(left) > 0 {
+			b.logf("cleanup: topics left on %s: %s", c.name, strings.Join(left, ", "))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if gs, err := c.adm.ListGroups(ctx); err == nil {
 			var groups []string
 			for _, g := range gs.Groups() {
 				if strings.Contains(g, tag) {
@@ -260,9 +281,10 @@ func (b *bench) cleanup(tag string, extra ...string) {
 				}
 			}
 			if len(groups) > 0 {
-				_, _ = adm.DeleteGroups(ctx, groups...)
+				_, _ = c.adm.DeleteGroups(ctx, groups...)
 			}
 		}
+		cancel()
 	}
 }
 

@@ -159,6 +159,7 @@ type config struct {
 	barepipe       string
 	compression    string
 	kafkaVersion   string
+	revision       string
 	workdir        string
 	out            string
 	timeout        time.Duration
@@ -201,6 +202,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.barepipe, "barepipe", "", "bare pipe `binary` (go build ./internal/bench/cmd/barepipe); required with bare")
 	fs.StringVar(&c.compression, "compression", "none", "producer compression.type of all three systems")
 	fs.StringVar(&c.kafkaVersion, "kafka-version", envOr("KAFKA_VERSION", "4.3.1"), "Kafka version of the brokers and MM2, for the report")
+	fs.StringVar(&c.revision, "revision", "", "kmirror source `revision` (git describe), for the report")
 	fs.StringVar(&c.workdir, "workdir", "", "`dir` for properties files and logs (default: a new temporary dir)")
 	fs.StringVar(&c.out, "out", "", "results `dir`: latest.md and latest.csv are written there (empty: stdout only)")
 	fs.DurationVar(&c.timeout, "timeout", 20*time.Minute, "bound of one phase of one run")

@@ -129,6 +129,9 @@ func (rp *report) markdown() string {
 		rp.finished.Sub(rp.started).Round(time.Second))
 	fmt.Fprintf(&s, "- Apache Kafka %s brokers (one broker per cluster, KRaft) and Apache MirrorMaker 2 %s in dedicated mode (tasks.max=%d, JVM `%s`)\n",
 		c.kafkaVersion, c.kafkaVersion, c.mm2Tasks, c.mm2JavaOpts)
+	if c.revision != "" {
+		fmt.Fprintf(&s, "- kmirror revision: %s\n", c.revision)
+	}
 	fmt.Fprintf(&s, "- Machine: %s, shared with both brokers; 1-minute load average %.2f at the end\n", machine(), rp.loadEnd)
 	fmt.Fprintf(&s, "- %d partitions, %d repetitions, systems alternating (order rotated every repetition), producer compression `%s` everywhere\n",
 		c.partitions, c.reps, c.compression)
