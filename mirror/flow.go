@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -216,6 +217,7 @@ func (f *flow) openClients() error {
 		kgo.FetchMaxPartitionBytes(f.cfg.FetchMaxPartitionBytes),
 		kgo.FetchMaxWait(500*time.Millisecond),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.KeepControlRecords(), // transaction markers move the position (lag reaches 0)
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{}),
 	)...); err != nil {
 		return fmt.Errorf("source %s consumer: %w", f.src.Alias, err)
@@ -490,9 +492,36 @@ func (f *flow) addPartitions(ps []*partState) {
 
 // resetPartition restarts consumption of a partition from offset from
 // (topic re-created: the consumer must drop the old topic ID).
-func (f *flow) resetPartition(p *partState) {
-	f.srcCl.RemoveConsumePartitions(map[string][]int32{p.topic: {p.partition}})
-	f.srcCl.AddConsumePartitions(map[string]map[int32]kgo.Offset{p.topic: {p.partition: kgo.NewOffset().AtStart()}})
+// restartTopic restarts consumption of a re-created topic's partitions at
+// the new topic's log start. kgo keeps the old topic ID (and fails fetches
+// with UNKNOWN_TOPIC_ID) until the topic is purged from the consumer, so the
+// whole topic is purged and its partitions are added back.
+func (f *flow) restartTopic(topic string, ps []*partState) {
+	if len(ps) == 0 {
+		return
+	}
+	f.srcCl.PurgeTopicsFromConsuming(topic)
+	add := map[int32]kgo.Offset{}
+	for _, p := range *f.parts.Load() {
+		if p.topic != topic {
+			continue
+		}
+		p.restart.Store(true)
+		p.mu.Lock()
+		failed := p.err != nil
+		committed := p.committed
+		p.mu.Unlock()
+		switch {
+		case failed: // GapStop or a non-retriable error: stays stopped
+		case slices.Contains(ps, p):
+			add[p.partition] = kgo.NewOffset().AtStart()
+		case committed >= 0:
+			add[p.partition] = kgo.NewOffset().At(committed + 1)
+		default:
+			add[p.partition] = kgo.NewOffset().AtStart()
+		}
+	}
+	f.srcCl.AddConsumePartitions(map[string]map[int32]kgo.Offset{topic: add})
 }
 
 func (f *flow) partitionFailed(p *partState, err error) {
@@ -510,24 +539,44 @@ func (f *flow) pollLoop(ctx context.Context) {
 		if ctx.Err() != nil || fs.IsClientClosed() {
 			return
 		}
+		parts := *f.parts.Load()
 		fs.EachError(func(topic string, partition int32, err error) {
 			if errors.Is(err, context.Canceled) {
 				return
 			}
-			f.log.Warn("fetch error", "topic", topic, "partition", partition, "err", err)
 			f.metrics.fetchError(f)
+			p := parts[tp{topic, partition}]
+			if p == nil {
+				f.log.Warn("fetch error", "topic", topic, "partition", partition, "err", err)
+				return
+			}
+			// Shown as RETRYING in the partition status; logged at most
+			// every 10 s per partition (kgo may return one per fetch).
+			p.mu.Lock()
+			p.fetchErr = err.Error()
+			logIt := time.Since(p.fetchErrLogged) > 10*time.Second
+			if logIt {
+				p.fetchErrLogged = time.Now()
+			}
+			p.mu.Unlock()
+			if logIt {
+				f.log.Warn("fetch error", "topic", topic, "partition", partition, "err", err)
+			}
 		})
-		parts := *f.parts.Load()
 		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
 			p := parts[tp{fp.Topic, fp.Partition}]
 			if p == nil || len(fp.Records) == 0 {
 				return
+			}
+			if p.restart.Swap(false) {
+				p.next = -1 // the topic was re-created: no gap check against the old offsets
 			}
 			p.mu.Lock()
 			failed := p.err != nil
 			if fp.HighWatermark > p.hw {
 				p.hw = fp.HighWatermark
 			}
+			p.fetchErr = ""
 			p.mu.Unlock()
 			if failed {
 				return
@@ -540,13 +589,19 @@ func (f *flow) pollLoop(ctx context.Context) {
 					break
 				}
 				p.next = r.Offset + 1
+				n++
+				if r.Attrs.IsControl() {
+					continue // a transaction marker: not replicated, but the position moves past it
+				}
 				f.metrics.polled(p, r)
 				batch = append(batch, inflight{up: r.Offset, size: recordSize(r), value: len(r.Value)})
-				n++
 			}
-			p.push(batch)
+			p.push(batch, p.next)
 			buf = batch[:0]
 			for _, r := range fp.Records[:n] {
+				if r.Attrs.IsControl() {
+					continue
+				}
 				// The fetched record is reused as the produced record.
 				r.Topic = p.remote
 				r.Attrs = kgo.RecordAttrs{}

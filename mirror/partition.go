@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -25,24 +26,28 @@ type partState struct {
 
 	next int64 // poll goroutine only: next upstream offset expected, -1 unknown
 
-	mu        sync.Mutex
-	queue     []inflight // in produce order; kgo calls promises in that order per partition
-	head      int
-	acked     int64 // last upstream offset acknowledged, -1 none
-	ackedDown int64 // its downstream offset
-	committed int64 // resume point stored on the target, -1 none
-	hw        int64 // source high watermark last seen, -1 unknown
-	records   int64
-	bytes     int64
-	sw        syncWriter
-	err       error                    // non-retriable error: the partition is stopped
-	pm        *partMetrics             // nil without a Registerer
-	ack       func(*kgo.Record, error) // p.onAck, bound once (a method value allocates)
+	mu             sync.Mutex
+	queue          []inflight // in produce order; kgo calls promises in that order per partition
+	head           int
+	acked          int64 // last upstream offset acknowledged, -1 none
+	ackedDown      int64 // its downstream offset
+	committed      int64 // resume point stored on the target, -1 none
+	hw             int64 // source high watermark last seen, -1 unknown
+	records        int64
+	bytes          int64
+	sw             syncWriter
+	err            error  // non-retriable error: the partition is stopped
+	polledTo       int64  // next offset after the last record polled (data or marker), -1 none
+	fetchErr       string // last fetch error, cleared by the next records fetched
+	fetchErrLogged time.Time
+	restart        atomic.Bool              // the topic was re-created: the poll loop forgets next
+	pm             *partMetrics             // nil without a Registerer
+	ack            func(*kgo.Record, error) // p.onAck, bound once (a method value allocates)
 }
 
 func newPartState(f *flow, topic, remote string, partition int32, committed int64) *partState {
 	p := &partState{f: f, topic: topic, remote: remote, partition: partition,
-		next: -1, acked: committed, ackedDown: -1, committed: committed, hw: -1, sw: newSyncWriter()}
+		next: -1, acked: committed, ackedDown: -1, committed: committed, hw: -1, polledTo: -1, sw: newSyncWriter()}
 	if committed >= 0 {
 		p.next = committed + 1
 	}
@@ -50,10 +55,13 @@ func newPartState(f *flow, topic, remote string, partition int32, committed int6
 	return p
 }
 
-// push queues the records about to be produced, in produce order.
-func (p *partState) push(recs []inflight) {
+// push queues the records about to be produced, in produce order, and
+// records the position the poll loop reached (past any transaction
+// markers).
+func (p *partState) push(recs []inflight, polledTo int64) {
 	p.mu.Lock()
 	p.queue = append(p.queue, recs...)
+	p.polledTo = polledTo
 	p.mu.Unlock()
 }
 
@@ -100,6 +108,11 @@ func (p *partState) snapshot() PartitionStatus {
 	if p.acked >= 0 {
 		s.Replicated = p.acked + 1
 	}
+	// With nothing in flight, everything polled is replicated: the
+	// position may be past transaction markers and aborted records.
+	if p.err == nil && p.head == len(p.queue) && p.polledTo > s.Replicated {
+		s.Replicated = p.polledTo
+	}
 	if p.hw >= 0 {
 		rep := s.Replicated
 		if rep < 0 {
@@ -109,8 +122,11 @@ func (p *partState) snapshot() PartitionStatus {
 			s.Lag = p.hw - rep
 		}
 	}
-	if p.err != nil {
+	switch {
+	case p.err != nil:
 		s.State, s.Error = StateFailed, p.err.Error()
+	case p.fetchErr != "":
+		s.State, s.Error = StateRetrying, p.fetchErr
 	}
 	return s
 }

@@ -98,7 +98,10 @@ func (s *resumeStore) commit(ctx context.Context) error {
 		p.mu.Lock()
 		acked, committed := p.acked, p.committed
 		p.mu.Unlock()
-		if acked <= committed {
+		// Store whatever the last replicated record is, also when it went
+		// back (the source topic was re-created): as Connect does, with no
+		// monotonic check, so a restart resumes on the new topic.
+		if acked == committed || acked < 0 {
 			continue
 		}
 		r := &kgo.Record{Topic: s.topic, Key: connectoffsets.SourceKey(f.cfg.Source, p.topic, p.partition),
@@ -121,9 +124,7 @@ func (s *resumeStore) commit(ctx context.Context) error {
 	}
 	for _, u := range ups {
 		u.p.mu.Lock()
-		if u.off > u.p.committed {
-			u.p.committed = u.off
-		}
+		u.p.committed = u.off
 		u.p.mu.Unlock()
 	}
 	f.metrics.committed(f, len(ups), time.Since(start))

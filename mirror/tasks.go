@@ -40,7 +40,7 @@ func (f *flow) runTasks(ctx context.Context, _ chan<- error) error {
 		hb, err := heartbeat.NewEmitter(heartbeat.EmitterConfig{
 			SourceAlias:       f.cfg.Source,
 			TargetAlias:       f.cfg.Target,
-			TargetOpts:        f.clientOpts(f.dst, f.dst.Producer, f.dst.Admin...),
+			TargetOpts:        f.clientOpts(f.dst, f.dst.Producer, append(append([]kgo.Opt{}, f.dst.Admin...), taskProducerOpts...)...),
 			Topic:             f.pol.HeartbeatsTopic(),
 			Interval:          f.cfg.EmitHeartbeatsInterval,
 			ReplicationFactor: f.cfg.HeartbeatsTopicReplicationFactor,
@@ -78,7 +78,7 @@ func (f *flow) runTasks(ctx context.Context, _ chan<- error) error {
 		TargetAlias:           f.cfg.Target,
 		Policy:                f.pol,
 		SourceOpts:            f.clientOpts(f.src, f.src.Admin),
-		TargetOpts:            f.clientOpts(f.dst, f.dst.Producer, append(append([]kgo.Opt{}, f.dst.Consumer...), f.dst.Admin...)...),
+		TargetOpts:            f.clientOpts(f.dst, f.dst.Producer, append(append(append([]kgo.Opt{}, f.dst.Consumer...), f.dst.Admin...), taskProducerOpts...)...),
 		OffsetSyncsOpts:       f.clientOpts(syncCluster, syncCluster.Consumer),
 		OffsetSyncsTopic:      f.offsetSyncsTopic,
 		GroupFilter:           f.groups.Match,
@@ -108,6 +108,14 @@ func (f *flow) runTasks(ctx context.Context, _ chan<- error) error {
 	})
 	return nil
 }
+
+// taskProducerOpts make the heartbeat and checkpoint producers give up on
+// a record after 15 s (and at once when their context ends): an idempotent
+// kgo producer never fails a batch already sent to a dead broker, which
+// would hold a graceful stop forever. One request in flight keeps
+// checkpoints in order (last record wins per key).
+var taskProducerOpts = []kgo.Opt{kgo.DisableIdempotentWrite(), kgo.RecordDeliveryTimeout(15 * time.Second),
+	kgo.MaxProduceRequestsInflightPerBroker(1)}
 
 // groupStatuses maps the checkpoint emitter's group states to Status.
 func groupStatuses(in []checkpoint.GroupStatus) []GroupStatus {

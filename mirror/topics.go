@@ -209,6 +209,7 @@ func (f *flow) checkTopicID(topic string, id kadm.TopicID, parts map[tp]*partSta
 	if !seen || old == id || id == (kadm.TopicID{}) {
 		return
 	}
+	var reset []*partState
 	for k, p := range parts {
 		if k.topic != topic {
 			continue
@@ -219,10 +220,10 @@ func (f *flow) checkTopicID(topic string, id kadm.TopicID, parts map[tp]*partSta
 		gap := &GapError{Flow: f.name, Topic: topic, Partition: k.partition, From: acked + 1, To: max(hw, acked+1),
 			Reason: fmt.Sprintf("the source topic was deleted and re-created (topic ID %s, was %s); replication restarts at the new topic's log start", id, old)}
 		if f.reportGap(p, gap) {
-			p.next = -1 // safe: the poll loop sees the new epoch only after the reset below
-			f.resetPartition(p)
+			reset = append(reset, p)
 		}
 	}
+	f.restartTopic(topic, reset)
 }
 
 func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm.TopicDetails) error {

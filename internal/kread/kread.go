@@ -12,10 +12,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// IdleStop is how long ReadToEnd waits for more records once a poll
-// returned none: a partition whose end is a transaction marker never
-// delivers a record at end-1.
-const IdleStop = 500 * time.Millisecond
+// IdleStop bounds how long ReadToEnd waits without any new record before
+// it gives up with an error. Reading ends when every partition delivered
+// its record at end-1 (transaction markers included: they are fetched as
+// control records and skipped), never on a timer, so a slow cluster
+// yields a complete read or an error, not a partial result.
+const IdleStop = 10 * time.Second
 
 // Options of ReadToEnd.
 type Options struct {
@@ -77,20 +79,22 @@ func ReadPartitions(ctx context.Context, opts []kgo.Opt, topic string, o Options
 		iso = kgo.ReadCommitted()
 	}
 	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, opts...), kgo.FetchIsolationLevel(iso),
+		kgo.KeepControlRecords(), // markers count toward reaching end-1
 		kgo.FetchMaxWait(200*time.Millisecond),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}))...)
 	if err != nil {
 		return nil, err
 	}
 	defer cl.Close()
+	last := map[int32]int64{}
+	lastProgress := time.Now()
 	for len(want) > 0 {
-		pctx, cancel := context.WithTimeout(ctx, IdleStop)
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		fs := cl.PollFetches(pctx)
 		cancel()
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("reading %s: %w", topic, err)
 		}
-		n := 0
 		var ferr error
 		fs.EachError(func(_ string, _ int32, err error) {
 			if pctx.Err() == nil && ferr == nil {
@@ -101,18 +105,22 @@ func ReadPartitions(ctx context.Context, opts []kgo.Opt, topic string, o Options
 			return nil, fmt.Errorf("reading %s: %w", topic, ferr)
 		}
 		fs.EachRecord(func(r *kgo.Record) {
-			if _, ok := want[r.Partition]; ok {
-				n++
+			if _, ok := want[r.Partition]; !ok {
+				return
+			}
+			lastProgress = time.Now()
+			last[r.Partition] = r.Offset
+			if !r.Attrs.IsControl() {
 				out[r.Partition] = append(out[r.Partition], r)
 			}
 		})
 		for p, end := range want {
-			if rs := out[p]; len(rs) > 0 && rs[len(rs)-1].Offset >= end-1 {
+			if l, ok := last[p]; ok && l >= end-1 {
 				delete(want, p)
 			}
 		}
-		if n == 0 && pctx.Err() != nil {
-			break // idle: the rest are markers or records removed meanwhile
+		if len(want) > 0 && time.Since(lastProgress) > IdleStop {
+			return nil, fmt.Errorf("reading %s: no record for %v while partitions %v had not reached their end offsets", topic, IdleStop, want)
 		}
 	}
 	return out, nil
