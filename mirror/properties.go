@@ -246,7 +246,11 @@ func propsConfigError(err error) error {
 		if me.Line > 0 {
 			reason = fmt.Sprintf("line %d: %s", me.Line, reason)
 		}
-		return &ConfigError{Key: me.Key, Value: v, Reason: reason}
+		key := me.Key
+		if key == "" { // a line with an empty key ("=value")
+			key = fmt.Sprintf("line %d", me.Line)
+		}
+		return &ConfigError{Key: key, Value: v, Reason: reason}
 	}
 	return err
 }

@@ -772,3 +772,14 @@ func FuzzParseProperties(f *testing.F) {
 		}
 	})
 }
+
+// TestEmptyKeyErrorNamesTheLine: a line with an empty key ("=value") whose
+// value fails to resolve is reported with the line as key (found by
+// fuzzing: the error had no key at all).
+func TestEmptyKeyErrorNamesTheLine(t *testing.T) {
+	_, err := ParseProperties(strings.NewReader("=0${env:}\nconfig.providers  env\nconfig.providers.env.class"), WithLookupEnv(lookupTestEnv))
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "line 1" {
+		t.Errorf("error %#v, want a *ConfigError with Key \"line 1\"", err)
+	}
+}
