@@ -253,7 +253,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep report, err error)
 
 	st := fwd.Status().Flows[0]
 	rep.LagAtFailure = st.Lag
-	say("runbook 2: replication lag as last seen: %d records (flow state %s: the engine cannot tell a dead source from an idle one yet)", st.Lag, st.State)
+	say("runbook 2: replication lag as last seen: %d records (flow state %s; the engine's cluster probe turns it RETRYING within about a second of the failure)", st.Lag, st.State)
 	stopStart := time.Now()
 	if err := fwd.Close(); err != nil {
 		return rep, err
