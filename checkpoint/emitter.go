@@ -450,6 +450,7 @@ func (e *Emitter) Run(ctx context.Context) error {
 	firstSync := c.SyncGroupOffsets
 	var retry time.Duration // after a failed emission, retry sooner than period
 	waiting := 0            // partitions of known groups still without an offset sync
+	eagerUntil := time.Now().Add(eagerWindow)
 	for {
 		select {
 		case <-ctx.Done():
@@ -467,11 +468,20 @@ func (e *Emitter) Run(ctx context.Context) error {
 			// offset sync (replication just started), emit again every
 			// eagerInterval, and sync group offsets as soon as some became
 			// translatable, so a fresh mirror is safe to switch in seconds.
+			// The first translations of a fresh mirror come from the
+			// first-record syncs (coarse: d+1); the newest-position syncs
+			// of the next offset flushes make them exact, so emission
+			// (and group sync) stays eager for eagerWindow after groups
+			// became translatable.
 			nowWaiting := e.waitingForSyncs()
-			if nowWaiting > 0 {
+			if nowWaiting < waiting {
+				eagerUntil = time.Now().Add(eagerWindow)
+			}
+			eager := nowWaiting > 0 || time.Now().Before(eagerUntil)
+			if eager {
 				emitT.Reset(min(period, eagerInterval))
 			}
-			if c.SyncGroupOffsets && !firstSync && nowWaiting < waiting && ctx.Err() == nil {
+			if c.SyncGroupOffsets && !firstSync && (nowWaiting < waiting || eager) && ctx.Err() == nil {
 				r.sync(ctx)
 			}
 			waiting = nowWaiting
@@ -487,8 +497,12 @@ func (e *Emitter) Run(ctx context.Context) error {
 }
 
 // eagerInterval is how often checkpoints are emitted while some committed
-// partition has no offset sync yet.
-const eagerInterval = time.Second
+// partition has no offset sync yet, and during eagerWindow after start or
+// after some became translatable.
+const (
+	eagerInterval = time.Second
+	eagerWindow   = 15 * time.Second
+)
 
 // waitingForSyncs counts the committed partitions of known groups that have
 // no offset sync yet. Run goroutine only (it owns groups).
