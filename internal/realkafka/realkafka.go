@@ -18,13 +18,13 @@ import (
 )
 
 // SourceBrokersEnv is the environment variable naming the seed brokers of the
-// source cluster: comma-separated host:port pairs, e.g. "127.0.0.1:39092"
+// source cluster: comma-separated host:port pairs, e.g. "127.0.0.1:19092"
 // (what `kafka.sh env` prints). It plays the role of MM2's
 // "<source alias>.bootstrap.servers" (MirrorMakerConfig, docs/mm2-compat.md §2).
 const SourceBrokersEnv = "KMIRROR_SOURCE_BROKERS"
 
 // TargetBrokersEnv is the environment variable naming the seed brokers of the
-// target cluster: comma-separated host:port pairs, e.g. "127.0.0.1:39192"
+// target cluster: comma-separated host:port pairs, e.g. "127.0.0.1:19192"
 // (what `kafka.sh env` prints). It plays the role of MM2's
 // "<target alias>.bootstrap.servers" (MirrorMakerConfig, docs/mm2-compat.md §2).
 const TargetBrokersEnv = "KMIRROR_TARGET_BROKERS"

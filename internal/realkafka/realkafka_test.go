@@ -23,13 +23,13 @@ func TestBrokers(t *testing.T) {
 		wantOK         bool
 	}{
 		{name: "both unset"},
-		{name: "source only", source: str("127.0.0.1:39092")},
-		{name: "target only", target: str("127.0.0.1:39192")},
+		{name: "source only", source: str("127.0.0.1:19092")},
+		{name: "target only", target: str("127.0.0.1:19192")},
 		{name: "empty values", source: str(""), target: str("")},
-		{name: "only commas and spaces", source: str(" , ,"), target: str("127.0.0.1:39192")},
+		{name: "only commas and spaces", source: str(" , ,"), target: str("127.0.0.1:19192")},
 		{
-			name: "kafka.sh defaults", source: str("127.0.0.1:39092"), target: str("127.0.0.1:39192"),
-			wantSource: []string{"127.0.0.1:39092"}, wantTarget: []string{"127.0.0.1:39192"}, wantOK: true,
+			name: "kafka.sh defaults", source: str("127.0.0.1:19092"), target: str("127.0.0.1:19192"),
+			wantSource: []string{"127.0.0.1:19092"}, wantTarget: []string{"127.0.0.1:19192"}, wantOK: true,
 		},
 		{
 			name: "lists with spaces and empty entries", source: str(" 127.0.0.1:1, ,127.0.0.2:2,"), target: str("localhost:3 ,"),
@@ -71,7 +71,7 @@ func TestSkipMessageNamesVariablesAndCommand(t *testing.T) {
 }
 
 func FuzzSplitBrokers(f *testing.F) {
-	for _, s := range []string{"", ",", "127.0.0.1:39092", " a:1 , ,b:2,", "\t,x"} {
+	for _, s := range []string{"", ",", "127.0.0.1:19092", " a:1 , ,b:2,", "\t,x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

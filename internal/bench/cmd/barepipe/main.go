@@ -11,7 +11,7 @@
 // 16 MiB per request, 1 MiB per partition, 500 ms max wait; 32 MiB of
 // buffered produce bytes, 5 ms linger. The target topics must exist.
 //
-//	barepipe -source 127.0.0.1:39092 -target 127.0.0.1:39192 -topics a,b -prefix src
+//	barepipe -source 127.0.0.1:19092 -target 127.0.0.1:19192 -topics a,b -prefix src
 //
 // It runs until SIGINT or SIGTERM, then flushes and prints the number of
 // records copied to stderr. Exit code 1 when a produce fails, 2 on bad flags.
@@ -67,8 +67,8 @@ func compressionCodec(name string) (kgo.CompressionCodec, error) {
 
 func run(args []string) int {
 	fs := flag.NewFlagSet("barepipe", flag.ContinueOnError)
-	source := fs.String("source", "127.0.0.1:39092", "source bootstrap `servers` (comma-separated)")
-	target := fs.String("target", "127.0.0.1:39192", "target bootstrap `servers` (comma-separated)")
+	source := fs.String("source", "127.0.0.1:19092", "source bootstrap `servers` (comma-separated)")
+	target := fs.String("target", "127.0.0.1:19192", "target bootstrap `servers` (comma-separated)")
 	topics := fs.String("topics", "", "comma-separated source `topics` (required)")
 	prefix := fs.String("prefix", "", "remote topic `prefix`: records of T go to <prefix>.T (required)")
 	compression := fs.String("compression", "none", "producer batch `codec`: none, gzip, snappy, lz4, zstd")

@@ -185,8 +185,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	var source, target, workloads, systems, records string
 	var size int
-	fs.StringVar(&source, "source", envOr("KMIRROR_SOURCE_BROKERS", "127.0.0.1:39092"), "source bootstrap `servers`")
-	fs.StringVar(&target, "target", envOr("KMIRROR_TARGET_BROKERS", "127.0.0.1:39192"), "target bootstrap `servers`")
+	fs.StringVar(&source, "source", envOr("KMIRROR_SOURCE_BROKERS", "127.0.0.1:19092"), "source bootstrap `servers`")
+	fs.StringVar(&target, "target", envOr("KMIRROR_TARGET_BROKERS", "127.0.0.1:19192"), "target bootstrap `servers`")
 	fs.StringVar(&workloads, "workloads", "1Mx1024,5Mx100", "`list` of RECORDSxVALUE_BYTES data sets (k and M multiply by 1000 and 1000000)")
 	fs.StringVar(&records, "records", "", "records of a single workload (with -size; replaces -workloads), e.g. 1M")
 	fs.IntVar(&size, "size", 0, "value `bytes` of a single workload (with -records)")
