@@ -96,6 +96,8 @@ func TestCrashSIGKILLChildProcess(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		// A failing test must not leave a child running.
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		return cmd
 	}
 	remote := p.Source.Alias + "." + orders
