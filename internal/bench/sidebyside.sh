@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # sidebyside.sh: replicate the same data from the source to the target real
-# Kafka cluster with Apache MirrorMaker 2, kmirror (examples/mirrormaker) and
+# Kafka cluster with Apache MirrorMaker 2, kmirror (examples/kmirror) and
 # a bare franz-go pipe, alternating, and write internal/bench/results/latest.md,
 # latest.csv and latest.png. See internal/bench/README.md.
 #
@@ -25,7 +25,7 @@ if ! "$KAFKA_SH" status >/dev/null; then
 fi
 BIN="$(mktemp -d "${TMPDIR:-/tmp}/sidebyside-bin.XXXXXX")"
 trap 'rm -rf "$BIN"' EXIT
-go build -o "$BIN/" ./examples/mirrormaker ./internal/bench/cmd/barepipe ./internal/bench/cmd/sidebyside
+go build -o "$BIN/" ./examples/kmirror ./internal/bench/cmd/barepipe ./internal/bench/cmd/sidebyside
 eval "$("$KAFKA_SH" env)"
 
 # The command line for the report, quoted where an argument holds spaces.
@@ -34,7 +34,7 @@ for a in "$@"; do
   if [[ "$a" == *[[:space:]]* ]]; then cmdline+=" '$a'"; else cmdline+=" $a"; fi
 done
 
-"$BIN/sidebyside" -classpath "$("$KAFKA_SH" classpath)" -mirrormaker "$BIN/mirrormaker" -barepipe "$BIN/barepipe" \
+"$BIN/sidebyside" -classpath "$("$KAFKA_SH" classpath)" -mirrormaker "$BIN/kmirror" -barepipe "$BIN/barepipe" \
   -kafka-version "${KAFKA_VERSION:-4.3.1}" -revision "$(git describe --always --dirty 2>/dev/null || echo unknown)" -out "$OUT" -command "$cmdline" "$@"
 
 if python3 -c 'import matplotlib' 2>/dev/null; then

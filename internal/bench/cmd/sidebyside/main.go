@@ -1,6 +1,6 @@
 // Command sidebyside replicates the same workload from a source to a target
 // Kafka cluster with Apache MirrorMaker 2 (dedicated mode), kmirror's
-// runner (examples/mirrormaker) and a bare franz-go consume→produce pipe
+// runner (examples/kmirror) and a bare franz-go consume→produce pipe
 // (internal/bench/cmd/barepipe), one after the other, alternating the order
 // in every repetition, and reports per run: records/s and MB/s of the copy,
 // p50/p99 replication latency, peak RSS and CPU seconds of the process.
@@ -198,7 +198,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.mm2Tasks, "mm2-tasks", 2, "MM2 tasks.max")
 	fs.StringVar(&c.mm2JavaOpts, "mm2-java-opts", defaultMM2JavaOpts, "JVM `options` of MM2")
 	fs.StringVar(&c.classpath, "classpath", "", "Kafka jars `classpath` for MM2 (kafka.sh classpath); required with mm2")
-	fs.StringVar(&c.mirrormaker, "mirrormaker", "", "kmirror runner `binary` (go build ./examples/mirrormaker); required with kmirror")
+	fs.StringVar(&c.mirrormaker, "mirrormaker", "", "kmirror runner `binary` (go build ./examples/kmirror); required with kmirror")
 	fs.StringVar(&c.barepipe, "barepipe", "", "bare pipe `binary` (go build ./internal/bench/cmd/barepipe); required with bare")
 	fs.StringVar(&c.compression, "compression", "none", "producer compression.type of all three systems")
 	fs.StringVar(&c.kafkaVersion, "kafka-version", envOr("KAFKA_VERSION", "4.3.1"), "Kafka version of the brokers and MM2, for the report")

@@ -1,12 +1,12 @@
-// Command mirrormaker runs kmirror from an Apache Kafka MirrorMaker 2
+// Command kmirror runs kmirror from an Apache Kafka MirrorMaker 2
 // dedicated-mode configuration file (connect-mirror-maker.properties), as
 // `connect-mirror-maker.sh mm2.properties` does: every herder pair of the
 // file becomes a replication flow of one [mirror.Mirror].
 //
-//	go install github.com/kmirror/kmirror/examples/mirrormaker@latest
-//	mirrormaker -config mm2.properties [-clusters B] [-listen 127.0.0.1:9090]
-//	mirrormaker -config mm2.properties -check
-//	mirrormaker -config mm2.properties -embedded -demo-topics orders:3,payments:2
+//	go install github.com/kmirror/kmirror/examples/kmirror@latest
+//	kmirror -config mm2.properties [-clusters B] [-listen 127.0.0.1:9090]
+//	kmirror -config mm2.properties -check
+//	kmirror -config mm2.properties -embedded -demo-topics orders:3,payments:2
 //
 // Flags:
 //
@@ -84,7 +84,7 @@ func exitCode(err error, stderr io.Writer) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	fmt.Fprintln(stderr, "mirrormaker:", err)
+	fmt.Fprintln(stderr, "kmirror:", err)
 	var ue *usageError
 	var ce *mirror.ConfigError
 	if errors.As(err, &ue) || errors.As(err, &ce) {
@@ -112,7 +112,7 @@ type demoTopic struct {
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
-	fs := flag.NewFlagSet("mirrormaker", flag.ContinueOnError)
+	fs := flag.NewFlagSet("kmirror", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o := &options{}
 	var clusters, demo, level string
