@@ -53,6 +53,23 @@ const (
 	// brokers × FetchMaxBytes + MaxBufferedBytes of record data. MM2's
 	// consumer uses Kafka's default, 50 MiB (52428800).
 	DefaultFetchMaxBytes = 16 << 20
+	// DefaultTasks is tasks.max for kmirror: the number of units of work
+	// (slots) a flow's source partitions are spread over, which is also the
+	// most members that can share a flow's replication. MM2 defaults to 1
+	// task; kmirror to 8 so that a second process can take a share without
+	// an offline change (the number of slots is fixed while members run).
+	DefaultTasks = 8
+	// DefaultSessionTimeout is session.timeout.ms of a flow's group of
+	// members (Connect's default; Kafka clients default to 45 s): a member
+	// that stops heartbeating loses its slots after this long.
+	DefaultSessionTimeout = 10 * time.Second
+	// DefaultHeartbeatInterval is heartbeat.interval.ms of a flow's group
+	// of members (Connect's default).
+	DefaultHeartbeatInterval = 3 * time.Second
+	// DefaultRebalanceTimeout is rebalance.timeout.ms of a flow's group of
+	// members (Connect's default): how long a member may take to hand its
+	// slots over (flush, store resume points) in a rebalance.
+	DefaultRebalanceTimeout = 60 * time.Second
 	// DefaultFetchMaxPartitionBytes bounds the bytes fetched per partition
 	// per request (kgo.FetchMaxPartitionBytes, max.partition.fetch.bytes):
 	// 1 MiB, Kafka's default, as in MM2.
@@ -281,9 +298,13 @@ type FlowConfig struct {
 	// StartOffset is where partitions without a resume point start
 	// (`<source>.consumer.auto.offset.reset`).
 	StartOffset StartOffset
-	// ReadCommitted is `<source>.consumer.isolation.level=read_committed`:
-	// records of aborted transactions are not replicated.
-	ReadCommitted bool
+	// Isolation is the source consumer's isolation.level
+	// (`<source>.consumer.isolation.level`,
+	// `<source>-><target>.consumer.isolation.level`). The zero value,
+	// [ReadCommitted], never replicates records of aborted source
+	// transactions; MM2 reads read_uncommitted unless configured and so
+	// copies them to the target as ordinary records (KAFKA-14021).
+	Isolation Isolation
 	// OnGap says what to do about unreplicated records the source lost.
 	OnGap GapPolicy
 
@@ -296,6 +317,54 @@ type FlowConfig struct {
 	// FetchMaxPartitionBytes bounds bytes per partition per fetch
 	// (`max.partition.fetch.bytes`); 0 means [DefaultFetchMaxPartitionBytes].
 	FetchMaxPartitionBytes int32
+
+	// Tasks is MM2's tasks.max: the number of slots (units of work) the
+	// flow's source partitions are spread over, by (murmur2(topic) +
+	// partition) mod Tasks. Processes running the same flow share the slots
+	// through a Kafka consumer group, so at most Tasks members replicate at
+	// once. Every member of a flow must use the same value (the flow's
+	// coordination topic mm2-kmirror-units.<source>.internal on the target
+	// has Tasks partitions; a member with a different value refuses to
+	// start). 0 means [DefaultTasks].
+	Tasks int
+	// GroupID is the consumer group through which the processes running
+	// this flow share its slots; "" means "kmirror.<source>-><target>". Two
+	// deployments of the same flow that must not share work need
+	// different group ids (and different targets).
+	GroupID string
+	// SessionTimeout, HeartbeatInterval and RebalanceTimeout are the
+	// group settings of the flow's members (session.timeout.ms,
+	// heartbeat.interval.ms, rebalance.timeout.ms of the target cluster's
+	// worker settings in an MM2 file). 0 means [DefaultSessionTimeout],
+	// [DefaultHeartbeatInterval], [DefaultRebalanceTimeout]. The session
+	// timeout must lie within the target brokers'
+	// group.min.session.timeout.ms and group.max.session.timeout.ms (6 s to
+	// 30 min by default).
+	SessionTimeout, HeartbeatInterval, RebalanceTimeout time.Duration
+}
+
+// Isolation is the isolation level of a flow's source consumer.
+type Isolation int
+
+const (
+	// ReadCommitted replicates only committed records: records of aborted
+	// source transactions never reach the target. A source transaction left
+	// open holds the partition back at its last stable offset. The default.
+	ReadCommitted Isolation = iota
+	// ReadUncommitted replicates every record, including those of aborted
+	// and still open source transactions (MM2's default).
+	ReadUncommitted
+)
+
+// String returns "read_committed" or "read_uncommitted".
+func (i Isolation) String() string {
+	switch i {
+	case ReadCommitted:
+		return "read_committed"
+	case ReadUncommitted:
+		return "read_uncommitted"
+	}
+	return fmt.Sprintf("Isolation(%d)", int(i))
 }
 
 // Name returns the flow's name in MM2's notation, "source->target".
@@ -394,6 +463,12 @@ func (f FlowConfig) withDefaults() FlowConfig {
 	if f.FetchMaxPartitionBytes == 0 {
 		f.FetchMaxPartitionBytes = DefaultFetchMaxPartitionBytes
 	}
+	if f.Tasks == 0 {
+		f.Tasks = DefaultTasks
+	}
+	def(&f.SessionTimeout, DefaultSessionTimeout)
+	def(&f.HeartbeatInterval, DefaultHeartbeatInterval)
+	def(&f.RebalanceTimeout, DefaultRebalanceTimeout)
 	return f
 }
 

@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envCrashChild) != "" {
 		os.Exit(crashChild())
 	}
+	if spec := os.Getenv(envMemberChild); spec != "" {
+		os.Exit(memberChild(spec))
+	}
 	os.Exit(m.Run())
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/plugin/kslog"
 
+	"github.com/kmirror/kmirror/internal/connectoffsets"
 	"github.com/kmirror/kmirror/policy"
 )
 
@@ -24,13 +25,14 @@ type tp struct {
 	partition int32
 }
 
-// flow is the runtime of one replication flow source->target. Its
-// goroutines are started by run and all end before run returns:
-//   - the poll loop (fetch from source, produce to target),
-//   - the flusher (resume points and offset syncs, every OffsetFlushInterval
-//     and whenever a sync is due),
-//   - the topic refresher (new topics/partitions, configs, ACLs),
-//   - checkpoint, group-offset-sync and heartbeat tasks (see tasks.go).
+// flow is the runtime of one replication flow source->target in this
+// process (a member of the flow). run starts, and joins before returning:
+//   - the refresh loop: discovery of the source partitions ready to
+//     replicate (every member), topic creation, config and ACL sync (the
+//     member holding slot 0), the cluster probe;
+//   - the group member (member.go), whose callbacks start and stop the
+//     units of the slots assigned to this member (unit.go) and the
+//     singleton duties (checkpoints, heartbeats: tasks.go).
 type flow struct {
 	cfg     FlowConfig // with defaults
 	name    string
@@ -42,44 +44,83 @@ type flow struct {
 	configs Filter
 	log     *slog.Logger
 	metrics *metrics
+	labels  flowLabels
+
+	tasks            int32  // N slots
+	groupID          string // the members' group
+	unitsTopic       string // coordination topic on the target (N partitions)
+	resumeTopic      string // mm2-offsets.<source>.internal on the target
+	offsetSyncsTopic string
 
 	// Clients, created in run and closed before it returns.
-	srcCl, dstCl, syncCl *kgo.Client // consumer on source; data producer on target; offset-sync producer
-	srcAdm, dstAdm       *kadm.Client
-	admCls               []*kgo.Client
+	srcAdmCl, dstAdmCl *kgo.Client // admin clients (also the probe's)
+	srcAdm, dstAdm     *kadm.Client
+	syncCl             *kgo.Client // offset-sync producer (nil when off)
+	group              *kgo.Client // the member (nil until joined)
 
-	offsetSyncsTopic string
-	resume           *resumeStore
+	env     *unitEnv // what units receive; set by run
+	runCtx  context.Context
+	hard    context.Context
+	catalog atomic.Pointer[catalog] // latest discovery
 
-	parts   atomic.Pointer[map[tp]*partState] // copy on write; writers hold partsMu
-	partsMu sync.Mutex
-
-	syncWake chan struct{}
-	aclOff   atomic.Bool // the source has no authorizer: ACL sync is skipped
+	refreshWake chan struct{}
+	isSingleton atomic.Bool // this member holds slot 0
+	aclOff      atomic.Bool // the source has no authorizer: ACL sync is skipped
 	// topicsPending: some selected source partitions are not replicated yet
 	// (remote partition not usable): the topic refresh retries quickly.
 	topicsPending atomic.Bool
+
+	unitsMu        sync.Mutex // guards the member fields below; taken before unit or partition locks, never after
+	units          map[int32]*unit
+	single         *singleton
+	leaving        bool
+	final          []PartitionStatus // the partitions of the units stopped when the member left
+	memberID       string
+	generation     int32
+	rebalances     int64
+	rebalanceTime  time.Duration
+	rebalanceStart time.Time // a rebalance began (revocation or loss), zero when none is running
 
 	mu         sync.Mutex // guards the status fields below
 	state      State
 	stateErr   string
 	since      time.Time
 	gaps       []GapError
-	topicIDs   map[string]kadm.TopicID
 	setConfigs map[string]map[string]string // remote topic -> config keys kmirror set and their values
 	nTopics    int
 	groupStat  func() []GroupStatus
 	lastHB     time.Time
-	probeErr   error // last cluster probe failure, nil when both answer
-	commitErr  error // last resume-point commit failure
+	probeErr   error           // last cluster probe failure, nil when both answer
+	commitErrs map[int32]error // last resume-point load or commit failure per unit
+}
+
+// catalog is what discovery found: the source partitions ready to
+// replicate (their remote partition exists), by slot.
+type catalog struct {
+	bySlot map[int32]map[tp]offered
+	topics []string // source topics with at least one ready partition, sorted
+}
+
+// slot returns the ready partitions of slot k (nil for a nil catalog).
+func (c *catalog) slot(k int32) map[tp]offered {
+	if c == nil {
+		return nil
+	}
+	return c.bySlot[k]
 }
 
 func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics) (*flow, error) {
 	fc = fc.withDefaults()
 	f := &flow{cfg: fc, name: fc.Name(), src: src, dst: dst, pol: fc.Policy,
-		log: log.With("flow", fc.Name()), metrics: m, syncWake: make(chan struct{}, 1),
-		state: StateUnassigned, since: time.Now(), topicIDs: map[string]kadm.TopicID{},
-		setConfigs: map[string]map[string]string{}}
+		log: log.With("flow", fc.Name()), metrics: m, labels: flowLabels{fc.Source, fc.Target},
+		refreshWake: make(chan struct{}, 1), units: map[int32]*unit{},
+		state: StateUnassigned, since: time.Now(),
+		setConfigs: map[string]map[string]string{}, commitErrs: map[int32]error{},
+		tasks: int32(fc.Tasks), groupID: fc.GroupID, unitsTopic: unitsTopicName(fc.Source),
+		resumeTopic: connectoffsets.TopicName(fc.Source)}
+	if f.groupID == "" {
+		f.groupID = defaultGroupID(fc.Source, fc.Target)
+	}
 	var err error
 	prefix := fc.Name() + "."
 	if f.topics, err = NewFilter(prefix+"topics", fc.Topics, prefix+"topics.exclude", fc.TopicsExclude); err != nil {
@@ -96,8 +137,6 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 	} else {
 		f.offsetSyncsTopic = f.pol.OffsetSyncsTopic(fc.Target)
 	}
-	empty := map[tp]*partState{}
-	f.parts.Store(&empty)
 	return f, nil
 }
 
@@ -113,12 +152,16 @@ func (f *flow) shouldReplicate(topic string) bool {
 }
 
 // health records the latest result of one health source (the cluster
-// probe or the resume-point commit) and moves a running flow between
-// RUNNING and RETRYING accordingly.
-func (f *flow) health(slot *error, err error) {
+// probe, or a unit's resume-point load or commit) and moves a running flow
+// between RUNNING and RETRYING accordingly.
+func (f *flow) health(set func()) {
 	f.mu.Lock()
-	*slot = err
-	cur := errors.Join(f.probeErr, f.commitErr)
+	set()
+	errs := []error{f.probeErr}
+	for _, k := range sortedSlots(f.commitErrs) {
+		errs = append(errs, f.commitErrs[k])
+	}
+	cur := errors.Join(errs...)
 	st := f.state
 	f.mu.Unlock()
 	switch {
@@ -130,6 +173,26 @@ func (f *flow) health(slot *error, err error) {
 	}
 }
 
+// unitHealth is the units' health callback.
+func (f *flow) unitHealth(slot int32, err error) {
+	f.health(func() {
+		if err == nil {
+			delete(f.commitErrs, slot)
+		} else {
+			f.commitErrs[slot] = err
+		}
+	})
+}
+
+func sortedSlots[V any](m map[int32]V) []int32 {
+	ks := make([]int32, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
 // probe checks that both clusters answer (a broker-only metadata request
 // each), so that a dead cluster shows as RETRYING within one probe
 // interval even while nothing is fetched or produced.
@@ -137,14 +200,15 @@ func (f *flow) probe(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, min(f.cfg.AdminTimeout, 5*time.Second))
 	defer cancel()
 	var errs []error
-	if err := f.srcCl.Ping(pctx); err != nil && ctx.Err() == nil {
+	if err := f.srcAdmCl.Ping(pctx); err != nil && ctx.Err() == nil {
 		errs = append(errs, fmt.Errorf("source cluster %s unreachable: %w", f.src.Alias, err))
 	}
-	if err := f.dstCl.Ping(pctx); err != nil && ctx.Err() == nil {
+	if err := f.dstAdmCl.Ping(pctx); err != nil && ctx.Err() == nil {
 		errs = append(errs, fmt.Errorf("target cluster %s unreachable: %w", f.dst.Alias, err))
 	}
 	if ctx.Err() == nil {
-		f.health(&f.probeErr, errors.Join(errs...))
+		err := errors.Join(errs...)
+		f.health(func() { f.probeErr = err })
 	}
 	return nil
 }
@@ -185,56 +249,34 @@ func (f *flow) clientOpts(c ClusterConfig, role []kgo.Opt, extra ...kgo.Opt) []k
 	return append(opts, extra...)
 }
 
-func (f *flow) newAdmin(c ClusterConfig) (*kadm.Client, error) {
+func (f *flow) newAdmin(c ClusterConfig) (*kgo.Client, *kadm.Client, error) {
 	// A short metadata age: kgo answers metadata requests from a cache of
 	// this age, which would hide topics just created.
 	cl, err := kgo.NewClient(f.clientOpts(c, c.Admin, kgo.RequestTimeoutOverhead(5*time.Second), kgo.MetadataMinAge(100*time.Millisecond))...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	f.admCls = append(f.admCls, cl)
 	adm := kadm.NewClient(cl)
 	adm.SetTimeoutMillis(int32(f.cfg.AdminTimeout / time.Millisecond))
-	return adm, nil
+	return cl, adm, nil
 }
 
-// openClients creates the flow's clients (kgo does not connect until used).
+// openClients creates the flow's own clients (kgo does not connect until
+// used): admin clients of both clusters and the offset-sync producer. Units
+// and the singleton duties create their own.
 func (f *flow) openClients() error {
 	var err error
-	if f.srcAdm, err = f.newAdmin(f.src); err != nil {
+	if f.srcAdmCl, f.srcAdm, err = f.newAdmin(f.src); err != nil {
 		return fmt.Errorf("source %s admin client: %w", f.src.Alias, err)
 	}
-	if f.dstAdm, err = f.newAdmin(f.dst); err != nil {
+	if f.dstAdmCl, f.dstAdm, err = f.newAdmin(f.dst); err != nil {
 		return fmt.Errorf("target %s admin client: %w", f.dst.Alias, err)
-	}
-	iso := kgo.ReadUncommitted()
-	if f.cfg.ReadCommitted {
-		iso = kgo.ReadCommitted()
-	}
-	if f.srcCl, err = kgo.NewClient(f.clientOpts(f.src, f.src.Consumer,
-		kgo.FetchIsolationLevel(iso),
-		kgo.FetchMaxBytes(f.cfg.FetchMaxBytes),
-		kgo.FetchMaxPartitionBytes(f.cfg.FetchMaxPartitionBytes),
-		kgo.FetchMaxWait(500*time.Millisecond),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.KeepControlRecords(), // transaction markers move the position (lag reaches 0)
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{}),
-	)...); err != nil {
-		return fmt.Errorf("source %s consumer: %w", f.src.Alias, err)
-	}
-	if f.dstCl, err = kgo.NewClient(f.clientOpts(f.dst, f.dst.Producer,
-		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.MaxBufferedBytes(f.cfg.MaxBufferedBytes),
-		kgo.MaxBufferedRecords(1<<20),
-		kgo.ProducerLinger(5*time.Millisecond),
-	)...); err != nil {
-		return fmt.Errorf("target %s producer: %w", f.dst.Alias, err)
 	}
 	syncCluster := f.src
 	if f.cfg.OffsetSyncsTopicLocationTarget {
 		syncCluster = f.dst
 	}
-	if !f.cfg.DisableOffsetSyncs {
+	if !f.cfg.Disabled && !f.cfg.DisableOffsetSyncs {
 		if f.syncCl, err = kgo.NewClient(f.clientOpts(syncCluster, syncCluster.Producer,
 			kgo.RecordPartitioner(kgo.ManualPartitioner()),
 			kgo.DefaultProduceTopic(f.offsetSyncsTopic),
@@ -242,27 +284,26 @@ func (f *flow) openClients() error {
 			return fmt.Errorf("offset-syncs producer on %s: %w", syncCluster.Alias, err)
 		}
 	}
-	f.resume = newResumeStore(f)
 	return nil
 }
 
 func (f *flow) closeClients() {
-	for _, cl := range []*kgo.Client{f.srcCl, f.dstCl, f.syncCl} {
+	for _, cl := range []*kgo.Client{f.srcAdmCl, f.dstAdmCl, f.syncCl} {
 		if cl != nil {
 			cl.Close()
 		}
 	}
-	for _, cl := range f.admCls {
-		cl.Close()
-	}
 }
 
-// run replicates until ctx is done (graceful stop: nil) or a fatal error.
-// hard is canceled only to abandon in-flight work without flushing.
+// run runs this member of the flow until ctx is done (graceful stop: nil)
+// or a fatal error. hard is canceled only to abandon in-flight work
+// without flushing.
 func (f *flow) run(ctx, hard context.Context) error {
-	if f.cfg.Disabled {
-		f.setState(StateDisabled, nil)
-		return f.runTasks(ctx, nil)
+	f.runCtx, f.hard = ctx, hard
+	if f.cfg.Disabled && f.cfg.DisableHeartbeats {
+		f.setState(StateDisabled, nil) // nothing to do: no client, no topic, no group
+		<-ctx.Done()
+		return nil
 	}
 	f.setState(StateStarting, nil)
 	if err := f.openClients(); err != nil {
@@ -271,8 +312,8 @@ func (f *flow) run(ctx, hard context.Context) error {
 	}
 	defer f.closeClients()
 
-	// Start-up: preflight, internal topics, resume points, first topic
-	// sync; retried with backoff while clusters are unreachable.
+	// Start-up: preflight, internal topics; retried with backoff while
+	// clusters are unreachable.
 	var delay time.Duration
 	for {
 		err := f.start(ctx)
@@ -297,69 +338,33 @@ func (f *flow) run(ctx, hard context.Context) error {
 		case <-time.After(delay):
 		}
 	}
-	f.setState(StateRunning, nil)
+	if f.cfg.Disabled {
+		f.setState(StateDisabled, nil)
+	} else {
+		f.setState(StateRunning, nil)
+	}
 
 	var wg sync.WaitGroup
-	errc := make(chan error, 4)
 	loopCtx, stopLoops := context.WithCancel(ctx)
 	defer stopLoops()
-	wg.Add(3)
-	go func() { defer wg.Done(); f.pollLoop(loopCtx) }()
-	go func() { defer wg.Done(); f.refreshLoop(loopCtx) }()
-	go func() {
-		defer wg.Done()
-		if err := f.runTasks(loopCtx, errc); err != nil {
-			errc <- err
-		}
-	}()
-	flushDone := make(chan struct{})
-	go func() { defer close(flushDone); f.flushLoop(loopCtx) }()
-
-	var fatal error
-	select {
-	case <-ctx.Done():
-	case fatal = <-errc:
+	wg.Go(func() { f.refreshLoop(loopCtx) })
+	if err := f.join(); err != nil {
 		stopLoops()
+		wg.Wait()
+		f.setState(StateFailed, err)
+		return err
 	}
-	// The poll loop may be blocked in Produce on a full buffer (records go
-	// with context.Background: a cancelable context costs kgo per record):
-	// closing the producer unblocks it on abort or after shutdownTimeout.
-	loopsDone := make(chan struct{})
-	go func() { wg.Wait(); close(loopsDone) }()
-	select {
-	case <-loopsDone:
-	case <-hard.Done():
-		f.dstCl.Close()
-	case <-time.After(shutdownTimeout):
-		f.log.Warn("poll loop did not stop in time: closing the target producer")
-		f.dstCl.Close()
-	}
-	<-loopsDone
-	<-flushDone
-	if hard.Err() == nil {
-		f.shutdown(hard)
-	}
-	if fatal != nil {
-		f.setState(StateFailed, fatal)
-		return fatal
-	}
+	wg.Go(func() { f.groupLoop(loopCtx) })
+	<-ctx.Done()
+	f.leave(hard)
+	stopLoops()
+	wg.Wait()
 	f.setState(StateStopped, nil)
 	return nil
 }
 
-// shutdown flushes in-flight records and stores the final resume points and
-// offset syncs, bounded by shutdownTimeout.
-func (f *flow) shutdown(hard context.Context) {
-	ctx, cancel := context.WithTimeout(hard, shutdownTimeout)
-	defer cancel()
-	if err := f.dstCl.Flush(ctx); err != nil {
-		f.log.Warn("flush on shutdown", "err", err)
-	}
-	f.flush(ctx, true)
-}
-
-// shutdownTimeout bounds a graceful stop: flushing in-flight records and
-// storing resume points.
+// shutdownTimeout bounds a graceful stop of a unit: flushing in-flight
+// records and storing resume points.
 const shutdownTimeout = 30 * time.Second
 
 // fatalError wraps errors that must not be retried (bad configuration
@@ -375,10 +380,49 @@ func (f *flow) start(ctx context.Context) error {
 	if err := f.ensureInternalTopics(ctx); err != nil {
 		return err
 	}
-	if err := f.resume.load(ctx); err != nil {
-		return fmt.Errorf("loading resume points from %s on %s: %w", f.resume.topic, f.dst.Alias, err)
+	if err := f.ensureUnitsTopic(ctx); err != nil {
+		return err
 	}
-	return f.syncTopics(ctx, true)
+	env := &unitEnv{cfg: f.cfg, name: f.name, src: f.src, dst: f.dst, log: f.log, metrics: f.metrics,
+		labels: f.labels, tasks: f.tasks, resumeTopic: f.resumeTopic, clientOpts: f.clientOpts,
+		gap: f.recordGap, health: f.unitHealth}
+	if f.syncCl != nil {
+		env.sync = f.produceSync
+		env.syncFlush = func(ctx context.Context) {
+			if err := f.syncCl.Flush(ctx); err != nil {
+				f.log.Warn("flushing offset syncs", "err", err)
+			}
+		}
+	}
+	if !f.cfg.Disabled {
+		n, err := f.resumeTopicPartitions(ctx)
+		if err != nil {
+			return fmt.Errorf("resume points topic %s on %s: %w", f.resumeTopic, f.dst.Alias, err)
+		}
+		env.resumeParts = n
+		if err := f.discover(ctx, true); err != nil {
+			f.log.Warn("first topic discovery", "err", err) // retried by the refresh loop
+		}
+	}
+	f.env = env
+	return nil
+}
+
+// recordGap is the units' gap callback.
+func (f *flow) recordGap(g *GapError) {
+	f.mu.Lock()
+	f.gaps = append(f.gaps, *g)
+	if len(f.gaps) > 100 {
+		f.gaps = f.gaps[len(f.gaps)-100:]
+	}
+	f.mu.Unlock()
+}
+
+func (f *flow) wakeRefresh() {
+	select {
+	case f.refreshWake <- struct{}{}:
+	default:
+	}
 }
 
 // preflight checks replication factors against the broker counts
@@ -403,16 +447,20 @@ func (f *flow) preflight(ctx context.Context) error {
 		}
 		return nil
 	}
-	dstRF := map[string]int16{"replication.factor": f.cfg.ReplicationFactor,
-		"offset.storage.replication.factor": f.cfg.OffsetStorageReplicationFactor}
-	if !f.cfg.DisableCheckpoints {
+	// offset.storage.replication.factor also applies to the flow's
+	// coordination topic, which even a heartbeat-only flow has.
+	dstRF := map[string]int16{"offset.storage.replication.factor": f.cfg.OffsetStorageReplicationFactor}
+	if !f.cfg.Disabled {
+		dstRF["replication.factor"] = f.cfg.ReplicationFactor
+	}
+	if !f.cfg.Disabled && !f.cfg.DisableCheckpoints {
 		dstRF["checkpoints.topic.replication.factor"] = f.cfg.CheckpointsTopicReplicationFactor
 	}
 	if !f.cfg.DisableHeartbeats {
 		dstRF["heartbeats.topic.replication.factor"] = f.cfg.HeartbeatsTopicReplicationFactor
 	}
 	srcRF := map[string]int16{}
-	if !f.cfg.DisableOffsetSyncs {
+	if !f.cfg.Disabled && !f.cfg.DisableOffsetSyncs {
 		if f.cfg.OffsetSyncsTopicLocationTarget {
 			dstRF["offset-syncs.topic.replication.factor"] = f.cfg.OffsetSyncsTopicReplicationFactor
 		} else {
@@ -426,10 +474,9 @@ func (f *flow) preflight(ctx context.Context) error {
 }
 
 // ensureInternalTopics creates the offset-syncs topic (1 partition,
-// compacted) on its location cluster; the resume-point topic is created by
-// the resume store.
+// compacted) on its location cluster.
 func (f *flow) ensureInternalTopics(ctx context.Context) error {
-	if f.cfg.DisableOffsetSyncs {
+	if f.cfg.Disabled || f.cfg.DisableOffsetSyncs {
 		return nil
 	}
 	adm := f.srcAdm
@@ -452,277 +499,6 @@ func createCompacted(ctx context.Context, adm *kadm.Client, alias, topic string,
 		return fmt.Errorf("creating %s on %s: %w", topic, alias, err)
 	}
 	return nil
-}
-
-func (f *flow) partition(topic string, partition int32) *partState {
-	return (*f.parts.Load())[tp{topic, partition}]
-}
-
-// addPartitions registers new partition states and starts consuming them.
-func (f *flow) addPartitions(ps []*partState) {
-	if len(ps) == 0 {
-		return
-	}
-	f.partsMu.Lock()
-	old := *f.parts.Load()
-	m := make(map[tp]*partState, len(old)+len(ps))
-	for k, v := range old {
-		m[k] = v
-	}
-	add := map[string]map[int32]kgo.Offset{}
-	for _, p := range ps {
-		p.pm = f.metrics.forPartition(p)
-		m[tp{p.topic, p.partition}] = p
-		if add[p.topic] == nil {
-			add[p.topic] = map[int32]kgo.Offset{}
-		}
-		switch {
-		case p.committed >= 0:
-			add[p.topic][p.partition] = kgo.NewOffset().At(p.committed + 1)
-		case f.cfg.StartOffset == StartLatest:
-			add[p.topic][p.partition] = kgo.NewOffset().AtEnd()
-		default:
-			add[p.topic][p.partition] = kgo.NewOffset().AtStart()
-		}
-	}
-	f.parts.Store(&m)
-	f.partsMu.Unlock()
-	f.srcCl.AddConsumePartitions(add)
-}
-
-// resetPartition restarts consumption of a partition from offset from
-// (topic re-created: the consumer must drop the old topic ID).
-// restartTopic restarts consumption of a re-created topic's partitions at
-// the new topic's log start. kgo keeps the old topic ID (and fails fetches
-// with UNKNOWN_TOPIC_ID) until the topic is purged from the consumer, so the
-// whole topic is purged and its partitions are added back.
-func (f *flow) restartTopic(topic string, ps []*partState) {
-	if len(ps) == 0 {
-		return
-	}
-	f.srcCl.PurgeTopicsFromConsuming(topic)
-	add := map[int32]kgo.Offset{}
-	for _, p := range *f.parts.Load() {
-		if p.topic != topic {
-			continue
-		}
-		p.restart.Store(true)
-		p.mu.Lock()
-		failed := p.err != nil
-		committed := p.committed
-		p.mu.Unlock()
-		switch {
-		case failed: // GapStop or a non-retriable error: stays stopped
-		case slices.Contains(ps, p):
-			add[p.partition] = kgo.NewOffset().AtStart()
-		case committed >= 0:
-			add[p.partition] = kgo.NewOffset().At(committed + 1)
-		default:
-			add[p.partition] = kgo.NewOffset().AtStart()
-		}
-	}
-	f.srcCl.AddConsumePartitions(map[string]map[int32]kgo.Offset{topic: add})
-}
-
-func (f *flow) partitionFailed(p *partState, err error) {
-	f.log.Error("partition stopped", "topic", p.topic, "partition", p.partition, "err", err)
-	f.srcCl.PauseFetchPartitions(map[string][]int32{p.topic: {p.partition}})
-	f.metrics.partitionFailed(f)
-}
-
-// pollLoop fetches from the source and hands each record to the target
-// producer, same partition number, key, value, headers and timestamp kept.
-func (f *flow) pollLoop(ctx context.Context) {
-	var buf []inflight
-	for {
-		fs := f.srcCl.PollRecords(ctx, 10000)
-		if ctx.Err() != nil || fs.IsClientClosed() {
-			return
-		}
-		parts := *f.parts.Load()
-		fs.EachError(func(topic string, partition int32, err error) {
-			if errors.Is(err, context.Canceled) {
-				return
-			}
-			f.metrics.fetchError(f)
-			p := parts[tp{topic, partition}]
-			if p == nil {
-				f.log.Warn("fetch error", "topic", topic, "partition", partition, "err", err)
-				return
-			}
-			// Shown as RETRYING in the partition status; logged at most
-			// every 10 s per partition (kgo may return one per fetch).
-			p.mu.Lock()
-			p.fetchErr = err.Error()
-			logIt := time.Since(p.fetchErrLogged) > 10*time.Second
-			if logIt {
-				p.fetchErrLogged = time.Now()
-			}
-			p.mu.Unlock()
-			if logIt {
-				f.log.Warn("fetch error", "topic", topic, "partition", partition, "err", err)
-			}
-		})
-		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
-			p := parts[tp{fp.Topic, fp.Partition}]
-			if p == nil || len(fp.Records) == 0 {
-				return
-			}
-			if p.restart.Swap(false) {
-				p.next = -1 // the topic was re-created: no gap check against the old offsets
-			}
-			p.mu.Lock()
-			failed := p.err != nil
-			if fp.HighWatermark > p.hw {
-				p.hw = fp.HighWatermark
-			}
-			p.fetchErr = ""
-			p.mu.Unlock()
-			if failed {
-				return
-			}
-			// Queue the whole batch under one lock, then produce it.
-			batch := buf[:0]
-			n := 0
-			for _, r := range fp.Records {
-				if !f.checkGap(p, r, fp.LogStartOffset) {
-					break
-				}
-				p.next = r.Offset + 1
-				n++
-				if r.Attrs.IsControl() {
-					continue // a transaction marker: not replicated, but the position moves past it
-				}
-				f.metrics.polled(p, r)
-				batch = append(batch, inflight{up: r.Offset, size: recordSize(r), value: len(r.Value)})
-			}
-			p.push(batch, p.next)
-			buf = batch[:0]
-			for _, r := range fp.Records[:n] {
-				if r.Attrs.IsControl() {
-					continue
-				}
-				// The fetched record is reused as the produced record.
-				r.Topic = p.remote
-				r.Attrs = kgo.RecordAttrs{}
-				r.ProducerID, r.ProducerEpoch, r.LeaderEpoch, r.Offset = 0, 0, 0, 0
-				r.Context = nil
-				f.dstCl.Produce(context.Background(), r, p.ack)
-			}
-		})
-	}
-}
-
-// checkGap compares a fetched record's offset with the next offset expected
-// and reports records lost before replication (docs/field-failures.md
-// docs/field-failures.md case B12). It returns false when the partition must stop (GapStop).
-func (f *flow) checkGap(p *partState, r *kgo.Record, logStart int64) bool {
-	if p.next < 0 || r.Offset == p.next {
-		return true
-	}
-	var gap *GapError
-	switch {
-	case r.Offset < p.next:
-		gap = &GapError{Flow: f.name, Topic: p.topic, Partition: p.partition, From: r.Offset, To: r.Offset,
-			Reason: fmt.Sprintf("source offsets went back from %d to %d: the topic was re-created or its log truncated; replicating the new records", p.next, r.Offset)}
-	case logStart > p.next:
-		// Records [next, logStart) were deleted before they were
-		// replicated. A hole above the log start is compaction or
-		// transaction markers: not a gap.
-		to := min(logStart, r.Offset)
-		gap = &GapError{Flow: f.name, Topic: p.topic, Partition: p.partition, From: p.next, To: to,
-			Reason: fmt.Sprintf("the source log starts at %d (retention or DeleteRecords removed records kmirror had not replicated)", logStart)}
-	default:
-		return true
-	}
-	return f.reportGap(p, gap)
-}
-
-func (f *flow) reportGap(p *partState, gap *GapError) bool {
-	gap.At = time.Now()
-	f.mu.Lock()
-	f.gaps = append(f.gaps, *gap)
-	if len(f.gaps) > 100 {
-		f.gaps = f.gaps[len(f.gaps)-100:]
-	}
-	f.mu.Unlock()
-	f.metrics.gap(p, gap.To-gap.From)
-	f.log.Error("source gap", "topic", gap.Topic, "partition", gap.Partition, "from", gap.From, "to", gap.To, "lost", gap.To-gap.From, "reason", gap.Reason, "on_gap", f.cfg.OnGap)
-	if f.cfg.OnGap == GapStop && gap.To > gap.From {
-		p.mu.Lock()
-		if p.err == nil {
-			p.err = gap
-		}
-		p.mu.Unlock()
-		f.srcCl.PauseFetchPartitions(map[string][]int32{p.topic: {p.partition}})
-		return false
-	}
-	return true
-}
-
-func (f *flow) wakeSyncer() {
-	select {
-	case f.syncWake <- struct{}{}:
-	default:
-	}
-}
-
-// flushLoop stores resume points and promotes offset syncs every
-// OffsetFlushInterval, and sends due offset syncs as soon as they are due.
-func (f *flow) flushLoop(ctx context.Context) {
-	t := time.NewTicker(f.cfg.OffsetFlushInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-f.syncWake:
-			f.sendSyncs(false)
-		case <-t.C:
-			f.flush(ctx, false)
-		}
-	}
-}
-
-// flush stores resume points and writes the newest offset sync of every
-// partition. final waits for the offset syncs to be acknowledged.
-func (f *flow) flush(ctx context.Context, final bool) {
-	err := f.resume.commit(ctx)
-	if ctx.Err() != nil {
-		return
-	}
-	if err != nil {
-		f.metrics.commitError(f)
-		err = fmt.Errorf("storing resume points on %s: %w", f.dst.Alias, err)
-	}
-	f.health(&f.commitErr, err)
-	f.sendSyncs(true)
-	if final && f.syncCl != nil {
-		if err := f.syncCl.Flush(ctx); err != nil {
-			f.log.Warn("flushing offset syncs", "err", err)
-		}
-	}
-}
-
-// sendSyncs produces the due offset syncs (and with promote, the newest
-// position of every partition: MM2's commit()).
-func (f *flow) sendSyncs(promote bool) {
-	if f.syncCl == nil {
-		return
-	}
-	for _, p := range *f.parts.Load() {
-		p.mu.Lock()
-		if promote {
-			p.sw.promote()
-		}
-		due := p.sw.take()
-		p.mu.Unlock()
-		for _, s := range due {
-			if err := f.produceSync(p.topic, p.partition, s[0], s[1]); err != nil {
-				f.log.Warn("encoding offset sync", "err", err)
-			}
-		}
-	}
 }
 
 // minLevel drops records below level.

@@ -21,8 +21,11 @@ type metrics struct {
 	flowErrs *prometheus.CounterVec   // source, target, kind
 	syncs    *prometheus.CounterVec   // source, target
 	commits  *prometheus.HistogramVec // source, target
-	tasks    *taskMetricVecs          // checkpoint task series (tasks.go)
-	mirror   *Mirror
+	// rebalances and rebalanceSecs count the flow's group rebalances and
+	// the seconds spent in them (source, target).
+	rebalances, rebalanceSecs *prometheus.CounterVec
+	tasks                     *taskMetricVecs // checkpoint task series (tasks.go)
+	mirror                    *Mirror
 }
 
 // partMetrics are one partition's resolved series.
@@ -41,7 +44,7 @@ func newMetrics(r prometheus.Registerer) *metrics {
 		records: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_replication_records_total",
 			Help: "Records replicated and acknowledged by the target, per remote topic-partition (MM2 record-count)."}, pl),
 		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_replication_bytes_total",
-			Help: "Value bytes of replicated records per remote topic-partition (MM2 byte-count; rate() gives byte-rate)."}, pl),
+			Help: "Bytes of replicated records (key, value, header keys and values) per remote topic-partition (MM2 byte-count counts values only; rate() gives byte-rate)."}, pl),
 		age: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kmirror_record_age_seconds",
 			Help: "Age of the last record fetched from the source (now - record timestamp) (MM2 record-age-ms)."}, pl),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kmirror_replication_latency_seconds",
@@ -56,74 +59,90 @@ func newMetrics(r prometheus.Registerer) *metrics {
 		commits: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kmirror_resume_commit_seconds",
 			Help:    "Duration of storing resume points on the target.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}, []string{"source", "target"}),
+		rebalances: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_rebalances_total",
+			Help: "Rebalances of the flow's group of members seen by this member (slots assigned after a join or a revocation)."}, []string{"source", "target"}),
+		rebalanceSecs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_rebalance_seconds_total",
+			Help: "Seconds this member spent in rebalances of the flow's group (from the revocation or join to the assignment)."}, []string{"source", "target"}),
 	}
-	r.MustRegister(m.records, m.bytes, m.age, m.latency, m.gaps, m.flowErrs, m.syncs, m.commits, (*stateCollector)(m))
+	r.MustRegister(m.records, m.bytes, m.age, m.latency, m.gaps, m.flowErrs, m.syncs, m.commits, m.rebalances, m.rebalanceSecs, (*stateCollector)(m))
 	m.tasks = newTaskMetricVecs(r)
 	return m
 }
 
-func (m *metrics) forPartition(p *partState) *partMetrics {
+// flowLabels are the source and target aliases that label a flow's series.
+type flowLabels struct{ src, dst string }
+
+func (m *metrics) forPartition(l flowLabels, remote string, partition int32) *partMetrics {
 	if m == nil {
 		return nil
 	}
-	src, dst, part := p.f.cfg.Source, p.f.cfg.Target, strconv.Itoa(int(p.partition))
+	part := strconv.Itoa(int(partition))
 	return &partMetrics{
-		records: m.records.WithLabelValues(src, dst, p.remote, part),
-		bytes:   m.bytes.WithLabelValues(src, dst, p.remote, part),
-		age:     m.age.WithLabelValues(src, dst, p.remote, part),
-		latency: m.latency.WithLabelValues(src, dst, p.remote),
+		records: m.records.WithLabelValues(l.src, l.dst, remote, part),
+		bytes:   m.bytes.WithLabelValues(l.src, l.dst, remote, part),
+		age:     m.age.WithLabelValues(l.src, l.dst, remote, part),
+		latency: m.latency.WithLabelValues(l.src, l.dst, remote),
 	}
 }
 
-func (m *metrics) acked(p *partState, valueBytes int, ts time.Time) {
-	if m == nil || p.pm == nil {
+// acked counts one replicated record of size bytes (key, value, header
+// keys and values) acknowledged by the target.
+func (m *metrics) acked(pm *partMetrics, size int64, ts time.Time) {
+	if m == nil || pm == nil {
 		return
 	}
-	p.pm.records.Inc()
-	p.pm.bytes.Add(float64(valueBytes))
+	pm.records.Inc()
+	pm.bytes.Add(float64(size))
 	if !ts.IsZero() {
-		p.pm.latency.Observe(time.Since(ts).Seconds())
+		pm.latency.Observe(time.Since(ts).Seconds())
 	}
 }
 
-func (m *metrics) polled(p *partState, r *kgo.Record) {
-	if m == nil || p.pm == nil || r.Timestamp.IsZero() {
+func (m *metrics) polled(pm *partMetrics, r *kgo.Record) {
+	if m == nil || pm == nil || r.Timestamp.IsZero() {
 		return
 	}
-	p.pm.age.Set(time.Since(r.Timestamp).Seconds())
+	pm.age.Set(time.Since(r.Timestamp).Seconds())
 }
 
-func (m *metrics) gap(p *partState, lost int64) {
+func (m *metrics) gap(l flowLabels, topic string, partition int32, lost int64) {
 	if m == nil {
 		return
 	}
-	m.gaps.WithLabelValues(p.f.cfg.Source, p.f.cfg.Target, p.topic, strconv.Itoa(int(p.partition))).Add(float64(lost))
+	m.gaps.WithLabelValues(l.src, l.dst, topic, strconv.Itoa(int(partition))).Add(float64(lost))
 }
 
-func (m *metrics) flowErr(f *flow, kind string) {
+// flowErr counts an error of a flow by kind (fetch, resume_commit,
+// offset_sync, partition_failed, heartbeat, checkpoint_*).
+func (m *metrics) flowErr(l flowLabels, kind string) {
 	if m == nil {
 		return
 	}
-	m.flowErrs.WithLabelValues(f.cfg.Source, f.cfg.Target, kind).Inc()
+	m.flowErrs.WithLabelValues(l.src, l.dst, kind).Inc()
 }
 
-func (m *metrics) fetchError(f *flow)      { m.flowErr(f, "fetch") }
-func (m *metrics) commitError(f *flow)     { m.flowErr(f, "resume_commit") }
-func (m *metrics) offsetSyncError(f *flow) { m.flowErr(f, "offset_sync") }
-func (m *metrics) partitionFailed(f *flow) { m.flowErr(f, "partition_failed") }
-
-func (m *metrics) offsetSync(f *flow) {
+func (m *metrics) offsetSync(l flowLabels) {
 	if m == nil {
 		return
 	}
-	m.syncs.WithLabelValues(f.cfg.Source, f.cfg.Target).Inc()
+	m.syncs.WithLabelValues(l.src, l.dst).Inc()
 }
 
-func (m *metrics) committed(f *flow, _ int, d time.Duration) {
+func (m *metrics) committed(l flowLabels, d time.Duration) {
 	if m == nil {
 		return
 	}
-	m.commits.WithLabelValues(f.cfg.Source, f.cfg.Target).Observe(d.Seconds())
+	m.commits.WithLabelValues(l.src, l.dst).Observe(d.Seconds())
+}
+
+// rebalanced counts one rebalance of a flow's group that took d (from the
+// revocation or join to the assignment).
+func (m *metrics) rebalanced(l flowLabels, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.rebalances.WithLabelValues(l.src, l.dst).Inc()
+	m.rebalanceSecs.WithLabelValues(l.src, l.dst).Add(d.Seconds())
 }
 
 // stateCollector derives gauges from Status at scrape time: nothing on the

@@ -95,10 +95,17 @@ func New(opts ...Opt) (*Mirror, error) {
 		if len(src.Client) == 0 || len(dst.Client) == 0 {
 			return nil, &ConfigError{Key: name, Reason: "both clusters need client options (at least kgo.SeedBrokers)"}
 		}
+		if fc.Tasks < 0 || fc.Tasks > maxTasks {
+			return nil, &ConfigError{Key: name + ".tasks.max", Value: fmt.Sprint(fc.Tasks),
+				Reason: fmt.Sprintf("must be between 1 and %d (0 means the default, %d)", maxTasks, DefaultTasks)}
+		}
 		for _, d := range []struct {
 			key string
 			v   time.Duration
 		}{
+			{"session.timeout.ms", fc.SessionTimeout},
+			{"heartbeat.interval.ms", fc.HeartbeatInterval},
+			{"rebalance.timeout.ms", fc.RebalanceTimeout},
 			{"offset.flush.interval.ms", fc.OffsetFlushInterval},
 			{"refresh.topics.interval.seconds", fc.RefreshTopicsInterval},
 			{"sync.topic.configs.interval.seconds", fc.SyncTopicConfigsInterval},
@@ -122,6 +129,10 @@ func New(opts ...Opt) (*Mirror, error) {
 	}
 	return m, nil
 }
+
+// maxTasks bounds tasks.max: each slot is a partition of the flow's
+// coordination topic and, when owned, a consumer and a producer.
+const maxTasks = 1024
 
 func kgoValidate(c ClusterConfig) error {
 	for _, role := range [][]kgo.Opt{c.Consumer, c.Producer, c.Admin} {
@@ -255,12 +266,23 @@ func (f *flow) status() FlowStatus {
 		Since: f.since, Topics: f.nTopics, Gaps: append([]GapError(nil), f.gaps...), LastHeartbeat: f.lastHB}
 	groups := f.groupStat
 	f.mu.Unlock()
-	for _, p := range *f.parts.Load() {
-		ps := p.snapshot()
+	f.unitsMu.Lock()
+	fs.Member = MemberStatus{GroupID: f.groupID, MemberID: f.memberID, Generation: f.generation, Tasks: int(f.tasks),
+		Slots: f.ownedLocked(), Singleton: f.single != nil, Rebalances: f.rebalances, RebalanceSeconds: f.rebalanceTime.Seconds()}
+	units := make([]*unit, 0, len(f.units))
+	for _, u := range f.units {
+		units = append(units, u)
+	}
+	single := f.single != nil
+	fs.Partitions = append(fs.Partitions, f.final...)
+	f.unitsMu.Unlock()
+	for _, u := range units {
+		fs.Partitions = u.snapshot(fs.Partitions)
+	}
+	for _, ps := range fs.Partitions {
 		fs.Records += ps.Records
 		fs.Bytes += ps.Bytes
 		fs.Lag += ps.Lag
-		fs.Partitions = append(fs.Partitions, ps)
 	}
 	sort.Slice(fs.Partitions, func(i, j int) bool {
 		a, b := fs.Partitions[i], fs.Partitions[j]
@@ -269,7 +291,7 @@ func (f *flow) status() FlowStatus {
 		}
 		return a.Partition < b.Partition
 	})
-	if groups != nil {
+	if groups != nil && single {
 		fs.Groups = groups()
 	}
 	return fs
@@ -278,24 +300,23 @@ func (f *flow) status() FlowStatus {
 // produceSync writes one offset sync (docs/mm2-compat.md §2.4) to partition 0
 // of the offset-syncs topic. Send failures are logged; a later sync
 // supersedes it.
-func (f *flow) produceSync(topic string, partition int32, up, down int64) error {
+func (f *flow) produceSync(topic string, partition int32, up, down int64) {
 	s := checkpoint.OffsetSync{Topic: topic, Partition: partition, UpstreamOffset: up, DownstreamOffset: down}
 	k, err := s.Key()
-	if err != nil {
-		return err
+	if err == nil {
+		var v []byte
+		if v, err = s.Value(); err == nil {
+			f.syncCl.Produce(context.Background(), &kgo.Record{Topic: f.offsetSyncsTopic, Partition: 0, Key: k, Value: v},
+				func(_ *kgo.Record, err error) {
+					if err != nil {
+						f.log.Warn("offset sync not written", "topic", topic, "partition", partition, "err", err)
+						f.metrics.flowErr(f.labels, "offset_sync")
+					} else {
+						f.metrics.offsetSync(f.labels)
+					}
+				})
+			return
+		}
 	}
-	v, err := s.Value()
-	if err != nil {
-		return err
-	}
-	f.syncCl.Produce(context.Background(), &kgo.Record{Topic: f.offsetSyncsTopic, Partition: 0, Key: k, Value: v},
-		func(_ *kgo.Record, err error) {
-			if err != nil {
-				f.log.Warn("offset sync not written", "topic", topic, "partition", partition, "err", err)
-				f.metrics.offsetSyncError(f)
-			} else {
-				f.metrics.offsetSync(f)
-			}
-		})
-	return nil
+	f.log.Warn("encoding offset sync", "topic", topic, "partition", partition, "err", err)
 }

@@ -10,16 +10,16 @@ import (
 
 // inflight is a record handed to the target producer and not acknowledged yet.
 type inflight struct {
-	up    int64 // upstream (source) offset
-	size  int64 // key + value + header bytes
-	value int   // value bytes (MM2's byte-count)
+	up   int64 // upstream (source) offset
+	size int64 // key + value + header keys and values, in bytes
 }
 
-// partState is the replication state of one source partition. The poll
-// goroutine owns next; mu guards everything else, shared with the target
-// producer's promise (acknowledgement) goroutine and the flusher.
+// partState is the replication state of one source partition, owned by one
+// unit. The unit's poll goroutine owns next; mu guards everything else,
+// shared with the target producer's promise (acknowledgement) goroutine,
+// the unit's control goroutine and status readers.
 type partState struct {
-	f         *flow
+	u         *unit
 	topic     string
 	remote    string
 	partition int32
@@ -45,8 +45,8 @@ type partState struct {
 	ack            func(*kgo.Record, error) // p.onAck, bound once (a method value allocates)
 }
 
-func newPartState(f *flow, topic, remote string, partition int32, committed int64) *partState {
-	p := &partState{f: f, topic: topic, remote: remote, partition: partition,
+func newPartState(u *unit, topic, remote string, partition int32, committed int64) *partState {
+	p := &partState{u: u, topic: topic, remote: remote, partition: partition,
 		next: -1, acked: committed, ackedDown: -1, committed: committed, hw: -1, polledTo: -1, sw: newSyncWriter()}
 	if committed >= 0 {
 		p.next = committed + 1
@@ -83,19 +83,20 @@ func (p *partState) onAck(r *kgo.Record, err error) {
 		return
 	}
 	if err != nil {
-		p.err = &PartitionError{Flow: p.f.name, Topic: p.topic, Partition: p.partition, Err: err}
+		p.err = &PartitionError{Flow: p.u.env.name, Topic: p.topic, Partition: p.partition, Err: err}
 		p.mu.Unlock()
-		p.f.partitionFailed(p, err)
+		p.u.partitionFailed(p, err)
 		return
 	}
 	p.acked, p.ackedDown = in.up, r.Offset
 	p.records++
 	p.bytes += in.size
-	due := !p.f.cfg.DisableOffsetSyncs && p.sw.ack(in.up, r.Offset, p.f.cfg.OffsetLagMax)
+	cfg := &p.u.env.cfg
+	due := !cfg.DisableOffsetSyncs && p.sw.ack(in.up, r.Offset, cfg.OffsetLagMax)
 	p.mu.Unlock()
-	p.f.metrics.acked(p, in.value, r.Timestamp)
+	p.u.env.metrics.acked(p.pm, in.size, r.Timestamp)
 	if due {
-		p.f.wakeSyncer()
+		p.u.wakeSyncer()
 	}
 }
 

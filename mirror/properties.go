@@ -850,10 +850,12 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 		if err != nil {
 			return fc, propsErr(s, "%v", err)
 		}
-		fc.ReadCommitted = rc
+		if !rc {
+			fc.Isolation = ReadUncommitted
+		}
 		b.line(r.name+".source.consumer.isolation.level", strings.TrimSpace(s.Value), s.Key)
 	} else {
-		b.line(r.name+".source.consumer.isolation.level", "read_uncommitted", "default: records of aborted transactions are replicated (MM2 default)")
+		b.line(r.name+".source.consumer.isolation.level", "read_committed", "kmirror default (MM2: read_uncommitted, which copies records of aborted source transactions to the target, KAFKA-14021)")
 	}
 	for _, x := range []struct {
 		key      string

@@ -158,7 +158,7 @@ func summary(t *testing.T, p *Properties) string {
 			onOff(d.DisableCheckpoints, d.EmitCheckpointsInterval), onOff(!d.SyncGroupOffsets, d.SyncGroupOffsetsInterval),
 			onOff(d.DisableRefreshGroups, d.RefreshGroupsInterval), onOff(d.DisableHeartbeats, d.EmitHeartbeatsInterval), d.AdminTimeout)
 		fmt.Fprintf(&sb, "  start=%v read_committed=%t fetch.max.bytes=%d fetch.max.partition.bytes=%d buffered.bytes=%d use.defaults.from.source=%t\n",
-			map[StartOffset]string{StartEarliest: "earliest", StartLatest: "latest"}[d.StartOffset], d.ReadCommitted, d.FetchMaxBytes, d.FetchMaxPartitionBytes, d.MaxBufferedBytes, d.UseDefaultsFromSource)
+			map[StartOffset]string{StartEarliest: "earliest", StartLatest: "latest"}[d.StartOffset], d.Isolation == ReadCommitted, d.FetchMaxBytes, d.FetchMaxPartitionBytes, d.MaxBufferedBytes, d.UseDefaultsFromSource)
 	}
 	for _, w := range p.Warnings() {
 		fmt.Fprintf(&sb, "warning %s\n", w)
@@ -240,7 +240,7 @@ func TestPropertiesMatchMM2(t *testing.T) {
 			}
 			ff := flowFacts{Name: f.Name(), Disabled: f.Disabled, Heartbeats: !f.DisableHeartbeats, Topics: sel,
 				Remote: d.Policy.FormatRemoteTopic(f.Source, "orders"), RF: d.ReplicationFactor, Start: d.StartOffset,
-				ReadCommitted: d.ReadCommitted, FetchMaxBytes: d.FetchMaxBytes, OffsetStorageRF: d.OffsetStorageReplicationFactor}
+				ReadCommitted: d.Isolation == ReadCommitted, FetchMaxBytes: d.FetchMaxBytes, OffsetStorageRF: d.OffsetStorageReplicationFactor}
 			if !d.DisableCheckpoints {
 				ff.Checkpoints = d.EmitCheckpointsInterval
 			}
@@ -262,43 +262,43 @@ func TestPropertiesMatchMM2(t *testing.T) {
 		want []flowFacts
 	}{
 		{"f1", []flowFacts{
-			{"A->B", false, true, all, "A.orders", 1, m, 0, 10 * m, StartEarliest, false, def, 1},
-			{"B->A", false, true, all, "B.orders", 1, m, 0, 10 * m, StartEarliest, false, def, 1},
+			{"A->B", false, true, all, "A.orders", 1, m, 0, 10 * m, StartEarliest, true, def, 1},
+			{"B->A", false, true, all, "B.orders", 1, m, 0, 10 * m, StartEarliest, true, def, 1},
 		}},
 		{"f2", []flowFacts{
-			{"DC1->DC2", false, true, all, "DC1.orders", 3, m, 0, 10 * s, StartEarliest, false, def, 3},
-			{"DC2->DC1", false, true, all, "DC2.orders", 3, m, 0, 10 * s, StartEarliest, false, def, 3},
+			{"DC1->DC2", false, true, all, "DC1.orders", 3, m, 0, 10 * s, StartEarliest, true, def, 3},
+			{"DC2->DC1", false, true, all, "DC2.orders", 3, m, 0, 10 * s, StartEarliest, true, def, 3},
 		}},
 		{"f3", []flowFacts{
 			{"primary->mirror", false, true, []string{"reading.sensor.b"}, "orders", 1, 15 * s, 15 * s, m, StartLatest, true, def, 1},
-			{"mirror->primary", true, true, all, "orders", 1, m, 0, m, StartEarliest, false, def, 1},
+			{"mirror->primary", true, true, all, "orders", 1, m, 0, m, StartEarliest, true, def, 1},
 		}},
 		// MM2 names remote topics site-a.orders here (top-level
 		// source.cluster.alias); kmirror keeps the cluster alias and warns.
 		{"f4", []flowFacts{
-			{"target->source", true, true, all, "target.orders", 1, m, 0, 10 * m, StartEarliest, false, def, 1},
-			{"source->target", false, false, all, "source.orders", 1, 0, 0, 10 * m, StartEarliest, false, def, 1},
+			{"target->source", true, true, all, "target.orders", 1, m, 0, 10 * m, StartEarliest, true, def, 1},
+			{"source->target", false, false, all, "source.orders", 1, 0, 0, 10 * m, StartEarliest, true, def, 1},
 		}},
 		// MM2 uses replication.factor 2 when unset; kmirror -1 (broker default).
 		{"f6", []flowFacts{
-			{"source->target", false, true, all, "orders", -1, s, m, 0, StartEarliest, false, def, 1},
-			{"target->source", true, true, all, "orders", -1, s, m, 0, StartEarliest, false, def, 1},
+			{"source->target", false, true, all, "orders", -1, s, m, 0, StartEarliest, true, def, 1},
+			{"target->source", true, true, all, "orders", -1, s, m, 0, StartEarliest, true, def, 1},
 		}},
 		// topics.exclude=^__.* replaces the defaults: x.replica is replicated.
 		{"f7", []flowFacts{
-			{"source->destination", false, true, []string{"orders", "orders-v2", "x.replica", "test-1", "reading.sensor.b"}, "orders", 3, m, 0, 10 * m, StartEarliest, false, 64 << 20, -1},
-			{"destination->source", true, true, all, "orders", 3, m, 0, 10 * m, StartEarliest, false, def, -1},
+			{"source->destination", false, true, []string{"orders", "orders-v2", "x.replica", "test-1", "reading.sensor.b"}, "orders", 3, m, 0, 10 * m, StartEarliest, true, 64 << 20, -1},
+			{"destination->source", true, true, all, "orders", 3, m, 0, 10 * m, StartEarliest, true, def, -1},
 		}},
 		{"f9", []flowFacts{
-			{"primary->secondary", false, false, []string{"test-1"}, "orders", 1, 0, 0, 0, StartEarliest, false, def, 1},
+			{"primary->secondary", false, false, []string{"test-1"}, "orders", 1, 0, 0, 0, StartEarliest, true, def, 1},
 		}},
 		{"seed-active-standby", []flowFacts{
-			{"primary->secondary", false, true, all, "primary.orders", 2, m, m, 10 * m, StartEarliest, false, def, 2},
-			{"secondary->primary", true, true, all, "secondary.orders", 2, m, 0, 10 * m, StartEarliest, false, def, 1},
+			{"primary->secondary", false, true, all, "primary.orders", 2, m, m, 10 * m, StartEarliest, true, def, 2},
+			{"secondary->primary", true, true, all, "secondary.orders", 2, m, 0, 10 * m, StartEarliest, true, def, 1},
 		}},
 		{"seed-multi-region-dr", []flowFacts{
-			{"us-east-1->ap-northeast-2", false, true, []string{"orders"}, "us-east-1.orders", 3, 30 * s, 0, 10 * m, StartEarliest, false, def, -1},
-			{"ap-northeast-2->us-east-1", true, true, all, "ap-northeast-2.orders", 3, m, 0, 10 * m, StartEarliest, false, def, -1},
+			{"us-east-1->ap-northeast-2", false, true, []string{"orders"}, "us-east-1.orders", 3, 30 * s, 0, 10 * m, StartEarliest, true, def, -1},
+			{"ap-northeast-2->us-east-1", true, true, all, "ap-northeast-2.orders", 3, m, 0, 10 * m, StartEarliest, true, def, -1},
 		}},
 	} {
 		p := loadTestFile(t, "testdata/mm2configs/"+tc.file+".properties")
@@ -585,7 +585,7 @@ offset-syncs.topic.replication.factor = 2
 		OffsetSyncsTopicLocationTarget: true, OffsetLagMax: OffsetLagMaxEveryRecord, DisableRefreshTopics: true,
 		DisableOffsetSyncs: true, DisableHeartbeatsReplication: true, OffsetFlushInterval: 250 * time.Millisecond,
 		EmitCheckpointsInterval: 5 * time.Second, SyncGroupOffsets: true, SyncGroupOffsetsInterval: 7 * time.Second,
-		AdminTimeout: 1500 * time.Millisecond, StartOffset: StartLatest, ReadCommitted: true, FetchMaxPartitionBytes: 2048, MaxBufferedBytes: 4096}
+		AdminTimeout: 1500 * time.Millisecond, StartOffset: StartLatest, FetchMaxPartitionBytes: 2048, MaxBufferedBytes: 4096}
 	if diff := cmp.Diff(want, ab); diff != "" {
 		t.Errorf("A->B (-want +got):\n%s", diff)
 	}

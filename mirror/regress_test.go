@@ -172,7 +172,7 @@ func TestTransactionalSourceLagReachesZero(t *testing.T) {
 		}
 	}
 	fc := fastFlow(p)
-	fc.ReadCommitted = true
+	fc.Isolation = ReadCommitted
 	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
 	testcluster.Eventually(t, 30*time.Second, "lag 0 past markers and aborted records", func() (bool, string) {
 		ps := m.Status().Flows[0].Partitions

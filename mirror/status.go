@@ -50,22 +50,59 @@ type FlowStatus struct {
 	Error string `json:"error,omitempty"`
 	// Since is when State was entered.
 	Since time.Time `json:"since"`
-	// Topics is the number of source topics replicated.
+	// Topics is the number of source topics the flow selects (all members
+	// see the same number).
 	Topics int `json:"topics"`
-	// Records and Bytes replicated (acknowledged by the target) since start;
-	// Bytes counts keys, values and headers.
+	// Member is this process's place among the processes that run the
+	// flow: the slots it owns and whether it holds the singleton duties.
+	Member MemberStatus `json:"member"`
+	// Records and Bytes replicated by this member (acknowledged by the
+	// target) since start; Bytes counts keys, values, header keys and
+	// header values.
 	Records int64 `json:"records"`
 	Bytes   int64 `json:"bytes"`
-	// Lag is the sum of the partitions' lag in records.
+	// Lag is the sum of the lag of this member's partitions, in records.
 	Lag int64 `json:"lag"`
-	// Partitions, sorted by topic and partition.
+	// Partitions are the source partitions this member replicates (those of
+	// the slots it owns), sorted by topic and partition.
 	Partitions []PartitionStatus `json:"partitions"`
-	// Gaps lists the source gaps detected since start (newest last, at most 100).
+	// Gaps lists the source gaps this member detected since start (newest
+	// last, at most 100).
 	Gaps []GapError `json:"gaps,omitempty"`
-	// Groups is the state of consumer-group checkpointing and offset sync.
+	// Groups is the state of consumer-group checkpointing and offset sync,
+	// reported only by the member holding the singleton duties
+	// (Member.Singleton); the other members report none.
 	Groups []GroupStatus `json:"groups,omitempty"`
 	// LastHeartbeat is when the flow last wrote a heartbeat (zero if never).
 	LastHeartbeat time.Time `json:"last_heartbeat,omitzero"`
+}
+
+// MemberStatus describes this process as a member of a flow's group: the
+// processes running the same flow share its Tasks slots (MM2's tasks.max)
+// through a Kafka consumer group whose id is GroupID. Each source partition
+// belongs to one slot; a member replicates the partitions of the slots it
+// owns, and the member owning slot 0 also does the singleton duties (topic
+// creation, config and ACL sync, checkpoints, group offset sync,
+// heartbeats).
+type MemberStatus struct {
+	// GroupID is the group of the flow's members ("kmirror.<source>-><target>"
+	// unless FlowConfig.GroupID overrides it).
+	GroupID string `json:"group_id"`
+	// MemberID and Generation are this member's id and the group generation
+	// of its last assignment ("" and 0 before the first one).
+	MemberID   string `json:"member_id"`
+	Generation int32  `json:"generation"`
+	// Tasks is the number of slots of the flow.
+	Tasks int `json:"tasks"`
+	// Slots are the slots this member owns, sorted.
+	Slots []int32 `json:"slots"`
+	// Singleton is true while this member holds the singleton duties.
+	Singleton bool `json:"singleton"`
+	// Rebalances counts the rebalances this member went through since it
+	// started, and RebalanceSeconds the time spent in them (from the
+	// revocation or loss of slots to the next assignment).
+	Rebalances       int64   `json:"rebalances"`
+	RebalanceSeconds float64 `json:"rebalance_seconds"`
 }
 
 // PartitionStatus is the replication state of one source partition.

@@ -15,9 +15,9 @@ import (
 
 // runTasks runs the flow's heartbeat emitter (MM2's MirrorHeartbeatConnector)
 // and checkpoint emitter with group-offset sync (MirrorCheckpointConnector)
-// until ctx is done, and returns after both have stopped. Each task builds
-// and closes its own clients, so it also runs for a Disabled flow, whose
-// engine clients are never opened.
+// until ctx is done, and returns after both have stopped: the singleton
+// duties of the member holding slot 0. Each task builds and closes its own
+// clients.
 //
 //   - Heartbeats run unless DisableHeartbeats, also for a Disabled flow
 //     (docs/mm2-compat.md §7: MM2 emits heartbeats for every pair unless
@@ -32,7 +32,7 @@ import (
 //
 // Errors of the tasks are logged, counted in kmirror_errors_total and shown
 // in Status; only invalid task configuration is returned.
-func (f *flow) runTasks(ctx context.Context, _ chan<- error) error {
+func (f *flow) runTasks(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	tm := f.metrics.taskMetrics(f)
@@ -51,7 +51,7 @@ func (f *flow) runTasks(ctx context.Context, _ chan<- error) error {
 				f.lastHB = at
 				f.mu.Unlock()
 			},
-			OnError: func(error) { f.metrics.flowErr(f, "heartbeat") },
+			OnError: func(error) { f.metrics.flowErr(f.labels, "heartbeat") },
 		})
 		if err != nil {
 			return fmt.Errorf("heartbeat task: %w", err)
@@ -93,7 +93,7 @@ func (f *flow) runTasks(ctx context.Context, _ chan<- error) error {
 		OnLatency:             tm.latency,
 		OnCheckpoints:         tm.checkpoints,
 		OnCommits:             tm.commits,
-		OnError:               func(op string, _ error) { f.metrics.flowErr(f, "checkpoint_"+op) },
+		OnError:               func(op string, _ error) { f.metrics.flowErr(f.labels, "checkpoint_"+op) },
 	})
 	if err != nil {
 		return fmt.Errorf("checkpoint task: %w", err)

@@ -12,36 +12,45 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// refreshLoop runs the periodic topic refresh (new topics, partition
-// increases, re-created topics), topic-config sync and ACL sync, each on its
-// own interval (MM2's MirrorSourceConnector scheduler, docs/mm2-compat.md
-// §5.1).
+// refreshLoop runs, on their own intervals (MM2's MirrorSourceConnector
+// scheduler): discovery of the source partitions ready to replicate, which
+// every member runs and which, on the member holding slot 0, also creates
+// remote topics and follows partition increases; topic-config sync and ACL
+// sync (slot 0's member only); and the cluster probe (every member).
 func (f *flow) refreshLoop(ctx context.Context) {
 	type job struct {
-		every  time.Duration
-		next   time.Time
-		run    func(context.Context) error
-		name   string
-		topics bool
+		every     time.Duration
+		next      time.Time
+		run       func(context.Context) error
+		name      string
+		topics    bool
+		singleton bool // only while this member holds slot 0
 	}
 	now := time.Now()
 	var jobs []*job
-	if !f.cfg.DisableRefreshTopics {
-		first := now.Add(f.cfg.RefreshTopicsInterval)
-		if f.topicsPending.Load() {
-			first = now.Add(min(f.cfg.RefreshTopicsInterval, 500*time.Millisecond))
-		}
-		jobs = append(jobs, &job{f.cfg.RefreshTopicsInterval, first,
-			func(ctx context.Context) error { return f.syncTopics(ctx, false) }, "refresh topics", true})
-	}
-	if !f.cfg.DisableTopicConfigSync {
-		jobs = append(jobs, &job{f.cfg.SyncTopicConfigsInterval, now.Add(f.cfg.SyncTopicConfigsInterval), f.syncConfigs, "sync topic configs", false})
-	}
 	probeEvery := max(f.cfg.OffsetFlushInterval, time.Second)
-	jobs = append(jobs, &job{probeEvery, now.Add(probeEvery), f.probe, "probe clusters", false})
-	if !f.cfg.DisableTopicACLSync {
-		jobs = append(jobs, &job{f.cfg.SyncTopicACLsInterval, now, f.syncACLs, "sync topic ACLs", false})
+	jobs = append(jobs, &job{every: probeEvery, next: now.Add(probeEvery), run: f.probe, name: "probe clusters"})
+	if !f.cfg.Disabled {
+		// Discovery also runs when refresh.topics.enabled=false: units
+		// need the partitions of the topics that existed at start, and a
+		// member that joins later must find them too; topic creation
+		// after the first round follows the setting.
+		every := f.cfg.RefreshTopicsInterval
+		first := now.Add(every)
+		if f.topicsPending.Load() {
+			first = now.Add(min(every, 500*time.Millisecond))
+		}
+		jobs = append(jobs, &job{every: every, next: first, run: func(ctx context.Context) error { return f.discover(ctx, false) },
+			name: "refresh topics", topics: true})
+		if !f.cfg.DisableTopicConfigSync {
+			jobs = append(jobs, &job{every: f.cfg.SyncTopicConfigsInterval, next: now.Add(f.cfg.SyncTopicConfigsInterval), run: f.syncConfigs,
+				name: "sync topic configs", singleton: true})
+		}
+		if !f.cfg.DisableTopicACLSync {
+			jobs = append(jobs, &job{every: f.cfg.SyncTopicACLsInterval, next: now, run: f.syncACLs, name: "sync topic ACLs", singleton: true})
+		}
 	}
+	wasSingleton := false
 	for {
 		next := jobs[0].next
 		for _, j := range jobs[1:] {
@@ -53,9 +62,24 @@ func (f *flow) refreshLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-time.After(time.Until(next)):
+		case <-f.refreshWake:
+			// Slot 0 was acquired, or discovery is needed now: run the
+			// topic and singleton jobs at once.
+			single := f.isSingleton.Load()
+			for _, j := range jobs {
+				if j.topics || (j.singleton && single && !wasSingleton) {
+					j.next = time.Now()
+				}
+			}
 		}
+		single := f.isSingleton.Load()
+		wasSingleton = single
 		for _, j := range jobs {
 			if time.Now().Before(j.next) {
+				continue
+			}
+			if j.singleton && !single {
+				j.next = time.Now().Add(j.every)
 				continue
 			}
 			if err := j.run(ctx); err != nil && ctx.Err() == nil {
@@ -71,12 +95,14 @@ func (f *flow) refreshLoop(ctx context.Context) {
 	}
 }
 
-// syncTopics lists the source topics the flow replicates, creates missing
-// remote topics (source partition count, replication.factor, source configs
-// minus config.properties.exclude: docs/field-failures.md cases B19/B20),
-// follows partition increases, detects re-created source topics, and starts
-// replicating partitions whose remote partition exists.
-func (f *flow) syncTopics(ctx context.Context, initial bool) error {
+// discover lists the source topics the flow replicates and publishes, by
+// slot, the partitions ready to replicate (those whose remote partition
+// exists) to the units this member runs. On the member holding slot 0 it
+// first creates missing remote topics (source partition count,
+// replication.factor, source configs minus config.properties.exclude: cases
+// B19/B20 of the field failures) and follows partition increases; it does
+// so only at start unless refresh.topics.enabled.
+func (f *flow) discover(ctx context.Context, initial bool) error {
 	src, err := f.srcAdm.ListTopics(ctx)
 	if err != nil {
 		return fmt.Errorf("listing topics on %s: %w", f.src.Alias, err)
@@ -92,138 +118,81 @@ func (f *flow) syncTopics(ctx context.Context, initial bool) error {
 		}
 	}
 	var errs []error
-	var create []string
-	for _, t := range selected {
-		remote := f.pol.FormatRemoteTopic(f.cfg.Source, t)
-		n := len(src[t].Partitions)
-		rd, ok := dst[remote]
-		switch {
-		case !ok || errors.Is(rd.Err, kerr.UnknownTopicOrPartition):
-			create = append(create, t)
-		case rd.Err != nil:
-			errs = append(errs, fmt.Errorf("describing %s on %s: %w", remote, f.dst.Alias, rd.Err))
-		case len(rd.Partitions) < n:
-			resp, err := f.dstAdm.UpdatePartitions(ctx, n, remote)
-			if err == nil {
-				err = resp.Error()
+	create := f.isSingleton.Load() && (initial || !f.cfg.DisableRefreshTopics || f.catalog.Load() == nil)
+	if create {
+		var missing []string
+		for _, t := range selected {
+			remote := f.pol.FormatRemoteTopic(f.cfg.Source, t)
+			n := len(src[t].Partitions)
+			rd, ok := dst[remote]
+			switch {
+			case !ok || errors.Is(rd.Err, kerr.UnknownTopicOrPartition):
+				missing = append(missing, t)
+			case rd.Err != nil:
+				errs = append(errs, fmt.Errorf("describing %s on %s: %w", remote, f.dst.Alias, rd.Err))
+			case len(rd.Partitions) < n:
+				resp, err := f.dstAdm.UpdatePartitions(ctx, n, remote)
+				if err == nil {
+					err = resp.Error()
+				}
+				if err != nil && !errors.Is(err, kerr.InvalidPartitions) {
+					errs = append(errs, fmt.Errorf("increasing %s on %s to %d partitions: %w", remote, f.dst.Alias, n, err))
+				} else {
+					f.log.Info("remote topic partitions increased", "topic", remote, "partitions", n)
+				}
 			}
-			if err != nil && !errors.Is(err, kerr.InvalidPartitions) {
-				errs = append(errs, fmt.Errorf("increasing %s on %s to %d partitions: %w", remote, f.dst.Alias, n, err))
-			} else {
-				f.log.Info("remote topic partitions increased", "topic", remote, "partitions", n)
+		}
+		if len(missing) > 0 {
+			if err := f.createRemoteTopics(ctx, missing, src); err != nil {
+				errs = append(errs, err)
+			}
+			if dst, err = f.dstAdm.ListTopics(ctx); err != nil {
+				return errors.Join(append(errs, fmt.Errorf("listing topics on %s: %w", f.dst.Alias, err))...)
 			}
 		}
 	}
-	if len(create) > 0 {
-		if err := f.createRemoteTopics(ctx, create, src); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	// Start partitions whose remote partition exists now.
-	dst, err = f.dstAdm.ListTopics(ctx)
-	if err != nil {
-		return errors.Join(append(errs, fmt.Errorf("listing topics on %s: %w", f.dst.Alias, err))...)
-	}
-	parts := *f.parts.Load()
-	var add []*partState
+	cat := &catalog{bySlot: map[int32]map[tp]offered{}}
+	ready, want := 0, 0
 	for _, t := range selected {
+		sd := src[t]
+		want += len(sd.Partitions)
 		remote := f.pol.FormatRemoteTopic(f.cfg.Source, t)
 		rd, ok := dst[remote]
 		if !ok || rd.Err != nil {
 			f.log.Debug("remote topic not usable yet", "topic", remote, "known", ok, "err", rd.Err)
 			continue
 		}
-		sd := src[t]
-		f.checkTopicID(t, sd.ID, parts)
+		n := 0
 		for _, pd := range sd.Partitions.Sorted() {
-			if _, ok := parts[tp{t, pd.Partition}]; ok {
-				continue
-			}
 			if _, ok := rd.Partitions[pd.Partition]; !ok {
 				continue
 			}
-			add = append(add, newPartState(f, t, remote, pd.Partition, f.resume.resumePoint(t, pd.Partition)))
+			k := slotOf(t, pd.Partition, f.tasks)
+			if cat.bySlot[k] == nil {
+				cat.bySlot[k] = map[tp]offered{}
+			}
+			cat.bySlot[k][tp{t, pd.Partition}] = offered{remote: remote, id: sd.ID}
+			n++
 		}
+		if n > 0 {
+			cat.topics = append(cat.topics, t)
+		}
+		ready += n
 	}
-	ready := f.waitProducerMetadata(ctx, add, parts)
-	f.addPartitions(ready)
+	f.catalog.Store(cat)
 	// Partitions whose remote partition is not usable yet (just created,
-	// leader not elected) are retried within a second, not a whole
-	// refresh interval later.
-	started := len(parts) + len(ready)
-	want := 0
-	for _, t := range selected {
-		want += len(src[t].Partitions)
-	}
-	f.topicsPending.Store(started < want)
+	// leader not elected, or created by another member) are retried within
+	// a second, not a whole refresh interval later.
+	f.topicsPending.Store(ready < want)
 	f.mu.Lock()
 	f.nTopics = len(selected)
 	f.mu.Unlock()
-	if len(ready) > 0 && !initial {
-		f.log.Info("new source partitions", "count", len(ready))
+	f.unitsMu.Lock()
+	for k, u := range f.units {
+		u.setOffer(cat.slot(k))
 	}
+	f.unitsMu.Unlock()
 	return errors.Join(errs...)
-}
-
-// waitProducerMetadata waits (up to AdminTimeout) until the target
-// producer's metadata knows the new partitions of remote topics it already
-// writes to: kgo fails a record for a partition its cached metadata lacks
-// instead of waiting, which a partition increase would otherwise hit.
-// Partitions still unknown at the deadline are left for the next refresh.
-func (f *flow) waitProducerMetadata(ctx context.Context, add []*partState, parts map[tp]*partState) []*partState {
-	known := map[string]bool{}
-	for _, p := range parts {
-		known[p.remote] = true
-	}
-	deadline := time.Now().Add(f.cfg.AdminTimeout)
-	ready := add[:0]
-	for _, p := range add {
-		for known[p.remote] {
-			if leader, _, _ := f.dstCl.PartitionLeader(p.remote, p.partition); leader >= 0 {
-				break
-			}
-			if time.Now().After(deadline) || ctx.Err() != nil {
-				return ready
-			}
-			f.dstCl.ForceMetadataRefresh()
-			select {
-			case <-ctx.Done():
-				return ready
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-		ready = append(ready, p)
-	}
-	return ready
-}
-
-// checkTopicID notices a source topic deleted and re-created under the same
-// name (new topic ID): the records of the old topic not yet replicated are
-// lost, which is reported as a gap; replication restarts at the new
-// topic's log start.
-func (f *flow) checkTopicID(topic string, id kadm.TopicID, parts map[tp]*partState) {
-	f.mu.Lock()
-	old, seen := f.topicIDs[topic]
-	f.topicIDs[topic] = id
-	f.mu.Unlock()
-	if !seen || old == id || id == (kadm.TopicID{}) {
-		return
-	}
-	var reset []*partState
-	for k, p := range parts {
-		if k.topic != topic {
-			continue
-		}
-		p.mu.Lock()
-		hw, acked := p.hw, p.acked
-		p.mu.Unlock()
-		gap := &GapError{Flow: f.name, Topic: topic, Partition: k.partition, From: acked + 1, To: max(hw, acked+1),
-			Reason: fmt.Sprintf("the source topic was deleted and re-created (topic ID %s, was %s); replication restarts at the new topic's log start", id, old)}
-		if f.reportGap(p, gap) {
-			reset = append(reset, p)
-		}
-	}
-	f.restartTopic(topic, reset)
 }
 
 func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm.TopicDetails) error {
@@ -299,11 +268,7 @@ func (f *flow) rememberConfigs(remote string, configs map[string]*string) {
 // earlier and the source has dropped its override since. Excluded keys are
 // never touched.
 func (f *flow) syncConfigs(ctx context.Context) error {
-	var topics []string
-	for _, p := range *f.parts.Load() {
-		topics = append(topics, p.topic)
-	}
-	topics = dedupSorted(topics)
+	topics := f.catalog.Load().topicList()
 	if len(topics) == 0 {
 		return nil
 	}
@@ -383,15 +348,13 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func dedupSorted(s []string) []string {
-	sort.Strings(s)
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
+// topicList returns the source topics with ready partitions (nil for a
+// nil catalog).
+func (c *catalog) topicList() []string {
+	if c == nil {
+		return nil
 	}
-	return out
+	return c.topics
 }
 
 // syncACLs copies the source's LITERAL topic ACLs of replicated topics to the

@@ -64,6 +64,11 @@ func Partition(key []byte, numPartitions int32) int32 {
 	return int32(murmur2(key)&0x7fffffff) % numPartitions
 }
 
+// Hash is Kafka's murmur2 of b with the sign bit cleared (Utils.murmur2
+// followed by Utils.toPositive): the hash Kafka's default partitioner
+// reduces modulo the partition count.
+func Hash(b []byte) int32 { return int32(murmur2(b) & 0x7fffffff) }
+
 // murmur2 is Kafka's 32-bit MurmurHash2 variant (seed 0x9747b28c,
 // little-endian 4-byte blocks).
 func murmur2(data []byte) uint32 {

@@ -1,0 +1,294 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/connectoffsets"
+)
+
+// Membership: the processes that run the same flow (members) share its N
+// slots through Kafka's group protocol. The group (classic protocol,
+// cooperative-sticky balancer) consumes the flow's coordination topic on
+// the target, whose N partitions are the slots: a member owns slot k while
+// the group assigns it partition k. Nothing is ever written to that topic.
+
+// unitsTopicName is the coordination topic of the flow source->target on
+// the target cluster: mm2-kmirror-units.<source>.internal, named like
+// Connect's mm2-offsets.<source>.internal so that MM2 (4.0+) treats it as
+// internal and never replicates it.
+func unitsTopicName(source string) string { return "mm2-kmirror-units." + source + ".internal" }
+
+// defaultGroupID is the group id of the flow's members unless
+// FlowConfig.GroupID overrides it: "kmirror.<source>-><target>". It is
+// not MM2's Connect group ("<source>-mm2"), so kmirror members never join
+// an MM2 cluster's group.
+func defaultGroupID(source, target string) string { return "kmirror." + source + "->" + target }
+
+// slotOf maps a source partition to its slot: (murmur2(topic) + partition)
+// mod n, with Kafka's murmur2 and its sign bit cleared. The partitions of a
+// topic are spread round-robin from a start that depends on the topic, and
+// adding partitions to a topic never moves an existing one.
+func slotOf(topic string, partition, n int32) int32 {
+	return int32((int64(connectoffsets.Hash([]byte(topic))) + int64(partition)) % int64(n))
+}
+
+// unitsTopicPartitions creates the coordination topic with N partitions if
+// it is missing and checks that an existing one has N partitions: members
+// configured with different task counts cannot share the work.
+func (f *flow) ensureUnitsTopic(ctx context.Context) error {
+	if err := createCompacted(ctx, f.dstAdm, f.dst.Alias, f.unitsTopic, f.tasks, f.cfg.OffsetStorageReplicationFactor); err != nil {
+		return err
+	}
+	td, err := f.dstAdm.ListTopics(ctx, f.unitsTopic)
+	if err != nil {
+		return err
+	}
+	d, ok := td[f.unitsTopic]
+	if !ok || d.Err != nil || len(d.Partitions) == 0 {
+		if ok && d.Err != nil {
+			return d.Err
+		}
+		return fmt.Errorf("topic %s not visible yet", f.unitsTopic)
+	}
+	if n := int32(len(d.Partitions)); n != f.tasks {
+		return &fatalError{&ConfigError{Key: f.name + ".tasks.max", Value: fmt.Sprint(f.tasks),
+			Reason: fmt.Sprintf("the flow's members share %d slots (the partitions of %s on %s) but this member is configured with %d: set tasks.max=%d like the running members, or change the number of slots offline (stop every member, then run `kmirror units -config FILE -resize`, which fences the old exactly-once producers and re-creates the topic)",
+				n, f.unitsTopic, f.dst.Alias, f.tasks, n)}}
+	}
+	return nil
+}
+
+// join creates the flow's group member. Its callbacks start and stop the
+// units of the slots the group assigns; they run on kgo's group goroutine,
+// one at a time.
+func (f *flow) join() error {
+	c := f.cfg
+	opts := f.clientOpts(f.dst, f.dst.Consumer,
+		kgo.ConsumerGroup(f.groupID),
+		kgo.ConsumeTopics(f.unitsTopic),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.DisableAutoCommit(),
+		kgo.SessionTimeout(c.SessionTimeout),
+		kgo.HeartbeatInterval(c.HeartbeatInterval),
+		kgo.RebalanceTimeout(c.RebalanceTimeout),
+		kgo.OnPartitionsAssigned(f.onAssigned),
+		kgo.OnPartitionsRevoked(f.onRevoked),
+		kgo.OnPartitionsLost(f.onLost),
+		kgo.FetchMaxWait(5*time.Second),
+	)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return fmt.Errorf("group member on %s: %w", f.dst.Alias, err)
+	}
+	f.group = cl
+	return nil
+}
+
+// groupLoop polls the member's client: the coordination topic holds no
+// records, but group errors are delivered through polls.
+func (f *flow) groupLoop(ctx context.Context) {
+	var logged time.Time
+	for {
+		fs := f.group.PollFetches(ctx)
+		if ctx.Err() != nil || fs.IsClientClosed() {
+			return
+		}
+		fs.EachError(func(_ string, _ int32, err error) {
+			if errors.Is(err, context.Canceled) || time.Since(logged) < 10*time.Second {
+				return
+			}
+			logged = time.Now()
+			f.log.Warn("group membership", "group", f.groupID, "err", err)
+		})
+	}
+}
+
+// slotsOf returns the sorted slots of assigned (partitions of the
+// coordination topic).
+func (f *flow) slotsOf(assigned map[string][]int32) []int32 {
+	s := slices.Clone(assigned[f.unitsTopic])
+	slices.Sort(s)
+	return s
+}
+
+func (f *flow) onAssigned(_ context.Context, cl *kgo.Client, assigned map[string][]int32) {
+	slots := f.slotsOf(assigned)
+	memberID, gen := cl.GroupMetadata()
+	f.unitsMu.Lock()
+	f.memberID, f.generation = memberID, gen
+	if !f.rebalanceStart.IsZero() {
+		d := time.Since(f.rebalanceStart)
+		f.rebalances++
+		f.rebalanceTime += d
+		f.metrics.rebalanced(f.labels, d)
+		f.rebalanceStart = time.Time{}
+	}
+	if f.leaving {
+		f.unitsMu.Unlock()
+		return
+	}
+	var started []int32
+	for _, k := range slots {
+		if k < 0 || k >= f.tasks {
+			continue
+		}
+		if k == 0 && f.single == nil {
+			f.startSingleton()
+		}
+		if f.cfg.Disabled || f.units[k] != nil {
+			continue
+		}
+		u := newUnit(k, f.env)
+		f.units[k] = u
+		u.setOffer(f.catalog.Load().slot(k))
+		u.start(f.hard)
+		started = append(started, k)
+	}
+	owned := f.ownedLocked()
+	f.unitsMu.Unlock()
+	if len(started) > 0 || len(slots) > 0 {
+		f.log.Info("slots assigned", "member", memberID, "generation", gen, "new", started, "owned", owned)
+	}
+}
+
+func (f *flow) onRevoked(_ context.Context, _ *kgo.Client, revoked map[string][]int32) {
+	f.unitsMu.Lock()
+	f.rebalanceStart = time.Now()
+	f.unitsMu.Unlock()
+	f.release(f.slotsOf(revoked), true)
+}
+
+func (f *flow) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+	f.unitsMu.Lock()
+	f.rebalanceStart = time.Now()
+	f.unitsMu.Unlock()
+	f.release(f.slotsOf(lost), false)
+}
+
+// release stops the units of slots (and the singleton duties with slot 0),
+// all at once, and returns when they have stopped: graceful stores resume
+// points first (revocation); otherwise nothing is stored (the slots were
+// lost: another member may own them already).
+func (f *flow) release(slots []int32, graceful bool) {
+	f.unitsMu.Lock()
+	var us []*unit
+	var single *singleton
+	for _, k := range slots {
+		if u := f.units[k]; u != nil {
+			us = append(us, u)
+			delete(f.units, k)
+		}
+		if k == 0 {
+			single, f.single = f.single, nil
+			f.isSingleton.Store(false)
+		}
+	}
+	owned := f.ownedLocked()
+	f.unitsMu.Unlock()
+	if len(us) == 0 && single == nil {
+		return
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, u := range us {
+		wg.Go(func() { u.stop(graceful) })
+	}
+	if single != nil {
+		wg.Go(single.stop)
+	}
+	wg.Wait()
+	f.unitsMu.Lock()
+	if f.leaving {
+		// The member stopped: Status keeps showing where its partitions
+		// ended.
+		for _, u := range us {
+			f.final = u.snapshot(f.final)
+		}
+	}
+	f.unitsMu.Unlock()
+	how := "revoked"
+	if !graceful {
+		how = "lost"
+	}
+	f.log.Info("slots "+how, "slots", slots, "owned", owned, "took", time.Since(start).Round(time.Millisecond))
+}
+
+// ownedLocked returns the sorted slots this member replicates or holds the
+// singleton duties of. f.unitsMu must be held.
+func (f *flow) ownedLocked() []int32 {
+	var s []int32
+	for k := range f.units {
+		s = append(s, k)
+	}
+	if f.single != nil && !slices.Contains(s, 0) {
+		s = append(s, 0)
+	}
+	slices.Sort(s)
+	return s
+}
+
+// leave stops every unit (gracefully unless hard is done) and the
+// singleton duties, then leaves the group so that the other members take
+// the slots over at once.
+func (f *flow) leave(hard context.Context) {
+	f.unitsMu.Lock()
+	f.leaving = true
+	slots := make([]int32, 0, len(f.units)+1)
+	for k := range f.units {
+		slots = append(slots, k)
+	}
+	if f.single != nil {
+		slots = append(slots, 0)
+	}
+	f.unitsMu.Unlock()
+	f.release(slots, hard.Err() == nil)
+	if f.group == nil {
+		return
+	}
+	if hard.Err() == nil {
+		ctx, cancel := context.WithTimeout(hard, 10*time.Second)
+		if err := f.group.LeaveGroupContext(ctx); err != nil && !errors.Is(err, kerr.UnknownMemberID) && ctx.Err() == nil {
+			f.log.Warn("leaving the group", "group", f.groupID, "err", err)
+		}
+		cancel()
+	}
+	f.group.Close()
+}
+
+// singleton runs the duties only one member of a flow does at a time: the
+// checkpoint emitter with group offset sync, and the heartbeat emitter
+// (tasks.go). Topic creation, config sync and ACL sync run in the flow's
+// refresh loop while the member holds slot 0 (flow.isSingleton).
+type singleton struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// startSingleton starts the singleton duties. f.unitsMu must be held.
+func (f *flow) startSingleton() {
+	ctx, cancel := context.WithCancel(f.runCtx)
+	s := &singleton{cancel: cancel, done: make(chan struct{})}
+	f.single = s
+	f.isSingleton.Store(true)
+	go func() {
+		defer close(s.done)
+		if err := f.runTasks(ctx); err != nil {
+			f.log.Error("singleton duties stopped", "err", err)
+		}
+	}()
+	f.wakeRefresh()
+	f.log.Info("singleton duties started (topic creation, config and ACL sync, checkpoints, heartbeats)")
+}
+
+func (s *singleton) stop() {
+	s.cancel()
+	<-s.done
+}

@@ -1,0 +1,389 @@
+package mirror
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/heartbeat"
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// envMemberChild holds the JSON memberSpec of a member child process (the
+// test binary re-executed, see TestMain).
+const envMemberChild = "KMIRROR_MEMBER_CHILD"
+
+// memberSpec configures one member child: an engine running one flow.
+type memberSpec struct {
+	Source, Target   []string // bootstrap addresses
+	SrcAlias         string
+	DstAlias         string
+	Topics           []string
+	Tasks            int
+	Session          time.Duration
+	Heartbeat        time.Duration
+	Flush            time.Duration
+	Checkpoints      time.Duration
+	StatusFile       string // where the child writes its Status as JSON, every 50 ms
+	DisableHeartbeat bool
+}
+
+// memberChild runs the engine until SIGTERM (graceful stop) or SIGKILL.
+func memberChild(specJSON string) int {
+	var s memberSpec
+	if err := json.Unmarshal([]byte(specJSON), &s); err != nil {
+		fmt.Fprintln(os.Stderr, "member child:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	m, err := New(
+		WithCluster(ClusterConfig{Alias: s.SrcAlias, Client: []kgo.Opt{kgo.SeedBrokers(s.Source...)}}),
+		WithCluster(ClusterConfig{Alias: s.DstAlias, Client: []kgo.Opt{kgo.SeedBrokers(s.Target...)}}),
+		WithFlow(FlowConfig{Source: s.SrcAlias, Target: s.DstAlias, Topics: s.Topics, DisableHeartbeatsReplication: true,
+			Tasks: s.Tasks, SessionTimeout: s.Session, HeartbeatInterval: s.Heartbeat, RebalanceTimeout: 20 * time.Second,
+			OffsetFlushInterval: s.Flush, RefreshTopicsInterval: 500 * time.Millisecond,
+			EmitCheckpointsInterval: s.Checkpoints, EmitHeartbeatsInterval: 200 * time.Millisecond, DisableHeartbeats: s.DisableHeartbeat}),
+	)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "member child:", err)
+		return 2
+	}
+	go func() {
+		for ctx.Err() == nil {
+			b, _ := json.Marshal(m.Status())
+			_ = os.WriteFile(s.StatusFile+".tmp", b, 0o644)
+			_ = os.Rename(s.StatusFile+".tmp", s.StatusFile)
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	if err := m.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "member child:", err)
+		return 1
+	}
+	b, _ := json.Marshal(m.Status())
+	_ = os.WriteFile(s.StatusFile, b, 0o644)
+	return 0
+}
+
+// member is a running member child.
+type member struct {
+	name   string
+	cmd    *exec.Cmd
+	status string
+	waited chan error
+}
+
+func startMember(t *testing.T, name string, spec memberSpec) *member {
+	t.Helper()
+	spec.StatusFile = t.TempDir() + "/status.json"
+	b, _ := json.Marshal(spec)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envMemberChild+"="+string(b))
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	m := &member{name: name, cmd: cmd, status: spec.StatusFile, waited: make(chan error, 1)}
+	go func() { m.waited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-m.waited; m.waited <- nil })
+	return m
+}
+
+// flowStatus reads the member's last reported status of its flow.
+func (m *member) flowStatus() (FlowStatus, bool) {
+	b, err := os.ReadFile(m.status)
+	if err != nil {
+		return FlowStatus{}, false
+	}
+	var s Status
+	if json.Unmarshal(b, &s) != nil || len(s.Flows) == 0 {
+		return FlowStatus{}, false
+	}
+	return s.Flows[0], true
+}
+
+func (m *member) signal(t *testing.T, sig syscall.Signal) error {
+	t.Helper()
+	if err := m.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-m.waited:
+		m.waited <- err
+		return err
+	case <-time.After(90 * time.Second):
+		t.Fatalf("member %s did not exit after %v", m.name, sig)
+		return nil
+	}
+}
+
+// steadyProducer writes records to every partition of topic, each value
+// "<partition>-<sequence>", at about rate records per second in total,
+// until n records are written.
+type steadyProducer struct {
+	done     chan struct{}
+	produced func() int
+}
+
+func produceSteadily(t *testing.T, c *testcluster.Cluster, topic string, parts int32, n, rate int) *steadyProducer {
+	t.Helper()
+	cl := testcluster.Client(t, c, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(2*time.Millisecond))
+	var mu sync.Mutex
+	count := 0
+	sp := &steadyProducer{done: make(chan struct{}), produced: func() int { mu.Lock(); defer mu.Unlock(); return count }}
+	go func() {
+		defer close(sp.done)
+		ctx := context.Background()
+		seq := make([]int, parts)
+		const tick = 10 * time.Millisecond
+		perTick := max(1, rate/int(time.Second/tick))
+		next := time.Now()
+		for i := 0; i < n; {
+			for j := 0; j < perTick && i < n; j, i = j+1, i+1 {
+				part := int32(i) % parts
+				cl.Produce(ctx, &kgo.Record{Topic: topic, Partition: part, Key: fmt.Appendf(nil, "k%d", seq[part]),
+					Value: fmt.Appendf(nil, "%d-%d", part, seq[part])}, func(_ *kgo.Record, err error) {
+					if err != nil {
+						t.Errorf("producing: %v", err)
+					}
+				})
+				seq[part]++
+			}
+			mu.Lock()
+			count = i
+			mu.Unlock()
+			next = next.Add(tick)
+			time.Sleep(time.Until(next))
+		}
+		if err := cl.Flush(ctx); err != nil {
+			t.Errorf("flush: %v", err)
+		}
+	}()
+	return sp
+}
+
+// writerRun is a run of consecutive target records of one partition
+// written by the same producer id.
+type writerRun struct {
+	pid        int64
+	first, end int64 // target offsets [first, end)
+}
+
+// writerRuns splits a target partition into runs by producer id.
+func writerRuns(recs []*kgo.Record) []writerRun {
+	var runs []writerRun
+	for _, r := range recs {
+		if n := len(runs); n > 0 && runs[n-1].pid == r.ProducerID {
+			runs[n-1].end = r.Offset + 1
+			continue
+		}
+		runs = append(runs, writerRun{pid: r.ProducerID, first: r.Offset, end: r.Offset + 1})
+	}
+	return runs
+}
+
+// heartbeatGaps returns the largest gap between consecutive heartbeats
+// (by their own timestamps) of the flow on the target, between from and to.
+func heartbeatGaps(t *testing.T, c *testcluster.Cluster, src, dst string, from, to time.Time) time.Duration {
+	t.Helper()
+	recs := testcluster.ReadAll(t, c, "heartbeats")
+	var ts []time.Time
+	for _, part := range recs {
+		for _, r := range part {
+			hb, err := heartbeat.Decode(r.Key, r.Value)
+			if err != nil || hb.SourceClusterAlias != src || hb.TargetClusterAlias != dst {
+				continue
+			}
+			at := time.UnixMilli(hb.Timestamp)
+			if at.After(from) && at.Before(to) {
+				ts = append(ts, at)
+			}
+		}
+	}
+	slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+	var gap time.Duration
+	for i := 1; i < len(ts); i++ {
+		gap = max(gap, ts[i].Sub(ts[i-1]))
+	}
+	if len(ts) < 2 {
+		t.Fatalf("only %d heartbeats of %s->%s between %v and %v", len(ts), src, dst, from, to)
+	}
+	return gap
+}
+
+// TestMembersShareAndHandOver runs a flow in three member processes over a
+// 12-partition topic while a steady stream of records arrives; the member
+// holding the singleton duties is SIGKILLed, later another member is
+// SIGTERMed, and a new member joins. At the end every source record is on
+// the target in order per partition (0 lost); duplicates exist only on
+// partitions the killed member owned and each replay starts one past a
+// resume point that member had stored; the graceful leave adds none;
+// writers (producer ids) of a partition never interleave; heartbeats never
+// stop for longer than the hand-over time (session timeout plus one
+// interval, plus the start of the new owner's emitter).
+func TestMembersShareAndHandOver(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns child processes; skipped in -short mode")
+	}
+	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	orders := p.Topic("orders")
+	const parts, total, rate = 12, 200_004, 5000
+	testcluster.CreateTopic(t, &p.Source, orders, parts, nil)
+	remote := p.Source.Alias + "." + orders
+	spec := memberSpec{Source: p.Source.Brokers, Target: p.Target.Brokers, SrcAlias: p.Source.Alias, DstAlias: p.Target.Alias,
+		Topics: []string{orders}, Tasks: 6, Session: 1500 * time.Millisecond, Heartbeat: 300 * time.Millisecond,
+		Flush: time.Second, Checkpoints: time.Second}
+	members := map[string]*member{}
+	for _, n := range []string{"m1", "m2", "m3"} {
+		members[n] = startMember(t, n, spec)
+	}
+	start := time.Now()
+	prod := produceSteadily(t, &p.Source, orders, parts, total, rate)
+
+	// Every slot owned, each member with some.
+	owners := func() (map[string][]int32, string) {
+		out := map[string][]int32{}
+		for n, m := range members {
+			if fs, ok := m.flowStatus(); ok {
+				out[n] = fs.Member.Slots
+			}
+		}
+		return out, fmt.Sprint(out)
+	}
+	testcluster.Eventually(t, 60*time.Second, "6 slots shared by 3 members", func() (bool, string) {
+		o, s := owners()
+		n := 0
+		for _, sl := range o {
+			if len(sl) == 0 {
+				return false, s
+			}
+			n += len(sl)
+		}
+		return n == 6 && len(o) == 3, s
+	})
+	waitProduced := func(n int) {
+		testcluster.Eventually(t, 120*time.Second, fmt.Sprintf("%d records produced", n), func() (bool, string) {
+			return prod.produced() >= n, fmt.Sprint(prod.produced())
+		})
+	}
+
+	// SIGKILL the member holding the singleton duties, mid-stream.
+	waitProduced(total / 4)
+	var victim string
+	var victimStatus FlowStatus
+	for n, m := range members {
+		if fs, ok := m.flowStatus(); ok && fs.Member.Singleton {
+			victim, victimStatus = n, fs
+		}
+	}
+	if victim == "" {
+		t.Fatal("no member holds the singleton duties")
+	}
+	killedAt := time.Now()
+	_ = members[victim].signal(t, syscall.SIGKILL)
+	killedParts := map[int32]int64{} // partition -> resume point the victim had reported
+	for _, ps := range victimStatus.Partitions {
+		killedParts[ps.Partition] = ps.Committed
+	}
+	t.Logf("SIGKILLed %s (singleton, slots %v, partitions %v)", victim, victimStatus.Member.Slots, killedParts)
+	delete(members, victim)
+	testcluster.Eventually(t, 30*time.Second, "survivors own every slot", func() (bool, string) {
+		o, s := owners()
+		n, single := 0, false
+		for name, sl := range o {
+			n += len(sl)
+			if fs, _ := members[name].flowStatus(); fs.Member.Singleton {
+				single = true
+			}
+		}
+		return n == 6 && single, s
+	})
+	t.Logf("slots taken over %v after the SIGKILL", time.Since(killedAt).Round(time.Millisecond))
+
+	// SIGTERM another member: a graceful hand-over.
+	waitProduced(total / 2)
+	var leaver string
+	for n := range members {
+		leaver = n
+		break
+	}
+	leaverStatus, _ := members[leaver].flowStatus()
+	if err := members[leaver].signal(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("member %s after SIGTERM: %v", leaver, err)
+	}
+	leftParts := map[int32]bool{}
+	for _, ps := range leaverStatus.Partitions {
+		leftParts[ps.Partition] = true
+	}
+	t.Logf("SIGTERMed %s (slots %v)", leaver, leaverStatus.Member.Slots)
+	delete(members, leaver)
+
+	// A new member joins.
+	waitProduced(3 * total / 4)
+	members["m4"] = startMember(t, "m4", spec)
+	testcluster.Eventually(t, 60*time.Second, "the new member owns slots", func() (bool, string) {
+		o, s := owners()
+		return len(o["m4"]) > 0, s
+	})
+	<-prod.done
+	end := time.Now()
+
+	src := testcluster.ReadAll(t, &p.Source, orders)
+	testcluster.Eventually(t, 120*time.Second, "everything replicated", func() (bool, string) {
+		dst := testcluster.ReadAll(t, &p.Target, remote)
+		for part := int32(0); part < parts; part++ {
+			if len(dst[part]) < len(src[part]) || !slices.ContainsFunc(dst[part], func(r *kgo.Record) bool {
+				return string(r.Value) == string(src[part][len(src[part])-1].Value)
+			}) {
+				return false, fmt.Sprintf("partition %d: %d of %d", part, len(dst[part]), len(src[part]))
+			}
+		}
+		return true, ""
+	})
+	for _, m := range members {
+		if err := m.signal(t, syscall.SIGTERM); err != nil {
+			t.Errorf("member %s after SIGTERM: %v", m.name, err)
+		}
+	}
+	dst := testcluster.ReadAll(t, &p.Target, remote)
+	stored := storedResumePoints(t, p, orders)
+	totalDups := 0
+	for part := int32(0); part < parts; part++ {
+		dups := checkReplays(t, part, src[part], dst[part], stored[part])
+		totalDups += dups
+		if _, killed := killedParts[part]; dups > 0 && !killed {
+			t.Errorf("partition %d: %d duplicates, but the killed member did not own it", part, dups)
+		}
+		runs := writerRuns(dst[part])
+		seen := map[int64]bool{}
+		for _, r := range runs {
+			if seen[r.pid] {
+				t.Errorf("partition %d: producer %d wrote again after another writer: writers interleave: %+v", part, r.pid, runs)
+			}
+			seen[r.pid] = true
+		}
+		if len(src[part]) != total/parts {
+			t.Errorf("partition %d: %d source records, want %d", part, len(src[part]), total/parts)
+		}
+	}
+	t.Logf("%d records, %d duplicates after 1 SIGKILL, 1 SIGTERM, 1 join", total, totalDups)
+
+	gap := heartbeatGaps(t, &p.Target, p.Source.Alias, p.Target.Alias, start, end)
+	bound := spec.Session + 200*time.Millisecond + 3*time.Second
+	t.Logf("largest heartbeat gap %v (bound %v)", gap, bound)
+	if gap > bound {
+		t.Errorf("heartbeats stopped for %v, longer than the hand-over bound %v", gap, bound)
+	}
+}

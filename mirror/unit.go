@@ -1,0 +1,669 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/connectoffsets"
+)
+
+// unitEnv is what a unit receives from its flow at construction: settings
+// that never change while the flow runs, and the narrow callbacks through
+// which a unit reports. A unit holds no pointer to its flow.
+type unitEnv struct {
+	cfg         FlowConfig // with defaults
+	name        string     // the flow's name, "source->target"
+	src, dst    ClusterConfig
+	log         *slog.Logger
+	metrics     *metrics
+	labels      flowLabels
+	tasks       int32  // N, the flow's number of slots
+	resumeTopic string // mm2-offsets.<source>.internal on the target
+	resumeParts int32  // its partition count
+	// clientOpts builds the options of a client of cluster c (client id,
+	// logger, the cluster's options, the role's, then extra).
+	clientOpts func(c ClusterConfig, role []kgo.Opt, extra ...kgo.Opt) []kgo.Opt
+	// sync produces one offset sync (nil when offset syncs are off);
+	// syncFlush waits for the offset syncs produced so far.
+	sync      func(topic string, partition int32, up, down int64)
+	syncFlush func(ctx context.Context)
+	// gap records a gap in the flow's status; health records the outcome
+	// of the unit's last resume-point load or commit (nil: healthy).
+	gap    func(*GapError)
+	health func(slot int32, err error)
+}
+
+// offered is a source partition discovery found ready to replicate: its
+// remote topic exists with this partition.
+type offered struct {
+	remote string
+	id     kadm.TopicID // the source topic's ID when discovered
+}
+
+// unit is one unit of work: the replication of the source partitions that
+// map to one slot of a flow, fetch → produce → acks → resume points →
+// offset syncs, with its own consumer and producer. The flow's member
+// creates it when the group assigns the slot and stops it as a whole when
+// the slot is revoked (graceful: in-flight records acknowledged, resume
+// points and final offset syncs stored) or lost (at once).
+//
+// Goroutines, both ended before run returns: the control goroutine (run:
+// partitions offered by discovery, the flush timer, due offset syncs) and
+// the poll loop (the only reader of the consumer; it owns partState.next).
+type unit struct {
+	slot int32
+	env  *unitEnv
+	log  *slog.Logger
+
+	offerMu sync.Mutex
+	offer   map[tp]offered // latest ready partitions of this slot, from discovery
+	offerCh chan struct{}
+
+	// Created by run and closed before it returns.
+	cons, prod *kgo.Client
+
+	parts    atomic.Pointer[map[tp]*partState] // copy on write by the control goroutine
+	resume   map[tp]int64                      // control goroutine: resume points loaded at start
+	topicIDs map[string]kadm.TopicID           // control goroutine: source topic IDs of its partitions
+
+	wake chan struct{} // an offset sync is due
+
+	cancel context.CancelFunc // graceful stop
+	abort  context.CancelFunc // stop without flushing
+	done   chan struct{}
+}
+
+func newUnit(slot int32, env *unitEnv) *unit {
+	u := &unit{slot: slot, env: env, log: env.log.With("unit", slot), offerCh: make(chan struct{}, 1),
+		wake: make(chan struct{}, 1), done: make(chan struct{}), topicIDs: map[string]kadm.TopicID{}}
+	empty := map[tp]*partState{}
+	u.parts.Store(&empty)
+	return u
+}
+
+// start runs the unit in its own goroutine; hard is canceled to abandon
+// in-flight work without flushing.
+func (u *unit) start(hard context.Context) {
+	hardCtx, abort := context.WithCancel(hard)
+	ctx, cancel := context.WithCancel(hardCtx)
+	u.cancel, u.abort = cancel, abort
+	go u.run(ctx, hardCtx)
+}
+
+// stop stops the unit and waits for it: gracefully (in-flight records
+// acknowledged, resume points and final offset syncs stored, bounded by
+// shutdownTimeout) or, with graceful false, at once.
+func (u *unit) stop(graceful bool) {
+	if !graceful {
+		u.abort()
+	}
+	u.cancel()
+	<-u.done
+}
+
+// setOffer hands the unit the ready partitions of its slot (all of them,
+// not a difference); the control goroutine starts the new ones.
+func (u *unit) setOffer(o map[tp]offered) {
+	u.offerMu.Lock()
+	u.offer = o
+	u.offerMu.Unlock()
+	select {
+	case u.offerCh <- struct{}{}:
+	default:
+	}
+}
+
+func (u *unit) wakeSyncer() {
+	select {
+	case u.wake <- struct{}{}:
+	default:
+	}
+}
+
+// budget divides a flow-wide byte budget between its N units, with a floor.
+func budget[T int | int32](total T, n int32, floor T) T {
+	return max(total/T(n), floor)
+}
+
+func (u *unit) open() error {
+	e := u.env
+	iso := kgo.ReadCommitted()
+	if e.cfg.Isolation == ReadUncommitted {
+		iso = kgo.ReadUncommitted()
+	}
+	var err error
+	if u.cons, err = kgo.NewClient(e.clientOpts(e.src, e.src.Consumer,
+		kgo.FetchIsolationLevel(iso),
+		kgo.FetchMaxBytes(budget(e.cfg.FetchMaxBytes, e.tasks, max(1<<20, e.cfg.FetchMaxPartitionBytes))),
+		kgo.FetchMaxPartitionBytes(e.cfg.FetchMaxPartitionBytes),
+		kgo.FetchMaxWait(500*time.Millisecond),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.KeepControlRecords(), // transaction markers move the position (lag reaches 0)
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{}),
+	)...); err != nil {
+		return fmt.Errorf("source %s consumer: %w", e.src.Alias, err)
+	}
+	if u.prod, err = kgo.NewClient(e.clientOpts(e.dst, e.dst.Producer,
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.MaxBufferedBytes(budget(e.cfg.MaxBufferedBytes, e.tasks, 1<<20)),
+		kgo.MaxBufferedRecords(1<<20),
+		kgo.ProducerLinger(5*time.Millisecond),
+	)...); err != nil {
+		u.cons.Close()
+		return fmt.Errorf("target %s producer: %w", e.dst.Alias, err)
+	}
+	return nil
+}
+
+// run is the unit's control goroutine.
+func (u *unit) run(ctx, hard context.Context) {
+	defer close(u.done)
+	if err := u.open(); err != nil {
+		u.env.health(u.slot, err) // options were validated by New: not expected
+		return
+	}
+	defer func() {
+		u.cons.Close()
+		u.prod.Close()
+	}()
+	// Resume points, retried with backoff while the target is unreachable.
+	var delay time.Duration
+	for {
+		err := u.loadResume(ctx)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		u.env.health(u.slot, fmt.Errorf("loading resume points from %s on %s: %w", u.env.resumeTopic, u.env.dst.Alias, err))
+		delay = backoff(delay)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+	}
+	u.env.health(u.slot, nil)
+	u.log.Debug("unit started", "resume_points", len(u.resume))
+
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	defer stopPoll()
+	pollDone := make(chan struct{})
+	go func() { defer close(pollDone); u.pollLoop(pollCtx) }()
+
+	flushT := time.NewTicker(u.env.cfg.OffsetFlushInterval)
+	defer flushT.Stop()
+	var retry <-chan time.Time // partitions whose remote partition the producer does not know yet
+	pending := true            // the offer may hold partitions not started yet
+loop:
+	for {
+		if pending {
+			pending = false
+			if !u.applyOffer(ctx) {
+				retry = time.After(500 * time.Millisecond)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			break loop
+		case <-u.offerCh:
+			pending = true
+		case <-retry:
+			pending = true
+		case <-u.wake:
+			u.sendSyncs(false)
+		case <-flushT.C:
+			u.flush(ctx)
+		}
+	}
+	stopPoll()
+	// The poll loop may be blocked in Produce on a full buffer (records go
+	// with context.Background: a cancelable context costs kgo per record):
+	// closing the producer unblocks it on abort or after shutdownTimeout.
+	select {
+	case <-pollDone:
+	case <-hard.Done():
+		u.prod.Close()
+	case <-time.After(shutdownTimeout):
+		u.log.Warn("poll loop did not stop in time: closing the target producer")
+		u.prod.Close()
+	}
+	<-pollDone
+	if hard.Err() == nil {
+		u.shutdown(hard)
+	}
+}
+
+// shutdown flushes in-flight records and stores the final resume points and
+// offset syncs, bounded by shutdownTimeout.
+func (u *unit) shutdown(hard context.Context) {
+	ctx, cancel := context.WithTimeout(hard, shutdownTimeout)
+	defer cancel()
+	if err := u.prod.Flush(ctx); err != nil {
+		u.log.Warn("flush on stop", "err", err)
+	}
+	u.flush(ctx)
+	if u.env.syncFlush != nil {
+		u.env.syncFlush(ctx)
+	}
+}
+
+// loadResume reads the resume points of this slot's partitions from the
+// resume-point topic (read_committed, so that an aborted exactly-once
+// write is never taken as progress).
+func (u *unit) loadResume(ctx context.Context) error {
+	e := u.env
+	all, err := readResumePoints(ctx, e.clientOpts(e.dst, e.dst.Consumer), e.resumeTopic, e.cfg.Source, u.log)
+	if err != nil {
+		return err
+	}
+	u.resume = map[tp]int64{}
+	for k, off := range all {
+		if slotOf(k.topic, k.partition, e.tasks) == u.slot {
+			u.resume[k] = off
+		}
+	}
+	return nil
+}
+
+func (u *unit) resumePoint(k tp) int64 {
+	if off, ok := u.resume[k]; ok {
+		return off
+	}
+	return -1
+}
+
+// applyOffer starts the offered partitions the unit does not replicate yet
+// and restarts those of re-created topics. It returns false when some
+// offered partition could not start yet (the producer does not know its
+// remote partition): the caller retries soon.
+func (u *unit) applyOffer(ctx context.Context) bool {
+	u.offerMu.Lock()
+	offer := u.offer
+	u.offerMu.Unlock()
+	parts := *u.parts.Load()
+	recreated := map[string]kadm.TopicID{}
+	for k, o := range offer {
+		old, seen := u.topicIDs[k.topic]
+		switch {
+		case o.id == (kadm.TopicID{}):
+		case !seen:
+			u.topicIDs[k.topic] = o.id
+		case old != o.id:
+			recreated[k.topic] = o.id
+		}
+	}
+	for topic, id := range recreated {
+		u.recreated(topic, u.topicIDs[topic], id, parts)
+		u.topicIDs[topic] = id
+	}
+	var add []*partState
+	for k, o := range offer {
+		if _, ok := parts[k]; !ok {
+			add = append(add, newPartState(u, k.topic, o.remote, k.partition, u.resumePoint(k)))
+		}
+	}
+	slices.SortFunc(add, func(a, b *partState) int {
+		if a.topic != b.topic {
+			if a.topic < b.topic {
+				return -1
+			}
+			return 1
+		}
+		return int(a.partition - b.partition)
+	})
+	ready := u.waitProducerMetadata(ctx, add, parts)
+	u.addPartitions(ready)
+	return len(ready) == len(add)
+}
+
+// waitProducerMetadata waits (up to 5 s) until the producer's metadata
+// knows the new partitions of remote topics it already writes to: kgo fails
+// a record for a partition its cached metadata lacks instead of waiting,
+// which a partition increase would otherwise hit. Partitions still unknown
+// are left for a retry.
+func (u *unit) waitProducerMetadata(ctx context.Context, add []*partState, parts map[tp]*partState) []*partState {
+	known := map[string]bool{}
+	for _, p := range parts {
+		known[p.remote] = true
+	}
+	deadline := time.Now().Add(min(u.env.cfg.AdminTimeout, 5*time.Second))
+	ready := add[:0]
+	for _, p := range add {
+		for known[p.remote] {
+			if leader, _, _ := u.prod.PartitionLeader(p.remote, p.partition); leader >= 0 {
+				break
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				return ready
+			}
+			u.prod.ForceMetadataRefresh()
+			select {
+			case <-ctx.Done():
+				return ready
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		ready = append(ready, p)
+	}
+	return ready
+}
+
+// addPartitions registers new partition states and starts consuming them.
+func (u *unit) addPartitions(ps []*partState) {
+	if len(ps) == 0 {
+		return
+	}
+	old := *u.parts.Load()
+	m := make(map[tp]*partState, len(old)+len(ps))
+	for k, v := range old {
+		m[k] = v
+	}
+	add := map[string]map[int32]kgo.Offset{}
+	for _, p := range ps {
+		p.pm = u.env.metrics.forPartition(u.env.labels, p.remote, p.partition)
+		m[tp{p.topic, p.partition}] = p
+		if add[p.topic] == nil {
+			add[p.topic] = map[int32]kgo.Offset{}
+		}
+		switch {
+		case p.committed >= 0:
+			add[p.topic][p.partition] = kgo.NewOffset().At(p.committed + 1)
+		case u.env.cfg.StartOffset == StartLatest:
+			add[p.topic][p.partition] = kgo.NewOffset().AtEnd()
+		default:
+			add[p.topic][p.partition] = kgo.NewOffset().AtStart()
+		}
+	}
+	u.parts.Store(&m)
+	u.cons.AddConsumePartitions(add)
+	u.log.Debug("partitions started", "count", len(ps))
+}
+
+// recreated handles a source topic deleted and re-created under the same
+// name (new topic ID): the records of the old topic not yet replicated are
+// lost, which is reported as a gap per partition; replication restarts at
+// the new topic's log start.
+func (u *unit) recreated(topic string, old, id kadm.TopicID, parts map[tp]*partState) {
+	var reset []*partState
+	for k, p := range parts {
+		if k.topic != topic {
+			continue
+		}
+		p.mu.Lock()
+		hw, acked := p.hw, p.acked
+		p.mu.Unlock()
+		gap := &GapError{Flow: u.env.name, Topic: topic, Partition: k.partition, From: acked + 1, To: max(hw, acked+1),
+			Reason: fmt.Sprintf("the source topic was deleted and re-created (topic ID %s, was %s); replication restarts at the new topic's log start", id, old)}
+		if u.reportGap(p, gap) {
+			reset = append(reset, p)
+		}
+	}
+	u.restartTopic(topic, reset)
+}
+
+// restartTopic restarts consumption of a re-created topic's partitions at
+// the new topic's log start. kgo keeps the old topic ID (and fails fetches
+// with UNKNOWN_TOPIC_ID) until the topic is purged from the consumer, so the
+// whole topic is purged and its partitions are added back.
+func (u *unit) restartTopic(topic string, ps []*partState) {
+	if len(ps) == 0 {
+		return
+	}
+	u.cons.PurgeTopicsFromConsuming(topic)
+	add := map[int32]kgo.Offset{}
+	for _, p := range *u.parts.Load() {
+		if p.topic != topic {
+			continue
+		}
+		p.restart.Store(true)
+		p.mu.Lock()
+		failed := p.err != nil
+		committed := p.committed
+		p.mu.Unlock()
+		switch {
+		case failed: // GapStop or a non-retriable error: stays stopped
+		case slices.Contains(ps, p):
+			add[p.partition] = kgo.NewOffset().AtStart()
+		case committed >= 0:
+			add[p.partition] = kgo.NewOffset().At(committed + 1)
+		default:
+			add[p.partition] = kgo.NewOffset().AtStart()
+		}
+	}
+	u.cons.AddConsumePartitions(map[string]map[int32]kgo.Offset{topic: add})
+}
+
+func (u *unit) partitionFailed(p *partState, err error) {
+	u.log.Error("partition stopped", "topic", p.topic, "partition", p.partition, "err", err)
+	u.cons.PauseFetchPartitions(map[string][]int32{p.topic: {p.partition}})
+	u.env.metrics.flowErr(u.env.labels, "partition_failed")
+}
+
+// pollLoop fetches from the source and hands each record to the target
+// producer, same partition number, key, value, headers and timestamp kept.
+func (u *unit) pollLoop(ctx context.Context) {
+	var buf []inflight
+	for {
+		fs := u.cons.PollRecords(ctx, 10000)
+		if ctx.Err() != nil || fs.IsClientClosed() {
+			return
+		}
+		parts := *u.parts.Load()
+		fs.EachError(func(topic string, partition int32, err error) {
+			if errors.Is(err, context.Canceled) {
+				return
+			}
+			u.env.metrics.flowErr(u.env.labels, "fetch")
+			p := parts[tp{topic, partition}]
+			if p == nil {
+				u.log.Warn("fetch error", "topic", topic, "partition", partition, "err", err)
+				return
+			}
+			// Shown as RETRYING in the partition status; logged at most
+			// every 10 s per partition (kgo may return one per fetch).
+			p.mu.Lock()
+			p.fetchErr = err.Error()
+			logIt := time.Since(p.fetchErrLogged) > 10*time.Second
+			if logIt {
+				p.fetchErrLogged = time.Now()
+			}
+			p.mu.Unlock()
+			if logIt {
+				u.log.Warn("fetch error", "topic", topic, "partition", partition, "err", err)
+			}
+		})
+		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
+			p := parts[tp{fp.Topic, fp.Partition}]
+			if p == nil || len(fp.Records) == 0 {
+				return
+			}
+			if p.restart.Swap(false) {
+				p.next = -1 // the topic was re-created: no gap check against the old offsets
+			}
+			p.mu.Lock()
+			failed := p.err != nil
+			if fp.HighWatermark > p.hw {
+				p.hw = fp.HighWatermark
+			}
+			p.fetchErr = ""
+			p.mu.Unlock()
+			if failed {
+				return
+			}
+			// Queue the whole batch under one lock, then produce it.
+			batch := buf[:0]
+			n := 0
+			for _, r := range fp.Records {
+				if !u.checkGap(p, r, fp.LogStartOffset) {
+					break
+				}
+				p.next = r.Offset + 1
+				n++
+				if r.Attrs.IsControl() {
+					continue // a transaction marker: not replicated, but the position moves past it
+				}
+				u.env.metrics.polled(p.pm, r)
+				batch = append(batch, inflight{up: r.Offset, size: recordSize(r)})
+			}
+			p.push(batch, p.next)
+			buf = batch[:0]
+			for _, r := range fp.Records[:n] {
+				if r.Attrs.IsControl() {
+					continue
+				}
+				// The fetched record is reused as the produced record.
+				r.Topic = p.remote
+				r.Attrs = kgo.RecordAttrs{}
+				r.ProducerID, r.ProducerEpoch, r.LeaderEpoch, r.Offset = 0, 0, 0, 0
+				r.Context = nil
+				u.prod.Produce(context.Background(), r, p.ack)
+			}
+		})
+	}
+}
+
+// checkGap compares a fetched record's offset with the next offset expected
+// and reports records lost before replication. A hole above the log start
+// is compaction, a transaction marker or an aborted record skipped by
+// read_committed: not a gap. It returns false when the partition must stop
+// (GapStop).
+func (u *unit) checkGap(p *partState, r *kgo.Record, logStart int64) bool {
+	if p.next < 0 || r.Offset == p.next {
+		return true
+	}
+	var gap *GapError
+	switch {
+	case r.Offset < p.next:
+		gap = &GapError{Flow: u.env.name, Topic: p.topic, Partition: p.partition, From: r.Offset, To: r.Offset,
+			Reason: fmt.Sprintf("source offsets went back from %d to %d: the topic was re-created or its log truncated; replicating the new records", p.next, r.Offset)}
+	case logStart > p.next:
+		// Records [next, logStart) were deleted before they were
+		// replicated.
+		to := min(logStart, r.Offset)
+		gap = &GapError{Flow: u.env.name, Topic: p.topic, Partition: p.partition, From: p.next, To: to,
+			Reason: fmt.Sprintf("the source log starts at %d (retention or DeleteRecords removed records kmirror had not replicated)", logStart)}
+	default:
+		return true
+	}
+	return u.reportGap(p, gap)
+}
+
+// reportGap records a gap and, with GapStop, stops the partition; it
+// returns false when the partition stops.
+func (u *unit) reportGap(p *partState, gap *GapError) bool {
+	gap.At = time.Now()
+	u.env.gap(gap)
+	u.env.metrics.gap(u.env.labels, p.topic, p.partition, gap.To-gap.From)
+	u.log.Error("source gap", "topic", gap.Topic, "partition", gap.Partition, "from", gap.From, "to", gap.To, "lost", gap.To-gap.From, "reason", gap.Reason, "on_gap", u.env.cfg.OnGap)
+	if u.env.cfg.OnGap == GapStop && gap.To > gap.From {
+		p.mu.Lock()
+		if p.err == nil {
+			p.err = gap
+		}
+		p.mu.Unlock()
+		u.cons.PauseFetchPartitions(map[string][]int32{p.topic: {p.partition}})
+		return false
+	}
+	return true
+}
+
+// flush stores resume points and queues the newest offset sync of every
+// partition.
+func (u *unit) flush(ctx context.Context) {
+	err := u.commit(ctx)
+	if ctx.Err() != nil && err != nil {
+		return
+	}
+	if err != nil {
+		u.env.metrics.flowErr(u.env.labels, "resume_commit")
+		err = fmt.Errorf("storing resume points on %s: %w", u.env.dst.Alias, err)
+	}
+	u.env.health(u.slot, err)
+	u.sendSyncs(true)
+}
+
+// sendSyncs produces the due offset syncs (and with promote, the newest
+// position of every partition: MM2's commit()).
+func (u *unit) sendSyncs(promote bool) {
+	if u.env.sync == nil {
+		return
+	}
+	for _, p := range *u.parts.Load() {
+		p.mu.Lock()
+		if promote {
+			p.sw.promote()
+		}
+		due := p.sw.take()
+		p.mu.Unlock()
+		for _, s := range due {
+			u.env.sync(p.topic, p.partition, s[0], s[1])
+		}
+	}
+}
+
+// commit stores the resume point of every partition that advanced, after
+// the records it covers were acknowledged, and waits for the writes. Its
+// records go where MM2's dedicated mode keeps its source offsets:
+// mm2-offsets.<source>.internal on the target, key
+// ["MirrorSourceConnector",{"cluster":S,"partition":p,"topic":t}], value
+// {"offset":<last replicated offset>}, in the partition Connect's producer
+// picks (murmur2 of the key modulo the partition count).
+func (u *unit) commit(ctx context.Context) error {
+	e := u.env
+	type upd struct {
+		p   *partState
+		off int64
+	}
+	var ups []upd
+	var recs []*kgo.Record
+	for _, p := range *u.parts.Load() {
+		p.mu.Lock()
+		acked, committed := p.acked, p.committed
+		p.mu.Unlock()
+		// Store whatever the last replicated record is, also when it went
+		// back (the source topic was re-created): as Connect does, with no
+		// monotonic check, so a restart resumes on the new topic.
+		if acked == committed || acked < 0 {
+			continue
+		}
+		key := connectoffsets.SourceKey(e.cfg.Source, p.topic, p.partition)
+		recs = append(recs, &kgo.Record{Topic: e.resumeTopic, Key: key, Value: connectoffsets.SourceValue(acked),
+			Partition: connectoffsets.Partition(key, e.resumeParts)})
+		ups = append(ups, upd{p, acked})
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
+	defer cancel()
+	start := time.Now()
+	if err := u.prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return err
+	}
+	for _, up := range ups {
+		up.p.mu.Lock()
+		up.p.committed = up.off
+		up.p.mu.Unlock()
+	}
+	e.metrics.committed(e.labels, time.Since(start))
+	return nil
+}
+
+// snapshot appends the status of the unit's partitions to out.
+func (u *unit) snapshot(out []PartitionStatus) []PartitionStatus {
+	for _, p := range *u.parts.Load() {
+		out = append(out, p.snapshot())
+	}
+	return out
+}
