@@ -70,6 +70,13 @@ const (
 	// members (Connect's default): how long a member may take to hand its
 	// slots over (flush, store resume points) in a rebalance.
 	DefaultRebalanceTimeout = 60 * time.Second
+	// DefaultTransactionMaxRecords caps the records of one exactly-once
+	// transaction.
+	DefaultTransactionMaxRecords = 100_000
+	// DefaultOpenTransactionAfter is how long a source partition may be
+	// held at its last stable offset before it is reported as blocked by
+	// an open source transaction.
+	DefaultOpenTransactionAfter = time.Minute
 	// DefaultFetchMaxPartitionBytes bounds the bytes fetched per partition
 	// per request (kgo.FetchMaxPartitionBytes, max.partition.fetch.bytes):
 	// 1 MiB, Kafka's default, as in MM2.
@@ -341,6 +348,65 @@ type FlowConfig struct {
 	// group.min.session.timeout.ms and group.max.session.timeout.ms (6 s to
 	// 30 min by default).
 	SessionTimeout, HeartbeatInterval, RebalanceTimeout time.Duration
+
+	// ExactlyOnce replicates the flow exactly once (KIP-618, MM2's
+	// exactly.once.support=required with the target's
+	// exactly.once.source.support=enabled): each unit of work writes its
+	// records and its resume points in one Kafka transaction on the target,
+	// with the transactional id "<group id>-<slot>" (e.g.
+	// "kmirror.us-east-1->eu-west-1-3"), so that after a crash or a
+	// hand-over a read_committed consumer of the remote topics sees every
+	// source record once. Acquiring a slot fences its previous owner's
+	// producer (InitProducerId). Offset syncs, checkpoints, heartbeats and
+	// group offset sync stay outside the transactions. Records become
+	// visible to read_committed consumers when their transaction commits
+	// (see TransactionBoundary).
+	ExactlyOnce bool
+	// TransactionBoundary says when an exactly-once unit commits its
+	// transaction (MM2's transaction.boundary): after every poll of its
+	// consumer (the zero value, MM2's default "poll"), or every
+	// TransactionInterval ("interval"). Either way a transaction also
+	// commits once it holds TransactionMaxRecords records.
+	TransactionBoundary TransactionBoundary
+	// TransactionInterval is transaction.boundary.interval.ms, used with
+	// [TransactionBoundaryInterval]; 0 means OffsetFlushInterval (as in
+	// Connect).
+	TransactionInterval time.Duration
+	// TransactionMaxRecords caps the records of one transaction; 0 means
+	// [DefaultTransactionMaxRecords].
+	TransactionMaxRecords int
+	// OpenTransactionAfter is how long a source partition may sit at its
+	// last stable offset, below its high watermark, before it is reported
+	// as held back by an open source transaction (PartitionStatus.
+	// OpenTransactionSince, kmirror_source_open_transaction_seconds);
+	// read_committed replication cannot pass such a transaction. 0 means
+	// [DefaultOpenTransactionAfter].
+	OpenTransactionAfter time.Duration
+}
+
+// TransactionBoundary says when an exactly-once unit of work commits its
+// transaction (MM2's transaction.boundary).
+type TransactionBoundary int
+
+const (
+	// TransactionBoundaryPoll commits after every poll of the unit's
+	// consumer that returned records (MM2's "poll", the default): the
+	// lowest latency.
+	TransactionBoundaryPoll TransactionBoundary = iota
+	// TransactionBoundaryInterval commits every TransactionInterval
+	// (MM2's "interval"): fewer, larger transactions.
+	TransactionBoundaryInterval
+)
+
+// String returns "poll" or "interval".
+func (b TransactionBoundary) String() string {
+	switch b {
+	case TransactionBoundaryPoll:
+		return "poll"
+	case TransactionBoundaryInterval:
+		return "interval"
+	}
+	return fmt.Sprintf("TransactionBoundary(%d)", int(b))
 }
 
 // Isolation is the isolation level of a flow's source consumer.
@@ -466,6 +532,11 @@ func (f FlowConfig) withDefaults() FlowConfig {
 	if f.Tasks == 0 {
 		f.Tasks = DefaultTasks
 	}
+	def(&f.TransactionInterval, f.OffsetFlushInterval)
+	if f.TransactionMaxRecords == 0 {
+		f.TransactionMaxRecords = DefaultTransactionMaxRecords
+	}
+	def(&f.OpenTransactionAfter, DefaultOpenTransactionAfter)
 	def(&f.SessionTimeout, DefaultSessionTimeout)
 	def(&f.HeartbeatInterval, DefaultHeartbeatInterval)
 	def(&f.RebalanceTimeout, DefaultRebalanceTimeout)

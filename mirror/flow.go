@@ -385,7 +385,8 @@ func (f *flow) start(ctx context.Context) error {
 	}
 	env := &unitEnv{cfg: f.cfg, name: f.name, src: f.src, dst: f.dst, log: f.log, metrics: f.metrics,
 		labels: f.labels, tasks: f.tasks, resumeTopic: f.resumeTopic, clientOpts: f.clientOpts,
-		gap: f.recordGap, health: f.unitHealth}
+		gap: f.recordGap, health: f.unitHealth, owns: f.owns,
+		txnID: func(slot int32) string { return transactionalID(f.groupID, slot) }}
 	if f.syncCl != nil {
 		env.sync = f.produceSync
 		env.syncFlush = func(ctx context.Context) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/connectoffsets"
 )
@@ -31,6 +32,43 @@ func unitsTopicName(source string) string { return "mm2-kmirror-units." + source
 // not MM2's Connect group ("<source>-mm2"), so kmirror members never join
 // an MM2 cluster's group.
 func defaultGroupID(source, target string) string { return "kmirror." + source + "->" + target }
+
+// transactionalID is the transactional id of slot's producer in
+// exactly-once mode: "<group id>-<slot>".
+func transactionalID(groupID string, slot int32) string { return fmt.Sprintf("%s-%d", groupID, slot) }
+
+// owns reports (nil) whether this member is still a member of the current
+// generation of its group, and so still owns the slots it was assigned: it
+// commits offset 0 of the slot's partition of the coordination topic with
+// its generation, which the group coordinator refuses from a member whose
+// session expired (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID) or while the group
+// rebalances (REBALANCE_IN_PROGRESS).
+func (f *flow) owns(ctx context.Context, slot int32) error {
+	f.unitsMu.Lock()
+	mine := f.units[slot] != nil
+	f.unitsMu.Unlock()
+	if !mine || f.group == nil {
+		return fmt.Errorf("slot %d is not assigned to this member", slot)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var cerr error
+	f.group.CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{f.unitsTopic: {slot: {Epoch: -1, Offset: 0}}},
+		func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+			if err != nil {
+				cerr = err
+				return
+			}
+			for _, t := range resp.Topics {
+				for _, p := range t.Partitions {
+					if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+						cerr = err
+					}
+				}
+			}
+		})
+	return cerr
+}
 
 // slotOf maps a source partition to its slot: (murmur2(topic) + partition)
 // mod n, with Kafka's murmur2 and its sign bit cleared. The partitions of a

@@ -159,6 +159,13 @@ var (
 		"Next source offset to replicate (one past the last acknowledged), per source topic-partition.", []string{"source", "target", "topic", "partition"}, nil)
 	descPartFailed = prometheus.NewDesc("kmirror_partition_failed",
 		"1 when a partition is stopped by a non-retriable error (see Status).", []string{"source", "target", "topic", "partition"}, nil)
+	descOpenTxn = prometheus.NewDesc("kmirror_source_open_transaction_seconds",
+		"Seconds a source partition has been held back by an open source transaction (read_committed replication reached its last stable offset, below the high watermark); absent when none.",
+		[]string{"source", "target", "topic", "partition"}, nil)
+	descMemberSlots = prometheus.NewDesc("kmirror_member_slots",
+		"Slots (units of work) of the flow this member owns.", []string{"source", "target"}, nil)
+	descMemberSingleton = prometheus.NewDesc("kmirror_member_singleton",
+		"1 while this member holds the flow's singleton duties (topic creation, config and ACL sync, checkpoints, heartbeats).", []string{"source", "target"}, nil)
 	descFlowState = prometheus.NewDesc("kmirror_flow_state",
 		"1 for the flow's current state (RUNNING, RETRYING, FAILED, ...).", []string{"source", "target", "state"}, nil)
 	descHBAge = prometheus.NewDesc("kmirror_heartbeat_age_seconds",
@@ -168,7 +175,8 @@ var (
 )
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLag, descEnd, descRep, descPartFailed, descFlowState, descHBAge, descGroups} {
+	for _, d := range []*prometheus.Desc{descLag, descEnd, descRep, descPartFailed, descFlowState, descHBAge, descGroups,
+		descOpenTxn, descMemberSlots, descMemberSingleton} {
 		ch <- d
 	}
 }
@@ -179,6 +187,12 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, fs := range c.mirror.Status().Flows {
 		ch <- prometheus.MustNewConstMetric(descFlowState, prometheus.GaugeValue, 1, fs.Source, fs.Target, string(fs.State))
+		ch <- prometheus.MustNewConstMetric(descMemberSlots, prometheus.GaugeValue, float64(len(fs.Member.Slots)), fs.Source, fs.Target)
+		single := 0.0
+		if fs.Member.Singleton {
+			single = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descMemberSingleton, prometheus.GaugeValue, single, fs.Source, fs.Target)
 		if !fs.LastHeartbeat.IsZero() {
 			ch <- prometheus.MustNewConstMetric(descHBAge, prometheus.GaugeValue, time.Since(fs.LastHeartbeat).Seconds(), fs.Source, fs.Target)
 		}
@@ -192,6 +206,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 				failed = 1
 			}
 			ch <- prometheus.MustNewConstMetric(descPartFailed, prometheus.GaugeValue, failed, fs.Source, fs.Target, p.Topic, part)
+			if !p.OpenTransactionSince.IsZero() {
+				ch <- prometheus.MustNewConstMetric(descOpenTxn, prometheus.GaugeValue, time.Since(p.OpenTransactionSince).Seconds(), fs.Source, fs.Target, p.Topic, part)
+			}
 		}
 		counts := map[string]int{}
 		for _, g := range fs.Groups {

@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,14 +41,26 @@ type partState struct {
 	polledTo       int64  // next offset after the last record polled (data or marker), -1 none
 	fetchErr       string // last fetch error, cleared by the next records fetched
 	fetchErrLogged time.Time
-	restart        atomic.Bool              // the topic was re-created: the poll loop forgets next
-	pm             *partMetrics             // nil without a Registerer
-	ack            func(*kgo.Record, error) // p.onAck, bound once (a method value allocates)
+	// Exactly once: acknowledged records of the open transaction, fed to
+	// the sync writer when it commits; txnFailed marks an error of a
+	// record of the open transaction.
+	// lsoHeld is the last stable offset the partition was found held at
+	// (below the high watermark, replication caught up to it) since
+	// lsoSince; -1 when not held.
+	lsoHeld  int64
+	lsoSince time.Time
+
+	pending   [][2]int64
+	txnFailed bool
+	eos       bool
+	restart   atomic.Bool              // the topic was re-created: the poll loop forgets next
+	pm        *partMetrics             // nil without a Registerer
+	ack       func(*kgo.Record, error) // p.onAck, bound once (a method value allocates)
 }
 
 func newPartState(u *unit, topic, remote string, partition int32, committed int64) *partState {
-	p := &partState{u: u, topic: topic, remote: remote, partition: partition,
-		next: -1, acked: committed, ackedDown: -1, committed: committed, hw: -1, polledTo: -1, sw: newSyncWriter()}
+	p := &partState{u: u, topic: topic, remote: remote, partition: partition, eos: u.env.cfg.ExactlyOnce,
+		next: -1, lsoHeld: -1, acked: committed, ackedDown: -1, committed: committed, hw: -1, polledTo: -1, sw: newSyncWriter()}
 	if committed >= 0 {
 		p.next = committed + 1
 	}
@@ -82,8 +95,15 @@ func (p *partState) onAck(r *kgo.Record, err error) {
 		p.mu.Unlock()
 		return
 	}
+	if err != nil && (errors.Is(err, kgo.ErrAborting) || errors.Is(err, kgo.ErrClientClosed)) {
+		// The unit aborted its transaction or is stopping: not an error of
+		// the partition (the next session replays from the resume point).
+		p.mu.Unlock()
+		return
+	}
 	if err != nil {
 		p.err = &PartitionError{Flow: p.u.env.name, Topic: p.topic, Partition: p.partition, Err: err}
+		p.txnFailed = p.eos
 		p.mu.Unlock()
 		p.u.partitionFailed(p, err)
 		return
@@ -92,12 +112,31 @@ func (p *partState) onAck(r *kgo.Record, err error) {
 	p.records++
 	p.bytes += in.size
 	cfg := &p.u.env.cfg
-	due := !cfg.DisableOffsetSyncs && p.sw.ack(in.up, r.Offset, cfg.OffsetLagMax)
+	due := false
+	switch {
+	case p.eos:
+		// Not visible to read_committed consumers before the
+		// transaction commits: no offset sync may name it yet.
+		p.pending = append(p.pending, [2]int64{in.up, r.Offset})
+	case !cfg.DisableOffsetSyncs:
+		due = p.sw.ack(in.up, r.Offset, cfg.OffsetLagMax)
+	}
 	p.mu.Unlock()
 	p.u.env.metrics.acked(p.pm, in.size, r.Timestamp)
 	if due {
 		p.u.wakeSyncer()
 	}
+}
+
+// commitPending feeds the acknowledged records of a committed transaction
+// to the sync writer. p.mu must be held.
+func (p *partState) commitPending(lagMax int64, syncs bool) {
+	if syncs {
+		for _, s := range p.pending {
+			p.sw.ack(s[0], s[1], lagMax)
+		}
+	}
+	p.pending = p.pending[:0]
 }
 
 // snapshot returns the status of the partition.
@@ -106,12 +145,15 @@ func (p *partState) snapshot() PartitionStatus {
 	defer p.mu.Unlock()
 	s := PartitionStatus{Topic: p.topic, RemoteTopic: p.remote, Partition: p.partition, State: StateRunning,
 		SourceEnd: p.hw, Replicated: -1, Committed: p.committed, Records: p.records, Bytes: p.bytes}
-	if p.acked >= 0 {
+	switch {
+	case p.eos && p.committed >= 0:
+		s.Replicated = p.committed + 1 // what read_committed consumers of the target see
+	case !p.eos && p.acked >= 0:
 		s.Replicated = p.acked + 1
 	}
 	// With nothing in flight, everything polled is replicated: the
 	// position may be past transaction markers and aborted records.
-	if p.err == nil && p.head == len(p.queue) && p.polledTo > s.Replicated {
+	if p.err == nil && p.head == len(p.queue) && (!p.eos || p.committed == p.acked) && p.polledTo > s.Replicated {
 		s.Replicated = p.polledTo
 	}
 	if p.hw >= 0 {
@@ -122,6 +164,9 @@ func (p *partState) snapshot() PartitionStatus {
 		if p.hw > rep {
 			s.Lag = p.hw - rep
 		}
+	}
+	if !p.lsoSince.IsZero() && time.Since(p.lsoSince) >= p.u.env.cfg.OpenTransactionAfter {
+		s.OpenTransactionSince = p.lsoSince
 	}
 	switch {
 	case p.err != nil:

@@ -122,9 +122,18 @@ type PartitionStatus struct {
 	Committed int64 `json:"committed"`
 	// Lag is SourceEnd - Replicated in records (0 when unknown).
 	Lag int64 `json:"lag"`
-	// Records and Bytes acknowledged by the target since start.
+	// Records and Bytes acknowledged by the target since start (Bytes:
+	// keys, values, header keys and header values).
 	Records int64 `json:"records"`
 	Bytes   int64 `json:"bytes"`
+	// OpenTransactionSince is set when a source transaction left open holds
+	// the partition back: reading read_committed, replication reached the
+	// partition's last stable offset, which has stayed below the high
+	// watermark since this time for at least
+	// FlowConfig.OpenTransactionAfter. The records after it are replicated
+	// once the transaction commits or aborts (the producer's
+	// transaction.timeout.ms bounds that).
+	OpenTransactionSince time.Time `json:"open_transaction_since,omitzero"`
 }
 
 // GroupStatus is the checkpoint and offset-sync state of one consumer group.

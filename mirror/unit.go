@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/internal/connectoffsets"
@@ -40,6 +41,11 @@ type unitEnv struct {
 	// of the unit's last resume-point load or commit (nil: healthy).
 	gap    func(*GapError)
 	health func(slot int32, err error)
+	// txnID is the transactional id of a slot's producer (exactly once);
+	// owns checks with the group coordinator that this member's generation
+	// is current, i.e. that it still owns its slots (nil error).
+	txnID func(slot int32) string
+	owns  func(ctx context.Context, slot int32) error
 }
 
 // offered is a source partition discovery found ready to replicate: its
@@ -74,6 +80,15 @@ type unit struct {
 	parts    atomic.Pointer[map[tp]*partState] // copy on write by the control goroutine
 	resume   map[tp]int64                      // control goroutine: resume points loaded at start
 	topicIDs map[string]kadm.TopicID           // control goroutine: source topic IDs of its partitions
+	carry    map[tp]*partState                 // control goroutine: partitions of earlier sessions
+
+	lastLSOCheck time.Time // control goroutine
+
+	// Exactly once, owned by the poll loop: the open transaction.
+	inTxn       bool
+	txnStart    time.Time
+	txnRecords  int
+	lastPromote time.Time
 
 	wake chan struct{} // an offset sync is due
 
@@ -152,40 +167,45 @@ func (u *unit) open() error {
 	)...); err != nil {
 		return fmt.Errorf("source %s consumer: %w", e.src.Alias, err)
 	}
-	if u.prod, err = kgo.NewClient(e.clientOpts(e.dst, e.dst.Producer,
+	popts := []kgo.Opt{
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.MaxBufferedBytes(budget(e.cfg.MaxBufferedBytes, e.tasks, 1<<20)),
-		kgo.MaxBufferedRecords(1<<20),
-		kgo.ProducerLinger(5*time.Millisecond),
-	)...); err != nil {
+		kgo.MaxBufferedRecords(1 << 20),
+		kgo.ProducerLinger(5 * time.Millisecond),
+	}
+	if e.cfg.ExactlyOnce {
+		popts = append(popts, kgo.TransactionalID(e.txnID(u.slot)))
+	}
+	if u.prod, err = kgo.NewClient(e.clientOpts(e.dst, e.dst.Producer, popts...)...); err != nil {
 		u.cons.Close()
 		return fmt.Errorf("target %s producer: %w", e.dst.Alias, err)
 	}
 	return nil
 }
 
-// run is the unit's control goroutine.
+// run is the unit's control goroutine. It runs sessions until the unit is
+// stopped: a session opens the clients, (exactly once) fences the slot's
+// previous producer, loads the resume points and replicates; an aborted
+// transaction ends the session and the next one resumes from the last
+// committed resume points.
 func (u *unit) run(ctx, hard context.Context) {
 	defer close(u.done)
-	if err := u.open(); err != nil {
-		u.env.health(u.slot, err) // options were validated by New: not expected
-		return
-	}
-	defer func() {
-		u.cons.Close()
-		u.prod.Close()
-	}()
-	// Resume points, retried with backoff while the target is unreachable.
 	var delay time.Duration
-	for {
-		err := u.loadResume(ctx)
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
+	for ctx.Err() == nil {
+		err := u.session(ctx, hard)
+		if err == nil || ctx.Err() != nil {
 			return
 		}
-		u.env.health(u.slot, fmt.Errorf("loading resume points from %s on %s: %w", u.env.resumeTopic, u.env.dst.Alias, err))
+		if errors.Is(err, errNotOwner) {
+			// Another member owns the slot (this member's group session
+			// expired without it noticing yet): stop, and let the group
+			// revoke or reassign the slot.
+			u.env.health(u.slot, fmt.Errorf("unit %d: %w", u.slot, err))
+			u.log.Warn("unit stopped: another member owns its slot", "err", err)
+			return
+		}
+		u.env.health(u.slot, fmt.Errorf("unit %d: %w", u.slot, err))
+		u.log.Warn("unit restarts from its last committed resume points", "err", err)
 		delay = backoff(delay)
 		select {
 		case <-ctx.Done():
@@ -193,18 +213,84 @@ func (u *unit) run(ctx, hard context.Context) {
 		case <-time.After(delay):
 		}
 	}
-	u.env.health(u.slot, nil)
-	u.log.Debug("unit started", "resume_points", len(u.resume))
+}
+
+// errNotOwner: the unit's producer was fenced and the member's group
+// generation is no longer current.
+var errNotOwner = errors.New("fenced by the slot's new owner")
+
+// retry calls fn with backoff until it succeeds, ctx ends or fn's error is
+// final; it returns fn's last error (or ctx's).
+func (u *unit) retry(ctx context.Context, what string, fn func() error, final func(error) bool) error {
+	var delay time.Duration
+	for {
+		err := fn()
+		if err == nil || (final != nil && final(err)) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		u.env.health(u.slot, fmt.Errorf("%s: %w", what, err))
+		delay = backoff(delay)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+	}
+}
+
+// isFenced reports errors by which the transaction coordinator says another
+// producer with the unit's transactional id took over.
+func isFenced(err error) bool {
+	return errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch) ||
+		errors.Is(err, kerr.TransactionalIDAuthorizationFailed)
+}
+
+// session runs the unit once (see run). It returns nil when ctx ends.
+func (u *unit) session(ctx, hard context.Context) error {
+	if err := u.open(); err != nil {
+		return err // options were validated by New: not expected
+	}
+	defer func() {
+		u.cons.Close()
+		u.prod.Close()
+	}()
+	e := u.env
+	if e.cfg.ExactlyOnce {
+		// InitProducerId on the slot's transactional id: the coordinator
+		// fences the previous owner's producer and ends its open
+		// transaction, before the resume points are read.
+		err := u.retry(ctx, "fencing the previous producer of "+e.txnID(u.slot), func() error {
+			_, _, err := u.prod.ProducerID(ctx)
+			return err
+		}, isFenced)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return u.fenced(ctx, err)
+		}
+	}
+	// Resume points, retried with backoff while the target is unreachable.
+	if err := u.retry(ctx, "loading resume points from "+e.resumeTopic+" on "+e.dst.Alias, func() error { return u.loadResume(ctx) }, nil); err != nil {
+		return nil // ctx ended
+	}
+	e.health(u.slot, nil)
+	u.resetParts()
+	u.log.Debug("unit started", "resume_points", len(u.resume), "exactly_once", e.cfg.ExactlyOnce)
 
 	pollCtx, stopPoll := context.WithCancel(ctx)
 	defer stopPoll()
-	pollDone := make(chan struct{})
-	go func() { defer close(pollDone); u.pollLoop(pollCtx) }()
+	pollErr := make(chan error, 1)
+	go func() { pollErr <- u.pollLoop(pollCtx, hard) }()
 
-	flushT := time.NewTicker(u.env.cfg.OffsetFlushInterval)
+	flushT := time.NewTicker(e.cfg.OffsetFlushInterval)
 	defer flushT.Stop()
 	var retry <-chan time.Time // partitions whose remote partition the producer does not know yet
 	pending := true            // the offer may hold partitions not started yet
+	var failed error
 loop:
 	for {
 		if pending {
@@ -216,6 +302,9 @@ loop:
 		select {
 		case <-ctx.Done():
 			break loop
+		case failed = <-pollErr:
+			// An exactly-once transaction failed: the session ends.
+			return u.fenced(ctx, failed)
 		case <-u.offerCh:
 			pending = true
 		case <-retry:
@@ -231,17 +320,50 @@ loop:
 	// with context.Background: a cancelable context costs kgo per record):
 	// closing the producer unblocks it on abort or after shutdownTimeout.
 	select {
-	case <-pollDone:
+	case failed = <-pollErr:
 	case <-hard.Done():
 		u.prod.Close()
+		failed = <-pollErr
 	case <-time.After(shutdownTimeout):
 		u.log.Warn("poll loop did not stop in time: closing the target producer")
 		u.prod.Close()
+		failed = <-pollErr
 	}
-	<-pollDone
-	if hard.Err() == nil {
+	if hard.Err() == nil && failed == nil {
 		u.shutdown(hard)
 	}
+	return nil
+}
+
+// fenced turns a fencing error into errNotOwner when the member's group
+// generation is no longer current (this member is a zombie: another member
+// owns the slot and fenced it); any other error is returned as is and the
+// unit restarts (re-fencing, which is safe while the member owns the slot).
+func (u *unit) fenced(ctx context.Context, err error) error {
+	if err == nil || !isFenced(err) || u.env.owns == nil {
+		return err
+	}
+	if oerr := u.env.owns(ctx, u.slot); oerr != nil {
+		return fmt.Errorf("%w: %v (group: %v)", errNotOwner, err, oerr)
+	}
+	return err
+}
+
+// resetParts starts a session with no partitions; what a previous session
+// replicated (counters) and partitions stopped by a non-retriable error
+// carry over.
+func (u *unit) resetParts() {
+	old := *u.parts.Load()
+	if len(old) > 0 {
+		if u.carry == nil {
+			u.carry = map[tp]*partState{}
+		}
+		for k, p := range old {
+			u.carry[k] = p
+		}
+	}
+	empty := map[tp]*partState{}
+	u.parts.Store(&empty)
 }
 
 // shutdown flushes in-flight records and stores the final resume points and
@@ -249,10 +371,14 @@ loop:
 func (u *unit) shutdown(hard context.Context) {
 	ctx, cancel := context.WithTimeout(hard, shutdownTimeout)
 	defer cancel()
-	if err := u.prod.Flush(ctx); err != nil {
-		u.log.Warn("flush on stop", "err", err)
+	if !u.env.cfg.ExactlyOnce { // exactly once, the poll loop committed the last transaction
+		if err := u.prod.Flush(ctx); err != nil {
+			u.log.Warn("flush on stop", "err", err)
+		}
+		u.flush(ctx)
+	} else {
+		u.sendSyncs(false)
 	}
-	u.flush(ctx)
 	if u.env.syncFlush != nil {
 		u.env.syncFlush(ctx)
 	}
@@ -310,7 +436,13 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 	var add []*partState
 	for k, o := range offer {
 		if _, ok := parts[k]; !ok {
-			add = append(add, newPartState(u, k.topic, o.remote, k.partition, u.resumePoint(k)))
+			p := newPartState(u, k.topic, o.remote, k.partition, u.resumePoint(k))
+			if old := u.carry[k]; old != nil {
+				old.mu.Lock()
+				p.records, p.bytes, p.err = old.records, old.bytes, old.err
+				old.mu.Unlock()
+			}
+			add = append(add, p)
 		}
 	}
 	slices.SortFunc(add, func(a, b *partState) int {
@@ -377,6 +509,10 @@ func (u *unit) addPartitions(ps []*partState) {
 			add[p.topic] = map[int32]kgo.Offset{}
 		}
 		switch {
+		case p.err != nil:
+			// Stopped by a non-retriable error in an earlier session of
+			// this unit: it stays stopped at its resume point.
+			delete(add[p.topic], p.partition)
 		case p.committed >= 0:
 			add[p.topic][p.partition] = kgo.NewOffset().At(p.committed + 1)
 		case u.env.cfg.StartOffset == StartLatest:
@@ -452,12 +588,29 @@ func (u *unit) partitionFailed(p *partState, err error) {
 
 // pollLoop fetches from the source and hands each record to the target
 // producer, same partition number, key, value, headers and timestamp kept.
-func (u *unit) pollLoop(ctx context.Context) {
+// Exactly once, it also begins and commits the unit's transactions; it
+// returns the error of a transaction that had to be aborted (the session
+// ends), and commits the open transaction when ctx ends, unless hard has
+// ended too.
+func (u *unit) pollLoop(ctx, hard context.Context) error {
+	eos := u.env.cfg.ExactlyOnce
+	u.inTxn = false
 	var buf []inflight
 	for {
 		fs := u.cons.PollRecords(ctx, 10000)
 		if ctx.Err() != nil || fs.IsClientClosed() {
-			return
+			if eos && u.inTxn && hard.Err() == nil && !fs.IsClientClosed() {
+				cctx, cancel := context.WithTimeout(hard, shutdownTimeout)
+				defer cancel()
+				return u.commitTxn(cctx)
+			}
+			return nil
+		}
+		if eos && !u.inTxn {
+			if err := u.prod.BeginTransaction(); err != nil {
+				return err
+			}
+			u.inTxn, u.txnStart, u.txnRecords = true, time.Now(), 0
 		}
 		parts := *u.parts.Load()
 		fs.EachError(func(topic string, partition int32, err error) {
@@ -529,8 +682,109 @@ func (u *unit) pollLoop(ctx context.Context) {
 				r.Context = nil
 				u.prod.Produce(context.Background(), r, p.ack)
 			}
+			u.txnRecords += len(batch)
 		})
+		if eos && u.txnDue() {
+			if err := u.commitTxn(ctx); err != nil {
+				return err
+			}
+		}
 	}
+}
+
+// txnDue reports whether the open transaction must commit now.
+func (u *unit) txnDue() bool {
+	c := &u.env.cfg
+	switch {
+	case !u.inTxn || u.txnRecords == 0:
+		return false
+	case u.txnRecords >= c.TransactionMaxRecords:
+		return true
+	case c.TransactionBoundary == TransactionBoundaryPoll:
+		return true
+	}
+	return time.Since(u.txnStart) >= c.TransactionInterval
+}
+
+// commitTxn commits the open transaction: the records produced in it, and
+// the resume points of its partitions written in it. Only then are the
+// offset syncs of its records fed to the sync writers (a sync never names a
+// record a read_committed consumer cannot see). Any failure (a record
+// rejected, the target stalled longer than admin.timeout.ms, a fencing)
+// aborts the transaction and is returned: the session ends and the next one
+// resumes from the last committed resume points.
+func (u *unit) commitTxn(ctx context.Context) (err error) {
+	e := u.env
+	start := time.Now()
+	tctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
+	defer cancel()
+	defer func() {
+		if err != nil {
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if aerr := u.prod.AbortBufferedRecords(actx); aerr == nil {
+				_ = u.prod.EndTransaction(actx, kgo.TryAbort)
+			}
+			u.inTxn = false
+			err = fmt.Errorf("transaction aborted: %w", err)
+		}
+	}()
+	if err := u.prod.Flush(tctx); err != nil {
+		return err
+	}
+	parts := *u.parts.Load()
+	var recs []*kgo.Record
+	type upd struct {
+		p   *partState
+		off int64
+	}
+	var ups []upd
+	for _, p := range parts {
+		p.mu.Lock()
+		acked, committed, perr, fresh := p.acked, p.committed, p.err, p.txnFailed
+		p.txnFailed = false
+		p.mu.Unlock()
+		if perr != nil && fresh {
+			// A record of this transaction was rejected: the whole
+			// transaction aborts; the partition stays stopped.
+			return perr
+		}
+		if perr != nil || acked == committed || acked < 0 {
+			continue
+		}
+		key := connectoffsets.SourceKey(e.cfg.Source, p.topic, p.partition)
+		recs = append(recs, &kgo.Record{Topic: e.resumeTopic, Key: key, Value: connectoffsets.SourceValue(acked),
+			Partition: connectoffsets.Partition(key, e.resumeParts)})
+		ups = append(ups, upd{p, acked})
+	}
+	if len(recs) > 0 {
+		if err := u.prod.ProduceSync(tctx, recs...).FirstErr(); err != nil {
+			return err
+		}
+	}
+	if err := u.prod.EndTransaction(tctx, kgo.TryCommit); err != nil {
+		return err
+	}
+	u.inTxn = false
+	promote := time.Since(u.lastPromote) >= e.cfg.OffsetFlushInterval
+	if promote {
+		u.lastPromote = time.Now()
+	}
+	for _, up := range ups {
+		up.p.mu.Lock()
+		up.p.committed = up.off
+		up.p.commitPending(e.cfg.OffsetLagMax, !e.cfg.DisableOffsetSyncs)
+		if promote {
+			up.p.sw.promote()
+		}
+		up.p.mu.Unlock()
+	}
+	if len(ups) > 0 {
+		e.metrics.committed(e.labels, time.Since(start))
+		u.wakeSyncer() // the control goroutine sends syncs: one sender keeps them in order
+	}
+	e.health(u.slot, nil)
+	return nil
 }
 
 // checkGap compares a fetched record's offset with the next offset expected
@@ -579,8 +833,17 @@ func (u *unit) reportGap(p *partState, gap *GapError) bool {
 }
 
 // flush stores resume points and queues the newest offset sync of every
-// partition.
+// partition. Exactly once, resume points are stored by the transactions
+// (commitTxn): flush only sends the syncs due.
 func (u *unit) flush(ctx context.Context) {
+	if u.env.cfg.Isolation == ReadCommitted && time.Since(u.lastLSOCheck) >= openTxnCheckEvery {
+		u.lastLSOCheck = time.Now()
+		u.checkOpenTransactions(ctx)
+	}
+	if u.env.cfg.ExactlyOnce {
+		u.sendSyncs(false)
+		return
+	}
 	err := u.commit(ctx)
 	if ctx.Err() != nil && err != nil {
 		return
@@ -666,4 +929,60 @@ func (u *unit) snapshot(out []PartitionStatus) []PartitionStatus {
 		out = append(out, p.snapshot())
 	}
 	return out
+}
+
+// openTxnCheckEvery is how often a unit reading read_committed checks
+// whether its source partitions are held back by open transactions.
+const openTxnCheckEvery = 5 * time.Second
+
+// checkOpenTransactions finds the unit's source partitions that are held at
+// their last stable offset, below the high watermark: a source transaction
+// is open there, and read_committed replication cannot pass it until it
+// ends. A partition held at the same last stable offset for
+// OpenTransactionAfter is reported (PartitionStatus.OpenTransactionSince).
+func (u *unit) checkOpenTransactions(ctx context.Context) {
+	parts := *u.parts.Load()
+	if len(parts) == 0 {
+		return
+	}
+	var topics []string
+	seen := map[string]bool{}
+	for k := range parts {
+		if !seen[k.topic] {
+			seen[k.topic] = true
+			topics = append(topics, k.topic)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, 10*time.Second))
+	defer cancel()
+	adm := kadm.NewClient(u.cons)
+	hw, err := adm.ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return
+	}
+	lso, err := adm.ListCommittedOffsets(ctx, topics...)
+	if err != nil {
+		return
+	}
+	now := time.Now()
+	for k, p := range parts {
+		h, ok1 := hw.Lookup(k.topic, k.partition)
+		l, ok2 := lso.Lookup(k.topic, k.partition)
+		if !ok1 || !ok2 || h.Err != nil || l.Err != nil {
+			continue
+		}
+		p.mu.Lock()
+		if h.Offset > p.hw {
+			p.hw = h.Offset
+		}
+		pos := max(p.polledTo, p.acked+1)
+		switch {
+		case l.Offset >= h.Offset || pos < l.Offset:
+			// Nothing open, or replication has not reached it yet.
+			p.lsoHeld, p.lsoSince = -1, time.Time{}
+		case l.Offset != p.lsoHeld:
+			p.lsoHeld, p.lsoSince = l.Offset, now
+		}
+		p.mu.Unlock()
+	}
 }
