@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/checkpoint"
-	"github.com/kmirror/kmirror/policy"
 )
 
 // Mirror replicates topics between Kafka clusters along the configured
@@ -51,7 +50,7 @@ func New(opts ...Opt) (*Mirror, error) {
 	clusters := map[string]ClusterConfig{}
 	for _, cl := range c.clusters {
 		if cl.Alias == "" {
-			return nil, &ConfigError{Key: "clusters", Reason: "a cluster alias is empty"}
+			return nil, &ConfigError{Key: "clusters", Reason: "a cluster alias is empty: an empty alias does not make remote topics keep their names; " + identityAdvice("")}
 		}
 		if _, dup := clusters[cl.Alias]; dup {
 			return nil, &ConfigError{Key: "clusters", Value: cl.Alias, Reason: "cluster alias listed twice"}
@@ -83,14 +82,8 @@ func New(opts ...Opt) (*Mirror, error) {
 		if !ok {
 			return nil, &ConfigError{Key: name, Value: fc.Target, Reason: fmt.Sprintf("unknown target cluster alias (configured: %v)", sortedKeys(clusters))}
 		}
-		p := fc.Policy
-		if p == nil {
-			p, _ = policy.NewDefault()
-		}
-		for _, alias := range []string{fc.Source, fc.Target} {
-			if err := policy.ValidateAlias(p, alias); err != nil {
-				return nil, &ConfigError{Key: "clusters", Value: alias, Reason: err.Error()}
-			}
+		if err := validateFlowAliases(fc); err != nil {
+			return nil, err
 		}
 		if len(src.Client) == 0 || len(dst.Client) == 0 {
 			return nil, &ConfigError{Key: name, Reason: "both clusters need client options (at least kgo.SeedBrokers)"}
@@ -120,7 +113,55 @@ func New(opts ...Opt) (*Mirror, error) {
 			return nil, err
 		}
 	}
+	if err := m.staticTopology(c.flows); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// staticTopology completes the flows' topic rules with the Mirror's other
+// flows, records the skips of topics listed literally (logged once, shown
+// by Status and -check) and refuses collisions the topic lists make
+// certain: two flows writing one remote topic without
+// FlowConfig.AllowTopicCollisions.
+func (m *Mirror) staticTopology(fcs []FlowConfig) error {
+	inbound := map[string]map[string]bool{} // target -> sources of enabled flows into it
+	for _, fc := range fcs {
+		if !fc.Disabled {
+			if inbound[fc.Target] == nil {
+				inbound[fc.Target] = map[string]bool{}
+			}
+			inbound[fc.Target][fc.Source] = true
+		}
+	}
+	now := time.Now()
+	var keys []flowKey
+	selected := map[string][]string{}
+	for _, f := range m.flows {
+		f.rules.inbound = inbound[f.cfg.Source]
+		if f.cfg.Disabled {
+			continue
+		}
+		for t, sk := range f.rules.staticSkips() {
+			f.skips.note(t, sk, now)
+		}
+		keys = append(keys, keyOf(f.cfg))
+		for t := range f.rules.listed {
+			if ok, _ := f.rules.decide(t, nil); ok {
+				selected[f.name] = append(selected[f.name], t)
+			}
+		}
+	}
+	skips, err := collisionSkips(collisions(keys, selected), true, nil)
+	if err != nil {
+		return err
+	}
+	for _, f := range m.flows {
+		for t, sk := range skips[f.name] {
+			f.skips.note(t, sk, now)
+		}
+	}
+	return nil
 }
 
 func kgoValidate(c ClusterConfig) error {
@@ -252,7 +293,7 @@ func (m *Mirror) Status() Status {
 func (f *flow) status() FlowStatus {
 	f.mu.Lock()
 	fs := FlowStatus{Name: f.name, Source: f.cfg.Source, Target: f.cfg.Target, State: f.state, Error: f.stateErr,
-		Since: f.since, Topics: f.nTopics, Gaps: append([]GapError(nil), f.gaps...), LastHeartbeat: f.lastHB}
+		Since: f.since, Topics: f.nTopics, Gaps: append([]GapError(nil), f.gaps...), LastHeartbeat: f.lastHB, Skipped: f.skips.list()}
 	groups := f.groupStat
 	f.mu.Unlock()
 	for _, p := range *f.parts.Load() {
