@@ -199,7 +199,7 @@ func hop(pv *provenance, in [][]kgo.RecordHeader) (out [][]kgo.RecordHeader, ski
 func TestCaseB28IdentityBothWaysStopsAtOneHop(t *testing.T) {
 	ab, ba := mustProv(t, idA, idB), mustProv(t, idB, idA)
 	onA := [][]kgo.RecordHeader{nil, {{Key: "trace", Value: []byte("1")}}, nil} // 3 local records on A
-	onB := [][]kgo.RecordHeader{nil, nil}                                        // 2 local records on B
+	onB := [][]kgo.RecordHeader{nil, nil}                                       // 2 local records on B
 	toB, s1 := hop(ab, onA)
 	toA, s2 := hop(ba, onB)
 	onA, onB = append(onA, toA...), append(onB, toB...)
