@@ -697,7 +697,7 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 	if s, ok := r.get("replication.policy.separator"); ok {
 		sep = strings.TrimSpace(s.Value)
 		if sep == "" {
-			return fc, propsErr(s, "must not be empty: an empty separator is not how MM2 keeps topic names; %s",
+			return fc, propsErr(s, "must not be empty: with an empty separator the sources of remote topics cannot be read back from their names (cycle detection, heartbeats, translation); %s",
 				identityAdvice(strings.TrimSuffix(s.Key, "replication.policy.separator")))
 		}
 	} else {
@@ -709,8 +709,8 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 	}
 	for _, k := range []string{"source.cluster.alias", "target.cluster.alias"} {
 		if s, ok := f.Get(k); ok && strings.TrimSpace(s.Value) == "" {
-			return fc, propsErr(s, "must not be empty: an empty alias is not how MM2 keeps topic names "+
-				"(MM2 would name remote topics \".<topic>\", which count as internal); %s", identityAdvice(strings.TrimSuffix(s.Key, k)))
+			return fc, propsErr(s, "must not be empty: an empty alias does not keep topic names "+
+				"(MM2 names remote topics \".<topic>\" then, which count as internal and are never replicated further); %s", identityAdvice(strings.TrimSuffix(s.Key, k)))
 		}
 	}
 	srcAlias := f.Source

@@ -117,20 +117,22 @@ func (r *topicRules) isTarget(alias string) bool {
 // topic named like a remote one (WARN) instead of as expected (INFO).
 func (r *topicRules) decide(topic string, targetHas func(string) bool) (replicate bool, sk skip) {
 	byFilter := r.filter.Match(topic)
-	if !byFilter && !(r.heartbeats && r.pol.IsHeartbeatsTopic(topic)) {
-		if r.listed[topic] {
-			return false, skip{skipExcluded, "listed in topics, but topics.exclude matches it: remove it from topics.exclude to replicate it"}
-		}
+	selected := byFilter || (r.heartbeats && r.pol.IsHeartbeatsTopic(topic))
+	listed := r.listed[topic]
+	if !selected && !listed {
 		return false, skip{}
 	}
 	if r.pol.IsInternalTopic(topic) {
 		switch {
-		case policy.IsKafkaInternalTopic(topic) && byFilter:
-			return false, skip{skipKafkaInternal, `internal topic: names starting with "__" or "." are Kafka's own topics and are never replicated`}
-		case r.listed[topic]:
-			return false, skip{skipMM2Internal, "MM2 internal topic (mm2*.internal, *.checkpoints.internal): never replicated"}
+		case policy.IsKafkaInternalTopic(topic) && (byFilter || listed):
+			return false, skip{skipKafkaInternal, `internal topic: names starting with "__" or "." are Kafka's own topics and are never replicated, even when listed in topics`}
+		case listed:
+			return false, skip{skipMM2Internal, "MM2 internal topic (mm2*.internal or *.checkpoints.internal): never replicated, even when listed in topics"}
 		}
 		return false, skip{}
+	}
+	if !selected {
+		return false, skip{skipExcluded, "listed in topics, but topics.exclude matches it: remove the pattern that matches it from topics.exclude to replicate it"}
 	}
 	if alias, upstream, ok := r.cycle(topic); ok {
 		if !byFilter {
