@@ -421,6 +421,18 @@ func TestCaseAliasesValidatedWhereUsed(t *testing.T) {
 	if _, err := New(WithCluster(ClusterConfig{Client: seeds}), WithFlow(FlowConfig{Source: "", Target: "b"})); err == nil || !strings.Contains(err.Error(), "IdentityReplicationPolicy") {
 		t.Errorf("New, empty alias: %v", err)
 	}
+	// Through a properties file (the reverse pair b->primary is a
+	// heartbeats-only herder there).
+	for loc, wantErr := range map[string]bool{"target": false, "source": true} {
+		file := "clusters = primary, " + odd + "\nbootstrap.servers = x:1\nprimary->" + odd + ".enabled = true\noffset-syncs.topic.location = " + loc + "\n"
+		p, err := ParseProperties(strings.NewReader(file))
+		if err == nil {
+			_, err = New(p.Opts()...)
+		}
+		if (err != nil) != wantErr || (wantErr && !strings.Contains(err.Error(), "mm2-offset-syncs."+odd+".internal")) {
+			t.Errorf("properties, offset-syncs.topic.location=%s: %v", loc, err)
+		}
+	}
 }
 
 // TestCaseEmptySeparatorOrAliasTeachesIdentity (issue bullet: an empty
