@@ -15,11 +15,35 @@ import (
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
-// provenanceWired says whether the data path checks and stamps the
-// provenance header and the discovery calls the topology functions
-// (topicRules.withClusterIDs/gate, collisions/collisionSkips). Until the
-// engine rebuild wires them, the tests that need them skip with this
-// reason; the lead sets it to true with the wiring (issue 11).
+// provenanceWired says whether the engine calls the topology functions.
+// Until the engine rebuild wires them, the tests that need them skip with
+// this reason; set it to true with the wiring (issue 11):
+//
+//  1. Start of a flow (both clients up): read both cluster IDs (Metadata);
+//     f.rules = f.rules.withClusterIDs(idsOfAllAliases, targetID); log
+//     describeShared(sharedClusters(ids)) once at WARN if not empty; unless
+//     cfg.DisableProvenanceHeader, pv, err := newProvenance(srcID, dstID)
+//     (err: WARN and run without, or fail the flow) and hand pv to every
+//     unit (unitEnv).
+//  2. Poll loop, per record, before queueing/producing: r.Headers, v :=
+//     pv.apply(r.Headers); if v.skipped(): count it (metric and a per-flow
+//     status counter), do not produce, but still advance next/resume point
+//     past it (as for a compaction hole: no offset sync for it).
+//  3. Discovery, per source topic (replaces shouldReplicate in
+//     syncTopics): ok, sk := f.rules.decide(t, dstHas) with dstHas the
+//     target's topic set; f.skips.note(t, sk, now). For a selected topic
+//     whose remote topic does not exist yet: create, sk :=
+//     f.rules.gate(t, knownAliases, pv, sampleNewest(t)) (sample lazily: a
+//     few newest records per partition, headers only); if !create,
+//     note(sk) and do not create it this round. Then f.skips.retain(exists
+//     on source). ACL sync calls f.rules.decide (not shouldReplicate) so
+//     ACL names do not produce skip log lines.
+//  4. Mirror level, after each discovery round of every flow: cs :=
+//     collisions(keys, selectedByFlow); skips, err := collisionSkips(cs,
+//     firstRound, replicating); err at the first round ends Run (a
+//     *ConfigError); else note skips, drop skipCollision topics from the
+//     flow's selection, and make checkpoints and group offset sync skip
+//     topics for which f.skips.noCheckpoints(t).
 const provenanceWired = false
 
 func needsWiring(t *testing.T) {
