@@ -61,10 +61,11 @@ func (r *topicRules) unknownOrigin(topic string, known map[string]bool) (alias s
 
 // gate decides whether the discovery may create the remote topic of the
 // source topic now. known is the set of the Mirror's cluster aliases;
-// sampled holds the headers of the newest records of each of the topic's
-// partitions (a few per partition; none for an empty topic; only needed
-// when unknownOrigin holds, so the discovery samples lazily: sample is
-// called at most once); pv is the flow's provenance check (nil when off).
+// sample returns the headers of the newest records of each of the topic's
+// partitions, one entry per record (nil for a record without headers; a
+// few records per partition; no entry for an empty topic); it is called at
+// most once, and only when unknownOrigin holds. pv is the flow's
+// provenance check (nil when off).
 // create false comes with the skip to note.
 func (r *topicRules) gate(topic string, known map[string]bool, pv *provenance, sample func() [][]kgo.RecordHeader) (create bool, sk skip) {
 	alias, suspect := r.unknownOrigin(topic, known)
