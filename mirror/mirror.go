@@ -34,10 +34,15 @@ type Mirror struct {
 
 // New validates the configuration and returns a Mirror. It does no I/O and
 // starts no goroutine. Errors are [*ConfigError]s naming the bad key and
-// value: no cluster or flow, a duplicate or invalid alias (empty, containing
-// the policy's separator: docs/field-failures.md case B25), a flow naming an
-// unknown cluster or whose source equals its target, a regex Go cannot
-// compile.
+// value: no cluster or flow, a duplicate or empty alias, an alias that
+// cannot appear in the topic names the flow puts it in (a source alias
+// containing the policy's separator, case B25; a target alias with
+// characters illegal in topic names while offset syncs live on the source),
+// a flow naming an unknown cluster or whose source equals its target, a
+// regex Go cannot compile, two flows whose topic lists make them write the
+// same remote topic without [FlowConfig.AllowTopicCollisions]. Topics listed
+// in a flow's topics that will not be replicated (a "__" topic, a cycle by
+// name, ...) are logged once at WARN and shown in [FlowStatus.Skipped].
 func New(opts ...Opt) (*Mirror, error) {
 	var c cfg
 	for _, o := range opts {
@@ -142,8 +147,9 @@ func (m *Mirror) staticTopology(fcs []FlowConfig) error {
 		if f.cfg.Disabled {
 			continue
 		}
-		for t, sk := range f.rules.staticSkips() {
-			f.skips.note(t, sk, now)
+		static := f.rules.staticSkips()
+		for _, t := range sortedKeys(static) {
+			f.skips.note(t, static[t], now)
 		}
 		keys = append(keys, keyOf(f.cfg))
 		for t := range f.rules.listed {
@@ -157,8 +163,8 @@ func (m *Mirror) staticTopology(fcs []FlowConfig) error {
 		return err
 	}
 	for _, f := range m.flows {
-		for t, sk := range skips[f.name] {
-			f.skips.note(t, sk, now)
+		for _, t := range sortedKeys(skips[f.name]) {
+			f.skips.note(t, skips[f.name][t], now)
 		}
 	}
 	return nil
