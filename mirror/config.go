@@ -86,8 +86,15 @@ const (
 // Default filter lists of MM2 (docs/mm2-compat.md §4.1). Each entry is a
 // regular expression that must match a whole name.
 var (
-	// DefaultTopicsExclude is topics.exclude's default.
-	DefaultTopicsExclude = []string{`.*[\-\.]internal`, `.*\.replica`, `__.*`}
+	// DefaultTopicsExclude is topics.exclude's default in Apache Kafka 4.0
+	// and later (DefaultTopicFilter, KAFKA-17200): MM2's own topics
+	// (mm2-offset-syncs.B.internal, mm2-offsets.A.internal, ...), replica
+	// topics and names starting with "__". User topics that merely look
+	// internal (billing.internal, audit-internal) are replicated when topics
+	// selects them. Kafka 3.x excluded `.*[\-\.]internal` instead, so such
+	// topics were never replicated; a properties file that sets that list
+	// keeps the 3.x behaviour.
+	DefaultTopicsExclude = []string{`mm2.*\.internal`, `.*\.replica`, `__.*`}
 	// DefaultGroupsExclude is groups.exclude's default.
 	DefaultGroupsExclude = []string{`console-consumer-.*`, `connect-.*`, `__.*`}
 	// DefaultConfigPropertiesExclude is config.properties.exclude's default
@@ -314,6 +321,34 @@ type FlowConfig struct {
 	Isolation Isolation
 	// OnGap says what to do about unreplicated records the source lost.
 	OnGap GapPolicy
+
+	// AllowTopicCollisions is `allow.topic.collisions=true` (a kmirror key):
+	// accept that this flow and another flow of the same Mirror write the
+	// same remote topic on one target, merging their records into one topic
+	// (for example IdentityReplicationPolicy on a->t and b->t when both a and
+	// b have a topic orders). Without it, [New] refuses a configuration whose
+	// topic lists make two flows write one topic, naming the topic, the
+	// target and both sources, and a collision found among the topics that
+	// exist on the sources is refused at start and later reported in
+	// [FlowStatus.Skipped]. A collision is allowed only when every flow
+	// involved sets this; checkpoints and group offset sync are then off for
+	// the colliding topics (offsets of a merged topic translate for neither
+	// source, and the flows' group syncs would overwrite each other), which
+	// [FlowStatus.Skipped] reports.
+	AllowTopicCollisions bool
+
+	// DisableProvenanceHeader is `provenance.header.enabled=false` (a
+	// kmirror key): records are copied byte for byte, without the
+	// [ProvenanceHeader] header that lists the IDs of the clusters a record
+	// was copied from. Lost then: a record that comes back to a cluster it
+	// was already on (IdentityReplicationPolicy in both directions, a ring
+	// of identity flows, two deployments naming the same clusters
+	// differently) is copied again, forever, as in MM2; and topics whose
+	// name carries a cluster alias this Mirror does not know are created on
+	// the target without looking at their records, so inconsistent aliases
+	// grow chains like remote.remote.t1 (MM2 behaviour). Headers that other
+	// hops wrote, including [ProvenanceHeader], are still copied unchanged.
+	DisableProvenanceHeader bool
 
 	// MaxBufferedBytes bounds the target producer's buffer in bytes; 0
 	// means [DefaultMaxBufferedBytes].

@@ -13,8 +13,22 @@
 // every record copied to the same partition with its key, value (nulls
 // stay null), headers and timestamp, in order. New topics and partition
 // increases are picked up every refresh.topics.interval.seconds. Internal
-// topics and topics that came from the target (cycles) are never
+// topics (Kafka 4.0's rule: MM2's own mm2*.internal and checkpoints topics,
+// and Kafka's "__"/"." names; user topics such as billing.internal
+// replicate) and topics that came from the target (cycles) are never
 // replicated; heartbeats topics are.
+//
+// # Topologies
+//
+// Records carry a [ProvenanceHeader] listing the IDs of the clusters they
+// were copied from; a flow never writes a record into a cluster it has been
+// on, so IdentityReplicationPolicy in both directions, rings, and two
+// deployments that name the same clusters differently do not loop
+// ([FlowConfig.DisableProvenanceHeader] turns it off for byte-exact
+// copies). Two flows that would write one remote topic are refused unless
+// every one sets [FlowConfig.AllowTopicCollisions]. Every topic a flow's
+// filter selects but does not replicate is listed with its reason in
+// [FlowStatus.Skipped] and logged once.
 //
 // # Guarantees
 //

@@ -40,6 +40,8 @@ type flow struct {
 	dst     ClusterConfig
 	pol     policy.ReplicationPolicy
 	topics  Filter
+	rules   topicRules // which topics are replicated, and why not (skip.go)
+	skips   *skipSet   // topics selected but not replicated: Status, once-per-topic log
 	groups  Filter
 	configs Filter
 	log     *slog.Logger
@@ -129,6 +131,8 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 	if f.groups, err = NewFilter(prefix+"groups", fc.Groups, prefix+"groups.exclude", fc.GroupsExclude); err != nil {
 		return nil, err
 	}
+	f.rules = newTopicRules(fc, f.topics, nil)
+	f.skips = newSkipSet(f.log)
 	if f.configs, err = NewFilter(prefix+"config.properties.exclude", []string{".*"}, prefix+"config.properties.exclude", fc.ConfigPropertiesExclude); err != nil {
 		return nil, err
 	}
@@ -141,14 +145,12 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 }
 
 // shouldReplicate is MM2's shouldReplicateTopic (docs/mm2-compat.md §4.2).
+// A topic the filter selects but that is not replicated is recorded with
+// its reason (Status, one log line per topic and reason).
 func (f *flow) shouldReplicate(topic string) bool {
-	if f.pol.IsInternalTopic(topic) || policy.IsCycle(f.pol, f.cfg.Target, topic) {
-		return false
-	}
-	if f.topics.Match(topic) {
-		return true
-	}
-	return !f.cfg.DisableHeartbeatsReplication && f.pol.IsHeartbeatsTopic(topic)
+	ok, sk := f.rules.decide(topic, nil)
+	f.skips.note(topic, sk, time.Now())
+	return ok
 }
 
 // health records the latest result of one health source (the cluster

@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/checkpoint"
-	"github.com/kmirror/kmirror/policy"
 )
 
 // Mirror replicates topics between Kafka clusters along the configured
@@ -35,10 +34,15 @@ type Mirror struct {
 
 // New validates the configuration and returns a Mirror. It does no I/O and
 // starts no goroutine. Errors are [*ConfigError]s naming the bad key and
-// value: no cluster or flow, a duplicate or invalid alias (empty, containing
-// the policy's separator: docs/field-failures.md case B25), a flow naming an
-// unknown cluster or whose source equals its target, a regex Go cannot
-// compile.
+// value: no cluster or flow, a duplicate or empty alias, an alias that
+// cannot appear in the topic names the flow puts it in (a source alias
+// containing the policy's separator, case B25; a target alias with
+// characters illegal in topic names while offset syncs live on the source),
+// a flow naming an unknown cluster or whose source equals its target, a
+// regex Go cannot compile, two flows whose topic lists make them write the
+// same remote topic without [FlowConfig.AllowTopicCollisions]. Topics listed
+// in a flow's topics that will not be replicated (a "__" topic, a cycle by
+// name, ...) are logged once at WARN and shown in [FlowStatus.Skipped].
 func New(opts ...Opt) (*Mirror, error) {
 	var c cfg
 	for _, o := range opts {
@@ -51,7 +55,7 @@ func New(opts ...Opt) (*Mirror, error) {
 	clusters := map[string]ClusterConfig{}
 	for _, cl := range c.clusters {
 		if cl.Alias == "" {
-			return nil, &ConfigError{Key: "clusters", Reason: "a cluster alias is empty"}
+			return nil, &ConfigError{Key: "clusters", Reason: "a cluster alias is empty: an empty alias does not make remote topics keep their names; " + identityAdvice("")}
 		}
 		if _, dup := clusters[cl.Alias]; dup {
 			return nil, &ConfigError{Key: "clusters", Value: cl.Alias, Reason: "cluster alias listed twice"}
@@ -83,14 +87,8 @@ func New(opts ...Opt) (*Mirror, error) {
 		if !ok {
 			return nil, &ConfigError{Key: name, Value: fc.Target, Reason: fmt.Sprintf("unknown target cluster alias (configured: %v)", sortedKeys(clusters))}
 		}
-		p := fc.Policy
-		if p == nil {
-			p, _ = policy.NewDefault()
-		}
-		for _, alias := range []string{fc.Source, fc.Target} {
-			if err := policy.ValidateAlias(p, alias); err != nil {
-				return nil, &ConfigError{Key: "clusters", Value: alias, Reason: err.Error()}
-			}
+		if err := validateFlowAliases(fc); err != nil {
+			return nil, err
 		}
 		if len(src.Client) == 0 || len(dst.Client) == 0 {
 			return nil, &ConfigError{Key: name, Reason: "both clusters need client options (at least kgo.SeedBrokers)"}
@@ -127,12 +125,61 @@ func New(opts ...Opt) (*Mirror, error) {
 			return nil, err
 		}
 	}
+	if err := m.staticTopology(c.flows); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
 // maxTasks bounds tasks.max: each slot is a partition of the flow's
 // coordination topic and, when owned, a consumer and a producer.
 const maxTasks = 1024
+
+// staticTopology completes the flows' topic rules with the Mirror's other
+// flows, records the skips of topics listed literally (logged once, shown
+// by Status and -check) and refuses collisions the topic lists make
+// certain: two flows writing one remote topic without
+// FlowConfig.AllowTopicCollisions.
+func (m *Mirror) staticTopology(fcs []FlowConfig) error {
+	inbound := map[string]map[string]bool{} // target -> sources of enabled flows into it
+	for _, fc := range fcs {
+		if !fc.Disabled {
+			if inbound[fc.Target] == nil {
+				inbound[fc.Target] = map[string]bool{}
+			}
+			inbound[fc.Target][fc.Source] = true
+		}
+	}
+	now := time.Now()
+	var keys []flowKey
+	selected := map[string][]string{}
+	for _, f := range m.flows {
+		f.rules.inbound = inbound[f.cfg.Source]
+		if f.cfg.Disabled {
+			continue
+		}
+		static := f.rules.staticSkips()
+		for _, t := range sortedKeys(static) {
+			f.skips.note(t, static[t], now)
+		}
+		keys = append(keys, keyOf(f.cfg))
+		for t := range f.rules.listed {
+			if ok, _ := f.rules.decide(t, nil); ok {
+				selected[f.name] = append(selected[f.name], t)
+			}
+		}
+	}
+	skips, err := collisionSkips(collisions(keys, selected), true, nil)
+	if err != nil {
+		return err
+	}
+	for _, f := range m.flows {
+		for _, t := range sortedKeys(skips[f.name]) {
+			f.skips.note(t, skips[f.name][t], now)
+		}
+	}
+	return nil
+}
 
 func kgoValidate(c ClusterConfig) error {
 	for _, role := range [][]kgo.Opt{c.Consumer, c.Producer, c.Admin} {
@@ -263,7 +310,7 @@ func (m *Mirror) Status() Status {
 func (f *flow) status() FlowStatus {
 	f.mu.Lock()
 	fs := FlowStatus{Name: f.name, Source: f.cfg.Source, Target: f.cfg.Target, State: f.state, Error: f.stateErr,
-		Since: f.since, Topics: f.nTopics, Gaps: append([]GapError(nil), f.gaps...), LastHeartbeat: f.lastHB}
+		Since: f.since, Topics: f.nTopics, Gaps: append([]GapError(nil), f.gaps...), LastHeartbeat: f.lastHB, Skipped: f.skips.list()}
 	groups := f.groupStat
 	f.mu.Unlock()
 	f.unitsMu.Lock()

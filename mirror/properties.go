@@ -643,6 +643,21 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 	if err := check(topicsS, fc.Topics, []string{".*"}, topicsExS, fc.TopicsExclude, DefaultTopicsExclude); err != nil {
 		return fc, err
 	}
+	if fc.TopicsExclude != nil {
+		// MM2 3.x's default (.*[\-\.]internal) excluded user topics that
+		// merely look internal; Kafka 4.0's replicates them (KAFKA-17200).
+		flt, _ := NewFilter("", []string{".*"}, topicsExS.Key, fc.TopicsExclude)
+		var hidden []string
+		for _, n := range []string{"billing.internal", "billing-internal"} {
+			if !flt.Match(n) {
+				hidden = append(hidden, n)
+			}
+		}
+		if len(hidden) > 0 {
+			b.warn(Warning{Key: topicsExS.Key, Line: topicsExS.Line, Message: "excludes user topics named like " + strings.Join(hidden, " or ") +
+				" (MM2 3.x's default did); Kafka 4.0's default replicates them and excludes only MM2's own topics: " + strings.Join(DefaultTopicsExclude, ", ")})
+		}
+	}
 	if err := check(groupsS, fc.Groups, []string{".*"}, groupsExS, fc.GroupsExclude, DefaultGroupsExclude); err != nil {
 		return fc, err
 	}
@@ -682,7 +697,8 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 	if s, ok := r.get("replication.policy.separator"); ok {
 		sep = strings.TrimSpace(s.Value)
 		if sep == "" {
-			return fc, propsErr(s, "must not be empty")
+			return fc, propsErr(s, "must not be empty: with an empty separator the sources of remote topics cannot be read back from their names (cycle detection, heartbeats, translation); %s",
+				identityAdvice(strings.TrimSuffix(s.Key, "replication.policy.separator")))
 		}
 	} else {
 		r.def("replication.policy.separator", policy.DefaultSeparator)
@@ -690,6 +706,12 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 	isep, err := r.boolean("replication.policy.internal.topic.separator.enabled", true)
 	if err != nil {
 		return fc, err
+	}
+	for _, k := range []string{"source.cluster.alias", "target.cluster.alias"} {
+		if s, ok := f.Get(k); ok && strings.TrimSpace(s.Value) == "" {
+			return fc, propsErr(s, "must not be empty: an empty alias does not keep topic names "+
+				"(MM2 names remote topics \".<topic>\" then, which count as internal and are never replicated further); %s", identityAdvice(strings.TrimSuffix(s.Key, k)))
+		}
 	}
 	srcAlias := f.Source
 	if s, ok := f.Get("source.cluster.alias"); ok && strings.TrimSpace(s.Value) != "" {
@@ -708,11 +730,6 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 		return fc, &ConfigError{Key: key, Value: class, Reason: err.Error()}
 	}
 	fc.Policy = pol
-	for _, a := range []string{f.Source, f.Target} {
-		if err := policy.ValidateAlias(pol, a); err != nil {
-			return fc, &ConfigError{Key: "clusters", Value: a, Reason: err.Error()}
-		}
-	}
 
 	// Replication factors.
 	for _, x := range []struct {
@@ -812,6 +829,20 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 	if fc.DisableOffsetSyncs && !fc.DisableCheckpoints {
 		b.line(r.name+".emit.checkpoints.enabled", "false", "emit.offset-syncs.enabled=false: nothing to translate checkpoints with")
 	}
+	// Aliases are checked where this flow puts them into topic names.
+	if err := validateFlowAliases(fc); err != nil {
+		return fc, err
+	}
+
+	// Topologies (kmirror keys).
+	if fc.AllowTopicCollisions, err = r.boolean("allow.topic.collisions", false); err != nil {
+		return fc, err
+	}
+	prov, err := r.boolean("provenance.header.enabled", true)
+	if err != nil {
+		return fc, err
+	}
+	fc.DisableProvenanceHeader = !prov
 	if s, ok := r.get("admin.timeout.ms"); ok {
 		d, err := propsMillis(s)
 		if err != nil {

@@ -319,7 +319,7 @@ func TestPropertiesWarnings(t *testing.T) {
 		"f1": nil,
 		"f2": {"task.max", "sync.topics.configs.enabled", "topic.blacklist", "groups.blacklist"},
 		"f3": nil,
-		"f4": {"source.cluster.alias", "target.cluster.alias"},
+		"f4": {"source.cluster.alias", "target.cluster.alias", "topics.exclude"}, // 3.x exclude list: *.internal user topics
 		"f6": nil,
 		"f7": {"source->destination.producer.enable.idempotence", "source->destination.producer.acks", "group.id",
 			"producer.batch.size", "producer.linger.ms", "producer.enable.idempotence", "producer.override.acks", "producer.override.retries",
@@ -710,8 +710,8 @@ func TestPropertiesErrors(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Key != "A.bootstrap.servers" {
 		t.Errorf("missing bootstrap: %v", err)
 	}
-	_, err = ParseProperties(strings.NewReader("clusters=A,__B\nA->__B.enabled=true\nbootstrap.servers=x:1"))
-	if !errors.As(err, &ce) || ce.Key != "clusters" || ce.Value != "__B" {
+	_, err = ParseProperties(strings.NewReader("clusters=__A,B\n__A->B.enabled=true\nbootstrap.servers=x:1"))
+	if !errors.As(err, &ce) || ce.Key != "clusters" || ce.Value != "__A" || !strings.Contains(ce.Reason, "as the source of flow __A->B") {
 		t.Errorf("invalid alias: %v", err)
 	}
 	_, err = ParseProperties(strings.NewReader("clusters=A,B\nA.x=\\u00zz"))

@@ -75,6 +75,34 @@ type FlowStatus struct {
 	Groups []GroupStatus `json:"groups,omitempty"`
 	// LastHeartbeat is when the flow last wrote a heartbeat (zero if never).
 	LastHeartbeat time.Time `json:"last_heartbeat,omitzero"`
+	// Skipped lists the topics the flow's filter selects but that it does
+	// not replicate, or whose checkpoints it does not emit, each with the
+	// reason (sorted by topic). Each is also logged once at WARN (INFO for
+	// the remote topics of this Mirror's own reverse flows).
+	Skipped []SkippedTopic `json:"skipped,omitempty"`
+}
+
+// SkippedTopic is a source topic that a flow's topics filter selects but
+// that the flow does not replicate: a cycle by name (MM2's isCycle: the name
+// says it came from the target), a cycle by provenance (its records came
+// from the target), an internal topic (MM2's own, or Kafka's "__"/"."
+// names), a topic listed in topics but excluded by topics.exclude, or a
+// collision with another flow writing the same remote topic. An allowed
+// collision ([FlowConfig.AllowTopicCollisions]) is replicated but listed,
+// with Replicated set, because its checkpoints and group offset sync are
+// off.
+type SkippedTopic struct {
+	// Topic is the SOURCE topic name.
+	Topic string `json:"topic"`
+	// Reason is free text for people (what kmirror saw, what to change);
+	// its wording may change between versions, so do not match on it.
+	Reason string `json:"reason"`
+	// Since is when the topic was first skipped for this reason.
+	Since time.Time `json:"since"`
+	// Replicated is true when the records are replicated and only
+	// checkpoints and group offset sync skip the topic (an allowed
+	// collision).
+	Replicated bool `json:"replicated,omitempty"`
 }
 
 // MemberStatus describes this process as a member of a flow's group: the

@@ -71,9 +71,10 @@ type ReplicationPolicy interface {
 	// IsMM2InternalTopic reports whether topic is one of MM2's own internal
 	// topics (checkpoints, offset syncs, Connect's mm2-* topics).
 	IsMM2InternalTopic(topic string) bool
-	// IsInternalTopic reports whether topic must never be replicated: MM2
-	// internal topics, names starting with "__" or "." and names ending with
-	// "-internal" or ".internal".
+	// IsInternalTopic reports whether topic must never be replicated: MM2's
+	// own internal topics and Kafka-internal names starting with "__" or "."
+	// (Kafka 4.0's rule, KAFKA-17200; user topics such as
+	// "billing.internal" are not internal).
 	IsInternalTopic(topic string) bool
 	// Separator returns the remote-topic separator
 	// (replication.policy.separator). Policies that do not use one return
@@ -127,7 +128,9 @@ func defaultCfg() cfg {
 
 func (c *cfg) validate() error {
 	if c.separator == "" {
-		return fmt.Errorf("%w: the separator must not be empty", ErrInvalidSeparator)
+		return fmt.Errorf("%w: the separator must not be empty; for remote topics that keep their source names use "+
+			"IdentityReplicationPolicy instead of an empty separator (Go: policy.NewIdentity; properties: "+
+			"replication.policy.class=%s and replication.policy.separator=%s)", ErrInvalidSeparator, IdentityPolicyClass, DefaultSeparator)
 	}
 	if i, r := indexIllegalTopicChar(c.separator); i >= 0 {
 		return fmt.Errorf("%w %q: character %q at index %d is not allowed in topic names (legal: [a-zA-Z0-9._-])",
@@ -300,13 +303,39 @@ func (d Default) IsCheckpointsTopic(topic string) bool {
 	return strings.HasSuffix(topic, d.checkpointsSuffix())
 }
 
-// IsMM2InternalTopic reports whether topic ends with isep + "internal".
+// IsMM2InternalTopic reports whether topic is one of MM2's own internal
+// topics, Kafka 4.0's rule (KAFKA-17200): it starts with "mm2" and ends with
+// isep + "internal" ("mm2-offset-syncs.B.internal", "mm2-offsets.A.internal",
+// "mm2-configs.A.internal"), or it is a checkpoints topic
+// ("A.checkpoints.internal"). MM2 3.x counted every name ending with
+// isep + "internal" ("billing.internal").
+//
+// Deliberate difference from MM2: both spellings of these names are
+// recognised whatever replication.policy.internal.topic.separator.enabled
+// says, the one with the separator and the one with "." (separator "__":
+// "mm2-offset-syncs__B__internal" and "mm2-offset-syncs.B.internal",
+// "A__checkpoints__internal" and "A.checkpoints.internal"). So the topics
+// named under the other setting of the flag (an upgrade, case B29) and
+// Connect's "mm2-offsets.A.internal", whose name never uses the separator,
+// are never replicated; Java MM2 with separator "__" leaves them to the
+// topics.exclude default.
 func (d Default) IsMM2InternalTopic(topic string) bool {
-	return strings.HasSuffix(topic, d.internalSeparator()+"internal")
+	if isMM2Internal(topic, d.Separator()) {
+		return true
+	}
+	return d.Separator() != "." && isMM2Internal(topic, ".")
 }
 
-// IsInternalTopic reports whether topic is an MM2 internal topic or a Kafka
-// or Connect internal-looking name (see [DefaultIsInternalTopic]).
+// isMM2Internal is Kafka 4.0's isMM2InternalTopic for one internal-topic
+// separator.
+func isMM2Internal(topic, isep string) bool {
+	suffix := isep + "internal"
+	return strings.HasSuffix(topic, suffix) &&
+		(strings.HasPrefix(topic, "mm2") || strings.HasSuffix(topic, isep+"checkpoints"+suffix))
+}
+
+// IsInternalTopic reports whether topic is an MM2 internal topic or a
+// Kafka-internal name (see [DefaultIsInternalTopic]).
 func (d Default) IsInternalTopic(topic string) bool { return DefaultIsInternalTopic(d, topic) }
 
 // maxOriginalHops bounds the walks over upstream names so that a misbehaving
@@ -335,13 +364,23 @@ func DefaultIsHeartbeatsTopic(p ReplicationPolicy, topic string) bool {
 	return p.HeartbeatsTopic() == p.OriginalTopic(topic)
 }
 
-// DefaultIsInternalTopic is the interface default isInternalTopic:
-// p.IsMM2InternalTopic(topic), or topic starts with "__" or ".", or ends with
-// "-internal" or ".internal".
+// DefaultIsInternalTopic is the interface default isInternalTopic of Kafka
+// 4.0 (KAFKA-17200): p.IsMM2InternalTopic(topic), or topic starts with "__"
+// or "." (Kafka's own internal topics). Kafka 3.x also counted every name
+// ending with "-internal" or ".internal", so user topics such as
+// "billing.internal" were never replicated; Kafka 4.0 and kmirror
+// replicate them when the topic filter selects them.
 func DefaultIsInternalTopic(p ReplicationPolicy, topic string) bool {
-	return p.IsMM2InternalTopic(topic) ||
-		strings.HasPrefix(topic, "__") || strings.HasPrefix(topic, ".") ||
-		strings.HasSuffix(topic, "-internal") || strings.HasSuffix(topic, ".internal")
+	return p.IsMM2InternalTopic(topic) || IsKafkaInternalTopic(topic)
+}
+
+// IsKafkaInternalTopic reports whether topic is named like one of Kafka's own
+// internal topics: it starts with "__" ("__consumer_offsets",
+// "__transaction_state") or "." (MM2's ReplicationPolicy.isInternalTopic
+// counts both). Such topics are never replicated, even when listed
+// explicitly in topics.
+func IsKafkaInternalTopic(topic string) bool {
+	return strings.HasPrefix(topic, "__") || strings.HasPrefix(topic, ".")
 }
 
 // indexIllegalTopicChar returns the byte index and the character (U+FFFD

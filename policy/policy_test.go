@@ -163,21 +163,22 @@ func TestCaseB29CustomSeparatorInternalTopics(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
 	}
-	// Each mode's own internal topics are internal (never replicated). The
-	// isep-on policy also treats the old ".internal" names as internal, but
-	// like Java the isep-off policy does not recognise "__internal" names:
-	// after switching the flag off, the old topics look like user topics.
-	for _, n := range append(want[:2:2], want[3:5]...) {
-		if !on.IsInternalTopic(n) {
-			t.Errorf("isep-on policy: IsInternalTopic(%q) = false", n)
+	// Both modes' internal topics are internal (never replicated) under
+	// either policy, so switching the flag never replicates the old topics.
+	// Java MM2 4.x recognises only its own mode's names (its topics.exclude
+	// default catches the old mm2-* names, not the old checkpoints topic).
+	for _, p := range []*policy.Default{on, off} {
+		for _, n := range append(want[:2:2], want[3:5]...) {
+			if !p.IsInternalTopic(n) || !p.IsMM2InternalTopic(n) {
+				t.Errorf("isep=%t policy: IsInternalTopic(%q)=%t IsMM2InternalTopic=%t, want both true",
+					p.InternalTopicSeparatorEnabled(), n, p.IsInternalTopic(n), p.IsMM2InternalTopic(n))
+			}
 		}
-	}
-	for n, wantInternal := range map[string]bool{
-		"src.checkpoints.internal": true, "mm2-offset-syncs.dst.internal": true,
-		"src__checkpoints__internal": false, "mm2-offset-syncs__dst__internal": false,
-	} {
-		if got := off.IsInternalTopic(n); got != wantInternal {
-			t.Errorf("isep-off policy: IsInternalTopic(%q) = %t, want %t", n, got, wantInternal)
+		// User topics that merely look internal replicate (KAFKA-17200).
+		for _, n := range []string{"src__orders__internal", "billing.internal", "billing__internal", "checkpoints__internal"} {
+			if p.IsInternalTopic(n) {
+				t.Errorf("isep=%t policy: IsInternalTopic(%q) = true, want false", p.InternalTopicSeparatorEnabled(), n)
+			}
 		}
 	}
 	if on.IsCheckpointsTopic("src.checkpoints.internal") || off.IsCheckpointsTopic("src__checkpoints__internal") {
@@ -205,24 +206,40 @@ func TestPredicates(t *testing.T) {
 		{dot, "source1-heartbeats", false, false, false, false},
 		{dot, ".heartbeats", true, false, false, true},
 		{dot, "source1.checkpoints.internal", false, true, true, true},
-		{dot, "checkpoints.internal", false, false, true, true},
-		{dot, "checkpoints-internal", false, false, false, true},
+		// Kafka 4.0 (KAFKA-17200): only "mm2*<isep>internal", checkpoints
+		// topics and "__"/"." names are internal; 3.x also counted every
+		// name ending with ".internal" or "-internal".
+		{dot, "checkpoints.internal", false, false, false, false},
+		{dot, "checkpoints-internal", false, false, false, false},
 		{dot, "checkpoints.internal!", false, false, false, false},
-		{dot, "!checkpoints.internal", false, false, true, true},
+		{dot, "!checkpoints.internal", false, false, false, false},
+		{dot, "x.checkpoints.internal", false, true, true, true},
 		{dot, "source1checkpointsinternal", false, false, false, false},
 		{dot, "mm2-offset-syncs.B.internal", false, false, true, true},
 		{dot, "mm2-offsets.A.internal", false, false, true, true},
+		{dot, "mm2-kmirror-units.A.internal", false, false, true, true},
+		{dot, "mm2.internal", false, false, true, true},
+		{dot, "mm2-offsets.A-internal", false, false, false, false},
+		{dot, "billing.internal", false, false, false, false},
+		{dot, "billing-internal", false, false, false, false},
 		{dot, "__consumer_offsets", false, false, false, true},
+		{dot, "__billing.internal", false, false, false, true},
+		{dot, ".billing", false, false, false, true},
 		{dot, "_schemas", false, false, false, false},
-		{dot, "connect-configs-internal", false, false, false, true},
+		{dot, "connect-configs-internal", false, false, false, false},
 		{dot, "orders", false, false, false, false},
 		// Separator "__": A.heartbeats is not a heartbeats topic
 		// (testReplicatesHeartbeatsDespiteFilter).
 		{us, "A.heartbeats", false, false, false, false},
 		{us, "A__heartbeats", true, false, false, false},
 		{us, "A__checkpoints__internal", false, true, true, true},
-		{us, "A.checkpoints.internal", false, false, false, true},
-		{us, "mm2-configs.A.internal", false, false, false, true},
+		// Both spellings of MM2's names are internal whatever the
+		// separator (kmirror; Java 4.x: false, false).
+		{us, "A.checkpoints.internal", false, false, true, true},
+		{us, "mm2-configs.A.internal", false, false, true, true},
+		{us, "mm2-offset-syncs__B__internal", false, false, true, true},
+		{us, "billing__internal", false, false, false, false},
+		{us, "billing.internal", false, false, false, false},
 		// Identity: heartbeats rules unchanged, user topics never heartbeats.
 		{id, "heartbeats", true, false, false, false},
 		{id, "src.heartbeats", true, false, false, false},

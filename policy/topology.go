@@ -68,12 +68,8 @@ func IsCycle(p ReplicationPolicy, targetAlias, topic string) bool {
 // A nil p is treated as the zero [Default].
 func ValidateAlias(p ReplicationPolicy, alias string) error {
 	p = orDefault(p)
-	if alias == "" {
-		return fmt.Errorf("%w: the alias must not be empty", ErrInvalidAlias)
-	}
-	if i, r := indexIllegalTopicChar(alias); i >= 0 {
-		return fmt.Errorf("%w %q: character %q at index %d is not allowed in topic names (legal: [a-zA-Z0-9._-])",
-			ErrInvalidAlias, alias, r, i)
+	if err := validateAliasChars(alias); err != nil {
+		return err
 	}
 	if strings.HasPrefix(alias, "__") || strings.HasPrefix(alias, ".") {
 		return fmt.Errorf("%w %q: must not start with \"__\" or \".\": remote topics such as %q would be treated as internal and not replicated",
@@ -104,6 +100,42 @@ func ValidateAlias(p ReplicationPolicy, alias string) error {
 	if got, ok := p.TopicSource(remote); !ok || got != alias {
 		return fmt.Errorf("%w %q: the policy parses remote topic %q back as coming from %q (ok=%t)",
 			ErrInvalidAlias, alias, remote, got, ok)
+	}
+	return nil
+}
+
+// validateAliasChars is rules 1 and 2 of [ValidateAlias].
+func validateAliasChars(alias string) error {
+	if alias == "" {
+		return fmt.Errorf("%w: the alias must not be empty (an empty alias does not make remote topics keep their "+
+			"source names: that is IdentityReplicationPolicy, replication.policy.class=%s)", ErrInvalidAlias, IdentityPolicyClass)
+	}
+	if i, r := indexIllegalTopicChar(alias); i >= 0 {
+		return fmt.Errorf("%w %q: character %q at index %d is not allowed in topic names (legal: [a-zA-Z0-9._-])",
+			ErrInvalidAlias, alias, r, i)
+	}
+	return nil
+}
+
+// ValidateAliasInNames checks a cluster alias that appears inside topic
+// names but never starts a remote topic name, such as the target alias of a
+// flow in its offset-syncs topic "mm2-offset-syncs.<target>.internal" on the
+// source (MM2's default offset-syncs.topic.location=source). names are the
+// topic names derived from the alias. The rules are rules 1, 2 and 5 of
+// [ValidateAlias]: the alias is not empty, contains only bytes legal in topic
+// names ([a-zA-Z0-9._-]), and every name fits in [MaxTopicNameLength]
+// bytes. It may contain the separator or start with "__" or ".", which only
+// matter for aliases that prefix remote topics. The error wraps
+// [ErrInvalidAlias] and names the alias, the rule and the offending name.
+func ValidateAliasInNames(alias string, names ...string) error {
+	if err := validateAliasChars(alias); err != nil {
+		return err
+	}
+	for _, name := range names {
+		if len(name) > MaxTopicNameLength {
+			return fmt.Errorf("%w %q: too long (%d bytes): derived topic name %q is %d bytes, Kafka allows at most %d",
+				ErrInvalidAlias, alias, len(alias), name, len(name), MaxTopicNameLength)
+		}
 	}
 	return nil
 }

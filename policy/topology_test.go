@@ -262,3 +262,63 @@ func TestLoopingPolicyTerminates(t *testing.T) {
 		t.Error("IsCycle on a looping policy = true, want false after the hop bound")
 	}
 }
+
+// TestEmptySeparatorPointsToIdentity: an empty separator (the widely copied
+// trick for prefix-less remote topics) is refused with an error that names
+// IdentityReplicationPolicy and the two property lines to write instead.
+func TestEmptySeparatorPointsToIdentity(t *testing.T) {
+	_, err := policy.NewDefault(policy.WithSeparator(""))
+	if !errors.Is(err, policy.ErrInvalidSeparator) {
+		t.Fatalf("NewDefault(WithSeparator(\"\")) = %v, want ErrInvalidSeparator", err)
+	}
+	for _, want := range []string{
+		"must not be empty",
+		"policy.NewIdentity",
+		"replication.policy.class=org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
+		"replication.policy.separator=.",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if _, err := policy.NewIdentity("a", policy.WithSeparator("")); !errors.Is(err, policy.ErrInvalidSeparator) {
+		t.Errorf("NewIdentity(WithSeparator(\"\")) = %v, want ErrInvalidSeparator", err)
+	}
+	err = policy.ValidateAlias(nil, "")
+	if !errors.Is(err, policy.ErrInvalidAlias) || !strings.Contains(err.Error(), "IdentityReplicationPolicy") {
+		t.Errorf("ValidateAlias(\"\") = %v, want ErrInvalidAlias naming IdentityReplicationPolicy", err)
+	}
+}
+
+// TestValidateAliasInNames: an alias that appears only inside topic names
+// (a target alias in mm2-offset-syncs.<target>.internal) may contain the
+// separator or start with "__"; it must still be a legal, short enough
+// topic-name fragment.
+func TestValidateAliasInNames(t *testing.T) {
+	dot := mustDefault(t)
+	long := strings.Repeat("a", 249-len("mm2-offset-syncs..internal"))
+	tests := []struct {
+		alias   string
+		wantErr string
+	}{
+		{"us.west", ""},
+		{"__dr", ""},
+		{".dr", ""},
+		{long, ""},
+		{long + "b", `derived topic name "mm2-offset-syncs.` + long + `b.internal" is 250 bytes`},
+		{"", "must not be empty"},
+		{"dr site", `character ' ' at index 2`},
+		{"dr/1", `character '/' at index 2`},
+	}
+	for _, tt := range tests {
+		err := policy.ValidateAliasInNames(tt.alias, dot.OffsetSyncsTopic(tt.alias))
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("ValidateAliasInNames(%q) = %v, want nil", tt.alias, err)
+		case tt.wantErr != "" && (!errors.Is(err, policy.ErrInvalidAlias) || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("ValidateAliasInNames(%q) = %v, want ErrInvalidAlias containing %q", tt.alias, err, tt.wantErr)
+		case tt.wantErr != "" && tt.alias != "" && !strings.Contains(err.Error(), fmt.Sprintf("%q", tt.alias)):
+			t.Errorf("ValidateAliasInNames(%q) = %v: does not name the alias", tt.alias, err)
+		}
+	}
+}

@@ -312,9 +312,11 @@ func check(props *mirror.Properties, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "# %d warning(s), listed under \"# warnings\" below\n\n", n)
 	}
 	fmt.Fprint(stdout, props.Effective())
-	if _, err := mirror.New(props.Opts()...); err != nil {
+	m, err := mirror.New(props.Opts()...)
+	if err != nil {
 		return err
 	}
+	printSkips(stdout, m.Status())
 	var names []string
 	for _, f := range props.Flows() {
 		n := f.Name()

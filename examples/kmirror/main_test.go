@@ -611,3 +611,31 @@ func TestOverallState(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckPrintsConfigurationSkips: -check lists the topics the
+// configuration alone shows will not be replicated (issue 11: nothing
+// skipped silently), with flow, topic and reason.
+func TestCheckPrintsConfigurationSkips(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mm2.properties")
+	props := "clusters = a, b\nbootstrap.servers = 127.0.0.1:1\na->b.enabled = true\n" +
+		"a->b.topics = orders, __consumer_offsets, b.metrics\n"
+	if err := os.WriteFile(path, []byte(props), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"-check", "-config", path}, &out, io.Discard); err != nil {
+		t.Fatalf("-check: %v", err)
+	}
+	for _, want := range []string{
+		"# topics listed in the configuration that are not replicated (2)\n",
+		"#   a->b: __consumer_offsets: not replicated: internal topic: names starting with \"__\"",
+		"#   a->b: b.metrics: not replicated: cycle by name: the replication policy reads \"b.metrics\" as topic \"metrics\" replicated from b, the target",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("-check output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "a->b: orders") {
+		t.Errorf("-check lists orders, which is replicated:\n%s", out.String())
+	}
+}

@@ -29,6 +29,9 @@ var ConnectorKeys = []string{
 	"sync.group.offsets.enabled", "sync.group.offsets.interval.seconds",
 	"emit.heartbeats.enabled", "emit.heartbeats.interval.seconds",
 	"admin.timeout.ms",
+	// kmirror keys (topologies): mirror.FlowConfig.AllowTopicCollisions and
+	// DisableProvenanceHeader.
+	"allow.topic.collisions", "provenance.header.enabled",
 }
 
 // DeprecatedAliases maps MM2 3.x names (KIP-629, removed in Kafka 4.0 by

@@ -1,0 +1,79 @@
+package mirror
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kmirror/kmirror/policy"
+)
+
+// maxAliasBytes is the longest alias a heartbeat key can carry: the key's
+// aliases are Kafka protocol STRINGs (int16 length).
+const maxAliasBytes = 1<<15 - 1
+
+// identityAdvice tells users of the empty-alias/empty-separator trick what
+// to write instead; prefix is the flow prefix of the keys ("" or "a->b.").
+func identityAdvice(prefix string) string {
+	return fmt.Sprintf("for remote topics that keep their source names use IdentityReplicationPolicy: write\n"+
+		"  %sreplication.policy.class = %s\n  %sreplication.policy.separator = %s\n"+
+		"(Go: FlowConfig.Policy from policy.NewIdentity); the provenance header keeps identity flows from looping",
+		prefix, policy.IdentityPolicyClass, prefix, policy.DefaultSeparator)
+}
+
+// validateFlowAliases checks the flow's cluster aliases where the flow uses
+// them (MM2 itself checks none of this):
+//
+//   - every alias: not empty, no "->" (flow names and keys "a->b.x" would
+//     be ambiguous), at most 32767 bytes (a heartbeat key field);
+//   - the source alias of an enabled flow prefixes topic names: remote
+//     topics under the default policy ("us.orders"), remote heartbeats
+//     under both policies ("us.heartbeats"), the checkpoints topic
+//     "us.checkpoints.internal", the resume points topic
+//     "mm2-offsets.us.internal"; it must pass [policy.ValidateAlias]
+//     (legal topic characters, no separator inside, not starting with "__"
+//     or ".", short enough);
+//   - the target alias reaches a topic name only in the offset-syncs topic
+//     "mm2-offset-syncs.<target>.internal" on the source (offset syncs on,
+//     offset-syncs.topic.location=source, MM2's default); then it must be a
+//     legal topic-name fragment ([policy.ValidateAliasInNames]). Otherwise it
+//     appears only inside heartbeat records and may contain any character
+//     MM2 accepts.
+//
+// fc.Policy nil means the default policy. The error names the alias, the
+// rule and the topic the alias would appear in.
+func validateFlowAliases(fc FlowConfig) *ConfigError {
+	p := fc.Policy
+	if p == nil {
+		p, _ = policy.NewDefault()
+	}
+	name := fc.Name()
+	for _, a := range []string{fc.Source, fc.Target} {
+		switch {
+		case a == "":
+			return &ConfigError{Key: "clusters", Reason: fmt.Sprintf("flow %s: a cluster alias is empty: an empty alias does not make remote topics keep their names; %s",
+				name, identityAdvice(""))}
+		case strings.Contains(a, "->"):
+			return &ConfigError{Key: "clusters", Value: a, Reason: fmt.Sprintf(`a cluster alias must not contain "->": the flow name %s and keys such as %s.topics would be ambiguous`, name, name)}
+		case len(a) > maxAliasBytes:
+			return &ConfigError{Key: "clusters", Value: a[:64] + "...", Reason: fmt.Sprintf("cluster alias too long (%d bytes): heartbeat records carry at most %d", len(a), maxAliasBytes)}
+		}
+	}
+	if fc.Disabled {
+		return nil // heartbeats only: the aliases appear in heartbeat records, never in topic names
+	}
+	if err := policy.ValidateAlias(p, fc.Source); err != nil {
+		return &ConfigError{Key: "clusters", Value: fc.Source, Reason: fmt.Sprintf(
+			"%v; as the source of flow %s this alias starts topic names: remote topics %s, %s on %s and the resume points topic mm2-offsets.%s.internal",
+			err, name, p.FormatRemoteTopic(fc.Source, p.HeartbeatsTopic()), p.CheckpointsTopic(fc.Source), fc.Target, fc.Source)}
+	}
+	if !fc.DisableOffsetSyncs && !fc.OffsetSyncsTopicLocationTarget {
+		syncs := p.OffsetSyncsTopic(fc.Target)
+		if err := policy.ValidateAliasInNames(fc.Target, syncs); err != nil {
+			return &ConfigError{Key: "clusters", Value: fc.Target, Reason: fmt.Sprintf(
+				"%v; as the target of flow %s this alias appears in the offset-syncs topic %s on %s (offset-syncs.topic.location=source): "+
+					"rename the alias, or set %s.offset-syncs.topic.location=target (FlowConfig.OffsetSyncsTopicLocationTarget), with which a target alias never appears in a topic name",
+				err, name, syncs, fc.Source, name)}
+		}
+	}
+	return nil
+}

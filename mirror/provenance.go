@@ -1,0 +1,252 @@
+package mirror
+
+import (
+	"bytes"
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// ProvenanceHeader is the name of the record header in which kmirror lists
+// the clusters a record was copied from, so that no flow ever writes a
+// record into a cluster it has already been on (active-active with
+// IdentityReplicationPolicy, rings, deployments that name the same clusters
+// differently).
+//
+// The value is the cluster IDs (as the brokers report them in Metadata
+// responses, e.g. "MkU3OEVBNTcwNTJENDM2Qk"; never the aliases) of the
+// clusters the record was read from, oldest first, separated by ",", where
+// "\" and "," inside an ID are written "\\" and "\,". The cluster the record
+// is stored in is not listed. A record produced on cluster A and copied A->B
+// then B->C carries "A" on B and "A,B" on C; the flow C->A skips it
+// because A is listed.
+//
+// Kafka has no hidden headers: consumers of remote topics see this header
+// (ignore it, or strip it in a byte-exact comparison; [ParseProvenance]
+// reads it). FlowConfig.DisableProvenanceHeader turns it off. kmirror also
+// honours the Redpanda migrator's header "redpanda-migrator-provenance"
+// (value: the ID of the record's origin cluster) and leaves MSK
+// Replicator's "__mskmr" header, whose format is not published, unchanged.
+const ProvenanceHeader = "kmirror-provenance"
+
+// Headers of other replicators that the provenance check reads.
+const (
+	// redpandaProvenanceHeader is the Redpanda migrator's
+	// (redpanda_migrator output): the ID of the cluster the migrator first
+	// read the record from; it skips a record whose value is its
+	// destination's ID.
+	redpandaProvenanceHeader = "redpanda-migrator-provenance"
+)
+
+// ParseProvenance returns the cluster IDs listed in a [ProvenanceHeader]
+// value, oldest first. Every byte string parses: an empty value is one
+// empty ID, and a "\" at the very end is kept as a literal backslash.
+func ParseProvenance(value []byte) []string {
+	var out []string
+	var cur []byte
+	for i := 0; i < len(value); i++ {
+		switch c := value[i]; {
+		case c == '\\' && i+1 < len(value):
+			i++
+			cur = append(cur, value[i])
+		case c == ',':
+			out = append(out, string(cur))
+			cur = cur[:0]
+		default:
+			cur = append(cur, c)
+		}
+	}
+	return append(out, string(cur))
+}
+
+// FormatProvenance returns the [ProvenanceHeader] value listing ids in
+// order (see the header's format). It returns nil for no IDs.
+func FormatProvenance(ids ...string) []byte {
+	var out []byte
+	for i, id := range ids {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendEscapedID(out, id)
+	}
+	return out
+}
+
+func appendEscapedID(dst []byte, id string) []byte {
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c == '\\' || c == ',' {
+			dst = append(dst, '\\')
+		}
+		dst = append(dst, id[i])
+	}
+	return dst
+}
+
+// provVerdict is the outcome of the provenance check of one record.
+type provVerdict uint8
+
+const (
+	provPass     provVerdict = iota // replicate, with the source appended
+	provTarget                      // the target is in the record's provenance: it came from there
+	provLooped                      // the source is in the record's provenance: it came back around a loop (a hop that ignores the header)
+	provRedpanda                    // the Redpanda migrator's header names the target (or the source) as the record's origin
+)
+
+// skipped reports whether a record with this verdict is not replicated.
+func (v provVerdict) skipped() bool { return v != provPass }
+
+// String returns the reason a record is skipped, for logs and status.
+func (v provVerdict) String() string {
+	switch v {
+	case provPass:
+		return "pass"
+	case provTarget:
+		return "the target cluster is in its " + ProvenanceHeader + " header"
+	case provLooped:
+		return "the source cluster is in its " + ProvenanceHeader + " header (it came back around a loop)"
+	case provRedpanda:
+		return "its " + redpandaProvenanceHeader + " header names the target or source cluster"
+	}
+	return "unknown"
+}
+
+// provenance is the precomputed provenance check and stamp of one flow,
+// built once from the two cluster IDs and used for every record on the hot
+// path: the check scans the headers without allocating; the stamp makes one
+// allocation (the new header slice, or the new header value).
+//
+// A nil *provenance is the disabled state (FlowConfig.DisableProvenanceHeader):
+// every record passes and is not stamped.
+type provenance struct {
+	src, dst []byte // escaped source and target cluster IDs (also the value of a first-hop header)
+	rawSrc   []byte // unescaped IDs, compared with the Redpanda migrator's header
+	rawDst   []byte
+}
+
+// newProvenance returns the provenance check of a flow whose source and
+// target clusters have the given cluster IDs. Both must be non-empty and
+// different: a cluster without an ID cannot be recognised, and a flow
+// whose source and target are the same cluster would skip every record it
+// wrote itself (the caller logs the error and runs the flow without
+// provenance, or refuses to start).
+func newProvenance(sourceID, targetID string) (*provenance, error) {
+	switch {
+	case sourceID == "" || targetID == "":
+		return nil, errors.New("a cluster reported no cluster ID: provenance headers need both (set provenance.header.enabled=false to copy without them)")
+	case sourceID == targetID:
+		return nil, errors.New("source and target report the same cluster ID " + sourceID + ": the flow copies within one cluster, " +
+			"and every record it copies would be in its own provenance (set provenance.header.enabled=false for this flow)")
+	}
+	return &provenance{src: appendEscapedID(nil, sourceID), dst: appendEscapedID(nil, targetID),
+		rawSrc: []byte(sourceID), rawDst: []byte(targetID)}, nil
+}
+
+// check returns whether the record with headers h may be written to the
+// target, and the index of its [ProvenanceHeader] header (-1 if none) for
+// stamp. It never allocates. A record is skipped when the target (or the
+// source, which means it came back around a loop through a hop that ignores
+// the header) is in its provenance, or when the Redpanda migrator's header
+// names either. When a record carries several kmirror headers (another
+// tool duplicated it), every one is checked and the last is extended.
+func (p *provenance) check(h []kgo.RecordHeader) (v provVerdict, idx int) {
+	idx = -1
+	if p == nil {
+		return provPass, -1
+	}
+	for i := range h {
+		switch h[i].Key {
+		case ProvenanceHeader:
+			idx = i
+			if v == provPass {
+				v = p.scan(h[i].Value)
+			}
+		case redpandaProvenanceHeader:
+			if v == provPass && (bytes.Equal(h[i].Value, p.rawDst) || bytes.Equal(h[i].Value, p.rawSrc)) {
+				v = provRedpanda
+			}
+		}
+	}
+	return v, idx
+}
+
+// scan compares each escaped element of value with the escaped target and
+// source IDs (escaping is one-to-one, so comparing escaped forms compares
+// IDs).
+func (p *provenance) scan(value []byte) provVerdict {
+	if bytes.IndexByte(value, '\\') < 0 { // no escapes (Kafka cluster IDs never need one): split with IndexByte
+		for {
+			i := bytes.IndexByte(value, ',')
+			if i < 0 {
+				return p.match(value)
+			}
+			if v := p.match(value[:i]); v != provPass {
+				return v
+			}
+			value = value[i+1:]
+		}
+	}
+	start := 0
+	for i := 0; i < len(value); i++ {
+		switch value[i] {
+		case '\\':
+			i++ // the escaped byte belongs to the element
+		case ',':
+			if v := p.match(value[start:i]); v != provPass {
+				return v
+			}
+			start = i + 1
+		}
+	}
+	return p.match(value[start:])
+}
+
+func (p *provenance) match(el []byte) provVerdict {
+	switch {
+	case bytes.Equal(el, p.dst):
+		return provTarget
+	case bytes.Equal(el, p.src):
+		return provLooped
+	}
+	return provPass
+}
+
+// stamp returns h with the source cluster appended to the record's
+// provenance: a new [ProvenanceHeader] header (value: the source ID) when
+// idx is -1, else the header at idx with ",<source>" appended. It never
+// writes into h or into a header value: fetched records share their header
+// values with the fetch buffer (kgo slices them out of it), so the value is
+// copied and the header slice is new. One allocation per record.
+func (p *provenance) stamp(h []kgo.RecordHeader, idx int) []kgo.RecordHeader {
+	if p == nil {
+		return h
+	}
+	if idx < 0 {
+		out := make([]kgo.RecordHeader, len(h)+1)
+		copy(out, h)
+		out[len(h)] = kgo.RecordHeader{Key: ProvenanceHeader, Value: p.src} // shared, never written
+		return out
+	}
+	old := h[idx].Value
+	if len(old) == 0 {
+		h[idx].Value = p.src
+		return h
+	}
+	v := make([]byte, len(old)+1+len(p.src))
+	copy(v, old)
+	v[len(old)] = ','
+	copy(v[len(old)+1:], p.src)
+	h[idx].Value = v
+	return h
+}
+
+// apply is check then stamp: it returns the headers to produce the record
+// with, or skip and the reason when the record must not be written to the
+// target. The lead's poll loop calls it for every record when provenance
+// is on: r.Headers, v := pv.apply(r.Headers); if v.skipped() { count; continue }.
+func (p *provenance) apply(h []kgo.RecordHeader) ([]kgo.RecordHeader, provVerdict) {
+	v, idx := p.check(h)
+	if v.skipped() {
+		return h, v
+	}
+	return p.stamp(h, idx), provPass
+}

@@ -1,0 +1,354 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// provenanceWired says whether the engine calls the topology functions.
+// Until the engine rebuild wires them, the tests that need them skip with
+// this reason; set it to true with the wiring (issue 11):
+//
+//  1. Start of a flow (both clients up): read both cluster IDs (Metadata);
+//     f.rules = f.rules.withClusterIDs(idsOfAllAliases, targetID); log
+//     describeShared(sharedClusters(ids)) once at WARN if not empty; unless
+//     cfg.DisableProvenanceHeader, pv, err := newProvenance(srcID, dstID)
+//     (err: WARN and run without, or fail the flow) and hand pv to every
+//     unit (unitEnv).
+//  2. Poll loop, per record, before queueing/producing: r.Headers, v :=
+//     pv.apply(r.Headers); if v.skipped(): count it (metric and a per-flow
+//     status counter), do not produce, but still advance next/resume point
+//     past it (as for a compaction hole: no offset sync for it).
+//  3. Discovery, per source topic (replaces shouldReplicate in
+//     syncTopics): ok, sk := f.rules.decide(t, dstHas) with dstHas the
+//     target's topic set; f.skips.note(t, sk, now). For a selected topic
+//     whose remote topic does not exist yet: create, sk :=
+//     f.rules.gate(t, knownAliases, pv, sampleNewest(t)) (sample lazily: a
+//     few newest records per partition, headers only); if !create,
+//     note(sk) and do not create it this round. Then f.skips.retain(exists
+//     on source). ACL sync calls f.rules.decide (not shouldReplicate) so
+//     ACL names do not produce skip log lines.
+//  4. Mirror level, after each discovery round of every flow: cs :=
+//     collisions(keys, selectedByFlow); skips, err := collisionSkips(cs,
+//     firstRound, replicating); err at the first round ends Run (a
+//     *ConfigError); else note skips, drop skipCollision topics from the
+//     flow's selection, and make checkpoints and group offset sync skip
+//     topics for which f.skips.noCheckpoints(t).
+const provenanceWired = false
+
+func needsWiring(t *testing.T) {
+	t.Helper()
+	if !provenanceWired {
+		t.Skip("issue 11: needs the provenance check in the poll loop and the topology checks in the discovery (set provenanceWired when wired)")
+	}
+}
+
+// topicNames lists the topics of c whose names match re.
+func topicNames(t *testing.T, c *testcluster.Cluster, re string) []string {
+	t.Helper()
+	td, err := testcluster.Admin(t, c).ListTopics(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rx := regexp.MustCompile("^(?:" + re + ")$")
+	var out []string
+	for _, n := range td.Names() {
+		if rx.MatchString(n) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// values returns how often each record value is in topic on c.
+func values(t *testing.T, c *testcluster.Cluster, topic string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, rs := range testcluster.ReadAll(t, c, topic) {
+		for _, r := range rs {
+			out[string(r.Value)]++
+		}
+	}
+	return out
+}
+
+// TestEngineLocalTopicNamedLikeTargetWarns (issue bullet: a local topic
+// "eu.metrics" on us, flow us->eu, was skipped as a cycle with no word in
+// the log): the running engine logs one WARN line naming the topic and the
+// reason, and Status lists it, while the other topics replicate.
+func TestEngineLocalTopicNamedLikeTargetWarns(t *testing.T) {
+	p := testcluster.New(t, "us", "eu")
+	orders, metrics := p.Topic("orders"), p.Target.Alias+"."+p.Topic("metrics")
+	for _, tn := range []string{orders, metrics} {
+		testcluster.CreateTopic(t, &p.Source, tn, 1, nil)
+		testcluster.Produce(t, &p.Source, &kgo.Record{Topic: tn, Value: []byte("v")})
+	}
+	var lb logBuf
+	fc := fastFlow(p)
+	fc.DisableHeartbeatsReplication = true
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithLogger(lb.logger()))...)
+	waitReplicated(t, m, 1)
+	testcluster.Eventually(t, 10*time.Second, "cycle reported", func() (bool, string) {
+		sk := m.Status().Flows[0].Skipped
+		return len(sk) == 1 && sk[0].Topic == metrics, fmt.Sprintf("%+v", sk)
+	})
+	time.Sleep(3 * fc.RefreshTopicsInterval) // several refreshes: still one line
+	if err := stop(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	sk := m.Status().Flows[0].Skipped[0]
+	if !strings.Contains(sk.Reason, "cycle by name") || !strings.Contains(sk.Reason, p.Target.Alias+", the target") {
+		t.Errorf("reason %q", sk.Reason)
+	}
+	lines := lb.lines("level=WARN", `msg="topic not replicated"`, "topic="+metrics, `reason="cycle by name`)
+	if len(lines) != 1 {
+		t.Errorf("%d WARN lines for %s, want 1:\n%s", len(lines), metrics, strings.Join(lb.lines("topic="), "\n"))
+	}
+	got := topicNames(t, &p.Target, regexp.QuoteMeta(p.Source.Alias)+`\..*(`+regexp.QuoteMeta(orders)+"|"+regexp.QuoteMeta(metrics)+")")
+	if len(got) != 1 || got[0] != p.Source.Alias+"."+orders {
+		t.Errorf("remote topics on %s: %v, want only %s.%s", p.Target.Alias, got, p.Source.Alias, orders)
+	}
+}
+
+// TestEngineInternalLookingUserTopicReplicates (issue bullet: application
+// topics that merely look internal, listed explicitly, were never
+// replicated): billing.internal replicates under Kafka 4.0's rule; a listed
+// "__" topic is skipped with one WARN line naming it.
+func TestEngineInternalLookingUserTopicReplicates(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	billing, audit, hidden := p.Topic("billing")+".internal", p.Topic("audit")+"-internal", "__"+p.Topic("ledger")
+	for _, tn := range []string{billing, audit, hidden} {
+		testcluster.CreateTopic(t, &p.Source, tn, 1, nil)
+		testcluster.Produce(t, &p.Source, &kgo.Record{Topic: tn, Value: []byte(tn)})
+	}
+	var lb logBuf
+	fc := fastFlow(p)
+	fc.DisableHeartbeatsReplication = true
+	fc.Topics = []string{billing, regexp.QuoteMeta(audit), hidden}
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithLogger(lb.logger()))...)
+	waitReplicated(t, m, 2)
+	if err := stop(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, tn := range []string{billing, audit} {
+		if got := values(t, &p.Target, p.Source.Alias+"."+tn); got[tn] != 1 || len(got) != 1 {
+			t.Errorf("%s.%s holds %v, want the one record", p.Source.Alias, tn, got)
+		}
+	}
+	sk := m.Status().Flows[0].Skipped
+	if len(sk) != 1 || sk[0].Topic != hidden {
+		t.Errorf("Skipped = %+v, want %s", sk, hidden)
+	}
+	if n := len(lb.lines("level=WARN", "topic="+hidden, `reason="internal topic`)); n != 1 {
+		t.Errorf("%d WARN lines for %s, want 1", n, hidden)
+	}
+}
+
+// liveTraffic produces n records, one every interval, to topic on c, with
+// values prefix0..prefix(n-1), and returns the values.
+func liveTraffic(t *testing.T, c *testcluster.Cluster, topic, prefix string, n int, every time.Duration) []string {
+	t.Helper()
+	var vs []string
+	for i := 0; i < n; i++ {
+		v := fmt.Sprintf("%s%d", prefix, i)
+		testcluster.Produce(t, c, &kgo.Record{Topic: topic, Value: []byte(v)})
+		vs = append(vs, v)
+		time.Sleep(every)
+	}
+	return vs
+}
+
+// exactlyOnce reports the values of want that topic on c does not hold
+// exactly once, and the values it holds that are not in want.
+func exactlyOnce(t *testing.T, c *testcluster.Cluster, topic string, want []string) (bad []string) {
+	t.Helper()
+	got := values(t, c, topic)
+	for _, v := range want {
+		if got[v] != 1 {
+			bad = append(bad, fmt.Sprintf("%s x%d", v, got[v]))
+		}
+		delete(got, v)
+	}
+	for v, n := range got {
+		bad = append(bad, fmt.Sprintf("unexpected %s x%d", v, n))
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+// TestEngineActiveActiveIdentity (issue acceptance, case B28): identity
+// policy in both directions with live traffic on both sides for many
+// refresh intervals: every record once on each side, no ping-pong, no
+// prefix chain.
+func TestEngineActiveActiveIdentity(t *testing.T) {
+	needsWiring(t)
+	p := testcluster.New(t, "a", "b")
+	orders := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
+	testcluster.CreateTopic(t, &p.Target, orders, 1, nil)
+	ab, ba := fastFlow(p), fastFlow(p)
+	ba.Source, ba.Target = p.Target.Alias, p.Source.Alias
+	ab.Policy, ba.Policy = identity(t, ab.Source), identity(t, ba.Source)
+	ab.Topics, ba.Topics = []string{regexp.QuoteMeta(orders)}, []string{regexp.QuoteMeta(orders)}
+	_, stop := runMirror(t, append(clusterOpts(p), WithFlow(ab), WithFlow(ba))...)
+	done := make(chan []string)
+	go func() { done <- liveTraffic(t, &p.Target, orders, "b", 20, 100*time.Millisecond) }()
+	fromA := liveTraffic(t, &p.Source, orders, "a", 20, 100*time.Millisecond)
+	fromB := <-done
+	all := append(append([]string(nil), fromA...), fromB...)
+	testcluster.Eventually(t, 30*time.Second, "both sides complete", func() (bool, string) {
+		a, b := exactlyOnce(t, &p.Source, orders, all), exactlyOnce(t, &p.Target, orders, all)
+		return len(a) == 0 && len(b) == 0, fmt.Sprintf("a: %v b: %v", a, b)
+	})
+	time.Sleep(10 * ab.RefreshTopicsInterval) // many more refreshes: nothing grows
+	if err := stop(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, c := range []*testcluster.Cluster{&p.Source, &p.Target} {
+		if bad := exactlyOnce(t, c, orders, all); len(bad) > 0 {
+			t.Errorf("%s: %v", c.Alias, bad)
+		}
+		if got := topicNames(t, c, ".*"+regexp.QuoteMeta(orders)); len(got) != 1 {
+			t.Errorf("%s: topics %v, want only %s", c.Alias, got, orders)
+		}
+	}
+	// The lead's skip counter: records skipped by provenance per flow must
+	// equal the records that came back (20 per direction, at least once).
+}
+
+// TestEngineDifferentAliasesNoChain (issue bullet: two deployments call the
+// same clusters differently, a/b and local/remote): no prefix chain grows
+// and no record is copied twice.
+func TestEngineDifferentAliasesNoChain(t *testing.T) {
+	needsWiring(t)
+	p := testcluster.New(t, "a", "b")
+	t1, u1 := p.Topic("t1"), p.Topic("u1")
+	testcluster.CreateTopic(t, &p.Source, t1, 1, nil)
+	testcluster.CreateTopic(t, &p.Target, u1, 1, nil)
+	// D1 runs a->b with aliases a, b; D2 runs remote->local, where remote
+	// is b and local is a.
+	d1 := fastFlow(p)
+	local, remote := "local"+p.Source.Alias, "remote"+p.Target.Alias
+	d2 := fastFlow(p)
+	d2.Source, d2.Target = remote, local
+	_, stop1 := runMirror(t, append(clusterOpts(p), WithFlow(d1))...)
+	_, stop2 := runMirror(t, WithCluster(ClusterConfig{Alias: local, Client: p.Source.Opts()}),
+		WithCluster(ClusterConfig{Alias: remote, Client: p.Target.Opts()}), WithFlow(d2))
+	vt := liveTraffic(t, &p.Source, t1, "t", 10, 50*time.Millisecond)
+	vu := liveTraffic(t, &p.Target, u1, "u", 10, 50*time.Millisecond)
+	testcluster.Eventually(t, 30*time.Second, "both directions copied", func() (bool, string) {
+		a, b := exactlyOnce(t, &p.Target, p.Source.Alias+"."+t1, vt), exactlyOnce(t, &p.Source, remote+"."+u1, vu)
+		return len(a) == 0 && len(b) == 0, fmt.Sprintf("%v %v", a, b)
+	})
+	time.Sleep(10 * d1.RefreshTopicsInterval)
+	if err := errors.Join(stop1(), stop2()); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	// Exactly one remote topic per direction, and no name carrying two
+	// aliases (remote.a.t1, a.remote.u1, remote.remote.heartbeats, ...).
+	wantA := []string{remote + "." + u1, t1}
+	wantB := []string{p.Source.Alias + "." + t1, u1}
+	for _, x := range []struct {
+		c    *testcluster.Cluster
+		want []string
+	}{{&p.Source, wantA}, {&p.Target, wantB}} {
+		got := topicNames(t, x.c, ".*("+regexp.QuoteMeta(t1)+"|"+regexp.QuoteMeta(u1)+")")
+		if strings.Join(got, " ") != strings.Join(x.want, " ") {
+			t.Errorf("%s: topics %v, want %v", x.c.Alias, got, x.want)
+		}
+		for _, n := range topicNames(t, x.c, ".*") {
+			if strings.Count(n, ".") >= 2 && !strings.HasSuffix(n, ".internal") && (strings.Contains(n, remote+".") && strings.Contains(n, p.Source.Alias+".")) {
+				t.Errorf("%s: chained topic %s", x.c.Alias, n)
+			}
+		}
+	}
+}
+
+// TestEngineThreeClusterRing (issue acceptance): x->y->z->x with identity
+// names: every record reaches every cluster exactly once.
+func TestEngineThreeClusterRing(t *testing.T) {
+	needsWiring(t)
+	if _, _, real := testcluster.RealBrokers(); real {
+		t.Skip("needs three clusters: runs on the embedded backend")
+	}
+	cs := []testcluster.Cluster{testcluster.NewFake(t, "x"), testcluster.NewFake(t, "y"), testcluster.NewFake(t, "z")}
+	var opts []Opt
+	for i := range cs {
+		testcluster.CreateTopic(t, &cs[i], "events", 1, nil)
+		opts = append(opts, WithCluster(ClusterConfig{Alias: cs[i].Alias, Client: cs[i].Opts()}))
+	}
+	pair := &testcluster.Pair{Source: cs[0], Target: cs[1]}
+	for i := range cs {
+		fc := fastFlow(pair)
+		fc.Source, fc.Target = cs[i].Alias, cs[(i+1)%3].Alias
+		fc.Policy = identity(t, fc.Source)
+		fc.Topics = []string{"events"}
+		opts = append(opts, WithFlow(fc))
+	}
+	_, stop := runMirror(t, opts...)
+	var all []string
+	for i := range cs {
+		all = append(all, liveTraffic(t, &cs[i], "events", cs[i].Alias, 10, 20*time.Millisecond)...)
+	}
+	testcluster.Eventually(t, 30*time.Second, "ring complete", func() (bool, string) {
+		var bad []string
+		for i := range cs {
+			bad = append(bad, exactlyOnce(t, &cs[i], "events", all)...)
+		}
+		return len(bad) == 0, fmt.Sprint(bad)
+	})
+	time.Sleep(2 * time.Second)
+	if err := stop(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for i := range cs {
+		if bad := exactlyOnce(t, &cs[i], "events", all); len(bad) > 0 {
+			t.Errorf("%s: %v", cs[i].Alias, bad)
+		}
+	}
+}
+
+// TestEngineIdentityManyToOneRefusedAtStart (issue bullet: two sources, one
+// target, identity, both have "orders", topics=.*): the topic lists do not
+// show it, the discovery does; Run returns the error naming topic, target
+// and both sources instead of merging.
+func TestEngineIdentityManyToOneRefusedAtStart(t *testing.T) {
+	needsWiring(t)
+	if _, _, real := testcluster.RealBrokers(); real {
+		t.Skip("needs three clusters: runs on the embedded backend")
+	}
+	a, b, tc := testcluster.NewFake(t, "a"), testcluster.NewFake(t, "b"), testcluster.NewFake(t, "t")
+	for _, c := range []*testcluster.Cluster{&a, &b} {
+		testcluster.CreateTopic(t, c, "orders", 1, nil)
+	}
+	pair := &testcluster.Pair{Source: a, Target: tc}
+	fa, fb := fastFlow(pair), fastFlow(pair)
+	fb.Source = "b"
+	fa.Policy, fb.Policy = identity(t, "a"), identity(t, "b")
+	m, err := New(WithCluster(ClusterConfig{Alias: "a", Client: a.Opts()}), WithCluster(ClusterConfig{Alias: "b", Client: b.Opts()}),
+		WithCluster(ClusterConfig{Alias: "t", Client: tc.Opts()}), WithFlow(fa), WithFlow(fb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = m.Run(ctx)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), `write topic "orders" on cluster t (topic orders of a, topic orders of b)`) {
+		t.Errorf("Run = %v, want the collision refused", err)
+	}
+	if got := topicNames(t, &tc, "orders"); len(got) != 0 {
+		t.Errorf("the target got %v although the collision was refused", got)
+	}
+}
