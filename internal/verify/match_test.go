@@ -192,7 +192,7 @@ func TestMatcher(t *testing.T) {
 	}, {
 		name: "replay beyond MaxReplay is unexpected", o: matchOpts{maxReplay: 3, maxSkip: 1000, compareTS: true}, source: seqSrc(10),
 		target: tgtOf(cat(ids(0, 9), []int{1})...),
-		want: PartitionReport{Compared: 10, Matched: 10, Unexpected: 1, TargetRecords: 11, TargetFirstMatch: 0, UnexpectedOffsets: []int64{10}},
+		want:   PartitionReport{Compared: 10, Matched: 10, Unexpected: 1, TargetRecords: 11, TargetFirstMatch: 0, UnexpectedOffsets: []int64{10}},
 	}, {
 		name: "gap beyond MaxSkip", o: matchOpts{maxReplay: 1000, maxSkip: 3, compareTS: true}, source: seqSrc(10),
 		target: tgtOf(0, 8, 9),

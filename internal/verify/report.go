@@ -244,18 +244,22 @@ func (r *Report) total() {
 // the details of every difference, the notes, and a one-line verdict.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "verify %s->%s: %s; exactly-once: %v; ignored headers: %s\n\n", r.Source, r.Target, r.Window, r.ExactlyOnce, orNone(r.IgnoredHeaders))
+	eo := "off (duplicates allowed)"
+	if r.ExactlyOnce {
+		eo = "on (duplicates fail)"
+	}
+	fmt.Fprintf(&b, "verify %s->%s: %s; exactly-once: %s; ignored headers: %s\n\n", r.Source, r.Target, r.Window, eo, orNone(r.IgnoredHeaders))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "topic\tpart\tsource from\tsource end\ttarget from\ttarget end\tcompared\tmissing\tdeleted on target\tduplicated\taltered\tout of order\tunexpected\t")
+	fmt.Fprintln(tw, "topic\tremote topic\tpart\tsource from\tsource end\ttarget from\ttarget end\tcompared\tmissing\tdeleted on target\tduplicated\taltered\tout of order\tunexpected\t")
 	for _, tr := range r.Topics {
 		for _, p := range tr.Partitions {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", tr.Topic, p.Partition,
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", tr.Topic, tr.Remote, p.Partition,
 				p.WindowFrom, p.Source.End, p.Target.From, p.Target.To,
 				p.Compared, p.Missing, p.DeletedOnTarget, p.Duplicated, p.Altered, p.OutOfOrder, p.Unexpected)
 		}
 	}
 	t := r.Totals
-	fmt.Fprintf(tw, "total\t%d\t\t\t\t\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", t.Partitions, t.Compared, t.Missing, t.DeletedOnTarget, t.Duplicated, t.Altered, t.OutOfOrder, t.Unexpected)
+	fmt.Fprintf(tw, "total\t\t%d\t\t\t\t\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", t.Partitions, t.Compared, t.Missing, t.DeletedOnTarget, t.Duplicated, t.Altered, t.OutOfOrder, t.Unexpected)
 	tw.Flush()
 
 	var details []string

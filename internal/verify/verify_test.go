@@ -351,7 +351,7 @@ func TestTargetRetention(t *testing.T) {
 	e := newEnv(t, 1, nil)
 	e.produceSource(t, 0, 40)
 	e.produceTarget(t, 0, cat(ids(0, 19), ids(21, 39))...) // 20 lost
-	deleteRecords(t, &e.p.Target, e.remote, 0, 12)        // target offsets 0-11 = source 0-11
+	deleteRecords(t, &e.p.Target, e.remote, 0, 12)         // target offsets 0-11 = source 0-11
 	rep := run(t, e.config())
 	got := checkPart(t, rep, 0, summary{
 		Compared: 40, Matched: 27, Missing: 1, DeletedOnTarget: 12, TargetRecords: 27,
