@@ -47,17 +47,46 @@ type matchOpts struct {
 	truncated bool
 }
 
+// ring is a growable ring buffer of source entries.
+type ring struct {
+	a       []srcEntry // len is a power of two (or 0)
+	head, n int
+}
+
+func (q *ring) len() int { return q.n }
+
+func (q *ring) at(i int) *srcEntry { return &q.a[(q.head+i)&(len(q.a)-1)] }
+
+func (q *ring) push(e srcEntry) {
+	if q.n == len(q.a) {
+		a := make([]srcEntry, max(64, 2*len(q.a)))
+		for i := range q.n {
+			a[i] = *q.at(i)
+		}
+		q.a, q.head = a, 0
+	}
+	q.a[(q.head+q.n)&(len(q.a)-1)] = e
+	q.n++
+}
+
+func (q *ring) pop() {
+	q.a[q.head] = srcEntry{}
+	q.head = (q.head + 1) & (len(q.a) - 1)
+	q.n--
+}
+
 type matcher struct {
 	o    matchOpts
 	r    *PartitionReport
-	buf  []srcEntry
-	base int64 // seq of buf[0]
+	buf  ring
+	base int64 // seq of the oldest buffered entry
 	idx  map[uint64]int64
 
 	c          int64 // seq matched by the previous target record, -1 none
 	h          int64 // highest seq matched, -1 none
 	firstMatch int64 // seq of the first match, -1 none
 	inReplay   bool
+	openReplay int // index in r.Replays of the replay the previous record extended, -1 none
 
 	lastMissingSeq, lastDeletedSeq int64
 	windowSeqEnd                   int64 // one past the last window entry added
@@ -67,13 +96,13 @@ func newMatcher(o matchOpts, r *PartitionReport) *matcher {
 	if o.maxDetails <= 0 {
 		o.maxDetails = DefaultMaxDetails
 	}
-	return &matcher{o: o, r: r, idx: map[uint64]int64{}, c: -1, h: -1, firstMatch: -1, lastMissingSeq: -2, lastDeletedSeq: -2}
+	return &matcher{o: o, r: r, idx: map[uint64]int64{}, c: -1, h: -1, firstMatch: -1, openReplay: -1, lastMissingSeq: -2, lastDeletedSeq: -2}
 }
 
 // next is the seq the next source entry gets.
-func (m *matcher) next() int64 { return m.base + int64(len(m.buf)) }
+func (m *matcher) next() int64 { return m.base + int64(m.buf.len()) }
 
-func (m *matcher) at(seq int64) *srcEntry { return &m.buf[seq-m.base] }
+func (m *matcher) at(seq int64) *srcEntry { return m.buf.at(int(seq - m.base)) }
 
 func (m *matcher) addSource(e srcEntry) {
 	seq := m.next()
@@ -82,7 +111,7 @@ func (m *matcher) addSource(e srcEntry) {
 		e.prev = p
 	}
 	m.idx[e.fp] = seq
-	m.buf = append(m.buf, e)
+	m.buf.push(e)
 	if e.zone == zoneWindow {
 		m.r.Compared++
 		m.windowSeqEnd = seq + 1
@@ -202,17 +231,17 @@ func (m *matcher) match(s int64, t tgtRec) {
 		m.inReplay = false
 	case e.hits > 0:
 		m.r.Duplicated++
-		if m.inReplay && m.c == s-1 && len(m.r.Replays) > 0 && m.r.Replays[len(m.r.Replays)-1].open {
-			m.r.Replays[len(m.r.Replays)-1].Records++
-		} else {
-			if n := len(m.r.Replays); n > 0 {
-				m.r.Replays[n-1].open = false
+		switch {
+		case m.inReplay && m.c == s-1:
+			if m.openReplay >= 0 {
+				m.r.Replays[m.openReplay].Records++
 			}
-			if len(m.r.Replays) < m.o.maxDetails {
-				m.r.Replays = append(m.r.Replays, Replay{TargetOffset: t.off, SourceOffset: e.off, Records: 1, open: true})
-			} else {
-				m.r.DetailsTruncated = true
-			}
+		case len(m.r.Replays) < m.o.maxDetails:
+			m.r.Replays = append(m.r.Replays, Replay{TargetOffset: t.off, SourceOffset: e.off, Records: 1})
+			m.openReplay = len(m.r.Replays) - 1
+		default:
+			m.r.DetailsTruncated = true
+			m.openReplay = -1
 		}
 		m.inReplay = true
 	case s < m.h:
@@ -250,7 +279,7 @@ func (m *matcher) alter(s int64, t tgtRec, fieldsDiffer []string) {
 // evict finalizes and drops entries more than maxReplay behind the
 // frontier.
 func (m *matcher) evict() {
-	for m.h >= 0 && m.base < m.h-m.o.maxReplay && len(m.buf) > 0 {
+	for m.h >= 0 && m.base < m.h-m.o.maxReplay && m.buf.len() > 0 {
 		m.dropFront()
 	}
 }
@@ -258,14 +287,14 @@ func (m *matcher) evict() {
 // drain finalizes and drops every buffered entry (the target is read to
 // its end).
 func (m *matcher) drain() {
-	for len(m.buf) > 0 {
+	for m.buf.len() > 0 {
 		m.dropFront()
 	}
 }
 
 func (m *matcher) dropFront() {
 	seq := m.base
-	e := &m.buf[0]
+	e := m.buf.at(0)
 	if m.idx[e.fp] == seq {
 		delete(m.idx, e.fp)
 	}
@@ -284,8 +313,7 @@ func (m *matcher) dropFront() {
 			m.r.MissingRanges = m.addRange(m.r.MissingRanges, &m.lastMissingSeq, seq, e.off)
 		}
 	}
-	m.buf[0] = srcEntry{}
-	m.buf = m.buf[1:]
+	m.buf.pop()
 	m.base++
 }
 

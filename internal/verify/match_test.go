@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // rec builds the fields of test record id: every field distinct per id.
@@ -82,7 +81,7 @@ func runMatchBuf(o matchOpts, source []src, target []tgt) (PartitionReport, int)
 		s := source[i]
 		i++
 		m.addSource(srcEntry{off: s.off, f: s.f, fp: fp(s.f, o.compareTS), zone: s.zone})
-		peak = max(peak, len(m.buf))
+		peak = max(peak, m.buf.len())
 		return true
 	}
 	for _, t := range target {
@@ -206,7 +205,7 @@ func TestMatcher(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := runMatch(tt.o, tt.source, tt.target)
-			if d := cmp.Diff(tt.want, got, cmpopts.IgnoreUnexported(Replay{})); d != "" {
+			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("report (-want +got):\n%s", d)
 			}
 		})

@@ -34,7 +34,6 @@ type Replay struct {
 	TargetOffset int64 `json:"target_offset"`
 	SourceOffset int64 `json:"source_offset"`
 	Records      int64 `json:"records"`
-	open         bool
 }
 
 // Alteration is a target record that stands where the source record at

@@ -87,10 +87,10 @@ const ProvenanceHeader = "kmirror-provenance"
 const (
 	// DefaultMaxReplay is how far back (in source records) a replay may
 	// start behind the newest record copied.
-	DefaultMaxReplay = 200_000
+	DefaultMaxReplay = 100_000
 	// DefaultMaxSkip is how far ahead (in source records) the comparison
 	// looks for a target record that is not the next one expected.
-	DefaultMaxSkip = 200_000
+	DefaultMaxSkip = 50_000
 	// DefaultParallel is how many partitions are compared at once.
 	DefaultParallel = 4
 	// DefaultMaxDetails bounds each list of a partition report.

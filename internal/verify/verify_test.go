@@ -145,7 +145,7 @@ func checkPart(t *testing.T, rep *verify.Report, part int32, want summary) verif
 	t.Helper()
 	for _, p := range rep.Topics[0].Partitions {
 		if p.Partition == part {
-			if d := cmp.Diff(want, summarize(p), cmpopts.IgnoreUnexported(verify.Replay{}), cmpopts.EquateEmpty()); d != "" {
+			if d := cmp.Diff(want, summarize(p), cmpopts.EquateEmpty()); d != "" {
 				t.Errorf("partition %d (-want +got):\n%s", part, d)
 			}
 			return p
