@@ -74,7 +74,8 @@ func TestVerifyCommandOK(t *testing.T) {
 		t.Fatalf("exit code %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	for _, want := range []string{
-		"topic  remote topic  part  source from",
+		"remote topic",
+		"deleted on target",
 		"OK: 20 source records compared in 2 partition(s), none missing, 2 duplicates (allowed at least once)",
 		topic + "[1]: 2 duplicated: target offset 10 replays source offset 8 (2 records)",
 	} {

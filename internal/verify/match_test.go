@@ -198,6 +198,11 @@ func TestMatcher(t *testing.T) {
 		want: PartitionReport{Compared: 10, Matched: 1, Missing: 9, MissingAfterLastCopied: 9, Unexpected: 2, TargetRecords: 3, TargetFirstMatch: 0,
 			UnexpectedOffsets: []int64{1, 2}, MissingRanges: []Range{{From: 1, To: 9, Records: 9}}},
 	}, {
+		name: "copies of records produced after the window's end", o: defaultOpts,
+		source: append(seqSrc(5), src{off: 5, f: rec(5), zone: zoneTrailing}, src{off: 6, f: rec(6), zone: zoneTrailing}),
+		target: tgtOf(ids(0, 6)...),
+		want:   PartitionReport{Compared: 5, Matched: 5, TargetRecords: 7, TargetOutsideWindow: 2, TargetFirstMatch: 0},
+	}, {
 		name: "nothing on the target", o: defaultOpts, source: seqSrc(3),
 		want: PartitionReport{Compared: 3, Missing: 3, MissingAfterLastCopied: 3, TargetFirstMatch: -1,
 			MissingRanges: []Range{{From: 0, To: 2, Records: 3}}},

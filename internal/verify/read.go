@@ -26,11 +26,13 @@ type partReader struct {
 	closed bool
 }
 
-// fetchBytes bounds one fetch of a reader: a comparison reads one
-// partition per client, so large fetch buffers only cost memory.
+// fetchMaxBytes and fetchMaxPartitionBytes bound one fetch of a reader
+// (compressed bytes): a comparison reads one partition per client, so
+// larger fetches only cost memory; measured on loopback, 1 MiB reads
+// faster than 8 MiB (less memory for the GC to scan).
 const (
-	fetchMaxBytes          = 8 << 20
-	fetchMaxPartitionBytes = 4 << 20
+	fetchMaxBytes          = 1 << 20
+	fetchMaxPartitionBytes = 1 << 20
 )
 
 func newPartReader(opts []kgo.Opt, topic string, part int32, start, end int64, idle time.Duration, count *atomic.Int64) (*partReader, error) {

@@ -112,7 +112,7 @@ type Cluster struct {
 	// Opts apply to every client: at least kgo.SeedBrokers; TLS, SASL.
 	Opts []kgo.Opt
 	// Consumer options apply to the readers, after Opts (the isolation
-	// level is forced to read_committed, fetch sizes to 8 MiB).
+	// level is forced to read_committed, fetch sizes to 1 MiB).
 	Consumer []kgo.Opt
 	// Admin options apply to the metadata and offset requests, after Opts.
 	Admin []kgo.Opt
@@ -600,10 +600,14 @@ func (v *verifier) plan(ctx context.Context, rep *Report) ([]*partTask, error) {
 			}
 			pr.Source = Side{LogStart: t.sLogStart, End: t.sEnd, From: t.sLogStart, To: t.sLogStart}
 			pr.Target = Side{LogStart: t.tLogStart, End: t.tEnd, From: t.tLogStart, To: t.tLogStart}
+			// Records to read: in a window, the source from MaxReplay
+			// records (at most the window's size) before it, the target
+			// from as much before the copy of that point.
 			span := t.sEnd - v.windowStart(t)
-			t.estimate = span + min(span, t.tEnd-t.tLogStart)
-			if c.Last == 0 && c.Since.IsZero() {
-				t.estimate = span + t.tEnd - t.tLogStart
+			t.estimate = span + t.tEnd - t.tLogStart
+			if c.Last > 0 || !c.Since.IsZero() {
+				m := min(c.MaxReplay, span)
+				t.estimate = span + m + min(t.tEnd-t.tLogStart, span+2*m)
 			}
 			tasks = append(tasks, t)
 		}

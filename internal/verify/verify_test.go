@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
 	"github.com/kmirror/kmirror/internal/verify"
@@ -581,5 +582,56 @@ func TestConfigErrors(t *testing.T) {
 		if !errors.As(err, &ce) || ce.Field != c.field {
 			t.Errorf("%+v: error %v, want a *ConfigError on %s", c.cfg, err, c.field)
 		}
+	}
+}
+
+// TestRecordsProducedDuringTheRun: the target is listed after the source,
+// so it may hold copies of source records newer than the source's end
+// listed at the start. Those are recognized (the source is read on past
+// its end) and counted outside the window, not unexpected. kfake only: the
+// new source records are produced when the target's offsets are listed.
+func TestRecordsProducedDuringTheRun(t *testing.T) {
+	if _, _, real := testcluster.RealBrokers(); real {
+		t.Skip("needs kfake's request control")
+	}
+	e := newEnv(t, 1, nil)
+	e.produceSource(t, 0, 10)
+	e.produceTarget(t, 0, ids(0, 14)...) // the mirror is ahead of the source snapshot
+	srcCl := testcluster.Client(t, &e.p.Source, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	var once sync.Once
+	e.p.Target.Fake.ControlKey(int16(kmsg.ListOffsets), func(kmsg.Request) (kmsg.Response, error, bool) {
+		e.p.Target.Fake.KeepControl()
+		once.Do(func() {
+			var rs []*kgo.Record
+			for i := 10; i < 15; i++ {
+				rs = append(rs, e.rec(0, i))
+			}
+			if err := srcCl.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
+				t.Errorf("produce during the run: %v", err)
+			}
+		})
+		return nil, nil, false
+	})
+	rep := run(t, e.config())
+	got := checkPart(t, rep, 0, summary{Compared: 10, Matched: 10, TargetRecords: 15, TargetOutsideWindow: 5})
+	if got.Source.End != 10 || got.Source.To != 15 {
+		t.Errorf("source %+v: want end 10 (listed at the start), read to 15", got.Source)
+	}
+	if rep.Mismatch() {
+		t.Errorf("%s", rep.Verdict())
+	}
+}
+
+// TestCompactedRemoteTopicNote: a compacted remote topic is compared and
+// carries a note.
+func TestCompactedRemoteTopicNote(t *testing.T) {
+	compact := "compact"
+	e := newEnv(t, 1, map[string]*string{"cleanup.policy": &compact})
+	e.produceSource(t, 0, 5)
+	e.produceTarget(t, 0, ids(0, 4)...)
+	rep := run(t, e.config())
+	checkPart(t, rep, 0, summary{Compared: 5, Matched: 5, TargetRecords: 5})
+	if n := rep.Topics[0].Notes; len(n) != 1 || !strings.Contains(n[0], "the remote topic is compacted") {
+		t.Errorf("notes %q", n)
 	}
 }
