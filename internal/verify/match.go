@@ -18,6 +18,9 @@ const (
 	zoneTrailing              // after the window's end (produced after the run started): only recognized
 )
 
+// maxChainWalk bounds the candidates examined for one target record.
+const maxChainWalk = 1024
+
 type srcEntry struct {
 	off  int64
 	f    fields
@@ -128,8 +131,13 @@ func (m *matcher) lookup(fp uint64) int64 {
 	if !ok {
 		return -1
 	}
+	if n := m.h + 1; n >= m.base && n < m.next() && m.at(n).fp == fp {
+		return n
+	}
 	var fill, ahead, replay int64 = -1, -1, -1
-	for ; s >= m.base; s = m.at(s).prev {
+	// Records with identical content chain up; the walk is bounded so that
+	// a topic of identical records stays linear.
+	for steps := 0; s >= m.base && steps < maxChainWalk; s, steps = m.at(s).prev, steps+1 {
 		e := m.at(s)
 		switch {
 		case s == m.h+1:

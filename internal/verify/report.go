@@ -19,6 +19,7 @@ type Range struct {
 	Records int64 `json:"records"`
 }
 
+// String returns "From-To (N records)", or "From" for one record.
 func (r Range) String() string {
 	if r.From == r.To {
 		return fmt.Sprintf("%d", r.From)
@@ -78,9 +79,11 @@ type Side struct {
 // window records (first copies, Duplicated, OutOfOrder and Altered ones),
 // TargetOutsideWindow, TargetLeadIn and Unexpected.
 type PartitionReport struct {
+	// Partition is the partition number, the same on both sides.
 	Partition int32 `json:"partition"`
-	Source    Side  `json:"source"`
-	Target    Side  `json:"target"`
+	// Source and Target say what was read on each side.
+	Source Side `json:"source"`
+	Target Side `json:"target"`
 	// WindowFrom is the first source offset of the compared window: source
 	// records from here to Source.End are expected on the target. Records
 	// between Source.From and WindowFrom were read only to recognize
@@ -150,6 +153,8 @@ type PartitionReport struct {
 
 // TopicReport is the comparison of one source topic with its remote topic.
 type TopicReport struct {
+	// Topic is the source topic; Remote its name on the target, from the
+	// replication policy.
 	Topic  string `json:"topic"`
 	Remote string `json:"remote_topic"`
 	// TimestampsCompared is false when the remote topic has
@@ -185,6 +190,7 @@ type Totals struct {
 
 // Report is the result of [Run].
 type Report struct {
+	// Source and Target are the cluster aliases compared.
 	Source string `json:"source"`
 	Target string `json:"target"`
 	// Window describes the compared window ("whole partitions", "last N
@@ -193,10 +199,13 @@ type Report struct {
 	ExactlyOnce bool   `json:"exactly_once"`
 	// IgnoredHeaders are the header keys left out of the comparison.
 	IgnoredHeaders []string      `json:"ignored_headers"`
-	Started        time.Time     `json:"started"`
-	Elapsed        time.Duration `json:"elapsed_ns"`
-	Topics         []TopicReport `json:"topics"`
-	Totals         Totals        `json:"totals"`
+	// Started is when Run started; Elapsed how long it took
+	// (nanoseconds in JSON).
+	Started time.Time     `json:"started"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+	// Topics holds one report per source topic, sorted by name.
+	Topics []TopicReport `json:"topics"`
+	Totals Totals        `json:"totals"`
 }
 
 // Mismatch reports whether the target differs from the source: records

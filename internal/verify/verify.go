@@ -206,10 +206,11 @@ func (p Progress) ETA() time.Duration {
 
 // ConfigError is a bad Config field.
 type ConfigError struct {
-	Field  string
-	Reason string
+	Field  string // the Config field, e.g. "Last"
+	Reason string // what is wrong and what to write instead
 }
 
+// Error returns "verify: <field>: <reason>".
 func (e *ConfigError) Error() string { return fmt.Sprintf("verify: %s: %s", e.Field, e.Reason) }
 
 // ClusterError is a cluster that could not be reached or refused a
@@ -221,10 +222,13 @@ type ClusterError struct {
 	Err   error
 }
 
+// Error returns "verify: <side> cluster "<alias>": <op>: <cause>".
 func (e *ClusterError) Error() string {
 	return fmt.Sprintf("verify: %s cluster %q: %s: %v", e.Side, e.Alias, e.Op, e.Err)
 }
 
+// Unwrap returns the cause (a dial error, an authorization error, ctx's
+// deadline).
 func (e *ClusterError) Unwrap() error { return e.Err }
 
 func (c Config) withDefaults() (Config, error) {

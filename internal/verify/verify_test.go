@@ -17,6 +17,7 @@ import (
 
 	"github.com/kmirror/kmirror/internal/testcluster"
 	"github.com/kmirror/kmirror/internal/verify"
+	"github.com/kmirror/kmirror/policy"
 )
 
 // env is a source topic and its remote topic (default policy:
@@ -634,4 +635,27 @@ func TestCompactedRemoteTopicNote(t *testing.T) {
 	if n := rep.Topics[0].Notes; len(n) != 1 || !strings.Contains(n[0], "the remote topic is compacted") {
 		t.Errorf("notes %q", n)
 	}
+}
+
+// TestIdentityPolicy: with the identity policy the remote topic has the
+// source topic's name.
+func TestIdentityPolicy(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	e := &env{p: p, topic: p.Topic("same"), base: time.Now().Truncate(time.Second)}
+	e.remote = e.topic
+	testcluster.CreateTopic(t, &p.Source, e.topic, 1, nil)
+	testcluster.CreateTopic(t, &p.Target, e.topic, 1, nil)
+	e.produceSource(t, 0, 4)
+	e.produceTarget(t, 0, 0, 1, 3)
+	pol, err := policy.NewIdentity(p.Source.Alias)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.config()
+	cfg.Policy = pol
+	rep := run(t, cfg)
+	if rep.Topics[0].Remote != e.topic {
+		t.Errorf("remote topic %q, want %q", rep.Topics[0].Remote, e.topic)
+	}
+	checkPart(t, rep, 0, summary{Compared: 4, Matched: 3, Missing: 1, TargetRecords: 3, MissingRanges: []verify.Range{{From: 2, To: 2, Records: 1}}})
 }
