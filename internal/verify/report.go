@@ -198,7 +198,7 @@ type Report struct {
 	Window      string `json:"window"`
 	ExactlyOnce bool   `json:"exactly_once"`
 	// IgnoredHeaders are the header keys left out of the comparison.
-	IgnoredHeaders []string      `json:"ignored_headers"`
+	IgnoredHeaders []string `json:"ignored_headers"`
 	// Started is when Run started; Elapsed how long it took
 	// (nanoseconds in JSON).
 	Started time.Time     `json:"started"`
