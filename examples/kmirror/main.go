@@ -36,6 +36,10 @@
 // offset syncs are stored; the exit code is 0. A second signal exits at
 // once. Exit codes: 0 clean stop or valid -check, 1 runtime failure, 2 bad
 // flags or configuration (including a -config file that cannot be read).
+//
+// `kmirror verify -config mm2.properties [-flow A->B] [-last N | -since T]`
+// compares the source topics of a flow with their remote topics by content
+// and exits non-zero when records are missing (see verify.go).
 package main
 
 import (
@@ -68,6 +72,11 @@ func main() {
 		<-ctx.Done()
 		stop() // a second signal kills the process
 	}()
+	if len(os.Args) > 1 && os.Args[1] == "verify" { // subcommand: verify.go
+		code := verifyMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(exitCode(err, os.Stderr))

@@ -1,0 +1,343 @@
+package main
+
+// The verify subcommand:
+//
+//	kmirror verify -config mm2.properties [-flow A->B] [-topics REGEX]
+//	               [-last N | -since 2024-05-01T12:00:00Z | -since 2h]
+//	               [-exactly-once] [-catch-up 30s] [-progress 10s] [-json]
+//
+// It compares every source topic of the flow (MM2 topics/topics.exclude of
+// the file, narrowed by -topics) with its remote topic on the target
+// (named by the flow's replication policy), partition by partition, by
+// content: key, value, headers (without kmirror-provenance), timestamp
+// (unless the remote topic uses LogAppendTime). Both sides are read with
+// read_committed. Duplicates from replays are allowed unless
+// -exactly-once. The report (a table, or JSON with -json) goes to stdout,
+// progress to stderr.
+//
+// Exit codes: 0 the target holds every record compared; 1 records
+// missing, altered, out of order or unexpected (or duplicated with
+// -exactly-once); 2 bad flags or configuration; 3 a cluster unreachable,
+// a topic or partition that could not be read, or interrupted.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kmirror/kmirror/internal/verify"
+	"github.com/kmirror/kmirror/mirror"
+	"github.com/kmirror/kmirror/policy"
+)
+
+// Exit codes of kmirror verify.
+const (
+	verifyOK         = 0
+	verifyMismatch   = 1
+	verifyUsage      = 2
+	verifyIncomplete = 3
+)
+
+type verifyOptions struct {
+	config      string
+	flow        string
+	topics      *regexp.Regexp
+	last        int64
+	since       time.Time
+	exactlyOnce bool
+	catchUp     time.Duration
+	progress    time.Duration
+	json        bool
+	parallel    int
+	maxReplay   int64
+	maxSkip     int64
+	maxDetails  int
+	ignore      []string
+	timeout     time.Duration
+}
+
+func parseVerifyFlags(args []string, stderr io.Writer, now time.Time) (*verifyOptions, error) {
+	fs := flag.NewFlagSet("kmirror verify", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := &verifyOptions{}
+	var topics, since, ignore string
+	fs.StringVar(&o.config, "config", "", "MM2 dedicated-mode properties `file` (required): the clusters and flows the mirror runs")
+	fs.StringVar(&o.flow, "flow", "", "the flow to verify, `source->target` (required when the file has several)")
+	fs.StringVar(&topics, "topics", "", "`regex` (full match) narrowing the flow's source topics")
+	fs.Int64Var(&o.last, "last", 0, "compare only the last `N` records (offsets) of each source partition")
+	fs.StringVar(&since, "since", "", "compare only records from this `time` on: RFC 3339 (2024-05-01T12:00:00Z) or a duration back from now (2h)")
+	fs.BoolVar(&o.exactlyOnce, "exactly-once", false, "fail on any duplicate (for flows in exactly-once mode)")
+	fs.DurationVar(&o.catchUp, "catch-up", 0, "wait up to this `duration` per partition for the mirror to copy the newest records")
+	fs.DurationVar(&o.progress, "progress", 10*time.Second, "progress `interval` on stderr (a bar on a terminal); 0 turns it off")
+	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
+	fs.IntVar(&o.parallel, "parallel", verify.DefaultParallel, "partitions compared at once")
+	fs.Int64Var(&o.maxReplay, "max-replay", verify.DefaultMaxReplay, "how far back (records) a replay may start behind the newest copy")
+	fs.Int64Var(&o.maxSkip, "max-skip", verify.DefaultMaxSkip, "how far ahead (records) a copy is looked for")
+	fs.IntVar(&o.maxDetails, "max-details", verify.DefaultMaxDetails, "entries per list (missing ranges, replays, ...) per partition")
+	fs.StringVar(&ignore, "ignore-headers", verify.ProvenanceHeader, "comma-separated header `keys` left out of the comparison (empty: none)")
+	fs.DurationVar(&o.timeout, "timeout", verify.DefaultAdminTimeout, "bound of each metadata request")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, &usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return nil, &usageError{fmt.Errorf("unexpected argument %q (the properties file is given with -config)", fs.Arg(0))}
+	}
+	if o.config == "" {
+		return nil, &usageError{errors.New("-config is required (the MM2 properties file the mirror runs)")}
+	}
+	if topics != "" {
+		re, err := regexp.Compile("^(?:" + topics + ")$")
+		if err != nil {
+			return nil, &usageError{fmt.Errorf("-topics %q: %v", topics, err)}
+		}
+		o.topics = re
+	}
+	if o.last < 0 {
+		return nil, &usageError{fmt.Errorf("-last %d: must be positive (omit it to compare whole partitions)", o.last)}
+	}
+	if since != "" {
+		if o.last > 0 {
+			return nil, &usageError{errors.New("-last and -since both set: choose one window")}
+		}
+		if d, err := time.ParseDuration(since); err == nil && d > 0 {
+			o.since = now.Add(-d)
+		} else if t, err := time.Parse(time.RFC3339, since); err == nil {
+			o.since = t
+		} else {
+			return nil, &usageError{fmt.Errorf("-since %q: want an RFC 3339 time (2024-05-01T12:00:00Z) or a positive duration (2h, 30m)", since)}
+		}
+	}
+	if o.parallel < 1 || o.maxReplay < 1 || o.maxSkip < 1 || o.maxDetails < 1 {
+		return nil, &usageError{errors.New("-parallel, -max-replay, -max-skip and -max-details must be at least 1")}
+	}
+	if o.catchUp < 0 || o.progress < 0 || o.timeout <= 0 {
+		return nil, &usageError{errors.New("-catch-up and -progress must not be negative, -timeout must be positive")}
+	}
+	o.ignore = []string{}
+	for _, k := range strings.Split(ignore, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			o.ignore = append(o.ignore, k)
+		}
+	}
+	return o, nil
+}
+
+// verifyConfig builds the comparison of one flow of props.
+func verifyConfig(props *mirror.Properties, o *verifyOptions) (verify.Config, error) {
+	var names []string
+	var flow *mirror.FlowConfig
+	for _, f := range props.Flows() {
+		if f.Disabled {
+			continue
+		}
+		names = append(names, f.Name())
+		if o.flow == f.Name() || (o.flow == "" && flow == nil) {
+			f := f
+			flow = &f
+		}
+	}
+	switch {
+	case len(names) == 0:
+		return verify.Config{}, &usageError{errors.New("the configuration has no enabled flow (<source>-><target>.enabled = true)")}
+	case o.flow == "" && len(names) > 1:
+		return verify.Config{}, &usageError{fmt.Errorf("the configuration has %d flows: choose one with -flow (%s)", len(names), strings.Join(names, ", "))}
+	case flow == nil:
+		return verify.Config{}, &usageError{fmt.Errorf("-flow %q: no enabled flow of that name; the configuration has %s", o.flow, strings.Join(names, ", "))}
+	}
+	var src, dst *mirror.ClusterConfig
+	for _, c := range props.Clusters() {
+		c := c
+		switch c.Alias {
+		case flow.Source:
+			src = &c
+		case flow.Target:
+			dst = &c
+		}
+	}
+	if src == nil || dst == nil {
+		return verify.Config{}, &usageError{fmt.Errorf("flow %s: cluster settings not found", flow.Name())}
+	}
+	include, exclude := flow.Topics, flow.TopicsExclude
+	if include == nil {
+		include = []string{".*"}
+	}
+	if exclude == nil {
+		exclude = mirror.DefaultTopicsExclude
+	}
+	filter, err := mirror.NewFilter(flow.Name()+".topics", include, flow.Name()+".topics.exclude", exclude)
+	if err != nil {
+		return verify.Config{}, err
+	}
+	pol := flow.Policy
+	if pol == nil {
+		if pol, err = policy.NewDefault(); err != nil {
+			return verify.Config{}, err
+		}
+	}
+	target := flow.Target
+	sel := func(t string) bool {
+		if pol.IsInternalTopic(t) || policy.IsCycle(pol, target, t) {
+			return false
+		}
+		if o.topics != nil {
+			// An explicit -topics may name a heartbeats topic.
+			return o.topics.MatchString(t) && (filter.Match(t) || pol.IsHeartbeatsTopic(t))
+		}
+		return filter.Match(t) && !pol.IsHeartbeatsTopic(t)
+	}
+	return verify.Config{
+		Source:        verify.Cluster{Alias: src.Alias, Opts: src.Client, Consumer: src.Consumer, Admin: src.Admin},
+		Target:        verify.Cluster{Alias: dst.Alias, Opts: dst.Client, Consumer: dst.Consumer, Admin: dst.Admin},
+		Policy:        pol,
+		Select:        sel,
+		Last:          o.last,
+		Since:         o.since,
+		ExactlyOnce:   o.exactlyOnce,
+		IgnoreHeaders: o.ignore,
+		MaxReplay:     o.maxReplay,
+		MaxSkip:       o.maxSkip,
+		Parallel:      o.parallel,
+		MaxDetails:    o.maxDetails,
+		CatchUp:       o.catchUp,
+		AdminTimeout:  o.timeout,
+	}, nil
+}
+
+// verifyMain runs `kmirror verify args...` and returns the exit code.
+func verifyMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseVerifyFlags(args, stderr, time.Now())
+	if errors.Is(err, flag.ErrHelp) {
+		return verifyOK
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "kmirror verify:", strings.TrimPrefix(err.Error(), "verify: "))
+		return verifyUsage
+	}
+	props, err := mirror.LoadProperties(o.config)
+	if err != nil {
+		fmt.Fprintln(stderr, "kmirror verify:", strings.TrimPrefix(err.Error(), "verify: "))
+		return verifyUsage
+	}
+	cfg, err := verifyConfig(props, o)
+	if err != nil {
+		fmt.Fprintln(stderr, "kmirror verify:", strings.TrimPrefix(err.Error(), "verify: "))
+		return verifyUsage
+	}
+	var pr *progressPrinter
+	if o.progress > 0 {
+		pr = &progressPrinter{w: stderr, bar: isTerminal(stderr)}
+		cfg.Progress = pr.print
+		cfg.ProgressInterval = o.progress
+		if pr.bar {
+			cfg.ProgressInterval = min(o.progress, time.Second)
+		}
+	}
+	rep, err := verify.Run(ctx, cfg)
+	if pr != nil {
+		pr.finish()
+	}
+	var ce *verify.ConfigError
+	if errors.As(err, &ce) {
+		fmt.Fprintln(stderr, "kmirror verify:", strings.TrimPrefix(err.Error(), "verify: "))
+		return verifyUsage
+	}
+	if rep == nil {
+		fmt.Fprintln(stderr, "kmirror verify:", strings.TrimPrefix(err.Error(), "verify: "))
+		return verifyIncomplete
+	}
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if werr := enc.Encode(rep); werr != nil {
+			fmt.Fprintln(stderr, "kmirror verify:", werr)
+		}
+	} else if werr := rep.WriteText(stdout); werr != nil {
+		fmt.Fprintln(stderr, "kmirror verify:", werr)
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintln(stderr, "kmirror verify: interrupted:", err)
+		return verifyIncomplete
+	case rep.Mismatch():
+		return verifyMismatch
+	case rep.Incomplete():
+		return verifyIncomplete
+	}
+	return verifyOK
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// progressPrinter writes verify.Progress snapshots: a redrawn bar on a
+// terminal, else one line per snapshot.
+type progressPrinter struct {
+	mu    sync.Mutex
+	w     io.Writer
+	bar   bool
+	drawn bool
+}
+
+func (p *progressPrinter) print(s verify.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	done := s.SourceRecords + s.TargetRecords
+	pct := 100.0
+	if s.Estimate > 0 {
+		pct = min(100, 100*float64(done)/float64(s.Estimate))
+	}
+	eta := "ETA -"
+	if e := s.ETA(); e > 0 {
+		eta = "ETA " + e.Round(time.Second).String()
+	}
+	stats := fmt.Sprintf("%3.0f%% %s/%s records, %s records/s, %s, partitions %d/%d",
+		pct, count(done), count(s.Estimate), count(int64(s.Rate())), eta, s.PartitionsDone, s.Partitions)
+	if !p.bar {
+		fmt.Fprintf(p.w, "verify: %s\n", stats)
+		return
+	}
+	const width = 30
+	n := int(pct / 100 * width)
+	fmt.Fprintf(p.w, "\r[%s%s] %s ", strings.Repeat("=", n), strings.Repeat(" ", width-n), stats)
+	p.drawn = true
+}
+
+func (p *progressPrinter) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.drawn {
+		fmt.Fprintln(p.w)
+	}
+}
+
+// count formats n with a k/M/G suffix.
+func count(n int64) string {
+	f := float64(n)
+	for _, u := range []string{"", "k", "M", "G"} {
+		if f < 1000 || u == "G" {
+			if u == "" {
+				return fmt.Sprint(n)
+			}
+			return fmt.Sprintf("%.1f%s", f, u)
+		}
+		f /= 1000
+	}
+	return fmt.Sprint(n)
+}

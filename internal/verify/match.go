@@ -1,0 +1,350 @@
+package verify
+
+// The matcher is the pure core of a partition comparison: it is fed source
+// records (in log order, read_committed) and target records (in log order)
+// and classifies every target record against the model of a correct copy:
+// the target partition is a concatenation of runs of the source partition,
+// each run starting at or before the end of what was copied so far.
+//
+// State is bounded: source records are kept in a buffer that reaches at most
+// maxSkip records ahead of the newest source record matched so far (the
+// frontier, h) and maxReplay records behind it; older records are finalized
+// (matched, missing or deleted on the target) and dropped.
+
+// zones of a source entry.
+const (
+	zoneWindow   uint8 = iota // compared: expected on the target
+	zoneContext               // before the window: read so that replays reaching back into it are recognized
+	zoneTrailing              // after the window's end (produced after the run started): only recognized
+)
+
+// maxChainWalk bounds the candidates examined for one target record.
+const maxChainWalk = 1024
+
+type srcEntry struct {
+	off  int64
+	f    fields
+	fp   uint64
+	prev int64  // seq of the previous buffered entry with the same fp, or -1
+	hits uint32 // target records matched to this entry
+	zone uint8
+}
+
+type tgtRec struct {
+	off int64
+	f   fields
+	fp  uint64
+}
+
+type matchOpts struct {
+	maxReplay, maxSkip int64
+	compareTS          bool
+	maxDetails         int
+	// leadIn: the source had records before the first one read, so target
+	// records before the first match may be copies of them and are
+	// counted as lead-in instead of unexpected.
+	leadIn bool
+	// truncated: the target was read from its log start and that log start
+	// is above 0, so window records before the first match may have been
+	// copied and deleted by retention on the target.
+	truncated bool
+}
+
+// ring is a growable ring buffer of source entries.
+type ring struct {
+	a       []srcEntry // len is a power of two (or 0)
+	head, n int
+}
+
+func (q *ring) len() int { return q.n }
+
+func (q *ring) at(i int) *srcEntry { return &q.a[(q.head+i)&(len(q.a)-1)] }
+
+func (q *ring) push(e srcEntry) {
+	if q.n == len(q.a) {
+		a := make([]srcEntry, max(64, 2*len(q.a)))
+		for i := range q.n {
+			a[i] = *q.at(i)
+		}
+		q.a, q.head = a, 0
+	}
+	q.a[(q.head+q.n)&(len(q.a)-1)] = e
+	q.n++
+}
+
+func (q *ring) pop() {
+	q.a[q.head] = srcEntry{}
+	q.head = (q.head + 1) & (len(q.a) - 1)
+	q.n--
+}
+
+type matcher struct {
+	o    matchOpts
+	r    *PartitionReport
+	buf  ring
+	base int64 // seq of the oldest buffered entry
+	idx  map[uint64]int64
+
+	c          int64 // seq matched by the previous target record, -1 none
+	h          int64 // highest seq matched, -1 none
+	firstMatch int64 // seq of the first match, -1 none
+	inReplay   bool
+	openReplay int // index in r.Replays of the replay the previous record extended, -1 none
+
+	lastMissingSeq, lastDeletedSeq int64
+	windowSeqEnd                   int64 // one past the last window entry added
+}
+
+func newMatcher(o matchOpts, r *PartitionReport) *matcher {
+	if o.maxDetails <= 0 {
+		o.maxDetails = DefaultMaxDetails
+	}
+	return &matcher{o: o, r: r, idx: map[uint64]int64{}, c: -1, h: -1, firstMatch: -1, openReplay: -1, lastMissingSeq: -2, lastDeletedSeq: -2}
+}
+
+// next is the seq the next source entry gets.
+func (m *matcher) next() int64 { return m.base + int64(m.buf.len()) }
+
+func (m *matcher) at(seq int64) *srcEntry { return m.buf.at(int(seq - m.base)) }
+
+func (m *matcher) addSource(e srcEntry) {
+	seq := m.next()
+	e.prev = -1
+	if p, ok := m.idx[e.fp]; ok {
+		e.prev = p
+	}
+	m.idx[e.fp] = seq
+	m.buf.push(e)
+	if e.zone == zoneWindow {
+		m.r.Compared++
+		m.windowSeqEnd = seq + 1
+	}
+}
+
+// lookup returns the best buffered entry with fingerprint fp, or -1.
+// Preference: the record right after the frontier (a run continuing), an
+// unmatched record behind the frontier (it fills a hole: out of order), the
+// nearest record ahead of the frontier (records skipped: a gap), the newest
+// matched record behind the frontier (a replay).
+func (m *matcher) lookup(fp uint64) int64 {
+	s, ok := m.idx[fp]
+	if !ok {
+		return -1
+	}
+	if n := m.h + 1; n >= m.base && n < m.next() && m.at(n).fp == fp {
+		return n
+	}
+	var fill, ahead, replay int64 = -1, -1, -1
+	// Records with identical content chain up; the walk is bounded so that
+	// a topic of identical records stays linear.
+	for steps := 0; s >= m.base && steps < maxChainWalk; s, steps = m.at(s).prev, steps+1 {
+		e := m.at(s)
+		switch {
+		case s == m.h+1:
+			return s
+		case s > m.h+1:
+			ahead = s // walking backwards: the last one seen is the nearest
+		case e.hits == 0:
+			if fill < 0 {
+				fill = s
+			}
+		default:
+			if replay < 0 {
+				replay = s
+			}
+		}
+	}
+	switch {
+	case fill >= 0:
+		return fill
+	case ahead >= 0:
+		return ahead
+	}
+	return replay
+}
+
+// wants reports whether more source records should be read before t is
+// classified: the record expected next is not read yet, or t's content
+// is not buffered and the buffer has room ahead of the frontier.
+func (m *matcher) wants(t tgtRec) bool {
+	if m.c >= 0 && m.c+1 >= m.next() {
+		return true
+	}
+	if _, ok := m.idx[t.fp]; ok {
+		return false
+	}
+	from := m.h + 1
+	if m.h < 0 {
+		from = m.base
+	}
+	return m.next()-from < m.o.maxSkip
+}
+
+// target classifies one target record.
+func (m *matcher) target(t tgtRec) {
+	m.r.TargetRecords++
+	if m.c >= 0 && m.c+1 < m.next() && m.at(m.c+1).fp == t.fp {
+		m.match(m.c+1, t)
+		return
+	}
+	if s := m.lookup(t.fp); s >= 0 {
+		m.match(s, t)
+		return
+	}
+	if m.firstMatch < 0 && m.o.leadIn {
+		m.r.TargetLeadIn++
+		return
+	}
+	exp := m.c + 1
+	if m.c < 0 {
+		exp = m.base
+	}
+	if exp >= m.base && exp < m.next() {
+		e := m.at(exp)
+		d := diff(e.f, t.f, m.o.compareTS)
+		n := 3
+		if m.o.compareTS {
+			n = 4
+		}
+		if len(d) < n { // something still matches: the record at exp, altered
+			m.alter(exp, t, d)
+			return
+		}
+	}
+	m.r.Unexpected++
+	if len(m.r.UnexpectedOffsets) < m.o.maxDetails {
+		m.r.UnexpectedOffsets = append(m.r.UnexpectedOffsets, t.off)
+	} else {
+		m.r.DetailsTruncated = true
+	}
+}
+
+func (m *matcher) advance(s int64, t tgtRec) {
+	if m.firstMatch < 0 {
+		m.firstMatch = s
+		m.r.TargetFirstMatch = t.off
+	}
+	m.c = s
+	if s > m.h {
+		m.h = s
+	}
+	m.evict()
+}
+
+func (m *matcher) match(s int64, t tgtRec) {
+	e := m.at(s)
+	switch {
+	case e.zone != zoneWindow:
+		m.r.TargetOutsideWindow++
+		m.inReplay = false
+	case e.hits > 0:
+		m.r.Duplicated++
+		switch {
+		case m.inReplay && m.c == s-1:
+			if m.openReplay >= 0 {
+				m.r.Replays[m.openReplay].Records++
+			}
+		case len(m.r.Replays) < m.o.maxDetails:
+			m.r.Replays = append(m.r.Replays, Replay{TargetOffset: t.off, SourceOffset: e.off, Records: 1})
+			m.openReplay = len(m.r.Replays) - 1
+		default:
+			m.r.DetailsTruncated = true
+			m.openReplay = -1
+		}
+		m.inReplay = true
+	case s < m.h:
+		m.r.OutOfOrder++
+		if len(m.r.OutOfOrderRecords) < m.o.maxDetails {
+			m.r.OutOfOrderRecords = append(m.r.OutOfOrderRecords, Displaced{SourceOffset: e.off, TargetOffset: t.off})
+		} else {
+			m.r.DetailsTruncated = true
+		}
+		m.inReplay = false
+	default:
+		m.inReplay = false
+	}
+	e.hits++
+	m.advance(s, t)
+}
+
+func (m *matcher) alter(s int64, t tgtRec, fieldsDiffer []string) {
+	e := m.at(s)
+	if e.zone != zoneWindow {
+		m.r.TargetOutsideWindow++
+	} else {
+		m.r.Altered++
+		if len(m.r.Alterations) < m.o.maxDetails {
+			m.r.Alterations = append(m.r.Alterations, Alteration{SourceOffset: e.off, TargetOffset: t.off, Fields: fieldsDiffer})
+		} else {
+			m.r.DetailsTruncated = true
+		}
+	}
+	m.inReplay = false
+	e.hits++
+	m.advance(s, t)
+}
+
+// evict finalizes and drops entries more than maxReplay behind the
+// frontier.
+func (m *matcher) evict() {
+	for m.h >= 0 && m.base < m.h-m.o.maxReplay && m.buf.len() > 0 {
+		m.dropFront()
+	}
+}
+
+// drain finalizes and drops every buffered entry (the target is read to
+// its end).
+func (m *matcher) drain() {
+	for m.buf.len() > 0 {
+		m.dropFront()
+	}
+}
+
+func (m *matcher) dropFront() {
+	seq := m.base
+	e := m.buf.at(0)
+	if m.idx[e.fp] == seq {
+		delete(m.idx, e.fp)
+	}
+	if e.zone == zoneWindow {
+		switch {
+		case e.hits > 0:
+			m.r.Matched++
+		case m.o.truncated && m.firstMatch >= 0 && seq < m.firstMatch:
+			m.r.DeletedOnTarget++
+			m.r.DeletedOnTargetRanges = m.addRange(m.r.DeletedOnTargetRanges, &m.lastDeletedSeq, seq, e.off)
+		default:
+			m.r.Missing++
+			if seq > m.h {
+				m.r.MissingAfterLastCopied++
+			}
+			m.r.MissingRanges = m.addRange(m.r.MissingRanges, &m.lastMissingSeq, seq, e.off)
+		}
+	}
+	m.buf.pop()
+	m.base++
+}
+
+// addRange extends the last range when seq follows the previous one (in
+// the read_committed log: markers and aborted records between them do not
+// split a range), else starts a new one.
+func (m *matcher) addRange(rs []Range, last *int64, seq, off int64) []Range {
+	if n := len(rs); n > 0 && *last == seq-1 && rs[n-1].To < off {
+		rs[n-1].To = off
+		rs[n-1].Records++
+		*last = seq
+		return rs
+	}
+	*last = seq
+	if len(rs) >= m.o.maxDetails {
+		m.r.DetailsTruncated = true
+		*last = -2
+		return rs
+	}
+	return append(rs, Range{From: off, To: off, Records: 1})
+}
+
+// caughtUp reports whether every window record read so far is behind the
+// frontier: with the source window read to its end, nothing more is
+// expected on the target.
+func (m *matcher) caughtUp() bool { return m.h >= m.windowSeqEnd-1 }
