@@ -3,7 +3,12 @@
 // runner (examples/kmirror) and a bare franz-go consume→produce pipe
 // (internal/bench/cmd/barepipe), one after the other, alternating the order
 // in every repetition, and reports per run: records/s and MB/s of the copy,
-// p50/p99 replication latency, peak RSS and CPU seconds of the process.
+// p50/p99 replication latency, peak RSS and CPU seconds of the process, CPU
+// seconds per GB of payload (key+value+headers), the target's stored bytes
+// per source byte (DescribeLogDirs) and the codec of the target's batches.
+// Workloads are random (incompressible) values or JSON order events
+// (internal/bench/events), the latter produced at the source with lz4 or
+// zstd.
 // internal/bench/sidebyside.sh builds the programs and runs it; see
 // internal/bench/README.md for what is measured and how.
 //
