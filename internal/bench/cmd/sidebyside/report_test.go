@@ -19,7 +19,7 @@ func testReport() *report {
 	jw := workload{Records: 2000, Kind: kindJSON, Codec: "lz4"}
 	c := &config{workloads: []workload{rw, jw}, systems: []string{sysKmirror, sysBare}, partitions: 8, reps: 2,
 		liveRecords: 100, liveRate: 50, mm2Tasks: 2, compression: "none",
-		codecs: map[string]string{sysMM2: "default", sysKmirror: "default", sysBare: "lz4"},
+		codecs:       map[string]string{sysMM2: "default", sysKmirror: "default", sysBare: "lz4"},
 		kafkaVersion: "4.3.1", command: "sidebyside -test"}
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	results := []result{
