@@ -5,7 +5,7 @@
 # latest.csv and latest.png. See internal/bench/README.md.
 #
 #   internal/realkafka/kafka.sh start      # if the two clusters are not running
-#   internal/bench/sidebyside.sh                                   # 1M x 1 KiB and 5M x 100 B, 3 reps
+#   internal/bench/sidebyside.sh                                   # 1M x 1 KiB, 5M x 100 B, 2M JSON orders lz4 and zstd, 3 reps
 #   internal/bench/sidebyside.sh -records 100k -size 1024 -reps 1  # a quick one
 #   internal/bench/sidebyside.sh -workloads 1Mx1024,5Mx100 -partitions 8 -reps 3 -systems mm2,kmirror,bare
 #

@@ -51,6 +51,51 @@ func Brokers() (source, target []string, ok bool) {
 	return source, target, true
 }
 
+// SourceProxiedBrokersEnv is the environment variable naming the address
+// at which the source broker advertises its PROXIED listener, e.g.
+// "127.0.0.1:19095" (what `kafka.sh env` prints; KMIRROR_SOURCE_PROXY_PORT
+// sets the port). Nothing listens there until a fault proxy
+// (internal/faultproxy) is started at that address, forwarding to
+// SourceProxiedListenerEnv; a client that bootstraps there is told that
+// address as the broker's and so reaches the broker only through the proxy.
+const SourceProxiedBrokersEnv = "KMIRROR_SOURCE_PROXIED_BROKERS"
+
+// TargetProxiedBrokersEnv is SourceProxiedBrokersEnv for the target cluster,
+// e.g. "127.0.0.1:19195" (KMIRROR_TARGET_PROXY_PORT).
+const TargetProxiedBrokersEnv = "KMIRROR_TARGET_PROXIED_BROKERS"
+
+// SourceProxiedListenerEnv is the environment variable naming the address
+// the source broker's PROXIED listener is bound to, e.g. "127.0.0.1:19094"
+// (KMIRROR_SOURCE_PROXIED_PORT): the address a fault proxy forwards to.
+const SourceProxiedListenerEnv = "KMIRROR_SOURCE_PROXIED_LISTENER"
+
+// TargetProxiedListenerEnv is SourceProxiedListenerEnv for the target
+// cluster, e.g. "127.0.0.1:19194" (KMIRROR_TARGET_PROXIED_PORT).
+const TargetProxiedListenerEnv = "KMIRROR_TARGET_PROXIED_LISTENER"
+
+// Proxied is the PROXIED listener of one cluster started by kafka.sh: a
+// fault proxy listens at Advertised (host:port) and forwards to Listener
+// (host:port), where the broker listens.
+type Proxied struct {
+	Advertised string
+	Listener   string
+}
+
+// ProxiedListeners returns the PROXIED listeners of the source and target
+// clusters, read from SourceProxiedBrokersEnv, SourceProxiedListenerEnv,
+// TargetProxiedBrokersEnv and TargetProxiedListenerEnv (spaces trimmed). ok
+// is false unless all four are set; clusters started by a kafka.sh without
+// proxied listeners leave them unset.
+func ProxiedListeners() (source, target Proxied, ok bool) {
+	get := func(name string) string { return strings.TrimSpace(os.Getenv(name)) }
+	source = Proxied{Advertised: get(SourceProxiedBrokersEnv), Listener: get(SourceProxiedListenerEnv)}
+	target = Proxied{Advertised: get(TargetProxiedBrokersEnv), Listener: get(TargetProxiedListenerEnv)}
+	if source.Advertised == "" || source.Listener == "" || target.Advertised == "" || target.Listener == "" {
+		return Proxied{}, Proxied{}, false
+	}
+	return source, target, true
+}
+
 // splitBrokers splits a comma-separated broker list, trimming spaces and
 // dropping empty entries. It returns nil when no entry is left.
 func splitBrokers(s string) []string {

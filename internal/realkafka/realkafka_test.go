@@ -106,11 +106,13 @@ func TestRealClustersAnswer(t *testing.T) {
 
 	// The broker settings kafka.sh writes into server.properties.
 	wantConfigs := map[string]string{
-		"auto.create.topics.enable":                "false",
-		"offsets.topic.replication.factor":         "1",
-		"transaction.state.log.replication.factor": "1",
-		"group.initial.rebalance.delay.ms":         "0",
-		"log.retention.check.interval.ms":          "1000",
+		"auto.create.topics.enable":                                   "false",
+		"offsets.topic.replication.factor":                            "1",
+		"transaction.state.log.replication.factor":                    "1",
+		"group.initial.rebalance.delay.ms":                            "0",
+		"log.retention.check.interval.ms":                             "1000",
+		"group.min.session.timeout.ms":                                "500",
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
 	}
 	clusterIDs := map[string]string{}
 	for _, c := range []struct {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -17,6 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/bench/events"
 )
 
 // bench holds the admin clients of both clusters for one invocation.
@@ -76,7 +79,7 @@ type result struct {
 	StartupS      float64 // process start -> first record appended on the target
 	CopyS         float64 // first -> last bulk record appended on the target
 	RecordsPerS   float64
-	MBPerS        float64 // key+value bytes, 10^6 bytes per second
+	MBPerS        float64 // payload (key+value+headers) bytes, 10^6 bytes per second
 	LatP50Ms      float64 // live phase: target append - source append
 	LatP99Ms      float64
 	LatMaxMs      float64
@@ -85,6 +88,13 @@ type result struct {
 	CPUS          float64 // utime+stime of the process over the whole run
 	CopyCPUS      float64 // CPU seconds between the first and the last bulk append (sampled every 50 ms)
 	TargetRecords int64   // bulk records on the target (more than Records: duplicates)
+	Codec         string  // producer codec the system was given ("default": no setting)
+	TargetCodecs  string  // codecs of the target's bulk batches, read from the first and last record of every partition
+	PayloadBytes  int64   // key+value+header bytes of the bulk topic's records
+	CPUPerGB      float64 // CopyCPUS per 10^9 payload bytes
+	SourceBytes   int64   // DescribeLogDirs size of the source bulk topic
+	TargetBytes   int64   // DescribeLogDirs size of the remote bulk topic, after the process stopped
+	StoredRatio   float64 // TargetBytes / SourceBytes
 	Err           string
 }
 
@@ -122,16 +132,73 @@ func (v *valueSource) value(n int) []byte {
 	return b
 }
 
+// recordSource makes the records of a workload: random values, or the
+// order events of internal/bench/events. seed 1 is the bulk topic, 2 the
+// live topics.
+type recordSource struct {
+	w      workload
+	random *valueSource
+	orders *events.Orders
+}
+
+func newRecordSource(w workload, seed byte) *recordSource {
+	if w.Kind == kindJSON {
+		return &recordSource{w: w, orders: events.NewOrders(uint64(seed))}
+	}
+	return &recordSource{w: w, random: newValueSource(seed)}
+}
+
+// record fills r's key, value and headers for record i, keyed "%010d" for
+// random values and by customer for order events.
+func (s *recordSource) record(r *kgo.Record, i int) {
+	if s.orders != nil {
+		r.Key, r.Value, r.Headers = s.orders.Record(int64(i))
+		return
+	}
+	r.Key, r.Value = fmt.Appendf(nil, "%010d", i), s.random.value(s.w.Size)
+}
+
+// codec returns the franz-go codec of a Kafka compression.type name.
+func codec(name string) kgo.CompressionCodec {
+	switch name {
+	case "gzip":
+		return kgo.GzipCompression()
+	case "snappy":
+		return kgo.SnappyCompression()
+	case "lz4":
+		return kgo.Lz4Compression()
+	case "zstd":
+		return kgo.ZstdCompression()
+	}
+	return kgo.NoCompression()
+}
+
+// codecNames are Kafka's names of the batch codec IDs (the attributes'
+// low three bits).
+var codecNames = []string{"none", "gzip", "snappy", "lz4", "zstd"}
+
+func codecName(id uint8) string {
+	if int(id) < len(codecNames) {
+		return codecNames[id]
+	}
+	return "codec" + strconv.Itoa(int(id))
+}
+
 // preload writes w.Records records to topic, record i to partition
-// i%partitions with key "%010d" and a random value of w.Size bytes.
-func (b *bench) preload(ctx context.Context, topic string, w workload) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.c.source...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.MaxBufferedBytes(64<<20))
+// i%partitions, compressed with w.Codec, and returns their payload bytes
+// (key + value + headers).
+func (b *bench) preload(ctx context.Context, topic string, w workload) (int64, error) {
+	opts := []kgo.Opt{kgo.SeedBrokers(b.c.source...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerBatchCompression(codec(w.Codec)), kgo.MaxBufferedBytes(64 << 20)}
+	if b.c.sourceBatch > 0 {
+		opts = append(opts, kgo.ProducerBatchMaxBytes(int32(b.c.sourceBatch)))
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer cl.Close()
-	vs := newValueSource(1)
+	rs := newRecordSource(w, 1)
 	var failed error
 	var mu sync.Mutex
 	promise := func(_ *kgo.Record, err error) {
@@ -143,24 +210,65 @@ func (b *bench) preload(ctx context.Context, topic string, w workload) error {
 	}
 	start := time.Now()
 	step := max(w.Records/10, 1)
+	var payload int64
 	for i := 0; i < w.Records; i++ {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
-		cl.Produce(ctx, &kgo.Record{Topic: topic, Partition: int32(i % b.c.partitions),
-			Key: fmt.Appendf(nil, "%010d", i), Value: vs.value(w.Size)}, promise)
+		r := &kgo.Record{Topic: topic, Partition: int32(i % b.c.partitions)}
+		rs.record(r, i)
+		payload += int64(events.PayloadBytes(r.Key, r.Value, r.Headers))
+		cl.Produce(ctx, r, promise)
 		if (i+1)%step == 0 {
 			b.logf("preload %s: %d/%d records", topic, i+1, w.Records)
 		}
 	}
 	if err := cl.Flush(ctx); err != nil {
-		return err
+		return 0, err
 	}
 	if failed != nil {
-		return fmt.Errorf("preload %s: %w", topic, failed)
+		return 0, fmt.Errorf("preload %s: %w", topic, failed)
 	}
-	b.logf("preload %s: %d records of %d bytes in %.1f s", topic, w.Records, w.Size, time.Since(start).Seconds())
-	return nil
+	b.logf("preload %s: %d records (%s), %d payload bytes in %.1f s", topic, w.Records, w, payload, time.Since(start).Seconds())
+	return payload, nil
+}
+
+// logDirBytes returns the size of topic's log (the sum over its partitions
+// of DescribeLogDirs' segment sizes; of the largest replica where a
+// partition has several).
+func logDirBytes(ctx context.Context, adm *kadm.Client, topic string, partitions int) (int64, error) {
+	ps := map[int32]struct{}{}
+	for p := range partitions {
+		ps[int32(p)] = struct{}{}
+	}
+	dirs, err := adm.DescribeAllLogDirs(ctx, kadm.TopicsSet{topic: ps})
+	if err != nil {
+		return 0, fmt.Errorf("describe log dirs of %s: %w", topic, err)
+	}
+	sizes := map[int32]int64{}
+	var dirErr error
+	dirs.Each(func(d kadm.DescribedLogDir) {
+		if d.Err != nil {
+			dirErr = fmt.Errorf("log dir %s of broker %d: %w", d.Dir, d.Broker, d.Err)
+			return
+		}
+		d.Topics.Each(func(p kadm.DescribedLogDirPartition) {
+			if p.Topic == topic && !p.IsFuture {
+				sizes[p.Partition] = max(sizes[p.Partition], p.Size)
+			}
+		})
+	})
+	if dirErr != nil {
+		return 0, dirErr
+	}
+	if len(sizes) != partitions {
+		return 0, fmt.Errorf("describe log dirs of %s: %d of %d partitions described", topic, len(sizes), partitions)
+	}
+	var sum int64
+	for _, n := range sizes {
+		sum += n
+	}
+	return sum, nil
 }
 
 // rotate returns the systems starting at index k: each repetition starts
@@ -181,7 +289,8 @@ func (b *bench) runAll(ctx context.Context) ([]result, error) {
 		if err := b.createTopic(ctx, b.srcAdm, bulk, nil); err != nil {
 			return results, err
 		}
-		if err := b.preload(ctx, bulk, w); err != nil {
+		payload, err := b.preload(ctx, bulk, w)
+		if err != nil {
 			b.deleteTopics(b.srcAdm, []string{bulk})
 			return results, err
 		}
@@ -190,7 +299,7 @@ func (b *bench) runAll(ctx context.Context) ([]result, error) {
 				if ctx.Err() != nil {
 					break
 				}
-				r := b.runOne(ctx, wi, w, bulk, sys, rep)
+				r := b.runOne(ctx, wi, w, bulk, payload, sys, rep)
 				r.Order = i + 1
 				if r.Err != "" {
 					b.logf("%s rep %d on %s: FAILED: %s", sys, rep, w, r.Err)
@@ -198,8 +307,8 @@ func (b *bench) runAll(ctx context.Context) ([]result, error) {
 						firstErr = fmt.Errorf("%s rep %d on %s: %s", sys, rep, w, r.Err)
 					}
 				} else {
-					b.logf("%s rep %d on %s: %.0f records/s, %.1f MB/s, p50 %.0f ms, p99 %.0f ms, peak RSS %.0f MiB, CPU %.1f s, startup %.1f s",
-						sys, rep, w, r.RecordsPerS, r.MBPerS, r.LatP50Ms, r.LatP99Ms, r.PeakRSSMB, r.CPUS, r.StartupS)
+					b.logf("%s rep %d on %s: %.0f records/s, %.1f MB/s, p50 %.0f ms, p99 %.0f ms, peak RSS %.0f MiB, CPU %.1f s, copy CPU %.2f s/GB, startup %.1f s, codec %s -> %s, target/source bytes %.2f",
+						sys, rep, w, r.RecordsPerS, r.MBPerS, r.LatP50Ms, r.LatP99Ms, r.PeakRSSMB, r.CPUS, r.CPUPerGB, r.StartupS, r.Codec, r.TargetCodecs, r.StoredRatio)
 				}
 				results = append(results, r)
 			}
@@ -342,16 +451,17 @@ func (b *bench) waitFor(ctx context.Context, p *proc, topic string, want int64) 
 	}
 }
 
-// produceLive writes n records at rate records/s to topic (round robin over
-// partitions), keys "L%09d".
-func (b *bench) produceLive(ctx context.Context, topic string, n, rate, size int) error {
+// produceLive writes n records of w at rate records/s to topic (round robin
+// over partitions), keys "L%09d", values and headers as in the bulk topic,
+// compressed with w.Codec.
+func (b *bench) produceLive(ctx context.Context, topic string, n, rate int, w workload) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.c.source...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerLinger(0))
+		kgo.ProducerBatchCompression(codec(w.Codec)), kgo.ProducerLinger(0))
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	vs := newValueSource(2)
+	rs := newRecordSource(w, 2)
 	var failed error
 	var mu sync.Mutex
 	promise := func(_ *kgo.Record, err error) {
@@ -367,8 +477,10 @@ func (b *bench) produceLive(ctx context.Context, topic string, n, rate, size int
 	for sent := 0; sent < n; {
 		due := min(int(time.Since(start).Seconds()*float64(rate))+1, n)
 		for ; sent < due; sent++ {
-			cl.Produce(ctx, &kgo.Record{Topic: topic, Partition: int32(sent % b.c.partitions),
-				Key: fmt.Appendf(nil, "L%09d", sent), Value: vs.value(size)}, promise)
+			r := &kgo.Record{Topic: topic, Partition: int32(sent % b.c.partitions)}
+			rs.record(r, sent)
+			r.Key = fmt.Appendf(nil, "L%09d", sent) // unique: the latency join is by key
+			cl.Produce(ctx, r, promise)
 		}
 		select {
 		case <-ctx.Done():
@@ -431,15 +543,18 @@ func consume(ctx context.Context, seeds []string, topic string, from, until map[
 
 // appendSpan returns the smallest and largest record timestamp of topic
 // (append times: the target topics use LogAppendTime), reading the first
-// and the last record of every partition.
-func appendSpan(ctx context.Context, seeds []string, topic string, ends map[int32]int64) (first, last time.Time, err error) {
+// and the last record of every partition, and the names of the codecs of
+// the batches those records came in, sorted and joined by "+".
+func appendSpan(ctx context.Context, seeds []string, topic string, ends map[int32]int64) (first, last time.Time, codecs string, err error) {
 	zero, one, endm1 := map[int32]int64{}, map[int32]int64{}, map[int32]int64{}
 	for p, e := range ends {
 		if e > 0 {
 			zero[p], one[p], endm1[p] = 0, 1, e-1
 		}
 	}
+	seen := map[string]bool{}
 	err = consume(ctx, seeds, topic, zero, one, func(r *kgo.Record) {
+		seen[codecName(r.Attrs.CompressionType())] = true
 		if first.IsZero() || r.Timestamp.Before(first) {
 			first = r.Timestamp
 		}
@@ -448,11 +563,13 @@ func appendSpan(ctx context.Context, seeds []string, topic string, ends map[int3
 		return
 	}
 	err = consume(ctx, seeds, topic, endm1, ends, func(r *kgo.Record) {
+		seen[codecName(r.Attrs.CompressionType())] = true
 		if r.Timestamp.After(last) {
 			last = r.Timestamp
 		}
 	})
-	return
+	names := slices.Sorted(maps.Keys(seen))
+	return first, last, strings.Join(names, "+"), err
 }
 
 // liveLatencies joins the source and target live topics by key and returns
@@ -507,8 +624,8 @@ func percentile(sorted []float64, q float64) float64 {
 }
 
 // runOne replicates the bulk topic (and a live topic) with one system.
-func (b *bench) runOne(ctx context.Context, wi int, w workload, bulk, sys string, rep int) (r result) {
-	r = result{Workload: w, System: sys, Rep: rep, Start: time.Now(), Load1: loadAvg1()}
+func (b *bench) runOne(ctx context.Context, wi int, w workload, bulk string, payload int64, sys string, rep int) (r result) {
+	r = result{Workload: w, System: sys, Rep: rep, Start: time.Now(), Load1: loadAvg1(), Codec: b.c.codecFor(sys, w), PayloadBytes: payload}
 	fail := func(err error) result {
 		r.Err = strings.ReplaceAll(err.Error(), "\n", " | ")
 		return r
@@ -532,7 +649,7 @@ func (b *bench) runOne(ctx context.Context, wi int, w workload, bulk, sys string
 		}
 	}
 	b.logf("%s rep %d on %s: start (aliases %s -> %s, load %.2f)", sys, rep, w, srcAlias, dstAlias, r.Load1)
-	argv, err := b.command(sys, srcAlias, dstAlias, topics, tag)
+	argv, err := b.command(sys, r.Codec, srcAlias, dstAlias, topics, tag)
 	if err != nil {
 		return fail(err)
 	}
@@ -549,7 +666,7 @@ func (b *bench) runOne(ctx context.Context, wi int, w workload, bulk, sys string
 	}
 	r.TargetRecords = n
 	if b.c.liveRecords > 0 {
-		if err := b.produceLive(ctx, live, b.c.liveRecords, b.c.liveRate, w.Size); err != nil {
+		if err := b.produceLive(ctx, live, b.c.liveRecords, b.c.liveRate, w); err != nil {
 			return fail(fmt.Errorf("produce live records: %w", err))
 		}
 		if _, err := b.waitFor(ctx, p, srcAlias+"."+live, int64(b.c.liveRecords)); err != nil {
@@ -567,16 +684,31 @@ func (b *bench) runOne(ctx context.Context, wi int, w workload, bulk, sys string
 	if err != nil {
 		return fail(err)
 	}
-	first, last, err := appendSpan(ctx, b.c.target, remoteBulk, ends)
+	first, last, codecs, err := appendSpan(ctx, b.c.target, remoteBulk, ends)
 	if err != nil {
 		return fail(err)
+	}
+	r.TargetCodecs = codecs
+	// Sizes after the process stopped: every record it wrote is in the
+	// target's log, and the source topic is not written any more.
+	if r.SourceBytes, err = logDirBytes(ctx, b.srcAdm, bulk, b.c.partitions); err != nil {
+		return fail(err)
+	}
+	if r.TargetBytes, err = logDirBytes(ctx, b.dstAdm, remoteBulk, b.c.partitions); err != nil {
+		return fail(err)
+	}
+	if r.SourceBytes > 0 {
+		r.StoredRatio = float64(r.TargetBytes) / float64(r.SourceBytes)
 	}
 	r.StartupS = first.Sub(p.started).Seconds()
 	r.CopyCPUS = p.cpuAt(last) - p.cpuAt(first)
 	copyS := max(last.Sub(first).Seconds(), 0.001)
 	r.CopyS = copyS
 	r.RecordsPerS = float64(w.Records) / copyS
-	r.MBPerS = float64(w.Records) * float64(w.Size+10) / copyS / 1e6
+	r.MBPerS = float64(payload) / copyS / 1e6
+	if payload > 0 {
+		r.CPUPerGB = r.CopyCPUS / (float64(payload) / 1e9)
+	}
 	if b.c.liveRecords > 0 {
 		lat, err := b.liveLatencies(ctx, live, srcAlias+"."+live)
 		if err != nil {
@@ -589,14 +721,15 @@ func (b *bench) runOne(ctx context.Context, wi int, w workload, bulk, sys string
 }
 
 // command writes the configuration of sys and returns its command line.
-func (b *bench) command(sys, srcAlias, dstAlias string, topics []string, tag string) ([]string, error) {
+// codec is the producer codec to give it ("default": no setting).
+func (b *bench) command(sys, codec, srcAlias, dstAlias string, topics []string, tag string) ([]string, error) {
 	switch sys {
 	case sysBare:
 		return []string{b.c.barepipe, "-source", strings.Join(b.c.source, ","), "-target", strings.Join(b.c.target, ","),
-			"-topics", strings.Join(topics, ","), "-prefix", srcAlias, "-compression", b.c.compression}, nil
+			"-topics", strings.Join(topics, ","), "-prefix", srcAlias, "-compression", codec}, nil
 	case sysKmirror, sysMM2:
 		props := filepath.Join(b.c.workdir, tag+".properties")
-		if err := os.WriteFile(props, []byte(b.properties(srcAlias, dstAlias, topics)), 0o644); err != nil {
+		if err := os.WriteFile(props, []byte(b.properties(srcAlias, dstAlias, topics, codec)), 0o644); err != nil {
 			return nil, err
 		}
 		if sys == sysKmirror {
@@ -629,8 +762,9 @@ rootLogger.appenderRef.out.ref = OUT
 // one flow, the run's topics only, replication factor 1, and everything but
 // record replication and offset syncs switched off (heartbeats,
 // checkpoints, group offset sync, topic config and ACL sync, replication of
-// other heartbeats topics of the shared source cluster).
-func (b *bench) properties(src, dst string, topics []string) string {
+// other heartbeats topics of the shared source cluster). codec is the
+// target producer's compression.type; "default" writes none.
+func (b *bench) properties(src, dst string, topics []string, codec string) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "# Written by internal/bench/cmd/sidebyside for one run.\n")
 	fmt.Fprintf(&s, "clusters = %s, %s\n", src, dst)
@@ -639,7 +773,9 @@ func (b *bench) properties(src, dst string, topics []string) string {
 	fmt.Fprintf(&s, "%s->%s.enabled = true\n", src, dst)
 	fmt.Fprintf(&s, "%s->%s.enabled = false\n", dst, src)
 	fmt.Fprintf(&s, "%s->%s.topics = %s\n", src, dst, strings.Join(topics, ", "))
-	fmt.Fprintf(&s, "%s.producer.compression.type = %s\n", dst, b.c.compression)
+	if codec != "default" {
+		fmt.Fprintf(&s, "%s.producer.compression.type = %s\n", dst, codec)
+	}
 	fmt.Fprintf(&s, "tasks.max = %d\n", b.c.mm2Tasks)
 	for _, k := range []string{"replication.factor", "checkpoints.topic.replication.factor", "heartbeats.topic.replication.factor",
 		"offset-syncs.topic.replication.factor", "offset.storage.replication.factor", "status.storage.replication.factor",

@@ -3,7 +3,12 @@
 // runner (examples/kmirror) and a bare franz-go consume→produce pipe
 // (internal/bench/cmd/barepipe), one after the other, alternating the order
 // in every repetition, and reports per run: records/s and MB/s of the copy,
-// p50/p99 replication latency, peak RSS and CPU seconds of the process.
+// p50/p99 replication latency, peak RSS and CPU seconds of the process, CPU
+// seconds per GB of payload (key+value+headers), the target's stored bytes
+// per source byte (DescribeLogDirs) and the codec of the target's batches.
+// Workloads are random (incompressible) values or JSON order events
+// (internal/bench/events), the latter produced at the source with lz4 or
+// zstd.
 // internal/bench/sidebyside.sh builds the programs and runs it; see
 // internal/bench/README.md for what is measured and how.
 //
@@ -22,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -40,14 +46,57 @@ func main() {
 	}
 }
 
-// workload is one data set: Records records of a Size-byte value each.
+// workload is one data set: Records records, produced to the source with
+// the Codec compression codec ("none" for the uncompressed workloads).
+// Kind kindRandom: a key "%010d" and a random (incompressible) value of
+// Size bytes, no headers. Kind kindJSON: order events of
+// internal/bench/events (a customer key, a JSON value of about 1 KiB, four
+// headers; Size is 0).
 type workload struct {
 	Records int
 	Size    int
+	Kind    string
+	Codec   string
 }
 
+// The kinds of workload.
+const (
+	kindRandom = "random"
+	kindJSON   = "json"
+)
+
+// compressed reports whether the source records of w are compressed: then
+// the systems' producers use the codecs of -compressed-codecs.
+func (w workload) compressed() bool { return w.Codec != "none" }
+
+// String is the workload's name in the report: "1 M x 1 KiB" (random values,
+// uncompressed), "1 M x 1 KiB, lz4", "2 M x JSON orders, zstd".
 func (w workload) String() string {
-	return fmt.Sprintf("%s x %s", humanCount(w.Records), humanBytes(w.Size))
+	s := humanCount(w.Records) + " x "
+	if w.Kind == kindJSON {
+		s += "JSON orders"
+	} else {
+		s += humanBytes(w.Size)
+	}
+	if w.compressed() {
+		s += ", " + w.Codec
+	}
+	return s
+}
+
+// id is the workload's name in the CSV and on the chart, without spaces or
+// commas: "1Mx1KiB", "1Mx1KiB/lz4", "2Mxjson/zstd".
+func (w workload) id() string {
+	s := strings.ReplaceAll(humanCount(w.Records), " ", "") + "x"
+	if w.Kind == kindJSON {
+		s += "json"
+	} else {
+		s += strings.ReplaceAll(humanBytes(w.Size), " ", "")
+	}
+	if w.compressed() {
+		s += "/" + w.Codec
+	}
+	return s
 }
 
 func humanCount(n int) string {
@@ -84,7 +133,12 @@ func parseCount(s string) (int, error) {
 	return n * mult, nil
 }
 
-// parseWorkloads reads "1Mx1024,5Mx100": RECORDS x VALUE-BYTES pairs.
+// codecs are the producer compression codecs Kafka knows.
+var codecs = []string{"none", "gzip", "snappy", "lz4", "zstd"}
+
+// parseWorkloads reads "1Mx1024,5Mx100,2Mxjson/lz4": RECORDS x VALUE-BYTES
+// (random values) or RECORDS x json (order events), each optionally followed
+// by /CODEC, the compression of the source records (default none).
 func parseWorkloads(s string) ([]workload, error) {
 	var out []workload
 	for _, item := range strings.Split(s, ",") {
@@ -92,22 +146,58 @@ func parseWorkloads(s string) ([]workload, error) {
 		if item == "" {
 			continue
 		}
-		r, sz, ok := strings.Cut(item, "x")
+		r, rest, ok := strings.Cut(item, "x")
 		if !ok {
-			return nil, fmt.Errorf("-workloads %q: want RECORDSxBYTES, e.g. 1Mx1024", item)
+			return nil, fmt.Errorf("-workloads %q: want RECORDSxBYTES or RECORDSxjson, optionally /CODEC, e.g. 1Mx1024 or 2Mxjson/lz4", item)
 		}
 		records, err := parseCount(r)
 		if err != nil {
 			return nil, fmt.Errorf("-workloads %q: records: %v", item, err)
 		}
-		size, err := strconv.Atoi(strings.TrimSpace(sz))
-		if err != nil || size < 1 || size > 900_000 {
-			return nil, fmt.Errorf("-workloads %q: value bytes must be 1..900000", item)
+		w := workload{Records: records, Kind: kindRandom, Codec: "none"}
+		sz, codec, hasCodec := strings.Cut(rest, "/")
+		if hasCodec {
+			w.Codec = strings.TrimSpace(codec)
+			if !slices.Contains(codecs, w.Codec) {
+				return nil, fmt.Errorf("-workloads %q: codec %q: want one of %s", item, w.Codec, strings.Join(codecs, ", "))
+			}
 		}
-		out = append(out, workload{Records: records, Size: size})
+		if sz = strings.TrimSpace(sz); sz == kindJSON {
+			w.Kind = kindJSON
+		} else {
+			size, err := strconv.Atoi(sz)
+			if err != nil || size < 1 || size > 900_000 {
+				return nil, fmt.Errorf("-workloads %q: value bytes must be 1..900000 (or json for order events)", item)
+			}
+			w.Size = size
+		}
+		out = append(out, w)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("-workloads %q: no workload", s)
+	}
+	return out, nil
+}
+
+// parseCodecs reads "mm2=default,kmirror=default,bare=lz4": the producer
+// codec of each system on the compressed workloads; "default" writes no
+// setting (the system's own default). Systems not named keep the defaults.
+func parseCodecs(s string) (map[string]string, error) {
+	out := map[string]string{sysMM2: "default", sysKmirror: "default", sysBare: "lz4"}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		sys, codec, ok := strings.Cut(item, "=")
+		sys, codec = strings.TrimSpace(sys), strings.TrimSpace(codec)
+		if _, known := systemNames[sys]; !ok || !known {
+			return nil, fmt.Errorf("-compressed-codecs %q: want SYSTEM=CODEC with a system of mm2, kmirror, bare", item)
+		}
+		if codec != "default" && !slices.Contains(codecs, codec) {
+			return nil, fmt.Errorf("-compressed-codecs %q: codec %q: want default or one of %s", item, codec, strings.Join(codecs, ", "))
+		}
+		out[sys] = codec
 	}
 	return out, nil
 }
@@ -158,6 +248,8 @@ type config struct {
 	mirrormaker    string
 	barepipe       string
 	compression    string
+	codecs         map[string]string // system -> producer codec on the compressed workloads
+	sourceBatch    int
 	kafkaVersion   string
 	revision       string
 	workdir        string
@@ -165,6 +257,20 @@ type config struct {
 	timeout        time.Duration
 	keep           bool
 	command        string
+}
+
+// defaultWorkloads: the random workloads of the first benchmarks, and order
+// events compressed with lz4 and with zstd at the source.
+const defaultWorkloads = "1Mx1024,5Mx100,2Mxjson/lz4,2Mxjson/zstd"
+
+// codecFor returns the producer codec sys uses on w: -compression on the
+// uncompressed workloads, -compressed-codecs on the others ("default": no
+// setting, the system's own default).
+func (c *config) codecFor(sys string, w workload) string {
+	if !w.compressed() {
+		return c.compression
+	}
+	return c.codecs[sys]
 }
 
 // connect-mirror-maker.sh's default heap plus kafka-run-class.sh's default
@@ -183,11 +289,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("sidebyside", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := &config{}
-	var source, target, workloads, systems, records string
+	var source, target, workloads, systems, records, compressedCodecs string
 	var size int
 	fs.StringVar(&source, "source", envOr("KMIRROR_SOURCE_BROKERS", "127.0.0.1:19092"), "source bootstrap `servers`")
 	fs.StringVar(&target, "target", envOr("KMIRROR_TARGET_BROKERS", "127.0.0.1:19192"), "target bootstrap `servers`")
-	fs.StringVar(&workloads, "workloads", "1Mx1024,5Mx100", "`list` of RECORDSxVALUE_BYTES data sets (k and M multiply by 1000 and 1000000)")
+	fs.StringVar(&workloads, "workloads", defaultWorkloads, "`list` of data sets: RECORDSxVALUE_BYTES (random values) or RECORDSxjson (order events of ~1 KiB), each optionally /CODEC, the compression of the source records (k and M multiply by 1000 and 1000000)")
 	fs.StringVar(&records, "records", "", "records of a single workload (with -size; replaces -workloads), e.g. 1M")
 	fs.IntVar(&size, "size", 0, "value `bytes` of a single workload (with -records)")
 	fs.IntVar(&c.partitions, "partitions", 8, "partitions of every topic")
@@ -200,7 +306,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.classpath, "classpath", "", "Kafka jars `classpath` for MM2 (kafka.sh classpath); required with mm2")
 	fs.StringVar(&c.mirrormaker, "mirrormaker", "", "kmirror runner `binary` (go build ./examples/kmirror); required with kmirror")
 	fs.StringVar(&c.barepipe, "barepipe", "", "bare pipe `binary` (go build ./internal/bench/cmd/barepipe); required with bare")
-	fs.StringVar(&c.compression, "compression", "none", "producer compression.type of all three systems")
+	fs.StringVar(&c.compression, "compression", "none", "producer compression.type of all three systems on the uncompressed workloads")
+	fs.StringVar(&compressedCodecs, "compressed-codecs", "mm2=default,kmirror=default,bare=lz4",
+		"producer `codecs` of the systems on the compressed workloads (SYSTEM=CODEC,...; default: the system's own default, no setting)")
+	fs.IntVar(&c.sourceBatch, "source-batch-bytes", 0, "producer batch max `bytes` of the preload (0: franz-go's default, about 1 MB)")
 	fs.StringVar(&c.kafkaVersion, "kafka-version", envOr("KAFKA_VERSION", "4.3.1"), "Kafka version of the brokers and MM2, for the report")
 	fs.StringVar(&c.revision, "revision", "", "kmirror source `revision` (git describe), for the report")
 	fs.StringVar(&c.workdir, "workdir", "", "`dir` for properties files and logs (default: a new temporary dir)")
@@ -243,10 +352,14 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if c.mm2Tasks < 1 {
 		return nil, fmt.Errorf("-mm2-tasks %d: want at least 1", c.mm2Tasks)
 	}
-	switch c.compression {
-	case "none", "gzip", "snappy", "lz4", "zstd":
-	default:
+	if !slices.Contains(codecs, c.compression) {
 		return nil, fmt.Errorf("-compression %q: want none, gzip, snappy, lz4 or zstd", c.compression)
+	}
+	if c.codecs, err = parseCodecs(compressedCodecs); err != nil {
+		return nil, err
+	}
+	if c.sourceBatch < 0 || c.sourceBatch > 900_000_000 {
+		return nil, fmt.Errorf("-source-batch-bytes %d: want 0 (franz-go's default) or a positive byte count", c.sourceBatch)
 	}
 	for _, s := range c.systems {
 		switch {
