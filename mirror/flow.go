@@ -40,8 +40,10 @@ type flow struct {
 	dst     ClusterConfig
 	pol     policy.ReplicationPolicy
 	topics  Filter
-	rules   topicRules // which topics are replicated, and why not (skip.go)
-	skips   *skipSet   // topics selected but not replicated: Status, once-per-topic log
+	rules   topicRules                 // which topics are replicated, and why not (skip.go); static part
+	live    atomic.Pointer[topicRules] // rules with the cluster IDs known at run time (currentRules)
+	skips   *skipSet                   // topics selected but not replicated: Status, once-per-topic log
+	topo    *topology                  // shared with the Mirror's other flows (topology.go)
 	groups  Filter
 	configs Filter
 	log     *slog.Logger
@@ -60,10 +62,14 @@ type flow struct {
 	syncCl             *kgo.Client // offset-sync producer (nil when off)
 	group              *kgo.Client // the member (nil until joined)
 
-	env     *unitEnv // what units receive; set by run
-	runCtx  context.Context
-	hard    context.Context
-	catalog atomic.Pointer[catalog] // latest discovery
+	env *unitEnv // what units receive; set by run
+
+	srcID, dstID string      // cluster IDs, learned at start
+	prov         *provenance // the provenance check and stamp; nil when off
+	provSkipped  atomic.Int64
+	runCtx       context.Context
+	hard         context.Context
+	catalog      atomic.Pointer[catalog] // latest discovery
 
 	refreshWake chan struct{}
 	isSingleton atomic.Bool // this member holds slot 0
@@ -144,13 +150,26 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 	return f, nil
 }
 
-// shouldReplicate is MM2's shouldReplicateTopic (docs/mm2-compat.md §4.2).
-// A topic the filter selects but that is not replicated is recorded with
-// its reason (Status, one log line per topic and reason).
+// shouldReplicate is MM2's shouldReplicateTopic (internal topics and
+// cycles never, the filter's topics and heartbeats topics yes), judged with
+// the cluster IDs known so far. It records no skip: discovery does.
 func (f *flow) shouldReplicate(topic string) bool {
-	ok, sk := f.rules.decide(topic, nil)
-	f.skips.note(topic, sk, time.Now())
+	ok, _ := f.currentRules().decide(topic, nil)
 	return ok
+}
+
+// checkpointTopic says whether checkpoints and group offset sync cover
+// topic: replicated, and not an allowed collision (whose remote topic mixes
+// the records of several sources, so no offset of it translates).
+func (f *flow) checkpointTopic(topic string) bool {
+	return f.shouldReplicate(topic) && !f.skips.noCheckpoints(topic)
+}
+
+// skippedRecords is the units' callback for records the provenance check
+// did not replicate.
+func (f *flow) skippedRecords(n int) {
+	f.provSkipped.Add(int64(n))
+	f.metrics.provenanceSkipped(f.labels, n)
 }
 
 // health records the latest result of one health source (the cluster
@@ -379,6 +398,9 @@ func (f *flow) start(ctx context.Context) error {
 	if err := f.preflight(ctx); err != nil {
 		return err
 	}
+	if err := f.learnClusterIDs(ctx); err != nil {
+		return err
+	}
 	if err := f.ensureInternalTopics(ctx); err != nil {
 		return err
 	}
@@ -387,7 +409,7 @@ func (f *flow) start(ctx context.Context) error {
 	}
 	env := &unitEnv{cfg: f.cfg, name: f.name, src: f.src, dst: f.dst, log: f.log, metrics: f.metrics,
 		labels: f.labels, tasks: f.tasks, resumeTopic: f.resumeTopic, clientOpts: f.clientOpts,
-		gap: f.recordGap, health: f.unitHealth, owns: f.owns,
+		gap: f.recordGap, health: f.unitHealth, owns: f.owns, prov: f.prov, skipped: f.skippedRecords,
 		txnID: func(slot int32) string { return transactionalID(f.groupID, slot) }}
 	if f.syncCl != nil {
 		env.sync = f.produceSync

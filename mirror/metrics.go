@@ -24,7 +24,8 @@ type metrics struct {
 	// rebalances and rebalanceSecs count the flow's group rebalances and
 	// the seconds spent in them (source, target).
 	rebalances, rebalanceSecs *prometheus.CounterVec
-	tasks                     *taskMetricVecs // checkpoint task series (tasks.go)
+	provSkipped               *prometheus.CounterVec // source, target
+	tasks                     *taskMetricVecs        // checkpoint task series (tasks.go)
 	mirror                    *Mirror
 }
 
@@ -59,12 +60,14 @@ func newMetrics(r prometheus.Registerer) *metrics {
 		commits: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kmirror_resume_commit_seconds",
 			Help:    "Duration of storing resume points on the target.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}, []string{"source", "target"}),
+		provSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_provenance_skipped_records_total",
+			Help: "Source records not replicated because their kmirror-provenance header (or the Redpanda migrator's) shows they were already on the target's cluster or came back from it."}, []string{"source", "target"}),
 		rebalances: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_rebalances_total",
 			Help: "Rebalances of the flow's group of members seen by this member (slots assigned after a join or a revocation)."}, []string{"source", "target"}),
 		rebalanceSecs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_rebalance_seconds_total",
 			Help: "Seconds this member spent in rebalances of the flow's group (from the revocation or join to the assignment)."}, []string{"source", "target"}),
 	}
-	r.MustRegister(m.records, m.bytes, m.age, m.latency, m.gaps, m.flowErrs, m.syncs, m.commits, m.rebalances, m.rebalanceSecs, (*stateCollector)(m))
+	r.MustRegister(m.records, m.bytes, m.age, m.latency, m.gaps, m.flowErrs, m.syncs, m.commits, m.rebalances, m.rebalanceSecs, m.provSkipped, (*stateCollector)(m))
 	m.tasks = newTaskMetricVecs(r)
 	return m
 }
@@ -133,6 +136,14 @@ func (m *metrics) committed(l flowLabels, d time.Duration) {
 		return
 	}
 	m.commits.WithLabelValues(l.src, l.dst).Observe(d.Seconds())
+}
+
+// provenanceSkipped counts records the provenance check did not replicate.
+func (m *metrics) provenanceSkipped(l flowLabels, n int) {
+	if m == nil {
+		return
+	}
+	m.provSkipped.WithLabelValues(l.src, l.dst).Add(float64(n))
 }
 
 // rebalanced counts one rebalance of a flow's group that took d (from the

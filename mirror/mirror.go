@@ -23,6 +23,7 @@ type Mirror struct {
 	log   *slog.Logger
 	flows []*flow
 	m     *metrics
+	topo  *topology
 
 	mu      sync.Mutex
 	running bool
@@ -128,6 +129,13 @@ func New(opts ...Opt) (*Mirror, error) {
 	if err := m.staticTopology(c.flows); err != nil {
 		return nil, err
 	}
+	m.topo = newTopology(sortedKeys(clusters))
+	for _, f := range m.flows {
+		f.topo = m.topo
+		if !f.cfg.Disabled {
+			m.topo.register(f)
+		}
+	}
 	return m, nil
 }
 
@@ -218,6 +226,13 @@ func (m *Mirror) Run(ctx context.Context) error {
 		return errors.New("mirror: Run called twice")
 	}
 	m.running = true
+	m.mu.Unlock()
+	// Two flows must never write one remote topic: refuse at start what the
+	// sources' topics make certain (a collision no flow opted into).
+	if err := m.checkCollisionsAtStart(ctx); err != nil {
+		return err
+	}
+	m.mu.Lock()
 	ctx, cancel := context.WithCancel(ctx)
 	hard, abort := context.WithCancel(context.WithoutCancel(ctx))
 	m.cancel, m.abort = cancel, abort
@@ -310,7 +325,8 @@ func (m *Mirror) Status() Status {
 func (f *flow) status() FlowStatus {
 	f.mu.Lock()
 	fs := FlowStatus{Name: f.name, Source: f.cfg.Source, Target: f.cfg.Target, State: f.state, Error: f.stateErr,
-		Since: f.since, Topics: f.nTopics, Gaps: append([]GapError(nil), f.gaps...), LastHeartbeat: f.lastHB, Skipped: f.skips.list()}
+		Since: f.since, Topics: f.nTopics, Gaps: append([]GapError(nil), f.gaps...), LastHeartbeat: f.lastHB, Skipped: f.skips.list(),
+		ProvenanceSkipped: f.provSkipped.Load()}
 	groups := f.groupStat
 	f.mu.Unlock()
 	f.unitsMu.Lock()

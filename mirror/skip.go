@@ -255,6 +255,17 @@ func (s *skipSet) clear(topic string) {
 	s.mu.Unlock()
 }
 
+// clearWaiting forgets topic unless it is an allowed collision (which is
+// replicated and stays listed): its remote topic exists now.
+func (s *skipSet) clearWaiting(topic string) {
+	s.mu.Lock()
+	if k, ok := s.kinds[topic]; ok && !k.replicated() {
+		delete(s.topics, topic)
+		delete(s.kinds, topic)
+	}
+	s.mu.Unlock()
+}
+
 // retain forgets every topic for which keep returns false (the lead's
 // discovery calls it with the topics that still exist on the source).
 func (s *skipSet) retain(keep func(topic string) bool) {

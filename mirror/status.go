@@ -80,6 +80,11 @@ type FlowStatus struct {
 	// reason (sorted by topic). Each is also logged once at WARN (INFO for
 	// the remote topics of this Mirror's own reverse flows).
 	Skipped []SkippedTopic `json:"skipped,omitempty"`
+	// ProvenanceSkipped counts the source records this member did not
+	// replicate because their provenance header shows they were already on
+	// the target's cluster or came back from it (active-active), since
+	// start.
+	ProvenanceSkipped int64 `json:"provenance_skipped,omitempty"`
 }
 
 // SkippedTopic is a source topic that a flow's topics filter selects but

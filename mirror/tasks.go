@@ -82,7 +82,7 @@ func (f *flow) runTasks(ctx context.Context) error {
 		OffsetSyncsOpts:       f.clientOpts(syncCluster, syncCluster.Consumer),
 		OffsetSyncsTopic:      f.offsetSyncsTopic,
 		GroupFilter:           f.groups.Match,
-		TopicFilter:           f.shouldReplicate,
+		TopicFilter:           f.checkpointTopic,
 		Interval:              f.cfg.EmitCheckpointsInterval,
 		RefreshGroupsInterval: refresh,
 		SyncGroupOffsets:      f.cfg.SyncGroupOffsets,

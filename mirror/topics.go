@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -111,11 +112,37 @@ func (f *flow) discover(ctx context.Context, initial bool) error {
 	if err != nil {
 		return fmt.Errorf("listing topics on %s: %w", f.dst.Alias, err)
 	}
+	rules := f.refreshRules()
+	now := time.Now()
+	dstHas := func(t string) bool { _, ok := dst[t]; return ok }
 	var selected []string
 	for _, t := range src.Names() {
-		if d := src[t]; d.Err == nil && f.shouldReplicate(t) {
-			selected = append(selected, t)
+		d := src[t]
+		if d.Err != nil {
+			continue
 		}
+		ok, sk := rules.decide(t, dstHas)
+		if !ok {
+			f.skips.note(t, sk, now)
+			continue
+		}
+		selected = append(selected, t)
+	}
+	f.skips.retain(func(t string) bool { _, ok := src[t]; return ok })
+	// Two flows of this Mirror must never write one remote topic: the
+	// collisions with the other flows' selections (topology.go).
+	if cs := f.topo.resolve(f.name, selected); len(cs) > 0 {
+		kept := selected[:0:0]
+		for _, t := range selected {
+			sk, hit := cs[t]
+			if hit {
+				f.skips.note(t, sk, now)
+			}
+			if !hit || sk.kind.replicated() {
+				kept = append(kept, t)
+			}
+		}
+		selected = kept
 	}
 	var errs []error
 	create := f.isSingleton.Load() && (initial || !f.cfg.DisableRefreshTopics || f.catalog.Load() == nil)
@@ -127,6 +154,14 @@ func (f *flow) discover(ctx context.Context, initial bool) error {
 			rd, ok := dst[remote]
 			switch {
 			case !ok || errors.Is(rd.Err, kerr.UnknownTopicOrPartition):
+				// A topic named after a cluster alias this Mirror does not
+				// know gets its remote topic only once it holds a record
+				// that did not come from the target (origin.go).
+				create, sk := rules.gate(t, f.topo.aliases, f.prov, func() [][]kgo.RecordHeader { return f.sampleNewest(ctx, t) })
+				if !create {
+					f.skips.note(t, sk, now)
+					continue
+				}
 				missing = append(missing, t)
 			case rd.Err != nil:
 				errs = append(errs, fmt.Errorf("describing %s on %s: %w", remote, f.dst.Alias, rd.Err))
@@ -176,6 +211,7 @@ func (f *flow) discover(ctx context.Context, initial bool) error {
 		}
 		if n > 0 {
 			cat.topics = append(cat.topics, t)
+			f.skips.clearWaiting(t)
 		}
 		ready += n
 	}

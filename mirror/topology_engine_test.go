@@ -44,7 +44,7 @@ import (
 //     *ConfigError); else note skips, drop skipCollision topics from the
 //     flow's selection, and make checkpoints and group offset sync skip
 //     topics for which f.skips.noCheckpoints(t).
-const provenanceWired = false
+const provenanceWired = true
 
 func needsWiring(t *testing.T) {
 	t.Helper()
@@ -201,7 +201,7 @@ func TestEngineActiveActiveIdentity(t *testing.T) {
 	ba.Source, ba.Target = p.Target.Alias, p.Source.Alias
 	ab.Policy, ba.Policy = identity(t, ab.Source), identity(t, ba.Source)
 	ab.Topics, ba.Topics = []string{regexp.QuoteMeta(orders)}, []string{regexp.QuoteMeta(orders)}
-	_, stop := runMirror(t, append(clusterOpts(p), WithFlow(ab), WithFlow(ba))...)
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(ab), WithFlow(ba))...)
 	done := make(chan []string)
 	go func() { done <- liveTraffic(t, &p.Target, orders, "b", 20, 100*time.Millisecond) }()
 	fromA := liveTraffic(t, &p.Source, orders, "a", 20, 100*time.Millisecond)
@@ -223,8 +223,13 @@ func TestEngineActiveActiveIdentity(t *testing.T) {
 			t.Errorf("%s: topics %v, want only %s", c.Alias, got, orders)
 		}
 	}
-	// The lead's skip counter: records skipped by provenance per flow must
-	// equal the records that came back (20 per direction, at least once).
+	// Each flow read the 20 records the other flow copied into its source
+	// and skipped exactly those (no restart: no replay).
+	for _, fs := range m.Status().Flows {
+		if fs.ProvenanceSkipped != 20 {
+			t.Errorf("flow %s skipped %d records by provenance, want the 20 that came back", fs.Name, fs.ProvenanceSkipped)
+		}
+	}
 }
 
 // TestEngineDifferentAliasesNoChain (issue bullet: two deployments call the

@@ -46,6 +46,10 @@ type unitEnv struct {
 	// is current, i.e. that it still owns its slots (nil error).
 	txnID func(slot int32) string
 	owns  func(ctx context.Context, slot int32) error
+	// prov checks and stamps the provenance header of every record (nil:
+	// off); skipped counts the records it did not replicate.
+	prov    *provenance
+	skipped func(n int)
 }
 
 // offered is a source partition discovery found ready to replicate: its
@@ -594,8 +598,10 @@ func (u *unit) partitionFailed(p *partState, err error) {
 // ended too.
 func (u *unit) pollLoop(ctx, hard context.Context) error {
 	eos := u.env.cfg.ExactlyOnce
+	pv := u.env.prov
 	u.inTxn = false
 	var buf []inflight
+	var out []*kgo.Record
 	for {
 		fs := u.cons.PollRecords(ctx, 10000)
 		if ctx.Err() != nil || fs.IsClientClosed() {
@@ -655,26 +661,36 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 				return
 			}
 			// Queue the whole batch under one lock, then produce it.
-			batch := buf[:0]
-			n := 0
+			batch, recs := buf[:0], out[:0]
+			skipped := 0
 			for _, r := range fp.Records {
 				if !u.checkGap(p, r, fp.LogStartOffset) {
 					break
 				}
 				p.next = r.Offset + 1
-				n++
 				if r.Attrs.IsControl() {
 					continue // a transaction marker: not replicated, but the position moves past it
 				}
+				if pv != nil {
+					h, v := pv.apply(r.Headers)
+					if v.skipped() {
+						// Already on the target's cluster (or came back
+						// from it): a hole in the copy, like compaction.
+						skipped++
+						continue
+					}
+					r.Headers = h
+				}
 				u.env.metrics.polled(p.pm, r)
 				batch = append(batch, inflight{up: r.Offset, size: recordSize(r)})
+				recs = append(recs, r)
+			}
+			if skipped > 0 {
+				u.env.skipped(skipped)
 			}
 			p.push(batch, p.next)
-			buf = batch[:0]
-			for _, r := range fp.Records[:n] {
-				if r.Attrs.IsControl() {
-					continue
-				}
+			buf, out = batch[:0], recs[:0]
+			for _, r := range recs {
 				// The fetched record is reused as the produced record.
 				r.Topic = p.remote
 				r.Attrs = kgo.RecordAttrs{}
