@@ -7,10 +7,14 @@
 //	kmirror -config mm2.properties [-clusters B] [-listen 127.0.0.1:9090]
 //	kmirror -config mm2.properties -check
 //	kmirror -config mm2.properties -embedded -demo-topics orders:3,payments:2
+//	kmirror -version
 //
 // Flags:
 //
 //	-config FILE        MM2 properties file (required).
+//	-version            print the module version, the VCS revision, commit
+//	                    time and "modified" flag of the build, the Go version
+//	                    and the platform, and exit 0.
 //	-clusters A,B       MM2's --clusters: run only the flows whose target is
 //	                    one of these aliases (mirror.OnlyTargets).
 //	-check              validate offline (no connection, no topic created):
@@ -34,8 +38,12 @@
 // SIGINT or SIGTERM stops gracefully: fetching stops, records in flight are
 // acknowledged, resume points (mm2-offsets.<source>.internal) and the last
 // offset syncs are stored; the exit code is 0. A second signal exits at
-// once. Exit codes: 0 clean stop or valid -check, 1 runtime failure, 2 bad
-// flags or configuration (including a -config file that cannot be read).
+// once. Under `go run` on Linux, a SIGTERM to the go command (which does
+// not forward it) stops the runner the same way: the runner asks the
+// kernel for SIGTERM when its go-command parent dies.
+//
+// Exit codes: 0 clean stop or valid -check, 1 runtime failure, 2 bad flags
+// or configuration (including a -config file that cannot be read).
 package main
 
 import (
@@ -64,6 +72,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopWithGoRun() // after the handler: the go command's death signals SIGTERM
 	go func() {
 		<-ctx.Done()
 		stop() // a second signal kills the process
@@ -96,6 +105,7 @@ func exitCode(err error, stderr io.Writer) int {
 // options are the parsed flags.
 type options struct {
 	config          string
+	version         bool
 	clusters        []string
 	check           bool
 	embedded        bool
@@ -117,6 +127,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	var clusters, demo, level string
 	fs.StringVar(&o.config, "config", "", "MM2 dedicated-mode properties `file` (required)")
+	fs.BoolVar(&o.version, "version", false, "print the version (module version, VCS revision and time, Go version, platform) and exit")
 	fs.StringVar(&clusters, "clusters", "", "comma-separated target `aliases`: run only the flows into these clusters (MM2 --clusters)")
 	fs.BoolVar(&o.check, "check", false, "validate the configuration offline, print warnings and the effective configuration (secrets masked), and exit")
 	fs.BoolVar(&o.embedded, "embedded", false, "start an in-process kfake cluster per alias and use it instead of the configured brokers")
@@ -133,6 +144,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, &usageError{fmt.Errorf("unexpected argument %q (the properties file is given with -config)", fs.Arg(0))}
+	}
+	if o.version {
+		return o, nil
 	}
 	if o.config == "" {
 		return nil, &usageError{errors.New("-config is required (an MM2 properties file)")}
@@ -198,6 +212,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if o.version {
+		fmt.Fprintln(stdout, readVersion())
+		return nil
 	}
 	var loadOpts []mirror.LoadOpt
 	if len(o.clusters) > 0 {
