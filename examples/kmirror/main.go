@@ -31,7 +31,10 @@
 //	-listen ADDR        serve HTTP on ADDR: /metrics (Prometheus: engine and
 //	                    franz-go client metrics), /status (JSON, Kafka
 //	                    Connect's status shape), /connectors,
-//	                    /connectors/{flow}/status, /healthz.
+//	                    /connectors/{flow}/status, /healthz (liveness),
+//	                    /readyz (readiness).
+//	-ready-grace D      how long a flow may be RETRYING or FAILED before
+//	                    /readyz answers 503 (default 60s).
 //	-log-level LEVEL    debug, info, warn or error (default info).
 //	-shutdown-timeout D bound of a graceful stop (default 40s).
 //
@@ -114,6 +117,7 @@ type options struct {
 	listen          string
 	logLevel        slog.Level
 	shutdownTimeout time.Duration
+	readyGrace      time.Duration
 }
 
 type demoTopic struct {
@@ -133,8 +137,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.embedded, "embedded", false, "start an in-process kfake cluster per alias and use it instead of the configured brokers")
 	fs.StringVar(&demo, "demo-topics", "", "with -embedded: `topic:partitions,...` to create and feed on every source cluster")
 	fs.IntVar(&o.demoRate, "demo-rate", 50, "with -demo-topics: records per second per topic")
-	fs.StringVar(&o.listen, "listen", "", "HTTP `address` for /metrics, /status, /healthz (e.g. 127.0.0.1:9090); empty: no HTTP")
+	fs.StringVar(&o.listen, "listen", "", "HTTP `address` for /metrics, /status, /healthz, /readyz (e.g. 127.0.0.1:9090); empty: no HTTP")
 	fs.StringVar(&level, "log-level", "info", "log `level`: debug, info, warn, error")
+	fs.DurationVar(&o.readyGrace, "ready-grace", defaultReadyGrace, "how long a flow may be RETRYING or FAILED before /readyz answers 503")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 40*time.Second, "bound of a graceful stop (the engine bounds its own flush at 30s)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -170,6 +175,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.demoRate < 1 {
 		return nil, &usageError{fmt.Errorf("-demo-rate %d: must be at least 1", o.demoRate)}
+	}
+	if o.readyGrace < 0 {
+		return nil, &usageError{fmt.Errorf("-ready-grace %s: must not be negative (0: not ready as soon as a flow retries)", o.readyGrace)}
 	}
 	if o.shutdownTimeout <= 0 {
 		return nil, &usageError{fmt.Errorf("-shutdown-timeout %s: must be positive", o.shutdownTimeout)}
@@ -271,7 +279,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	h := newHandler(m, promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
+	h := newHandler(m, promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}), o.readyGrace)
 	var srv *http.Server
 	if o.listen != "" {
 		ln, err := net.Listen("tcp", o.listen)
@@ -284,7 +292,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				log.Error("http server", "err", err)
 			}
 		}()
-		banner.Info("http listening", "addr", ln.Addr().String(), "endpoints", "/metrics /status /connectors /healthz")
+		banner.Info("http listening", "addr", ln.Addr().String(), "endpoints", "/metrics /status /connectors /healthz /readyz")
 	}
 
 	names := make([]string, 0, len(props.Flows()))
@@ -298,12 +306,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	select {
 	case err = <-runErr:
 		// A fatal error (ctx still live) or a stop that raced with it.
+		h.runReturned(err)
 	case <-ctx.Done():
 		h.stopping.Store(true)
 		log.Info("stopping: flushing records in flight and storing resume points", "timeout", o.shutdownTimeout)
 		t := time.NewTimer(o.shutdownTimeout)
 		select {
 		case err = <-runErr:
+			h.runReturned(err)
 			t.Stop()
 		case <-t.C:
 			err = fmt.Errorf("graceful stop did not finish within %s: resume points may be older than the records replicated (records replicated since the last stored point are copied again at restart)", o.shutdownTimeout)
