@@ -36,6 +36,9 @@
 //	-ready-grace D      how long a flow may be RETRYING or FAILED before
 //	                    /readyz answers 503 (default 60s).
 //	-log-level LEVEL    debug, info, warn or error (default info).
+//	-summary-interval D log an INFO "replication summary" line per flow
+//	                    (records/s, bytes/s, lag, groups checkpointed) every
+//	                    D (default 1m); 0 disables it.
 //	-shutdown-timeout D bound of a graceful stop (default 40s).
 //
 // SIGINT or SIGTERM stops gracefully: fetching stops, records in flight are
@@ -118,6 +121,7 @@ type options struct {
 	logLevel        slog.Level
 	shutdownTimeout time.Duration
 	readyGrace      time.Duration
+	summaryInterval time.Duration
 }
 
 type demoTopic struct {
@@ -139,6 +143,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.demoRate, "demo-rate", 50, "with -demo-topics: records per second per topic")
 	fs.StringVar(&o.listen, "listen", "", "HTTP `address` for /metrics, /status, /healthz, /readyz (e.g. 127.0.0.1:9090); empty: no HTTP")
 	fs.StringVar(&level, "log-level", "info", "log `level`: debug, info, warn, error")
+	fs.DurationVar(&o.summaryInterval, "summary-interval", time.Minute, "log an INFO \"replication summary\" per flow (records/s, bytes/s, lag, groups checkpointed) at this `interval`; 0 disables")
 	fs.DurationVar(&o.readyGrace, "ready-grace", defaultReadyGrace, "how long a flow may be RETRYING or FAILED before /readyz answers 503")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 40*time.Second, "bound of a graceful stop (the engine bounds its own flush at 30s)")
 	if err := fs.Parse(args); err != nil {
@@ -175,6 +180,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.demoRate < 1 {
 		return nil, &usageError{fmt.Errorf("-demo-rate %d: must be at least 1", o.demoRate)}
+	}
+	if o.summaryInterval < 0 {
+		return nil, &usageError{fmt.Errorf("-summary-interval %s: must not be negative (0 disables the summary)", o.summaryInterval)}
 	}
 	if o.readyGrace < 0 {
 		return nil, &usageError{fmt.Errorf("-ready-grace %s: must not be negative (0: not ready as soon as a flow retries)", o.readyGrace)}
@@ -302,6 +310,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	banner.Info("starting", "flows", strings.Join(names, ","), "embedded", o.embedded)
 	runErr := make(chan error, 1)
 	go func() { runErr <- m.Run(ctx) }()
+	if o.summaryInterval > 0 {
+		sumCtx, stopSummary := context.WithCancel(ctx)
+		sumDone := make(chan struct{})
+		go func() { defer close(sumDone); summaryLoop(sumCtx, m, log, o.summaryInterval) }()
+		defer func() { stopSummary(); <-sumDone }()
+	}
 
 	select {
 	case err = <-runErr:
@@ -330,6 +344,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	banner.Info("stopped cleanly")
 	return nil
+}
+
+// summaryLoop logs mirror.LogSummary every interval from consecutive
+// Status snapshots until ctx is done.
+func summaryLoop(ctx context.Context, m *mirror.Mirror, log *slog.Logger, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	prev, prevAt := m.Status(), time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cur, now := m.Status(), time.Now()
+		mirror.LogSummary(log, prev, cur, now.Sub(prevAt))
+		prev, prevAt = cur, now
+	}
 }
 
 // check prints the effective configuration, which ends with the warnings
