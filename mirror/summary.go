@@ -18,6 +18,7 @@ const SummaryMessage = "replication summary"
 //
 //	level=INFO msg="replication summary" flow=a->b state=RUNNING records_per_sec=1523.4 bytes_per_sec=396084 lag=12 groups_checkpointed=3 interval=1m0s
 //
+// Its attributes besides the flow's name and state:
 //   - records_per_sec, bytes_per_sec: records and bytes (keys, values and
 //     header keys and values) acknowledged by the target during dt, per
 //     second; 0 when the counters did not grow (a flow absent from prev

@@ -44,9 +44,9 @@
 // SIGINT or SIGTERM stops gracefully: fetching stops, records in flight are
 // acknowledged, resume points (mm2-offsets.<source>.internal) and the last
 // offset syncs are stored; the exit code is 0. A second signal exits at
-// once. Under `go run` on Linux, a SIGTERM to the go command (which does
-// not forward it) stops the runner the same way: the runner asks the
-// kernel for SIGTERM when its go-command parent dies.
+// once. Under `go run` on Linux, stopping the go command (which does not
+// forward SIGTERM) stops the runner the same way: the runner watches its
+// go-command parent and stops gracefully when it exits.
 //
 // Exit codes: 0 clean stop or valid -check, 1 runtime failure, 2 bad flags
 // or configuration (including a -config file that cannot be read).
@@ -78,13 +78,18 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	stopWithGoRun() // after the handler: the go command's death signals SIGTERM
+	ctx, parentExited := context.WithCancel(ctx)
+	watchGoRun(ctx, func() {
+		fmt.Fprintln(os.Stderr, "kmirror: the go command of `go run` exited: stopping")
+		parentExited()
+	})
 	go func() {
 		<-ctx.Done()
 		stop() // a second signal kills the process
 	}()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	parentExited()
 	os.Exit(exitCode(err, os.Stderr))
 }
 

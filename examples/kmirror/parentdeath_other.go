@@ -1,7 +1,0 @@
-//go:build !linux
-
-package main
-
-// stopWithGoRun does nothing outside Linux: there, stop the runner itself
-// (Ctrl-C reaches it under `go run` too), or run the built binary.
-func stopWithGoRun() {}
