@@ -20,7 +20,10 @@
 //	-check              validate offline (no connection, no topic created):
 //	                    print the effective configuration with secrets
 //	                    masked, then the warnings (once, under "# warnings");
-//	                    exit 0 if valid.
+//	                    exit 0 if valid. Every error of the file is
+//	                    reported, each with its line.
+//	-strict             warnings (misspelt keys, settings without effect)
+//	                    fail: exit 3 after -check, or instead of starting.
 //	-embedded           start one in-process kfake cluster per alias (cluster
 //	                    ID = alias, 3 brokers or the largest replication
 //	                    factor configured) and use them instead of the file's
@@ -49,7 +52,8 @@
 // go-command parent and stops gracefully when it exits.
 //
 // Exit codes: 0 clean stop or valid -check, 1 runtime failure, 2 bad flags
-// or configuration (including a -config file that cannot be read).
+// or configuration (including a -config file that cannot be read), 3 a
+// valid configuration with warnings under -strict.
 package main
 
 import (
@@ -93,6 +97,14 @@ func main() {
 	os.Exit(exitCode(err, os.Stderr))
 }
 
+// strictError is a valid configuration with warnings under -strict: exit
+// code 3.
+type strictError struct{ warnings int }
+
+func (e *strictError) Error() string {
+	return fmt.Sprintf("-strict: the configuration has %d warning(s); fix them, or run without -strict", e.warnings)
+}
+
 // usageError is a bad command line or configuration: exit code 2.
 type usageError struct{ err error }
 
@@ -107,8 +119,12 @@ func exitCode(err error, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "kmirror:", err)
 	var ue *usageError
 	var ce *mirror.ConfigError
-	if errors.As(err, &ue) || errors.As(err, &ce) {
+	var se *strictError
+	switch {
+	case errors.As(err, &ue) || errors.As(err, &ce):
 		return 2
+	case errors.As(err, &se):
+		return 3
 	}
 	return 1
 }
@@ -119,6 +135,7 @@ type options struct {
 	version         bool
 	clusters        []string
 	check           bool
+	strict          bool
 	embedded        bool
 	demoTopics      []demoTopic
 	demoRate        int
@@ -143,6 +160,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.version, "version", false, "print the version (module version, VCS revision and time, Go version, platform) and exit")
 	fs.StringVar(&clusters, "clusters", "", "comma-separated target `aliases`: run only the flows into these clusters (MM2 --clusters)")
 	fs.BoolVar(&o.check, "check", false, "validate the configuration offline, print warnings and the effective configuration (secrets masked), and exit")
+	fs.BoolVar(&o.strict, "strict", false, "treat configuration warnings (misspelt or ignored keys, ...) as errors: exit 3 instead of running, or after -check")
 	fs.BoolVar(&o.embedded, "embedded", false, "start an in-process kfake cluster per alias and use it instead of the configured brokers")
 	fs.StringVar(&demo, "demo-topics", "", "with -embedded: `topic:partitions,...` to create and feed on every source cluster")
 	fs.IntVar(&o.demoRate, "demo-rate", 50, "with -demo-topics: records per second per topic")
@@ -248,7 +266,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return &usageError{err}
 	}
 	if o.check {
-		return check(props, stdout)
+		return check(props, stdout, o.strict)
 	}
 
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
@@ -256,6 +274,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	banner := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	for _, w := range props.Warnings() {
 		log.Warn("configuration", "line", w.Line, "key", w.Key, "warning", w.Message)
+	}
+	if n := len(props.Warnings()); o.strict && n > 0 {
+		return &strictError{n}
 	}
 
 	clusters := props.Clusters()
@@ -371,8 +392,9 @@ func summaryLoop(ctx context.Context, m *mirror.Mirror, log *slog.Logger, interv
 
 // check prints the effective configuration, which ends with the warnings
 // (so they are printed once), then builds the engine (which does no I/O) to
-// catch what only the engine validates.
-func check(props *mirror.Properties, stdout io.Writer) error {
+// catch what only the engine validates. With strict, warnings make it
+// fail with a *strictError.
+func check(props *mirror.Properties, stdout io.Writer, strict bool) error {
 	if n := len(props.Warnings()); n > 0 {
 		fmt.Fprintf(stdout, "# %d warning(s), listed under \"# warnings\" below\n\n", n)
 	}
@@ -389,5 +411,8 @@ func check(props *mirror.Properties, stdout io.Writer) error {
 		names = append(names, n)
 	}
 	fmt.Fprintf(stdout, "\n# configuration valid: %d flow(s): %s\n", len(names), strings.Join(names, ", "))
+	if n := len(props.Warnings()); strict && n > 0 {
+		return &strictError{n}
+	}
 	return nil
 }
