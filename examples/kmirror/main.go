@@ -333,7 +333,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for _, f := range props.Flows() {
 		names = append(names, f.Name())
 	}
-	banner.Info("starting", "flows", strings.Join(names, ","), "embedded", o.embedded)
+	v := readVersion()
+	banner.Info("starting", "flows", strings.Join(names, ","), "embedded", o.embedded, "version", v.Version, "revision", v.Revision)
 	runErr := make(chan error, 1)
 	go func() { runErr <- m.Run(ctx) }()
 	if o.summaryInterval > 0 {
