@@ -107,14 +107,17 @@ func LoadProperties(path string, opts ...LoadOpt) (*Properties, error) {
 // (${env:VAR}, ${file:path:key}, ${dir:path:file}) when declared in
 // config.providers.
 //
-// Errors: a read error from r, or a *[ConfigError] naming the key and,
-// unless secret, the value: missing or empty `clusters`, an alias the
-// replication policy cannot use ([policy.ValidateAlias]), a flow key with
-// the same source and target, a value that is not a number, boolean or
-// known enum value, a regex Go cannot compile, bad security settings, an
+// Errors: a read error from r, or a *[ConfigErrors] listing every error of
+// the file, in line order, each a *[ConfigError] naming the key, the line
+// ("line N: " at the start of its Reason) and, unless secret, the value:
+// missing or empty `clusters`, an alias the replication policy cannot use
+// ([policy.ValidateAlias]), a flow key with the same source and target, a
+// value that is not a number, boolean or known enum value, a regex Go
+// cannot compile, bad security settings, a malformed \uXXXX escape, an
 // unresolvable placeholder, or a --clusters alias ([OnlyTargets]) not in
-// `clusters`. Settings that have no effect or are not supported are
-// reported by [Properties.Warnings], not as errors.
+// `clusters`. errors.As(err, &ce) with a *ConfigError finds the first.
+// Settings that have no effect or are not supported are reported by
+// [Properties.Warnings], not as errors.
 //
 // Differences from MM2 (warned where a file relies on them; defaults are
 // annotated in [Properties.Effective]):
@@ -163,23 +166,27 @@ func ParseProperties(r io.Reader, opts ...LoadOpt) (*Properties, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mirror: reading properties: %w", err)
 	}
+	var errs []error
 	entries, err := mm2props.Parse(bytes.NewReader(data))
-	if err != nil {
+	for _, e := range flatten(err) {
 		var se *mm2props.SyntaxError
-		if errors.As(err, &se) {
-			key := se.Key
-			if key == "" {
-				key = fmt.Sprintf("line %d", se.Line)
-			}
-			return nil, &ConfigError{Key: key, Reason: fmt.Sprintf("line %d: %s", se.Line, se.Msg)}
+		if !errors.As(e, &se) {
+			return nil, fmt.Errorf("mirror: %w", e)
 		}
-		return nil, fmt.Errorf("mirror: %w", err)
+		key := se.Key
+		if key == "" {
+			key = fmt.Sprintf("line %d", se.Line)
+		}
+		errs = append(errs, &ConfigError{Key: key, Reason: fmt.Sprintf("line %d: %s", se.Line, se.Msg)})
 	}
 	rc, err := mm2props.Resolve(entries, mm2props.Options{OnlyTargets: lc.onlyTargets, LookupEnv: lc.lookupEnv, ReadFile: lc.readFile})
-	if err != nil {
-		return nil, propsConfigError(err)
+	for _, e := range flatten(err) {
+		errs = append(errs, propsConfigError(e))
 	}
-	b := &propsBuilder{rc: rc, lc: lc, p: &Properties{seeds: map[string][]string{}}, seen: map[string]bool{}}
+	if rc == nil {
+		return nil, configErrors(errs)
+	}
+	b := &propsBuilder{rc: rc, lc: lc, p: &Properties{seeds: map[string][]string{}}, seen: map[string]bool{}, errs: errs}
 	for _, e := range entries {
 		if strings.ContainsFunc(e.Key+e.Value, func(r rune) bool { return r >= 0x80 && r <= 0xff }) {
 			b.warn(Warning{Key: e.Key, Line: e.Line, Message: "non-ASCII bytes: MM2 reads properties files as ISO-8859-1 (a UTF-8 é becomes Ã©), and so does kmirror; write non-ASCII characters as \\uXXXX escapes"})
@@ -188,7 +195,8 @@ func ParseProperties(r io.Reader, opts ...LoadOpt) (*Properties, error) {
 	for _, w := range rc.Warnings {
 		b.warn(Warning{Key: w.Key, Line: w.Line, Message: w.Message})
 	}
-	if err := b.build(); err != nil {
+	b.build()
+	if err := configErrors(b.errs); err != nil {
 		return nil, err
 	}
 	sort.SliceStable(b.p.warnings, func(i, j int) bool { return b.p.warnings[i].Line < b.p.warnings[j].Line })
@@ -234,6 +242,22 @@ func (p *Properties) BootstrapServers(alias string) []string {
 // without effect. Secret values are shown as [hidden].
 func (p *Properties) Effective() string { return p.effective }
 
+// flatten returns the errors joined in err (errors.Join), err itself, or
+// none when nil.
+func flatten(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
 // propsConfigError converts internal errors into *ConfigError.
 func propsConfigError(err error) error {
 	var me *mm2props.Error
@@ -260,6 +284,7 @@ type propsBuilder struct {
 	lc   loadCfg
 	p    *Properties
 	seen map[string]bool
+	errs []error // see fail
 	// lines of the effective dump: key -> "value  # origin"
 	lines map[string]string
 }
@@ -284,7 +309,8 @@ func (b *propsBuilder) line(key, value, origin string) {
 	b.lines[key] = value
 }
 
-func (b *propsBuilder) build() error {
+// build maps the clusters and flows; errors are recorded with fail.
+func (b *propsBuilder) build() {
 	used := map[string]bool{}
 	for _, f := range b.rc.Flows {
 		used[f.Source], used[f.Target] = true, true
@@ -294,23 +320,24 @@ func (b *propsBuilder) build() error {
 			b.line(a, "", "takes part in no flow on this node: not configured")
 			continue
 		}
-		cc, err := b.cluster(b.rc.Clusters[a])
-		if err != nil {
-			return err
+		if cc, ok := b.cluster(b.rc.Clusters[a]); ok {
+			b.p.clusters = append(b.p.clusters, cc)
 		}
-		b.p.clusters = append(b.p.clusters, cc)
 	}
 	for _, f := range b.rc.Flows {
-		fc, err := b.flow(f)
-		if err != nil {
-			return err
-		}
-		b.p.flows = append(b.p.flows, fc)
+		b.p.flows = append(b.p.flows, b.flow(f))
 	}
 	if len(b.rc.Flows) == 0 {
 		b.warn(Warning{Key: "clusters", Message: "no flow: no pair has <source>-><target>.enabled=true or heartbeats enabled (on this node)"})
 	}
-	return nil
+}
+
+// fail records a configuration error (nil is ignored); errors that are
+// not *ConfigError are kept as they are.
+func (b *propsBuilder) fail(err error) {
+	if err != nil {
+		b.errs = append(b.errs, err)
+	}
 }
 
 // propsValues returns the values of a settings map and a function mapping
@@ -329,14 +356,15 @@ func (b *propsBuilder) clientError(err error, origin func(string) mm2props.Setti
 		return err
 	}
 	key := prefix + ce.Key
-	if s := origin(ce.Key); s.Key != "" {
+	s := origin(ce.Key)
+	if s.Key != "" {
 		key = s.Key
 	}
 	v := ce.Value
 	if clientconf.IsSecret(key) {
 		v = ""
 	}
-	return &ConfigError{Key: key, Value: v, Reason: ce.Reason}
+	return &ConfigError{Key: key, Value: v, Reason: withLine(s.Line, ce.Reason)}
 }
 
 func (b *propsBuilder) clientWarnings(ws []clientconf.Warning, origin func(string) mm2props.Setting, prefix string) {
@@ -358,18 +386,22 @@ func (b *propsBuilder) env() clientconf.Env {
 // roles agree on them; a role with its own connection settings
 // (`<alias>.consumer.security.protocol`, ...) gets complete connection
 // options of its own, and SASL moves from Client to the roles (franz-go
-// appends SASL mechanisms, so a role could not replace Client's).
-func (b *propsBuilder) cluster(c *mm2props.Cluster) (ClusterConfig, error) {
+// appends SASL mechanisms, so a role could not replace Client's). Errors
+// are recorded with fail; ok is false after one.
+func (b *propsBuilder) cluster(c *mm2props.Cluster) (cc ClusterConfig, ok bool) {
 	a := c.Alias
-	cc := ClusterConfig{Alias: a}
+	cc = ClusterConfig{Alias: a}
 	vals, origin := propsValues(c.Client)
 	base, err := clientconf.Build(clientconf.Client, vals, b.env())
 	if err != nil {
-		return cc, b.clientError(err, origin, a+".")
+		b.fail(b.clientError(err, origin, a+"."))
+		return cc, false // the roles inherit the same settings: nothing more to learn
 	}
+	ok = true
 	b.clientWarnings(base.Warnings, origin, a+".")
 	if len(base.Conn.Seeds) == 0 {
-		return cc, &ConfigError{Key: a + ".bootstrap.servers", Reason: "required: set " + a + ".bootstrap.servers (or a top-level bootstrap.servers)"}
+		b.fail(&ConfigError{Key: a + ".bootstrap.servers", Reason: "required: set " + a + ".bootstrap.servers (or a top-level bootstrap.servers)"})
+		ok = false
 	}
 	b.p.seeds[a] = base.Conn.Seeds
 	for _, l := range base.Lines {
@@ -393,7 +425,9 @@ func (b *propsBuilder) cluster(c *mm2props.Cluster) (ClusterConfig, error) {
 		rv, rorigin := propsValues(r.m)
 		built, err := clientconf.Build(r.role, rv, b.env())
 		if err != nil {
-			return cc, b.clientError(err, rorigin, a+"."+r.role.String()+".")
+			b.fail(b.clientError(err, rorigin, a+"."+r.role.String()+"."))
+			ok = false
+			continue
 		}
 		r.built = built
 		r.same = clientconf.Fingerprint(rv) == baseFP
@@ -408,6 +442,9 @@ func (b *propsBuilder) cluster(c *mm2props.Cluster) (ClusterConfig, error) {
 			}
 			b.line(s.Key, l.Value, propsEffect(s.Key, a+"."+r.role.String()+"."+l.Key, l.Effect))
 		}
+	}
+	if !ok {
+		return cc, false
 	}
 	conn := base.Conn
 	if saslDiffers {
@@ -426,7 +463,7 @@ func (b *propsBuilder) cluster(c *mm2props.Cluster) (ClusterConfig, error) {
 		}
 	}
 	b.line(a+".client", propsConnSummary(base.Conn), "connection of every client of "+a)
-	return cc, nil
+	return cc, true
 }
 
 // propsSASLKeys identifies the SASL settings of a settings map.
@@ -505,7 +542,89 @@ func propsErr(s mm2props.Setting, format string, args ...any) error {
 	if clientconf.IsSecret(s.Key) {
 		v = ""
 	}
-	return &ConfigError{Key: s.Key, Value: v, Reason: fmt.Sprintf(format, args...)}
+	return &ConfigError{Key: s.Key, Value: v, Reason: withLine(s.Line, fmt.Sprintf(format, args...))}
+}
+
+// withLine prefixes reason with "line N: " (line > 0).
+func withLine(line int, reason string) string {
+	if line <= 0 {
+		return reason
+	}
+	return fmt.Sprintf("line %d: %s", line, reason)
+}
+
+// reasonLine is the line a reason starts with ("line N: "), or 0.
+func reasonLine(reason string) int {
+	var n int
+	if _, err := fmt.Sscanf(reason, "line %d:", &n); err != nil {
+		return 0
+	}
+	return n
+}
+
+// ConfigErrors is every error of a properties file, ordered by line (errors
+// that concern no single line, such as a missing bootstrap.servers, come
+// last). [ParseProperties] and [LoadProperties] return it, as a
+// *ConfigErrors, when a file has at least one error, so that all of them
+// can be fixed in one go. Each error's Reason starts with "line N: " when
+// it concerns line N of the file. errors.As(err, &ce), with ce a
+// *[ConfigError], finds the first one.
+type ConfigErrors struct {
+	Errs []*ConfigError
+}
+
+// Error returns the single error's message, or "mirror: N configuration
+// errors:" followed by one error per line, indented by a tab.
+func (e *ConfigErrors) Error() string {
+	if len(e.Errs) == 1 {
+		return e.Errs[0].Error()
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "mirror: %d configuration errors:", len(e.Errs))
+	for _, ce := range e.Errs {
+		sb.WriteString("\n\t" + strings.TrimPrefix(ce.Error(), "mirror: "))
+	}
+	return sb.String()
+}
+
+// Unwrap returns the errors, for errors.Is and errors.As.
+func (e *ConfigErrors) Unwrap() []error {
+	out := make([]error, len(e.Errs))
+	for i, ce := range e.Errs {
+		out[i] = ce
+	}
+	return out
+}
+
+// configErrors converts the errors found into a *ConfigErrors (duplicates,
+// such as a bad top-level key read by every flow, once), or returns the
+// first error that is not a *ConfigError.
+func configErrors(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	out := &ConfigErrors{}
+	seen := map[string]bool{}
+	for _, err := range errs {
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			return err
+		}
+		if seen[ce.Error()] {
+			continue
+		}
+		seen[ce.Error()] = true
+		out.Errs = append(out.Errs, ce)
+	}
+	// By line; errors of no single line (line 0) last.
+	order := func(ce *ConfigError) int {
+		if n := reasonLine(ce.Reason); n > 0 {
+			return n
+		}
+		return math.MaxInt
+	}
+	sort.SliceStable(out.Errs, func(i, j int) bool { return order(out.Errs[i]) < order(out.Errs[j]) })
+	return out
 }
 
 func (r flowReader) boolean(key string, def bool) (bool, error) {
@@ -616,8 +735,10 @@ func (r flowReader) enum(key, def string, allowed ...string) (string, error) {
 	return "", propsErr(s, "must be one of %s", strings.Join(allowed, ", "))
 }
 
-// flow maps one herder pair to a FlowConfig (flow key > top level > default).
-func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
+// flow maps one herder pair to a FlowConfig (flow key > top level >
+// default). Errors are recorded with fail, and the mapping goes on with the
+// default of the bad setting, so that every error of the file is found.
+func (b *propsBuilder) flow(f *mm2props.Flow) FlowConfig {
 	fc := FlowConfig{Source: f.Source, Target: f.Target, Disabled: !f.Enabled, DisableHeartbeats: !f.Heartbeats}
 	r := flowReader{b: b, f: f, name: f.Name()}
 	b.line(r.name+".enabled", strconv.FormatBool(f.Enabled), propsOrigin(f, "enabled", "default (heartbeats-only herder)"))
@@ -638,12 +759,20 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 			ex = exDef
 		}
 		_, err := NewFilter(incS.Key, inc, exS.Key, ex)
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			// The regex at fault is in one of the two settings.
+			line := incS.Line
+			if ce.Key == exS.Key {
+				line = exS.Line
+			}
+			ce.Reason = withLine(line, ce.Reason)
+		}
 		return err
 	}
-	if err := check(topicsS, fc.Topics, []string{".*"}, topicsExS, fc.TopicsExclude, DefaultTopicsExclude); err != nil {
-		return fc, err
-	}
-	if fc.TopicsExclude != nil {
+	topicsErr := check(topicsS, fc.Topics, []string{".*"}, topicsExS, fc.TopicsExclude, DefaultTopicsExclude)
+	b.fail(topicsErr)
+	if fc.TopicsExclude != nil && topicsErr == nil {
 		// MM2 3.x's default (.*[\-\.]internal) excluded user topics that
 		// merely look internal; Kafka 4.0's replicates them (KAFKA-17200).
 		flt, _ := NewFilter("", []string{".*"}, topicsExS.Key, fc.TopicsExclude)
@@ -658,13 +787,10 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 				" (MM2 3.x's default did); Kafka 4.0's default replicates them and excludes only MM2's own topics: " + strings.Join(DefaultTopicsExclude, ", ")})
 		}
 	}
-	if err := check(groupsS, fc.Groups, []string{".*"}, groupsExS, fc.GroupsExclude, DefaultGroupsExclude); err != nil {
-		return fc, err
-	}
-	if err := check(mm2props.Setting{Key: "config.properties"}, []string{".*"}, nil, cpeS, fc.ConfigPropertiesExclude, DefaultConfigPropertiesExclude); err != nil {
-		return fc, err
-	}
-	if fc.ConfigPropertiesExclude != nil {
+	b.fail(check(groupsS, fc.Groups, []string{".*"}, groupsExS, fc.GroupsExclude, DefaultGroupsExclude))
+	cpeErr := check(mm2props.Setting{Key: "config.properties"}, []string{".*"}, nil, cpeS, fc.ConfigPropertiesExclude, DefaultConfigPropertiesExclude)
+	b.fail(cpeErr)
+	if fc.ConfigPropertiesExclude != nil && cpeErr == nil {
 		// A replaced list often drops defaults that protect the target
 		// (docs/field-failures.md cases B20, B21): name the topic configs now
 		// copied.
@@ -681,9 +807,7 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 		}
 	}
 	udf, err := r.enum("use.defaults.from", "target", "target", "source")
-	if err != nil {
-		return fc, err
-	}
+	b.fail(err)
 	fc.UseDefaultsFromSource = udf == "source"
 
 	// Replication policy.
@@ -697,20 +821,22 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 	if s, ok := r.get("replication.policy.separator"); ok {
 		sep = strings.TrimSpace(s.Value)
 		if sep == "" {
-			return fc, propsErr(s, "must not be empty: with an empty separator the sources of remote topics cannot be read back from their names (cycle detection, heartbeats, translation); %s",
-				identityAdvice(strings.TrimSuffix(s.Key, "replication.policy.separator")))
+			b.fail(propsErr(s, "must not be empty: with an empty separator the sources of remote topics cannot be read back from their names (cycle detection, heartbeats, translation); %s",
+				identityAdvice(strings.TrimSuffix(s.Key, "replication.policy.separator"))))
+			sep = policy.DefaultSeparator // goes on checking the other settings
 		}
 	} else {
 		r.def("replication.policy.separator", policy.DefaultSeparator)
 	}
 	isep, err := r.boolean("replication.policy.internal.topic.separator.enabled", true)
 	if err != nil {
-		return fc, err
+		b.fail(err)
+		isep = true
 	}
 	for _, k := range []string{"source.cluster.alias", "target.cluster.alias"} {
 		if s, ok := f.Get(k); ok && strings.TrimSpace(s.Value) == "" {
-			return fc, propsErr(s, "must not be empty: an empty alias does not keep topic names "+
-				"(MM2 names remote topics \".<topic>\" then, which count as internal and are never replicated further); %s", identityAdvice(strings.TrimSuffix(s.Key, k)))
+			b.fail(propsErr(s, "must not be empty: an empty alias does not keep topic names "+
+				"(MM2 names remote topics \".<topic>\" then, which count as internal and are never replicated further); %s", identityAdvice(strings.TrimSuffix(s.Key, k))))
 		}
 	}
 	srcAlias := f.Source
@@ -725,9 +851,12 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 		}
 		if errors.Is(err, policy.ErrInvalidSeparator) {
 			s, _ := f.Get("replication.policy.separator")
-			return fc, &ConfigError{Key: s.Key, Value: sep, Reason: err.Error()}
+			b.fail(&ConfigError{Key: s.Key, Value: sep, Reason: withLine(s.Line, err.Error())})
+		} else {
+			s, _ := f.Get("replication.policy.class")
+			b.fail(&ConfigError{Key: key, Value: class, Reason: withLine(s.Line, err.Error())})
 		}
-		return fc, &ConfigError{Key: key, Value: class, Reason: err.Error()}
+		pol, _ = policy.NewDefault() // goes on checking the other settings
 	}
 	fc.Policy = pol
 
@@ -742,33 +871,28 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 		{"checkpoints.topic.replication.factor", &fc.CheckpointsTopicReplicationFactor, "3"},
 		{"heartbeats.topic.replication.factor", &fc.HeartbeatsTopicReplicationFactor, "3"},
 	} {
-		if err := r.rf(x.key, x.dst, x.mm2); err != nil {
-			return fc, err
-		}
+		b.fail(r.rf(x.key, x.dst, x.mm2))
 	}
 	tc := b.rc.Clusters[f.Target]
 	if s, ok := tc.Worker["offset.storage.replication.factor"]; ok {
-		if err := propsRF(s, &fc.OffsetStorageReplicationFactor); err != nil {
-			return fc, err
-		}
+		b.fail(propsRF(s, &fc.OffsetStorageReplicationFactor))
 		b.line(r.name+".offset.storage.replication.factor", strings.TrimSpace(s.Value), s.Key+" (worker setting of herders targeting "+f.Target+")")
 	} else {
 		b.line(r.name+".offset.storage.replication.factor", "-1", "kmirror default: the target's default.replication.factor (MM2: 3)")
 	}
 
 	loc, err := r.enum("offset-syncs.topic.location", "source", "source", "target")
-	if err != nil {
-		return fc, err
-	}
+	b.fail(err)
 	fc.OffsetSyncsTopicLocationTarget = loc == "target"
 	if s, ok := r.get("offset.lag.max"); ok {
 		n, err := strconv.ParseInt(strings.TrimSpace(s.Value), 10, 64)
-		if err != nil {
-			return fc, propsErr(s, "not a whole number of records")
-		}
-		fc.OffsetLagMax = n
-		if n <= 0 {
+		switch {
+		case err != nil:
+			b.fail(propsErr(s, "not a whole number of records"))
+		case n <= 0:
 			fc.OffsetLagMax = OffsetLagMaxEveryRecord
+		default:
+			fc.OffsetLagMax = n
 		}
 	} else {
 		r.def("offset.lag.max", strconv.Itoa(DefaultOffsetLagMax))
@@ -795,7 +919,8 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 		if x.enabledKey != "" {
 			on, err := r.boolean(x.enabledKey, x.def)
 			if err != nil {
-				return fc, err
+				b.fail(err)
+				on = x.def
 			}
 			if x.enabledKey == "sync.group.offsets.enabled" {
 				syncGroups = on
@@ -804,9 +929,7 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 			}
 		}
 		var negative bool
-		if err := r.seconds(x.intervalKey, x.interval, &negative, x.defInterval); err != nil {
-			return fc, err
-		}
+		b.fail(r.seconds(x.intervalKey, x.interval, &negative, x.defInterval))
 		if negative {
 			if x.enabledKey == "sync.group.offsets.enabled" {
 				syncGroups = false
@@ -822,7 +945,8 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 	}{{"emit.offset-syncs.enabled", &fc.DisableOffsetSyncs}, {"heartbeats.replication.enabled", &fc.DisableHeartbeatsReplication}} {
 		on, err := r.boolean(x.key, true)
 		if err != nil {
-			return fc, err
+			b.fail(err)
+			on = true
 		}
 		*x.disable = !on
 	}
@@ -831,32 +955,30 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 	}
 	// Aliases are checked where this flow puts them into topic names.
 	if err := validateFlowAliases(fc); err != nil {
-		return fc, err
+		b.fail(err)
 	}
 
 	// Topologies (kmirror keys).
-	if fc.AllowTopicCollisions, err = r.boolean("allow.topic.collisions", false); err != nil {
-		return fc, err
+	var err2 error
+	if fc.AllowTopicCollisions, err2 = r.boolean("allow.topic.collisions", false); err2 != nil {
+		b.fail(err2)
 	}
-	prov, err := r.boolean("provenance.header.enabled", true)
-	if err != nil {
-		return fc, err
+	prov, err2 := r.boolean("provenance.header.enabled", true)
+	if err2 != nil {
+		b.fail(err2)
+		prov = true
 	}
 	fc.DisableProvenanceHeader = !prov
 	if s, ok := r.get("admin.timeout.ms"); ok {
 		d, err := propsMillis(s)
-		if err != nil {
-			return fc, err
-		}
+		b.fail(err)
 		fc.AdminTimeout = d
 	} else {
 		r.def("admin.timeout.ms", strconv.FormatInt(DefaultAdminTimeout.Milliseconds(), 10))
 	}
 	if s, ok := tc.Worker["offset.flush.interval.ms"]; ok {
 		d, err := propsMillis(s)
-		if err != nil {
-			return fc, err
-		}
+		b.fail(err)
 		fc.OffsetFlushInterval = d
 		b.line(r.name+".offset.flush.interval.ms", strings.TrimSpace(s.Value), s.Key)
 	} else {
@@ -867,7 +989,7 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 	if s, ok := f.SourceConsumer["auto.offset.reset"]; ok {
 		latest, err := clientconf.ParseAutoOffsetReset(s.Value)
 		if err != nil {
-			return fc, propsErr(s, "%v", err)
+			b.fail(propsErr(s, "%v", err))
 		}
 		if latest {
 			fc.StartOffset = StartLatest
@@ -879,7 +1001,7 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 	if s, ok := f.SourceConsumer["isolation.level"]; ok {
 		rc, err := clientconf.ParseIsolationLevel(s.Value)
 		if err != nil {
-			return fc, propsErr(s, "%v", err)
+			b.fail(propsErr(s, "%v", err))
 		}
 		if !rc {
 			fc.Isolation = ReadUncommitted
@@ -896,7 +1018,8 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 		if s, ok := f.SourceConsumer[x.key]; ok {
 			n, err := strconv.ParseInt(strings.TrimSpace(s.Value), 10, 32)
 			if err != nil || n <= 0 {
-				return fc, propsErr(s, "must be a positive number of bytes up to %d", math.MaxInt32)
+				b.fail(propsErr(s, "must be a positive number of bytes up to %d", math.MaxInt32))
+				n = 0 // the default
 			}
 			*x.dst = int32(n)
 			b.line(r.name+".source.consumer."+x.key, strings.TrimSpace(s.Value), s.Key)
@@ -907,7 +1030,8 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 	if s, ok := f.TargetProducer["buffer.memory"]; ok {
 		n, err := strconv.ParseInt(strings.TrimSpace(s.Value), 10, 32)
 		if err != nil || n <= 0 {
-			return fc, propsErr(s, "must be a positive number of bytes up to %d", math.MaxInt32)
+			b.fail(propsErr(s, "must be a positive number of bytes up to %d", math.MaxInt32))
+			n = 0 // the default
 		}
 		fc.MaxBufferedBytes = int(n)
 		b.line(r.name+".target.producer.buffer.memory", strings.TrimSpace(s.Value), s.Key)
@@ -915,7 +1039,7 @@ func (b *propsBuilder) flow(f *mm2props.Flow) (FlowConfig, error) {
 		b.line(r.name+".target.producer.buffer.memory", strconv.Itoa(DefaultMaxBufferedBytes), defaultOrigin(DefaultMaxBufferedBytes, 33554432))
 	}
 	b.line(r.name+".remote.topic.example", pol.FormatRemoteTopic(f.Source, "orders"), "name of source topic orders on "+f.Target)
-	return fc, nil
+	return fc
 }
 
 // defaultOrigin labels a default in the effective dump: "default" when

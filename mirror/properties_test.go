@@ -783,3 +783,66 @@ func TestEmptyKeyErrorNamesTheLine(t *testing.T) {
 		t.Errorf("error %#v, want a *ConfigError with Key \"line 1\"", err)
 	}
 }
+
+// TestPropertiesEveryError: every error of a file is reported at once, in
+// line order, each with its line; errors.As finds the first; a top-level
+// key read by every flow is reported once.
+func TestPropertiesEveryError(t *testing.T) {
+	const file = `clusters = A, B, C
+A.bootstrap.servers = a:9092
+B.bootstrap.servers = b:9092
+A->B.enabled = true
+A->B.topics = (?!internal).*
+A->B.replication.factor = two
+B->A.enabled = ture
+offset-syncs.topic.location = middle
+A.producer.acks = 2
+C->C.topics = x
+bad\u00zzkey = 1
+A->B.emit.checkpoints.interval.seconds = 0
+C->A.enabled = true
+`
+	_, err := ParseProperties(strings.NewReader(file), WithLookupEnv(lookupTestEnv))
+	var all *ConfigErrors
+	if !errors.As(err, &all) {
+		t.Fatalf("error %T %v, want a *ConfigErrors", err, err)
+	}
+	var got []string
+	for _, ce := range all.Errs {
+		got = append(got, fmt.Sprintf("%s=%q: %s", ce.Key, ce.Value, ce.Reason))
+	}
+	want := []string{
+		`A->B.topics="(?!internal).*": line 5: `,
+		`A->B.replication.factor="two": line 6: not a replication factor`,
+		`B->A.enabled="ture": line 7: must be true or false`,
+		`offset-syncs.topic.location="middle": line 8: must be one of source, target`,
+		`A.producer.acks="2": line 9: `,
+		`C->C.topics="x": line 10: a flow needs two different clusters`,
+		`bad="": line 11: malformed \uxxxx escape`,
+		`A->B.emit.checkpoints.interval.seconds="0": line 12: an interval of 0 is invalid`,
+		`C.bootstrap.servers="": required: set C.bootstrap.servers`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d errors, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("error %d:\n got %s\nwant %s...", i, got[i], want[i])
+		}
+	}
+	var first *ConfigError
+	if !errors.As(err, &first) || first.Key != "A->B.topics" {
+		t.Errorf("errors.As *ConfigError = %v, want the first error (A->B.topics)", first)
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "mirror: 9 configuration errors:\n\tA->B.topics=\"(?!internal).*\": line 5: ") ||
+		strings.Count(msg, "\n\t") != 9 || !strings.HasSuffix(msg, "\n\tC.bootstrap.servers: required: set C.bootstrap.servers (or a top-level bootstrap.servers)") {
+		t.Errorf("Error():\n%s", msg)
+	}
+
+	// One error: the message is that error's.
+	_, err = ParseProperties(strings.NewReader("clusters = A, B\nA.bootstrap.servers = a:1\nB.bootstrap.servers = b:1\nA->B.enabled = true\nreplication.factor = 0\n"))
+	if err == nil || err.Error() != `mirror: replication.factor="0": line 5: must be positive, or -1 for the broker default` {
+		t.Errorf("a top-level error read by two flows: %v, want it once", err)
+	}
+}

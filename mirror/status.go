@@ -57,8 +57,9 @@ type FlowStatus struct {
 	// flow: the slots it owns and whether it holds the singleton duties.
 	Member MemberStatus `json:"member"`
 	// Records and Bytes replicated by this member (acknowledged by the
-	// target) since start; Bytes counts keys, values, header keys and
-	// header values.
+	// target) since start; Bytes is the source records' payload: keys,
+	// values, header keys and header values (not the provenance header
+	// kmirror adds).
 	Records int64 `json:"records"`
 	Bytes   int64 `json:"bytes"`
 	// Lag is the sum of the lag of this member's partitions, in records.
@@ -155,8 +156,8 @@ type PartitionStatus struct {
 	Committed int64 `json:"committed"`
 	// Lag is SourceEnd - Replicated in records (0 when unknown).
 	Lag int64 `json:"lag"`
-	// Records and Bytes acknowledged by the target since start (Bytes:
-	// keys, values, header keys and header values).
+	// Records and Bytes acknowledged by the target since start (Bytes: the
+	// source records' keys, values, header keys and header values).
 	Records int64 `json:"records"`
 	Bytes   int64 `json:"bytes"`
 	// OpenTransactionSince is set when a source transaction left open holds

@@ -671,6 +671,7 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 				if r.Attrs.IsControl() {
 					continue // a transaction marker: not replicated, but the position moves past it
 				}
+				size := recordSize(r) // the source record's payload, without the header kmirror adds
 				if pv != nil {
 					h, v := pv.apply(r.Headers)
 					if v.skipped() {
@@ -682,7 +683,7 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 					r.Headers = h
 				}
 				u.env.metrics.polled(p.pm, r)
-				batch = append(batch, inflight{up: r.Offset, size: recordSize(r)})
+				batch = append(batch, inflight{up: r.Offset, size: size})
 				recs = append(recs, r)
 			}
 			if skipped > 0 {

@@ -16,8 +16,13 @@
 //		return err
 //	}
 //	// offs is kadm.Offsets keyed by target topic names ("us-west.orders").
-//	// CommitAllOffsets also fails when a single partition was refused.
-//	err = kadm.NewClient(targetClient).CommitAllOffsets(ctx, "billing", offs)
+//	adm, err := kadm.NewOptClient(kgo.SeedBrokers("target:9092"))
+//	if err != nil {
+//		return err
+//	}
+//	defer adm.Close()
+//	// (*kadm.Client).CommitAllOffsets also fails when a single partition was refused.
+//	err = adm.CommitAllOffsets(ctx, "billing", offs)
 //
 // Commit only while the group has no active members on the target (stop or
 // do not yet start its consumers there): the broker refuses, partition by
@@ -29,7 +34,7 @@
 //
 // Long-lived use (MirrorClient style) wraps a client the caller owns:
 //
-//	rc := remoteclusterutils.NewClient(targetClient)
+//	rc := remoteclusterutils.NewClient(targetClient) // the caller's *kgo.Client on the target cluster
 //	offs, err := rc.TranslateOffsets(ctx, "us-west", "billing")
 //	all, err := rc.Checkpoints(ctx, "us-west") // every group, one read
 //

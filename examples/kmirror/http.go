@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -95,22 +96,30 @@ func overall(s mirror.Status) mirror.State {
 	return best
 }
 
-// handler serves /metrics, /status, /connectors, /connectors/{name}/status
-// and /healthz.
+// handler serves /metrics, /status, /connectors, /connectors/{name}/status,
+// /healthz and /readyz.
 type handler struct {
 	m        *mirror.Mirror
 	worker   string
+	grace    time.Duration // -ready-grace
+	probe    *statusProbe
 	stopping atomic.Bool
+	ended    atomic.Pointer[string] // set when Run returned: how
 	mux      *http.ServeMux
+
+	mu      sync.Mutex
+	running map[string]bool // flows seen RUNNING
 }
 
-func newHandler(m *mirror.Mirror, metrics http.Handler) *handler {
-	h := &handler{m: m, worker: workerID(), mux: http.NewServeMux()}
+func newHandler(m *mirror.Mirror, metrics http.Handler, grace time.Duration) *handler {
+	h := &handler{m: m, worker: workerID(), grace: grace, mux: http.NewServeMux(), running: map[string]bool{},
+		probe: &statusProbe{status: m.Status, timeout: statusTimeout}}
 	h.mux.Handle("GET /metrics", metrics)
 	h.mux.HandleFunc("GET /status", h.status)
 	h.mux.HandleFunc("GET /connectors", h.connectors)
 	h.mux.HandleFunc("GET /connectors/{name}/status", h.connectorStatus)
 	h.mux.HandleFunc("GET /healthz", h.healthz)
+	h.mux.HandleFunc("GET /readyz", h.readyz)
 	return h
 }
 
@@ -161,22 +170,4 @@ func (h *handler) connectorStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	// Connect's 404 body shape.
 	writeJSON(w, http.StatusNotFound, map[string]any{"error_code": 404, "message": "No status found for connector " + name})
-}
-
-// healthz: 200 while the process replicates or retries (a restart would
-// not help an unreachable cluster); 503 once a flow FAILED or a stop began.
-func (h *handler) healthz(w http.ResponseWriter, _ *http.Request) {
-	s := h.m.Status()
-	states := map[string]mirror.State{}
-	code := http.StatusOK
-	for _, f := range s.Flows {
-		states[f.Name] = f.State
-		if f.State == mirror.StateFailed {
-			code = http.StatusServiceUnavailable
-		}
-	}
-	if h.stopping.Load() {
-		code = http.StatusServiceUnavailable
-	}
-	writeJSON(w, code, map[string]any{"healthy": code == http.StatusOK, "stopping": h.stopping.Load(), "flows": states})
 }

@@ -7,16 +7,23 @@
 //	kmirror -config mm2.properties [-clusters B] [-listen 127.0.0.1:9090]
 //	kmirror -config mm2.properties -check
 //	kmirror -config mm2.properties -embedded -demo-topics orders:3,payments:2
+//	kmirror -version
 //
 // Flags:
 //
 //	-config FILE        MM2 properties file (required).
+//	-version            print the module version, the VCS revision, commit
+//	                    time and "modified" flag of the build, the Go version
+//	                    and the platform, and exit 0.
 //	-clusters A,B       MM2's --clusters: run only the flows whose target is
 //	                    one of these aliases (mirror.OnlyTargets).
 //	-check              validate offline (no connection, no topic created):
 //	                    print the effective configuration with secrets
 //	                    masked, then the warnings (once, under "# warnings");
-//	                    exit 0 if valid.
+//	                    exit 0 if valid. Every error of the file is
+//	                    reported, each with its line.
+//	-strict             warnings (misspelt keys, settings without effect)
+//	                    fail: exit 3 after -check, or instead of starting.
 //	-embedded           start one in-process kfake cluster per alias (cluster
 //	                    ID = alias, 3 brokers or the largest replication
 //	                    factor configured) and use them instead of the file's
@@ -27,15 +34,26 @@
 //	-listen ADDR        serve HTTP on ADDR: /metrics (Prometheus: engine and
 //	                    franz-go client metrics), /status (JSON, Kafka
 //	                    Connect's status shape), /connectors,
-//	                    /connectors/{flow}/status, /healthz.
+//	                    /connectors/{flow}/status, /healthz (liveness),
+//	                    /readyz (readiness).
+//	-ready-grace D      how long a flow may be RETRYING or FAILED before
+//	                    /readyz answers 503 (default 60s).
 //	-log-level LEVEL    debug, info, warn or error (default info).
+//	-summary-interval D log an INFO "replication summary" line per flow
+//	                    (records/s, bytes/s, lag, groups checkpointed) every
+//	                    D (default 1m); 0 disables it.
 //	-shutdown-timeout D bound of a graceful stop (default 40s).
 //
 // SIGINT or SIGTERM stops gracefully: fetching stops, records in flight are
 // acknowledged, resume points (mm2-offsets.<source>.internal) and the last
 // offset syncs are stored; the exit code is 0. A second signal exits at
-// once. Exit codes: 0 clean stop or valid -check, 1 runtime failure, 2 bad
-// flags or configuration (including a -config file that cannot be read).
+// once. Under `go run` on Linux, stopping the go command (which does not
+// forward SIGTERM) stops the runner the same way: the runner watches its
+// go-command parent and stops gracefully when it exits.
+//
+// Exit codes: 0 clean stop or valid -check, 1 runtime failure, 2 bad flags
+// or configuration (including a -config file that cannot be read), 3 a
+// valid configuration with warnings under -strict.
 //
 // `kmirror verify -config mm2.properties [-flow A->B] [-last N | -since T]`
 // compares the source topics of a flow with their remote topics by content
@@ -68,6 +86,11 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, parentExited := context.WithCancel(ctx)
+	watchGoRun(ctx, func() {
+		fmt.Fprintln(os.Stderr, "kmirror: the go command of `go run` exited: stopping")
+		parentExited()
+	})
 	go func() {
 		<-ctx.Done()
 		stop() // a second signal kills the process
@@ -79,7 +102,16 @@ func main() {
 	}
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	parentExited()
 	os.Exit(exitCode(err, os.Stderr))
+}
+
+// strictError is a valid configuration with warnings under -strict: exit
+// code 3.
+type strictError struct{ warnings int }
+
+func (e *strictError) Error() string {
+	return fmt.Sprintf("-strict: the configuration has %d warning(s); fix them, or run without -strict", e.warnings)
 }
 
 // usageError is a bad command line or configuration: exit code 2.
@@ -96,8 +128,12 @@ func exitCode(err error, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "kmirror:", err)
 	var ue *usageError
 	var ce *mirror.ConfigError
-	if errors.As(err, &ue) || errors.As(err, &ce) {
+	var se *strictError
+	switch {
+	case errors.As(err, &ue) || errors.As(err, &ce):
 		return 2
+	case errors.As(err, &se):
+		return 3
 	}
 	return 1
 }
@@ -105,14 +141,18 @@ func exitCode(err error, stderr io.Writer) int {
 // options are the parsed flags.
 type options struct {
 	config          string
+	version         bool
 	clusters        []string
 	check           bool
+	strict          bool
 	embedded        bool
 	demoTopics      []demoTopic
 	demoRate        int
 	listen          string
 	logLevel        slog.Level
 	shutdownTimeout time.Duration
+	readyGrace      time.Duration
+	summaryInterval time.Duration
 }
 
 type demoTopic struct {
@@ -126,13 +166,17 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	var clusters, demo, level string
 	fs.StringVar(&o.config, "config", "", "MM2 dedicated-mode properties `file` (required)")
+	fs.BoolVar(&o.version, "version", false, "print the version (module version, VCS revision and time, Go version, platform) and exit")
 	fs.StringVar(&clusters, "clusters", "", "comma-separated target `aliases`: run only the flows into these clusters (MM2 --clusters)")
 	fs.BoolVar(&o.check, "check", false, "validate the configuration offline, print warnings and the effective configuration (secrets masked), and exit")
+	fs.BoolVar(&o.strict, "strict", false, "treat configuration warnings (misspelt or ignored keys, ...) as errors: exit 3 instead of running, or after -check")
 	fs.BoolVar(&o.embedded, "embedded", false, "start an in-process kfake cluster per alias and use it instead of the configured brokers")
 	fs.StringVar(&demo, "demo-topics", "", "with -embedded: `topic:partitions,...` to create and feed on every source cluster")
 	fs.IntVar(&o.demoRate, "demo-rate", 50, "with -demo-topics: records per second per topic")
-	fs.StringVar(&o.listen, "listen", "", "HTTP `address` for /metrics, /status, /healthz (e.g. 127.0.0.1:9090); empty: no HTTP")
+	fs.StringVar(&o.listen, "listen", "", "HTTP `address` for /metrics, /status, /healthz, /readyz (e.g. 127.0.0.1:9090); empty: no HTTP")
 	fs.StringVar(&level, "log-level", "info", "log `level`: debug, info, warn, error")
+	fs.DurationVar(&o.summaryInterval, "summary-interval", time.Minute, "log an INFO \"replication summary\" per flow (records/s, bytes/s, lag, groups checkpointed) at this `interval`; 0 disables")
+	fs.DurationVar(&o.readyGrace, "ready-grace", defaultReadyGrace, "how long a flow may be RETRYING or FAILED before /readyz answers 503")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 40*time.Second, "bound of a graceful stop (the engine bounds its own flush at 30s)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -142,6 +186,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, &usageError{fmt.Errorf("unexpected argument %q (the properties file is given with -config)", fs.Arg(0))}
+	}
+	if o.version {
+		return o, nil
 	}
 	if o.config == "" {
 		return nil, &usageError{errors.New("-config is required (an MM2 properties file)")}
@@ -165,6 +212,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.demoRate < 1 {
 		return nil, &usageError{fmt.Errorf("-demo-rate %d: must be at least 1", o.demoRate)}
+	}
+	if o.summaryInterval < 0 {
+		return nil, &usageError{fmt.Errorf("-summary-interval %s: must not be negative (0 disables the summary)", o.summaryInterval)}
+	}
+	if o.readyGrace < 0 {
+		return nil, &usageError{fmt.Errorf("-ready-grace %s: must not be negative (0: not ready as soon as a flow retries)", o.readyGrace)}
 	}
 	if o.shutdownTimeout <= 0 {
 		return nil, &usageError{fmt.Errorf("-shutdown-timeout %s: must be positive", o.shutdownTimeout)}
@@ -208,6 +261,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.version {
+		fmt.Fprintln(stdout, readVersion())
+		return nil
+	}
 	var loadOpts []mirror.LoadOpt
 	if len(o.clusters) > 0 {
 		loadOpts = append(loadOpts, mirror.OnlyTargets(o.clusters...))
@@ -218,7 +275,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return &usageError{err}
 	}
 	if o.check {
-		return check(props, stdout)
+		return check(props, stdout, o.strict)
 	}
 
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
@@ -226,6 +283,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	banner := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	for _, w := range props.Warnings() {
 		log.Warn("configuration", "line", w.Line, "key", w.Key, "warning", w.Message)
+	}
+	if n := len(props.Warnings()); o.strict && n > 0 {
+		return &strictError{n}
 	}
 
 	clusters := props.Clusters()
@@ -262,7 +322,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	h := newHandler(m, promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
+	h := newHandler(m, promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}), o.readyGrace)
 	var srv *http.Server
 	if o.listen != "" {
 		ln, err := net.Listen("tcp", o.listen)
@@ -275,26 +335,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				log.Error("http server", "err", err)
 			}
 		}()
-		banner.Info("http listening", "addr", ln.Addr().String(), "endpoints", "/metrics /status /connectors /healthz")
+		banner.Info("http listening", "addr", ln.Addr().String(), "endpoints", "/metrics /status /connectors /healthz /readyz")
 	}
 
 	names := make([]string, 0, len(props.Flows()))
 	for _, f := range props.Flows() {
 		names = append(names, f.Name())
 	}
-	banner.Info("starting", "flows", strings.Join(names, ","), "embedded", o.embedded)
+	v := readVersion()
+	banner.Info("starting", "flows", strings.Join(names, ","), "embedded", o.embedded, "version", v.Version, "revision", v.Revision)
 	runErr := make(chan error, 1)
 	go func() { runErr <- m.Run(ctx) }()
+	if o.summaryInterval > 0 {
+		sumCtx, stopSummary := context.WithCancel(ctx)
+		sumDone := make(chan struct{})
+		go func() { defer close(sumDone); summaryLoop(sumCtx, m, log, o.summaryInterval) }()
+		defer func() { stopSummary(); <-sumDone }()
+	}
 
 	select {
 	case err = <-runErr:
 		// A fatal error (ctx still live) or a stop that raced with it.
+		h.runReturned(err)
 	case <-ctx.Done():
 		h.stopping.Store(true)
 		log.Info("stopping: flushing records in flight and storing resume points", "timeout", o.shutdownTimeout)
 		t := time.NewTimer(o.shutdownTimeout)
 		select {
 		case err = <-runErr:
+			h.runReturned(err)
 			t.Stop()
 		case <-t.C:
 			err = fmt.Errorf("graceful stop did not finish within %s: resume points may be older than the records replicated (records replicated since the last stored point are copied again at restart)", o.shutdownTimeout)
@@ -313,10 +382,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// summaryLoop logs mirror.LogSummary every interval from consecutive
+// Status snapshots until ctx is done.
+func summaryLoop(ctx context.Context, m *mirror.Mirror, log *slog.Logger, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	prev, prevAt := m.Status(), time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cur, now := m.Status(), time.Now()
+		mirror.LogSummary(log, prev, cur, now.Sub(prevAt))
+		prev, prevAt = cur, now
+	}
+}
+
 // check prints the effective configuration, which ends with the warnings
 // (so they are printed once), then builds the engine (which does no I/O) to
-// catch what only the engine validates.
-func check(props *mirror.Properties, stdout io.Writer) error {
+// catch what only the engine validates. With strict, warnings make it
+// fail with a *strictError.
+func check(props *mirror.Properties, stdout io.Writer, strict bool) error {
 	if n := len(props.Warnings()); n > 0 {
 		fmt.Fprintf(stdout, "# %d warning(s), listed under \"# warnings\" below\n\n", n)
 	}
@@ -335,5 +423,8 @@ func check(props *mirror.Properties, stdout io.Writer) error {
 		names = append(names, n)
 	}
 	fmt.Fprintf(stdout, "\n# configuration valid: %d flow(s): %s\n", len(names), strings.Join(names, ", "))
+	if n := len(props.Warnings()); strict && n > 0 {
+		return &strictError{n}
+	}
 	return nil
 }

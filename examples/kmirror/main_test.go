@@ -531,6 +531,8 @@ func TestExitCode(t *testing.T) {
 		{&usageError{errors.New("bad flag")}, 2},
 		{fmt.Errorf("wrapped: %w", &mirror.ConfigError{Key: "a->b.topics", Reason: "bad"}), 2},
 		{errors.New("mirror: flow a->b: replication factor 3 larger than 1 broker"), 1},
+		{&usageError{&mirror.ConfigErrors{Errs: []*mirror.ConfigError{{Key: "a", Reason: "line 1: x"}, {Key: "b", Reason: "line 2: y"}}}}, 2},
+		{&strictError{warnings: 2}, 3},
 	}
 	for _, tc := range tests {
 		if got := exitCode(tc.err, io.Discard); got != tc.want {

@@ -43,11 +43,11 @@ func verifySetup(t *testing.T, copies map[int32][]int) (props, topic string) {
 	}
 	testcluster.Produce(t, &p.Source, src...)
 	testcluster.Produce(t, &p.Target, dst...)
-	props = writeProps(t, p.Source.Alias, p.Target.Alias, strings.Join(p.Source.Brokers, ","), strings.Join(p.Target.Brokers, ","), p.TopicsPattern())
+	props = writeVerifyProps(t, p.Source.Alias, p.Target.Alias, strings.Join(p.Source.Brokers, ","), strings.Join(p.Target.Brokers, ","), p.TopicsPattern())
 	return props, topic
 }
 
-func writeProps(t *testing.T, src, dst, srcBrokers, dstBrokers, topics string) string {
+func writeVerifyProps(t *testing.T, src, dst, srcBrokers, dstBrokers, topics string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "mm2.properties")
 	body := fmt.Sprintf("clusters = %[1]s, %[2]s\n%[1]s.bootstrap.servers = %[3]s\n%[2]s.bootstrap.servers = %[4]s\n%[1]s->%[2]s.enabled = true\n%[1]s->%[2]s.topics = %[5]s\n",
@@ -129,7 +129,7 @@ func TestVerifyCommandMismatchJSON(t *testing.T) {
 }
 
 func TestVerifyCommandUsageAndUnreachable(t *testing.T) {
-	good := writeProps(t, "a", "b", "127.0.0.1:1", "127.0.0.1:1", ".*")
+	good := writeVerifyProps(t, "a", "b", "127.0.0.1:1", "127.0.0.1:1", ".*")
 	two := filepath.Join(t.TempDir(), "two.properties")
 	os.WriteFile(two, []byte("clusters = a, b\na.bootstrap.servers = 127.0.0.1:1\nb.bootstrap.servers = 127.0.0.1:1\na->b.enabled = true\nb->a.enabled = true\n"), 0o600)
 	for _, tc := range []struct {

@@ -145,29 +145,31 @@ func runSwitch(ctx context.Context, cfg switchConfig, out io.Writer) (rep switch
 			err = fmt.Errorf("mirror: %w", merr)
 		}
 	}()
-	say("replicating %s->%s (%s), sync.group.offsets.enabled=true every 500 ms, checkpoints every 200 ms", primary, secondary, remote)
+	// Step 1: the flow primary->secondary with group offset sync.
+	say("step 1: replicating %s->%s (%s), sync.group.offsets.enabled=true every 500 ms, checkpoints every 200 ms", primary, secondary, remote)
 
-	// Deployments, each with its manifest's environment.
+	// Steps 2 and 3: the deployments, each with its manifest's environment.
 	priEnv := env{envBrokers: priBrokers}
 	urlA, stopA, err := deployProducer(ctx, priEnv)
 	if err != nil {
 		return rep, err
 	}
 	defer stopA()
-	say("producer deployed: %s=%s, POST http://%s/", envBrokers, priBrokers, urlA)
+	say("step 2: producer deployed: %s=%s, POST http://%s/", envBrokers, priBrokers, urlA)
 	consumerEnv := env{envBrokers: priBrokers, envReset: "earliest"}
 	cons, err := deployConsumer(ctx, consumerEnv, received)
 	if err != nil {
 		return rep, err
 	}
 	defer cons.stop()
-	say("consumer deployed: %s=%s %s=earliest, group %s", envBrokers, priBrokers, envReset, defaultGroup)
+	say("step 3: consumer deployed: %s=%s %s=earliest, group %s", envBrokers, priBrokers, envReset, defaultGroup)
 
+	// Step 4: traffic.
 	var target atomic.Pointer[string]
 	target.Store(&urlA)
 	snd := startSender(ctx, &target, cfg.Interval, sent)
 	defer snd.stop()
-	say("sender: one POST every %v, each accepted message appended to send_message.log", cfg.Interval)
+	say("step 4: sender: one POST every %v, each accepted message appended to send_message.log", cfg.Interval)
 	if err := sleepCtx(ctx, cfg.Warmup); err != nil {
 		return rep, err
 	}
@@ -417,7 +419,7 @@ func missing(sent, received []string) []string {
 }
 
 func (r *switchReport) print(w io.Writer, cfg switchConfig) {
-	fmt.Fprintf(w, "\nsend_message.log vs the consumer's log\n")
+	fmt.Fprintf(w, "\nstep 7: send_message.log vs the consumer's log\n")
 	fmt.Fprintf(w, "  messages sent (HTTP 200)       %6d  (%d to %s, %d to %s)\n", r.Sent, r.SentPrimary, primary, r.Sent-r.SentPrimary, secondary)
 	fmt.Fprintf(w, "  received (log lines)           %6d  (%d distinct)\n", r.Received, r.Distinct)
 	fmt.Fprintf(w, "  lost                           %6d\n", r.Lost)

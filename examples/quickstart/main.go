@@ -6,6 +6,9 @@
 // and order per partition) and prints a report. It exits non-zero if a
 // record is missing or differs.
 //
+// Bytes, in the report as everywhere in kmirror, are the record payload:
+// keys, values, and header keys and values.
+//
 //	go run ./examples/quickstart [-records 20000] [-v]
 package main
 
@@ -14,6 +17,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"time"
@@ -28,7 +32,7 @@ func main() {
 	records := flag.Int("records", 20000, "records to produce per topic")
 	verbose := flag.Bool("v", false, "log what the engine does")
 	flag.Parse()
-	if err := run(*records, *verbose); err != nil {
+	if err := run(os.Stdout, *records, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
@@ -39,13 +43,14 @@ type topic struct {
 	partitions int32
 }
 
-func run(n int, verbose bool) error {
+// run is the whole program; the report goes to out.
+func run(out io.Writer, n int, verbose bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	const source, target = "us-east-1", "ap-northeast-2"
 	topics := []topic{{"orders", 6}, {"payments", 3}}
 
-	fmt.Printf("starting embedded clusters %s and %s\n", source, target)
+	fmt.Fprintf(out, "starting embedded clusters %s and %s\n", source, target)
 	src, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID(source))
 	if err != nil {
 		return err
@@ -67,7 +72,7 @@ func run(n int, verbose bool) error {
 		return err
 	}
 	produced := len(topics) * n
-	fmt.Printf("produced %d records to %s (orders: %d partitions, payments: %d)\n", produced, source, topics[0].partitions, topics[1].partitions)
+	fmt.Fprintf(out, "produced %d records to %s (orders: %d partitions, payments: %d)\n", produced, source, topics[0].partitions, topics[1].partitions)
 
 	logger := slog.New(slog.DiscardHandler)
 	if verbose {
@@ -86,7 +91,7 @@ func run(n int, verbose bool) error {
 	runErr := make(chan error, 1)
 	go func() { runErr <- m.Run(ctx) }()
 
-	fmt.Printf("replicating %s->%s ...\n", source, target)
+	fmt.Fprintf(out, "replicating %s->%s ...\n", source, target)
 	var st mirror.FlowStatus
 	for {
 		st = m.Status().Flows[0]
@@ -109,7 +114,7 @@ func run(n int, verbose bool) error {
 		return err
 	}
 
-	fmt.Printf("\n%-22s %-10s %10s %10s %12s %6s\n", "remote topic", "partitions", "records", "verified", "bytes", "lag")
+	fmt.Fprintf(out, "\n%-22s %-10s %10s %10s %12s %6s\n", "remote topic", "partitions", "records", "verified", "bytes", "lag")
 	missing := 0
 	for _, t := range topics {
 		remote := source + "." + t.name
@@ -125,7 +130,7 @@ func run(n int, verbose bool) error {
 				if i < len(g) && same(w[i], g[i]) {
 					ok++
 				}
-				nbytes += int64(len(w[i].Key) + len(w[i].Value))
+				nbytes += recordBytes(w[i])
 			}
 		}
 		for _, ps := range st.Partitions {
@@ -134,15 +139,26 @@ func run(n int, verbose bool) error {
 			}
 		}
 		missing += int(nrec - ok)
-		fmt.Printf("%-22s %-10d %10d %10d %12d %6d\n", remote, t.partitions, nrec, ok, nbytes, lag)
+		fmt.Fprintf(out, "%-22s %-10d %10d %10d %12d %6d\n", remote, t.partitions, nrec, ok, nbytes, lag)
 	}
 	rate := float64(st.Records) / elapsed.Seconds()
-	fmt.Printf("\nreplicated %d records (%.1f MB) in %v: %.0f records/s\n", st.Records, float64(st.Bytes)/1e6, elapsed.Round(time.Millisecond), rate)
+	fmt.Fprintf(out, "(bytes: keys, values, and header keys and values)\n")
+	fmt.Fprintf(out, "\nreplicated %d records, %d bytes (%.1f MB) in %v: %.0f records/s\n", st.Records, st.Bytes, float64(st.Bytes)/1e6, elapsed.Round(time.Millisecond), rate)
 	if missing > 0 {
 		return fmt.Errorf("%d records missing or different on %s", missing, target)
 	}
-	fmt.Println("all records replicated with identical keys, values, headers, timestamps and order")
+	fmt.Fprintln(out, "all records replicated with identical keys, values, headers, timestamps and order")
 	return nil
+}
+
+// recordBytes is a record's payload size, as kmirror counts bytes: key,
+// value, and every header's key and value.
+func recordBytes(r *kgo.Record) int64 {
+	n := len(r.Key) + len(r.Value)
+	for _, h := range r.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return int64(n)
 }
 
 // produce writes n records per topic, round robin over the partitions:

@@ -52,6 +52,7 @@
 package mm2props
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -89,7 +90,9 @@ func (e *SyntaxError) Error() string {
 // UTF-8 multi-byte sequences are therefore NOT decoded, exactly as in
 // MM2). It returns every entry in file order, duplicates included; use
 // [Last] or [ToMap] for the effective values. Errors: the reader's error,
-// or a *[SyntaxError].
+// or one *[SyntaxError] per bad line (joined with errors.Join, in line
+// order; the entries of the other lines are still returned), where Java
+// fails the whole load at the first.
 func Parse(r io.Reader) ([]Entry, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
@@ -114,15 +117,17 @@ func Latin1(b []byte) string {
 func ParseString(s string) ([]Entry, error) {
 	lr := lineReader{in: []rune(s), line: 1}
 	var out []Entry
+	var errs []error
 	for {
 		buf, start, cont, ok := lr.readLine()
 		if !ok {
-			return out, nil
+			return out, errors.Join(errs...)
 		}
 		e, err := splitLine(buf)
 		if err != nil {
 			err.Line = start
-			return out, err
+			errs = append(errs, err)
+			continue
 		}
 		e.Line = start
 		e.Continued = cont

@@ -185,3 +185,23 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestParseEverySyntaxError: every malformed line is reported, in order;
+// the other entries are returned.
+func TestParseEverySyntaxError(t *testing.T) {
+	es, err := ParseString("a=1\nb\\u12=2\nc=3\nd=\\uXYZW\ne=5")
+	var lines []int
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var se *SyntaxError
+		if !errors.As(e, &se) {
+			t.Fatalf("%T %v is not a *SyntaxError", e, e)
+		}
+		lines = append(lines, se.Line)
+	}
+	if d := cmp.Diff([]int{2, 4}, lines); d != "" {
+		t.Errorf("error lines (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(map[string]string{"a": "1", "c": "3", "e": "5"}, ToMap(es)); d != "" {
+		t.Errorf("entries (-want +got):\n%s", d)
+	}
+}

@@ -1,6 +1,7 @@
 package mm2props
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -27,14 +28,18 @@ type provider struct {
 
 type providers struct {
 	byName map[string]*provider
+	broken map[string]bool // declared but misconfigured: reported once, its placeholders are not resolved
 	opts   *Options
 	files  map[string][]Entry // FileConfigProvider cache
 }
 
-// newProviders reads config.providers and config.providers.<name>.*.
+// newProviders reads config.providers and config.providers.<name>.*. The
+// error joins one *Error per misconfigured provider; the others are
+// usable.
 func newProviders(top map[string]Setting, o *Options) (*providers, []Warning, error) {
-	p := &providers{byName: map[string]*provider{}, opts: o, files: map[string][]Entry{}}
+	p := &providers{byName: map[string]*provider{}, broken: map[string]bool{}, opts: o, files: map[string][]Entry{}}
 	var warns []Warning
+	var errs []error
 	list, ok := top["config.providers"]
 	if !ok {
 		for k, s := range top {
@@ -46,12 +51,15 @@ func newProviders(top map[string]Setting, o *Options) (*providers, []Warning, er
 	}
 	for _, name := range parseList(list.Value) {
 		if name == "" {
-			return nil, nil, &Error{Key: "config.providers", Value: list.Value, Line: list.Line, Reason: "contains an empty provider name"}
+			errs = append(errs, &Error{Key: "config.providers", Value: list.Value, Line: list.Line, Reason: "contains an empty provider name"})
+			continue
 		}
 		ck := "config.providers." + name + ".class"
 		cs, ok := top[ck]
 		if !ok {
-			return nil, nil, &Error{Key: ck, Line: list.Line, Reason: fmt.Sprintf("provider %q is listed in config.providers but has no class", name)}
+			errs = append(errs, &Error{Key: ck, Line: list.Line, Reason: fmt.Sprintf("provider %q is listed in config.providers but has no class", name)})
+			p.broken[name] = true
+			continue
 		}
 		pr := &provider{name: name, class: strings.TrimSpace(cs.Value), params: map[string]string{}}
 		prefix := "config.providers." + name + ".param."
@@ -60,12 +68,14 @@ func newProviders(top map[string]Setting, o *Options) (*providers, []Warning, er
 				pr.params[strings.TrimPrefix(k, prefix)] = strings.TrimSpace(s.Value)
 			}
 		}
+		bad := false
 		switch pr.class {
 		case EnvVarConfigProvider:
 			if pat, ok := pr.params["allowlist.pattern"]; ok {
 				re, err := regexp.Compile(`^(?:` + pat + `)$`)
 				if err != nil {
-					return nil, nil, &Error{Key: prefix + "allowlist.pattern", Value: pat, Reason: "not a valid regular expression"}
+					errs = append(errs, &Error{Key: prefix + "allowlist.pattern", Value: pat, Line: top[prefix+"allowlist.pattern"].Line, Reason: "not a valid regular expression"})
+					bad = true
 				}
 				pr.allow = re
 			}
@@ -73,7 +83,9 @@ func newProviders(top map[string]Setting, o *Options) (*providers, []Warning, er
 			if ap, ok := pr.params["allowed.paths"]; ok {
 				for _, a := range parseList(ap) {
 					if !filepath.IsAbs(a) {
-						return nil, nil, &Error{Key: prefix + "allowed.paths", Value: ap, Reason: fmt.Sprintf("%q is not an absolute path", a)}
+						errs = append(errs, &Error{Key: prefix + "allowed.paths", Value: ap, Line: top[prefix+"allowed.paths"].Line, Reason: fmt.Sprintf("%q is not an absolute path", a)})
+						bad = true
+						break
 					}
 					pr.allowed = append(pr.allowed, filepath.Clean(a))
 				}
@@ -81,9 +93,13 @@ func newProviders(top map[string]Setting, o *Options) (*providers, []Warning, er
 		default:
 			warns = append(warns, Warning{Key: ck, Line: cs.Line, Message: fmt.Sprintf("config provider class %s is not supported (kmirror implements EnvVarConfigProvider, FileConfigProvider and DirectoryConfigProvider): placeholders ${%s:...} fail to load", pr.class, name)})
 		}
+		if bad {
+			p.broken[name] = true
+			continue
+		}
 		p.byName[name] = pr
 	}
-	return p, warns, nil
+	return p, warns, errors.Join(errs...)
 }
 
 // resolve replaces the placeholders of declared providers in s.Value, as
@@ -106,6 +122,9 @@ func (p *providers) resolve(s Setting) (Setting, []Warning, error) {
 		}
 		key := s.Value[m[8]:m[9]]
 		pr, ok := p.byName[name]
+		if p.broken[name] {
+			continue // its configuration error is reported
+		}
 		if !ok {
 			warns = append(warns, Warning{Key: s.Key, Line: s.Line, Message: fmt.Sprintf("placeholder ${%s:...} left as written: config provider %q is not declared in config.providers (MM2 does the same)", name, name)})
 			continue

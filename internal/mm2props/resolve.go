@@ -1,7 +1,9 @@
 package mm2props
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -152,6 +154,7 @@ type resolver struct {
 	clusters  map[string]*clusterRaw
 	flows     map[[2]string]map[string]Setting
 	warned    map[string]bool
+	errs      []error // every error found, see fail
 }
 
 type clusterRaw struct {
@@ -161,11 +164,15 @@ type clusterRaw struct {
 }
 
 // Resolve applies MM2's dedicated-mode rules (MirrorMakerConfig, docs/mm2-compat.md §7
-// and 9.5) to the entries of a properties file. It returns an *[Error]
-// for a configuration that cannot run: no or empty `clusters`, a flow key
-// with equal source and target, an unknown --clusters alias, a bad
-// herder boolean, or a config-provider placeholder that cannot be
-// resolved.
+// and 9.5) to the entries of a properties file. Its error joins (with
+// errors.Join) one *[Error] per problem that keeps the configuration from
+// running: no or empty `clusters`, a flow key with equal source and
+// target, an unknown --clusters alias, a bad herder boolean, a
+// misconfigured config provider, or a placeholder that cannot be
+// resolved. Resolve goes on after an error so that every one is reported:
+// unless `clusters` is missing or empty (then the Config is nil), it also
+// returns the Config resolved from the other settings (a bad herder
+// boolean counting as true), for further checks.
 func Resolve(entries []Entry, o Options) (*Config, error) {
 	if o.LookupEnv == nil {
 		o.LookupEnv = os.LookupEnv
@@ -188,9 +195,7 @@ func Resolve(entries []Entry, o Options) (*Config, error) {
 		}
 	}
 	prov, warns, err := newProviders(r.all, &r.o)
-	if err != nil {
-		return nil, err
-	}
+	r.fail(err)
 	r.cfg.Warnings = append(r.cfg.Warnings, warns...)
 	for _, k := range sortedKeys(r.all) {
 		if strings.HasPrefix(k, "config.providers") {
@@ -198,7 +203,8 @@ func Resolve(entries []Entry, o Options) (*Config, error) {
 		}
 		s, warns, err := prov.resolve(r.all[k])
 		if err != nil {
-			return nil, err
+			r.fail(err)
+			continue
 		}
 		r.cfg.Warnings = append(r.cfg.Warnings, warns...)
 		r.all[k] = s
@@ -207,11 +213,13 @@ func Resolve(entries []Entry, o Options) (*Config, error) {
 
 	cs, ok := r.all["clusters"]
 	if !ok {
-		return nil, &Error{Key: "clusters", Reason: "required: list the cluster aliases, e.g. clusters = A, B"}
+		r.fail(&Error{Key: "clusters", Reason: "required: list the cluster aliases, e.g. clusters = A, B"})
+		return nil, r.err()
 	}
 	for _, a := range parseList(cs.Value) {
 		if a == "" {
-			return nil, &Error{Key: "clusters", Value: cs.Value, Line: cs.Line, Reason: "contains an empty alias"}
+			r.fail(&Error{Key: "clusters", Value: cs.Value, Line: cs.Line, Reason: "contains an empty alias"})
+			return nil, r.err()
 		}
 		if r.aliases[a] {
 			r.warn("clusters", cs.Line, fmt.Sprintf("alias %s is listed twice", a))
@@ -223,23 +231,18 @@ func Resolve(entries []Entry, o Options) (*Config, error) {
 			consumer: map[string]Setting{}, producer: map[string]Setting{}, admin: map[string]Setting{}}
 	}
 	if len(r.cfg.Aliases) == 0 {
-		return nil, &Error{Key: "clusters", Value: cs.Value, Line: cs.Line, Reason: "lists no cluster alias"}
+		r.fail(&Error{Key: "clusters", Value: cs.Value, Line: cs.Line, Reason: "lists no cluster alias"})
+		return nil, r.err()
 	}
 
 	// Classify keys in file order.
 	keys := sortedKeys(r.all)
 	sort.SliceStable(keys, func(i, j int) bool { return r.all[keys[i]].Line < r.all[keys[j]].Line })
 	for _, k := range keys {
-		if err := r.classify(r.all[k]); err != nil {
-			return nil, err
-		}
+		r.fail(r.classify(r.all[k]))
 	}
-	if err := r.buildClusters(); err != nil {
-		return nil, err
-	}
-	if err := r.buildFlows(); err != nil {
-		return nil, err
-	}
+	r.buildClusters()
+	r.buildFlows()
 	sort.SliceStable(r.cfg.Warnings, func(i, j int) bool {
 		if r.cfg.Warnings[i].Line != r.cfg.Warnings[j].Line {
 			return r.cfg.Warnings[i].Line < r.cfg.Warnings[j].Line
@@ -247,7 +250,36 @@ func Resolve(entries []Entry, o Options) (*Config, error) {
 		return r.cfg.Warnings[i].Key < r.cfg.Warnings[j].Key
 	})
 	sort.SliceStable(r.cfg.NoEffect, func(i, j int) bool { return r.cfg.NoEffect[i].Line < r.cfg.NoEffect[j].Line })
-	return r.cfg, nil
+	return r.cfg, r.err()
+}
+
+// fail records err (nil is ignored).
+func (r *resolver) fail(err error) {
+	if err != nil {
+		r.errs = append(r.errs, err)
+	}
+}
+
+// err joins the errors recorded, in line order, those of no line last
+// (nil when none).
+func (r *resolver) err() error {
+	var flat []error
+	for _, e := range r.errs {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			flat = append(flat, j.Unwrap()...)
+		} else {
+			flat = append(flat, e)
+		}
+	}
+	line := func(e error) int {
+		var me *Error
+		if errors.As(e, &me) && me.Line > 0 {
+			return me.Line
+		}
+		return math.MaxInt
+	}
+	sort.SliceStable(flat, func(i, j int) bool { return line(flat[i]) < line(flat[j]) })
+	return errors.Join(flat...)
 }
 
 func (r *resolver) warn(key string, line int, msg string) {
@@ -615,7 +647,7 @@ func (r *resolver) unknownTop(s Setting) {
 	r.warn(k, s.Line, msg)
 }
 
-func (r *resolver) buildClusters() error {
+func (r *resolver) buildClusters() {
 	for _, a := range r.cfg.Aliases {
 		raw := r.clusters[a]
 		c := &Cluster{Alias: a, Client: map[string]Setting{}, Consumer: map[string]Setting{},
@@ -654,14 +686,14 @@ func (r *resolver) buildClusters() error {
 		}
 		r.cfg.Clusters[a] = c
 	}
-	return nil
 }
 
-func (r *resolver) buildFlows() error {
+func (r *resolver) buildFlows() {
 	targets := map[string]bool{}
 	for _, t := range r.o.OnlyTargets {
 		if !r.aliases[t] {
-			return &Error{Key: "--clusters", Value: t, Reason: fmt.Sprintf("not an alias listed in clusters (%s)", strings.Join(r.cfg.Aliases, ", "))}
+			r.fail(&Error{Key: "--clusters", Value: t, Reason: fmt.Sprintf("not an alias listed in clusters (%s)", strings.Join(r.cfg.Aliases, ", "))})
+			continue
 		}
 		targets[t] = true
 	}
@@ -677,11 +709,7 @@ func (r *resolver) buildFlows() error {
 			name := src + "->" + dst
 			flowEnabled := false
 			if s, ok := raw["enabled"]; ok {
-				v, err := r.herderBool(s)
-				if err != nil {
-					return err
-				}
-				flowEnabled = v
+				flowEnabled = r.herderBool(s)
 			}
 			hb := true
 			hbSetting, hasHB := raw["emit.heartbeats.enabled"]
@@ -689,19 +717,11 @@ func (r *resolver) buildFlows() error {
 				hbSetting, hasHB = topHB, true
 			}
 			if hasHB {
-				v, err := r.herderBool(hbSetting)
-				if err != nil {
-					return err
-				}
-				hb = v
+				hb = r.herderBool(hbSetting)
 			}
 			enabled := flowEnabled
 			if _, ok := raw["enabled"]; !ok && hasTopEnabled {
-				v, err := r.herderBool(topEnabled)
-				if err != nil {
-					return err
-				}
-				enabled = v
+				enabled = r.herderBool(topEnabled)
 			}
 			if !flowEnabled && !hb {
 				if len(raw) > 0 {
@@ -714,7 +734,7 @@ func (r *resolver) buildFlows() error {
 				}
 				continue
 			}
-			if len(targets) > 0 && !targets[dst] {
+			if len(r.o.OnlyTargets) > 0 && !targets[dst] {
 				continue
 			}
 			if enabled && !flowEnabled {
@@ -769,24 +789,26 @@ func (r *resolver) buildFlows() error {
 			r.noEffect(topEnabled, "every flow sets its own enabled")
 		}
 	}
-	return nil
 }
 
 // herderBool parses enabled / emit.heartbeats.enabled, which MM2 reads
 // twice: with Boolean.parseBoolean for herder creation (no trimming, so
 // "true " is false) and trimmed by its connectors. kmirror trims and
-// warns where the two MM2 readings differ.
-func (r *resolver) herderBool(s Setting) (bool, error) {
+// warns where the two MM2 readings differ. A value that is not a boolean
+// is recorded as an error and counts as true, so that the settings of the
+// pair are checked too.
+func (r *resolver) herderBool(s Setting) bool {
 	v, err := ParseBool(s)
 	if err != nil {
-		return false, err
+		r.fail(err)
+		return true
 	}
 	raw := strings.EqualFold(s.Value, "true")
 	if raw != v {
 		r.warn(s.Key, s.Line, fmt.Sprintf("trailing or leading whitespace: kmirror reads %q as %v; MM2 reads it as %v when deciding which herders exist (Boolean.parseBoolean, untrimmed) and as %v in its connectors (trimmed), so MM2 may run or skip this pair inconsistently",
 			s.Value, v, raw, v))
 	}
-	return v, nil
+	return v
 }
 
 // ParseBool parses a boolean setting as Kafka's ConfigDef does: trimmed,

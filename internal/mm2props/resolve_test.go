@@ -611,3 +611,47 @@ func TestTopLevelUseDefaultsFrom(t *testing.T) {
 		t.Errorf("warnings %q", warnings(c))
 	}
 }
+
+// TestResolveEveryError: Resolve goes on after an error and reports each
+// one, in line order, with the Config of the rest.
+func TestResolveEveryError(t *testing.T) {
+	text := "clusters = A, B\n" + // 1
+		"config.providers = env, file\n" + // 2
+		"config.providers.env.class = org.apache.kafka.common.config.provider.EnvVarConfigProvider\n" + // 3
+		"config.providers.env.param.allowlist.pattern = ([\n" + // 4
+		"A->A.topics = x\n" + // 5
+		"A->B.enabled = yes\n" + // 6
+		"B->A.emit.heartbeats.enabled = no\n" + // 7
+		"A.sasl.jaas.config = ${env:SECRET}\n" // 8: env is misconfigured: not resolved, no second error
+	c, err := tryResolve(text, Options{OnlyTargets: []string{"B", "D"}})
+	var got []string
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var me *Error
+		if !errors.As(e, &me) {
+			t.Fatalf("%T %v is not an *Error", e, e)
+		}
+		got = append(got, me.Error())
+	}
+	want := []string{
+		`mm2props: config.providers.file.class (line 2): provider "file" is listed in config.providers but has no class`,
+		`mm2props: config.providers.env.param.allowlist.pattern="([" (line 4): not a valid regular expression`,
+		`mm2props: A->A.topics="x" (line 5): a flow needs two different clusters (source and target are both A)`,
+		`mm2props: A->B.enabled="yes" (line 6): must be true or false`,
+		`mm2props: B->A.emit.heartbeats.enabled="no" (line 7): must be true or false`,
+		`mm2props: --clusters="D": not an alias listed in clusters (A, B)`,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("errors (-want +got):\n%s", d)
+	}
+	if c == nil {
+		t.Fatal("no Config with the errors")
+	}
+	// A->B.enabled=yes counts as true (its settings are checked too); only
+	// targets B (--clusters B, D): B->A is left out.
+	if d := cmp.Diff([]flowSummary{{"A->B", true, true}}, flows(c)); d != "" {
+		t.Errorf("flows (-want +got):\n%s", d)
+	}
+	if _, err := tryResolve("config.providers = env\n", Options{}); err == nil || !strings.Contains(err.Error(), "config.providers.env.class") || !strings.Contains(err.Error(), "clusters: required") {
+		t.Errorf("no clusters and a bad provider: %v, want both errors", err)
+	}
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/kmirror/kmirror/mirror"
+)
+
+// defaultReadyGrace is how long a flow may be RETRYING or FAILED before
+// the member is not ready (-ready-grace). A broker rolling restart, a
+// leader election or a short network blip resolve well within it, so
+// readiness does not flap; a real outage shows within a minute, plus the
+// probe's own failure threshold.
+const defaultReadyGrace = 60 * time.Second
+
+// statusTimeout bounds one Mirror.Status call made by /healthz and
+// /readyz (the watchdog): Status only reads in-memory state, so a call
+// that takes longer means the engine is wedged.
+const statusTimeout = 3 * time.Second
+
+// statusProbe calls Status with a deadline. Concurrent probes share one
+// call in flight, so a wedged engine costs one goroutine, not one per
+// probe; that goroutine ends when Status returns (a wedged engine gets the
+// process restarted by the liveness probe).
+type statusProbe struct {
+	status  func() mirror.Status
+	timeout time.Duration
+
+	mu  sync.Mutex
+	cur *statusCall // the call in flight, nil when none
+}
+
+type statusCall struct {
+	done  chan struct{} // closed when st is set
+	st    mirror.Status
+	start time.Time
+}
+
+// get returns a fresh Status, or an error when the call in flight has not
+// returned within the timeout of its start.
+func (p *statusProbe) get() (mirror.Status, error) {
+	p.mu.Lock()
+	c := p.cur
+	if c == nil {
+		c = &statusCall{done: make(chan struct{}), start: time.Now()}
+		p.cur = c
+		go func() {
+			c.st = p.status()
+			p.mu.Lock()
+			if p.cur == c {
+				p.cur = nil
+			}
+			p.mu.Unlock()
+			close(c.done)
+		}()
+	}
+	p.mu.Unlock()
+	t := time.NewTimer(max(p.timeout-time.Since(c.start), 0))
+	defer t.Stop()
+	select {
+	case <-c.done:
+		return c.st, nil
+	case <-t.C:
+		return mirror.Status{}, fmt.Errorf("watchdog: Mirror.Status has not returned for %s (engine wedged)", time.Since(c.start).Round(time.Millisecond))
+	}
+}
+
+// livenessDoc is the body of GET /healthz.
+type livenessDoc struct {
+	// Healthy is true when the process works: the engine runs (or is
+	// stopping gracefully) and answers Status. HTTP 200 when true, 503
+	// when not.
+	Healthy  bool                    `json:"healthy"`
+	Stopping bool                    `json:"stopping"`
+	Reasons  []string                `json:"reasons"`
+	Flows    map[string]mirror.State `json:"flows"`
+}
+
+// readinessDoc is the body of GET /readyz.
+type readinessDoc struct {
+	// Ready is true when this member can do its work. HTTP 200 when true,
+	// 503 when not.
+	Ready bool `json:"ready"`
+	// Reasons says why not (empty when ready).
+	Reasons []string `json:"reasons"`
+	// GracePeriod is -ready-grace, e.g. "1m0s".
+	GracePeriod string          `json:"grace_period"`
+	Flows       []flowReadiness `json:"flows"`
+}
+
+// flowReadiness is one flow's part of readiness.
+type flowReadiness struct {
+	Name   string       `json:"name"`
+	State  mirror.State `json:"state"`
+	Since  time.Time    `json:"since"`
+	Ready  bool         `json:"ready"`
+	Reason string       `json:"reason,omitempty"`
+}
+
+// readiness decides whether the member can do its work, from Status only
+// (fields it does not know are ignored, so it tolerates additions):
+//
+//   - RUNNING and DISABLED (heartbeats only) flows are ready, whatever
+//     their partitions: one FAILED partition or refused topic, or a member
+//     that owns no partitions, never blocks a rollout.
+//   - UNASSIGNED and STARTING flows are not ready yet: they have not
+//     connected and loaded their resume points.
+//   - RETRYING (a cluster does not answer, storing resume points fails)
+//     and FAILED flows are ready during grace after they entered the
+//     state, then not ready; but a flow that has not been seen RUNNING yet
+//     (ran is false: it is retrying its start-up) is not ready at once.
+//   - A STOPPED flow, or a state this code does not know, is not ready.
+func readiness(s mirror.Status, now time.Time, grace time.Duration, ran func(flow string) bool) readinessDoc {
+	d := readinessDoc{Ready: true, Reasons: []string{}, GracePeriod: grace.String(), Flows: []flowReadiness{}}
+	for _, f := range s.Flows {
+		fr := flowReadiness{Name: f.Name, State: f.State, Since: f.Since, Ready: true}
+		in := now.Sub(f.Since).Round(time.Second)
+		switch f.State {
+		case mirror.StateRunning, mirror.StateDisabled:
+		case mirror.StateUnassigned, mirror.StateStarting:
+			fr.Ready, fr.Reason = false, fmt.Sprintf("%s for %s: not replicating yet", f.State, in)
+		case mirror.StateRetrying, mirror.StateFailed:
+			if !ran(f.Name) {
+				fr.Ready, fr.Reason = false, fmt.Sprintf("%s for %s, never RUNNING yet", f.State, in)
+				if f.Error != "" {
+					fr.Reason += ": " + f.Error
+				}
+			} else if now.Sub(f.Since) > grace {
+				fr.Ready, fr.Reason = false, fmt.Sprintf("%s for %s (grace period %s)", f.State, in, grace)
+				if f.Error != "" {
+					fr.Reason += ": " + f.Error
+				}
+			}
+		default:
+			fr.Ready, fr.Reason = false, fmt.Sprintf("%s for %s", f.State, in)
+		}
+		if !fr.Ready {
+			d.Ready = false
+			d.Reasons = append(d.Reasons, "flow "+f.Name+": "+fr.Reason)
+		}
+		d.Flows = append(d.Flows, fr)
+	}
+	return d
+}
+
+// healthz: GET /healthz, liveness. 503 when the engine's Run returned
+// (crashed, or stopped without the runner asking) or when Status does not
+// answer within the watchdog's timeout; 200 otherwise, also while flows
+// retry or fail (a restart does not bring back a cluster) and during a
+// graceful stop.
+func (h *handler) healthz(w http.ResponseWriter, _ *http.Request) {
+	doc := livenessDoc{Healthy: true, Stopping: h.stopping.Load(), Reasons: []string{}, Flows: map[string]mirror.State{}}
+	if msg, ok := h.runEnded(); ok && !doc.Stopping {
+		doc.Healthy = false
+		doc.Reasons = append(doc.Reasons, "engine stopped: "+msg)
+	}
+	s, err := h.probe.get()
+	if err != nil {
+		doc.Healthy = false
+		doc.Reasons = append(doc.Reasons, err.Error())
+	}
+	h.sawRunning(s)
+	for _, f := range s.Flows {
+		doc.Flows[f.Name] = f.State
+	}
+	code := http.StatusOK
+	if !doc.Healthy {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, doc)
+}
+
+// readyz: GET /readyz, readiness (see readiness). Also 503 during a stop,
+// after Run returned, and when Status does not answer.
+func (h *handler) readyz(w http.ResponseWriter, _ *http.Request) {
+	s, err := h.probe.get()
+	h.sawRunning(s)
+	doc := readiness(s, time.Now(), h.grace, h.ran)
+	if err != nil {
+		doc.Ready = false
+		doc.Reasons = append(doc.Reasons, err.Error())
+	}
+	if msg, ok := h.runEnded(); ok {
+		doc.Ready = false
+		doc.Reasons = append(doc.Reasons, "engine stopped: "+msg)
+	} else if h.stopping.Load() {
+		doc.Ready = false
+		doc.Reasons = append(doc.Reasons, "stopping")
+	}
+	code := http.StatusOK
+	if !doc.Ready {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, doc)
+}
+
+// sawRunning remembers the flows seen RUNNING in s (/readyz and /healthz
+// look): Status does not say whether a RETRYING flow ever started.
+func (h *handler) sawRunning(s mirror.Status) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, f := range s.Flows {
+		if f.State == mirror.StateRunning {
+			h.running[f.Name] = true
+		}
+	}
+}
+
+// ran reports whether flow was seen RUNNING.
+func (h *handler) ran(flow string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.running[flow]
+}
+
+// runEnded reports whether the engine's Run returned, and how.
+func (h *handler) runEnded() (string, bool) {
+	p := h.ended.Load()
+	if p == nil {
+		return "", false
+	}
+	return *p, true
+}
+
+// runReturned records that Run returned with err.
+func (h *handler) runReturned(err error) {
+	msg := "Run returned without error"
+	if err != nil {
+		msg = "Run returned: " + err.Error()
+	}
+	h.ended.Store(&msg)
+}

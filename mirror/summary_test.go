@@ -1,0 +1,76 @@
+package mirror
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kmirror/kmirror/checkpoint"
+)
+
+func summaryLines(log func(*slog.Logger)) []string {
+	var buf bytes.Buffer
+	l := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) == 0 && a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}))
+	log(l)
+	out := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(out) == 1 && out[0] == "" {
+		return []string{}
+	}
+	return out
+}
+
+func TestLogSummary(t *testing.T) {
+	prev := Status{Flows: []FlowStatus{
+		{Name: "a->b", State: StateRunning, Records: 1000, Bytes: 250_000, Lag: 40},
+		{Name: "b->a", State: StateDisabled},
+		{Name: "c->b", State: StateRunning, Records: 500, Bytes: 9000},
+	}}
+	cur := Status{Flows: []FlowStatus{
+		{Name: "a->b", State: StateRunning, Records: 92_404, Bytes: 24_015_000, Lag: 12, Groups: []GroupStatus{
+			{Group: "orders-consumer", State: checkpoint.StateSynced},
+			{Group: "billing", State: checkpoint.StateCheckpointed},
+			{Group: "audit", State: checkpoint.StateCheckpointed},
+			{Group: "console-consumer-1", State: checkpoint.StateSkipped, Reason: checkpoint.ReasonActiveOnTarget},
+		}},
+		{Name: "b->a", State: StateDisabled},
+		// Counters that started again (a restart between the snapshots).
+		{Name: "c->b", State: StateRetrying, Records: 20, Bytes: 300, Lag: 7, Error: "target cluster b unreachable"},
+		// A flow absent from prev counts from 0.
+		{Name: "d->b", State: StateStarting, Records: 30, Bytes: 6000},
+	}}
+	got := summaryLines(func(l *slog.Logger) { LogSummary(l, prev, cur, time.Minute) })
+	want := []string{
+		`level=INFO msg="replication summary" flow=a->b state=RUNNING records_per_sec=1523.4 bytes_per_sec=396083 lag=12 groups_checkpointed=3 interval=1m0s`,
+		`level=INFO msg="replication summary" flow=b->a state=DISABLED records_per_sec=0 bytes_per_sec=0 lag=0 groups_checkpointed=0 interval=1m0s`,
+		`level=INFO msg="replication summary" flow=c->b state=RETRYING records_per_sec=0 bytes_per_sec=0 lag=7 groups_checkpointed=0 interval=1m0s`,
+		`level=INFO msg="replication summary" flow=d->b state=STARTING records_per_sec=0.5 bytes_per_sec=100 lag=0 groups_checkpointed=0 interval=1m0s`,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("summary lines (-want +got):\n%s", d)
+	}
+}
+
+func TestLogSummaryQuiet(t *testing.T) {
+	cur := Status{Flows: []FlowStatus{{Name: "a->b", State: StateRunning, Records: 10}}}
+	// No interval: no rate (and no division by zero).
+	got := summaryLines(func(l *slog.Logger) { LogSummary(l, Status{}, cur, 0) })
+	if d := cmp.Diff([]string{`level=INFO msg="replication summary" flow=a->b state=RUNNING records_per_sec=0 bytes_per_sec=0 lag=0 groups_checkpointed=0 interval=0s`}, got); d != "" {
+		t.Errorf("dt 0 (-want +got):\n%s", d)
+	}
+	// A logger above INFO, or none: nothing.
+	var buf bytes.Buffer
+	LogSummary(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn})), Status{}, cur, time.Minute)
+	LogSummary(nil, Status{}, cur, time.Minute)
+	if buf.Len() != 0 {
+		t.Errorf("logged at WARN level: %q", buf.String())
+	}
+}
