@@ -491,7 +491,11 @@ func WithFlow(f FlowConfig) Opt {
 }
 
 // WithLogger sets the logger of the engine and of the franz-go clients it
-// creates (through plugin/kslog). Default: no logging.
+// creates (through plugin/kslog). Default: no logging. Records at INFO and
+// above that repeat (same level, message and attributes other than the
+// error) within 30 s are logged once, then summarized with their count
+// ("repeated=52 in_last=30s"), so that a cluster that stays down does not
+// flood the log; debug records are never limited.
 func WithLogger(l *slog.Logger) Opt {
 	return optFunc(func(cfg *cfg) { cfg.logger = l })
 }

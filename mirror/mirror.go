@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/checkpoint"
+	"github.com/kmirror/kmirror/internal/logx"
 )
 
 // Mirror replicates topics between Kafka clusters along the configured
@@ -24,6 +25,9 @@ type Mirror struct {
 	flows []*flow
 	m     *metrics
 	topo  *topology
+	// limiter rate-limits repeated log records; Run flushes its pending
+	// summaries when it returns (nil without a logger).
+	limiter *logx.Limiter
 
 	mu      sync.Mutex
 	running bool
@@ -50,8 +54,12 @@ func New(opts ...Opt) (*Mirror, error) {
 		o.apply(&c)
 	}
 	log := c.logger
+	var limiter *logx.Limiter
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	} else {
+		limiter = logx.RateLimit(log.Handler(), logx.Options{})
+		log = slog.New(limiter)
 	}
 	clusters := map[string]ClusterConfig{}
 	for _, cl := range c.clusters {
@@ -66,7 +74,7 @@ func New(opts ...Opt) (*Mirror, error) {
 	if len(c.flows) == 0 {
 		return nil, &ConfigError{Key: "flows", Reason: "no replication flow configured (WithFlow, or <source>-><target>.enabled=true)"}
 	}
-	m := &Mirror{log: log, m: newMetrics(c.registerer)}
+	m := &Mirror{log: log, m: newMetrics(c.registerer), limiter: limiter}
 	if m.m != nil {
 		m.m.mirror = m
 	}
@@ -239,6 +247,9 @@ func (m *Mirror) Run(ctx context.Context) error {
 	m.done = make(chan struct{})
 	m.mu.Unlock()
 	defer close(m.done)
+	if m.limiter != nil {
+		defer m.limiter.Close()
+	}
 	defer abort()
 	defer cancel()
 

@@ -976,6 +976,80 @@ func (b *propsBuilder) flow(f *mm2props.Flow) FlowConfig {
 	} else {
 		r.def("admin.timeout.ms", strconv.FormatInt(DefaultAdminTimeout.Milliseconds(), 10))
 	}
+	// Members: tasks.max slots shared through the target's group protocol;
+	// the target cluster's worker settings for the group's timeouts.
+	if s, ok := r.get("tasks.max"); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(s.Value))
+		if err != nil || n < 1 || n > maxTasks {
+			b.fail(propsErr(s, "must be a whole number of slots between 1 and %d", maxTasks))
+		} else {
+			fc.Tasks = n
+		}
+	} else {
+		b.line(r.name+".tasks.max", strconv.Itoa(DefaultTasks), "kmirror default (MM2: 1): slots the flow's members share, the most processes that can replicate it at once")
+	}
+	for _, x := range []struct {
+		key string
+		dst *time.Duration
+		def time.Duration
+	}{{"session.timeout.ms", &fc.SessionTimeout, DefaultSessionTimeout}, {"heartbeat.interval.ms", &fc.HeartbeatInterval, DefaultHeartbeatInterval},
+		{"rebalance.timeout.ms", &fc.RebalanceTimeout, DefaultRebalanceTimeout}} {
+		if s, ok := tc.Worker[x.key]; ok {
+			d, err := propsMillis(s)
+			b.fail(err)
+			*x.dst = d
+			b.line(r.name+"."+x.key, strings.TrimSpace(s.Value), s.Key+" (worker setting of herders targeting "+f.Target+": the flow's group of members)")
+		} else {
+			b.line(r.name+"."+x.key, strconv.FormatInt(x.def.Milliseconds(), 10), "default (Connect's) of the flow's group of members")
+		}
+	}
+
+	// Exactly once (KIP-618): the target's worker support and the
+	// connector's exactly.once.support.
+	support := "disabled"
+	if s, ok := tc.Worker["exactly.once.source.support"]; ok {
+		support = strings.ToLower(strings.TrimSpace(s.Value))
+		switch support {
+		case "disabled", "preparing", "enabled":
+		default:
+			b.fail(propsErr(s, "must be disabled, preparing or enabled"))
+			support = "disabled"
+		}
+	}
+	eos, err := r.enum("exactly.once.support", "requested", "requested", "required")
+	b.fail(err)
+	switch {
+	case fc.Disabled:
+		// No MirrorSourceConnector runs for a disabled pair: nothing to
+		// validate (MM2 starts only its heartbeats connector).
+	case support == "enabled":
+		fc.ExactlyOnce = true
+		b.line(r.name+".exactly.once", "true", f.Target+".exactly.once.source.support=enabled: records and resume points in one transaction per unit of work")
+	case eos == "required":
+		s, _ := f.Get("exactly.once.support")
+		b.fail(propsErr(s, "required, but the target %s's workers do not support exactly-once source replication: add %s.exactly.once.source.support=enabled (MM2 refuses this connector the same way)", f.Target, f.Target))
+	default:
+		line := "at least once (exactly once needs " + f.Target + ".exactly.once.source.support=enabled)"
+		if support == "preparing" {
+			line = "at least once (" + f.Target + ".exactly.once.source.support=preparing: the step before enabled; kmirror needs no preparing step)"
+		}
+		b.line(r.name+".exactly.once", "false", line)
+	}
+	tb, err := r.enum("transaction.boundary", "poll", "poll", "interval", "connector")
+	b.fail(err)
+	switch tb {
+	case "interval":
+		fc.TransactionBoundary = TransactionBoundaryInterval
+	case "connector":
+		s, _ := f.Get("transaction.boundary")
+		b.fail(propsErr(s, "MirrorSourceConnector does not define transaction boundaries (Connect refuses connector for it): write poll (a transaction per poll, the default) or interval with transaction.boundary.interval.ms"))
+	}
+	if s, ok := r.get("transaction.boundary.interval.ms"); ok {
+		d, err := propsMillis(s)
+		b.fail(err)
+		fc.TransactionInterval = d
+	}
+
 	if s, ok := tc.Worker["offset.flush.interval.ms"]; ok {
 		d, err := propsMillis(s)
 		b.fail(err)
@@ -1005,6 +1079,11 @@ func (b *propsBuilder) flow(f *mm2props.Flow) FlowConfig {
 		}
 		if !rc {
 			fc.Isolation = ReadUncommitted
+			if es, ok := f.Get("exactly.once.support"); ok && fc.ExactlyOnce && strings.EqualFold(strings.TrimSpace(es.Value), "required") {
+				// MirrorSourceConnector reports exactly-once support only
+				// when it reads read_committed; required fails validation.
+				b.fail(propsErr(es, "required, but the source consumer reads read_uncommitted (%s), so aborted source records would be copied: remove it (kmirror reads read_committed by default)", s.Key))
+			}
 		}
 		b.line(r.name+".source.consumer.isolation.level", strings.TrimSpace(s.Value), s.Key)
 	} else {

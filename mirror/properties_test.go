@@ -743,7 +743,7 @@ func TestPropertiesEffectiveIsSortedAndComplete(t *testing.T) {
 		"primary->mirror.source.consumer.auto.offset.reset = latest    # primary.consumer.auto.offset.reset",
 		"primary->mirror.sync.group.offsets.interval.seconds = 15    # primary->mirror.sync.group.offsets.interval.seconds",
 		"mirror.producer.max.request.size = 5242880    # kgo.ProducerBatchMaxBytes(5242880)",
-		"# line 32: tasks.max: kmirror replicates every partition of a flow without Connect tasks",
+		"primary->mirror.tasks.max = 4    # top level",
 	} {
 		if !strings.Contains(eff, want) {
 			t.Errorf("effective lacks %q:\n%s", want, eff)
@@ -844,5 +844,54 @@ C->A.enabled = true
 	_, err = ParseProperties(strings.NewReader("clusters = A, B\nA.bootstrap.servers = a:1\nB.bootstrap.servers = b:1\nA->B.enabled = true\nreplication.factor = 0\n"))
 	if err == nil || err.Error() != `mirror: replication.factor="0": line 5: must be positive, or -1 for the broker default` {
 		t.Errorf("a top-level error read by two flows: %v, want it once", err)
+	}
+}
+
+// TestPropertiesMembersAndExactlyOnce: tasks.max, the target cluster's
+// group timeouts and MM2's exactly-once keys (KIP-618) map to the flow; the
+// combinations MM2 refuses are refused with the line to write instead.
+func TestPropertiesMembersAndExactlyOnce(t *testing.T) {
+	const base = "clusters=A,B\nA.bootstrap.servers=a:9092\nB.bootstrap.servers=b:9092\nA->B.enabled=true\n"
+	flowOf := func(t *testing.T, text string) FlowConfig {
+		t.Helper()
+		p, err := ParseProperties(strings.NewReader(base + text))
+		if err != nil {
+			t.Fatalf("ParseProperties: %v", err)
+		}
+		for _, f := range p.Flows() {
+			if f.Name() == "A->B" {
+				return f
+			}
+		}
+		t.Fatal("no flow A->B")
+		return FlowConfig{}
+	}
+	f := flowOf(t, "tasks.max=12\nB.session.timeout.ms=1500\nB.heartbeat.interval.ms=300\nB.rebalance.timeout.ms=20000\n")
+	if f.Tasks != 12 || f.SessionTimeout != 1500*time.Millisecond || f.HeartbeatInterval != 300*time.Millisecond || f.RebalanceTimeout != 20*time.Second || f.ExactlyOnce {
+		t.Errorf("tasks %d, session %v, heartbeat %v, rebalance %v, exactly once %t; want 12, 1.5s, 300ms, 20s, false",
+			f.Tasks, f.SessionTimeout, f.HeartbeatInterval, f.RebalanceTimeout, f.ExactlyOnce)
+	}
+	f = flowOf(t, "B.exactly.once.source.support=enabled\nA->B.transaction.boundary=interval\nA->B.transaction.boundary.interval.ms=250\n")
+	if !f.ExactlyOnce || f.TransactionBoundary != TransactionBoundaryInterval || f.TransactionInterval != 250*time.Millisecond {
+		t.Errorf("exactly once %t, boundary %v, interval %v; want true, interval, 250ms", f.ExactlyOnce, f.TransactionBoundary, f.TransactionInterval)
+	}
+	if f = flowOf(t, "B.exactly.once.source.support=enabled\nexactly.once.support=required\n"); !f.ExactlyOnce || f.TransactionBoundary != TransactionBoundaryPoll {
+		t.Errorf("exactly once %t, boundary %v; want true, poll", f.ExactlyOnce, f.TransactionBoundary)
+	}
+	if f = flowOf(t, "exactly.once.support=requested\n"); f.ExactlyOnce {
+		t.Error("requested without the target's worker support: want at least once")
+	}
+	for _, tc := range []struct{ text, want string }{
+		{"exactly.once.support=required\n", `exactly.once.support="required": line 5: required, but the target B's workers do not support exactly-once source replication: add B.exactly.once.source.support=enabled`},
+		{"B.exactly.once.source.support=enabled\nA->B.exactly.once.support=required\nA.consumer.isolation.level=read_uncommitted\n", "the source consumer reads read_uncommitted (A.consumer.isolation.level), so aborted source records would be copied: remove it"},
+		{"A->B.transaction.boundary=connector\n", "MirrorSourceConnector does not define transaction boundaries"},
+		{"B.exactly.once.source.support=on\n", `B.exactly.once.source.support="on": line 5: must be disabled, preparing or enabled`},
+		{"A->B.tasks.max=0\n", `A->B.tasks.max="0": line 5: must be a whole number of slots between 1 and 1024`},
+		{"B.session.timeout.ms=-1\n", `B.session.timeout.ms="-1": line 5: must be positive`},
+	} {
+		_, err := ParseProperties(strings.NewReader(base + tc.text))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want it to contain %q", tc.text, err, tc.want)
+		}
 	}
 }

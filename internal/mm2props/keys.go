@@ -29,6 +29,9 @@ var ConnectorKeys = []string{
 	"sync.group.offsets.enabled", "sync.group.offsets.interval.seconds",
 	"emit.heartbeats.enabled", "emit.heartbeats.interval.seconds",
 	"admin.timeout.ms",
+	// Connect keys of MirrorSourceConnector that kmirror maps: the slots of
+	// a flow's members and exactly-once replication (KIP-618).
+	"tasks.max", "exactly.once.support", "transaction.boundary", "transaction.boundary.interval.ms",
 	// kmirror keys (topologies): mirror.FlowConfig.AllowTopicCollisions and
 	// DisableProvenanceHeader.
 	"allow.topic.collisions", "provenance.header.enabled",
@@ -46,7 +49,6 @@ var DeprecatedAliases = map[string]string{
 var connectorNoEffect = map[string]string{
 	"name":                          "kmirror has no Connect connectors",
 	"connector.class":               "kmirror has no Connect connectors",
-	"tasks.max":                     "kmirror replicates every partition of a flow without Connect tasks",
 	"tasks.max.enforce":             "kmirror has no Connect tasks",
 	"config.action.reload":          "kmirror reads the file once at start",
 	"errors.retry.timeout":          "kmirror retries failed requests until they succeed or the flow stops",
@@ -73,15 +75,12 @@ var connectorNoEffect = map[string]string{
 // connectorUnsupported are connector keys whose effect kmirror does not
 // implement; each produces a warning when set to a non-default value.
 var connectorUnsupported = map[string]struct{ def, note string }{
-	"topic.filter.class":               {defaultTopicFilter, "custom topic filters cannot run in kmirror: topics and topics.exclude select topics"},
-	"group.filter.class":               {defaultGroupFilter, "custom group filters cannot run in kmirror: groups and groups.exclude select groups"},
-	"config.property.filter.class":     {defaultConfigPropertyF, "custom config-property filters cannot run in kmirror: config.properties.exclude selects topic configs"},
-	"forwarding.admin.class":           {defaultForwardingAdmin, "a custom ForwardingAdmin cannot run in kmirror: topics, configs and ACLs are changed with the target's admin client"},
-	"transforms":                       {"", "Single Message Transforms cannot run in kmirror: records are copied unchanged"},
-	"predicates":                       {"", "predicates are only used by transforms, which kmirror does not run"},
-	"exactly.once.support":             {"", "kmirror replicates at least once: after a crash, records of at most one offset flush interval are copied again"},
-	"transaction.boundary":             {"", "kmirror does not produce transactionally"},
-	"transaction.boundary.interval.ms": {"", "kmirror does not produce transactionally"},
+	"topic.filter.class":           {defaultTopicFilter, "custom topic filters cannot run in kmirror: topics and topics.exclude select topics"},
+	"group.filter.class":           {defaultGroupFilter, "custom group filters cannot run in kmirror: groups and groups.exclude select groups"},
+	"config.property.filter.class": {defaultConfigPropertyF, "custom config-property filters cannot run in kmirror: config.properties.exclude selects topic configs"},
+	"forwarding.admin.class":       {defaultForwardingAdmin, "a custom ForwardingAdmin cannot run in kmirror: topics, configs and ACLs are changed with the target's admin client"},
+	"transforms":                   {"", "Single Message Transforms cannot run in kmirror: records are copied unchanged"},
+	"predicates":                   {"", "predicates are only used by transforms, which kmirror does not run"},
 }
 
 // workerPrefixes are the top-level key prefixes MM2 copies into every
@@ -102,9 +101,6 @@ var workerNoEffect = map[string]string{
 	"group.id":                                "kmirror has no Connect worker group",
 	"connector.client.config.override.policy": "kmirror has no Connect client override policy",
 	"scheduled.rebalance.max.delay.ms":        "kmirror has no Connect worker group",
-	"session.timeout.ms":                      "kmirror has no Connect worker group",
-	"heartbeat.interval.ms":                   "kmirror has no Connect worker group",
-	"rebalance.timeout.ms":                    "kmirror has no Connect worker group",
 	"worker.sync.timeout.ms":                  "kmirror has no Connect worker group",
 	"worker.unsync.backoff.ms":                "kmirror has no Connect worker group",
 	"task.shutdown.graceful.timeout.ms":       "kmirror stops flows when its context is cancelled",
@@ -123,12 +119,15 @@ var workerNoEffect = map[string]string{
 var workerMapped = map[string]bool{
 	"offset.flush.interval.ms":          true,
 	"offset.storage.replication.factor": true,
+	"exactly.once.source.support":       true,
+	"session.timeout.ms":                true,
+	"heartbeat.interval.ms":             true,
+	"rebalance.timeout.ms":              true,
 }
 
 // workerUnsupported are worker keys kmirror warns about.
 var workerUnsupported = map[string]string{
-	"offset.storage.topic":        "kmirror keeps resume points in mm2-offsets.<source>.internal",
-	"exactly.once.source.support": "kmirror replicates at least once (no exactly-once source support)",
+	"offset.storage.topic": "kmirror keeps resume points in mm2-offsets.<source>.internal",
 }
 
 // topNoEffect are top-level dedicated-mode keys without effect.

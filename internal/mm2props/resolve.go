@@ -605,7 +605,9 @@ func (r *resolver) classifyTop(s Setting) {
 	case k == "client.id":
 		r.warn(k, s.Line, "ignored by MM2 at top level: set <alias>.client.id")
 	case k == "exactly.once.source.support":
-		r.warn(k, s.Line, "ignored by MM2 at top level (set per target cluster), and not supported by kmirror, which replicates at least once")
+		r.warn(k, s.Line, fmt.Sprintf("ignored by MM2 at top level (a worker setting, read per target cluster), and by kmirror too: set <target>.exactly.once.source.support=enabled, e.g. %s.exactly.once.source.support=enabled", r.cfg.Aliases[len(r.cfg.Aliases)-1]))
+	case k == "session.timeout.ms" || k == "heartbeat.interval.ms" || k == "rebalance.timeout.ms":
+		r.warn(k, s.Line, fmt.Sprintf("ignored by MM2 at top level (a worker setting, read per target cluster), and by kmirror too: set <target>.%s, e.g. %s.%s", k, r.cfg.Aliases[len(r.cfg.Aliases)-1], k))
 	case strings.HasPrefix(k, "producer.override.") || strings.HasPrefix(k, "consumer.override.") || strings.HasPrefix(k, "admin.override."):
 		r.warn(k, s.Line, "ignored by MM2 at top level (client overrides are connector settings: <source>-><target>.producer.override.*); for the replication producer set <target>.producer.*")
 	case isTopRoleKey(k):

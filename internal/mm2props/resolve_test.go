@@ -353,8 +353,7 @@ source.cluster.alias=site-a
 transforms=x
 topic.filter.class=com.example.Filter
 topic.filter.class.unused=1
-exactly.once.support=required
-primary.exactly.once.source.support=enabled
+exactly.once.source.support=enabled
 key.converter=org.apache.kafka.connect.storage.StringConverter
 `, Options{})
 	for key, substr := range map[string]string{
@@ -371,8 +370,7 @@ key.converter=org.apache.kafka.connect.storage.StringConverter
 		"source.cluster.alias":                         "overriding the source alias used in topic names",
 		"transforms":                                   "Single Message Transforms cannot run in kmirror",
 		"topic.filter.class":                           "custom topic filters cannot run in kmirror",
-		"exactly.once.support":                         "at least once",
-		"primary.exactly.once.source.support":          "at least once",
+		"exactly.once.source.support":                  "set <target>.exactly.once.source.support=enabled, e.g. secondary.exactly.once.source.support=enabled",
 		"key.converter":                                "kmirror copies records unchanged",
 	} {
 		if !hasWarning(c, key, substr) {
