@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/plugin/kslog"
 
+	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/policy"
 )
 
@@ -437,7 +438,11 @@ func (f *flow) ensureInternalTopics(ctx context.Context) error {
 	if f.cfg.OffsetSyncsTopicLocationTarget {
 		adm, alias = f.dstAdm, f.dst.Alias
 	}
-	return createCompacted(ctx, adm, alias, f.offsetSyncsTopic, 1, f.cfg.OffsetSyncsTopicReplicationFactor)
+	if err := createCompacted(ctx, adm, alias, f.offsetSyncsTopic, 1, f.cfg.OffsetSyncsTopicReplicationFactor); err != nil {
+		return err
+	}
+	// [exact translation hook] kmirror's offset-runs topic, beside the offset syncs.
+	return createCompacted(ctx, adm, alias, checkpoint.OffsetRunsTopic(f.offsetSyncsTopic), 1, f.cfg.OffsetSyncsTopicReplicationFactor)
 }
 
 // createCompacted creates a compacted internal topic, as MM2's
@@ -712,14 +717,21 @@ func (f *flow) sendSyncs(promote bool) {
 	}
 	for _, p := range *f.parts.Load() {
 		p.mu.Lock()
+		var runs []checkpoint.OffsetRun
 		if promote {
-			p.sw.promote()
+			p.sw.promote(p.idleUp())
+			runs = p.sw.takeRuns() // [exact translation hook] offset runs at each flush
 		}
 		due := p.sw.take()
 		p.mu.Unlock()
 		for _, s := range due {
 			if err := f.produceSync(p.topic, p.partition, s[0], s[1]); err != nil {
 				f.log.Warn("encoding offset sync", "err", err)
+			}
+		}
+		for _, r := range runs { // [exact translation hook]
+			if err := f.produceRun(p.topic, p.partition, r); err != nil {
+				f.log.Warn("encoding offset run", "err", err)
 			}
 		}
 	}

@@ -278,6 +278,28 @@ func (f *flow) status() FlowStatus {
 // produceSync writes one offset sync (docs/mm2-compat.md §2.4) to partition 0
 // of the offset-syncs topic. Send failures are logged; a later sync
 // supersedes it.
+// produceRun writes offset run r of source partition (topic, partition) to
+// the offset-runs topic, partition 0. [exact translation hook]
+func (f *flow) produceRun(topic string, partition int32, r checkpoint.OffsetRun) error {
+	r.Topic, r.Partition = topic, partition
+	k, err := r.Key()
+	if err != nil {
+		return err
+	}
+	v, err := r.Value()
+	if err != nil {
+		return err
+	}
+	f.syncCl.Produce(context.Background(), &kgo.Record{Topic: checkpoint.OffsetRunsTopic(f.offsetSyncsTopic), Partition: 0, Key: k, Value: v},
+		func(_ *kgo.Record, err error) {
+			if err != nil {
+				f.log.Warn("offset run not written", "topic", topic, "partition", partition, "err", err)
+				f.metrics.offsetSyncError(f)
+			}
+		})
+	return nil
+}
+
 func (f *flow) produceSync(topic string, partition int32, up, down int64) error {
 	s := checkpoint.OffsetSync{Topic: topic, Partition: partition, UpstreamOffset: up, DownstreamOffset: down}
 	k, err := s.Key()

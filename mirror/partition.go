@@ -46,8 +46,12 @@ type partState struct {
 }
 
 func newPartState(f *flow, topic, remote string, partition int32, committed int64) *partState {
+	f.mu.Lock()
+	id := f.topicIDs[topic] // [exact translation hook] the source topic's incarnation for offset runs
+	f.mu.Unlock()
 	p := &partState{f: f, topic: topic, remote: remote, partition: partition,
-		next: -1, acked: committed, ackedDown: -1, committed: committed, hw: -1, polledTo: -1, sw: newSyncWriter()}
+		next: -1, acked: committed, ackedDown: -1, committed: committed, hw: -1, polledTo: -1,
+		sw: newSyncWriter(committed < 0, id)}
 	if committed >= 0 {
 		p.next = committed + 1
 	}
@@ -97,6 +101,15 @@ func (p *partState) onAck(r *kgo.Record, err error) {
 	if due {
 		p.f.wakeSyncer()
 	}
+}
+
+// idleUp returns the polled position when nothing is in flight, else -1
+// (the offset-run writer's idle position). Callers hold p.mu.
+func (p *partState) idleUp() int64 {
+	if p.err != nil || p.head != len(p.queue) {
+		return -1
+	}
+	return p.polledTo
 }
 
 // snapshot returns the status of the partition.
