@@ -25,10 +25,13 @@ const (
 )
 
 // DefaultRunsPerSession is the number of offset runs a [RunStore] keeps per
-// replication session by default ([WithRunsPerSession]); older runs of a
-// long session are dropped, and group offsets in the dropped part are then
-// translated from the offset syncs (safe, not exact).
-const DefaultRunsPerSession = 4096
+// replication session by default ([WithRunsPerSession]): 1024 runs of 40
+// bytes, allocated as runs arrive. A session has one run per upstream gap
+// (transaction marker, compaction hole), so this covers the last 1024
+// transactions of a transactional topic, and any number of records of a
+// topic without gaps. Group offsets in the dropped part are translated
+// from the offset syncs (safe, not exact).
+const DefaultRunsPerSession = 1024
 
 // maxSessions and maxIncarnations bound the sessions kept per source
 // topic incarnation and the incarnations kept per partition; the oldest
@@ -108,6 +111,8 @@ type runSession struct {
 	id                 uint64
 	fresh              bool
 	startUp, startDown int64
+	readFrom           int64 // the session passed [readFrom, frontUp]
+	committed          int64 // highest resume point its runs report, -1 none
 	runs               []segment // sorted by firstDown (and so by firstUp)
 	endUp              int64     // -1, or the position read when idle after the last run
 }
@@ -152,7 +157,7 @@ func (s *RunStore) Add(r OffsetRun) {
 		}
 	}
 	if sess == nil {
-		sess = &runSession{id: r.Session, fresh: r.Fresh, startUp: r.SessionUpstreamOffset,
+		sess = &runSession{id: r.Session, fresh: r.Fresh, startUp: r.SessionUpstreamOffset, readFrom: r.ReadFrom, committed: -1,
 			startDown: r.SessionOffset, endUp: -1}
 		if r.Fresh {
 			// A fresh session starts the incarnation on the target:
@@ -180,6 +185,7 @@ func (s *RunStore) Add(r OffsetRun) {
 			p.incs = p.incs[len(p.incs)-maxIncarnations:]
 		}
 	}
+	sess.committed = max(sess.committed, r.Committed)
 	sess.add(segment{prevUp: r.PrevUpstreamOffset, prevDown: r.PrevOffset, firstUp: r.FirstUpstreamOffset,
 		firstDown: r.FirstOffset, count: r.Count}, r.EndUpstreamOffset, s.runsPerSession)
 }
@@ -308,8 +314,10 @@ func (p *runPart) pick(topicID [16]byte) (*incarnation, bool) {
 // unrecorded tail unless newer sessions provably copied it again. The
 // answer is the minimum; it is exact when a contribution reaching it is.
 // Target offsets below the oldest known session (history from before
-// kmirror wrote runs, or sessions dropped from memory) are bounded with the
-// offset syncs there.
+// kmirror wrote runs, sessions dropped from memory, a session that
+// stopped before it wrote a run) are bounded with the offset syncs there.
+// A contribution is not exact when the target offsets after its session
+// have a gap a session unknown to the runs may have written.
 func (t Translator) exact(topic string, partition int32, p *runPart, topicID [16]byte, g int64) Translation {
 	inc, ok := p.pick(topicID)
 	if !ok {
@@ -331,15 +339,27 @@ func (t Translator) exact(topic string, partition int32, p *runPart, topicID [16
 			exact, reason = true, ""
 		}
 	}
+	// A session that stopped before it wrote any run may have copied, in
+	// the target offsets between two known sessions, records that older
+	// sessions copied before: their copies of records it may have passed
+	// (after the last resume point the session before the gap reported:
+	// resume points never go back) are then not provably the last.
+	taintFrom := int64(math.MaxInt64)
 	for i := len(ss) - 1; i >= 0; i-- {
 		x := ss[i]
 		newer := ss[i+1:]
+		if len(newer) > 0 && newer[0].startDown != x.lastDown()+1 {
+			taintFrom = min(taintFrom, max(x.readFrom, x.committed+1))
+		}
 		s := firstUncovered(g, newer)
-		if c, ex, why, has := t.contribution(topic, partition, x, s, newer); has {
+		if c, ex, why, rec, has := t.contribution(topic, partition, x, s, newer); has {
+			if ex && rec >= taintFrom {
+				ex, why = false, ReasonNotExact
+			}
 			offer(c, ex, why)
 		}
 	}
-	if first := ss[0]; !first.fresh && floor < first.startDown {
+	if first := ss[0]; floor < first.startDown {
 		// Target offsets [floor, first.startDown): copies made before the
 		// oldest known session, known only through offset syncs.
 		s := firstUncovered(g, ss)
@@ -361,12 +381,12 @@ func (t Translator) exact(topic string, partition int32, p *runPart, topicID [16
 }
 
 // firstUncovered returns the first offset >= g outside every session's
-// passed range [startUp, frontUp].
+// passed range [readFrom, frontUp].
 func firstUncovered(g int64, sessions []*runSession) int64 {
 	for changed := true; changed; {
 		changed = false
 		for _, x := range sessions {
-			if x.startUp <= g && g <= x.frontUp() {
+			if x.readFrom <= g && g <= x.frontUp() {
 				g = x.frontUp() + 1
 				changed = true
 			}
@@ -380,16 +400,16 @@ func firstUncovered(g int64, sessions []*runSession) int64 {
 // record (no newer session passed it), or a lower bound of it
 // (exact=false), and has=false when x holds no such copy. newer are the
 // sessions after x, oldest first.
-func (t Translator) contribution(topic string, partition int32, x *runSession, s int64, newer []*runSession) (c int64, exact bool, why string, has bool) {
+func (t Translator) contribution(topic string, partition int32, x *runSession, s int64, newer []*runSession) (c int64, exact bool, why string, rec int64, has bool) {
 	for {
-		var rec int64 // source offset of the copy at c when exact, -1 when none
+		// rec: source offset of the copy at c when exact, -1 when none
 		c, exact, why, has, rec = t.firstCopy(topic, partition, x, s, newer)
 		if !has || !exact || rec < 0 {
-			return c, exact, why, has
+			return c, exact, why, rec, has
 		}
 		next := firstUncovered(rec, newer)
 		if next == rec {
-			return c, exact, why, has
+			return c, exact, why, rec, has
 		}
 		s = next // that copy was made again by a newer session
 	}
@@ -491,35 +511,42 @@ func copiedAgain(front, m int64, sessions []*runSession) bool {
 	return false
 }
 
-// prefix bounds, with the offset syncs there, the copies in target offsets
-// [floor, first.startDown) (made before the oldest known session first) of
-// records at or after s. has is false when that range holds no last copy
-// of such a record; ok is false when nothing can be said (no answer).
-// Without any sync in the range, it is taken to hold no such copy when s
-// is at or after first's first record: history the runs no longer
-// describe is older than the sessions they do.
+// prefix bounds the copies in target offsets [floor, first.startDown),
+// made before the oldest known session first (replication before offset
+// runs were written, sessions dropped from memory, a session that stopped
+// before it wrote any run), of records at or after s. has is false when
+// that range holds no last copy of such a record; ok is false when nothing
+// can be said (no answer).
+//
+// Records before first.readFrom have their last copies there: MM2's rule
+// on the offset syncs of the range gives a safe offset. Records from
+// first.readFrom on were copied there at most once per target offset after
+// the newest sync of such an older record (all of the range when first is
+// fresh: it read from the log start); they are copied again by the known
+// sessions once these passed as many records.
 func (t Translator) prefix(topic string, partition int32, s, floor int64, first *runSession, sessions []*runSession) (c int64, has, ok bool) {
-	if t.Syncs == nil {
-		return 0, false, s >= first.startUp
-	}
-	pu, pd, any := t.Syncs.newestWithin(topic, partition, math.MaxInt64, floor, first.startDown)
-	if !any {
-		return 0, false, s >= first.startUp
-	}
-	if s > pu {
-		// Only the copies after the newest sync of the range can be of
-		// records >= s: up to first.startDown-pd-1 of them.
-		if copiedAgain(pu, first.startDown-pd-1, sessions) {
-			return 0, false, true
+	x, hi := first.readFrom-1, first.startDown
+	if s <= x {
+		if t.Syncs == nil {
+			return 0, false, false
 		}
-		return pd + 1, true, true
+		u, d, found := t.Syncs.newestWithin(topic, partition, s, floor, hi)
+		if !found {
+			return 0, false, false
+		}
+		if u == s {
+			return d, true, true
+		}
+		return d + 1, true, true
 	}
-	u, d, found := t.Syncs.newestWithin(topic, partition, s, floor, first.startDown)
-	if !found {
-		return 0, false, false
+	lo := floor
+	if x >= 0 && t.Syncs != nil {
+		if _, d, found := t.Syncs.newestWithin(topic, partition, x, floor, hi); found {
+			lo = d + 1
+		}
 	}
-	if u == s {
-		return d, true, true
+	if copiedAgain(x, hi-lo, sessions) {
+		return 0, false, true
 	}
-	return d + 1, true, true
+	return lo, true, true
 }

@@ -25,6 +25,8 @@ const (
 	fieldFirstDown   = "firstOffset"
 	fieldCount       = "count"
 	fieldEndUp       = "endUpstreamOffset"
+	fieldReadFrom    = "readFromUpstreamOffset"
+	fieldCommitted   = "committedUpstreamOffset"
 )
 
 // runFlagFresh marks a session that started with no resume point: the
@@ -56,16 +58,25 @@ const runFlagFresh = 1
 // PrevUpstreamOffset and PrevOffset are -1 when the run is the first of its
 // session or follows a target offset the session did not write (a gap in
 // the target partition). SessionUpstreamOffset and SessionOffset name the
-// session's first record; Fresh says the session started with no resume
-// point (nothing of this source-topic incarnation was on the target
-// before). TopicID is the source topic's ID (the incarnation; all zero if
+// session's first record. ReadFrom is the source offset the session
+// started reading at (its resume point plus one; 0 when Fresh): it passed
+// every source offset from there on, so copies made by earlier sessions of
+// records it passed are no longer last copies. Fresh says the session
+// started with no resume point (the first replication of this source-topic
+// incarnation, or one after a crash before any resume point was stored).
+// Committed is the resume point the session had stored when it wrote the
+// record (-1 none): a later session reads from after it at the earliest.
+// TopicID is the source topic's ID (the incarnation; all zero if
 // unknown). EndUpstreamOffset, when not -1, is the source position the
 // session had read when it wrote the record while nothing was in flight:
 // the source offsets after the run up to it held nothing to copy.
 //
 // Records are written to partition 0 as a session goes: the same run is
-// written again as it grows, keyed by (Topic, Partition, Session), so that
-// a compacted topic keeps the newest run of every session.
+// written again as it grows, keyed by (Topic, Partition, Session,
+// FirstOffset), so that compaction keeps the longest version of every run
+// (the topic is created with cleanup.policy=compact,delete: runs older than
+// its retention are deleted, and group offsets that old are translated
+// from the offset syncs).
 type OffsetRun struct {
 	Topic     string
 	Partition int32
@@ -78,6 +89,8 @@ type OffsetRun struct {
 	FirstUpstreamOffset, FirstOffset     int64
 	Count                                int64
 	EndUpstreamOffset                    int64
+	ReadFrom                             int64
+	Committed                            int64
 }
 
 // LastUpstreamOffset returns the source offset of the run's last record.
@@ -105,6 +118,11 @@ func (r OffsetRun) validate() error {
 			r.Topic, r.Partition, r.PrevUpstreamOffset, r.PrevOffset, r.FirstUpstreamOffset, r.FirstOffset)
 	case r.FirstUpstreamOffset > (1<<63-1)-r.Count || r.FirstOffset > (1<<63-1)-r.Count:
 		return fmt.Errorf("%w: offset run %s-%d of %d records overflows int64", ErrMalformed, r.Topic, r.Partition, r.Count)
+	case r.Committed < -1:
+		return fmt.Errorf("%w: offset run %s-%d: resume point %d", ErrNegativeOffset, r.Topic, r.Partition, r.Committed)
+	case r.ReadFrom < 0 || r.ReadFrom > r.SessionUpstreamOffset:
+		return fmt.Errorf("%w: offset run %s-%d: session read from %d, after its first record %d", ErrMalformed,
+			r.Topic, r.Partition, r.ReadFrom, r.SessionUpstreamOffset)
 	case r.EndUpstreamOffset >= 0 && r.EndUpstreamOffset <= r.LastUpstreamOffset():
 		return fmt.Errorf("%w: offset run %s-%d: end position %d is not after its last record %d", ErrMalformed,
 			r.Topic, r.Partition, r.EndUpstreamOffset, r.LastUpstreamOffset())
@@ -113,32 +131,33 @@ func (r OffsetRun) validate() error {
 }
 
 // Key returns the record key: INT16 version, STRING topic, INT32 partition,
-// INT64 session. It fails on a negative partition or a topic longer than
-// 32767 bytes.
+// INT64 session, INT64 FirstOffset. It fails on a negative partition or a
+// topic longer than 32767 bytes.
 func (r OffsetRun) Key() ([]byte, error) {
 	if r.Partition < 0 {
 		return nil, fmt.Errorf("%w: %d (offset run for topic %q)", ErrNegativePartition, r.Partition, r.Topic)
 	}
-	b := make([]byte, 0, 2+wire.StringSize(r.Topic)+4+8)
+	b := make([]byte, 0, 2+wire.StringSize(r.Topic)+4+8+8)
 	b = wire.AppendInt16(b, RunRecordVersion)
 	b, err := wire.AppendString(b, fieldTopic, r.Topic)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: offset run key: %w", err)
 	}
 	b = wire.AppendInt32(b, r.Partition)
-	return wire.AppendInt64(b, int64(r.Session)), nil
+	b = wire.AppendInt64(b, int64(r.Session))
+	return wire.AppendInt64(b, r.FirstOffset), nil
 }
 
 // Value returns the record value: INT16 version, 16 bytes topic ID, INT8
 // flags (bit 0: Fresh), then INT64 SessionUpstreamOffset, SessionOffset,
 // PrevUpstreamOffset, PrevOffset, FirstUpstreamOffset, FirstOffset, Count
-// and EndUpstreamOffset (83 bytes). It fails, naming the bad values, when
+// EndUpstreamOffset, ReadFrom and Committed (99 bytes). It fails, naming the bad values, when
 // the run breaks the rules documented on [OffsetRun].
 func (r OffsetRun) Value() ([]byte, error) {
 	if err := r.validate(); err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, 2+16+1+8*8)
+	b := make([]byte, 0, 2+16+1+10*8)
 	b = wire.AppendInt16(b, RunRecordVersion)
 	b = append(b, r.TopicID[:]...)
 	var flags byte
@@ -147,7 +166,7 @@ func (r OffsetRun) Value() ([]byte, error) {
 	}
 	b = append(b, flags)
 	for _, v := range []int64{r.SessionUpstreamOffset, r.SessionOffset, r.PrevUpstreamOffset, r.PrevOffset,
-		r.FirstUpstreamOffset, r.FirstOffset, r.Count, r.EndUpstreamOffset} {
+		r.FirstUpstreamOffset, r.FirstOffset, r.Count, r.EndUpstreamOffset, r.ReadFrom, r.Committed} {
 		b = wire.AppendInt64(b, v)
 	}
 	return b, nil
@@ -170,11 +189,12 @@ func DecodeOffsetRun(key, value []byte) (OffsetRun, error) {
 	kr.Int16(fieldVersion)
 	r := OffsetRun{Topic: kr.String(fieldTopic), Partition: kr.Int32(fieldPartition)}
 	r.Session = uint64(kr.Int64(fieldSession))
+	kr.Int64(fieldFirstDown) // repeated in the value
 	if err := kr.Err(); err != nil {
 		return OffsetRun{}, fmt.Errorf("%w: offset run key: %w", ErrMalformed, err)
 	}
 	if len(value) < 2+16+1 {
-		return OffsetRun{}, fmt.Errorf("%w: offset run value of %d bytes, want at least 83", ErrMalformed, len(value))
+		return OffsetRun{}, fmt.Errorf("%w: offset run value of %d bytes, want at least 99", ErrMalformed, len(value))
 	}
 	copy(r.TopicID[:], value[2:18])
 	r.Fresh = value[18]&runFlagFresh != 0
@@ -187,6 +207,8 @@ func DecodeOffsetRun(key, value []byte) (OffsetRun, error) {
 	r.FirstOffset = vr.Int64(fieldFirstDown)
 	r.Count = vr.Int64(fieldCount)
 	r.EndUpstreamOffset = vr.Int64(fieldEndUp)
+	r.ReadFrom = vr.Int64(fieldReadFrom)
+	r.Committed = vr.Int64(fieldCommitted)
 	if err := vr.Err(); err != nil {
 		return OffsetRun{}, fmt.Errorf("%w: offset run value: %w", ErrMalformed, err)
 	}

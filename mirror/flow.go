@@ -717,11 +717,10 @@ func (f *flow) sendSyncs(promote bool) {
 	}
 	for _, p := range *f.parts.Load() {
 		p.mu.Lock()
-		var runs []checkpoint.OffsetRun
 		if promote {
-			p.sw.promote(p.idleUp())
-			runs = p.sw.takeRuns() // [exact translation hook] offset runs at each flush
+			p.sw.promote(p.idleUp(), p.committed)
 		}
+		runs := p.sw.takeRuns(promote) // [exact translation hook] offset runs: all at a flush, a new session's first at once
 		due := p.sw.take()
 		p.mu.Unlock()
 		for _, s := range due {

@@ -16,11 +16,16 @@ import (
 // The engine calls, for one source partition:
 //   - ack(u, d, lagMax) for every record the target acknowledged, in
 //     produce order (kgo's promise order per partition); a true result
-//     means a sync is due now: call take() soon;
-//   - promote(idle) at every offset flush, idle being the partition's
-//     polled position (next source offset to read, past transaction
-//     markers) when nothing is in flight, else -1; then take() and
-//     takeRuns(), and produce what they return;
+//     means a sync or run is due now: call take() and takeRuns(false)
+//     soon and produce what they return (a new replication session
+//     announces itself at once, so that the emitter knows of it even if it
+//     stops before its first flush);
+//   - promote(idle, committed) at every offset flush, after the resume
+//     points were stored: idle is the partition's polled position (next
+//     source offset to read, past transaction markers) when nothing is in
+//     flight, else -1; committed is the partition's stored resume point
+//     (-1 none); then take() and takeRuns(true), and produce what they
+//     return;
 //   - marker() after each transaction the engine committed on the target
 //     (exactly-once mode): the next target offset is that transaction's
 //     marker, not a gap;
@@ -44,19 +49,20 @@ type syncWriter struct {
 	runs runWriter
 }
 
-// newSyncWriter returns a writer whose first replication session is fresh
-// (the partition had no resume point: nothing of this source-topic
-// incarnation is on the target yet) or not, for the source topic with ID
-// topicID (all zero when unknown).
-func newSyncWriter(fresh bool, topicID [16]byte) syncWriter {
-	return syncWriter{prevUp: -1, prevDown: -1, lastSyncDown: -1, runs: newRunWriter(fresh, topicID)}
+// newSyncWriter returns the writer of a partition whose replication
+// resumes after resume point committed (the last source offset stored as
+// replicated), or, with committed < 0, starts fresh at the log start
+// (nothing of this source-topic incarnation is on the target yet), for the
+// source topic with ID topicID (all zero when unknown).
+func newSyncWriter(committed int64, topicID [16]byte) syncWriter {
+	return syncWriter{prevUp: -1, prevDown: -1, lastSyncDown: -1, runs: newRunWriter(committed, topicID)}
 }
 
 // ack records that upstream offset u was written at downstream offset d and
 // reports whether a sync is due now. lagMax is offset.lag.max (0: every
 // record).
 func (w *syncWriter) ack(u, d, lagMax int64) bool {
-	w.runs.ack(u, d)
+	announce := w.runs.ack(u, d)
 	now := w.lastSyncDown == -1 || // first record of this run
 		d-(w.lastSyncDown+1) >= lagMax || // a caught-up group would lag by lagMax
 		u-w.prevUp != 1 || // gap or rewind upstream (compaction, markers, restart)
@@ -69,7 +75,7 @@ func (w *syncWriter) ack(u, d, lagMax int64) bool {
 		return true
 	}
 	w.delayed, w.delayedUp, w.delayedDown = true, u, d
-	return false
+	return announce
 }
 
 // maxDue bounds the syncs queued per partition between two sends.
@@ -84,14 +90,15 @@ func (w *syncWriter) queue(u, d int64) {
 }
 
 // promote queues the delayed position (MM2's commit()) and records idle,
-// the partition's polled position when nothing is in flight (-1 otherwise).
-func (w *syncWriter) promote(idle int64) {
+// the partition's polled position when nothing is in flight (-1
+// otherwise), and committed, its stored resume point (-1 none).
+func (w *syncWriter) promote(idle, committed int64) {
 	if w.delayed {
 		w.delayed = false
 		w.lastSyncDown = w.delayedDown
 		w.queue(w.delayedUp, w.delayedDown)
 	}
-	w.runs.idle(idle)
+	w.runs.idle(idle, committed)
 }
 
 // take returns the due syncs in order and clears them.
@@ -101,9 +108,11 @@ func (w *syncWriter) take() [][2]int64 {
 	return due
 }
 
-// takeRuns returns the offset runs to write, in order, and clears them.
-// Their Topic and Partition are left for the caller to fill.
-func (w *syncWriter) takeRuns() []checkpoint.OffsetRun { return w.runs.take() }
+// takeRuns returns the offset runs to write, in order, and clears them:
+// with all (at an offset flush) every run that changed, else only the
+// first run of a new session. Their Topic and Partition are left for the
+// caller to fill.
+func (w *syncWriter) takeRuns(all bool) []checkpoint.OffsetRun { return w.runs.take(all) }
 
 // marker records that the engine committed a transaction on the target:
 // its marker takes the next target offset.
@@ -128,6 +137,8 @@ const maxRunsDue = 4096
 type runWriter struct {
 	session  uint64
 	fresh    bool
+	readFrom int64 // source offset the session started reading at
+	commit   int64 // stored resume point, -1 none
 	topicID  [16]byte
 	pending  bool // a new incarnation starts at the next upstream rewind
 	pendID   [16]byte
@@ -140,19 +151,21 @@ type runWriter struct {
 	lastDown int64
 	markers  int64 // own transaction markers expected before the next record
 	endUp    int64 // idle position after lastUp, -1 unknown
+	announce bool  // the session's first run is not written yet
 	done     []checkpoint.OffsetRun
 }
 
-func newRunWriter(fresh bool, topicID [16]byte) runWriter {
-	return runWriter{session: rand.Uint64(), fresh: fresh, topicID: topicID, lastUp: -1, lastDown: -1, endUp: -1}
+func newRunWriter(committed int64, topicID [16]byte) runWriter {
+	return runWriter{session: rand.Uint64(), fresh: committed < 0, readFrom: max(committed+1, 0), commit: max(committed, -1),
+		topicID: topicID, lastUp: -1, lastDown: -1, endUp: -1}
 }
 
 // newSession closes the current run and starts a new session at the next
-// acknowledgement.
-func (w *runWriter) newSession(fresh bool) {
+// acknowledgement, reading from readFrom (-1: from that record).
+func (w *runWriter) newSession(fresh bool, readFrom int64) {
 	w.close()
-	w.session, w.fresh, w.started = rand.Uint64(), fresh, false
-	w.markers, w.endUp = 0, -1
+	w.session, w.fresh, w.readFrom, w.started = rand.Uint64(), fresh, readFrom, false
+	w.markers, w.endUp, w.announce = 0, -1, false
 }
 
 // close moves the current run to the runs to write, if it changed.
@@ -167,18 +180,23 @@ func (w *runWriter) close() {
 	w.cur, w.curDirty = checkpoint.OffsetRun{}, false
 }
 
-func (w *runWriter) ack(u, d int64) {
+// ack records the acknowledgement of u at d; it reports whether it started
+// a session (whose first run is due at once).
+func (w *runWriter) ack(u, d int64) bool {
 	switch {
 	case w.pending && (w.lastUp < 0 || u <= w.lastUp):
-		w.pending, w.topicID = false, w.pendID
-		w.newSession(true)
+		w.pending, w.topicID, w.commit = false, w.pendID, -1
+		w.newSession(true, 0) // the new topic is read from its log start
 	case w.started && (u <= w.lastUp || d <= w.lastDown):
-		w.newSession(false) // replay after a restart, truncation, re-created target
+		w.newSession(false, -1) // replay after a truncation, re-created target
 	}
 	link := w.started && u > w.lastUp && d > w.lastDown && d <= w.lastDown+1+w.markers
 	switch {
 	case !w.started:
-		w.started, w.sessUp, w.sessDown = true, u, d
+		w.started, w.sessUp, w.sessDown, w.announce = true, u, d, true
+		if w.readFrom < 0 || w.readFrom > u {
+			w.readFrom = u
+		}
 		w.start(-1, -1, u, d)
 	case link && u == w.lastUp+1 && d == w.lastDown+1:
 		w.cur.Count++
@@ -191,20 +209,29 @@ func (w *runWriter) ack(u, d int64) {
 	}
 	w.curDirty = true
 	w.lastUp, w.lastDown, w.markers, w.endUp = u, d, 0, -1
+	return w.announce
 }
 
 func (w *runWriter) start(prevUp, prevDown, u, d int64) {
 	w.cur = checkpoint.OffsetRun{Session: w.session, TopicID: w.topicID, Fresh: w.fresh,
 		SessionUpstreamOffset: w.sessUp, SessionOffset: w.sessDown,
 		PrevUpstreamOffset: prevUp, PrevOffset: prevDown, FirstUpstreamOffset: u, FirstOffset: d, Count: 1,
-		EndUpstreamOffset: -1}
+		EndUpstreamOffset: -1, ReadFrom: w.readFrom, Committed: w.commit}
 }
 
 // idle records the polled position p when nothing is in flight (-1: some
-// record is); it is written with the current run.
-func (w *runWriter) idle(p int64) {
+// record is) and the stored resume point committed; both are written with
+// the current run.
+func (w *runWriter) idle(p, committed int64) {
 	if p > w.lastUp+1 && w.started && p != w.endUp {
 		w.endUp, w.curDirty = p, true
+	}
+	if committed > w.commit {
+		w.commit = committed
+		w.cur.Committed = committed
+		if w.cur.Count > 0 {
+			w.curDirty = true
+		}
 	}
 }
 
@@ -216,9 +243,29 @@ func (w *runWriter) marker() { w.markers++ }
 // the old session.
 func (w *runWriter) reincarnate(id [16]byte) { w.pending, w.pendID = true, id }
 
-// take returns the completed runs and the current run if it changed, in
-// order, and clears them.
-func (w *runWriter) take() []checkpoint.OffsetRun {
+// take returns, with all, the completed runs and the current run if it
+// changed, in order, and clears them; without, only a session's first run
+// not written yet.
+func (w *runWriter) take(all bool) []checkpoint.OffsetRun {
+	if !all {
+		if !w.announce {
+			return nil
+		}
+		w.announce = false
+		if len(w.done) > 0 { // the previous session's last runs go first
+			out := w.done
+			w.done = nil
+			r := w.cur
+			r.EndUpstreamOffset = w.endUp
+			w.curDirty = false
+			return append(out, r)
+		}
+		r := w.cur
+		r.EndUpstreamOffset = w.endUp
+		w.curDirty = false
+		return []checkpoint.OffsetRun{r}
+	}
+	w.announce = false
 	out := w.done
 	w.done = nil
 	if w.cur.Count > 0 && w.curDirty {

@@ -51,7 +51,7 @@ func newPartState(f *flow, topic, remote string, partition int32, committed int6
 	f.mu.Unlock()
 	p := &partState{f: f, topic: topic, remote: remote, partition: partition,
 		next: -1, acked: committed, ackedDown: -1, committed: committed, hw: -1, polledTo: -1,
-		sw: newSyncWriter(committed < 0, id)}
+		sw: newSyncWriter(committed, id)}
 	if committed >= 0 {
 		p.next = committed + 1
 	}
