@@ -369,9 +369,9 @@ type partEntry struct {
 	topicID       [16]byte // the source topic's ID at the fetch, zero unknown
 	translated    int64    // translation of srcOffset, -1 none
 	exact         bool     // translated is exact
-	reason        string // why there is no translation
-	exactReason   string // why the translation is not exact
-	targetOffset  int64 // target group offset last seen/committed, -1 unknown
+	reason        string   // why there is no translation
+	exactReason   string   // why the translation is not exact
+	targetOffset  int64    // target group offset last seen/committed, -1 unknown
 	syncReason    string
 }
 

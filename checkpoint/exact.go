@@ -111,8 +111,8 @@ type runSession struct {
 	id                 uint64
 	fresh              bool
 	startUp, startDown int64
-	readFrom           int64 // the session passed [readFrom, frontUp]
-	committed          int64 // highest resume point its runs report, -1 none
+	readFrom           int64     // the session passed [readFrom, frontUp]
+	committed          int64     // highest resume point its runs report, -1 none
 	runs               []segment // sorted by firstDown (and so by firstUp)
 	endUp              int64     // -1, or the position read when idle after the last run
 }

@@ -40,13 +40,13 @@ type simCopy struct {
 }
 
 type simSession struct {
-	inc          int   // incarnation of the source topic
-	readFrom     int64 // first source offset it read
-	firstCopied  int64 // source offset of its first copy, -1 none
-	lastCopied   int64 // of its last copy, -1 none
-	knownFront   int64 // source offset of its last copy its runs describe, -1 none
-	knownPos     int64 // target offset of that copy
-	startPos     int64 // target end when it started
+	inc         int   // incarnation of the source topic
+	readFrom    int64 // first source offset it read
+	firstCopied int64 // source offset of its first copy, -1 none
+	lastCopied  int64 // of its last copy, -1 none
+	knownFront  int64 // source offset of its last copy its runs describe, -1 none
+	knownPos    int64 // target offset of that copy
+	startPos    int64 // target end when it started
 }
 
 type simLogRec struct {
