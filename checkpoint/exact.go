@@ -513,17 +513,21 @@ func copiedAgain(front, m int64, sessions []*runSession) bool {
 
 // prefix bounds the copies in target offsets [floor, first.startDown),
 // made before the oldest known session first (replication before offset
-// runs were written, sessions dropped from memory, a session that stopped
-// before it wrote any run), of records at or after s. has is false when
-// that range holds no last copy of such a record; ok is false when nothing
-// can be said (no answer).
+// runs were written, runs deleted by the topic's retention or dropped from
+// memory), of records at or after s. has is false when that range holds
+// no last copy of such a record; ok is false when nothing can be said (no
+// answer).
 //
 // Records before first.readFrom have their last copies there: MM2's rule
-// on the offset syncs of the range gives a safe offset. Records from
-// first.readFrom on were copied there at most once per target offset after
-// the newest sync of such an older record (all of the range when first is
-// fresh: it read from the log start); they are copied again by the known
-// sessions once these passed as many records.
+// on the offset syncs of the range gives a safe offset. Of the records from
+// first.readFrom on, the range holds at most one copy per target offset
+// after the newest sync there of an older record; the known sessions copy
+// them again once they passed as many records. Without such a sync, the
+// range is taken to hold no last copy of them: the sessions that wrote it
+// stopped before the oldest known one started, which read from after their
+// resume point and has long passed what they copied after it (a fresh
+// session read the whole partition, and nothing of its source-topic
+// incarnation was on the target before it).
 func (t Translator) prefix(topic string, partition int32, s, floor int64, first *runSession, sessions []*runSession) (c int64, has, ok bool) {
 	x, hi := first.readFrom-1, first.startDown
 	if s <= x {
@@ -539,14 +543,12 @@ func (t Translator) prefix(topic string, partition int32, s, floor int64, first 
 		}
 		return d + 1, true, true
 	}
-	lo := floor
-	if x >= 0 && t.Syncs != nil {
-		if _, d, found := t.Syncs.newestWithin(topic, partition, x, floor, hi); found {
-			lo = d + 1
-		}
-	}
-	if copiedAgain(x, hi-lo, sessions) {
+	if x < 0 || t.Syncs == nil {
 		return 0, false, true
 	}
-	return lo, true, true
+	_, d, found := t.Syncs.newestWithin(topic, partition, x, floor, hi)
+	if !found || copiedAgain(x, hi-d-1, sessions) {
+		return 0, false, true
+	}
+	return d + 1, true, true
 }

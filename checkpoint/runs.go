@@ -2,7 +2,9 @@ package checkpoint
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kmirror/kmirror/internal/wire"
 )
@@ -216,6 +218,20 @@ func DecodeOffsetRun(key, value []byte) (OffsetRun, error) {
 		return OffsetRun{}, err
 	}
 	return r, nil
+}
+
+// OffsetRunsRetention is the retention.ms kmirror sets on the offset-runs
+// topic: 7 days. Offset runs older than that are deleted; group offsets
+// older than every remaining run are translated from the offset syncs.
+const OffsetRunsRetention = 7 * 24 * time.Hour
+
+// OffsetRunsTopicConfig returns the topic configs the offset-runs topic is
+// created with (1 partition): cleanup.policy=compact,delete (the newest
+// version of every run is kept, and runs are deleted after
+// [OffsetRunsRetention]) and retention.ms.
+func OffsetRunsTopicConfig() map[string]*string {
+	policy, retention := "compact,delete", strconv.FormatInt(OffsetRunsRetention.Milliseconds(), 10)
+	return map[string]*string{"cleanup.policy": &policy, "retention.ms": &retention}
 }
 
 // offsetSyncsPrefix is the name prefix of MM2's offset-syncs topic.

@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/kmirror/kmirror/checkpoint"
@@ -47,9 +49,11 @@ type simSession struct {
 	knownFront  int64 // source offset of its last copy its runs describe, -1 none
 	knownPos    int64 // target offset of that copy
 	startPos    int64 // target end when it started
+	startSeq    int   // first log record it could write
 }
 
 type simLogRec struct {
+	seq int // produce order
 	key string
 	run *checkpoint.OffsetRun
 	syn *checkpoint.OffsetSync
@@ -70,9 +74,12 @@ type sim struct {
 	lagMax   int64
 	runsOn   bool // offset runs are written (false: an older kmirror or MM2)
 	calm     bool
-	runsKept int // runs the emitter keeps per session
+	runsKept int  // runs the emitter keeps per session
+	mute     bool // runs written now are lost (a crash right after a session's first copy)
+	lossy    bool // some session is unknown to the runs: exactness claims are not checked
 
 	log      []simLogRec // offset syncs and runs topics, in produce order
+	seq      int
 	live     checkpoint.Translator
 	restarts int
 
@@ -98,7 +105,7 @@ func (s *sim) src() []int { return s.incs[len(s.incs)-1] }
 func (s *sim) startSession(fresh bool) {
 	s.w = newSyncWriter(s.resume, s.ids[len(s.ids)-1])
 	s.sessions = append(s.sessions, simSession{inc: len(s.incs) - 1, readFrom: s.resume + 1, firstCopied: -1, lastCopied: -1,
-		knownFront: -1, knownPos: -1, startPos: int64(len(s.target))})
+		knownFront: -1, knownPos: -1, startPos: int64(len(s.target)), startSeq: s.seq})
 	s.cur = len(s.sessions) - 1
 	s.next = s.resume + 1
 }
@@ -199,7 +206,7 @@ func (s *sim) known() {
 }
 
 func (s *sim) logRuns(runs []checkpoint.OffsetRun) {
-	if !s.runsOn || len(runs) == 0 {
+	if !s.runsOn || len(runs) == 0 || s.mute {
 		return
 	}
 	s.known()
@@ -208,7 +215,8 @@ func (s *sim) logRuns(runs []checkpoint.OffsetRun) {
 		if _, err := run.Value(); err != nil {
 			s.t.Fatalf("writer produced an invalid run %+v: %v", run, err)
 		}
-		r := simLogRec{key: fmt.Sprint("run/", run.Session, "/", run.FirstOffset), run: &run}
+		s.seq++
+		r := simLogRec{seq: s.seq, key: fmt.Sprint("run/", run.Session, "/", run.FirstOffset), run: &run}
 		s.log = append(s.log, r)
 		s.feed(r)
 	}
@@ -224,16 +232,25 @@ func (s *sim) sendSyncs() {
 func (s *sim) logSyncs(due [][2]int64) {
 	for _, d := range due {
 		sy := checkpoint.OffsetSync{Topic: simTopic, Partition: 0, UpstreamOffset: d[0], DownstreamOffset: d[1]}
-		r := simLogRec{key: "sync", syn: &sy}
+		s.seq++
+		r := simLogRec{seq: s.seq, key: "sync", syn: &sy}
 		s.log = append(s.log, r)
 		s.feed(r)
 	}
 }
 
 // retain deletes the oldest part of the topics' logs, as time-based
-// retention does (the offset-runs topic is compact,delete).
+// retention does (the offset-runs topic is compact,delete): records of
+// earlier sessions only, once the current session passed every record
+// they copied, as happens long before runs are seven days old.
 func (s *sim) retain() {
+	if !s.caughtUp() {
+		return
+	}
 	n := len(s.log) * (1 + s.rng.IntN(5)) / 10
+	for n > 0 && s.log[n-1].seq > s.sessions[s.cur].startSeq {
+		n--
+	}
 	s.log = append([]simLogRec(nil), s.log[n:]...)
 }
 
@@ -270,11 +287,11 @@ func (s *sim) compactSource() {
 func (s *sim) recreate() {
 	s.incs = append(s.incs, nil)
 	s.ids = append(s.ids, [16]byte{byte(len(s.ids) + 1)})
-	s.w.reincarnate(s.ids[len(s.ids)-1])
+	s.w.reincarnate(s.ids[len(s.ids)-1], 0)
 	// The engine restarts the partition at the new topic's log start; the
 	// writer starts the new incarnation's session at its first ack.
 	s.sessions = append(s.sessions, simSession{inc: len(s.incs) - 1, firstCopied: -1, lastCopied: -1,
-		knownFront: -1, knownPos: -1, startPos: int64(len(s.target))})
+		knownFront: -1, knownPos: -1, startPos: int64(len(s.target)), startSeq: s.seq})
 	s.cur = len(s.sessions) - 1
 	s.resume, s.next = -1, 0
 	s.produce(s.rng.IntN(30))
@@ -384,7 +401,7 @@ func (s *sim) query() {
 	}
 	if tr.Exact {
 		s.exact++
-		if want := s.exactAt(g, true); tr.Offset != want {
+		if want := s.exactAt(g, true); tr.Offset != want && !s.lossy {
 			s.t.Fatalf("translation of %d (incarnation %d) = %d claimed exact, the exact translation is %d\n%s",
 				g, inc, tr.Offset, want, s.dump())
 		}
@@ -448,17 +465,34 @@ func (s *sim) step() {
 			s.runsOn = true
 			s.startSession(s.resume < 0)
 		}
+	case x < 81:
+		// A crash right after a new session's first copies, before its
+		// first run was written: the runs never learn of the session.
+		// Translations stay safe; exactness claims may be wrong.
+		if !s.calm && s.runsOn && s.rng.IntN(3) == 0 {
+			s.lossy = true
+			s.startSession(s.resume < 0)
+			s.mute = true
+			s.read(1 + s.rng.IntN(3))
+			s.mute = false
+			s.startSession(s.resume < 0)
+		}
 	default:
 		s.query()
 	}
 }
 
 // TestExactTranslationProperty runs 300 random histories of 300 steps, half
-// of them calm (crashes, restarts and compaction ten times rarer).
+// of them calm (crashes, restarts and compaction ten times rarer);
+// KMIRROR_PROPERTY_SEEDS=n runs n histories instead.
 func TestExactTranslationProperty(t *testing.T) {
-	var queries, exact, notOK, waiting, restarts, mm2Past, withRuns, beyond int
+	seeds := uint64(300)
+	if n, err := strconv.ParseUint(os.Getenv("KMIRROR_PROPERTY_SEEDS"), 10, 64); err == nil && n > 0 {
+		seeds = n
+	}
+	var queries, exact, notOK, waiting, restarts, mm2Past, withRuns, beyond, lossy int
 	var quiet, quietExact [2][2]int // [chaotic, calm][default runs kept, 16 runs kept]
-	for seed := uint64(1); seed <= 300; seed++ {
+	for seed := uint64(1); seed <= seeds; seed++ {
 		s := newSim(t, seed)
 		calm, few := 0, 0
 		if seed%2 == 0 {
@@ -483,7 +517,7 @@ func TestExactTranslationProperty(t *testing.T) {
 			if truth := s.exactAt(g, false); tr.Offset > truth {
 				t.Fatalf("seed %d: quiet end: %d -> %d, past %d\n%s", seed, g, tr.Offset, truth, s.dump())
 			}
-			if tr.Exact && tr.Offset != s.exactAt(g, true) {
+			if tr.Exact && tr.Offset != s.exactAt(g, true) && !s.lossy {
 				t.Fatalf("seed %d: quiet end: %d -> %d claimed exact, want %d\n%s", seed, g, tr.Offset, s.exactAt(g, true), s.dump())
 			}
 			if s.runsOn {
@@ -501,12 +535,16 @@ func TestExactTranslationProperty(t *testing.T) {
 		mm2Past += s.mm2Past
 		withRuns += s.withRuns
 		beyond += s.beyond
+		if s.lossy {
+			lossy++
+		}
 	}
 	pct := func(a, b int) float64 { return 100 * float64(a) / float64(max(b, 1)) }
 	t.Logf("during the histories: %d translations, %d exact (%.1f%%); %d from offset runs, %d of them exact (%.1f%%) and %d beyond what was replicated; "+
 		"%d without answer (%d waiting for a re-created topic); %d emitter restarts; "+
-		"%d translations by MM2's rule alone (no offset runs) past replicated data during a replay",
-		queries, exact, pct(exact, queries), withRuns, exact, pct(exact, withRuns), beyond, notOK, waiting, restarts, mm2Past)
+		"%d translations by MM2's rule alone (no offset runs) past replicated data during a replay; "+
+		"%d histories with a session the runs never learnt of (exactness not checked there)",
+		queries, exact, pct(exact, queries), withRuns, exact, pct(exact, withRuns), beyond, notOK, waiting, restarts, mm2Past, lossy)
 	for _, k := range []struct {
 		name      string
 		calm, few int

@@ -442,7 +442,15 @@ func (f *flow) ensureInternalTopics(ctx context.Context) error {
 		return err
 	}
 	// [exact translation hook] kmirror's offset-runs topic, beside the offset syncs.
-	return createCompacted(ctx, adm, alias, checkpoint.OffsetRunsTopic(f.offsetSyncsTopic), 1, f.cfg.OffsetSyncsTopicReplicationFactor)
+	runs := checkpoint.OffsetRunsTopic(f.offsetSyncsTopic)
+	resp, err := adm.CreateTopic(ctx, 1, f.cfg.OffsetSyncsTopicReplicationFactor, checkpoint.OffsetRunsTopicConfig(), runs)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("creating %s on %s: %w", runs, alias, err)
+	}
+	return nil
 }
 
 // createCompacted creates a compacted internal topic, as MM2's
@@ -575,6 +583,12 @@ func (f *flow) pollLoop(ctx context.Context) {
 			}
 			if p.restart.Swap(false) {
 				p.next = -1 // the topic was re-created: no gap check against the old offsets
+				f.mu.Lock()
+				id := f.topicIDs[p.topic]
+				f.mu.Unlock()
+				p.mu.Lock()
+				p.sw.reincarnate(id, len(p.queue)-p.head) // [exact translation hook] the new topic's first session
+				p.mu.Unlock()
 			}
 			p.mu.Lock()
 			failed := p.err != nil

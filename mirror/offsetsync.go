@@ -29,9 +29,10 @@ import (
 //   - marker() after each transaction the engine committed on the target
 //     (exactly-once mode): the next target offset is that transaction's
 //     marker, not a gap;
-//   - reincarnate(id) when the source topic was re-created (new topic ID):
-//     the first acknowledgement that goes back upstream starts the new
-//     incarnation's first session.
+//   - reincarnate(id, inflight) when the engine starts replicating a
+//     re-created source topic (new topic ID id) from its log start, with
+//     inflight records of the old topic still unacknowledged: the
+//     acknowledgement after those starts the new topic's first session.
 type syncWriter struct {
 	prevUp, prevDown int64 // last acknowledged record (-1 before any)
 	lastSyncDown     int64 // downstream offset of the last sync queued (-1 before any)
@@ -120,7 +121,7 @@ func (w *syncWriter) marker() { w.runs.marker() }
 
 // reincarnate announces that the source topic was re-created with topic ID
 // id; see runWriter.reincarnate.
-func (w *syncWriter) reincarnate(id [16]byte) { w.runs.reincarnate(id) }
+func (w *syncWriter) reincarnate(id [16]byte, inflight int) { w.runs.reincarnate(id, inflight) }
 
 // maxRunsDue bounds the completed runs kept between two flushes; past it
 // the oldest are dropped (the emitter then sees a hole in the session,
@@ -140,7 +141,8 @@ type runWriter struct {
 	readFrom int64 // source offset the session started reading at
 	commit   int64 // stored resume point, -1 none
 	topicID  [16]byte
-	pending  bool // a new incarnation starts at the next upstream rewind
+	pending  bool // a new incarnation starts after pendAcks more acknowledgements
+	pendAcks int
 	pendID   [16]byte
 	started  bool
 	sessUp   int64
@@ -183,10 +185,13 @@ func (w *runWriter) close() {
 // ack records the acknowledgement of u at d; it reports whether it started
 // a session (whose first run is due at once).
 func (w *runWriter) ack(u, d int64) bool {
-	switch {
-	case w.pending && (w.lastUp < 0 || u <= w.lastUp):
+	if w.pending && w.pendAcks > 0 {
+		w.pendAcks-- // a record of the old topic
+	} else if w.pending {
 		w.pending, w.topicID, w.commit = false, w.pendID, -1
 		w.newSession(true, 0) // the new topic is read from its log start
+	}
+	switch {
 	case w.started && (u <= w.lastUp || d <= w.lastDown):
 		w.newSession(false, -1) // replay after a truncation, re-created target
 	}
@@ -237,11 +242,12 @@ func (w *runWriter) idle(p, committed int64) {
 
 func (w *runWriter) marker() { w.markers++ }
 
-// reincarnate makes the next acknowledgement that goes back upstream (or
-// the next one at all, before any) start a fresh session of the topic with
-// ID id: acknowledgements of the old topic's records still in flight keep
-// the old session.
-func (w *runWriter) reincarnate(id [16]byte) { w.pending, w.pendID = true, id }
+// reincarnate makes the acknowledgement after the next inflight ones (the
+// old topic's records still in flight) start a fresh session of the topic
+// with ID id.
+func (w *runWriter) reincarnate(id [16]byte, inflight int) {
+	w.pending, w.pendID, w.pendAcks = true, id, max(inflight, 0)
+}
 
 // take returns, with all, the completed runs and the current run if it
 // changed, in order, and clears them; without, only a session's first run

@@ -221,9 +221,6 @@ func (f *flow) checkTopicID(topic string, id kadm.TopicID, parts map[tp]*partSta
 			Reason: fmt.Sprintf("the source topic was deleted and re-created (topic ID %s, was %s); replication restarts at the new topic's log start", id, old)}
 		if f.reportGap(p, gap) {
 			reset = append(reset, p)
-			p.mu.Lock()
-			p.sw.reincarnate(id) // [exact translation hook] the next rewind starts the new incarnation
-			p.mu.Unlock()
 		}
 	}
 	f.restartTopic(topic, reset)
