@@ -73,8 +73,12 @@
 //     overrun its timeout).
 //   - A missing checkpoints topic is a *[NoCheckpointsTopicError] naming the
 //     topic, the alias and the aliases whose checkpoints topics do exist (Java
-//     blocks until the consumer's API timeout). A group with no checkpoints
-//     gives empty offsets and no error, as in MM2.
+//     blocks until the consumer's API timeout). A topic that holds no
+//     checkpoint at all yet (the emitter's first emission has not happened)
+//     is a *[NoCheckpointYetError] wrapping [ErrNoCheckpointYet]: retry
+//     later (Java returns an empty map). A group with no checkpoints in a
+//     topic that holds other groups' is unknown to the emitter: empty
+//     offsets and no error, as in MM2.
 //   - The caller's *kgo.Client is used with raw ListOffsets and Fetch
 //     requests: its consumer group, assignments and positions are untouched
 //     and it is never closed. MM2 drops every non-connection consumer setting
