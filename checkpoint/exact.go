@@ -344,7 +344,11 @@ func (t Translator) exact(topic string, partition int32, p *runPart, topicID [16
 	// sessions copied before: their copies of records it may have passed
 	// (after the last resume point the session before the gap reported:
 	// resume points never go back) are then not provably the last.
-	taintFrom := int64(math.MaxInt64)
+	// Likewise the newest known session may have copied records after its
+	// last run (it runs on, or stopped with unrecorded copies): older
+	// sessions' copies of records after its last run are not provably the
+	// last either.
+	taintFrom := ss[len(ss)-1].frontUp() + 1
 	for i := len(ss) - 1; i >= 0; i-- {
 		x := ss[i]
 		newer := ss[i+1:]
@@ -353,7 +357,7 @@ func (t Translator) exact(topic string, partition int32, p *runPart, topicID [16
 		}
 		s := firstUncovered(g, newer)
 		if c, ex, why, rec, has := t.contribution(topic, partition, x, s, newer); has {
-			if ex && rec >= taintFrom {
+			if ex && len(newer) > 0 && rec >= taintFrom {
 				ex, why = false, ReasonNotExact
 			}
 			offer(c, ex, why)

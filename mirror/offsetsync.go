@@ -17,9 +17,11 @@ import (
 //   - ack(u, d, lagMax) for every record the target acknowledged, in
 //     produce order (kgo's promise order per partition); a true result
 //     means a sync or run is due now: call take() and takeRuns(false)
-//     soon and produce what they return (a new replication session
-//     announces itself at once, so that the emitter knows of it even if it
-//     stops before its first flush);
+//     soon and produce what they return. Runs are due whenever a sync is
+//     (so the emitter knows as much as from the syncs: within
+//     offset.lag.max records of the newest record on a busy partition),
+//     and a new replication session announces itself at once, so that the
+//     emitter knows of it even if it stops before its first flush;
 //   - promote(idle, committed) at every offset flush, after the resume
 //     points were stored: idle is the partition's polled position (next
 //     source offset to read, past transaction markers) when nothing is in
@@ -73,6 +75,7 @@ func (w *syncWriter) ack(u, d, lagMax int64) bool {
 		w.lastSyncDown = d
 		w.queue(u, d)
 		w.delayed = false
+		w.runs.due = true
 		return true
 	}
 	w.delayed, w.delayedUp, w.delayedDown = true, u, d
@@ -110,8 +113,9 @@ func (w *syncWriter) take() [][2]int64 {
 }
 
 // takeRuns returns the offset runs to write, in order, and clears them:
-// with all (at an offset flush) every run that changed, else only the
-// first run of a new session. Their Topic and Partition are left for the
+// with all (at an offset flush) every run that changed, else those due
+// (the runs completed and the current one when a sync was due, or a new
+// session's first run). Their Topic and Partition are left for the
 // caller to fill.
 func (w *syncWriter) takeRuns(all bool) []checkpoint.OffsetRun { return w.runs.take(all) }
 
@@ -154,6 +158,7 @@ type runWriter struct {
 	markers  int64 // own transaction markers expected before the next record
 	endUp    int64 // idle position after lastUp, -1 unknown
 	announce bool  // the session's first run is not written yet
+	due      bool  // a sync was due since the runs were last taken
 	done     []checkpoint.OffsetRun
 }
 
@@ -249,29 +254,14 @@ func (w *runWriter) reincarnate(id [16]byte, inflight int) {
 	w.pending, w.pendID, w.pendAcks = true, id, max(inflight, 0)
 }
 
-// take returns, with all, the completed runs and the current run if it
-// changed, in order, and clears them; without, only a session's first run
-// not written yet.
+// take returns the completed runs and the current run if it changed, in
+// order, and clears them; without all, only when they are due (a sync was
+// due, or a session's first run is not written yet).
 func (w *runWriter) take(all bool) []checkpoint.OffsetRun {
-	if !all {
-		if !w.announce {
-			return nil
-		}
-		w.announce = false
-		if len(w.done) > 0 { // the previous session's last runs go first
-			out := w.done
-			w.done = nil
-			r := w.cur
-			r.EndUpstreamOffset = w.endUp
-			w.curDirty = false
-			return append(out, r)
-		}
-		r := w.cur
-		r.EndUpstreamOffset = w.endUp
-		w.curDirty = false
-		return []checkpoint.OffsetRun{r}
+	if !all && !w.announce && !w.due {
+		return nil
 	}
-	w.announce = false
+	w.announce, w.due = false, false
 	out := w.done
 	w.done = nil
 	if w.cur.Count > 0 && w.curDirty {
