@@ -89,7 +89,7 @@
 //     negative, and an unchanged position is not written again.
 //   - Retention: per partition MM2's 64 exponentially spaced sync slots, the
 //     last n syncs ([WithRecentHistory]), and up to
-//     [DefaultRunsPerSession] runs per session; runs are deleted from the
+//     [DefaultRunsPerPartition] runs per partition; runs are deleted from the
 //     offset-runs topic after [OffsetRunsRetention].
 //
 // # Compatibility and differences from MM2

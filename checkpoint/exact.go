@@ -24,14 +24,15 @@ const (
 	ReasonNotExact = "translation not provably exact"
 )
 
-// DefaultRunsPerSession is the number of offset runs a [RunStore] keeps per
-// replication session by default ([WithRunsPerSession]): 1024 runs of 40
-// bytes, allocated as runs arrive. A session has one run per upstream gap
-// (transaction marker, compaction hole), so this covers the last 1024
-// transactions of a transactional topic, and any number of records of a
-// topic without gaps. Group offsets in the dropped part are translated
-// from the offset syncs (safe, not exact).
-const DefaultRunsPerSession = 1024
+// DefaultRunsPerPartition is the number of offset runs a [RunStore] keeps
+// per source partition by default ([WithRunsPerPartition]): 1024 runs of
+// 40 bytes, allocated as runs arrive. A replication session has one run
+// per upstream gap (transaction marker, compaction hole), so this covers
+// the last 1024 transactions of a transactional topic, and any number of
+// records of a topic without gaps. The oldest runs are dropped first, but
+// never the newest run of a session; group offsets in a dropped part are
+// translated from the offset syncs (safe, not exact).
+const DefaultRunsPerPartition = 1024
 
 // maxSessions and maxIncarnations bound the sessions kept per source
 // topic incarnation and the incarnations kept per partition; the oldest
@@ -63,23 +64,24 @@ type Translation struct {
 // translations of [Translator]. It is pure and NOT safe for concurrent
 // use; the zero value is not usable, use [NewRunStore].
 type RunStore struct {
-	parts          map[tpKey]*runPart
-	runsPerSession int
-	added, bad     uint64
+	parts      map[tpKey]*runPart
+	limit      int // runs per partition
+	added, bad uint64
 }
 
 // RunStoreOption configures a [RunStore].
 type RunStoreOption func(*RunStore)
 
-// WithRunsPerSession sets how many runs are kept per replication session
-// (default [DefaultRunsPerSession], minimum 2).
-func WithRunsPerSession(n int) RunStoreOption {
-	return func(s *RunStore) { s.runsPerSession = max(n, 2) }
+// WithRunsPerPartition sets how many runs are kept per source partition
+// (default [DefaultRunsPerPartition]; the newest run of every session is
+// kept in any case).
+func WithRunsPerPartition(n int) RunStoreOption {
+	return func(s *RunStore) { s.limit = max(n, 1) }
 }
 
 // NewRunStore returns an empty store.
 func NewRunStore(opts ...RunStoreOption) *RunStore {
-	s := &RunStore{parts: map[tpKey]*runPart{}, runsPerSession: DefaultRunsPerSession}
+	s := &RunStore{parts: map[tpKey]*runPart{}, limit: DefaultRunsPerPartition}
 	for _, o := range opts {
 		if o != nil {
 			o(s)
@@ -89,7 +91,9 @@ func NewRunStore(opts ...RunStoreOption) *RunStore {
 }
 
 type runPart struct {
-	incs []*incarnation // sorted by the target offset of their first session
+	incs    []*incarnation // sorted by the target offset of their first session
+	total   int            // runs held
+	version uint64         // changes with every run added: invalidates tailAt
 }
 
 type incarnation struct {
@@ -112,6 +116,8 @@ type runSession struct {
 	fresh              bool
 	startUp, startDown int64
 	readFrom           int64     // the session passed [readFrom, frontUp]
+	tailAt             uint64    // runPart.version+1 when tailOK was computed, 0 never
+	tailOK             bool      // tailCopiedAgain with the sessions after it
 	committed          int64     // highest resume point its runs report, -1 none
 	runs               []segment // sorted by firstDown (and so by firstUp)
 	endUp              int64     // -1, or the position read when idle after the last run
@@ -187,7 +193,36 @@ func (s *RunStore) Add(r OffsetRun) {
 	}
 	sess.committed = max(sess.committed, r.Committed)
 	sess.add(segment{prevUp: r.PrevUpstreamOffset, prevDown: r.PrevOffset, firstUp: r.FirstUpstreamOffset,
-		firstDown: r.FirstOffset, count: r.Count}, r.EndUpstreamOffset, s.runsPerSession)
+		firstDown: r.FirstOffset, count: r.Count}, r.EndUpstreamOffset)
+	p.trim(s.limit)
+	p.version++
+}
+
+// trim drops the oldest runs past limit: the first run of the oldest session
+// that has more than one, else the oldest session.
+func (p *runPart) trim(limit int) {
+	p.total = 0
+	for _, c := range p.incs {
+		for _, x := range c.sessions {
+			p.total += len(x.runs)
+		}
+	}
+	for p.total > limit {
+		var oldest *runSession
+		for _, c := range p.incs {
+			for _, x := range c.sessions {
+				if len(x.runs) > 1 && (oldest == nil || x.startDown < oldest.startDown) {
+					oldest = x
+				}
+			}
+		}
+		if oldest == nil {
+			return // one run per session: sessions are bounded by maxSessions
+		}
+		n := min(len(oldest.runs)-1, p.total-limit)
+		oldest.runs = append(oldest.runs[:0], oldest.runs[n:]...)
+		p.total -= n
+	}
 }
 
 func keepSessions(ss []*runSession, keep func(*runSession) bool) []*runSession {
@@ -212,7 +247,7 @@ func keepIncs(incs []*incarnation) []*incarnation {
 
 // add merges r into the session's runs: the same first target offset means
 // the same run (a longer count extends it).
-func (s *runSession) add(r segment, endUp int64, limit int) {
+func (s *runSession) add(r segment, endUp int64) {
 	i := sort.Search(len(s.runs), func(i int) bool { return s.runs[i].firstDown >= r.firstDown })
 	switch {
 	case i < len(s.runs) && s.runs[i].firstDown == r.firstDown:
@@ -227,10 +262,6 @@ func (s *runSession) add(r segment, endUp int64, limit int) {
 	if i == len(s.runs)-1 {
 		s.endUp = endUp // describes the position after the newest run only
 	}
-	if len(s.runs) > limit {
-		n := copy(s.runs, s.runs[len(s.runs)-limit:])
-		s.runs = s.runs[:n]
-	}
 }
 
 // Partitions returns the number of source topic-partitions with runs.
@@ -243,8 +274,9 @@ func (s *RunStore) Has(topic string, partition int32) bool {
 }
 
 // Translator combines the offset runs and the offset syncs of one flow
-// into the translation of group offsets. Both stores are read, never
-// changed; the caller serialises access as for the stores.
+// into the translation of group offsets. It changes neither store's
+// content (it caches per-session results in the RunStore); the caller
+// serialises access as for the stores.
 type Translator struct {
 	Syncs *OffsetSyncStore
 	Runs  *RunStore // nil: offset syncs only (MM2's rule)
@@ -356,7 +388,7 @@ func (t Translator) exact(topic string, partition int32, p *runPart, topicID [16
 			taintFrom = min(taintFrom, max(x.readFrom, x.committed+1))
 		}
 		s := firstUncovered(g, newer)
-		if c, ex, why, rec, has := t.contribution(topic, partition, x, s, newer); has {
+		if c, ex, why, rec, has := t.contribution(topic, partition, p, x, s, newer); has {
 			if ex && len(newer) > 0 && rec >= taintFrom {
 				ex, why = false, ReasonNotExact
 			}
@@ -404,10 +436,10 @@ func firstUncovered(g int64, sessions []*runSession) int64 {
 // record (no newer session passed it), or a lower bound of it
 // (exact=false), and has=false when x holds no such copy. newer are the
 // sessions after x, oldest first.
-func (t Translator) contribution(topic string, partition int32, x *runSession, s int64, newer []*runSession) (c int64, exact bool, why string, rec int64, has bool) {
+func (t Translator) contribution(topic string, partition int32, p *runPart, x *runSession, s int64, newer []*runSession) (c int64, exact bool, why string, rec int64, has bool) {
 	for {
 		// rec: source offset of the copy at c when exact, -1 when none
-		c, exact, why, has, rec = t.firstCopy(topic, partition, x, s, newer)
+		c, exact, why, has, rec = t.firstCopy(topic, partition, p, x, s, newer)
 		if !has || !exact || rec < 0 {
 			return c, exact, why, rec, has
 		}
@@ -422,7 +454,7 @@ func (t Translator) contribution(topic string, partition int32, x *runSession, s
 // firstCopy returns the target offset of session x's first copy of a
 // record at or after s (rec: that record's source offset, -1 when c is a
 // bound or a future position), see contribution.
-func (t Translator) firstCopy(topic string, partition int32, x *runSession, s int64, newer []*runSession) (c int64, exact bool, why string, has bool, rec int64) {
+func (t Translator) firstCopy(topic string, partition int32, p *runPart, x *runSession, s int64, newer []*runSession) (c int64, exact bool, why string, has bool, rec int64) {
 	if s <= x.startUp {
 		return x.startDown, true, "", true, x.startUp
 	}
@@ -434,7 +466,7 @@ func (t Translator) firstCopy(topic string, partition int32, x *runSession, s in
 			}
 			return x.lastDown() + 1, false, ReasonBeyondReplicated, true, -1
 		}
-		if tailCopiedAgain(x, newer) {
+		if tailCopiedAgain(p, x, newer) {
 			return 0, false, "", false, -1
 		}
 		return x.lastDown() + 1, false, ReasonNotExact, true, -1
@@ -473,9 +505,15 @@ func (t Translator) firstCopy(topic string, partition int32, x *runSession, s in
 // source offset on, at least as many distinct records as the tail has
 // target offsets. Each tail record then has a later copy, or was gone from
 // the source when a newer session passed it.
-func tailCopiedAgain(x *runSession, newer []*runSession) bool {
-	m := newer[0].startDown - x.lastDown() - 1
-	return copiedAgain(x.frontUp(), m, newer)
+//
+// The answer depends on the runs only, not on the group offset: it is
+// cached until the next run is added to the partition.
+func tailCopiedAgain(p *runPart, x *runSession, newer []*runSession) bool {
+	if x.tailAt != p.version+1 {
+		m := newer[0].startDown - x.lastDown() - 1
+		x.tailOK, x.tailAt = copiedAgain(x.frontUp(), m, newer), p.version+1
+	}
+	return x.tailOK
 }
 
 // copiedAgain reports whether the sessions passed every offset after

@@ -74,7 +74,7 @@ type sim struct {
 	lagMax   int64
 	runsOn   bool // offset runs are written (false: an older kmirror or MM2)
 	calm     bool
-	runsKept int  // runs the emitter keeps per session
+	runsKept int  // runs the emitter keeps per partition
 	mute     bool // runs written now are lost (a crash right after a session's first copy)
 	lossy    bool // some session is unknown to the runs: exactness claims are not checked
 
@@ -92,7 +92,7 @@ func newSim(t *testing.T, seed uint64) *sim {
 	s := &sim{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), resume: -1}
 	s.lagMax = []int64{0, 1, 5, 20, 100}[s.rng.IntN(5)]
 	s.runsOn = s.rng.IntN(4) != 0
-	s.runsKept = []int{16, checkpoint.DefaultRunsPerSession}[s.rng.IntN(2)]
+	s.runsKept = []int{16, checkpoint.DefaultRunsPerPartition}[s.rng.IntN(2)]
 	s.incs = [][]int{nil}
 	s.ids = [][16]byte{{1}}
 	s.newEmitter(false)
@@ -115,7 +115,7 @@ func (s *sim) startSession(fresh bool) {
 func (s *sim) newEmitter(replay bool) {
 	s.live = checkpoint.Translator{
 		Syncs: checkpoint.NewOffsetSyncStore(checkpoint.WithMustReadToEnd(false), checkpoint.WithRecentHistory(64)),
-		Runs:  checkpoint.NewRunStore(checkpoint.WithRunsPerSession(s.runsKept)),
+		Runs:  checkpoint.NewRunStore(checkpoint.WithRunsPerPartition(s.runsKept)),
 	}
 	s.live.Syncs.MarkReadToEnd()
 	if replay {
@@ -491,14 +491,14 @@ func TestExactTranslationProperty(t *testing.T) {
 		seeds = n
 	}
 	var queries, exact, notOK, waiting, restarts, mm2Past, withRuns, beyond, lossy int
-	var quiet, quietExact [2][2]int // [chaotic, calm][default runs kept, 16 runs kept]
+	var quiet, quietExact [2][2]int // [chaotic, calm][default runs kept, 16 runs kept per partition]
 	for seed := uint64(1); seed <= seeds; seed++ {
 		s := newSim(t, seed)
 		calm, few := 0, 0
 		if seed%2 == 0 {
 			s.calm, calm = true, 1
 		}
-		if s.runsKept < checkpoint.DefaultRunsPerSession {
+		if s.runsKept < checkpoint.DefaultRunsPerPartition {
 			few = 1
 		}
 		for range 300 {
