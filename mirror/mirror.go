@@ -275,11 +275,10 @@ func (f *flow) status() FlowStatus {
 	return fs
 }
 
-// produceSync writes one offset sync (docs/mm2-compat.md §2.4) to partition 0
-// of the offset-syncs topic. Send failures are logged; a later sync
-// supersedes it.
 // produceRun writes offset run r of source partition (topic, partition) to
-// the offset-runs topic, partition 0. [exact translation hook]
+// the offset-runs topic, partition 0. Send failures are logged and counted
+// as offset-sync errors; a later version of the run supersedes it.
+// [exact translation hook]
 func (f *flow) produceRun(topic string, partition int32, r checkpoint.OffsetRun) error {
 	r.Topic, r.Partition = topic, partition
 	k, err := r.Key()
@@ -300,6 +299,9 @@ func (f *flow) produceRun(topic string, partition int32, r checkpoint.OffsetRun)
 	return nil
 }
 
+// produceSync writes one offset sync (docs/mm2-compat.md §2.4) to partition 0
+// of the offset-syncs topic. Send failures are logged; a later sync
+// supersedes it.
 func (f *flow) produceSync(topic string, partition int32, up, down int64) error {
 	s := checkpoint.OffsetSync{Topic: topic, Partition: partition, UpstreamOffset: up, DownstreamOffset: down}
 	k, err := s.Key()

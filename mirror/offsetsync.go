@@ -204,6 +204,9 @@ func (w *runWriter) ack(u, d int64) bool {
 	switch {
 	case !w.started:
 		w.started, w.sessUp, w.sessDown, w.announce = true, u, d, true
+		if w.readFrom > u {
+			w.commit = -1 // the resume point was of another log (a topic re-created while stopped)
+		}
 		if w.readFrom < 0 || w.readFrom > u {
 			w.readFrom = u
 		}
@@ -236,7 +239,10 @@ func (w *runWriter) idle(p, committed int64) {
 	if p > w.lastUp+1 && w.started && p != w.endUp {
 		w.endUp, w.curDirty = p, true
 	}
-	if committed > w.commit {
+	// A resume point of this session's log lies between its start and its
+	// last acknowledged record (the engine's may still be the old topic's
+	// right after a re-creation).
+	if committed > w.commit && committed >= w.readFrom-1 && committed <= w.lastUp && w.started {
 		w.commit = committed
 		w.cur.Committed = committed
 		if w.cur.Count > 0 {
