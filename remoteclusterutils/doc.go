@@ -88,7 +88,11 @@
 // Translated offsets are at-least-once for MM2 3.5+ and kmirror writers: a
 // consumer that resumes there may re-read records it processed on the source,
 // never skip any (docs/mm2-compat.md §0.1 item 4 and §13(a); checkpoints
-// written by MM2 3.4.0 and older may be ahead). Checkpoints name target
+// written by MM2 3.4.0 and older may be ahead). kmirror's checkpoints are
+// the exact translation wherever its offset runs prove it (see package
+// checkpoint): the consumer then re-reads nothing it had processed before
+// the commit the checkpoint was taken from; MM2's re-read up to the distance
+// to the nearest offset sync. Checkpoints name target
 // topics that exist only if the flow's replication policy created them;
 // committing offsets for a missing topic fails on the broker
 // (docs/field-failures.md case B08: the replicator and this reader must use
