@@ -10,62 +10,110 @@
 // topic, partition, upstream offset, downstream offset) for some of the
 // records it has written to the target: the first one of a partition, every
 // record after an upstream gap or a downstream rewind, every offset.lag.max
-// records, and the newest one at every offset flush (docs/mm2-compat.md
-// §5.5). The syncs go to partition 0 of the offset-syncs topic.
+// records, and the newest one at every offset flush (MM2's
+// OffsetSyncWriter). The syncs go to partition 0 of the offset-syncs topic,
+// in MM2's format, so that MM2's checkpoint connector can read them.
 //
-// The checkpoint engine reads that topic in log order into an
-// [OffsetSyncStore] ([OffsetSyncStore.Add]), calls
-// [OffsetSyncStore.MarkReadToEnd] when the initial read is done, and then,
-// for every committed offset G of a source consumer group, asks
-// [OffsetSyncStore.Translate] for the target offset. The answer comes from
-// the newest retained sync (u, d) with u <= G: d when G == u, d+1 otherwise
-// (MM2 3.5+). The translated [Checkpoint] is offered to a [CheckpointState]
+// kmirror's engine also writes [OffsetRun]s to its own offset-runs topic
+// beside it ([OffsetRunsTopic]): the proof, from the target's
+// acknowledgements, that a run of source records landed contiguously on the
+// target, and which replication session (one replicator's uninterrupted
+// copying of a partition, from its resume point on) wrote it. MM2 never
+// reads that topic.
+//
+// The checkpoint engine reads both topics in log order into an
+// [OffsetSyncStore] and a [RunStore], and for every committed offset G of a
+// source consumer group asks a [Translator] for the target offset. The
+// translated [Checkpoint] is offered to a [CheckpointState]
 // ([CheckpointState.Next]), which says whether it must be written to
 // <source>.checkpoints.internal; at start-up the state is primed from that
 // topic with [CheckpointState.Load].
 //
+// # The exact translation
+//
+// For a group at source offset u of a partition (u is the next record it
+// reads), consider the source records at offsets >= u that were
+// replicated. The last copy of a record is the latest one written to the
+// target partition (a replay after an unclean stop writes records again;
+// the earlier copies are duplicates), and a copy no longer counts once a
+// later replication session passed the record's offset without copying it
+// (the source had compacted it away meanwhile: a consumer of the source
+// would not see it either). The exact translation of u is the smallest
+// target offset of such a last copy, or, when there is none, the target
+// offset the next copy will take (the end of what was replicated). It is
+// the largest target offset d such that every replicated record at or
+// after u lies at or after d: a consumer that starts there reads every
+// record the group had not consumed and, as far as the data allows, none
+// it had. Transaction markers, aborted records and compaction holes on
+// either side take no part: they are not records a consumer reads.
+//
+// The [Translator] answers with the exact translation wherever the offset
+// runs prove it ([Translation.Exact]): for every group offset within what
+// the runs describe, on busy and quiet topics and for lagging groups alike,
+// across transaction markers and compaction holes, after replays. Where
+// they do not (a group offset beyond what was replicated as of the last
+// offset flush, runs deleted by the topic's retention or missing, a crash
+// that left unrecorded copies between two sessions), it answers with a
+// lower, safe offset, never with a higher one. Without any offset run for
+// a partition (replication by Apache MM2 or a kmirror before offset runs)
+// it applies MM2's rule to the offset syncs: with (u', d') the newest
+// retained sync having u' <= G, d' when G == u' and d'+1 otherwise (MM2
+// 3.5+), never exact.
+//
 // # Guarantees
 //
-//   - At-least-once, never ahead: a translated offset is never past the
-//     target position of the first record the group has not consumed, nor
-//     past the target log end (invariant I1 of docs/field-failures.md). A
-//     failed-over group may re-read records; it never skips one. The price is
-//     precision: a group between two syncs is translated to one past the
-//     older sync.
-//   - No answer rather than a wrong one: Translate reports ok=false before
-//     the initial read finished, for partitions without syncs (nothing
+//   - Never past replicated data: a translated offset is never past the
+//     exact translation, nor past the target log end (invariant I1 of the
+//     field-failure cases). A failed-over group may re-read records; it
+//     never skips one. With offset runs this holds at every moment, also
+//     while a replay after an unclean stop is under way; MM2's rule on
+//     offset syncs alone can translate past the older copies until such a
+//     replay caught up (MM2 has the same limitation).
+//   - Exact where claimed: [Translation.Exact] is true only when the offset
+//     is the exact translation as of the runs read (runs are written at
+//     every offset flush, and a new session announces itself with its first
+//     record). Exactness claims assume every replication session wrote at
+//     least its first run, and that a session resuming from a resume point
+//     reads from after the last resume point its predecessor reported.
+//   - Incarnations: runs carry the source topic's ID; a group's offsets are
+//     translated only with the runs of the topic's current ID, and a
+//     re-created topic's groups wait ([ReasonNewIncarnation]) until its
+//     first run. Offset syncs carry no ID: MM2's rule cannot tell.
+//   - No answer rather than a wrong one: no translation before the initial
+//     read finished, for partitions without syncs or runs (nothing
 //     replicated yet; the source group offset is never copied literally),
-//     and for group offsets older than every retained sync. No checkpoint is
-//     written then.
+//     and for group offsets older than every retained sync. No checkpoint
+//     is written then.
 //   - Checkpoints never go backwards per (group, target topic, partition)
 //     except when the group itself was rewound on the source, are never
 //     negative, and an unchanged position is not written again.
-//   - Retention: per partition MM2's 64 exponentially spaced slots (the
-//     older a group's offset, the coarser its translation), optionally plus
-//     the last n syncs ([WithRecentHistory]) so that lagging groups are
-//     translated to within one sync interval.
-//
-// What is not translated: partitions of topics that are not replicated (no
-// syncs), offsets older than the retained history, and offsets of groups
-// on topics whose syncs were compacted away before the store started.
+//   - Retention: per partition MM2's 64 exponentially spaced sync slots, the
+//     last n syncs ([WithRecentHistory]), and up to
+//     [DefaultRunsPerPartition] runs per partition; runs are deleted from the
+//     offset-runs topic after [OffsetRunsRetention].
 //
 // # Compatibility and differences from MM2
 //
-// By default the store follows MM2's OffsetSyncStore (Kafka 3.5.2+,
-// KAFKA-14666, KAFKA-15202) slot by slot, including the start-up variant
-// that keeps only the last sync per partition read during start-up
-// ([WithMustReadToEnd], KAFKA-15905). Two deliberate differences, both
-// optional: a downstream rewind (target partition recreated) discards the
-// older syncs ([WithResetOnDownstreamRewind], on by default), and the recent
-// history ([WithRecentHistory]). The recent history is off in a store built
-// by [NewOffsetSyncStore] without options, which then keeps exactly MM2's 64
+// The offset syncs keep MM2's format and MM2's emission rules, so MM2's
+// checkpoint connector reading a kmirror-written offset-syncs topic keeps
+// working; Java's RemoteClusterUtils, which reads the checkpoints, gets
+// kmirror's exact translations. By default the store follows MM2's
+// OffsetSyncStore (Kafka 3.5.2+, KAFKA-14666, KAFKA-15202) slot by slot,
+// including the start-up variant that keeps only the last sync per
+// partition read during start-up ([WithMustReadToEnd], KAFKA-15905). Two
+// deliberate differences, both optional: a downstream rewind (target
+// partition recreated) discards the older syncs
+// ([WithResetOnDownstreamRewind], on by default), and the recent history
+// ([WithRecentHistory]). The recent history is off in a store built by
+// [NewOffsetSyncStore] without options, which then keeps exactly MM2's 64
 // slots; the checkpoint [Emitter], which the engine in package mirror runs,
 // turns it on with [DefaultRecentHistory] (1024) syncs per partition unless
 // [EmitterConfig.RecentHistory] says otherwise.
 //
 // # Concurrency
 //
-// [OffsetSyncStore] and [CheckpointState] are NOT safe for concurrent use:
+// [OffsetSyncStore], [RunStore] and [CheckpointState] are NOT safe for
+// concurrent use:
 // one goroutine (the checkpoint engine's loop) owns them, or the caller
 // serialises all calls. They never block and never start goroutines;
 // [OffsetSyncStore.Add] allocates only for a new partition and while a

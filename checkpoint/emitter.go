@@ -119,6 +119,12 @@ type EmitterConfig struct {
 	// OffsetSyncsTopic is the offset-syncs topic name
 	// (mm2-offset-syncs.<target>.internal for location=source). Required.
 	OffsetSyncsTopic string
+	// OffsetRunsTopic is kmirror's offset-runs topic on the same cluster
+	// ([OffsetRunsTopic] of OffsetSyncsTopic), read beside the offset
+	// syncs for exact translation. Empty, or a topic that does not exist
+	// (replication by Apache MM2 or an older kmirror), means MM2's rule on
+	// the offset syncs: safe, never exact, and SafeToSwitch stays false.
+	OffsetRunsTopic string
 
 	// GroupFilter keeps the consumer groups to checkpoint (groups,
 	// groups.exclude); nil keeps every group.
@@ -254,12 +260,16 @@ type GroupStatus struct {
 	// Reason says why the group is skipped or not fully synced (one of
 	// the Reason* constants, or an error message); empty otherwise.
 	Reason string
-	// SafeToSwitch is true when consumers of the group can move to the
-	// target now without skipping or needlessly re-reading: every
-	// replicated partition the group committed on the source has a target
-	// offset (the committed offset of the target group with
-	// SyncGroupOffsets, else the last checkpoint written) equal to the
-	// translation of its current source offset.
+	// SafeToSwitch is true when, as of Updated, every replicated partition
+	// the group committed on the source has its source offset within what
+	// was replicated and a target offset (the committed offset of the
+	// target group with SyncGroupOffsets, else the last checkpoint
+	// written) equal to the exact translation of that source offset (see
+	// the package documentation): a consumer of the group stopped on the
+	// source before Updated and started on the target re-reads 0 records
+	// and skips 0. It needs kmirror's offset runs
+	// ([EmitterConfig.OffsetRunsTopic]); with offset syncs alone it is
+	// false.
 	SafeToSwitch bool
 	// Partitions are the group's replicated partitions, sorted by remote
 	// topic and partition.
@@ -280,6 +290,9 @@ type PartitionStatus struct {
 	// translation of the current offset, or the last checkpoint written for
 	// an offset not after it when that one is higher (-1 when none).
 	Translated int64
+	// Exact reports that Translated is the exact translation of
+	// SourceOffset (see the package documentation).
+	Exact bool
 	// Checkpointed is the downstream offset of the last checkpoint written
 	// for the partition (loaded from the topic at start or acknowledged).
 	Checkpointed int64
@@ -315,10 +328,11 @@ type Emitter struct {
 	cpTopic   string
 	startOnce sync.Once
 
-	// storeMu guards store and state.readToEnd; the syncs tailer adds,
-	// the cycles translate.
+	// storeMu guards store and runs; the syncs tailer adds, the cycles
+	// translate.
 	storeMu sync.Mutex
 	store   *OffsetSyncStore
+	runs    *RunStore
 
 	// The fields below are owned by the Run goroutine.
 	cps         *CheckpointState
@@ -352,9 +366,12 @@ type partEntry struct {
 	partition     int32
 	srcOffset     int64
 	metadata      string
-	translated    int64 // translation of srcOffset, -1 none
-	reason        string
-	targetOffset  int64 // target group offset last seen/committed, -1 unknown
+	topicID       [16]byte // the source topic's ID at the fetch, zero unknown
+	translated    int64    // translation of srcOffset, -1 none
+	exact         bool     // translated is exact
+	reason        string   // why there is no translation
+	exactReason   string   // why the translation is not exact
+	targetOffset  int64    // target group offset last seen/committed, -1 unknown
 	syncReason    string
 }
 
@@ -422,6 +439,7 @@ func (e *Emitter) Run(ctx context.Context) error {
 	}
 	e.storeMu.Lock()
 	e.store = NewOffsetSyncStore(WithMustReadToEnd(!loaded), WithRecentHistory(c.RecentHistory))
+	e.runs = NewRunStore()
 	e.storeMu.Unlock()
 
 	var wg sync.WaitGroup
@@ -510,7 +528,7 @@ func (e *Emitter) waitingForSyncs() int {
 	n := 0
 	for _, g := range e.groups {
 		for _, pe := range g.parts {
-			if pe.reason == ReasonNoOffsetSync {
+			if pe.reason == ReasonNoOffsetSync || pe.reason == ReasonNewIncarnation {
 				n++
 			}
 		}
@@ -712,6 +730,7 @@ func (r *run) emit(ctx context.Context) bool {
 	if ctx.Err() != nil {
 		return false
 	}
+	ids := r.topicIDs(ctx, fetched)
 
 	current := make(map[string]bool, len(e.knownGroups))
 	var out []Checkpoint
@@ -728,7 +747,7 @@ func (r *run) emit(ctx context.Context) bool {
 			}
 			continue
 		}
-		g = e.updateGroup(name, g, resp.Fetched, ts, &out)
+		g = e.updateGroup(name, g, resp.Fetched, ids, ts, &out)
 		if g == nil {
 			delete(e.groups, name)
 			continue
@@ -751,10 +770,48 @@ func (r *run) emit(ctx context.Context) bool {
 	return ok
 }
 
+// topicIDs returns the current topic IDs of the source topics the fetched
+// groups committed on (passing the topic filter), listed after the offsets
+// were fetched: a re-created topic's new offsets are never translated with
+// the old topic's offset runs. A failed listing leaves IDs unknown (zero),
+// which translates with the newest runs of each partition.
+func (r *run) topicIDs(ctx context.Context, fetched kadm.FetchOffsetsResponses) map[string][16]byte {
+	e := r.e
+	seen := map[string]bool{}
+	var topics []string
+	for _, resp := range fetched {
+		for t := range resp.Fetched {
+			if !seen[t] && e.cfg.TopicFilter(t) {
+				seen[t] = true
+				topics = append(topics, t)
+			}
+		}
+	}
+	out := make(map[string][16]byte, len(topics))
+	if len(topics) == 0 || e.cfg.OffsetRunsTopic == "" {
+		return out
+	}
+	lctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
+	defer cancel()
+	td, err := r.src.ListTopics(lctx, topics...)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("listing source topic IDs", "cluster", e.cfg.SourceAlias, "err", err)
+		}
+		return out
+	}
+	for t, d := range td {
+		if d.Err == nil {
+			out[t] = d.ID
+		}
+	}
+	return out
+}
+
 // updateGroup refreshes a group's partitions from its fetched source
 // offsets, appending the checkpoints to write to out. It returns nil for a
 // group without any commit. Callers hold storeMu.
-func (e *Emitter) updateGroup(name string, old *groupEntry, fetched kadm.OffsetResponses, ts time.Time, out *[]Checkpoint) *groupEntry {
+func (e *Emitter) updateGroup(name string, old *groupEntry, fetched kadm.OffsetResponses, ids map[string][16]byte, ts time.Time, out *[]Checkpoint) *groupEntry {
 	g := &groupEntry{name: name, parts: map[cpKeyTP]*partEntry{}, fetched: ts}
 	if old != nil {
 		g.active, g.syncErr = old.active, old.syncErr
@@ -774,7 +831,7 @@ func (e *Emitter) updateGroup(name string, old *groupEntry, fetched kadm.OffsetR
 			remote := e.remoteTopic(topic)
 			k := cpKeyTP{remote, p}
 			pe := &partEntry{topic: topic, remote: remote, partition: p, srcOffset: o.At, metadata: o.Metadata,
-				translated: -1, targetOffset: -1}
+				topicID: ids[topic], translated: -1, targetOffset: -1}
 			if old != nil {
 				if prev := old.parts[k]; prev != nil {
 					pe.targetOffset = prev.targetOffset
@@ -797,21 +854,14 @@ func (e *Emitter) updateGroup(name string, old *groupEntry, fetched kadm.OffsetR
 // translate computes pe's translation and queues its checkpoint when it is
 // more recent than the last one (docs/mm2-compat.md §6.4 steps 2-5). Callers hold storeMu.
 func (e *Emitter) translate(group string, pe *partEntry, out *[]Checkpoint) {
-	d, ok := e.store.Translate(pe.topic, pe.partition, pe.srcOffset)
-	if !ok {
-		switch {
-		case !e.store.ReadToEnd():
-			pe.reason = ReasonSyncsLoading
-		default:
-			if _, any := e.store.Latest(pe.topic, pe.partition); any {
-				pe.reason = ReasonOlderThanSyncs
-			} else {
-				pe.reason = ReasonNoOffsetSync
-			}
-		}
+	tr := Translator{Syncs: e.store, Runs: e.runs}.Translate(pe.topic, pe.partition, pe.topicID, pe.srcOffset)
+	if !tr.OK {
+		pe.reason = tr.Reason
 		return
 	}
-	pe.translated = d
+	pe.exactReason = tr.Reason
+	d := tr.Offset
+	pe.translated, pe.exact = d, tr.Exact
 	cp := Checkpoint{Group: group, Topic: pe.remote, Partition: pe.partition,
 		UpstreamOffset: pe.srcOffset, DownstreamOffset: d, Metadata: pe.metadata}
 	if e.cps.Next(cp) {
@@ -916,8 +966,8 @@ func (e *Emitter) groupStatus(g *groupEntry) GroupStatus {
 		}
 		return keys[i].partition < keys[j].partition
 	})
-	translated, done := 0, 0
-	firstReason := ""
+	translated, done, exact := 0, 0, 0
+	firstReason, exactReason := "", ""
 	for _, k := range keys {
 		pe := g.parts[k]
 		ps := PartitionStatus{Topic: pe.topic, RemoteTopic: pe.remote, Partition: pe.partition,
@@ -940,11 +990,24 @@ func (e *Emitter) groupStatus(g *groupEntry) GroupStatus {
 					ps.Reason = ReasonNotSyncedYet
 				}
 			}
+			ps.Exact = pe.exact && b == pe.translated
+			if !ps.Exact && ps.Reason == "" {
+				ps.Reason = pe.exactReason
+				if ps.Reason == "" {
+					ps.Reason = ReasonNotExact // an earlier checkpoint beats the translation
+				}
+				if exactReason == "" {
+					exactReason = ps.Reason
+				}
+			}
 			if have == b {
 				done++
+				if ps.Exact {
+					exact++
+				}
 			}
 		}
-		if ps.Reason != "" && firstReason == "" {
+		if ps.Reason != "" && firstReason == "" && ps.Reason != ReasonNotExact && ps.Reason != ReasonBeyondReplicated {
 			firstReason = ps.Reason
 		}
 		gs.Partitions = append(gs.Partitions, ps)
@@ -967,6 +1030,9 @@ func (e *Emitter) groupStatus(g *groupEntry) GroupStatus {
 	if gs.Reason == "" && g.err != "" {
 		gs.Reason = "fetching source offsets: " + g.err
 	}
-	gs.SafeToSwitch = len(keys) > 0 && done == len(keys) && g.err == "" && !(e.cfg.SyncGroupOffsets && g.active)
+	gs.SafeToSwitch = len(keys) > 0 && exact == len(keys) && g.err == "" && !(e.cfg.SyncGroupOffsets && g.active)
+	if gs.Reason == "" && !gs.SafeToSwitch {
+		gs.Reason = exactReason
+	}
 	return gs
 }

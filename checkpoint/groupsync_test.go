@@ -17,6 +17,7 @@ func withSync(c *EmitterConfig) { c.SyncGroupOffsets = true }
 func TestGroupSyncRules(t *testing.T) {
 	f := newFixture(t, 1, 100)
 	f.syncs(0, [2]int64{0, 0}, [2]int64{50, 50}, [2]int64{99, 99})
+	f.runs(0, [5]int64{-1, -1, 0, 0, 100})
 	absent, behind, ahead := f.p.Group("absent"), f.p.Group("behind"), f.p.Group("ahead")
 	for _, g := range []string{absent, behind, ahead} {
 		f.commit(&f.p.Source, g, f.topic, map[int32]int64{0: 99})
@@ -51,7 +52,10 @@ func TestGroupSyncRules(t *testing.T) {
 	// The source group moves on: the target follows; a source rewind never
 	// moves the idle target group back (invariant I2 of
 	// docs/field-failures.md).
+	// A run claiming records past the target's log end (100): the target
+	// partition lost records (truncated); never committed past its end.
 	f.syncs(0, [2]int64{150, 150})
+	f.runs(0, [5]int64{-1, -1, 0, 0, 151})
 	f.commit(&f.p.Source, behind, f.topic, map[int32]int64{0: 150})
 	testcluster.Eventually(t, 10*time.Second, "behind follows to 100 (log end)", func() (bool, string) {
 		gs, _ := groupStatus(e, behind)
@@ -73,6 +77,7 @@ func TestGroupSyncRules(t *testing.T) {
 func TestGroupSyncSkipsActiveTargetGroup(t *testing.T) {
 	f := newFixture(t, 1, 1000)
 	f.syncs(0, [2]int64{0, 0}, [2]int64{800, 800}, [2]int64{999, 999})
+	f.runs(0, [5]int64{-1, -1, 0, 0, 1000})
 	g := f.p.Group("g1")
 	f.commit(&f.p.Source, g, f.topic, map[int32]int64{0: 800})
 

@@ -557,3 +557,32 @@ func (c *CheckpointState) Groups() []string {
 
 // Len returns the number of known checkpoints.
 func (c *CheckpointState) Len() int { return len(c.last) }
+
+// newestWithin returns, among the retained syncs of upstream
+// topic-partition (topic, partition) with upstream offset <= maxUp and
+// downstream offset in [lo, hi), the one with the highest downstream
+// offset. It scans the slots and the recent history (at most 64 +
+// [MaxRecentHistory] entries); the exact translation uses it only where the
+// offset runs have a hole.
+func (s *OffsetSyncStore) newestWithin(topic string, partition int32, maxUp, lo, hi int64) (up, down int64, ok bool) {
+	p := s.parts[tpKey{topic: topic, partition: partition}]
+	if p == nil || lo >= hi {
+		return 0, 0, false
+	}
+	down = -1
+	consider := func(u, d int64) {
+		if u <= maxUp && d >= lo && d < hi && d > down {
+			up, down, ok = u, d, true
+		}
+	}
+	for i := range p.slots {
+		if i > 0 && p.slots[i].id == p.slots[i-1].id {
+			continue
+		}
+		consider(p.slots[i].up, p.slots[i].down)
+	}
+	for _, e := range p.recent {
+		consider(e.up, e.down)
+	}
+	return up, down, ok
+}

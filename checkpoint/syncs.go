@@ -40,23 +40,31 @@ func (e *Emitter) loadCheckpoints(ctx context.Context) (int, error) {
 	return e.cps.Len(), nil
 }
 
-// tailSyncs reads partition 0 of the offset-syncs topic from its start into
-// the store, marks the store read to end once it reached the end offset
-// listed at start (closing ready), and keeps reading until ctx is done.
-// One consumer per emitter reads the topic, however many groups there are
+// tailSyncs reads partition 0 of the offset-syncs topic (and of the
+// offset-runs topic, when configured) from its start into the stores, marks
+// the sync store read to end once both reached the end offsets listed at
+// start (closing ready), and keeps reading until ctx is done. One consumer
+// per emitter reads the topics, however many groups there are
 // (docs/field-failures.md case B36: thousands of groups must not mean
 // thousands of readers of that one partition). Undecodable records and
 // tombstones are skipped with a warning (MM2 can stop translating on them,
 // docs/mm2-compat.md §11 item 29).
 func (e *Emitter) tailSyncs(ctx context.Context, ready chan<- struct{}) {
 	c := e.cfg
-	topic := c.OffsetSyncsTopic
+	topics := []string{c.OffsetSyncsTopic}
+	if c.OffsetRunsTopic != "" {
+		topics = append(topics, c.OffsetRunsTopic)
+	}
+	parts := map[string]map[int32]kgo.Offset{}
+	for _, t := range topics {
+		parts[t] = map[int32]kgo.Offset{0: kgo.NewOffset().AtStart()}
+	}
 	var cl *kgo.Client
 	var delay time.Duration
 	for {
 		var err error
 		cl, err = kgo.NewClient(append(append([]kgo.Opt{}, c.OffsetSyncsOpts...),
-			kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
+			kgo.ConsumePartitions(parts),
 			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 			kgo.FetchMaxWait(500*time.Millisecond),
 		)...)
@@ -71,7 +79,7 @@ func (e *Emitter) tailSyncs(ctx context.Context, ready chan<- struct{}) {
 	}
 	defer cl.Close()
 
-	end := e.syncsEnd(ctx, kadm.NewClient(cl))
+	ends := e.syncsEnd(ctx, kadm.NewClient(cl), topics)
 	if ctx.Err() != nil {
 		return
 	}
@@ -83,10 +91,20 @@ func (e *Emitter) tailSyncs(ctx context.Context, ready chan<- struct{}) {
 		isReady = true
 		close(ready)
 	}
-	if end <= 0 {
+	last := map[string]int64{}
+	caughtUp := func() bool {
+		for _, t := range topics {
+			if end := ends[t]; end > 0 {
+				if l, ok := last[t]; !ok || l < end-1 {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if caughtUp() {
 		markReady()
 	}
-	var last int64 = -1
 	bad, idle := 0, 0
 	for {
 		pctx := ctx
@@ -99,11 +117,14 @@ func (e *Emitter) tailSyncs(ctx context.Context, ready chan<- struct{}) {
 		if ctx.Err() != nil || fs.IsClientClosed() {
 			return
 		}
-		fs.EachError(func(_ string, _ int32, err error) {
+		fs.EachError(func(t string, _ int32, err error) {
 			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 				return
 			}
-			e.log.Warn("reading offset syncs", "topic", topic, "err", err)
+			if t == c.OffsetRunsTopic && errors.Is(err, kerr.UnknownTopicOrPartition) {
+				return // written by MM2 or an older kmirror: offset syncs only
+			}
+			e.log.Warn("reading offset syncs", "topic", t, "err", err)
 			e.fail("offset_syncs", err)
 		})
 		n := 0
@@ -113,16 +134,25 @@ func (e *Emitter) tailSyncs(ctx context.Context, ready chan<- struct{}) {
 				return
 			}
 			n++
-			last = r.Offset
-			s, err := DecodeOffsetSync(r.Key, r.Value)
+			last[r.Topic] = r.Offset
+			var err error
+			if r.Topic == c.OffsetRunsTopic {
+				var run OffsetRun
+				if run, err = DecodeOffsetRun(r.Key, r.Value); err == nil {
+					e.runs.Add(run)
+				}
+			} else {
+				var s OffsetSync
+				if s, err = DecodeOffsetSync(r.Key, r.Value); err == nil {
+					e.store.Add(s)
+				}
+			}
 			if err != nil {
 				bad++
 				if bad == 1 || bad%1000 == 0 {
-					e.log.Warn("skipping unusable offset-sync record", "topic", topic, "offset", r.Offset, "err", err, "skipped", bad)
+					e.log.Warn("skipping unusable record", "topic", r.Topic, "offset", r.Offset, "err", err, "skipped", bad)
 				}
-				return
 			}
-			e.store.Add(s)
 		})
 		e.storeMu.Unlock()
 		if isReady {
@@ -133,40 +163,48 @@ func (e *Emitter) tailSyncs(ctx context.Context, ready chan<- struct{}) {
 		} else {
 			idle = 0
 		}
-		// Done when the record before the end offset was read, or when
+		// Done when the records before the end offsets were read, or when
 		// two idle polls show nothing more comes (records removed meanwhile).
-		if last >= end-1 || idle >= 2 {
+		if caughtUp() || idle >= 2 {
 			markReady()
 		}
 	}
 }
 
-// syncsEnd lists the end offset of partition 0 of the offset-syncs topic,
-// retrying until it succeeds or ctx is done; a missing topic has end 0.
-func (e *Emitter) syncsEnd(ctx context.Context, adm *kadm.Client) int64 {
-	topic := e.cfg.OffsetSyncsTopic
+// syncsEnd lists the end offsets of partition 0 of topics, retrying until
+// it succeeds or ctx is done; a missing topic has end 0.
+func (e *Emitter) syncsEnd(ctx context.Context, adm *kadm.Client, topics []string) map[string]int64 {
 	var delay time.Duration
 	for {
 		lctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
-		ends, err := adm.ListEndOffsets(lctx, topic)
+		listed, err := adm.ListEndOffsets(lctx, topics...)
 		cancel()
+		out := map[string]int64{}
 		if err == nil {
-			o, ok := ends.Lookup(topic, 0)
-			if ok && o.Err == nil {
-				return o.Offset
+			for _, topic := range topics {
+				o, ok := listed.Lookup(topic, 0)
+				if ok && o.Err == nil {
+					out[topic] = o.Offset
+					continue
+				}
+				if missing, mok := listed.Lookup(topic, -1); !ok || (mok && errors.Is(missing.Err, kerr.UnknownTopicOrPartition)) {
+					out[topic] = 0 // no such topic (yet): nothing to read
+					continue
+				}
+				err = o.Err
+				break
 			}
-			if missing, mok := ends.Lookup(topic, -1); !ok || (mok && errors.Is(missing.Err, kerr.UnknownTopicOrPartition)) {
-				return 0 // no such topic (yet): nothing to read
+			if err == nil {
+				return out
 			}
-			err = o.Err
 		}
 		if ctx.Err() != nil {
-			return 0
+			return nil
 		}
-		e.log.Warn("listing offset-syncs end offset", "topic", topic, "err", err)
+		e.log.Warn("listing offset-syncs end offsets", "topics", topics, "err", err)
 		delay = backoff(delay)
 		if !sleep(ctx, delay) {
-			return 0
+			return nil
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/plugin/kslog"
 
+	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/internal/connectoffsets"
 	"github.com/kmirror/kmirror/policy"
 )
@@ -413,6 +414,7 @@ func (f *flow) start(ctx context.Context) error {
 		txnID: func(slot int32) string { return transactionalID(f.groupID, slot) }}
 	if f.syncCl != nil {
 		env.sync = f.produceSync
+		env.run = f.produceRun
 		env.syncFlush = func(ctx context.Context) {
 			if err := f.syncCl.Flush(ctx); err != nil {
 				f.log.Warn("flushing offset syncs", "err", err)
@@ -509,7 +511,20 @@ func (f *flow) ensureInternalTopics(ctx context.Context) error {
 	if f.cfg.OffsetSyncsTopicLocationTarget {
 		adm, alias = f.dstAdm, f.dst.Alias
 	}
-	return createCompacted(ctx, adm, alias, f.offsetSyncsTopic, 1, f.cfg.OffsetSyncsTopicReplicationFactor)
+	if err := createCompacted(ctx, adm, alias, f.offsetSyncsTopic, 1, f.cfg.OffsetSyncsTopicReplicationFactor); err != nil {
+		return err
+	}
+	// kmirror's offset-runs topic, beside the offset syncs (exact
+	// translation, checkpoint.OffsetRun).
+	runs := checkpoint.OffsetRunsTopic(f.offsetSyncsTopic)
+	resp, err := adm.CreateTopic(ctx, 1, f.cfg.OffsetSyncsTopicReplicationFactor, checkpoint.OffsetRunsTopicConfig(), runs)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("creating %s on %s: %w", runs, alias, err)
+	}
+	return nil
 }
 
 // createCompacted creates a compacted internal topic, as MM2's

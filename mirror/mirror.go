@@ -371,6 +371,28 @@ func (f *flow) status() FlowStatus {
 	return fs
 }
 
+// produceRun writes offset run r of source partition (topic, partition) to
+// the offset-runs topic, partition 0. Send failures are logged and counted
+// as offset-sync errors; a later version of the run supersedes it.
+func (f *flow) produceRun(topic string, partition int32, r checkpoint.OffsetRun) {
+	r.Topic, r.Partition = topic, partition
+	k, err := r.Key()
+	if err == nil {
+		var v []byte
+		if v, err = r.Value(); err == nil {
+			f.syncCl.Produce(context.Background(), &kgo.Record{Topic: checkpoint.OffsetRunsTopic(f.offsetSyncsTopic), Partition: 0, Key: k, Value: v},
+				func(_ *kgo.Record, err error) {
+					if err != nil {
+						f.log.Warn("offset run not written", "topic", topic, "partition", partition, "err", err)
+						f.metrics.flowErr(f.labels, "offset_sync")
+					}
+				})
+			return
+		}
+	}
+	f.log.Warn("encoding offset run", "topic", topic, "partition", partition, "err", err)
+}
+
 // produceSync writes one offset sync (docs/mm2-compat.md §2.4) to partition 0
 // of the offset-syncs topic. Send failures are logged; a later sync
 // supersedes it.

@@ -54,13 +54,18 @@ type partState struct {
 	txnFailed bool
 	eos       bool
 	restart   atomic.Bool              // the topic was re-created: the poll loop forgets next
+	newID     [16]byte                 // with restart: the re-created topic's ID (guarded by mu)
 	pm        *partMetrics             // nil without a Registerer
 	ack       func(*kgo.Record, error) // p.onAck, bound once (a method value allocates)
 }
 
-func newPartState(u *unit, topic, remote string, partition int32, committed int64) *partState {
+// newPartState returns the state of a source partition whose replication
+// resumes after resume point committed (-1: from the start) of the source
+// topic with ID topicID (the incarnation its offset runs name).
+func newPartState(u *unit, topic, remote string, partition int32, committed int64, topicID [16]byte) *partState {
 	p := &partState{u: u, topic: topic, remote: remote, partition: partition, eos: u.env.cfg.ExactlyOnce,
-		next: -1, lsoHeld: -1, acked: committed, ackedDown: -1, committed: committed, hw: -1, polledTo: -1, sw: newSyncWriter()}
+		next: -1, lsoHeld: -1, acked: committed, ackedDown: -1, committed: committed, hw: -1, polledTo: -1,
+		sw: newSyncWriter(committed, topicID)}
 	if committed >= 0 {
 		p.next = committed + 1
 	}
@@ -128,13 +133,25 @@ func (p *partState) onAck(r *kgo.Record, err error) {
 	}
 }
 
+// idleUp returns the polled position when nothing is in flight, else -1
+// (the offset-run writer's idle position). Callers hold p.mu.
+func (p *partState) idleUp() int64 {
+	if p.err != nil || p.head != len(p.queue) {
+		return -1
+	}
+	return p.polledTo
+}
+
 // commitPending feeds the acknowledged records of a committed transaction
 // to the sync writer. p.mu must be held.
 func (p *partState) commitPending(lagMax int64, syncs bool) {
-	if syncs {
+	if syncs && len(p.pending) > 0 {
 		for _, s := range p.pending {
 			p.sw.ack(s[0], s[1], lagMax)
 		}
+		// The transaction's marker takes the next target offset: not a
+		// hole in the copy.
+		p.sw.marker()
 	}
 	p.pending = p.pending[:0]
 }

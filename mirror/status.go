@@ -181,9 +181,18 @@ type GroupStatus struct {
 	// checkpoint.Reason* constants (e.g. [checkpoint.ReasonActiveOnTarget],
 	// "active on target") or an error message; empty otherwise.
 	Reason string `json:"reason,omitempty"`
-	// SafeToSwitch is true when the target offsets of the group are current:
-	// every partition the group committed on the source has a checkpoint
-	// (or synced offset) at the translation of its current source offset.
+	// SafeToSwitch is true when, as of Updated, every partition the group
+	// committed on the source has its source offset within what was
+	// replicated, and its target offset (the group's committed offset on
+	// the target with FlowConfig.SyncGroupOffsets, else the latest
+	// checkpoint) equals the exact translation of that source offset (see
+	// package checkpoint): a consumer of the group stopped on the source
+	// before Updated and started on the target re-reads 0 records and skips
+	// 0. It is never true for data whose offset runs are missing (copied
+	// by Apache MM2 or an older kmirror). Only the process that runs the
+	// flow's checkpoint emitter reports groups: with several members
+	// sharing a flow, the one holding the singleton duties (slot 0); the
+	// others report no groups.
 	SafeToSwitch bool `json:"safe_to_switch"`
 	// Offsets are the latest translated offsets per target topic-partition.
 	Offsets map[string]map[int32]int64 `json:"offsets,omitempty"`

@@ -81,6 +81,7 @@ func (f *flow) runTasks(ctx context.Context) error {
 		TargetOpts:            f.clientOpts(f.dst, f.dst.Producer, append(append(append([]kgo.Opt{}, f.dst.Consumer...), f.dst.Admin...), taskProducerOpts...)...),
 		OffsetSyncsOpts:       f.clientOpts(syncCluster, syncCluster.Consumer),
 		OffsetSyncsTopic:      f.offsetSyncsTopic,
+		OffsetRunsTopic:       checkpoint.OffsetRunsTopic(f.offsetSyncsTopic),
 		GroupFilter:           f.groups.Match,
 		TopicFilter:           f.checkpointTopic,
 		Interval:              f.cfg.EmitCheckpointsInterval,

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/internal/connectoffsets"
 )
 
@@ -36,6 +37,7 @@ type unitEnv struct {
 	// sync produces one offset sync (nil when offset syncs are off);
 	// syncFlush waits for the offset syncs produced so far.
 	sync      func(topic string, partition int32, up, down int64)
+	run       func(topic string, partition int32, r checkpoint.OffsetRun)
 	syncFlush func(ctx context.Context)
 	// gap records a gap in the flow's status; health records the outcome
 	// of the unit's last resume-point load or commit (nil: healthy).
@@ -440,7 +442,7 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 	var add []*partState
 	for k, o := range offer {
 		if _, ok := parts[k]; !ok {
-			p := newPartState(u, k.topic, o.remote, k.partition, u.resumePoint(k))
+			p := newPartState(u, k.topic, o.remote, k.partition, u.resumePoint(k), o.id)
 			if old := u.carry[k]; old != nil {
 				old.mu.Lock()
 				p.records, p.bytes, p.err = old.records, old.bytes, old.err
@@ -542,6 +544,7 @@ func (u *unit) recreated(topic string, old, id kadm.TopicID, parts map[tp]*partS
 		}
 		p.mu.Lock()
 		hw, acked := p.hw, p.acked
+		p.newID = id
 		p.mu.Unlock()
 		gap := &GapError{Flow: u.env.name, Topic: topic, Partition: k.partition, From: acked + 1, To: max(hw, acked+1),
 			Reason: fmt.Sprintf("the source topic was deleted and re-created (topic ID %s, was %s); replication restarts at the new topic's log start", id, old)}
@@ -649,6 +652,9 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 			}
 			if p.restart.Swap(false) {
 				p.next = -1 // the topic was re-created: no gap check against the old offsets
+				p.mu.Lock()
+				p.sw.reincarnate(p.newID, len(p.queue)-p.head) // the new topic's first offset-run session
+				p.mu.Unlock()
 			}
 			p.mu.Lock()
 			failed := p.err != nil
@@ -792,7 +798,7 @@ func (u *unit) commitTxn(ctx context.Context) (err error) {
 		up.p.committed = up.off
 		up.p.commitPending(e.cfg.OffsetLagMax, !e.cfg.DisableOffsetSyncs)
 		if promote {
-			up.p.sw.promote()
+			up.p.sw.promote(up.p.idleUp(), up.p.committed)
 		}
 		up.p.mu.Unlock()
 	}
@@ -882,12 +888,18 @@ func (u *unit) sendSyncs(promote bool) {
 	for _, p := range *u.parts.Load() {
 		p.mu.Lock()
 		if promote {
-			p.sw.promote()
+			p.sw.promote(p.idleUp(), p.committed)
 		}
+		// Offset runs: all that changed at a flush, a new session's first
+		// one at once.
+		runs := p.sw.takeRuns(promote)
 		due := p.sw.take()
 		p.mu.Unlock()
 		for _, s := range due {
 			u.env.sync(p.topic, p.partition, s[0], s[1])
+		}
+		for _, r := range runs {
+			u.env.run(p.topic, p.partition, r)
 		}
 	}
 }

@@ -19,6 +19,42 @@ import (
 // the error is a *[NoCheckpointsTopicError] with the details.
 var ErrNoCheckpointsTopic = errors.New("remoteclusterutils: checkpoints topic not found")
 
+// ErrNoCheckpointYet is wrapped by the error [TranslateOffsets] and
+// [Client.TranslateOffsets] return when the checkpoints topic exists but
+// holds no checkpoint at all, of any group: the checkpoint emitter has not
+// finished its first emission (right after the replication started; kmirror
+// emits as soon as its offset syncs are loaded, Apache MM2 after
+// emit.checkpoints.interval.seconds, 60 s by default). Retry later. The
+// error is a *[NoCheckpointYetError].
+//
+// A group that has no checkpoint in a topic holding checkpoints of other
+// groups is unknown to the emitter instead (no commit on a replicated
+// topic, excluded by the group filter, or committed after the emitter's
+// last emission): TranslateOffsets returns empty Offsets and no error, as
+// MM2 does.
+var ErrNoCheckpointYet = errors.New("remoteclusterutils: no checkpoint yet")
+
+// NoCheckpointYetError reports that the checkpoints topic of Alias holds
+// no checkpoint yet (see [ErrNoCheckpointYet]).
+type NoCheckpointYetError struct {
+	// Alias is the remote (source) cluster alias asked for.
+	Alias string
+	// Topic is the checkpoints topic that was read.
+	Topic string
+	// Records is the number of records read (all unusable when not 0).
+	Records int
+}
+
+// Error names the topic and what to do.
+func (e *NoCheckpointYetError) Error() string {
+	return fmt.Sprintf("remoteclusterutils: checkpoints topic %q of remote cluster alias %q holds no checkpoint yet "+
+		"(%d records read): the checkpoint emitter has not written its first checkpoints; retry after its first emission "+
+		"(emit.checkpoints.interval.seconds)", e.Topic, e.Alias, e.Records)
+}
+
+// Unwrap returns [ErrNoCheckpointYet].
+func (e *NoCheckpointYetError) Unwrap() error { return ErrNoCheckpointYet }
+
 // ErrNilClient is returned by every method of a [Client] built from a nil
 // *kgo.Client.
 var ErrNilClient = errors.New("remoteclusterutils: nil *kgo.Client")
@@ -112,11 +148,15 @@ func (c *Client) withTimeout(ctx context.Context) (context.Context, context.Canc
 // are target-cluster names, ready for kadm's CommitAllOffsets (into a group
 // with no active members on the target) or for seeking.
 //
-// A group without checkpoints yields an empty, non-nil Offsets and no error
-// (as MM2 returns an empty map). Undecodable records, tombstones and
-// negative offsets are skipped and counted (see [ReadStats] and
-// [WithLogger]) where Java would throw. Errors: a *[NoCheckpointsTopicError]
-// (wrapping [ErrNoCheckpointsTopic]) if the topic does not exist; an error
+// A group without checkpoints in a topic that holds checkpoints of other
+// groups yields an empty, non-nil Offsets and no error (as MM2 returns an
+// empty map): the group is unknown to the checkpoint emitter. Undecodable
+// records, tombstones and negative offsets are skipped and counted (see
+// [ReadStats] and [WithLogger]) where Java would throw. Errors: a
+// *[NoCheckpointsTopicError] (wrapping [ErrNoCheckpointsTopic]) if the
+// topic does not exist; a *[NoCheckpointYetError] (wrapping
+// [ErrNoCheckpointYet]) if it holds no checkpoint of any group yet (Java
+// returns an empty map); an error
 // wrapping context.DeadlineExceeded or context.Canceled if ctx (or the
 // default [DefaultTimeout]) ends first, with no partial result (Java returns
 // what it read so far); Kafka errors such as authorization failures.
@@ -125,13 +165,18 @@ func (c *Client) TranslateOffsets(ctx context.Context, remoteClusterAlias, group
 	if err != nil {
 		return nil, err
 	}
+	if f.stats.Checkpoints == 0 {
+		return nil, &NoCheckpointYetError{Alias: remoteClusterAlias, Topic: f.stats.Topic, Records: f.stats.Records}
+	}
 	return f.offsets(), nil
 }
 
 // Checkpoints reads the checkpoints topic of remoteClusterAlias once and
 // returns the latest valid checkpoint of every group, with the read
 // statistics; use it to fail over many groups with one read, or to inspect
-// the topic. Rules and errors are those of [Client.TranslateOffsets].
+// the topic. Rules and errors are those of [Client.TranslateOffsets],
+// except that a topic without any checkpoint yet gives empty Groups and no
+// error (Stats.Checkpoints is 0).
 func (c *Client) Checkpoints(ctx context.Context, remoteClusterAlias string) (*Checkpoints, error) {
 	f, err := c.read(ctx, remoteClusterAlias, "", true)
 	if err != nil {

@@ -78,8 +78,12 @@
 //     overrun its timeout).
 //   - A missing checkpoints topic is a *[NoCheckpointsTopicError] naming the
 //     topic, the alias and the aliases whose checkpoints topics do exist (Java
-//     blocks until the consumer's API timeout). A group with no checkpoints
-//     gives empty offsets and no error, as in MM2.
+//     blocks until the consumer's API timeout). A topic that holds no
+//     checkpoint at all yet (the emitter's first emission has not happened)
+//     is a *[NoCheckpointYetError] wrapping [ErrNoCheckpointYet]: retry
+//     later (Java returns an empty map). A group with no checkpoints in a
+//     topic that holds other groups' is unknown to the emitter: empty
+//     offsets and no error, as in MM2.
 //   - The caller's *kgo.Client is used with raw ListOffsets and Fetch
 //     requests: its consumer group, assignments and positions are untouched
 //     and it is never closed. MM2 drops every non-connection consumer setting
@@ -89,7 +93,11 @@
 // Translated offsets are at-least-once for MM2 3.5+ and kmirror writers: a
 // consumer that resumes there may re-read records it processed on the source,
 // never skip any (docs/mm2-compat.md §0.1 item 4 and §13(a); checkpoints
-// written by MM2 3.4.0 and older may be ahead). Checkpoints name target
+// written by MM2 3.4.0 and older may be ahead). kmirror's checkpoints are
+// the exact translation wherever its offset runs prove it (see package
+// checkpoint): the consumer then re-reads nothing it had processed before
+// the commit the checkpoint was taken from; MM2's re-read up to the distance
+// to the nearest offset sync. Checkpoints name target
 // topics that exist only if the flow's replication policy created them;
 // committing offsets for a missing topic fails on the broker
 // (docs/field-failures.md case B08: the replicator and this reader must use

@@ -2,6 +2,7 @@ package remoteclusterutils_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -163,4 +164,34 @@ func ExampleClient_Checkpoints() {
 	// billing: us-west.orders[0] upstream 130 -> 3
 	// billing: us-west.orders[1] upstream 95 -> 5
 	// read us-west.checkpoints.internal offsets 0..3, skipped 0
+}
+
+// Right after the mirror started, the checkpoints topic exists but holds
+// no checkpoint yet: TranslateOffsets says so with ErrNoCheckpointYet
+// (retry after the first emission), which differs from a group the mirror
+// does not know (empty offsets, no error).
+func ExampleTranslateOffsets_notYet() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	target := []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}
+	adm, err := kadm.NewOptClient(target...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer adm.Close()
+	if _, err := adm.CreateTopic(ctx, 1, -1, nil, "us-west.checkpoints.internal"); err != nil {
+		log.Fatal(err)
+	}
+
+	_, err = remoteclusterutils.TranslateOffsets(ctx, "us-west", "billing", remoteclusterutils.WithClientOpts(target...))
+	if errors.Is(err, remoteclusterutils.ErrNoCheckpointYet) {
+		fmt.Println("no checkpoint yet: retry after the mirror's first checkpoint emission")
+	}
+	// Output:
+	// no checkpoint yet: retry after the mirror's first checkpoint emission
 }

@@ -145,10 +145,14 @@ func TestTranslateOffsetsSpecBytes(t *testing.T) {
 	}
 }
 
-// TestEmptyCheckpointsTopic: an existing but empty topic is not an error.
+// TestEmptyCheckpointsTopic: an existing topic without any checkpoint is
+// "not yet" for TranslateOffsets (a typed error, checkable with errors.Is),
+// and no groups for Checkpoints; once another group has a checkpoint, a
+// group without one is unknown: empty offsets, no error.
 func TestEmptyCheckpointsTopic(t *testing.T) {
 	p := testcluster.New(t, "src", "dst")
-	createTopics(t, &p.Target, p.Source.Alias+".checkpoints.internal")
+	topic := p.Source.Alias + ".checkpoints.internal"
+	createTopics(t, &p.Target, topic)
 	rc := remoteclusterutils.NewClient(testcluster.Client(t, &p.Target))
 	got, err := rc.Checkpoints(ctxT(t), p.Source.Alias)
 	if err != nil {
@@ -156,6 +160,24 @@ func TestEmptyCheckpointsTopic(t *testing.T) {
 	}
 	if len(got.Groups) != 0 || got.Stats.Records != 0 || got.Stats.EndOffset != 0 {
 		t.Errorf("Checkpoints on empty topic = %+v, want no groups and no records", got)
+	}
+	offs, err := rc.TranslateOffsets(ctxT(t), p.Source.Alias, "g1")
+	var ny *remoteclusterutils.NoCheckpointYetError
+	if !errors.Is(err, remoteclusterutils.ErrNoCheckpointYet) || !errors.As(err, &ny) || ny.Topic != topic || ny.Alias != p.Source.Alias || offs != nil {
+		t.Fatalf("TranslateOffsets on an empty topic = %v, %v; want nil and a *NoCheckpointYetError for %s", offs, err, topic)
+	}
+	// Only an unusable record: still not yet.
+	testcluster.Produce(t, &p.Target, &kgo.Record{Topic: topic, Partition: 0, Key: []byte{1}, Value: []byte{2}})
+	if _, err := rc.TranslateOffsets(ctxT(t), p.Source.Alias, "g1"); !errors.Is(err, remoteclusterutils.ErrNoCheckpointYet) {
+		t.Errorf("TranslateOffsets with only an undecodable record: %v, want ErrNoCheckpointYet", err)
+	}
+	cp := checkpoint.Checkpoint{Group: "other", Topic: p.Source.Alias + ".orders", Partition: 0, UpstreamOffset: 5, DownstreamOffset: 5}
+	k, _ := cp.Key()
+	v, _ := cp.Value()
+	testcluster.Produce(t, &p.Target, &kgo.Record{Topic: topic, Partition: 0, Key: k, Value: v})
+	offs, err = rc.TranslateOffsets(ctxT(t), p.Source.Alias, "g1")
+	if err != nil || offs == nil || len(offs) != 0 {
+		t.Errorf("TranslateOffsets(unknown group) = %v, %v; want empty non-nil offsets and no error", offs, err)
 	}
 }
 
