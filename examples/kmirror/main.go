@@ -58,6 +58,9 @@
 // `kmirror verify -config mm2.properties [-flow A->B] [-last N | -since T]`
 // compares the source topics of a flow with their remote topics by content
 // and exits non-zero when records are missing (see verify.go).
+//
+// `kmirror units -config mm2.properties -resize` changes the number of
+// slots of the flows to their tasks.max, offline (see units.go).
 package main
 
 import (
@@ -97,6 +100,11 @@ func main() {
 	}()
 	if len(os.Args) > 1 && os.Args[1] == "verify" { // subcommand: verify.go
 		code := verifyMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	if len(os.Args) > 1 && os.Args[1] == "units" { // subcommand: units.go
+		code := unitsMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
 		stop()
 		os.Exit(code)
 	}

@@ -1,0 +1,84 @@
+package main
+
+// The units subcommand changes the number of slots (tasks.max) of the
+// flows of an MM2 properties file, offline:
+//
+//	kmirror units -config mm2.properties [-clusters B] -resize
+//
+// The processes running a flow share its slots through the target
+// cluster's group protocol; every member must be configured with the same
+// tasks.max, and a member configured otherwise refuses to start. To change
+// it: stop every member, set tasks.max in the file, run this command, then
+// start the members again. For each flow it fences the old slots'
+// exactly-once producers (transactional ids "kmirror.<source>-><target>-<slot>")
+// and re-creates the coordination topic mm2-kmirror-units.<source>.internal
+// with tasks.max partitions; resume points, offset syncs and checkpoints
+// are kept. It refuses while a flow still has members.
+//
+// Exit codes: 0 done (or nothing to change), 1 refused or failed, 2 bad
+// flags or configuration.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kmirror/kmirror/mirror"
+)
+
+func unitsMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("kmirror units", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config := fs.String("config", "", "MM2 properties `file` (required)")
+	clusters := fs.String("clusters", "", "only the flows whose target is one of these comma-separated `aliases` (MM2's --clusters)")
+	resize := fs.Bool("resize", false, "change every flow's number of slots to its tasks.max (all members stopped)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: kmirror units -config FILE [-clusters A,B] -resize")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *config == "" || !*resize || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	var opts []mirror.LoadOpt
+	if *clusters != "" {
+		opts = append(opts, mirror.OnlyTargets(strings.Split(*clusters, ",")...))
+	}
+	props, err := mirror.LoadProperties(*config, opts...)
+	if err != nil {
+		fmt.Fprintln(stderr, "kmirror units:", err)
+		return 2
+	}
+	m, err := mirror.New(props.Opts()...)
+	if err != nil {
+		fmt.Fprintln(stderr, "kmirror units:", err)
+		return 2
+	}
+	done, err := m.ResizeSlots(ctx)
+	for _, r := range done {
+		switch {
+		case r.From == r.To:
+			fmt.Fprintf(stdout, "%s: %d slots, nothing to change\n", r.Flow, r.To)
+		case r.From == 0:
+			fmt.Fprintf(stdout, "%s: %d slots (coordination topic created)\n", r.Flow, r.To)
+		case len(r.Fenced) == 0:
+			fmt.Fprintf(stdout, "%s: %d -> %d slots (heartbeats only: no producer to fence)\n", r.Flow, r.From, r.To)
+		default:
+			fmt.Fprintf(stdout, "%s: %d -> %d slots; fenced %s\n", r.Flow, r.From, r.To, strings.Join(r.Fenced, ", "))
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "kmirror units:", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,108 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// TestResizeSlots: a member configured with another tasks.max refuses to
+// start, naming both numbers and the offline procedure; ResizeSlots refuses
+// while a member runs, then fences every old transactional id and
+// re-creates the coordination topic; the flow then runs exactly once on the
+// new slots from where it stopped.
+func TestResizeSlots(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, topic, 4, nil)
+	ctx := context.Background()
+	produce := func(from, to int) {
+		var rs []*kgo.Record
+		for i := from; i < to; i++ {
+			rs = append(rs, &kgo.Record{Topic: topic, Partition: int32(i % 4), Value: []byte(fmt.Sprint(i))})
+		}
+		testcluster.Produce(t, &p.Source, rs...)
+	}
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.ExactlyOnce = true
+	fc.Tasks = 2
+	produce(0, 40)
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	waitReplicatedCommitted(t, m, 40)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	fc.Tasks = 3
+	m3, err := New(append(clusterOpts(p), WithFlow(fc))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m3.Run(ctx)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != fc.Name()+".tasks.max" || ce.Value != "3" ||
+		!strings.Contains(ce.Reason, "share 2 slots") || !strings.Contains(ce.Reason, "kmirror units -config FILE -resize") {
+		t.Fatalf("Run with tasks.max 3 over 2 slots: %v, want a ConfigError naming both and the resize", err)
+	}
+
+	// Refused while a member of the flow runs (the old layout's member).
+	fc2 := fc
+	fc2.Tasks = 2
+	running, stopRunning := runMirror(t, append(clusterOpts(p), WithFlow(fc2))...)
+	testcluster.Eventually(t, 30*time.Second, "member joined", func() (bool, string) {
+		ms := running.Status().Flows[0].Member
+		return len(ms.Slots) == 2, fmt.Sprint(ms)
+	})
+	resizer, err := New(append(clusterOpts(p), WithFlow(fc))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resizer.ResizeSlots(ctx); err == nil || !strings.Contains(err.Error(), "still has 1 member") {
+		t.Fatalf("ResizeSlots with a running member: %v", err)
+	}
+	if err := stopRunning(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := resizer.ResizeSlots(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := defaultGroupID(fc.Source, fc.Target)
+	want := []SlotsResize{{Flow: fc.Name(), From: 2, To: 3, Fenced: []string{group + "-0", group + "-1"}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("ResizeSlots (-want +got):\n%s", diff)
+	}
+	if again, err := resizer.ResizeSlots(ctx); err != nil || len(again) != 1 || again[0].From != 3 || len(again[0].Fenced) != 0 {
+		t.Fatalf("second ResizeSlots: %+v, %v; want a no-op", again, err)
+	}
+
+	produce(40, 80)
+	m3, stop3 := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Eventually(t, 30*time.Second, "three slots", func() (bool, string) {
+		ms := m3.Status().Flows[0].Member
+		return len(ms.Slots) == 3, fmt.Sprint(ms)
+	})
+	waitReplicatedCommitted(t, m3, 40)
+	if err := stop3(); err != nil {
+		t.Fatal(err)
+	}
+	src := testcluster.ReadAll(t, &p.Source, topic)
+	dst, err := testcluster.ReadTopic(ctx, p.Target.Opts(), p.Source.Alias+"."+topic, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for part := int32(0); part < 4; part++ {
+		if dups := exactCopy(t, part, src[part], dst[part]); dups != 0 {
+			t.Errorf("partition %d: %d duplicates across the resize", part, dups)
+		}
+	}
+}
