@@ -563,3 +563,76 @@ func TestExactlyOnceZombieFenced(t *testing.T) {
 	}
 	t.Logf("target log: %d records, %d visible to read_committed (the rest aborted)", n, vis)
 }
+
+// TestMembersRollingRestart restarts three members one by one (SIGTERM,
+// then a new process) onto a changed configuration that adds a topic to
+// the filter, while records keep arriving: replication never stops, every
+// record of the old topic is on the target exactly once (graceful
+// hand-overs replay nothing), and the new topic is replicated completely
+// once the new configuration runs everywhere.
+func TestMembersRollingRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns child processes; skipped in -short mode")
+	}
+	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	orders, audit := p.Topic("orders"), p.Topic("audit")
+	const parts, total, rate = 6, 60_000, 3000
+	testcluster.CreateTopic(t, &p.Source, orders, parts, nil)
+	testcluster.CreateTopic(t, &p.Source, audit, 3, nil)
+	spec := memberSpec{Source: p.Source.Brokers, Target: p.Target.Brokers, SrcAlias: p.Source.Alias, DstAlias: p.Target.Alias,
+		Topics: []string{orders}, Tasks: 6, Session: 1500 * time.Millisecond, Heartbeat: 300 * time.Millisecond,
+		Flush: time.Second, Checkpoints: time.Second}
+	members := []*member{startMember(t, "old0", spec), startMember(t, "old1", spec), startMember(t, "old2", spec)}
+	prod := produceSteadily(t, &p.Source, orders, parts, total, rate)
+	auditProd := produceSteadily(t, &p.Source, audit, 3, 3000, 300)
+	newSpec := spec
+	newSpec.Topics = []string{orders, audit}
+	for i := range members {
+		time.Sleep(2 * time.Second)
+		if err := members[i].signal(t, syscall.SIGTERM); err != nil {
+			t.Fatalf("member %s after SIGTERM: %v", members[i].name, err)
+		}
+		members[i] = startMember(t, fmt.Sprintf("new%d", i), newSpec)
+		testcluster.Eventually(t, 60*time.Second, "the new member owns slots", func() (bool, string) {
+			fs, ok := members[i].flowStatus()
+			return ok && len(fs.Member.Slots) > 0, fmt.Sprint(fs.Member)
+		})
+	}
+	<-prod.done
+	<-auditProd.done
+	ctx := context.Background()
+	complete := func(topic string) (bool, string) {
+		src := testcluster.ReadAll(t, &p.Source, topic)
+		dst, err := testcluster.ReadTopic(ctx, p.Target.Opts(), p.Source.Alias+"."+topic, false)
+		if err != nil {
+			return false, err.Error()
+		}
+		for part, rs := range src {
+			last := rs[len(rs)-1].Value
+			if !slices.ContainsFunc(dst[part], func(r *kgo.Record) bool { return string(r.Value) == string(last) }) {
+				return false, fmt.Sprintf("%s[%d]: %d of %d", topic, part, len(dst[part]), len(rs))
+			}
+		}
+		return true, ""
+	}
+	testcluster.Eventually(t, 120*time.Second, "both topics replicated", func() (bool, string) {
+		if ok, s := complete(orders); !ok {
+			return false, s
+		}
+		return complete(audit)
+	})
+	for _, m := range members {
+		if err := m.signal(t, syscall.SIGTERM); err != nil {
+			t.Errorf("member %s after SIGTERM: %v", m.name, err)
+		}
+	}
+	for _, topic := range []string{orders, audit} {
+		src := testcluster.ReadAll(t, &p.Source, topic)
+		dst := testcluster.ReadAll(t, &p.Target, p.Source.Alias+"."+topic)
+		for part := range src {
+			if dups := exactCopy(t, part, src[part], dst[part]); dups != 0 {
+				t.Errorf("%s[%d]: %d duplicates after graceful hand-overs", topic, part, dups)
+			}
+		}
+	}
+}
