@@ -1,12 +1,18 @@
 package mirror
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
@@ -203,4 +209,90 @@ func TestAbortedSourceTransactionsNeverReplicated(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExactlyOnceTargetStallAborts stalls the target's answer to one
+// transactional produce for longer than admin.timeout.ms: the unit aborts
+// the transaction (never commits a part of it), restarts from its last
+// committed resume points, and a read_committed reader sees every record
+// once.
+func TestExactlyOnceTargetStallAborts(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's request control (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic := p.Topic("ledger")
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	produce := func(from, to int) {
+		var rs []*kgo.Record
+		for i := from; i < to; i++ {
+			rs = append(rs, &kgo.Record{Topic: topic, Partition: int32(i % 2), Value: []byte(fmt.Sprint(i))})
+		}
+		testcluster.Produce(t, &p.Source, rs...)
+	}
+	produce(0, 100)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.ExactlyOnce, fc.Tasks = true, 1
+	fc.AdminTimeout = time.Second
+	var logs syncBuffer
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))...)
+	waitReplicatedCommitted(t, m, 100)
+
+	remote := p.Source.Alias + "." + topic
+	var armed atomic.Bool
+	armed.Store(true)
+	c := p.Target.Fake
+	c.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := kreq.(*kmsg.ProduceRequest)
+		if req.TransactionID != nil && armed.CompareAndSwap(true, false) { // Produce v13 names topics by ID: any transactional produce
+			c.SleepControl(func() { time.Sleep(3 * time.Second) })
+		}
+		return nil, nil, false
+	})
+	produce(100, 200)
+	testcluster.Eventually(t, 60*time.Second, "all 200 committed after the stall", func() (bool, string) {
+		st := m.Status().Flows[0]
+		n := int64(0)
+		for _, ps := range st.Partitions {
+			n += ps.Replicated
+		}
+		return !armed.Load() && n == 200, fmt.Sprintf("stalled %t, replicated %d", !armed.Load(), n)
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "unit restarts from its last committed resume points") ||
+		!strings.Contains(logs.String(), "transaction aborted") {
+		t.Errorf("no aborted transaction logged:\n%s", logs.String())
+	}
+	src := testcluster.ReadAll(t, &p.Source, topic)
+	dst, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for part := int32(0); part < 2; part++ {
+		if dups := exactCopy(t, part, src[part], dst[part]); dups != 0 {
+			t.Errorf("partition %d: %d duplicates after the abort", part, dups)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes (a log sink).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
