@@ -30,9 +30,34 @@
 // filter selects but does not replicate is listed with its reason in
 // [FlowStatus.Skipped] and logged once.
 //
+// # Members
+//
+// Several processes may run the same flow (replicas of a service, or an
+// operator's workers): they share it through a Kafka consumer group on the
+// target ("kmirror.<source>-><target>", [FlowConfig.GroupID]). The flow's
+// source partitions are spread over [FlowConfig.Tasks] slots (MM2's
+// tasks.max, default 8), the partitions of the coordination topic
+// mm2-kmirror-units.<source>.internal on the target; the group assigns the
+// slots to the members (cooperative-sticky), each member replicates the
+// partitions of its slots, and the member holding slot 0 also creates
+// topics, syncs configs and ACLs and emits checkpoints and heartbeats. A
+// member that stops gracefully stores its resume points before its slots
+// move (no duplicate); the slots of a member that dies move after the
+// session timeout ([FlowConfig.SessionTimeout]). [FlowStatus.Member] shows a
+// member's slots; [Mirror.ResizeSlots] changes the number of slots offline.
+//
 // # Guarantees
 //
-//   - At least once, zero loss: a record's resume point (MM2's Connect
+//   - Exactly once with [FlowConfig.ExactlyOnce] (KIP-618, MM2's
+//     exactly.once.source.support=enabled): each slot writes its records
+//     and resume points in one transaction on the target, and the member
+//     taking a slot over fences the previous owner's producer first, so a
+//     read_committed consumer of the remote topics sees every source record
+//     once after crashes and hand-overs.
+//   - Sources are read read_committed by default ([FlowConfig.Isolation]):
+//     records of aborted source transactions are never replicated (MM2
+//     copies them unless configured otherwise, KAFKA-14021).
+//   - Otherwise at least once, zero loss: a record's resume point (MM2's Connect
 //     source offset, stored in mm2-offsets.<source>.internal on the target)
 //     is stored only after the target acknowledged it. After a crash a flow
 //     replays at most the records acknowledged since the last stored resume
@@ -57,7 +82,10 @@
 // # Memory
 //
 // A flow holds at most about FetchMaxBytes per source broker (default 16
-// MiB) plus MaxBufferedBytes (default 32 MiB) of record data.
+// MiB) plus MaxBufferedBytes (default 32 MiB) of record data in a process
+// that owns all its slots: each slot's consumer and producer get 1/Tasks of
+// both budgets (at least 1 MiB each), so a member owning k of N slots holds
+// about k/N of them.
 //
 // # Lifecycle
 //
