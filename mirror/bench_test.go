@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -80,9 +81,14 @@ func peakHeap(stop <-chan struct{}) <-chan float64 {
 	return out
 }
 
-func benchRun(b *testing.B, d *benchData, replicate func(dst *testcluster.Cluster)) {
+// benchRun runs replicate b.N times. replicate returns when every record
+// is acknowledged, with the time the first one was: records/s is the rate
+// over the whole run, start-ms the part of it before the first record
+// (start-up: group join, resume points), cpu-us/record the process CPU time
+// per record.
+func benchRun(b *testing.B, d *benchData, replicate func(dst *testcluster.Cluster) (first time.Time)) {
 	b.ReportAllocs()
-	var elapsed time.Duration
+	var elapsed, startup, cpu time.Duration
 	var peak float64
 	var allocs uint64
 	for i := 0; i < b.N; i++ {
@@ -96,8 +102,11 @@ func benchRun(b *testing.B, d *benchData, replicate func(dst *testcluster.Cluste
 		peakc := peakHeap(stop)
 		b.StartTimer()
 		start := time.Now()
-		replicate(&dst)
+		cpu0 := cpuTime()
+		first := replicate(&dst)
 		elapsed += time.Since(start)
+		startup += first.Sub(start)
+		cpu += cpuTime() - cpu0
 		b.StopTimer()
 		close(stop)
 		peak = max(peak, <-peakc)
@@ -111,15 +120,26 @@ func benchRun(b *testing.B, d *benchData, replicate func(dst *testcluster.Cluste
 	b.ReportMetric(float64(d.bytes)*n/elapsed.Seconds()/1e6, "MB/s")
 	b.ReportMetric(peak, "peak-heap-MB")
 	b.ReportMetric(float64(allocs)/n/float64(d.records), "allocs/record")
+	b.ReportMetric(float64(startup.Milliseconds())/n, "start-ms")
+	b.ReportMetric(float64(cpu.Microseconds())/n/float64(d.records), "cpu-us/record")
 }
 
-func benchMirror(b *testing.B, d *benchData) {
-	benchRun(b, d, func(dst *testcluster.Cluster) {
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func benchMirror(b *testing.B, d *benchData, provenance bool) {
+	benchRun(b, d, func(dst *testcluster.Cluster) (first time.Time) {
 		m, err := New(
 			WithCluster(ClusterConfig{Alias: "src", Client: d.src.Opts()}),
 			WithCluster(ClusterConfig{Alias: "dst", Client: dst.Opts()}),
 			WithFlow(FlowConfig{Source: "src", Target: "dst", DisableTopicACLSync: true, DisableTopicConfigSync: true,
-				DisableCheckpoints: true, DisableHeartbeats: true}),
+				DisableCheckpoints: true, DisableHeartbeats: true, DisableProvenanceHeader: !provenance}),
 		)
 		if err != nil {
 			b.Fatal(err)
@@ -128,6 +148,9 @@ func benchMirror(b *testing.B, d *benchData) {
 		go func() { done <- m.Run(context.Background()) }()
 		for {
 			st := m.Status().Flows[0]
+			if st.Records > 0 && first.IsZero() {
+				first = time.Now()
+			}
 			if st.Records >= int64(d.records) {
 				break
 			}
@@ -140,13 +163,14 @@ func benchMirror(b *testing.B, d *benchData) {
 		if err := <-done; err != nil {
 			b.Fatal(err)
 		}
+		return first
 	})
 }
 
 // benchPipe is the baseline: a direct consumer of every partition and an
 // idempotent producer with a manual partitioner, counting acknowledgements.
 func benchPipe(b *testing.B, d *benchData) {
-	benchRun(b, d, func(dst *testcluster.Cluster) {
+	benchRun(b, d, func(dst *testcluster.Cluster) (first time.Time) {
 		parts := map[int32]kgo.Offset{}
 		for p := int32(0); p < benchPartitions; p++ {
 			parts[p] = kgo.NewOffset().AtStart()
@@ -165,12 +189,15 @@ func benchPipe(b *testing.B, d *benchData) {
 		defer out.Close()
 		ctx := context.Background()
 		var acked atomic.Int64
+		var firstNs atomic.Int64
 		var wg sync.WaitGroup
 		promise := func(_ *kgo.Record, err error) {
 			if err != nil {
 				b.Error(err)
 			}
-			acked.Add(1)
+			if acked.Add(1) == 1 {
+				firstNs.Store(time.Now().UnixNano())
+			}
 			wg.Done()
 		}
 		for seen := 0; seen < d.records; {
@@ -183,6 +210,7 @@ func benchPipe(b *testing.B, d *benchData) {
 			})
 		}
 		wg.Wait()
+		return time.Unix(0, firstNs.Load())
 	})
 }
 
@@ -192,7 +220,8 @@ func BenchmarkReplicate(b *testing.B) {
 		value, records int
 	}{{"1KiB", 1024, 100000}, {"100B", 100, 500000}} {
 		d := newBenchData(b, size.value, size.records)
-		b.Run(size.name+"/kmirror", func(b *testing.B) { benchMirror(b, d) })
+		b.Run(size.name+"/kmirror", func(b *testing.B) { benchMirror(b, d, true) })
+		b.Run(size.name+"/kmirror-no-provenance", func(b *testing.B) { benchMirror(b, d, false) })
 		b.Run(size.name+"/bare-pipe", func(b *testing.B) { benchPipe(b, d) })
 	}
 }

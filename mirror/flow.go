@@ -256,7 +256,11 @@ func (f *flow) setState(s State, err error) {
 }
 
 func (f *flow) clientOpts(c ClusterConfig, role []kgo.Opt, extra ...kgo.Opt) []kgo.Opt {
-	opts := []kgo.Opt{kgo.ClientID("kmirror|" + f.name), kgo.MetadataMinAge(time.Second), kgo.MetadataMaxAge(30 * time.Second)}
+	// No KIP-714 client telemetry: a flow runs a consumer and a producer
+	// per slot, and each would compress and push its metrics to the
+	// brokers that ask for them; kmirror's own metrics cover its clients.
+	opts := []kgo.Opt{kgo.ClientID("kmirror|" + f.name), kgo.MetadataMinAge(time.Second), kgo.MetadataMaxAge(30 * time.Second),
+		kgo.DisableClientMetrics()}
 	if f.log.Enabled(context.Background(), slog.LevelError) {
 		// franz-go's info messages (connections, metadata) are debug detail
 		// for a replicator: they reach the logger only when it logs debug.

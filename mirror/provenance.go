@@ -239,6 +239,25 @@ func (p *provenance) stamp(h []kgo.RecordHeader, idx int) []kgo.RecordHeader {
 	return h
 }
 
+// stampArena is stamp for a batch of records: a first hop's new header
+// slice is carved out of arena (allocated once per fetched batch by the
+// caller with room for every record's headers plus one) instead of
+// allocated per record. It returns the rest of the arena and the record's
+// headers (capped, so that nothing appended to them reaches the next
+// record's). A later hop's value is still one allocation.
+func (p *provenance) stampArena(arena, h []kgo.RecordHeader, idx int) (rest, out []kgo.RecordHeader) {
+	if p == nil {
+		return arena, h
+	}
+	if idx >= 0 || cap(arena)-len(arena) < len(h)+1 {
+		return arena, p.stamp(h, idx)
+	}
+	start := len(arena)
+	arena = append(arena, h...)
+	arena = append(arena, kgo.RecordHeader{Key: ProvenanceHeader, Value: p.src}) // shared, never written
+	return arena, arena[start:len(arena):len(arena)]
+}
+
 // apply is check then stamp: it returns the headers to produce the record
 // with, or skip and the reason when the record must not be written to the
 // target. The lead's poll loop calls it for every record when provenance

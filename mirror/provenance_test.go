@@ -305,3 +305,39 @@ func BenchmarkProvenance(b *testing.B) {
 		})
 	}
 }
+
+// TestProvenanceStampArena: headers stamped out of one batch arena are
+// capped per record (appending to one never touches the next), carry the
+// source ID on a first hop, extend an existing header on a later hop, and
+// a full arena falls back to a per-record allocation.
+func TestProvenanceStampArena(t *testing.T) {
+	pv, err := newProvenance("SRC", "DST")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arena := make([]kgo.RecordHeader, 0, 3) // room for two first-hop records: [] and [h]
+	recs := [][]kgo.RecordHeader{nil, {{Key: "h", Value: []byte("v")}}, {{Key: ProvenanceHeader, Value: []byte("A")}}, nil}
+	var got [][]kgo.RecordHeader
+	for _, h := range recs {
+		v, idx := pv.check(h)
+		if v.skipped() {
+			t.Fatalf("%v skipped: %v", h, v)
+		}
+		var out []kgo.RecordHeader
+		arena, out = pv.stampArena(arena, h, idx)
+		got = append(got, out)
+	}
+	got[0] = append(got[0], kgo.RecordHeader{Key: "x"}) // must not overwrite got[1]
+	want := [][]kgo.RecordHeader{
+		{{Key: ProvenanceHeader, Value: []byte("SRC")}, {Key: "x"}},
+		{{Key: "h", Value: []byte("v")}, {Key: ProvenanceHeader, Value: []byte("SRC")}},
+		{{Key: ProvenanceHeader, Value: []byte("A,SRC")}},
+		{{Key: ProvenanceHeader, Value: []byte("SRC")}}, // arena full: allocated
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stamped headers (-want +got):\n%s", diff)
+	}
+	if len(arena) != 3 {
+		t.Errorf("arena holds %d headers, want 3", len(arena))
+	}
+}

@@ -669,6 +669,14 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 			// Queue the whole batch under one lock, then produce it.
 			batch, recs := buf[:0], out[:0]
 			skipped := 0
+			var arena []kgo.RecordHeader // the batch's stamped headers: one allocation per batch
+			if pv != nil {
+				n := 0
+				for _, r := range fp.Records {
+					n += len(r.Headers) + 1
+				}
+				arena = make([]kgo.RecordHeader, 0, n)
+			}
 			for _, r := range fp.Records {
 				if !u.checkGap(p, r, fp.LogStartOffset) {
 					break
@@ -679,14 +687,14 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 				}
 				size := recordSize(r) // the source record's payload, without the header kmirror adds
 				if pv != nil {
-					h, v := pv.apply(r.Headers)
+					v, idx := pv.check(r.Headers)
 					if v.skipped() {
 						// Already on the target's cluster (or came back
 						// from it): a hole in the copy, like compaction.
 						skipped++
 						continue
 					}
-					r.Headers = h
+					arena, r.Headers = pv.stampArena(arena, r.Headers, idx)
 				}
 				u.env.metrics.polled(p.pm, r)
 				batch = append(batch, inflight{up: r.Offset, size: size})
