@@ -147,7 +147,7 @@ func run(out io.Writer, n int, verbose bool) error {
 	if missing > 0 {
 		return fmt.Errorf("%d records missing or different on %s", missing, target)
 	}
-	fmt.Fprintln(out, "all records replicated with identical keys, values, headers, timestamps and order")
+	fmt.Fprintln(out, "all records replicated with identical keys, values, headers, timestamps and order (plus the kmirror-provenance header naming the source cluster)")
 	return nil
 }
 

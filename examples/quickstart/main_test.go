@@ -52,7 +52,7 @@ func TestQuickstart(t *testing.T) {
 	if m[1] != strconv.Itoa(2*n) || m[2] != strconv.FormatInt(tableBytes, 10) {
 		t.Errorf("summary: %s records, %s bytes counted by the engine; want %d records and the table's %d bytes", m[1], m[2], 2*n, tableBytes)
 	}
-	if !strings.HasSuffix(report, "all records replicated with identical keys, values, headers, timestamps and order\n") {
+	if !strings.HasSuffix(report, "all records replicated with identical keys, values, headers, timestamps and order (plus the kmirror-provenance header naming the source cluster)\n") {
 		t.Errorf("report does not end with the verification line:\n%s", report)
 	}
 }
