@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -314,6 +315,29 @@ func TestMembersShareAndHandOver(t *testing.T) {
 		return n == 6 && single, s
 	})
 	t.Logf("slots taken over %v after the SIGKILL", time.Since(killedAt).Round(time.Millisecond))
+	// Measured, not asserted: the time until every partition of the killed
+	// member grows again on the target.
+	adm := testcluster.Admin(t, &p.Target)
+	endsAt := func() map[int32]int64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		out := map[int32]int64{}
+		if ends, err := adm.ListEndOffsets(ctx, remote); err == nil {
+			ends.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
+		}
+		return out
+	}
+	base := endsAt()
+	testcluster.Eventually(t, 60*time.Second, "the killed member's partitions flow again", func() (bool, string) {
+		now := endsAt()
+		for part := range killedParts {
+			if now[part] <= base[part] {
+				return false, fmt.Sprintf("partition %d at %d", part, now[part])
+			}
+		}
+		return true, ""
+	})
+	t.Logf("partitions of the killed member flowing again %v after the SIGKILL (session timeout %v)", time.Since(killedAt).Round(time.Millisecond), spec.Session)
 
 	// SIGTERM another member: a graceful hand-over.
 	waitProduced(total / 2)
