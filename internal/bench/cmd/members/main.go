@@ -1,0 +1,322 @@
+// Command members measures kmirror's runner on real clusters with several
+// members sharing a flow, at least once and exactly once: the records/s of
+// draining a backlog with 1, 2, 3 … member processes, their CPU time and
+// peak RSS, and the end-to-end latency of a steady stream (source create
+// time to arrival at a read_committed consumer of the remote topic).
+//
+//	go build -o /tmp/kmirror ./examples/kmirror
+//	eval "$(bash internal/realkafka/kafka.sh env)"
+//	go run ./internal/bench/cmd/members -kmirror /tmp/kmirror -members 1,2,3 -modes alo,eos
+//
+// Every run uses fresh cluster aliases and topics (nothing is shared with
+// an earlier run). On a 2-core machine the brokers and the members share
+// the cores: records/s does not grow with members there; the command
+// measures what it costs and how the work is shared.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+type config struct {
+	kmirror     string
+	source      []string
+	target      []string
+	records     int
+	size        int
+	partitions  int
+	members     []int
+	modes       []string
+	rate        int
+	latencyFor  time.Duration
+	provenance  bool
+	sessionMs   int
+	transaction string
+}
+
+func main() {
+	var c config
+	var members, modes string
+	flag.StringVar(&c.kmirror, "kmirror", "", "kmirror runner binary (go build ./examples/kmirror)")
+	flag.IntVar(&c.records, "records", 1_000_000, "backlog records to drain per run")
+	flag.IntVar(&c.size, "size", 1024, "value bytes per record (random: incompressible)")
+	flag.IntVar(&c.partitions, "partitions", 12, "partitions of the topic (and tasks.max)")
+	flag.StringVar(&members, "members", "1,2,3", "member counts to run")
+	flag.StringVar(&modes, "modes", "alo,eos", "alo (at least once) and/or eos (exactly once)")
+	flag.IntVar(&c.rate, "latency-rate", 5000, "records/s of the steady stream for the latency phase (0: skip)")
+	flag.DurationVar(&c.latencyFor, "latency-for", 20*time.Second, "length of the latency phase")
+	flag.BoolVar(&c.provenance, "provenance", true, "provenance headers on")
+	flag.IntVar(&c.sessionMs, "session-ms", 6000, "members' session.timeout.ms")
+	flag.StringVar(&c.transaction, "transaction-boundary", "poll", "exactly once: poll or interval")
+	flag.Parse()
+	c.source = strings.Split(os.Getenv("KMIRROR_SOURCE_BROKERS"), ",")
+	c.target = strings.Split(os.Getenv("KMIRROR_TARGET_BROKERS"), ",")
+	if c.kmirror == "" || c.source[0] == "" || c.target[0] == "" {
+		fmt.Fprintln(os.Stderr, "members: need -kmirror and KMIRROR_SOURCE_BROKERS / KMIRROR_TARGET_BROKERS (kafka.sh env)")
+		os.Exit(2)
+	}
+	for _, m := range strings.Split(members, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(m))
+		if err != nil || n < 1 {
+			fmt.Fprintln(os.Stderr, "members: bad -members", m)
+			os.Exit(2)
+		}
+		c.members = append(c.members, n)
+	}
+	c.modes = strings.Split(modes, ",")
+	fmt.Printf("# kmirror members benchmark: %d x %d B records, %d partitions, provenance %t, %s\n",
+		c.records, c.size, c.partitions, c.provenance, time.Now().UTC().Format(time.RFC3339))
+	fmt.Println("| mode | members | drain records/s | start s | members' CPU s | CPU µs/record | peak RSS MiB (sum) | latency p50 ms | latency p99 ms |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	for _, mode := range c.modes {
+		for _, n := range c.members {
+			r, err := run(c, mode, n)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "members: %s with %d members: %v\n", mode, n, err)
+				os.Exit(1)
+			}
+			fmt.Printf("| %s | %d | %.0f | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f |\n", mode, n, r.rate, r.startup, r.cpu, r.cpu*1e6/float64(c.records), r.rssMiB, r.p50, r.p99)
+		}
+	}
+}
+
+type result struct {
+	rate, startup, cpu, rssMiB, p50, p99 float64
+}
+
+func run(c config, mode string, members int) (result, error) {
+	var r result
+	ctx := context.Background()
+	u := fmt.Sprintf("%d", time.Now().UnixMilli()%10_000_000)
+	src, dst := "bs"+u, "bt"+u
+	topic := "bench-" + u
+	srcCl, err := kgo.NewClient(kgo.SeedBrokers(c.source...), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5*time.Millisecond))
+	if err != nil {
+		return r, err
+	}
+	defer srcCl.Close()
+	dstCl, err := kgo.NewClient(kgo.SeedBrokers(c.target...))
+	if err != nil {
+		return r, err
+	}
+	defer dstCl.Close()
+	srcAdm, dstAdm := kadm.NewClient(srcCl), kadm.NewClient(dstCl)
+	if _, err := srcAdm.CreateTopic(ctx, int32(c.partitions), 1, nil, topic); err != nil {
+		return r, err
+	}
+	defer srcAdm.DeleteTopics(context.WithoutCancel(ctx), topic)
+	defer dstAdm.DeleteTopics(context.WithoutCancel(ctx), src+"."+topic)
+	value := make([]byte, c.size)
+	_, _ = rand.Read(value)
+	for i := 0; i < c.records; i++ {
+		srcCl.Produce(ctx, &kgo.Record{Topic: topic, Partition: int32(i % c.partitions), Key: []byte(strconv.Itoa(i)), Value: value}, nil)
+	}
+	if err := srcCl.Flush(ctx); err != nil {
+		return r, err
+	}
+
+	dir, err := os.MkdirTemp("", "members-bench")
+	if err != nil {
+		return r, err
+	}
+	defer os.RemoveAll(dir)
+	props := filepath.Join(dir, "mm2.properties")
+	lines := []string{
+		"clusters = " + src + ", " + dst,
+		src + ".bootstrap.servers = " + strings.Join(c.source, ","),
+		dst + ".bootstrap.servers = " + strings.Join(c.target, ","),
+		src + "->" + dst + ".enabled = true",
+		src + "->" + dst + ".topics = " + topic,
+		dst + "->" + src + ".emit.heartbeats.enabled = false",
+		"emit.checkpoints.enabled = false",
+		"sync.topic.acls.enabled = false",
+		"refresh.topics.interval.seconds = 1",
+		"replication.factor = 1", "offset-syncs.topic.replication.factor = 1", "checkpoints.topic.replication.factor = 1",
+		"heartbeats.topic.replication.factor = 1", "offset.storage.replication.factor = 1",
+		"tasks.max = " + strconv.Itoa(c.partitions),
+		dst + ".session.timeout.ms = " + strconv.Itoa(c.sessionMs),
+		fmt.Sprintf("provenance.header.enabled = %t", c.provenance),
+	}
+	if mode == "eos" {
+		lines = append(lines, dst+".exactly.once.source.support = enabled", "transaction.boundary = "+c.transaction)
+	}
+	if err := os.WriteFile(props, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		return r, err
+	}
+	var procs []*exec.Cmd
+	defer func() {
+		for _, p := range procs {
+			_ = p.Process.Signal(syscall.SIGTERM)
+		}
+		for _, p := range procs {
+			_ = p.Wait()
+		}
+	}()
+	start := time.Now()
+	for i := 0; i < members; i++ {
+		p := exec.Command(c.kmirror, "-config", props, "-log-level", "warn", "-summary-interval", "0")
+		logf, err := os.Create(filepath.Join(dir, fmt.Sprintf("member%d.log", i)))
+		if err != nil {
+			return r, err
+		}
+		defer logf.Close()
+		p.Stdout, p.Stderr = logf, logf
+		if err := p.Start(); err != nil {
+			return r, err
+		}
+		procs = append(procs, p)
+	}
+	remote := src + "." + topic
+	total := func() int64 {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		ends, err := dstAdm.ListEndOffsets(ctx, remote)
+		if err != nil {
+			return 0
+		}
+		var n int64
+		ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+		return n
+	}
+	var first time.Time
+	peak := map[int]float64{}
+	for {
+		n := total()
+		if n > 0 && first.IsZero() {
+			first = time.Now()
+		}
+		for _, p := range procs {
+			peak[p.Process.Pid] = max(peak[p.Process.Pid], rssMiB(p.Process.Pid))
+		}
+		// exactly once: the markers take offsets too; the backlog is
+		// drained once the end offsets reach the records.
+		if n >= int64(c.records) {
+			break
+		}
+		if time.Since(start) > 15*time.Minute {
+			return r, fmt.Errorf("not drained after 15 minutes: %d of %d", n, c.records)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	done := time.Now()
+	r.rate = float64(c.records) / done.Sub(first).Seconds()
+	r.startup = first.Sub(start).Seconds()
+	for _, p := range procs {
+		r.cpu += cpuSeconds(p.Process.Pid)
+	}
+	if c.rate > 0 {
+		r.p50, r.p99, err = latency(ctx, c, srcCl, dstCl, topic, remote, peak, procs)
+		if err != nil {
+			return r, err
+		}
+	}
+	for _, v := range peak {
+		r.rssMiB += v
+	}
+	return r, nil
+}
+
+// latency produces a steady stream and measures, on a read_committed
+// consumer of the remote topic, arrival time minus the record's create
+// time (same machine, same clock).
+func latency(ctx context.Context, c config, srcCl, dstCl *kgo.Client, topic, remote string, peak map[int]float64, procs []*exec.Cmd) (p50, p99 float64, err error) {
+	ends, err := kadm.NewClient(dstCl).ListEndOffsets(ctx, remote)
+	if err != nil {
+		return 0, 0, err
+	}
+	from := map[int32]kgo.Offset{}
+	ends.Each(func(o kadm.ListedOffset) { from[o.Partition] = kgo.NewOffset().At(o.Offset) })
+	cons, err := kgo.NewClient(kgo.SeedBrokers(c.target...), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{remote: from}), kgo.FetchMaxWait(50*time.Millisecond))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer cons.Close()
+	n := int(c.latencyFor.Seconds()) * c.rate
+	value := make([]byte, c.size)
+	_, _ = rand.Read(value)
+	go func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		per := c.rate / 100
+		for i := 0; i < n; {
+			<-tick.C
+			for j := 0; j < per && i < n; j, i = j+1, i+1 {
+				srcCl.Produce(ctx, &kgo.Record{Topic: topic, Partition: int32(i % c.partitions), Value: value, Timestamp: time.Now()}, nil)
+			}
+		}
+	}()
+	var lat []float64
+	deadline := time.Now().Add(c.latencyFor + time.Minute)
+	for len(lat) < n && time.Now().Before(deadline) {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		fs := cons.PollFetches(pctx)
+		cancel()
+		now := time.Now()
+		fs.EachRecord(func(r *kgo.Record) { lat = append(lat, float64(now.Sub(r.Timestamp).Microseconds())/1000) })
+		for _, p := range procs {
+			peak[p.Process.Pid] = max(peak[p.Process.Pid], rssMiB(p.Process.Pid))
+		}
+	}
+	if len(lat) < n {
+		return 0, 0, fmt.Errorf("latency phase: %d of %d records arrived", len(lat), n)
+	}
+	slices.Sort(lat)
+	return lat[len(lat)/2], lat[len(lat)*99/100], nil
+}
+
+// rssMiB is the resident set of pid in MiB (0 if gone).
+func rssMiB(pid int) float64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.Fields(rest)[0], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// cpuSeconds is the user+system CPU time of pid so far.
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+2:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, err1 := strconv.ParseFloat(f[11], 64)
+	st, err2 := strconv.ParseFloat(f[12], 64)
+	if errors.Join(err1, err2) != nil {
+		return 0
+	}
+	return (ut + st) / 100 // clock ticks (USER_HZ 100)
+}
