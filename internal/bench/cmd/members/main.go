@@ -16,6 +16,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -42,6 +43,7 @@ type config struct {
 	records     int
 	size        int
 	partitions  int
+	tasks       int
 	members     []int
 	modes       []string
 	rate        int
@@ -49,6 +51,7 @@ type config struct {
 	provenance  bool
 	sessionMs   int
 	transaction string
+	extraArgs   []string
 }
 
 func main() {
@@ -57,7 +60,8 @@ func main() {
 	flag.StringVar(&c.kmirror, "kmirror", "", "kmirror runner binary (go build ./examples/kmirror)")
 	flag.IntVar(&c.records, "records", 1_000_000, "backlog records to drain per run")
 	flag.IntVar(&c.size, "size", 1024, "value bytes per record (random: incompressible)")
-	flag.IntVar(&c.partitions, "partitions", 12, "partitions of the topic (and tasks.max)")
+	flag.IntVar(&c.partitions, "partitions", 12, "partitions of the topic")
+	flag.IntVar(&c.tasks, "tasks", 0, "tasks.max (0: the partitions)")
 	flag.StringVar(&members, "members", "1,2,3", "member counts to run")
 	flag.StringVar(&modes, "modes", "alo,eos", "alo (at least once) and/or eos (exactly once)")
 	flag.IntVar(&c.rate, "latency-rate", 5000, "records/s of the steady stream for the latency phase (0: skip)")
@@ -65,7 +69,10 @@ func main() {
 	flag.BoolVar(&c.provenance, "provenance", true, "provenance headers on")
 	flag.IntVar(&c.sessionMs, "session-ms", 6000, "members' session.timeout.ms")
 	flag.StringVar(&c.transaction, "transaction-boundary", "poll", "exactly once: poll or interval")
+	var extra string
+	flag.StringVar(&extra, "args", "-summary-interval 0", "more runner arguments, space-separated")
 	flag.Parse()
+	c.extraArgs = strings.Fields(extra)
 	c.source = strings.Split(os.Getenv("KMIRROR_SOURCE_BROKERS"), ",")
 	c.target = strings.Split(os.Getenv("KMIRROR_TARGET_BROKERS"), ",")
 	if c.kmirror == "" || c.source[0] == "" || c.target[0] == "" {
@@ -83,7 +90,7 @@ func main() {
 	c.modes = strings.Split(modes, ",")
 	fmt.Printf("# kmirror members benchmark: %d x %d B records, %d partitions, provenance %t, %s\n",
 		c.records, c.size, c.partitions, c.provenance, time.Now().UTC().Format(time.RFC3339))
-	fmt.Println("| mode | members | drain records/s | start s | members' CPU s | CPU µs/record | peak RSS MiB (sum) | latency p50 ms | latency p99 ms |")
+	fmt.Println("| mode | members | records/s from start | first record after s | members' CPU s | CPU µs/record | peak RSS MiB (sum) | latency p50 ms | latency p99 ms |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	for _, mode := range c.modes {
 		for _, n := range c.members {
@@ -112,7 +119,7 @@ func run(c config, mode string, members int) (result, error) {
 		return r, err
 	}
 	defer srcCl.Close()
-	dstCl, err := kgo.NewClient(kgo.SeedBrokers(c.target...))
+	dstCl, err := kgo.NewClient(kgo.SeedBrokers(c.target...), kgo.MetadataMinAge(100*time.Millisecond))
 	if err != nil {
 		return r, err
 	}
@@ -150,7 +157,7 @@ func run(c config, mode string, members int) (result, error) {
 		"refresh.topics.interval.seconds = 1",
 		"replication.factor = 1", "offset-syncs.topic.replication.factor = 1", "checkpoints.topic.replication.factor = 1",
 		"heartbeats.topic.replication.factor = 1", "offset.storage.replication.factor = 1",
-		"tasks.max = " + strconv.Itoa(c.partitions),
+		"tasks.max = " + strconv.Itoa(cmp.Or(c.tasks, c.partitions)),
 		dst + ".session.timeout.ms = " + strconv.Itoa(c.sessionMs),
 		fmt.Sprintf("provenance.header.enabled = %t", c.provenance),
 	}
@@ -171,7 +178,7 @@ func run(c config, mode string, members int) (result, error) {
 	}()
 	start := time.Now()
 	for i := 0; i < members; i++ {
-		p := exec.Command(c.kmirror, "-config", props, "-log-level", "warn", "-summary-interval", "0")
+		p := exec.Command(c.kmirror, append([]string{"-config", props, "-log-level", "warn"}, c.extraArgs...)...)
 		logf, err := os.Create(filepath.Join(dir, fmt.Sprintf("member%d.log", i)))
 		if err != nil {
 			return r, err
@@ -185,8 +192,11 @@ func run(c config, mode string, members int) (result, error) {
 	}
 	remote := src + "." + topic
 	total := func() int64 {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
+		if td, err := dstAdm.ListTopics(ctx, remote); err != nil || td[remote].Err != nil {
+			return 0 // not created yet: ListOffsets would wait for it
+		}
 		ends, err := dstAdm.ListEndOffsets(ctx, remote)
 		if err != nil {
 			return 0
@@ -216,7 +226,7 @@ func run(c config, mode string, members int) (result, error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	done := time.Now()
-	r.rate = float64(c.records) / done.Sub(first).Seconds()
+	r.rate = float64(c.records) / done.Sub(start).Seconds() // from the members' start: includes joining and loading resume points
 	r.startup = first.Sub(start).Seconds()
 	for _, p := range procs {
 		r.cpu += cpuSeconds(p.Process.Pid)
