@@ -16,8 +16,8 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
