@@ -693,3 +693,38 @@ func TestDeadSourceShowsRetryingAndShutdownIsBounded(t *testing.T) {
 		t.Fatal("Run did not return after Shutdown")
 	}
 }
+
+// TestGracefulStopAlwaysStoresResumePoints (regression): a graceful stop
+// stores the resume point of every partition, every time. The unit's
+// control goroutine used to pick, between its stopped context and its poll
+// loop's nil return (both ready after a stop), the poll loop, and return
+// without storing the final resume points: the next start replayed the
+// partition from its previous resume point (duplicates after a graceful
+// restart, seen under load).
+func TestGracefulStopAlwaysStoresResumePoints(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	orders := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, orders, 4, nil)
+	fc := fastFlow(p)
+	fc.Topics = []string{regexp.QuoteMeta(orders)}
+	fc.Tasks = 4
+	fc.DisableCheckpoints, fc.DisableHeartbeats = true, true
+	for round := 1; round <= 12; round++ {
+		var rs []*kgo.Record
+		for i := 0; i < 40; i++ {
+			rs = append(rs, &kgo.Record{Topic: orders, Partition: int32(i % 4), Value: []byte(fmt.Sprintf("%d-%d", round, i))})
+		}
+		testcluster.Produce(t, &p.Source, rs...)
+		m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+		waitReplicated(t, m, 40)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		stored := storedResumePoints(t, p, orders)
+		for part := int32(0); part < 4; part++ {
+			if want := int64(round*10 - 1); !stored[part][want] {
+				t.Fatalf("round %d: partition %d: resume point %d not stored by the graceful stop (stored: %v)", round, part, want, stored[part])
+			}
+		}
+	}
+}
