@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/policy"
@@ -472,7 +471,7 @@ func (i Isolation) String() string {
 func (f FlowConfig) Name() string { return f.Source + "->" + f.Target }
 
 // Opt configures a [Mirror]; see [WithCluster], [WithFlow], [WithLogger],
-// [WithRegisterer].
+// [WithMetrics].
 type Opt interface{ apply(*cfg) }
 
 type optFunc func(*cfg)
@@ -500,17 +499,19 @@ func WithLogger(l *slog.Logger) Opt {
 	return optFunc(func(cfg *cfg) { cfg.logger = l })
 }
 
-// WithRegisterer registers the engine's Prometheus metrics on r. Default:
-// no metrics are registered (Status still works).
-func WithRegisterer(r prometheus.Registerer) Opt {
-	return optFunc(func(cfg *cfg) { cfg.registerer = r })
+// WithMetrics reports the engine's measurements to m (see [Metrics]); nil
+// reports nothing. Default: no metrics (Status still works). For
+// Prometheus, use WithRegisterer of package
+// github.com/kmirror/kmirror/mirror/mirrorprom.
+func WithMetrics(m Metrics) Opt {
+	return optFunc(func(cfg *cfg) { cfg.metrics = m })
 }
 
 type cfg struct {
 	clusters   []ClusterConfig
 	flows      []FlowConfig
 	logger     *slog.Logger
-	registerer prometheus.Registerer
+	metrics    Metrics
 }
 
 // withDefaults returns f with every zero field replaced by its default.

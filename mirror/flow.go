@@ -121,7 +121,7 @@ func (c *catalog) slot(k int32) map[tp]offered {
 func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics) (*flow, error) {
 	fc = fc.withDefaults()
 	f := &flow{cfg: fc, name: fc.Name(), src: src, dst: dst, pol: fc.Policy,
-		log: log.With("flow", fc.Name()), metrics: m, labels: flowLabels{fc.Source, fc.Target},
+		log: log.With("flow", fc.Name()), metrics: m, labels: m.labelsOf(fc.Source, fc.Target),
 		refreshWake: make(chan struct{}, 1), units: map[int32]*unit{},
 		state: StateUnassigned, since: time.Now(),
 		setConfigs: map[string]map[string]string{}, commitErrs: map[int32]error{},

@@ -74,10 +74,7 @@ func New(opts ...Opt) (*Mirror, error) {
 	if len(c.flows) == 0 {
 		return nil, &ConfigError{Key: "flows", Reason: "no replication flow configured (WithFlow, or <source>-><target>.enabled=true)"}
 	}
-	m := &Mirror{log: log, m: newMetrics(c.registerer), limiter: limiter}
-	if m.m != nil {
-		m.m.mirror = m
-	}
+	m := &Mirror{log: log, m: newMetrics(c.metrics), limiter: limiter}
 	seen := map[string]bool{}
 	for _, fc := range c.flows {
 		name := fc.Name()
@@ -142,6 +139,11 @@ func New(opts ...Opt) (*Mirror, error) {
 		f.topo = m.topo
 		if !f.cfg.Disabled {
 			m.topo.register(f)
+		}
+	}
+	if m.m != nil {
+		if err := m.m.hook.Init(m); err != nil {
+			return nil, fmt.Errorf("mirror: metrics: %w", err)
 		}
 	}
 	return m, nil

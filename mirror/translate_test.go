@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -1374,68 +1373,6 @@ func runInterleaving(t *testing.T, seed uint64) {
 		}
 	}
 	t.Logf("seed %d: %d samples, %d checkpoints, %d restarts, produced %v", seed, len(samples), len(recs[0]), restarts, produced)
-}
-
-// TestCheckpointMetrics checks the checkpoint task's series: one latency
-// histogram and two counters per flow (never per group).
-func TestCheckpointMetrics(t *testing.T) {
-	p := testcluster.New(t, "src", "dst")
-	orders := p.Topic("orders")
-	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
-	produceN(t, &p.Source, orders, 0, 10)
-	for _, g := range []string{p.Group("m1"), p.Group("m2"), p.Group("m3")} {
-		trCommit(t, &p.Source, g, orders, map[int32]int64{0: 10})
-	}
-	reg := prometheus.NewRegistry()
-	m, err := New(WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
-		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts()}),
-		WithFlow(trFlow(p)), WithRegisterer(reg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	labels := map[string]string{"source": p.Source.Alias, "target": p.Target.Alias}
-	testcluster.Eventually(t, 30*time.Second, "checkpoint metrics", func() (bool, string) {
-		mfs, err := reg.Gather()
-		if err != nil {
-			return false, err.Error()
-		}
-		got := map[string]float64{}
-		series := map[string]int{}
-		for _, mf := range mfs {
-			for _, mt := range mf.GetMetric() {
-				match := true
-				for _, lp := range mt.GetLabel() {
-					if v, ok := labels[lp.GetName()]; !ok || v != lp.GetValue() {
-						match = false
-					}
-				}
-				if !match {
-					continue
-				}
-				series[mf.GetName()]++
-				switch {
-				case mt.GetHistogram() != nil:
-					got[mf.GetName()] = float64(mt.GetHistogram().GetSampleCount())
-				case mt.GetCounter() != nil:
-					got[mf.GetName()] = mt.GetCounter().GetValue()
-				}
-			}
-		}
-		// At least one checkpoint and one synced offset per group: a group
-		// may get two (first d+1 from the first-record sync, then exact
-		// once the newest position is synced).
-		want := map[string]float64{"kmirror_checkpoint_latency_seconds": 3, "kmirror_checkpoints_total": 3, "kmirror_group_offsets_synced_total": 3}
-		for k, v := range want {
-			if got[k] < v || series[k] != 1 {
-				return false, fmt.Sprintf("%v (series %v)", got, series)
-			}
-		}
-		return true, ""
-	})
 }
 
 // TestFreshMirrorSafeToSwitchWithinSeconds: with MM2's default intervals

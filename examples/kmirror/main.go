@@ -82,6 +82,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/mirror"
+	"github.com/kmirror/kmirror/mirror/mirrorprom"
 )
 
 func main() {
@@ -309,7 +310,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cm := newClientMetrics(reg)
-	opts := []mirror.Opt{mirror.WithLogger(log), mirror.WithRegisterer(reg)}
+	opts := []mirror.Opt{mirror.WithLogger(log), mirrorprom.WithRegisterer(reg)}
 	for _, c := range clusters {
 		c.Client = append(append([]kgo.Opt{}, c.Client...), kgo.WithHooks(cm.hook(c.Alias)))
 		opts = append(opts, mirror.WithCluster(c))
