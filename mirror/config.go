@@ -508,10 +508,10 @@ func WithMetrics(m Metrics) Opt {
 }
 
 type cfg struct {
-	clusters   []ClusterConfig
-	flows      []FlowConfig
-	logger     *slog.Logger
-	metrics    Metrics
+	clusters []ClusterConfig
+	flows    []FlowConfig
+	logger   *slog.Logger
+	metrics  Metrics
 }
 
 // withDefaults returns f with every zero field replaced by its default.
