@@ -17,9 +17,9 @@ const SlotsPerPartition = 64
 // (syncs per partition, 16 bytes each). Larger values are clamped to it.
 const MaxRecentHistory = 1 << 20
 
-// StoreOption configures an [OffsetSyncStore]. Options are created by the
-// With* functions of this package; check them with [ValidateStoreOptions].
-type StoreOption interface {
+// StoreOpt configures an [OffsetSyncStore]. Options are created by the
+// With* functions of this package; check them with [ValidateStoreOpts].
+type StoreOpt interface {
 	apply(*storeCfg)
 }
 
@@ -68,7 +68,7 @@ func (c *storeCfg) validate() error {
 // false: the initial read builds the full history (MM2 3.8+ after a
 // successful load of the checkpoints topic). Use it together with a loaded
 // [CheckpointState], which keeps emitted checkpoints monotonic.
-func WithMustReadToEnd(must bool) StoreOption {
+func WithMustReadToEnd(must bool) StoreOpt {
 	return storeOptFunc(func(c *storeCfg) { c.mustReadToEnd = must })
 }
 
@@ -89,7 +89,7 @@ func WithMustReadToEnd(must bool) StoreOption {
 // The detection needs a sync of the new target partition to reach the store
 // before that partition grows past the downstream offset of the newest sync
 // of the old one.
-func WithResetOnDownstreamRewind(reset bool) StoreOption {
+func WithResetOnDownstreamRewind(reset bool) StoreOpt {
 	return storeOptFunc(func(c *storeCfg) { c.resetOnDownstreamRewind = reset })
 }
 
@@ -108,20 +108,20 @@ func WithResetOnDownstreamRewind(reset bool) StoreOption {
 // [Emitter] (and so the engine in package mirror) instead uses
 // [EmitterConfig.RecentHistory], whose default is [DefaultRecentHistory]
 // (1024). Negative values are treated as 0 and values above
-// [MaxRecentHistory] as [MaxRecentHistory]; [ValidateStoreOptions] reports
+// [MaxRecentHistory] as [MaxRecentHistory]; [ValidateStoreOpts] reports
 // both.
-func WithRecentHistory(n int) StoreOption {
+func WithRecentHistory(n int) StoreOpt {
 	return storeOptFunc(func(c *storeCfg) { c.recentHistory = n })
 }
 
-// ValidateStoreOptions applies opts to the defaults and reports the first
+// ValidateStoreOpts applies opts to the defaults and reports the first
 // invalid setting ("checkpoint: recent history -1 syncs is negative", ...).
 // [NewOffsetSyncStore] never fails; it clamps such values instead.
-func ValidateStoreOptions(opts ...StoreOption) error {
+func ValidateStoreOpts(opts ...StoreOpt) error {
 	cfg := defaultStoreCfg()
 	for _, o := range opts {
 		if o == nil {
-			return errors.New("checkpoint: nil StoreOption")
+			return errors.New("checkpoint: nil StoreOpt")
 		}
 		o.apply(&cfg)
 	}
@@ -164,7 +164,7 @@ type partState struct {
 // (docs/mm2-compat.md §6.3, KAFKA-14666, KAFKA-15202, KAFKA-15905): 64 slots
 // per partition whose spacing grows exponentially with age, updated with
 // MM2's exact algorithm, plus the optional improvements selected by
-// [StoreOption]s.
+// [StoreOpt]s.
 //
 // Feed it with [OffsetSyncStore.Add] in the log order of partition 0 of the
 // offset-syncs topic, call [OffsetSyncStore.MarkReadToEnd] once the initial
@@ -188,8 +188,8 @@ type OffsetSyncStore struct {
 // NewOffsetSyncStore returns an empty store that has not been read to end.
 // Defaults: [WithMustReadToEnd](true), [WithResetOnDownstreamRewind](true),
 // [WithRecentHistory](0). Nil options are ignored; out-of-range values are
-// clamped (see [ValidateStoreOptions]).
-func NewOffsetSyncStore(opts ...StoreOption) *OffsetSyncStore {
+// clamped (see [ValidateStoreOpts]).
+func NewOffsetSyncStore(opts ...StoreOpt) *OffsetSyncStore {
 	cfg := defaultStoreCfg()
 	for _, o := range opts {
 		if o != nil {

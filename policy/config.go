@@ -24,7 +24,7 @@ import (
 // Separator errors wrap [ErrInvalidSeparator]. The returned value is a
 // *[Default] or *[Identity].
 func FromConfig(class, separator string, internalSepEnabled bool, sourceAlias string) (ReplicationPolicy, error) {
-	opts := []Option{WithInternalTopicSeparator(internalSepEnabled)}
+	opts := []Opt{WithInternalTopicSeparator(internalSepEnabled)}
 	if separator != "" {
 		opts = append(opts, WithSeparator(separator))
 	}

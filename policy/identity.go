@@ -31,7 +31,7 @@ var _ ReplicationPolicy = Identity{}
 // of non-heartbeat topics ([Identity.TopicSource] then returns ok == false).
 // The options and errors are those of [NewDefault]; the alias itself is not
 // validated (see [ValidateAlias]).
-func NewIdentity(sourceAlias string, opts ...Option) (*Identity, error) {
+func NewIdentity(sourceAlias string, opts ...Opt) (*Identity, error) {
 	d, err := NewDefault(opts...)
 	if err != nil {
 		return nil, err

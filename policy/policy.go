@@ -111,8 +111,8 @@ var (
 	ErrInvalidAlias = errors.New("policy: invalid cluster alias")
 )
 
-// Option configures [NewDefault] and [NewIdentity].
-type Option interface{ apply(*cfg) }
+// Opt configures [NewDefault] and [NewIdentity].
+type Opt interface{ apply(*cfg) }
 
 type cfg struct {
 	separator   string
@@ -148,7 +148,7 @@ func (f optFunc) apply(c *cfg) { f(c) }
 // The separator must be non-empty and consist of characters legal in topic
 // names ([a-zA-Z0-9._-]), otherwise the constructor returns an error wrapping
 // [ErrInvalidSeparator].
-func WithSeparator(sep string) Option {
+func WithSeparator(sep string) Opt {
 	return optFunc(func(c *cfg) { c.separator = sep })
 }
 
@@ -157,18 +157,18 @@ func WithSeparator(sep string) Option {
 // replication.policy.internal.topic.separator.enabled, KIP-949, 3.6+); the
 // default is true. With false those names use "." as in MM2 3.0 and older
 // (docs/mm2-compat.md §1.2, docs/field-failures.md case B29).
-func WithInternalTopicSeparator(enabled bool) Option {
+func WithInternalTopicSeparator(enabled bool) Opt {
 	return optFunc(func(c *cfg) { c.internalSep = enabled })
 }
 
 // ValidateOpts reports whether opts form a valid policy configuration,
 // returning the same error [NewDefault] would.
-func ValidateOpts(opts ...Option) error {
+func ValidateOpts(opts ...Opt) error {
 	_, err := buildCfg(opts)
 	return err
 }
 
-func buildCfg(opts []Option) (cfg, error) {
+func buildCfg(opts []Opt) (cfg, error) {
 	c := defaultCfg()
 	for _, o := range opts {
 		if o != nil {
@@ -196,7 +196,7 @@ var _ ReplicationPolicy = Default{}
 // NewDefault returns a DefaultReplicationPolicy. It returns an error wrapping
 // [ErrInvalidSeparator] if [WithSeparator] was given an empty separator or
 // one with characters illegal in topic names.
-func NewDefault(opts ...Option) (*Default, error) {
+func NewDefault(opts ...Opt) (*Default, error) {
 	c, err := buildCfg(opts)
 	if err != nil {
 		return nil, err

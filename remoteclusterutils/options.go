@@ -73,7 +73,7 @@ func (c *cfg) finish() error {
 		c.policy = c.pol
 		return nil
 	}
-	var popts []policy.Option
+	var popts []policy.Opt
 	if c.sepSet {
 		popts = append(popts, policy.WithSeparator(c.sep))
 	}
