@@ -88,7 +88,7 @@ func (e *NoCheckpointsTopicError) Error() string {
 		b.WriteString("; no alias has a checkpoints topic on this cluster (is the client connected to the target cluster?)")
 	}
 	if len(e.OtherCandidates) > 0 {
-		fmt.Fprintf(&b, "; topics %q look like checkpoints topics written with other separator settings (see WithSeparator and WithInternalTopicSeparator)", e.OtherCandidates)
+		fmt.Fprintf(&b, "; topics %q look like checkpoints topics written with other separator settings (see WithPolicy: policy.WithSeparator, policy.WithInternalTopicSeparator)", e.OtherCandidates)
 	}
 	return b.String()
 }
@@ -275,7 +275,7 @@ func listed[T any](c *Client, ctx context.Context, fn func(policy.ReplicationPol
 // options.
 func (c *Client) ReplicationHops(ctx context.Context, sourceAlias string) (int, error) {
 	return listed(c, ctx, func(p policy.ReplicationPolicy, ts []string) int {
-		return policy.ReplicationHops(p, ts, sourceAlias)
+		return replicationHops(p, ts, sourceAlias)
 	})
 }
 
@@ -284,33 +284,33 @@ func (c *Client) ReplicationHops(ctx context.Context, sourceAlias string) (int, 
 // nil if none. Discovery needs heartbeats emitted into the upstream cluster
 // and replicated (docs/mm2-compat.md §7).
 func (c *Client) UpstreamClusters(ctx context.Context) ([]string, error) {
-	return listed(c, ctx, policy.UpstreamClusters)
+	return listed(c, ctx, upstreamClusters)
 }
 
 // HeartbeatTopics returns the sorted heartbeats topics of this cluster,
 // local and replicated (MirrorClient.heartbeatTopics); nil if none.
 func (c *Client) HeartbeatTopics(ctx context.Context) ([]string, error) {
-	return listed(c, ctx, policy.HeartbeatTopics)
+	return listed(c, ctx, heartbeatTopics)
 }
 
 // CheckpointTopics returns the sorted checkpoints topics of this cluster
 // (MirrorClient.checkpointTopics); nil if none.
 func (c *Client) CheckpointTopics(ctx context.Context) ([]string, error) {
-	return listed(c, ctx, policy.CheckpointTopics)
+	return listed(c, ctx, checkpointTopics)
 }
 
 // RemoteTopics returns the sorted non-internal topics of this cluster that
 // the policy parses as replicated (MirrorClient.remoteTopics); like Java it
 // includes replicated heartbeats topics. nil if none.
 func (c *Client) RemoteTopics(ctx context.Context) ([]string, error) {
-	return listed(c, ctx, policy.RemoteTopics)
+	return listed(c, ctx, remoteTopics)
 }
 
 // RemoteTopicsFor returns the sorted remote topics replicated directly from
 // the cluster sourceAlias (MirrorClient.remoteTopics(source)); nil if none.
 func (c *Client) RemoteTopicsFor(ctx context.Context, sourceAlias string) ([]string, error) {
 	return listed(c, ctx, func(p policy.ReplicationPolicy, ts []string) []string {
-		return policy.RemoteTopicsFor(p, ts, sourceAlias)
+		return remoteTopicsFor(p, ts, sourceAlias)
 	})
 }
 
