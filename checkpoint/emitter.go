@@ -45,19 +45,24 @@ const (
 	DefaultCommitParallelism = 8
 )
 
+// GroupState is the checkpoint and offset-sync state of a consumer group,
+// in [GroupStatus.State]: [StateSynced], [StateCheckpointed] or
+// [StateSkipped]. Its values are lower-case words, stable across versions.
+type GroupState string
+
 // Group states reported in [GroupStatus.State].
 const (
 	// StateSynced: offset sync is on and the target group's committed offset
 	// of every replicated partition the group committed on the source equals
 	// the translation of its current source offset.
-	StateSynced = "synced"
+	StateSynced GroupState = "synced"
 	// StateCheckpointed: at least one partition of the group is translated
 	// and checkpointed; with offset sync on, some partition is not synced
 	// yet (see Reason).
-	StateCheckpointed = "checkpointed"
+	StateCheckpointed GroupState = "checkpointed"
 	// StateSkipped: nothing could be checkpointed or synced for the group;
 	// Reason says why.
-	StateSkipped = "skipped"
+	StateSkipped GroupState = "skipped"
 )
 
 // Reasons reported in [GroupStatus.Reason] and [PartitionStatus.Reason].
@@ -256,7 +261,7 @@ type GroupStatus struct {
 	// Group is the consumer group id (the same on both clusters).
 	Group string
 	// State is [StateSynced], [StateCheckpointed] or [StateSkipped].
-	State string
+	State GroupState
 	// Reason says why the group is skipped or not fully synced (one of
 	// the Reason* constants, or an error message); empty otherwise.
 	Reason string

@@ -172,11 +172,12 @@ type PartitionStatus struct {
 
 // GroupStatus is the checkpoint and offset-sync state of one consumer group.
 type GroupStatus struct {
+	// Group is the consumer group id (the same on both clusters).
 	Group string `json:"group"`
-	// State is one of the group states of package checkpoint:
-	// [checkpoint.StateSynced] ("synced"), [checkpoint.StateCheckpointed]
-	// ("checkpointed") or [checkpoint.StateSkipped] ("skipped").
-	State string `json:"state"`
+	// State is [checkpoint.StateSynced] ("synced"),
+	// [checkpoint.StateCheckpointed] ("checkpointed") or
+	// [checkpoint.StateSkipped] ("skipped").
+	State checkpoint.GroupState `json:"state"`
 	// Reason says why a group was skipped or is not fully synced: one of the
 	// checkpoint.Reason* constants (e.g. [checkpoint.ReasonActiveOnTarget],
 	// "active on target") or an error message; empty otherwise.

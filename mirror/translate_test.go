@@ -332,7 +332,7 @@ func TestCaseB01EmptySourcePartition(t *testing.T) {
 	m, _ := trStart(t, p, trFlow(p))
 	testcluster.Eventually(t, 20*time.Second, "g1 seen without offset sync", func() (bool, string) {
 		gs, ok := groupStatusOf(m, 0, g1)
-		return ok && gs.State == "skipped" && gs.Reason == checkpoint.ReasonNoOffsetSync, fmt.Sprintf("%+v", gs)
+		return ok && gs.State == checkpoint.StateSkipped && gs.Reason == checkpoint.ReasonNoOffsetSync, fmt.Sprintf("%+v", gs)
 	})
 	time.Sleep(400 * time.Millisecond) // several emit and sync intervals
 	if d := cmp.Diff(map[int32]int64{0: 0}, endOffsets(t, &p.Target, remote)); d != "" {
@@ -349,7 +349,7 @@ func TestCaseB01EmptySourcePartition(t *testing.T) {
 	})
 	testcluster.Eventually(t, 10*time.Second, "g1 safe to switch", func() (bool, string) {
 		gs, _ := groupStatusOf(m, 0, g1)
-		return gs.SafeToSwitch && gs.State == "synced", fmt.Sprintf("%+v", gs)
+		return gs.SafeToSwitch && gs.State == checkpoint.StateSynced, fmt.Sprintf("%+v", gs)
 	})
 	s.finish()
 	recs := consume(t, &p.Target, g1, remote, kgo.NewOffset().AtEnd())
@@ -436,7 +436,7 @@ func TestCaseB04LaggingGroup(t *testing.T) {
 		gs, ok := groupStatusOf(m, 0, gLag)
 		o, has := committed(t, &p.Target, gLag, remote)[0]
 		got = o
-		return ok && has && o == 5000 && gs.State == "synced" && gs.SafeToSwitch, fmt.Sprintf("offset %d, %+v", o, gs)
+		return ok && has && o == 5000 && gs.State == checkpoint.StateSynced && gs.SafeToSwitch, fmt.Sprintf("offset %d, %+v", o, gs)
 	})
 	// The checkpoint record says the same: upstream 5000 -> got.
 	cps := readCheckpoints(t, p)
@@ -535,7 +535,7 @@ func TestCaseB06ActiveTargetGroupUntouched(t *testing.T) {
 	trCommit(t, &p.Source, g1, orders, map[int32]int64{0: 800})
 	testcluster.Eventually(t, 20*time.Second, "g1 reported active on target", func() (bool, string) {
 		gs, _ := groupStatusOf(m, 0, g1)
-		return gs.State == "skipped" && gs.Reason == checkpoint.ReasonActiveOnTarget && !gs.SafeToSwitch &&
+		return gs.State == checkpoint.StateSkipped && gs.Reason == checkpoint.ReasonActiveOnTarget && !gs.SafeToSwitch &&
 			gs.Offsets[remote][0] == 800, fmt.Sprintf("%+v", gs)
 	})
 	time.Sleep(300 * time.Millisecond) // three more sync intervals while Stable
@@ -547,7 +547,7 @@ func TestCaseB06ActiveTargetGroupUntouched(t *testing.T) {
 	testcluster.Eventually(t, 20*time.Second, "g1 synced once Empty", func() (bool, string) {
 		got := committed(t, &p.Target, g1, remote)[0]
 		gs, _ := groupStatusOf(m, 0, g1)
-		return got == 800 && gs.State == "synced" && gs.SafeToSwitch, fmt.Sprintf("offset %d, %+v", got, gs)
+		return got == 800 && gs.State == checkpoint.StateSynced && gs.SafeToSwitch, fmt.Sprintf("offset %d, %+v", got, gs)
 	})
 	if n := syncErrors(m) - errsBefore; n != 0 {
 		t.Errorf("%d sync errors after the group became Empty, want none", n)
@@ -1074,7 +1074,7 @@ func TestCaseB36ThousandsOfGroups(t *testing.T) {
 		st := m.Status().Flows[0]
 		synced := 0
 		for _, g := range st.Groups {
-			if g.State == "synced" {
+			if g.State == checkpoint.StateSynced {
 				synced++
 			}
 		}
