@@ -24,10 +24,10 @@
 // The checkpoint engine reads both topics in log order into an
 // [OffsetSyncStore] and a [RunStore], and for every committed offset G of a
 // source consumer group asks a [Translator] for the target offset. The
-// translated [Checkpoint] is offered to a [CheckpointState]
-// ([CheckpointState.Next]), which says whether it must be written to
+// translated [Checkpoint] is offered to a [checkpointState]
+// ([checkpointState.Next]), which says whether it must be written to
 // <source>.checkpoints.internal; at start-up the state is primed from that
-// topic with [CheckpointState.Load].
+// topic with [checkpointState.Load].
 //
 // # The exact translation
 //
@@ -112,7 +112,7 @@
 //
 // # Concurrency
 //
-// [OffsetSyncStore], [RunStore] and [CheckpointState] are NOT safe for
+// [OffsetSyncStore], [RunStore] and [checkpointState] are NOT safe for
 // concurrent use:
 // one goroutine (the checkpoint engine's loop) owns them, or the caller
 // serialises all calls. They never block and never start goroutines;

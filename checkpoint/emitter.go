@@ -340,7 +340,7 @@ type Emitter struct {
 	runs    *RunStore
 
 	// The fields below are owned by the Run goroutine.
-	cps         *CheckpointState
+	cps         *checkpointState
 	groups      map[string]*groupEntry
 	knownGroups []string // source groups passing the filter, from the last listing
 	listedOnce  bool
@@ -391,7 +391,7 @@ func NewEmitter(cfg EmitterConfig) (*Emitter, error) {
 		cfg:     cfg,
 		log:     cfg.Logger.With("task", "checkpoint"),
 		cpTopic: cfg.Policy.CheckpointsTopic(cfg.SourceAlias),
-		cps:     NewCheckpointState(),
+		cps:     newCheckpointState(),
 		groups:  map[string]*groupEntry{},
 	}, nil
 }

@@ -67,7 +67,7 @@ func (c *storeCfg) validate() error {
 //
 // false: the initial read builds the full history (MM2 3.8+ after a
 // successful load of the checkpoints topic). Use it together with a loaded
-// [CheckpointState], which keeps emitted checkpoints monotonic.
+// [checkpointState], which keeps emitted checkpoints monotonic.
 func WithMustReadToEnd(must bool) StoreOpt {
 	return storeOptFunc(func(c *storeCfg) { c.mustReadToEnd = must })
 }
@@ -457,18 +457,18 @@ type cpKey struct {
 	partition    int32
 }
 
-// CheckpointState remembers the last emitted checkpoint per (group,
+// checkpointState remembers the last emitted checkpoint per (group,
 // downstream topic, partition), like MM2's in-memory CheckpointStore
 // (docs/mm2-compat.md §6.2 step 2 and §6.4, KAFKA-15905), and decides whether
 // a newly computed checkpoint must be written. It is pure and NOT safe for
-// concurrent use. The zero value is not usable; use [NewCheckpointState].
-type CheckpointState struct {
+// concurrent use. The zero value is not usable; use [newCheckpointState].
+type checkpointState struct {
 	last map[cpKey]Checkpoint
 }
 
-// NewCheckpointState returns an empty state.
-func NewCheckpointState() *CheckpointState {
-	return &CheckpointState{last: make(map[cpKey]Checkpoint)}
+// newCheckpointState returns an empty state.
+func newCheckpointState() *checkpointState {
+	return &checkpointState{last: make(map[cpKey]Checkpoint)}
 }
 
 // Load records a checkpoint read from <source>.checkpoints.internal at start
@@ -477,7 +477,7 @@ func NewCheckpointState() *CheckpointState {
 // is lower. A checkpoint with a negative upstream or downstream offset is
 // skipped (Java never writes one; docs/mm2-compat.md §2.5) and Load returns
 // false; otherwise it returns true.
-func (c *CheckpointState) Load(cp Checkpoint) bool {
+func (c *checkpointState) Load(cp Checkpoint) bool {
 	if cp.UpstreamOffset < 0 || cp.DownstreamOffset < 0 {
 		return false
 	}
@@ -487,7 +487,7 @@ func (c *CheckpointState) Load(cp Checkpoint) bool {
 
 // Last returns the last checkpoint loaded or emitted for group and
 // downstream topic-partition (topic, partition).
-func (c *CheckpointState) Last(group, topic string, partition int32) (Checkpoint, bool) {
+func (c *checkpointState) Last(group, topic string, partition int32) (Checkpoint, bool) {
 	cp, ok := c.last[cpKey{group: group, topic: topic, partition: partition}]
 	return cp, ok
 }
@@ -501,7 +501,7 @@ func (c *CheckpointState) Last(group, topic string, partition int32) (Checkpoint
 // An unchanged or lower downstream offset is not re-emitted, so emitted
 // checkpoints are monotonic except after an upstream rewind. When Next
 // returns true it has recorded cp as the last checkpoint of its key.
-func (c *CheckpointState) Next(cp Checkpoint) bool {
+func (c *checkpointState) Next(cp Checkpoint) bool {
 	if cp.UpstreamOffset < 0 || cp.DownstreamOffset < 0 {
 		return false
 	}
@@ -516,15 +516,15 @@ func (c *CheckpointState) Next(cp Checkpoint) bool {
 
 // Forget drops the checkpoint known for group and downstream topic-partition
 // (topic, partition), for example after the target partition was recreated;
-// the next [CheckpointState.Next] for that key then emits. MM2 has no
+// the next [checkpointState.Next] for that key then emits. MM2 has no
 // equivalent.
-func (c *CheckpointState) Forget(group, topic string, partition int32) {
+func (c *checkpointState) Forget(group, topic string, partition int32) {
 	delete(c.last, cpKey{group: group, topic: topic, partition: partition})
 }
 
 // Group returns the known checkpoints of group sorted by topic and
 // partition (the input of group-offset sync, docs/mm2-compat.md §6.5), or nil.
-func (c *CheckpointState) Group(group string) []Checkpoint {
+func (c *checkpointState) Group(group string) []Checkpoint {
 	var out []Checkpoint
 	for k, cp := range c.last {
 		if k.group == group {
@@ -542,7 +542,7 @@ func (c *CheckpointState) Group(group string) []Checkpoint {
 
 // Groups returns the sorted ids of the groups with at least one known
 // checkpoint.
-func (c *CheckpointState) Groups() []string {
+func (c *checkpointState) Groups() []string {
 	seen := make(map[string]struct{})
 	for k := range c.last {
 		seen[k.group] = struct{}{}
@@ -556,7 +556,7 @@ func (c *CheckpointState) Groups() []string {
 }
 
 // Len returns the number of known checkpoints.
-func (c *CheckpointState) Len() int { return len(c.last) }
+func (c *checkpointState) Len() int { return len(c.last) }
 
 // newestWithin returns, among the retained syncs of upstream
 // topic-partition (topic, partition) with upstream offset <= maxUp and

@@ -519,7 +519,7 @@ func TestCheckpointStateNext(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := NewCheckpointState()
+			c := newCheckpointState()
 			for _, l := range tc.loaded {
 				c.Load(l)
 			}
@@ -539,7 +539,7 @@ func TestCheckpointStateNext(t *testing.T) {
 }
 
 func TestCheckpointStateGroups(t *testing.T) {
-	c := NewCheckpointState()
+	c := newCheckpointState()
 	if ok := c.Load(Checkpoint{Group: "g", Topic: "t", UpstreamOffset: 1, DownstreamOffset: -1}); ok {
 		t.Error("Load of negative downstream returned true")
 	}
@@ -674,7 +674,7 @@ func TestStoreCaseB01EmptySourcePartition(t *testing.T) {
 	}
 	replicateDense(s, 100, offsets(100, 105), true)
 	runScript(t, s, "translate 100 0\ntranslate 99 -\ntranslate 105 5")
-	c := NewCheckpointState()
+	c := newCheckpointState()
 	if !c.Next(Checkpoint{Group: "g1", Topic: "src.orders", UpstreamOffset: 100, DownstreamOffset: translate(s, 100)}) {
 		t.Error("checkpoint 100->0 not emitted")
 	}
@@ -785,7 +785,7 @@ func TestStoreCaseB11GroupAtZero(t *testing.T) {
 	if !ok || d != 0 {
 		t.Fatalf("Translate(0) = %d,%v, want 0,true", d, ok)
 	}
-	c := NewCheckpointState()
+	c := newCheckpointState()
 	if !c.Next(Checkpoint{Group: "g1", Topic: "src.orders", UpstreamOffset: 0, DownstreamOffset: d}) {
 		t.Error("checkpoint 0->0 not emitted")
 	}

@@ -1,14 +1,14 @@
 package mirror
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kmirror/kmirror/internal/mm2filter"
 	"github.com/kmirror/kmirror/policy"
 )
 
@@ -583,70 +583,18 @@ func (f FlowConfig) withDefaults() FlowConfig {
 	return f
 }
 
-// Filter is a compiled MM2 include/exclude pair (DefaultTopicFilter,
-// DefaultGroupFilter, DefaultConfigPropertyFilter): a name passes when it
-// fully matches an include regex and no exclude regex.
-type Filter struct {
-	include, exclude *regexp.Regexp
+// newFilter compiles a flow's include and exclude regex lists (MM2's
+// DefaultTopicFilter, DefaultGroupFilter, DefaultConfigPropertyFilter;
+// see mm2filter.New); a regex Go cannot compile is a *ConfigError naming
+// the key and the regex.
+func newFilter(includeKey string, include []string, excludeKey string, exclude []string) (mm2filter.Filter, error) {
+	f, err := mm2filter.New(includeKey, include, excludeKey, exclude)
+	var re *mm2filter.RegexError
+	if errors.As(err, &re) {
+		return f, &ConfigError{Key: re.Key, Value: re.Regex, Reason: re.Reason}
+	}
+	return f, err
 }
-
-// NewFilter compiles include and exclude regex lists (Go RE2 syntax, each
-// anchored to match the whole name, as Java's Matcher.matches). An empty
-// include list matches nothing; an empty exclude list excludes nothing.
-// The error names the key and the regex, and for Java-only syntax
-// (lookaround, backreferences, possessive quantifiers) says what to write
-// instead.
-func NewFilter(includeKey string, include []string, excludeKey string, exclude []string) (Filter, error) {
-	var f Filter
-	var err error
-	if f.include, err = compileList(includeKey, include); err != nil {
-		return Filter{}, err
-	}
-	if f.exclude, err = compileList(excludeKey, exclude); err != nil {
-		return Filter{}, err
-	}
-	return f, nil
-}
-
-// Match reports whether name passes the filter.
-func (f Filter) Match(name string) bool {
-	if f.include == nil || !f.include.MatchString(name) {
-		return false
-	}
-	return f.exclude == nil || !f.exclude.MatchString(name)
-}
-
-func compileList(key string, list []string) (*regexp.Regexp, error) {
-	var parts []string
-	for _, re := range list {
-		if _, err := regexp.Compile(re); err != nil {
-			return nil, &ConfigError{Key: key, Value: re, Reason: regexAdvice(re, err)}
-		}
-		parts = append(parts, "(?:"+re+")")
-	}
-	if len(parts) == 0 {
-		return nil, nil
-	}
-	return regexp.MustCompile("^(?:" + strings.Join(parts, "|") + ")$"), nil
-}
-
-// regexAdvice explains a regex Go cannot compile, with a rewrite hint for
-// the Java-only constructs MM2 users write.
-func regexAdvice(re string, err error) string {
-	switch {
-	case strings.Contains(re, "(?!"):
-		return fmt.Sprintf("Go's RE2 has no negative lookahead (?!...): list the names to skip in the matching *.exclude key instead (%v)", err)
-	case strings.Contains(re, "(?="), strings.Contains(re, "(?<=") || strings.Contains(re, "(?<!"):
-		return fmt.Sprintf("Go's RE2 has no lookaround: match the whole name with the include key and put what must not match in the *.exclude key (%v)", err)
-	case backrefRE.MatchString(re):
-		return fmt.Sprintf("Go's RE2 has no backreferences (\\1): list the alternatives explicitly (%v)", err)
-	case strings.Contains(re, "*+") || strings.Contains(re, "++") || strings.Contains(re, "?+"):
-		return fmt.Sprintf("Go's RE2 has no possessive quantifiers: drop the trailing + (RE2 never backtracks) (%v)", err)
-	}
-	return fmt.Sprintf("not a valid regular expression: %v", err)
-}
-
-var backrefRE = regexp.MustCompile(`\\[1-9]`)
 
 // ConfigError is returned by [New] and the properties loader for a bad
 // setting. It names the key and the bad value; secret values are never

@@ -758,7 +758,7 @@ func (b *propsBuilder) flow(f *mm2props.Flow) FlowConfig {
 		if ex == nil {
 			ex = exDef
 		}
-		_, err := NewFilter(incS.Key, inc, exS.Key, ex)
+		_, err := newFilter(incS.Key, inc, exS.Key, ex)
 		var ce *ConfigError
 		if errors.As(err, &ce) {
 			// The regex at fault is in one of the two settings.
@@ -775,7 +775,7 @@ func (b *propsBuilder) flow(f *mm2props.Flow) FlowConfig {
 	if fc.TopicsExclude != nil && topicsErr == nil {
 		// MM2 3.x's default (.*[\-\.]internal) excluded user topics that
 		// merely look internal; Kafka 4.0's replicates them (KAFKA-17200).
-		flt, _ := NewFilter("", []string{".*"}, topicsExS.Key, fc.TopicsExclude)
+		flt, _ := newFilter("", []string{".*"}, topicsExS.Key, fc.TopicsExclude)
 		var hidden []string
 		for _, n := range []string{"billing.internal", "billing-internal"} {
 			if !flt.Match(n) {
@@ -794,7 +794,7 @@ func (b *propsBuilder) flow(f *mm2props.Flow) FlowConfig {
 		// A replaced list often drops defaults that protect the target
 		// (docs/field-failures.md cases B20, B21): name the topic configs now
 		// copied.
-		flt, _ := NewFilter("", []string{".*"}, cpeS.Key, fc.ConfigPropertiesExclude)
+		flt, _ := newFilter("", []string{".*"}, cpeS.Key, fc.ConfigPropertiesExclude)
 		var copied []string
 		for _, re := range DefaultConfigPropertiesExclude {
 			name := strings.ReplaceAll(re, `\.`, ".")

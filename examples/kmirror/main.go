@@ -383,7 +383,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// summaryLoop logs mirror.LogSummary every interval from consecutive
+// summaryLoop logs logSummary every interval from consecutive
 // Status snapshots until ctx is done.
 func summaryLoop(ctx context.Context, m *mirror.Mirror, log *slog.Logger, interval time.Duration) {
 	t := time.NewTicker(interval)
@@ -396,7 +396,7 @@ func summaryLoop(ctx context.Context, m *mirror.Mirror, log *slog.Logger, interv
 		case <-t.C:
 		}
 		cur, now := m.Status(), time.Now()
-		mirror.LogSummary(log, prev, cur, now.Sub(prevAt))
+		logSummary(log, prev, cur, now.Sub(prevAt))
 		prev, prevAt = cur, now
 	}
 }
