@@ -63,8 +63,8 @@
 // # Guarantees
 //
 //   - Never past replicated data: a translated offset is never past the
-//     exact translation, nor past the target log end (invariant I1 of the
-//     field-failure cases). A failed-over group may re-read records; it
+//     exact translation, nor past the target log end. A failed-over
+//     group may re-read records; it
 //     never skips one. With offset runs this holds at every moment, also
 //     while a replay after an unclean stop is under way; MM2's rule on
 //     offset syncs alone can translate past the older copies until such a

@@ -82,8 +82,9 @@ const (
 	DefaultFetchMaxPartitionBytes = 1 << 20
 )
 
-// Default filter lists of MM2 (docs/mm2-compat.md §4.1). Each entry is a
-// regular expression that must match a whole name.
+// Default filter lists of MM2 (DefaultTopicFilter, DefaultGroupFilter,
+// DefaultConfigPropertyFilter). Each entry is a regular expression that
+// must match a whole name.
 var (
 	// DefaultTopicsExclude is topics.exclude's default in Apache Kafka 4.0
 	// and later (DefaultTopicFilter, KAFKA-17200): MM2's own topics
@@ -136,9 +137,9 @@ func (g GapPolicy) String() string {
 }
 
 // StartOffset says where a flow starts reading a source partition that has no
-// resume point yet. It follows the source consumer's auto.offset.reset (MM2
-// forces "earliest" unless set; KAFKA-13988, docs/field-failures.md
-// docs/field-failures.md case B14).
+// resume point yet. It follows the source consumer's auto.offset.reset
+// (MM2 honours "latest" since KAFKA-13988; it forced "earliest" before, so
+// a first start copied the whole history whatever the setting).
 type StartOffset int
 
 const (
@@ -179,8 +180,9 @@ type FlowConfig struct {
 
 	// Disabled turns off replication and checkpoints for the pair while
 	// heartbeats are still emitted unless DisableHeartbeats is set: MM2's
-	// `A->B.enabled=false` herder that exists for heartbeats only
-	// (docs/mm2-compat.md §7).
+	// `A->B.enabled=false` herder that exists for heartbeats only (in
+	// dedicated mode every ordered pair of clusters runs a heartbeat
+	// connector unless its heartbeats are disabled; KAFKA-10710).
 	Disabled bool
 
 	// Topics is `topics`: regexes (Go RE2 syntax, full match) of source
@@ -208,7 +210,7 @@ type FlowConfig struct {
 
 	// ReplicationFactor is `replication.factor` for remote topics. 0 means
 	// -1, the target broker's default.replication.factor; MM2 defaults to 2,
-	// which fails on one-broker clusters (docs/field-failures.md case B18).
+	// which cannot create topics on a one-broker cluster.
 	ReplicationFactor int16
 	// OffsetSyncsTopicReplicationFactor is
 	// `offset-syncs.topic.replication.factor`; 0 means the broker default
@@ -295,8 +297,9 @@ type FlowConfig struct {
 	RefreshGroupsInterval time.Duration
 
 	// DisableHeartbeats is `emit.heartbeats.enabled=false`: no heartbeats are
-	// written for this pair (docs/field-failures.md case B27's read-only
-	// source).
+	// written for this pair. A read-only source cluster needs it on the
+	// reverse pair target->source, whose heartbeats would be written into
+	// the source.
 	DisableHeartbeats bool
 	// EmitHeartbeatsInterval is `emit.heartbeats.interval.seconds`; 0 (or a
 	// negative value) means [DefaultEmitHeartbeatsInterval]. To stop

@@ -41,8 +41,10 @@ type Mirror struct {
 // starts no goroutine. Errors are [*ConfigError]s naming the bad key and
 // value: no cluster or flow, a duplicate or empty alias, an alias that
 // cannot appear in the topic names the flow puts it in (a source alias
-// containing the policy's separator, case B25; a target alias with
-// characters illegal in topic names while offset syncs live on the source),
+// containing the policy's separator, which MM2 would read back as another
+// alias: "eu-prod-heartbeats" with separator "-" comes from "eu"; a target
+// alias with characters illegal in topic names while offset syncs live on
+// the source),
 // a flow naming an unknown cluster or whose source equals its target, a
 // regex Go cannot compile, two flows whose topic lists make them write the
 // same remote topic without [FlowConfig.AllowTopicCollisions]. Topics listed

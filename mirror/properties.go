@@ -75,9 +75,9 @@ func (w Warning) String() string {
 // Properties is an MM2 dedicated-mode configuration
 // (connect-mirror-maker.properties) converted to engine options: one
 // [ClusterConfig] per cluster alias taking part in a flow and one
-// [FlowConfig] per herder pair (docs/mm2-compat.md §7: every ordered pair whose
-// `S->T.enabled` is true or whose heartbeats are enabled; pairs that only
-// exist for heartbeats have Disabled set). A Properties is immutable and
+// [FlowConfig] per herder pair (MirrorMakerConfig.clusterPairs: every
+// ordered pair whose `S->T.enabled` is true or whose heartbeats are
+// enabled; pairs that only exist for heartbeats have Disabled set). A Properties is immutable and
 // safe for concurrent use.
 type Properties struct {
 	clusters  []ClusterConfig
@@ -99,8 +99,9 @@ func LoadProperties(path string, opts ...LoadOpt) (*Properties, error) {
 }
 
 // ParseProperties reads MM2 properties from r and converts them into
-// engine options following MM2's dedicated mode (MirrorMakerConfig;
-// docs/mm2-compat.md §7, §9 and §11): `clusters`, cluster settings `<alias>.*`
+// engine options following MM2's dedicated mode (MirrorMakerConfig and the
+// MirrorSourceConfig, MirrorCheckpointConfig and MirrorHeartbeatConfig
+// keys): `clusters`, cluster settings `<alias>.*`
 // (connection keys, `<alias>.consumer./producer./admin.*` client settings,
 // `<alias>.offset.flush.interval.ms`), flow settings `<S>-><T>.*` over
 // top-level settings, deprecated *.blacklist names, and config providers

@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// FromConfig builds a policy from MM2 configuration values (docs/mm2-compat.md
-// §3 and §9.1):
+// FromConfig builds a policy from the values of MM2's replication policy
+// keys (MirrorConnectorConfig):
 //
 //   - class is replication.policy.class: "" or "DefaultReplicationPolicy" or
 //     [DefaultPolicyClass] select [Default]; "IdentityReplicationPolicy" or

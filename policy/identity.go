@@ -4,7 +4,7 @@ import "strings"
 
 // Identity is MM2's IdentityReplicationPolicy
 // (org.apache.kafka.connect.mirror.IdentityReplicationPolicy, KAFKA-9726,
-// Kafka 3.0; docs/mm2-compat.md §3.2): remote topics keep their source name.
+// Kafka 3.0): remote topics keep their source name.
 //
 // Topics whose name ends with "heartbeats" (a plain suffix test, so
 // "app-heartbeats" counts too) get the [Default] rules with the same

@@ -16,7 +16,7 @@ func orDefault(p ReplicationPolicy) ReplicationPolicy {
 
 // IsCycle reports whether replicating topic (a name on the source cluster) to
 // the cluster targetAlias would send data back to where it came from
-// (MirrorSourceConnector.isCycle, docs/mm2-compat.md §4.3): walk
+// (MirrorSourceConnector.isCycle): walk
 // TopicSource/UpstreamTopic; a source equal to targetAlias is a cycle; an
 // unparsable name, or an upstream name equal to its input (identity-style
 // policies), ends the walk without a cycle.
@@ -55,8 +55,8 @@ func IsCycle(p ReplicationPolicy, targetAlias, topic string) bool {
 //  4. the first occurrence of the separator in alias+separator is the one
 //     appended (the alias neither contains the separator nor ends with a
 //     prefix of it); otherwise remote topics are attributed to the wrong
-//     source, e.g. alias "eu-prod" with separator "-" is read back as "eu"
-//     (docs/field-failures.md case B25);
+//     source, e.g. alias "eu-prod" with separator "-" is read back as "eu",
+//     and heartbeats named after one alias come back double-prefixed;
 //  5. every topic name derived from the alias (offset syncs, checkpoints,
 //     remote heartbeats) fits in [MaxTopicNameLength] bytes: 223 bytes for
 //     the default policy;

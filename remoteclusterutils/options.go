@@ -16,8 +16,7 @@ import (
 // wins over this default). Override it with [WithTimeout].
 //
 // MM2's RemoteClusterUtils.translateOffsets takes an explicit timeout
-// argument (docs/mm2-compat.md §8.3); Go callers express theirs through the
-// context.
+// argument; Go callers express theirs through the context.
 const DefaultTimeout = 30 * time.Second
 
 // Opt configures [NewClient] and the package-level functions
@@ -96,7 +95,7 @@ func ValidateOpts(opts ...Opt) error {
 // (no default: kgo would otherwise dial localhost:9092).
 //
 // MM2: the bootstrap.servers, security.protocol, ssl.* and sasl.* keys of
-// MirrorClientConfig (docs/mm2-compat.md §8.1).
+// MirrorClientConfig (the only keys its clients keep).
 //
 // [NewClient] uses the client it is given: every method of a Client built
 // with WithClientOpts returns an error instead of silently ignoring it.

@@ -1,0 +1,222 @@
+package kmirror_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// publicPackages are the directories of the packages users import; their
+// documentation must read on its own on pkg.go.dev.
+var publicPackages = []string{".", "mirror", "mirror/mirrorprom", "checkpoint", "heartbeat", "policy", "remoteclusterutils"}
+
+// privateRefs match references that lead nowhere outside this repository:
+// its docs/ files and their section numbers, the field-failure catalogue
+// and its case numbers, the shared spec, and any Markdown file.
+var privateRefs = []struct {
+	re   *regexp.Regexp
+	what string
+}{
+	{regexp.MustCompile(`§`), "a section sign (a docs/ section number)"},
+	{regexp.MustCompile(`\bdocs/`), "a docs/ path"},
+	{regexp.MustCompile(`field-failures`), "the field-failure catalogue"},
+	{regexp.MustCompile(`mm2-compat`), "the MM2 compatibility notes"},
+	{regexp.MustCompile(`\b[A-Za-z0-9_./-]+\.md\b`), "a Markdown file"},
+	{regexp.MustCompile(`\b(?i:cases?)\s+B\d+`), "a field-failure case number"},
+	{regexp.MustCompile(`\bB\d{2}\b`), "a field-failure case number"},
+	{regexp.MustCompile(`\binvariant I\d\b`), "an invariant number of the repository's notes"},
+	{regexp.MustCompile(`\bspec(ification)?,? (sections? )?\d`), "a section of the repository's spec"},
+}
+
+// docFinding is one private reference in a doc comment.
+type docFinding struct {
+	pos  token.Position
+	what string
+	text string
+}
+
+// checkComment reports the private references of one comment group.
+func checkComment(fset *token.FileSet, cg *ast.CommentGroup, out *[]docFinding) {
+	if cg == nil {
+		return
+	}
+	for _, c := range cg.List {
+		var what []string
+		for _, r := range privateRefs {
+			if r.re.MatchString(c.Text) && !slices.Contains(what, r.what) {
+				what = append(what, r.what)
+			}
+		}
+		if len(what) > 0 {
+			*out = append(*out, docFinding{fset.Position(c.Pos()), strings.Join(what, ", "), strings.TrimSpace(c.Text)})
+		}
+	}
+}
+
+// exportedRecv reports whether a method's receiver type is exported.
+func exportedRecv(fd *ast.FuncDecl) bool {
+	if fd.Recv == nil || len(fd.Recv.List) == 0 {
+		return true
+	}
+	t := fd.Recv.List[0].Type
+	for {
+		switch x := t.(type) {
+		case *ast.StarExpr:
+			t = x.X
+		case *ast.IndexExpr:
+			t = x.X
+		case *ast.IndexListExpr:
+			t = x.X
+		case *ast.Ident:
+			return x.IsExported()
+		default:
+			return false
+		}
+	}
+}
+
+// checkType reports the comments of a type's exported fields and methods
+// (struct fields, interface methods), which pkg.go.dev shows with it.
+func checkType(fset *token.FileSet, t ast.Expr, out *[]docFinding) {
+	var fields *ast.FieldList
+	switch x := t.(type) {
+	case *ast.StructType:
+		fields = x.Fields
+	case *ast.InterfaceType:
+		fields = x.Methods
+	default:
+		return
+	}
+	for _, f := range fields.List {
+		exported := len(f.Names) == 0 // embedded
+		for _, n := range f.Names {
+			exported = exported || n.IsExported()
+		}
+		if !exported {
+			continue
+		}
+		checkComment(fset, f.Doc, out)
+		checkComment(fset, f.Comment, out)
+		checkType(fset, f.Type, out)
+	}
+}
+
+// publicDocFindings parses the package in dir (its examples too, which
+// pkg.go.dev shows with their comments) and returns the private
+// references of its package doc and of the doc comments of its exported
+// identifiers.
+func publicDocFindings(t *testing.T, dir string) []docFinding {
+	t.Helper()
+	fset := token.NewFileSet()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []docFinding
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(name, "_test.go") {
+			// Examples: their doc and every comment of their body.
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || !strings.HasPrefix(fd.Name.Name, "Example") {
+					continue
+				}
+				checkComment(fset, fd.Doc, &out)
+				for _, cg := range f.Comments {
+					if cg.Pos() > fd.Body.Pos() && cg.End() < fd.Body.End() {
+						checkComment(fset, cg, &out)
+					}
+				}
+			}
+			continue
+		}
+		checkComment(fset, f.Doc, &out)
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Name.IsExported() && exportedRecv(d) {
+					checkComment(fset, d.Doc, &out)
+				}
+			case *ast.GenDecl:
+				any := false
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						if s.Name.IsExported() {
+							any = true
+							checkComment(fset, s.Doc, &out)
+							checkComment(fset, s.Comment, &out)
+							checkType(fset, s.Type, &out)
+						}
+					case *ast.ValueSpec:
+						if slices.ContainsFunc(s.Names, (*ast.Ident).IsExported) {
+							any = true
+							checkComment(fset, s.Doc, &out)
+							checkComment(fset, s.Comment, &out)
+						}
+					}
+				}
+				if any {
+					checkComment(fset, d.Doc, &out)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestPublicDocsStandAlone fails on doc comments that send a reader of
+// pkg.go.dev to this repository's notes: "§" section numbers, docs/ paths,
+// the field-failure catalogue and its case numbers, Markdown files. Doc
+// comments state the rule and cite the MM2 class, config key, KIP or
+// KAFKA issue by name instead. It covers the package docs, every exported
+// identifier (with the exported fields and methods of exported types) and
+// the examples of the public packages.
+func TestPublicDocsStandAlone(t *testing.T) {
+	for _, dir := range publicPackages {
+		for _, f := range publicDocFindings(t, dir) {
+			t.Errorf("%s: doc comment refers to %s: %s", f.pos, f.what, f.text)
+		}
+	}
+}
+
+// TestPrivateRefsPatterns checks the patterns on comments that must and
+// must not be reported.
+func TestPrivateRefsPatterns(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		bad  bool
+	}{
+		{"// see docs/mm2-compat.md §8.3", true},
+		{"// (docs/field-failures.md case B08)", true},
+		{"// MM2 fails here (case B25)", true},
+		{"// as METRICS.md lists", true},
+		{"// follows the kmirror MM2 compatibility specification, sections 1.2, 3", true},
+		{"// invariant I1 of the notes", true},
+		{"// MM2's MirrorCheckpointTask (KIP-545, KAFKA-15905) with emit.checkpoints.interval.seconds", false},
+		{"// header keys and values; MaxBufferedBytes is 32 MiB", false},
+		{"// kmirror-provenance, B-trees and B2B", false},
+	} {
+		bad := false
+		for _, r := range privateRefs {
+			bad = bad || r.re.MatchString(tc.text)
+		}
+		if bad != tc.bad {
+			t.Errorf("%q: reported %v, want %v", tc.text, bad, tc.bad)
+		}
+	}
+}
