@@ -34,7 +34,9 @@ var privateRefs = []struct {
 	{regexp.MustCompile(`\bspec(ification)?,? (sections? )?\d`), "a section of the repository's spec"},
 }
 
-// docFinding is one private reference in a doc comment.
+// docFinding is one private reference in a doc comment (what names it,
+// text is the comment line), or a missing doc comment (what is empty, text
+// is the identifier).
 type docFinding struct {
 	pos  token.Position
 	what string
@@ -150,6 +152,9 @@ func publicDocFindings(t *testing.T, dir string) []docFinding {
 			case *ast.FuncDecl:
 				if d.Name.IsExported() && exportedRecv(d) {
 					checkComment(fset, d.Doc, &out)
+					if d.Doc == nil {
+						out = append(out, docFinding{fset.Position(d.Pos()), "", d.Name.Name})
+					}
 				}
 			case *ast.GenDecl:
 				any := false
@@ -158,6 +163,9 @@ func publicDocFindings(t *testing.T, dir string) []docFinding {
 					case *ast.TypeSpec:
 						if s.Name.IsExported() {
 							any = true
+							if s.Doc == nil && d.Doc == nil {
+								out = append(out, docFinding{fset.Position(s.Pos()), "", s.Name.Name})
+							}
 							checkComment(fset, s.Doc, &out)
 							checkComment(fset, s.Comment, &out)
 							checkType(fset, s.Type, &out)
@@ -165,6 +173,9 @@ func publicDocFindings(t *testing.T, dir string) []docFinding {
 					case *ast.ValueSpec:
 						if slices.ContainsFunc(s.Names, (*ast.Ident).IsExported) {
 							any = true
+							if s.Doc == nil && s.Comment == nil && d.Doc == nil {
+								out = append(out, docFinding{fset.Position(s.Pos()), "", s.Names[0].Name})
+							}
 							checkComment(fset, s.Doc, &out)
 							checkComment(fset, s.Comment, &out)
 						}
@@ -179,7 +190,9 @@ func publicDocFindings(t *testing.T, dir string) []docFinding {
 	return out
 }
 
-// TestPublicDocsStandAlone fails on doc comments that send a reader of
+// TestPublicDocsStandAlone fails on an exported function, method, type,
+// constant or variable without a doc comment, and on doc comments that
+// send a reader of
 // pkg.go.dev to this repository's notes: "§" section numbers, docs/ paths,
 // the field-failure catalogue and its case numbers, Markdown files. Doc
 // comments state the rule and cite the MM2 class, config key, KIP or
@@ -189,6 +202,10 @@ func publicDocFindings(t *testing.T, dir string) []docFinding {
 func TestPublicDocsStandAlone(t *testing.T) {
 	for _, dir := range publicPackages {
 		for _, f := range publicDocFindings(t, dir) {
+			if f.what == "" {
+				t.Errorf("%s: exported %s has no doc comment", f.pos, f.text)
+				continue
+			}
 			t.Errorf("%s: doc comment refers to %s: %s", f.pos, f.what, f.text)
 		}
 	}

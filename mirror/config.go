@@ -605,9 +605,11 @@ func newFilter(includeKey string, include []string, excludeKey string, exclude [
 type ConfigError struct {
 	Key    string // configuration key, e.g. "topics" or "us-east-1->eu-west-1.topics"
 	Value  string // the offending value, empty when secret
-	Reason string
+	Reason string // what is wrong and what to write instead
 }
 
+// Error returns "mirror: key="value": reason", or "mirror: key: reason"
+// without a value.
 func (e *ConfigError) Error() string {
 	if e.Value == "" {
 		return fmt.Sprintf("mirror: %s: %s", e.Key, e.Reason)

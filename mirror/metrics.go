@@ -34,7 +34,7 @@ type Metrics interface {
 	// names) makes New fail with an error wrapping it.
 	Init(m *Mirror) error
 	// Flow returns the recorder of the flow source->target (cluster
-	// aliases). It must not return nil.
+	// aliases); nil records nothing for that flow.
 	Flow(source, target string) FlowMetrics
 }
 

@@ -106,7 +106,12 @@ func LoadProperties(path string, opts ...LoadOpt) (*Properties, error) {
 // `<alias>.offset.flush.interval.ms`), flow settings `<S>-><T>.*` over
 // top-level settings, deprecated *.blacklist names, and config providers
 // (${env:VAR}, ${file:path:key}, ${dir:path:file}) when declared in
-// config.providers.
+// config.providers. tasks.max is [FlowConfig.Tasks]; the target cluster's
+// worker settings session.timeout.ms, heartbeat.interval.ms and
+// rebalance.timeout.ms are the flow's group settings. Exactly once
+// (KIP-618): `<target>.exactly.once.source.support=enabled` turns on
+// [FlowConfig.ExactlyOnce], transaction.boundary (poll or interval) and
+// transaction.boundary.interval.ms set its transactions.
 //
 // Errors: a read error from r, or a *[ConfigErrors] listing every error of
 // the file, in line order, each a *[ConfigError] naming the key, the line
@@ -135,9 +140,8 @@ func LoadProperties(path string, opts ...LoadOpt) (*Properties, error) {
 //
 // Not supported (warned, not applied): custom topic.filter.class,
 // group.filter.class, config.property.filter.class and
-// forwarding.admin.class; transforms and predicates; exactly.once.support,
-// transaction.boundary and `<alias>.exactly.once.source.support` (kmirror
-// replicates at least once); offset.storage.topic; converters other than
+// forwarding.admin.class; transforms and predicates; offset.storage.topic;
+// converters other than
 // ByteArrayConverter; source.cluster.alias / target.cluster.alias (topic
 // names always use the aliases of `clusters`); per-flow client settings
 // other than the replication consumer's auto.offset.reset,
@@ -146,8 +150,10 @@ func LoadProperties(path string, opts ...LoadOpt) (*Properties, error) {
 // `<alias>.producer.*` instead); per-flow connection settings; the client
 // keys interceptor.classes, transactional.id, ssl.engine.factory.class,
 // sasl.client.callback.handler.class and sasl.login.class. Rejected with a
-// *[ConfigError]: a replication.policy.class other than the default and
-// identity policies, sasl.mechanism GSSAPI, JKS and PKCS12 stores (the
+// *[ConfigError]: exactly.once.support=required without the target's
+// exactly.once.source.support=enabled, and transaction.boundary=connector
+// (MM2 refuses both connectors); a replication.policy.class other than the
+// default and identity policies, sasl.mechanism GSSAPI, JKS and PKCS12 stores (the
 // error gives the keytool/openssl commands to convert them to PEM), a
 // config provider class other than EnvVarConfigProvider,
 // FileConfigProvider and DirectoryConfigProvider when a placeholder uses

@@ -227,6 +227,8 @@ type GapError struct {
 	At time.Time `json:"at"`
 }
 
+// Error names the flow, the source partition, the number of records lost,
+// their offsets and the reason.
 func (g *GapError) Error() string {
 	return fmt.Sprintf("mirror: flow %s: %s[%d]: %d records lost before replication (offsets %d to %d): %s",
 		g.Flow, g.Topic, g.Partition, g.To-g.From, g.From, g.To-1, g.Reason)
@@ -244,8 +246,11 @@ type PartitionError struct {
 	Err error
 }
 
+// Error names the flow and the source partition, then the underlying
+// error.
 func (e *PartitionError) Error() string {
 	return fmt.Sprintf("mirror: flow %s: %s[%d]: %v", e.Flow, e.Topic, e.Partition, e.Err)
 }
 
+// Unwrap returns Err.
 func (e *PartitionError) Unwrap() error { return e.Err }
