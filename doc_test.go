@@ -1,12 +1,15 @@
 package kmirror_test
 
 import (
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -235,5 +238,37 @@ func TestPrivateRefsPatterns(t *testing.T) {
 		if bad != tc.bad {
 			t.Errorf("%q: reported %v, want %v", tc.text, bad, tc.bad)
 		}
+	}
+}
+
+// TestLibraryLinksNoPrometheus: a program that imports the library's
+// packages, but not mirror/mirrorprom, links neither the Prometheus client
+// nor protobuf (the way franz-go keeps kprom apart from kgo).
+func TestLibraryLinksNoPrometheus(t *testing.T) {
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goTool); err != nil {
+		t.Skipf("no go command at %s: %v", goTool, err)
+	}
+	list := func(pkgs ...string) []string {
+		out, err := exec.Command(goTool, append([]string{"list", "-deps"}, pkgs...)...).Output()
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				t.Fatalf("go list -deps %v: %v\n%s", pkgs, err, ee.Stderr)
+			}
+			t.Fatalf("go list -deps %v: %v", pkgs, err)
+		}
+		return strings.Fields(string(out))
+	}
+	heavy := func(dep string) bool {
+		return strings.HasPrefix(dep, "github.com/prometheus/") || strings.HasPrefix(dep, "google.golang.org/protobuf")
+	}
+	for _, dep := range list("./mirror", "./remoteclusterutils", "./checkpoint", "./heartbeat", "./policy") {
+		if heavy(dep) {
+			t.Errorf("the library depends on %s", dep)
+		}
+	}
+	if !slices.ContainsFunc(list("./mirror/mirrorprom"), heavy) {
+		t.Error("mirror/mirrorprom does not depend on the Prometheus client: is the check above still meaningful?")
 	}
 }
