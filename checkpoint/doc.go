@@ -19,8 +19,8 @@
 // OffsetSyncWriter). The syncs go to partition 0 of the offset-syncs topic,
 // in MM2's format, so that MM2's checkpoint connector can read them.
 //
-// kmirror's engine also writes [OffsetRun]s to its own offset-runs topic
-// beside it ([OffsetRunsTopic]): the proof, from the target's
+// kmirror's engine also writes offset runs ([OffsetRun]) to its own
+// offset-runs topic beside it ([OffsetRunsTopic]): the proof, from the target's
 // acknowledgements, that a run of source records landed contiguously on the
 // target, and which replication session (one replicator's uninterrupted
 // copying of a partition, from its resume point on) wrote it. MM2 never

@@ -166,8 +166,8 @@ type partState struct {
 // offsets of the target cluster. It is MM2's OffsetSyncStore (KAFKA-14666,
 // KAFKA-15202, KAFKA-15905, Kafka 3.5.2 and later): 64 slots
 // per partition whose spacing grows exponentially with age, updated with
-// MM2's exact algorithm, plus the optional improvements selected by
-// [StoreOpt]s.
+// MM2's exact algorithm, plus the optional improvements selected by its
+// options ([StoreOpt]).
 //
 // Feed it with [OffsetSyncStore.Add] in the log order of partition 0 of the
 // offset-syncs topic, call [OffsetSyncStore.MarkReadToEnd] once the initial
