@@ -113,20 +113,14 @@ func benchRun(b *testing.B, d *benchData, replicate func(dst *testcluster.Cluste
 	b.ReportMetric(float64(allocs)/n/float64(d.records), "allocs/record")
 }
 
-// benchMirror replicates d with kmirror; with metrics it also records
-// them with the Prometheus recorder (package mirrorprom).
-func benchMirror(b *testing.B, d *benchData, metrics bool) {
+func benchMirror(b *testing.B, d *benchData) {
 	benchRun(b, d, func(dst *testcluster.Cluster) {
-		opts := []Opt{
+		m, err := New(
 			WithCluster(ClusterConfig{Alias: "src", Client: d.src.Opts()}),
 			WithCluster(ClusterConfig{Alias: "dst", Client: dst.Opts()}),
 			WithFlow(FlowConfig{Source: "src", Target: "dst", DisableTopicACLSync: true, DisableTopicConfigSync: true,
 				DisableCheckpoints: true, DisableHeartbeats: true}),
-		}
-		if metrics {
-			opts = append(opts, WithMetrics(promMetrics()))
-		}
-		m, err := New(opts...)
+		)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -198,22 +192,7 @@ func BenchmarkReplicate(b *testing.B) {
 		value, records int
 	}{{"1KiB", 1024, 100000}, {"100B", 100, 500000}} {
 		d := newBenchData(b, size.value, size.records)
-		b.Run(size.name+"/kmirror", func(b *testing.B) { benchMirror(b, d, false) })
-		b.Run(size.name+"/kmirror-prometheus", func(b *testing.B) { benchMirror(b, d, true) })
+		b.Run(size.name+"/kmirror", func(b *testing.B) { benchMirror(b, d) })
 		b.Run(size.name+"/bare-pipe", func(b *testing.B) { benchPipe(b, d) })
-	}
-}
-
-// BenchmarkMetricsHotPath is the per-record cost of the metrics on the
-// replication path with the Prometheus recorder: one fetched and one
-// acknowledged record.
-func BenchmarkMetricsHotPath(b *testing.B) {
-	m := newMetrics(promMetrics())
-	pm := m.forPartition(m.labelsOf("src", "dst"), "src.bench", 3)
-	r := &kgo.Record{Timestamp: time.Now()}
-	b.ReportAllocs()
-	for b.Loop() {
-		m.polled(pm, r)
-		m.acked(pm, 120, r.Timestamp)
 	}
 }
