@@ -39,14 +39,6 @@
 //     point: at most one offset.flush.interval.ms (kmirror default 5 s,
 //     MM2 60 s) of replication. A graceful stop (context canceled, Close)
 //     flushes and stores the final resume points: no duplicate.
-//   - Exactly once with [FlowConfig.ExactlyOnce] (KIP-618): records and
-//     resume points are written in one transaction per unit of work, so a
-//     read_committed consumer of the remote topics sees every source record
-//     once, also after a crash.
-//   - Several processes may run the same flow: they share its slots
-//     ([FlowConfig.Tasks], MM2's tasks.max) through a Kafka consumer group
-//     on the target, and the survivors take over the slots of a process
-//     that stops or dies (see [MemberStatus]).
 //   - Resume points use MM2's exact key and value bytes and partitioning,
 //     so kmirror resumes where an MM2 deployment stopped, and MM2 where
 //     kmirror stopped.
