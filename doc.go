@@ -11,6 +11,8 @@
 //     source->target, remote topics, resume points, offset syncs,
 //     checkpoints, group offset sync, heartbeats, metrics, status), and a
 //     loader for MM2's connect-mirror-maker.properties files.
+//   - [github.com/kmirror/kmirror/mirror/mirrorprom]: the engine's metrics
+//     for Prometheus (the only package that imports the Prometheus client).
 //   - [github.com/kmirror/kmirror/remoteclusterutils]: the translation
 //     client for consumers that fail over (MM2's RemoteClusterUtils and
 //     MirrorClient).
@@ -20,7 +22,9 @@
 //     [github.com/kmirror/kmirror/heartbeat]: MM2's Checkpoint, OffsetSync
 //     and Heartbeat records, the offset-sync store and the emitters.
 //
-// Runnable programs are under examples/: quickstart (the whole story on
-// embedded clusters), failover, producer-consumer and mirrormaker (MM2's
-// dedicated mode as a binary).
+// Runnable programs are in the examples directory of the module:
+// quickstart (the whole story on embedded clusters), failover,
+// producer-consumer, and kmirror, which runs an MM2 properties file as MM2's
+// dedicated mode does (go install
+// github.com/kmirror/kmirror/examples/kmirror@latest).
 package kmirror

@@ -1,8 +1,13 @@
-// Package checkpoint holds the pure, I/O-free core of kmirror's consumer
-// group offset translation: the MirrorMaker 2 (MM2) record formats of the
-// offset-syncs and checkpoints topics, the offset-sync history that maps
-// source offsets to target offsets, and the decision which checkpoints to
-// write. The engines in package mirror do the Kafka I/O and call into it.
+// Package checkpoint implements MirrorMaker 2's (MM2) consumer-group offset
+// translation: the record formats of the offset-syncs and checkpoints topics
+// ([OffsetSync], [Checkpoint]) and of kmirror's offset runs ([OffsetRun]);
+// the stores that map source offsets to target offsets ([OffsetSyncStore],
+// [RunStore], [Translator]), which are pure (no I/O, no clock, no
+// goroutines); and the [Emitter], MM2's MirrorCheckpointTask, which reads
+// those topics, translates the source groups' offsets, writes checkpoints
+// and optionally commits them into the target's idle groups. The engine of
+// package mirror runs one Emitter per flow; use the records and stores
+// directly to read or translate MM2's topics yourself.
 //
 // # Model
 //
@@ -14,20 +19,21 @@
 // OffsetSyncWriter). The syncs go to partition 0 of the offset-syncs topic,
 // in MM2's format, so that MM2's checkpoint connector can read them.
 //
-// kmirror's engine also writes [OffsetRun]s to its own offset-runs topic
-// beside it ([OffsetRunsTopic]): the proof, from the target's
+// kmirror's engine also writes offset runs ([OffsetRun]) to its own
+// offset-runs topic beside it ([OffsetRunsTopic]): the proof, from the target's
 // acknowledgements, that a run of source records landed contiguously on the
 // target, and which replication session (one replicator's uninterrupted
 // copying of a partition, from its resume point on) wrote it. MM2 never
 // reads that topic.
 //
-// The checkpoint engine reads both topics in log order into an
+// The checkpoint [Emitter] reads both topics in log order into an
 // [OffsetSyncStore] and a [RunStore], and for every committed offset G of a
-// source consumer group asks a [Translator] for the target offset. The
-// translated [Checkpoint] is offered to a [CheckpointState]
-// ([CheckpointState.Next]), which says whether it must be written to
-// <source>.checkpoints.internal; at start-up the state is primed from that
-// topic with [CheckpointState.Load].
+// source consumer group asks a [Translator] for the target offset. It
+// writes the translated [Checkpoint] to <source>.checkpoints.internal only
+// when it is more recent than the last one written for the group and
+// partition (MM2's rule: none yet, a greater target offset, or a source
+// offset that went back); at start-up it reads that topic back to know the
+// last ones.
 //
 // # The exact translation
 //
@@ -63,8 +69,8 @@
 // # Guarantees
 //
 //   - Never past replicated data: a translated offset is never past the
-//     exact translation, nor past the target log end (invariant I1 of the
-//     field-failure cases). A failed-over group may re-read records; it
+//     exact translation, nor past the target log end. A failed-over
+//     group may re-read records; it
 //     never skips one. With offset runs this holds at every moment, also
 //     while a replay after an unclean stop is under way; MM2's rule on
 //     offset syncs alone can translate past the older copies until such a
@@ -112,10 +118,9 @@
 //
 // # Concurrency
 //
-// [OffsetSyncStore], [RunStore] and [CheckpointState] are NOT safe for
-// concurrent use:
-// one goroutine (the checkpoint engine's loop) owns them, or the caller
-// serialises all calls. They never block and never start goroutines;
+// [OffsetSyncStore], [RunStore] and [Translator] are NOT safe for
+// concurrent use: one goroutine owns them (the Emitter's loop does), or the
+// caller serialises all calls. They never block and never start goroutines;
 // [OffsetSyncStore.Add] allocates only for a new partition and while a
 // recent history fills, [OffsetSyncStore.Translate] never allocates.
 package checkpoint

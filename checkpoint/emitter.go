@@ -34,47 +34,57 @@ const (
 	// ones ([WithRecentHistory]): 1024 syncs, at most 16 KiB per partition,
 	// allocated only as syncs arrive. A group lagging by less than 1024 ×
 	// offset.lag.max records is translated to within offset.lag.max of
-	// its position (docs/field-failures.md case B04) instead of MM2's lag-dependent distance.
+	// its position, where MM2 3.5+ re-reads a distance that grows with the
+	// group's lag (KAFKA-14666: 64 syncs per partition, spaced roughly by
+	// powers of two).
 	DefaultRecentHistory = 1024
 	// DefaultFetchBatch is the number of groups per OffsetFetch request
 	// (KAFKA-17233 batches all groups in one request; a bounded batch keeps
-	// responses small with 10 000 groups, docs/field-failures.md case B36).
+	// requests and responses small with thousands of groups).
 	DefaultFetchBatch = 500
 	// DefaultCommitParallelism bounds the concurrent OffsetCommit requests
 	// of group-offset sync.
 	DefaultCommitParallelism = 8
 )
 
+// GroupState is the checkpoint and offset-sync state of a consumer group,
+// in [GroupStatus.State]: [StateSynced], [StateCheckpointed] or
+// [StateSkipped]. Its values are lower-case words, stable across versions.
+type GroupState string
+
 // Group states reported in [GroupStatus.State].
 const (
 	// StateSynced: offset sync is on and the target group's committed offset
 	// of every replicated partition the group committed on the source equals
 	// the translation of its current source offset.
-	StateSynced = "synced"
+	StateSynced GroupState = "synced"
 	// StateCheckpointed: at least one partition of the group is translated
 	// and checkpointed; with offset sync on, some partition is not synced
 	// yet (see Reason).
-	StateCheckpointed = "checkpointed"
+	StateCheckpointed GroupState = "checkpointed"
 	// StateSkipped: nothing could be checkpointed or synced for the group;
 	// Reason says why.
-	StateSkipped = "skipped"
+	StateSkipped GroupState = "skipped"
 )
 
 // Reasons reported in [GroupStatus.Reason] and [PartitionStatus.Reason].
 const (
 	// ReasonTopicNotReplicated: the group has commits only on topics the
-	// flow does not replicate (MM2 ignores such groups, docs/mm2-compat.md §4.4).
+	// flow does not replicate (MM2 ignores such groups).
 	ReasonTopicNotReplicated = "topic not replicated"
 	// ReasonSyncsLoading: the offset-syncs topic is still being read.
 	ReasonSyncsLoading = "offset syncs not loaded yet"
 	// ReasonNoOffsetSync: no offset sync exists for the source partition
-	// yet (nothing replicated from it; docs/field-failures.md case B01).
+	// yet: nothing was replicated from it. Such a group offset is not
+	// translated at all, never copied as it is (KAFKA-12635: a source
+	// offset on an empty target partition shows a negative lag).
 	ReasonNoOffsetSync = "no offset sync yet"
 	// ReasonOlderThanSyncs: the group's offset is older than every retained
 	// offset sync of the partition (MM2 translates it to -1).
 	ReasonOlderThanSyncs = "offset older than every retained offset sync"
 	// ReasonActiveOnTarget: the group has members on the target; kmirror
-	// never commits into an active group (KIP-545, docs/field-failures.md case B06).
+	// never commits into a group with members there (KIP-545: the broker
+	// would refuse, and the commit would move running consumers).
 	ReasonActiveOnTarget = "active on target"
 	// ReasonRemoteTopicMissing: the remote topic does not exist on the
 	// target (yet).
@@ -83,10 +93,11 @@ const (
 	// the source topic.
 	ReasonPartitionMismatch = "partition mismatch"
 	// ReasonPastTargetEnd: the translation is past the target partition's
-	// log end (the target was truncated or re-created); not committed (invariant I1 of docs/field-failures.md: never past the target log end).
+	// log end (the target was truncated or re-created); not committed: a
+	// committed offset is never past the target log end.
 	ReasonPastTargetEnd = "translated offset past target log end"
 	// ReasonTargetAhead: the target group's offset is ahead of the
-	// translation; kmirror never moves it back (invariant I2 of docs/field-failures.md).
+	// translation; group offset sync never moves a target offset back.
 	ReasonTargetAhead = "target offset ahead of translation"
 	// ReasonNotSyncedYet: offset sync has not run since the translation
 	// changed.
@@ -94,14 +105,17 @@ const (
 )
 
 // EmitterConfig configures an [Emitter]: MM2's MirrorCheckpointConnector and
-// MirrorCheckpointTask for one flow SourceAlias->TargetAlias (docs/mm2-compat.md §6,
-// config keys in docs/mm2-compat.md §9.3). Zero values mean the documented defaults.
+// MirrorCheckpointTask for one flow SourceAlias->TargetAlias, with the
+// settings of MirrorCheckpointConfig named on each field. Zero values mean
+// the documented defaults.
 type EmitterConfig struct {
 	// SourceAlias and TargetAlias are the flow's cluster aliases. Required.
 	SourceAlias, TargetAlias string
 	// Policy names remote and internal topics; nil means policy.Default
-	// with separator ".". It must be the policy the replicator uses (case
-	// B08: one policy per flow).
+	// with separator ".". It must be the policy the replicator uses
+	// (replication.policy.class and its separator settings, the same for
+	// MM2's three connectors): checkpoints name remote topics with it, and
+	// under another policy they name topics the target does not have.
 	Policy policy.ReplicationPolicy
 
 	// SourceOpts reach the source cluster; the emitter builds one admin
@@ -140,7 +154,7 @@ type EmitterConfig struct {
 	// soon as the offset syncs are loaded, not one interval after start.
 	Interval time.Duration
 	// RefreshGroupsInterval is refresh.groups.interval.seconds. MM2 looks
-	// for new groups only this often (docs/mm2-compat.md §11 item 26: 10 minutes by default).
+	// for new groups only this often (10 minutes by default).
 	// kmirror lists the source groups at every emission instead, because
 	// ListGroups is one small request per broker next to the OffsetFetch
 	// of every group the emission does anyway: a new group is checkpointed
@@ -152,7 +166,7 @@ type EmitterConfig struct {
 
 	// SyncGroupOffsets is sync.group.offsets.enabled: commit translated
 	// offsets into the same group on the target when it has no active
-	// members there (docs/mm2-compat.md §6.5, KIP-545).
+	// members there (KIP-545).
 	SyncGroupOffsets bool
 	// SyncInterval is sync.group.offsets.interval.seconds; 0 means
 	// [DefaultSyncInterval]. A sync also runs right after the first
@@ -177,8 +191,8 @@ type EmitterConfig struct {
 	Logger *slog.Logger
 	// OnLatency, if set, is called for every checkpoint record the target
 	// acknowledged with now minus the record timestamp (taken before the
-	// source offsets were fetched): MM2's checkpoint-latency-ms (docs/mm2-compat.md
-	// §10.2). It runs on a client goroutine and must not block.
+	// source offsets were fetched): MM2's checkpoint-latency-ms. It runs
+	// on a client goroutine and must not block.
 	OnLatency func(time.Duration)
 	// OnCheckpoints, if set, is called after each emission with the number
 	// of checkpoint records written (acknowledged) in it.
@@ -256,7 +270,7 @@ type GroupStatus struct {
 	// Group is the consumer group id (the same on both clusters).
 	Group string
 	// State is [StateSynced], [StateCheckpointed] or [StateSkipped].
-	State string
+	State GroupState
 	// Reason says why the group is skipped or not fully synced (one of
 	// the Reason* constants, or an error message); empty otherwise.
 	Reason string
@@ -308,7 +322,7 @@ type PartitionStatus struct {
 // with [NewEmitter], run it with [Emitter.Run]; [Emitter.Status] is safe
 // for concurrent use at any time.
 //
-// Run's work (docs/mm2-compat.md §6.1-6.5):
+// Run's work (MirrorCheckpointTask's, with the differences noted):
 //   - create <source>.checkpoints.internal on the target (1 partition,
 //     cleanup.policy=compact) if absent;
 //   - read that topic to its end (MM2 3.8 CheckpointStore) and the whole
@@ -316,12 +330,13 @@ type PartitionStatus struct {
 //     so that checkpoints never go backwards after a restart;
 //   - every Interval: list the source groups, keep those passing
 //     GroupFilter with commits on topics passing TopicFilter, fetch their
-//     offsets in batches, translate them and write the checkpoints that
-//     are more recent than the last one written (docs/mm2-compat.md §6.4) to partition 0;
+//     offsets in batches, translate them and write to partition 0 the
+//     checkpoints that are more recent than the last one written for the
+//     group and partition (MM2's checkpointIsMoreRecent: none written yet,
+//     a greater downstream offset, or an upstream offset that went back);
 //   - with SyncGroupOffsets, every SyncInterval: commit the translations
 //     into the groups that have no active members on the target, never
-//     moving a group's offset backwards nor past the target log end (invariants I2 and
-//     I1 of docs/field-failures.md).
+//     moving a group's offset backwards nor past the target log end.
 type Emitter struct {
 	cfg       EmitterConfig
 	log       *slog.Logger
@@ -335,7 +350,7 @@ type Emitter struct {
 	runs    *RunStore
 
 	// The fields below are owned by the Run goroutine.
-	cps         *CheckpointState
+	cps         *checkpointState
 	groups      map[string]*groupEntry
 	knownGroups []string // source groups passing the filter, from the last listing
 	listedOnce  bool
@@ -386,7 +401,7 @@ func NewEmitter(cfg EmitterConfig) (*Emitter, error) {
 		cfg:     cfg,
 		log:     cfg.Logger.With("task", "checkpoint"),
 		cpTopic: cfg.Policy.CheckpointsTopic(cfg.SourceAlias),
-		cps:     NewCheckpointState(),
+		cps:     newCheckpointState(),
 		groups:  map[string]*groupEntry{},
 	}, nil
 }

@@ -122,7 +122,7 @@ func BenchmarkEmitCheckpoints10kGroups(b *testing.B) {
 		r, closeFn := env.newRun(b, &env.f.p.Target, false)
 		defer closeFn()
 		for b.Loop() {
-			r.e.cps = NewCheckpointState() // every checkpoint is new
+			r.e.cps = newCheckpointState() // every checkpoint is new
 			if !r.emit(ctx) {
 				b.Fatal("emission failed")
 			}

@@ -69,22 +69,26 @@ type RunStore struct {
 	added, bad uint64
 }
 
-// RunStoreOption configures a [RunStore].
-type RunStoreOption func(*RunStore)
+// RunStoreOpt configures a [RunStore]; see [WithRunsPerPartition].
+type RunStoreOpt interface{ apply(*RunStore) }
+
+type runStoreOptFunc func(*RunStore)
+
+func (f runStoreOptFunc) apply(s *RunStore) { f(s) }
 
 // WithRunsPerPartition sets how many runs are kept per source partition
 // (default [DefaultRunsPerPartition]; the newest run of every session is
 // kept in any case).
-func WithRunsPerPartition(n int) RunStoreOption {
-	return func(s *RunStore) { s.limit = max(n, 1) }
+func WithRunsPerPartition(n int) RunStoreOpt {
+	return runStoreOptFunc(func(s *RunStore) { s.limit = max(n, 1) })
 }
 
 // NewRunStore returns an empty store.
-func NewRunStore(opts ...RunStoreOption) *RunStore {
+func NewRunStore(opts ...RunStoreOpt) *RunStore {
 	s := &RunStore{parts: map[tpKey]*runPart{}, limit: DefaultRunsPerPartition}
 	for _, o := range opts {
 		if o != nil {
-			o(s)
+			o.apply(s)
 		}
 	}
 	return s

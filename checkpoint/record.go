@@ -21,7 +21,8 @@ var (
 	ErrMalformed = errors.New("checkpoint: malformed record")
 	// ErrUnknownVersion: a checkpoint value's version is not 0. The v0 prefix
 	// was parsed and the record returned with this error is usable (Java
-	// readers parse any version with the v0 layout; docs/mm2-compat.md §2.5).
+	// readers parse any version with the v0 layout and ignore trailing
+	// bytes).
 	ErrUnknownVersion = errors.New("checkpoint: unknown record version")
 	// ErrNegativeOffset: an offset is negative. Writers refuse such
 	// records; DecodeCheckpoint reports a negative downstream offset
@@ -52,8 +53,8 @@ const (
 )
 
 // Checkpoint is one record of the "<source>.checkpoints.internal" topic on
-// the target cluster (org.apache.kafka.connect.mirror.Checkpoint,
-// docs/mm2-compat.md §2.3): consumer group Group's committed offset
+// the target cluster (org.apache.kafka.connect.mirror.Checkpoint): consumer
+// group Group's committed offset
 // UpstreamOffset on the source cluster translated to DownstreamOffset on the
 // target cluster.
 //
@@ -156,7 +157,7 @@ func DecodeCheckpoint(key, value []byte) (Checkpoint, error) {
 }
 
 // OffsetSync is one record of the offset-syncs topic
-// (org.apache.kafka.connect.mirror.OffsetSync, docs/mm2-compat.md §2.4): the
+// (org.apache.kafka.connect.mirror.OffsetSync): the
 // record at UpstreamOffset in partition Partition of the upstream
 // (source-cluster, not renamed) topic Topic was written at DownstreamOffset
 // in the same partition of the remote topic. Offsets are Kafka record

@@ -9,17 +9,16 @@ import (
 
 // SlotsPerPartition is the number of exponentially spaced offset-sync slots the
 // [OffsetSyncStore] keeps per upstream topic-partition: 64, one per bit of an
-// int64 offset, as in MM2's OffsetSyncStore (SYNCS_PER_PARTITION = Long.SIZE;
-// docs/mm2-compat.md §6.3).
+// int64 offset, as in MM2's OffsetSyncStore (SYNCS_PER_PARTITION = Long.SIZE).
 const SlotsPerPartition = 64
 
 // MaxRecentHistory is the largest value accepted by [WithRecentHistory]
 // (syncs per partition, 16 bytes each). Larger values are clamped to it.
 const MaxRecentHistory = 1 << 20
 
-// StoreOption configures an [OffsetSyncStore]. Options are created by the
-// With* functions of this package; check them with [ValidateStoreOptions].
-type StoreOption interface {
+// StoreOpt configures an [OffsetSyncStore]. Options are created by the
+// With* functions of this package; check them with [ValidateStoreOpts].
+type StoreOpt interface {
 	apply(*storeCfg)
 }
 
@@ -52,9 +51,10 @@ func (c *storeCfg) validate() error {
 	return nil
 }
 
-// WithMustReadToEnd selects MM2's start-up variant (docs/mm2-compat.md §6.2
-// step 2 and §6.3 update step 2; the initializationMustReadToEnd argument of
-// OffsetSyncStore.start in MM2 3.8+, KAFKA-15905).
+// WithMustReadToEnd selects MM2's start-up variant: the
+// initializationMustReadToEnd argument of OffsetSyncStore.start in MM2 3.8+
+// (KAFKA-15905), which MirrorCheckpointTask sets when it could not load the
+// checkpoints topic.
 //
 // true (the default, and the only behaviour of MM2 3.5.2-3.7): while the
 // initial read of the offset-syncs topic is running, every sync replaces the
@@ -66,9 +66,12 @@ func (c *storeCfg) validate() error {
 // checkpoints. MM2 uses it when it could not load the checkpoints topic.
 //
 // false: the initial read builds the full history (MM2 3.8+ after a
-// successful load of the checkpoints topic). Use it together with a loaded
-// [CheckpointState], which keeps emitted checkpoints monotonic.
-func WithMustReadToEnd(must bool) StoreOption {
+// successful load of the checkpoints topic). Use it only when the
+// checkpoints already written are known (read back from the checkpoints
+// topic) and a new checkpoint is written only when it is more recent than
+// the last one, which keeps emitted checkpoints monotonic; the [Emitter]
+// does so.
+func WithMustReadToEnd(must bool) StoreOpt {
 	return storeOptFunc(func(c *storeCfg) { c.mustReadToEnd = must })
 }
 
@@ -76,20 +79,20 @@ func WithMustReadToEnd(must bool) StoreOption {
 // downstream offset lower than the newest sync of its partition, or equal to
 // it for a later upstream record, while the upstream offset did not go back
 // (the target partition was truncated, deleted or recreated; MM2's
-// OffsetSyncWriter forces a sync in that case, docs/mm2-compat.md §5.5).
+// OffsetSyncWriter forces a sync whenever the downstream offset goes back).
 //
 // true (the default, a deliberate improvement over MM2): the history of the
 // partition is discarded and restarts with that sync, like MM2 does for an
 // upstream rewind. Older syncs name downstream offsets of the previous
 // incarnation of the target partition; using them could translate a group
-// past the end of the new target partition, breaking invariant I1 of
-// docs/field-failures.md (never past the target log end).
+// past the end of the new target partition, which a translation must never
+// be.
 //
 // false: MM2's exact behaviour (only upstream rewinds reset the history).
 // The detection needs a sync of the new target partition to reach the store
 // before that partition grows past the downstream offset of the newest sync
 // of the old one.
-func WithResetOnDownstreamRewind(reset bool) StoreOption {
+func WithResetOnDownstreamRewind(reset bool) StoreOpt {
 	return storeOptFunc(func(c *storeCfg) { c.resetOnDownstreamRewind = reset })
 }
 
@@ -98,8 +101,8 @@ func WithResetOnDownstreamRewind(reset bool) StoreOption {
 // per sync, allocated as syncs arrive). A group whose offset lies within that
 // window is translated from the newest sync at or before it, so its re-read
 // distance after failover is at most the spacing of the syncs
-// (offset.lag.max) instead of growing with its lag (docs/field-failures.md
-// docs/field-failures.md case B04: lagging groups translated coarsely or not at all). Translation
+// (offset.lag.max) instead of growing with its lag (with MM2's slots alone
+// a group far behind is translated coarsely, or not at all). Translation
 // is never worse than MM2's: the answer always comes from the newest
 // retained sync at or before the group offset, and both structures only hold
 // syncs received since the last history reset.
@@ -108,20 +111,20 @@ func WithResetOnDownstreamRewind(reset bool) StoreOption {
 // [Emitter] (and so the engine in package mirror) instead uses
 // [EmitterConfig.RecentHistory], whose default is [DefaultRecentHistory]
 // (1024). Negative values are treated as 0 and values above
-// [MaxRecentHistory] as [MaxRecentHistory]; [ValidateStoreOptions] reports
+// [MaxRecentHistory] as [MaxRecentHistory]; [ValidateStoreOpts] reports
 // both.
-func WithRecentHistory(n int) StoreOption {
+func WithRecentHistory(n int) StoreOpt {
 	return storeOptFunc(func(c *storeCfg) { c.recentHistory = n })
 }
 
-// ValidateStoreOptions applies opts to the defaults and reports the first
+// ValidateStoreOpts applies opts to the defaults and reports the first
 // invalid setting ("checkpoint: recent history -1 syncs is negative", ...).
 // [NewOffsetSyncStore] never fails; it clamps such values instead.
-func ValidateStoreOptions(opts ...StoreOption) error {
+func ValidateStoreOpts(opts ...StoreOpt) error {
 	cfg := defaultStoreCfg()
 	for _, o := range opts {
 		if o == nil {
-			return errors.New("checkpoint: nil StoreOption")
+			return errors.New("checkpoint: nil StoreOpt")
 		}
 		o.apply(&cfg)
 	}
@@ -160,11 +163,11 @@ type partState struct {
 
 // OffsetSyncStore keeps per upstream topic-partition a history of offset
 // syncs and translates consumer-group offsets of the source cluster into
-// offsets of the target cluster. It is MM2's OffsetSyncStore
-// (docs/mm2-compat.md §6.3, KAFKA-14666, KAFKA-15202, KAFKA-15905): 64 slots
+// offsets of the target cluster. It is MM2's OffsetSyncStore (KAFKA-14666,
+// KAFKA-15202, KAFKA-15905, Kafka 3.5.2 and later): 64 slots
 // per partition whose spacing grows exponentially with age, updated with
-// MM2's exact algorithm, plus the optional improvements selected by
-// [StoreOption]s.
+// MM2's exact algorithm, plus the optional improvements selected by its
+// options ([StoreOpt]).
 //
 // Feed it with [OffsetSyncStore.Add] in the log order of partition 0 of the
 // offset-syncs topic, call [OffsetSyncStore.MarkReadToEnd] once the initial
@@ -188,8 +191,8 @@ type OffsetSyncStore struct {
 // NewOffsetSyncStore returns an empty store that has not been read to end.
 // Defaults: [WithMustReadToEnd](true), [WithResetOnDownstreamRewind](true),
 // [WithRecentHistory](0). Nil options are ignored; out-of-range values are
-// clamped (see [ValidateStoreOptions]).
-func NewOffsetSyncStore(opts ...StoreOption) *OffsetSyncStore {
+// clamped (see [ValidateStoreOpts]).
+func NewOffsetSyncStore(opts ...StoreOpt) *OffsetSyncStore {
 	cfg := defaultStoreCfg()
 	for _, o := range opts {
 		if o != nil {
@@ -202,12 +205,11 @@ func NewOffsetSyncStore(opts ...StoreOption) *OffsetSyncStore {
 
 // Add records one offset sync read from the offset-syncs topic. Syncs must
 // be added in log order. sync.Topic is the upstream (source) topic name, as
-// in the record key (docs/mm2-compat.md §2.4).
+// in the record key.
 //
 // A sync with a negative upstream or downstream offset is not a valid MM2
 // record; it is ignored and counted in [StoreStats.Rejected] (MM2 has no such
-// check and can stop translating on such a record; docs/mm2-compat.md §2.5
-// and §11 item 29).
+// check: such a record, or a tombstone, can stop its task's translation).
 //
 // The history of the partition restarts with sync (all older syncs are
 // forgotten) when it is the first for its partition, when the upstream offset
@@ -215,7 +217,8 @@ func NewOffsetSyncStore(opts ...StoreOption) *OffsetSyncStore {
 // upstream offset advanced) and [WithResetOnDownstreamRewind] is on, and for
 // every sync added before [OffsetSyncStore.MarkReadToEnd] when
 // [WithMustReadToEnd] is on. Otherwise the 64 slots are updated with MM2's
-// algorithm (docs/mm2-compat.md §6.3 step 3).
+// algorithm: the new sync takes slot 0 and older syncs move to later slots
+// only while the slots stay exponentially spaced.
 func (s *OffsetSyncStore) Add(sync OffsetSync) {
 	if sync.UpstreamOffset < 0 || sync.DownstreamOffset < 0 {
 		s.rejected++
@@ -347,17 +350,18 @@ func (s *OffsetSyncStore) ReadToEnd() bool { return s.readToEnd }
 // Translate maps the committed offset upstreamOffset (the offset of the next
 // record the group will read, a "group offset" G) of upstream topic-partition
 // (topic, partition) to an offset of the corresponding target partition
-// (docs/mm2-compat.md §6.3, MM2 3.5+ rule): with (u, d) the newest retained
+// (MM2 3.5+ rule): with (u, d) the newest retained
 // sync having u <= G, the answer is d when G == u and d+1 when G > u. It is
 // never past the target position of the first record at or after G, nor past
-// the target log end (at-least-once; invariant I1 of docs/field-failures.md);
-// a failed-over group may re-read records but never skips one.
+// the target log end (at-least-once): a failed-over group may re-read
+// records but never skips one.
 //
 // ok is false when there is no answer: the store is not read to end, the
 // partition has no syncs, G is negative, or G is older than every retained
 // sync (MM2 returns -1 there). ok=false means "emit no checkpoint"; a wrong
-// answer is never given for inputs obeying the MM2 sync rules
-// (docs/mm2-compat.md §5.5).
+// answer is never given for inputs obeying MM2's OffsetSyncWriter rules (a
+// sync on the first record, on every upstream gap or rewind and on every
+// downstream rewind).
 func (s *OffsetSyncStore) Translate(topic string, partition int32, upstreamOffset int64) (downstream int64, ok bool) {
 	if !s.readToEnd || upstreamOffset < 0 {
 		return 0, false
@@ -457,18 +461,18 @@ type cpKey struct {
 	partition    int32
 }
 
-// CheckpointState remembers the last emitted checkpoint per (group,
+// checkpointState remembers the last emitted checkpoint per (group,
 // downstream topic, partition), like MM2's in-memory CheckpointStore
 // (docs/mm2-compat.md §6.2 step 2 and §6.4, KAFKA-15905), and decides whether
 // a newly computed checkpoint must be written. It is pure and NOT safe for
-// concurrent use. The zero value is not usable; use [NewCheckpointState].
-type CheckpointState struct {
+// concurrent use. The zero value is not usable; use [newCheckpointState].
+type checkpointState struct {
 	last map[cpKey]Checkpoint
 }
 
-// NewCheckpointState returns an empty state.
-func NewCheckpointState() *CheckpointState {
-	return &CheckpointState{last: make(map[cpKey]Checkpoint)}
+// newCheckpointState returns an empty state.
+func newCheckpointState() *checkpointState {
+	return &checkpointState{last: make(map[cpKey]Checkpoint)}
 }
 
 // Load records a checkpoint read from <source>.checkpoints.internal at start
@@ -477,7 +481,7 @@ func NewCheckpointState() *CheckpointState {
 // is lower. A checkpoint with a negative upstream or downstream offset is
 // skipped (Java never writes one; docs/mm2-compat.md §2.5) and Load returns
 // false; otherwise it returns true.
-func (c *CheckpointState) Load(cp Checkpoint) bool {
+func (c *checkpointState) Load(cp Checkpoint) bool {
 	if cp.UpstreamOffset < 0 || cp.DownstreamOffset < 0 {
 		return false
 	}
@@ -487,7 +491,7 @@ func (c *CheckpointState) Load(cp Checkpoint) bool {
 
 // Last returns the last checkpoint loaded or emitted for group and
 // downstream topic-partition (topic, partition).
-func (c *CheckpointState) Last(group, topic string, partition int32) (Checkpoint, bool) {
+func (c *checkpointState) Last(group, topic string, partition int32) (Checkpoint, bool) {
 	cp, ok := c.last[cpKey{group: group, topic: topic, partition: partition}]
 	return cp, ok
 }
@@ -501,7 +505,7 @@ func (c *CheckpointState) Last(group, topic string, partition int32) (Checkpoint
 // An unchanged or lower downstream offset is not re-emitted, so emitted
 // checkpoints are monotonic except after an upstream rewind. When Next
 // returns true it has recorded cp as the last checkpoint of its key.
-func (c *CheckpointState) Next(cp Checkpoint) bool {
+func (c *checkpointState) Next(cp Checkpoint) bool {
 	if cp.UpstreamOffset < 0 || cp.DownstreamOffset < 0 {
 		return false
 	}
@@ -516,15 +520,15 @@ func (c *CheckpointState) Next(cp Checkpoint) bool {
 
 // Forget drops the checkpoint known for group and downstream topic-partition
 // (topic, partition), for example after the target partition was recreated;
-// the next [CheckpointState.Next] for that key then emits. MM2 has no
+// the next [checkpointState.Next] for that key then emits. MM2 has no
 // equivalent.
-func (c *CheckpointState) Forget(group, topic string, partition int32) {
+func (c *checkpointState) Forget(group, topic string, partition int32) {
 	delete(c.last, cpKey{group: group, topic: topic, partition: partition})
 }
 
 // Group returns the known checkpoints of group sorted by topic and
 // partition (the input of group-offset sync, docs/mm2-compat.md §6.5), or nil.
-func (c *CheckpointState) Group(group string) []Checkpoint {
+func (c *checkpointState) Group(group string) []Checkpoint {
 	var out []Checkpoint
 	for k, cp := range c.last {
 		if k.group == group {
@@ -542,7 +546,7 @@ func (c *CheckpointState) Group(group string) []Checkpoint {
 
 // Groups returns the sorted ids of the groups with at least one known
 // checkpoint.
-func (c *CheckpointState) Groups() []string {
+func (c *checkpointState) Groups() []string {
 	seen := make(map[string]struct{})
 	for k := range c.last {
 		seen[k.group] = struct{}{}
@@ -556,7 +560,7 @@ func (c *CheckpointState) Groups() []string {
 }
 
 // Len returns the number of known checkpoints.
-func (c *CheckpointState) Len() int { return len(c.last) }
+func (c *checkpointState) Len() int { return len(c.last) }
 
 // newestWithin returns, among the retained syncs of upstream
 // topic-partition (topic, partition) with upstream offset <= maxUp and

@@ -169,7 +169,7 @@ func TestStoreMM2Vectors(t *testing.T) {
 	noMustEnd := []int64{10000, 9990, 9960, 9900, 9840, 9600, 9120, 8640, 7680, 3840, 0}
 	tests := []struct {
 		name   string
-		opts   []StoreOption
+		opts   []StoreOpt
 		script string
 	}{{
 		name: "offset translation",
@@ -201,7 +201,7 @@ translate 200 201`,
 		script: "start\ntranslate 0 -",
 	}, {
 		name: "past offsets, must read to end",
-		opts: []StoreOption{WithMustReadToEnd(true)},
+		opts: []StoreOpt{WithMustReadToEnd(true)},
 		script: syncsScript(0, 1000, 10) + "start\nretained 1000\n" + sparseScript([]int64{1000}) +
 			syncsScript(1010, 10000, 10) + "retained " + join(mustRetained) + "\n" + sparseScript(mustRetained) +
 			`add 1500 11000
@@ -211,7 +211,7 @@ translate 1500 11000
 translate 2000 11001`,
 	}, {
 		name: "past offsets, without must read to end",
-		opts: []StoreOption{WithMustReadToEnd(false)},
+		opts: []StoreOpt{WithMustReadToEnd(false)},
 		script: syncsScript(0, 1000, 10) + "start\nretained " + join(noMustStartup) + "\n" +
 			sparseScript(noMustStartup) + syncsScript(1000, 10000, 10) +
 			"retained " + join(noMustEnd) + "\n" + sparseScript(noMustEnd) +
@@ -330,7 +330,7 @@ func TestStoreDroppedSyncsSpacing(t *testing.T) {
 func TestStoreOptions(t *testing.T) {
 	tests := []struct {
 		name   string
-		opts   []StoreOption
+		opts   []StoreOpt
 		script string
 	}{{
 		// The target partition was recreated: 150->0 rewinds downstream.
@@ -346,7 +346,7 @@ translate 160 0
 translate 170 1`,
 	}, {
 		name: "downstream rewind kept (MM2 exact)",
-		opts: []StoreOption{WithResetOnDownstreamRewind(false)},
+		opts: []StoreOpt{WithResetOnDownstreamRewind(false)},
 		script: `start
 add 100 200
 add 150 251
@@ -357,7 +357,7 @@ translate 159 252
 translate 160 0`,
 	}, {
 		name: "recent history answers from every sync in the window",
-		opts: []StoreOption{WithRecentHistory(4), WithMustReadToEnd(false)},
+		opts: []StoreOpt{WithRecentHistory(4), WithMustReadToEnd(false)},
 		script: syncsScript(0, 100, 10) + `start
 translate 70 70
 translate 75 71
@@ -370,7 +370,7 @@ translate 100 100
 translate 101 101`,
 	}, {
 		name: "recent history resets on upstream rewind",
-		opts: []StoreOption{WithRecentHistory(8)},
+		opts: []StoreOpt{WithRecentHistory(8)},
 		script: `start
 add 10 10
 add 20 20
@@ -382,7 +382,7 @@ translate 5 40
 translate 6 41`,
 	}, {
 		name: "must read to end also empties recent history",
-		opts: []StoreOption{WithRecentHistory(8)},
+		opts: []StoreOpt{WithRecentHistory(8)},
 		script: syncsScript(0, 50, 10) + `start
 translate 45 -
 translate 50 50
@@ -426,23 +426,23 @@ translate 11 9`,
 
 func TestValidateStoreOptions(t *testing.T) {
 	tests := []struct {
-		opts    []StoreOption
+		opts    []StoreOpt
 		wantErr string
 	}{
 		{nil, ""},
-		{[]StoreOption{WithRecentHistory(100), WithMustReadToEnd(false), WithResetOnDownstreamRewind(false)}, ""},
-		{[]StoreOption{WithRecentHistory(-1)}, "checkpoint: recent history -1 syncs is negative"},
-		{[]StoreOption{WithRecentHistory(MaxRecentHistory + 1)}, "checkpoint: recent history 1048577 syncs exceeds the maximum 1048576"},
-		{[]StoreOption{nil}, "checkpoint: nil StoreOption"},
+		{[]StoreOpt{WithRecentHistory(100), WithMustReadToEnd(false), WithResetOnDownstreamRewind(false)}, ""},
+		{[]StoreOpt{WithRecentHistory(-1)}, "checkpoint: recent history -1 syncs is negative"},
+		{[]StoreOpt{WithRecentHistory(MaxRecentHistory + 1)}, "checkpoint: recent history 1048577 syncs exceeds the maximum 1048576"},
+		{[]StoreOpt{nil}, "checkpoint: nil StoreOpt"},
 	}
 	for _, tc := range tests {
-		err := ValidateStoreOptions(tc.opts...)
+		err := ValidateStoreOpts(tc.opts...)
 		got := ""
 		if err != nil {
 			got = err.Error()
 		}
 		if got != tc.wantErr {
-			t.Errorf("ValidateStoreOptions = %q, want %q", got, tc.wantErr)
+			t.Errorf("ValidateStoreOpts = %q, want %q", got, tc.wantErr)
 		}
 	}
 	// The constructor clamps instead of failing.
@@ -519,7 +519,7 @@ func TestCheckpointStateNext(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := NewCheckpointState()
+			c := newCheckpointState()
 			for _, l := range tc.loaded {
 				c.Load(l)
 			}
@@ -539,7 +539,7 @@ func TestCheckpointStateNext(t *testing.T) {
 }
 
 func TestCheckpointStateGroups(t *testing.T) {
-	c := NewCheckpointState()
+	c := newCheckpointState()
 	if ok := c.Load(Checkpoint{Group: "g", Topic: "t", UpstreamOffset: 1, DownstreamOffset: -1}); ok {
 		t.Error("Load of negative downstream returned true")
 	}
@@ -674,7 +674,7 @@ func TestStoreCaseB01EmptySourcePartition(t *testing.T) {
 	}
 	replicateDense(s, 100, offsets(100, 105), true)
 	runScript(t, s, "translate 100 0\ntranslate 99 -\ntranslate 105 5")
-	c := NewCheckpointState()
+	c := newCheckpointState()
 	if !c.Next(Checkpoint{Group: "g1", Topic: "src.orders", UpstreamOffset: 100, DownstreamOffset: translate(s, 100)}) {
 		t.Error("checkpoint 100->0 not emitted")
 	}
@@ -722,12 +722,12 @@ func TestStoreCaseB03LowTrafficTopic(t *testing.T) {
 func TestStoreCaseB10DormantGroupAfterRestart(t *testing.T) {
 	tests := []struct {
 		name       string
-		opts       []StoreOption
+		opts       []StoreOpt
 		g3000, end int64
 	}{
-		{"must read to end", []StoreOption{WithMustReadToEnd(true)}, -1, 10000},
-		{"full start-up read, MM2 slots", []StoreOption{WithMustReadToEnd(false)}, 1, 10000},
-		{"full start-up read, recent history", []StoreOption{WithMustReadToEnd(false), WithRecentHistory(128)}, 2930, 10000},
+		{"must read to end", []StoreOpt{WithMustReadToEnd(true)}, -1, 10000},
+		{"full start-up read, MM2 slots", []StoreOpt{WithMustReadToEnd(false)}, 1, 10000},
+		{"full start-up read, recent history", []StoreOpt{WithMustReadToEnd(false), WithRecentHistory(128)}, 2930, 10000},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -751,14 +751,14 @@ func TestStoreCaseB10DormantGroupAfterRestart(t *testing.T) {
 func TestStoreCaseB04LaggingGroup(t *testing.T) {
 	tests := []struct {
 		name string
-		opts []StoreOption
+		opts []StoreOpt
 		want int64
 	}{
 		// MM2 retains 9999 9988 9966 9944 9856 9680 9504 9152 8448 5632 0.
 		{"MM2 64 slots", nil, 1},
-		{"recent history 256 (window too short)", []StoreOption{WithRecentHistory(256)}, 1},
-		{"recent history 512", []StoreOption{WithRecentHistory(512)}, 4995},
-		{"recent history 1024", []StoreOption{WithRecentHistory(1024)}, 4995},
+		{"recent history 256 (window too short)", []StoreOpt{WithRecentHistory(256)}, 1},
+		{"recent history 512", []StoreOpt{WithRecentHistory(512)}, 4995},
+		{"recent history 1024", []StoreOpt{WithRecentHistory(1024)}, 4995},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -785,7 +785,7 @@ func TestStoreCaseB11GroupAtZero(t *testing.T) {
 	if !ok || d != 0 {
 		t.Fatalf("Translate(0) = %d,%v, want 0,true", d, ok)
 	}
-	c := NewCheckpointState()
+	c := newCheckpointState()
 	if !c.Next(Checkpoint{Group: "g1", Topic: "src.orders", UpstreamOffset: 0, DownstreamOffset: d}) {
 		t.Error("checkpoint 0->0 not emitted")
 	}
@@ -802,10 +802,10 @@ func TestStoreCaseB32TransactionMarkers(t *testing.T) {
 	for tx := int64(0); tx < 5; tx++ {
 		ups = append(ups, offsets(11*tx, 11*tx+10)...)
 	}
-	recent := []StoreOption{WithRecentHistory(16)}
+	recent := []StoreOpt{WithRecentHistory(16)}
 	tests := []struct {
 		name  string
-		opts  []StoreOption
+		opts  []StoreOpt
 		flush bool
 		group int64
 		want  int64
@@ -838,9 +838,9 @@ func TestStoreCaseB32TransactionMarkers(t *testing.T) {
 // most 100 (the "should") with a recent history.
 func TestStoreCaseB34BoundedDuplicates(t *testing.T) {
 	run := func(recent bool, end, commit int64) int64 {
-		var opts []StoreOption
+		var opts []StoreOpt
 		if recent {
-			opts = []StoreOption{WithRecentHistory(64)}
+			opts = []StoreOpt{WithRecentHistory(64)}
 		}
 		s := NewOffsetSyncStore(opts...)
 		s.MarkReadToEnd()

@@ -25,8 +25,8 @@ const (
 )
 
 // EmitterConfig configures an [Emitter]: MM2's MirrorHeartbeatConnector and
-// MirrorHeartbeatTask for the cluster pair SourceAlias->TargetAlias
-// (docs/mm2-compat.md §7, keys in §9.4).
+// MirrorHeartbeatTask for the cluster pair SourceAlias->TargetAlias, with
+// the MirrorHeartbeatConfig settings named on each field.
 type EmitterConfig struct {
 	// SourceAlias and TargetAlias form the record key. Required.
 	SourceAlias, TargetAlias string
@@ -63,11 +63,10 @@ type EmitterConfig struct {
 //
 // MM2 runs a heartbeat emitter for every ordered pair of clusters, also for
 // pairs whose replication is disabled, unless emit.heartbeats.enabled=false
-// (docs/mm2-compat.md §7): for a one-way flow A->B, the B->A heartbeats
-// written into A are what makes A.heartbeats appear on B and lets
-// MirrorClient discover the topology. Callers decide which pairs get an
-// emitter; a read-only source (docs/field-failures.md case B27: no writes
-// where the operator expects none) gets none.
+// (KAFKA-10710): for a one-way flow A->B, the B->A heartbeats written into A
+// are what makes A.heartbeats appear on B and lets MirrorClient discover
+// the topology. Callers decide which pairs get an emitter; a read-only
+// source cluster, where nothing may be written, gets none.
 type Emitter struct {
 	cfg   EmitterConfig
 	log   *slog.Logger

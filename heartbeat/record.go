@@ -4,8 +4,9 @@
 //
 // A heartbeat record is written by the flow source->target to the
 // heartbeats topic on the target cluster and is itself replicated further
-// ("<alias>.heartbeats"), which is how MirrorClient-style tools discover the
-// replication topology (docs/mm2-compat.md §2.2 and §7).
+// ("<alias>.heartbeats", then "<alias2>.<alias>.heartbeats" one hop
+// further), which is how MirrorClient discovers the replication topology
+// from topic names alone.
 package heartbeat
 
 import (
@@ -28,7 +29,8 @@ var (
 	ErrMalformed = errors.New("heartbeat: malformed record")
 	// ErrUnknownVersion: the value's version is not 0. The v0 prefix was
 	// parsed and the Heartbeat returned with this error is usable (Java
-	// readers parse any version with the v0 layout; docs/mm2-compat.md §2.5).
+	// readers parse any version with the v0 layout and ignore trailing
+	// bytes).
 	ErrUnknownVersion = errors.New("heartbeat: unknown record version")
 	// ErrNegativeTimestamp: a writer was given a timestamp before the epoch.
 	ErrNegativeTimestamp = errors.New("heartbeat: negative timestamp")
@@ -42,7 +44,7 @@ var (
 const RecordVersion int16 = 0
 
 // Heartbeat is one record of the heartbeats topic
-// (org.apache.kafka.connect.mirror.Heartbeat, docs/mm2-compat.md §2.2). The
+// (org.apache.kafka.connect.mirror.Heartbeat). The
 // aliases are those of the flow that emitted it and are not rewritten when
 // the record is replicated to further clusters. Timestamp is the emission
 // time in milliseconds since the Unix epoch (also used as the Kafka record

@@ -1,15 +1,14 @@
 package mirror
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
-	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kmirror/kmirror/internal/mm2filter"
 	"github.com/kmirror/kmirror/policy"
 )
 
@@ -83,8 +82,9 @@ const (
 	DefaultFetchMaxPartitionBytes = 1 << 20
 )
 
-// Default filter lists of MM2 (docs/mm2-compat.md §4.1). Each entry is a
-// regular expression that must match a whole name.
+// Default filter lists of MM2 (DefaultTopicFilter, DefaultGroupFilter,
+// DefaultConfigPropertyFilter). Each entry is a regular expression that
+// must match a whole name.
 var (
 	// DefaultTopicsExclude is topics.exclude's default in Apache Kafka 4.0
 	// and later (DefaultTopicFilter, KAFKA-17200): MM2's own topics
@@ -137,9 +137,9 @@ func (g GapPolicy) String() string {
 }
 
 // StartOffset says where a flow starts reading a source partition that has no
-// resume point yet. It follows the source consumer's auto.offset.reset (MM2
-// forces "earliest" unless set; KAFKA-13988, docs/field-failures.md
-// docs/field-failures.md case B14).
+// resume point yet. It follows the source consumer's auto.offset.reset
+// (MM2 honours "latest" since KAFKA-13988; it forced "earliest" before, so
+// a first start copied the whole history whatever the setting).
 type StartOffset int
 
 const (
@@ -180,8 +180,9 @@ type FlowConfig struct {
 
 	// Disabled turns off replication and checkpoints for the pair while
 	// heartbeats are still emitted unless DisableHeartbeats is set: MM2's
-	// `A->B.enabled=false` herder that exists for heartbeats only
-	// (docs/mm2-compat.md §7).
+	// `A->B.enabled=false` herder that exists for heartbeats only (in
+	// dedicated mode every ordered pair of clusters runs a heartbeat
+	// connector unless its heartbeats are disabled; KAFKA-10710).
 	Disabled bool
 
 	// Topics is `topics`: regexes (Go RE2 syntax, full match) of source
@@ -209,7 +210,7 @@ type FlowConfig struct {
 
 	// ReplicationFactor is `replication.factor` for remote topics. 0 means
 	// -1, the target broker's default.replication.factor; MM2 defaults to 2,
-	// which fails on one-broker clusters (docs/field-failures.md case B18).
+	// which cannot create topics on a one-broker cluster.
 	ReplicationFactor int16
 	// OffsetSyncsTopicReplicationFactor is
 	// `offset-syncs.topic.replication.factor`; 0 means the broker default
@@ -296,8 +297,9 @@ type FlowConfig struct {
 	RefreshGroupsInterval time.Duration
 
 	// DisableHeartbeats is `emit.heartbeats.enabled=false`: no heartbeats are
-	// written for this pair (docs/field-failures.md case B27's read-only
-	// source).
+	// written for this pair. A read-only source cluster needs it on the
+	// reverse pair target->source, whose heartbeats would be written into
+	// the source.
 	DisableHeartbeats bool
 	// EmitHeartbeatsInterval is `emit.heartbeats.interval.seconds`; 0 (or a
 	// negative value) means [DefaultEmitHeartbeatsInterval]. To stop
@@ -472,7 +474,7 @@ func (i Isolation) String() string {
 func (f FlowConfig) Name() string { return f.Source + "->" + f.Target }
 
 // Opt configures a [Mirror]; see [WithCluster], [WithFlow], [WithLogger],
-// [WithRegisterer].
+// [WithMetrics].
 type Opt interface{ apply(*cfg) }
 
 type optFunc func(*cfg)
@@ -500,17 +502,19 @@ func WithLogger(l *slog.Logger) Opt {
 	return optFunc(func(cfg *cfg) { cfg.logger = l })
 }
 
-// WithRegisterer registers the engine's Prometheus metrics on r. Default:
-// no metrics are registered (Status still works).
-func WithRegisterer(r prometheus.Registerer) Opt {
-	return optFunc(func(cfg *cfg) { cfg.registerer = r })
+// WithMetrics reports the engine's measurements to m (see [Metrics]); nil
+// reports nothing. Default: no metrics (Status still works). For
+// Prometheus, use WithRegisterer of package
+// github.com/kmirror/kmirror/mirror/mirrorprom.
+func WithMetrics(m Metrics) Opt {
+	return optFunc(func(cfg *cfg) { cfg.metrics = m })
 }
 
 type cfg struct {
-	clusters   []ClusterConfig
-	flows      []FlowConfig
-	logger     *slog.Logger
-	registerer prometheus.Registerer
+	clusters []ClusterConfig
+	flows    []FlowConfig
+	logger   *slog.Logger
+	metrics  Metrics
 }
 
 // withDefaults returns f with every zero field replaced by its default.
@@ -582,70 +586,18 @@ func (f FlowConfig) withDefaults() FlowConfig {
 	return f
 }
 
-// Filter is a compiled MM2 include/exclude pair (DefaultTopicFilter,
-// DefaultGroupFilter, DefaultConfigPropertyFilter): a name passes when it
-// fully matches an include regex and no exclude regex.
-type Filter struct {
-	include, exclude *regexp.Regexp
+// newFilter compiles a flow's include and exclude regex lists (MM2's
+// DefaultTopicFilter, DefaultGroupFilter, DefaultConfigPropertyFilter;
+// see mm2filter.New); a regex Go cannot compile is a *ConfigError naming
+// the key and the regex.
+func newFilter(includeKey string, include []string, excludeKey string, exclude []string) (mm2filter.Filter, error) {
+	f, err := mm2filter.New(includeKey, include, excludeKey, exclude)
+	var re *mm2filter.RegexError
+	if errors.As(err, &re) {
+		return f, &ConfigError{Key: re.Key, Value: re.Regex, Reason: re.Reason}
+	}
+	return f, err
 }
-
-// NewFilter compiles include and exclude regex lists (Go RE2 syntax, each
-// anchored to match the whole name, as Java's Matcher.matches). An empty
-// include list matches nothing; an empty exclude list excludes nothing.
-// The error names the key and the regex, and for Java-only syntax
-// (lookaround, backreferences, possessive quantifiers) says what to write
-// instead.
-func NewFilter(includeKey string, include []string, excludeKey string, exclude []string) (Filter, error) {
-	var f Filter
-	var err error
-	if f.include, err = compileList(includeKey, include); err != nil {
-		return Filter{}, err
-	}
-	if f.exclude, err = compileList(excludeKey, exclude); err != nil {
-		return Filter{}, err
-	}
-	return f, nil
-}
-
-// Match reports whether name passes the filter.
-func (f Filter) Match(name string) bool {
-	if f.include == nil || !f.include.MatchString(name) {
-		return false
-	}
-	return f.exclude == nil || !f.exclude.MatchString(name)
-}
-
-func compileList(key string, list []string) (*regexp.Regexp, error) {
-	var parts []string
-	for _, re := range list {
-		if _, err := regexp.Compile(re); err != nil {
-			return nil, &ConfigError{Key: key, Value: re, Reason: regexAdvice(re, err)}
-		}
-		parts = append(parts, "(?:"+re+")")
-	}
-	if len(parts) == 0 {
-		return nil, nil
-	}
-	return regexp.MustCompile("^(?:" + strings.Join(parts, "|") + ")$"), nil
-}
-
-// regexAdvice explains a regex Go cannot compile, with a rewrite hint for
-// the Java-only constructs MM2 users write.
-func regexAdvice(re string, err error) string {
-	switch {
-	case strings.Contains(re, "(?!"):
-		return fmt.Sprintf("Go's RE2 has no negative lookahead (?!...): list the names to skip in the matching *.exclude key instead (%v)", err)
-	case strings.Contains(re, "(?="), strings.Contains(re, "(?<=") || strings.Contains(re, "(?<!"):
-		return fmt.Sprintf("Go's RE2 has no lookaround: match the whole name with the include key and put what must not match in the *.exclude key (%v)", err)
-	case backrefRE.MatchString(re):
-		return fmt.Sprintf("Go's RE2 has no backreferences (\\1): list the alternatives explicitly (%v)", err)
-	case strings.Contains(re, "*+") || strings.Contains(re, "++") || strings.Contains(re, "?+"):
-		return fmt.Sprintf("Go's RE2 has no possessive quantifiers: drop the trailing + (RE2 never backtracks) (%v)", err)
-	}
-	return fmt.Sprintf("not a valid regular expression: %v", err)
-}
-
-var backrefRE = regexp.MustCompile(`\\[1-9]`)
 
 // ConfigError is returned by [New] and the properties loader for a bad
 // setting. It names the key and the bad value; secret values are never
@@ -653,9 +605,11 @@ var backrefRE = regexp.MustCompile(`\\[1-9]`)
 type ConfigError struct {
 	Key    string // configuration key, e.g. "topics" or "us-east-1->eu-west-1.topics"
 	Value  string // the offending value, empty when secret
-	Reason string
+	Reason string // what is wrong and what to write instead
 }
 
+// Error returns "mirror: key="value": reason", or "mirror: key: reason"
+// without a value.
 func (e *ConfigError) Error() string {
 	if e.Value == "" {
 		return fmt.Sprintf("mirror: %s: %s", e.Key, e.Reason)

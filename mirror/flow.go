@@ -18,6 +18,7 @@ import (
 
 	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/internal/connectoffsets"
+	"github.com/kmirror/kmirror/internal/mm2filter"
 	"github.com/kmirror/kmirror/policy"
 )
 
@@ -40,13 +41,13 @@ type flow struct {
 	src     ClusterConfig
 	dst     ClusterConfig
 	pol     policy.ReplicationPolicy
-	topics  Filter
+	topics  mm2filter.Filter
 	rules   topicRules                 // which topics are replicated, and why not (skip.go); static part
 	live    atomic.Pointer[topicRules] // rules with the cluster IDs known at run time (currentRules)
 	skips   *skipSet                   // topics selected but not replicated: Status, once-per-topic log
 	topo    *topology                  // shared with the Mirror's other flows (topology.go)
-	groups  Filter
-	configs Filter
+	groups  mm2filter.Filter
+	configs mm2filter.Filter
 	log     *slog.Logger
 	metrics *metrics
 	labels  flowLabels
@@ -121,7 +122,7 @@ func (c *catalog) slot(k int32) map[tp]offered {
 func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics) (*flow, error) {
 	fc = fc.withDefaults()
 	f := &flow{cfg: fc, name: fc.Name(), src: src, dst: dst, pol: fc.Policy,
-		log: log.With("flow", fc.Name()), metrics: m, labels: flowLabels{fc.Source, fc.Target},
+		log: log.With("flow", fc.Name()), metrics: m, labels: m.labelsOf(fc.Source, fc.Target),
 		refreshWake: make(chan struct{}, 1), units: map[int32]*unit{},
 		state: StateUnassigned, since: time.Now(),
 		setConfigs: map[string]map[string]string{}, commitErrs: map[int32]error{},
@@ -132,15 +133,15 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 	}
 	var err error
 	prefix := fc.Name() + "."
-	if f.topics, err = NewFilter(prefix+"topics", fc.Topics, prefix+"topics.exclude", fc.TopicsExclude); err != nil {
+	if f.topics, err = newFilter(prefix+"topics", fc.Topics, prefix+"topics.exclude", fc.TopicsExclude); err != nil {
 		return nil, err
 	}
-	if f.groups, err = NewFilter(prefix+"groups", fc.Groups, prefix+"groups.exclude", fc.GroupsExclude); err != nil {
+	if f.groups, err = newFilter(prefix+"groups", fc.Groups, prefix+"groups.exclude", fc.GroupsExclude); err != nil {
 		return nil, err
 	}
 	f.rules = newTopicRules(fc, f.topics, nil)
 	f.skips = newSkipSet(f.log)
-	if f.configs, err = NewFilter(prefix+"config.properties.exclude", []string{".*"}, prefix+"config.properties.exclude", fc.ConfigPropertiesExclude); err != nil {
+	if f.configs, err = newFilter(prefix+"config.properties.exclude", []string{".*"}, prefix+"config.properties.exclude", fc.ConfigPropertiesExclude); err != nil {
 		return nil, err
 	}
 	if fc.OffsetSyncsTopicLocationTarget {

@@ -1,91 +1,162 @@
 package mirror
 
 import (
-	"strconv"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// metrics is the engine's Prometheus instrumentation. A nil *metrics
-// records nothing, so the hot path costs one nil check without a
-// Registerer. The metric table, with the MM2 JMX metric each follows, is in
-// METRICS.md.
+// Metrics receives the measurements of a [Mirror], for the metrics system
+// of the caller's choice; pass it with [WithMetrics]. Package
+// github.com/kmirror/kmirror/mirror/mirrorprom implements it with
+// Prometheus (the metrics the kmirror runner serves); a program that does
+// not import that package does not link Prometheus.
+//
+// Events (records, bytes, latencies, errors, offset syncs, resume-point
+// stores, rebalances, checkpoints) are reported through Metrics and the
+// recorders it returns. Gauges are not: read them from [Mirror.Status]
+// when they are collected (lag, source end and replicated offsets, flow
+// and partition states, slots owned, heartbeat age, group states).
+//
+// The engine calls these methods from many goroutines at once:
+// implementations must be safe for concurrent use, must not block, and
+// must not call back into the Mirror except [Mirror.Status] outside of
+// these calls. [PartitionMetrics] methods run once per replicated record.
+//
+// New calls Flow once per configured flow, then Init once when the
+// configuration is valid; when New fails, Init is not called and nothing
+// the recorders did needs undoing.
+type Metrics interface {
+	// Init is called once by New, after every Flow call, with the Mirror
+	// being built: an implementation that reports gauges keeps m and reads
+	// m.Status when its gauges are collected (never before New returned).
+	// An error (for example metrics already registered under the same
+	// names) makes New fail with an error wrapping it.
+	Init(m *Mirror) error
+	// Flow returns the recorder of the flow source->target (cluster
+	// aliases); nil records nothing for that flow.
+	Flow(source, target string) FlowMetrics
+}
+
+// FlowMetrics records the events of one flow, source->target. See
+// [Metrics] for the rules every method follows.
+type FlowMetrics interface {
+	// Partition returns the recorder of one remote topic-partition (the
+	// topic's name on the target; the partition number is the same on both
+	// clusters). It is called when this process starts replicating the
+	// partition, again after a re-assignment, and may return nil to record
+	// nothing for it.
+	Partition(remoteTopic string, partition int32) PartitionMetrics
+	// Checkpoints returns the recorder of the flow's checkpoint emitter
+	// (MM2's MirrorCheckpointTask). It is called each time this process
+	// starts the emitter (it runs in the process holding the flow's
+	// singleton duties) and may return nil to record nothing.
+	Checkpoints() CheckpointMetrics
+	// SourceGap counts lost records of a source topic-partition (source
+	// topic name): records deleted on the source (retention,
+	// DeleteRecords, a re-created topic) before they were replicated.
+	SourceGap(topic string, partition int32, lost int64)
+	// Error counts one error of the flow. kind is one of "fetch" (reading
+	// the source), "resume_commit" (storing resume points), "offset_sync"
+	// (writing an offset sync or offset run), "partition_failed" (a
+	// partition stopped by a non-retriable error), "heartbeat" (emitting a
+	// heartbeat), or "checkpoint_" followed by the failed step of the
+	// checkpoint emitter: "list_groups", "fetch_offsets",
+	// "write_checkpoints", "sync_group_offsets" or "offset_syncs".
+	Error(kind string)
+	// OffsetSyncWritten counts one offset sync acknowledged by the cluster
+	// holding the offset-syncs topic.
+	OffsetSyncWritten()
+	// ResumePointsStored reports how long one store of resume points (MM2's
+	// source offsets, in mm2-offsets.<source>.internal on the target)
+	// took.
+	ResumePointsStored(d time.Duration)
+	// Rebalanced reports one rebalance of the group of processes running
+	// the flow, which kept this process waiting for d (from the
+	// revocation or join to the next assignment).
+	Rebalanced(d time.Duration)
+	// ProvenanceSkipped counts source records not replicated because their
+	// provenance header (see [ProvenanceHeader]) shows they were already on
+	// the target's cluster.
+	ProvenanceSkipped(records int)
+}
+
+// PartitionMetrics records the replication of one remote topic-partition.
+// Its methods run on the replication path, once per record: they must be
+// cheap (no allocation, no lock held for long) and must not block.
+type PartitionMetrics interface {
+	// Fetched reports a record read from the source; timestamp is the
+	// record's (CreateTime or LogAppendTime), never zero. Its age is
+	// MM2's record-age-ms.
+	Fetched(timestamp time.Time)
+	// Acked reports a record acknowledged by the target: its size in bytes
+	// (key, value, header keys and header values of the source record) and
+	// its source timestamp (zero if unknown). Now minus timestamp is MM2's
+	// replication-latency-ms.
+	Acked(bytes int64, timestamp time.Time)
+}
+
+// CheckpointMetrics records the work of one flow's checkpoint emitter.
+type CheckpointMetrics interface {
+	// CheckpointLatency reports, for one checkpoint record acknowledged by
+	// the target, the time since the checkpoint was taken (before the
+	// source group offsets were fetched): MM2's checkpoint-latency-ms.
+	CheckpointLatency(d time.Duration)
+	// CheckpointsWritten counts checkpoint records acknowledged by the
+	// target in one emission.
+	CheckpointsWritten(n int)
+	// GroupOffsetsSynced counts partition offsets committed into target
+	// consumer groups by one round of group offset sync
+	// (sync.group.offsets.enabled).
+	GroupOffsetsSynced(n int)
+}
+
+// metrics adapts the caller's Metrics to the engine's call sites. A nil
+// *metrics records nothing, so without WithMetrics the hot path costs one
+// nil check.
 type metrics struct {
-	records  *prometheus.CounterVec   // source, target, topic (remote), partition
-	bytes    *prometheus.CounterVec   // value bytes, as MM2's byte-count
-	age      *prometheus.GaugeVec     // record age at poll
-	latency  *prometheus.HistogramVec // source, target, topic
-	gaps     *prometheus.CounterVec   // source, target, topic (source), partition
-	flowErrs *prometheus.CounterVec   // source, target, kind
-	syncs    *prometheus.CounterVec   // source, target
-	commits  *prometheus.HistogramVec // source, target
-	// rebalances and rebalanceSecs count the flow's group rebalances and
-	// the seconds spent in them (source, target).
-	rebalances, rebalanceSecs *prometheus.CounterVec
-	provSkipped               *prometheus.CounterVec // source, target
-	tasks                     *taskMetricVecs        // checkpoint task series (tasks.go)
-	mirror                    *Mirror
+	hook Metrics
 }
 
-// partMetrics are one partition's resolved series.
-type partMetrics struct {
-	records, bytes prometheus.Counter
-	age            prometheus.Gauge
-	latency        prometheus.Observer
-}
-
-func newMetrics(r prometheus.Registerer) *metrics {
-	if r == nil {
+func newMetrics(h Metrics) *metrics {
+	if h == nil {
 		return nil
 	}
-	pl := []string{"source", "target", "topic", "partition"}
-	m := &metrics{
-		records: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_replication_records_total",
-			Help: "Records replicated and acknowledged by the target, per remote topic-partition (MM2 record-count)."}, pl),
-		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_replication_bytes_total",
-			Help: "Bytes of replicated records (key, value, header keys and values) per remote topic-partition (MM2 byte-count counts values only; rate() gives byte-rate)."}, pl),
-		age: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kmirror_record_age_seconds",
-			Help: "Age of the last record fetched from the source (now - record timestamp) (MM2 record-age-ms)."}, pl),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kmirror_replication_latency_seconds",
-			Help:    "Time from the source record timestamp to its acknowledgement by the target, per remote topic (MM2 replication-latency-ms).",
-			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18)}, []string{"source", "target", "topic"}),
-		gaps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_source_gap_records_total",
-			Help: "Records lost on the source before they were replicated (retention, DeleteRecords, topic re-created), per source topic-partition."}, pl),
-		flowErrs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_errors_total",
-			Help: "Errors per flow and kind (fetch, resume_commit, offset_sync, partition_failed)."}, []string{"source", "target", "kind"}),
-		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_offset_syncs_total",
-			Help: "Offset syncs written."}, []string{"source", "target"}),
-		commits: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kmirror_resume_commit_seconds",
-			Help:    "Duration of storing resume points on the target.",
-			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}, []string{"source", "target"}),
-		provSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_provenance_skipped_records_total",
-			Help: "Source records not replicated because their kmirror-provenance header (or the Redpanda migrator's) shows they were already on the target's cluster or came back from it."}, []string{"source", "target"}),
-		rebalances: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_rebalances_total",
-			Help: "Rebalances of the flow's group of members seen by this member (slots assigned after a join or a revocation)."}, []string{"source", "target"}),
-		rebalanceSecs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_rebalance_seconds_total",
-			Help: "Seconds this member spent in rebalances of the flow's group (from the revocation or join to the assignment)."}, []string{"source", "target"}),
-	}
-	r.MustRegister(m.records, m.bytes, m.age, m.latency, m.gaps, m.flowErrs, m.syncs, m.commits, m.rebalances, m.rebalanceSecs, m.provSkipped, (*stateCollector)(m))
-	m.tasks = newTaskMetricVecs(r)
-	return m
+	return &metrics{hook: h}
 }
 
-// flowLabels are the source and target aliases that label a flow's series.
-type flowLabels struct{ src, dst string }
+// flowLabels identify a flow to the metrics: its source and target
+// aliases and its recorder (nil without metrics).
+type flowLabels struct {
+	src, dst string
+	rec      FlowMetrics
+}
+
+// labelsOf returns the flowLabels of the flow source->target, asking the
+// caller's Metrics for its recorder.
+func (m *metrics) labelsOf(source, target string) flowLabels {
+	l := flowLabels{src: source, dst: target}
+	if m != nil {
+		l.rec = m.hook.Flow(source, target)
+	}
+	return l
+}
+
+// partMetrics is one partition's recorder, resolved when the partition
+// starts.
+type partMetrics struct {
+	rec PartitionMetrics
+}
 
 func (m *metrics) forPartition(l flowLabels, remote string, partition int32) *partMetrics {
-	if m == nil {
+	if m == nil || l.rec == nil {
 		return nil
 	}
-	part := strconv.Itoa(int(partition))
-	return &partMetrics{
-		records: m.records.WithLabelValues(l.src, l.dst, remote, part),
-		bytes:   m.bytes.WithLabelValues(l.src, l.dst, remote, part),
-		age:     m.age.WithLabelValues(l.src, l.dst, remote, part),
-		latency: m.latency.WithLabelValues(l.src, l.dst, remote),
+	rec := l.rec.Partition(remote, partition)
+	if rec == nil {
+		return nil
 	}
+	return &partMetrics{rec: rec}
 }
 
 // acked counts one replicated record of size bytes (key, value, header
@@ -94,139 +165,95 @@ func (m *metrics) acked(pm *partMetrics, size int64, ts time.Time) {
 	if m == nil || pm == nil {
 		return
 	}
-	pm.records.Inc()
-	pm.bytes.Add(float64(size))
-	if !ts.IsZero() {
-		pm.latency.Observe(time.Since(ts).Seconds())
-	}
+	pm.rec.Acked(size, ts)
 }
 
 func (m *metrics) polled(pm *partMetrics, r *kgo.Record) {
 	if m == nil || pm == nil || r.Timestamp.IsZero() {
 		return
 	}
-	pm.age.Set(time.Since(r.Timestamp).Seconds())
+	pm.rec.Fetched(r.Timestamp)
 }
 
 func (m *metrics) gap(l flowLabels, topic string, partition int32, lost int64) {
-	if m == nil {
+	if m == nil || l.rec == nil {
 		return
 	}
-	m.gaps.WithLabelValues(l.src, l.dst, topic, strconv.Itoa(int(partition))).Add(float64(lost))
+	l.rec.SourceGap(topic, partition, lost)
 }
 
-// flowErr counts an error of a flow by kind (fetch, resume_commit,
-// offset_sync, partition_failed, heartbeat, checkpoint_*).
+// flowErr counts an error of a flow by kind (see FlowMetrics.Error).
 func (m *metrics) flowErr(l flowLabels, kind string) {
-	if m == nil {
+	if m == nil || l.rec == nil {
 		return
 	}
-	m.flowErrs.WithLabelValues(l.src, l.dst, kind).Inc()
+	l.rec.Error(kind)
 }
 
 func (m *metrics) offsetSync(l flowLabels) {
-	if m == nil {
+	if m == nil || l.rec == nil {
 		return
 	}
-	m.syncs.WithLabelValues(l.src, l.dst).Inc()
+	l.rec.OffsetSyncWritten()
 }
 
 func (m *metrics) committed(l flowLabels, d time.Duration) {
-	if m == nil {
+	if m == nil || l.rec == nil {
 		return
 	}
-	m.commits.WithLabelValues(l.src, l.dst).Observe(d.Seconds())
+	l.rec.ResumePointsStored(d)
 }
 
 // provenanceSkipped counts records the provenance check did not replicate.
 func (m *metrics) provenanceSkipped(l flowLabels, n int) {
-	if m == nil {
+	if m == nil || l.rec == nil {
 		return
 	}
-	m.provSkipped.WithLabelValues(l.src, l.dst).Add(float64(n))
+	l.rec.ProvenanceSkipped(n)
 }
 
 // rebalanced counts one rebalance of a flow's group that took d (from the
 // revocation or join to the assignment).
 func (m *metrics) rebalanced(l flowLabels, d time.Duration) {
-	if m == nil {
+	if m == nil || l.rec == nil {
 		return
 	}
-	m.rebalances.WithLabelValues(l.src, l.dst).Inc()
-	m.rebalanceSecs.WithLabelValues(l.src, l.dst).Add(d.Seconds())
+	l.rec.Rebalanced(d)
 }
 
-// stateCollector derives gauges from Status at scrape time: nothing on the
-// hot path.
-type stateCollector metrics
+// taskMetrics returns the flow's checkpoint recorder for one run of its
+// emitter; its methods are no-ops on a nil receiver (no metrics).
+func (m *metrics) taskMetrics(f *flow) *flowTaskMetrics {
+	if m == nil || f.labels.rec == nil {
+		return nil
+	}
+	rec := f.labels.rec.Checkpoints()
+	if rec == nil {
+		return nil
+	}
+	return &flowTaskMetrics{rec: rec}
+}
 
-var (
-	descLag = prometheus.NewDesc("kmirror_replication_lag_records",
-		"Source high watermark minus the next offset to replicate, per source topic-partition.",
-		[]string{"source", "target", "topic", "partition"}, nil)
-	descEnd = prometheus.NewDesc("kmirror_source_end_offset",
-		"Source high watermark last seen, per source topic-partition.", []string{"source", "target", "topic", "partition"}, nil)
-	descRep = prometheus.NewDesc("kmirror_replicated_offset",
-		"Next source offset to replicate (one past the last acknowledged), per source topic-partition.", []string{"source", "target", "topic", "partition"}, nil)
-	descPartFailed = prometheus.NewDesc("kmirror_partition_failed",
-		"1 when a partition is stopped by a non-retriable error (see Status).", []string{"source", "target", "topic", "partition"}, nil)
-	descOpenTxn = prometheus.NewDesc("kmirror_source_open_transaction_seconds",
-		"Seconds a source partition has been held back by an open source transaction (read_committed replication reached its last stable offset, below the high watermark); absent when none.",
-		[]string{"source", "target", "topic", "partition"}, nil)
-	descMemberSlots = prometheus.NewDesc("kmirror_member_slots",
-		"Slots (units of work) of the flow this member owns.", []string{"source", "target"}, nil)
-	descMemberSingleton = prometheus.NewDesc("kmirror_member_singleton",
-		"1 while this member holds the flow's singleton duties (topic creation, config and ACL sync, checkpoints, heartbeats).", []string{"source", "target"}, nil)
-	descFlowState = prometheus.NewDesc("kmirror_flow_state",
-		"1 for the flow's current state (RUNNING, RETRYING, FAILED, ...).", []string{"source", "target", "state"}, nil)
-	descHBAge = prometheus.NewDesc("kmirror_heartbeat_age_seconds",
-		"Seconds since the flow last wrote a heartbeat.", []string{"source", "target"}, nil)
-	descGroups = prometheus.NewDesc("kmirror_group_sync_groups",
-		"Consumer groups per checkpoint/offset-sync state.", []string{"source", "target", "state"}, nil)
-)
+// flowTaskMetrics feeds the checkpoint emitter's callbacks to a
+// CheckpointMetrics.
+type flowTaskMetrics struct {
+	rec CheckpointMetrics
+}
 
-func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLag, descEnd, descRep, descPartFailed, descFlowState, descHBAge, descGroups,
-		descOpenTxn, descMemberSlots, descMemberSingleton} {
-		ch <- d
+func (t *flowTaskMetrics) latency(d time.Duration) {
+	if t != nil {
+		t.rec.CheckpointLatency(d)
 	}
 }
 
-func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
-	if c.mirror == nil {
-		return
+func (t *flowTaskMetrics) checkpoints(n int) {
+	if t != nil {
+		t.rec.CheckpointsWritten(n)
 	}
-	for _, fs := range c.mirror.Status().Flows {
-		ch <- prometheus.MustNewConstMetric(descFlowState, prometheus.GaugeValue, 1, fs.Source, fs.Target, string(fs.State))
-		ch <- prometheus.MustNewConstMetric(descMemberSlots, prometheus.GaugeValue, float64(len(fs.Member.Slots)), fs.Source, fs.Target)
-		single := 0.0
-		if fs.Member.Singleton {
-			single = 1
-		}
-		ch <- prometheus.MustNewConstMetric(descMemberSingleton, prometheus.GaugeValue, single, fs.Source, fs.Target)
-		if !fs.LastHeartbeat.IsZero() {
-			ch <- prometheus.MustNewConstMetric(descHBAge, prometheus.GaugeValue, time.Since(fs.LastHeartbeat).Seconds(), fs.Source, fs.Target)
-		}
-		for _, p := range fs.Partitions {
-			part := strconv.Itoa(int(p.Partition))
-			ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(p.Lag), fs.Source, fs.Target, p.Topic, part)
-			ch <- prometheus.MustNewConstMetric(descEnd, prometheus.GaugeValue, float64(p.SourceEnd), fs.Source, fs.Target, p.Topic, part)
-			ch <- prometheus.MustNewConstMetric(descRep, prometheus.GaugeValue, float64(p.Replicated), fs.Source, fs.Target, p.Topic, part)
-			failed := 0.0
-			if p.State == StateFailed {
-				failed = 1
-			}
-			ch <- prometheus.MustNewConstMetric(descPartFailed, prometheus.GaugeValue, failed, fs.Source, fs.Target, p.Topic, part)
-			if !p.OpenTransactionSince.IsZero() {
-				ch <- prometheus.MustNewConstMetric(descOpenTxn, prometheus.GaugeValue, time.Since(p.OpenTransactionSince).Seconds(), fs.Source, fs.Target, p.Topic, part)
-			}
-		}
-		counts := map[string]int{}
-		for _, g := range fs.Groups {
-			counts[g.State]++
-		}
-		for st, n := range counts {
-			ch <- prometheus.MustNewConstMetric(descGroups, prometheus.GaugeValue, float64(n), fs.Source, fs.Target, st)
-		}
+}
+
+func (t *flowTaskMetrics) commits(n int) {
+	if t != nil {
+		t.rec.GroupOffsetsSynced(n)
 	}
 }

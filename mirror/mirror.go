@@ -18,7 +18,8 @@ import (
 // Mirror replicates topics between Kafka clusters along the configured
 // flows, as MM2's MirrorSourceConnector, MirrorCheckpointConnector and
 // MirrorHeartbeatConnector do together. Create it with [New], start it
-// with [Run], stop it by canceling Run's context or with [Mirror.Close].
+// with [Mirror.Run], stop it by canceling Run's context or with
+// [Mirror.Close].
 // Its methods are safe for concurrent use.
 type Mirror struct {
 	log   *slog.Logger
@@ -38,16 +39,23 @@ type Mirror struct {
 }
 
 // New validates the configuration and returns a Mirror. It does no I/O and
-// starts no goroutine. Errors are [*ConfigError]s naming the bad key and
-// value: no cluster or flow, a duplicate or empty alias, an alias that
-// cannot appear in the topic names the flow puts it in (a source alias
-// containing the policy's separator, case B25; a target alias with
-// characters illegal in topic names while offset syncs live on the source),
-// a flow naming an unknown cluster or whose source equals its target, a
-// regex Go cannot compile, two flows whose topic lists make them write the
-// same remote topic without [FlowConfig.AllowTopicCollisions]. Topics listed
-// in a flow's topics that will not be replicated (a "__" topic, a cycle by
-// name, ...) are logged once at WARN and shown in [FlowStatus.Skipped].
+// starts no goroutine. A bad configuration is a [*ConfigError] naming the
+// bad key and value:
+//   - no cluster or no flow, a duplicate or empty alias;
+//   - an alias that cannot appear in the topic names the flow puts it in:
+//     a source alias containing the policy's separator (MM2 would read it
+//     back as another alias: with separator "-", "eu-prod-heartbeats" comes
+//     from "eu"), or a target alias with characters illegal in topic names
+//     while offset syncs live on the source;
+//   - a flow naming an unknown cluster, or whose source equals its target;
+//   - a regex Go cannot compile;
+//   - two flows whose topic lists make them write the same remote topic
+//     without [FlowConfig.AllowTopicCollisions].
+//
+// Topics listed in a flow's topics that will not be replicated (a "__"
+// topic, a cycle by name, ...) are logged once at WARN and shown in
+// [FlowStatus.Skipped]. With [WithMetrics], an error of [Metrics.Init] (for
+// example metrics already registered) fails New with an error wrapping it.
 func New(opts ...Opt) (*Mirror, error) {
 	var c cfg
 	for _, o := range opts {
@@ -74,10 +82,7 @@ func New(opts ...Opt) (*Mirror, error) {
 	if len(c.flows) == 0 {
 		return nil, &ConfigError{Key: "flows", Reason: "no replication flow configured (WithFlow, or <source>-><target>.enabled=true)"}
 	}
-	m := &Mirror{log: log, m: newMetrics(c.registerer), limiter: limiter}
-	if m.m != nil {
-		m.m.mirror = m
-	}
+	m := &Mirror{log: log, m: newMetrics(c.metrics), limiter: limiter}
 	seen := map[string]bool{}
 	for _, fc := range c.flows {
 		name := fc.Name()
@@ -142,6 +147,11 @@ func New(opts ...Opt) (*Mirror, error) {
 		f.topo = m.topo
 		if !f.cfg.Disabled {
 			m.topo.register(f)
+		}
+	}
+	if m.m != nil {
+		if err := m.m.hook.Init(m); err != nil {
+			return nil, fmt.Errorf("mirror: metrics: %w", err)
 		}
 	}
 	return m, nil

@@ -75,9 +75,9 @@ func (w Warning) String() string {
 // Properties is an MM2 dedicated-mode configuration
 // (connect-mirror-maker.properties) converted to engine options: one
 // [ClusterConfig] per cluster alias taking part in a flow and one
-// [FlowConfig] per herder pair (docs/mm2-compat.md §7: every ordered pair whose
-// `S->T.enabled` is true or whose heartbeats are enabled; pairs that only
-// exist for heartbeats have Disabled set). A Properties is immutable and
+// [FlowConfig] per herder pair (MirrorMakerConfig.clusterPairs: every
+// ordered pair whose `S->T.enabled` is true or whose heartbeats are
+// enabled; pairs that only exist for heartbeats have Disabled set). A Properties is immutable and
 // safe for concurrent use.
 type Properties struct {
 	clusters  []ClusterConfig
@@ -99,13 +99,19 @@ func LoadProperties(path string, opts ...LoadOpt) (*Properties, error) {
 }
 
 // ParseProperties reads MM2 properties from r and converts them into
-// engine options following MM2's dedicated mode (MirrorMakerConfig;
-// docs/mm2-compat.md §7, §9 and §11): `clusters`, cluster settings `<alias>.*`
+// engine options following MM2's dedicated mode (MirrorMakerConfig and the
+// MirrorSourceConfig, MirrorCheckpointConfig and MirrorHeartbeatConfig
+// keys): `clusters`, cluster settings `<alias>.*`
 // (connection keys, `<alias>.consumer./producer./admin.*` client settings,
 // `<alias>.offset.flush.interval.ms`), flow settings `<S>-><T>.*` over
 // top-level settings, deprecated *.blacklist names, and config providers
 // (${env:VAR}, ${file:path:key}, ${dir:path:file}) when declared in
-// config.providers.
+// config.providers. tasks.max is [FlowConfig.Tasks]; the target cluster's
+// worker settings session.timeout.ms, heartbeat.interval.ms and
+// rebalance.timeout.ms are the flow's group settings. Exactly once
+// (KIP-618): `<target>.exactly.once.source.support=enabled` turns on
+// [FlowConfig.ExactlyOnce], transaction.boundary (poll or interval) and
+// transaction.boundary.interval.ms set its transactions.
 //
 // Errors: a read error from r, or a *[ConfigErrors] listing every error of
 // the file, in line order, each a *[ConfigError] naming the key, the line
@@ -134,9 +140,8 @@ func LoadProperties(path string, opts ...LoadOpt) (*Properties, error) {
 //
 // Not supported (warned, not applied): custom topic.filter.class,
 // group.filter.class, config.property.filter.class and
-// forwarding.admin.class; transforms and predicates; exactly.once.support,
-// transaction.boundary and `<alias>.exactly.once.source.support` (kmirror
-// replicates at least once); offset.storage.topic; converters other than
+// forwarding.admin.class; transforms and predicates; offset.storage.topic;
+// converters other than
 // ByteArrayConverter; source.cluster.alias / target.cluster.alias (topic
 // names always use the aliases of `clusters`); per-flow client settings
 // other than the replication consumer's auto.offset.reset,
@@ -145,8 +150,10 @@ func LoadProperties(path string, opts ...LoadOpt) (*Properties, error) {
 // `<alias>.producer.*` instead); per-flow connection settings; the client
 // keys interceptor.classes, transactional.id, ssl.engine.factory.class,
 // sasl.client.callback.handler.class and sasl.login.class. Rejected with a
-// *[ConfigError]: a replication.policy.class other than the default and
-// identity policies, sasl.mechanism GSSAPI, JKS and PKCS12 stores (the
+// *[ConfigError]: exactly.once.support=required without the target's
+// exactly.once.source.support=enabled, and transaction.boundary=connector
+// (MM2 refuses both connectors); a replication.policy.class other than the
+// default and identity policies, sasl.mechanism GSSAPI, JKS and PKCS12 stores (the
 // error gives the keytool/openssl commands to convert them to PEM), a
 // config provider class other than EnvVarConfigProvider,
 // FileConfigProvider and DirectoryConfigProvider when a placeholder uses
@@ -758,7 +765,7 @@ func (b *propsBuilder) flow(f *mm2props.Flow) FlowConfig {
 		if ex == nil {
 			ex = exDef
 		}
-		_, err := NewFilter(incS.Key, inc, exS.Key, ex)
+		_, err := newFilter(incS.Key, inc, exS.Key, ex)
 		var ce *ConfigError
 		if errors.As(err, &ce) {
 			// The regex at fault is in one of the two settings.
@@ -775,7 +782,7 @@ func (b *propsBuilder) flow(f *mm2props.Flow) FlowConfig {
 	if fc.TopicsExclude != nil && topicsErr == nil {
 		// MM2 3.x's default (.*[\-\.]internal) excluded user topics that
 		// merely look internal; Kafka 4.0's replicates them (KAFKA-17200).
-		flt, _ := NewFilter("", []string{".*"}, topicsExS.Key, fc.TopicsExclude)
+		flt, _ := newFilter("", []string{".*"}, topicsExS.Key, fc.TopicsExclude)
 		var hidden []string
 		for _, n := range []string{"billing.internal", "billing-internal"} {
 			if !flt.Match(n) {
@@ -794,7 +801,7 @@ func (b *propsBuilder) flow(f *mm2props.Flow) FlowConfig {
 		// A replaced list often drops defaults that protect the target
 		// (docs/field-failures.md cases B20, B21): name the topic configs now
 		// copied.
-		flt, _ := NewFilter("", []string{".*"}, cpeS.Key, fc.ConfigPropertiesExclude)
+		flt, _ := newFilter("", []string{".*"}, cpeS.Key, fc.ConfigPropertiesExclude)
 		var copied []string
 		for _, re := range DefaultConfigPropertiesExclude {
 			name := strings.ReplaceAll(re, `\.`, ".")

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl"
 
 	"github.com/kmirror/kmirror/internal/clientconf"
+	"github.com/kmirror/kmirror/internal/mm2filter"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the .golden files of TestPropertiesGolden")
@@ -126,10 +127,10 @@ func summary(t *testing.T, p *Properties) string {
 	props := []string{"min.insync.replicas", "retention.ms", "follower.replication.throttled.replicas", "message.timestamp.type"}
 	for _, f := range p.Flows() {
 		d := f.withDefaults()
-		tf, _ := NewFilter("topics", d.Topics, "topics.exclude", d.TopicsExclude)
-		gf, _ := NewFilter("groups", d.Groups, "groups.exclude", d.GroupsExclude)
-		cf, _ := NewFilter("", []string{".*"}, "config.properties.exclude", d.ConfigPropertiesExclude)
-		pick := func(flt Filter, in []string) []string {
+		tf, _ := newFilter("topics", d.Topics, "topics.exclude", d.TopicsExclude)
+		gf, _ := newFilter("groups", d.Groups, "groups.exclude", d.GroupsExclude)
+		cf, _ := newFilter("", []string{".*"}, "config.properties.exclude", d.ConfigPropertiesExclude)
+		pick := func(flt mm2filter.Filter, in []string) []string {
 			out := []string{}
 			for _, n := range in {
 				if flt.Match(n) {
@@ -231,7 +232,7 @@ func TestPropertiesMatchMM2(t *testing.T) {
 		var out []flowFacts
 		for _, f := range p.Flows() {
 			d := f.withDefaults()
-			flt, _ := NewFilter("topics", d.Topics, "topics.exclude", d.TopicsExclude)
+			flt, _ := newFilter("topics", d.Topics, "topics.exclude", d.TopicsExclude)
 			sel := []string{}
 			for _, n := range names {
 				if flt.Match(n) {
@@ -525,7 +526,7 @@ topics=orders
 	if len(fs) != 1 || fs[0].Name() != "source->target" || fs[0].Disabled {
 		t.Fatalf("flows %+v", fs)
 	}
-	flt, err := NewFilter("topics", fs[0].Topics, "topics.exclude", fs[0].TopicsExclude)
+	flt, err := newFilter("topics", fs[0].Topics, "topics.exclude", fs[0].TopicsExclude)
 	if err != nil {
 		t.Fatal(err)
 	}

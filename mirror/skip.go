@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kmirror/kmirror/internal/mm2filter"
 	"github.com/kmirror/kmirror/policy"
 )
 
@@ -57,7 +58,7 @@ func (k skipKind) replicated() bool { return k == skipCollisionAllowed }
 type topicRules struct {
 	pol            policy.ReplicationPolicy
 	source, target string
-	filter         Filter
+	filter         mm2filter.Filter
 	heartbeats     bool            // heartbeats.replication.enabled
 	listed         map[string]bool // topics named literally in FlowConfig.Topics
 	inbound        map[string]bool // sources of this Mirror's flows into source (their remote topics on source are expected cycles)
@@ -73,7 +74,7 @@ type topicRules struct {
 // newTopicRules builds the rules of fc (with defaults applied) whose topic
 // filter is filter. inbound lists the sources of the Mirror's other flows
 // whose target is fc.Source.
-func newTopicRules(fc FlowConfig, filter Filter, inbound map[string]bool) topicRules {
+func newTopicRules(fc FlowConfig, filter mm2filter.Filter, inbound map[string]bool) topicRules {
 	r := topicRules{pol: fc.Policy, source: fc.Source, target: fc.Target, filter: filter,
 		heartbeats: !fc.DisableHeartbeatsReplication, listed: map[string]bool{}, inbound: inbound}
 	for _, t := range listedTopics(fc.Topics) {

@@ -172,11 +172,12 @@ type PartitionStatus struct {
 
 // GroupStatus is the checkpoint and offset-sync state of one consumer group.
 type GroupStatus struct {
+	// Group is the consumer group id (the same on both clusters).
 	Group string `json:"group"`
-	// State is one of the group states of package checkpoint:
-	// [checkpoint.StateSynced] ("synced"), [checkpoint.StateCheckpointed]
-	// ("checkpointed") or [checkpoint.StateSkipped] ("skipped").
-	State string `json:"state"`
+	// State is [checkpoint.StateSynced] ("synced"),
+	// [checkpoint.StateCheckpointed] ("checkpointed") or
+	// [checkpoint.StateSkipped] ("skipped").
+	State checkpoint.GroupState `json:"state"`
 	// Reason says why a group was skipped or is not fully synced: one of the
 	// checkpoint.Reason* constants (e.g. [checkpoint.ReasonActiveOnTarget],
 	// "active on target") or an error message; empty otherwise.
@@ -226,6 +227,8 @@ type GapError struct {
 	At time.Time `json:"at"`
 }
 
+// Error names the flow, the source partition, the number of records lost,
+// their offsets and the reason.
 func (g *GapError) Error() string {
 	return fmt.Sprintf("mirror: flow %s: %s[%d]: %d records lost before replication (offsets %d to %d): %s",
 		g.Flow, g.Topic, g.Partition, g.To-g.From, g.From, g.To-1, g.Reason)
@@ -243,8 +246,11 @@ type PartitionError struct {
 	Err error
 }
 
+// Error names the flow and the source partition, then the underlying
+// error.
 func (e *PartitionError) Error() string {
 	return fmt.Sprintf("mirror: flow %s: %s[%d]: %v", e.Flow, e.Topic, e.Partition, e.Err)
 }
 
+// Unwrap returns Err.
 func (e *PartitionError) Unwrap() error { return e.Err }

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/checkpoint"
@@ -142,63 +141,4 @@ func groupStatuses(in []checkpoint.GroupStatus) []GroupStatus {
 		out = append(out, gs)
 	}
 	return out
-}
-
-// taskMetricVecs are the checkpoint task's Prometheus series, one per flow
-// (source, target): never per group, so 10 000 groups do not create 10 000
-// series. Registered by newMetrics.
-type taskMetricVecs struct {
-	latency     *prometheus.HistogramVec
-	checkpoints *prometheus.CounterVec
-	commits     *prometheus.CounterVec
-}
-
-func newTaskMetricVecs(r prometheus.Registerer) *taskMetricVecs {
-	v := &taskMetricVecs{
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kmirror_checkpoint_latency_seconds",
-			Help:    "Time from taking a checkpoint (before fetching the source group offsets) to its acknowledgement by the target, per flow (MM2 checkpoint-latency-ms).",
-			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18)}, []string{"source", "target"}),
-		checkpoints: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_checkpoints_total",
-			Help: "Checkpoint records written to <source>.checkpoints.internal and acknowledged, per flow."}, []string{"source", "target"}),
-		commits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_group_offsets_synced_total",
-			Help: "Partition offsets committed into target consumer groups by group-offset sync, per flow."}, []string{"source", "target"}),
-	}
-	r.MustRegister(v.latency, v.checkpoints, v.commits)
-	return v
-}
-
-// flowTaskMetrics are one flow's resolved task series; its methods are
-// no-ops on a nil receiver (no Registerer).
-type flowTaskMetrics struct {
-	lat        prometheus.Observer
-	cps, comms prometheus.Counter
-}
-
-func (m *metrics) taskMetrics(f *flow) *flowTaskMetrics {
-	if m == nil || m.tasks == nil {
-		return nil
-	}
-	return &flowTaskMetrics{
-		lat:   m.tasks.latency.WithLabelValues(f.cfg.Source, f.cfg.Target),
-		cps:   m.tasks.checkpoints.WithLabelValues(f.cfg.Source, f.cfg.Target),
-		comms: m.tasks.commits.WithLabelValues(f.cfg.Source, f.cfg.Target),
-	}
-}
-
-func (t *flowTaskMetrics) latency(d time.Duration) {
-	if t != nil {
-		t.lat.Observe(d.Seconds())
-	}
-}
-
-func (t *flowTaskMetrics) checkpoints(n int) {
-	if t != nil {
-		t.cps.Add(float64(n))
-	}
-}
-
-func (t *flowTaskMetrics) commits(n int) {
-	if t != nil {
-		t.comms.Add(float64(n))
-	}
 }

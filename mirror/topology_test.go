@@ -60,7 +60,7 @@ func identity(t *testing.T, source string) policy.ReplicationPolicy {
 func rulesFor(t *testing.T, fc FlowConfig, inbound ...string) topicRules {
 	t.Helper()
 	fc = fc.withDefaults()
-	flt, err := NewFilter("topics", fc.Topics, "topics.exclude", fc.TopicsExclude)
+	flt, err := newFilter("topics", fc.Topics, "topics.exclude", fc.TopicsExclude)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -333,7 +332,7 @@ func TestCaseB01EmptySourcePartition(t *testing.T) {
 	m, _ := trStart(t, p, trFlow(p))
 	testcluster.Eventually(t, 20*time.Second, "g1 seen without offset sync", func() (bool, string) {
 		gs, ok := groupStatusOf(m, 0, g1)
-		return ok && gs.State == "skipped" && gs.Reason == checkpoint.ReasonNoOffsetSync, fmt.Sprintf("%+v", gs)
+		return ok && gs.State == checkpoint.StateSkipped && gs.Reason == checkpoint.ReasonNoOffsetSync, fmt.Sprintf("%+v", gs)
 	})
 	time.Sleep(400 * time.Millisecond) // several emit and sync intervals
 	if d := cmp.Diff(map[int32]int64{0: 0}, endOffsets(t, &p.Target, remote)); d != "" {
@@ -350,7 +349,7 @@ func TestCaseB01EmptySourcePartition(t *testing.T) {
 	})
 	testcluster.Eventually(t, 10*time.Second, "g1 safe to switch", func() (bool, string) {
 		gs, _ := groupStatusOf(m, 0, g1)
-		return gs.SafeToSwitch && gs.State == "synced", fmt.Sprintf("%+v", gs)
+		return gs.SafeToSwitch && gs.State == checkpoint.StateSynced, fmt.Sprintf("%+v", gs)
 	})
 	s.finish()
 	recs := consume(t, &p.Target, g1, remote, kgo.NewOffset().AtEnd())
@@ -437,7 +436,7 @@ func TestCaseB04LaggingGroup(t *testing.T) {
 		gs, ok := groupStatusOf(m, 0, gLag)
 		o, has := committed(t, &p.Target, gLag, remote)[0]
 		got = o
-		return ok && has && o == 5000 && gs.State == "synced" && gs.SafeToSwitch, fmt.Sprintf("offset %d, %+v", o, gs)
+		return ok && has && o == 5000 && gs.State == checkpoint.StateSynced && gs.SafeToSwitch, fmt.Sprintf("offset %d, %+v", o, gs)
 	})
 	// The checkpoint record says the same: upstream 5000 -> got.
 	cps := readCheckpoints(t, p)
@@ -536,7 +535,7 @@ func TestCaseB06ActiveTargetGroupUntouched(t *testing.T) {
 	trCommit(t, &p.Source, g1, orders, map[int32]int64{0: 800})
 	testcluster.Eventually(t, 20*time.Second, "g1 reported active on target", func() (bool, string) {
 		gs, _ := groupStatusOf(m, 0, g1)
-		return gs.State == "skipped" && gs.Reason == checkpoint.ReasonActiveOnTarget && !gs.SafeToSwitch &&
+		return gs.State == checkpoint.StateSkipped && gs.Reason == checkpoint.ReasonActiveOnTarget && !gs.SafeToSwitch &&
 			gs.Offsets[remote][0] == 800, fmt.Sprintf("%+v", gs)
 	})
 	time.Sleep(300 * time.Millisecond) // three more sync intervals while Stable
@@ -548,7 +547,7 @@ func TestCaseB06ActiveTargetGroupUntouched(t *testing.T) {
 	testcluster.Eventually(t, 20*time.Second, "g1 synced once Empty", func() (bool, string) {
 		got := committed(t, &p.Target, g1, remote)[0]
 		gs, _ := groupStatusOf(m, 0, g1)
-		return got == 800 && gs.State == "synced" && gs.SafeToSwitch, fmt.Sprintf("offset %d, %+v", got, gs)
+		return got == 800 && gs.State == checkpoint.StateSynced && gs.SafeToSwitch, fmt.Sprintf("offset %d, %+v", got, gs)
 	})
 	if n := syncErrors(m) - errsBefore; n != 0 {
 		t.Errorf("%d sync errors after the group became Empty, want none", n)
@@ -1077,7 +1076,7 @@ func TestCaseB36ThousandsOfGroups(t *testing.T) {
 		st := m.Status().Flows[0]
 		synced := 0
 		for _, g := range st.Groups {
-			if g.State == "synced" {
+			if g.State == checkpoint.StateSynced {
 				synced++
 			}
 		}
@@ -1376,68 +1375,6 @@ func runInterleaving(t *testing.T, seed uint64) {
 		}
 	}
 	t.Logf("seed %d: %d samples, %d checkpoints, %d restarts, produced %v", seed, len(samples), len(recs[0]), restarts, produced)
-}
-
-// TestCheckpointMetrics checks the checkpoint task's series: one latency
-// histogram and two counters per flow (never per group).
-func TestCheckpointMetrics(t *testing.T) {
-	p := testcluster.New(t, "src", "dst")
-	orders := p.Topic("orders")
-	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
-	produceN(t, &p.Source, orders, 0, 10)
-	for _, g := range []string{p.Group("m1"), p.Group("m2"), p.Group("m3")} {
-		trCommit(t, &p.Source, g, orders, map[int32]int64{0: 10})
-	}
-	reg := prometheus.NewRegistry()
-	m, err := New(WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
-		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts()}),
-		WithFlow(trFlow(p)), WithRegisterer(reg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	labels := map[string]string{"source": p.Source.Alias, "target": p.Target.Alias}
-	testcluster.Eventually(t, 30*time.Second, "checkpoint metrics", func() (bool, string) {
-		mfs, err := reg.Gather()
-		if err != nil {
-			return false, err.Error()
-		}
-		got := map[string]float64{}
-		series := map[string]int{}
-		for _, mf := range mfs {
-			for _, mt := range mf.GetMetric() {
-				match := true
-				for _, lp := range mt.GetLabel() {
-					if v, ok := labels[lp.GetName()]; !ok || v != lp.GetValue() {
-						match = false
-					}
-				}
-				if !match {
-					continue
-				}
-				series[mf.GetName()]++
-				switch {
-				case mt.GetHistogram() != nil:
-					got[mf.GetName()] = float64(mt.GetHistogram().GetSampleCount())
-				case mt.GetCounter() != nil:
-					got[mf.GetName()] = mt.GetCounter().GetValue()
-				}
-			}
-		}
-		// At least one checkpoint and one synced offset per group: a group
-		// may get two (first d+1 from the first-record sync, then exact
-		// once the newest position is synced).
-		want := map[string]float64{"kmirror_checkpoint_latency_seconds": 3, "kmirror_checkpoints_total": 3, "kmirror_group_offsets_synced_total": 3}
-		for k, v := range want {
-			if got[k] < v || series[k] != 1 {
-				return false, fmt.Sprintf("%v (series %v)", got, series)
-			}
-		}
-		return true, ""
-	})
 }
 
 // TestFreshMirrorSafeToSwitchWithinSeconds: with MM2's default intervals

@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// FromConfig builds a policy from MM2 configuration values (docs/mm2-compat.md
-// §3 and §9.1):
+// FromConfig builds a policy from the values of MM2's replication policy
+// keys (MirrorConnectorConfig):
 //
 //   - class is replication.policy.class: "" or "DefaultReplicationPolicy" or
 //     [DefaultPolicyClass] select [Default]; "IdentityReplicationPolicy" or
@@ -24,7 +24,7 @@ import (
 // Separator errors wrap [ErrInvalidSeparator]. The returned value is a
 // *[Default] or *[Identity].
 func FromConfig(class, separator string, internalSepEnabled bool, sourceAlias string) (ReplicationPolicy, error) {
-	opts := []Option{WithInternalTopicSeparator(internalSepEnabled)}
+	opts := []Opt{WithInternalTopicSeparator(internalSepEnabled)}
 	if separator != "" {
 		opts = append(opts, WithSeparator(separator))
 	}

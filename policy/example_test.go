@@ -78,15 +78,3 @@ func ExampleValidateAlias() {
 	// policy: invalid cluster alias "eu-prod": contains the replication separator "-", so remote topic "eu-prod-heartbeats" would be attributed to cluster "eu"
 	// <nil>
 }
-
-func ExampleUpstreamClusters() {
-	p, _ := policy.NewDefault()
-	topics := []string{"orders", "heartbeats", "us-west.heartbeats", "us-central.us-west.heartbeats", "us-west.orders"}
-	fmt.Println(policy.UpstreamClusters(p, topics))
-	fmt.Println(policy.ReplicationHops(p, topics, "us-west"))
-	fmt.Println(policy.RemoteTopicsFor(p, topics, "us-west"))
-	// Output:
-	// [us-central us-west]
-	// 1
-	// [us-west.heartbeats us-west.orders]
-}

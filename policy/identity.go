@@ -4,7 +4,7 @@ import "strings"
 
 // Identity is MM2's IdentityReplicationPolicy
 // (org.apache.kafka.connect.mirror.IdentityReplicationPolicy, KAFKA-9726,
-// Kafka 3.0; docs/mm2-compat.md §3.2): remote topics keep their source name.
+// Kafka 3.0): remote topics keep their source name.
 //
 // Topics whose name ends with "heartbeats" (a plain suffix test, so
 // "app-heartbeats" counts too) get the [Default] rules with the same
@@ -31,7 +31,7 @@ var _ ReplicationPolicy = Identity{}
 // of non-heartbeat topics ([Identity.TopicSource] then returns ok == false).
 // The options and errors are those of [NewDefault]; the alias itself is not
 // validated (see [ValidateAlias]).
-func NewIdentity(sourceAlias string, opts ...Option) (*Identity, error) {
+func NewIdentity(sourceAlias string, opts ...Opt) (*Identity, error) {
 	d, err := NewDefault(opts...)
 	if err != nil {
 		return nil, err

@@ -11,13 +11,19 @@
 // named "<alias><sep><topic>") or [NewIdentity] (IdentityReplicationPolicy,
 // remote topics keep their name), or build either from MM2 configuration
 // values with [FromConfig]. Engines use the [ReplicationPolicy] interface,
-// plus the helpers [IsCycle], [ValidateAlias] and the MirrorClient-style list
-// filters ([HeartbeatTopics], [ReplicationHops], [UpstreamClusters], ...).
+// plus [IsCycle] (MirrorSourceConnector's cycle detection) and
+// [ValidateAlias] (the alias rules kmirror adds). The topic-list rules of
+// MirrorClient (upstream clusters, replication hops, heartbeats and
+// checkpoints topics of a cluster) are the methods of
+// remoteclusterutils.Client.
 //
-// The behaviour, including MM2's edge cases (Java String.split semantics in
-// topicSource, the empty alias of ".hidden", the identity policy's
-// "ends with heartbeats" rule), follows the kmirror MM2 compatibility
-// specification, sections 1.2, 3, 4.3 and 8.2.
+// The behaviour follows the Java classes of
+// org.apache.kafka.connect.mirror, MM2's edge cases included: Java
+// String.split semantics in topicSource (".hidden" comes from the empty
+// alias, "a." is not remote), the identity policy's "name ends with
+// heartbeats" rule, and the internal topic names of each Kafka version
+// (replication.policy.internal.topic.separator.enabled, KIP-949; Kafka
+// 4.0's isInternalTopic, KAFKA-17200).
 package policy
 
 import (
@@ -28,7 +34,7 @@ import (
 )
 
 // ReplicationPolicy is MM2's ReplicationPolicy contract
-// (org.apache.kafka.connect.mirror.ReplicationPolicy, docs/mm2-compat.md §3.1).
+// (org.apache.kafka.connect.mirror.ReplicationPolicy).
 //
 // Wherever the Java method returns null, the Go method returns ok == false
 // (and an empty string). Implementations must be safe for concurrent use and
@@ -82,7 +88,7 @@ type ReplicationPolicy interface {
 	Separator() string
 }
 
-// Names and limits used by MM2 (docs/mm2-compat.md §1.1, §1.2 and §3.1).
+// Names and limits used by MM2 and its DefaultReplicationPolicy.
 const (
 	// DefaultSeparator is the default of replication.policy.separator.
 	DefaultSeparator = "."
@@ -111,8 +117,8 @@ var (
 	ErrInvalidAlias = errors.New("policy: invalid cluster alias")
 )
 
-// Option configures [NewDefault] and [NewIdentity].
-type Option interface{ apply(*cfg) }
+// Opt configures [NewDefault] and [NewIdentity].
+type Opt interface{ apply(*cfg) }
 
 type cfg struct {
 	separator   string
@@ -148,27 +154,31 @@ func (f optFunc) apply(c *cfg) { f(c) }
 // The separator must be non-empty and consist of characters legal in topic
 // names ([a-zA-Z0-9._-]), otherwise the constructor returns an error wrapping
 // [ErrInvalidSeparator].
-func WithSeparator(sep string) Option {
+func WithSeparator(sep string) Opt {
 	return optFunc(func(c *cfg) { c.separator = sep })
 }
 
 // WithInternalTopicSeparator sets whether the separator is also used in the
 // checkpoints and offset-syncs topic names (MM2
 // replication.policy.internal.topic.separator.enabled, KIP-949, 3.6+); the
-// default is true. With false those names use "." as in MM2 3.0 and older
-// (docs/mm2-compat.md §1.2, docs/field-failures.md case B29).
-func WithInternalTopicSeparator(enabled bool) Option {
+// default is true. With false those names use "." as in MM2 3.0 and older:
+// with separator "__", "us-west.checkpoints.internal" instead of
+// "us-west__checkpoints__internal". A deployment with a custom separator
+// that upgrades past 3.0 keeps its old internal topics only with false;
+// the readers (checkpoint translation, remoteclusterutils) must use the
+// writer's setting.
+func WithInternalTopicSeparator(enabled bool) Opt {
 	return optFunc(func(c *cfg) { c.internalSep = enabled })
 }
 
 // ValidateOpts reports whether opts form a valid policy configuration,
 // returning the same error [NewDefault] would.
-func ValidateOpts(opts ...Option) error {
+func ValidateOpts(opts ...Opt) error {
 	_, err := buildCfg(opts)
 	return err
 }
 
-func buildCfg(opts []Option) (cfg, error) {
+func buildCfg(opts []Opt) (cfg, error) {
 	c := defaultCfg()
 	for _, o := range opts {
 		if o != nil {
@@ -179,8 +189,8 @@ func buildCfg(opts []Option) (cfg, error) {
 }
 
 // Default is MM2's DefaultReplicationPolicy
-// (org.apache.kafka.connect.mirror.DefaultReplicationPolicy,
-// docs/mm2-compat.md §3.1): remote topics are named
+// (org.apache.kafka.connect.mirror.DefaultReplicationPolicy): remote
+// topics are named
 // "<sourceAlias><sep><topic>", and topic names are parsed back with Java
 // String.split semantics.
 //
@@ -196,7 +206,7 @@ var _ ReplicationPolicy = Default{}
 // NewDefault returns a DefaultReplicationPolicy. It returns an error wrapping
 // [ErrInvalidSeparator] if [WithSeparator] was given an empty separator or
 // one with characters illegal in topic names.
-func NewDefault(opts ...Option) (*Default, error) {
+func NewDefault(opts ...Opt) (*Default, error) {
 	c, err := buildCfg(opts)
 	if err != nil {
 		return nil, err
@@ -315,7 +325,8 @@ func (d Default) IsCheckpointsTopic(topic string) bool {
 // says, the one with the separator and the one with "." (separator "__":
 // "mm2-offset-syncs__B__internal" and "mm2-offset-syncs.B.internal",
 // "A__checkpoints__internal" and "A.checkpoints.internal"). So the topics
-// named under the other setting of the flag (an upgrade, case B29) and
+// named under the other setting of the flag (left behind by an upgrade that
+// changed it) and
 // Connect's "mm2-offsets.A.internal", whose name never uses the separator,
 // are never replicated; Java MM2 with separator "__" leaves them to the
 // topics.exclude default.

@@ -10,7 +10,7 @@ import (
 	"github.com/kmirror/kmirror/policy"
 )
 
-func mustDefault(t testing.TB, opts ...policy.Option) *policy.Default {
+func mustDefault(t testing.TB, opts ...policy.Opt) *policy.Default {
 	t.Helper()
 	p, err := policy.NewDefault(opts...)
 	if err != nil {
@@ -19,7 +19,7 @@ func mustDefault(t testing.TB, opts ...policy.Option) *policy.Default {
 	return p
 }
 
-func mustIdentity(t testing.TB, alias string, opts ...policy.Option) *policy.Identity {
+func mustIdentity(t testing.TB, alias string, opts ...policy.Opt) *policy.Identity {
 	t.Helper()
 	p, err := policy.NewIdentity(alias, opts...)
 	if err != nil {
@@ -103,19 +103,19 @@ func TestNamesSpecTable(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		opts     []policy.Option
+		opts     []policy.Opt
 		identity bool
 		want     names
 	}{
 		{"default dot", nil, false, names{"heartbeats", "X.checkpoints.internal", "mm2-offset-syncs.X.internal", "A.orders", "A.heartbeats"}},
-		{"default __ isep on", []policy.Option{policy.WithSeparator("__")}, false,
+		{"default __ isep on", []policy.Opt{policy.WithSeparator("__")}, false,
 			names{"heartbeats", "X__checkpoints__internal", "mm2-offset-syncs__X__internal", "A__orders", "A__heartbeats"}},
-		{"default __ isep off", []policy.Option{policy.WithSeparator("__"), policy.WithInternalTopicSeparator(false)}, false,
+		{"default __ isep off", []policy.Opt{policy.WithSeparator("__"), policy.WithInternalTopicSeparator(false)}, false,
 			names{"heartbeats", "X.checkpoints.internal", "mm2-offset-syncs.X.internal", "A__orders", "A__heartbeats"}},
 		{"identity dot", nil, true, names{"heartbeats", "X.checkpoints.internal", "mm2-offset-syncs.X.internal", "orders", "A.heartbeats"}},
-		{"identity __ isep on", []policy.Option{policy.WithSeparator("__")}, true,
+		{"identity __ isep on", []policy.Opt{policy.WithSeparator("__")}, true,
 			names{"heartbeats", "X__checkpoints__internal", "mm2-offset-syncs__X__internal", "orders", "A__heartbeats"}},
-		{"identity __ isep off", []policy.Option{policy.WithSeparator("__"), policy.WithInternalTopicSeparator(false)}, true,
+		{"identity __ isep off", []policy.Opt{policy.WithSeparator("__"), policy.WithInternalTopicSeparator(false)}, true,
 			names{"heartbeats", "X.checkpoints.internal", "mm2-offset-syncs.X.internal", "orders", "A__heartbeats"}},
 	}
 	for _, tt := range tests {

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -17,7 +16,7 @@ func orDefault(p ReplicationPolicy) ReplicationPolicy {
 
 // IsCycle reports whether replicating topic (a name on the source cluster) to
 // the cluster targetAlias would send data back to where it came from
-// (MirrorSourceConnector.isCycle, docs/mm2-compat.md §4.3): walk
+// (MirrorSourceConnector.isCycle): walk
 // TopicSource/UpstreamTopic; a source equal to targetAlias is a cycle; an
 // unparsable name, or an upstream name equal to its input (identity-style
 // policies), ends the walk without a cycle.
@@ -56,8 +55,8 @@ func IsCycle(p ReplicationPolicy, targetAlias, topic string) bool {
 //  4. the first occurrence of the separator in alias+separator is the one
 //     appended (the alias neither contains the separator nor ends with a
 //     prefix of it); otherwise remote topics are attributed to the wrong
-//     source, e.g. alias "eu-prod" with separator "-" is read back as "eu"
-//     (docs/field-failures.md case B25);
+//     source, e.g. alias "eu-prod" with separator "-" is read back as "eu",
+//     and heartbeats named after one alias come back double-prefixed;
 //  5. every topic name derived from the alias (offset syncs, checkpoints,
 //     remote heartbeats) fits in [MaxTopicNameLength] bytes: 223 bytes for
 //     the default policy;
@@ -138,150 +137,4 @@ func ValidateAliasInNames(alias string, names ...string) error {
 		}
 	}
 	return nil
-}
-
-// ReplicationHops returns the smallest number of replication hops from the
-// cluster alias to the cluster whose topic names are listed in topics, or -1
-// if alias is not upstream (MirrorClient.replicationHops, docs/mm2-compat.md
-// §8.2). Only heartbeats topics are considered: "A.heartbeats" is 1 hop from
-// A, "B.A.heartbeats" 2 hops from A. A walk that reaches a non-remote name or
-// a source it has already seen counts as unreachable. A nil p is treated as
-// the zero [Default].
-func ReplicationHops(p ReplicationPolicy, topics []string, alias string) int {
-	p = orDefault(p)
-	best := -1
-	for _, t := range topics {
-		if !p.IsHeartbeatsTopic(t) {
-			continue
-		}
-		if h := countHops(p, t, alias); h != -1 && (best == -1 || h < best) {
-			best = h
-		}
-	}
-	return best
-}
-
-func countHops(p ReplicationPolicy, topic, alias string) int {
-	seen := map[string]bool{}
-	for hops := 1; hops <= maxOriginalHops; hops++ {
-		source, ok := p.TopicSource(topic)
-		if !ok {
-			return -1
-		}
-		if source == alias {
-			return hops
-		}
-		if seen[source] {
-			return -1
-		}
-		seen[source] = true
-		if topic, ok = p.UpstreamTopic(topic); !ok {
-			return -1
-		}
-	}
-	return -1
-}
-
-// UpstreamClusters returns the sorted, de-duplicated aliases of every cluster
-// upstream of the cluster whose topic names are listed in topics, found by
-// walking each heartbeats topic's sources (MirrorClient.upstreamClusters,
-// docs/mm2-compat.md §8.2): "source3.source4.source5.heartbeats" contributes
-// source3, source4 and source5; "heartbeats" contributes nothing;
-// ".heartbeats" contributes the empty alias "" (as in Java). Returns nil if
-// there are none. A nil p is treated as the zero [Default].
-func UpstreamClusters(p ReplicationPolicy, topics []string) []string {
-	p = orDefault(p)
-	set := map[string]bool{}
-	for _, t := range topics {
-		if !p.IsHeartbeatsTopic(t) {
-			continue
-		}
-		// Per-topic walk; a source repeated within one chain stops it
-		// (identity-style policies can produce such loops).
-		seen := map[string]bool{}
-		for range maxOriginalHops {
-			source, ok := p.TopicSource(t)
-			if !ok || seen[source] {
-				break
-			}
-			seen[source] = true
-			set[source] = true
-			if t, ok = p.UpstreamTopic(t); !ok {
-				break
-			}
-		}
-	}
-	return sortedKeys(set)
-}
-
-// HeartbeatTopics returns the sorted, de-duplicated topics for which
-// p.IsHeartbeatsTopic holds (MirrorClient.heartbeatTopics). Returns nil if
-// there are none. A nil p is treated as the zero [Default].
-func HeartbeatTopics(p ReplicationPolicy, topics []string) []string {
-	p = orDefault(p)
-	return filterSorted(topics, p.IsHeartbeatsTopic)
-}
-
-// CheckpointTopics returns the sorted, de-duplicated topics for which
-// p.IsCheckpointsTopic holds (MirrorClient.checkpointTopics):
-// "source1.checkpoints.internal" yes, "checkpoints.internal" no. Returns nil
-// if there are none. A nil p is treated as the zero [Default].
-func CheckpointTopics(p ReplicationPolicy, topics []string) []string {
-	p = orDefault(p)
-	return filterSorted(topics, p.IsCheckpointsTopic)
-}
-
-// RemoteTopics returns the sorted, de-duplicated topics that are not internal
-// and have a source (MirrorClient.remoteTopics). Like Java this includes
-// remote heartbeats topics such as "A.heartbeats"; under [Identity] with a
-// source alias it includes every non-internal topic. Returns nil if there are
-// none. A nil p is treated as the zero [Default].
-func RemoteTopics(p ReplicationPolicy, topics []string) []string {
-	p = orDefault(p)
-	return filterSorted(topics, func(t string) bool { return isRemote(p, t) })
-}
-
-// RemoteTopicsFor returns the sorted, de-duplicated remote topics (as in
-// [RemoteTopics]) replicated directly from the cluster source, i.e. whose
-// TopicSource is source (MirrorClient.remoteTopics(source)). Returns nil if
-// there are none. A nil p is treated as the zero [Default].
-func RemoteTopicsFor(p ReplicationPolicy, topics []string, source string) []string {
-	p = orDefault(p)
-	return filterSorted(topics, func(t string) bool {
-		if p.IsInternalTopic(t) {
-			return false
-		}
-		s, ok := p.TopicSource(t)
-		return ok && s == source
-	})
-}
-
-func isRemote(p ReplicationPolicy, t string) bool {
-	if p.IsInternalTopic(t) {
-		return false
-	}
-	_, ok := p.TopicSource(t)
-	return ok
-}
-
-func filterSorted(topics []string, keep func(string) bool) []string {
-	set := map[string]bool{}
-	for _, t := range topics {
-		if keep(t) {
-			set[t] = true
-		}
-	}
-	return sortedKeys(set)
-}
-
-func sortedKeys(set map[string]bool) []string {
-	if len(set) == 0 {
-		return nil
-	}
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/kmirror/kmirror/policy"
 )
 
@@ -44,12 +42,11 @@ func TestCaseB25SeparatorInsideAlias(t *testing.T) {
 			t.Errorf("ValidateAlias(sep ., %q) = %v", alias, err)
 		}
 	}
-	onDR := []string{"heartbeats", "eu-prod.heartbeats", "eu-prod.orders"}
 	if !policy.IsCycle(dot, "eu-prod", "eu-prod.heartbeats") {
 		t.Error("flow eu-dr->eu-prod: eu-prod.heartbeats is not a cycle")
 	}
-	if diff := cmp.Diff([]string{"eu-prod"}, policy.UpstreamClusters(dot, onDR)); diff != "" {
-		t.Errorf("UpstreamClusters (-want +got):\n%s", diff)
+	if src, ok := dot.TopicSource("eu-prod.heartbeats"); !ok || src != "eu-prod" {
+		t.Errorf("TopicSource(eu-prod.heartbeats) = %q, %v; want eu-prod", src, ok)
 	}
 }
 
@@ -112,131 +109,6 @@ func TestValidateAlias(t *testing.T) {
 type badPolicy struct{ policy.Default }
 
 func (badPolicy) TopicSource(string) (string, bool) { return "x", true }
-
-func TestMirrorClientFilters(t *testing.T) {
-	dot := mustDefault(t)
-	// CT:MirrorClientTest heartbeatTopicsTest / checkpointsTopicsTest.
-	topics := []string{"topic1", "topic2", "heartbeats", "source1.heartbeats", "source2.source1.heartbeats",
-		"source3.heartbeats", "checkpoints.internal", "source1.checkpoints.internal",
-		"source2.source1.checkpoints.internal", "source3.checkpoints.internal", "source3.heartbeats"}
-	if diff := cmp.Diff([]string{"heartbeats", "source1.heartbeats", "source2.source1.heartbeats", "source3.heartbeats"},
-		policy.HeartbeatTopics(dot, topics)); diff != "" {
-		t.Errorf("HeartbeatTopics (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{"source1.checkpoints.internal", "source2.source1.checkpoints.internal", "source3.checkpoints.internal"},
-		policy.CheckpointTopics(dot, topics)); diff != "" {
-		t.Errorf("CheckpointTopics (-want +got):\n%s", diff)
-	}
-
-	// remoteTopicsTest and remoteTopicsSeparatorTest, plus remote heartbeats
-	// (included, unlike MirrorClient's Javadoc says) and internal topics.
-	remote := []string{"topic1", "topic2", "topic3", "source1.topic4", "source1.source2.topic5",
-		"source3.source4.source5.topic6", "source1.heartbeats", "heartbeats", "source1.checkpoints.internal", "__x.y", ".hidden"}
-	if diff := cmp.Diff([]string{"source1.heartbeats", "source1.source2.topic5", "source1.topic4", "source3.source4.source5.topic6"},
-		policy.RemoteTopics(dot, remote)); diff != "" {
-		t.Errorf("RemoteTopics (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{"source1.heartbeats", "source1.source2.topic5", "source1.topic4"},
-		policy.RemoteTopicsFor(dot, remote, "source1")); diff != "" {
-		t.Errorf("RemoteTopicsFor(source1) (-want +got):\n%s", diff)
-	}
-	if got := policy.RemoteTopicsFor(dot, remote, "source2"); got != nil {
-		t.Errorf("RemoteTopicsFor(source2) = %q, want nil (direct hop only)", got)
-	}
-	us := mustDefault(t, policy.WithSeparator("__"))
-	usTopics := []string{"topic1", "topic2", "topic3", "source1__topic4", "source1__source2__topic5", "source3__source4__source5__topic6", "a.b"}
-	if diff := cmp.Diff([]string{"source1__source2__topic5", "source1__topic4", "source3__source4__source5__topic6"},
-		policy.RemoteTopics(us, usTopics)); diff != "" {
-		t.Errorf("RemoteTopics sep __ (-want +got):\n%s", diff)
-	}
-
-	// Identity: every non-internal topic is remote when the alias is known,
-	// only prefixed heartbeats otherwise.
-	idTopics := []string{"orders", "B.heartbeats", "heartbeats", "A.checkpoints.internal", "__consumer_offsets"}
-	if diff := cmp.Diff([]string{"B.heartbeats", "orders"}, policy.RemoteTopics(mustIdentity(t, "A"), idTopics)); diff != "" {
-		t.Errorf("RemoteTopics identity with alias (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{"orders"}, policy.RemoteTopicsFor(mustIdentity(t, "A"), idTopics, "A")); diff != "" {
-		t.Errorf("RemoteTopicsFor identity A (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{"B.heartbeats"}, policy.RemoteTopics(mustIdentity(t, ""), idTopics)); diff != "" {
-		t.Errorf("RemoteTopics identity without alias (-want +got):\n%s", diff)
-	}
-
-	for name, got := range map[string][]string{
-		"HeartbeatTopics":  policy.HeartbeatTopics(dot, []string{"a"}),
-		"CheckpointTopics": policy.CheckpointTopics(dot, nil),
-		"RemoteTopics":     policy.RemoteTopics(nil, []string{"orders"}),
-		"UpstreamClusters": policy.UpstreamClusters(dot, []string{"heartbeats"}),
-	} {
-		if got != nil {
-			t.Errorf("%s = %q, want nil", name, got)
-		}
-	}
-}
-
-func TestReplicationHops(t *testing.T) {
-	dot := mustDefault(t)
-	// CT:MirrorClientTest replicationHopsTest.
-	topics := []string{"topic1", "topic2", "heartbeats", "source1.heartbeats", "source1.source2.heartbeats", "source3.heartbeats"}
-	for alias, want := range map[string]int{"source1": 1, "source2": 2, "source3": 1, "source4": -1, "": -1} {
-		if got := policy.ReplicationHops(dot, topics, alias); got != want {
-			t.Errorf("ReplicationHops(%q) = %d, want %d", alias, got, want)
-		}
-	}
-	// countHopsForTopicTest, expressed through heartbeats topics (the only
-	// topics replicationHops looks at): non-heartbeat topics never count.
-	tests := []struct {
-		topic, alias string
-		want         int
-	}{
-		{"topic", "source", -1},
-		{"source1.topic", "source1", -1},
-		{"heartbeats", "source", -1},
-		{"source1.heartbeats", "source2", -1},
-		{"source1.heartbeats", "source1", 1},
-		{"source2.source1.heartbeats", "source2", 1},
-		{"source2.source1.heartbeats", "source1", 2},
-		{"source3.source2.source1.heartbeats", "source1", 3},
-		{"source3.source2.source1.heartbeats", "source4", -1},
-		{".heartbeats", "", 1},
-		{"a.b.a.heartbeats", "c", -1},
-	}
-	for _, tt := range tests {
-		if got := policy.ReplicationHops(dot, []string{tt.topic}, tt.alias); got != tt.want {
-			t.Errorf("ReplicationHops([%q], %q) = %d, want %d", tt.topic, tt.alias, got, tt.want)
-		}
-	}
-	// Minimum over several paths.
-	if got := policy.ReplicationHops(dot, []string{"c.b.a.heartbeats", "c.a.heartbeats"}, "a"); got != 2 {
-		t.Errorf("ReplicationHops min = %d, want 2", got)
-	}
-	// Identity: heartbeats keep default rules.
-	if got := policy.ReplicationHops(mustIdentity(t, "z"), []string{"orders", "b.a.heartbeats"}, "a"); got != 2 {
-		t.Errorf("identity ReplicationHops = %d, want 2", got)
-	}
-	// A policy whose upstream names loop: the repeated source stops the walk.
-	if got := policy.ReplicationHops(loopPolicy{}, []string{"heartbeats"}, "nowhere"); got != -1 {
-		t.Errorf("loop policy ReplicationHops = %d, want -1", got)
-	}
-}
-
-func TestUpstreamClusters(t *testing.T) {
-	dot := mustDefault(t)
-	// CT:MirrorClientTest upstreamClustersTest.
-	topics := []string{"topic1", "topic2", "heartbeats", "source1.heartbeats", "source1.source2.heartbeats", "source3.source4.source5.heartbeats"}
-	if diff := cmp.Diff([]string{"source1", "source2", "source3", "source4", "source5"}, policy.UpstreamClusters(dot, topics)); diff != "" {
-		t.Errorf("UpstreamClusters (-want +got):\n%s", diff)
-	}
-	// Java quirks kept: ".heartbeats" contributes the empty alias; a chain
-	// that revisits an alias stops there.
-	if diff := cmp.Diff([]string{"", "a", "b"}, policy.UpstreamClusters(dot, []string{".heartbeats", "a.b.a.heartbeats"})); diff != "" {
-		t.Errorf("UpstreamClusters quirks (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{"x"}, policy.UpstreamClusters(loopPolicy{}, []string{"heartbeats"})); diff != "" {
-		t.Errorf("UpstreamClusters loop policy (-want +got):\n%s", diff)
-	}
-}
 
 // loopPolicy claims every topic comes from "x" and is its own upstream, but
 // whose upstream names differ from their input so that only the

@@ -62,8 +62,11 @@ var ErrNilClient = errors.New("remoteclusterutils: nil *kgo.Client")
 // NoCheckpointsTopicError reports that the checkpoints topic for Alias is
 // absent from the cluster the client reaches. Typical causes: the client
 // reaches the source instead of the target cluster, the alias is wrong, no
-// checkpoint connector/flow ran yet, or the separator settings differ from
-// the writer's (docs/field-failures.md case B29).
+// checkpoint connector/flow ran yet, or the policy's separator settings
+// differ from the writer's: replication.policy.separator, and
+// replication.policy.internal.topic.separator.enabled (since MM2 3.1 a
+// custom separator also appears in internal topic names, KIP-690; the
+// setting false, KIP-949, keeps the older names).
 type NoCheckpointsTopicError struct {
 	// Alias is the remote (source) cluster alias asked for.
 	Alias string
@@ -88,7 +91,7 @@ func (e *NoCheckpointsTopicError) Error() string {
 		b.WriteString("; no alias has a checkpoints topic on this cluster (is the client connected to the target cluster?)")
 	}
 	if len(e.OtherCandidates) > 0 {
-		fmt.Fprintf(&b, "; topics %q look like checkpoints topics written with other separator settings (see WithSeparator and WithInternalTopicSeparator)", e.OtherCandidates)
+		fmt.Fprintf(&b, "; topics %q look like checkpoints topics written with other separator settings (see WithPolicy: policy.WithSeparator, policy.WithInternalTopicSeparator)", e.OtherCandidates)
 	}
 	return b.String()
 }
@@ -96,8 +99,8 @@ func (e *NoCheckpointsTopicError) Error() string {
 // Unwrap returns [ErrNoCheckpointsTopic].
 func (e *NoCheckpointsTopicError) Unwrap() error { return ErrNoCheckpointsTopic }
 
-// Client is MM2's MirrorClient (org.apache.kafka.connect.mirror.MirrorClient,
-// docs/mm2-compat.md §8.2) on top of a caller-owned *kgo.Client that reaches
+// Client is MM2's MirrorClient (org.apache.kafka.connect.mirror.MirrorClient)
+// on top of a caller-owned *kgo.Client that reaches
 // the TARGET cluster. It is safe for concurrent use; it holds no state
 // besides its configuration.
 type Client struct {
@@ -139,7 +142,7 @@ func (c *Client) withTimeout(ctx context.Context) (context.Context, context.Canc
 // TranslateOffsets returns the offsets on this (target) cluster that
 // consumer group should resume from after failing over from the cluster
 // remoteClusterAlias (MirrorClient.remoteConsumerOffsets and
-// RemoteClusterUtils.translateOffsets; docs/mm2-compat.md §8.3, §13(a)).
+// RemoteClusterUtils.translateOffsets).
 //
 // It reads partition 0 of the policy's CheckpointsTopic(remoteClusterAlias)
 // (e.g. "us-west.checkpoints.internal") from the log start to the end
@@ -270,47 +273,47 @@ func listed[T any](c *Client, ctx context.Context, fn func(policy.ReplicationPol
 // ReplicationHops returns the smallest number of replication hops from the
 // cluster sourceAlias to this cluster, found from heartbeats topic names
 // ("src.heartbeats" = 1 hop, "other.src.heartbeats" = 2 hops), or -1 if
-// sourceAlias is not upstream (MirrorClient.replicationHops,
-// docs/mm2-compat.md §8.2). Errors: listing topics failed, or invalid
-// options.
+// sourceAlias is not upstream (MirrorClient.replicationHops). Errors:
+// listing topics failed, or invalid options.
 func (c *Client) ReplicationHops(ctx context.Context, sourceAlias string) (int, error) {
 	return listed(c, ctx, func(p policy.ReplicationPolicy, ts []string) int {
-		return policy.ReplicationHops(p, ts, sourceAlias)
+		return replicationHops(p, ts, sourceAlias)
 	})
 }
 
 // UpstreamClusters returns the sorted aliases of every cluster upstream of
 // this one, from heartbeats topic names (MirrorClient.upstreamClusters);
 // nil if none. Discovery needs heartbeats emitted into the upstream cluster
-// and replicated (docs/mm2-compat.md §7).
+// and replicated to this one (MM2 emits them for every pair of clusters
+// unless emit.heartbeats.enabled=false).
 func (c *Client) UpstreamClusters(ctx context.Context) ([]string, error) {
-	return listed(c, ctx, policy.UpstreamClusters)
+	return listed(c, ctx, upstreamClusters)
 }
 
 // HeartbeatTopics returns the sorted heartbeats topics of this cluster,
 // local and replicated (MirrorClient.heartbeatTopics); nil if none.
 func (c *Client) HeartbeatTopics(ctx context.Context) ([]string, error) {
-	return listed(c, ctx, policy.HeartbeatTopics)
+	return listed(c, ctx, heartbeatTopics)
 }
 
 // CheckpointTopics returns the sorted checkpoints topics of this cluster
 // (MirrorClient.checkpointTopics); nil if none.
 func (c *Client) CheckpointTopics(ctx context.Context) ([]string, error) {
-	return listed(c, ctx, policy.CheckpointTopics)
+	return listed(c, ctx, checkpointTopics)
 }
 
 // RemoteTopics returns the sorted non-internal topics of this cluster that
 // the policy parses as replicated (MirrorClient.remoteTopics); like Java it
 // includes replicated heartbeats topics. nil if none.
 func (c *Client) RemoteTopics(ctx context.Context) ([]string, error) {
-	return listed(c, ctx, policy.RemoteTopics)
+	return listed(c, ctx, remoteTopics)
 }
 
 // RemoteTopicsFor returns the sorted remote topics replicated directly from
 // the cluster sourceAlias (MirrorClient.remoteTopics(source)); nil if none.
 func (c *Client) RemoteTopicsFor(ctx context.Context, sourceAlias string) ([]string, error) {
 	return listed(c, ctx, func(p policy.ReplicationPolicy, ts []string) []string {
-		return policy.RemoteTopicsFor(p, ts, sourceAlias)
+		return remoteTopicsFor(p, ts, sourceAlias)
 	})
 }
 
@@ -342,7 +345,7 @@ func withOwnClient[T any](opts []Opt, fn func(*Client) (T, error)) (T, error) {
 // TranslateOffsets is [Client.TranslateOffsets] on a client built from
 // [WithClientOpts] (required) and closed before returning
 // (RemoteClusterUtils.translateOffsets(props, remoteClusterAlias,
-// consumerGroupId, timeout); docs/mm2-compat.md §8.2, §8.3). It returns
+// consumerGroupId, timeout)). It returns
 // group's offsets on the target cluster after failing over from
 // remoteClusterAlias.
 func TranslateOffsets(ctx context.Context, remoteClusterAlias, group string, opts ...Opt) (Offsets, error) {

@@ -1,6 +1,6 @@
 // Package remoteclusterutils is the failover client for consumer code: the Go
 // counterpart of MM2's MirrorClient and RemoteClusterUtils
-// (org.apache.kafka.connect.mirror, docs/mm2-compat.md §8). It answers, from
+// (org.apache.kafka.connect.mirror). It answers, from
 // the TARGET cluster alone, "where should consumer group G resume on this
 // cluster after failing over from cluster A?" and "which clusters replicate
 // into this one, and how many hops away are they?".
@@ -32,10 +32,17 @@
 // returns them as its error. The package example ExampleTranslateOffsets is
 // a complete program.
 //
-// Long-lived use (MirrorClient style) wraps a client the caller owns:
+// Long-lived use (MirrorClient style) wraps a client the caller owns and
+// closes:
 //
-//	rc := remoteclusterutils.NewClient(targetClient) // the caller's *kgo.Client on the target cluster
+//	target, err := kgo.NewClient(kgo.SeedBrokers("target:9092"))
+//	if err != nil {
+//		return err
+//	}
+//	defer target.Close()
+//	rc := remoteclusterutils.NewClient(target)
 //	offs, err := rc.TranslateOffsets(ctx, "us-west", "billing")
+//	...
 //	all, err := rc.Checkpoints(ctx, "us-west") // every group, one read
 //
 // # What is read
@@ -43,15 +50,16 @@
 // Translated offsets come from the checkpoints topic that MM2 (or kmirror)
 // writes on the target cluster, CheckpointsTopic(sourceAlias) of the
 // replication policy ("us-west.checkpoints.internal" by default;
-// "us-west__checkpoints__internal" with separator "__", unless
-// [WithInternalTopicSeparator](false)). Records are the MM2 Checkpoint format
-// (docs/mm2-compat.md §2.3), decoded by package checkpoint, so the topics
-// written by Apache MM2 2.4+ and by kmirror read the same. The policy options
-// must match the writer's (docs/field-failures.md cases B08 and B29); the
-// Identity policy only changes topic-name parsing, not the checkpoints topic.
+// "us-west__checkpoints__internal" with separator "__", unless the
+// policy disables the internal-topic separator). Records are MM2's
+// Checkpoint format (org.apache.kafka.connect.mirror.Checkpoint), decoded by
+// package checkpoint, so the topics written by Apache MM2 2.4+ and by
+// kmirror read the same. The policy ([WithPolicy]) must be the writer's: its
+// separator settings name the checkpoints topic; the identity policy does
+// not change that name, only how topic names are parsed.
 //
-// The rules follow MirrorClient.remoteConsumerOffsets (docs/mm2-compat.md
-// §8.3) with deliberate improvements (docs/mm2-compat.md §11 items 1-5):
+// The rules follow MirrorClient.remoteConsumerOffsets, with deliberate
+// improvements where Java fails or returns partial results:
 //
 //   - Only partition 0 is read, from the log start offset to the end offset
 //     observed at the call; records appended later are not waited for.
@@ -86,30 +94,35 @@
 //     offsets and no error, as in MM2.
 //   - The caller's *kgo.Client is used with raw ListOffsets and Fetch
 //     requests: its consumer group, assignments and positions are untouched
-//     and it is never closed. MM2 drops every non-connection consumer setting
-//     (docs/mm2-compat.md §8.1); here the caller's client is used as
+//     and it is never closed. MM2's MirrorClientConfig keeps only the
+//     connection settings (bootstrap.servers, security.protocol, ssl.*,
+//     sasl.*) and drops the rest; here the caller's client is used as
 //     configured.
 //
 // Translated offsets are at-least-once for MM2 3.5+ and kmirror writers: a
-// consumer that resumes there may re-read records it processed on the source,
-// never skip any (docs/mm2-compat.md §0.1 item 4 and §13(a); checkpoints
-// written by MM2 3.4.0 and older may be ahead). kmirror's checkpoints are
+// consumer that resumes there may re-read records it processed on the
+// source, never skip any (MM2 translates a group offset to the newest offset
+// sync at or before it, plus one; MM2 3.4.0 and older extrapolated and could
+// be ahead: KAFKA-12468, KAFKA-13659). kmirror's checkpoints are
 // the exact translation wherever its offset runs prove it (see package
 // checkpoint): the consumer then re-reads nothing it had processed before
 // the commit the checkpoint was taken from; MM2's re-read up to the distance
-// to the nearest offset sync. Checkpoints name target
-// topics that exist only if the flow's replication policy created them;
-// committing offsets for a missing topic fails on the broker
-// (docs/field-failures.md case B08: the replicator and this reader must use
-// the same replication policy).
+// to the nearest offset sync. Checkpoints name the target topics the
+// writer's replication policy created ("us-west.orders", or "orders" under
+// IdentityReplicationPolicy); committing offsets for a topic the target
+// does not have fails on the broker.
 //
 // # Topology
 //
 // [Client.ReplicationHops], [Client.UpstreamClusters],
 // [Client.HeartbeatTopics], [Client.CheckpointTopics], [Client.RemoteTopics]
-// and [Client.RemoteTopicsFor] list the cluster's topic names and apply the
-// policy functions of package policy, as MirrorClient does
-// (docs/mm2-compat.md §7, §8.2); record contents are not read.
+// and [Client.RemoteTopicsFor] (and the package-level functions of the same
+// names) list the cluster's topic names and parse them with the policy, as
+// MirrorClient does; record contents are not read. Heartbeats topics carry
+// the topology: "us-west.heartbeats" on this cluster means us-west replicates
+// into it (1 hop), "us-central.us-west.heartbeats" that us-west is 2 hops
+// away through us-central. They exist only where heartbeats are emitted into
+// the upstream cluster and replicated (MM2 does so by default).
 //
 // All types are safe for concurrent use.
 package remoteclusterutils

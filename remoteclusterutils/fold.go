@@ -43,7 +43,7 @@ type ReadStats struct {
 	Invalid int
 	// UnknownVersion counts records whose value version is not 0; they are
 	// parsed with the v0 layout, trailing bytes ignored, and used (as Java
-	// does; docs/mm2-compat.md §2.5). They are also counted in Checkpoints.
+	// does). They are also counted in Checkpoints.
 	UnknownVersion int
 }
 

@@ -11,7 +11,8 @@ import (
 
 // Offsets are translated consumer-group offsets, keyed by TARGET-cluster
 // topic name and partition: the result of [TranslateOffsets], the Go form of
-// MM2's Map<TopicPartition, OffsetAndMetadata> (docs/mm2-compat.md §8.3).
+// the Map<TopicPartition, OffsetAndMetadata> of MM2's
+// RemoteClusterUtils.translateOffsets.
 //
 // Offsets is an alias of kadm.Offsets (map[string]map[int32]kadm.Offset),
 // so a value goes as is to kadm.Client.CommitOffsets / CommitAllOffsets for

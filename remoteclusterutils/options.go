@@ -16,8 +16,7 @@ import (
 // wins over this default). Override it with [WithTimeout].
 //
 // MM2's RemoteClusterUtils.translateOffsets takes an explicit timeout
-// argument (docs/mm2-compat.md §8.3); Go callers express theirs through the
-// context.
+// argument; Go callers express theirs through the context.
 const DefaultTimeout = 30 * time.Second
 
 // Opt configures [NewClient] and the package-level functions
@@ -33,14 +32,8 @@ func (f optFunc) apply(c *cfg) { f(c) }
 type cfg struct {
 	clientOpts []kgo.Opt // package-level functions only
 
-	pol         policy.ReplicationPolicy // WithPolicy
-	polSet      bool                     // false: built from the fields below
-	sep         string                   // "" = policy.DefaultSeparator
-	sepSet      bool
-	internalSep bool
-	isepSet     bool
-	identity    bool
-	identitySrc string
+	pol    policy.ReplicationPolicy // WithPolicy
+	polSet bool
 
 	timeout time.Duration
 	logger  *slog.Logger
@@ -51,41 +44,23 @@ type cfg struct {
 
 func defaultCfg() cfg {
 	return cfg{
-		internalSep: true,
-		timeout:     DefaultTimeout,
-		logger:      nil, // discard
+		timeout: DefaultTimeout,
+		logger:  nil, // discard
 	}
 }
 
-// finish validates the cross-option rules and builds the policy.
+// finish validates the cross-option rules and sets the policy.
 func (c *cfg) finish() error {
 	if c.timeout <= 0 {
 		return fmt.Errorf("remoteclusterutils: timeout %v must be positive", c.timeout)
 	}
-	if c.polSet {
-		if c.pol == nil {
-			return errors.New("remoteclusterutils: WithPolicy(nil): pass a policy value, or omit the option for the default policy")
-		}
-		if c.sepSet || c.isepSet || c.identity {
-			return errors.New("remoteclusterutils: WithPolicy cannot be combined with WithSeparator, " +
-				"WithInternalTopicSeparator or WithIdentityPolicy: configure the policy value itself")
-		}
+	switch {
+	case c.polSet && c.pol == nil:
+		return errors.New("remoteclusterutils: WithPolicy(nil): pass a policy value, or omit the option for the default policy")
+	case c.polSet:
 		c.policy = c.pol
-		return nil
-	}
-	var popts []policy.Option
-	if c.sepSet {
-		popts = append(popts, policy.WithSeparator(c.sep))
-	}
-	popts = append(popts, policy.WithInternalTopicSeparator(c.internalSep))
-	var err error
-	if c.identity {
-		c.policy, err = policy.NewIdentity(c.identitySrc, popts...)
-	} else {
-		c.policy, err = policy.NewDefault(popts...)
-	}
-	if err != nil {
-		return fmt.Errorf("remoteclusterutils: %w", err)
+	default:
+		c.policy = policy.Default{}
 	}
 	return nil
 }
@@ -120,7 +95,7 @@ func ValidateOpts(opts ...Opt) error {
 // (no default: kgo would otherwise dial localhost:9092).
 //
 // MM2: the bootstrap.servers, security.protocol, ssl.* and sasl.* keys of
-// MirrorClientConfig (docs/mm2-compat.md §8.1).
+// MirrorClientConfig (the only keys its clients keep).
 //
 // [NewClient] uses the client it is given: every method of a Client built
 // with WithClientOpts returns an error instead of silently ignoring it.
@@ -128,51 +103,25 @@ func WithClientOpts(opts ...kgo.Opt) Opt {
 	return optFunc(func(c *cfg) { c.clientOpts = append(c.clientOpts, opts...) })
 }
 
-// WithPolicy sets the replication policy used to name the checkpoints topic
-// and to parse topic names (MM2 replication.policy.class). The default is
-// [policy.Default] with separator "." and the internal-topic separator
-// enabled, MM2's DefaultReplicationPolicy. It must be the policy the
-// mirroring process uses (docs/field-failures.md case B08: with another
-// policy the offsets name topics that do not exist). WithPolicy(nil) is an
-// error, and so is combining it with [WithSeparator],
-// [WithInternalTopicSeparator] or [WithIdentityPolicy].
+// WithPolicy sets the replication policy that names the checkpoints topic
+// and parses topic names (MM2 replication.policy.class,
+// replication.policy.separator and
+// replication.policy.internal.topic.separator.enabled). The default is
+// MM2's DefaultReplicationPolicy with separator "." and the internal-topic
+// separator enabled ([policy.Default]'s zero value).
+//
+// Pass the policy the mirroring process uses (the FlowConfig.Policy of a
+// kmirror flow, or the policy.FromConfig of an MM2 file): the separator
+// settings decide the checkpoints topic's name ("us-west.checkpoints.internal";
+// with separator "__", "us-west__checkpoints__internal" unless the
+// internal-topic separator is disabled, as in MM2 3.0 and older), and an
+// IdentityReplicationPolicy writer's checkpoints name the source topics
+// ("orders", not "us-west.orders"), which the identity policy's topic
+// listing ([Client.RemoteTopics]) expects. A policy that differs from the
+// writer's finds no checkpoints topic, or yields offsets for topics the
+// target does not have. WithPolicy(nil) is an error.
 func WithPolicy(p policy.ReplicationPolicy) Opt {
 	return optFunc(func(c *cfg) { c.pol, c.polSet = p, true })
-}
-
-// WithSeparator sets the separator of the built-in policy (MM2
-// replication.policy.separator, default "."). With the internal-topic
-// separator enabled (the default) it also applies to the checkpoints topic
-// name: separator "__" reads "<alias>__checkpoints__internal"
-// (docs/mm2-compat.md §1.2, docs/field-failures.md case B29). An empty
-// separator or one with characters illegal in topic names is an error
-// wrapping [policy.ErrInvalidSeparator].
-func WithSeparator(sep string) Opt {
-	return optFunc(func(c *cfg) { c.sep, c.sepSet = sep, true })
-}
-
-// WithInternalTopicSeparator sets whether the separator is used in internal
-// topic names (MM2 replication.policy.internal.topic.separator.enabled,
-// KIP-949, 3.6+; default true). Use false to read checkpoints written by MM2
-// 3.0 or older, or by a deployment configured with false: the checkpoints
-// topic is then "<alias>.checkpoints.internal" whatever the separator
-// (docs/field-failures.md case B29).
-func WithInternalTopicSeparator(enabled bool) Opt {
-	return optFunc(func(c *cfg) { c.internalSep, c.isepSet = enabled, true })
-}
-
-// WithIdentityPolicy selects MM2's IdentityReplicationPolicy (KAFKA-9726,
-// Kafka 3.0; docs/mm2-compat.md §3.2): replicated topics keep their source
-// names, so the translated offsets name "orders", not "src.orders"
-// (docs/field-failures.md case B08). The checkpoints topic name is the same
-// as under the default policy, so translation itself works with either; the
-// policy matters for [Client.RemoteTopics] and [Client.RemoteTopicsFor],
-// which list every non-internal topic as coming from sourceAlias (MM2
-// source.cluster.alias; "" = not configured, then only heartbeats-like topics
-// are remote, as in a Java MirrorClient without that key). [WithSeparator]
-// and [WithInternalTopicSeparator] still apply.
-func WithIdentityPolicy(sourceAlias string) Opt {
-	return optFunc(func(c *cfg) { c.identity, c.identitySrc = true, sourceAlias })
 }
 
 // WithTimeout sets the bound applied to calls whose context has no

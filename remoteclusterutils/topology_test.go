@@ -1,7 +1,6 @@
 package remoteclusterutils_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -114,6 +113,10 @@ func TestOptions(t *testing.T) {
 	}
 	defer cl.Close()
 	d, _ := policy.NewDefault()
+	id, err := policy.NewIdentity("src", policy.WithSeparator("__"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		cl   *kgo.Client
@@ -123,12 +126,8 @@ func TestOptions(t *testing.T) {
 		{"defaults", cl, nil, ""},
 		{"nil options are ignored", cl, []remoteclusterutils.Opt{nil}, ""},
 		{"policy", cl, []remoteclusterutils.Opt{remoteclusterutils.WithPolicy(d)}, ""},
-		{"identity with separator", cl, []remoteclusterutils.Opt{remoteclusterutils.WithIdentityPolicy("src"), remoteclusterutils.WithSeparator("__")}, ""},
+		{"identity policy", cl, []remoteclusterutils.Opt{remoteclusterutils.WithPolicy(id)}, ""},
 		{"nil policy", cl, []remoteclusterutils.Opt{remoteclusterutils.WithPolicy(nil)}, "WithPolicy(nil)"},
-		{"policy and separator", cl, []remoteclusterutils.Opt{remoteclusterutils.WithPolicy(d), remoteclusterutils.WithSeparator("_")}, "cannot be combined"},
-		{"policy and identity", cl, []remoteclusterutils.Opt{remoteclusterutils.WithPolicy(d), remoteclusterutils.WithIdentityPolicy("a")}, "cannot be combined"},
-		{"empty separator", cl, []remoteclusterutils.Opt{remoteclusterutils.WithSeparator("")}, "separator must not be empty"},
-		{"illegal separator", cl, []remoteclusterutils.Opt{remoteclusterutils.WithSeparator("->")}, `"->"`},
 		{"zero timeout", cl, []remoteclusterutils.Opt{remoteclusterutils.WithTimeout(0)}, "timeout 0s must be positive"},
 		{"client opts on NewClient", cl, []remoteclusterutils.Opt{remoteclusterutils.WithClientOpts(kgo.ClientID("x"))}, "WithClientOpts has no effect on NewClient"},
 		{"nil client", nil, nil, "nil *kgo.Client"},
@@ -163,8 +162,8 @@ func TestOptions(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "building the client") {
 		t.Errorf("bad seed: err = %v", err)
 	}
-	if err := remoteclusterutils.ValidateOpts(remoteclusterutils.WithSeparator("")); !errors.Is(err, policy.ErrInvalidSeparator) {
-		t.Errorf("ValidateOpts(empty separator) = %v, want ErrInvalidSeparator", err)
+	if err := remoteclusterutils.ValidateOpts(remoteclusterutils.WithPolicy(nil)); err == nil {
+		t.Error("ValidateOpts(WithPolicy(nil)) = nil")
 	}
 	// The default timeout bounds an unreachable cluster.
 	rc := remoteclusterutils.NewClient(cl, remoteclusterutils.WithTimeout(200*time.Millisecond))

@@ -208,7 +208,7 @@ func TestMissingCheckpointsTopic(t *testing.T) {
 	}
 	const want = `remoteclusterutils: checkpoints topic "src.checkpoints.internal" for remote cluster alias "src" does not exist on this cluster; ` +
 		`checkpoints topics exist for aliases ["dstup"]; ` +
-		`topics ["dstx__checkpoints__internal"] look like checkpoints topics written with other separator settings (see WithSeparator and WithInternalTopicSeparator)`
+		`topics ["dstx__checkpoints__internal"] look like checkpoints topics written with other separator settings (see WithPolicy: policy.WithSeparator, policy.WithInternalTopicSeparator)`
 	if got := err.Error(); got != want {
 		t.Errorf("error text:\n got %s\nwant %s", got, want)
 	}
@@ -281,23 +281,21 @@ func TestCaseB29CustomSeparator(t *testing.T) {
 			ctx := ctxT(t)
 
 			want := remoteclusterutils.Offsets{remote: {0: off(remote, 0, 48, "")}}
-			for _, opts := range [][]remoteclusterutils.Opt{
-				{remoteclusterutils.WithSeparator("__"), remoteclusterutils.WithInternalTopicSeparator(tc.internalSep)},
-				{remoteclusterutils.WithPolicy(pol)},
-			} {
-				got, err := remoteclusterutils.NewClient(cl, opts...).TranslateOffsets(ctx, p.Source.Alias, "g1")
-				if err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("(-want +got):\n%s", diff)
-				}
+			got, err := remoteclusterutils.NewClient(cl, remoteclusterutils.WithPolicy(pol)).TranslateOffsets(ctx, p.Source.Alias, "g1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
 			}
 
 			// The opposite internal-separator setting misses the topic
 			// and names it as a candidate.
-			_, err = remoteclusterutils.NewClient(cl, remoteclusterutils.WithSeparator("__"),
-				remoteclusterutils.WithInternalTopicSeparator(!tc.internalSep)).TranslateOffsets(ctx, p.Source.Alias, "g1")
+			other, err := policy.NewDefault(policy.WithSeparator("__"), policy.WithInternalTopicSeparator(!tc.internalSep))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = remoteclusterutils.NewClient(cl, remoteclusterutils.WithPolicy(other)).TranslateOffsets(ctx, p.Source.Alias, "g1")
 			var ne *remoteclusterutils.NoCheckpointsTopicError
 			if !errors.As(err, &ne) {
 				t.Fatalf("opposite setting: err = %v, want *NoCheckpointsTopicError", err)
@@ -324,7 +322,11 @@ func TestCaseB08IdentityPolicy(t *testing.T) {
 		raw(ckpt, mm2Key(g1, orders, 1), mm2Value(0, 50, 50, "")),
 	)
 	cl := testcluster.Client(t, &p.Target)
-	rc := remoteclusterutils.NewClient(cl, remoteclusterutils.WithIdentityPolicy(p.Source.Alias))
+	id, err := policy.NewIdentity(p.Source.Alias)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := remoteclusterutils.NewClient(cl, remoteclusterutils.WithPolicy(id))
 	ctx := ctxT(t)
 
 	got, err := rc.TranslateOffsets(ctx, p.Source.Alias, g1)

@@ -85,6 +85,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/mirror"
+	"github.com/kmirror/kmirror/mirror/mirrorprom"
 )
 
 func main() {
@@ -317,7 +318,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cm := newClientMetrics(reg)
-	opts := []mirror.Opt{mirror.WithLogger(log), mirror.WithRegisterer(reg)}
+	opts := []mirror.Opt{mirror.WithLogger(log), mirrorprom.WithRegisterer(reg)}
 	for _, c := range clusters {
 		c.Client = append(append([]kgo.Opt{}, c.Client...), kgo.WithHooks(cm.hook(c.Alias)))
 		opts = append(opts, mirror.WithCluster(c))
@@ -390,7 +391,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// summaryLoop logs mirror.LogSummary every interval from consecutive
+// summaryLoop logs logSummary every interval from consecutive
 // Status snapshots until ctx is done.
 func summaryLoop(ctx context.Context, m *mirror.Mirror, log *slog.Logger, interval time.Duration) {
 	t := time.NewTicker(interval)
@@ -403,7 +404,7 @@ func summaryLoop(ctx context.Context, m *mirror.Mirror, log *slog.Logger, interv
 		case <-t.C:
 		}
 		cur, now := m.Status(), time.Now()
-		mirror.LogSummary(log, prev, cur, now.Sub(prevAt))
+		logSummary(log, prev, cur, now.Sub(prevAt))
 		prev, prevAt = cur, now
 	}
 }

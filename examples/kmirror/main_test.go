@@ -247,8 +247,10 @@ func TestEmbeddedSeedActiveStandby(t *testing.T) {
 		return ""
 	})
 
-	// 3. Flow states and franz-go client metrics per cluster.
+	// 3. Flow states and franz-go client metrics per cluster; every
+	// kmirror_* family served has the golden names and labels.
 	mfs := scrape(t, base)
+	checkServedAgainstGolden(t, mfs)
 	states := map[string]float64{}
 	for _, m := range mfs["kmirror_flow_state"].GetMetric() {
 		l := labels(m)

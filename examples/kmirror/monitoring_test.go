@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
+	"fmt"
 	"os"
 	"regexp"
 	"sort"
@@ -12,10 +14,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/kmirror/kmirror/mirror"
+	"github.com/kmirror/kmirror/mirror/mirrorprom"
 )
 
 // describingRegisterer registers on reg and records the metric names every
@@ -24,9 +28,15 @@ import (
 type describingRegisterer struct {
 	reg   *prometheus.Registry
 	names map[string]bool
+	// descs maps each described metric name to its label names (constant
+	// labels, then variable labels, each sorted) and help text.
+	descs map[string]string
 }
 
-var fqNameRE = regexp.MustCompile(`fqName: "([^"]+)"`)
+var (
+	descRE      = regexp.MustCompile(`^Desc\{fqName: "([^"]+)", help: ("(?:[^"\\]|\\.)*"), unit: "[^"]*", constLabels: \{([^}]*)\}, variableLabels: \{([^}]*)\}\}$`)
+	labelNameRE = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="`)
+)
 
 func (d *describingRegisterer) describe(c prometheus.Collector) {
 	ch := make(chan *prometheus.Desc)
@@ -35,9 +45,25 @@ func (d *describingRegisterer) describe(c prometheus.Collector) {
 		close(ch)
 	}()
 	for desc := range ch {
-		if m := fqNameRE.FindStringSubmatch(desc.String()); m != nil {
-			d.names[m[1]] = true
+		m := descRE.FindStringSubmatch(desc.String())
+		if m == nil {
+			panic("unexpected prometheus.Desc format: " + desc.String())
 		}
+		d.names[m[1]] = true
+		var consts []string
+		for _, l := range labelNameRE.FindAllStringSubmatch(m[3], -1) {
+			consts = append(consts, l[1])
+		}
+		vars := strings.Split(m[4], ",")
+		if m[4] == "" {
+			vars = nil
+		}
+		sort.Strings(consts)
+		sort.Strings(vars)
+		if d.descs == nil {
+			d.descs = map[string]string{}
+		}
+		d.descs[m[1]] = fmt.Sprintf("{%s} {%s} %s", strings.Join(consts, ","), strings.Join(vars, ","), m[2])
 	}
 }
 
@@ -63,10 +89,17 @@ func (d *describingRegisterer) Unregister(c prometheus.Collector) bool { return 
 // before it needs a broker.
 func exportedNames(t *testing.T) map[string]bool {
 	t.Helper()
+	return exported(t).names
+}
+
+// exported is exportedNames with the label names and help text of every
+// described metric.
+func exported(t *testing.T) *describingRegisterer {
+	t.Helper()
 	d := &describingRegisterer{reg: prometheus.NewRegistry(), names: map[string]bool{}}
 	d.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	seeds := []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
-	if _, err := mirror.New(mirror.WithRegisterer(d),
+	if _, err := mirror.New(mirrorprom.WithRegisterer(d),
 		mirror.WithCluster(mirror.ClusterConfig{Alias: "a", Client: seeds}),
 		mirror.WithCluster(mirror.ClusterConfig{Alias: "b", Client: seeds}),
 		mirror.WithFlow(mirror.FlowConfig{Source: "a", Target: "b"})); err != nil {
@@ -98,7 +131,44 @@ func exportedNames(t *testing.T) map[string]bool {
 			t.Fatalf("name set lacks %s: %v", must, sortedKeys(d.names))
 		}
 	}
-	return d.names
+	return d
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/metrics.golden")
+
+// goldenMetrics returns the runner's kmirror_* metrics, one line each:
+// name, constant label names, variable label names, help text.
+func goldenMetrics(t *testing.T) string {
+	t.Helper()
+	d := exported(t)
+	var b strings.Builder
+	for _, n := range sortedKeys(d.names) {
+		if strings.HasPrefix(n, "kmirror_") {
+			fmt.Fprintf(&b, "%s %s\n", n, d.descs[n])
+		}
+	}
+	return b.String()
+}
+
+// TestMetricsGolden pins the names, label names and help texts of every
+// kmirror_* metric the runner's /metrics can serve (engine and franz-go
+// client metrics) to testdata/metrics.golden: dashboards and alerts rely
+// on them, so a change must be deliberate (go test -run TestMetricsGolden
+// -update, and say so in METRICS.md).
+func TestMetricsGolden(t *testing.T) {
+	got := goldenMetrics(t)
+	if *update {
+		if err := os.WriteFile("testdata/metrics.golden", []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile("testdata/metrics.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(string(want), got); d != "" {
+		t.Errorf("metrics differ from testdata/metrics.golden (-want +got):\n%s", d)
+	}
 }
 
 func sortedKeys(m map[string]bool) []string {
@@ -491,5 +561,58 @@ func TestACLDocUnsupportedKeys(t *testing.T) {
 	}
 	if rows < 20 {
 		t.Errorf("ACLS.md lists %d unsupported keys, want the loader's whole list (at least 20)", rows)
+	}
+}
+
+// checkServedAgainstGolden checks a scrape of the runner's /metrics: every
+// kmirror_* family served is in testdata/metrics.golden, and each of its
+// series has exactly the golden label names.
+func checkServedAgainstGolden(t *testing.T, mfs map[string]*dto.MetricFamily) {
+	t.Helper()
+	data, err := os.ReadFile("testdata/metrics.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lineRE := regexp.MustCompile(`^(\S+) \{([^}]*)\} \{([^}]*)\} `)
+	golden := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		m := lineRE.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("testdata/metrics.golden: bad line %q", line)
+		}
+		var names []string
+		for _, part := range []string{m[2], m[3]} {
+			if part != "" {
+				names = append(names, strings.Split(part, ",")...)
+			}
+		}
+		sort.Strings(names)
+		golden[m[1]] = strings.Join(names, ",")
+	}
+	served := 0
+	for name, mf := range mfs {
+		if !strings.HasPrefix(name, "kmirror_") {
+			continue
+		}
+		want, ok := golden[name]
+		if !ok {
+			t.Errorf("/metrics serves %s, which testdata/metrics.golden does not list", name)
+			continue
+		}
+		served++
+		for _, m := range mf.GetMetric() {
+			var names []string
+			for _, l := range m.GetLabel() {
+				names = append(names, l.GetName())
+			}
+			sort.Strings(names)
+			if got := strings.Join(names, ","); got != want {
+				t.Errorf("%s: a series has labels {%s}, testdata/metrics.golden says {%s}", name, got, want)
+				break
+			}
+		}
+	}
+	if served < 20 {
+		t.Errorf("/metrics serves %d kmirror_* families, want most of the %d golden ones", served, len(golden))
 	}
 }

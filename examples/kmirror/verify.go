@@ -33,6 +33,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kmirror/kmirror/internal/mm2filter"
 	"github.com/kmirror/kmirror/internal/verify"
 	"github.com/kmirror/kmirror/mirror"
 	"github.com/kmirror/kmirror/policy"
@@ -175,7 +176,7 @@ func verifyConfig(props *mirror.Properties, o *verifyOptions) (verify.Config, er
 	if exclude == nil {
 		exclude = mirror.DefaultTopicsExclude
 	}
-	filter, err := mirror.NewFilter(flow.Name()+".topics", include, flow.Name()+".topics.exclude", exclude)
+	filter, err := mm2filter.New(flow.Name()+".topics", include, flow.Name()+".topics.exclude", exclude)
 	if err != nil {
 		return verify.Config{}, err
 	}

@@ -116,7 +116,7 @@ var tuning = map[string]keyDef{
 	"client.dns.lookup":                        {roles: rAll, note: "franz-go tries every address a name resolves to (use_all_dns_ips)"},
 	"receive.buffer.bytes":                     {roles: rAll, note: "the operating system sizes socket buffers"},
 	"send.buffer.bytes":                        {roles: rAll, note: "the operating system sizes socket buffers"},
-	"metric.reporters":                         {roles: rAll, note: "kmirror exports Prometheus metrics (mirror.WithRegisterer)"},
+	"metric.reporters":                         {roles: rAll, note: "kmirror exports Prometheus metrics (mirrorprom.WithRegisterer)"},
 	"metrics.num.samples":                      {roles: rAll, note: "kmirror exports Prometheus metrics"},
 	"metrics.sample.window.ms":                 {roles: rAll, note: "kmirror exports Prometheus metrics"},
 	"metrics.recording.level":                  {roles: rAll, note: "kmirror exports Prometheus metrics"},

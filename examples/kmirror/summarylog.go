@@ -1,4 +1,4 @@
-package mirror
+package main
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/kmirror/kmirror/checkpoint"
+	"github.com/kmirror/kmirror/mirror"
 )
 
-// SummaryMessage is the message of the records [LogSummary] logs.
-const SummaryMessage = "replication summary"
+// summaryMessage is the message of the records logSummary logs.
+const summaryMessage = "replication summary"
 
-// LogSummary logs at INFO one record per flow of cur saying what the flow
-// did during the dt that separates two [Mirror.Status] snapshots, prev and
+// logSummary logs at INFO one record per flow of cur saying what the flow
+// did during the dt that separates two Mirror.Status snapshots, prev and
 // cur:
 //
 //	level=INFO msg="replication summary" flow=a->b state=RUNNING records_per_sec=1523.4 bytes_per_sec=396084 lag=12 groups_checkpointed=3 interval=1m0s
@@ -30,11 +31,11 @@ const SummaryMessage = "replication summary"
 // Called every minute with consecutive snapshots, it gives an operator a
 // line a minute per flow saying whether replication progresses. Nothing is
 // logged when log is nil or does not log INFO.
-func LogSummary(log *slog.Logger, prev, cur Status, dt time.Duration) {
+func logSummary(log *slog.Logger, prev, cur mirror.Status, dt time.Duration) {
 	if log == nil || !log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
-	before := make(map[string]FlowStatus, len(prev.Flows))
+	before := make(map[string]mirror.FlowStatus, len(prev.Flows))
 	for _, f := range prev.Flows {
 		before[f.Name] = f
 	}
@@ -46,7 +47,7 @@ func LogSummary(log *slog.Logger, prev, cur Status, dt time.Duration) {
 				groups++
 			}
 		}
-		log.LogAttrs(context.Background(), slog.LevelInfo, SummaryMessage,
+		log.LogAttrs(context.Background(), slog.LevelInfo, summaryMessage,
 			slog.String("flow", f.Name),
 			slog.String("state", string(f.State)),
 			slog.Float64("records_per_sec", math.Round(perSecond(f.Records-p.Records, dt)*10)/10),

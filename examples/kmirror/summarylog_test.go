@@ -1,4 +1,4 @@
-package mirror
+package main
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmirror/kmirror/checkpoint"
+	"github.com/kmirror/kmirror/mirror"
 )
 
 func summaryLines(log func(*slog.Logger)) []string {
@@ -29,25 +30,25 @@ func summaryLines(log func(*slog.Logger)) []string {
 }
 
 func TestLogSummary(t *testing.T) {
-	prev := Status{Flows: []FlowStatus{
-		{Name: "a->b", State: StateRunning, Records: 1000, Bytes: 250_000, Lag: 40},
-		{Name: "b->a", State: StateDisabled},
-		{Name: "c->b", State: StateRunning, Records: 500, Bytes: 9000},
+	prev := mirror.Status{Flows: []mirror.FlowStatus{
+		{Name: "a->b", State: mirror.StateRunning, Records: 1000, Bytes: 250_000, Lag: 40},
+		{Name: "b->a", State: mirror.StateDisabled},
+		{Name: "c->b", State: mirror.StateRunning, Records: 500, Bytes: 9000},
 	}}
-	cur := Status{Flows: []FlowStatus{
-		{Name: "a->b", State: StateRunning, Records: 92_404, Bytes: 24_015_000, Lag: 12, Groups: []GroupStatus{
+	cur := mirror.Status{Flows: []mirror.FlowStatus{
+		{Name: "a->b", State: mirror.StateRunning, Records: 92_404, Bytes: 24_015_000, Lag: 12, Groups: []mirror.GroupStatus{
 			{Group: "orders-consumer", State: checkpoint.StateSynced},
 			{Group: "billing", State: checkpoint.StateCheckpointed},
 			{Group: "audit", State: checkpoint.StateCheckpointed},
 			{Group: "console-consumer-1", State: checkpoint.StateSkipped, Reason: checkpoint.ReasonActiveOnTarget},
 		}},
-		{Name: "b->a", State: StateDisabled},
+		{Name: "b->a", State: mirror.StateDisabled},
 		// Counters that started again (a restart between the snapshots).
-		{Name: "c->b", State: StateRetrying, Records: 20, Bytes: 300, Lag: 7, Error: "target cluster b unreachable"},
+		{Name: "c->b", State: mirror.StateRetrying, Records: 20, Bytes: 300, Lag: 7, Error: "target cluster b unreachable"},
 		// A flow absent from prev counts from 0.
-		{Name: "d->b", State: StateStarting, Records: 30, Bytes: 6000},
+		{Name: "d->b", State: mirror.StateStarting, Records: 30, Bytes: 6000},
 	}}
-	got := summaryLines(func(l *slog.Logger) { LogSummary(l, prev, cur, time.Minute) })
+	got := summaryLines(func(l *slog.Logger) { logSummary(l, prev, cur, time.Minute) })
 	want := []string{
 		`level=INFO msg="replication summary" flow=a->b state=RUNNING records_per_sec=1523.4 bytes_per_sec=396083 lag=12 groups_checkpointed=3 interval=1m0s`,
 		`level=INFO msg="replication summary" flow=b->a state=DISABLED records_per_sec=0 bytes_per_sec=0 lag=0 groups_checkpointed=0 interval=1m0s`,
@@ -60,16 +61,16 @@ func TestLogSummary(t *testing.T) {
 }
 
 func TestLogSummaryQuiet(t *testing.T) {
-	cur := Status{Flows: []FlowStatus{{Name: "a->b", State: StateRunning, Records: 10}}}
+	cur := mirror.Status{Flows: []mirror.FlowStatus{{Name: "a->b", State: mirror.StateRunning, Records: 10}}}
 	// No interval: no rate (and no division by zero).
-	got := summaryLines(func(l *slog.Logger) { LogSummary(l, Status{}, cur, 0) })
+	got := summaryLines(func(l *slog.Logger) { logSummary(l, mirror.Status{}, cur, 0) })
 	if d := cmp.Diff([]string{`level=INFO msg="replication summary" flow=a->b state=RUNNING records_per_sec=0 bytes_per_sec=0 lag=0 groups_checkpointed=0 interval=0s`}, got); d != "" {
 		t.Errorf("dt 0 (-want +got):\n%s", d)
 	}
 	// A logger above INFO, or none: nothing.
 	var buf bytes.Buffer
-	LogSummary(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn})), Status{}, cur, time.Minute)
-	LogSummary(nil, Status{}, cur, time.Minute)
+	logSummary(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn})), mirror.Status{}, cur, time.Minute)
+	logSummary(nil, mirror.Status{}, cur, time.Minute)
 	if buf.Len() != 0 {
 		t.Errorf("logged at WARN level: %q", buf.String())
 	}

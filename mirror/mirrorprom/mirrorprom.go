@@ -1,0 +1,313 @@
+// Package mirrorprom exports the measurements of a [mirror.Mirror] as
+// Prometheus metrics (github.com/prometheus/client_golang). It is the only
+// kmirror package that imports Prometheus: a program that uses package
+// mirror without it does not link Prometheus or protobuf.
+//
+//	reg := prometheus.NewRegistry()
+//	m, err := mirror.New(
+//		mirror.WithCluster(...), mirror.WithFlow(...),
+//		mirrorprom.WithRegisterer(reg),
+//	)
+//	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+//
+// The metrics, all prefixed kmirror_ and labelled with the flow's source
+// and target cluster aliases, follow MM2's MirrorSourceConnector,
+// MirrorCheckpointConnector and Connect task metrics where MM2 has an
+// equivalent (record-count, byte-rate, record-age-ms,
+// replication-latency-ms, checkpoint-latency-ms):
+//
+//   - counters and histograms, updated as the engine works:
+//     kmirror_replication_records_total, kmirror_replication_bytes_total
+//     and kmirror_record_age_seconds (gauge) per remote topic-partition;
+//     kmirror_replication_latency_seconds per remote topic;
+//     kmirror_source_gap_records_total per source topic-partition;
+//     kmirror_errors_total per kind; kmirror_offset_syncs_total,
+//     kmirror_resume_commit_seconds, kmirror_rebalances_total,
+//     kmirror_rebalance_seconds_total,
+//     kmirror_provenance_skipped_records_total,
+//     kmirror_checkpoint_latency_seconds, kmirror_checkpoints_total and
+//     kmirror_group_offsets_synced_total per flow (never per consumer
+//     group, so the series do not grow with the number of groups);
+//   - gauges computed from [mirror.Mirror.Status] when Prometheus
+//     collects them (nothing on the replication path):
+//     kmirror_replication_lag_records, kmirror_source_end_offset,
+//     kmirror_replicated_offset, kmirror_partition_failed and
+//     kmirror_source_open_transaction_seconds per source topic-partition;
+//     kmirror_flow_state, kmirror_member_slots, kmirror_member_singleton,
+//     kmirror_heartbeat_age_seconds and kmirror_group_sync_groups per flow.
+//
+// Bytes are the source records' payload: keys, values, header keys and
+// header values (MM2's byte-count counts values only).
+package mirrorprom
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kmirror/kmirror/mirror"
+)
+
+// WithRegisterer registers kmirror's metrics on r when [mirror.New]
+// succeeds: mirror.WithMetrics(New(r)). A nil r registers nothing and
+// records nothing. Registering two Mirrors on one Registerer fails New
+// with the Registerer's error (the metric names are the same): give each
+// Mirror its own registry, or wrap r with prometheus.WrapRegistererWith
+// and a distinguishing label.
+func WithRegisterer(r prometheus.Registerer) mirror.Opt {
+	return mirror.WithMetrics(New(r))
+}
+
+// New returns a [mirror.Metrics] that registers kmirror's metrics on r
+// when the Mirror it is given to is created, for use with
+// [mirror.WithMetrics] (or wrapped by another mirror.Metrics that also
+// forwards the measurements elsewhere). It returns nil for a nil r.
+func New(r prometheus.Registerer) mirror.Metrics {
+	if r == nil {
+		return nil
+	}
+	return newVecs(r)
+}
+
+// vecs are the metric vectors of one Mirror.
+type vecs struct {
+	reg      prometheus.Registerer
+	records  *prometheus.CounterVec   // source, target, topic (remote), partition
+	bytes    *prometheus.CounterVec   // payload bytes
+	age      *prometheus.GaugeVec     // record age at fetch
+	latency  *prometheus.HistogramVec // source, target, topic
+	gaps     *prometheus.CounterVec   // source, target, topic (source), partition
+	flowErrs *prometheus.CounterVec   // source, target, kind
+	syncs    *prometheus.CounterVec   // source, target
+	commits  *prometheus.HistogramVec // source, target
+	// rebalances and rebalanceSecs count the flow's group rebalances and
+	// the seconds spent in them (source, target).
+	rebalances, rebalanceSecs *prometheus.CounterVec
+	provSkipped               *prometheus.CounterVec // source, target
+	// Checkpoint emitter series, per flow (source, target).
+	cpLatency   *prometheus.HistogramVec
+	checkpoints *prometheus.CounterVec
+	groupCommit *prometheus.CounterVec
+	state       *stateCollector
+}
+
+var (
+	partLabels = []string{"source", "target", "topic", "partition"}
+	flowLabels = []string{"source", "target"}
+)
+
+func newVecs(r prometheus.Registerer) *vecs {
+	return &vecs{
+		reg: r,
+		records: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_replication_records_total",
+			Help: "Records replicated and acknowledged by the target, per remote topic-partition (MM2 record-count)."}, partLabels),
+		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_replication_bytes_total",
+			Help: "Bytes of replicated records (key, value, header keys and values) per remote topic-partition (MM2 byte-count counts values only; rate() gives byte-rate)."}, partLabels),
+		age: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kmirror_record_age_seconds",
+			Help: "Age of the last record fetched from the source (now - record timestamp) (MM2 record-age-ms)."}, partLabels),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kmirror_replication_latency_seconds",
+			Help:    "Time from the source record timestamp to its acknowledgement by the target, per remote topic (MM2 replication-latency-ms).",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18)}, []string{"source", "target", "topic"}),
+		gaps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_source_gap_records_total",
+			Help: "Records lost on the source before they were replicated (retention, DeleteRecords, topic re-created), per source topic-partition."}, partLabels),
+		flowErrs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_errors_total",
+			Help: "Errors per flow and kind (fetch, resume_commit, offset_sync, partition_failed)."}, []string{"source", "target", "kind"}),
+		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_offset_syncs_total",
+			Help: "Offset syncs written."}, flowLabels),
+		commits: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kmirror_resume_commit_seconds",
+			Help:    "Duration of storing resume points on the target.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}, flowLabels),
+		provSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_provenance_skipped_records_total",
+			Help: "Source records not replicated because their kmirror-provenance header (or the Redpanda migrator's) shows they were already on the target's cluster or came back from it."}, flowLabels),
+		rebalances: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_rebalances_total",
+			Help: "Rebalances of the flow's group of members seen by this member (slots assigned after a join or a revocation)."}, flowLabels),
+		rebalanceSecs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_rebalance_seconds_total",
+			Help: "Seconds this member spent in rebalances of the flow's group (from the revocation or join to the assignment)."}, flowLabels),
+		cpLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kmirror_checkpoint_latency_seconds",
+			Help:    "Time from taking a checkpoint (before fetching the source group offsets) to its acknowledgement by the target, per flow (MM2 checkpoint-latency-ms).",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18)}, flowLabels),
+		checkpoints: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_checkpoints_total",
+			Help: "Checkpoint records written to <source>.checkpoints.internal and acknowledged, per flow."}, flowLabels),
+		groupCommit: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_group_offsets_synced_total",
+			Help: "Partition offsets committed into target consumer groups by group-offset sync, per flow."}, flowLabels),
+		state: &stateCollector{},
+	}
+}
+
+// Init registers the metrics, and the collector of the gauges read from
+// m's Status, on the Registerer; on an error it unregisters what it had
+// registered. It implements [mirror.Metrics]; mirror.New calls it.
+func (v *vecs) Init(m *mirror.Mirror) error {
+	v.state.m = m
+	cs := []prometheus.Collector{v.records, v.bytes, v.age, v.latency, v.gaps, v.flowErrs, v.syncs,
+		v.commits, v.rebalances, v.rebalanceSecs, v.provSkipped, v.state, v.cpLatency, v.checkpoints, v.groupCommit}
+	for i, c := range cs {
+		if err := v.reg.Register(c); err != nil {
+			for _, done := range cs[:i] {
+				v.reg.Unregister(done)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// Flow returns the recorder of one flow; its series are created when
+// they first count something.
+func (v *vecs) Flow(source, target string) mirror.FlowMetrics {
+	return &flowRec{v: v, src: source, dst: target}
+}
+
+// flowRec records one flow's events. Flow-level events are rare (errors,
+// offset syncs, resume-point stores): each resolves its series by label
+// values when it happens.
+type flowRec struct {
+	v        *vecs
+	src, dst string
+}
+
+func (f *flowRec) Partition(remoteTopic string, partition int32) mirror.PartitionMetrics {
+	part := strconv.Itoa(int(partition))
+	return &partRec{
+		records: f.v.records.WithLabelValues(f.src, f.dst, remoteTopic, part),
+		bytes:   f.v.bytes.WithLabelValues(f.src, f.dst, remoteTopic, part),
+		age:     f.v.age.WithLabelValues(f.src, f.dst, remoteTopic, part),
+		latency: f.v.latency.WithLabelValues(f.src, f.dst, remoteTopic),
+	}
+}
+
+func (f *flowRec) Checkpoints() mirror.CheckpointMetrics {
+	return &checkpointRec{
+		latency:     f.v.cpLatency.WithLabelValues(f.src, f.dst),
+		checkpoints: f.v.checkpoints.WithLabelValues(f.src, f.dst),
+		commits:     f.v.groupCommit.WithLabelValues(f.src, f.dst),
+	}
+}
+
+func (f *flowRec) SourceGap(topic string, partition int32, lost int64) {
+	f.v.gaps.WithLabelValues(f.src, f.dst, topic, strconv.Itoa(int(partition))).Add(float64(lost))
+}
+
+func (f *flowRec) Error(kind string) { f.v.flowErrs.WithLabelValues(f.src, f.dst, kind).Inc() }
+
+func (f *flowRec) OffsetSyncWritten() { f.v.syncs.WithLabelValues(f.src, f.dst).Inc() }
+
+func (f *flowRec) ResumePointsStored(d time.Duration) {
+	f.v.commits.WithLabelValues(f.src, f.dst).Observe(d.Seconds())
+}
+
+func (f *flowRec) Rebalanced(d time.Duration) {
+	f.v.rebalances.WithLabelValues(f.src, f.dst).Inc()
+	f.v.rebalanceSecs.WithLabelValues(f.src, f.dst).Add(d.Seconds())
+}
+
+func (f *flowRec) ProvenanceSkipped(records int) {
+	f.v.provSkipped.WithLabelValues(f.src, f.dst).Add(float64(records))
+}
+
+// partRec holds one partition's resolved series: the per-record calls
+// look nothing up.
+type partRec struct {
+	records, bytes prometheus.Counter
+	age            prometheus.Gauge
+	latency        prometheus.Observer
+}
+
+func (p *partRec) Fetched(ts time.Time) { p.age.Set(time.Since(ts).Seconds()) }
+
+func (p *partRec) Acked(bytes int64, ts time.Time) {
+	p.records.Inc()
+	p.bytes.Add(float64(bytes))
+	if !ts.IsZero() {
+		p.latency.Observe(time.Since(ts).Seconds())
+	}
+}
+
+// checkpointRec holds a flow's resolved checkpoint series.
+type checkpointRec struct {
+	latency              prometheus.Observer
+	checkpoints, commits prometheus.Counter
+}
+
+func (c *checkpointRec) CheckpointLatency(d time.Duration) { c.latency.Observe(d.Seconds()) }
+func (c *checkpointRec) CheckpointsWritten(n int)          { c.checkpoints.Add(float64(n)) }
+func (c *checkpointRec) GroupOffsetsSynced(n int)          { c.commits.Add(float64(n)) }
+
+// stateCollector derives gauges from Mirror.Status at scrape time:
+// nothing on the replication path.
+type stateCollector struct {
+	m *mirror.Mirror
+}
+
+var (
+	descLag = prometheus.NewDesc("kmirror_replication_lag_records",
+		"Source high watermark minus the next offset to replicate, per source topic-partition.", partLabels, nil)
+	descEnd = prometheus.NewDesc("kmirror_source_end_offset",
+		"Source high watermark last seen, per source topic-partition.", partLabels, nil)
+	descRep = prometheus.NewDesc("kmirror_replicated_offset",
+		"Next source offset to replicate (one past the last acknowledged), per source topic-partition.", partLabels, nil)
+	descPartFailed = prometheus.NewDesc("kmirror_partition_failed",
+		"1 when a partition is stopped by a non-retriable error (see Status).", partLabels, nil)
+	descOpenTxn = prometheus.NewDesc("kmirror_source_open_transaction_seconds",
+		"Seconds a source partition has been held back by an open source transaction (read_committed replication reached its last stable offset, below the high watermark); absent when none.",
+		partLabels, nil)
+	descMemberSlots = prometheus.NewDesc("kmirror_member_slots",
+		"Slots (units of work) of the flow this member owns.", flowLabels, nil)
+	descMemberSingleton = prometheus.NewDesc("kmirror_member_singleton",
+		"1 while this member holds the flow's singleton duties (topic creation, config and ACL sync, checkpoints, heartbeats).", flowLabels, nil)
+	descFlowState = prometheus.NewDesc("kmirror_flow_state",
+		"1 for the flow's current state (RUNNING, RETRYING, FAILED, ...).", []string{"source", "target", "state"}, nil)
+	descHBAge = prometheus.NewDesc("kmirror_heartbeat_age_seconds",
+		"Seconds since the flow last wrote a heartbeat.", flowLabels, nil)
+	descGroups = prometheus.NewDesc("kmirror_group_sync_groups",
+		"Consumer groups per checkpoint/offset-sync state.", []string{"source", "target", "state"}, nil)
+)
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descLag, descEnd, descRep, descPartFailed, descFlowState, descHBAge, descGroups,
+		descOpenTxn, descMemberSlots, descMemberSingleton} {
+		ch <- d
+	}
+}
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.m == nil {
+		return
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	for _, fs := range c.m.Status().Flows {
+		gauge(descFlowState, 1, fs.Source, fs.Target, string(fs.State))
+		gauge(descMemberSlots, float64(len(fs.Member.Slots)), fs.Source, fs.Target)
+		gauge(descMemberSingleton, boolGauge(fs.Member.Singleton), fs.Source, fs.Target)
+		if !fs.LastHeartbeat.IsZero() {
+			gauge(descHBAge, time.Since(fs.LastHeartbeat).Seconds(), fs.Source, fs.Target)
+		}
+		for _, p := range fs.Partitions {
+			part := strconv.Itoa(int(p.Partition))
+			gauge(descLag, float64(p.Lag), fs.Source, fs.Target, p.Topic, part)
+			gauge(descEnd, float64(p.SourceEnd), fs.Source, fs.Target, p.Topic, part)
+			gauge(descRep, float64(p.Replicated), fs.Source, fs.Target, p.Topic, part)
+			gauge(descPartFailed, boolGauge(p.State == mirror.StateFailed), fs.Source, fs.Target, p.Topic, part)
+			if !p.OpenTransactionSince.IsZero() {
+				gauge(descOpenTxn, time.Since(p.OpenTransactionSince).Seconds(), fs.Source, fs.Target, p.Topic, part)
+			}
+		}
+		counts := map[string]int{}
+		for _, g := range fs.Groups {
+			counts[string(g.State)]++
+		}
+		for st, n := range counts {
+			gauge(descGroups, float64(n), fs.Source, fs.Target, st)
+		}
+	}
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
