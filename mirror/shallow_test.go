@@ -415,3 +415,67 @@ func TestShallowCopyRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestShallowCopyCompactedWithHoles (real brokers only: kfake does not
+// compact): a compacted topic whose cleaned batches have holes (fewer
+// records than their offset range) is replicated with those batches on the
+// normal path and the others copied as they are; the target holds the
+// source's records, and a group at an offset after the holes translates
+// exactly.
+func TestShallowCopyCompactedWithHoles(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if !p.Real {
+		t.Skip("kfake does not compact; runs on real brokers (KMIRROR_SOURCE_BROKERS, KMIRROR_TARGET_BROKERS)")
+	}
+	topic, g := p.Topic("compacted"), p.Group("gc")
+	compact, seg, ratio, lag := "compact", "500", "0.001", "0"
+	testcluster.CreateTopic(t, &p.Source, topic, 1, map[string]*string{"cleanup.policy": &compact, "segment.ms": &seg,
+		"min.cleanable.dirty.ratio": &ratio, "min.compaction.lag.ms": &lag})
+	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	for i := 0; i < 6; i++ {
+		rs := eventRecords(topic, 0, i*40, 40, base)
+		for _, r := range rs {
+			if r.Key == nil {
+				r.Key = []byte("nokey")
+			}
+			if r.Value == nil {
+				r.Value = []byte("v")
+			}
+		}
+		produceWith(t, &p.Source, kgo.Lz4Compression(), rs)
+	}
+	// Roll the segment (a record after segment.ms) and wait for the cleaner.
+	holes := func() bool {
+		for _, b := range readRawBatches(t, &p.Source, topic, 0) {
+			if int64(b.count) != int64(len(b.recOffsets)) || (len(b.recOffsets) > 0 && b.recOffsets[len(b.recOffsets)-1]-b.base+1 != int64(b.count)) {
+				return true
+			}
+		}
+		return false
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for i := 0; !holes(); i++ {
+		if time.Now().After(deadline) {
+			t.Fatal("the source broker did not compact the topic within 60 s")
+		}
+		time.Sleep(time.Second)
+		produceWith(t, &p.Source, kgo.NoCompression(), []*kgo.Record{{Topic: topic, Key: []byte(fmt.Sprintf("roll%d", i)), Value: []byte("r")}})
+	}
+	srcRecs := testcluster.ReadAll(t, &p.Source, topic)[0]
+	last := srcRecs[len(srcRecs)-1].Offset
+	trCommit(t, &p.Source, g, topic, map[int32]int64{0: last})
+	fc := shallowFlow(p)
+	fc.Topics = []string{regexp.QuoteMeta(topic)}
+	m, _ := trStart(t, p, fc)
+	waitReplicated(t, m, int64(len(srcRecs)))
+	remote := p.Source.Alias + "." + topic
+	got := testcluster.ReadAll(t, &p.Target, remote)[0]
+	if fmt.Sprint(recsOf(got)) != fmt.Sprint(recsOf(srcRecs)) {
+		t.Fatalf("target holds %d records, source %d: they differ", len(got), len(srcRecs))
+	}
+	want := int64(len(got) - 1) // the last record's target offset
+	testcluster.Eventually(t, 30*time.Second, fmt.Sprintf("checkpoint %d -> %d", last, want), func() (bool, string) {
+		cp := readCheckpoints(t, p)[g+"/"+remote+"/0"]
+		return cp.UpstreamOffset == last && cp.DownstreamOffset == want, fmt.Sprintf("%+v", cp)
+	})
+}
