@@ -8,7 +8,10 @@ package mirror
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"regexp"
 	"strings"
@@ -478,4 +481,133 @@ func TestShallowCopyCompactedWithHoles(t *testing.T) {
 		cp := readCheckpoints(t, p)[g+"/"+remote+"/0"]
 		return cp.UpstreamOffset == last && cp.DownstreamOffset == want, fmt.Sprintf("%+v", cp)
 	})
+}
+
+// TestNormalPathKeepsSourceCodec: without shallow copy, the target producer
+// compresses with the codec of the source data (lz4 here), unless the
+// target's producer options configure one (zstd), which wins.
+func TestNormalPathKeepsSourceCodec(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		prod []kgo.Opt
+		want uint8
+	}{{"follows the source", nil, 3}, {"configured wins", []kgo.Opt{kgo.ProducerBatchCompression(kgo.ZstdCompression())}, 4},
+		{"configured none", []kgo.Opt{kgo.ProducerBatchCompression(kgo.NoCompression())}, 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			p := testcluster.New(t, "src", "dst")
+			orders := p.Topic("orders")
+			testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
+			base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+			produceWith(t, &p.Source, kgo.Lz4Compression(), eventRecords(orders, 0, 0, 300, base))
+			fc := trFlow(p)
+			fc.Topics = []string{regexp.QuoteMeta(orders)}
+			m := shStart(t, p, fc, c.prod...)
+			waitReplicated(t, m, 300)
+			bs := readRawBatches(t, &p.Target, p.Source.Alias+"."+orders, 0)
+			if len(bs) == 0 {
+				t.Fatal("no batch on the target")
+			}
+			for _, b := range bs {
+				if b.codec != c.want {
+					t.Errorf("target batch at %d: codec %d, want %d", b.base, b.codec, c.want)
+				}
+			}
+		})
+	}
+}
+
+// TestBatchHeaderRules: which fetched batches shallow copy writes as they
+// are, and the produce rewrite (CRC-32C valid, records section untouched,
+// header restored exactly).
+func TestBatchHeaderRules(t *testing.T) {
+	mk := func(base int64, attrs int16, lastDelta, count int32) []byte {
+		b := make([]byte, rbHeaderLen+20)
+		binary.BigEndian.PutUint64(b[rbBaseOffset:], uint64(base))
+		binary.BigEndian.PutUint32(b[rbLength:], uint32(len(b)-12))
+		binary.BigEndian.PutUint32(b[rbLeaderEpoch:], 7)
+		b[rbMagic] = 2
+		binary.BigEndian.PutUint16(b[rbAttributes:], uint16(attrs))
+		binary.BigEndian.PutUint32(b[rbLastOffsetDelta:], uint32(lastDelta))
+		binary.BigEndian.PutUint64(b[rbProducerID:], 42)
+		binary.BigEndian.PutUint16(b[rbProducerEpoch:], 3)
+		binary.BigEndian.PutUint32(b[rbBaseSequence:], 99)
+		binary.BigEndian.PutUint32(b[rbNumRecords:], uint32(count))
+		for i := rbHeaderLen; i < len(b); i++ {
+			b[i] = byte(i)
+		}
+		binary.BigEndian.PutUint32(b[rbCRC:], crc32.Checksum(b[rbAttributes:], castagnoli))
+		return b
+	}
+	for _, c := range []struct {
+		b    []byte
+		pos  int64
+		want bool
+		why  string
+	}{
+		{mk(100, 3, 9, 10), 100, true, ""},
+		{mk(100, 3|attrTransactional, 9, 10), 100, true, ""},
+		{mk(100, 4, 9, 10), 95, true, ""},
+		{mk(100, 3, 9, 10), 101, false, "batch starts before the resume position"},
+		{mk(100, 3, 9, 7), 100, false, "offsets not contiguous (compacted)"},
+		{mk(100, 3|attrControl, 0, 1), 100, false, "control batch"},
+		{mk(100, 3|attrLogAppendTime, 9, 10), 100, false, "LogAppendTime timestamps"},
+		{mk(100, 3|attrDeleteHorizon, 9, 10), 100, false, "delete horizon set"},
+	} {
+		h, ok := readBatchHeader(c.b)
+		if !ok {
+			t.Fatal("header not read")
+		}
+		if got, why := h.copyable(c.pos); got != c.want || why != c.why {
+			t.Errorf("attrs %#x last delta %d count %d at position %d: copyable %v (%q), want %v (%q)", h.attrs, h.lastDelta, h.numRecords, c.pos, got, why, c.want, c.why)
+		}
+	}
+	b := mk(100, 4|attrTransactional, 9, 10)
+	before := append([]byte(nil), b...)
+	var orig [rbHeaderLen]byte
+	rewriteForProduce(b, &orig)
+	h, _ := readBatchHeader(b)
+	if h.base != 0 || h.producerID != -1 || h.attrs != 4 || h.numRecords != 10 || h.lastDelta != 9 ||
+		int16(binary.BigEndian.Uint16(b[rbProducerEpoch:])) != -1 || int32(binary.BigEndian.Uint32(b[rbBaseSequence:])) != -1 ||
+		int32(binary.BigEndian.Uint32(b[rbLeaderEpoch:])) != -1 {
+		t.Errorf("rewritten header %+v", h)
+	}
+	if crc32.Checksum(b[rbAttributes:], castagnoli) != binary.BigEndian.Uint32(b[rbCRC:]) {
+		t.Error("CRC-32C of the rewritten batch does not match")
+	}
+	if !bytes.Equal(b[rbHeaderLen:], before[rbHeaderLen:]) {
+		t.Error("records section changed")
+	}
+	restoreHeader(b, &orig)
+	if !bytes.Equal(b, before) {
+		t.Error("restoreHeader did not restore the batch as fetched")
+	}
+	if _, ok := readBatchHeader(before[:40]); ok {
+		t.Error("a partial batch was read as whole")
+	}
+}
+
+// TestShallowCopyProperties: shallow.copy.enabled (flow-scoped or global)
+// sets FlowConfig.ShallowCopy; New refuses it with the provenance header
+// on, naming the key and what to write.
+func TestShallowCopyProperties(t *testing.T) {
+	base := "clusters=A,B\nA.bootstrap.servers=a:1\nB.bootstrap.servers=b:1\nA->B.enabled=true\n"
+	p := parseString(t, base+"A->B.shallow.copy.enabled=true\nA->B.provenance.header.enabled=false\n")
+	if fs := p.Flows(); len(fs) == 0 || !fs[0].ShallowCopy || !fs[0].DisableProvenanceHeader {
+		t.Fatalf("flows %+v", p.Flows())
+	}
+	if _, err := New(p.Opts()...); err != nil {
+		t.Errorf("New: %v", err)
+	}
+	if fs := parseString(t, base).Flows(); fs[0].ShallowCopy {
+		t.Error("shallow copy on by default")
+	}
+	p = parseString(t, base+"shallow.copy.enabled=true\n")
+	_, err := New(p.Opts()...)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "A->B.shallow.copy.enabled" || !strings.Contains(ce.Reason, "provenance.header.enabled=false") {
+		t.Errorf("New with the provenance header on = %v", err)
+	}
+	if _, err := ParseProperties(strings.NewReader(base + "A->B.shallow.copy.enabled=maybe\n")); err == nil || !strings.Contains(err.Error(), "shallow.copy.enabled") {
+		t.Errorf("a bad boolean: %v", err)
+	}
 }
