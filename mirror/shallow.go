@@ -221,6 +221,7 @@ func (u *unit) shallowLoop(ctx, hard context.Context) error {
 			s.pending--
 			s.fetching[f.broker] = false
 			s.fetched(f)
+			u.codec.settle()
 		case r := <-s.prodCh:
 			s.pending--
 			s.produced(r)
