@@ -30,6 +30,18 @@
 // filter selects but does not replicate is listed with its reason in
 // [FlowStatus.Skipped] and logged once.
 //
+// # Compression and shallow copy
+//
+// The target producer compresses with the codec of the source data (lz4
+// data is written lz4, so the target stores about what the source stores),
+// unless the target's producer options configure one
+// (<target>.producer.compression.type, kgo.ProducerBatchCompression), which
+// wins; MM2's producer writes compression.type=none by default.
+// [FlowConfig.ShallowCopy] (shallow.copy.enabled, at least once, with the
+// provenance header off) goes further: record batches that need no change
+// are written to the target as they were fetched, without being
+// decompressed, and the others are replicated record by record.
+//
 // # Guarantees
 //
 //   - At least once, zero loss: a record's resume point (MM2's Connect
