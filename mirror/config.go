@@ -352,6 +352,28 @@ type FlowConfig struct {
 	// hops wrote, including [ProvenanceHeader], are still copied unchanged.
 	DisableProvenanceHeader bool
 
+	// ShallowCopy is `shallow.copy.enabled=true` (a kmirror key): each
+	// fetched source record batch whose records need no change is written
+	// to the target as it is, without decompressing it: its codec,
+	// timestamps and record bytes (keys, values, headers) are kept, and only
+	// what a produce requires changes (base offset, producer id, epoch and
+	// sequence, the transactional bit, the CRC-32C). Batches that cannot be
+	// copied as they are (control batches, aborted transactions, compacted
+	// batches with holes, LogAppendTime batches, batches the target rejects,
+	// such as ones above its max.message.bytes) take the normal path: their
+	// records are decoded and produced one by one. Offset syncs, offset
+	// runs, resume points and gap detection work as without it.
+	//
+	// Shallow copy writes without idempotence (the copied batches keep no
+	// producer id), so a produce retried after a lost response may write a
+	// batch twice on the target (at-least-once, like a replay). It needs
+	// DisableProvenanceHeader (a header added to each record changes the
+	// batch) and is refused with ExactlyOnce (a transactional producer
+	// cannot send raw batches). With it, the bytes counted in the status
+	// and metrics for copied batches are the batches' stored (compressed)
+	// record bytes, not the records' payload.
+	ShallowCopy bool
+
 	// MaxBufferedBytes bounds the target producer's buffer in bytes; 0
 	// means [DefaultMaxBufferedBytes].
 	MaxBufferedBytes int

@@ -46,6 +46,18 @@
 // session timeout ([FlowConfig.SessionTimeout]). [FlowStatus.Member] shows a
 // member's slots; [Mirror.ResizeSlots] changes the number of slots offline.
 //
+// # Compression and shallow copy
+//
+// The target producer compresses with the codec of the source data (lz4
+// data is written lz4, so the target stores about what the source stores),
+// unless the target's producer options configure one
+// (<target>.producer.compression.type, kgo.ProducerBatchCompression), which
+// wins; MM2's producer writes compression.type=none by default.
+// [FlowConfig.ShallowCopy] (shallow.copy.enabled, at least once, with the
+// provenance header off) goes further: record batches that need no change
+// are written to the target as they were fetched, without being
+// decompressed, and the others are replicated record by record.
+//
 // # Guarantees
 //
 //   - Exactly once with [FlowConfig.ExactlyOnce] (KIP-618, MM2's

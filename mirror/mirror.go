@@ -111,6 +111,14 @@ func New(opts ...Opt) (*Mirror, error) {
 			return nil, &ConfigError{Key: name + ".tasks.max", Value: fmt.Sprint(fc.Tasks),
 				Reason: fmt.Sprintf("must be between 1 and %d (0 means the default, %d)", maxTasks, DefaultTasks)}
 		}
+		if fc.ShallowCopy && fc.ExactlyOnce {
+			return nil, &ConfigError{Key: name + ".shallow.copy.enabled", Value: "true",
+				Reason: "shallow copy writes batches without a transactional producer: it cannot be combined with exactly-once replication (turn one of them off: exactly.once.support or " + fc.Target + ".exactly.once.source.support, or shallow.copy.enabled=false)"}
+		}
+		if fc.ShallowCopy && !fc.DisableProvenanceHeader {
+			return nil, &ConfigError{Key: name + ".shallow.copy.enabled", Value: "true",
+				Reason: "shallow copy keeps every record as it is, but the provenance header is on and must be added to each record: set provenance.header.enabled=false (FlowConfig.DisableProvenanceHeader) to copy batches as they are, or shallow.copy.enabled=false"}
+		}
 		for _, d := range []struct {
 			key string
 			v   time.Duration

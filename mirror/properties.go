@@ -976,6 +976,9 @@ func (b *propsBuilder) flow(f *mm2props.Flow) FlowConfig {
 		prov = true
 	}
 	fc.DisableProvenanceHeader = !prov
+	if fc.ShallowCopy, err2 = r.boolean("shallow.copy.enabled", false); err2 != nil {
+		b.fail(err2)
+	}
 	if s, ok := r.get("admin.timeout.ms"); ok {
 		d, err := propsMillis(s)
 		b.fail(err)

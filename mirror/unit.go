@@ -82,6 +82,8 @@ type unit struct {
 
 	// Created by run and closed before it returns.
 	cons, prod *kgo.Client
+	codec      *followCodec  // the producer's compressor: the source data's codec
+	sh         *shallowInbox // with shallow copy: partitions for shallowLoop (nil: kgo's consumer)
 
 	parts    atomic.Pointer[map[tp]*partState] // copy on write by the control goroutine
 	resume   map[tp]int64                      // control goroutine: resume points loaded at start
@@ -105,7 +107,7 @@ type unit struct {
 
 func newUnit(slot int32, env *unitEnv) *unit {
 	u := &unit{slot: slot, env: env, log: env.log.With("unit", slot), offerCh: make(chan struct{}, 1),
-		wake: make(chan struct{}, 1), done: make(chan struct{}), topicIDs: map[string]kadm.TopicID{}}
+		wake: make(chan struct{}, 1), done: make(chan struct{}), topicIDs: map[string]kadm.TopicID{}, codec: &followCodec{}}
 	empty := map[tp]*partState{}
 	u.parts.Store(&empty)
 	return u
@@ -182,9 +184,22 @@ func (u *unit) open() error {
 	if e.cfg.ExactlyOnce {
 		popts = append(popts, kgo.TransactionalID(e.txnID(u.slot)))
 	}
-	if u.prod, err = kgo.NewClient(e.clientOpts(e.dst, e.dst.Producer, popts...)...); err != nil {
+	// The source data's codec unless the user configured one (the user's
+	// options come after these and win).
+	popts = append([]kgo.Opt{kgo.WithCompressor(u.codec), kgo.ProducerBatchCompression(sentinelCodec)},
+		e.clientOpts(e.dst, e.dst.Producer, popts...)...)
+	if u.prod, err = kgo.NewClient(popts...); err != nil {
 		u.cons.Close()
 		return fmt.Errorf("target %s producer: %w", e.dst.Alias, err)
+	}
+	u.codec.configured(u.prod.OptValue(kgo.ProducerBatchCompression))
+	u.sh = nil
+	if e.cfg.ShallowCopy {
+		if acks, _ := u.prod.OptValue(kgo.RequiredAcks).(kgo.Acks); acks == kgo.NoAck() {
+			u.log.Warn("shallow copy needs acknowledged produce requests (acks=0 is configured): the unit uses the normal path")
+		} else {
+			u.sh = newShallowInbox()
+		}
 	}
 	return nil
 }
@@ -537,7 +552,7 @@ func (u *unit) addPartitions(ps []*partState) {
 		}
 	}
 	u.parts.Store(&m)
-	u.cons.AddConsumePartitions(add)
+	u.consume(add)
 	u.log.Debug("partitions started", "count", len(ps))
 }
 
@@ -572,7 +587,7 @@ func (u *unit) restartTopic(topic string, ps []*partState) {
 	if len(ps) == 0 {
 		return
 	}
-	u.cons.PurgeTopicsFromConsuming(topic)
+	u.purgeTopic(topic)
 	add := map[int32]kgo.Offset{}
 	for _, p := range *u.parts.Load() {
 		if p.topic != topic {
@@ -593,7 +608,7 @@ func (u *unit) restartTopic(topic string, ps []*partState) {
 			add[p.partition] = kgo.NewOffset().AtStart()
 		}
 	}
-	u.cons.AddConsumePartitions(map[string]map[int32]kgo.Offset{topic: add})
+	u.consume(map[string]map[int32]kgo.Offset{topic: add})
 }
 
 func (u *unit) partitionFailed(p *partState, err error) {
@@ -609,6 +624,9 @@ func (u *unit) partitionFailed(p *partState, err error) {
 // ends), and commits the open transaction when ctx ends, unless hard has
 // ended too.
 func (u *unit) pollLoop(ctx, hard context.Context) error {
+	if u.sh != nil {
+		return u.shallowLoop(ctx, hard)
+	}
 	eos := u.env.cfg.ExactlyOnce
 	pv := u.env.prov
 	u.inTxn = false
@@ -694,6 +712,7 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 				if r.Attrs.IsControl() {
 					continue // a transaction marker: not replicated, but the position moves past it
 				}
+				u.codec.observe(r.Attrs.CompressionType())
 				size := recordSize(r) // the source record's payload, without the header kmirror adds
 				if pv != nil {
 					v, idx := pv.check(r.Headers)
@@ -724,6 +743,7 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 			}
 			u.txnRecords += len(batch)
 		})
+		u.codec.settle()
 		if eos && u.txnDue() {
 			if err := u.commitTxn(ctx); err != nil {
 				return err
@@ -833,18 +853,23 @@ func (u *unit) commitTxn(ctx context.Context) (err error) {
 // read_committed: not a gap. It returns false when the partition must stop
 // (GapStop).
 func (u *unit) checkGap(p *partState, r *kgo.Record, logStart int64) bool {
-	if p.next < 0 || r.Offset == p.next {
+	return u.checkGapAt(p, r.Offset, logStart)
+}
+
+// checkGapAt is checkGap for the record (or batch) at source offset off.
+func (u *unit) checkGapAt(p *partState, off int64, logStart int64) bool {
+	if p.next < 0 || off == p.next {
 		return true
 	}
 	var gap *GapError
 	switch {
-	case r.Offset < p.next:
-		gap = &GapError{Flow: u.env.name, Topic: p.topic, Partition: p.partition, From: r.Offset, To: r.Offset,
-			Reason: fmt.Sprintf("source offsets went back from %d to %d: the topic was re-created or its log truncated; replicating the new records", p.next, r.Offset)}
+	case off < p.next:
+		gap = &GapError{Flow: u.env.name, Topic: p.topic, Partition: p.partition, From: off, To: off,
+			Reason: fmt.Sprintf("source offsets went back from %d to %d: the topic was re-created or its log truncated; replicating the new records", p.next, off)}
 	case logStart > p.next:
 		// Records [next, logStart) were deleted before they were
 		// replicated.
-		to := min(logStart, r.Offset)
+		to := min(logStart, off)
 		gap = &GapError{Flow: u.env.name, Topic: p.topic, Partition: p.partition, From: p.next, To: to,
 			Reason: fmt.Sprintf("the source log starts at %d (retention or DeleteRecords removed records kmirror had not replicated)", logStart)}
 	default:

@@ -33,8 +33,8 @@ var ConnectorKeys = []string{
 	// a flow's members and exactly-once replication (KIP-618).
 	"tasks.max", "exactly.once.support", "transaction.boundary", "transaction.boundary.interval.ms",
 	// kmirror keys (topologies): mirror.FlowConfig.AllowTopicCollisions and
-	// DisableProvenanceHeader.
-	"allow.topic.collisions", "provenance.header.enabled",
+	// DisableProvenanceHeader; shallow copy: mirror.FlowConfig.ShallowCopy.
+	"allow.topic.collisions", "provenance.header.enabled", "shallow.copy.enabled",
 }
 
 // DeprecatedAliases maps MM2 3.x names (KIP-629, removed in Kafka 4.0 by

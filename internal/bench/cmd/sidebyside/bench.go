@@ -727,12 +727,16 @@ func (b *bench) command(sys, codec, srcAlias, dstAlias string, topics []string, 
 	case sysBare:
 		return []string{b.c.barepipe, "-source", strings.Join(b.c.source, ","), "-target", strings.Join(b.c.target, ","),
 			"-topics", strings.Join(topics, ","), "-prefix", srcAlias, "-compression", codec}, nil
-	case sysKmirror, sysMM2:
+	case sysKmirror, sysShallow, sysMM2:
 		props := filepath.Join(b.c.workdir, tag+".properties")
-		if err := os.WriteFile(props, []byte(b.properties(srcAlias, dstAlias, topics, codec)), 0o644); err != nil {
+		text := b.properties(srcAlias, dstAlias, topics, codec)
+		if sys == sysShallow {
+			text += fmt.Sprintf("%s->%s.shallow.copy.enabled = true\n%s->%s.provenance.header.enabled = false\n", srcAlias, dstAlias, srcAlias, dstAlias)
+		}
+		if err := os.WriteFile(props, []byte(text), 0o644); err != nil {
 			return nil, err
 		}
-		if sys == sysKmirror {
+		if sys != sysMM2 {
 			return []string{b.c.mirrormaker, "-config", props, "-clusters", dstAlias, "-log-level", "warn"}, nil
 		}
 		log4j := filepath.Join(b.c.workdir, "log4j2-mm2.properties")

@@ -183,7 +183,7 @@ func parseWorkloads(s string) ([]workload, error) {
 // codec of each system on the compressed workloads; "default" writes no
 // setting (the system's own default). Systems not named keep the defaults.
 func parseCodecs(s string) (map[string]string, error) {
-	out := map[string]string{sysMM2: "default", sysKmirror: "default", sysBare: "lz4"}
+	out := map[string]string{sysMM2: "default", sysKmirror: "default", sysShallow: "default", sysBare: "lz4"}
 	for _, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
@@ -192,7 +192,7 @@ func parseCodecs(s string) (map[string]string, error) {
 		sys, codec, ok := strings.Cut(item, "=")
 		sys, codec = strings.TrimSpace(sys), strings.TrimSpace(codec)
 		if _, known := systemNames[sys]; !ok || !known {
-			return nil, fmt.Errorf("-compressed-codecs %q: want SYSTEM=CODEC with a system of mm2, kmirror, bare", item)
+			return nil, fmt.Errorf("-compressed-codecs %q: want SYSTEM=CODEC with a system of mm2, kmirror, kmirror-shallow, bare", item)
 		}
 		if codec != "default" && !slices.Contains(codecs, codec) {
 			return nil, fmt.Errorf("-compressed-codecs %q: codec %q: want default or one of %s", item, codec, strings.Join(codecs, ", "))
@@ -207,9 +207,12 @@ const (
 	sysMM2     = "mm2"
 	sysKmirror = "kmirror"
 	sysBare    = "bare"
+	// sysShallow is kmirror with shallow copy on (shallow.copy.enabled=true,
+	// provenance.header.enabled=false): batches copied as they are.
+	sysShallow = "kmirror-shallow"
 )
 
-var systemNames = map[string]string{sysMM2: "Apache MM2", sysKmirror: "kmirror", sysBare: "bare franz-go pipe"}
+var systemNames = map[string]string{sysMM2: "Apache MM2", sysKmirror: "kmirror", sysShallow: "kmirror shallow copy", sysBare: "bare franz-go pipe"}
 
 func parseSystems(s string) ([]string, error) {
 	var out []string
@@ -220,7 +223,7 @@ func parseSystems(s string) ([]string, error) {
 			continue
 		}
 		if _, ok := systemNames[x]; !ok {
-			return nil, fmt.Errorf("-systems: unknown system %q (want mm2, kmirror, bare)", x)
+			return nil, fmt.Errorf("-systems: unknown system %q (want mm2, kmirror, kmirror-shallow, bare)", x)
 		}
 		if !seen[x] {
 			seen[x] = true
@@ -298,7 +301,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&size, "size", 0, "value `bytes` of a single workload (with -records)")
 	fs.IntVar(&c.partitions, "partitions", 8, "partitions of every topic")
 	fs.IntVar(&c.reps, "reps", 3, "repetitions of every system on every workload")
-	fs.StringVar(&systems, "systems", "mm2,kmirror,bare", "comma-separated `systems`: mm2, kmirror, bare")
+	fs.StringVar(&systems, "systems", "mm2,kmirror,bare", "comma-separated `systems`: mm2, kmirror, kmirror-shallow (kmirror with shallow.copy.enabled), bare")
 	fs.IntVar(&c.liveRecords, "live-records", 20000, "records of the latency phase (0: skip it)")
 	fs.IntVar(&c.liveRate, "live-rate", 2000, "records per second produced in the latency phase")
 	fs.IntVar(&c.mm2Tasks, "mm2-tasks", 2, "MM2 tasks.max")
@@ -365,7 +368,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		switch {
 		case s == sysMM2 && c.classpath == "":
 			return nil, errors.New("-classpath is required to run mm2 (internal/realkafka/kafka.sh classpath)")
-		case s == sysKmirror && c.mirrormaker == "":
+		case (s == sysKmirror || s == sysShallow) && c.mirrormaker == "":
 			return nil, errors.New("-mirrormaker is required to run kmirror")
 		case s == sysBare && c.barepipe == "":
 			return nil, errors.New("-barepipe is required to run bare")

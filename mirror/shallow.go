@@ -1,0 +1,949 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Shallow copy (FlowConfig.ShallowCopy): a unit of work whose flow copies
+// record batches as they are runs shallowLoop instead of pollLoop, in the
+// same goroutine, with the same partition states, acks, resume points and
+// offset syncs. DESIGN.md ("Shallow copy") describes it.
+
+// shallowInbox carries the control goroutine's partition changes to the
+// shallow loop (which owns the positions): the shallow counterpart of
+// kgo's AddConsumePartitions and PurgeTopicsFromConsuming.
+type shallowInbox struct {
+	mu    sync.Mutex
+	adds  []shallowAdd
+	purge []string
+	wake  chan struct{} // the loop has something to do (inbox, kgo acks)
+}
+
+type shallowAdd struct {
+	k   tp
+	off kgo.Offset
+}
+
+func newShallowInbox() *shallowInbox { return &shallowInbox{wake: make(chan struct{}, 1)} }
+
+func (s *shallowInbox) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// consume starts fetching partitions at the given offsets: kgo's consumer
+// on the normal path, the shallow loop with shallow copy.
+func (u *unit) consume(add map[string]map[int32]kgo.Offset) {
+	if u.sh == nil {
+		u.cons.AddConsumePartitions(add)
+		return
+	}
+	u.sh.mu.Lock()
+	for topic, ps := range add {
+		for p, off := range ps {
+			u.sh.adds = append(u.sh.adds, shallowAdd{tp{topic, p}, off})
+		}
+	}
+	u.sh.mu.Unlock()
+	u.sh.signal()
+}
+
+// purgeTopic stops fetching every partition of topic and drops what was
+// fetched and not produced yet.
+func (u *unit) purgeTopic(topic string) {
+	if u.sh == nil {
+		u.cons.PurgeTopicsFromConsuming(topic)
+		return
+	}
+	u.sh.mu.Lock()
+	u.sh.purge = append(u.sh.purge, topic)
+	u.sh.mu.Unlock()
+	u.sh.signal()
+}
+
+// Positions still to resolve with ListOffsets.
+const (
+	posEnd   = -1
+	posStart = -2
+)
+
+// shPart is the shallow loop's state of one source partition.
+type shPart struct {
+	p   *partState
+	k   tp
+	gen int // bumped when the topic is purged: older fetches are ignored
+
+	pos      int64 // next source offset to fetch; posStart/posEnd: to resolve
+	items    []*shItem
+	bytes    int  // of items
+	fetching bool // in a fetch request in flight
+	inflight bool // items[0] is in a produce request in flight
+	kgoOut   atomic.Int64
+	fbAck    func(*kgo.Record, error)
+	retryAt  time.Time // after a retriable produce or fetch error
+	stopped  bool      // purged with a produce in flight: dropped once it returns
+}
+
+// shItem is what the loop does next for a partition, in source order: a
+// batch to copy (raw), records to produce through the unit's kgo producer
+// (recs, the normal path), or nothing but moving the position (a control
+// batch, an aborted transaction, records all below the position).
+type shItem struct {
+	raw   []byte
+	orig  [rbHeaderLen]byte
+	base  int64
+	n     int32
+	maxTs int64
+	recs  []*kgo.Record
+	end   int64 // next source offset after this item
+}
+
+func (it *shItem) size() int {
+	if it.raw != nil {
+		return len(it.raw)
+	}
+	n := 0
+	for _, r := range it.recs {
+		n += int(recordSize(r))
+	}
+	return n
+}
+
+// shallow is the state of one run of shallowLoop (owned by its goroutine).
+type shallow struct {
+	u     *unit
+	parts map[tp]*shPart
+
+	srcLeader map[tp]int32 // source partition leaders
+	srcIDs    map[string][16]byte
+	srcNames  map[[16]byte]string
+	dstLeader map[tp]int32 // target (remote topic) partition leaders
+	dstIDs    map[string][16]byte
+	dstNames  map[[16]byte]string
+	needMeta  bool
+	metaAt    time.Time
+
+	fetching  map[int32]bool // source brokers with a fetch in flight
+	producing map[int32]bool // target brokers with a produce in flight
+	fetchCh   chan shFetched
+	prodCh    chan shProduced
+	pending   int // requests in flight
+
+	acks     int16
+	buffered int // bytes of items over all partitions
+	maxBuf   int
+	dec      kgo.Decompressor
+
+	copied, fellBack int64
+	lastLog          time.Time
+}
+
+type shFetched struct {
+	broker int32
+	parts  map[tp]int // gen of each partition fetched
+	resp   *kmsg.FetchResponse
+	err    error
+}
+
+type shProduced struct {
+	broker int32
+	parts  []*shPart
+	resp   *kmsg.ProduceResponse
+	err    error
+}
+
+// shallowLoop is the poll loop of a unit with shallow copy: raw Fetch
+// requests to the source partitions' leaders (one in flight per broker),
+// each fetched batch copied as it is with a raw Produce request to the
+// remote partition's leader (one in flight per target broker, holding at
+// most one batch per partition: without idempotence, one batch in flight
+// per partition keeps the order), or, when it cannot be copied, decoded and
+// produced through the unit's kgo producer (the normal path). It returns
+// when ctx ends, after the produce requests in flight were answered.
+func (u *unit) shallowLoop(ctx, hard context.Context) error {
+	e := u.env
+	s := &shallow{u: u, parts: map[tp]*shPart{},
+		srcLeader: map[tp]int32{}, srcIDs: map[string][16]byte{}, srcNames: map[[16]byte]string{},
+		dstLeader: map[tp]int32{}, dstIDs: map[string][16]byte{}, dstNames: map[[16]byte]string{},
+		fetching: map[int32]bool{}, producing: map[int32]bool{},
+		fetchCh: make(chan shFetched, 16), prodCh: make(chan shProduced, 16),
+		acks: -1, maxBuf: budget(e.cfg.MaxBufferedBytes, e.tasks, 1<<20), dec: kgo.DefaultDecompressor()}
+	if a, ok := u.prod.OptValue(kgo.RequiredAcks).(kgo.Acks); ok && a == kgo.LeaderAck() {
+		s.acks = 1
+	}
+	defer func() {
+		if s.copied+s.fellBack > 0 {
+			u.log.Debug("shallow copy stopped", "batches_copied", s.copied, "batches_normal_path", s.fellBack)
+		}
+	}()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if ctx.Err() != nil {
+			// Graceful or not: no new requests; wait for those in flight
+			// (produce requests run on hard: their acks advance the
+			// resume points stored on stop).
+			for s.pending > 0 {
+				select {
+				case f := <-s.fetchCh:
+					s.pending--
+					s.fetching[f.broker] = false
+				case r := <-s.prodCh:
+					s.pending--
+					s.produced(r)
+				}
+			}
+			return nil
+		}
+		s.applyInbox()
+		if s.needMeta && time.Since(s.metaAt) >= 250*time.Millisecond {
+			s.refreshMetadata(ctx)
+		}
+		s.resolvePositions(ctx)
+		s.startProduces(hard)
+		s.startFetches(ctx)
+		select {
+		case <-ctx.Done():
+		case f := <-s.fetchCh:
+			s.pending--
+			s.fetching[f.broker] = false
+			s.fetched(f)
+			u.codec.settle()
+		case r := <-s.prodCh:
+			s.pending--
+			s.produced(r)
+		case <-u.sh.wake:
+		case <-tick.C:
+		}
+	}
+}
+
+// applyInbox applies the control goroutine's partition changes.
+func (s *shallow) applyInbox() {
+	in := s.u.sh
+	in.mu.Lock()
+	adds, purge := in.adds, in.purge
+	in.adds, in.purge = nil, nil
+	in.mu.Unlock()
+	for _, topic := range purge {
+		for k, sp := range s.parts {
+			if k.topic == topic {
+				s.dropItems(sp)
+				sp.gen++
+				sp.stopped = true
+			}
+		}
+	}
+	parts := *s.u.parts.Load()
+	for _, a := range adds {
+		p := parts[a.k]
+		if p == nil {
+			continue
+		}
+		sp := s.parts[a.k]
+		if sp == nil || sp.p != p {
+			sp = &shPart{p: p, k: a.k}
+			sp.fbAck = func(r *kgo.Record, err error) {
+				p.onAck(r, err)
+				if sp.kgoOut.Add(-1) == 0 {
+					s.u.sh.signal()
+				}
+			}
+			s.parts[a.k] = sp
+		} else {
+			s.dropItems(sp)
+			sp.gen++
+		}
+		sp.stopped = false
+		eo := a.off.EpochOffset()
+		switch {
+		case eo.Offset >= 0:
+			sp.pos = eo.Offset
+		case eo.Offset == posEnd:
+			sp.pos = posEnd
+		default:
+			sp.pos = posStart
+		}
+		if _, ok := s.srcLeader[a.k]; !ok {
+			s.needMeta = true
+		}
+		if _, ok := s.dstLeader[tp{p.remote, a.k.partition}]; !ok {
+			s.needMeta = true
+		}
+	}
+}
+
+func (s *shallow) dropItems(sp *shPart) {
+	if sp.inflight && len(sp.items) > 0 {
+		// The batch in flight stays until its produce returns.
+		for _, it := range sp.items[1:] {
+			s.buffered -= it.size()
+		}
+		sp.items = sp.items[:1]
+		sp.bytes = sp.items[0].size()
+		return
+	}
+	for _, it := range sp.items {
+		s.buffered -= it.size()
+	}
+	sp.items, sp.bytes = nil, 0
+}
+
+// refreshMetadata loads the leaders and topic IDs of the unit's source
+// topics (from the source) and remote topics (from the target).
+func (s *shallow) refreshMetadata(ctx context.Context) {
+	s.metaAt = time.Now()
+	var src, dst []string
+	seenS, seenD := map[string]bool{}, map[string]bool{}
+	for k, sp := range s.parts {
+		if !seenS[k.topic] {
+			seenS[k.topic] = true
+			src = append(src, k.topic)
+		}
+		if !seenD[sp.p.remote] {
+			seenD[sp.p.remote] = true
+			dst = append(dst, sp.p.remote)
+		}
+	}
+	if len(src) == 0 {
+		s.needMeta = false
+		return
+	}
+	mctx, cancel := context.WithTimeout(ctx, min(s.u.env.cfg.AdminTimeout, 10*time.Second))
+	defer cancel()
+	okS := s.loadMeta(mctx, s.u.cons, src, s.srcLeader, s.srcIDs, s.srcNames)
+	okD := s.loadMeta(mctx, s.u.prod, dst, s.dstLeader, s.dstIDs, s.dstNames)
+	s.needMeta = !okS || !okD
+}
+
+func (s *shallow) loadMeta(ctx context.Context, cl *kgo.Client, topics []string, leaders map[tp]int32, ids map[string][16]byte, names map[[16]byte]string) bool {
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return false
+	}
+	ok := true
+	for _, t := range resp.Topics {
+		if t.Topic == nil {
+			continue
+		}
+		if t.ErrorCode != 0 {
+			ok = false
+			continue
+		}
+		ids[*t.Topic] = t.TopicID
+		names[t.TopicID] = *t.Topic
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 || p.Leader < 0 {
+				ok = false
+				delete(leaders, tp{*t.Topic, p.Partition})
+				continue
+			}
+			leaders[tp{*t.Topic, p.Partition}] = p.Leader
+		}
+	}
+	return ok
+}
+
+// resolvePositions turns "start" and "end" positions into offsets.
+func (s *shallow) resolvePositions(ctx context.Context) {
+	var start, end []string
+	for k, sp := range s.parts {
+		switch {
+		case sp.stopped || sp.p.failed():
+		case sp.pos == posStart && !slices.Contains(start, k.topic):
+			start = append(start, k.topic)
+		case sp.pos == posEnd && !slices.Contains(end, k.topic):
+			end = append(end, k.topic)
+		}
+	}
+	if len(start)+len(end) == 0 {
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, min(s.u.env.cfg.AdminTimeout, 10*time.Second))
+	defer cancel()
+	adm := kadm.NewClient(s.u.cons)
+	for _, x := range []struct {
+		topics []string
+		at     int64
+		list   func(context.Context, ...string) (kadm.ListedOffsets, error)
+	}{{start, posStart, adm.ListStartOffsets}, {end, posEnd, adm.ListEndOffsets}} {
+		if len(x.topics) == 0 {
+			continue
+		}
+		offs, err := x.list(lctx, x.topics...)
+		if err != nil {
+			continue
+		}
+		for k, sp := range s.parts {
+			if sp.pos != x.at {
+				continue
+			}
+			if o, ok := offs.Lookup(k.topic, k.partition); ok && o.Err == nil {
+				sp.pos = o.Offset
+			}
+		}
+	}
+}
+
+// failed reports whether the partition stopped on an error.
+func (p *partState) failed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err != nil
+}
+
+// startFetches sends a fetch to every source broker that has none in
+// flight, for its partitions that have room in the unit's buffer.
+func (s *shallow) startFetches(ctx context.Context) {
+	if s.buffered >= s.maxBuf {
+		return
+	}
+	e := s.u.env
+	now := time.Now()
+	byBroker := map[int32][]*shPart{}
+	for k, sp := range s.parts {
+		if sp.fetching || sp.stopped || sp.pos < 0 || now.Before(sp.retryAt) || sp.bytes >= s.maxBuf/2 {
+			continue
+		}
+		leader, ok := s.srcLeader[k]
+		if !ok || s.fetching[leader] {
+			if !ok {
+				s.needMeta = true
+			}
+			continue
+		}
+		if sp.p.failed() {
+			continue
+		}
+		byBroker[leader] = append(byBroker[leader], sp)
+	}
+	for broker, sps := range byBroker {
+		req := kmsg.NewPtrFetchRequest()
+		req.MaxWaitMillis = 500
+		req.MinBytes = 1
+		req.MaxBytes = budget(e.cfg.FetchMaxBytes, e.tasks, max(1<<20, e.cfg.FetchMaxPartitionBytes))
+		if e.cfg.Isolation == ReadCommitted {
+			req.IsolationLevel = 1
+		}
+		req.SessionID, req.SessionEpoch = 0, -1
+		gens := map[tp]int{}
+		idx := map[string]int{}
+		for _, sp := range sps {
+			i, ok := idx[sp.k.topic]
+			if !ok {
+				rt := kmsg.NewFetchRequestTopic()
+				rt.Topic = sp.k.topic
+				rt.TopicID = s.srcIDs[sp.k.topic]
+				req.Topics = append(req.Topics, rt)
+				i = len(req.Topics) - 1
+				idx[sp.k.topic] = i
+			}
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.Partition = sp.k.partition
+			rp.FetchOffset = sp.pos
+			rp.CurrentLeaderEpoch = -1
+			rp.LastFetchedEpoch = -1
+			rp.LogStartOffset = -1
+			rp.PartitionMaxBytes = e.cfg.FetchMaxPartitionBytes
+			req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+			sp.fetching = true
+			gens[sp.k] = sp.gen
+		}
+		s.fetching[broker] = true
+		s.pending++
+		b := s.u.cons.Broker(int(broker))
+		go func() {
+			resp, err := req.RequestWith(ctx, b)
+			s.fetchCh <- shFetched{broker: broker, parts: gens, resp: resp, err: err}
+		}()
+	}
+}
+
+// fetched processes a fetch response: each partition's batches become
+// items (copied batches, records for the normal path, or position moves),
+// with gap detection as on the normal path.
+func (s *shallow) fetched(f shFetched) {
+	for k := range f.parts {
+		if sp := s.parts[k]; sp != nil {
+			sp.fetching = false
+		}
+	}
+	if f.err == nil && f.resp.ErrorCode != 0 {
+		f.err = kerr.ErrorForCode(f.resp.ErrorCode)
+	}
+	if f.err != nil {
+		if !errors.Is(f.err, context.Canceled) {
+			s.needMeta = true
+			for k := range f.parts {
+				if sp := s.parts[k]; sp != nil {
+					s.fetchError(sp, f.err)
+				}
+			}
+		}
+		return
+	}
+	for i := range f.resp.Topics {
+		rt := &f.resp.Topics[i]
+		topic := rt.Topic
+		if f.resp.Version >= 13 {
+			topic = s.srcNames[rt.TopicID]
+		}
+		for j := range rt.Partitions {
+			rp := &rt.Partitions[j]
+			k := tp{topic, rp.Partition}
+			sp := s.parts[k]
+			gen, asked := f.parts[k]
+			if sp == nil || !asked || gen != sp.gen || sp.stopped {
+				continue // purged or restarted while the fetch was in flight
+			}
+			s.fetchedPartition(sp, rp)
+		}
+	}
+}
+
+func (s *shallow) fetchError(sp *shPart, err error) {
+	u, p := s.u, sp.p
+	u.env.metrics.flowErr(u.env.labels, "fetch")
+	sp.retryAt = time.Now().Add(250 * time.Millisecond)
+	p.mu.Lock()
+	p.fetchErr = err.Error()
+	logIt := time.Since(p.fetchErrLogged) > 10*time.Second
+	if logIt {
+		p.fetchErrLogged = time.Now()
+	}
+	p.mu.Unlock()
+	if logIt {
+		u.log.Warn("fetch error", "topic", p.topic, "partition", p.partition, "err", err)
+	}
+}
+
+func (s *shallow) fetchedPartition(sp *shPart, rp *kmsg.FetchResponseTopicPartition) {
+	u, p := s.u, sp.p
+	if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+		if errors.Is(err, kerr.OffsetOutOfRange) {
+			// As kgo's consumer (ConsumeResetOffset AtStart): restart at
+			// the log start; the gap check reports what was lost.
+			sp.pos = posStart
+			return
+		}
+		s.needMeta = true
+		s.fetchError(sp, err)
+		return
+	}
+	if p.restart.Swap(false) {
+		p.next = -1 // the topic was re-created: no gap check against the old offsets
+		p.mu.Lock()
+		p.sw.reincarnate(p.newID, len(p.queue)-p.head)
+		p.mu.Unlock()
+	}
+	p.mu.Lock()
+	if rp.HighWatermark > p.hw {
+		p.hw = rp.HighWatermark
+	}
+	if len(rp.RecordBatches) > 0 {
+		p.fetchErr = ""
+	}
+	failed := p.err != nil
+	p.mu.Unlock()
+	if failed {
+		return
+	}
+	var aborts map[int64][]int64 // producer id -> first offsets of aborted transactions
+	for _, a := range rp.AbortedTransactions {
+		if aborts == nil {
+			aborts = map[int64][]int64{}
+		}
+		aborts[a.ProducerID] = append(aborts[a.ProducerID], a.FirstOffset)
+	}
+	for _, l := range aborts {
+		slices.Sort(l)
+	}
+	in := rp.RecordBatches
+	for len(in) > 0 {
+		h, ok := readBatchHeader(in)
+		if !ok {
+			break // a partial batch at the end of the response
+		}
+		b := in[:h.length]
+		in = in[h.length:]
+		if h.magic == 2 && h.last() < sp.pos {
+			continue // already replicated (a batch before the fetch position)
+		}
+		var it *shItem
+		switch cp, _ := h.copyable(sp.pos); {
+		case h.magic == 2 && h.attrs&attrControl != 0:
+			// A transaction marker: not replicated; with read_committed,
+			// an abort marker ends its producer's aborted range.
+			if l := aborts[h.producerID]; len(l) > 0 && h.base >= l[0] && s.isAbortMarker(sp, rp, b) {
+				aborts[h.producerID] = aborts[h.producerID][1:]
+			}
+			if !u.checkGapAt(p, h.base, rp.LogStartOffset) {
+				return
+			}
+			p.next = h.last() + 1
+			it = &shItem{end: h.last() + 1}
+		case h.magic == 2 && h.attrs&attrTransactional != 0 && len(aborts[h.producerID]) > 0 && h.base >= aborts[h.producerID][0]:
+			// An aborted transaction's batch (read_committed): skipped, as
+			// kgo's consumer skips it; the marker after it moves the
+			// position.
+			it = &shItem{end: h.last() + 1}
+		case cp:
+			if !u.checkGapAt(p, h.base, rp.LogStartOffset) {
+				return
+			}
+			p.next = h.last() + 1
+			it = &shItem{raw: b, base: h.base, n: h.numRecords, maxTs: h.maxTs, end: h.last() + 1}
+			rewriteForProduce(b, &it.orig)
+			u.codec.observeN(uint8(h.attrs&attrCodec), int(h.numRecords))
+			ts := kgo.Record{Timestamp: time.UnixMilli(h.maxTs)}
+			u.env.metrics.polled(p.pm, &ts)
+		default:
+			var ok bool
+			if it, ok = s.decode(sp, rp, b, sp.pos); !ok {
+				return
+			}
+		}
+		sp.pos = max(sp.pos, it.end)
+		s.enqueue(sp, it)
+	}
+}
+
+func (s *shallow) enqueue(sp *shPart, it *shItem) {
+	n := it.size()
+	sp.items = append(sp.items, it)
+	sp.bytes += n
+	s.buffered += n
+}
+
+// isAbortMarker decodes a control batch's record: an ABORT marker?
+func (s *shallow) isAbortMarker(sp *shPart, rp *kmsg.FetchResponseTopicPartition, b []byte) bool {
+	fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{KeepControlRecords: true,
+		Topic: sp.k.topic, Partition: sp.k.partition},
+		&kmsg.FetchResponseTopicPartition{Partition: rp.Partition, RecordBatches: b}, s.dec, nil)
+	for _, r := range fp.Records {
+		if len(r.Key) >= 4 && r.Key[2] == 0 && r.Key[3] == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// decode turns a batch that cannot be copied into records for the normal
+// path (records below from skipped), with the normal path's gap checks. It
+// returns false when the partition stopped (GapStop) or the batch is
+// corrupt (kept as a fetch error; fetched again after a pause).
+func (s *shallow) decode(sp *shPart, rp *kmsg.FetchResponseTopicPartition, b []byte, from int64) (*shItem, bool) {
+	u, p := s.u, sp.p
+	fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{KeepControlRecords: true, Offset: from,
+		IsolationLevel: kgo.ReadUncommitted(), Topic: sp.k.topic, Partition: sp.k.partition},
+		&kmsg.FetchResponseTopicPartition{Partition: rp.Partition, HighWatermark: rp.HighWatermark,
+			LastStableOffset: rp.LastStableOffset, LogStartOffset: rp.LogStartOffset, RecordBatches: b}, s.dec, nil)
+	if fp.Err != nil {
+		s.fetchError(sp, fp.Err)
+		return nil, false
+	}
+	it := &shItem{end: max(next, from)}
+	for _, r := range fp.Records {
+		if !u.checkGap(p, r, rp.LogStartOffset) {
+			return nil, false
+		}
+		p.next = r.Offset + 1
+		if r.Attrs.IsControl() {
+			continue
+		}
+		u.codec.observe(r.Attrs.CompressionType())
+		u.env.metrics.polled(p.pm, r)
+		it.recs = append(it.recs, r)
+	}
+	s.fellBack++
+	return it, true
+}
+
+// startProduces moves every partition's items forward: position moves and
+// normal-path records at once (kgo keeps their order), a batch to copy when
+// nothing of the partition is in flight, in one produce request per target
+// broker that has none in flight.
+func (s *shallow) startProduces(hard context.Context) {
+	now := time.Now()
+	reqs := map[int32]*kmsg.ProduceRequest{}
+	sent := map[int32][]*shPart{}
+	for k, sp := range s.parts {
+		for len(sp.items) > 0 && !sp.inflight {
+			it := sp.items[0]
+			if it.raw == nil {
+				s.pop(sp)
+				s.produceRecords(sp, it)
+				continue
+			}
+			if sp.kgoOut.Load() > 0 || now.Before(sp.retryAt) || sp.stopped {
+				break
+			}
+			leader, ok := s.dstLeader[tp{sp.p.remote, k.partition}]
+			if !ok {
+				s.needMeta = true
+				break
+			}
+			if s.producing[leader] {
+				break
+			}
+			req := reqs[leader]
+			if req == nil {
+				req = kmsg.NewPtrProduceRequest()
+				req.Acks = s.acks
+				req.TimeoutMillis = int32(min(s.u.env.cfg.AdminTimeout, 30*time.Second) / time.Millisecond)
+				reqs[leader] = req
+			}
+			var rt *kmsg.ProduceRequestTopic
+			for i := range req.Topics {
+				if req.Topics[i].Topic == sp.p.remote {
+					rt = &req.Topics[i]
+				}
+			}
+			if rt == nil {
+				t := kmsg.NewProduceRequestTopic()
+				t.Topic = sp.p.remote
+				t.TopicID = s.dstIDs[sp.p.remote]
+				req.Topics = append(req.Topics, t)
+				rt = &req.Topics[len(req.Topics)-1]
+			}
+			rp := kmsg.NewProduceRequestTopicPartition()
+			rp.Partition = k.partition
+			rp.Records = it.raw
+			rt.Partitions = append(rt.Partitions, rp)
+			sp.inflight = true
+			sent[leader] = append(sent[leader], sp)
+			sp.p.push([]inflight{{up: it.base, size: int64(len(it.raw))}}, it.end)
+		}
+	}
+	for broker, req := range reqs {
+		s.producing[broker] = true
+		s.pending++
+		b, parts := s.u.prod.Broker(int(broker)), sent[broker]
+		go func() {
+			resp, err := req.RequestWith(hard, b)
+			s.prodCh <- shProduced{broker: broker, parts: parts, resp: resp, err: err}
+		}()
+	}
+}
+
+func (s *shallow) pop(sp *shPart) *shItem {
+	it := sp.items[0]
+	sp.items[0] = nil
+	sp.items = sp.items[1:]
+	n := it.size()
+	sp.bytes -= n
+	s.buffered -= n
+	return it
+}
+
+// produceRecords hands an item's records to the unit's kgo producer, as
+// the normal path's poll loop does.
+func (s *shallow) produceRecords(sp *shPart, it *shItem) {
+	p := sp.p
+	batch := make([]inflight, len(it.recs))
+	for i, r := range it.recs {
+		batch[i] = inflight{up: r.Offset, size: recordSize(r)}
+	}
+	p.push(batch, it.end)
+	sp.kgoOut.Add(int64(len(it.recs)))
+	for _, r := range it.recs {
+		r.Topic = p.remote
+		r.Attrs = kgo.RecordAttrs{}
+		r.ProducerID, r.ProducerEpoch, r.LeaderEpoch, r.Offset = 0, 0, 0, 0
+		r.Context = nil
+		s.u.prod.Produce(context.Background(), r, sp.fbAck)
+	}
+}
+
+// produced handles a produce response: acks, fallbacks, retries, failures.
+func (s *shallow) produced(r shProduced) {
+	s.producing[r.broker] = false
+	u := s.u
+	results := map[tp]kmsg.ProduceResponseTopicPartition{}
+	if r.err == nil {
+		for _, t := range r.resp.Topics {
+			topic := t.Topic
+			if r.resp.Version >= 13 {
+				topic = s.dstNames[t.TopicID]
+			}
+			for _, p := range t.Partitions {
+				results[tp{topic, p.Partition}] = p
+			}
+		}
+	}
+	for _, sp := range r.parts {
+		sp.inflight = false
+		it := sp.items[0]
+		p := sp.p
+		res, ok := results[tp{p.remote, sp.k.partition}]
+		var err error
+		switch {
+		case r.err != nil:
+			err = r.err
+		case !ok:
+			err = fmt.Errorf("the produce response has no result for %s[%d]", p.remote, sp.k.partition)
+		default:
+			err = kerr.ErrorForCode(res.ErrorCode)
+		}
+		switch {
+		case err == nil:
+			s.pop(sp)
+			s.copied++
+			p.onBatchAck(it.base, it.n, res.BaseOffset, int64(len(it.raw)), time.UnixMilli(it.maxTs))
+		case errors.Is(err, kgo.ErrClientClosed) || errors.Is(err, context.Canceled):
+			// The unit stops: nothing acknowledged, the next session
+			// replays from the resume point.
+			p.unpush()
+			s.pop(sp)
+		case fallsBack(err):
+			// The target refuses the batch as it is: its records take the
+			// normal path (decoded, produced through kgo, which splits and
+			// re-encodes them).
+			p.unpush()
+			restoreHeader(it.raw, &it.orig)
+			s.pop(sp)
+			fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Offset: it.base,
+				IsolationLevel: kgo.ReadUncommitted(), Topic: sp.k.topic, Partition: sp.k.partition},
+				&kmsg.FetchResponseTopicPartition{Partition: sp.k.partition, RecordBatches: it.raw}, s.dec, nil)
+			if fp.Err != nil {
+				s.fail(sp, fmt.Errorf("the target refused a batch (%v) and it could not be decoded: %w", err, fp.Err))
+				continue
+			}
+			s.fellBack++
+			if time.Since(s.lastLog) > 10*time.Second {
+				s.lastLog = time.Now()
+				u.log.Info("shallow copy: the target refused a batch as it is; its records take the normal path",
+					"topic", p.topic, "partition", p.partition, "offset", it.base, "err", err)
+			}
+			fb := &shItem{recs: fp.Records, end: it.end}
+			for _, r := range fb.recs {
+				u.codec.observe(r.Attrs.CompressionType())
+			}
+			sp.items = append([]*shItem{fb}, sp.items...)
+			sp.bytes += fb.size()
+			s.buffered += fb.size()
+		case sp.stopped:
+			p.unpush()
+			s.pop(sp)
+		case retriableProduce(err):
+			p.unpush()
+			s.needMeta = true
+			sp.retryAt = time.Now().Add(250 * time.Millisecond)
+			u.env.metrics.flowErr(u.env.labels, "produce")
+		default:
+			p.unpush()
+			s.pop(sp)
+			s.fail(sp, err)
+		}
+		if sp.stopped && len(sp.items) == 0 {
+			// Purged with this batch in flight: nothing more to do.
+			continue
+		}
+	}
+}
+
+func (s *shallow) fail(sp *shPart, err error) {
+	p := sp.p
+	s.dropItems(sp)
+	p.mu.Lock()
+	if p.err == nil {
+		p.err = &PartitionError{Flow: s.u.env.name, Topic: p.topic, Partition: p.partition, Err: err}
+	}
+	p.mu.Unlock()
+	s.u.partitionFailed(p, err)
+}
+
+// fallsBack reports the produce errors by which the target refuses a batch
+// as it is, but may accept its records re-encoded by the normal path.
+func fallsBack(err error) bool {
+	for _, e := range []error{kerr.CorruptMessage, kerr.InvalidRecord, kerr.MessageTooLarge, kerr.RecordListTooLarge,
+		kerr.UnsupportedCompressionType, kerr.UnsupportedForMessageFormat, kerr.InvalidTimestamp, kerr.InvalidProducerEpoch,
+		kerr.InvalidRequiredAcks, kerr.UnsupportedVersion} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// retriableProduce reports errors after which the same batch is produced
+// again (after a metadata refresh): leadership moves, timeouts, network.
+func retriableProduce(err error) bool {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Retriable || errors.Is(err, kerr.UnknownTopicID)
+	}
+	return !errors.Is(err, kgo.ErrClientClosed) // network and request errors
+}
+
+// unpush removes the last queued in-flight entry (a copied batch the target
+// did not take). The shallow loop sends a partition's batch only when
+// nothing else of it is in flight, so it is the newest entry.
+func (p *partState) unpush() {
+	p.mu.Lock()
+	if len(p.queue) > p.head {
+		p.queue = p.queue[:len(p.queue)-1]
+	}
+	p.mu.Unlock()
+}
+
+// onBatchAck acknowledges a copied batch of n records whose first source
+// offset is up and first target offset down: the records' offsets are
+// consecutive on both sides, so record i maps up+i to down+i, fed to the
+// sync writer record by record exactly as onAck does. size is the batch's
+// stored bytes, ts its max timestamp.
+func (p *partState) onBatchAck(up int64, n int32, down, size int64, ts time.Time) {
+	p.mu.Lock()
+	p.queue[p.head] = inflight{}
+	p.head++
+	if p.head == len(p.queue) {
+		p.queue, p.head = p.queue[:0], 0
+	} else if p.head > 1024 && p.head*2 > len(p.queue) {
+		k := copy(p.queue, p.queue[p.head:])
+		p.queue, p.head = p.queue[:k], 0
+	}
+	if p.err != nil {
+		p.mu.Unlock()
+		return
+	}
+	cfg := &p.u.env.cfg
+	due := false
+	if !cfg.DisableOffsetSyncs {
+		for i := int64(0); i < int64(n); i++ {
+			if p.sw.ack(up+i, down+i, cfg.OffsetLagMax) {
+				due = true
+			}
+		}
+	}
+	p.acked, p.ackedDown = up+int64(n)-1, down+int64(n)-1
+	p.records += int64(n)
+	p.bytes += size
+	p.mu.Unlock()
+	m := p.u.env.metrics
+	m.acked(p.pm, size, ts)
+	for i := int32(1); i < n; i++ {
+		m.acked(p.pm, 0, ts)
+	}
+	if due {
+		p.u.wakeSyncer()
+	}
+}
