@@ -80,8 +80,10 @@ type unit struct {
 	offer   map[tp]offered // latest ready partitions of this slot, from discovery
 	offerCh chan struct{}
 
-	// Created by run and closed before it returns.
-	cons, prod *kgo.Client
+	// Created by each session (open) and closed before it ends, once each:
+	// kgo's Close must not run twice at once (closeCons, closeProd).
+	cons, prod           *kgo.Client
+	closeCons, closeProd func()
 	codec      *followCodec  // the producer's compressor: the source data's codec
 	sh         *shallowInbox // with shallow copy: partitions for shallowLoop (nil: kgo's consumer)
 
@@ -192,6 +194,7 @@ func (u *unit) open() error {
 		u.cons.Close()
 		return fmt.Errorf("target %s producer: %w", e.dst.Alias, err)
 	}
+	u.closeCons, u.closeProd = sync.OnceFunc(u.cons.Close), sync.OnceFunc(u.prod.Close)
 	u.codec.configured(u.prod.OptValue(kgo.ProducerBatchCompression))
 	u.sh = nil
 	if e.cfg.ShallowCopy {
@@ -275,8 +278,30 @@ func (u *unit) session(ctx, hard context.Context) error {
 		return err // options were validated by New: not expected
 	}
 	defer func() {
-		u.cons.Close()
-		u.prod.Close()
+		u.closeCons()
+		u.closeProd()
+	}()
+	// A dead target can hold a blocking call forever (kgo never fails a
+	// batch it already sent, whatever the context): a stop abandons the
+	// session's clients when hard ends, or shutdownTimeout after a
+	// graceful stop began, which unblocks every call on them.
+	sessionDone := make(chan struct{})
+	defer close(sessionDone)
+	go func() {
+		select {
+		case <-sessionDone:
+			return
+		case <-hard.Done():
+		case <-ctx.Done():
+			select {
+			case <-sessionDone:
+				return
+			case <-hard.Done():
+			case <-time.After(shutdownTimeout + 5*time.Second):
+				u.log.Warn("unit did not stop in time: closing its clients")
+			}
+		}
+		u.closeProd()
 	}()
 	e := u.env
 	if e.cfg.ExactlyOnce {
@@ -351,11 +376,11 @@ loop:
 		select {
 		case failed = <-pollErr:
 		case <-hard.Done():
-			u.prod.Close()
+			u.closeProd()
 			failed = <-pollErr
 		case <-time.After(shutdownTimeout):
 			u.log.Warn("poll loop did not stop in time: closing the target producer")
-			u.prod.Close()
+			u.closeProd()
 			failed = <-pollErr
 		}
 	}
