@@ -84,8 +84,8 @@ type unit struct {
 	// kgo's Close must not run twice at once (closeCons, closeProd).
 	cons, prod           *kgo.Client
 	closeCons, closeProd func()
-	codec      *followCodec  // the producer's compressor: the source data's codec
-	sh         *shallowInbox // with shallow copy: partitions for shallowLoop (nil: kgo's consumer)
+	codec                *followCodec  // the producer's compressor: the source data's codec
+	sh                   *shallowInbox // with shallow copy: partitions for shallowLoop (nil: kgo's consumer)
 
 	parts    atomic.Pointer[map[tp]*partState] // copy on write by the control goroutine
 	resume   map[tp]int64                      // control goroutine: resume points loaded at start
