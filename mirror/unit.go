@@ -606,7 +606,17 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 	var buf []inflight
 	var out []*kgo.Record
 	for {
-		fs := u.cons.PollRecords(ctx, 10000)
+		// An interval-bounded transaction holding records commits when its
+		// interval ends even if the source goes quiet: the poll waits no
+		// longer than that (kgo returns no empty fetches).
+		pollCtx, cancelPoll := ctx, context.CancelFunc(nil)
+		if eos && u.inTxn && u.txnRecords > 0 && u.env.cfg.TransactionBoundary == TransactionBoundaryInterval {
+			pollCtx, cancelPoll = context.WithDeadline(ctx, u.txnStart.Add(u.env.cfg.TransactionInterval))
+		}
+		fs := u.cons.PollRecords(pollCtx, 10000)
+		if cancelPoll != nil {
+			cancelPoll()
+		}
 		if ctx.Err() != nil || fs.IsClientClosed() {
 			if eos && u.inTxn && hard.Err() == nil && !fs.IsClientClosed() {
 				cctx, cancel := context.WithTimeout(hard, shutdownTimeout)
@@ -623,8 +633,8 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 		}
 		parts := *u.parts.Load()
 		fs.EachError(func(topic string, partition int32, err error) {
-			if errors.Is(err, context.Canceled) {
-				return
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return // the loop's own context (stop, or a transaction's interval)
 			}
 			u.env.metrics.flowErr(u.env.labels, "fetch")
 			p := parts[tp{topic, partition}]
