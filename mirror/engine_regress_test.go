@@ -6,6 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
@@ -44,5 +49,74 @@ func TestExactlyOnceIntervalBoundaryCommitsWhenSourceQuiet(t *testing.T) {
 	})
 	if err := stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestExactlyOnceFencedOwnerKeepsItsPartitions: a unit whose
+// transactional producer is fenced while its member still owns the slot (a
+// transaction the coordinator timed out, a stray producer with the slot's
+// id) aborts, re-fences and goes on: the fencing error its in-flight
+// records fail with belongs to the transaction, not to their partitions,
+// which must not stay stopped (FAILED) for good.
+func TestExactlyOnceFencedOwnerKeepsItsPartitions(t *testing.T) {
+	fencedOwner(t, false)
+}
+
+// TestExactlyOnceFencedOwnerResumesAfterTransientGroupError: a unit whose
+// transactional producer is fenced while its member still owns the slot
+// (a transaction the coordinator timed out, a stray producer with the
+// slot's id) asks the group coordinator whether it still owns the slot; an
+// answer that does not say "another member owns it" (here one
+// REBALANCE_IN_PROGRESS) must not stop the unit for good: the member keeps
+// the slot, so nobody else would ever replicate its partitions again.
+func TestExactlyOnceFencedOwnerResumesAfterTransientGroupError(t *testing.T) {
+	fencedOwner(t, true)
+}
+
+// fencedOwner fences the only unit's producer while its member owns the
+// slot, with (transient) one REBALANCE_IN_PROGRESS answer to the unit's
+// ownership check, and checks that replication goes on exactly once.
+func fencedOwner(t *testing.T, transient bool) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic := p.Topic("fenced")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	testcluster.Produce(t, &p.Source, valueRecords(topic, "a", 0, 10)...)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.ExactlyOnce, fc.Tasks = true, 1
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	waitReplicatedCommitted(t, m, 10)
+
+	group := defaultGroupID(p.Source.Alias, p.Target.Alias)
+	if transient {
+		p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetCommit}, Group: group, Err: kerr.RebalanceInProgress})
+	}
+	// Fence the unit's producer: a producer initialized with the slot's
+	// transactional id bumps its epoch.
+	fencer := testcluster.Client(t, &p.Target, kgo.TransactionalID(transactionalID(group, 0)))
+	if _, _, err := fencer.ProducerID(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	fencer.Close()
+	testcluster.Produce(t, &p.Source, valueRecords(topic, "b", 0, 10)...)
+	remote := p.Source.Alias + "." + topic
+	testcluster.Eventually(t, 30*time.Second, "records after the fencing replicated", func() (bool, string) {
+		ps := m.Status().Flows[0].Partitions
+		return len(ps) == 1 && ps[0].Replicated == 20, fmt.Sprintf("%+v %s", ps, m.Status().Flows[0].Error)
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	src := testcluster.ReadAll(t, &p.Source, topic)
+	dst, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dups := exactCopy(t, 0, src[0], dst[0]); dups != 0 {
+		t.Errorf("%d duplicates visible to read_committed", dups)
 	}
 }
