@@ -782,9 +782,12 @@ func (u *unit) commitTxn(ctx context.Context) (err error) {
 	var ups []upd
 	for _, p := range parts {
 		p.mu.Lock()
-		acked, committed, perr, fresh := p.acked, p.committed, p.err, p.txnFailed
-		p.txnFailed = false
+		acked, committed, perr, fresh, terr := p.acked, p.committed, p.err, p.txnFailed, p.txnErr
+		p.txnFailed, p.txnErr = false, nil
 		p.mu.Unlock()
+		if terr != nil {
+			return terr // fenced, or the coordinator ended the transaction
+		}
 		if perr != nil && fresh {
 			// A record of this transaction was rejected: the whole
 			// transaction aborts; the partition stays stopped.
