@@ -203,12 +203,22 @@ func (u *unit) run(ctx, hard context.Context) {
 			return
 		}
 		if errors.Is(err, errNotOwner) {
-			// Another member owns the slot (this member's group session
-			// expired without it noticing yet): stop, and let the group
-			// revoke or reassign the slot.
+			// Another member may own the slot (this member's group session
+			// expired without it noticing yet): replicate nothing until the
+			// group coordinator confirms this member's generation again.
+			// If another member owns it, the group revokes or reassigns
+			// the slot (ctx ends); if the answer was transient (a
+			// rebalance that left the slot here, a coordinator moving),
+			// the unit resumes: the member keeps the slot, so nobody else
+			// would replicate its partitions.
 			u.env.health(u.slot, fmt.Errorf("unit %d: %w", u.slot, err))
-			u.log.Warn("unit stopped: another member owns its slot", "err", err)
-			return
+			u.log.Warn("unit paused: another member may own its slot", "err", err)
+			if !u.awaitOwnership(ctx) {
+				return
+			}
+			u.log.Info("unit resumes: the group coordinator confirms this member owns its slot")
+			delay = 0
+			continue
 		}
 		u.env.health(u.slot, fmt.Errorf("unit %d: %w", u.slot, err))
 		u.log.Warn("unit restarts from its last committed resume points", "err", err)
@@ -221,8 +231,26 @@ func (u *unit) run(ctx, hard context.Context) {
 	}
 }
 
-// errNotOwner: the unit's producer was fenced and the member's group
-// generation is no longer current.
+// awaitOwnership asks the group coordinator, with backoff, whether this
+// member still owns the unit's slot, until it does (true) or ctx ends
+// (false: the slot was revoked or lost, or the unit stops).
+func (u *unit) awaitOwnership(ctx context.Context) bool {
+	var delay time.Duration
+	for {
+		delay = backoff(delay)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(delay):
+		}
+		if u.env.owns(ctx, u.slot) == nil {
+			return ctx.Err() == nil
+		}
+	}
+}
+
+// errNotOwner: the unit's producer was fenced and the group coordinator
+// did not confirm that the member's generation is current.
 var errNotOwner = errors.New("fenced by the slot's new owner")
 
 // retry calls fn with backoff until it succeeds, ctx ends or fn's error is
