@@ -2,7 +2,9 @@ package mirror
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,5 +120,53 @@ func fencedOwner(t *testing.T, transient bool) {
 	}
 	if dups := exactCopy(t, 0, src[0], dst[0]); dups != 0 {
 		t.Errorf("%d duplicates visible to read_committed", dups)
+	}
+}
+
+// TestCloseDuringStartupStopsRun: Close called while Run is still starting
+// (here: listing the source's topics for the collision check, on a slow
+// source) stops Run and waits for it, as documented; it used to return at
+// once and leave Run replicating.
+func TestCloseDuringStartupStopsRun(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Source.Fake == nil {
+		t.Skip("needs kfake's request control (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	hit := make(chan struct{})
+	var once sync.Once
+	p.Source.Fake.ControlKey(int16(kmsg.Metadata), func(kmsg.Request) (kmsg.Response, error, bool) {
+		once.Do(func() {
+			close(hit)
+			p.Source.Fake.SleepControl(func() { time.Sleep(2 * time.Second) })
+		})
+		return nil, nil, false
+	})
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	m, err := New(append(clusterOpts(p), WithFlow(fc))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	runDone := make(chan error, 1)
+	go func() { runDone <- m.Run(ctx) }()
+	<-hit // Run is starting: its first request to the source is answered slowly
+	closed := make(chan struct{})
+	go func() { m.Close(); close(closed) }()
+	select {
+	case err := <-runDone:
+		if err != nil && !errors.Is(err, ErrClosed) {
+			t.Errorf("Run after Close: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run still running 30 s after Close")
+	}
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return after Run returned")
 	}
 }
