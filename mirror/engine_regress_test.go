@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -168,5 +169,82 @@ func TestCloseDuringStartupStopsRun(t *testing.T) {
 	case <-closed:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close did not return after Run returned")
+	}
+}
+
+// TestLeavingMemberHandsOverGracefullyDuringRebalance: a member stopping
+// gracefully (SIGTERM in a rolling update) while a new member joins (the
+// update's new process) gets some of its slots revoked by the rebalance
+// the join starts while its units still flush. The revocation must wait
+// for those units to store their resume points, as any graceful revocation
+// does: returning at once handed the slots to the new member, which
+// replayed from older resume points (duplicates that a graceful hand-over
+// never makes).
+func TestLeavingMemberHandsOverGracefullyDuringRebalance(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's request control (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic := p.Topic("orders")
+	const parts = 4
+	testcluster.CreateTopic(t, &p.Source, topic, parts, nil)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.Tasks = 2
+	fc.HeartbeatInterval = 100 * time.Millisecond
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	newMember := func() (*Mirror, chan error) {
+		m, err := New(append(clusterOpts(p), WithFlow(fc))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- m.Run(context.Background()) }()
+		t.Cleanup(func() { m.Close() })
+		return m, done
+	}
+	prod := produceSteadily(t, &p.Source, topic, parts, 12_000, 2000)
+	a, aDone := newMember()
+	testcluster.Eventually(t, 30*time.Second, "a owns both slots and replicates", func() (bool, string) {
+		fs := a.Status().Flows[0]
+		return len(fs.Member.Slots) == 2 && fs.Records > 1000, fmt.Sprint(fs.Member, fs.Records)
+	})
+	// The target answers a's writes slowly from now on for 3 s: its units
+	// take that long to flush and store their resume points.
+	var slow atomic.Bool
+	slow.Store(true)
+	time.AfterFunc(3*time.Second, func() { slow.Store(false) })
+	c := p.Target.Fake
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if slow.Load() {
+			c.SleepControl(func() {
+				for slow.Load() {
+					time.Sleep(20 * time.Millisecond)
+				}
+			})
+		}
+		return nil, nil, false
+	})
+	go a.Close() // a leaves: its units stop gracefully (slowly)
+	b, bDone := newMember()
+	if err := <-aDone; err != nil {
+		t.Fatal(err)
+	}
+	<-prod.done
+	testcluster.Eventually(t, 60*time.Second, "b replicated everything", func() (bool, string) {
+		fs := b.Status().Flows[0]
+		return len(fs.Member.Slots) == 2 && fs.Lag == 0 && len(fs.Partitions) == parts, fmt.Sprint(fs.Member, fs.Lag)
+	})
+	b.Close()
+	if err := <-bDone; err != nil {
+		t.Fatal(err)
+	}
+	src := testcluster.ReadAll(t, &p.Source, topic)
+	dst := testcluster.ReadAll(t, &p.Target, p.Source.Alias+"."+topic)
+	for part := int32(0); part < parts; part++ {
+		if dups := exactCopy(t, part, src[part], dst[part]); dups != 0 {
+			t.Errorf("partition %d (slot %d): %d duplicates after a graceful hand-over", part, slotOf(topic, part, 2), dups)
+		}
 	}
 }
