@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -246,5 +247,45 @@ func TestLeavingMemberHandsOverGracefullyDuringRebalance(t *testing.T) {
 		if dups := exactCopy(t, part, src[part], dst[part]); dups != 0 {
 			t.Errorf("partition %d (slot %d): %d duplicates after a graceful hand-over", part, slotOf(topic, part, 2), dups)
 		}
+	}
+}
+
+// TestResizeSlotsRefusesWhenGroupUnknown: ResizeSlots must refuse when it
+// cannot tell whether the flow's group has members (the group's
+// description fails, here an UNKNOWN_SERVER_ERROR for the group): it used to go on,
+// fencing the running members' producers and deleting the coordination
+// topic under them.
+func TestResizeSlotsRefusesWhenGroupUnknown(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.Tasks = 2
+	running, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Eventually(t, 30*time.Second, "member joined", func() (bool, string) {
+		ms := running.Status().Flows[0].Member
+		return len(ms.Slots) == 2, fmt.Sprint(ms)
+	})
+	group := defaultGroupID(fc.Source, fc.Target)
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.DescribeGroups}, Group: group, Err: kerr.UnknownServerError, Count: -1})
+	fc.Tasks = 3
+	resizer, err := New(append(clusterOpts(p), WithFlow(fc))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := resizer.ResizeSlots(context.Background())
+	if err == nil || !strings.Contains(err.Error(), group) {
+		t.Fatalf("ResizeSlots while the group cannot be described: %+v, %v; want an error naming the group", got, err)
+	}
+	td, lerr := testcluster.Admin(t, &p.Target).ListTopics(context.Background(), unitsTopicName(fc.Source))
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if d := td[unitsTopicName(fc.Source)]; len(d.Partitions) != 2 {
+		t.Errorf("coordination topic has %d partitions after a refused resize, want 2", len(d.Partitions))
 	}
 }
