@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kmirror/kmirror/internal/connectoffsets"
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
@@ -288,4 +289,43 @@ func TestResizeSlotsRefusesWhenGroupUnknown(t *testing.T) {
 	if d := td[unitsTopicName(fc.Source)]; len(d.Partitions) != 2 {
 		t.Errorf("coordination topic has %d partitions after a refused resize, want 2", len(d.Partitions))
 	}
+}
+
+// TestRevokedSlotErrorClearsFromStatus: a unit whose resume points could
+// not be stored puts the flow in RETRYING with its error; once its slot is
+// revoked (another member took it over), that error is no longer this
+// member's: the flow returns to RUNNING when its remaining units are
+// healthy (it stayed RETRYING with the revoked unit's error for good).
+func TestRevokedSlotErrorClearsFromStatus(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic := p.Topic("orders")
+	const parts = 4
+	testcluster.CreateTopic(t, &p.Source, topic, parts, nil)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.Tasks = 2
+	fc.HeartbeatInterval = 100 * time.Millisecond
+	fc.AdminTimeout = time.Second
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	fault := p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: connectoffsets.TopicName(p.Source.Alias),
+		Err: kerr.NotEnoughReplicas, Count: -1})
+	a, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Produce(t, &p.Source, workload(topic, parts, 20, time.Now())...)
+	testcluster.Eventually(t, 30*time.Second, "a retrying: resume points not stored", func() (bool, string) {
+		fs := a.Status().Flows[0]
+		return fs.State == StateRetrying && strings.Contains(fs.Error, "resume points"), fmt.Sprint(fs.State, fs.Error)
+	})
+	b, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Eventually(t, 30*time.Second, "one slot each", func() (bool, string) {
+		am, bm := a.Status().Flows[0].Member, b.Status().Flows[0].Member
+		return len(am.Slots) == 1 && len(bm.Slots) == 1, fmt.Sprint(am, bm)
+	})
+	fault.Remove()
+	testcluster.Eventually(t, 30*time.Second, "a running again", func() (bool, string) {
+		fs := a.Status().Flows[0]
+		return fs.State == StateRunning, fmt.Sprint(fs.State, " ", fs.Error, " ", fs.Member.Slots)
+	})
 }
