@@ -263,6 +263,12 @@ func (f *flow) release(slots []int32, graceful bool) {
 		wg.Go(single.stop)
 	}
 	wg.Wait()
+	// The stopped units' health is no longer this member's to report.
+	f.health(func() {
+		for _, u := range us {
+			delete(f.commitErrs, u.slot)
+		}
+	})
 	f.unitsMu.Lock()
 	for _, u := range us {
 		if f.stopping[u.slot] == u {
