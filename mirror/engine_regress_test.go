@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/internal/connectoffsets"
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
@@ -328,4 +329,67 @@ func TestRevokedSlotErrorClearsFromStatus(t *testing.T) {
 		fs := a.Status().Flows[0]
 		return fs.State == StateRunning, fmt.Sprint(fs.State, " ", fs.Error, " ", fs.Member.Slots)
 	})
+}
+
+// TestExactlyOnceRecreatedTopicRunsNameOnlyNewRecords: with
+// transaction.boundary=interval, a source topic re-created while the open
+// transaction holds acknowledged records of the old topic (their offset
+// runs are written only once it commits): no offset run of the new topic's
+// incarnation may cover the old topic's records (the new topic holds
+// offsets 0..2 only; the old records, 0..9, used to start the new
+// incarnation's first session).
+func TestExactlyOnceRecreatedTopicRunsNameOnlyNewRecords(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("recreated")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.ExactlyOnce, fc.Tasks = true, 1
+	fc.TransactionBoundary, fc.TransactionInterval = TransactionBoundaryInterval, 4*time.Second
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Eventually(t, 30*time.Second, "partition started", func() (bool, string) {
+		return len(m.Status().Flows[0].Partitions) == 1, ""
+	})
+	testcluster.Produce(t, &p.Source, valueRecords(topic, "old", 0, 10)...)
+	testcluster.Eventually(t, 10*time.Second, "old records acknowledged, not committed", func() (bool, string) {
+		ps := m.Status().Flows[0].Partitions[0]
+		return ps.Records == 10, fmt.Sprintf("%+v", ps)
+	})
+	adm := testcluster.Admin(t, &p.Source)
+	ctx := context.Background()
+	if _, err := adm.DeleteTopic(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	td, err := adm.ListTopics(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newID := td[topic].ID
+	testcluster.Produce(t, &p.Source, valueRecords(topic, "new", 0, 3)...)
+	testcluster.Eventually(t, 30*time.Second, "new records committed", func() (bool, string) {
+		ps := m.Status().Flows[0].Partitions[0]
+		return ps.Committed == 2, fmt.Sprintf("%+v", ps)
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	runsTopic := checkpoint.OffsetRunsTopic(fc.withDefaults().Policy.OffsetSyncsTopic(fc.Target))
+	recs := testcluster.ReadAll(t, &p.Source, runsTopic)[0]
+	n := 0
+	for _, r := range recs {
+		run, err := checkpoint.DecodeOffsetRun(r.Key, r.Value)
+		if err != nil || run.Topic != topic || run.TopicID != newID {
+			continue
+		}
+		n++
+		if run.LastUpstreamOffset() > 2 || run.SessionUpstreamOffset > 2 {
+			t.Errorf("offset run of the new topic covers source offsets %d..%d (session from %d): the new topic holds 0..2",
+				run.FirstUpstreamOffset, run.LastUpstreamOffset(), run.SessionUpstreamOffset)
+		}
+	}
+	if n == 0 {
+		t.Errorf("no offset run names the new topic's incarnation")
+	}
 }
