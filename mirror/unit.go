@@ -691,7 +691,11 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 			if p.restart.Swap(false) {
 				p.next = -1 // the topic was re-created: no gap check against the old offsets
 				p.mu.Lock()
-				p.sw.reincarnate(p.newID, len(p.queue)-p.head) // the new topic's first offset-run session
+				// The new topic's first offset-run session starts after the
+				// old topic's records not fed to the sync writer yet: in
+				// flight, and (exactly once) acknowledged in the open
+				// transaction.
+				p.sw.reincarnate(p.newID, len(p.queue)-p.head+len(p.pending))
 				p.mu.Unlock()
 			}
 			p.mu.Lock()
