@@ -393,3 +393,45 @@ func TestExactlyOnceRecreatedTopicRunsNameOnlyNewRecords(t *testing.T) {
 		t.Errorf("no offset run names the new topic's incarnation")
 	}
 }
+
+// TestExactlyOnceTransactionTimeoutCoversInterval: an exactly-once unit
+// with transaction.boundary=interval keeps each transaction open for up to
+// the interval, so the transaction timeout it asks the coordinator for must
+// be longer, or every transaction is aborted by the coordinator before it
+// commits and the unit replays forever (franz-go's default timeout, 40 s,
+// is shorter than intervals MM2 runs with its 60 s default).
+func TestExactlyOnceTransactionTimeoutCoversInterval(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's request control (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic := p.Topic("slowtxn")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.ExactlyOnce, fc.Tasks = true, 1
+	fc.TransactionBoundary, fc.TransactionInterval = TransactionBoundaryInterval, 50*time.Second
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	txnID := transactionalID(defaultGroupID(fc.Source, fc.Target), 0)
+	asked := make(chan int32, 1)
+	c := p.Target.Fake
+	c.ControlKey(int16(kmsg.InitProducerID), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if req := kreq.(*kmsg.InitProducerIDRequest); req.TransactionalID != nil && *req.TransactionalID == txnID {
+			select {
+			case asked <- req.TransactionTimeoutMillis:
+			default:
+			}
+		}
+		return nil, nil, false
+	})
+	runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	select {
+	case ms := <-asked:
+		if got := time.Duration(ms) * time.Millisecond; got <= fc.TransactionInterval {
+			t.Errorf("transaction timeout %v for transactions open up to %v", got, fc.TransactionInterval)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the unit never initialized its transactional producer")
+	}
+}
