@@ -179,14 +179,37 @@ func (u *unit) open() error {
 		kgo.MaxBufferedRecords(1 << 20),
 		kgo.ProducerLinger(5 * time.Millisecond),
 	}
+	role := e.dst.Producer
 	if e.cfg.ExactlyOnce {
 		popts = append(popts, kgo.TransactionalID(e.txnID(u.slot)))
+		// Before the target's producer options, so that an explicit
+		// transaction.timeout.ms wins.
+		role = append([]kgo.Opt{kgo.TransactionTimeout(transactionTimeout(&e.cfg))}, role...)
 	}
-	if u.prod, err = kgo.NewClient(e.clientOpts(e.dst, e.dst.Producer, popts...)...); err != nil {
+	if u.prod, err = kgo.NewClient(e.clientOpts(e.dst, role, popts...)...); err != nil {
 		u.cons.Close()
 		return fmt.Errorf("target %s producer: %w", e.dst.Alias, err)
 	}
+	if e.cfg.ExactlyOnce && e.cfg.TransactionBoundary == TransactionBoundaryInterval {
+		if tt, _ := u.prod.OptValue(kgo.TransactionTimeout).(time.Duration); tt <= e.cfg.TransactionInterval {
+			u.log.Warn("transaction.timeout.ms is not longer than transaction.boundary.interval.ms: the coordinator aborts transactions before they commit",
+				"transaction_timeout", tt, "interval", e.cfg.TransactionInterval)
+		}
+	}
 	return nil
+}
+
+// transactionTimeout is the transaction timeout an exactly-once unit asks
+// the coordinator for unless the target's producer options set one: the
+// Java producer's default (60 s, what MM2 runs with), and with
+// transaction.boundary=interval long enough for a transaction open for the
+// whole interval to commit (the interval plus admin.timeout.ms).
+func transactionTimeout(c *FlowConfig) time.Duration {
+	d := 60 * time.Second
+	if c.TransactionBoundary == TransactionBoundaryInterval {
+		d = max(d, c.TransactionInterval+c.AdminTimeout)
+	}
+	return d
 }
 
 // run is the unit's control goroutine. It runs sessions until the unit is
