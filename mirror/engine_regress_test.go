@@ -435,3 +435,68 @@ func TestExactlyOnceTransactionTimeoutCoversInterval(t *testing.T) {
 		t.Fatal("the unit never initialized its transactional producer")
 	}
 }
+
+// TestGracefulStopStoresFinalResumePoints: a graceful stop (Close, a
+// revocation) always flushes and stores the final resume points, also when
+// the unit's control goroutine is busy (here: storing resume points on a
+// slow target) at the moment it is asked to stop. It used to skip the
+// final flush at random (about half the time) when the poll loop had
+// already returned by the time the control goroutine looked, so the next
+// owner replayed what the stopped one had written.
+func TestGracefulStopStoresFinalResumePoints(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's request control (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.Tasks = 1
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	var slow atomic.Bool
+	c := p.Target.Fake
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if slow.Load() {
+			c.SleepControl(func() { time.Sleep(300 * time.Millisecond) })
+		}
+		return nil, nil, false
+	})
+	total := 0
+	for round := 0; round < 12; round++ {
+		testcluster.Produce(t, &p.Source, workload(topic, 2, 50, time.Now())...)
+		total += 100
+		m, err := New(append(clusterOpts(p), WithFlow(fc))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- m.Run(context.Background()) }()
+		testcluster.Eventually(t, 30*time.Second, "round replicated", func() (bool, string) {
+			fs := m.Status().Flows[0]
+			n := int64(0)
+			for _, ps := range fs.Partitions {
+				n += ps.Replicated
+			}
+			return n == int64(total), fmt.Sprint(n)
+		})
+		// A steady trickle keeps the resume points moving; the target
+		// answers slowly, so the control goroutine is mostly storing
+		// them when Close arrives.
+		testcluster.Produce(t, &p.Source, workload(topic, 2, 5, time.Now())...)
+		total += 10
+		slow.Store(true)
+		time.Sleep(150 * time.Millisecond)
+		m.Close()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		slow.Store(false)
+		for _, ps := range m.Status().Flows[0].Partitions {
+			if ps.Committed != ps.Replicated-1 {
+				t.Fatalf("round %d: partition %d stopped gracefully with resume point %d, replicated up to %d", round, ps.Partition, ps.Committed, ps.Replicated-1)
+			}
+		}
+	}
+}
