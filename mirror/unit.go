@@ -348,6 +348,7 @@ func (u *unit) session(ctx, hard context.Context) error {
 	var retry <-chan time.Time // partitions whose remote partition the producer does not know yet
 	pending := true            // the offer may hold partitions not started yet
 	var failed error
+	pollDone := false
 loop:
 	for {
 		if pending {
@@ -360,8 +361,14 @@ loop:
 		case <-ctx.Done():
 			break loop
 		case failed = <-pollErr:
-			// An exactly-once transaction failed: the session ends.
-			return u.fenced(ctx, failed)
+			if ctx.Err() == nil {
+				// An exactly-once transaction failed: the session ends.
+				return u.fenced(ctx, failed)
+			}
+			// The unit is stopping and the poll loop already returned
+			// (this goroutine was busy when ctx ended): stop as below.
+			pollDone = true
+			break loop
 		case <-u.offerCh:
 			pending = true
 		case <-retry:
@@ -376,15 +383,17 @@ loop:
 	// The poll loop may be blocked in Produce on a full buffer (records go
 	// with context.Background: a cancelable context costs kgo per record):
 	// closing the producer unblocks it on abort or after shutdownTimeout.
-	select {
-	case failed = <-pollErr:
-	case <-hard.Done():
-		u.prod.Close()
-		failed = <-pollErr
-	case <-time.After(shutdownTimeout):
-		u.log.Warn("poll loop did not stop in time: closing the target producer")
-		u.prod.Close()
-		failed = <-pollErr
+	if !pollDone {
+		select {
+		case failed = <-pollErr:
+		case <-hard.Done():
+			u.prod.Close()
+			failed = <-pollErr
+		case <-time.After(shutdownTimeout):
+			u.log.Warn("poll loop did not stop in time: closing the target producer")
+			u.prod.Close()
+			failed = <-pollErr
+		}
 	}
 	if hard.Err() == nil && failed == nil {
 		u.shutdown(hard)
