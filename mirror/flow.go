@@ -83,6 +83,8 @@ type flow struct {
 	unitsMu        sync.Mutex // guards the member fields below; taken before unit or partition locks, never after
 	units          map[int32]*unit
 	single         *singleton
+	stopping       map[int32]*unit // units a release is stopping, by slot
+	stoppingSingle *singleton      // singleton duties a release is stopping
 	leaving        bool
 	final          []PartitionStatus // the partitions of the units stopped when the member left
 	memberID       string
@@ -123,7 +125,7 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 	fc = fc.withDefaults()
 	f := &flow{cfg: fc, name: fc.Name(), src: src, dst: dst, pol: fc.Policy,
 		log: log.With("flow", fc.Name()), metrics: m, labels: m.labelsOf(fc.Source, fc.Target),
-		refreshWake: make(chan struct{}, 1), units: map[int32]*unit{},
+		refreshWake: make(chan struct{}, 1), units: map[int32]*unit{}, stopping: map[int32]*unit{},
 		state: StateUnassigned, since: time.Now(),
 		setConfigs: map[string]map[string]string{}, commitErrs: map[int32]error{},
 		tasks: int32(fc.Tasks), groupID: fc.GroupID, unitsTopic: unitsTopicName(fc.Source),

@@ -215,27 +215,47 @@ func (f *flow) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32)
 // all at once, and returns when they have stopped: graceful stores resume
 // points first (revocation); otherwise nothing is stored (the slots were
 // lost: another member may own them already).
+//
+// A slot another release is still stopping (the member leaving while a
+// rebalance revokes the slot) is waited for too: the callback must not
+// return, handing the slot to another member, before its unit stored its
+// resume points.
 func (f *flow) release(slots []int32, graceful bool) {
 	f.unitsMu.Lock()
-	var us []*unit
-	var single *singleton
+	var us, others []*unit
+	var single, otherSingle *singleton
 	for _, k := range slots {
 		if u := f.units[k]; u != nil {
 			us = append(us, u)
 			delete(f.units, k)
+			f.stopping[k] = u
+		} else if u := f.stopping[k]; u != nil {
+			others = append(others, u)
 		}
 		if k == 0 {
-			single, f.single = f.single, nil
+			if f.single != nil {
+				single, f.single = f.single, nil
+				f.stoppingSingle = single
+			} else {
+				otherSingle = f.stoppingSingle
+			}
 			f.isSingleton.Store(false)
 		}
 	}
 	owned := f.ownedLocked()
 	f.unitsMu.Unlock()
+	var wg sync.WaitGroup
+	for _, u := range others {
+		wg.Go(func() { u.stop(graceful) }) // idempotent: waits, or aborts a graceful stop of a lost slot
+	}
+	if otherSingle != nil {
+		wg.Go(otherSingle.stop)
+	}
 	if len(us) == 0 && single == nil {
+		wg.Wait()
 		return
 	}
 	start := time.Now()
-	var wg sync.WaitGroup
 	for _, u := range us {
 		wg.Go(func() { u.stop(graceful) })
 	}
@@ -243,7 +263,21 @@ func (f *flow) release(slots []int32, graceful bool) {
 		wg.Go(single.stop)
 	}
 	wg.Wait()
+	// The stopped units' health is no longer this member's to report.
+	f.health(func() {
+		for _, u := range us {
+			delete(f.commitErrs, u.slot)
+		}
+	})
 	f.unitsMu.Lock()
+	for _, u := range us {
+		if f.stopping[u.slot] == u {
+			delete(f.stopping, u.slot)
+		}
+	}
+	if single != nil && f.stoppingSingle == single {
+		f.stoppingSingle = nil
+	}
 	if f.leaving {
 		// The member stopped: Status keeps showing where its partitions
 		// ended.

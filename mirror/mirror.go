@@ -252,13 +252,8 @@ func (m *Mirror) Run(ctx context.Context) error {
 		return errors.New("mirror: Run called twice")
 	}
 	m.running = true
-	m.mu.Unlock()
-	// Two flows must never write one remote topic: refuse at start what the
-	// sources' topics make certain (a collision no flow opted into).
-	if err := m.checkCollisionsAtStart(ctx); err != nil {
-		return err
-	}
-	m.mu.Lock()
+	// Close and Shutdown stop (and wait for) Run from here on, also while
+	// it is still starting.
 	ctx, cancel := context.WithCancel(ctx)
 	hard, abort := context.WithCancel(context.WithoutCancel(ctx))
 	m.cancel, m.abort = cancel, abort
@@ -270,6 +265,11 @@ func (m *Mirror) Run(ctx context.Context) error {
 	}
 	defer abort()
 	defer cancel()
+	// Two flows must never write one remote topic: refuse at start what the
+	// sources' topics make certain (a collision no flow opted into).
+	if err := m.checkCollisionsAtStart(ctx); err != nil || ctx.Err() != nil {
+		return err // nil when stopped while starting
+	}
 
 	var wg sync.WaitGroup
 	errs := make([]error, len(m.flows))

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -52,11 +53,17 @@ type partState struct {
 
 	pending   [][2]int64
 	txnFailed bool
-	eos       bool
-	restart   atomic.Bool              // the topic was re-created: the poll loop forgets next
-	newID     [16]byte                 // with restart: the re-created topic's ID (guarded by mu)
-	pm        *partMetrics             // nil without a Registerer
-	ack       func(*kgo.Record, error) // p.onAck, bound once (a method value allocates)
+	txnErr    error // a record of the open transaction failed with an error of the whole transaction
+	// dropped: a record polled was never written (its transaction aborted,
+	// or the producer closed): the polled position is not replicated, and
+	// this partition state (of an ended session or a stopping unit) never
+	// reports it as such.
+	dropped bool
+	eos     bool
+	restart atomic.Bool              // the topic was re-created: the poll loop forgets next
+	newID   [16]byte                 // with restart: the re-created topic's ID (guarded by mu)
+	pm      *partMetrics             // nil without a Registerer
+	ack     func(*kgo.Record, error) // p.onAck, bound once (a method value allocates)
 }
 
 // newPartState returns the state of a source partition whose replication
@@ -103,6 +110,15 @@ func (p *partState) onAck(r *kgo.Record, err error) {
 	if err != nil && (errors.Is(err, kgo.ErrAborting) || errors.Is(err, kgo.ErrClientClosed)) {
 		// The unit aborted its transaction or is stopping: not an error of
 		// the partition (the next session replays from the resume point).
+		p.dropped = true
+		p.mu.Unlock()
+		return
+	}
+	if err != nil && p.eos && txnLevel(err) {
+		// The transaction failed as a whole (fenced, or ended by the
+		// coordinator): commitTxn aborts it and the next session resumes
+		// from the committed resume points. The partition is healthy.
+		p.txnErr, p.dropped = err, true
 		p.mu.Unlock()
 		return
 	}
@@ -136,7 +152,7 @@ func (p *partState) onAck(r *kgo.Record, err error) {
 // idleUp returns the polled position when nothing is in flight, else -1
 // (the offset-run writer's idle position). Callers hold p.mu.
 func (p *partState) idleUp() int64 {
-	if p.err != nil || p.head != len(p.queue) {
+	if p.err != nil || p.dropped || p.head != len(p.queue) {
 		return -1
 	}
 	return p.polledTo
@@ -170,7 +186,7 @@ func (p *partState) snapshot() PartitionStatus {
 	}
 	// With nothing in flight, everything polled is replicated: the
 	// position may be past transaction markers and aborted records.
-	if p.err == nil && p.head == len(p.queue) && (!p.eos || p.committed == p.acked) && p.polledTo > s.Replicated {
+	if p.err == nil && !p.dropped && p.head == len(p.queue) && (!p.eos || p.committed == p.acked) && p.polledTo > s.Replicated {
 		s.Replicated = p.polledTo
 	}
 	if p.hw >= 0 {
@@ -192,6 +208,16 @@ func (p *partState) snapshot() PartitionStatus {
 		s.State, s.Error = StateRetrying, p.fetchErr
 	}
 	return s
+}
+
+// txnLevel reports record errors that belong to the record's transaction
+// rather than to its partition: the producer was fenced or its transaction
+// can no longer commit. The transaction aborts and the unit's session
+// restarts; the partition does not stop.
+func txnLevel(err error) bool {
+	return isFenced(err) || errors.Is(err, kerr.TransactionAbortable) || errors.Is(err, kerr.InvalidTxnState) ||
+		errors.Is(err, kerr.InvalidProducerIDMapping) || errors.Is(err, kerr.UnknownProducerID) ||
+		errors.Is(err, kerr.ConcurrentTransactions)
 }
 
 func recordSize(r *kgo.Record) int64 {

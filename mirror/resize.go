@@ -84,7 +84,11 @@ func (f *flow) resizeSlots(ctx context.Context) (SlotsResize, error) {
 	if err != nil {
 		return r, fmt.Errorf("describing group %s on %s: %w", f.groupID, f.dst.Alias, err)
 	}
-	if g, ok := groups[f.groupID]; ok && g.Err == nil && len(g.Members) > 0 {
+	if g, ok := groups[f.groupID]; ok && g.Err != nil && !errors.Is(g.Err, kerr.GroupIDNotFound) {
+		// Whether members still run is unknown: resizing under them would
+		// fence their producers and delete their coordination topic.
+		return r, fmt.Errorf("describing group %s on %s: %w: cannot tell whether processes still run the flow; retry once the group can be described", f.groupID, f.dst.Alias, g.Err)
+	} else if ok && g.Err == nil && len(g.Members) > 0 {
 		var ids []string
 		for _, mem := range g.Members {
 			ids = append(ids, mem.ClientHost+" "+mem.MemberID)

@@ -115,6 +115,9 @@ func (m *Mirror) checkCollisionsAtStart(ctx context.Context) error {
 		}
 		keys = append(keys, keyOf(f.cfg))
 		names, err := f.listSourceTopics(ctx)
+		if err != nil && ctx.Err() != nil {
+			return nil // stopped while starting
+		}
 		if err != nil {
 			m.log.Warn("collision check at start: source not reachable; its topics are checked when discovered", "flow", f.name, "err", err)
 			continue

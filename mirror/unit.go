@@ -183,18 +183,28 @@ func (u *unit) open() error {
 		kgo.MaxBufferedRecords(1 << 20),
 		kgo.ProducerLinger(5 * time.Millisecond),
 	}
+	role := e.dst.Producer
 	if e.cfg.ExactlyOnce {
 		popts = append(popts, kgo.TransactionalID(e.txnID(u.slot)))
+		// Before the target's producer options, so that an explicit
+		// transaction.timeout.ms wins.
+		role = append([]kgo.Opt{kgo.TransactionTimeout(transactionTimeout(&e.cfg))}, role...)
 	}
 	// The source data's codec unless the user configured one (the user's
 	// options come after these and win).
 	popts = append([]kgo.Opt{kgo.WithCompressor(u.codec), kgo.ProducerBatchCompression(sentinelCodec)},
-		e.clientOpts(e.dst, e.dst.Producer, popts...)...)
+		e.clientOpts(e.dst, role, popts...)...)
 	if u.prod, err = kgo.NewClient(popts...); err != nil {
 		u.cons.Close()
 		return fmt.Errorf("target %s producer: %w", e.dst.Alias, err)
 	}
 	u.closeCons, u.closeProd = sync.OnceFunc(u.cons.Close), sync.OnceFunc(u.prod.Close)
+	if e.cfg.ExactlyOnce && e.cfg.TransactionBoundary == TransactionBoundaryInterval {
+		if tt, _ := u.prod.OptValue(kgo.TransactionTimeout).(time.Duration); tt <= e.cfg.TransactionInterval {
+			u.log.Warn("transaction.timeout.ms is not longer than transaction.boundary.interval.ms: the coordinator aborts transactions before they commit",
+				"transaction_timeout", tt, "interval", e.cfg.TransactionInterval)
+		}
+	}
 	u.codec.configured(u.prod.OptValue(kgo.ProducerBatchCompression))
 	u.sh = nil
 	if e.cfg.ShallowCopy {
@@ -205,6 +215,19 @@ func (u *unit) open() error {
 		}
 	}
 	return nil
+}
+
+// transactionTimeout is the transaction timeout an exactly-once unit asks
+// the coordinator for unless the target's producer options set one: the
+// Java producer's default (60 s, what MM2 runs with), and with
+// transaction.boundary=interval long enough for a transaction open for the
+// whole interval to commit (the interval plus admin.timeout.ms).
+func transactionTimeout(c *FlowConfig) time.Duration {
+	d := 60 * time.Second
+	if c.TransactionBoundary == TransactionBoundaryInterval {
+		d = max(d, c.TransactionInterval+c.AdminTimeout)
+	}
+	return d
 }
 
 // run is the unit's control goroutine. It runs sessions until the unit is
@@ -221,12 +244,22 @@ func (u *unit) run(ctx, hard context.Context) {
 			return
 		}
 		if errors.Is(err, errNotOwner) {
-			// Another member owns the slot (this member's group session
-			// expired without it noticing yet): stop, and let the group
-			// revoke or reassign the slot.
+			// Another member may own the slot (this member's group session
+			// expired without it noticing yet): replicate nothing until the
+			// group coordinator confirms this member's generation again.
+			// If another member owns it, the group revokes or reassigns
+			// the slot (ctx ends); if the answer was transient (a
+			// rebalance that left the slot here, a coordinator moving),
+			// the unit resumes: the member keeps the slot, so nobody else
+			// would replicate its partitions.
 			u.env.health(u.slot, fmt.Errorf("unit %d: %w", u.slot, err))
-			u.log.Warn("unit stopped: another member owns its slot", "err", err)
-			return
+			u.log.Warn("unit paused: another member may own its slot", "err", err)
+			if !u.awaitOwnership(ctx) {
+				return
+			}
+			u.log.Info("unit resumes: the group coordinator confirms this member owns its slot")
+			delay = 0
+			continue
 		}
 		u.env.health(u.slot, fmt.Errorf("unit %d: %w", u.slot, err))
 		u.log.Warn("unit restarts from its last committed resume points", "err", err)
@@ -239,8 +272,26 @@ func (u *unit) run(ctx, hard context.Context) {
 	}
 }
 
-// errNotOwner: the unit's producer was fenced and the member's group
-// generation is no longer current.
+// awaitOwnership asks the group coordinator, with backoff, whether this
+// member still owns the unit's slot, until it does (true) or ctx ends
+// (false: the slot was revoked or lost, or the unit stops).
+func (u *unit) awaitOwnership(ctx context.Context) bool {
+	var delay time.Duration
+	for {
+		delay = backoff(delay)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(delay):
+		}
+		if u.env.owns(ctx, u.slot) == nil {
+			return ctx.Err() == nil
+		}
+	}
+}
+
+// errNotOwner: the unit's producer was fenced and the group coordinator
+// did not confirm that the member's generation is current.
 var errNotOwner = errors.New("fenced by the slot's new owner")
 
 // retry calls fn with backoff until it succeeds, ctx ends or fn's error is
@@ -337,7 +388,7 @@ func (u *unit) session(ctx, hard context.Context) error {
 	var retry <-chan time.Time // partitions whose remote partition the producer does not know yet
 	pending := true            // the offer may hold partitions not started yet
 	var failed error
-	pollReturned := false
+	pollDone := false
 loop:
 	for {
 		if pending {
@@ -350,13 +401,14 @@ loop:
 		case <-ctx.Done():
 			break loop
 		case failed = <-pollErr:
-			if failed != nil {
+			if failed != nil && ctx.Err() == nil {
 				// An exactly-once transaction failed: the session ends.
 				return u.fenced(ctx, failed)
 			}
-			// The poll loop saw ctx end first (a graceful stop): go on
-			// to the shutdown below, which stores the resume points.
-			pollReturned = true
+			// The unit is stopping and the poll loop already returned
+			// (this goroutine was busy when ctx ended): stop as below,
+			// which stores the final resume points.
+			pollDone = true
 			break loop
 		case <-u.offerCh:
 			pending = true
@@ -372,7 +424,7 @@ loop:
 	// The poll loop may be blocked in Produce on a full buffer (records go
 	// with context.Background: a cancelable context costs kgo per record):
 	// closing the producer unblocks it on abort or after shutdownTimeout.
-	if !pollReturned {
+	if !pollDone {
 		select {
 		case failed = <-pollErr:
 		case <-hard.Done():
@@ -658,7 +710,17 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 	var buf []inflight
 	var out []*kgo.Record
 	for {
-		fs := u.cons.PollRecords(ctx, 10000)
+		// An interval-bounded transaction holding records commits when its
+		// interval ends even if the source goes quiet: the poll waits no
+		// longer than that (kgo returns no empty fetches).
+		pollCtx, cancelPoll := ctx, context.CancelFunc(nil)
+		if eos && u.inTxn && u.txnRecords > 0 && u.env.cfg.TransactionBoundary == TransactionBoundaryInterval {
+			pollCtx, cancelPoll = context.WithDeadline(ctx, u.txnStart.Add(u.env.cfg.TransactionInterval))
+		}
+		fs := u.cons.PollRecords(pollCtx, 10000)
+		if cancelPoll != nil {
+			cancelPoll()
+		}
 		if ctx.Err() != nil || fs.IsClientClosed() {
 			if eos && u.inTxn && hard.Err() == nil && !fs.IsClientClosed() {
 				cctx, cancel := context.WithTimeout(hard, shutdownTimeout)
@@ -675,8 +737,8 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 		}
 		parts := *u.parts.Load()
 		fs.EachError(func(topic string, partition int32, err error) {
-			if errors.Is(err, context.Canceled) {
-				return
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return // the loop's own context (stop, or a transaction's interval)
 			}
 			u.env.metrics.flowErr(u.env.labels, "fetch")
 			p := parts[tp{topic, partition}]
@@ -705,7 +767,11 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 			if p.restart.Swap(false) {
 				p.next = -1 // the topic was re-created: no gap check against the old offsets
 				p.mu.Lock()
-				p.sw.reincarnate(p.newID, len(p.queue)-p.head) // the new topic's first offset-run session
+				// The new topic's first offset-run session starts after the
+				// old topic's records not fed to the sync writer yet: in
+				// flight, and (exactly once) acknowledged in the open
+				// transaction.
+				p.sw.reincarnate(p.newID, len(p.queue)-p.head+len(p.pending))
 				p.mu.Unlock()
 			}
 			p.mu.Lock()
@@ -826,9 +892,12 @@ func (u *unit) commitTxn(ctx context.Context) (err error) {
 	var ups []upd
 	for _, p := range parts {
 		p.mu.Lock()
-		acked, committed, perr, fresh := p.acked, p.committed, p.err, p.txnFailed
-		p.txnFailed = false
+		acked, committed, perr, fresh, terr := p.acked, p.committed, p.err, p.txnFailed, p.txnErr
+		p.txnFailed, p.txnErr = false, nil
 		p.mu.Unlock()
+		if terr != nil {
+			return terr // fenced, or the coordinator ended the transaction
+		}
 		if perr != nil && fresh {
 			// A record of this transaction was rejected: the whole
 			// transaction aborts; the partition stays stopped.

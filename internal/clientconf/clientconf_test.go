@@ -681,3 +681,25 @@ func TestBootstrapValidation(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestBuildTransactionTimeout: transaction.timeout.ms reaches the
+// exactly-once units' transactional producers (it had no effect: a
+// transaction.boundary.interval.ms longer than franz-go's 40 s default
+// then had every transaction aborted by the coordinator).
+func TestBuildTransactionTimeout(t *testing.T) {
+	b := mustBuild(t, Producer, map[string]string{"transaction.timeout.ms": "120000"}, Env{})
+	if len(b.Lines) != 1 || b.Lines[0].Effect != "kgo.TransactionTimeout(2m0s)" {
+		t.Errorf("effects %+v, want kgo.TransactionTimeout(2m0s)", b.Lines)
+	}
+	cl, err := kgo.NewClient(append(mustBuild(t, Client, map[string]string{"bootstrap.servers": "127.0.0.1:1"}, Env{}).Conn.Opts(), b.Tuning...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if got := cl.OptValue(kgo.TransactionTimeout); got != 2*time.Minute {
+		t.Errorf("transaction timeout %v, want 2m0s", got)
+	}
+	if _, err := Build(Producer, map[string]string{"transaction.timeout.ms": "0"}, Env{}); err == nil {
+		t.Error("transaction.timeout.ms=0 accepted")
+	}
+}

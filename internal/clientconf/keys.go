@@ -245,8 +245,16 @@ var tuning = map[string]keyDef{
 		b.add(k, v, "no franz-go equivalent: batches grow up to max.request.size while linger.ms allows; batch.size is not a record size limit in kmirror")
 		return nil
 	}},
+	// The exactly-once units' transactional producers (kmirror sets their
+	// transactional ids itself).
+	"transaction.timeout.ms": {roles: rProducer, conv: func(b *builder, k, v string) error {
+		d, err := b.millis(k, v, 1)
+		if err == nil {
+			b.add(k, v, fmt.Sprintf("kgo.TransactionTimeout(%s)", d), kgo.TransactionTimeout(d))
+		}
+		return err
+	}},
 	"transactional.id":                                    {roles: rProducer, unsupported: true, note: "kmirror does not produce transactionally (at-least-once)"},
-	"transaction.timeout.ms":                              {roles: rProducer, note: "kmirror does not produce transactionally"},
 	"partitioner.class":                                   {roles: rProducer, note: "kmirror keeps every record in its source partition"},
 	"partitioner.ignore.keys":                             {roles: rProducer, note: "kmirror keeps every record in its source partition"},
 	"partitioner.adaptive.partitioning.enable":            {roles: rProducer, note: "kmirror keeps every record in its source partition"},
