@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"bytes"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -42,7 +43,9 @@ func (c *followCodec) configured(v any) {
 	if !ok || (len(codecs) == 1 && codecs[0] == sentinelCodec) {
 		return
 	}
-	c.fixed, _ = kgo.DefaultCompressor(codecs...)
+	// A copy: DefaultCompressor reorders its argument in place, and the
+	// slice is the option value every client built from it shares.
+	c.fixed, _ = kgo.DefaultCompressor(slices.Clone(codecs)...)
 	if c.fixed == nil {
 		c.fixed = noCompressor{}
 	}
