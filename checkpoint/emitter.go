@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/policy"
 )
 
@@ -429,12 +430,12 @@ func (e *Emitter) Run(ctx context.Context) error {
 		return errors.New("checkpoint: Emitter.Run called twice")
 	}
 	c := e.cfg
-	srcCl, err := kgo.NewClient(c.SourceOpts...)
+	srcCl, err := kclient.New(c.SourceOpts...)
 	if err != nil {
 		return fmt.Errorf("checkpoint: source %s client: %w", c.SourceAlias, err)
 	}
 	defer srcCl.Close()
-	dstCl, err := kgo.NewClient(append(append([]kgo.Opt{}, c.TargetOpts...),
+	dstCl, err := kclient.New(append(append([]kgo.Opt{}, c.TargetOpts...),
 		kgo.DefaultProduceTopic(e.cpTopic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerLinger(5*time.Millisecond),

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/internal/kread"
 )
 
@@ -63,7 +64,7 @@ func (e *Emitter) tailSyncs(ctx context.Context, ready chan<- struct{}) {
 	var delay time.Duration
 	for {
 		var err error
-		cl, err = kgo.NewClient(append(append([]kgo.Opt{}, c.OffsetSyncsOpts...),
+		cl, err = kclient.New(append(append([]kgo.Opt{}, c.OffsetSyncsOpts...),
 			kgo.ConsumePartitions(parts),
 			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 			kgo.FetchMaxWait(500*time.Millisecond),

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/policy"
 )
 
@@ -122,7 +123,7 @@ func (e *Emitter) Run(ctx context.Context) error {
 		return errors.New("heartbeat: Emitter.Run called twice")
 	}
 	c := e.cfg
-	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, c.TargetOpts...),
+	cl, err := kclient.New(append(append([]kgo.Opt{}, c.TargetOpts...),
 		kgo.DefaultProduceTopic(c.Topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.RecordDeliveryTimeout(c.AdminTimeout),

@@ -44,7 +44,8 @@ func (c *followCodec) configured(v any) {
 		return
 	}
 	// A copy: DefaultCompressor reorders its argument in place, and the
-	// slice is the option value every client built from it shares.
+	// slice is the option value every client built from it shares (the
+	// caller holds kclient's lock while reading it).
 	c.fixed, _ = kgo.DefaultCompressor(slices.Clone(codecs)...)
 	if c.fixed == nil {
 		c.fixed = noCompressor{}

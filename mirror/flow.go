@@ -18,6 +18,7 @@ import (
 
 	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/internal/connectoffsets"
+	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/internal/mm2filter"
 	"github.com/kmirror/kmirror/policy"
 )
@@ -281,7 +282,7 @@ func (f *flow) clientOpts(c ClusterConfig, role []kgo.Opt, extra ...kgo.Opt) []k
 func (f *flow) newAdmin(c ClusterConfig) (*kgo.Client, *kadm.Client, error) {
 	// A short metadata age: kgo answers metadata requests from a cache of
 	// this age, which would hide topics just created.
-	cl, err := kgo.NewClient(f.clientOpts(c, c.Admin, kgo.RequestTimeoutOverhead(5*time.Second), kgo.MetadataMinAge(100*time.Millisecond))...)
+	cl, err := kclient.New(f.clientOpts(c, c.Admin, kgo.RequestTimeoutOverhead(5*time.Second), kgo.MetadataMinAge(100*time.Millisecond))...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -306,7 +307,7 @@ func (f *flow) openClients() error {
 		syncCluster = f.dst
 	}
 	if !f.cfg.Disabled && !f.cfg.DisableOffsetSyncs {
-		if f.syncCl, err = kgo.NewClient(f.clientOpts(syncCluster, syncCluster.Producer,
+		if f.syncCl, err = kclient.New(f.clientOpts(syncCluster, syncCluster.Producer,
 			kgo.RecordPartitioner(kgo.ManualPartitioner()),
 			kgo.DefaultProduceTopic(f.offsetSyncsTopic),
 		)...); err != nil {

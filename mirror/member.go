@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/connectoffsets"
+	"github.com/kmirror/kmirror/internal/kclient"
 )
 
 // Membership: the processes that run the same flow (members) share its N
@@ -122,7 +123,7 @@ func (f *flow) join() error {
 		kgo.OnPartitionsLost(f.onLost),
 		kgo.FetchMaxWait(5*time.Second),
 	)
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kclient.New(opts...)
 	if err != nil {
 		return fmt.Errorf("group member on %s: %w", f.dst.Alias, err)
 	}

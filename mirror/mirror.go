@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/checkpoint"
+	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/internal/logx"
 )
 
@@ -217,7 +218,7 @@ func (m *Mirror) staticTopology(fcs []FlowConfig) error {
 
 func kgoValidate(c ClusterConfig) error {
 	for _, role := range [][]kgo.Opt{c.Consumer, c.Producer, c.Admin} {
-		if err := kgo.ValidateOpts(append(append([]kgo.Opt{}, c.Client...), role...)...); err != nil {
+		if err := kclient.Validate(append(append([]kgo.Opt{}, c.Client...), role...)...); err != nil {
 			return &ConfigError{Key: c.Alias, Reason: fmt.Sprintf("invalid client options: %v", err)}
 		}
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/kclient"
 )
 
 // SlotsResize reports what [Mirror.ResizeSlots] did for one flow.
@@ -149,7 +151,7 @@ func (f *flow) resizeSlots(ctx context.Context) (SlotsResize, error) {
 // the coordinator bumps the id's epoch, aborting its open transaction and
 // fencing every producer that used it before.
 func fenceTransactionalID(ctx context.Context, opts []kgo.Opt) error {
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kclient.New(opts...)
 	if err != nil {
 		return err
 	}

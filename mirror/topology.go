@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/kclient"
 )
 
 // topology is what the flows of one Mirror share to judge topics across
@@ -135,7 +137,7 @@ func (m *Mirror) checkCollisionsAtStart(ctx context.Context) error {
 // listSourceTopics lists the source's topics with a short-lived admin
 // client, bounded by 10 s.
 func (f *flow) listSourceTopics(ctx context.Context) ([]string, error) {
-	cl, err := kgo.NewClient(f.clientOpts(f.src, f.src.Admin)...)
+	cl, err := kclient.New(f.clientOpts(f.src, f.src.Admin)...)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +238,7 @@ func (f *flow) sampleNewest(ctx context.Context, topic string) [][]kgo.RecordHea
 	if len(from) == 0 {
 		return nil
 	}
-	cl, err := kgo.NewClient(f.clientOpts(f.src, f.src.Consumer, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}),
+	cl, err := kclient.New(f.clientOpts(f.src, f.src.Consumer, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}),
 		kgo.FetchMaxWait(200*time.Millisecond))...)
 	if err != nil {
 		return nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/internal/connectoffsets"
+	"github.com/kmirror/kmirror/internal/kclient"
 )
 
 // unitEnv is what a unit receives from its flow at construction: settings
@@ -166,7 +167,7 @@ func (u *unit) open() error {
 		iso = kgo.ReadUncommitted()
 	}
 	var err error
-	if u.cons, err = kgo.NewClient(e.clientOpts(e.src, e.src.Consumer,
+	if u.cons, err = kclient.New(e.clientOpts(e.src, e.src.Consumer,
 		kgo.FetchIsolationLevel(iso),
 		kgo.FetchMaxBytes(budget(e.cfg.FetchMaxBytes, e.tasks, max(1<<20, e.cfg.FetchMaxPartitionBytes))),
 		kgo.FetchMaxPartitionBytes(e.cfg.FetchMaxPartitionBytes),
@@ -194,7 +195,7 @@ func (u *unit) open() error {
 	// options come after these and win).
 	popts = append([]kgo.Opt{kgo.WithCompressor(u.codec), kgo.ProducerBatchCompression(sentinelCodec)},
 		e.clientOpts(e.dst, role, popts...)...)
-	if u.prod, err = kgo.NewClient(popts...); err != nil {
+	if u.prod, err = kclient.New(popts...); err != nil {
 		u.cons.Close()
 		return fmt.Errorf("target %s producer: %w", e.dst.Alias, err)
 	}
@@ -205,7 +206,7 @@ func (u *unit) open() error {
 				"transaction_timeout", tt, "interval", e.cfg.TransactionInterval)
 		}
 	}
-	u.codec.configured(u.prod.OptValue(kgo.ProducerBatchCompression))
+	kclient.Locked(func() { u.codec.configured(u.prod.OptValue(kgo.ProducerBatchCompression)) })
 	u.sh = nil
 	if e.cfg.ShallowCopy {
 		if acks, _ := u.prod.OptValue(kgo.RequiredAcks).(kgo.Acks); acks == kgo.NoAck() {

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/plugin/kslog"
 
+	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/policy"
 )
 
@@ -333,7 +334,7 @@ func withOwnClient[T any](opts []Opt, fn func(*Client) (T, error)) (T, error) {
 	if c.logger != nil {
 		kopts = append([]kgo.Opt{kgo.WithLogger(kslog.New(c.logger))}, kopts...)
 	}
-	cl, err := kgo.NewClient(kopts...)
+	cl, err := kclient.New(kopts...)
 	if err != nil {
 		return zero, fmt.Errorf("remoteclusterutils: building the client: %w", err)
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/kclient"
 )
 
 // IdleStop bounds how long ReadToEnd waits without any new record before
@@ -46,7 +48,7 @@ func ReadToEnd(ctx context.Context, opts []kgo.Opt, topic string, o Options) ([]
 
 // ReadPartitions is ReadToEnd with records grouped by partition.
 func ReadPartitions(ctx context.Context, opts []kgo.Opt, topic string, o Options) (map[int32][]*kgo.Record, error) {
-	admCl, err := kgo.NewClient(opts...)
+	admCl, err := kclient.New(opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +80,7 @@ func ReadPartitions(ctx context.Context, opts []kgo.Opt, topic string, o Options
 	if o.ReadCommitted {
 		iso = kgo.ReadCommitted()
 	}
-	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, opts...), kgo.FetchIsolationLevel(iso),
+	cl, err := kclient.New(append(append([]kgo.Opt{}, opts...), kgo.FetchIsolationLevel(iso),
 		kgo.KeepControlRecords(), // markers count toward reaching end-1
 		kgo.FetchMaxWait(200*time.Millisecond),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}))...)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/kclient"
 )
 
 // partReader streams one partition with read_committed from a start
@@ -40,7 +42,7 @@ func newPartReader(opts []kgo.Opt, topic string, part int32, start, end int64, i
 	if start >= end {
 		return r, nil
 	}
-	cl, err := kgo.NewClient(append(append([]kgo.Opt{}, opts...),
+	cl, err := kclient.New(append(append([]kgo.Opt{}, opts...),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.KeepControlRecords(),
 		kgo.FetchMaxWait(250*time.Millisecond),

@@ -75,6 +75,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/policy"
 )
 
@@ -340,12 +341,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	default:
 		rep.Window = "whole partitions"
 	}
-	srcCl, err := kgo.NewClient(append(slices.Clone(c.Source.Opts), c.Source.Admin...)...)
+	srcCl, err := kclient.New(append(slices.Clone(c.Source.Opts), c.Source.Admin...)...)
 	if err != nil {
 		return nil, &ConfigError{Field: "Source", Reason: err.Error()}
 	}
 	defer srcCl.Close()
-	tgtCl, err := kgo.NewClient(append(slices.Clone(c.Target.Opts), c.Target.Admin...)...)
+	tgtCl, err := kclient.New(append(slices.Clone(c.Target.Opts), c.Target.Admin...)...)
 	if err != nil {
 		return nil, &ConfigError{Field: "Target", Reason: err.Error()}
 	}
