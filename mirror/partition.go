@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,10 +61,13 @@ type partState struct {
 	// reports it as such.
 	dropped bool
 	eos     bool
-	restart atomic.Bool              // the topic was re-created: the poll loop forgets next
-	newID   [16]byte                 // with restart: the re-created topic's ID (guarded by mu)
-	pm      *partMetrics             // nil without a Registerer
-	ack     func(*kgo.Record, error) // p.onAck, bound once (a method value allocates)
+	// transientErr: a produce of this partition failed for a transient
+	// reason; the session restarts, and until then no ack counts.
+	transientErr error
+	restart      atomic.Bool              // the topic was re-created: the poll loop forgets next
+	newID        [16]byte                 // with restart: the re-created topic's ID (guarded by mu)
+	pm           *partMetrics             // nil without a Registerer
+	ack          func(*kgo.Record, error) // p.onAck, bound once (a method value allocates)
 }
 
 // newPartState returns the state of a source partition whose replication
@@ -103,7 +107,10 @@ func (p *partState) onAck(r *kgo.Record, err error) {
 		n := copy(p.queue, p.queue[p.head:])
 		p.queue, p.head = p.queue[:n], 0
 	}
-	if p.err != nil {
+	if p.err != nil || p.transientErr != nil {
+		// Stopped, or waiting for the session restart a transient failure
+		// asked for: later acks must not move the resume point past the
+		// record that failed.
 		p.mu.Unlock()
 		return
 	}
@@ -120,6 +127,16 @@ func (p *partState) onAck(r *kgo.Record, err error) {
 		// from the committed resume points. The partition is healthy.
 		p.txnErr, p.dropped = err, true
 		p.mu.Unlock()
+		return
+	}
+	if err != nil && transientProduceErr(err) {
+		// The target did not take the record in time (an outage longer
+		// than the producer's delivery.timeout.ms or retries): not the
+		// partition's fault. The unit's session restarts from its stored
+		// resume points; the target may be back by then.
+		p.transientErr = err
+		p.mu.Unlock()
+		p.u.requestRestart(fmt.Errorf("%s[%d]: %w", p.topic, p.partition, err))
 		return
 	}
 	if err != nil {
@@ -147,6 +164,14 @@ func (p *partState) onAck(r *kgo.Record, err error) {
 	if due {
 		p.u.wakeSyncer()
 	}
+}
+
+// transientProduceErr reports produce failures that say nothing about the
+// record or the partition: the target did not take it in time (kgo's
+// delivery timeout or retry limit, or a retriable error once retries are
+// exhausted).
+func transientProduceErr(err error) bool {
+	return errors.Is(err, kgo.ErrRecordTimeout) || errors.Is(err, kgo.ErrRecordRetries) || kerr.IsRetriable(err)
 }
 
 // idleUp returns the polled position when nothing is in flight, else -1

@@ -101,7 +101,8 @@ type unit struct {
 	txnRecords  int
 	lastPromote time.Time
 
-	wake chan struct{} // an offset sync is due
+	wake    chan struct{} // an offset sync is due
+	restart chan error    // a transient produce failure: the session restarts
 
 	cancel context.CancelFunc // graceful stop
 	abort  context.CancelFunc // stop without flushing
@@ -110,7 +111,7 @@ type unit struct {
 
 func newUnit(slot int32, env *unitEnv) *unit {
 	u := &unit{slot: slot, env: env, log: env.log.With("unit", slot), offerCh: make(chan struct{}, 1),
-		wake: make(chan struct{}, 1), done: make(chan struct{}), topicIDs: map[string]kadm.TopicID{}, codec: &followCodec{}}
+		wake: make(chan struct{}, 1), restart: make(chan error, 1), done: make(chan struct{}), topicIDs: map[string]kadm.TopicID{}, codec: &followCodec{}}
 	empty := map[tp]*partState{}
 	u.parts.Store(&empty)
 	return u
@@ -144,6 +145,16 @@ func (u *unit) setOffer(o map[tp]offered) {
 	u.offerMu.Unlock()
 	select {
 	case u.offerCh <- struct{}{}:
+	default:
+	}
+}
+
+// requestRestart asks the control goroutine to end the session (without
+// storing resume points past the failure) and start a new one from the
+// stored resume points.
+func (u *unit) requestRestart(err error) {
+	select {
+	case u.restart <- err:
 	default:
 	}
 }
@@ -417,6 +428,10 @@ loop:
 			pending = true
 		case <-u.wake:
 			u.sendSyncs(false)
+		case err := <-u.restart:
+			// Nothing past the last stored resume points is trusted: the
+			// next session replays from there (at least once).
+			return fmt.Errorf("produce to %s failed: %w", e.dst.Alias, err)
 		case <-flushT.C:
 			u.flush(ctx)
 		}
@@ -899,6 +914,12 @@ func (u *unit) commitTxn(ctx context.Context) (err error) {
 		if terr != nil {
 			return terr // fenced, or the coordinator ended the transaction
 		}
+		p.mu.Lock()
+		transient := p.transientErr
+		p.mu.Unlock()
+		if transient != nil {
+			return transient // the target did not take a record in time
+		}
 		if perr != nil && fresh {
 			// A record of this transaction was rejected: the whole
 			// transaction aborts; the partition stays stopped.
@@ -1058,8 +1079,11 @@ func (u *unit) commit(ctx context.Context) error {
 	var recs []*kgo.Record
 	for _, p := range *u.parts.Load() {
 		p.mu.Lock()
-		acked, committed := p.acked, p.committed
+		acked, committed, transient := p.acked, p.committed, p.transientErr
 		p.mu.Unlock()
+		if transient != nil {
+			continue // the session restarts from the stored resume point
+		}
 		// Store whatever the last replicated record is, also when it went
 		// back (the source topic was re-created): as Connect does, with no
 		// monotonic check, so a restart resumes on the new topic.

@@ -1,5 +1,3 @@
-//go:build review
-
 package mirror
 
 import (
@@ -15,17 +13,14 @@ import (
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
-// Known defects found by the adversarial review whose fix is a design
-// change: these tests fail on purpose and run only with -tags review.
-
-// TestTargetOutageLongerThanDeliveryTimeoutRecovers: with the target's
-// producer configured with a delivery timeout (delivery.timeout.ms, which
-// MM2 configurations commonly set; retries gives the same with
-// kgo.ErrRecordRetries), an outage of the target longer than that timeout
-// fails the records in flight with kgo.ErrRecordTimeout. That is a
-// transient condition, but the partition is stopped (FAILED) for good:
-// nothing replicates it again until the unit restarts on a rebalance or a
-// new process, although the target came back.
+// TestTargetOutageLongerThanDeliveryTimeoutRecovers (regression, found by
+// review): with the target's producer configured with a delivery timeout
+// (delivery.timeout.ms, which MM2 configurations commonly set; retries
+// gives the same with kgo.ErrRecordRetries), an outage of the target longer
+// than that timeout fails the records in flight with kgo.ErrRecordTimeout.
+// That is transient: the unit's session restarts from its stored resume
+// points and replication resumes once the target is back (it used to stop
+// the partition for good).
 func TestTargetOutageLongerThanDeliveryTimeoutRecovers(t *testing.T) {
 	p := testcluster.New(t, "src", "dst")
 	if p.Target.Fake == nil {
@@ -52,4 +47,13 @@ func TestTargetOutageLongerThanDeliveryTimeoutRecovers(t *testing.T) {
 		ps := m.Status().Flows[0].Partitions
 		return len(ps) == 1 && ps[0].Replicated == 30 && ps[0].State == StateRunning, fmt.Sprintf("%+v", ps)
 	})
+	var want []*kgo.Record
+	for _, prefix := range []string{"a", "b", "c"} {
+		want = append(want, valueRecords(topic, prefix, 0, 10)...)
+	}
+	lost, dups := missingValues(t, p, p.Source.Alias+"."+topic, want)
+	if lost != 0 {
+		t.Errorf("%d records lost across the outage", lost)
+	}
+	t.Logf("%d duplicates (replayed from the stored resume point)", dups)
 }
