@@ -13,15 +13,14 @@ import (
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
-// TestTargetOutageLongerThanDeliveryTimeoutRecovers (regression, found by
-// review): with the target's producer configured with a delivery timeout
-// (delivery.timeout.ms, which MM2 configurations commonly set; retries
-// gives the same with kgo.ErrRecordRetries), an outage of the target longer
-// than that timeout fails the records in flight with kgo.ErrRecordTimeout.
-// That is transient: the unit's session restarts from its stored resume
-// points and replication resumes once the target is back (it used to stop
-// the partition for good).
-func TestTargetOutageLongerThanDeliveryTimeoutRecovers(t *testing.T) {
+// TestTargetOutageLongerThanRetriesRecovers (regression, found by review):
+// with the target's producer limited to a few retries (MM2 configurations
+// set retries, or delivery.timeout.ms), an outage of the target longer
+// than that fails the records in flight (kgo.ErrRecordRetries). That is
+// transient: the unit's session restarts from its stored resume points and
+// replication resumes once the target is back, nothing lost (it used to
+// stop the partition for good).
+func TestTargetOutageLongerThanRetriesRecovers(t *testing.T) {
 	p := testcluster.New(t, "src", "dst")
 	if p.Target.Fake == nil {
 		t.Skip("needs kfake's request control")
@@ -34,7 +33,7 @@ func TestTargetOutageLongerThanDeliveryTimeoutRecovers(t *testing.T) {
 	fc.Tasks = 1
 	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
 	m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
-		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts(), Producer: []kgo.Opt{kgo.RecordDeliveryTimeout(time.Second)}}),
+		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts(), Producer: []kgo.Opt{kgo.RecordRetries(3)}}),
 		WithFlow(fc))
 	waitReplicated(t, m, 10)
 	// The target rejects every write with a retriable error for 3 s.
@@ -53,7 +52,43 @@ func TestTargetOutageLongerThanDeliveryTimeoutRecovers(t *testing.T) {
 	}
 	lost, dups := missingValues(t, p, p.Source.Alias+"."+topic, want)
 	if lost != 0 {
-		t.Errorf("%d records lost across the outage", lost)
+		var got []string
+		for _, r := range testcluster.ReadAll(t, &p.Target, p.Source.Alias+"."+topic)[0] {
+			got = append(got, fmt.Sprintf("%d:%s", r.Offset, r.Value))
+		}
+		t.Errorf("%d records lost across the outage; target: %v; status %+v", lost, got, m.Status().Flows[0].Partitions)
 	}
 	t.Logf("%d duplicates (replayed from the stored resume point)", dups)
+}
+
+// TestDeliveryTimeoutDoesNotFailOldRecords (regression): franz-go measures
+// delivery.timeout.ms from a record's timestamp, which replication keeps,
+// so with the target's producer configured with a delivery timeout every
+// record older than it failed at once and a backlog could never be copied.
+// The replication producer ignores it.
+func TestDeliveryTimeoutDoesNotFailOldRecords(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("backlog")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	old := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	rs := valueRecords(topic, "old", 0, 50)
+	for i, r := range rs {
+		r.Timestamp = old.Add(time.Duration(i) * time.Millisecond)
+	}
+	testcluster.Produce(t, &p.Source, rs...)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
+		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts(), Producer: []kgo.Opt{kgo.RecordDeliveryTimeout(time.Second)}}),
+		WithFlow(fc))
+	waitReplicated(t, m, 50)
+	if lost, _ := missingValues(t, p, p.Source.Alias+"."+topic, rs); lost != 0 {
+		t.Errorf("%d records an hour old not replicated with delivery.timeout.ms=1000", lost)
+	}
+	for _, ps := range m.Status().Flows[0].Partitions {
+		if ps.State != StateRunning {
+			t.Errorf("partition %d: %s %s", ps.Partition, ps.State, ps.Error)
+		}
+	}
 }

@@ -64,6 +64,7 @@ type partState struct {
 	// transientErr: a produce of this partition failed for a transient
 	// reason; the session restarts, and until then no ack counts.
 	transientErr error
+	restartCh    chan<- error             // the unit's session that created this state (unit.sessRestart)
 	restart      atomic.Bool              // the topic was re-created: the poll loop forgets next
 	newID        [16]byte                 // with restart: the re-created topic's ID (guarded by mu)
 	pm           *partMetrics             // nil without a Registerer
@@ -76,7 +77,7 @@ type partState struct {
 func newPartState(u *unit, topic, remote string, partition int32, committed int64, topicID [16]byte) *partState {
 	p := &partState{u: u, topic: topic, remote: remote, partition: partition, eos: u.env.cfg.ExactlyOnce,
 		next: -1, lsoHeld: -1, acked: committed, ackedDown: -1, committed: committed, hw: -1, polledTo: -1,
-		sw: newSyncWriter(committed, topicID)}
+		sw: newSyncWriter(committed, topicID), restartCh: u.sessRestart}
 	if committed >= 0 {
 		p.next = committed + 1
 	}
@@ -136,7 +137,13 @@ func (p *partState) onAck(r *kgo.Record, err error) {
 		// resume points; the target may be back by then.
 		p.transientErr = err
 		p.mu.Unlock()
-		p.u.requestRestart(fmt.Errorf("%s[%d]: %w", p.topic, p.partition, err))
+		// Ask the control goroutine to end the session (without storing
+		// resume points past the failure); the next one starts from the
+		// stored resume points.
+		select {
+		case p.restartCh <- fmt.Errorf("%s[%d]: %w", p.topic, p.partition, err):
+		default:
+		}
 		return
 	}
 	if err != nil {
@@ -177,7 +184,7 @@ func transientProduceErr(err error) bool {
 // idleUp returns the polled position when nothing is in flight, else -1
 // (the offset-run writer's idle position). Callers hold p.mu.
 func (p *partState) idleUp() int64 {
-	if p.err != nil || p.dropped || p.head != len(p.queue) {
+	if p.err != nil || p.transientErr != nil || p.dropped || p.head != len(p.queue) {
 		return -1
 	}
 	return p.polledTo
@@ -211,7 +218,7 @@ func (p *partState) snapshot() PartitionStatus {
 	}
 	// With nothing in flight, everything polled is replicated: the
 	// position may be past transaction markers and aborted records.
-	if p.err == nil && !p.dropped && p.head == len(p.queue) && (!p.eos || p.committed == p.acked) && p.polledTo > s.Replicated {
+	if p.err == nil && p.transientErr == nil && !p.dropped && p.head == len(p.queue) && (!p.eos || p.committed == p.acked) && p.polledTo > s.Replicated {
 		s.Replicated = p.polledTo
 	}
 	if p.hw >= 0 {

@@ -101,8 +101,12 @@ type unit struct {
 	txnRecords  int
 	lastPromote time.Time
 
-	wake    chan struct{} // an offset sync is due
-	restart chan error    // a transient produce failure: the session restarts
+	wake chan struct{} // an offset sync is due
+	// sessRestart receives a transient produce failure of the current
+	// session's partitions (each session has its own, so that a late
+	// failure of an earlier session cannot end a new one). Written by the
+	// control goroutine at a session's start, captured by newPartState.
+	sessRestart chan error
 
 	cancel context.CancelFunc // graceful stop
 	abort  context.CancelFunc // stop without flushing
@@ -111,7 +115,7 @@ type unit struct {
 
 func newUnit(slot int32, env *unitEnv) *unit {
 	u := &unit{slot: slot, env: env, log: env.log.With("unit", slot), offerCh: make(chan struct{}, 1),
-		wake: make(chan struct{}, 1), restart: make(chan error, 1), done: make(chan struct{}), topicIDs: map[string]kadm.TopicID{}, codec: &followCodec{}}
+		wake: make(chan struct{}, 1), done: make(chan struct{}), topicIDs: map[string]kadm.TopicID{}, codec: &followCodec{}}
 	empty := map[tp]*partState{}
 	u.parts.Store(&empty)
 	return u
@@ -145,16 +149,6 @@ func (u *unit) setOffer(o map[tp]offered) {
 	u.offerMu.Unlock()
 	select {
 	case u.offerCh <- struct{}{}:
-	default:
-	}
-}
-
-// requestRestart asks the control goroutine to end the session (without
-// storing resume points past the failure) and start a new one from the
-// stored resume points.
-func (u *unit) requestRestart(err error) {
-	select {
-	case u.restart <- err:
 	default:
 	}
 }
@@ -206,6 +200,12 @@ func (u *unit) open() error {
 	// options come after these and win).
 	popts = append([]kgo.Opt{kgo.WithCompressor(u.codec), kgo.ProducerBatchCompression(sentinelCodec)},
 		e.clientOpts(e.dst, role, popts...)...)
+	// kgo measures a record's delivery timeout (delivery.timeout.ms) from
+	// the record's timestamp, which replication keeps: every record older
+	// than the timeout would fail at once, and a backlog could never be
+	// copied. The replication producer retries until the target takes the
+	// record (or a retry limit fails it, which restarts the session).
+	popts = append(popts, kgo.RecordDeliveryTimeout(0))
 	if u.prod, err = kclient.New(popts...); err != nil {
 		u.cons.Close()
 		return fmt.Errorf("target %s producer: %w", e.dst.Alias, err)
@@ -387,6 +387,7 @@ func (u *unit) session(ctx, hard context.Context) error {
 		return nil // ctx ended
 	}
 	e.health(u.slot, nil)
+	u.sessRestart = make(chan error, 1)
 	u.resetParts()
 	u.log.Debug("unit started", "resume_points", len(u.resume), "exactly_once", e.cfg.ExactlyOnce)
 
@@ -428,7 +429,7 @@ loop:
 			pending = true
 		case <-u.wake:
 			u.sendSyncs(false)
-		case err := <-u.restart:
+		case err := <-u.sessRestart:
 			// Nothing past the last stored resume points is trusted: the
 			// next session replays from there (at least once).
 			return fmt.Errorf("produce to %s failed: %w", e.dst.Alias, err)

@@ -580,7 +580,7 @@ func TestBuildTuning(t *testing.T) {
 		"max.request.size":       "kgo.BrokerMaxWriteBytes(210763776)",
 		"batch.size":             "no franz-go equivalent: batches grow up to max.request.size while linger.ms allows; batch.size is not a record size limit in kmirror",
 		"buffer.memory":          "kgo.MaxBufferedBytes(1048576)",
-		"delivery.timeout.ms":    "kgo.RecordDeliveryTimeout(2m0s)",
+		"delivery.timeout.ms":    "kgo.RecordDeliveryTimeout(2m0s) for checkpoints and heartbeats; not for replicated records",
 		"retries":                "kgo.RecordRetries(10)",
 		"request.timeout.ms":     "kgo.ProduceRequestTimeout(30s)",
 		"retry.backoff.ms":       "kgo.RetryBackoffFn(50ms doubling up to 400ms)",

@@ -234,7 +234,9 @@ var tuning = map[string]keyDef{
 	"delivery.timeout.ms": {roles: rProducer, conv: func(b *builder, k, v string) error {
 		d, err := b.millis(k, v, 1)
 		if err == nil {
-			b.add(k, v, fmt.Sprintf("kgo.RecordDeliveryTimeout(%s)", d), kgo.RecordDeliveryTimeout(d))
+			b.add(k, v, fmt.Sprintf("kgo.RecordDeliveryTimeout(%s) for checkpoints and heartbeats; not for replicated records", d), kgo.RecordDeliveryTimeout(d))
+			b.warn(k, "franz-go measures the delivery timeout from the record's timestamp, which replication keeps (a record older than it would fail at once): "+
+				"kmirror applies it to the checkpoint and heartbeat producers only; the replication producer retries until the target takes the record (bound it with retries)")
 		}
 		return err
 	}},
