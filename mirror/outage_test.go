@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -90,5 +91,22 @@ func TestDeliveryTimeoutDoesNotFailOldRecords(t *testing.T) {
 		if ps.State != StateRunning {
 			t.Errorf("partition %d: %s %s", ps.Partition, ps.State, ps.Error)
 		}
+	}
+}
+
+// TestIdlePartitionFetchErrorClears (regression, found by review): a fetch
+// error is shown as RETRYING while fetches keep returning it; once it stops
+// repeating (the source recovered) an idle partition, which fetches no
+// record that would clear it, is RUNNING again.
+func TestIdlePartitionFetchErrorClears(t *testing.T) {
+	u := newUnit(0, &unitEnv{name: "a->b", log: slog.New(slog.DiscardHandler)})
+	p := newPartState(u, "orders", "a.orders", 0, 9, [16]byte{})
+	p.fetchErr, p.fetchErrAt = "NOT_LEADER_FOR_PARTITION", time.Now()
+	if s := p.snapshot(); s.State != StateRetrying || s.Error != "NOT_LEADER_FOR_PARTITION" {
+		t.Errorf("fresh fetch error: %s %q, want RETRYING with the error", s.State, s.Error)
+	}
+	p.fetchErrAt = time.Now().Add(-fetchErrStale - time.Second)
+	if s := p.snapshot(); s.State != StateRunning || s.Error != "" {
+		t.Errorf("fetch error not repeated for %v: %s %q, want RUNNING", fetchErrStale, s.State, s.Error)
 	}
 }

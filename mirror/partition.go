@@ -39,9 +39,10 @@ type partState struct {
 	records        int64
 	bytes          int64
 	sw             syncWriter
-	err            error  // non-retriable error: the partition is stopped
-	polledTo       int64  // next offset after the last record polled (data or marker), -1 none
-	fetchErr       string // last fetch error, cleared by the next records fetched
+	err            error     // non-retriable error: the partition is stopped
+	polledTo       int64     // next offset after the last record polled (data or marker), -1 none
+	fetchErr       string    // last fetch error, cleared by the next records fetched
+	fetchErrAt     time.Time // when it was last returned (kgo returns it on every failing fetch)
 	fetchErrLogged time.Time
 	// Exactly once: acknowledged records of the open transaction, fed to
 	// the sync writer when it commits; txnFailed marks an error of a
@@ -181,6 +182,10 @@ func transientProduceErr(err error) bool {
 	return errors.Is(err, kgo.ErrRecordTimeout) || errors.Is(err, kgo.ErrRecordRetries) || kerr.IsRetriable(err)
 }
 
+// fetchErrStale is how long a partition's last fetch error is shown as
+// RETRYING without repeating.
+const fetchErrStale = 30 * time.Second
+
 // idleUp returns the polled position when nothing is in flight, else -1
 // (the offset-run writer's idle position). Callers hold p.mu.
 func (p *partState) idleUp() int64 {
@@ -236,7 +241,9 @@ func (p *partState) snapshot() PartitionStatus {
 	switch {
 	case p.err != nil:
 		s.State, s.Error = StateFailed, p.err.Error()
-	case p.fetchErr != "":
+	case p.fetchErr != "" && time.Since(p.fetchErrAt) < fetchErrStale:
+		// Shown while fetches keep failing; an idle partition whose fetch
+		// error stopped repeating has recovered (no record clears it).
 		s.State, s.Error = StateRetrying, p.fetchErr
 	}
 	return s

@@ -110,6 +110,12 @@ func (f *flow) resizeSlots(ctx context.Context) (SlotsResize, error) {
 	for k := 0; k < r.From && !f.cfg.Disabled; k++ { // a disabled flow (heartbeats only) never produced in transactions
 		id := transactionalID(f.groupID, int32(k))
 		if err := fenceTransactionalID(ctx, f.clientOpts(f.dst, f.dst.Producer, kgo.TransactionalID(id))); err != nil {
+			if !f.cfg.ExactlyOnce && errors.Is(err, kerr.TransactionalIDAuthorizationFailed) {
+				// An at-least-once flow's principal without the
+				// TransactionalId ACL never ran an exactly-once producer
+				// with this id: nothing to fence.
+				continue
+			}
 			return r, fmt.Errorf("fencing transactional id %s on %s: %w", id, f.dst.Alias, err)
 		}
 		r.Fenced = append(r.Fenced, id)

@@ -525,7 +525,7 @@ func (s *shallow) fetchError(sp *shPart, err error) {
 	u.env.metrics.flowErr(u.env.labels, "fetch")
 	sp.retryAt = time.Now().Add(250 * time.Millisecond)
 	p.mu.Lock()
-	p.fetchErr = err.Error()
+	p.fetchErr, p.fetchErrAt = err.Error(), time.Now()
 	logIt := time.Since(p.fetchErrLogged) > 10*time.Second
 	if logIt {
 		p.fetchErrLogged = time.Now()

@@ -52,6 +52,11 @@ func (f *flow) refreshLoop(ctx context.Context) {
 		}
 	}
 	wasSingleton := false
+	// While some selected partitions are not ready (their remote partition
+	// is missing), discovery retries quickly, backing off up to the refresh
+	// interval: a remote topic that cannot be created (refused, no ACL)
+	// must not make every member list both clusters twice a second.
+	pendingDelay := 500 * time.Millisecond
 	for {
 		next := jobs[0].next
 		for _, j := range jobs[1:] {
@@ -89,8 +94,13 @@ func (f *flow) refreshLoop(ctx context.Context) {
 				continue
 			}
 			j.next = time.Now().Add(j.every)
-			if j.topics && f.topicsPending.Load() {
-				j.next = time.Now().Add(min(j.every, 500*time.Millisecond))
+			if j.topics {
+				if f.topicsPending.Load() {
+					j.next = time.Now().Add(min(j.every, pendingDelay))
+					pendingDelay = min(2*pendingDelay, 30*time.Second)
+				} else {
+					pendingDelay = 500 * time.Millisecond
+				}
 			}
 		}
 	}

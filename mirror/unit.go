@@ -766,7 +766,7 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 			// Shown as RETRYING in the partition status; logged at most
 			// every 10 s per partition (kgo may return one per fetch).
 			p.mu.Lock()
-			p.fetchErr = err.Error()
+			p.fetchErr, p.fetchErrAt = err.Error(), time.Now()
 			logIt := time.Since(p.fetchErrLogged) > 10*time.Second
 			if logIt {
 				p.fetchErrLogged = time.Now()
