@@ -318,9 +318,10 @@ func (f *flow) leave(hard context.Context) {
 	for k := range f.units {
 		slots = append(slots, k)
 	}
-	if f.single != nil {
-		slots = append(slots, 0)
+	if _, ok := f.units[0]; f.single != nil && !ok {
+		slots = append(slots, 0) // singleton duties without a unit (a heartbeats-only flow)
 	}
+	slices.Sort(slots)
 	f.unitsMu.Unlock()
 	f.release(slots, hard.Err() == nil)
 	if f.group == nil {

@@ -41,6 +41,13 @@ type flowDoc struct {
 	Gaps          []mirror.GapError    `json:"gaps,omitempty"`
 	Groups        []mirror.GroupStatus `json:"groups,omitempty"`
 	LastHeartbeat time.Time            `json:"last_heartbeat,omitzero"`
+	// Member is this process among the flow's members (slots, singleton).
+	Member mirror.MemberStatus `json:"member"`
+	// Skipped are the topics the flow selects but does not replicate,
+	// with the reason; ProvenanceSkipped counts records not copied
+	// because they were already on the target's cluster.
+	Skipped           []mirror.SkippedTopic `json:"skipped,omitempty"`
+	ProvenanceSkipped int64                 `json:"provenance_skipped,omitempty"`
 }
 
 type connectorDoc struct {
@@ -71,7 +78,8 @@ func workerID() string {
 func toFlowDoc(fs mirror.FlowStatus, worker string) flowDoc {
 	d := flowDoc{Name: fs.Name, Type: "source", Connector: connectorDoc{State: fs.State, WorkerID: worker, Trace: fs.Error},
 		Source: fs.Source, Target: fs.Target, Since: fs.Since, Topics: fs.Topics, Records: fs.Records, Bytes: fs.Bytes,
-		Lag: fs.Lag, Gaps: fs.Gaps, Groups: fs.Groups, LastHeartbeat: fs.LastHeartbeat, Tasks: []taskDoc{}}
+		Lag: fs.Lag, Gaps: fs.Gaps, Groups: fs.Groups, LastHeartbeat: fs.LastHeartbeat, Tasks: []taskDoc{},
+		Member: fs.Member, Skipped: fs.Skipped, ProvenanceSkipped: fs.ProvenanceSkipped}
 	for i, p := range fs.Partitions {
 		d.Tasks = append(d.Tasks, taskDoc{ID: i, State: p.State, WorkerID: worker, Trace: p.Error, PartitionStatus: p})
 	}

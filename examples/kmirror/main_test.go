@@ -280,15 +280,32 @@ func TestEmbeddedSeedActiveStandby(t *testing.T) {
 		}
 	}
 
-	// 4. /status in Connect's shape, one task per source partition.
-	code, body := get(t, base+"/status")
-	if code != http.StatusOK {
-		t.Fatalf("/status: HTTP %d", code)
-	}
-	var st statusDoc
-	if err := json.Unmarshal(body, &st); err != nil {
-		t.Fatalf("/status is not JSON: %v\n%s", err, body)
-	}
+	// 4. /status in Connect's shape, one task per source partition. The
+	// disabled pair's heartbeats topic appears on primary while the flow
+	// runs; wait until every topic the flow selects has its tasks (the
+	// remote heartbeats topic may still be being created).
+	var (
+		body []byte
+		st   statusDoc
+	)
+	eventually(t, "every selected topic has tasks", func() string {
+		code, b := get(t, base+"/status")
+		if code != http.StatusOK {
+			return fmt.Sprintf("/status: HTTP %d", code)
+		}
+		body, st = b, statusDoc{}
+		if err := json.Unmarshal(body, &st); err != nil {
+			t.Fatalf("/status is not JSON: %v\n%s", err, body)
+		}
+		seen := map[string]bool{}
+		for _, tk := range st.Flows[0].Tasks {
+			seen[tk.Topic] = true
+		}
+		if len(seen) != st.Flows[0].Topics {
+			return fmt.Sprintf("%d topics selected, tasks for %d", st.Flows[0].Topics, len(seen))
+		}
+		return ""
+	})
 	type task struct {
 		ID                       int
 		State                    mirror.State
@@ -341,10 +358,13 @@ func TestEmbeddedSeedActiveStandby(t *testing.T) {
 	}
 
 	// 5. Connect-style per-connector endpoints and health.
-	code, body = get(t, base+"/connectors/primary-%3Esecondary/status")
+	code, body := get(t, base+"/connectors/primary-%3Esecondary/status")
 	var one flowDoc
 	if code != http.StatusOK || json.Unmarshal(body, &one) != nil || one.Name != "primary->secondary" || len(one.Tasks) != len(st.Flows[0].Tasks) {
 		t.Errorf("/connectors/primary->secondary/status: HTTP %d, name %q, %d tasks: %s", code, one.Name, len(one.Tasks), body)
+	}
+	if one.Member.GroupID != "kmirror.primary->secondary" || !one.Member.Singleton || one.Member.Tasks == 0 || len(one.Member.Slots) != one.Member.Tasks {
+		t.Errorf("/connectors/primary->secondary/status member: %+v, want group kmirror.primary->secondary, the singleton, all slots", one.Member)
 	}
 	if code, body = get(t, base+"/connectors/nope/status"); code != http.StatusNotFound {
 		t.Errorf("/connectors/nope/status: HTTP %d, want 404: %s", code, body)
