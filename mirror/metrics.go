@@ -57,7 +57,9 @@ type FlowMetrics interface {
 	// DeleteRecords, a re-created topic) before they were replicated.
 	SourceGap(topic string, partition int32, lost int64)
 	// Error counts one error of the flow. kind is one of "fetch" (reading
-	// the source), "resume_commit" (storing resume points), "offset_sync"
+	// the source), "produce" (a produce to the target failed for a
+	// transient reason: the unit of work restarts from its stored resume
+	// points, or a shallow-copy batch is sent again), "resume_commit" (storing resume points), "offset_sync"
 	// (writing an offset sync or offset run), "partition_failed" (a
 	// partition stopped by a non-retriable error), "heartbeat" (emitting a
 	// heartbeat), or "checkpoint_" followed by the failed step of the

@@ -33,9 +33,10 @@ func TestTargetOutageLongerThanRetriesRecovers(t *testing.T) {
 	fc.Topics = []string{topic}
 	fc.Tasks = 1
 	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	rec := &recMetrics{}
 	m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
 		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts(), Producer: []kgo.Opt{kgo.RecordRetries(3)}}),
-		WithFlow(fc))
+		WithFlow(fc), WithMetrics(rec))
 	waitReplicated(t, m, 10)
 	// The target rejects every write with a retriable error for 3 s.
 	outage := p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Err: kerr.NotEnoughReplicas, Count: -1})
@@ -59,6 +60,12 @@ func TestTargetOutageLongerThanRetriesRecovers(t *testing.T) {
 		}
 		t.Errorf("%d records lost across the outage; target: %v; status %+v", lost, got, m.Status().Flows[0].Partitions)
 	}
+	f := rec.flow(p.Source.Alias + "->" + p.Target.Alias)
+	f.mu.Lock()
+	if f.errs["produce"] == 0 {
+		t.Errorf("errors by kind %v: the failed produce was not counted as kind produce", f.errs)
+	}
+	f.mu.Unlock()
 	t.Logf("%d duplicates (replayed from the stored resume point)", dups)
 }
 

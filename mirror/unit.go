@@ -432,6 +432,7 @@ loop:
 		case err := <-u.sessRestart:
 			// Nothing past the last stored resume points is trusted: the
 			// next session replays from there (at least once).
+			e.metrics.flowErr(e.labels, "produce")
 			return fmt.Errorf("produce to %s failed: %w", e.dst.Alias, err)
 		case <-flushT.C:
 			u.flush(ctx)

@@ -187,6 +187,17 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.summaryInterval, "summary-interval", time.Minute, "log an INFO \"replication summary\" per flow (records/s, bytes/s, lag, groups checkpointed) at this `interval`; 0 disables")
 	fs.DurationVar(&o.readyGrace, "ready-grace", defaultReadyGrace, "how long a flow may be RETRYING or FAILED before /readyz answers 503")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 40*time.Second, "bound of a graceful stop (the engine bounds its own flush at 30s)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: kmirror -config FILE [flags]          run the flows of an MM2 properties file
+       kmirror -check [-strict] -config FILE validate it offline and print the effective configuration
+       kmirror verify [flags]                compare a source topic with its remote topic (kmirror verify -h)
+       kmirror units -config FILE -resize    change the flows' number of slots to tasks.max, every member stopped
+       kmirror -version
+
+flags:
+`)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err

@@ -663,3 +663,18 @@ func TestCheckPrintsConfigurationSkips(t *testing.T) {
 		t.Errorf("-check lists orders, which is replicated:\n%s", out.String())
 	}
 }
+
+// TestHelpListsSubcommands: `kmirror -h` names the verify and units
+// subcommands besides the flags, and exits 0.
+func TestHelpListsSubcommands(t *testing.T) {
+	var stderr bytes.Buffer
+	err := run(context.Background(), []string{"-h"}, io.Discard, &stderr)
+	if code := exitCode(err, io.Discard); code != 0 {
+		t.Errorf("kmirror -h: exit %d (%v), want 0", code, err)
+	}
+	for _, want := range []string{"usage: kmirror -config FILE", "kmirror verify", "kmirror units -config FILE -resize", "-listen"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("kmirror -h does not mention %q:\n%s", want, stderr.String())
+		}
+	}
+}

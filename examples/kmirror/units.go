@@ -45,8 +45,12 @@ func unitsMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		return 2
 	}
-	if *config == "" || !*resize || fs.NArg() > 0 {
+	if *config == "" || fs.NArg() > 0 {
 		fs.Usage()
+		return 2
+	}
+	if !*resize {
+		fmt.Fprintln(stderr, "kmirror units: nothing to do without -resize, the only action: stop every member of the flows, set tasks.max in the file, then run `kmirror units -config FILE -resize`")
 		return 2
 	}
 	var opts []mirror.LoadOpt

@@ -24,8 +24,11 @@ func TestUnitsResize(t *testing.T) {
 		code := unitsMain(ctx, args, &out, &errOut)
 		return code, out.String(), errOut.String()
 	}
-	if code, _, errOut := units("-config", props); code != 2 || !strings.Contains(errOut, "usage: kmirror units") {
-		t.Errorf("without -resize: exit %d, stderr %q; want 2 and the usage", code, errOut)
+	if code, _, errOut := units("-config", props); code != 2 || !strings.Contains(errOut, "nothing to do without -resize") {
+		t.Errorf("without -resize: exit %d, stderr %q; want 2 and what -resize does", code, errOut)
+	}
+	if code, _, errOut := units("-resize"); code != 2 || !strings.Contains(errOut, "usage: kmirror units") {
+		t.Errorf("without -config: exit %d, stderr %q; want 2 and the usage", code, errOut)
 	}
 	flow := p.Source.Alias + "->" + p.Target.Alias
 	if code, out, errOut := units("-config", props, "-resize"); code != 0 || !strings.Contains(out, flow+": 8 slots (coordination topic created)") {

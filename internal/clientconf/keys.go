@@ -256,7 +256,7 @@ var tuning = map[string]keyDef{
 		}
 		return err
 	}},
-	"transactional.id":                                    {roles: rProducer, unsupported: true, note: "kmirror does not produce transactionally (at-least-once)"},
+	"transactional.id":                                    {roles: rProducer, unsupported: true, note: "kmirror sets the transactional ids itself (<group>-<slot>, one per unit of work, with <target>.exactly.once.source.support=enabled): one fixed id cannot be shared by several units"},
 	"partitioner.class":                                   {roles: rProducer, note: "kmirror keeps every record in its source partition"},
 	"partitioner.ignore.keys":                             {roles: rProducer, note: "kmirror keeps every record in its source partition"},
 	"partitioner.adaptive.partitioning.enable":            {roles: rProducer, note: "kmirror keeps every record in its source partition"},
@@ -265,7 +265,7 @@ var tuning = map[string]keyDef{
 	"value.serializer":                                    {roles: rProducer, note: "kmirror copies record bytes unchanged"},
 	"max.block.ms":                                        {roles: rProducer, note: "kmirror blocks on a full buffer until records are acknowledged"},
 	"metadata.max.idle.ms":                                {roles: rProducer, note: "franz-go refreshes metadata with metadata.max.age.ms"},
-	"transaction.two.phase.commit.enable":                 {roles: rProducer, note: "kmirror does not produce transactionally"},
+	"transaction.two.phase.commit.enable":                 {roles: rProducer, note: "kmirror's transactions are committed by kmirror itself, not prepared for an external coordinator (KIP-939)"},
 	"security.providers":                                  {roles: rAll, note: "Java security providers do not apply to Go TLS"},
 	"ssl.engine.factory.class":                            {roles: rAll, unsupported: true, note: "a Java SSL engine factory cannot run in kmirror"},
 	"sasl.client.callback.handler.class":                  {roles: rAll, unsupported: true, note: "Java callback handlers cannot run in kmirror"},

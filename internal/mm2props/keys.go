@@ -98,7 +98,7 @@ var workerNoEffect = map[string]string{
 	"status.storage.partitions":               "kmirror keeps no Connect status topic",
 	"offset.storage.partitions":               "kmirror's resume points topic has one partition per flow source",
 	"offset.flush.timeout.ms":                 "kmirror waits for acknowledgements before storing resume points",
-	"group.id":                                "kmirror has no Connect worker group",
+	"group.id":                                "kmirror has no Connect worker group: a flow's members join the group kmirror.<source>-><target>",
 	"connector.client.config.override.policy": "kmirror has no Connect client override policy",
 	"scheduled.rebalance.max.delay.ms":        "kmirror has no Connect worker group",
 	"worker.sync.timeout.ms":                  "kmirror has no Connect worker group",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -636,7 +637,9 @@ func (r *resolver) unknownTop(s Setting) {
 	if i := strings.Index(k, "."); i > 0 && meaningfulClusterKey(k[i+1:]) && !isTopKey(k) {
 		prefix := k[:i]
 		msg := fmt.Sprintf("no effect: %s is not a cluster alias listed in clusters (%s)", prefix, strings.Join(r.cfg.Aliases, ", "))
-		if sug := clientconf.Suggest(prefix, r.cfg.Aliases); sug != "" {
+		if j := slices.IndexFunc(r.cfg.Aliases, func(a string) bool { return strings.EqualFold(a, prefix) }); j >= 0 {
+			msg += fmt.Sprintf("; aliases are case-sensitive: did you mean %s.%s?", r.cfg.Aliases[j], k[i+1:])
+		} else if sug := clientconf.Suggest(prefix, r.cfg.Aliases); sug != "" {
 			msg += fmt.Sprintf("; did you mean %s.%s?", sug, k[i+1:])
 		}
 		r.warn(k, s.Line, msg)

@@ -338,6 +338,7 @@ func TestScopeWarnings(t *testing.T) {
 	c := resolve(t, `clusters=primary,secondary
 primary->secondary.enabled=true
 primay.bootstrap.servers=x:1
+PRIMARY.producer.linger.ms=5
 primary.checkpoints.topic.replication.factor=1
 primary.batch.size=10
 primary.bootstrap.server=x:1
@@ -358,6 +359,7 @@ key.converter=org.apache.kafka.connect.storage.StringConverter
 `, Options{})
 	for key, substr := range map[string]string{
 		"primay.bootstrap.servers":                     "primay is not a cluster alias listed in clusters (primary, secondary); did you mean primary.bootstrap.servers?",
+		"PRIMARY.producer.linger.ms":                   "aliases are case-sensitive: did you mean primary.producer.linger.ms?",
 		"primary.checkpoints.topic.replication.factor": "MM2 reads checkpoints.topic.replication.factor only at top level or per flow (e.g. primary->secondary.checkpoints.topic.replication.factor)",
 		"primary.batch.size":                           "use primary.consumer.batch.size, primary.producer.batch.size or primary.admin.batch.size",
 		"primary->secondry.topics":                     "not made of aliases listed in clusters",
