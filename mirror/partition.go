@@ -96,10 +96,10 @@ func (p *partState) push(recs []inflight, polledTo int64) {
 	p.mu.Unlock()
 }
 
-// onAck is the target producer's promise for every record of the
-// partition. kgo calls promises serially and in produce order per partition.
-func (p *partState) onAck(r *kgo.Record, err error) {
-	p.mu.Lock()
+// popLocked removes the oldest in-flight entry (the one the next
+// acknowledgement is for) and returns it, compacting the queue once most of
+// it is consumed. p.mu is held.
+func (p *partState) popLocked() inflight {
 	in := p.queue[p.head]
 	p.queue[p.head] = inflight{}
 	p.head++
@@ -109,6 +109,14 @@ func (p *partState) onAck(r *kgo.Record, err error) {
 		n := copy(p.queue, p.queue[p.head:])
 		p.queue, p.head = p.queue[:n], 0
 	}
+	return in
+}
+
+// onAck is the target producer's promise for every record of the
+// partition. kgo calls promises serially and in produce order per partition.
+func (p *partState) onAck(r *kgo.Record, err error) {
+	p.mu.Lock()
+	in := p.popLocked()
 	if p.err != nil || p.transientErr != nil {
 		// Stopped, or waiting for the session restart a transient failure
 		// asked for: later acks must not move the resume point past the

@@ -913,14 +913,7 @@ func (p *partState) unpush() {
 // stored bytes, ts its max timestamp.
 func (p *partState) onBatchAck(up int64, n int32, down, size int64, ts time.Time) {
 	p.mu.Lock()
-	p.queue[p.head] = inflight{}
-	p.head++
-	if p.head == len(p.queue) {
-		p.queue, p.head = p.queue[:0], 0
-	} else if p.head > 1024 && p.head*2 > len(p.queue) {
-		k := copy(p.queue, p.queue[p.head:])
-		p.queue, p.head = p.queue[:k], 0
-	}
+	p.popLocked()
 	if p.err != nil {
 		p.mu.Unlock()
 		return
