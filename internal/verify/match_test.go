@@ -204,7 +204,7 @@ func TestMatcher(t *testing.T) {
 			return s
 		}(),
 		target: tgtOf(cat(ids(3, 8), ids(1, 9), ids(10, 19))...),
-		want: PartitionReport{Compared: 10, Matched: 10, TargetRecords: 25, TargetLeadIn: 6, TargetOutsideWindow: 9, TargetFirstMatch: 2},
+		want:   PartitionReport{Compared: 10, Matched: 10, TargetRecords: 25, TargetLeadIn: 6, TargetOutsideWindow: 9, TargetFirstMatch: 2},
 	}, {
 		name: "replay beyond MaxReplay is unexpected", o: matchOpts{maxReplay: 3, maxSkip: 1000, compareTS: true}, source: seqSrc(10),
 		target: tgtOf(cat(ids(0, 9), []int{1})...),
