@@ -163,9 +163,8 @@ func (p ledgerPolicy) FormatRemoteTopic(alias, topic string) string {
 	return p.Default.FormatRemoteTopic(alias, topic)
 }
 
-// verifyLedger compares the ledger with the remote topic: the records of
-// the window since `since` (the whole topic when zero).
-func (sc *scenario) verifyLedger(ctx context.Context, since time.Time) (*verify.Report, error) {
+// verifyLedger compares the whole ledger with the remote topic.
+func (sc *scenario) verifyLedger(ctx context.Context) (*verify.Report, error) {
 	def, err := policy.NewDefault()
 	if err != nil {
 		return nil, err
@@ -175,7 +174,6 @@ func (sc *scenario) verifyLedger(ctx context.Context, since time.Time) (*verify.
 		Target:      verify.Cluster{Alias: sc.dst, Opts: []kgo.Opt{kgo.SeedBrokers(strings.Split(sc.s.dstDirect, ",")...)}},
 		Policy:      ledgerPolicy{Default: def, ledger: sc.ledger, remote: sc.remote},
 		Topics:      []string{sc.ledger},
-		Since:       since,
 		ExactlyOnce: sc.m.eos,
 		CatchUp:     30 * time.Second,
 		MaxDetails:  1000,

@@ -123,6 +123,7 @@ func (sc *scenario) deleteRecords(ctx context.Context, offs map[int32]int64) err
 		sc.deleted[p] = max(sc.deleted[p], o)
 	}
 	sc.mu.Unlock()
+	sc.lastDelete = time.Now()
 	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	resp, err := sc.s.srcAdm.DeleteRecords(actx, req)

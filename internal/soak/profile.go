@@ -93,6 +93,19 @@ type fault struct {
 	parts     []overlapPart // overlap
 }
 
+// crashesSource reports whether the fault SIGKILLs the source broker.
+func (f fault) crashesSource() bool {
+	if f.kind == brokerRestart && f.side == source && f.signal == "KILL" {
+		return true
+	}
+	for _, p := range f.parts {
+		if p.kind == brokerRestart && p.side == source && p.signal == "KILL" {
+			return true
+		}
+	}
+	return false
+}
+
 // overlapPart is one action of an overlapping fault, at an offset from its
 // start.
 type overlapPart struct {
@@ -223,13 +236,14 @@ var profiles = map[string]profile{
 		}
 		fs = append(fs,
 			cutAndKill(target, 30*time.Second),
-			raceWhileDown(),
 			restartSlowKill(20*time.Second),
 		)
 		if m.members == 1 {
 			fs = append(fs, blackholeRestartKill(30*time.Second), bothCrash())
 		}
-		return fs
+		// Last: a source broker SIGKILLed within a minute of DeleteRecords
+		// would bring the deleted records back (see startCheckpoint).
+		return append(fs, raceWhileDown())
 	}},
 }
 

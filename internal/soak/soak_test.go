@@ -180,6 +180,15 @@ func TestParseFaults(t *testing.T) {
 			t.Errorf("parseFaults(%q) = %v; want an error containing %q", in, err, msg)
 		}
 	}
+	// The faults that SIGKILL the source broker (the soak waits for the
+	// log start checkpoint after a DeleteRecords before them).
+	for in, want := range map[string]bool{"restart-source-kill": true, "restart-slow-kill:5s": true, "both-crash": true,
+		"restart-source-term": false, "restart-target-kill": false, "cut-kill-source:5s": false, "race-down": false} {
+		fs, err := parseFaults(in)
+		if err != nil || fs[0].crashesSource() != want {
+			t.Errorf("%s: crashesSource = %v (%v), want %v", in, fs[0].crashesSource(), err, want)
+		}
+	}
 	// Every keyword parses.
 	for _, n := range faultNames {
 		n = strings.Replace(n, ":D", ":5s", 1)
