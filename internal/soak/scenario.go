@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/kmirror/kmirror/internal/verify"
+	"github.com/kmirror/kmirror/mirror"
 )
 
 // scenario is one mode of a profile: its own aliases, topics and runner
@@ -63,9 +64,9 @@ type scenario struct {
 // mirror.DefaultFetchMaxPartitionBytes), split between units as
 // mirror/unit.go's budget does, and the soak's timings.
 const (
-	fetchMaxBytes     = 16 << 20
-	maxBufferedBytes  = 32 << 20
-	fetchPartitionMax = 1 << 20
+	fetchMaxBytes     = mirror.DefaultFetchMaxBytes
+	maxBufferedBytes  = mirror.DefaultMaxBufferedBytes
+	fetchPartitionMax = mirror.DefaultFetchMaxPartitionBytes
 	sourceBrokers     = 1
 	unitBufferFloor   = 1 << 20
 	unitFetchFloor    = max(1<<20, fetchPartitionMax)
@@ -89,7 +90,7 @@ const (
 // may hold and a per-record overhead (record structs, headers with the
 // provenance header, queues).
 const (
-	boundBase      = 64 << 20
+	boundBase      = 96 << 20
 	boundPerRecord = 400
 	boundGC        = 2
 )
@@ -415,6 +416,29 @@ func (sc *scenario) waitCaughtUp(ctx context.Context, from time.Time, timeout ti
 	}
 }
 
+// waitFlowing waits until the soak's producer has written to every
+// partition again (after a source broker restart its client reconnects
+// with a backoff) and the mirror has copied that too, so that the
+// verify after a fault also covers records produced after it.
+func (sc *scenario) waitFlowing(ctx context.Context) error {
+	before, err := sc.ends(ctx, sc.stream)
+	if err != nil {
+		return err
+	}
+	want := map[int32]int64{}
+	parts := make([]int32, 0, len(before))
+	for p, e := range before {
+		want[p], parts = e+1, append(parts, p)
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if _, err := sc.waitEnds(wctx, parts, want); err != nil {
+		return fmt.Errorf("the soak's producer did not write again within a minute: %w", err)
+	}
+	_, err = sc.waitCaughtUp(ctx, time.Now(), recoverTimeout)
+	return err
+}
+
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -543,6 +567,8 @@ func (sc *scenario) runFault(ctx context.Context, f fault) row {
 		rec, err := sc.waitCaughtUp(ctx, out.end, recoverTimeout)
 		r.Recover = rec
 		if err != nil {
+			r.fail(err.Error())
+		} else if err := sc.waitFlowing(ctx); err != nil {
 			r.fail(err.Error())
 		}
 	}
