@@ -348,7 +348,7 @@ func (sc *scenario) overlap(ctx context.Context, parts []overlapPart) ([]string,
 			mu.Lock()
 			defer mu.Unlock()
 			if note != "" {
-				notes = append(notes, fmt.Sprintf("at %.1fs: %s", time.Since(start).Seconds(), note))
+				notes = append(notes, fmt.Sprintf("from %.1fs to %.1fs: %s", p.at.Seconds(), time.Since(start).Seconds(), note))
 			}
 			if err != nil {
 				errs = append(errs, err)

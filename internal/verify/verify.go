@@ -741,7 +741,7 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 		// copy of the target's oldest record (found by its timestamp), less
 		// MaxReplay records.
 		var err error
-		if tr, err = newPartReader(v.tgtOpts, remote, part, t.tLogStart, t.tEnd, c.IdleTimeout, &v.tgtRead); err != nil {
+		if tr, err = newPartReader(v.tgtOpts, remote, part, t.tLogStart, t.tEnd, c.IdleTimeout, &v.tgtRead, false); err != nil {
 			return err
 		}
 		first, err := tr.peek(ctx)
@@ -759,7 +759,11 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 			}
 		}
 	}
-	sr, err := newPartReader(v.srcOpts, topic, part, ctxStart, t.sEnd, c.IdleTimeout, &v.srcRead)
+	// With CatchUp the readers may be extended even when their range is
+	// empty at the start (a remote partition the mirror has not written
+	// to yet).
+	live := c.CatchUp > 0
+	sr, err := newPartReader(v.srcOpts, topic, part, ctxStart, t.sEnd, c.IdleTimeout, &v.srcRead, live)
 	if err != nil {
 		return err
 	}
@@ -783,7 +787,7 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 				tStart = max(t.tLogStart, min(hint, t.tEnd)-margin)
 			}
 		}
-		if tr, err = newPartReader(v.tgtOpts, remote, part, tStart, t.tEnd, c.IdleTimeout, &v.tgtRead); err != nil {
+		if tr, err = newPartReader(v.tgtOpts, remote, part, tStart, t.tEnd, c.IdleTimeout, &v.tgtRead, live); err != nil {
 			return err
 		}
 	}

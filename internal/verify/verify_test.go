@@ -524,6 +524,35 @@ func TestCatchUp(t *testing.T) {
 	}
 }
 
+// TestCatchUpEmptyTarget: regression test (TestEngineCopyVerifies failed
+// on real brokers): a remote partition still empty when verify starts is
+// read once the mirror writes to it while verify waits.
+func TestCatchUpEmptyTarget(t *testing.T) {
+	e := newEnv(t, 1, nil)
+	e.produceSource(t, 0, 10)
+	dstCl := testcluster.Client(t, &e.p.Target, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(700 * time.Millisecond)
+		var rs []*kgo.Record
+		for i := range 10 {
+			rs = append(rs, e.copyOf(0, i))
+		}
+		if err := dstCl.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
+			t.Errorf("produce to the target: %v", err)
+		}
+	}()
+	cfg := e.config()
+	cfg.CatchUp = 20 * time.Second
+	rep := run(t, cfg)
+	<-done
+	got := checkPart(t, rep, 0, summary{Compared: 10, Matched: 10, TargetRecords: 10})
+	if got.Target.To != 10 {
+		t.Errorf("target read to %d, want 10", got.Target.To)
+	}
+}
+
 // TestCatchUpLiveMirror: regression test for a fault soak finding. The
 // mirror keeps copying while verify waits for it: in a first round the
 // target gets the rest of the window and copies of newer source records
