@@ -85,11 +85,12 @@ type matcher struct {
 	base int64 // seq of the oldest buffered entry
 	idx  map[uint64]int64
 
-	c          int64 // seq matched by the previous target record, -1 none
-	h          int64 // highest seq matched, -1 none
-	firstMatch int64 // seq of the first match, -1 none
-	inReplay   bool
-	openReplay int // index in r.Replays of the replay the previous record extended, -1 none
+	c            int64 // seq matched by the previous target record, -1 none
+	h            int64 // highest seq matched, -1 none
+	firstMatch   int64 // seq of the first match, -1 none
+	windowCopied bool  // a target record matched a window record
+	inReplay     bool
+	openReplay   int // index in r.Replays of the replay the previous record extended, -1 none
 
 	lastMissingSeq, lastDeletedSeq int64
 	windowSeqEnd                   int64 // one past the last window entry added
@@ -191,7 +192,11 @@ func (m *matcher) target(t tgtRec) {
 		m.match(s, t)
 		return
 	}
-	if m.firstMatch < 0 && m.o.leadIn {
+	if !m.windowCopied && m.o.leadIn {
+		// Before the first copy of a window record, a record that copies
+		// nothing read is a copy of a source record before the records
+		// read: the lead-in, or a replay (before the window) that reached
+		// back further than the context read before the window.
 		m.r.TargetLeadIn++
 		return
 	}
@@ -223,6 +228,9 @@ func (m *matcher) advance(s int64, t tgtRec) {
 	if m.firstMatch < 0 {
 		m.firstMatch = s
 		m.r.TargetFirstMatch = t.off
+	}
+	if m.at(s).zone == zoneWindow {
+		m.windowCopied = true
 	}
 	m.c = s
 	if s > m.h {

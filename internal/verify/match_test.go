@@ -189,6 +189,23 @@ func TestMatcher(t *testing.T) {
 		want: PartitionReport{Compared: 5, Matched: 5, Duplicated: 2, TargetRecords: 11, TargetLeadIn: 1, TargetOutsideWindow: 3, TargetFirstMatch: 1,
 			Replays: []Replay{{TargetOffset: 9, SourceOffset: 5, Records: 2}}},
 	}, {
+		// Found by the fault soak: a mirror killed just before the window
+		// replays from a resume point older than the context read before
+		// the window. Those copies precede the first copy of a window
+		// record, so they are lead-in (outside the window), not
+		// unexpected. The source is read from 5 (context 5..9, window
+		// 10..19); the target: 3..8, the replay 1..9, then 10..19.
+		name: "replay before the window reaching back past the context", o: matchOpts{maxReplay: 1000, maxSkip: 1000, compareTS: true, leadIn: true},
+		source: func() []src {
+			s := seqSrc(20)[5:]
+			for i := range 5 {
+				s[i].zone = zoneContext
+			}
+			return s
+		}(),
+		target: tgtOf(cat(ids(3, 8), ids(1, 9), ids(10, 19))...),
+		want:   PartitionReport{Compared: 10, Matched: 10, TargetRecords: 25, TargetLeadIn: 6, TargetOutsideWindow: 9, TargetFirstMatch: 2},
+	}, {
 		name: "replay beyond MaxReplay is unexpected", o: matchOpts{maxReplay: 3, maxSkip: 1000, compareTS: true}, source: seqSrc(10),
 		target: tgtOf(cat(ids(0, 9), []int{1})...),
 		want:   PartitionReport{Compared: 10, Matched: 10, Unexpected: 1, TargetRecords: 11, TargetFirstMatch: 0, UnexpectedOffsets: []int64{10}},

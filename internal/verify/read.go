@@ -37,9 +37,13 @@ const (
 	fetchMaxPartitionBytes = 1 << 20
 )
 
-func newPartReader(opts []kgo.Opt, topic string, part int32, start, end int64, idle time.Duration, count *atomic.Int64) (*partReader, error) {
+// newPartReader returns a reader of topic[part] from start to end. With
+// an empty range it opens no client, unless extendable: then extend can
+// move the end later (a partition still empty when the comparison started,
+// that a live mirror fills while verify waits).
+func newPartReader(opts []kgo.Opt, topic string, part int32, start, end int64, idle time.Duration, count *atomic.Int64, extendable bool) (*partReader, error) {
 	r := &partReader{topic: topic, part: part, end: end, seen: start - 1, idle: idle, count: count}
-	if start >= end {
+	if start >= end && !extendable {
 		return r, nil
 	}
 	cl, err := kclient.New(append(append([]kgo.Opt{}, opts...),

@@ -118,9 +118,12 @@ type PartitionReport struct {
 
 	// TargetRecords counts the target records read.
 	TargetRecords int64 `json:"target_records"`
-	// TargetLeadIn counts target records before the first match that match
-	// no source record read: copies of source records before the window,
-	// or of records the source deleted (its log start is above 0).
+	// TargetLeadIn counts target records before the first copy of a
+	// window record that match no source record read: copies of source
+	// records before those read (the window and the context before it),
+	// including replays before the window that reached back further than
+	// the context, or copies of records the source deleted (its log start
+	// is above 0).
 	TargetLeadIn int64 `json:"target_lead_in"`
 	// TargetOutsideWindow counts target records that copy source records
 	// read outside the window (before it, to recognize replays, or after
@@ -138,9 +141,9 @@ type PartitionReport struct {
 	// records (they fill a hole left behind).
 	OutOfOrder        int64       `json:"out_of_order"`
 	OutOfOrderRecords []Displaced `json:"out_of_order_records,omitempty"`
-	// Unexpected counts target records after the first match that copy no
-	// source record read and resemble no expected one (every field
-	// differs); UnexpectedOffsets lists their target offsets.
+	// Unexpected counts target records after the first copy of a window
+	// record that copy no source record read and resemble no expected one
+	// (every field differs); UnexpectedOffsets lists their target offsets.
 	Unexpected        int64   `json:"unexpected"`
 	UnexpectedOffsets []int64 `json:"unexpected_offsets,omitempty"`
 	// DetailsTruncated is set when a list above was cut at

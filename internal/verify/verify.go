@@ -48,8 +48,16 @@
 // the window's first timestamp (ListOffsets by time), less MaxReplay
 // records, and the source from MaxReplay records (at most the window's
 // size) before the window, so replays that reach back before the window
-// are recognized; target records before the first copy of a record read
-// are counted as lead-in ([PartitionReport.TargetLeadIn]), not as errors.
+// are recognized; target records before the first copy of a window
+// record that copy no record read (older copies, and replays that happened
+// before the window and reached back further than the records read) are
+// counted as lead-in ([PartitionReport.TargetLeadIn]), not as errors.
+//
+// With [Config.CatchUp] on a live mirror, the target keeps growing while
+// verify waits: the source is read again past the window as far as the
+// newest copies need, so copies of records produced after the run started
+// are recognized (TargetOutsideWindow), and the wait ends as soon as every
+// window record is copied.
 //
 // # Compacted topics
 //
@@ -734,7 +742,7 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 		// copy of the target's oldest record (found by its timestamp), less
 		// MaxReplay records.
 		var err error
-		if tr, err = newPartReader(v.tgtOpts, remote, part, t.tLogStart, t.tEnd, c.IdleTimeout, &v.tgtRead); err != nil {
+		if tr, err = newPartReader(v.tgtOpts, remote, part, t.tLogStart, t.tEnd, c.IdleTimeout, &v.tgtRead, false); err != nil {
 			return err
 		}
 		first, err := tr.peek(ctx)
@@ -752,7 +760,11 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 			}
 		}
 	}
-	sr, err := newPartReader(v.srcOpts, topic, part, ctxStart, t.sEnd, c.IdleTimeout, &v.srcRead)
+	// With CatchUp the readers may be extended even when their range is
+	// empty at the start (a remote partition the mirror has not written
+	// to yet).
+	live := c.CatchUp > 0
+	sr, err := newPartReader(v.srcOpts, topic, part, ctxStart, t.sEnd, c.IdleTimeout, &v.srcRead, live)
 	if err != nil {
 		return err
 	}
@@ -776,7 +788,7 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 				tStart = max(t.tLogStart, min(hint, t.tEnd)-margin)
 			}
 		}
-		if tr, err = newPartReader(v.tgtOpts, remote, part, tStart, t.tEnd, c.IdleTimeout, &v.tgtRead); err != nil {
+		if tr, err = newPartReader(v.tgtOpts, remote, part, tStart, t.tEnd, c.IdleTimeout, &v.tgtRead, live); err != nil {
 			return err
 		}
 	}
@@ -830,6 +842,21 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 		return true, nil
 	}
 
+	// windowRead reports whether every window record was read from the
+	// source: the reader is at its end, or (extended past the window for
+	// copies of newer records, or at transaction markers) its next data
+	// record, peeked without keeping it, is past the window.
+	windowRead := func() (bool, error) {
+		if sr.atEnd() {
+			return true, nil
+		}
+		rec, err := sr.peek(ctx)
+		if err != nil {
+			return false, err
+		}
+		return rec == nil || rec.Offset >= t.sEnd, nil
+	}
+
 	var deadline time.Time
 	for tr != nil {
 		rec, err := tr.next(ctx)
@@ -840,15 +867,11 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 			if c.CatchUp <= 0 {
 				break
 			}
-			if !sr.atEnd() {
-				// The window may end with transaction markers: peek
-				// (without keeping anything) to learn whether a window
-				// record is still unread.
-				if _, err := sr.peek(ctx); err != nil {
-					return err
-				}
+			read, err := windowRead()
+			if err != nil {
+				return err
 			}
-			if sr.atEnd() && m.caughtUp() {
+			if read && m.caughtUp() {
 				break
 			}
 			if deadline.IsZero() {
@@ -867,6 +890,10 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 				return err
 			}
 			tr.extend(end)
+			// The mirror kept copying while verify waited: the target
+			// may now hold copies of source records produced after the
+			// source was last extended, so it may be extended again.
+			extended = false
 			continue
 		}
 		f := h.fields(rec)
