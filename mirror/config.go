@@ -46,11 +46,11 @@ const (
 	// its target producer's buffer (kgo.MaxBufferedBytes): 32 MiB, the same
 	// as MM2's producer (buffer.memory 33554432).
 	DefaultMaxBufferedBytes = 32 << 20
-	// DefaultFetchMaxBytes bounds one fetch response of a flow's source
-	// consumer (kgo.FetchMaxBytes): 16 MiB. kgo may buffer one response per
-	// source broker, so a flow holds at most about
-	// brokers × FetchMaxBytes + MaxBufferedBytes of record data. MM2's
-	// consumer uses Kafka's default, 50 MiB (52428800).
+	// DefaultFetchMaxBytes is a flow's fetch budget (kgo.FetchMaxBytes):
+	// 16 MiB, shared by its slots (each slot's consumer fetches at most
+	// max(16 MiB / Tasks, 1 MiB) per response and holds up to two
+	// responses per source broker). MM2's consumer uses Kafka's default,
+	// 50 MiB (52428800), per task.
 	DefaultFetchMaxBytes = 16 << 20
 	// DefaultTasks is tasks.max for kmirror: the number of units of work
 	// (slots) a flow's source partitions are spread over, which is also the
@@ -374,11 +374,15 @@ type FlowConfig struct {
 	// record bytes, not the records' payload.
 	ShallowCopy bool
 
-	// MaxBufferedBytes bounds the target producer's buffer in bytes; 0
-	// means [DefaultMaxBufferedBytes].
+	// MaxBufferedBytes bounds the target producers' buffers in bytes
+	// (`<source>-><target>.target.producer.buffer.memory`), shared by the
+	// flow's slots: each gets max(MaxBufferedBytes/Tasks, 1 MiB); 0 means
+	// [DefaultMaxBufferedBytes].
 	MaxBufferedBytes int
-	// FetchMaxBytes bounds one fetch response in bytes
-	// (`<source>.consumer.fetch.max.bytes`); 0 means [DefaultFetchMaxBytes].
+	// FetchMaxBytes bounds the fetch responses in bytes
+	// (`<source>.consumer.fetch.max.bytes`), shared by the flow's slots:
+	// each slot's consumer gets max(FetchMaxBytes/Tasks, 1 MiB,
+	// FetchMaxPartitionBytes) per response; 0 means [DefaultFetchMaxBytes].
 	FetchMaxBytes int32
 	// FetchMaxPartitionBytes bounds bytes per partition per fetch
 	// (`max.partition.fetch.bytes`); 0 means [DefaultFetchMaxPartitionBytes].

@@ -93,11 +93,17 @@
 //
 // # Memory
 //
-// A flow holds at most about FetchMaxBytes per source broker (default 16
-// MiB) plus MaxBufferedBytes (default 32 MiB) of record data in a process
-// that owns all its slots: each slot's consumer and producer get 1/Tasks of
-// both budgets (at least 1 MiB each), so a member owning k of N slots holds
-// about k/N of them.
+// Each slot's producer gets max(MaxBufferedBytes/Tasks, 1 MiB) of buffer
+// (MaxBufferedBytes default 32 MiB) and its consumer fetches at most
+// max(FetchMaxBytes/Tasks, 1 MiB, FetchMaxPartitionBytes) per response
+// (FetchMaxBytes default 16 MiB), holding up to two responses per source
+// broker (one being copied, one buffered by the client). A process owning
+// all N slots of a flow therefore holds at most about
+// N × (buffer + 2 × brokers × fetch) bytes of record payload, 64 MiB with
+// the defaults and one source broker, and a member owning k of N slots
+// k/N of it. Each record held also costs a few hundred bytes of
+// bookkeeping, which dominates for records of a hundred bytes or less:
+// lower both budgets for small records when memory is tight.
 //
 // # Lifecycle
 //

@@ -500,3 +500,31 @@ func TestGracefulStopStoresFinalResumePoints(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstResumePointsStoredWithinASecond (regression, found by the fault
+// soak): a unit session stored its first resume points one whole
+// offset.flush.interval.ms after it started, so a process crashing again
+// soon after each restart (a crash loop) replayed more at every restart.
+// The first store now comes within a second of the session's start, here
+// with a ten-minute flush interval.
+func TestFirstResumePointsStoredWithinASecond(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("crashloop")
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	testcluster.Produce(t, &p.Source, workload(topic, 2, 50, time.Now())...)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.OffsetFlushInterval = 10 * time.Minute
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	waitReplicated(t, m, 100)
+	testcluster.Eventually(t, 20*time.Second, "first resume points stored", func() (bool, string) {
+		stored := storedResumePoints(t, p, topic)
+		return len(stored[0]) > 0 && len(stored[1]) > 0, fmt.Sprintf("stored %v", stored)
+	})
+	for _, ps := range m.Status().Flows[0].Partitions {
+		if ps.Committed < 0 || ps.Committed > ps.Replicated-1 {
+			t.Errorf("partition %d: resume point %d, replicated up to %d", ps.Partition, ps.Committed, ps.Replicated-1)
+		}
+	}
+}

@@ -398,6 +398,11 @@ func (u *unit) session(ctx, hard context.Context) error {
 
 	flushT := time.NewTicker(e.cfg.OffsetFlushInterval)
 	defer flushT.Stop()
+	// The session's first resume points are stored within a second, not a
+	// whole interval after start: a process that crashes again soon after
+	// taking slots over (a crash loop) would otherwise replay more at each
+	// restart (found by the fault soak).
+	firstFlush := time.After(min(firstFlushAfter, e.cfg.OffsetFlushInterval))
 	var retry <-chan time.Time // partitions whose remote partition the producer does not know yet
 	pending := true            // the offer may hold partitions not started yet
 	var failed error
@@ -435,6 +440,9 @@ loop:
 			e.metrics.flowErr(e.labels, "produce")
 			return fmt.Errorf("produce to %s failed: %w", e.dst.Alias, err)
 		case <-flushT.C:
+			u.flush(ctx)
+		case <-firstFlush:
+			firstFlush = nil
 			u.flush(ctx)
 		}
 	}
@@ -1018,6 +1026,10 @@ func (u *unit) reportGap(p *partState, gap *GapError) bool {
 // flush stores resume points and queues the newest offset sync of every
 // partition. Exactly once, resume points are stored by the transactions
 // (commitTxn): flush only sends the syncs due.
+// firstFlushAfter is when a unit session stores its first resume points
+// (then every offset flush interval).
+const firstFlushAfter = time.Second
+
 func (u *unit) flush(ctx context.Context) {
 	if u.env.cfg.Isolation == ReadCommitted && time.Since(u.lastLSOCheck) >= openTxnCheckEvery {
 		u.lastLSOCheck = time.Now()
