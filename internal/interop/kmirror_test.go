@@ -88,16 +88,20 @@ func clusterOpt(alias string, c *testcluster.Cluster) mirror.Opt {
 // deserializers and formatters must read kmirror's records to the values
 // kmirror's codecs read (docs/mm2-compat.md §2, 7, 8).
 //
-// Three flows: src->dst replicates the topic and the source's heartbeats
-// topic and emits checkpoints; the disabled dst->src flow only emits the
-// heartbeats into src that become src.heartbeats on dst (docs/mm2-compat.md §7); dst->hop
-// relays src.heartbeats back to the source cluster under a third alias, so
-// that the source cluster sees dst.src.heartbeats, two hops from src.
+// Four flows over the two real clusters and an embedded third one (hop):
+// src->dst replicates the topic and the source's heartbeats topic and
+// emits checkpoints; the disabled dst->src flow only emits the heartbeats
+// into src that become src.heartbeats on dst (docs/mm2-compat.md §7);
+// dst->hop and hop->src relay dst's heartbeats topic to the source cluster
+// as hop.dst.heartbeats, two hops from dst. (Relaying src.heartbeats back
+// to the source cluster under another alias would bring src's records home:
+// kmirror refuses that cycle, since it judges names by cluster ID.)
 func TestKmirrorToJavaTools(t *testing.T) {
 	e := setup(t, "ka", "kb")
 	p := e.p
 	src, dst := p.Source.Alias, p.Target.Alias
-	hop := "kc" + strings.TrimPrefix(src, "ka") // a third alias for the source cluster
+	hop := "kc" + strings.TrimPrefix(src, "ka")
+	third := testcluster.NewFake(t, hop) // the clusters the Java programs read are src and dst
 	topic := p.Topic("orders")
 	remote := src + "." + topic
 	billing, audit := p.Group("billing"), p.Group("audit")
@@ -112,12 +116,14 @@ func TestKmirrorToJavaTools(t *testing.T) {
 	fwd := fastFlow(src, dst, regexp.QuoteMeta(topic), "heartbeats")
 	fwd.Groups = []string{regexp.QuoteMeta(billing), regexp.QuoteMeta(audit)}
 	reverse := mirror.FlowConfig{Source: dst, Target: src, Disabled: true, EmitHeartbeatsInterval: 200 * time.Millisecond}
-	relay := fastFlow(dst, hop, regexp.QuoteMeta(src+".heartbeats"))
-	relay.DisableCheckpoints = true
+	out1 := fastFlow(dst, hop, "heartbeats")
+	out1.DisableCheckpoints = true
+	back := fastFlow(hop, src, regexp.QuoteMeta(dst+".heartbeats"))
+	back.DisableCheckpoints = true
 	start := time.Now()
 	m, stop := e.runMirror(t, "kmirror",
-		clusterOpt(src, &p.Source), clusterOpt(dst, &p.Target), clusterOpt(hop, &p.Source),
-		mirror.WithFlow(fwd), mirror.WithFlow(reverse), mirror.WithFlow(relay))
+		clusterOpt(src, &p.Source), clusterOpt(dst, &p.Target), clusterOpt(hop, &third),
+		mirror.WithFlow(fwd), mirror.WithFlow(reverse), mirror.WithFlow(out1), mirror.WithFlow(back))
 
 	rc := remoteclusterutils.NewClient(testcluster.Client(t, &p.Target))
 	waitCheckpoints := func(group string, want map[int32]int64) {
@@ -149,8 +155,8 @@ func TestKmirrorToJavaTools(t *testing.T) {
 		return strings.Contains(s, src) || strings.Contains(s, dst) || strings.Contains(s, hop)
 	}
 	testcluster.Eventually(t, 60*time.Second, "two-hop heartbeats topic on the source cluster", func() (bool, string) {
-		tp := goTopology(t, &p.Source, keep, src)
-		return tp.Hops[src] == 2, fmt.Sprintf("%+v", tp)
+		tp := goTopology(t, &p.Source, keep, dst)
+		return tp.Hops[dst] == 2, fmt.Sprintf("%+v", tp)
 	})
 	t.Logf("topology complete after %v", time.Since(start).Round(time.Millisecond))
 	tops := []topology{goTopology(t, &p.Target, keep, src, dst, hop), goTopology(t, &p.Source, keep, src, dst, hop)}
@@ -248,8 +254,8 @@ func TestKmirrorToJavaTools(t *testing.T) {
 	}{
 		{&p.Target, topology{Hops: map[string]int{src: 1, hop: -1}, Upstream: []string{src},
 			Heartbeats: []string{srcHB}, Checkpoints: []string{checkpoints}}},
-		{&p.Source, topology{Hops: map[string]int{src: 2, dst: 1, hop: -1}, Upstream: sorted(src, dst),
-			Heartbeats: []string{dst + "." + srcHB}}},
+		{&p.Source, topology{Hops: map[string]int{src: -1, dst: 2, hop: 1}, Upstream: sorted(dst, hop),
+			Heartbeats: []string{hop + "." + dst + ".heartbeats"}}},
 	} {
 		got := compareTopology(t, tc.c, out[3+i], tops[i], keep, src, dst, hop)
 		wantHops := slices.Sorted(maps.Keys(tc.want.Hops))
