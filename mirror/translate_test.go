@@ -839,6 +839,7 @@ func heartbeatKeys(t *testing.T, c *testcluster.Cluster, topic string, aliases .
 func TestHeartbeatsOfDisabledReverseFlow(t *testing.T) {
 	p := testcluster.New(t, "src", "dst")
 	fc := trFlow(p)
+	fc.DisableHeartbeatsReplication = false // src.heartbeats is what this test checks
 	reverse := FlowConfig{Source: p.Target.Alias, Target: p.Source.Alias, Disabled: true,
 		EmitHeartbeatsInterval: 100 * time.Millisecond}
 	m, stop := trStart(t, p, fc, reverse)
