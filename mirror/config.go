@@ -383,6 +383,8 @@ type FlowConfig struct {
 	// (`<source>.consumer.fetch.max.bytes`), shared by the flow's slots:
 	// each slot's consumer gets max(FetchMaxBytes/Tasks, 1 MiB,
 	// FetchMaxPartitionBytes) per response; 0 means [DefaultFetchMaxBytes].
+	// The bytes are counted as stored on the source: compressed batches
+	// take their compression ratio times more memory once decompressed.
 	FetchMaxBytes int32
 	// FetchMaxPartitionBytes bounds bytes per partition per fetch
 	// (`max.partition.fetch.bytes`); 0 means [DefaultFetchMaxPartitionBytes].

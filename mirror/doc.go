@@ -103,7 +103,11 @@
 // the defaults and one source broker, and a member owning k of N slots
 // k/N of it. Each record held also costs a few hundred bytes of
 // bookkeeping, which dominates for records of a hundred bytes or less:
-// lower both budgets for small records when memory is tight.
+// lower both budgets for small records when memory is tight. Fetch
+// responses are counted as the source stores them: a batch compressed r
+// times holds r times its size once decompressed, so for compressed topics
+// the fetch term is r times larger (lower FetchMaxBytes by r for very
+// compressible data); with ShallowCopy batches stay compressed.
 //
 // # Lifecycle
 //

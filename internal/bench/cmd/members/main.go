@@ -52,6 +52,7 @@ type config struct {
 	sessionMs   int
 	transaction string
 	extraArgs   []string
+	keepLogs    string
 }
 
 func main() {
@@ -69,6 +70,7 @@ func main() {
 	flag.BoolVar(&c.provenance, "provenance", true, "provenance headers on")
 	flag.IntVar(&c.sessionMs, "session-ms", 6000, "members' session.timeout.ms")
 	flag.StringVar(&c.transaction, "transaction-boundary", "poll", "exactly once: poll or interval")
+	flag.StringVar(&c.keepLogs, "keep-logs", "", "copy the members' logs of every run into this directory")
 	var extra string
 	flag.StringVar(&extra, "args", "-summary-interval 0", "more runner arguments, space-separated")
 	flag.Parse()
@@ -114,7 +116,8 @@ func run(c config, mode string, members int) (result, error) {
 	u := fmt.Sprintf("%d", time.Now().UnixMilli()%10_000_000)
 	src, dst := "bs"+u, "bt"+u
 	topic := "bench-" + u
-	srcCl, err := kgo.NewClient(kgo.SeedBrokers(c.source...), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5*time.Millisecond))
+	srcCl, err := kgo.NewClient(kgo.SeedBrokers(c.source...), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(5*time.Millisecond),
+		kgo.ProducerBatchCompression(kgo.NoCompression()))
 	if err != nil {
 		return r, err
 	}
@@ -130,10 +133,15 @@ func run(c config, mode string, members int) (result, error) {
 	}
 	defer srcAdm.DeleteTopics(context.WithoutCancel(ctx), topic)
 	defer dstAdm.DeleteTopics(context.WithoutCancel(ctx), src+"."+topic)
-	value := make([]byte, c.size)
-	_, _ = rand.Read(value)
+	// Distinct random values, stored uncompressed: one value repeated
+	// would compress many times over at the source and measure another
+	// workload (kmirror's fetch budget counts stored bytes).
+	pool := make([]byte, 64<<20)
+	_, _ = rand.Read(pool)
+	perPool := len(pool) / c.size
 	for i := 0; i < c.records; i++ {
-		srcCl.Produce(ctx, &kgo.Record{Topic: topic, Partition: int32(i % c.partitions), Key: []byte(strconv.Itoa(i)), Value: value}, nil)
+		at := (i % perPool) * c.size
+		srcCl.Produce(ctx, &kgo.Record{Topic: topic, Partition: int32(i % c.partitions), Key: []byte(strconv.Itoa(i)), Value: pool[at : at+c.size : at+c.size]}, nil)
 	}
 	if err := srcCl.Flush(ctx); err != nil {
 		return r, err
@@ -144,6 +152,17 @@ func run(c config, mode string, members int) (result, error) {
 		return r, err
 	}
 	defer os.RemoveAll(dir)
+	if c.keepLogs != "" {
+		// Deferred before the members are stopped: runs after their logs are complete.
+		defer func() {
+			logs, _ := filepath.Glob(filepath.Join(dir, "member*.log"))
+			for _, l := range logs {
+				if b, err := os.ReadFile(l); err == nil {
+					_ = os.WriteFile(filepath.Join(c.keepLogs, fmt.Sprintf("%s-%d-%s", mode, members, filepath.Base(l))), b, 0o600)
+				}
+			}
+		}()
+	}
 	props := filepath.Join(dir, "mm2.properties")
 	lines := []string{
 		"clusters = " + src + ", " + dst,
