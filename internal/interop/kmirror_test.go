@@ -101,7 +101,7 @@ func TestKmirrorToJavaTools(t *testing.T) {
 	p := e.p
 	src, dst := p.Source.Alias, p.Target.Alias
 	hop := "kc" + strings.TrimPrefix(src, "ka")
-	third := testcluster.NewFake(t, hop) // the clusters the Java programs read are src and dst
+	third := testcluster.NewFake(t, hop)      // the clusters the Java programs read are src and dst
 	srcAdm := testcluster.Admin(t, &p.Source) // closed after the cleanup below (cleanups run last-in first-out)
 	t.Cleanup(func() {
 		// Other tests' flows replicate the shared source's heartbeats
