@@ -84,15 +84,17 @@ const (
 	memberHeartbeatMs = 2000
 )
 
-// The documented RSS bound of a runner (README, "Memory"): a base for the
-// Go runtime, the clients and the engine, plus twice (the Go collector
-// lets the heap grow to twice what is live, GOGC=100) the record data it
-// may hold and a per-record overhead (record structs, headers with the
-// provenance header, queues).
+// The documented RSS estimate of a runner (README, "Memory"): a base for
+// the Go runtime, the clients and the engine, plus twice (the Go collector
+// lets the heap grow to twice what is live, GOGC=100) the live data: the
+// record data it may hold, present about twice (serialized produce
+// requests, fetch responses), and a per-record overhead (record structs,
+// headers with the provenance header, queues).
 const (
 	boundBase      = 96 << 20
 	boundPerRecord = 400
 	boundGC        = 2
+	boundCopies    = 2
 )
 
 // dataBound is the record payload a runner owning every slot of a flow
@@ -106,11 +108,11 @@ func dataBound(tasks int) int64 {
 	return n * (buf + 2*sourceBrokers*fetch)
 }
 
-// rssBound is the documented RSS bound of a runner owning every slot,
-// for records of recordBytes payload each.
+// rssBound is the documented RSS estimate of a runner owning every slot,
+// for records of recordBytes payload each; the soak fails a runner above it.
 func rssBound(tasks int, recordBytes int64) int64 {
 	d := dataBound(tasks)
-	return boundBase + boundGC*(d+d/recordBytes*boundPerRecord)
+	return boundBase + boundGC*(boundCopies*d+d/recordBytes*boundPerRecord)
 }
 
 var idSeq atomic.Int64

@@ -273,13 +273,13 @@ func TestBounds(t *testing.T) {
 	if got := dataBound(64); got != 64*3<<20 {
 		t.Errorf("dataBound(64) = %d MiB, want 192", got>>20)
 	}
-	// 96 MiB + 2 × (D + 400 B per record): 1 KiB records about 271 MiB,
-	// 100-byte records about 556 MiB.
-	if got := rssBound(6, 1078) >> 20; got != 271 {
-		t.Errorf("rssBound(6, 1 KiB records) = %d MiB, want 271", got)
+	// 96 MiB + 2 × (2 × D + 400 B per record): 1 KiB records about 399 MiB,
+	// 100-byte records about 684 MiB (D is 63.x MiB with 6 slots).
+	if got := rssBound(6, 1078) >> 20; got != 399 {
+		t.Errorf("rssBound(6, 1 KiB records) = %d MiB, want 399", got)
 	}
-	if got := rssBound(6, 154) >> 20; got != 556 {
-		t.Errorf("rssBound(6, 100-byte records) = %d MiB, want 556", got)
+	if got := rssBound(6, 154) >> 20; got != 684 {
+		t.Errorf("rssBound(6, 100-byte records) = %d MiB, want 684", got)
 	}
 }
 

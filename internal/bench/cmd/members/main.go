@@ -23,6 +23,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -234,9 +235,14 @@ func run(c config, mode string, members int) (result, error) {
 		for _, p := range procs {
 			peak[p.Process.Pid] = max(peak[p.Process.Pid], rssMiB(p.Process.Pid))
 		}
-		// exactly once: the markers take offsets too; the backlog is
-		// drained once the end offsets reach the records.
+		// End offsets reaching the record count is necessary, not
+		// enough: with exactly once the transaction markers take offsets
+		// too. The backlog is drained once every partition's last record
+		// (keys are the load's sequence numbers) is on the target.
 		if n >= int64(c.records) {
+			if err := waitLastKeys(ctx, c, remote, ends(ctx, dstAdm, remote)); err != nil {
+				return r, err
+			}
 			break
 		}
 		if time.Since(start) > 15*time.Minute {
@@ -261,6 +267,54 @@ func run(c config, mode string, members int) (result, error) {
 	}
 	return r, nil
 }
+
+// ends returns the end offset of every partition of topic (none on error).
+func ends(ctx context.Context, adm *kadm.Client, topic string) map[int32]int64 {
+	out := map[int32]int64{}
+	if lo, err := adm.ListEndOffsets(ctx, topic); err == nil {
+		lo.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
+	}
+	return out
+}
+
+// waitLastKeys reads the remote topic read_committed from a little before
+// the end offsets until it has seen the last loaded record of every
+// partition: key records-P+p for partition p (the load writes record i,
+// keyed i, to partition i mod P).
+func waitLastKeys(ctx context.Context, c config, remote string, end map[int32]int64) error {
+	from := map[int32]kgo.Offset{}
+	want := map[string]bool{}
+	for p := 0; p < c.partitions; p++ {
+		last := (c.records-1)/c.partitions*c.partitions + p
+		if last >= c.records {
+			last -= c.partitions
+		}
+		if last >= 0 {
+			want[strconv.Itoa(last)] = true
+		}
+		from[int32(p)] = kgo.NewOffset().At(max(end[int32(p)]-20_000, 0))
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.target...), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{remote: from}), kgo.FetchMaxWait(20*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	deadline := time.Now().Add(5 * time.Minute)
+	for len(want) > 0 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("last records of the backlog not on the target after 5 minutes: keys %v missing", slices.Sorted(maps.Keys(want)))
+		}
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		fs.EachRecord(func(r *kgo.Record) { delete(want, string(r.Key)) })
+	}
+	return nil
+}
+
+// latencyHeader marks the records of the latency phase.
+var latencyHeader = kgo.RecordHeader{Key: "bench-latency"}
 
 // latency produces a steady stream and measures, on a read_committed
 // consumer of the remote topic, arrival time minus the record's create
@@ -288,18 +342,39 @@ func latency(ctx context.Context, c config, srcCl, dstCl *kgo.Client, topic, rem
 		for i := 0; i < n; {
 			<-tick.C
 			for j := 0; j < per && i < n; j, i = j+1, i+1 {
-				srcCl.Produce(ctx, &kgo.Record{Topic: topic, Partition: int32(i % c.partitions), Value: value, Timestamp: time.Now()}, nil)
+				srcCl.Produce(ctx, &kgo.Record{Topic: topic, Partition: int32(i % c.partitions), Value: value, Timestamp: time.Now(),
+					Headers: []kgo.RecordHeader{latencyHeader}}, nil)
 			}
 		}
 	}()
 	var lat []float64
+	var trace *os.File
+	if c.keepLogs != "" {
+		// Records slower than a second, to set against the members' logs.
+		if trace, err = os.Create(filepath.Join(c.keepLogs, fmt.Sprintf("latency-%s.txt", remote))); err != nil {
+			return 0, 0, err
+		}
+		defer trace.Close()
+	}
 	deadline := time.Now().Add(c.latencyFor + time.Minute)
 	for len(lat) < n && time.Now().Before(deadline) {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		fs := cons.PollFetches(pctx)
 		cancel()
 		now := time.Now()
-		fs.EachRecord(func(r *kgo.Record) { lat = append(lat, float64(now.Sub(r.Timestamp).Microseconds())/1000) })
+		fs.EachRecord(func(r *kgo.Record) {
+			if !slices.ContainsFunc(r.Headers, func(h kgo.RecordHeader) bool { return h.Key == latencyHeader.Key }) {
+				// A record of the backlog: with exactly once the drain
+				// ends by end offsets, which count the transaction
+				// markers, so the last backlog records may come now.
+				return
+			}
+			l := float64(now.Sub(r.Timestamp).Microseconds()) / 1000
+			lat = append(lat, l)
+			if trace != nil && l >= 1000 {
+				fmt.Fprintf(trace, "%s p%d offset %d created %s latency %.0f ms\n", r.Topic, r.Partition, r.Offset, r.Timestamp.UTC().Format("15:04:05.000"), l)
+			}
+		})
 		for _, p := range procs {
 			peak[p.Process.Pid] = max(peak[p.Process.Pid], rssMiB(p.Process.Pid))
 		}
