@@ -38,22 +38,23 @@ import (
 )
 
 type config struct {
-	kmirror     string
-	source      []string
-	target      []string
-	records     int
-	size        int
-	partitions  int
-	tasks       int
-	members     []int
-	modes       []string
-	rate        int
-	latencyFor  time.Duration
-	provenance  bool
-	sessionMs   int
-	transaction string
-	extraArgs   []string
-	keepLogs    string
+	kmirror       string
+	source        []string
+	target        []string
+	records       int
+	size          int
+	partitions    int
+	tasks         int
+	members       []int
+	modes         []string
+	rate          int
+	latencyFor    time.Duration
+	provenance    bool
+	sessionMs     int
+	transaction   string
+	extraArgs     []string
+	keepLogs      string
+	transactionMs int
 }
 
 func main() {
@@ -71,6 +72,7 @@ func main() {
 	flag.BoolVar(&c.provenance, "provenance", true, "provenance headers on")
 	flag.IntVar(&c.sessionMs, "session-ms", 6000, "members' session.timeout.ms")
 	flag.StringVar(&c.transaction, "transaction-boundary", "poll", "exactly once: poll or interval")
+	flag.IntVar(&c.transactionMs, "transaction-interval-ms", 0, "exactly once with -transaction-boundary interval: transaction.boundary.interval.ms (0: the default)")
 	flag.StringVar(&c.keepLogs, "keep-logs", "", "copy the members' logs of every run into this directory")
 	var extra string
 	flag.StringVar(&extra, "args", "-summary-interval 0", "more runner arguments, space-separated")
@@ -183,6 +185,9 @@ func run(c config, mode string, members int) (result, error) {
 	}
 	if mode == "eos" {
 		lines = append(lines, dst+".exactly.once.source.support = enabled", "transaction.boundary = "+c.transaction)
+		if c.transactionMs > 0 {
+			lines = append(lines, "transaction.boundary.interval.ms = "+strconv.Itoa(c.transactionMs))
+		}
 	}
 	if err := os.WriteFile(props, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		return r, err
