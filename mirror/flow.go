@@ -416,6 +416,9 @@ func (f *flow) start(ctx context.Context) error {
 	if err := f.ensureUnitsTopic(ctx); err != nil {
 		return err
 	}
+	if f.cfg.ShallowCopy {
+		f.log.Info("shallow copy on: record batches that need no change are written to the target as fetched, the others record by record")
+	}
 	env := &unitEnv{cfg: f.cfg, name: f.name, src: f.src, dst: f.dst, log: f.log, metrics: f.metrics,
 		labels: f.labels, tasks: f.tasks, resumeTopic: f.resumeTopic, clientOpts: f.clientOpts,
 		gap: f.recordGap, health: f.unitHealth, owns: f.owns, prov: f.prov, skipped: f.skippedRecords,

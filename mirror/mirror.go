@@ -114,7 +114,7 @@ func New(opts ...Opt) (*Mirror, error) {
 		}
 		if fc.ShallowCopy && fc.ExactlyOnce {
 			return nil, &ConfigError{Key: name + ".shallow.copy.enabled", Value: "true",
-				Reason: "shallow copy writes batches without a transactional producer: it cannot be combined with exactly-once replication (turn one of them off: exactly.once.support or " + fc.Target + ".exactly.once.source.support, or shallow.copy.enabled=false)"}
+				Reason: "shallow copy writes batches without a transactional producer: it cannot be combined with exactly-once replication (turn one of them off: " + fc.Target + ".exactly.once.source.support=disabled, FlowConfig.ExactlyOnce=false, or shallow.copy.enabled=false)"}
 		}
 		if fc.ShallowCopy && !fc.DisableProvenanceHeader {
 			return nil, &ConfigError{Key: name + ".shallow.copy.enabled", Value: "true",

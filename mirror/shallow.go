@@ -186,7 +186,7 @@ func (u *unit) shallowLoop(ctx, hard context.Context) error {
 	}
 	defer func() {
 		if s.copied+s.fellBack > 0 {
-			u.log.Debug("shallow copy stopped", "batches_copied", s.copied, "batches_normal_path", s.fellBack)
+			u.log.Info("shallow copy stopped", "batches_copied", s.copied, "batches_normal_path", s.fellBack)
 		}
 	}()
 	tick := time.NewTicker(100 * time.Millisecond)

@@ -409,7 +409,7 @@ func TestShallowCopyRefused(t *testing.T) {
 		want string
 	}{
 		{func(f FlowConfig) FlowConfig { f.DisableProvenanceHeader = false; return f }, "provenance.header.enabled=false"},
-		{func(f FlowConfig) FlowConfig { f.ExactlyOnce = true; return f }, "exactly-once"},
+		{func(f FlowConfig) FlowConfig { f.ExactlyOnce = true; return f }, p.Target.Alias + ".exactly.once.source.support=disabled"},
 	} {
 		_, err := New(WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
 			WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts()}), WithFlow(c.fc(shallowFlow(p))))
