@@ -222,12 +222,10 @@ func run(c config, mode string, members int) (result, error) {
 		if td, err := dstAdm.ListTopics(ctx, remote); err != nil || td[remote].Err != nil {
 			return 0 // not created yet: ListOffsets would wait for it
 		}
-		ends, err := dstAdm.ListEndOffsets(ctx, remote)
-		if err != nil {
-			return 0
-		}
 		var n int64
-		ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
+		for _, o := range ends(ctx, dstAdm, remote) {
+			n += o
+		}
 		return n
 	}
 	var first time.Time
