@@ -21,11 +21,11 @@
 // its clusters.
 //
 // How loss is measured: the soak writes every record twice on the source,
-// to the replicated stream topic and, in the same order (so at the same
-// offsets), to a ledger topic that the mirror does not replicate. verify
-// compares the ledger with the remote topic: records that DeleteRecords
-// removed from the stream (the retention race) are still in the ledger, so
-// they show up as missing and must equal the gaps the runner reported on
+// first to a ledger topic that the mirror does not replicate and, once
+// acknowledged, in the same order (so at the same offsets), to the
+// replicated stream topic. verify compares the ledger with the remote
+// topic: records that DeleteRecords removed from the stream (the retention
+// race) are still in the ledger, so they show up as missing and must equal the gaps the runner reported on
 // /status. TESTING.md describes every fault and holds the last long run.
 package main
 
