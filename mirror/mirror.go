@@ -356,7 +356,7 @@ func (f *flow) status() FlowStatus {
 	f.mu.Lock()
 	fs := FlowStatus{Name: f.name, Source: f.cfg.Source, Target: f.cfg.Target, State: f.state, Error: f.stateErr,
 		Since: f.since, Topics: f.nTopics, Gaps: append([]GapError(nil), f.gaps...), LastHeartbeat: f.lastHB, Skipped: f.skips.list(),
-		ProvenanceSkipped: f.provSkipped.Load()}
+		ProvenanceSkipped: f.provSkipped.Load(), TopicErrors: f.topicErrListLocked()}
 	groups := f.groupStat
 	f.mu.Unlock()
 	f.unitsMu.Lock()
@@ -376,6 +376,12 @@ func (f *flow) status() FlowStatus {
 		fs.Records += ps.Records
 		fs.Bytes += ps.Bytes
 		fs.Lag += ps.Lag
+	}
+	for _, te := range fs.TopicErrors {
+		fs.Lag += max(te.Lag, 0)
+	}
+	if fs.State == StateRunning && fs.Error == "" && len(fs.TopicErrors) > 0 {
+		fs.Error = topicErrSummary(fs.TopicErrors)
 	}
 	sort.Slice(fs.Partitions, func(i, j int) bool {
 		a, b := fs.Partitions[i], fs.Partitions[j]
