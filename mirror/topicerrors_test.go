@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
@@ -178,4 +180,149 @@ func checkRecovered(t *testing.T, p *testcluster.Pair, m *Mirror, good, bad stri
 			t.Errorf("remote bad record %d: offset %d value %q, want offset %d value b%d", i, r.Offset, r.Value, i, i)
 		}
 	}
+}
+
+// TestRefusedPartitionIncreaseOfOneTopic (issue 15): the target refuses to
+// add partitions to one remote topic. The other topic's new partition is
+// replicated, the refused topic's error (op "partitions") and the records
+// of its new partition (lag) are in the status, the flow is RUNNING; once
+// the target accepts, the new partition is added and replicated.
+func TestRefusedPartitionIncreaseOfOneTopic(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
+	a, b := p.Topic("grows"), p.Topic("refused")
+	for _, tn := range []string{a, b} {
+		testcluster.CreateTopic(t, &p.Source, tn, 1, nil)
+	}
+	fc := fastFlow(p)
+	fc.Topics = []string{a, b}
+	fc.Tasks = 2
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Produce(t, &p.Source, append(valueRecords(a, "a", 0, 3), valueRecords(b, "b", 0, 3)...)...)
+	waitReplicated(t, m, 6)
+	remoteB := p.Source.Alias + "." + b
+	fault := p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.CreatePartitions}, Topic: remoteB,
+		Err: kerr.PolicyViolation, Count: -1})
+	ctx := context.Background()
+	adm := testcluster.Admin(t, &p.Source)
+	if _, err := adm.UpdatePartitions(ctx, 2, a, b); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 10*time.Second, "source metadata shows 2 partitions", func() (bool, string) {
+		td, err := adm.ListTopics(ctx, a, b)
+		return err == nil && len(td[a].Partitions) == 2 && len(td[b].Partitions) == 2, fmt.Sprint(err)
+	})
+	var more []*kgo.Record
+	for i := range 5 {
+		more = append(more, &kgo.Record{Topic: a, Partition: 1, Value: fmt.Appendf(nil, "a1-%d", i)},
+			&kgo.Record{Topic: b, Partition: 1, Value: fmt.Appendf(nil, "b1-%d", i)})
+	}
+	testcluster.Produce(t, &p.Source, more...)
+	testcluster.Eventually(t, 30*time.Second, "a[1] replicated, b's increase refused", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		var a1 int64 = -1
+		for _, ps := range fs.Partitions {
+			if ps.Topic == a && ps.Partition == 1 {
+				a1 = ps.Replicated
+			}
+		}
+		return a1 == 5 && len(fs.TopicErrors) == 1 && fs.TopicErrors[0].Lag == 5,
+			fmt.Sprintf("%s %q %+v %+v", fs.State, fs.Error, fs.TopicErrors, fs.Partitions)
+	})
+	fs := m.Status().Flows[0]
+	te := fs.TopicErrors[0]
+	wantErr := fmt.Sprintf("increasing %s on %s from 1 to 2 partitions: %s; the target refuses it (policy, ACL or quota): allow it there, or add the partitions to %s yourself",
+		remoteB, p.Target.Alias, kerr.PolicyViolation, remoteB)
+	if te.Topic != b || te.RemoteTopic != remoteB || te.Op != TopicOpPartitions || te.Error != wantErr {
+		t.Errorf("topic error %+v, want topic %s, op partitions, error %q", te, b, wantErr)
+	}
+	if fs.State != StateRunning || fs.Error != "1 topic error: "+b+": "+wantErr {
+		t.Errorf("flow %s %q, want RUNNING with the topic error", fs.State, fs.Error)
+	}
+	if fs.Lag != 5 {
+		t.Errorf("flow lag %d, want 5 (b[1]'s records)", fs.Lag)
+	}
+	fault.Remove()
+	testcluster.Eventually(t, 30*time.Second, "b[1] replicated once the target accepts", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		for _, ps := range fs.Partitions {
+			if ps.Topic == b && ps.Partition == 1 {
+				return ps.Replicated == 5 && len(fs.TopicErrors) == 0 && fs.Lag == 0 && fs.Error == "", fmt.Sprintf("%+v %q", ps, fs.Error)
+			}
+		}
+		return false, fmt.Sprintf("%+v", fs.TopicErrors)
+	})
+	got := testcluster.ReadAll(t, &p.Target, remoteB)[1]
+	if len(got) != 5 {
+		t.Fatalf("remote b[1] has %d records, want 5", len(got))
+	}
+	for i, r := range got {
+		if r.Offset != int64(i) || string(r.Value) != fmt.Sprintf("b1-%d", i) {
+			t.Errorf("remote b[1] record %d: offset %d value %q, want b1-%d", i, r.Offset, r.Value, i)
+		}
+	}
+}
+
+// TestRefusedConfigSyncOfOneTopic (issue 15): the target refuses to alter
+// one remote topic's configs (an alter policy). The other topic's changed
+// config is synced, both topics' records are replicated, the status shows
+// the refused topic with op "config" (lag 0: its records are replicated)
+// and the flow RUNNING; once the target accepts, the config is synced and
+// the error clears.
+func TestRefusedConfigSyncOfOneTopic(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
+	a, b := p.Topic("synced"), p.Topic("locked")
+	for _, tn := range []string{a, b} {
+		testcluster.CreateTopic(t, &p.Source, tn, 1, nil)
+	}
+	fc := fastFlow(p)
+	fc.Topics = []string{a, b}
+	fc.Tasks = 2
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Produce(t, &p.Source, append(valueRecords(a, "a", 0, 3), valueRecords(b, "b", 0, 3)...)...)
+	waitReplicated(t, m, 6)
+	remoteA, remoteB := p.Source.Alias+"."+a, p.Source.Alias+"."+b
+	fault := p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.IncrementalAlterConfigs}, Resource: remoteB,
+		Err: kerr.PolicyViolation, Count: -1})
+	ctx := context.Background()
+	ret := "123456789"
+	srcAdm, dstAdm := testcluster.Admin(t, &p.Source), testcluster.Admin(t, &p.Target)
+	for _, tn := range []string{a, b} {
+		if _, err := srcAdm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: &ret}}, tn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testcluster.Eventually(t, 30*time.Second, "a's config synced, b's refused", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		got := describeOverrides(t, dstAdm, remoteA)["retention.ms"]
+		return got == ret && len(fs.TopicErrors) == 1, fmt.Sprintf("a retention.ms %q; %s %q %+v", got, fs.State, fs.Error, fs.TopicErrors)
+	})
+	testcluster.Produce(t, &p.Source, append(valueRecords(a, "a", 3, 6), valueRecords(b, "b", 3, 6)...)...)
+	waitReplicated(t, m, 12)
+	fs := m.Status().Flows[0]
+	te := fs.TopicErrors[0]
+	wantErr := fmt.Sprintf("altering 1 configs of %s on %s (retention.ms=SET): %s; the target refuses it (alter policy, ACL or quota): allow it there, or leave these keys out with config.properties.exclude",
+		remoteB, p.Target.Alias, kerr.PolicyViolation)
+	if te.Topic != b || te.RemoteTopic != remoteB || te.Op != TopicOpConfig || te.Error != wantErr || te.Lag != 0 {
+		t.Errorf("topic error %+v, want topic %s, op config, lag 0, error %q", te, b, wantErr)
+	}
+	if fs.State != StateRunning || fs.Error != "1 topic error: "+b+": "+wantErr || fs.Lag != 0 {
+		t.Errorf("flow %s %q lag %d, want RUNNING with the topic error, lag 0", fs.State, fs.Error, fs.Lag)
+	}
+	if got := describeOverrides(t, dstAdm, remoteB)["retention.ms"]; got == ret {
+		t.Errorf("b's retention.ms synced through the refusal")
+	}
+	fault.Remove()
+	testcluster.Eventually(t, 30*time.Second, "b's config synced once the target accepts", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		got := describeOverrides(t, dstAdm, remoteB)["retention.ms"]
+		return got == ret && len(fs.TopicErrors) == 0 && fs.Error == "", fmt.Sprintf("b retention.ms %q; %q %+v", got, fs.Error, fs.TopicErrors)
+	})
 }

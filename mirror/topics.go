@@ -220,9 +220,16 @@ func (f *flow) discover(ctx context.Context, initial bool) error {
 				f.topicOK(t, TopicOpDescribe)
 				resp, err := f.dstAdm.UpdatePartitions(ctx, n, remote)
 				if err == nil {
-					err = resp.Error()
+					if r := resp[remote]; r.Err != nil && r.ErrMessage != "" {
+						err = fmt.Errorf("%w (broker: %s)", r.Err, r.ErrMessage)
+					} else {
+						err = resp.Error()
+					}
 				}
 				if err != nil && !errors.Is(err, kerr.InvalidPartitions) {
+					if refused(err) {
+						err = fmt.Errorf("%w; the target refuses it (policy, ACL or quota): allow it there, or add the partitions to %s yourself", err, remote)
+					}
 					err = fmt.Errorf("increasing %s on %s from %d to %d partitions: %w", remote, f.dst.Alias, len(rd.Partitions), n, err)
 					f.topicFailed(t, remote, TopicOpPartitions, err)
 					topicsFailed = true
@@ -329,6 +336,14 @@ func (f *flow) listFailed(ctx context.Context, err error) {
 	}
 }
 
+// refused reports whether err is the target refusing an operation on a
+// topic by rule (a create or alter policy, an ACL, a controller mutation
+// quota) rather than failing it: the user has to change something.
+func refused(err error) bool {
+	return errors.Is(err, kerr.PolicyViolation) || errors.Is(err, kerr.TopicAuthorizationFailed) ||
+		errors.Is(err, kerr.ClusterAuthorizationFailed) || errors.Is(err, kerr.ThrottlingQuotaExceeded)
+}
+
 // createRemoteTopics creates the remote topics of the source topics
 // topics, each on its own: a refused topic is recorded as a topic error
 // (op "create", failed is true) and the others are created. err is
@@ -371,8 +386,7 @@ func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm
 			switch {
 			case errors.Is(err, kerr.InvalidReplicationFactor):
 				err = fmt.Errorf("%w (replication.factor=%d)", err, f.cfg.ReplicationFactor)
-			case errors.Is(err, kerr.PolicyViolation), errors.Is(err, kerr.TopicAuthorizationFailed),
-				errors.Is(err, kerr.ClusterAuthorizationFailed), errors.Is(err, kerr.ThrottlingQuotaExceeded):
+			case refused(err):
 				err = fmt.Errorf("%w; the target refuses this topic (create policy, ACL or quota): allow it there, create %s yourself, or exclude %s with topics.exclude", err, remote, t)
 			}
 			f.topicFailed(t, remote, TopicOpCreate, fmt.Errorf("creating %s on %s: %w", remote, f.dst.Alias, err))
@@ -509,6 +523,9 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
+				}
+				if refused(err) {
+					err = fmt.Errorf("%w; the target refuses it (alter policy, ACL or quota): allow it there, or leave these keys out with config.properties.exclude", err)
 				}
 				f.topicFailed(rc.Name, remote, TopicOpConfig, fmt.Errorf("altering %d configs of %s on %s (%s): %w", len(alters), remote, f.dst.Alias, alterKeys(alters), err))
 				failed = true
