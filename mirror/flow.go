@@ -80,6 +80,9 @@ type flow struct {
 	// topicsPending: some selected source partitions are not replicated yet
 	// (remote partition not usable): the topic refresh retries quickly.
 	topicsPending atomic.Bool
+	// createdOnce: this member ran a round of topic creation holding slot
+	// 0 (with refresh.topics.enabled=false, the only one).
+	createdOnce atomic.Bool
 
 	unitsMu        sync.Mutex // guards the member fields below; taken before unit or partition locks, never after
 	units          map[int32]*unit
@@ -442,7 +445,7 @@ func (f *flow) start(ctx context.Context) error {
 			return fmt.Errorf("resume points topic %s on %s: %w", f.resumeTopic, f.dst.Alias, err)
 		}
 		env.resumeParts = n
-		if err := f.discover(ctx, true); err != nil && !errors.Is(err, errTopicsFailed) {
+		if err := f.discover(ctx); err != nil && !errors.Is(err, errTopicsFailed) {
 			f.log.Warn("first topic discovery", "err", err) // retried by the refresh loop
 		}
 	}

@@ -109,6 +109,61 @@ func TestRefusedTopicAfterStartShownInStatus(t *testing.T) {
 	checkRecovered(t, p, m, good, bad)
 }
 
+// TestRefusedTopicRetriedWithRefreshDisabled (issue 15): with
+// refresh.topics.enabled=false topics are created at start only, but one
+// refused then is retried until the target accepts it (it used to stay
+// missing until a restart).
+func TestRefusedTopicRetriedWithRefreshDisabled(t *testing.T) {
+	p, fc, good, bad, fault := refusedPair(t, true)
+	fc.DisableRefreshTopics = true
+	testcluster.Produce(t, &p.Source, valueRecords(good, "g", 0, 10)...)
+	testcluster.Produce(t, &p.Source, valueRecords(bad, "b", 0, 10)...)
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Eventually(t, 30*time.Second, "good replicated", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		ps, ok := partitionOf(fs, good)
+		return ok && ps.Replicated == 10, fmt.Sprintf("%s %q %+v", fs.State, fs.Error, fs.Partitions)
+	})
+	checkRefused(t, p, m, good, bad, 10)
+	fault.Remove()
+	checkRecovered(t, p, m, good, bad)
+}
+
+// TestRefreshTopicsDisabledCreatesStartTopicsOnly (regression, found with
+// issue 15): with refresh.topics.enabled=false the remote topics of the
+// topics that exist at start are created and replicated (none was: the
+// first round was judged by the catalog, which discovery at start-up set
+// before this member held slot 0), and a topic created after start is not
+// (MM2's rule).
+func TestRefreshTopicsDisabledCreatesStartTopicsOnly(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	early, late := p.Topic("early"), p.Topic("late")
+	testcluster.CreateTopic(t, &p.Source, early, 1, nil)
+	testcluster.Produce(t, &p.Source, valueRecords(early, "e", 0, 10)...)
+	fc := fastFlow(p)
+	fc.Topics = []string{early, late}
+	fc.DisableRefreshTopics = true
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Eventually(t, 30*time.Second, "early replicated", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		ps, ok := partitionOf(fs, early)
+		return ok && ps.Replicated == 10 && fs.Records == 10, fmt.Sprintf("%s %q %+v", fs.State, fs.Error, fs.Partitions)
+	})
+	testcluster.CreateTopic(t, &p.Source, late, 1, nil)
+	time.Sleep(5 * fc.RefreshTopicsInterval)
+	td, err := testcluster.Admin(t, &p.Target).ListTopics(context.Background(), p.Source.Alias+"."+late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := td[p.Source.Alias+"."+late]; ok && d.Err == nil {
+		t.Errorf("remote topic of %s, created after start, was created with refresh.topics.enabled=false", late)
+	}
+	if fs := m.Status().Flows[0]; fs.Topics != 2 || len(fs.TopicErrors) != 0 || fs.State != StateRunning {
+		t.Errorf("flow %s %q, %d topics selected, topic errors %+v; want RUNNING, 2, none", fs.State, fs.Error, fs.Topics, fs.TopicErrors)
+	}
+}
+
 // checkRefused waits for the status to show bad refused while good runs.
 func checkRefused(t *testing.T, p *testcluster.Pair, m *Mirror, good, bad string, badRecords int64) {
 	t.Helper()

@@ -43,7 +43,7 @@ func (f *flow) refreshLoop(ctx context.Context) {
 		if f.topicsPending.Load() {
 			first = now.Add(min(every, 500*time.Millisecond))
 		}
-		jobs = append(jobs, &job{every: every, next: first, run: func(ctx context.Context) error { return f.discover(ctx, false) },
+		jobs = append(jobs, &job{every: every, next: first, run: f.discover,
 			name: "refresh topics", topics: true})
 		if !f.cfg.DisableTopicConfigSync {
 			jobs = append(jobs, &job{every: f.cfg.SyncTopicConfigsInterval, next: now.Add(f.cfg.SyncTopicConfigsInterval), run: f.syncConfigs,
@@ -125,14 +125,15 @@ func (f *flow) refreshLoop(ctx context.Context) {
 // first creates missing remote topics (source partition count,
 // replication.factor, source configs minus config.properties.exclude: cases
 // B19/B20 of the field failures) and follows partition increases; it does
-// so only at start unless refresh.topics.enabled.
+// so only in its first round holding slot 0 unless refresh.topics.enabled
+// (retrying the topics that failed then).
 //
 // It returns an error only for the whole round (a cluster's topics could
 // not be listed: also a health source, so the flow shows RETRYING): one
 // topic's failed creation, partition increase or describe is recorded as a
 // topic error (topicerrors.go) and the other topics go on; the round then
 // returns errTopicsFailed so the refresh loop retries it soon.
-func (f *flow) discover(ctx context.Context, initial bool) error {
+func (f *flow) discover(ctx context.Context) error {
 	src, err := f.srcAdm.ListTopics(ctx)
 	if err != nil {
 		err = fmt.Errorf("listing topics on %s: %w", f.src.Alias, err)
@@ -191,10 +192,21 @@ func (f *flow) discover(ctx context.Context, initial bool) error {
 		f.retainTopicErrs(func(t string) bool { return sel[t] }, "topic no longer selected or gone from the source")
 	}
 	topicsFailed := false
-	create := single && (initial || !f.cfg.DisableRefreshTopics || f.catalog.Load() == nil)
-	if create {
+	// With refresh.topics.enabled=false the remote topics are created in
+	// the first round this member holds slot 0 only (MM2 creates them when
+	// its connector starts); a topic that failed then (a topic error) is
+	// retried until it succeeds, as it would be at each restart. (The
+	// first round used to be judged by the catalog, which discovery at
+	// start-up, before slot 0 is assigned, already set: nothing was ever
+	// created.)
+	create := single && (!f.cfg.DisableRefreshTopics || !f.createdOnce.Load())
+	retryOnly := single && !create
+	if create || retryOnly {
 		var missing []string
 		for _, t := range selected {
+			if retryOnly && !f.hasTopicErr(t, notReplicatedOps...) {
+				continue
+			}
 			remote := f.pol.FormatRemoteTopic(f.cfg.Source, t)
 			n := len(src[t].Partitions)
 			rd, ok := dst[remote]
@@ -243,6 +255,9 @@ func (f *flow) discover(ctx context.Context, initial bool) error {
 				f.topicOK(t, TopicOpPartitions)
 			}
 		}
+		if create {
+			f.createdOnce.Store(true)
+		}
 		if len(missing) > 0 {
 			failed, err := f.createRemoteTopics(ctx, missing, src)
 			if err != nil {
@@ -253,16 +268,6 @@ func (f *flow) discover(ctx context.Context, initial bool) error {
 				err = fmt.Errorf("listing topics on %s: %w", f.dst.Alias, err)
 				f.listFailed(ctx, err)
 				return err
-			}
-		}
-	} else if single {
-		// No creation this round (refresh.topics.enabled=false after the
-		// first one): an error of a topic whose remote topic now exists
-		// (created by someone else) no longer holds.
-		for _, t := range selected {
-			if rd, ok := dst[f.pol.FormatRemoteTopic(f.cfg.Source, t)]; ok && rd.Err == nil {
-				f.topicOK(t, TopicOpCreate)
-				f.topicOK(t, TopicOpDescribe)
 			}
 		}
 	}
