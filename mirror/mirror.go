@@ -367,6 +367,11 @@ func (f *flow) status() FlowStatus {
 		units = append(units, u)
 	}
 	single := f.single != nil
+	if !single {
+		// Topic errors are the singleton's: a member that just lost slot 0
+		// does not report them until its next discovery drops them.
+		fs.TopicErrors = nil
+	}
 	fs.Partitions = append(fs.Partitions, f.final...)
 	f.unitsMu.Unlock()
 	for _, u := range units {

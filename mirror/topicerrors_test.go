@@ -381,3 +381,33 @@ func TestRefusedConfigSyncOfOneTopic(t *testing.T) {
 		return got == ret && len(fs.TopicErrors) == 0 && fs.Error == "", fmt.Sprintf("b retention.ms %q; %q %+v", got, fs.Error, fs.TopicErrors)
 	})
 }
+
+// TestTopicErrorsReportedBySingletonOnly (issue 15): with two members,
+// only the one holding the singleton duties (it creates topics) reports
+// the refused topic and its lag, so the flow's totals over its members
+// count it once.
+func TestTopicErrorsReportedBySingletonOnly(t *testing.T) {
+	p, fc, good, bad, _ := refusedPair(t, true)
+	testcluster.Produce(t, &p.Source, valueRecords(good, "g", 0, 10)...)
+	testcluster.Produce(t, &p.Source, valueRecords(bad, "b", 0, 10)...)
+	a, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	b, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Eventually(t, 30*time.Second, "one slot each, good replicated, bad refused", func() (bool, string) {
+		fa, fb := a.Status().Flows[0], b.Status().Flows[0]
+		pa, oka := partitionOf(fa, good)
+		pb, okb := partitionOf(fb, good)
+		return len(fa.Member.Slots) == 1 && len(fb.Member.Slots) == 1 && ((oka && pa.Replicated == 10) || (okb && pb.Replicated == 10)) &&
+				len(fa.TopicErrors)+len(fb.TopicErrors) == 1 && fa.Lag+fb.Lag == 10,
+			fmt.Sprintf("a %v %d records lag %d %+v; b %v %d records lag %d %+v", fa.Member.Slots, fa.Records, fa.Lag, fa.TopicErrors,
+				fb.Member.Slots, fb.Records, fb.Lag, fb.TopicErrors)
+	})
+	for _, m := range []*Mirror{a, b} {
+		fs := m.Status().Flows[0]
+		if fs.Member.Singleton != (len(fs.TopicErrors) == 1) {
+			t.Errorf("member %v singleton %v reports topic errors %+v: only the singleton should", fs.Member.Slots, fs.Member.Singleton, fs.TopicErrors)
+		}
+		if fs.State != StateRunning {
+			t.Errorf("member %v: flow %s %q, want RUNNING", fs.Member.Slots, fs.State, fs.Error)
+		}
+	}
+}
