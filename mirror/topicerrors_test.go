@@ -2,8 +2,10 @@ package mirror
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -410,4 +412,43 @@ func TestTopicErrorsReportedBySingletonOnly(t *testing.T) {
 			t.Errorf("member %v: flow %s %q, want RUNNING", fs.Member.Slots, fs.State, fs.Error)
 		}
 	}
+}
+
+// TestListingTopicsFailingShowsRetrying (issue 15): an error of a whole
+// cluster, here the source's topics that cannot be listed, is what makes
+// a flow RETRYING (with the listing's error), unlike one topic's error;
+// the flow is RUNNING again once the listing works.
+func TestListingTopicsFailingShowsRetrying(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Source.Fake == nil {
+		t.Skip("needs kfake's request control (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	testcluster.Produce(t, &p.Source, valueRecords(topic, "o", 0, 10)...)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts(), Admin: []kgo.Opt{kgo.RequestRetries(0)}}),
+		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts()}), WithFlow(fc))
+	waitReplicated(t, m, 10)
+	var refuse atomic.Bool
+	refuse.Store(true)
+	p.Source.Fake.ControlKey(int16(kmsg.Metadata), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		p.Source.Fake.KeepControl()
+		if req := kreq.(*kmsg.MetadataRequest); refuse.Load() && req.Topics == nil {
+			return nil, errors.New("listing refused by the test"), true
+		}
+		return nil, nil, false
+	})
+	wantErr := "listing topics on " + p.Source.Alias + ": "
+	testcluster.Eventually(t, 30*time.Second, "RETRYING with the listing error", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		return fs.State == StateRetrying && strings.Contains(fs.Error, wantErr), fmt.Sprintf("%s %q", fs.State, fs.Error)
+	})
+	refuse.Store(false)
+	testcluster.Eventually(t, 30*time.Second, "RUNNING again", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		return fs.State == StateRunning && fs.Error == "", fmt.Sprintf("%s %q", fs.State, fs.Error)
+	})
 }
