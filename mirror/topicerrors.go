@@ -58,14 +58,14 @@ func (f *flow) topicOK(topic string, op TopicOp) {
 	}
 }
 
-// retainTopicErrs removes the topic errors whose topic keep rejects (no
-// longer selected, or this member no longer holds the singleton duties),
-// logging each at INFO with why.
-func (f *flow) retainTopicErrs(keep func(topic string) bool, why string) {
+// retainTopicErrs removes the topic errors keep rejects (topic no longer
+// selected, this member no longer holds the singleton duties, configs no
+// longer synced), logging each at INFO with why.
+func (f *flow) retainTopicErrs(keep func(topic string, op TopicOp) bool, why string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for k, te := range f.topicErrs {
-		if !keep(k.topic) {
+		if !keep(k.topic, k.op) {
 			delete(f.topicErrs, k)
 			f.log.Info("topic error cleared", "topic", k.topic, "remote_topic", te.RemoteTopic, "op", k.op, "reason", why)
 		}

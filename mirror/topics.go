@@ -183,13 +183,13 @@ func (f *flow) discover(ctx context.Context) error {
 	// configs), and only of the topics still selected.
 	single := f.isSingleton.Load()
 	if !single {
-		f.retainTopicErrs(func(string) bool { return false }, "this member no longer holds the singleton duties")
+		f.retainTopicErrs(func(string, TopicOp) bool { return false }, "this member no longer holds the singleton duties")
 	} else {
 		sel := make(map[string]bool, len(selected))
 		for _, t := range selected {
 			sel[t] = true
 		}
-		f.retainTopicErrs(func(t string) bool { return sel[t] }, "topic no longer selected or gone from the source")
+		f.retainTopicErrs(func(t string, _ TopicOp) bool { return sel[t] }, "topic no longer selected or gone from the source")
 	}
 	topicsFailed := false
 	// With refresh.topics.enabled=false the remote topics are created in
@@ -224,6 +224,7 @@ func (f *flow) discover(ctx context.Context) error {
 				}
 				missing = append(missing, t)
 			case rd.Err != nil:
+				f.topicOK(t, TopicOpCreate) // it exists
 				err := fmt.Errorf("describing %s on %s: %w", remote, f.dst.Alias, rd.Err)
 				f.topicFailed(t, remote, TopicOpDescribe, err)
 				topicsFailed = true
@@ -473,6 +474,13 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 		}
 		current[rc.Name] = m
 	}
+	// A config error of a topic no longer synced (not replicated any
+	// more, or its remote topic not usable now) no longer holds.
+	synced := make(map[string]bool, len(topics))
+	for _, t := range topics {
+		synced[t] = true
+	}
+	f.retainTopicErrs(func(t string, op TopicOp) bool { return op != TopicOpConfig || synced[t] }, "topic configs no longer synced")
 	failed := false
 	for _, rc := range srcRC {
 		remote := f.pol.FormatRemoteTopic(f.cfg.Source, rc.Name)
