@@ -239,6 +239,9 @@ func (f *flow) discover(ctx context.Context) error {
 						err = resp.Error()
 					}
 				}
+				if err != nil && ctx.Err() != nil {
+					return ctx.Err() // stopping: not the topic's error
+				}
 				if err != nil && !errors.Is(err, kerr.InvalidPartitions) {
 					if refused(err) {
 						err = fmt.Errorf("%w; the target refuses it (policy, ACL or quota): allow it there, or add the partitions to %s yourself", err, remote)
@@ -256,9 +259,6 @@ func (f *flow) discover(ctx context.Context) error {
 				f.topicOK(t, TopicOpPartitions)
 			}
 		}
-		if create {
-			f.createdOnce.Store(true)
-		}
 		if len(missing) > 0 {
 			failed, err := f.createRemoteTopics(ctx, missing, src)
 			if err != nil {
@@ -270,6 +270,12 @@ func (f *flow) discover(ctx context.Context) error {
 				f.listFailed(ctx, err)
 				return err
 			}
+		}
+		if create {
+			// The round reached every topic (a topic that failed has a
+			// topic error and is retried): with refresh.topics.enabled=false
+			// the next rounds only retry those.
+			f.createdOnce.Store(true)
 		}
 	}
 	cat := &catalog{bySlot: map[int32]map[tp]offered{}}
@@ -387,6 +393,9 @@ func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm
 			if err != nil && resp.ErrMessage != "" {
 				err = fmt.Errorf("%w (broker: %s)", err, resp.ErrMessage)
 			}
+		}
+		if err != nil && ctx.Err() != nil {
+			return failed, ctx.Err() // stopping: not the topic's error
 		}
 		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 			switch {
