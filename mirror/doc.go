@@ -90,6 +90,11 @@
 //     denied, target topic deleted) stop the partition with a
 //     [PartitionError] in its status; retriable ones are retried forever
 //     with backoff and shown as RETRYING.
+//   - One topic never stops the others: when the target refuses to create
+//     a remote topic, add its partitions or alter its configs (a policy,
+//     an ACL, a quota), the other topics replicate, the flow stays
+//     RUNNING, and the topic is listed in [FlowStatus].TopicErrors (its
+//     records count in the flow's lag) and retried until it succeeds.
 //
 // # Memory
 //

@@ -80,6 +80,9 @@ type flow struct {
 	// topicsPending: some selected source partitions are not replicated yet
 	// (remote partition not usable): the topic refresh retries quickly.
 	topicsPending atomic.Bool
+	// createdOnce: this member ran a round of topic creation holding slot
+	// 0 (with refresh.topics.enabled=false, the only one).
+	createdOnce atomic.Bool
 
 	unitsMu        sync.Mutex // guards the member fields below; taken before unit or partition locks, never after
 	units          map[int32]*unit
@@ -103,8 +106,10 @@ type flow struct {
 	nTopics    int
 	groupStat  func() []GroupStatus
 	lastHB     time.Time
-	probeErr   error           // last cluster probe failure, nil when both answer
-	commitErrs map[int32]error // last resume-point load or commit failure per unit
+	probeErr   error                       // last cluster probe failure, nil when both answer
+	listErr    error                       // last discovery's failure to list a cluster's topics, nil when both listed
+	topicErrs  map[topicErrKey]*TopicError // per-topic errors of the refresh jobs (topicerrors.go)
+	commitErrs map[int32]error             // last resume-point load or commit failure per unit
 }
 
 // catalog is what discovery found: the source partitions ready to
@@ -128,7 +133,7 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 		log: log.With("flow", fc.Name()), metrics: m, labels: m.labelsOf(fc.Source, fc.Target),
 		refreshWake: make(chan struct{}, 1), units: map[int32]*unit{}, stopping: map[int32]*unit{},
 		state: StateUnassigned, since: time.Now(),
-		setConfigs: map[string]map[string]string{}, commitErrs: map[int32]error{},
+		setConfigs: map[string]map[string]string{}, commitErrs: map[int32]error{}, topicErrs: map[topicErrKey]*TopicError{},
 		tasks: int32(fc.Tasks), groupID: fc.GroupID, unitsTopic: unitsTopicName(fc.Source),
 		resumeTopic: connectoffsets.TopicName(fc.Source)}
 	if f.groupID == "" {
@@ -178,12 +183,14 @@ func (f *flow) skippedRecords(n int) {
 }
 
 // health records the latest result of one health source (the cluster
-// probe, or a unit's resume-point load or commit) and moves a running flow
-// between RUNNING and RETRYING accordingly.
+// probe, discovery's topic listing, or a unit's resume-point load or
+// commit) and moves a running flow between RUNNING and RETRYING
+// accordingly. Per-topic errors are not health sources: they leave the
+// flow RUNNING (FlowStatus.TopicErrors).
 func (f *flow) health(set func()) {
 	f.mu.Lock()
 	set()
-	errs := []error{f.probeErr}
+	errs := []error{f.probeErr, f.listErr}
 	for _, k := range sortedSlots(f.commitErrs) {
 		errs = append(errs, f.commitErrs[k])
 	}
@@ -438,7 +445,7 @@ func (f *flow) start(ctx context.Context) error {
 			return fmt.Errorf("resume points topic %s on %s: %w", f.resumeTopic, f.dst.Alias, err)
 		}
 		env.resumeParts = n
-		if err := f.discover(ctx, true); err != nil {
+		if err := f.discover(ctx); err != nil && !errors.Is(err, errTopicsFailed) {
 			f.log.Warn("first topic discovery", "err", err) // retried by the refresh loop
 		}
 	}

@@ -62,9 +62,13 @@ type FlowMetrics interface {
 	// points, or a shallow-copy batch is sent again), "resume_commit" (storing resume points), "offset_sync"
 	// (writing an offset sync or offset run), "partition_failed" (a
 	// partition stopped by a non-retriable error), "heartbeat" (emitting a
-	// heartbeat), or "checkpoint_" followed by the failed step of the
+	// heartbeat), "checkpoint_" followed by the failed step of the
 	// checkpoint emitter: "list_groups", "fetch_offsets",
-	// "write_checkpoints", "sync_group_offsets" or "offset_syncs".
+	// "write_checkpoints", "sync_group_offsets" or "offset_syncs", or
+	// "topic_" followed by the [TopicOp] of a failed attempt of a
+	// per-topic operation (one count per attempt, see
+	// FlowStatus.TopicErrors): "topic_create", "topic_partitions",
+	// "topic_describe" or "topic_config".
 	Error(kind string)
 	// OffsetSyncWritten counts one offset sync acknowledged by the cluster
 	// holding the offset-syncs topic.

@@ -356,7 +356,7 @@ func (f *flow) status() FlowStatus {
 	f.mu.Lock()
 	fs := FlowStatus{Name: f.name, Source: f.cfg.Source, Target: f.cfg.Target, State: f.state, Error: f.stateErr,
 		Since: f.since, Topics: f.nTopics, Gaps: append([]GapError(nil), f.gaps...), LastHeartbeat: f.lastHB, Skipped: f.skips.list(),
-		ProvenanceSkipped: f.provSkipped.Load()}
+		ProvenanceSkipped: f.provSkipped.Load(), TopicErrors: f.topicErrListLocked()}
 	groups := f.groupStat
 	f.mu.Unlock()
 	f.unitsMu.Lock()
@@ -367,6 +367,11 @@ func (f *flow) status() FlowStatus {
 		units = append(units, u)
 	}
 	single := f.single != nil
+	if !single {
+		// Topic errors are the singleton's: a member that just lost slot 0
+		// does not report them until its next discovery drops them.
+		fs.TopicErrors = nil
+	}
 	fs.Partitions = append(fs.Partitions, f.final...)
 	f.unitsMu.Unlock()
 	for _, u := range units {
@@ -376,6 +381,12 @@ func (f *flow) status() FlowStatus {
 		fs.Records += ps.Records
 		fs.Bytes += ps.Bytes
 		fs.Lag += ps.Lag
+	}
+	for _, te := range fs.TopicErrors {
+		fs.Lag += max(te.Lag, 0)
+	}
+	if fs.State == StateRunning && fs.Error == "" && len(fs.TopicErrors) > 0 {
+		fs.Error = topicErrSummary(fs.TopicErrors)
 	}
 	sort.Slice(fs.Partitions, func(i, j int) bool {
 		a, b := fs.Partitions[i], fs.Partitions[j]

@@ -46,7 +46,12 @@ type FlowStatus struct {
 	Target string `json:"target"`
 	State  State  `json:"state"`
 	// Error is the last error of the flow (empty when none): the reason of
-	// FAILED, or the retriable error behind RETRYING.
+	// FAILED, the retriable error behind RETRYING (a cluster does not
+	// answer, listing its topics fails, storing resume points fails), or,
+	// while RUNNING, a summary of TopicErrors: "1 topic error: orders:
+	// creating src.orders on dst: POLICY_VIOLATION: ..." (the first three
+	// topics, then "and N more"). A topic error never makes the flow
+	// RETRYING while the other topics replicate.
 	Error string `json:"error,omitempty"`
 	// Since is when State was entered.
 	Since time.Time `json:"since"`
@@ -62,7 +67,11 @@ type FlowStatus struct {
 	// kmirror adds).
 	Records int64 `json:"records"`
 	Bytes   int64 `json:"bytes"`
-	// Lag is the sum of the lag of this member's partitions, in records.
+	// Lag is the sum of the lag of this member's partitions, in records,
+	// plus the records of the source partitions a topic error keeps from
+	// being replicated (the TopicErrors' Lag, reported by the member holding
+	// the singleton duties only, so the flow's total over its members
+	// counts them once).
 	Lag int64 `json:"lag"`
 	// Partitions are the source partitions this member replicates (those of
 	// the slots it owns), sorted by topic and partition.
@@ -81,6 +90,19 @@ type FlowStatus struct {
 	// reason (sorted by topic). Each is also logged once at WARN (INFO for
 	// the remote topics of this Mirror's own reverse flows).
 	Skipped []SkippedTopic `json:"skipped,omitempty"`
+	// TopicErrors lists the topics that the flow selects and that a topic
+	// job fails for: creating the remote topic (MM2's
+	// MirrorSourceConnector.createNewTopics), increasing its partitions,
+	// describing it on the target, or syncing its configs (MM2's
+	// syncTopicConfigs); sorted by topic, then Op. One topic's error never
+	// stops the others: they replicate, and the flow stays RUNNING (Error
+	// summarises these). An entry is removed when the operation succeeds,
+	// or when the topic is no longer selected or no longer on the source.
+	// Each is logged once at WARN when it first appears and at INFO when
+	// it clears. Only the member holding the singleton duties
+	// (Member.Singleton) reports them, since only it creates topics and
+	// syncs configs.
+	TopicErrors []TopicError `json:"topic_errors,omitempty"`
 	// ProvenanceSkipped counts the source records this member did not
 	// replicate because their provenance header shows they were already on
 	// the target's cluster or came back from it (active-active), since
@@ -109,6 +131,61 @@ type SkippedTopic struct {
 	// checkpoints and group offset sync skip the topic (an allowed
 	// collision).
 	Replicated bool `json:"replicated,omitempty"`
+}
+
+// TopicOp names the per-topic operation a [TopicError] is about.
+type TopicOp string
+
+// The operations of [TopicError].Op.
+const (
+	// TopicOpCreate: creating the remote topic on the target (or describing
+	// the source topic's configs to create it). None of the topic's
+	// records are replicated until it succeeds.
+	TopicOpCreate TopicOp = "create"
+	// TopicOpPartitions: increasing the remote topic's partitions to the
+	// source's count (MM2's createNewPartitions). The source partitions
+	// beyond the remote count are not replicated until it succeeds.
+	TopicOpPartitions TopicOp = "partitions"
+	// TopicOpDescribe: the target answers an error for the remote topic
+	// in its metadata (other than "unknown topic"): the topic is not
+	// replicated while it lasts.
+	TopicOpDescribe TopicOp = "describe"
+	// TopicOpConfig: syncing the topic's configs to the remote topic
+	// (describing them on either cluster, or altering them on the target).
+	// The records are still replicated.
+	TopicOpConfig TopicOp = "config"
+)
+
+// TopicError is a per-topic operation of a flow that failed on its last
+// attempt. kmirror retries it, half a second after the first failure, then
+// backing off to 30 s (and at least once per refresh.topics.interval.seconds,
+// or sync.topic.configs.interval.seconds for Op "config"), while the flow's
+// other topics replicate.
+type TopicError struct {
+	// Topic is the SOURCE topic name.
+	Topic string `json:"topic"`
+	// RemoteTopic is its name on the target.
+	RemoteTopic string `json:"remote_topic"`
+	// Op is the operation that failed.
+	Op TopicOp `json:"op"`
+	// Error is the last attempt's error: the operation, the topic, the
+	// cluster and Kafka's error (e.g. "creating src.orders on dst:
+	// POLICY_VIOLATION: ..."). Its wording may change between versions,
+	// so do not match on it.
+	Error string `json:"error"`
+	// Since is when the operation first failed (consecutive failures
+	// keep it; a success resets it).
+	Since time.Time `json:"since"`
+	// LastAttempt is when the operation last failed.
+	LastAttempt time.Time `json:"last_attempt"`
+	// Lag is the number of records in the source partitions this error
+	// keeps from being replicated (high watermark minus log start offset,
+	// summed), as listed at the last attempt: the topic's partitions for
+	// Op "create" and "describe", the partitions beyond the remote count
+	// for "partitions", 0 for "config" (the records are replicated). -1
+	// when the source's offsets could not be listed. FlowStatus.Lag
+	// includes it.
+	Lag int64 `json:"lag"`
 }
 
 // MemberStatus describes this process as a member of a flow's group: the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -25,7 +26,8 @@ func (f *flow) refreshLoop(ctx context.Context) {
 		run       func(context.Context) error
 		name      string
 		topics    bool
-		singleton bool // only while this member holds slot 0
+		singleton bool          // only while this member holds slot 0
+		retry     time.Duration // the next retry's delay after per-topic errors (errTopicsFailed)
 	}
 	now := time.Now()
 	var jobs []*job
@@ -41,7 +43,7 @@ func (f *flow) refreshLoop(ctx context.Context) {
 		if f.topicsPending.Load() {
 			first = now.Add(min(every, 500*time.Millisecond))
 		}
-		jobs = append(jobs, &job{every: every, next: first, run: func(ctx context.Context) error { return f.discover(ctx, false) },
+		jobs = append(jobs, &job{every: every, next: first, run: f.discover,
 			name: "refresh topics", topics: true})
 		if !f.cfg.DisableTopicConfigSync {
 			jobs = append(jobs, &job{every: f.cfg.SyncTopicConfigsInterval, next: now.Add(f.cfg.SyncTopicConfigsInterval), run: f.syncConfigs,
@@ -88,12 +90,23 @@ func (f *flow) refreshLoop(ctx context.Context) {
 				j.next = time.Now().Add(j.every)
 				continue
 			}
-			if err := j.run(ctx); err != nil && ctx.Err() == nil {
+			err := j.run(ctx)
+			if err != nil && ctx.Err() == nil && !errors.Is(err, errTopicsFailed) {
 				f.log.Warn(j.name, "err", err)
 				j.next = time.Now().Add(min(j.every, 5*time.Second)) // retry soon
 				continue
 			}
 			j.next = time.Now().Add(j.every)
+			if errors.Is(err, errTopicsFailed) && !j.topics {
+				// Only some topics failed (recorded as topic errors and
+				// logged once): retry them soon, backing off. Discovery
+				// retries through topicsPending below.
+				j.retry = max(j.retry, 500*time.Millisecond)
+				j.next = time.Now().Add(min(j.every, j.retry))
+				j.retry = min(2*j.retry, 30*time.Second)
+			} else if err == nil {
+				j.retry = 0
+			}
 			if j.topics {
 				if f.topicsPending.Load() {
 					j.next = time.Now().Add(min(j.every, pendingDelay))
@@ -112,16 +125,28 @@ func (f *flow) refreshLoop(ctx context.Context) {
 // first creates missing remote topics (source partition count,
 // replication.factor, source configs minus config.properties.exclude: cases
 // B19/B20 of the field failures) and follows partition increases; it does
-// so only at start unless refresh.topics.enabled.
-func (f *flow) discover(ctx context.Context, initial bool) error {
+// so only in its first round holding slot 0 unless refresh.topics.enabled
+// (retrying the topics that failed then).
+//
+// It returns an error only for the whole round (a cluster's topics could
+// not be listed: also a health source, so the flow shows RETRYING): one
+// topic's failed creation, partition increase or describe is recorded as a
+// topic error (topicerrors.go) and the other topics go on; the round then
+// returns errTopicsFailed so the refresh loop retries it soon.
+func (f *flow) discover(ctx context.Context) error {
 	src, err := f.srcAdm.ListTopics(ctx)
 	if err != nil {
-		return fmt.Errorf("listing topics on %s: %w", f.src.Alias, err)
+		err = fmt.Errorf("listing topics on %s: %w", f.src.Alias, err)
+		f.listFailed(ctx, err)
+		return err
 	}
 	dst, err := f.dstAdm.ListTopics(ctx)
 	if err != nil {
-		return fmt.Errorf("listing topics on %s: %w", f.dst.Alias, err)
+		err = fmt.Errorf("listing topics on %s: %w", f.dst.Alias, err)
+		f.listFailed(ctx, err)
+		return err
 	}
+	f.listFailed(ctx, nil)
 	rules := f.refreshRules()
 	now := time.Now()
 	dstHas := func(t string) bool { _, ok := dst[t]; return ok }
@@ -154,50 +179,108 @@ func (f *flow) discover(ctx context.Context, initial bool) error {
 		}
 		selected = kept
 	}
-	var errs []error
-	create := f.isSingleton.Load() && (initial || !f.cfg.DisableRefreshTopics || f.catalog.Load() == nil)
-	if create {
+	// Topic errors are the singleton's (it alone creates topics and syncs
+	// configs), and only of the topics still selected.
+	single := f.isSingleton.Load()
+	if !single {
+		f.retainTopicErrs(func(string, TopicOp) bool { return false }, "this member no longer holds the singleton duties")
+	} else {
+		sel := make(map[string]bool, len(selected))
+		for _, t := range selected {
+			sel[t] = true
+		}
+		f.retainTopicErrs(func(t string, _ TopicOp) bool { return sel[t] }, "topic no longer selected or gone from the source")
+	}
+	topicsFailed := false
+	// With refresh.topics.enabled=false the remote topics are created in
+	// the first round this member holds slot 0 only (MM2 creates them when
+	// its connector starts); a topic that failed then (a topic error) is
+	// retried until it succeeds, as it would be at each restart. (The
+	// first round used to be judged by the catalog, which discovery at
+	// start-up, before slot 0 is assigned, already set: nothing was ever
+	// created.)
+	create := single && (!f.cfg.DisableRefreshTopics || !f.createdOnce.Load())
+	retryOnly := single && !create
+	if create || retryOnly {
 		var missing []string
 		for _, t := range selected {
+			if retryOnly && !f.hasTopicErr(t, notReplicatedOps...) {
+				continue
+			}
 			remote := f.pol.FormatRemoteTopic(f.cfg.Source, t)
 			n := len(src[t].Partitions)
 			rd, ok := dst[remote]
 			switch {
 			case !ok || errors.Is(rd.Err, kerr.UnknownTopicOrPartition):
+				f.topicOK(t, TopicOpDescribe)
 				// A topic named after a cluster alias this Mirror does not
 				// know gets its remote topic only once it holds a record
 				// that did not come from the target (origin.go).
 				create, sk := rules.gate(t, f.topo.aliases, f.prov, func() [][]kgo.RecordHeader { return f.sampleNewest(ctx, t) })
 				if !create {
 					f.skips.note(t, sk, now)
+					f.topicOK(t, TopicOpCreate)
 					continue
 				}
 				missing = append(missing, t)
 			case rd.Err != nil:
-				errs = append(errs, fmt.Errorf("describing %s on %s: %w", remote, f.dst.Alias, rd.Err))
+				f.topicOK(t, TopicOpCreate) // it exists
+				err := fmt.Errorf("describing %s on %s: %w", remote, f.dst.Alias, rd.Err)
+				f.topicFailed(t, remote, TopicOpDescribe, err)
+				topicsFailed = true
 			case len(rd.Partitions) < n:
+				f.topicOK(t, TopicOpCreate)
+				f.topicOK(t, TopicOpDescribe)
 				resp, err := f.dstAdm.UpdatePartitions(ctx, n, remote)
 				if err == nil {
-					err = resp.Error()
+					if r := resp[remote]; r.Err != nil && r.ErrMessage != "" {
+						err = fmt.Errorf("%w (broker: %s)", r.Err, r.ErrMessage)
+					} else {
+						err = resp.Error()
+					}
+				}
+				if err != nil && ctx.Err() != nil {
+					return ctx.Err() // stopping: not the topic's error
 				}
 				if err != nil && !errors.Is(err, kerr.InvalidPartitions) {
-					errs = append(errs, fmt.Errorf("increasing %s on %s to %d partitions: %w", remote, f.dst.Alias, n, err))
+					if refused(err) {
+						err = fmt.Errorf("%w; the target refuses it (policy, ACL or quota): allow it there, or add the partitions to %s yourself", err, remote)
+					}
+					err = fmt.Errorf("increasing %s on %s from %d to %d partitions: %w", remote, f.dst.Alias, len(rd.Partitions), n, err)
+					f.topicFailed(t, remote, TopicOpPartitions, err)
+					topicsFailed = true
 				} else {
+					f.topicOK(t, TopicOpPartitions)
 					f.log.Info("remote topic partitions increased", "topic", remote, "partitions", n)
 				}
+			default:
+				f.topicOK(t, TopicOpCreate)
+				f.topicOK(t, TopicOpDescribe)
+				f.topicOK(t, TopicOpPartitions)
 			}
 		}
 		if len(missing) > 0 {
-			if err := f.createRemoteTopics(ctx, missing, src); err != nil {
-				errs = append(errs, err)
+			failed, err := f.createRemoteTopics(ctx, missing, src)
+			if err != nil {
+				return err
 			}
+			topicsFailed = topicsFailed || failed
 			if dst, err = f.dstAdm.ListTopics(ctx); err != nil {
-				return errors.Join(append(errs, fmt.Errorf("listing topics on %s: %w", f.dst.Alias, err))...)
+				err = fmt.Errorf("listing topics on %s: %w", f.dst.Alias, err)
+				f.listFailed(ctx, err)
+				return err
 			}
+		}
+		if create {
+			// The round reached every topic (a topic that failed has a
+			// topic error and is retried): with refresh.topics.enabled=false
+			// the next rounds only retry those.
+			f.createdOnce.Store(true)
 		}
 	}
 	cat := &catalog{bySlot: map[int32]map[tp]offered{}}
 	ready, want := 0, 0
+	notReady := map[string][]int32{} // source partitions without a usable remote partition
 	for _, t := range selected {
 		sd := src[t]
 		want += len(sd.Partitions)
@@ -205,11 +288,15 @@ func (f *flow) discover(ctx context.Context, initial bool) error {
 		rd, ok := dst[remote]
 		if !ok || rd.Err != nil {
 			f.log.Debug("remote topic not usable yet", "topic", remote, "known", ok, "err", rd.Err)
+			for _, pd := range sd.Partitions.Sorted() {
+				notReady[t] = append(notReady[t], pd.Partition)
+			}
 			continue
 		}
 		n := 0
 		for _, pd := range sd.Partitions.Sorted() {
 			if _, ok := rd.Partitions[pd.Partition]; !ok {
+				notReady[t] = append(notReady[t], pd.Partition)
 				continue
 			}
 			k := slotOf(t, pd.Partition, f.tasks)
@@ -238,25 +325,61 @@ func (f *flow) discover(ctx context.Context, initial bool) error {
 		u.setOffer(cat.slot(k))
 	}
 	f.unitsMu.Unlock()
-	return errors.Join(errs...)
+	if single {
+		f.topicErrLags(ctx, notReady)
+	}
+	if topicsFailed {
+		return errTopicsFailed
+	}
+	return nil
 }
 
-func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm.TopicDetails) error {
+// listFailed records discovery's listing result as a health source: a
+// cluster whose topics cannot be listed makes the flow RETRYING.
+func (f *flow) listFailed(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	f.mu.Lock()
+	same := (f.listErr == nil) == (err == nil) && (err == nil || err.Error() == f.listErr.Error())
+	f.mu.Unlock()
+	if !same {
+		f.health(func() { f.listErr = err })
+	}
+}
+
+// refused reports whether err is the target refusing an operation on a
+// topic by rule (a create or alter policy, an ACL, a controller mutation
+// quota) rather than failing it: the user has to change something.
+func refused(err error) bool {
+	return errors.Is(err, kerr.PolicyViolation) || errors.Is(err, kerr.TopicAuthorizationFailed) ||
+		errors.Is(err, kerr.ClusterAuthorizationFailed) || errors.Is(err, kerr.ThrottlingQuotaExceeded)
+}
+
+// createRemoteTopics creates the remote topics of the source topics
+// topics, each on its own: a refused topic is recorded as a topic error
+// (op "create", failed is true) and the others are created. err is
+// returned only when nothing could be attempted (the source topics'
+// configs could not be described at all).
+func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm.TopicDetails) (failed bool, err error) {
 	rcs, err := f.srcAdm.DescribeTopicConfigs(ctx, topics...)
 	if err != nil {
-		return fmt.Errorf("describing configs of %d topics on %s: %w", len(topics), f.src.Alias, err)
+		return false, fmt.Errorf("describing configs of %d topics on %s: %w", len(topics), f.src.Alias, err)
 	}
 	byTopic := map[string]kadm.ResourceConfig{}
 	for _, rc := range rcs {
 		byTopic[rc.Name] = rc
 	}
-	var errs []error
 	for _, t := range topics {
 		remote := f.pol.FormatRemoteTopic(f.cfg.Source, t)
 		configs := map[string]*string{}
-		rc := byTopic[t]
+		rc, ok := byTopic[t]
+		if !ok {
+			rc.Err = errors.New("the source answered no configs for it")
+		}
 		if rc.Err != nil {
-			errs = append(errs, fmt.Errorf("describing configs of %s on %s: %w", t, f.src.Alias, rc.Err))
+			f.topicFailed(t, remote, TopicOpCreate, fmt.Errorf("describing configs of %s on %s to create %s: %w", t, f.src.Alias, remote, rc.Err))
+			failed = true
 			continue
 		}
 		for _, c := range rc.Configs {
@@ -267,18 +390,29 @@ func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm
 		resp, err := f.dstAdm.CreateTopic(ctx, int32(len(src[t].Partitions)), f.cfg.ReplicationFactor, configs, remote)
 		if err == nil {
 			err = resp.Err
+			if err != nil && resp.ErrMessage != "" {
+				err = fmt.Errorf("%w (broker: %s)", err, resp.ErrMessage)
+			}
+		}
+		if err != nil && ctx.Err() != nil {
+			return failed, ctx.Err() // stopping: not the topic's error
 		}
 		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-			if errors.Is(err, kerr.InvalidReplicationFactor) {
+			switch {
+			case errors.Is(err, kerr.InvalidReplicationFactor):
 				err = fmt.Errorf("%w (replication.factor=%d)", err, f.cfg.ReplicationFactor)
+			case refused(err):
+				err = fmt.Errorf("%w; the target refuses this topic (create policy, ACL or quota): allow it there, create %s yourself, or exclude %s with topics.exclude", err, remote, t)
 			}
-			errs = append(errs, fmt.Errorf("creating %s on %s: %w", remote, f.dst.Alias, err))
+			f.topicFailed(t, remote, TopicOpCreate, fmt.Errorf("creating %s on %s: %w", remote, f.dst.Alias, err))
+			failed = true
 			continue
 		}
+		f.topicOK(t, TopicOpCreate)
 		f.rememberConfigs(remote, configs)
 		f.log.Info("remote topic created", "topic", remote, "partitions", len(src[t].Partitions), "configs", len(configs))
 	}
-	return errors.Join(errs...)
+	return failed, nil
 }
 
 // copyConfig is MM2's config filter (docs/mm2-compat.md §5.3): not sensitive,
@@ -312,7 +446,11 @@ func (f *flow) rememberConfigs(remote string, configs map[string]*string) {
 // target-side setting the source does not set (docs/field-failures.md
 // docs/field-failures.md case B21): a key is deleted on the target only when kmirror itself set it
 // earlier and the source has dropped its override since. Excluded keys are
-// never touched.
+// never touched. Each topic is synced on its own: one topic's failure
+// (describing its configs on either cluster, or altering them) is recorded
+// as a topic error of op "config" and the others are synced; the job then
+// returns errTopicsFailed. An error is returned only when the configs could
+// not be described at all.
 func (f *flow) syncConfigs(ctx context.Context) error {
 	topics := f.catalog.Load().topicList()
 	if len(topics) == 0 {
@@ -331,7 +469,12 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 		return fmt.Errorf("describing topic configs on %s: %w", f.dst.Alias, err)
 	}
 	current := map[string]map[string]string{}
+	dstErr := map[string]error{}
 	for _, rc := range dstRC {
+		if rc.Err != nil {
+			dstErr[rc.Name] = rc.Err
+			continue
+		}
 		m := map[string]string{}
 		for _, c := range rc.Configs {
 			if c.Value != nil && c.Source == kmsg.ConfigSourceDynamicTopicConfig {
@@ -340,13 +483,26 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 		}
 		current[rc.Name] = m
 	}
-	var errs []error
+	// A config error of a topic no longer synced (not replicated any
+	// more, or its remote topic not usable now) no longer holds.
+	synced := make(map[string]bool, len(topics))
+	for _, t := range topics {
+		synced[t] = true
+	}
+	f.retainTopicErrs(func(t string, op TopicOp) bool { return op != TopicOpConfig || synced[t] }, "topic configs no longer synced")
+	failed := false
 	for _, rc := range srcRC {
+		remote := f.pol.FormatRemoteTopic(f.cfg.Source, rc.Name)
 		if rc.Err != nil {
-			errs = append(errs, fmt.Errorf("describing configs of %s on %s: %w", rc.Name, f.src.Alias, rc.Err))
+			f.topicFailed(rc.Name, remote, TopicOpConfig, fmt.Errorf("describing configs of %s on %s: %w", rc.Name, f.src.Alias, rc.Err))
+			failed = true
 			continue
 		}
-		remote := f.pol.FormatRemoteTopic(f.cfg.Source, rc.Name)
+		if err := dstErr[remote]; err != nil {
+			f.topicFailed(rc.Name, remote, TopicOpConfig, fmt.Errorf("describing configs of %s on %s: %w", remote, f.dst.Alias, err))
+			failed = true
+			continue
+		}
 		want := map[string]*string{}
 		for _, c := range rc.Configs {
 			if f.copyConfig(c) {
@@ -380,18 +536,47 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 				for _, r := range resp {
 					if r.Err != nil {
 						err = r.Err
+						if r.ErrMessage != "" {
+							err = fmt.Errorf("%w (broker: %s)", err, r.ErrMessage)
+						}
 					}
 				}
 			}
 			if err != nil {
-				errs = append(errs, fmt.Errorf("altering configs of %s on %s: %w", remote, f.dst.Alias, err))
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if refused(err) {
+					err = fmt.Errorf("%w; the target refuses it (alter policy, ACL or quota): allow it there, or leave these keys out with config.properties.exclude", err)
+				}
+				f.topicFailed(rc.Name, remote, TopicOpConfig, fmt.Errorf("altering %d configs of %s on %s (%s): %w", len(alters), remote, f.dst.Alias, alterKeys(alters), err))
+				failed = true
 				continue
 			}
 			f.log.Info("remote topic configs synced", "topic", remote, "changes", len(alters))
 		}
+		f.topicOK(rc.Name, TopicOpConfig)
 		f.rememberConfigs(remote, want)
 	}
-	return errors.Join(errs...)
+	if failed {
+		return errTopicsFailed
+	}
+	return nil
+}
+
+// alterKeys names the config keys of alters ("retention.ms=SET,
+// cleanup.policy=DELETE"), never their values (a value may be a secret the
+// source does not flag sensitive).
+func alterKeys(alters []kadm.AlterConfig) string {
+	parts := make([]string, len(alters))
+	for i, a := range alters {
+		op := "SET"
+		if a.Op == kadm.DeleteConfig {
+			op = "DELETE"
+		}
+		parts[i] = a.Name + "=" + op
+	}
+	return strings.Join(parts, ", ")
 }
 
 // topicList returns the source topics with ready partitions (nil for a

@@ -86,6 +86,14 @@ type readinessDoc struct {
 	Ready bool `json:"ready"`
 	// Reasons says why not (empty when ready).
 	Reasons []string `json:"reasons"`
+	// Warnings lists what a ready member does not replicate as configured
+	// but what does not make it unready (the flow's other topics
+	// replicate): each topic error ("flow a->b: topic orders: create
+	// failing for 5m0s: creating a.orders on b: POLICY_VIOLATION: ...")
+	// and each FAILED partition ("flow a->b: partition orders[3] FAILED:
+	// ..."), at most maxWarnings per flow, then how many more. Empty when
+	// none.
+	Warnings []string `json:"warnings"`
 	// GracePeriod is -ready-grace, e.g. "1m0s".
 	GracePeriod string          `json:"grace_period"`
 	Flows       []flowReadiness `json:"flows"`
@@ -104,8 +112,11 @@ type flowReadiness struct {
 // (fields it does not know are ignored, so it tolerates additions):
 //
 //   - RUNNING and DISABLED (heartbeats only) flows are ready, whatever
-//     their partitions: one FAILED partition or refused topic, or a member
-//     that owns no partitions, never blocks a rollout.
+//     their partitions and topics: one FAILED partition or refused topic
+//     (a topic error: the target refuses to create it, add partitions or
+//     alter its configs), or a member that owns no partitions, never
+//     blocks a rollout, since a restart does not change the target's
+//     answer. Topic errors and FAILED partitions are listed in Warnings.
 //   - UNASSIGNED and STARTING flows are not ready yet: they have not
 //     connected and loaded their resume points.
 //   - RETRYING (a cluster does not answer, storing resume points fails)
@@ -114,8 +125,9 @@ type flowReadiness struct {
 //     (ran is false: it is retrying its start-up) is not ready at once.
 //   - A STOPPED flow, or a state this code does not know, is not ready.
 func readiness(s mirror.Status, now time.Time, grace time.Duration, ran func(flow string) bool) readinessDoc {
-	d := readinessDoc{Ready: true, Reasons: []string{}, GracePeriod: grace.String(), Flows: []flowReadiness{}}
+	d := readinessDoc{Ready: true, Reasons: []string{}, Warnings: []string{}, GracePeriod: grace.String(), Flows: []flowReadiness{}}
 	for _, f := range s.Flows {
+		d.Warnings = append(d.Warnings, flowWarnings(f, now)...)
 		fr := flowReadiness{Name: f.Name, State: f.State, Since: f.Since, Ready: true}
 		in := now.Sub(f.Since).Round(time.Second)
 		switch f.State {
@@ -144,6 +156,34 @@ func readiness(s mirror.Status, now time.Time, grace time.Duration, ran func(flo
 		d.Flows = append(d.Flows, fr)
 	}
 	return d
+}
+
+// maxWarnings bounds the readiness warnings of one flow: a policy that
+// refuses a whole family of topics must not make /readyz megabytes long.
+const maxWarnings = 10
+
+// flowWarnings returns the readiness warnings of one flow (see
+// readinessDoc.Warnings): its topic errors, then its FAILED partitions.
+func flowWarnings(f mirror.FlowStatus, now time.Time) []string {
+	var ws []string
+	n := 0
+	for _, te := range f.TopicErrors {
+		if n++; n <= maxWarnings {
+			ws = append(ws, fmt.Sprintf("flow %s: topic %s: %s failing for %s: %s", f.Name, te.Topic, te.Op, now.Sub(te.Since).Round(time.Second), te.Error))
+		}
+	}
+	for _, p := range f.Partitions {
+		if p.State != mirror.StateFailed {
+			continue
+		}
+		if n++; n <= maxWarnings {
+			ws = append(ws, fmt.Sprintf("flow %s: partition %s[%d] FAILED: %s", f.Name, p.Topic, p.Partition, p.Error))
+		}
+	}
+	if n > maxWarnings {
+		ws = append(ws, fmt.Sprintf("flow %s: and %d more topic errors or FAILED partitions (GET /status)", f.Name, n-maxWarnings))
+	}
+	return ws
 }
 
 // healthz: GET /healthz, liveness. 503 when the engine's Run returned

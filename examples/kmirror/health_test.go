@@ -76,6 +76,46 @@ func TestReadiness(t *testing.T) {
 	}
 }
 
+// TestReadinessWarnings (issue 15): topic errors and FAILED partitions of
+// a RUNNING flow leave the member ready (a restart does not change the
+// target's answer) and are listed as warnings, at most maxWarnings per
+// flow; a flow without either adds none.
+func TestReadinessWarnings(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	ok := mirror.FlowStatus{Name: "c->b", State: mirror.StateRunning, Since: now.Add(-time.Hour)}
+	bad := mirror.FlowStatus{Name: "a->b", State: mirror.StateRunning, Since: now.Add(-time.Hour),
+		Error: "1 topic error: bad: creating a.bad on b: POLICY_VIOLATION",
+		TopicErrors: []mirror.TopicError{{Topic: "bad", RemoteTopic: "a.bad", Op: mirror.TopicOpCreate,
+			Error: "creating a.bad on b: POLICY_VIOLATION", Since: now.Add(-5 * time.Minute), LastAttempt: now}},
+		Partitions: []mirror.PartitionStatus{{Topic: "orders", Partition: 3, State: mirror.StateFailed, Error: "MESSAGE_TOO_LARGE"},
+			{Topic: "orders", Partition: 4, State: mirror.StateRunning}}}
+	d := readiness(mirror.Status{Flows: []mirror.FlowStatus{bad, ok}}, now, time.Minute, func(string) bool { return true })
+	if !d.Ready || len(d.Reasons) != 0 {
+		t.Errorf("ready %v reasons %q, want ready without reasons", d.Ready, d.Reasons)
+	}
+	want := []string{
+		"flow a->b: topic bad: create failing for 5m0s: creating a.bad on b: POLICY_VIOLATION",
+		"flow a->b: partition orders[3] FAILED: MESSAGE_TOO_LARGE",
+	}
+	if diff := cmp.Diff(want, d.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	// Many refused topics: maxWarnings lines, then the count of the rest.
+	many := mirror.FlowStatus{Name: "a->b", State: mirror.StateRunning, Since: now.Add(-time.Hour)}
+	for i := range maxWarnings + 3 {
+		many.TopicErrors = append(many.TopicErrors, mirror.TopicError{Topic: fmt.Sprintf("t%02d", i), Op: mirror.TopicOpConfig, Error: "x", Since: now})
+	}
+	d = readiness(mirror.Status{Flows: []mirror.FlowStatus{many}}, now, time.Minute, func(string) bool { return true })
+	if len(d.Warnings) != maxWarnings+1 || d.Warnings[0] != "flow a->b: topic t00: config failing for 0s: x" ||
+		d.Warnings[maxWarnings] != "flow a->b: and 3 more topic errors or FAILED partitions (GET /status)" || !d.Ready {
+		t.Errorf("ready %v, warnings %q", d.Ready, d.Warnings)
+	}
+	d = readiness(mirror.Status{Flows: []mirror.FlowStatus{ok}}, now, time.Minute, func(string) bool { return true })
+	if d.Warnings == nil || len(d.Warnings) != 0 {
+		t.Errorf("warnings %#v, want an empty list", d.Warnings)
+	}
+}
+
 // TestStatusProbeWatchdog: a Status call that does not return is reported
 // after the timeout; concurrent probes share the one call in flight; once
 // Status returns, probes answer again.

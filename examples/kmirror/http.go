@@ -48,6 +48,11 @@ type flowDoc struct {
 	// because they were already on the target's cluster.
 	Skipped           []mirror.SkippedTopic `json:"skipped,omitempty"`
 	ProvenanceSkipped int64                 `json:"provenance_skipped,omitempty"`
+	// TopicErrors are the topics a per-topic operation fails for (the
+	// target refuses to create the remote topic, add partitions or alter
+	// configs), while the other topics replicate; connector.trace
+	// summarises them.
+	TopicErrors []mirror.TopicError `json:"topic_errors,omitempty"`
 }
 
 type connectorDoc struct {
@@ -79,7 +84,7 @@ func toFlowDoc(fs mirror.FlowStatus, worker string) flowDoc {
 	d := flowDoc{Name: fs.Name, Type: "source", Connector: connectorDoc{State: fs.State, WorkerID: worker, Trace: fs.Error},
 		Source: fs.Source, Target: fs.Target, Since: fs.Since, Topics: fs.Topics, Records: fs.Records, Bytes: fs.Bytes,
 		Lag: fs.Lag, Gaps: fs.Gaps, Groups: fs.Groups, LastHeartbeat: fs.LastHeartbeat, Tasks: []taskDoc{},
-		Member: fs.Member, Skipped: fs.Skipped, ProvenanceSkipped: fs.ProvenanceSkipped}
+		Member: fs.Member, Skipped: fs.Skipped, ProvenanceSkipped: fs.ProvenanceSkipped, TopicErrors: fs.TopicErrors}
 	for i, p := range fs.Partitions {
 		d.Tasks = append(d.Tasks, taskDoc{ID: i, State: p.State, WorkerID: worker, Trace: p.Error, PartitionStatus: p})
 	}

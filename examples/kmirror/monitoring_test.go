@@ -346,7 +346,7 @@ func TestAlertRules(t *testing.T) {
 		}
 	}
 	want := []string{
-		"KmirrorReplicationLagHigh", "KmirrorFlowNotRunning", "KmirrorPartitionFailed", "KmirrorDown", "KmirrorHeartbeatStale",
+		"KmirrorReplicationLagHigh", "KmirrorFlowNotRunning", "KmirrorPartitionFailed", "KmirrorTopicErrors", "KmirrorDown", "KmirrorHeartbeatStale",
 		"KmirrorNoProgress", "KmirrorSourceGap", "KmirrorReplicationLatencyHigh", "KmirrorCheckpointErrors",
 		"KmirrorResumePointErrors", "KmirrorClusterConnectErrors",
 	}

@@ -27,6 +27,9 @@ const summaryMessage = "replication summary"
 //   - lag: the flow's lag in records in cur.
 //   - groups_checkpointed: consumer groups with at least one checkpoint
 //     (state "checkpointed" or "synced") in cur.
+//   - topic_errors: the flow's topic errors in cur (topics the target
+//     refuses to create, add partitions to or alter configs of), only
+//     when there are some.
 //
 // Called every minute with consecutive snapshots, it gives an operator a
 // line a minute per flow saying whether replication progresses. Nothing is
@@ -47,14 +50,18 @@ func logSummary(log *slog.Logger, prev, cur mirror.Status, dt time.Duration) {
 				groups++
 			}
 		}
-		log.LogAttrs(context.Background(), slog.LevelInfo, summaryMessage,
+		attrs := []slog.Attr{
 			slog.String("flow", f.Name),
 			slog.String("state", string(f.State)),
 			slog.Float64("records_per_sec", math.Round(perSecond(f.Records-p.Records, dt)*10)/10),
 			slog.Int64("bytes_per_sec", int64(math.Round(perSecond(f.Bytes-p.Bytes, dt)))),
 			slog.Int64("lag", f.Lag),
 			slog.Int("groups_checkpointed", groups),
-			slog.Duration("interval", dt))
+		}
+		if n := len(f.TopicErrors); n > 0 {
+			attrs = append(attrs, slog.Int("topic_errors", n))
+		}
+		log.LogAttrs(context.Background(), slog.LevelInfo, summaryMessage, append(attrs, slog.Duration("interval", dt))...)
 	}
 }
 

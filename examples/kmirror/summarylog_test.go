@@ -47,6 +47,8 @@ func TestLogSummary(t *testing.T) {
 		{Name: "c->b", State: mirror.StateRetrying, Records: 20, Bytes: 300, Lag: 7, Error: "target cluster b unreachable"},
 		// A flow absent from prev counts from 0.
 		{Name: "d->b", State: mirror.StateStarting, Records: 30, Bytes: 6000},
+		// A refused topic: counted.
+		{Name: "e->b", State: mirror.StateRunning, Lag: 10, TopicErrors: []mirror.TopicError{{Topic: "bad", Op: mirror.TopicOpCreate, Lag: 10}}},
 	}}
 	got := summaryLines(func(l *slog.Logger) { logSummary(l, prev, cur, time.Minute) })
 	want := []string{
@@ -54,6 +56,7 @@ func TestLogSummary(t *testing.T) {
 		`level=INFO msg="replication summary" flow=b->a state=DISABLED records_per_sec=0 bytes_per_sec=0 lag=0 groups_checkpointed=0 interval=1m0s`,
 		`level=INFO msg="replication summary" flow=c->b state=RETRYING records_per_sec=0 bytes_per_sec=0 lag=7 groups_checkpointed=0 interval=1m0s`,
 		`level=INFO msg="replication summary" flow=d->b state=STARTING records_per_sec=0.5 bytes_per_sec=100 lag=0 groups_checkpointed=0 interval=1m0s`,
+		`level=INFO msg="replication summary" flow=e->b state=RUNNING records_per_sec=0 bytes_per_sec=0 lag=10 groups_checkpointed=0 topic_errors=1 interval=1m0s`,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("summary lines (-want +got):\n%s", d)

@@ -34,7 +34,9 @@
 //     kmirror_replicated_offset, kmirror_partition_failed and
 //     kmirror_source_open_transaction_seconds per source topic-partition;
 //     kmirror_flow_state, kmirror_member_slots, kmirror_member_singleton,
-//     kmirror_heartbeat_age_seconds and kmirror_group_sync_groups per flow.
+//     kmirror_heartbeat_age_seconds and kmirror_group_sync_groups per flow;
+//     kmirror_topic_errors per flow and operation (topics a per-topic
+//     operation fails for: [mirror.FlowStatus].TopicErrors).
 //
 // Bytes are the source records' payload: keys, values, header keys and
 // header values (MM2's byte-count counts values only).
@@ -262,11 +264,18 @@ var (
 		"Seconds since the flow last wrote a heartbeat.", flowLabels, nil)
 	descGroups = prometheus.NewDesc("kmirror_group_sync_groups",
 		"Consumer groups per checkpoint/offset-sync state.", []string{"source", "target", "state"}, nil)
+	descTopicErrors = prometheus.NewDesc("kmirror_topic_errors",
+		"Topics a per-topic operation (create, partitions, describe, config) currently fails for, the other topics replicating (reported by the member holding the singleton duties; see Status topic_errors).",
+		[]string{"source", "target", "op"}, nil)
 )
+
+// topicOps are the operations kmirror_topic_errors always has a series
+// for (0 when none fails), so an alert on > 0 needs no absent().
+var topicOps = []mirror.TopicOp{mirror.TopicOpCreate, mirror.TopicOpPartitions, mirror.TopicOpDescribe, mirror.TopicOpConfig}
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descLag, descEnd, descRep, descPartFailed, descFlowState, descHBAge, descGroups,
-		descOpenTxn, descMemberSlots, descMemberSingleton} {
+		descOpenTxn, descMemberSlots, descMemberSingleton, descTopicErrors} {
 		ch <- d
 	}
 }
@@ -294,6 +303,13 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 			if !p.OpenTransactionSince.IsZero() {
 				gauge(descOpenTxn, time.Since(p.OpenTransactionSince).Seconds(), fs.Source, fs.Target, p.Topic, part)
 			}
+		}
+		byOp := map[mirror.TopicOp]int{}
+		for _, te := range fs.TopicErrors {
+			byOp[te.Op]++
+		}
+		for _, op := range topicOps {
+			gauge(descTopicErrors, float64(byOp[op]), fs.Source, fs.Target, string(op))
 		}
 		counts := map[string]int{}
 		for _, g := range fs.Groups {

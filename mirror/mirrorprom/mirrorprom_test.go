@@ -12,7 +12,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
 	"github.com/kmirror/kmirror/mirror"
@@ -117,6 +120,10 @@ func TestEventsBecomeSeries(t *testing.T) {
 		"kmirror_flow_state{source=a,state=UNASSIGNED,target=b}":                          1,
 		"kmirror_member_slots{source=a,target=b}":                                         0,
 		"kmirror_member_singleton{source=a,target=b}":                                     0,
+		"kmirror_topic_errors{op=create,source=a,target=b}":                               0,
+		"kmirror_topic_errors{op=partitions,source=a,target=b}":                           0,
+		"kmirror_topic_errors{op=describe,source=a,target=b}":                             0,
+		"kmirror_topic_errors{op=config,source=a,target=b}":                               0,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("series (-want +got):\n%s", d)
@@ -206,6 +213,62 @@ func TestReplicationCounts(t *testing.T) {
 		}
 		return records == 50 && records == float64(st.Records) && bytes == float64(st.Bytes) && lags == 2 && lag == 0,
 			fmt.Sprintf("records %v, bytes %v, lag %v over %d partitions; Status records %d bytes %d", records, bytes, lag, lags, st.Records, st.Bytes)
+	})
+}
+
+// TestTopicErrorsGauge: a remote topic the target refuses to create shows
+// as kmirror_topic_errors{op="create"} 1 (the other ops 0) and as one
+// kmirror_errors_total{kind="topic_create"} per refused attempt, while the
+// other topic replicates; the gauge returns to 0 once the target accepts.
+func TestTopicErrorsGauge(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection")
+	}
+	good, bad := p.Topic("good"), p.Topic("bad")
+	for _, tn := range []string{good, bad} {
+		testcluster.CreateTopic(t, &p.Source, tn, 1, nil)
+		testcluster.Produce(t, &p.Source, &kgo.Record{Topic: tn, Value: []byte("v")})
+	}
+	fault := p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.CreateTopics}, Topic: p.Source.Alias + "." + bad,
+		Err: kerr.PolicyViolation, Count: -1})
+	reg := prometheus.NewRegistry()
+	m, err := mirror.New(mirror.WithCluster(mirror.ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
+		mirror.WithCluster(mirror.ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts()}),
+		mirror.WithFlow(mirror.FlowConfig{Source: p.Source.Alias, Target: p.Target.Alias, Topics: []string{good, bad},
+			DisableHeartbeats: true, DisableCheckpoints: true, OffsetFlushInterval: 100 * time.Millisecond,
+			RefreshTopicsInterval: 200 * time.Millisecond}),
+		mirrorprom.WithRegisterer(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- m.Run(context.Background()) }()
+	defer func() {
+		m.Close()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	flow := "source=" + p.Source.Alias + ",target=" + p.Target.Alias
+	series := func(got map[string]float64) string {
+		return fmt.Sprintf("create %v partitions %v describe %v config %v; errors %v",
+			got["kmirror_topic_errors{op=create,"+flow+"}"], got["kmirror_topic_errors{op=partitions,"+flow+"}"],
+			got["kmirror_topic_errors{op=describe,"+flow+"}"], got["kmirror_topic_errors{op=config,"+flow+"}"],
+			got["kmirror_errors_total{kind=topic_create,"+flow+"}"])
+	}
+	testcluster.Eventually(t, 30*time.Second, "refused topic counted", func() (bool, string) {
+		got := samples(t, reg)
+		return got["kmirror_topic_errors{op=create,"+flow+"}"] == 1 && got["kmirror_topic_errors{op=partitions,"+flow+"}"] == 0 &&
+			got["kmirror_topic_errors{op=describe,"+flow+"}"] == 0 && got["kmirror_topic_errors{op=config,"+flow+"}"] == 0 &&
+			got["kmirror_errors_total{kind=topic_create,"+flow+"}"] >= 1 &&
+			got["kmirror_replication_records_total{partition=0,"+flow+",topic="+p.Source.Alias+"."+good+"}"] == 1, series(got)
+	})
+	fault.Remove()
+	testcluster.Eventually(t, 30*time.Second, "gauge back to 0", func() (bool, string) {
+		got := samples(t, reg)
+		return got["kmirror_topic_errors{op=create,"+flow+"}"] == 0 &&
+			got["kmirror_replication_records_total{partition=0,"+flow+",topic="+p.Source.Alias+"."+bad+"}"] == 1, series(got)
 	})
 }
 
