@@ -63,8 +63,10 @@ type FlowMetrics interface {
 	// (writing an offset sync or offset run), "partition_failed" (a
 	// partition stopped by a non-retriable error), "heartbeat" (emitting a
 	// heartbeat), or "checkpoint_" followed by the failed step of the
-	// checkpoint emitter: "list_groups", "fetch_offsets",
-	// "write_checkpoints", "sync_group_offsets" or "offset_syncs".
+	// checkpoint emitter: "list_groups", "fetch_offsets", "list_target"
+	// (listing the remote topics' IDs and log ends before writing
+	// checkpoints), "write_checkpoints", "sync_group_offsets" or
+	// "offset_syncs".
 	Error(kind string)
 	// OffsetSyncWritten counts one offset sync acknowledged by the cluster
 	// holding the offset-syncs topic.
