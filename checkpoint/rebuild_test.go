@@ -195,3 +195,31 @@ func TestRebuiltTargetClusterIgnoresTaggedSyncs(t *testing.T) {
 		t.Errorf("checkpoint records (-want +got):\n%s", d)
 	}
 }
+
+// TestGroupSyncReportsTargetPastLogEnd: an idle target group committed
+// 1000 on a remote topic rebuilt with 400 records (the group offset sync
+// of the old target, or the group's own consumers, committed it). Group
+// offset sync reports it and leaves it: it never moves a target offset
+// back.
+func TestGroupSyncReportsTargetPastLogEnd(t *testing.T) {
+	f := newFixture(t, 1, 400)
+	f.syncs(0, [2]int64{600, 0}, [2]int64{999, 399})
+	g := f.p.Group("g")
+	f.commit(&f.p.Source, g, f.topic, map[int32]int64{0: 1000})
+	f.commit(&f.p.Target, g, f.remote, map[int32]int64{0: 1000})
+	e, _ := f.start(withSync)
+	testcluster.Eventually(t, 20*time.Second, "reported", func() (bool, string) {
+		gs, _ := groupStatus(e, g)
+		return gs.State == StateCheckpointed && gs.Reason == ReasonTargetPastLogEnd && !gs.SafeToSwitch, fmt.Sprintf("%+v", gs)
+	})
+	gs, _ := groupStatus(e, g)
+	want := []PartitionStatus{{Topic: f.topic, RemoteTopic: f.remote, Partition: 0, SourceOffset: 1000, Translated: 400,
+		Checkpointed: 400, TargetOffset: 1000, Reason: ReasonTargetPastLogEnd}}
+	if d := cmp.Diff(want, gs.Partitions); d != "" {
+		t.Errorf("partitions (-want +got):\n%s", d)
+	}
+	time.Sleep(300 * time.Millisecond) // three more sync intervals
+	if got := groupOffsets(t, &f.p.Target, g, f.remote)[0]; got != 1000 {
+		t.Errorf("target group offset = %d, want 1000 (reported, not moved)", got)
+	}
+}
