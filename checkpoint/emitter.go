@@ -329,16 +329,26 @@ type PartitionStatus struct {
 //     cleanup.policy=compact) if absent;
 //   - read that topic to its end (MM2 3.8 CheckpointStore) and the whole
 //     offset-syncs topic (OffsetSyncStore), then keep tailing the latter,
-//     so that checkpoints never go backwards after a restart;
+//     so that checkpoints never go backwards after a restart (unless the
+//     target log they describe is gone, below);
 //   - every Interval: list the source groups, keep those passing
 //     GroupFilter with commits on topics passing TopicFilter, fetch their
-//     offsets in batches, translate them and write to partition 0 the
+//     offsets in batches, translate them, list the target's cluster ID,
+//     remote topic IDs and log ends, and write to partition 0 the
 //     checkpoints that are more recent than the last one written for the
 //     group and partition (MM2's checkpointIsMoreRecent: none written yet,
 //     a greater downstream offset, or an upstream offset that went back);
+//     unlike MM2, offset syncs of a previous target log (a target rebuilt
+//     under the same alias, a remote topic re-created or truncated) are
+//     discarded, and a checkpoint of such a log is replaced even by a
+//     lower one, so that no checkpoint is past the target's log end;
+//     checkpoints record the target cluster and remote topic ID in
+//     headers ([TargetClusterHeader], [TargetTopicIDHeader]);
 //   - with SyncGroupOffsets, every SyncInterval: commit the translations
 //     into the groups that have no active members on the target, never
-//     moving a group's offset backwards nor past the target log end.
+//     moving a group's offset backwards nor past the target log end; a
+//     target group committed past the log end is reported
+//     ([ReasonTargetPastLogEnd]) and left as it is.
 type Emitter struct {
 	cfg       EmitterConfig
 	log       *slog.Logger
