@@ -563,12 +563,13 @@ const (
 )
 
 // waitingForSyncs counts the committed partitions of known groups that have
-// no offset sync yet. Run goroutine only (it owns groups).
+// no offset sync yet, or none since their stale ones were discarded. Run
+// goroutine only (it owns groups).
 func (e *Emitter) waitingForSyncs() int {
 	n := 0
 	for _, g := range e.groups {
 		for _, pe := range g.parts {
-			if pe.reason == ReasonNoOffsetSync || pe.reason == ReasonNewIncarnation {
+			if pe.reason == ReasonNoOffsetSync || pe.reason == ReasonNewIncarnation || pe.reason == ReasonStaleTarget {
 				n++
 			}
 		}
