@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/kmirror/kmirror/checkpoint"
@@ -104,6 +105,21 @@ func TestCheckpointInvariantWatched(t *testing.T) {
 		defer checkpointViolations.Unlock()
 		return checkpointViolations.checked > before, fmt.Sprintf("%d checked before, %d now", before, checkpointViolations.checked)
 	})
+	// The check itself: a checkpoint one past the end is reported (and
+	// taken back, so that TestMain does not fail the run for it).
+	checkpointViolations.Lock()
+	n := len(checkpointViolations.list)
+	checkpointViolations.Unlock()
+	cpwatch.Call(context.Background(), testcluster.Admin(t, &p.Target), []cpwatch.Written{{Group: g, Topic: remote, Partition: 0, Offset: 21}})
+	checkpointViolations.Lock()
+	got := checkpointViolations.list[n:]
+	checkpointViolations.list = checkpointViolations.list[:n]
+	checkpointViolations.Unlock()
+	want := []string{fmt.Sprintf("group %s: checkpoint %s-0 at 21, past the target log end 20", g, remote)}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("violations of a checkpoint past the end (-want +got):\n%s", d)
+	}
+
 	dstID := clusterID(t, &p.Target)
 	pol, _ := policy.NewDefault()
 	for _, topic := range []string{pol.OffsetSyncsTopic(p.Target.Alias), checkpoint.OffsetRunsTopic(pol.OffsetSyncsTopic(p.Target.Alias))} {
