@@ -91,8 +91,30 @@
 //     and for group offsets older than every retained sync. No checkpoint
 //     is written then.
 //   - Checkpoints never go backwards per (group, target topic, partition)
-//     except when the group itself was rewound on the source, are never
-//     negative, and an unchanged position is not written again.
+//     except when the group itself was rewound on the source or the target
+//     log they described is gone (next item), are never negative, and an
+//     unchanged position is not written again.
+//   - Checkpoints are never past the target's log end. After each
+//     emission's translations the emitter lists the target's cluster ID,
+//     the remote topics' IDs and their log ends. Offset syncs and runs
+//     that describe a previous target log are discarded
+//     ([ReasonStaleTarget]) and the partition waits for the replicator's
+//     syncs of the current log: syncs and runs recorded
+//     ([TargetClusterHeader]) for another target cluster (a target rebuilt
+//     empty under the same alias), those of a remote topic re-created
+//     since a checkpoint recorded its topic ID ([TargetTopicIDHeader]) or
+//     since the previous emission, and any whose translation is past the
+//     log end (the only check for MM2-written syncs, which record no
+//     identity: a re-created remote topic that grew past the old offsets
+//     before a restart goes unnoticed until its first new sync resets the
+//     history). A checkpoint recorded for another target log, or past the
+//     log end, is forgotten, so the corrected one is written even though
+//     it is lower. MM2 never writes a lower checkpoint unless the group
+//     rewound upstream, and keeps pointing consumers that fail over past
+//     the new log end (they skip records once it grows); going down there
+//     is safe: the old value named records of a log that no longer
+//     exists, every reader takes the last record per key, and a lower
+//     offset can only make a failed-over consumer re-read, never skip.
 //   - Retention: per partition MM2's 64 exponentially spaced sync slots, the
 //     last n syncs ([WithRecentHistory]), and up to
 //     [DefaultRunsPerPartition] runs per partition; runs are deleted from the

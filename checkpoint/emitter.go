@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kmirror/kmirror/internal/cpwatch"
 	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/policy"
 )
@@ -202,7 +203,7 @@ type EmitterConfig struct {
 	// number of partition offsets committed on the target.
 	OnCommits func(n int)
 	// OnError, if set, is called for each failed round, with op one of
-	// "list_groups", "fetch_offsets", "write_checkpoints",
+	// "list_groups", "fetch_offsets", "list_target", "write_checkpoints",
 	// "sync_group_offsets", "offset_syncs".
 	OnError func(op string, err error)
 }
@@ -328,33 +329,52 @@ type PartitionStatus struct {
 //     cleanup.policy=compact) if absent;
 //   - read that topic to its end (MM2 3.8 CheckpointStore) and the whole
 //     offset-syncs topic (OffsetSyncStore), then keep tailing the latter,
-//     so that checkpoints never go backwards after a restart;
+//     so that checkpoints never go backwards after a restart (unless the
+//     target log they describe is gone, below);
 //   - every Interval: list the source groups, keep those passing
 //     GroupFilter with commits on topics passing TopicFilter, fetch their
-//     offsets in batches, translate them and write to partition 0 the
+//     offsets in batches, translate them, list the target's cluster ID,
+//     remote topic IDs and log ends, and write to partition 0 the
 //     checkpoints that are more recent than the last one written for the
 //     group and partition (MM2's checkpointIsMoreRecent: none written yet,
 //     a greater downstream offset, or an upstream offset that went back);
+//     unlike MM2, offset syncs of a previous target log (a target rebuilt
+//     under the same alias, a remote topic re-created or truncated) are
+//     discarded, and a checkpoint of such a log is replaced even by a
+//     lower one, so that no checkpoint is past the target's log end;
+//     checkpoints record the target cluster and remote topic ID in
+//     headers ([TargetClusterHeader], [TargetTopicIDHeader]);
 //   - with SyncGroupOffsets, every SyncInterval: commit the translations
 //     into the groups that have no active members on the target, never
-//     moving a group's offset backwards nor past the target log end.
+//     moving a group's offset backwards nor past the target log end; a
+//     target group committed past the log end is reported
+//     ([ReasonTargetPastLogEnd]) and left as it is.
 type Emitter struct {
 	cfg       EmitterConfig
 	log       *slog.Logger
 	cpTopic   string
 	startOnce sync.Once
 
-	// storeMu guards store and runs; the syncs tailer adds, the cycles
-	// translate.
+	// storeMu guards store, runs and their tags; the syncs tailer adds,
+	// the cycles translate.
 	storeMu sync.Mutex
 	store   *OffsetSyncStore
 	runs    *RunStore
+	// syncTags and runTags are the target cluster ID recorded
+	// ([TargetClusterHeader]) on the newest sync and run of each source
+	// partition; "" when not recorded (MM2, older kmirror).
+	syncTags, runTags map[tpKey]string
+	// discarded holds the source partitions whose syncs and runs were
+	// discarded as stale and that have had none since.
+	discarded map[tpKey]bool
 
 	// The fields below are owned by the Run goroutine.
 	cps         *checkpointState
 	groups      map[string]*groupEntry
 	knownGroups []string // source groups passing the filter, from the last listing
 	listedOnce  bool
+	dstCluster  string              // target cluster ID at the last emission
+	remoteIDs   map[string][16]byte // remote topic IDs at the last emission
 
 	mu     sync.Mutex // guards status
 	status []GroupStatus
@@ -399,11 +419,15 @@ func NewEmitter(cfg EmitterConfig) (*Emitter, error) {
 		return nil, err
 	}
 	return &Emitter{
-		cfg:     cfg,
-		log:     cfg.Logger.With("task", "checkpoint"),
-		cpTopic: cfg.Policy.CheckpointsTopic(cfg.SourceAlias),
-		cps:     newCheckpointState(),
-		groups:  map[string]*groupEntry{},
+		cfg:       cfg,
+		log:       cfg.Logger.With("task", "checkpoint"),
+		cpTopic:   cfg.Policy.CheckpointsTopic(cfg.SourceAlias),
+		cps:       newCheckpointState(),
+		groups:    map[string]*groupEntry{},
+		syncTags:  map[tpKey]string{},
+		runTags:   map[tpKey]string{},
+		discarded: map[tpKey]bool{},
+		remoteIDs: map[string][16]byte{},
 	}, nil
 }
 
@@ -539,12 +563,13 @@ const (
 )
 
 // waitingForSyncs counts the committed partitions of known groups that have
-// no offset sync yet. Run goroutine only (it owns groups).
+// no offset sync yet, or none since their stale ones were discarded. Run
+// goroutine only (it owns groups).
 func (e *Emitter) waitingForSyncs() int {
 	n := 0
 	for _, g := range e.groups {
 		for _, pe := range g.parts {
-			if pe.reason == ReasonNoOffsetSync || pe.reason == ReasonNewIncarnation {
+			if pe.reason == ReasonNoOffsetSync || pe.reason == ReasonNewIncarnation || pe.reason == ReasonStaleTarget {
 				n++
 			}
 		}
@@ -749,7 +774,6 @@ func (r *run) emit(ctx context.Context) bool {
 	ids := r.topicIDs(ctx, fetched)
 
 	current := make(map[string]bool, len(e.knownGroups))
-	var out []Checkpoint
 	var fetchErrs int
 	e.storeMu.Lock()
 	for _, name := range e.knownGroups {
@@ -763,7 +787,7 @@ func (r *run) emit(ctx context.Context) bool {
 			}
 			continue
 		}
-		g = e.updateGroup(name, g, resp.Fetched, ids, ts, &out)
+		g = e.updateGroup(name, g, resp.Fetched, ids, ts)
 		if g == nil {
 			delete(e.groups, name)
 			continue
@@ -782,8 +806,98 @@ func (r *run) emit(ctx context.Context) bool {
 		e.fail("fetch_offsets", err)
 		ok = false
 	}
+	// The target's identity and log ends, listed after the translations:
+	// checkpoints are never past the target log end, and syncs of a
+	// previous target log are discarded (checkTarget).
+	remotes := e.remoteTopics()
+	if len(remotes) == 0 {
+		return ok
+	}
+	view, err := r.listTarget(ctx, remotes)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("listing the target's remote topics; no checkpoints this round", "cluster", c.TargetAlias, "err", err)
+			e.fail("list_target", err)
+		}
+		return false
+	}
+	if e.dstCluster != "" && view.cluster != "" && view.cluster != e.dstCluster {
+		e.log.Warn("target cluster ID changed (target rebuilt under the same alias): checkpoints topic created again, stale offset syncs discarded",
+			"cluster", c.TargetAlias, "was", e.dstCluster, "now", view.cluster)
+		if err := r.createTopic(ctx); err != nil {
+			e.log.Warn("creating checkpoints topic", "err", err)
+		}
+	}
+	var out []Checkpoint
+	e.storeMu.Lock()
+	st := e.checkTarget(view)
+	e.discardStale(st)
+	e.queue(view, st, &out)
+	e.storeMu.Unlock()
 	r.write(ctx, ts, out)
 	return ok
+}
+
+// remoteTopics returns the sorted remote topics of the known groups'
+// replicated partitions.
+func (e *Emitter) remoteTopics() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, g := range e.groups {
+		for _, pe := range g.parts {
+			if !seen[pe.remote] {
+				seen[pe.remote] = true
+				out = append(out, pe.remote)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// queue appends to out the checkpoints to write after the target checks:
+// per translated partition whose syncs are not stale, when more recent
+// than the last checkpoint (MM2's checkpointIsMoreRecent; a stale last
+// checkpoint was forgotten, so a lower one is written). Stale partitions
+// lose their translation. Callers hold storeMu.
+func (e *Emitter) queue(v *targetView, st staleness, out *[]Checkpoint) {
+	names := make([]string, 0, len(e.groups))
+	for n := range e.groups {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		g := e.groups[name]
+		keys := make([]cpKeyTP, 0, len(g.parts))
+		for k := range g.parts {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if keys[i].remote != keys[j].remote {
+				return keys[i].remote < keys[j].remote
+			}
+			return keys[i].partition < keys[j].partition
+		})
+		for _, k := range keys {
+			pe := g.parts[k]
+			if _, stale := st.parts[tpKey{topic: pe.topic, partition: pe.partition}]; stale {
+				pe.translated, pe.exact, pe.exactReason, pe.reason = -1, false, "", ReasonStaleTarget
+				continue
+			}
+			if pe.translated < 0 {
+				continue
+			}
+			if end, _, ok := v.end(pe.remote, pe.partition); !ok || pe.translated > end {
+				continue // the remote partition's end is unknown this round
+			}
+			cp := Checkpoint{Group: name, Topic: pe.remote, Partition: pe.partition,
+				UpstreamOffset: pe.srcOffset, DownstreamOffset: pe.translated, Metadata: pe.metadata}
+			if e.cps.Next(cp) {
+				e.cps.SetTarget(name, pe.remote, pe.partition, v.id(pe.remote))
+				*out = append(*out, cp)
+			}
+		}
+	}
 }
 
 // topicIDs returns the current topic IDs of the source topics the fetched
@@ -825,9 +939,9 @@ func (r *run) topicIDs(ctx context.Context, fetched kadm.FetchOffsetsResponses) 
 }
 
 // updateGroup refreshes a group's partitions from its fetched source
-// offsets, appending the checkpoints to write to out. It returns nil for a
-// group without any commit. Callers hold storeMu.
-func (e *Emitter) updateGroup(name string, old *groupEntry, fetched kadm.OffsetResponses, ids map[string][16]byte, ts time.Time, out *[]Checkpoint) *groupEntry {
+// offsets and translates them. It returns nil for a group without any
+// commit. Callers hold storeMu.
+func (e *Emitter) updateGroup(name string, old *groupEntry, fetched kadm.OffsetResponses, ids map[string][16]byte, ts time.Time) *groupEntry {
 	g := &groupEntry{name: name, parts: map[cpKeyTP]*partEntry{}, fetched: ts}
 	if old != nil {
 		g.active, g.syncErr = old.active, old.syncErr
@@ -854,7 +968,7 @@ func (e *Emitter) updateGroup(name string, old *groupEntry, fetched kadm.OffsetR
 				}
 			}
 			g.parts[k] = pe
-			e.translate(name, pe, out)
+			e.translate(pe)
 		}
 	}
 	if commits == 0 {
@@ -867,22 +981,20 @@ func (e *Emitter) updateGroup(name string, old *groupEntry, fetched kadm.OffsetR
 	return g
 }
 
-// translate computes pe's translation and queues its checkpoint when it is
-// more recent than the last one (docs/mm2-compat.md §6.4 steps 2-5). Callers hold storeMu.
-func (e *Emitter) translate(group string, pe *partEntry, out *[]Checkpoint) {
+// translate computes pe's translation (docs/mm2-compat.md §6.4 steps 2-3);
+// queue decides on its checkpoint after the target checks. Callers hold
+// storeMu.
+func (e *Emitter) translate(pe *partEntry) {
 	tr := Translator{Syncs: e.store, Runs: e.runs}.Translate(pe.topic, pe.partition, pe.topicID, pe.srcOffset)
 	if !tr.OK {
 		pe.reason = tr.Reason
+		if e.discarded[tpKey{topic: pe.topic, partition: pe.partition}] {
+			pe.reason = ReasonStaleTarget
+		}
 		return
 	}
 	pe.exactReason = tr.Reason
-	d := tr.Offset
-	pe.translated, pe.exact = d, tr.Exact
-	cp := Checkpoint{Group: group, Topic: pe.remote, Partition: pe.partition,
-		UpstreamOffset: pe.srcOffset, DownstreamOffset: d, Metadata: pe.metadata}
-	if e.cps.Next(cp) {
-		*out = append(*out, cp)
-	}
+	pe.translated, pe.exact = tr.Offset, tr.Exact
 }
 
 // best returns the best known no-skip target offset for pe's current
@@ -919,7 +1031,8 @@ func (r *run) write(ctx context.Context, ts time.Time, cps []Checkpoint) {
 			failed = append(failed, cp)
 			continue
 		}
-		rec := &kgo.Record{Topic: e.cpTopic, Partition: 0, Key: k, Value: v, Timestamp: ts}
+		rec := &kgo.Record{Topic: e.cpTopic, Partition: 0, Key: k, Value: v, Timestamp: ts,
+			Headers: e.cps.Target(cp.Group, cp.Topic, cp.Partition).headers()}
 		r.dstCl.Produce(ctx, rec, func(_ *kgo.Record, err error) {
 			if err != nil {
 				mu.Lock()
@@ -951,6 +1064,19 @@ func (r *run) write(ctx context.Context, ts time.Time, cps []Checkpoint) {
 	}
 	if e.cfg.OnCheckpoints != nil {
 		e.cfg.OnCheckpoints(len(cps) - len(failed))
+	}
+	if cpwatch.Active() {
+		bad := map[Checkpoint]bool{}
+		for _, cp := range failed {
+			bad[cp] = true
+		}
+		var ws []cpwatch.Written
+		for _, cp := range cps {
+			if !bad[cp] {
+				ws = append(ws, cpwatch.Written{Group: cp.Group, Topic: cp.Topic, Partition: cp.Partition, Offset: cp.DownstreamOffset})
+			}
+		}
+		cpwatch.Call(ctx, r.dst, ws)
 	}
 }
 

@@ -268,6 +268,10 @@ func (s *runSession) add(r segment, endUp int64) {
 	}
 }
 
+// discard forgets every run of source topic-partition k: they describe a
+// previous target log (the checkpoint emitter's target-identity checks).
+func (s *RunStore) discard(k tpKey) { delete(s.parts, k) }
+
 // Partitions returns the number of source topic-partitions with runs.
 func (s *RunStore) Partitions() int { return len(s.parts) }
 

@@ -33,6 +33,9 @@ type commitPlan struct {
 //     round, since a group missing from a partial list would look absent;
 //   - the target offsets of the remaining groups are fetched in batches; a
 //     group whose fetch failed is skipped;
+//   - a target group whose committed offset is past the remote
+//     partition's log end (a target rebuilt, a remote topic re-created or
+//     truncated) is reported ([ReasonTargetPastLogEnd]) and not moved;
 //   - per partition the offset committed is the best known translation of
 //     the group's current source offset (see [PartitionStatus.Translated]),
 //     only when the target has no offset for the partition or a lower one
@@ -146,17 +149,29 @@ func (r *run) sync(ctx context.Context) {
 			case end.Err != nil:
 				pe.syncReason = "target end offset unknown: " + end.Err.Error()
 				continue
-			case want > end.Offset:
-				pe.syncReason = ReasonPastTargetEnd
-				e.log.Warn("translated offset past the target log end; not committed",
-					"group", name, "topic", pe.remote, "partition", pe.partition, "offset", want, "log_end", end.Offset)
-				continue
 			}
 			have := int64(-1)
 			if o, ok := tr.Fetched.Lookup(pe.remote, pe.partition); ok && o.Err == nil {
 				have = o.At
 			}
 			pe.targetOffset = have
+			switch {
+			case have > end.Offset:
+				// The target was rebuilt, or the remote topic re-created or
+				// truncated, under an idle group: reported, never moved
+				// (kmirror never moves a target offset back; the group's
+				// consumers reset by auto.offset.reset, or an operator
+				// resets the group).
+				pe.syncReason = ReasonTargetPastLogEnd
+				e.log.Warn("target group offset past the target log end; not moved (reset the group on the target, or let its consumers apply auto.offset.reset)",
+					"group", name, "topic", pe.remote, "partition", pe.partition, "offset", have, "log_end", end.Offset)
+				continue
+			case want > end.Offset:
+				pe.syncReason = ReasonPastTargetEnd
+				e.log.Warn("translated offset past the target log end; not committed",
+					"group", name, "topic", pe.remote, "partition", pe.partition, "offset", want, "log_end", end.Offset)
+				continue
+			}
 			if have >= want {
 				if have > want {
 					pe.syncReason = ReasonTargetAhead

@@ -53,17 +53,20 @@ func TestGroupSyncRules(t *testing.T) {
 	// moves the idle target group back (invariant I2 of
 	// docs/field-failures.md).
 	// A run claiming records past the target's log end (100): the target
-	// partition lost records (truncated); never committed past its end.
+	// partition lost records (truncated); the syncs and runs are discarded
+	// as stale, and nothing is committed past the log end.
 	f.syncs(0, [2]int64{150, 150})
 	f.runs(0, [5]int64{-1, -1, 0, 0, 151})
 	f.commit(&f.p.Source, behind, f.topic, map[int32]int64{0: 150})
-	testcluster.Eventually(t, 10*time.Second, "behind follows to 100 (log end)", func() (bool, string) {
+	testcluster.Eventually(t, 10*time.Second, "behind: stale syncs past the log end", func() (bool, string) {
 		gs, _ := groupStatus(e, behind)
-		return gs.Reason == ReasonPastTargetEnd, fmt.Sprintf("%+v", gs)
+		return len(gs.Partitions) == 1 && gs.Partitions[0].Reason == ReasonStaleTarget && gs.Partitions[0].Translated == 99, fmt.Sprintf("%+v", gs)
 	})
 	if got := groupOffsets(t, &f.p.Target, behind, f.remote)[0]; got != 99 {
 		t.Errorf("target offset after a translation past the log end = %d, want 99 (unchanged)", got)
 	}
+	// The replicator syncs the target log again; the source group rewinds.
+	f.syncs(0, [2]int64{0, 0}, [2]int64{99, 99})
 	f.commit(&f.p.Source, behind, f.topic, map[int32]int64{0: 20})
 	testcluster.Eventually(t, 10*time.Second, "rewound source", func() (bool, string) {
 		gs, _ := groupStatus(e, behind)

@@ -424,6 +424,17 @@ func (s *OffsetSyncStore) Latest(topic string, partition int32) (sync OffsetSync
 // one sync.
 func (s *OffsetSyncStore) Partitions() int { return len(s.parts) }
 
+// discard forgets every sync of upstream topic-partition k: they describe
+// a previous target log (the checkpoint emitter's target-identity checks).
+// The next sync of k starts its history again.
+func (s *OffsetSyncStore) discard(k tpKey) {
+	if p := s.parts[k]; p != nil {
+		s.recentCap -= int64(cap(p.recent))
+		delete(s.parts, k)
+		s.resets++
+	}
+}
+
 // StoreStats is a snapshot of an [OffsetSyncStore]'s counters.
 type StoreStats struct {
 	// Partitions is the number of upstream topic-partitions with syncs.
@@ -468,11 +479,31 @@ type cpKey struct {
 // concurrent use. The zero value is not usable; use [newCheckpointState].
 type checkpointState struct {
 	last map[cpKey]Checkpoint
+	ids  map[cpKey]targetID // target log each last checkpoint was written for, when recorded
 }
 
 // newCheckpointState returns an empty state.
 func newCheckpointState() *checkpointState {
-	return &checkpointState{last: make(map[cpKey]Checkpoint)}
+	return &checkpointState{last: make(map[cpKey]Checkpoint), ids: make(map[cpKey]targetID)}
+}
+
+// SetTarget records the target log the last checkpoint of group and
+// downstream topic-partition (topic, partition) was written for (read from
+// its record headers, or the emitter's view when it wrote it); a zero id
+// means unknown.
+func (c *checkpointState) SetTarget(group, topic string, partition int32, id targetID) {
+	k := cpKey{group: group, topic: topic, partition: partition}
+	if id == (targetID{}) {
+		delete(c.ids, k)
+		return
+	}
+	c.ids[k] = id
+}
+
+// Target returns the target log the last checkpoint of the key was written
+// for (zero when unknown).
+func (c *checkpointState) Target(group, topic string, partition int32) targetID {
+	return c.ids[cpKey{group: group, topic: topic, partition: partition}]
 }
 
 // Load records a checkpoint read from <source>.checkpoints.internal at start
@@ -524,6 +555,7 @@ func (c *checkpointState) Next(cp Checkpoint) bool {
 // equivalent.
 func (c *checkpointState) Forget(group, topic string, partition int32) {
 	delete(c.last, cpKey{group: group, topic: topic, partition: partition})
+	delete(c.ids, cpKey{group: group, topic: topic, partition: partition})
 }
 
 // Group returns the known checkpoints of group sorted by topic and

@@ -33,7 +33,9 @@ func (e *Emitter) loadCheckpoints(ctx context.Context) (int, error) {
 		}
 		if !e.cps.Load(cp) {
 			bad++
+			continue
 		}
+		e.cps.SetTarget(cp.Group, cp.Topic, cp.Partition, targetIDOf(r.Headers))
 	}
 	if bad > 0 {
 		e.log.Warn("skipped unusable checkpoint records", "topic", e.cpTopic, "records", bad)
@@ -140,11 +142,13 @@ func (e *Emitter) tailSyncs(ctx context.Context, ready chan<- struct{}) {
 			if r.Topic == c.OffsetRunsTopic {
 				var run OffsetRun
 				if run, err = DecodeOffsetRun(r.Key, r.Value); err == nil {
+					e.tagged(e.runTags, tpKey{topic: run.Topic, partition: run.Partition}, r.Headers, e.runs.discard)
 					e.runs.Add(run)
 				}
 			} else {
 				var s OffsetSync
 				if s, err = DecodeOffsetSync(r.Key, r.Value); err == nil {
+					e.tagged(e.syncTags, tpKey{topic: s.Topic, partition: s.Partition}, r.Headers, e.store.discard)
 					e.store.Add(s)
 				}
 			}

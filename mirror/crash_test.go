@@ -35,7 +35,13 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(envMemberChild); spec != "" {
 		os.Exit(memberChild(spec))
 	}
-	os.Exit(m.Run())
+	watchCheckpoints()
+	code := m.Run()
+	if code == 0 && !checkpointInvariantHeld() {
+		fmt.Fprintln(os.Stderr, "FAIL: checkpoints written past the target log end (see above)")
+		code = 1
+	}
+	os.Exit(code)
 }
 
 // crashChild is the child process of TestCrashSIGKILLChildProcess: it runs

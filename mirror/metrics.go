@@ -63,10 +63,11 @@ type FlowMetrics interface {
 	// (writing an offset sync or offset run), "partition_failed" (a
 	// partition stopped by a non-retriable error), "heartbeat" (emitting a
 	// heartbeat), "checkpoint_" followed by the failed step of the
-	// checkpoint emitter: "list_groups", "fetch_offsets",
-	// "write_checkpoints", "sync_group_offsets" or "offset_syncs", or
-	// "topic_" followed by the [TopicOp] of a failed attempt of a
-	// per-topic operation (one count per attempt, see
+	// checkpoint emitter: "list_groups", "fetch_offsets", "list_target"
+	// (listing the remote topics' IDs and log ends before writing
+	// checkpoints), "write_checkpoints", "sync_group_offsets" or
+	// "offset_syncs", or "topic_" followed by the [TopicOp] of a failed
+	// attempt of a per-topic operation (one count per attempt, see
 	// FlowStatus.TopicErrors): "topic_create", "topic_partitions",
 	// "topic_describe" or "topic_config".
 	Error(kind string)

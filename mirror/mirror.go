@@ -410,7 +410,8 @@ func (f *flow) produceRun(topic string, partition int32, r checkpoint.OffsetRun)
 	if err == nil {
 		var v []byte
 		if v, err = r.Value(); err == nil {
-			f.syncCl.Produce(context.Background(), &kgo.Record{Topic: checkpoint.OffsetRunsTopic(f.offsetSyncsTopic), Partition: 0, Key: k, Value: v},
+			f.syncCl.Produce(context.Background(), &kgo.Record{Topic: checkpoint.OffsetRunsTopic(f.offsetSyncsTopic), Partition: 0, Key: k, Value: v,
+				Headers: f.targetHeaders()},
 				func(_ *kgo.Record, err error) {
 					if err != nil {
 						f.log.Warn("offset run not written", "topic", topic, "partition", partition, "err", err)
@@ -423,16 +424,29 @@ func (f *flow) produceRun(topic string, partition int32, r checkpoint.OffsetRun)
 	f.log.Warn("encoding offset run", "topic", topic, "partition", partition, "err", err)
 }
 
+// targetHeaders returns the headers that record, on an offset sync or run,
+// the target cluster its downstream offsets belong to
+// (checkpoint.TargetClusterHeader; MM2's readers see only key and value):
+// the checkpoint emitter ignores syncs of a target rebuilt since. None
+// before the cluster ID is known.
+func (f *flow) targetHeaders() []kgo.RecordHeader {
+	if f.dstID == "" {
+		return nil
+	}
+	return []kgo.RecordHeader{{Key: checkpoint.TargetClusterHeader, Value: []byte(f.dstID)}}
+}
+
 // produceSync writes one offset sync (docs/mm2-compat.md §2.4) to partition 0
-// of the offset-syncs topic. Send failures are logged; a later sync
-// supersedes it.
+// of the offset-syncs topic, with the target cluster ID in a header
+// (targetHeaders). Send failures are logged; a later sync supersedes it.
 func (f *flow) produceSync(topic string, partition int32, up, down int64) {
 	s := checkpoint.OffsetSync{Topic: topic, Partition: partition, UpstreamOffset: up, DownstreamOffset: down}
 	k, err := s.Key()
 	if err == nil {
 		var v []byte
 		if v, err = s.Value(); err == nil {
-			f.syncCl.Produce(context.Background(), &kgo.Record{Topic: f.offsetSyncsTopic, Partition: 0, Key: k, Value: v},
+			f.syncCl.Produce(context.Background(), &kgo.Record{Topic: f.offsetSyncsTopic, Partition: 0, Key: k, Value: v,
+				Headers: f.targetHeaders()},
 				func(_ *kgo.Record, err error) {
 					if err != nil {
 						f.log.Warn("offset sync not written", "topic", topic, "partition", partition, "err", err)

@@ -1,0 +1,300 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Record headers in which kmirror records which target log a record
+// describes. MM2's readers (MirrorClient, RemoteClusterUtils, the
+// checkpoint task) read only the key and value of checkpoints and offset
+// syncs, so the headers leave the MM2 formats unchanged.
+const (
+	// TargetClusterHeader is the record header kmirror puts on the offset
+	// syncs and offset runs it writes and on its checkpoints: the cluster
+	// ID of the target cluster the described downstream offsets belong to.
+	// The checkpoint emitter ignores syncs, runs and checkpoints recorded
+	// for another cluster ID than the target's current one (a target
+	// rebuilt empty under the same alias).
+	TargetClusterHeader = "kmirror-target-cluster"
+	// TargetTopicIDHeader is the record header kmirror puts on its
+	// checkpoints: the 16-byte topic ID of the remote topic the
+	// checkpoint's downstream offset belongs to. The checkpoint emitter
+	// rewrites checkpoints recorded for another topic ID than the remote
+	// topic's current one (the remote topic was deleted and re-created).
+	TargetTopicIDHeader = "kmirror-target-topic-id"
+)
+
+// Reasons of the target-identity checks, reported in
+// [PartitionStatus.Reason] and [GroupStatus.Reason].
+const (
+	// ReasonStaleTarget: the offset syncs (or offset runs) of the source
+	// partition describe a previous target log: the target cluster was
+	// rebuilt, or the remote topic re-created or truncated. They were
+	// discarded; the partition is translated again from the first offset
+	// sync of the current target log.
+	ReasonStaleTarget = "offset syncs describe a previous target log"
+	// ReasonTargetPastLogEnd: the target group's committed offset is past
+	// the remote partition's log end (the target was rebuilt, or the
+	// remote topic re-created or truncated). Group offset sync reports it
+	// and does not move the offset: a consumer of the group resumes at the
+	// log end by its auto.offset.reset policy or by an operator's reset.
+	ReasonTargetPastLogEnd = "target group offset past target log end"
+)
+
+// targetID identifies a target log: the target cluster and the remote
+// topic's ID. Empty fields are unknown.
+type targetID struct {
+	cluster string
+	topic   [16]byte
+}
+
+// differs reports whether a and b provably name different target logs:
+// both know the cluster and the clusters differ, or both know the topic
+// and the topics differ.
+func (a targetID) differs(b targetID) bool {
+	if a.cluster != "" && b.cluster != "" && a.cluster != b.cluster {
+		return true
+	}
+	var zero [16]byte
+	return a.topic != zero && b.topic != zero && a.topic != b.topic
+}
+
+// headers returns the record headers recording id (none for unknown
+// fields).
+func (id targetID) headers() []kgo.RecordHeader {
+	var hs []kgo.RecordHeader
+	if id.cluster != "" {
+		hs = append(hs, kgo.RecordHeader{Key: TargetClusterHeader, Value: []byte(id.cluster)})
+	}
+	if id.topic != ([16]byte{}) {
+		hs = append(hs, kgo.RecordHeader{Key: TargetTopicIDHeader, Value: append([]byte(nil), id.topic[:]...)})
+	}
+	return hs
+}
+
+// targetIDOf reads the target identity recorded in a record's headers; a
+// topic ID header of another length than 16 bytes is ignored.
+func targetIDOf(hs []kgo.RecordHeader) targetID {
+	var id targetID
+	for _, h := range hs {
+		switch h.Key {
+		case TargetClusterHeader:
+			id.cluster = string(h.Value)
+		case TargetTopicIDHeader:
+			if len(h.Value) == 16 {
+				copy(id.topic[:], h.Value)
+			}
+		}
+	}
+	return id
+}
+
+// targetView is the target's state listed by one emission after its
+// translations: cluster ID, remote topic IDs and log end offsets.
+type targetView struct {
+	cluster string
+	ids     map[string][16]byte // remote topic -> ID, for topics that exist
+	missing map[string]bool     // remote topics the target does not have
+	ends    kadm.ListedOffsets
+}
+
+// end returns the log end offset of a remote partition; ok is false when
+// it is unknown: a listing error, a partition the remote topic does not
+// have (yet: partition mismatch), or a remote topic that does not exist
+// (gone).
+func (v *targetView) end(topic string, partition int32) (end int64, gone, ok bool) {
+	if v.missing[topic] {
+		return 0, true, false
+	}
+	o, found := v.ends.Lookup(topic, partition)
+	switch {
+	case !found:
+		return 0, false, false
+	case errors.Is(o.Err, kerr.UnknownTopicOrPartition):
+		return 0, true, false
+	case o.Err != nil:
+		return 0, false, false
+	}
+	return o.Offset, false, true
+}
+
+// id returns the current identity of a remote topic.
+func (v *targetView) id(topic string) targetID {
+	return targetID{cluster: v.cluster, topic: v.ids[topic]}
+}
+
+// listTarget lists the target's cluster ID, the IDs of topics and the end
+// offsets of their partitions, in this order: the end offsets are listed
+// after everything translated before the call was read, so a translation
+// of offset syncs that are not stale is never past them.
+func (r *run) listTarget(ctx context.Context, topics []string) (*targetView, error) {
+	e := r.e
+	v := &targetView{ids: map[string][16]byte{}, missing: map[string]bool{}}
+	mctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
+	defer cancel()
+	md, err := r.dst.Metadata(mctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("describing %d remote topics on %s: %w", len(topics), e.cfg.TargetAlias, err)
+	}
+	v.cluster = md.Cluster
+	var present []string
+	for _, t := range topics {
+		td, ok := md.Topics[t]
+		switch {
+		case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
+			v.missing[t] = true
+		case td.Err == nil:
+			v.ids[t] = td.ID
+			present = append(present, t)
+		}
+	}
+	if len(present) == 0 {
+		return v, nil
+	}
+	ends, err := r.dst.ListEndOffsets(mctx, present...)
+	var shardErr *kadm.ShardErrors
+	if err != nil && !errors.As(err, &shardErr) {
+		return nil, fmt.Errorf("listing end offsets of %d remote topics on %s: %w", len(present), e.cfg.TargetAlias, err)
+	}
+	v.ends = ends
+	return v, nil
+}
+
+// staleness is the outcome of the target-identity checks of one emission.
+type staleness struct {
+	parts map[tpKey]string // source partitions whose syncs and runs are stale -> why
+}
+
+// checkTarget compares what the stores and the known checkpoints describe
+// with the target view of one emission, for every replicated partition of
+// the known groups (Run goroutine; callers hold storeMu). It forgets the
+// checkpoints that are stale, so that the next one is written even when it
+// is lower, and returns the source partitions whose offset syncs and runs
+// describe a previous target log:
+//
+//   - syncs or runs recorded (TargetClusterHeader) for another target
+//     cluster than the current one;
+//   - a remote topic whose ID changed since the previous emission, or
+//     since a checkpoint of the partition was written (its
+//     TargetTopicIDHeader): its syncs are dropped and its checkpoints
+//     forgotten;
+//   - a translation past the remote partition's log end listed after it
+//     (a sync names a record the target acknowledged, so a translation of
+//     syncs of the current log is at most the end: this also catches
+//     offset syncs written by MM2, which record no identity), or a remote
+//     partition that no longer exists;
+//   - a checkpoint past that log end is forgotten.
+func (e *Emitter) checkTarget(v *targetView) staleness {
+	st := staleness{parts: map[tpKey]string{}}
+	mark := func(k tpKey, why string) {
+		if _, ok := st.parts[k]; !ok {
+			st.parts[k] = why
+		}
+	}
+	changed := map[string]bool{} // remote topics re-created since the previous emission
+	for remote, id := range v.ids {
+		if old, ok := e.remoteIDs[remote]; ok && old != id {
+			changed[remote] = true
+		}
+	}
+	clusterChanged := e.dstCluster != "" && v.cluster != "" && e.dstCluster != v.cluster
+	names := make([]string, 0, len(e.groups))
+	for n := range e.groups {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		for _, pe := range e.groups[name].parts {
+			k := tpKey{topic: pe.topic, partition: pe.partition}
+			cur := v.id(pe.remote)
+			if t := e.syncTags[k]; t != "" && v.cluster != "" && t != v.cluster {
+				mark(k, fmt.Sprintf("offset syncs recorded for target cluster %q, target is %q", t, v.cluster))
+			}
+			if t := e.runTags[k]; t != "" && v.cluster != "" && t != v.cluster {
+				mark(k, fmt.Sprintf("offset runs recorded for target cluster %q, target is %q", t, v.cluster))
+			}
+			if changed[pe.remote] || clusterChanged {
+				mark(k, fmt.Sprintf("remote topic %s re-created (topic ID %x)", pe.remote, cur.topic))
+				e.cps.Forget(name, pe.remote, pe.partition)
+			}
+			last, hasLast := e.cps.Last(name, pe.remote, pe.partition)
+			if hasLast {
+				if was := e.cps.Target(name, pe.remote, pe.partition); was.differs(cur) {
+					mark(k, fmt.Sprintf("checkpoint of %s-%d written for target cluster %q topic ID %x, now cluster %q topic ID %x",
+						pe.remote, pe.partition, was.cluster, was.topic, cur.cluster, cur.topic))
+					e.cps.Forget(name, pe.remote, pe.partition)
+					hasLast = false
+				}
+			}
+			end, gone, ok := v.end(pe.remote, pe.partition)
+			switch {
+			case gone:
+				if pe.translated >= 0 {
+					mark(k, fmt.Sprintf("remote partition %s-%d does not exist", pe.remote, pe.partition))
+				}
+			case !ok:
+			case pe.translated > end:
+				mark(k, fmt.Sprintf("translation %d of %s-%d past the remote log end %d", pe.translated, pe.topic, pe.partition, end))
+			}
+			if ok && hasLast && last.DownstreamOffset > end {
+				e.log.Warn("checkpoint past the target log end; it will be rewritten lower (target rebuilt, remote topic re-created or truncated)",
+					"group", name, "topic", pe.remote, "partition", pe.partition, "checkpoint", last.DownstreamOffset, "log_end", end)
+				e.cps.Forget(name, pe.remote, pe.partition)
+			}
+		}
+	}
+	if v.cluster != "" {
+		e.dstCluster = v.cluster
+	}
+	for remote, id := range v.ids {
+		e.remoteIDs[remote] = id
+	}
+	return st
+}
+
+// discardStale drops the offset syncs and runs of the stale source
+// partitions (callers hold storeMu); they are translated again once the
+// replicator's syncs of the current target log arrive.
+func (e *Emitter) discardStale(st staleness) {
+	keys := make([]tpKey, 0, len(st.parts))
+	for k := range st.parts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].topic != keys[j].topic {
+			return keys[i].topic < keys[j].topic
+		}
+		return keys[i].partition < keys[j].partition
+	})
+	for _, k := range keys {
+		e.log.Warn("offset syncs describe a previous target log; discarded, waiting for new ones",
+			"topic", k.topic, "partition", k.partition, "why", st.parts[k])
+		e.store.discard(k)
+		if e.runs != nil {
+			e.runs.discard(k)
+		}
+		delete(e.syncTags, k)
+		delete(e.runTags, k)
+		e.discarded[k] = true
+	}
+}
+
+// tagged applies the target cluster recorded on one sync or run record of
+// source partition k to tags (callers hold storeMu): a record recorded for
+// another cluster than the previous record of k starts a new target log,
+// so the history of k is discarded before the record is added.
+func (e *Emitter) tagged(tags map[tpKey]string, k tpKey, hs []kgo.RecordHeader, discard func(tpKey)) {
+	id := targetIDOf(hs)
+	if old, ok := tags[k]; ok && old != "" && id.cluster != "" && old != id.cluster {
+		discard(k)
+	}
+	tags[k] = id.cluster
+	delete(e.discarded, k)
+}
