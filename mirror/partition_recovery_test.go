@@ -1,0 +1,241 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// partRecords returns records prefix<from>..prefix<to-1> for partition
+// partition of topic.
+func partRecords(topic, prefix string, partition int32, from, to int) []*kgo.Record {
+	rs := valueRecords(topic, prefix, from, to)
+	for _, r := range rs {
+		r.Partition = partition
+	}
+	return rs
+}
+
+// targetValues returns the values of partition partition of the remote
+// topic on the target, in offset order, as "offset:value".
+func targetValues(t *testing.T, p *testcluster.Pair, remote string, partition int32) []string {
+	t.Helper()
+	var got []string
+	for _, r := range testcluster.ReadAll(t, &p.Target, remote)[partition] {
+		got = append(got, fmt.Sprintf("%d:%s", r.Offset, r.Value))
+	}
+	return got
+}
+
+// wantValues is targetValues' expectation: the values of rs from target
+// offset 0 on.
+func wantValues(rs ...[]*kgo.Record) []string {
+	var want []string
+	for _, s := range rs {
+		for _, r := range s {
+			want = append(want, fmt.Sprintf("%d:%s", len(want), r.Value))
+		}
+	}
+	return want
+}
+
+// recoveryFlow is the flow of the recovery tests: one slot, no heartbeats
+// or checkpoints, automatic restarts after 200 ms.
+func recoveryFlow(p *testcluster.Pair, topic string) FlowConfig {
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.Tasks = 1
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	fc.partRetryFirst = 200 * time.Millisecond
+	return fc
+}
+
+func partStatus(m *Mirror, partition int32) PartitionStatus {
+	for _, ps := range m.Status().Flows[0].Partitions {
+		if ps.Partition == partition {
+			return ps
+		}
+	}
+	return PartitionStatus{Partition: -1}
+}
+
+// TestTransientAuthErrorPartitionRecovers (regression, issue 15 case 5):
+// one TOPIC_AUTHORIZATION_FAILED on produce (ACLs being rolled out,
+// KAFKA-14250) left the partition FAILED for good while the flow said
+// RUNNING. The partition now restarts by itself after a backoff, resumes
+// after its last acknowledged record, and every record arrives once, in
+// order; the other partition is not affected.
+func TestTransientAuthErrorPartitionRecovers(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's request control")
+	}
+	topic := p.Topic("acl")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	a0, b1 := partRecords(topic, "a", 0, 0, 10), partRecords(topic, "b", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, append(a0, b1...)...)
+	rec := &recMetrics{}
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(recoveryFlow(p, topic)), WithMetrics(rec))...)
+	waitReplicated(t, m, 20)
+
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
+		Err: kerr.TopicAuthorizationFailed, Count: 1})
+	c0, d1 := partRecords(topic, "c", 0, 0, 10), partRecords(topic, "d", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, c0...)
+	testcluster.Produce(t, &p.Source, d1...)
+	testcluster.Eventually(t, 30*time.Second, "partition 0 recovered by itself", func() (bool, string) {
+		st := m.Status().Flows[0]
+		ok := len(st.Partitions) == 2 && st.FailedPartitions == 0
+		for _, ps := range st.Partitions {
+			ok = ok && ps.State == StateRunning && ps.Replicated == 20 && ps.Lag == 0
+		}
+		return ok, fmt.Sprintf("%+v", st.Partitions)
+	})
+	if got, want := targetValues(t, p, remote, 0), wantValues(a0, c0); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 0:\n got %v\nwant %v", got, want)
+	}
+	if got, want := targetValues(t, p, remote, 1), wantValues(b1, d1); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 1:\n got %v\nwant %v", got, want)
+	}
+	if ps := partStatus(m, 0); ps.Records != 20 || ps.Error != "" || ps.Since.IsZero() {
+		t.Errorf("partition 0 after recovery: %+v, want 20 records, no error, Since set", ps)
+	}
+	f := rec.flow(p.Source.Alias + "->" + p.Target.Alias)
+	f.mu.Lock()
+	if f.errs["partition_failed"] != 1 {
+		t.Errorf("errors by kind %v: want partition_failed 1", f.errs)
+	}
+	f.mu.Unlock()
+}
+
+// TestRecordErrorWaitsForRestart (regression, issue 15 case 5): an error
+// that is the record's own (MESSAGE_TOO_LARGE) is not retried
+// automatically: the partition stays FAILED (no NextRetry), the flow's
+// status counts it, and Mirror.RestartFailed brings it back after its
+// last acknowledged record, every record arriving once, in order.
+func TestRecordErrorWaitsForRestart(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's request control")
+	}
+	topic := p.Topic("toolarge")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	a0, b1 := partRecords(topic, "a", 0, 0, 10), partRecords(topic, "b", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, append(a0, b1...)...)
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(recoveryFlow(p, topic)))...)
+	waitReplicated(t, m, 20)
+	flow := p.Source.Alias + "->" + p.Target.Alias
+
+	if n, err := m.RestartFailed(flow, "", -1); n != 0 || err != nil {
+		t.Errorf("RestartFailed with nothing failed = %d, %v; want 0, nil", n, err)
+	}
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
+		Err: kerr.MessageTooLarge, Count: 1})
+	c0, d1 := partRecords(topic, "c", 0, 0, 10), partRecords(topic, "d", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, c0...)
+	testcluster.Produce(t, &p.Source, d1...)
+	testcluster.Eventually(t, 30*time.Second, "partition 0 FAILED, partition 1 replicated", func() (bool, string) {
+		p0, p1 := partStatus(m, 0), partStatus(m, 1)
+		return p0.State == StateFailed && p1.Replicated == 20, fmt.Sprintf("%+v %+v", p0, p1)
+	})
+	time.Sleep(time.Second) // five times the first automatic restart delay
+	st := m.Status().Flows[0]
+	p0 := partStatus(m, 0)
+	if p0.State != StateFailed || !p0.NextRetry.IsZero() || p0.Since.IsZero() || p0.Replicated != 10 ||
+		!strings.Contains(p0.Error, "MESSAGE_TOO_LARGE") {
+		t.Fatalf("partition 0 = %+v; want FAILED on MESSAGE_TOO_LARGE, no NextRetry, Since set, Replicated 10", p0)
+	}
+	if st.State != StateRunning || st.FailedPartitions != 1 || !strings.Contains(st.Error, "1 partitions FAILED") ||
+		!strings.Contains(st.Error, topic+"[0]") {
+		t.Errorf("flow %s, %d failed, error %q; want RUNNING, 1 failed, an error naming %s[0]", st.State, st.FailedPartitions, st.Error, topic)
+	}
+
+	if _, err := m.RestartFailed("nope->dst", "", -1); err == nil || !strings.Contains(err.Error(), `"nope->dst"`) || !strings.Contains(err.Error(), flow) {
+		t.Errorf("RestartFailed of an unknown flow: %v; want an error naming it and the flows", err)
+	}
+	if _, err := m.RestartFailed(flow, "", 0); err == nil {
+		t.Errorf("RestartFailed with a partition and no topic: no error")
+	}
+	if n, err := m.RestartFailed(flow, topic, 1); n != 0 || err != nil {
+		t.Errorf("RestartFailed of the running partition 1 = %d, %v; want 0, nil", n, err)
+	}
+	if n, err := m.RestartFailed(flow, topic, -1); n != 1 || err != nil {
+		t.Fatalf("RestartFailed(%s, %s, -1) = %d, %v; want 1, nil", flow, topic, n, err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "partition 0 restarted", func() (bool, string) {
+		st := m.Status().Flows[0]
+		p0 := partStatus(m, 0)
+		return p0.State == StateRunning && p0.Replicated == 20 && st.FailedPartitions == 0 && st.Error == "", fmt.Sprintf("%+v", p0)
+	})
+	if got, want := targetValues(t, p, remote, 0), wantValues(a0, c0); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 0:\n got %v\nwant %v", got, want)
+	}
+	if got, want := targetValues(t, p, remote, 1), wantValues(b1, d1); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 1:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestRemoteTopicDeletedOnTargetRefilled (regression, issue 15 case 1,
+// KAFKA-10332): the remote topic deleted on the target while the flow
+// runs is re-created by discovery; the unit sees its new topic ID and
+// replicates the source again from its log start, so the target holds
+// every source record from offset 0, and the records produced after it
+// arrive too (the partition used to stay FAILED on UNKNOWN_TOPIC_ID).
+func TestRemoteTopicDeletedOnTargetRefilled(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("orders")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	a := partRecords(topic, "a", 0, 0, 100)
+	testcluster.Produce(t, &p.Source, a...)
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(recoveryFlow(p, topic)))...)
+	waitReplicated(t, m, 100)
+
+	adm := testcluster.Admin(t, &p.Target)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	before, err := adm.ListTopics(ctx, remote)
+	if err != nil || before[remote].Err != nil {
+		t.Fatalf("listing %s on the target: %v %v", remote, err, before[remote].Err)
+	}
+	if _, err := adm.DeleteTopic(ctx, remote); err != nil {
+		t.Fatalf("deleting %s on the target: %v", remote, err)
+	}
+	// Half of the next records while the remote topic is missing, half
+	// once discovery re-created it.
+	b := partRecords(topic, "b", 0, 0, 100)
+	testcluster.Produce(t, &p.Source, b[:50]...)
+	testcluster.Eventually(t, 30*time.Second, "discovery re-created the remote topic", func() (bool, string) {
+		now, err := adm.ListTopics(ctx, remote)
+		if err != nil || now[remote].Err != nil {
+			return false, fmt.Sprint(err)
+		}
+		return now[remote].ID != before[remote].ID, fmt.Sprintf("id %s, was %s", now[remote].ID, before[remote].ID)
+	})
+	testcluster.Produce(t, &p.Source, b[50:]...)
+	testcluster.Eventually(t, 60*time.Second, "the re-created remote topic refilled", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateRunning && ps.Replicated == 200 && ps.SourceEnd == 200 && ps.Lag == 0 && ps.Committed == 199,
+			fmt.Sprintf("%+v", ps)
+	})
+	c := partRecords(topic, "c", 0, 0, 10)
+	testcluster.Produce(t, &p.Source, c...)
+	testcluster.Eventually(t, 30*time.Second, "the next records replicated", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateRunning && ps.Replicated == 210 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	if got, want := targetValues(t, p, remote, 0), wantValues(a, b, c); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 0 (%d records, want %d):\n got %v\nwant %v", len(got), len(want), got, want)
+	}
+}
