@@ -867,7 +867,11 @@ func (u *unit) restartDue() <-chan time.Time {
 			if p.autoRetry {
 				soon(p.nextRetry.Sub(now))
 			}
-		case p.head != len(p.queue) || (p.eos && p.txnFailed):
+		case p.head != len(p.queue) || (p.eos && p.txnFailed) || now.Sub(p.failedAt) < drainPoll:
+			// In flight, or (exactly once) in the open transaction until
+			// it aborts, or failed just now: partitionFailed pauses the
+			// consumer after p.mu is released, which must not hit the
+			// successor.
 			p.hold = true // a refill of a running partition: no more records
 			soon(drainPoll)
 		default:

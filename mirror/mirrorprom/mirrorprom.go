@@ -33,7 +33,8 @@
 //     kmirror_replication_lag_records, kmirror_source_end_offset,
 //     kmirror_replicated_offset, kmirror_partition_failed and
 //     kmirror_source_open_transaction_seconds per source topic-partition;
-//     kmirror_flow_state, kmirror_member_slots, kmirror_member_singleton,
+//     kmirror_flow_state, kmirror_flow_failed_partitions,
+//     kmirror_member_slots, kmirror_member_singleton,
 //     kmirror_heartbeat_age_seconds and kmirror_group_sync_groups per flow.
 //
 // Bytes are the source records' payload: keys, values, header keys and
@@ -256,6 +257,8 @@ var (
 		"Slots (units of work) of the flow this member owns.", flowLabels, nil)
 	descMemberSingleton = prometheus.NewDesc("kmirror_member_singleton",
 		"1 while this member holds the flow's singleton duties (topic creation, config and ACL sync, checkpoints, heartbeats).", flowLabels, nil)
+	descFlowFailed = prometheus.NewDesc("kmirror_flow_failed_partitions",
+		"Partitions of the flow this member replicates that are FAILED (restarted automatically when the cause can go away, else by Mirror.RestartFailed).", flowLabels, nil)
 	descFlowState = prometheus.NewDesc("kmirror_flow_state",
 		"1 for the flow's current state (RUNNING, RETRYING, FAILED, ...).", []string{"source", "target", "state"}, nil)
 	descHBAge = prometheus.NewDesc("kmirror_heartbeat_age_seconds",
@@ -265,7 +268,7 @@ var (
 )
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLag, descEnd, descRep, descPartFailed, descFlowState, descHBAge, descGroups,
+	for _, d := range []*prometheus.Desc{descLag, descEnd, descRep, descPartFailed, descFlowFailed, descFlowState, descHBAge, descGroups,
 		descOpenTxn, descMemberSlots, descMemberSingleton} {
 		ch <- d
 	}
@@ -280,6 +283,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, fs := range c.m.Status().Flows {
 		gauge(descFlowState, 1, fs.Source, fs.Target, string(fs.State))
+		gauge(descFlowFailed, float64(fs.FailedPartitions), fs.Source, fs.Target)
 		gauge(descMemberSlots, float64(len(fs.Member.Slots)), fs.Source, fs.Target)
 		gauge(descMemberSingleton, boolGauge(fs.Member.Singleton), fs.Source, fs.Target)
 		if !fs.LastHeartbeat.IsZero() {
