@@ -239,3 +239,54 @@ func TestRemoteTopicDeletedOnTargetRefilled(t *testing.T) {
 		t.Errorf("target partition 0 (%d records, want %d):\n got %v\nwant %v", len(got), len(want), got, want)
 	}
 }
+
+// TestTransientAuthErrorPartitionRecoversExactlyOnce is
+// TestTransientAuthErrorPartitionRecovers with exactly once: the failed
+// record aborts its transaction, the partition restarts after its last
+// committed resume point, and read_committed consumers of the target see
+// every record once, in order, with no record of the aborted transaction.
+func TestTransientAuthErrorPartitionRecoversExactlyOnce(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's request control")
+	}
+	topic := p.Topic("aclx")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	a0, b1 := partRecords(topic, "a", 0, 0, 10), partRecords(topic, "b", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, append(a0, b1...)...)
+	fc := recoveryFlow(p, topic)
+	fc.ExactlyOnce = true
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	waitReplicatedCommitted(t, m, 20)
+
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
+		Err: kerr.TopicAuthorizationFailed, Count: 1})
+	c0, d1 := partRecords(topic, "c", 0, 0, 10), partRecords(topic, "d", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, c0...)
+	testcluster.Produce(t, &p.Source, d1...)
+	testcluster.Eventually(t, 60*time.Second, "partition 0 recovered by itself", func() (bool, string) {
+		st := m.Status().Flows[0]
+		ok := len(st.Partitions) == 2 && st.FailedPartitions == 0
+		for _, ps := range st.Partitions {
+			ok = ok && ps.State == StateRunning && ps.Replicated == 20 && ps.Committed == 19 && ps.Lag == 0
+		}
+		return ok, fmt.Sprintf("%+v", st.Partitions)
+	})
+	recs, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for part, want := range map[int32][]*kgo.Record{0: append(a0, c0...), 1: append(b1, d1...)} {
+		var got, wantV []string
+		for _, r := range recs[part] {
+			got = append(got, string(r.Value))
+		}
+		for _, r := range want {
+			wantV = append(wantV, string(r.Value))
+		}
+		if strings.Join(got, " ") != strings.Join(wantV, " ") {
+			t.Errorf("target partition %d read_committed:\n got %v\nwant %v", part, got, wantV)
+		}
+	}
+}
