@@ -290,3 +290,47 @@ func TestTransientAuthErrorPartitionRecoversExactlyOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteTopicDeletedOnTargetRefilledExactlyOnce is
+// TestRemoteTopicDeletedOnTargetRefilled with exactly once: read_committed
+// consumers of the re-created remote topic see every source record once,
+// in order, from offset 0 on.
+func TestRemoteTopicDeletedOnTargetRefilledExactlyOnce(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("ordersx")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	a := partRecords(topic, "a", 0, 0, 100)
+	testcluster.Produce(t, &p.Source, a...)
+	fc := recoveryFlow(p, topic)
+	fc.ExactlyOnce = true
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	waitReplicatedCommitted(t, m, 100)
+
+	adm := testcluster.Admin(t, &p.Target)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := adm.DeleteTopic(ctx, remote); err != nil {
+		t.Fatalf("deleting %s on the target: %v", remote, err)
+	}
+	b := partRecords(topic, "b", 0, 0, 100)
+	testcluster.Produce(t, &p.Source, b...)
+	testcluster.Eventually(t, 60*time.Second, "the re-created remote topic refilled", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateRunning && ps.Replicated == 200 && ps.Committed == 199 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	recs, err := testcluster.ReadTopic(ctx, p.Target.Opts(), remote, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want []string
+	for _, r := range recs[0] {
+		got = append(got, string(r.Value))
+	}
+	for _, r := range append(a, b...) {
+		want = append(want, string(r.Value))
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target read_committed (%d records, want %d):\n got %v\nwant %v", len(got), len(want), got, want)
+	}
+}

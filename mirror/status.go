@@ -256,7 +256,9 @@ func (g *GapError) Error() string {
 		g.Flow, g.Topic, g.Partition, g.To-g.From, g.From, g.To-1, g.Reason)
 }
 
-// PartitionError is a non-retriable error that stopped one partition.
+// PartitionError is a non-retriable error that stopped one partition
+// (FAILED); the partition comes back automatically when the cause can go
+// away, else with [Mirror.RestartFailed].
 type PartitionError struct {
 	// Flow is the flow's name, "source->target".
 	Flow string

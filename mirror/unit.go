@@ -976,9 +976,12 @@ func (u *unit) checkRemoteIDs(check map[string]string, due []*partState) []*part
 		case err != nil || !ok || td.Err != nil || td.ID == (kadm.TopicID{}):
 			// Not there (yet): discovery re-creates it; try again later.
 			p.mu.Lock()
-			p.err, p.hold = nil, false
+			since := p.failedAt
+			p.err, p.restartAsked = nil, false
 			p.failLocked(&PartitionError{Flow: u.env.name, Topic: p.topic, Partition: p.partition,
-				Err: fmt.Errorf("remote topic %s not found on %s (deleted?): %w", remote, u.env.dst.Alias, errors.Join(err, td.Err))}, true)
+				Err: fmt.Errorf("remote topic %s not found on %s (deleted? discovery re-creates it): %w", remote, u.env.dst.Alias, errors.Join(err, td.Err))}, true)
+			p.failedAt = since
+			p.retries++
 			p.mu.Unlock()
 		case u.remoteIDs[p.topic] != (kadm.TopicID{}) && td.ID != u.remoteIDs[p.topic]:
 			u.refillTopic(p.topic, u.remoteIDs[p.topic], td.ID, parts)

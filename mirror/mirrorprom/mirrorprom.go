@@ -249,7 +249,7 @@ var (
 	descRep = prometheus.NewDesc("kmirror_replicated_offset",
 		"Next source offset to replicate (one past the last acknowledged), per source topic-partition.", partLabels, nil)
 	descPartFailed = prometheus.NewDesc("kmirror_partition_failed",
-		"1 when a partition is stopped by a non-retriable error (see Status).", partLabels, nil)
+		"1 while a partition is stopped by a non-retriable error (see Status); 0 again once it restarts.", partLabels, nil)
 	descOpenTxn = prometheus.NewDesc("kmirror_source_open_transaction_seconds",
 		"Seconds a source partition has been held back by an open source transaction (read_committed replication reached its last stable offset, below the high watermark); absent when none.",
 		partLabels, nil)
