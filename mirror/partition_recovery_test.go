@@ -2,7 +2,9 @@ package mirror
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -332,5 +334,115 @@ func TestRemoteTopicDeletedOnTargetRefilledExactlyOnce(t *testing.T) {
 	}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("target read_committed (%d records, want %d):\n got %v\nwant %v", len(got), len(want), got, want)
+	}
+}
+
+// TestPartitionRetryBackoff: the automatic restart delay of a failed
+// partition starts at the first delay, doubles at each failure and stops
+// at 5 min; an error that is the record's own schedules no restart, and
+// the status shows Since, NextRetry and Retries.
+func TestPartitionRetryBackoff(t *testing.T) {
+	u := newUnit(0, &unitEnv{name: "a->b", cfg: FlowConfig{}.withDefaults(), log: slog.New(slog.DiscardHandler)})
+	p := newPartState(u, "orders", "a.orders", 0, 9, [16]byte{})
+	var got []time.Duration
+	for range 9 {
+		p.err = nil
+		p.failLocked(kerr.TopicAuthorizationFailed, true)
+		got = append(got, p.nextRetry.Sub(p.failedAt))
+	}
+	want := []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second,
+		160 * time.Second, 5 * time.Minute, 5 * time.Minute, 5 * time.Minute}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("delays %v, want %v", got, want)
+	}
+	p.retries = 3
+	s := p.snapshot()
+	if s.State != StateFailed || s.Since != p.failedAt || s.NextRetry != p.nextRetry || s.Retries != 3 {
+		t.Errorf("status %+v: want FAILED, Since %v, NextRetry %v, Retries 3", s, p.failedAt, p.nextRetry)
+	}
+	p.failLocked(kerr.MessageTooLarge, false) // the first error wins
+	if !errors.Is(p.err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("err = %v, want the first error kept", p.err)
+	}
+	q := newPartState(u, "orders", "a.orders", 1, 9, [16]byte{})
+	q.failLocked(kerr.MessageTooLarge, !recordError(kerr.MessageTooLarge))
+	if s := q.snapshot(); s.State != StateFailed || !s.NextRetry.IsZero() || s.Retries != 0 {
+		t.Errorf("record error status %+v: want FAILED with no NextRetry", s)
+	}
+}
+
+// TestRecordErrorClassification: the produce errors that wait for an
+// operator (the record's own) and those restarted automatically or
+// handled as transient.
+func TestRecordErrorClassification(t *testing.T) {
+	for _, c := range []struct {
+		err               error
+		record, transient bool
+	}{
+		{kerr.MessageTooLarge, true, false},
+		{kerr.RecordListTooLarge, true, false},
+		{kerr.InvalidRecord, true, false},
+		{kerr.CorruptMessage, true, true}, // retriable for kgo: it retries it first
+		{kerr.InvalidTimestamp, true, false},
+		{kerr.TopicAuthorizationFailed, false, false},
+		{kerr.PolicyViolation, false, false},
+		{kerr.UnknownTopicID, false, false},
+		{kerr.UnknownTopicOrPartition, false, false},
+		{kerr.NotEnoughReplicas, false, true},
+		{kgo.ErrRecordRetries, false, true},
+	} {
+		if got := recordError(c.err); got != c.record {
+			t.Errorf("recordError(%v) = %v, want %v", c.err, got, c.record)
+		}
+		if got := transientProduceErr(c.err); got != c.transient {
+			t.Errorf("transientProduceErr(%v) = %v, want %v", c.err, got, c.transient)
+		}
+	}
+}
+
+// TestPersistentAuthErrorBacksOff: while the target keeps refusing a
+// partition (its ACLs missing for a while), the partition stays FAILED
+// with its automatic restarts counted and the next one scheduled, the
+// flow stays RUNNING with the failure in its error and count, and the
+// other partition goes on; once the target accepts the writes again, the
+// partition catches up with every record once, in order.
+func TestPersistentAuthErrorBacksOff(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's request control")
+	}
+	topic := p.Topic("aclp")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	a0, b1 := partRecords(topic, "a", 0, 0, 10), partRecords(topic, "b", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, append(a0, b1...)...)
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(recoveryFlow(p, topic)))...)
+	waitReplicated(t, m, 20)
+
+	denied := p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
+		Err: kerr.TopicAuthorizationFailed, Count: -1})
+	c0, d1 := partRecords(topic, "c", 0, 0, 10), partRecords(topic, "d", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, c0...)
+	testcluster.Produce(t, &p.Source, d1...)
+	testcluster.Eventually(t, 30*time.Second, "partition 0 retried twice", func() (bool, string) {
+		st := m.Status().Flows[0]
+		p0, p1 := partStatus(m, 0), partStatus(m, 1)
+		return p0.State == StateFailed && p0.Retries >= 2 && p0.NextRetry.After(p0.Since) && p0.Replicated == 10 &&
+				p1.State == StateRunning && p1.Replicated == 20 &&
+				st.State == StateRunning && st.FailedPartitions == 1 && strings.Contains(st.Error, "TOPIC_AUTHORIZATION_FAILED"),
+			fmt.Sprintf("flow %s %d %q: %+v %+v", st.State, st.FailedPartitions, st.Error, p0, p1)
+	})
+	denied.Remove()
+	testcluster.Eventually(t, 30*time.Second, "partition 0 recovered", func() (bool, string) {
+		st := m.Status().Flows[0]
+		p0 := partStatus(m, 0)
+		return p0.State == StateRunning && p0.Replicated == 20 && p0.Retries == 0 && p0.NextRetry.IsZero() &&
+			st.FailedPartitions == 0 && st.Error == "", fmt.Sprintf("%+v", p0)
+	})
+	if got, want := targetValues(t, p, remote, 0), wantValues(a0, c0); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 0:\n got %v\nwant %v", got, want)
+	}
+	if got, want := targetValues(t, p, remote, 1), wantValues(b1, d1); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 1:\n got %v\nwant %v", got, want)
 	}
 }
