@@ -447,10 +447,6 @@ type FlowConfig struct {
 	// read_committed replication cannot pass such a transaction. 0 means
 	// [DefaultOpenTransactionAfter].
 	OpenTransactionAfter time.Duration
-
-	// partRetryFirst is the first automatic restart delay of a failed
-	// partition (0: partRetryFirst, 5 s); tests shorten it.
-	partRetryFirst time.Duration
 }
 
 // TransactionBoundary says when an exactly-once unit of work commits its
@@ -547,13 +543,19 @@ type cfg struct {
 	flows    []FlowConfig
 	logger   *slog.Logger
 	metrics  Metrics
+	// partRetryFirst is the first automatic restart delay of a failed
+	// partition (0: 5 s); tests shorten it (withPartRetryFirst).
+	partRetryFirst time.Duration
+}
+
+// withPartRetryFirst sets the first automatic restart delay of failed
+// partitions (tests).
+func withPartRetryFirst(d time.Duration) Opt {
+	return optFunc(func(cfg *cfg) { cfg.partRetryFirst = d })
 }
 
 // withDefaults returns f with every zero field replaced by its default.
 func (f FlowConfig) withDefaults() FlowConfig {
-	if f.partRetryFirst <= 0 {
-		f.partRetryFirst = partRetryFirst
-	}
 	if f.Topics == nil {
 		f.Topics = []string{".*"}
 	}

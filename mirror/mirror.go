@@ -141,6 +141,7 @@ func New(opts ...Opt) (*Mirror, error) {
 		if err != nil {
 			return nil, err
 		}
+		f.partRetryFirst = c.partRetryFirst
 		m.flows = append(m.flows, f)
 	}
 	for _, cl := range clusters {

@@ -213,8 +213,8 @@ func (p *partState) onAck(r *kgo.Record, err error) {
 }
 
 // Automatic restarts of a failed partition: the first after
-// partRetryFirst (FlowConfig.partRetryFirst in tests), then doubling up to
-// partRetryMax.
+// partRetryFirst (shorter in tests: withPartRetryFirst), then doubling up
+// to partRetryMax.
 const (
 	partRetryFirst = 5 * time.Second
 	partRetryMax   = 5 * time.Minute
@@ -231,7 +231,10 @@ func (p *partState) failLocked(err error, auto bool) {
 	if auto {
 		switch {
 		case p.retryDelay <= 0:
-			p.retryDelay = p.u.env.cfg.partRetryFirst
+			p.retryDelay = partRetryFirst
+			if d := p.u.env.partRetryFirst; d > 0 {
+				p.retryDelay = d
+			}
 		default:
 			p.retryDelay = min(p.retryDelay*2, partRetryMax)
 		}

@@ -51,14 +51,20 @@ func wantValues(rs ...[]*kgo.Record) []string {
 }
 
 // recoveryFlow is the flow of the recovery tests: one slot, no heartbeats
-// or checkpoints, automatic restarts after 200 ms.
+// or checkpoints. Run it with recoveryOpts (automatic restarts after 200
+// ms).
 func recoveryFlow(p *testcluster.Pair, topic string) FlowConfig {
 	fc := fastFlow(p)
 	fc.Topics = []string{topic}
 	fc.Tasks = 1
 	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
-	fc.partRetryFirst = 200 * time.Millisecond
 	return fc
+}
+
+// recoveryOpts are the Mirror options of the recovery tests: p's clusters,
+// flow fc, the first automatic restart after 200 ms, then opts.
+func recoveryOpts(p *testcluster.Pair, fc FlowConfig, opts ...Opt) []Opt {
+	return append(append(clusterOpts(p), WithFlow(fc), withPartRetryFirst(200*time.Millisecond)), opts...)
 }
 
 func partStatus(m *Mirror, partition int32) PartitionStatus {
@@ -87,7 +93,7 @@ func TestTransientAuthErrorPartitionRecovers(t *testing.T) {
 	a0, b1 := partRecords(topic, "a", 0, 0, 10), partRecords(topic, "b", 1, 0, 10)
 	testcluster.Produce(t, &p.Source, append(a0, b1...)...)
 	rec := &recMetrics{}
-	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(recoveryFlow(p, topic)), WithMetrics(rec))...)
+	m, _ := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic), WithMetrics(rec))...)
 	waitReplicated(t, m, 20)
 
 	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
@@ -135,7 +141,7 @@ func TestRecordErrorWaitsForRestart(t *testing.T) {
 	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
 	a0, b1 := partRecords(topic, "a", 0, 0, 10), partRecords(topic, "b", 1, 0, 10)
 	testcluster.Produce(t, &p.Source, append(a0, b1...)...)
-	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(recoveryFlow(p, topic)))...)
+	m, _ := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic))...)
 	waitReplicated(t, m, 20)
 	flow := p.Source.Alias + "->" + p.Target.Alias
 
@@ -201,7 +207,7 @@ func TestRemoteTopicDeletedOnTargetRefilled(t *testing.T) {
 	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
 	a := partRecords(topic, "a", 0, 0, 100)
 	testcluster.Produce(t, &p.Source, a...)
-	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(recoveryFlow(p, topic)))...)
+	m, _ := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic))...)
 	waitReplicated(t, m, 100)
 
 	adm := testcluster.Admin(t, &p.Target)
@@ -259,7 +265,7 @@ func TestTransientAuthErrorPartitionRecoversExactlyOnce(t *testing.T) {
 	testcluster.Produce(t, &p.Source, append(a0, b1...)...)
 	fc := recoveryFlow(p, topic)
 	fc.ExactlyOnce = true
-	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	m, _ := runMirror(t, recoveryOpts(p, fc)...)
 	waitReplicatedCommitted(t, m, 20)
 
 	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
@@ -306,7 +312,7 @@ func TestRemoteTopicDeletedOnTargetRefilledExactlyOnce(t *testing.T) {
 	testcluster.Produce(t, &p.Source, a...)
 	fc := recoveryFlow(p, topic)
 	fc.ExactlyOnce = true
-	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	m, _ := runMirror(t, recoveryOpts(p, fc)...)
 	waitReplicatedCommitted(t, m, 100)
 
 	adm := testcluster.Admin(t, &p.Target)
@@ -416,7 +422,7 @@ func TestPersistentAuthErrorBacksOff(t *testing.T) {
 	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
 	a0, b1 := partRecords(topic, "a", 0, 0, 10), partRecords(topic, "b", 1, 0, 10)
 	testcluster.Produce(t, &p.Source, append(a0, b1...)...)
-	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(recoveryFlow(p, topic)))...)
+	m, _ := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic))...)
 	waitReplicated(t, m, 20)
 
 	denied := p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},

@@ -53,6 +53,9 @@ type unitEnv struct {
 	// off); skipped counts the records it did not replicate.
 	prov    *provenance
 	skipped func(n int)
+	// partRetryFirst is the first automatic restart delay of a failed
+	// partition (0: partRetryFirst, 5 s).
+	partRetryFirst time.Duration
 }
 
 // offered is a source partition discovery found ready to replicate: its
@@ -422,13 +425,13 @@ loop:
 			if !u.applyOffer(ctx) {
 				retry = time.After(500 * time.Millisecond)
 			}
-			partRetry = u.restartDue()
+			partRetry = u.restartDue(ctx)
 		}
 		select {
 		case <-u.retryKick:
-			partRetry = u.restartDue()
+			partRetry = u.restartDue(ctx)
 		case <-partRetry:
-			partRetry = u.restartDue()
+			partRetry = u.restartDue(ctx)
 		case <-ctx.Done():
 			break loop
 		case failed = <-pollErr:
@@ -849,7 +852,7 @@ const drainPoll = 50 * time.Millisecond
 // waits until commitTxn has aborted it (txnFailed cleared): the
 // transaction's other records of the partition are then not visible, and
 // the restart resumes after the committed resume point.
-func (u *unit) restartDue() <-chan time.Time {
+func (u *unit) restartDue(ctx context.Context) <-chan time.Time {
 	now := time.Now()
 	wait := time.Duration(-1)
 	soon := func(d time.Duration) {
@@ -884,7 +887,7 @@ func (u *unit) restartDue() <-chan time.Time {
 		p.mu.Unlock()
 	}
 	if len(check) > 0 {
-		due = u.checkRemoteIDs(check, due)
+		due = u.checkRemoteIDs(ctx, check, due)
 		for _, p := range *u.parts.Load() {
 			p.mu.Lock()
 			if p.autoRetry && p.err != nil && !p.restartAsked && !p.refill && now.Before(p.nextRetry) {
@@ -955,12 +958,12 @@ func (u *unit) restartParts(ps []*partState) {
 // its partitions are refilled (refillTopic). A missing one (deleted, not
 // re-created yet) keeps them failed until their next retry, with backoff.
 // Control goroutine only.
-func (u *unit) checkRemoteIDs(check map[string]string, due []*partState) []*partState {
+func (u *unit) checkRemoteIDs(ctx context.Context, check map[string]string, due []*partState) []*partState {
 	remotes := make([]string, 0, len(check))
 	for _, r := range check {
 		remotes = append(remotes, r)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), min(u.env.cfg.AdminTimeout, 10*time.Second))
+	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, 10*time.Second))
 	defer cancel()
 	listed, err := kadm.NewClient(u.prod).ListTopics(ctx, remotes...)
 	parts := *u.parts.Load()
@@ -1039,6 +1042,12 @@ func (u *unit) successor(o *partState) (*partState, kgo.Offset) {
 	}
 	if accept {
 		n.next = -1 // the operator accepted the gap: resume at the log start
+	}
+	if o.restart.Load() {
+		// The source topic was re-created while the partition was stopped
+		// (restartTopic left it alone): its offsets name the old topic,
+		// so the new one is replicated from its log start.
+		at = kgo.NewOffset().AtStart()
 	}
 	cause := "restart requested"
 	if !o.restartAsked {
