@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"log/slog"
 	"strings"
 	"testing"
@@ -498,4 +499,48 @@ func TestTransientAuthErrorPartitionRecoversShallowCopy(t *testing.T) {
 		t.Errorf("errors by kind %v: want partition_failed 1", f.errs)
 	}
 	f.mu.Unlock()
+}
+
+// TestGapStopRestartAcceptsLoss: a partition stopped by a source gap
+// (OnGap GapStop) is not restarted automatically; Mirror.RestartFailed
+// accepts the loss and resumes at the source's log start, so the target
+// holds the records before the gap, then those after it.
+func TestGapStopRestartAcceptsLoss(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("gapstop")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	rs := partRecords(topic, "r", 0, 0, 50)
+	testcluster.Produce(t, &p.Source, rs[:10]...)
+	fc := recoveryFlow(p, topic)
+	fc.OnGap = GapStop
+	m, stop := runMirror(t, recoveryOpts(p, fc)...)
+	waitReplicated(t, m, 10)
+	stop()
+	testcluster.Produce(t, &p.Source, rs[10:]...)
+	del := kadm.Offsets{}
+	del.Add(kadm.Offset{Topic: topic, Partition: 0, At: 30})
+	if _, err := testcluster.Admin(t, &p.Source).DeleteRecords(context.Background(), del); err != nil {
+		t.Fatal(err)
+	}
+	m, _ = runMirror(t, recoveryOpts(p, fc)...)
+	testcluster.Eventually(t, 30*time.Second, "partition stopped by the gap", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateFailed, fmt.Sprintf("%+v", ps)
+	})
+	time.Sleep(time.Second) // five times the first automatic restart delay
+	if ps := partStatus(m, 0); ps.State != StateFailed || !ps.NextRetry.IsZero() || ps.Replicated != 10 || !strings.Contains(ps.Error, "20 records lost") {
+		t.Fatalf("partition %+v: want FAILED on the 20 records lost, no NextRetry, Replicated 10", ps)
+	}
+	flow := p.Source.Alias + "->" + p.Target.Alias
+	if n, err := m.RestartFailed(flow, "", -1); n != 1 || err != nil {
+		t.Fatalf("RestartFailed(%s) = %d, %v; want 1, nil", flow, n, err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "partition resumed after the gap", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateRunning && ps.Replicated == 50 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	if got, want := targetValues(t, p, remote, 0), wantValues(rs[:10], rs[30:]); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 0:\n got %v\nwant %v", got, want)
+	}
 }
