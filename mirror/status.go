@@ -176,8 +176,8 @@ type PartitionStatus struct {
 	// transaction.timeout.ms bounds that).
 	OpenTransactionSince time.Time `json:"open_transaction_since,omitzero"`
 	// Since is when the partition entered State: for FAILED, when the
-	// error stopped it; for RUNNING, when this member started (or last
-	// restarted) replicating it.
+	// error stopped it; otherwise when this member started (or last
+	// restarted) replicating it (RETRYING does not move it).
 	Since time.Time `json:"since,omitzero"`
 	// NextRetry is set while a FAILED partition waits for its automatic
 	// restart (errors whose cause can go away: authorization, unknown
