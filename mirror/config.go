@@ -543,6 +543,15 @@ type cfg struct {
 	flows    []FlowConfig
 	logger   *slog.Logger
 	metrics  Metrics
+	// partRetryFirst is the first automatic restart delay of a failed
+	// partition (0: 5 s); tests shorten it (withPartRetryFirst).
+	partRetryFirst time.Duration
+}
+
+// withPartRetryFirst sets the first automatic restart delay of failed
+// partitions (tests).
+func withPartRetryFirst(d time.Duration) Opt {
+	return optFunc(func(cfg *cfg) { cfg.partRetryFirst = d })
 }
 
 // withDefaults returns f with every zero field replaced by its default.

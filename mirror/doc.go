@@ -88,8 +88,14 @@
 //     partition instead of continuing from the earliest record.
 //   - Non-retriable errors (record too large for the target, authorization
 //     denied, target topic deleted) stop the partition with a
-//     [PartitionError] in its status; retriable ones are retried forever
-//     with backoff and shown as RETRYING.
+//     [PartitionError] in its status, never the others; retriable ones are
+//     retried forever with backoff and shown as RETRYING. A stopped
+//     partition whose cause can go away (authorization, unknown topic or
+//     topic ID, policy) restarts by itself with backoff (5 s doubling to 5
+//     min, [PartitionStatus.NextRetry]); one stopped by the record's own
+//     error (too large, invalid, corrupt, bad timestamp) waits for
+//     [Mirror.RestartFailed]. A remote topic deleted and re-created on the
+//     target is refilled from the source's log start.
 //   - One topic never stops the others: when the target refuses to create
 //     a remote topic, add its partitions or alter its configs (a policy,
 //     an ACL, a quota), the other topics replicate, the flow stays

@@ -66,6 +66,9 @@ type flow struct {
 	group              *kgo.Client // the member (nil until joined)
 
 	env *unitEnv // what units receive; set by run
+	// partRetryFirst is the first automatic restart delay of a failed
+	// partition (0: partRetryFirst); set by New.
+	partRetryFirst time.Duration
 
 	srcID, dstID string      // cluster IDs, learned at start
 	prov         *provenance // the provenance check and stamp; nil when off
@@ -429,7 +432,8 @@ func (f *flow) start(ctx context.Context) error {
 	env := &unitEnv{cfg: f.cfg, name: f.name, src: f.src, dst: f.dst, log: f.log, metrics: f.metrics,
 		labels: f.labels, tasks: f.tasks, resumeTopic: f.resumeTopic, clientOpts: f.clientOpts,
 		gap: f.recordGap, health: f.unitHealth, owns: f.owns, prov: f.prov, skipped: f.skippedRecords,
-		txnID: func(slot int32) string { return transactionalID(f.groupID, slot) }}
+		partRetryFirst: f.partRetryFirst,
+		txnID:          func(slot int32) string { return transactionalID(f.groupID, slot) }}
 	if f.syncCl != nil {
 		env.sync = f.produceSync
 		env.run = f.produceRun

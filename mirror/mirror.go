@@ -141,6 +141,7 @@ func New(opts ...Opt) (*Mirror, error) {
 		if err != nil {
 			return nil, err
 		}
+		f.partRetryFirst = c.partRetryFirst
 		m.flows = append(m.flows, f)
 	}
 	for _, cl := range clusters {
@@ -377,10 +378,21 @@ func (f *flow) status() FlowStatus {
 	for _, u := range units {
 		fs.Partitions = u.snapshot(fs.Partitions)
 	}
-	for _, ps := range fs.Partitions {
+	var firstFailed *PartitionStatus
+	for i, ps := range fs.Partitions {
 		fs.Records += ps.Records
 		fs.Bytes += ps.Bytes
 		fs.Lag += ps.Lag
+		if ps.State == StateFailed {
+			fs.FailedPartitions++
+			if firstFailed == nil || ps.Topic < firstFailed.Topic || (ps.Topic == firstFailed.Topic && ps.Partition < firstFailed.Partition) {
+				firstFailed = &fs.Partitions[i]
+			}
+		}
+	}
+	if firstFailed != nil && fs.Error == "" {
+		fs.Error = fmt.Sprintf("%d partitions FAILED (restart with Mirror.RestartFailed, or wait for next_retry); first: %s[%d]: %s",
+			fs.FailedPartitions, firstFailed.Topic, firstFailed.Partition, firstFailed.Error)
 	}
 	for _, te := range fs.TopicErrors {
 		fs.Lag += max(te.Lag, 0)
@@ -459,4 +471,58 @@ func (f *flow) produceSync(topic string, partition int32, up, down int64) {
 		}
 	}
 	f.log.Warn("encoding offset sync", "topic", topic, "partition", partition, "err", err)
+}
+
+// RestartFailed restarts this member's FAILED partitions of flow
+// ("source->target", as [FlowStatus.Name]): every topic when topic is "",
+// else source topic topic, and every partition of it when partition is -1,
+// else that one. It returns how many partitions it restarted. It is Kafka
+// Connect's POST /connectors/<name>/restart?onlyFailed=true (KIP-745),
+// per partition.
+//
+// A restarted partition resumes after its last record the target
+// acknowledged (exactly once: after its last committed resume point),
+// once every record still in flight for it came back: nothing is lost or
+// reordered. A partition stopped by a source gap (FlowConfig.OnGap
+// GapStop) resumes at the source's log start: the restart accepts the
+// loss. Partitions whose cause can go away are also restarted
+// automatically with backoff ([PartitionStatus.NextRetry]); errors that
+// are the record's own (too large, invalid, corrupt, bad timestamp) wait
+// for this call, after the target's configuration was fixed.
+//
+// Units of work run per slot and a member runs only its own slots: the
+// call acts on the partitions this process replicates (FlowStatus.Member);
+// call it on every member to restart all. It returns an error naming the
+// flows when flow is unknown, or when partition is below -1 or set without
+// a topic. The restart itself is asynchronous: [Mirror.Status] shows the
+// partition RUNNING again once it happened (normally within milliseconds).
+func (m *Mirror) RestartFailed(flow, topic string, partition int32) (int, error) {
+	if partition < -1 {
+		return 0, fmt.Errorf("mirror: RestartFailed: partition %d: use -1 for every partition of the topic, or a partition number", partition)
+	}
+	if partition >= 0 && topic == "" {
+		return 0, fmt.Errorf("mirror: RestartFailed: partition %d given without a topic: name the source topic, or use -1", partition)
+	}
+	var names []string
+	for _, f := range m.flows {
+		if f.name != flow {
+			names = append(names, f.name)
+			continue
+		}
+		f.unitsMu.Lock()
+		units := make([]*unit, 0, len(f.units))
+		for _, u := range f.units {
+			units = append(units, u)
+		}
+		f.unitsMu.Unlock()
+		n := 0
+		for _, u := range units {
+			n += u.requestRestart(topic, partition)
+		}
+		if n > 0 {
+			f.log.Info("failed partitions restart requested", "topic", topic, "partition", partition, "count", n)
+		}
+		return n, nil
+	}
+	return 0, fmt.Errorf("mirror: RestartFailed: unknown flow %q: the flows are %q (names are \"source->target\")", flow, names)
 }

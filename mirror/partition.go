@@ -29,17 +29,32 @@ type partState struct {
 
 	next int64 // poll goroutine only: next upstream offset expected, -1 unknown
 
-	mu             sync.Mutex
-	queue          []inflight // in produce order; kgo calls promises in that order per partition
-	head           int
-	acked          int64 // last upstream offset acknowledged, -1 none
-	ackedDown      int64 // its downstream offset
-	committed      int64 // resume point stored on the target, -1 none
-	hw             int64 // source high watermark last seen, -1 unknown
-	records        int64
-	bytes          int64
-	sw             syncWriter
-	err            error     // non-retriable error: the partition is stopped
+	mu        sync.Mutex
+	queue     []inflight // in produce order; kgo calls promises in that order per partition
+	head      int
+	acked     int64 // last upstream offset acknowledged, -1 none
+	ackedDown int64 // its downstream offset
+	committed int64 // resume point stored on the target, -1 none
+	hw        int64 // source high watermark last seen, -1 unknown
+	records   int64
+	bytes     int64
+	sw        syncWriter
+	err       error // non-retriable error: the partition is stopped
+	// Failure and recovery (see restartDue): failedAt is when err was set;
+	// autoRetry says the cause can go away (retried at nextRetry, zero for
+	// errors that wait for an operator); retries counts the automatic
+	// restarts since the partition last replicated a record; restartAsked
+	// is set by Mirror.RestartFailed (or a refill).
+	failedAt       time.Time
+	autoRetry      bool
+	nextRetry      time.Time
+	retries        int
+	retryDelay     time.Duration
+	restartAsked   bool
+	hold           bool      // pushes refused: the partition failed, is replaced, or waits for a refill
+	refill         bool      // restart from the source's log start: the remote topic was re-created empty
+	fromStart      bool      // addPartitions: consume from the log start (a refill at a session's start)
+	since          time.Time // when this state was created (the partition started or restarted)
 	polledTo       int64     // next offset after the last record polled (data or marker), -1 none
 	fetchErr       string    // last fetch error, cleared by the next records fetched
 	fetchErrAt     time.Time // when it was last returned (kgo returns it on every failing fetch)
@@ -78,7 +93,7 @@ type partState struct {
 func newPartState(u *unit, topic, remote string, partition int32, committed int64, topicID [16]byte) *partState {
 	p := &partState{u: u, topic: topic, remote: remote, partition: partition, eos: u.env.cfg.ExactlyOnce,
 		next: -1, lsoHeld: -1, acked: committed, ackedDown: -1, committed: committed, hw: -1, polledTo: -1,
-		sw: newSyncWriter(committed, topicID), restartCh: u.sessRestart}
+		sw: newSyncWriter(committed, topicID), restartCh: u.sessRestart, since: time.Now()}
 	if committed >= 0 {
 		p.next = committed + 1
 	}
@@ -94,6 +109,20 @@ func (p *partState) push(recs []inflight, polledTo int64) {
 	p.queue = append(p.queue, recs...)
 	p.polledTo = polledTo
 	p.mu.Unlock()
+}
+
+// pushIfLive is push for the poll loop: it queues nothing and returns
+// false when the partition failed or was replaced by a restart (the batch
+// must not be produced: the restarted state fetches it again).
+func (p *partState) pushIfLive(recs []inflight, polledTo int64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil || p.hold {
+		return false
+	}
+	p.queue = append(p.queue, recs...)
+	p.polledTo = polledTo
+	return true
 }
 
 // popLocked removes the oldest in-flight entry (the one the next
@@ -156,13 +185,14 @@ func (p *partState) onAck(r *kgo.Record, err error) {
 		return
 	}
 	if err != nil {
-		p.err = &PartitionError{Flow: p.u.env.name, Topic: p.topic, Partition: p.partition, Err: err}
+		p.failLocked(&PartitionError{Flow: p.u.env.name, Topic: p.topic, Partition: p.partition, Err: err}, !recordError(err))
 		p.txnFailed = p.eos
 		p.mu.Unlock()
 		p.u.partitionFailed(p, err)
 		return
 	}
 	p.acked, p.ackedDown = in.up, r.Offset
+	p.retries, p.retryDelay = 0, 0 // replicating again: the next failure starts the backoff anew
 	p.records++
 	p.bytes += in.size
 	cfg := &p.u.env.cfg
@@ -182,12 +212,73 @@ func (p *partState) onAck(r *kgo.Record, err error) {
 	}
 }
 
+// Automatic restarts of a failed partition: the first after
+// partRetryFirst (shorter in tests: withPartRetryFirst), then doubling up
+// to partRetryMax.
+const (
+	partRetryFirst = 5 * time.Second
+	partRetryMax   = 5 * time.Minute
+)
+
+// failLocked stops the partition on err (the first error wins) and, when
+// auto, schedules its automatic restart with backoff. p.mu is held.
+func (p *partState) failLocked(err error, auto bool) {
+	if p.err != nil {
+		return
+	}
+	p.err, p.failedAt, p.autoRetry = err, time.Now(), auto
+	p.nextRetry = time.Time{}
+	if auto {
+		switch {
+		case p.retryDelay <= 0:
+			p.retryDelay = partRetryFirst
+			if d := p.u.env.partRetryFirst; d > 0 {
+				p.retryDelay = d
+			}
+		default:
+			p.retryDelay = min(p.retryDelay*2, partRetryMax)
+		}
+		p.nextRetry = p.failedAt.Add(p.retryDelay)
+	}
+}
+
+// recordError reports produce errors that are the record's own: the
+// target rejects this record whatever its state (too large for the remote
+// topic's max.message.bytes, invalid or corrupt, a timestamp outside
+// message.timestamp.*.difference.max.ms). Restarting would fail on the
+// same record again, so the partition waits for an operator to change the
+// target's configuration and call Mirror.RestartFailed. Every other
+// non-retriable produce error (authorization while ACLs are rolled out,
+// KAFKA-14250; an unknown topic, partition or topic ID while the remote
+// topic is re-created, KAFKA-10332; a policy violation) can go away on its
+// own, and the partition is restarted automatically with backoff.
+func recordError(err error) bool {
+	return errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge) ||
+		errors.Is(err, kerr.InvalidRecord) || errors.Is(err, kerr.CorruptMessage) ||
+		errors.Is(err, kerr.InvalidTimestamp) || errors.Is(err, kerr.UnsupportedForMessageFormat)
+}
+
 // transientProduceErr reports produce failures that say nothing about the
 // record or the partition: the target did not take it in time (kgo's
 // delivery timeout or retry limit, or a retriable error once retries are
 // exhausted).
+//
+// An unknown topic, partition or topic ID is not transient here: the
+// remote topic was deleted on the target (and maybe re-created, which kgo's
+// producer never adopts: KAFKA-10332). The partition fails, and its
+// automatic restart first asks the target for the remote topic's ID
+// (restartDue): a new ID refills it from the source's log start.
 func transientProduceErr(err error) bool {
+	if unknownTopic(err) {
+		return false
+	}
 	return errors.Is(err, kgo.ErrRecordTimeout) || errors.Is(err, kgo.ErrRecordRetries) || kerr.IsRetriable(err)
+}
+
+// unknownTopic reports produce errors by which the target says the remote
+// topic or partition does not exist (as the producer knows it).
+func unknownTopic(err error) bool {
+	return errors.Is(err, kerr.UnknownTopicID) || errors.Is(err, kerr.UnknownTopicOrPartition)
 }
 
 // fetchErrStale is how long a partition's last fetch error is shown as
@@ -222,7 +313,7 @@ func (p *partState) snapshot() PartitionStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := PartitionStatus{Topic: p.topic, RemoteTopic: p.remote, Partition: p.partition, State: StateRunning,
-		SourceEnd: p.hw, Replicated: -1, Committed: p.committed, Records: p.records, Bytes: p.bytes}
+		SourceEnd: p.hw, Replicated: -1, Committed: p.committed, Records: p.records, Bytes: p.bytes, Since: p.since}
 	switch {
 	case p.eos && p.committed >= 0:
 		s.Replicated = p.committed + 1 // what read_committed consumers of the target see
@@ -248,7 +339,8 @@ func (p *partState) snapshot() PartitionStatus {
 	}
 	switch {
 	case p.err != nil:
-		s.State, s.Error = StateFailed, p.err.Error()
+		s.State, s.Error, s.Since = StateFailed, p.err.Error(), p.failedAt
+		s.NextRetry, s.Retries = p.nextRetry, p.retries
 	case p.fetchErr != "" && time.Since(p.fetchErrAt) < fetchErrStale:
 		// Shown while fetches keep failing; an idle partition whose fetch
 		// error stopped repeating has recovered (no record clears it).

@@ -865,9 +865,7 @@ func (s *shallow) fail(sp *shPart, err error) {
 	p := sp.p
 	s.dropItems(sp)
 	p.mu.Lock()
-	if p.err == nil {
-		p.err = &PartitionError{Flow: s.u.env.name, Topic: p.topic, Partition: p.partition, Err: err}
-	}
+	p.failLocked(&PartitionError{Flow: s.u.env.name, Topic: p.topic, Partition: p.partition, Err: err}, !recordError(err))
 	p.mu.Unlock()
 	s.u.partitionFailed(p, err)
 }

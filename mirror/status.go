@@ -73,6 +73,13 @@ type FlowStatus struct {
 	// the singleton duties only, so the flow's total over its members
 	// counts them once).
 	Lag int64 `json:"lag"`
+	// FailedPartitions counts this member's partitions in state FAILED
+	// (Connect: tasks FAILED under a RUNNING connector). The flow stays
+	// RUNNING for the others; when it has no error of its own, Error then
+	// names the count and the first failed partition's error. Failed
+	// partitions come back automatically when their cause can go away
+	// (PartitionStatus.NextRetry) or with [Mirror.RestartFailed].
+	FailedPartitions int `json:"failed_partitions,omitempty"`
 	// Partitions are the source partitions this member replicates (those of
 	// the slots it owns), sorted by topic and partition.
 	Partitions []PartitionStatus `json:"partitions"`
@@ -245,6 +252,21 @@ type PartitionStatus struct {
 	// once the transaction commits or aborts (the producer's
 	// transaction.timeout.ms bounds that).
 	OpenTransactionSince time.Time `json:"open_transaction_since,omitzero"`
+	// Since is when the partition entered State: for FAILED, when the
+	// error stopped it; otherwise when this member started (or last
+	// restarted) replicating it (RETRYING does not move it).
+	Since time.Time `json:"since,omitzero"`
+	// NextRetry is set while a FAILED partition waits for its automatic
+	// restart (errors whose cause can go away: authorization, unknown
+	// topic or partition, policy violation); zero for errors that are the
+	// record's own (too large, invalid, corrupt, bad timestamp), which wait
+	// for [Mirror.RestartFailed] (Kafka Connect: POST
+	// /connectors/<name>/restart?onlyFailed=true, KIP-745).
+	NextRetry time.Time `json:"next_retry,omitzero"`
+	// Retries counts the automatic restarts of the partition since it
+	// last replicated a record (the backoff doubles with each, from 5 s to
+	// 5 min).
+	Retries int `json:"retries,omitempty"`
 }
 
 // GroupStatus is the checkpoint and offset-sync state of one consumer group.
@@ -311,7 +333,9 @@ func (g *GapError) Error() string {
 		g.Flow, g.Topic, g.Partition, g.To-g.From, g.From, g.To-1, g.Reason)
 }
 
-// PartitionError is a non-retriable error that stopped one partition.
+// PartitionError is a non-retriable error that stopped one partition
+// (FAILED); the partition comes back automatically when the cause can go
+// away, else with [Mirror.RestartFailed].
 type PartitionError struct {
 	// Flow is the flow's name, "source->target".
 	Flow string

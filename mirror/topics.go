@@ -303,7 +303,7 @@ func (f *flow) discover(ctx context.Context) error {
 			if cat.bySlot[k] == nil {
 				cat.bySlot[k] = map[tp]offered{}
 			}
-			cat.bySlot[k][tp{t, pd.Partition}] = offered{remote: remote, id: sd.ID}
+			cat.bySlot[k][tp{t, pd.Partition}] = offered{remote: remote, id: sd.ID, remoteID: rd.ID}
 			n++
 		}
 		if n > 0 {

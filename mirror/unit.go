@@ -53,13 +53,17 @@ type unitEnv struct {
 	// off); skipped counts the records it did not replicate.
 	prov    *provenance
 	skipped func(n int)
+	// partRetryFirst is the first automatic restart delay of a failed
+	// partition (0: partRetryFirst, 5 s).
+	partRetryFirst time.Duration
 }
 
 // offered is a source partition discovery found ready to replicate: its
 // remote topic exists with this partition.
 type offered struct {
-	remote string
-	id     kadm.TopicID // the source topic's ID when discovered
+	remote   string
+	id       kadm.TopicID // the source topic's ID when discovered
+	remoteID kadm.TopicID // the remote topic's ID on the target when discovered (zero: unknown)
 }
 
 // unit is one unit of work: the replication of the source partitions that
@@ -88,10 +92,15 @@ type unit struct {
 	codec                *followCodec  // the producer's compressor: the source data's codec
 	sh                   *shallowInbox // with shallow copy: partitions for shallowLoop (nil: kgo's consumer)
 
-	parts    atomic.Pointer[map[tp]*partState] // copy on write by the control goroutine
-	resume   map[tp]int64                      // control goroutine: resume points loaded at start
-	topicIDs map[string]kadm.TopicID           // control goroutine: source topic IDs of its partitions
-	carry    map[tp]*partState                 // control goroutine: partitions of earlier sessions
+	parts     atomic.Pointer[map[tp]*partState] // copy on write by the control goroutine
+	resume    map[tp]int64                      // control goroutine: resume points loaded at start
+	topicIDs  map[string]kadm.TopicID           // control goroutine: source topic IDs of its partitions
+	carry     map[tp]*partState                 // control goroutine: partitions of earlier sessions
+	remoteIDs map[string]kadm.TopicID           // control goroutine: remote topic IDs on the target, by source topic
+
+	// retryKick wakes the control goroutine to restart failed partitions
+	// (a partition failed, or Mirror.RestartFailed asked).
+	retryKick chan struct{}
 
 	lastLSOCheck time.Time // control goroutine
 
@@ -115,7 +124,8 @@ type unit struct {
 
 func newUnit(slot int32, env *unitEnv) *unit {
 	u := &unit{slot: slot, env: env, log: env.log.With("unit", slot), offerCh: make(chan struct{}, 1),
-		wake: make(chan struct{}, 1), done: make(chan struct{}), topicIDs: map[string]kadm.TopicID{}, codec: &followCodec{}}
+		wake: make(chan struct{}, 1), done: make(chan struct{}), topicIDs: map[string]kadm.TopicID{}, codec: &followCodec{},
+		remoteIDs: map[string]kadm.TopicID{}, retryKick: make(chan struct{}, 1)}
 	empty := map[tp]*partState{}
 	u.parts.Store(&empty)
 	return u
@@ -407,6 +417,7 @@ func (u *unit) session(ctx, hard context.Context) error {
 	pending := true            // the offer may hold partitions not started yet
 	var failed error
 	pollDone := false
+	var partRetry <-chan time.Time // the next restart of failed partitions is due
 loop:
 	for {
 		if pending {
@@ -414,8 +425,13 @@ loop:
 			if !u.applyOffer(ctx) {
 				retry = time.After(500 * time.Millisecond)
 			}
+			partRetry = u.restartDue(ctx)
 		}
 		select {
+		case <-u.retryKick:
+			partRetry = u.restartDue(ctx)
+		case <-partRetry:
+			partRetry = u.restartDue(ctx)
 		case <-ctx.Done():
 			break loop
 		case failed = <-pollErr:
@@ -566,13 +582,40 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 		u.recreated(topic, u.topicIDs[topic], id, parts)
 		u.topicIDs[topic] = id
 	}
+	refill := map[string]kadm.TopicID{}
+	for k, o := range offer {
+		old := u.remoteIDs[k.topic]
+		switch {
+		case o.remoteID == (kadm.TopicID{}):
+		case old == (kadm.TopicID{}):
+			u.remoteIDs[k.topic] = o.remoteID
+		case old != o.remoteID:
+			refill[k.topic] = o.remoteID
+		}
+	}
+	for topic, id := range refill {
+		u.refillTopic(topic, u.remoteIDs[topic], id, parts)
+		u.remoteIDs[topic] = id
+	}
 	var add []*partState
 	for k, o := range offer {
 		if _, ok := parts[k]; !ok {
-			p := newPartState(u, k.topic, o.remote, k.partition, u.resumePoint(k), o.id)
+			from := u.resumePoint(k)
+			if _, ok := refill[k.topic]; ok {
+				from = -1 // the remote topic is a new, empty one: refill it
+			}
+			p := newPartState(u, k.topic, o.remote, k.partition, from, o.id)
+			if _, ok := refill[k.topic]; ok {
+				p.fromStart = true
+			}
 			if old := u.carry[k]; old != nil {
 				old.mu.Lock()
-				p.records, p.bytes, p.err = old.records, old.bytes, old.err
+				p.records, p.bytes = old.records, old.bytes
+				// A failed partition stays failed across sessions, with its
+				// restart schedule (restartDue restarts it).
+				p.err, p.failedAt, p.autoRetry, p.nextRetry = old.err, old.failedAt, old.autoRetry, old.nextRetry
+				p.retries, p.retryDelay, p.restartAsked, p.refill = old.retries, old.retryDelay, old.restartAsked, old.refill
+				p.hold = p.err != nil || p.refill
 				old.mu.Unlock()
 			}
 			add = append(add, p)
@@ -642,10 +685,13 @@ func (u *unit) addPartitions(ps []*partState) {
 			add[p.topic] = map[int32]kgo.Offset{}
 		}
 		switch {
-		case p.err != nil:
+		case p.err != nil || p.hold:
 			// Stopped by a non-retriable error in an earlier session of
-			// this unit: it stays stopped at its resume point.
+			// this unit: it stays stopped at its resume point until
+			// restartDue restarts it.
 			delete(add[p.topic], p.partition)
+		case p.fromStart:
+			add[p.topic][p.partition] = kgo.NewOffset().AtStart()
 		case p.committed >= 0:
 			add[p.topic][p.partition] = kgo.NewOffset().At(p.committed + 1)
 		case u.env.cfg.StartOffset == StartLatest:
@@ -682,6 +728,56 @@ func (u *unit) recreated(topic string, old, id kadm.TopicID, parts map[tp]*partS
 	u.restartTopic(topic, reset)
 }
 
+// refillTopic handles a remote topic deleted on the target and re-created
+// (by discovery, with a new topic ID) while the flow runs (KAFKA-10332):
+// the target lost what it held, so every partition of source topic topic
+// is replicated again from the source's log start, like a re-created
+// source topic, with a fresh resume point and offset-sync writer (no sync
+// names the old remote topic's offsets). MM2 leaves such a partition
+// broken; refilling is the only way the target holds the data again, and
+// it adds no duplicates: the new remote topic is empty. restartDue does the
+// refill once each partition's in-flight records came back.
+func (u *unit) refillTopic(topic string, old, id kadm.TopicID, parts map[tp]*partState) {
+	var pause []int32
+	for k, p := range parts {
+		if k.topic != topic {
+			continue
+		}
+		p.mu.Lock()
+		p.refill, p.restartAsked, p.hold = true, true, true
+		p.mu.Unlock()
+		pause = append(pause, k.partition)
+	}
+	u.log.Warn("the remote topic was deleted and re-created on the target: refilling it from the source's log start",
+		"topic", topic, "remote_topic_id", id, "was", old, "partitions", len(pause))
+	if len(pause) > 0 {
+		u.cons.PauseFetchPartitions(map[string][]int32{topic: pause})
+	}
+}
+
+// requestRestart asks for the restart of the unit's FAILED partitions of
+// topic ("" every topic) and partition (-1 every partition) and returns
+// how many it asked for; the control goroutine restarts them (restartDue)
+// once their in-flight records came back.
+func (u *unit) requestRestart(topic string, partition int32) int {
+	n := 0
+	for k, p := range *u.parts.Load() {
+		if (topic != "" && k.topic != topic) || (partition >= 0 && k.partition != partition) {
+			continue
+		}
+		p.mu.Lock()
+		if p.err != nil {
+			p.restartAsked = true
+			n++
+		}
+		p.mu.Unlock()
+	}
+	if n > 0 {
+		u.kickRetry()
+	}
+	return n
+}
+
 // restartTopic restarts consumption of a re-created topic's partitions at
 // the new topic's log start. kgo keeps the old topic ID (and fails fetches
 // with UNKNOWN_TOPIC_ID) until the topic is purged from the consumer, so the
@@ -714,10 +810,257 @@ func (u *unit) restartTopic(topic string, ps []*partState) {
 	u.consume(map[string]map[int32]kgo.Offset{topic: add})
 }
 
+// partitionFailed pauses a partition whose produce failed for good (p.err
+// is set) and wakes the control goroutine, which restarts it when due.
+// Called from the producer's promise goroutine (or the shallow loop).
 func (u *unit) partitionFailed(p *partState, err error) {
-	u.log.Error("partition stopped", "topic", p.topic, "partition", p.partition, "err", err)
+	p.mu.Lock()
+	next := p.nextRetry
+	p.mu.Unlock()
+	if next.IsZero() {
+		u.log.Error("partition stopped: the record's own error; fix the cause, then restart it (Mirror.RestartFailed, or POST /connectors/<flow>/restart?onlyFailed=true)",
+			"topic", p.topic, "partition", p.partition, "err", err)
+	} else {
+		u.log.Error("partition stopped; restarting it automatically", "topic", p.topic, "partition", p.partition, "err", err,
+			"retry_in", time.Until(next).Round(time.Millisecond))
+	}
 	u.cons.PauseFetchPartitions(map[string][]int32{p.topic: {p.partition}})
 	u.env.metrics.flowErr(u.env.labels, "partition_failed")
+	u.kickRetry()
+}
+
+// kickRetry wakes the control goroutine to look for failed partitions to
+// restart.
+func (u *unit) kickRetry() {
+	select {
+	case u.retryKick <- struct{}{}:
+	default:
+	}
+}
+
+// drainPoll is how often restartDue looks again at a partition due for a
+// restart whose records are still in flight.
+const drainPoll = 50 * time.Millisecond
+
+// restartDue restarts the unit's failed partitions that are due (their
+// automatic retry time passed, or Mirror.RestartFailed asked) and whose
+// in-flight records all came back (every promise returned), and partitions
+// to refill. It returns a channel that fires when the next one is due (nil:
+// none). Control goroutine only.
+//
+// Exactly once, a partition whose record failed in the open transaction
+// waits until commitTxn has aborted it (txnFailed cleared): the
+// transaction's other records of the partition are then not visible, and
+// the restart resumes after the committed resume point.
+func (u *unit) restartDue(ctx context.Context) <-chan time.Time {
+	now := time.Now()
+	wait := time.Duration(-1)
+	soon := func(d time.Duration) {
+		if wait < 0 || d < wait {
+			wait = max(d, 0)
+		}
+	}
+	var due []*partState
+	check := map[string]string{} // source topic -> remote topic whose ID to check
+	for _, p := range *u.parts.Load() {
+		p.mu.Lock()
+		switch {
+		case p.err == nil && !p.refill:
+		case !p.restartAsked && !(p.autoRetry && !now.Before(p.nextRetry)):
+			if p.autoRetry {
+				soon(p.nextRetry.Sub(now))
+			}
+		case p.head != len(p.queue) || (p.eos && p.txnFailed) || now.Sub(p.failedAt) < drainPoll:
+			// In flight, or (exactly once) in the open transaction until
+			// it aborts, or failed just now: partitionFailed pauses the
+			// consumer after p.mu is released, which must not hit the
+			// successor.
+			p.hold = true // a refill of a running partition: no more records
+			soon(drainPoll)
+		default:
+			p.hold = true
+			due = append(due, p)
+			if !p.refill && unknownTopic(p.err) {
+				check[p.topic] = p.remote
+			}
+		}
+		p.mu.Unlock()
+	}
+	if len(check) > 0 {
+		due = u.checkRemoteIDs(ctx, check, due)
+		for _, p := range *u.parts.Load() {
+			p.mu.Lock()
+			if p.autoRetry && p.err != nil && !p.restartAsked && !p.refill && now.Before(p.nextRetry) {
+				soon(p.nextRetry.Sub(now))
+			}
+			if p.refill && p.err == nil {
+				soon(0) // refills found by the check: restarted once drained
+			}
+			p.mu.Unlock()
+		}
+	}
+	if len(due) > 0 {
+		u.restartParts(due)
+	}
+	if wait < 0 {
+		return nil
+	}
+	return time.After(wait)
+}
+
+// restartParts replaces each drained partition state of ps by a fresh one
+// that resumes after the last acknowledged offset (exactly once: the last
+// committed one), or at the source's log start for a refill, and points the
+// consumer there (the failed partition was paused). Control goroutine only.
+func (u *unit) restartParts(ps []*partState) {
+	old := *u.parts.Load()
+	m := make(map[tp]*partState, len(old))
+	for k, v := range old {
+		m[k] = v
+	}
+	remove := map[string][]int32{}
+	add := map[string]map[int32]kgo.Offset{}
+	purge := map[string]bool{}
+	for _, o := range ps {
+		o.mu.Lock()
+		if o.refill || unknownTopic(o.err) {
+			purge[o.remote] = true
+		}
+		o.mu.Unlock()
+		n, at := u.successor(o)
+		m[tp{o.topic, o.partition}] = n
+		remove[o.topic] = append(remove[o.topic], o.partition)
+		if add[o.topic] == nil {
+			add[o.topic] = map[int32]kgo.Offset{}
+		}
+		add[o.topic][o.partition] = at
+	}
+	u.parts.Store(&m)
+	for remote := range purge {
+		// kgo's producer never adopts a re-created topic's new ID (it
+		// fails it with UNKNOWN_TOPIC_ID) until the topic is purged from
+		// it; it learns the new one at the next produce.
+		u.prod.PurgeTopicsFromProducing(remote)
+	}
+	if u.sh == nil {
+		// Drops what was fetched and not polled yet; the paused state is
+		// per name and outlives the removal.
+		u.cons.RemoveConsumePartitions(remove)
+	}
+	u.consume(add)
+	u.cons.ResumeFetchPartitions(remove)
+}
+
+// checkRemoteIDs asks the target for the topic IDs of the remote topics
+// of check (source topic -> remote topic), whose partitions failed on an
+// unknown topic, partition or topic ID, and returns the partitions of due
+// to restart now. A remote topic with a new ID was deleted and re-created:
+// its partitions are refilled (refillTopic). A missing one (deleted, not
+// re-created yet) keeps them failed until their next retry, with backoff.
+// Control goroutine only.
+func (u *unit) checkRemoteIDs(ctx context.Context, check map[string]string, due []*partState) []*partState {
+	remotes := make([]string, 0, len(check))
+	for _, r := range check {
+		remotes = append(remotes, r)
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, 10*time.Second))
+	defer cancel()
+	listed, err := kadm.NewClient(u.prod).ListTopics(ctx, remotes...)
+	parts := *u.parts.Load()
+	keep := due[:0]
+	for _, p := range due {
+		remote, checked := check[p.topic]
+		if !checked {
+			keep = append(keep, p)
+			continue
+		}
+		td, ok := listed[remote]
+		switch {
+		case err != nil || !ok || td.Err != nil || td.ID == (kadm.TopicID{}):
+			// Not there (yet): discovery re-creates it; try again later.
+			p.mu.Lock()
+			since := p.failedAt
+			p.err, p.restartAsked = nil, false
+			p.failLocked(&PartitionError{Flow: u.env.name, Topic: p.topic, Partition: p.partition,
+				Err: fmt.Errorf("remote topic %s not found on %s (deleted? discovery re-creates it): %w", remote, u.env.dst.Alias, errors.Join(err, td.Err))}, true)
+			p.failedAt = since
+			p.retries++
+			p.mu.Unlock()
+		case u.remoteIDs[p.topic] != (kadm.TopicID{}) && td.ID != u.remoteIDs[p.topic]:
+			u.refillTopic(p.topic, u.remoteIDs[p.topic], td.ID, parts)
+			u.remoteIDs[p.topic] = td.ID
+			keep = append(keep, p)
+		default:
+			keep = append(keep, p)
+		}
+	}
+	return keep
+}
+
+// successor returns the fresh state that replaces the drained state o and
+// the consumer offset it starts at.
+func (u *unit) successor(o *partState) (*partState, kgo.Offset) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	from, committed := o.acked, o.committed
+	if o.eos {
+		from = o.committed
+	}
+	var gap *GapError
+	accept := errors.As(o.err, &gap)
+	if o.refill {
+		from, committed = -1, -1
+	}
+	n := newPartState(u, o.topic, o.remote, o.partition, from, u.topicIDs[o.topic])
+	n.committed = committed
+	n.records, n.bytes, n.pm, n.hw = o.records, o.bytes, o.pm, o.hw
+	n.retries, n.retryDelay = o.retries, o.retryDelay
+	if !o.restartAsked {
+		n.retries++ // an automatic restart
+	} else {
+		n.retries, n.retryDelay = 0, 0
+	}
+	if !o.refill {
+		// The same target topic: the offset-sync writer goes on where it
+		// was (the refill's target topic is a new one: a new writer).
+		n.sw = o.sw
+		o.sw = syncWriter{}
+	}
+	if o.restart.Load() {
+		n.newID = o.newID
+		n.restart.Store(true)
+	}
+	at := kgo.NewOffset().At(from + 1)
+	switch {
+	case from >= 0:
+	case o.refill:
+		at = kgo.NewOffset().AtStart()
+	case u.env.cfg.StartOffset == StartLatest:
+		at = kgo.NewOffset().AtEnd()
+	default:
+		at = kgo.NewOffset().AtStart()
+	}
+	if accept {
+		n.next = -1 // the operator accepted the gap: resume at the log start
+	}
+	if o.restart.Load() {
+		// The source topic was re-created while the partition was stopped
+		// (restartTopic left it alone): its offsets name the old topic,
+		// so the new one is replicated from its log start.
+		at = kgo.NewOffset().AtStart()
+	}
+	cause := "restart requested"
+	if !o.restartAsked {
+		cause = "automatic retry"
+	}
+	if o.refill {
+		u.log.Warn("partition refilled from the source's log start: the remote topic was deleted and re-created on the target",
+			"topic", o.topic, "remote", o.remote, "partition", o.partition)
+	} else {
+		u.log.Warn("failed partition restarted", "topic", o.topic, "partition", o.partition, "cause", cause,
+			"resume_after", from, "retries", n.retries, "err", o.err)
+	}
+	return n, at
 }
 
 // pollLoop fetches from the source and hands each record to the target
@@ -848,7 +1191,11 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 			if skipped > 0 {
 				u.env.skipped(skipped)
 			}
-			p.push(batch, p.next)
+			if !p.pushIfLive(batch, p.next) {
+				// Failed or restarted meanwhile: its successor fetches
+				// these records again.
+				return
+			}
 			buf, out = batch[:0], recs[:0]
 			for _, r := range recs {
 				// The fetched record is reused as the produced record.
@@ -1013,10 +1360,9 @@ func (u *unit) reportGap(p *partState, gap *GapError) bool {
 	u.log.Error("source gap", "topic", gap.Topic, "partition", gap.Partition, "from", gap.From, "to", gap.To, "lost", gap.To-gap.From, "reason", gap.Reason, "on_gap", u.env.cfg.OnGap)
 	if u.env.cfg.OnGap == GapStop && gap.To > gap.From {
 		p.mu.Lock()
-		if p.err == nil {
-			p.err = gap
-		}
+		p.failLocked(gap, false) // the loss is the operator's to accept: Mirror.RestartFailed
 		p.mu.Unlock()
+		u.kickRetry()
 		u.cons.PauseFetchPartitions(map[string][]int32{p.topic: {p.partition}})
 		return false
 	}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -110,7 +112,7 @@ func overall(s mirror.Status) mirror.State {
 }
 
 // handler serves /metrics, /status, /connectors, /connectors/{name}/status,
-// /healthz and /readyz.
+// POST /connectors/{name}/restart, /healthz and /readyz.
 type handler struct {
 	m        *mirror.Mirror
 	worker   string
@@ -131,6 +133,7 @@ func newHandler(m *mirror.Mirror, metrics http.Handler, grace time.Duration) *ha
 	h.mux.HandleFunc("GET /status", h.status)
 	h.mux.HandleFunc("GET /connectors", h.connectors)
 	h.mux.HandleFunc("GET /connectors/{name}/status", h.connectorStatus)
+	h.mux.HandleFunc("POST /connectors/{name}/restart", h.restart)
 	h.mux.HandleFunc("GET /healthz", h.healthz)
 	h.mux.HandleFunc("GET /readyz", h.readyz)
 	return h
@@ -183,4 +186,73 @@ func (h *handler) connectorStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	// Connect's 404 body shape.
 	writeJSON(w, http.StatusNotFound, map[string]any{"error_code": 404, "message": "No status found for connector " + name})
+}
+
+// restartDoc is the body of POST /connectors/{name}/restart: the FAILED
+// partitions of this process the request restarted.
+type restartDoc struct {
+	Name string `json:"name"` // the flow, "source->target"
+	// Topic and Partition echo the request's filter ("" and -1: all).
+	Topic     string `json:"topic,omitempty"`
+	Partition int32  `json:"partition"`
+	// Restarted counts the partitions restarted; Tasks lists them as
+	// GET /connectors/{name}/status does, in state FAILED as they were
+	// (Connect reports them RESTARTING): GET the status to see them
+	// RUNNING again.
+	Restarted int       `json:"restarted"`
+	Tasks     []taskDoc `json:"tasks"`
+	WorkerID  string    `json:"worker_id"`
+}
+
+// restart: POST /connectors/{name}/restart[?onlyFailed=true][&topic=T[&partition=P]],
+// Kafka Connect's restart of a connector's failed tasks (KIP-745), where a
+// task is one source partition: it restarts the flow's FAILED partitions
+// that this process replicates (all, those of source topic T, or partition
+// P of it) with Mirror.RestartFailed and answers 202 Accepted with what it
+// restarted (restartDoc). kmirror never restarts a RUNNING partition, so
+// onlyFailed=false is refused (400), as are a bad partition and a partition
+// without a topic; an unknown flow is 404 in Connect's shape. With several
+// members, send it to each (a member restarts only its own partitions).
+func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	q := r.URL.Query()
+	bad := func(msg string) {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error_code": 400, "message": msg})
+	}
+	if v := q.Get("onlyFailed"); v != "" && v != "true" {
+		bad(fmt.Sprintf("onlyFailed=%s: kmirror restarts only FAILED partitions; use onlyFailed=true or leave it out", v))
+		return
+	}
+	topic, partition := q.Get("topic"), int32(-1)
+	if v := q.Get("partition"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < -1 {
+			bad(fmt.Sprintf("partition=%s: want a partition number, or -1 for every partition of the topic", v))
+			return
+		}
+		partition = int32(n)
+	}
+	var fs *mirror.FlowStatus
+	for _, f := range h.m.Status().Flows {
+		if f.Name == name {
+			fs = &f
+			break
+		}
+	}
+	if fs == nil {
+		writeJSON(w, http.StatusNotFound, map[string]any{"error_code": 404, "message": "Unknown connector " + name})
+		return
+	}
+	n, err := h.m.RestartFailed(name, topic, partition)
+	if err != nil {
+		bad(err.Error())
+		return
+	}
+	doc := restartDoc{Name: name, Topic: topic, Partition: partition, Restarted: n, Tasks: []taskDoc{}, WorkerID: h.worker}
+	for i, p := range fs.Partitions {
+		if p.State == mirror.StateFailed && (topic == "" || p.Topic == topic) && (partition < 0 || p.Partition == partition) {
+			doc.Tasks = append(doc.Tasks, taskDoc{ID: i, State: p.State, WorkerID: h.worker, Trace: p.Error, PartitionStatus: p})
+		}
+	}
+	writeJSON(w, http.StatusAccepted, doc)
 }

@@ -33,7 +33,8 @@
 //     kmirror_replication_lag_records, kmirror_source_end_offset,
 //     kmirror_replicated_offset, kmirror_partition_failed and
 //     kmirror_source_open_transaction_seconds per source topic-partition;
-//     kmirror_flow_state, kmirror_member_slots, kmirror_member_singleton,
+//     kmirror_flow_state, kmirror_flow_failed_partitions,
+//     kmirror_member_slots, kmirror_member_singleton,
 //     kmirror_heartbeat_age_seconds and kmirror_group_sync_groups per flow;
 //     kmirror_topic_errors per flow and operation (topics a per-topic
 //     operation fails for: [mirror.FlowStatus].TopicErrors).
@@ -250,7 +251,7 @@ var (
 	descRep = prometheus.NewDesc("kmirror_replicated_offset",
 		"Next source offset to replicate (one past the last acknowledged), per source topic-partition.", partLabels, nil)
 	descPartFailed = prometheus.NewDesc("kmirror_partition_failed",
-		"1 when a partition is stopped by a non-retriable error (see Status).", partLabels, nil)
+		"1 while a partition is stopped by a non-retriable error (see Status); 0 again once it restarts.", partLabels, nil)
 	descOpenTxn = prometheus.NewDesc("kmirror_source_open_transaction_seconds",
 		"Seconds a source partition has been held back by an open source transaction (read_committed replication reached its last stable offset, below the high watermark); absent when none.",
 		partLabels, nil)
@@ -258,6 +259,8 @@ var (
 		"Slots (units of work) of the flow this member owns.", flowLabels, nil)
 	descMemberSingleton = prometheus.NewDesc("kmirror_member_singleton",
 		"1 while this member holds the flow's singleton duties (topic creation, config and ACL sync, checkpoints, heartbeats).", flowLabels, nil)
+	descFlowFailed = prometheus.NewDesc("kmirror_flow_failed_partitions",
+		"Partitions of the flow this member replicates that are FAILED (restarted automatically when the cause can go away, else by Mirror.RestartFailed).", flowLabels, nil)
 	descFlowState = prometheus.NewDesc("kmirror_flow_state",
 		"1 for the flow's current state (RUNNING, RETRYING, FAILED, ...).", []string{"source", "target", "state"}, nil)
 	descHBAge = prometheus.NewDesc("kmirror_heartbeat_age_seconds",
@@ -274,7 +277,7 @@ var (
 var topicOps = []mirror.TopicOp{mirror.TopicOpCreate, mirror.TopicOpPartitions, mirror.TopicOpDescribe, mirror.TopicOpConfig}
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descLag, descEnd, descRep, descPartFailed, descFlowState, descHBAge, descGroups,
+	for _, d := range []*prometheus.Desc{descLag, descEnd, descRep, descPartFailed, descFlowFailed, descFlowState, descHBAge, descGroups,
 		descOpenTxn, descMemberSlots, descMemberSingleton, descTopicErrors} {
 		ch <- d
 	}
@@ -289,6 +292,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, fs := range c.m.Status().Flows {
 		gauge(descFlowState, 1, fs.Source, fs.Target, string(fs.State))
+		gauge(descFlowFailed, float64(fs.FailedPartitions), fs.Source, fs.Target)
 		gauge(descMemberSlots, float64(len(fs.Member.Slots)), fs.Source, fs.Target)
 		gauge(descMemberSingleton, boolGauge(fs.Member.Singleton), fs.Source, fs.Target)
 		if !fs.LastHeartbeat.IsZero() {

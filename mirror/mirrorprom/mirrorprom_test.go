@@ -118,6 +118,7 @@ func TestEventsBecomeSeries(t *testing.T) {
 		"kmirror_checkpoints_total{source=a,target=b}":                                    3,
 		"kmirror_group_offsets_synced_total{source=a,target=b}":                           5,
 		"kmirror_flow_state{source=a,state=UNASSIGNED,target=b}":                          1,
+		"kmirror_flow_failed_partitions{source=a,target=b}":                               0,
 		"kmirror_member_slots{source=a,target=b}":                                         0,
 		"kmirror_member_singleton{source=a,target=b}":                                     0,
 		"kmirror_topic_errors{op=create,source=a,target=b}":                               0,

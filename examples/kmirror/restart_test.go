@@ -1,0 +1,144 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kmirror/kmirror/mirror"
+)
+
+func post(t *testing.T, url string) (int, []byte) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", nil)
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("POST %s: reading body: %v", url, err)
+	}
+	return resp.StatusCode, body
+}
+
+// TestRestartFailedEndpoint (issue 15 case 5): a partition stopped by an
+// error that is the record's own (MESSAGE_TOO_LARGE, injected once) stays
+// FAILED; POST /connectors/{flow}/restart?onlyFailed=true&topic=&partition=
+// (Connect's KIP-745 restart) answers 202 with the partition it restarted,
+// and every record then arrives. Bad requests are 400 and an unknown flow
+// 404.
+func TestRestartFailedEndpoint(t *testing.T) {
+	src, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID("src"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	dst, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID("dst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dst.Close)
+	if err := src.CreateTopic("orders", 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "mm2.properties")
+	props := fmt.Sprintf("clusters = src, dst\nsrc.bootstrap.servers = %s\ndst.bootstrap.servers = %s\nsrc->dst.enabled = true\nsrc->dst.topics = orders\n"+
+		"tasks.max = 1\nemit.heartbeats.enabled = false\nsrc->dst.emit.checkpoints.enabled = false\n", src.ListenAddrs()[0], dst.ListenAddrs()[0])
+	if err := os.WriteFile(cfg, []byte(props), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	produce := func(prefix string, partition int32, n int) {
+		t.Helper()
+		cl, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...), kgo.DefaultProduceTopic("orders"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		for i := range n {
+			if err := cl.ProduceSync(t.Context(), &kgo.Record{Partition: partition, Value: fmt.Appendf(nil, "%s%d", prefix, i)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	status := func(base string) flowDoc {
+		var d flowDoc
+		getJSON(t, base+"/connectors/src-%3Edst/status", &d)
+		return d
+	}
+	task := func(d flowDoc, partition int32) taskDoc {
+		for _, tk := range d.Tasks {
+			if tk.Partition == partition {
+				return tk
+			}
+		}
+		return taskDoc{}
+	}
+	produce("a", 0, 10)
+	produce("b", 1, 10)
+	base, logs, cancel, wait := started(t, "-config", cfg)
+	eventually(t, "20 records replicated", func() string {
+		if d := status(base); d.Records != 20 || d.Lag != 0 {
+			return fmt.Sprintf("%+v", d.Tasks)
+		}
+		return ""
+	})
+
+	dst.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "src.orders", Partitions: []int32{0}, Err: kerr.MessageTooLarge, Count: 1})
+	produce("c", 0, 10)
+	produce("d", 1, 10)
+	eventually(t, "partition 0 FAILED, partition 1 replicated", func() string {
+		d := status(base)
+		if t0, t1 := task(d, 0), task(d, 1); t0.State != mirror.StateFailed || t1.Replicated != 20 {
+			return fmt.Sprintf("%+v", d.Tasks)
+		}
+		return ""
+	})
+
+	for _, c := range []struct {
+		url  string
+		code int
+	}{
+		{"/connectors/nope/restart?onlyFailed=true", http.StatusNotFound},
+		{"/connectors/src-%3Edst/restart?onlyFailed=false", http.StatusBadRequest},
+		{"/connectors/src-%3Edst/restart?partition=x", http.StatusBadRequest},
+		{"/connectors/src-%3Edst/restart?partition=0", http.StatusBadRequest}, // no topic
+	} {
+		if code, body := post(t, base+c.url); code != c.code {
+			t.Errorf("POST %s: HTTP %d, want %d: %s", c.url, code, c.code, body)
+		}
+	}
+	code, body := post(t, base+"/connectors/src-%3Edst/restart?onlyFailed=true&topic=orders&partition=0")
+	var doc restartDoc
+	if err := json.Unmarshal(body, &doc); err != nil || code != http.StatusAccepted {
+		t.Fatalf("POST restart: HTTP %d, %v: %s", code, err, body)
+	}
+	if doc.Name != "src->dst" || doc.Topic != "orders" || doc.Partition != 0 || doc.Restarted != 1 || len(doc.Tasks) != 1 ||
+		doc.Tasks[0].Partition != 0 || !strings.Contains(doc.Tasks[0].Trace, "MESSAGE_TOO_LARGE") {
+		t.Errorf("POST restart answered %s; want src->dst, orders[0] restarted, its MESSAGE_TOO_LARGE trace", body)
+	}
+	eventually(t, "partition 0 RUNNING with all 20 records", func() string {
+		d := status(base)
+		if t0 := task(d, 0); t0.State != mirror.StateRunning || t0.Replicated != 20 || d.Records != 40 {
+			return fmt.Sprintf("%d records: %+v", d.Records, d.Tasks)
+		}
+		return ""
+	})
+	if code, body := post(t, base+"/connectors/src-%3Edst/restart"); code != http.StatusAccepted || !strings.Contains(string(body), `"restarted": 0`) {
+		t.Errorf("POST restart with nothing failed: HTTP %d %s, want 202 with restarted 0", code, body)
+	}
+	cancel()
+	if err := wait(); err != nil {
+		t.Errorf("stop: %v\nlog:\n%s", err, logs)
+	}
+}

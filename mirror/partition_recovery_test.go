@@ -1,0 +1,546 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// partRecords returns records prefix<from>..prefix<to-1> for partition
+// partition of topic.
+func partRecords(topic, prefix string, partition int32, from, to int) []*kgo.Record {
+	rs := valueRecords(topic, prefix, from, to)
+	for _, r := range rs {
+		r.Partition = partition
+	}
+	return rs
+}
+
+// targetValues returns the values of partition partition of the remote
+// topic on the target, in offset order, as "offset:value".
+func targetValues(t *testing.T, p *testcluster.Pair, remote string, partition int32) []string {
+	t.Helper()
+	var got []string
+	for _, r := range testcluster.ReadAll(t, &p.Target, remote)[partition] {
+		got = append(got, fmt.Sprintf("%d:%s", r.Offset, r.Value))
+	}
+	return got
+}
+
+// wantValues is targetValues' expectation: the values of rs from target
+// offset 0 on.
+func wantValues(rs ...[]*kgo.Record) []string {
+	var want []string
+	for _, s := range rs {
+		for _, r := range s {
+			want = append(want, fmt.Sprintf("%d:%s", len(want), r.Value))
+		}
+	}
+	return want
+}
+
+// recoveryFlow is the flow of the recovery tests: one slot, no heartbeats
+// or checkpoints. Run it with recoveryOpts (automatic restarts after 200
+// ms).
+func recoveryFlow(p *testcluster.Pair, topic string) FlowConfig {
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.Tasks = 1
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	return fc
+}
+
+// recoveryOpts are the Mirror options of the recovery tests: p's clusters,
+// flow fc, the first automatic restart after 200 ms, then opts.
+func recoveryOpts(p *testcluster.Pair, fc FlowConfig, opts ...Opt) []Opt {
+	return append(append(clusterOpts(p), WithFlow(fc), withPartRetryFirst(200*time.Millisecond)), opts...)
+}
+
+func partStatus(m *Mirror, partition int32) PartitionStatus {
+	for _, ps := range m.Status().Flows[0].Partitions {
+		if ps.Partition == partition {
+			return ps
+		}
+	}
+	return PartitionStatus{Partition: -1}
+}
+
+// TestTransientAuthErrorPartitionRecovers (regression, issue 15 case 5):
+// one TOPIC_AUTHORIZATION_FAILED on produce (ACLs being rolled out,
+// KAFKA-14250) left the partition FAILED for good while the flow said
+// RUNNING. The partition now restarts by itself after a backoff, resumes
+// after its last acknowledged record, and every record arrives once, in
+// order; the other partition is not affected.
+func TestTransientAuthErrorPartitionRecovers(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's request control")
+	}
+	topic := p.Topic("acl")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	a0, b1 := partRecords(topic, "a", 0, 0, 10), partRecords(topic, "b", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, append(a0, b1...)...)
+	rec := &recMetrics{}
+	m, _ := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic), WithMetrics(rec))...)
+	waitReplicated(t, m, 20)
+
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
+		Err: kerr.TopicAuthorizationFailed, Count: 1})
+	c0, d1 := partRecords(topic, "c", 0, 0, 10), partRecords(topic, "d", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, c0...)
+	testcluster.Produce(t, &p.Source, d1...)
+	testcluster.Eventually(t, 30*time.Second, "partition 0 recovered by itself", func() (bool, string) {
+		st := m.Status().Flows[0]
+		ok := len(st.Partitions) == 2 && st.FailedPartitions == 0
+		for _, ps := range st.Partitions {
+			ok = ok && ps.State == StateRunning && ps.Replicated == 20 && ps.Lag == 0
+		}
+		return ok, fmt.Sprintf("%+v", st.Partitions)
+	})
+	if got, want := targetValues(t, p, remote, 0), wantValues(a0, c0); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 0:\n got %v\nwant %v", got, want)
+	}
+	if got, want := targetValues(t, p, remote, 1), wantValues(b1, d1); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 1:\n got %v\nwant %v", got, want)
+	}
+	if ps := partStatus(m, 0); ps.Records != 20 || ps.Error != "" || ps.Since.IsZero() {
+		t.Errorf("partition 0 after recovery: %+v, want 20 records, no error, Since set", ps)
+	}
+	f := rec.flow(p.Source.Alias + "->" + p.Target.Alias)
+	f.mu.Lock()
+	if f.errs["partition_failed"] != 1 {
+		t.Errorf("errors by kind %v: want partition_failed 1", f.errs)
+	}
+	f.mu.Unlock()
+}
+
+// TestRecordErrorWaitsForRestart (regression, issue 15 case 5): an error
+// that is the record's own (MESSAGE_TOO_LARGE) is not retried
+// automatically: the partition stays FAILED (no NextRetry), the flow's
+// status counts it, and Mirror.RestartFailed brings it back after its
+// last acknowledged record, every record arriving once, in order.
+func TestRecordErrorWaitsForRestart(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's request control")
+	}
+	topic := p.Topic("toolarge")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	a0, b1 := partRecords(topic, "a", 0, 0, 10), partRecords(topic, "b", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, append(a0, b1...)...)
+	m, _ := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic))...)
+	waitReplicated(t, m, 20)
+	flow := p.Source.Alias + "->" + p.Target.Alias
+
+	if n, err := m.RestartFailed(flow, "", -1); n != 0 || err != nil {
+		t.Errorf("RestartFailed with nothing failed = %d, %v; want 0, nil", n, err)
+	}
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
+		Err: kerr.MessageTooLarge, Count: 1})
+	c0, d1 := partRecords(topic, "c", 0, 0, 10), partRecords(topic, "d", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, c0...)
+	testcluster.Produce(t, &p.Source, d1...)
+	testcluster.Eventually(t, 30*time.Second, "partition 0 FAILED, partition 1 replicated", func() (bool, string) {
+		p0, p1 := partStatus(m, 0), partStatus(m, 1)
+		return p0.State == StateFailed && p1.Replicated == 20, fmt.Sprintf("%+v %+v", p0, p1)
+	})
+	time.Sleep(time.Second) // five times the first automatic restart delay
+	st := m.Status().Flows[0]
+	p0 := partStatus(m, 0)
+	if p0.State != StateFailed || !p0.NextRetry.IsZero() || p0.Since.IsZero() || p0.Replicated != 10 ||
+		!strings.Contains(p0.Error, "MESSAGE_TOO_LARGE") {
+		t.Fatalf("partition 0 = %+v; want FAILED on MESSAGE_TOO_LARGE, no NextRetry, Since set, Replicated 10", p0)
+	}
+	if st.State != StateRunning || st.FailedPartitions != 1 || !strings.Contains(st.Error, "1 partitions FAILED") ||
+		!strings.Contains(st.Error, topic+"[0]") {
+		t.Errorf("flow %s, %d failed, error %q; want RUNNING, 1 failed, an error naming %s[0]", st.State, st.FailedPartitions, st.Error, topic)
+	}
+
+	if _, err := m.RestartFailed("nope->dst", "", -1); err == nil || !strings.Contains(err.Error(), `"nope->dst"`) || !strings.Contains(err.Error(), flow) {
+		t.Errorf("RestartFailed of an unknown flow: %v; want an error naming it and the flows", err)
+	}
+	if _, err := m.RestartFailed(flow, "", 0); err == nil {
+		t.Errorf("RestartFailed with a partition and no topic: no error")
+	}
+	if n, err := m.RestartFailed(flow, topic, 1); n != 0 || err != nil {
+		t.Errorf("RestartFailed of the running partition 1 = %d, %v; want 0, nil", n, err)
+	}
+	if n, err := m.RestartFailed(flow, topic, -1); n != 1 || err != nil {
+		t.Fatalf("RestartFailed(%s, %s, -1) = %d, %v; want 1, nil", flow, topic, n, err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "partition 0 restarted", func() (bool, string) {
+		st := m.Status().Flows[0]
+		p0 := partStatus(m, 0)
+		return p0.State == StateRunning && p0.Replicated == 20 && st.FailedPartitions == 0 && st.Error == "", fmt.Sprintf("%+v", p0)
+	})
+	if got, want := targetValues(t, p, remote, 0), wantValues(a0, c0); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 0:\n got %v\nwant %v", got, want)
+	}
+	if got, want := targetValues(t, p, remote, 1), wantValues(b1, d1); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 1:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestRemoteTopicDeletedOnTargetRefilled (regression, issue 15 case 1,
+// KAFKA-10332): the remote topic deleted on the target while the flow
+// runs is re-created by discovery; the unit sees its new topic ID and
+// replicates the source again from its log start, so the target holds
+// every source record from offset 0, and the records produced after it
+// arrive too (the partition used to stay FAILED on UNKNOWN_TOPIC_ID).
+func TestRemoteTopicDeletedOnTargetRefilled(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("orders")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	a := partRecords(topic, "a", 0, 0, 100)
+	testcluster.Produce(t, &p.Source, a...)
+	m, _ := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic))...)
+	waitReplicated(t, m, 100)
+
+	adm := testcluster.Admin(t, &p.Target)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	before, err := adm.ListTopics(ctx, remote)
+	if err != nil || before[remote].Err != nil {
+		t.Fatalf("listing %s on the target: %v %v", remote, err, before[remote].Err)
+	}
+	if _, err := adm.DeleteTopic(ctx, remote); err != nil {
+		t.Fatalf("deleting %s on the target: %v", remote, err)
+	}
+	// Half of the next records while the remote topic is missing, half
+	// once discovery re-created it.
+	b := partRecords(topic, "b", 0, 0, 100)
+	testcluster.Produce(t, &p.Source, b[:50]...)
+	testcluster.Eventually(t, 30*time.Second, "discovery re-created the remote topic", func() (bool, string) {
+		now, err := adm.ListTopics(ctx, remote)
+		if err != nil || now[remote].Err != nil {
+			return false, fmt.Sprint(err)
+		}
+		return now[remote].ID != before[remote].ID, fmt.Sprintf("id %s, was %s", now[remote].ID, before[remote].ID)
+	})
+	testcluster.Produce(t, &p.Source, b[50:]...)
+	testcluster.Eventually(t, 60*time.Second, "the re-created remote topic refilled", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateRunning && ps.Replicated == 200 && ps.SourceEnd == 200 && ps.Lag == 0 && ps.Committed == 199,
+			fmt.Sprintf("%+v", ps)
+	})
+	c := partRecords(topic, "c", 0, 0, 10)
+	testcluster.Produce(t, &p.Source, c...)
+	testcluster.Eventually(t, 30*time.Second, "the next records replicated", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateRunning && ps.Replicated == 210 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	if got, want := targetValues(t, p, remote, 0), wantValues(a, b, c); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 0 (%d records, want %d):\n got %v\nwant %v", len(got), len(want), got, want)
+	}
+}
+
+// TestTransientAuthErrorPartitionRecoversExactlyOnce is
+// TestTransientAuthErrorPartitionRecovers with exactly once: the failed
+// record aborts its transaction, the partition restarts after its last
+// committed resume point, and read_committed consumers of the target see
+// every record once, in order, with no record of the aborted transaction.
+func TestTransientAuthErrorPartitionRecoversExactlyOnce(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's request control")
+	}
+	topic := p.Topic("aclx")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	a0, b1 := partRecords(topic, "a", 0, 0, 10), partRecords(topic, "b", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, append(a0, b1...)...)
+	fc := recoveryFlow(p, topic)
+	fc.ExactlyOnce = true
+	m, _ := runMirror(t, recoveryOpts(p, fc)...)
+	waitReplicatedCommitted(t, m, 20)
+
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
+		Err: kerr.TopicAuthorizationFailed, Count: 1})
+	c0, d1 := partRecords(topic, "c", 0, 0, 10), partRecords(topic, "d", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, c0...)
+	testcluster.Produce(t, &p.Source, d1...)
+	testcluster.Eventually(t, 60*time.Second, "partition 0 recovered by itself", func() (bool, string) {
+		st := m.Status().Flows[0]
+		ok := len(st.Partitions) == 2 && st.FailedPartitions == 0
+		for _, ps := range st.Partitions {
+			ok = ok && ps.State == StateRunning && ps.Replicated == 20 && ps.Committed == 19 && ps.Lag == 0
+		}
+		return ok, fmt.Sprintf("%+v", st.Partitions)
+	})
+	recs, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for part, want := range map[int32][]*kgo.Record{0: append(a0, c0...), 1: append(b1, d1...)} {
+		var got, wantV []string
+		for _, r := range recs[part] {
+			got = append(got, string(r.Value))
+		}
+		for _, r := range want {
+			wantV = append(wantV, string(r.Value))
+		}
+		if strings.Join(got, " ") != strings.Join(wantV, " ") {
+			t.Errorf("target partition %d read_committed:\n got %v\nwant %v", part, got, wantV)
+		}
+	}
+}
+
+// TestRemoteTopicDeletedOnTargetRefilledExactlyOnce is
+// TestRemoteTopicDeletedOnTargetRefilled with exactly once: read_committed
+// consumers of the re-created remote topic see every source record once,
+// in order, from offset 0 on.
+func TestRemoteTopicDeletedOnTargetRefilledExactlyOnce(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("ordersx")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	a := partRecords(topic, "a", 0, 0, 100)
+	testcluster.Produce(t, &p.Source, a...)
+	fc := recoveryFlow(p, topic)
+	fc.ExactlyOnce = true
+	m, _ := runMirror(t, recoveryOpts(p, fc)...)
+	waitReplicatedCommitted(t, m, 100)
+
+	adm := testcluster.Admin(t, &p.Target)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := adm.DeleteTopic(ctx, remote); err != nil {
+		t.Fatalf("deleting %s on the target: %v", remote, err)
+	}
+	b := partRecords(topic, "b", 0, 0, 100)
+	testcluster.Produce(t, &p.Source, b...)
+	testcluster.Eventually(t, 60*time.Second, "the re-created remote topic refilled", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateRunning && ps.Replicated == 200 && ps.Committed == 199 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	recs, err := testcluster.ReadTopic(ctx, p.Target.Opts(), remote, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want []string
+	for _, r := range recs[0] {
+		got = append(got, string(r.Value))
+	}
+	for _, r := range append(a, b...) {
+		want = append(want, string(r.Value))
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target read_committed (%d records, want %d):\n got %v\nwant %v", len(got), len(want), got, want)
+	}
+}
+
+// TestPartitionRetryBackoff: the automatic restart delay of a failed
+// partition starts at the first delay, doubles at each failure and stops
+// at 5 min; an error that is the record's own schedules no restart, and
+// the status shows Since, NextRetry and Retries.
+func TestPartitionRetryBackoff(t *testing.T) {
+	u := newUnit(0, &unitEnv{name: "a->b", cfg: FlowConfig{}.withDefaults(), log: slog.New(slog.DiscardHandler)})
+	p := newPartState(u, "orders", "a.orders", 0, 9, [16]byte{})
+	var got []time.Duration
+	for range 9 {
+		p.err = nil
+		p.failLocked(kerr.TopicAuthorizationFailed, true)
+		got = append(got, p.nextRetry.Sub(p.failedAt))
+	}
+	want := []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second,
+		160 * time.Second, 5 * time.Minute, 5 * time.Minute, 5 * time.Minute}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("delays %v, want %v", got, want)
+	}
+	p.retries = 3
+	s := p.snapshot()
+	if s.State != StateFailed || s.Since != p.failedAt || s.NextRetry != p.nextRetry || s.Retries != 3 {
+		t.Errorf("status %+v: want FAILED, Since %v, NextRetry %v, Retries 3", s, p.failedAt, p.nextRetry)
+	}
+	p.failLocked(kerr.MessageTooLarge, false) // the first error wins
+	if !errors.Is(p.err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("err = %v, want the first error kept", p.err)
+	}
+	q := newPartState(u, "orders", "a.orders", 1, 9, [16]byte{})
+	q.failLocked(kerr.MessageTooLarge, !recordError(kerr.MessageTooLarge))
+	if s := q.snapshot(); s.State != StateFailed || !s.NextRetry.IsZero() || s.Retries != 0 {
+		t.Errorf("record error status %+v: want FAILED with no NextRetry", s)
+	}
+}
+
+// TestRecordErrorClassification: the produce errors that wait for an
+// operator (the record's own) and those restarted automatically or
+// handled as transient.
+func TestRecordErrorClassification(t *testing.T) {
+	for _, c := range []struct {
+		err               error
+		record, transient bool
+	}{
+		{kerr.MessageTooLarge, true, false},
+		{kerr.RecordListTooLarge, true, false},
+		{kerr.InvalidRecord, true, false},
+		{kerr.CorruptMessage, true, true}, // retriable for kgo: it retries it first
+		{kerr.InvalidTimestamp, true, false},
+		{kerr.TopicAuthorizationFailed, false, false},
+		{kerr.PolicyViolation, false, false},
+		{kerr.UnknownTopicID, false, false},
+		{kerr.UnknownTopicOrPartition, false, false},
+		{kerr.NotEnoughReplicas, false, true},
+		{kgo.ErrRecordRetries, false, true},
+	} {
+		if got := recordError(c.err); got != c.record {
+			t.Errorf("recordError(%v) = %v, want %v", c.err, got, c.record)
+		}
+		if got := transientProduceErr(c.err); got != c.transient {
+			t.Errorf("transientProduceErr(%v) = %v, want %v", c.err, got, c.transient)
+		}
+	}
+}
+
+// TestPersistentAuthErrorBacksOff: while the target keeps refusing a
+// partition (its ACLs missing for a while), the partition stays FAILED
+// with its automatic restarts counted and the next one scheduled, the
+// flow stays RUNNING with the failure in its error and count, and the
+// other partition goes on; once the target accepts the writes again, the
+// partition catches up with every record once, in order.
+func TestPersistentAuthErrorBacksOff(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's request control")
+	}
+	topic := p.Topic("aclp")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	a0, b1 := partRecords(topic, "a", 0, 0, 10), partRecords(topic, "b", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, append(a0, b1...)...)
+	m, _ := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic))...)
+	waitReplicated(t, m, 20)
+
+	denied := p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
+		Err: kerr.TopicAuthorizationFailed, Count: -1})
+	c0, d1 := partRecords(topic, "c", 0, 0, 10), partRecords(topic, "d", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, c0...)
+	testcluster.Produce(t, &p.Source, d1...)
+	testcluster.Eventually(t, 30*time.Second, "partition 0 retried twice", func() (bool, string) {
+		st := m.Status().Flows[0]
+		p0, p1 := partStatus(m, 0), partStatus(m, 1)
+		return p0.State == StateFailed && p0.Retries >= 2 && p0.NextRetry.After(p0.Since) && p0.Replicated == 10 &&
+				p1.State == StateRunning && p1.Replicated == 20 &&
+				st.State == StateRunning && st.FailedPartitions == 1 && strings.Contains(st.Error, "TOPIC_AUTHORIZATION_FAILED"),
+			fmt.Sprintf("flow %s %d %q: %+v %+v", st.State, st.FailedPartitions, st.Error, p0, p1)
+	})
+	denied.Remove()
+	testcluster.Eventually(t, 30*time.Second, "partition 0 recovered", func() (bool, string) {
+		st := m.Status().Flows[0]
+		p0 := partStatus(m, 0)
+		return p0.State == StateRunning && p0.Replicated == 20 && p0.Retries == 0 && p0.NextRetry.IsZero() &&
+			st.FailedPartitions == 0 && st.Error == "", fmt.Sprintf("%+v", p0)
+	})
+	if got, want := targetValues(t, p, remote, 0), wantValues(a0, c0); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 0:\n got %v\nwant %v", got, want)
+	}
+	if got, want := targetValues(t, p, remote, 1), wantValues(b1, d1); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 1:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestTransientAuthErrorPartitionRecoversShallowCopy is
+// TestTransientAuthErrorPartitionRecovers with shallow copy (batches
+// copied as fetched): the restarted partition gets a new shallow state
+// and every record arrives once, in order.
+func TestTransientAuthErrorPartitionRecoversShallowCopy(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's request control")
+	}
+	topic := p.Topic("aclsh")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	a0, b1 := partRecords(topic, "a", 0, 0, 10), partRecords(topic, "b", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, append(a0, b1...)...)
+	fc := recoveryFlow(p, topic)
+	fc.ShallowCopy, fc.DisableProvenanceHeader = true, true
+	rec := &recMetrics{}
+	m, _ := runMirror(t, recoveryOpts(p, fc, WithMetrics(rec))...)
+	waitReplicated(t, m, 20)
+
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
+		Err: kerr.TopicAuthorizationFailed, Count: 1})
+	c0, d1 := partRecords(topic, "c", 0, 0, 10), partRecords(topic, "d", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, c0...)
+	testcluster.Produce(t, &p.Source, d1...)
+	testcluster.Eventually(t, 30*time.Second, "partition 0 recovered by itself", func() (bool, string) {
+		st := m.Status().Flows[0]
+		ok := len(st.Partitions) == 2 && st.FailedPartitions == 0
+		for _, ps := range st.Partitions {
+			ok = ok && ps.State == StateRunning && ps.Replicated == 20 && ps.Lag == 0
+		}
+		return ok, fmt.Sprintf("%+v", st.Partitions)
+	})
+	if got, want := targetValues(t, p, remote, 0), wantValues(a0, c0); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 0:\n got %v\nwant %v", got, want)
+	}
+	if got, want := targetValues(t, p, remote, 1), wantValues(b1, d1); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 1:\n got %v\nwant %v", got, want)
+	}
+	f := rec.flow(p.Source.Alias + "->" + p.Target.Alias)
+	f.mu.Lock()
+	if f.errs["partition_failed"] != 1 {
+		t.Errorf("errors by kind %v: want partition_failed 1", f.errs)
+	}
+	f.mu.Unlock()
+}
+
+// TestGapStopRestartAcceptsLoss: a partition stopped by a source gap
+// (OnGap GapStop) is not restarted automatically; Mirror.RestartFailed
+// accepts the loss and resumes at the source's log start, so the target
+// holds the records before the gap, then those after it.
+func TestGapStopRestartAcceptsLoss(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("gapstop")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	rs := partRecords(topic, "r", 0, 0, 50)
+	testcluster.Produce(t, &p.Source, rs[:10]...)
+	fc := recoveryFlow(p, topic)
+	fc.OnGap = GapStop
+	m, stop := runMirror(t, recoveryOpts(p, fc)...)
+	waitReplicated(t, m, 10)
+	stop()
+	testcluster.Produce(t, &p.Source, rs[10:]...)
+	del := kadm.Offsets{}
+	del.Add(kadm.Offset{Topic: topic, Partition: 0, At: 30})
+	if _, err := testcluster.Admin(t, &p.Source).DeleteRecords(context.Background(), del); err != nil {
+		t.Fatal(err)
+	}
+	m, _ = runMirror(t, recoveryOpts(p, fc)...)
+	testcluster.Eventually(t, 30*time.Second, "partition stopped by the gap", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateFailed, fmt.Sprintf("%+v", ps)
+	})
+	time.Sleep(time.Second) // five times the first automatic restart delay
+	if ps := partStatus(m, 0); ps.State != StateFailed || !ps.NextRetry.IsZero() || ps.Replicated != 10 || !strings.Contains(ps.Error, "20 records lost") {
+		t.Fatalf("partition %+v: want FAILED on the 20 records lost, no NextRetry, Replicated 10", ps)
+	}
+	flow := p.Source.Alias + "->" + p.Target.Alias
+	if n, err := m.RestartFailed(flow, "", -1); n != 1 || err != nil {
+		t.Fatalf("RestartFailed(%s) = %d, %v; want 1, nil", flow, n, err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "partition resumed after the gap", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateRunning && ps.Replicated == 50 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	if got, want := targetValues(t, p, remote, 0), wantValues(rs[:10], rs[30:]); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 0:\n got %v\nwant %v", got, want)
+	}
+}
