@@ -85,8 +85,13 @@ func TestRebuiltTargetCheckpointsGoDown(t *testing.T) {
 	stop()
 	before := f.cpRecords()
 	oldID := targetIDOf(before[len(before)-1].Headers)
-	if oldID.cluster != f.p.Target.Alias || oldID.topic == ([16]byte{}) {
-		t.Fatalf("checkpoint headers %q: want the target cluster %q and the remote topic's ID", before[len(before)-1].Headers, f.p.Target.Alias)
+	md, err := testcluster.Admin(t, &f.p.Target).BrokerMetadata(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dstID := md.Cluster // kfake: the alias; real Kafka: its KRaft cluster ID
+	if oldID.cluster != dstID || oldID.topic == ([16]byte{}) {
+		t.Fatalf("checkpoint headers %q: want the target cluster %q and the remote topic's ID", before[len(before)-1].Headers, dstID)
 	}
 
 	// The rebuild: the remote topic is re-created and holds 400 records;
@@ -137,7 +142,7 @@ func TestRebuiltTargetCheckpointsGoDown(t *testing.T) {
 			t.Fatal(err)
 		}
 		after = append(after, cp)
-		if id := targetIDOf(r.Headers); !id.differs(oldID) || id.cluster != f.p.Target.Alias {
+		if id := targetIDOf(r.Headers); !id.differs(oldID) || id.cluster != dstID {
 			t.Errorf("checkpoint %+v recorded for %+v, want the re-created topic (old %+v)", cp, id, oldID)
 		}
 	}
