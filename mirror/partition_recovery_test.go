@@ -544,3 +544,80 @@ func TestGapStopRestartAcceptsLoss(t *testing.T) {
 		t.Errorf("target partition 0:\n got %v\nwant %v", got, want)
 	}
 }
+
+// TestRecordTooLargeForTargetTopic is issue 15's record-error case with a
+// real cause instead of an injected error, so it runs on real Kafka too:
+// the remote topic's max.message.bytes is lowered on the target (a
+// target-only config, which config sync leaves alone), a source record
+// larger than it fails with MESSAGE_TOO_LARGE and stops its partition,
+// which waits for an operator; once the limit is raised and the partition
+// restarted, the record and those after it arrive in order.
+func TestRecordTooLargeForTargetTopic(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("large")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	first := partRecords(topic, "a", 0, 0, 5)
+	testcluster.Produce(t, &p.Source, first...)
+	m, _ := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic))...)
+	waitReplicated(t, m, 5)
+	flow := p.Source.Alias + "->" + p.Target.Alias
+
+	adm := testcluster.Admin(t, &p.Target)
+	ctx := context.Background()
+	setMax := func(v *string) {
+		t.Helper()
+		op := kadm.SetConfig
+		if v == nil {
+			op = kadm.DeleteConfig
+		}
+		rs, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: op, Name: "max.message.bytes", Value: v}}, remote)
+		if err == nil {
+			_, err = rs.On(remote, nil)
+		}
+		if err != nil {
+			t.Fatalf("altering max.message.bytes of %s: %v", remote, err)
+		}
+	}
+	small := "2048"
+	setMax(&small)
+	// Incompressible, so that no codec brings it under the limit.
+	big := make([]byte, 8192)
+	x := uint64(0x9E3779B97F4A7C15)
+	for i := range big {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		big[i] = byte(x)
+	}
+	bigRec := &kgo.Record{Topic: topic, Partition: 0, Value: big}
+	testcluster.Produce(t, &p.Source, bigRec)
+	after := partRecords(topic, "c", 0, 0, 3)
+	testcluster.Produce(t, &p.Source, after...)
+	testcluster.Eventually(t, 30*time.Second, "partition 0 FAILED on MESSAGE_TOO_LARGE", func() (bool, string) {
+		p0 := partStatus(m, 0)
+		return p0.State == StateFailed && strings.Contains(p0.Error, "MESSAGE_TOO_LARGE"), fmt.Sprintf("%+v", p0)
+	})
+	time.Sleep(time.Second) // five times the first automatic restart delay: a record error is not restarted
+	if p0 := partStatus(m, 0); p0.State != StateFailed || !p0.NextRetry.IsZero() || p0.Replicated != 5 || p0.Retries != 0 {
+		t.Fatalf("partition 0 = %+v; want FAILED, no NextRetry, Replicated 5, Retries 0", p0)
+	}
+	setMax(nil)
+	if n, err := m.RestartFailed(flow, topic, 0); n != 1 || err != nil {
+		t.Fatalf("RestartFailed(%s, %s, 0) = %d, %v; want 1, nil", flow, topic, n, err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "partition 0 running, every record replicated", func() (bool, string) {
+		p0 := partStatus(m, 0)
+		return p0.State == StateRunning && p0.Replicated == 9, fmt.Sprintf("%+v", p0)
+	})
+	recs := testcluster.ReadAll(t, &p.Target, remote)[0]
+	if len(recs) != 9 {
+		t.Fatalf("target holds %d records, want 9", len(recs))
+	}
+	want := append(append(append([]*kgo.Record{}, first...), bigRec), after...)
+	for i, r := range recs {
+		if r.Offset != int64(i) || string(r.Value) != string(want[i].Value) {
+			t.Fatalf("target record %d at offset %d (%d bytes), want offset %d with the source's record %d (%d bytes)", i, r.Offset, len(r.Value), i, i, len(want[i].Value))
+		}
+	}
+}

@@ -452,3 +452,45 @@ func TestListingTopicsFailingShowsRetrying(t *testing.T) {
 		return fs.State == StateRunning && fs.Error == "", fmt.Sprintf("%s %q", fs.State, fs.Error)
 	})
 }
+
+// TestRemoteTopicNameTooLongDoesNotStopOthers is issue 15 case 2 with a
+// cause that needs no injected error, so it runs on real Kafka too: a
+// source topic of 249 characters (Kafka's limit) has a remote topic name
+// longer than that, which Kafka refuses (INVALID_TOPIC_EXCEPTION) and kfake
+// accepted while every client refuses to write it (the partition failed
+// over and over): kmirror does not ask for it. The other topic
+// replicates, the flow stays RUNNING, and the status names the long topic,
+// the limit and what to do.
+func TestRemoteTopicNameTooLongDoesNotStopOthers(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	good := p.Topic("good")
+	long := p.Topic("long")
+	long += strings.Repeat("x", maxTopicName-len(long))
+	testcluster.CreateTopic(t, &p.Source, good, 1, nil)
+	testcluster.CreateTopic(t, &p.Source, long, 1, nil)
+	testcluster.Produce(t, &p.Source, valueRecords(good, "g", 0, 10)...)
+	testcluster.Produce(t, &p.Source, valueRecords(long, "l", 0, 10)...)
+	fc := fastFlow(p)
+	fc.Topics = []string{good, long}
+	fc.Tasks = 2
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	remote := p.Source.Alias + "." + long
+	testcluster.Eventually(t, 30*time.Second, "good replicated, long refused", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		ps, ok := partitionOf(fs, good)
+		return ok && ps.Replicated == 10 && len(fs.TopicErrors) == 1, fmt.Sprintf("%s %q %+v %+v", fs.State, fs.Error, fs.Partitions, fs.TopicErrors)
+	})
+	fs := m.Status().Flows[0]
+	te := fs.TopicErrors[0]
+	if fs.State != StateRunning || te.Topic != long || te.RemoteTopic != remote || te.Op != TopicOpCreate ||
+		!strings.Contains(te.Error, fmt.Sprintf("has %d characters, Kafka allows 249", len(remote))) {
+		t.Errorf("flow %s, topic error %+v; want RUNNING and a create error of %s naming the length %d", fs.State, te, remote, len(remote))
+	}
+	if len(fs.Partitions) != 1 || fs.Partitions[0].Topic != good {
+		t.Errorf("partitions %+v; want only %s[0]", fs.Partitions, good)
+	}
+	if got := len(testcluster.ReadAll(t, &p.Target, p.Source.Alias+"."+good)[0]); got != 10 {
+		t.Errorf("target holds %d records of %s, want 10", got, good)
+	}
+}

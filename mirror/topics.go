@@ -356,6 +356,10 @@ func refused(err error) bool {
 		errors.Is(err, kerr.ClusterAuthorizationFailed) || errors.Is(err, kerr.ThrottlingQuotaExceeded)
 }
 
+// maxTopicName is Kafka's limit on the length of a topic name (its
+// Topic.MAX_NAME_LENGTH).
+const maxTopicName = 249
+
 // createRemoteTopics creates the remote topics of the source topics
 // topics, each on its own: a refused topic is recorded as a topic error
 // (op "create", failed is true) and the others are created. err is
@@ -372,6 +376,15 @@ func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm
 	}
 	for _, t := range topics {
 		remote := f.pol.FormatRemoteTopic(f.cfg.Source, t)
+		if len(remote) > maxTopicName {
+			// Some brokers (and kfake) accept the name and every client
+			// then refuses it; Kafka refuses it with
+			// INVALID_TOPIC_EXCEPTION. Either way it cannot be written.
+			f.topicFailed(t, remote, TopicOpCreate, fmt.Errorf("not creating %s on %s: the remote topic name has %d characters, Kafka allows %d: exclude %s with topics.exclude, or rename it on the source",
+				remote, f.dst.Alias, len(remote), maxTopicName, t))
+			failed = true
+			continue
+		}
 		configs := map[string]*string{}
 		rc, ok := byTopic[t]
 		if !ok {
