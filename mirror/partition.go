@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -45,15 +46,19 @@ type partState struct {
 	// errors that wait for an operator); retries counts the automatic
 	// restarts since the partition last replicated a record; restartAsked
 	// is set by Mirror.RestartFailed (or a refill).
-	failedAt       time.Time
-	autoRetry      bool
-	nextRetry      time.Time
-	retries        int
-	retryDelay     time.Duration
-	restartAsked   bool
-	hold           bool      // pushes refused: the partition failed, is replaced, or waits for a refill
-	refill         bool      // restart from the source's log start: the remote topic was re-created empty
-	fromStart      bool      // addPartitions: consume from the log start (a refill at a session's start)
+	failedAt     time.Time
+	autoRetry    bool
+	nextRetry    time.Time
+	retries      int
+	retryDelay   time.Duration
+	restartAsked bool
+	hold         bool // pushes refused: the partition failed, is replaced, or waits for a refill
+	refill       bool // restart from the source's log start: the remote topic was re-created empty
+	fromStart    bool // addPartitions: consume from the log start (a refill at a session's start)
+	// remoteID is the remote topic's ID when the state was created (zero:
+	// unknown), recorded with its resume points; set before the state is
+	// published, then only read.
+	remoteID       kadm.TopicID
 	since          time.Time // when this state was created (the partition started or restarted)
 	polledTo       int64     // next offset after the last record polled (data or marker), -1 none
 	fetchErr       string    // last fetch error, cleared by the next records fetched

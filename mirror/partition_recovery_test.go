@@ -621,3 +621,61 @@ func TestRecordTooLargeForTargetTopic(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteTopicDeletedWhileDownRefilled: the remote topic is deleted on
+// the target while no kmirror runs. The resume point stored on the target
+// says 99, and resuming after it would leave records 0-99 missing from the
+// re-created remote topic for good (what MM2 does). The resume point
+// records the remote topic's ID (header kmirror-remote-topic-id): the
+// restarted mirror sees that the remote topic discovery re-created is
+// another one and refills it from the source's log start.
+func TestRemoteTopicDeletedWhileDownRefilled(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("orders")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	a := partRecords(topic, "a", 0, 0, 100)
+	testcluster.Produce(t, &p.Source, a...)
+	m, stop := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic))...)
+	waitReplicated(t, m, 100)
+	if err := stop(); err != nil {
+		t.Fatalf("stopping: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resume, ids, err := readResumePoints(ctx, p.Target.Opts(), "mm2-offsets."+p.Source.Alias+".internal", p.Source.Alias, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := testcluster.Admin(t, &p.Target)
+	before, err := adm.ListTopics(ctx, remote)
+	if err != nil || before[remote].Err != nil {
+		t.Fatalf("listing %s on the target: %v %v", remote, err, before[remote].Err)
+	}
+	k := tp{topic, 0}
+	if resume[k] != 99 || ids[k] != before[remote].ID {
+		t.Fatalf("resume point %d recording remote topic ID %s; want 99 recording %s", resume[k], ids[k], before[remote].ID)
+	}
+	if _, err := adm.DeleteTopic(ctx, remote); err != nil {
+		t.Fatalf("deleting %s on the target: %v", remote, err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "remote topic deleted", func() (bool, string) {
+		td, err := adm.ListTopics(ctx, remote)
+		return err == nil && td[remote].Err != nil, fmt.Sprint(td, err)
+	})
+	b := partRecords(topic, "b", 0, 0, 20)
+	testcluster.Produce(t, &p.Source, b...)
+
+	var lb logBuf
+	m2, _ := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic), WithLogger(lb.logger()))...)
+	testcluster.Eventually(t, 60*time.Second, "the re-created remote topic refilled", func() (bool, string) {
+		ps := partStatus(m2, 0)
+		return ps.State == StateRunning && ps.Replicated == 120 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	if got, want := targetValues(t, p, remote, 0), wantValues(a, b); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 0 (%d records, want %d):\n got %v\nwant %v", len(got), len(want), got, want)
+	}
+	if n := len(lb.lines("level=WARN", "re-created on the target since the resume point was stored", "resume_point=99")); n != 1 {
+		t.Errorf("%d WARN lines about the refill, want 1", n)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/internal/connectoffsets"
@@ -18,6 +19,38 @@ import (
 // producer picks (murmur2 of the key modulo the partition count). kmirror
 // therefore resumes where an MM2 deployment stopped, and the reverse. Units
 // write them (unit.commit); this file reads them.
+//
+// kmirror adds one record header, which Connect ignores:
+// kmirror-remote-topic-id, the ID of the remote topic the resume point's
+// records were written to. A unit starting on a resume point whose remote
+// topic has another ID now (deleted and re-created on the target while no
+// unit replicated the partition) refills the new remote topic from the
+// source's log start instead of resuming after records it no longer holds.
+
+// remoteTopicIDHeader is the resume points' header naming the remote
+// topic's ID (16 bytes).
+const remoteTopicIDHeader = "kmirror-remote-topic-id"
+
+// remoteIDHeaders returns the header recording remote topic ID id (none
+// when id is unknown).
+func remoteIDHeaders(id kadm.TopicID) []kgo.RecordHeader {
+	if id == (kadm.TopicID{}) {
+		return nil
+	}
+	return []kgo.RecordHeader{{Key: remoteTopicIDHeader, Value: append([]byte(nil), id[:]...)}}
+}
+
+// remoteIDOf returns the remote topic ID a resume point records (zero:
+// none, e.g. written by MM2 or an older kmirror).
+func remoteIDOf(hs []kgo.RecordHeader) kadm.TopicID {
+	var id kadm.TopicID
+	for _, h := range hs {
+		if h.Key == remoteTopicIDHeader && len(h.Value) == len(id) {
+			copy(id[:], h.Value)
+		}
+	}
+	return id
+}
 
 // readResumePoints reads the resume-point topic to its end offsets and
 // returns the last replicated offset of every source partition of source
@@ -25,12 +58,15 @@ import (
 // read_committed, so a resume point written in an aborted transaction (an
 // exactly-once writer that was fenced or crashed) is never taken as
 // progress, and it waits for the transactions open at the call to end.
-func readResumePoints(ctx context.Context, opts []kgo.Opt, topic, source string, log *slog.Logger) (map[tp]int64, error) {
+//
+// ids holds, per source partition, the remote topic ID its last resume
+// point records (absent: none recorded).
+func readResumePoints(ctx context.Context, opts []kgo.Opt, topic, source string, log *slog.Logger) (out map[tp]int64, ids map[tp]kadm.TopicID, err error) {
 	recs, err := kread.ReadToEnd(ctx, opts, topic, kread.Options{ReadCommitted: true})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := map[tp]int64{}
+	out, ids = map[tp]int64{}, map[tp]kadm.TopicID{}
 	for _, r := range recs {
 		conn, alias, t, part, err := connectoffsets.ParseSourceKey(r.Key)
 		if err != nil || conn != "MirrorSourceConnector" || alias != source {
@@ -38,6 +74,7 @@ func readResumePoints(ctx context.Context, opts []kgo.Opt, topic, source string,
 		}
 		if r.Value == nil {
 			delete(out, tp{t, part})
+			delete(ids, tp{t, part})
 			continue
 		}
 		off, err := connectoffsets.ParseSourceValue(r.Value)
@@ -46,8 +83,13 @@ func readResumePoints(ctx context.Context, opts []kgo.Opt, topic, source string,
 			continue
 		}
 		out[tp{t, part}] = off
+		if id := remoteIDOf(r.Headers); id != (kadm.TopicID{}) {
+			ids[tp{t, part}] = id
+		} else {
+			delete(ids, tp{t, part})
+		}
 	}
-	return out, nil
+	return out, ids, nil
 }
 
 // resumeTopicPartitions creates the resume-point topic if needed (compacted,

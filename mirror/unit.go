@@ -94,6 +94,7 @@ type unit struct {
 
 	parts     atomic.Pointer[map[tp]*partState] // copy on write by the control goroutine
 	resume    map[tp]int64                      // control goroutine: resume points loaded at start
+	resumeIDs map[tp]kadm.TopicID               // control goroutine: the remote topic IDs they record
 	topicIDs  map[string]kadm.TopicID           // control goroutine: source topic IDs of its partitions
 	carry     map[tp]*partState                 // control goroutine: partitions of earlier sessions
 	remoteIDs map[string]kadm.TopicID           // control goroutine: remote topic IDs on the target, by source topic
@@ -538,14 +539,17 @@ func (u *unit) shutdown(hard context.Context) {
 // write is never taken as progress).
 func (u *unit) loadResume(ctx context.Context) error {
 	e := u.env
-	all, err := readResumePoints(ctx, e.clientOpts(e.dst, e.dst.Consumer), e.resumeTopic, e.cfg.Source, u.log)
+	all, ids, err := readResumePoints(ctx, e.clientOpts(e.dst, e.dst.Consumer), e.resumeTopic, e.cfg.Source, u.log)
 	if err != nil {
 		return err
 	}
-	u.resume = map[tp]int64{}
+	u.resume, u.resumeIDs = map[tp]int64{}, map[tp]kadm.TopicID{}
 	for k, off := range all {
 		if slotOf(k.topic, k.partition, e.tasks) == u.slot {
 			u.resume[k] = off
+			if id, ok := ids[k]; ok {
+				u.resumeIDs[k] = id
+			}
 		}
 	}
 	return nil
@@ -601,11 +605,24 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 	for k, o := range offer {
 		if _, ok := parts[k]; !ok {
 			from := u.resumePoint(k)
-			if _, ok := refill[k.topic]; ok {
+			_, fill := refill[k.topic]
+			if rid, ok := u.resumeIDs[k]; ok && from >= 0 && !fill && o.remoteID != (kadm.TopicID{}) && rid != o.remoteID {
+				// The resume point was stored for another remote topic:
+				// it was deleted and re-created on the target while no
+				// unit replicated this partition (kmirror down, or the
+				// slot between owners). The new one lacks every record
+				// up to the resume point.
+				u.log.Warn("the remote topic was re-created on the target since the resume point was stored: refilling the partition from the source's log start",
+					"topic", k.topic, "partition", k.partition, "remote_topic", o.remote, "resume_point", from,
+					"remote_topic_id", o.remoteID, "was", rid)
+				fill = true
+			}
+			if fill {
 				from = -1 // the remote topic is a new, empty one: refill it
 			}
 			p := newPartState(u, k.topic, o.remote, k.partition, from, o.id)
-			if _, ok := refill[k.topic]; ok {
+			p.remoteID = o.remoteID
+			if fill {
 				p.fromStart = true
 			}
 			if old := u.carry[k]; old != nil {
@@ -1013,6 +1030,10 @@ func (u *unit) successor(o *partState) (*partState, kgo.Offset) {
 	}
 	n := newPartState(u, o.topic, o.remote, o.partition, from, u.topicIDs[o.topic])
 	n.committed = committed
+	n.remoteID = o.remoteID
+	if id := u.remoteIDs[o.topic]; id != (kadm.TopicID{}) {
+		n.remoteID = id // a refill writes to the re-created topic
+	}
 	n.records, n.bytes, n.pm, n.hw = o.records, o.bytes, o.pm, o.hw
 	n.retries, n.retryDelay = o.retries, o.retryDelay
 	if !o.restartAsked {
@@ -1287,7 +1308,7 @@ func (u *unit) commitTxn(ctx context.Context) (err error) {
 		}
 		key := connectoffsets.SourceKey(e.cfg.Source, p.topic, p.partition)
 		recs = append(recs, &kgo.Record{Topic: e.resumeTopic, Key: key, Value: connectoffsets.SourceValue(acked),
-			Partition: connectoffsets.Partition(key, e.resumeParts)})
+			Partition: connectoffsets.Partition(key, e.resumeParts), Headers: remoteIDHeaders(p.remoteID)})
 		ups = append(ups, upd{p, acked})
 	}
 	if len(recs) > 0 {
@@ -1452,7 +1473,7 @@ func (u *unit) commit(ctx context.Context) error {
 		}
 		key := connectoffsets.SourceKey(e.cfg.Source, p.topic, p.partition)
 		recs = append(recs, &kgo.Record{Topic: e.resumeTopic, Key: key, Value: connectoffsets.SourceValue(acked),
-			Partition: connectoffsets.Partition(key, e.resumeParts)})
+			Partition: connectoffsets.Partition(key, e.resumeParts), Headers: remoteIDHeaders(p.remoteID)})
 		ups = append(ups, upd{p, acked})
 	}
 	if len(recs) == 0 {
