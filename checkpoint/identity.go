@@ -188,8 +188,9 @@ type staleness struct {
 //   - a translation past the remote partition's log end listed after it
 //     (a sync names a record the target acknowledged, so a translation of
 //     syncs of the current log is at most the end: this also catches
-//     offset syncs written by MM2, which record no identity), or a remote
-//     partition that no longer exists;
+//     offset syncs written by MM2, which record no identity) (a remote
+//     partition missing from the listing only waits: a metadata blip must
+//     not drop the syncs of an idle partition);
 //   - a checkpoint past that log end is forgotten.
 func (e *Emitter) checkTarget(v *targetView) staleness {
 	st := staleness{parts: map[tpKey]string{}}
@@ -233,12 +234,13 @@ func (e *Emitter) checkTarget(v *targetView) staleness {
 					hasLast = false
 				}
 			}
-			end, gone, ok := v.end(pe.remote, pe.partition)
+			// A remote topic missing from one metadata answer (a broker
+			// restarting, a metadata blip) is not a reason to drop its
+			// syncs: an idle partition would get no new sync, and its
+			// checkpoints would stop. Its checkpoint waits for the next
+			// emission; a re-created topic shows as a new ID then.
+			end, _, ok := v.end(pe.remote, pe.partition)
 			switch {
-			case gone:
-				if pe.translated >= 0 {
-					mark(k, fmt.Sprintf("remote partition %s-%d does not exist", pe.remote, pe.partition))
-				}
 			case !ok:
 			case pe.translated > end:
 				mark(k, fmt.Sprintf("translation %d of %s-%d past the remote log end %d", pe.translated, pe.topic, pe.partition, end))

@@ -82,9 +82,10 @@ const (
 
 // shPart is the shallow loop's state of one source partition.
 type shPart struct {
-	p   *partState
-	k   tp
-	gen int // bumped when the topic is purged: older fetches are ignored
+	p      *partState
+	k      tp
+	gen    int      // bumped when the topic is purged: older fetches are ignored
+	sentID [16]byte // the remote topic ID of the batch in flight (produce v13+ answers by ID)
 
 	pos      int64 // next source offset to fetch; posStart/posEnd: to resolve
 	items    []*shItem
@@ -255,7 +256,14 @@ func (s *shallow) applyInbox() {
 		}
 		sp := s.parts[a.k]
 		if sp == nil || sp.p != p {
-			sp = &shPart{p: p, k: a.k}
+			gen := 0
+			if sp != nil {
+				// A successor state (a restarted or refilled partition):
+				// fetches asked for its predecessor must not reach it.
+				s.dropItems(sp)
+				gen = sp.gen + 1
+			}
+			sp = &shPart{p: p, k: a.k, gen: gen}
 			sp.fbAck = func(r *kgo.Record, err error) {
 				p.onAck(r, err)
 				if sp.kgoOut.Add(-1) == 0 {
@@ -713,15 +721,23 @@ func (s *shallow) startProduces(hard context.Context) {
 				reqs[leader] = req
 			}
 			var rt *kmsg.ProduceRequestTopic
+			// The remote topic's ID when the partition started, if
+			// known: a remote topic re-created since is refused
+			// (UNKNOWN_TOPIC_ID) instead of receiving the batches of the
+			// old one's tail, and the partition is refilled.
+			id := s.dstIDs[sp.p.remote]
+			if pid := sp.p.remoteID; pid != (kadm.TopicID{}) {
+				id = [16]byte(pid)
+			}
 			for i := range req.Topics {
-				if req.Topics[i].Topic == sp.p.remote {
+				if req.Topics[i].Topic == sp.p.remote && req.Topics[i].TopicID == id {
 					rt = &req.Topics[i]
 				}
 			}
 			if rt == nil {
 				t := kmsg.NewProduceRequestTopic()
 				t.Topic = sp.p.remote
-				t.TopicID = s.dstIDs[sp.p.remote]
+				t.TopicID = id
 				req.Topics = append(req.Topics, t)
 				rt = &req.Topics[len(req.Topics)-1]
 			}
@@ -730,6 +746,7 @@ func (s *shallow) startProduces(hard context.Context) {
 			rp.Records = it.raw
 			rt.Partitions = append(rt.Partitions, rp)
 			sp.inflight = true
+			sp.sentID = id
 			sent[leader] = append(sent[leader], sp)
 			sp.p.push([]inflight{{up: it.base, size: int64(len(it.raw))}}, it.end)
 		}
@@ -778,15 +795,24 @@ func (s *shallow) produceRecords(sp *shPart, it *shItem) {
 func (s *shallow) produced(r shProduced) {
 	s.producing[r.broker] = false
 	u := s.u
-	results := map[tp]kmsg.ProduceResponseTopicPartition{}
+	// Results by topic name, or from version 13 by the topic ID the
+	// request carried (a pinned ID may not be in the metadata yet).
+	type resKey struct {
+		topic string
+		id    [16]byte
+		part  int32
+	}
+	results := map[resKey]kmsg.ProduceResponseTopicPartition{}
+	byID := r.err == nil && r.resp.Version >= 13
 	if r.err == nil {
 		for _, t := range r.resp.Topics {
-			topic := t.Topic
-			if r.resp.Version >= 13 {
-				topic = s.dstNames[t.TopicID]
+			k := resKey{topic: t.Topic}
+			if byID {
+				k = resKey{id: t.TopicID}
 			}
 			for _, p := range t.Partitions {
-				results[tp{topic, p.Partition}] = p
+				k.part = p.Partition
+				results[k] = p
 			}
 		}
 	}
@@ -794,7 +820,11 @@ func (s *shallow) produced(r shProduced) {
 		sp.inflight = false
 		it := sp.items[0]
 		p := sp.p
-		res, ok := results[tp{p.remote, sp.k.partition}]
+		k := resKey{topic: p.remote, part: sp.k.partition}
+		if byID {
+			k = resKey{id: sp.sentID, part: sp.k.partition}
+		}
+		res, ok := results[k]
 		var err error
 		switch {
 		case r.err != nil:
@@ -885,10 +915,14 @@ func fallsBack(err error) bool {
 
 // retriableProduce reports errors after which the same batch is produced
 // again (after a metadata refresh): leadership moves, timeouts, network.
+// UNKNOWN_TOPIC_ID is not one: the batches carry the remote topic's ID of
+// when the partition started, so it means the remote topic was deleted
+// and re-created; the partition fails and is refilled, as on the record
+// path.
 func retriableProduce(err error) bool {
 	var ke *kerr.Error
 	if errors.As(err, &ke) {
-		return ke.Retriable || errors.Is(err, kerr.UnknownTopicID)
+		return ke.Retriable && !errors.Is(err, kerr.UnknownTopicID)
 	}
 	return !errors.Is(err, kgo.ErrClientClosed) // network and request errors
 }

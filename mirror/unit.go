@@ -587,6 +587,7 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 		u.topicIDs[topic] = id
 	}
 	refill := map[string]kadm.TopicID{}
+	remotes := map[string]string{} // source topic -> remote topic
 	for k, o := range offer {
 		old := u.remoteIDs[k.topic]
 		switch {
@@ -595,7 +596,11 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 			u.remoteIDs[k.topic] = o.remoteID
 		case old != o.remoteID:
 			refill[k.topic] = o.remoteID
+			remotes[k.topic] = o.remote
 		}
+	}
+	if len(refill) > 0 {
+		u.confirmRefills(ctx, refill, remotes)
 	}
 	for topic, id := range refill {
 		u.refillTopic(topic, u.remoteIDs[topic], id, parts)
@@ -743,6 +748,27 @@ func (u *unit) recreated(topic string, old, id kadm.TopicID, parts map[tp]*partS
 		}
 	}
 	u.restartTopic(topic, reset)
+}
+
+// confirmRefills keeps in refill only the remote topics whose ID on the
+// target is, asked now, the one discovery offered: an offer listed before
+// a re-creation that restartDue already handled carries the old ID, and
+// must not refill the topic a second time. A topic that cannot be asked
+// about waits for the next offer. Control goroutine only.
+func (u *unit) confirmRefills(ctx context.Context, refill map[string]kadm.TopicID, remotes map[string]string) {
+	names := make([]string, 0, len(remotes))
+	for _, r := range remotes {
+		names = append(names, r)
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, 10*time.Second))
+	defer cancel()
+	listed, err := kadm.NewClient(u.prod).ListTopics(ctx, names...)
+	for topic, id := range refill {
+		td, ok := listed[remotes[topic]]
+		if err != nil || !ok || td.Err != nil || td.ID != id {
+			delete(refill, topic)
+		}
+	}
 }
 
 // refillTopic handles a remote topic deleted on the target and re-created
