@@ -98,8 +98,9 @@
 //     emission's translations the emitter lists the target's cluster ID,
 //     the remote topics' IDs and their log ends. Offset syncs and runs
 //     that describe a previous target log are discarded
-//     ([ReasonStaleTarget]) and the partition waits for the replicator's
-//     syncs of the current log: syncs and runs recorded
+//     ([ReasonStaleTarget]) and the partition waits for the offset syncs
+//     that the replication (kmirror, or MM2's MirrorSourceConnector)
+//     writes for the current log: syncs and runs recorded
 //     ([TargetClusterHeader]) for another target cluster (a target rebuilt
 //     empty under the same alias), those of a remote topic re-created
 //     since a checkpoint recorded its topic ID ([TargetTopicIDHeader]) or

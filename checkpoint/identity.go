@@ -24,15 +24,17 @@ const (
 	// rebuilt empty under the same alias).
 	TargetClusterHeader = "kmirror-target-cluster"
 	// TargetTopicIDHeader is the record header kmirror puts on its
-	// checkpoints: the 16-byte topic ID of the remote topic the
-	// checkpoint's downstream offset belongs to. The checkpoint emitter
+	// checkpoints: the topic ID of the remote topic the checkpoint's
+	// downstream offset belongs to, as its raw 16 bytes (not the base64
+	// text kafka-topics.sh prints; a value of another length is ignored). The checkpoint emitter
 	// rewrites checkpoints recorded for another topic ID than the remote
 	// topic's current one (the remote topic was deleted and re-created).
 	TargetTopicIDHeader = "kmirror-target-topic-id"
 )
 
-// Reasons of the target-identity checks, reported in
-// [PartitionStatus.Reason] and [GroupStatus.Reason].
+// Reasons of the target-identity checks. Both appear in the
+// [PartitionStatus.Reason] of the group's partition they concern (in
+// [GroupStatus.Partitions]).
 const (
 	// ReasonStaleTarget: the offset syncs (or offset runs) of the source
 	// partition describe a previous target log: the target cluster was

@@ -391,7 +391,7 @@ func (f *flow) status() FlowStatus {
 		}
 	}
 	if firstFailed != nil && fs.Error == "" {
-		fs.Error = fmt.Sprintf("%d partitions FAILED (restart with Mirror.RestartFailed, or wait for next_retry); first: %s[%d]: %s",
+		fs.Error = fmt.Sprintf("%d partition(s) FAILED (those with next_retry restart by themselves; restart the others with POST /connectors/<flow>/restart?onlyFailed=true or Mirror.RestartFailed); first: %s[%d]: %s",
 			fs.FailedPartitions, firstFailed.Topic, firstFailed.Partition, firstFailed.Error)
 	}
 	for _, te := range fs.TopicErrors {
@@ -476,19 +476,24 @@ func (f *flow) produceSync(topic string, partition int32, up, down int64) {
 // RestartFailed restarts this member's FAILED partitions of flow
 // ("source->target", as [FlowStatus.Name]): every topic when topic is "",
 // else source topic topic, and every partition of it when partition is -1,
-// else that one. It returns how many partitions it restarted. It is Kafka
-// Connect's POST /connectors/<name>/restart?onlyFailed=true (KIP-745),
-// per partition.
+// else that one. It returns how many FAILED partitions it asked to
+// restart; the restart itself happens asynchronously, on the partition's
+// unit of work (below). A topic or partition that matches nothing (an
+// unknown one, a remote topic name instead of the source's) returns 0
+// and no error. It is Kafka Connect's POST
+// /connectors/<name>/restart?onlyFailed=true (KIP-745), per partition.
 //
 // A restarted partition resumes after its last record the target
 // acknowledged (exactly once: after its last committed resume point),
 // once every record still in flight for it came back: nothing is lost or
 // reordered. A partition stopped by a source gap (FlowConfig.OnGap
 // GapStop) resumes at the source's log start: the restart accepts the
-// loss. Partitions whose cause can go away are also restarted
-// automatically with backoff ([PartitionStatus.NextRetry]); errors that
-// are the record's own (too large, invalid, corrupt, bad timestamp) wait
-// for this call, after the target's configuration was fixed.
+// loss. Every other produce error that is not transient also restarts
+// automatically with backoff ([PartitionStatus.NextRetry]), except an
+// error about the record itself (MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE,
+// INVALID_RECORD, CORRUPT_MESSAGE, INVALID_TIMESTAMP,
+// UNSUPPORTED_FOR_MESSAGE_FORMAT), which waits for this call, after the
+// target's configuration was fixed.
 //
 // Units of work run per slot and a member runs only its own slots: the
 // call acts on the partitions this process replicates (FlowStatus.Member);

@@ -165,7 +165,7 @@ func TestRecordErrorWaitsForRestart(t *testing.T) {
 		!strings.Contains(p0.Error, "MESSAGE_TOO_LARGE") {
 		t.Fatalf("partition 0 = %+v; want FAILED on MESSAGE_TOO_LARGE, no NextRetry, Since set, Replicated 10", p0)
 	}
-	if st.State != StateRunning || st.FailedPartitions != 1 || !strings.Contains(st.Error, "1 partitions FAILED") ||
+	if st.State != StateRunning || st.FailedPartitions != 1 || !strings.Contains(st.Error, "1 partition(s) FAILED") ||
 		!strings.Contains(st.Error, topic+"[0]") {
 		t.Errorf("flow %s, %d failed, error %q; want RUNNING, 1 failed, an error naming %s[0]", st.State, st.FailedPartitions, st.Error, topic)
 	}

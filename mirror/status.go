@@ -257,15 +257,20 @@ type PartitionStatus struct {
 	// restarted) replicating it (RETRYING does not move it).
 	Since time.Time `json:"since,omitzero"`
 	// NextRetry is set while a FAILED partition waits for its automatic
-	// restart (errors whose cause can go away: authorization, unknown
-	// topic or partition, policy violation); zero for errors that are the
-	// record's own (too large, invalid, corrupt, bad timestamp), which wait
-	// for [Mirror.RestartFailed] (Kafka Connect: POST
+	// restart: every produce error that is not transient is retried with
+	// backoff (an authorization error while ACLs roll out, an unknown
+	// topic, partition or topic ID, a policy violation, ...), except an
+	// error about the record itself (MESSAGE_TOO_LARGE,
+	// RECORD_LIST_TOO_LARGE, INVALID_RECORD, CORRUPT_MESSAGE,
+	// INVALID_TIMESTAMP, UNSUPPORTED_FOR_MESSAGE_FORMAT) and a partition
+	// stopped at a source gap (FlowConfig.OnGap GapStop). NextRetry is zero
+	// for those: they wait for [Mirror.RestartFailed] (Kafka Connect: POST
 	// /connectors/<name>/restart?onlyFailed=true, KIP-745).
 	NextRetry time.Time `json:"next_retry,omitzero"`
 	// Retries counts the automatic restarts of the partition since it
 	// last replicated a record (the backoff doubles with each, from 5 s to
-	// 5 min).
+	// 5 min); 0 for a partition that waits for Mirror.RestartFailed, and
+	// reset to 0 once a record is replicated again.
 	Retries int `json:"retries,omitempty"`
 }
 

@@ -195,10 +195,12 @@ type restartDoc struct {
 	// Topic and Partition echo the request's filter ("" and -1: all).
 	Topic     string `json:"topic,omitempty"`
 	Partition int32  `json:"partition"`
-	// Restarted counts the partitions restarted; Tasks lists them as
-	// GET /connectors/{name}/status does, in state FAILED as they were
-	// (Connect reports them RESTARTING): GET the status to see them
-	// RUNNING again.
+	// Restarted counts the partitions asked to restart (Mirror.RestartFailed);
+	// Tasks lists the matching partitions that were FAILED just before
+	// the request, as GET /connectors/{name}/status does (the same task id,
+	// the index there), in state FAILED as they were (Connect reports them
+	// RESTARTING): GET the status to see them RUNNING again. A partition
+	// that failed between the two makes Restarted differ from len(Tasks).
 	Restarted int       `json:"restarted"`
 	Tasks     []taskDoc `json:"tasks"`
 	WorkerID  string    `json:"worker_id"`
