@@ -89,6 +89,9 @@ func TestFaultWhileStreamingShallow(t *testing.T) { probeStreaming(t, "shallow")
 
 func probeStreaming(t *testing.T, mode string) {
 	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
 	topic := p.Topic("stream")
 	remote := p.Source.Alias + "." + topic
 	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
@@ -159,6 +162,9 @@ func probeStreaming(t *testing.T, mode string) {
 // every record once, in order.
 func TestRecordErrorSurvivesSessionRestart(t *testing.T) {
 	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
 	topic := p.Topic("carry")
 	remote := p.Source.Alias + "." + topic
 	flow := p.Source.Alias + "->" + p.Target.Alias
@@ -239,6 +245,9 @@ func TestRefillInterruptedBySessionRestartEOS(t *testing.T) { probeRefillInterru
 
 func probeRefillInterrupted(t *testing.T, eos bool) {
 	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
 	topic := p.Topic("refill")
 	remote := p.Source.Alias + "." + topic
 	flow := p.Source.Alias + "->" + p.Target.Alias
@@ -328,6 +337,9 @@ func TestMetadataBlipThenNewRecords(t *testing.T) { probeBlip(t, true) }
 
 func probeBlip(t *testing.T, more bool) {
 	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
 	topic := p.Topic("blip")
 	remote := p.Source.Alias + "." + topic
 	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
@@ -431,6 +443,9 @@ func probeDelStream(t *testing.T, mode string) {
 // Since = 200 ms * 2^k, and Records/Replicated do not move.
 func TestBackoffStatusExact(t *testing.T) {
 	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
 	topic := p.Topic("boff")
 	remote := p.Source.Alias + "." + topic
 	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
@@ -479,6 +494,9 @@ func TestBackoffStatusExact(t *testing.T) {
 // the final position.
 func TestCheckpointMonotonicAcrossPartitionRestart(t *testing.T) {
 	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
 	topic := p.Topic("cpmono")
 	remote := p.Source.Alias + "." + topic
 	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
