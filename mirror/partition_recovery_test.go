@@ -83,18 +83,34 @@ func partStatus(m *Mirror, partition int32) PartitionStatus {
 // RUNNING. The partition now restarts by itself after a backoff, resumes
 // after its last acknowledged record, and every record arrives once, in
 // order; the other partition is not affected.
-func TestTransientAuthErrorPartitionRecovers(t *testing.T) {
+func TestTransientAuthErrorPartitionRecovers(t *testing.T) { authErrorRecovers(t, "acl", false) }
+
+// TestTransientAuthErrorPartitionRecoversShallowCopy is
+// TestTransientAuthErrorPartitionRecovers with shallow copy (batches
+// copied as fetched): the restarted partition gets a new shallow state
+// and every record arrives once, in order.
+func TestTransientAuthErrorPartitionRecoversShallowCopy(t *testing.T) {
+	authErrorRecovers(t, "aclsh", true)
+}
+
+// authErrorRecovers runs the transient-authorization-error case on topic
+// name (with shallow copy when shallow).
+func authErrorRecovers(t *testing.T, name string, shallow bool) {
 	p := testcluster.New(t, "src", "dst")
 	if p.Target.Fake == nil {
 		t.Skip("needs kfake's request control")
 	}
-	topic := p.Topic("acl")
+	topic := p.Topic(name)
 	remote := p.Source.Alias + "." + topic
 	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
 	a0, b1 := partRecords(topic, "a", 0, 0, 10), partRecords(topic, "b", 1, 0, 10)
 	testcluster.Produce(t, &p.Source, append(a0, b1...)...)
+	fc := recoveryFlow(p, topic)
+	if shallow {
+		fc.ShallowCopy, fc.DisableProvenanceHeader = true, true
+	}
 	rec := &recMetrics{}
-	m, _ := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic), WithMetrics(rec))...)
+	m, _ := runMirror(t, recoveryOpts(p, fc, WithMetrics(rec))...)
 	waitReplicated(t, m, 20)
 
 	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
@@ -452,53 +468,6 @@ func TestPersistentAuthErrorBacksOff(t *testing.T) {
 	if got, want := targetValues(t, p, remote, 1), wantValues(b1, d1); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("target partition 1:\n got %v\nwant %v", got, want)
 	}
-}
-
-// TestTransientAuthErrorPartitionRecoversShallowCopy is
-// TestTransientAuthErrorPartitionRecovers with shallow copy (batches
-// copied as fetched): the restarted partition gets a new shallow state
-// and every record arrives once, in order.
-func TestTransientAuthErrorPartitionRecoversShallowCopy(t *testing.T) {
-	p := testcluster.New(t, "src", "dst")
-	if p.Target.Fake == nil {
-		t.Skip("needs kfake's request control")
-	}
-	topic := p.Topic("aclsh")
-	remote := p.Source.Alias + "." + topic
-	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
-	a0, b1 := partRecords(topic, "a", 0, 0, 10), partRecords(topic, "b", 1, 0, 10)
-	testcluster.Produce(t, &p.Source, append(a0, b1...)...)
-	fc := recoveryFlow(p, topic)
-	fc.ShallowCopy, fc.DisableProvenanceHeader = true, true
-	rec := &recMetrics{}
-	m, _ := runMirror(t, recoveryOpts(p, fc, WithMetrics(rec))...)
-	waitReplicated(t, m, 20)
-
-	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
-		Err: kerr.TopicAuthorizationFailed, Count: 1})
-	c0, d1 := partRecords(topic, "c", 0, 0, 10), partRecords(topic, "d", 1, 0, 10)
-	testcluster.Produce(t, &p.Source, c0...)
-	testcluster.Produce(t, &p.Source, d1...)
-	testcluster.Eventually(t, 30*time.Second, "partition 0 recovered by itself", func() (bool, string) {
-		st := m.Status().Flows[0]
-		ok := len(st.Partitions) == 2 && st.FailedPartitions == 0
-		for _, ps := range st.Partitions {
-			ok = ok && ps.State == StateRunning && ps.Replicated == 20 && ps.Lag == 0
-		}
-		return ok, fmt.Sprintf("%+v", st.Partitions)
-	})
-	if got, want := targetValues(t, p, remote, 0), wantValues(a0, c0); strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("target partition 0:\n got %v\nwant %v", got, want)
-	}
-	if got, want := targetValues(t, p, remote, 1), wantValues(b1, d1); strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("target partition 1:\n got %v\nwant %v", got, want)
-	}
-	f := rec.flow(p.Source.Alias + "->" + p.Target.Alias)
-	f.mu.Lock()
-	if f.errs["partition_failed"] != 1 {
-		t.Errorf("errors by kind %v: want partition_failed 1", f.errs)
-	}
-	f.mu.Unlock()
 }
 
 // TestGapStopRestartAcceptsLoss: a partition stopped by a source gap
