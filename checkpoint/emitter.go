@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,24 +13,26 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kmirror/kmirror/internal/cpwatch"
+	"github.com/kmirror/kmirror/internal/ensuretopic"
 	"github.com/kmirror/kmirror/internal/kclient"
+	"github.com/kmirror/kmirror/internal/mm2keys"
 	"github.com/kmirror/kmirror/policy"
 )
 
-// Defaults of [EmitterConfig] fields left zero.
+// Defaults of [EmitterConfig] fields left zero. The MM2 keys' defaults
+// are the key registry's (internal/mm2keys), shared with package mirror.
 const (
-	// DefaultEmitInterval is emit.checkpoints.interval.seconds (MM2: 60 s).
-	DefaultEmitInterval = 60 * time.Second
-	// DefaultSyncInterval is sync.group.offsets.interval.seconds (MM2: 60 s).
-	DefaultSyncInterval = 60 * time.Second
+	// DefaultEmitInterval is emit.checkpoints.interval.seconds: 60 s, as in MM2.
+	DefaultEmitInterval = mm2keys.EmitCheckpointsInterval
+	// DefaultSyncInterval is sync.group.offsets.interval.seconds: 60 s, as in MM2.
+	DefaultSyncInterval = mm2keys.SyncGroupOffsetsInterval
 	// DefaultRefreshGroupsInterval is refresh.groups.interval.seconds
 	// (MM2: 600 s). See [EmitterConfig.RefreshGroupsInterval] for how
 	// kmirror uses it.
-	DefaultRefreshGroupsInterval = 600 * time.Second
+	DefaultRefreshGroupsInterval = mm2keys.RefreshGroupsInterval
 	// DefaultAdminTimeout is admin.timeout.ms (MM2: 60000 ms): the bound of
 	// one round of admin requests (list groups, fetch offsets, commit).
-	DefaultAdminTimeout = 60 * time.Second
+	DefaultAdminTimeout = mm2keys.AdminTimeout
 	// DefaultRecentHistory is the number of most recent offset syncs kept
 	// per source partition in addition to MM2's 64 exponentially spaced
 	// ones ([WithRecentHistory]): 1024 syncs, at most 16 KiB per partition,
@@ -40,10 +42,11 @@ const (
 	// group's lag (KAFKA-14666: 64 syncs per partition, spaced roughly by
 	// powers of two).
 	DefaultRecentHistory = 1024
-	// DefaultFetchBatch is the number of groups per OffsetFetch request
-	// (KAFKA-17233 batches all groups in one request; a bounded batch keeps
-	// requests and responses small with thousands of groups).
-	DefaultFetchBatch = 500
+	// DefaultFetchBatch is the default bound on the groups per OffsetFetch
+	// request: 0, none. Every emission fetches all groups in one batched
+	// OffsetFetch (v8+, KIP-709; MM2 does the same since KAFKA-17233),
+	// which the client splits into one request per group coordinator.
+	DefaultFetchBatch = 0
 	// DefaultCommitParallelism bounds the concurrent OffsetCommit requests
 	// of group-offset sync.
 	DefaultCommitParallelism = 8
@@ -151,9 +154,13 @@ type EmitterConfig struct {
 	TopicFilter func(topic string) bool
 
 	// Interval is emit.checkpoints.interval.seconds: how often group
-	// offsets are fetched, translated and checkpointed. 0 means
-	// [DefaultEmitInterval]. Unlike MM2, the first emission happens as
-	// soon as the offset syncs are loaded, not one interval after start.
+	// offsets are fetched and the changed ones translated and
+	// checkpointed. 0 means [DefaultEmitInterval]. Unlike MM2, the first
+	// emission happens as soon as the offset syncs are loaded, not one
+	// interval after start. An emission costs one batched OffsetFetch per
+	// group coordinator plus work in proportion to what changed (group
+	// offsets that moved, partitions with new offset syncs); once a minute
+	// it also lists every remote topic's log ends on the target.
 	Interval time.Duration
 	// RefreshGroupsInterval is refresh.groups.interval.seconds. MM2 looks
 	// for new groups only this often (10 minutes by default).
@@ -185,8 +192,9 @@ type EmitterConfig struct {
 	// partition on top of MM2's 64 slots ([WithRecentHistory]); 0 means
 	// [DefaultRecentHistory], negative keeps MM2's 64 slots only.
 	RecentHistory int
-	// FetchBatch is the number of groups per OffsetFetch request; 0 means
-	// [DefaultFetchBatch].
+	// FetchBatch bounds the number of groups per OffsetFetch request, 4
+	// requests in flight; 0 (or negative) means no bound
+	// ([DefaultFetchBatch]): one request per group coordinator.
 	FetchBatch int
 
 	// Logger receives the emitter's logs; nil discards them.
@@ -257,9 +265,7 @@ func (c EmitterConfig) withDefaults() (EmitterConfig, error) {
 	case c.RecentHistory > MaxRecentHistory:
 		return c, fmt.Errorf("checkpoint: RecentHistory %d syncs exceeds the maximum %d", c.RecentHistory, MaxRecentHistory)
 	}
-	if c.FetchBatch <= 0 {
-		c.FetchBatch = DefaultFetchBatch
-	}
+	c.FetchBatch = max(c.FetchBatch, 0)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -292,6 +298,23 @@ type GroupStatus struct {
 	Partitions []PartitionStatus
 	// Updated is when the group's source offsets were last fetched.
 	Updated time.Time
+	// SourceUnreachable is true when the last fetch of the group's source
+	// offsets failed (the source cluster does not answer; Reason has the
+	// error). SafeToSwitch is then false: nothing proves the group did not
+	// move on the source since Updated. In an unplanned failover look at
+	// LastCheckpoint (the recovery point) and CheckpointExact instead.
+	SourceUnreachable bool
+	// LastCheckpoint is when the last checkpoint of the group was written
+	// (the record's timestamp, for checkpoints loaded from the topic at
+	// start); zero when none is known. A consumer failing over re-reads at
+	// least what the group processed on the source after it.
+	LastCheckpoint time.Time
+	// CheckpointExact is true when the last checkpoint of every partition
+	// the group committed is the exact translation of the source offset
+	// last fetched (see [PartitionStatus.CheckpointExact]): with the
+	// source gone, a consumer resuming at the checkpoints re-reads only
+	// what the group processed after LastCheckpoint.
+	CheckpointExact bool
 }
 
 // PartitionStatus is the state of one partition of a [GroupStatus]. Offsets
@@ -317,6 +340,9 @@ type PartitionStatus struct {
 	TargetOffset int64
 	// Reason says why the partition has no translation or is not synced.
 	Reason string
+	// CheckpointExact reports that Checkpointed is the exact translation of
+	// SourceOffset (the checkpoint's [TranslationHeader] is "exact").
+	CheckpointExact bool
 }
 
 // Emitter writes MM2 checkpoints for one flow and, optionally, syncs
@@ -333,30 +359,38 @@ type PartitionStatus struct {
 //     target log they describe is gone, below);
 //   - every Interval: list the source groups, keep those passing
 //     GroupFilter with commits on topics passing TopicFilter, fetch their
-//     offsets in batches, translate them, list the target's cluster ID,
-//     remote topic IDs and log ends, and write to partition 0 the
-//     checkpoints that are more recent than the last one written for the
-//     group and partition (MM2's checkpointIsMoreRecent: none written yet,
-//     a greater downstream offset, or an upstream offset that went back);
-//     unlike MM2, offset syncs of a previous target log (a target rebuilt
-//     under the same alias, a remote topic re-created or truncated) are
-//     discarded, and a checkpoint of such a log is replaced even by a
-//     lower one, so that no checkpoint is past the target's log end;
-//     checkpoints record the target cluster and remote topic ID in
-//     headers ([TargetClusterHeader], [TargetTopicIDHeader]);
+//     offsets in one batched OffsetFetch per group coordinator, translate
+//     those that moved (and those of partitions with new offset syncs or
+//     runs), list the target's cluster ID, remote topic IDs and log ends
+//     of their remote topics (of every remote topic once a minute), and
+//     write to partition 0 the checkpoints that are more recent than the
+//     last one written for the group and partition (MM2's
+//     checkpointIsMoreRecent: none written yet, a greater downstream
+//     offset, or an upstream offset that went back); an unchanged
+//     checkpoint is never written again, which is why the checkpoints
+//     topic must be compacted ([RetentionError]); unlike MM2, offset syncs
+//     of a previous target log (a target rebuilt under the same alias, a
+//     remote topic re-created or truncated) are discarded, and a
+//     checkpoint of such a log is replaced even by a lower one, so that no
+//     checkpoint is past the target's log end; checkpoints record the
+//     target cluster and remote topic ID in headers
+//     ([TargetClusterHeader], [TargetTopicIDHeader]);
 //   - with SyncGroupOffsets, every SyncInterval: commit the translations
 //     into the groups that have no active members on the target, never
 //     moving a group's offset backwards nor past the target log end; a
 //     target group committed past the log end is reported
-//     ([ReasonTargetPastLogEnd]) and left as it is.
+//     ([ReasonTargetPastLogEnd]) and left as it is. A round lists the
+//     target's groups and fetches the idle ones' offsets (one batched
+//     OffsetFetch per coordinator), and plans only the groups whose
+//     translations moved or whose target state or offsets changed.
 type Emitter struct {
 	cfg       EmitterConfig
 	log       *slog.Logger
 	cpTopic   string
 	startOnce sync.Once
 
-	// storeMu guards store, runs and their tags; the syncs tailer adds,
-	// the cycles translate.
+	// storeMu guards store, runs, their tags, discarded and changed; the
+	// syncs tailer adds, the emissions translate.
 	storeMu sync.Mutex
 	store   *OffsetSyncStore
 	runs    *RunStore
@@ -367,48 +401,55 @@ type Emitter struct {
 	// discarded holds the source partitions whose syncs and runs were
 	// discarded as stale and that have had none since.
 	discarded map[tpKey]bool
+	// changed holds the source partitions whose syncs, runs or tags
+	// changed since the last emission took the set: only their group
+	// partitions are translated again.
+	changed map[tpKey]struct{}
 
-	// The fields below are owned by the Run goroutine.
+	// The fields below are owned by the Run goroutine (emit.go).
 	cps         *checkpointState
 	groups      map[string]*groupEntry
+	names       []string // sorted names of groups, nil when to be rebuilt
 	knownGroups []string // source groups passing the filter, from the last listing
 	listedOnce  bool
-	dstCluster  string              // target cluster ID at the last emission
-	remoteIDs   map[string][16]byte // remote topic IDs at the last emission
+	dstCluster  string              // target cluster ID at the last listing
+	remoteIDs   map[string][16]byte // remote topic IDs at their last listing
+	remoteEnds  map[cpKeyTP]int64   // remote partitions' log ends at their last listing
+	srcIDs      map[string][16]byte // source topic IDs at their last listing
+	// byPart indexes the group partitions by source partition; remoteRefs
+	// counts them by remote topic.
+	byPart     map[tpKey]map[*partEntry]struct{}
+	remoteRefs map[string]int
+	// remotes caches the remote name of each source topic, sourceOf the
+	// reverse, replicated the topic filter's verdicts of one emission.
+	remotes    map[string]string
+	sourceOf   map[string]string
+	replicated map[string]bool
+	// pending are the group partitions checked again at the next emission
+	// (a log end unknown, a failed write or listing).
+	pending map[*partEntry]struct{}
+	waiting int // group partitions waiting for their first sync (waitingForSyncs)
+	stamp   uint64
+	// full makes every emission and sync a full recomputation (tests).
+	full bool
+	// sweepEvery is how often an emission lists every remote and source
+	// topic (targetSweepInterval); nextSweep is when the next one is due,
+	// zero at the first emission.
+	sweepEvery time.Duration
+	nextSweep  time.Time
+	forceSweep bool
+	// nextSyncSweep is when group offset sync next fetches every idle
+	// target group's offsets (zero: at the next round); forceSyncSweep
+	// asks for it at the next round (tests).
+	nextSyncSweep  time.Time
+	forceSyncSweep bool
+	statusDirty    bool                 // the published snapshot must be rebuilt
+	cpAt           map[string]time.Time // by group: when its last checkpoint was written
+
+	work workCounters
 
 	mu     sync.Mutex // guards status
 	status []GroupStatus
-}
-
-// groupEntry is the Run goroutine's state of one source group.
-type groupEntry struct {
-	name    string
-	parts   map[cpKeyTP]*partEntry // by remote topic and partition
-	skipped []string               // committed topics that are not replicated
-	fetched time.Time
-	err     string // last fetch error
-	active  bool   // active on the target at the last sync
-	syncErr string // last group-level sync failure
-}
-
-type cpKeyTP struct {
-	remote    string
-	partition int32
-}
-
-// partEntry is one replicated partition the group committed on the source.
-type partEntry struct {
-	topic, remote string
-	partition     int32
-	srcOffset     int64
-	metadata      string
-	topicID       [16]byte // the source topic's ID at the fetch, zero unknown
-	translated    int64    // translation of srcOffset, -1 none
-	exact         bool     // translated is exact
-	reason        string   // why there is no translation
-	exactReason   string   // why the translation is not exact
-	targetOffset  int64    // target group offset last seen/committed, -1 unknown
-	syncReason    string
 }
 
 // NewEmitter validates cfg and returns an Emitter. It does no I/O and starts
@@ -419,15 +460,26 @@ func NewEmitter(cfg EmitterConfig) (*Emitter, error) {
 		return nil, err
 	}
 	return &Emitter{
-		cfg:       cfg,
-		log:       cfg.Logger.With("task", "checkpoint"),
-		cpTopic:   cfg.Policy.CheckpointsTopic(cfg.SourceAlias),
-		cps:       newCheckpointState(),
-		groups:    map[string]*groupEntry{},
-		syncTags:  map[tpKey]string{},
-		runTags:   map[tpKey]string{},
-		discarded: map[tpKey]bool{},
-		remoteIDs: map[string][16]byte{},
+		cfg:        cfg,
+		log:        cfg.Logger.With("task", "checkpoint"),
+		cpTopic:    cfg.Policy.CheckpointsTopic(cfg.SourceAlias),
+		cps:        newCheckpointState(),
+		groups:     map[string]*groupEntry{},
+		syncTags:   map[tpKey]string{},
+		runTags:    map[tpKey]string{},
+		discarded:  map[tpKey]bool{},
+		changed:    map[tpKey]struct{}{},
+		remoteIDs:  map[string][16]byte{},
+		remoteEnds: map[cpKeyTP]int64{},
+		srcIDs:     map[string][16]byte{},
+		byPart:     map[tpKey]map[*partEntry]struct{}{},
+		remoteRefs: map[string]int{},
+		remotes:    map[string]string{},
+		sourceOf:   map[string]string{},
+		replicated: map[string]bool{},
+		pending:    map[*partEntry]struct{}{},
+		sweepEvery: targetSweepInterval,
+		cpAt:       map[string]time.Time{},
 	}, nil
 }
 
@@ -469,7 +521,7 @@ func (e *Emitter) Run(ctx context.Context) error {
 		return fmt.Errorf("checkpoint: target %s client: %w", c.TargetAlias, err)
 	}
 	defer dstCl.Close()
-	r := &run{e: e, src: kadm.NewClient(srcCl), dst: kadm.NewClient(dstCl), dstCl: dstCl}
+	r := &run{e: e, src: kadm.NewClient(srcCl), srcCl: srcCl, dst: kadm.NewClient(dstCl), dstCl: dstCl}
 	r.src.SetTimeoutMillis(int32(c.AdminTimeout / time.Millisecond))
 	r.dst.SetTimeoutMillis(int32(c.AdminTimeout / time.Millisecond))
 
@@ -564,18 +616,8 @@ const (
 
 // waitingForSyncs counts the committed partitions of known groups that have
 // no offset sync yet, or none since their stale ones were discarded. Run
-// goroutine only (it owns groups).
-func (e *Emitter) waitingForSyncs() int {
-	n := 0
-	for _, g := range e.groups {
-		for _, pe := range g.parts {
-			if pe.reason == ReasonNoOffsetSync || pe.reason == ReasonNewIncarnation || pe.reason == ReasonStaleTarget {
-				n++
-			}
-		}
-	}
-	return n
-}
+// goroutine only; kept up to date as partitions change (setWaiting).
+func (e *Emitter) waitingForSyncs() int { return e.waiting }
 
 func (e *Emitter) storePartitions() int {
 	e.storeMu.Lock()
@@ -591,9 +633,9 @@ func (e *Emitter) fail(op string, err error) {
 
 // run holds one Run call's clients.
 type run struct {
-	e        *Emitter
-	src, dst *kadm.Client
-	dstCl    *kgo.Client
+	e            *Emitter
+	src, dst     *kadm.Client
+	srcCl, dstCl *kgo.Client
 }
 
 // backoff returns the next retry delay: 100 ms doubling to 10 s.
@@ -656,25 +698,97 @@ func isAuthErr(err error) bool {
 }
 
 // createTopic creates the checkpoints topic like MM2's
-// createSinglePartitionCompactedTopic: already exists and authorization
-// failures are not errors (KAFKA-15465); the later read tells.
+// createSinglePartitionCompactedTopic. Already exists is not an error, nor
+// is an authorization failure when the topic was created in advance
+// (KAFKA-15465): it must then be compacted. A refused creation of a
+// missing topic is an error naming the ACL and how to create the topic
+// (ensuretopic).
+//
+// The emitter writes a checkpoint only when it changes, so an existing
+// topic must keep the last record of every key for ever: cleanup.policy
+// compact, or compact,delete with retention.ms=-1. A topic whose records
+// expire (cleanup.policy=delete, or compact,delete with a retention) is
+// refused with a *RetentionError, at start, before anything is written:
+// the checkpoints of idle groups would be deleted.
 func (r *run) createTopic(ctx context.Context) error {
 	e := r.e
 	cctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
 	defer cancel()
 	compact := "compact"
-	resp, err := r.dst.CreateTopic(cctx, 1, e.cfg.ReplicationFactor, map[string]*string{"cleanup.policy": &compact}, e.cpTopic)
-	if err == nil {
-		err = resp.Err
+	res, err := ensuretopic.Ensure(cctx, r.dst, ensuretopic.Spec{Topic: e.cpTopic, Cluster: e.cfg.TargetAlias, Partitions: 1,
+		ReplicationFactor: e.cfg.ReplicationFactor, Configs: map[string]*string{"cleanup.policy": &compact},
+		RequireCompact: true, Log: e.log})
+	if err != nil {
+		return err
 	}
-	switch {
-	case err == nil:
+	if res.Created {
 		e.log.Info("created checkpoints topic", "topic", e.cpTopic, "cluster", e.cfg.TargetAlias)
 		return nil
-	case errors.Is(err, kerr.TopicAlreadyExists), isAuthErr(err):
-		return nil
 	}
-	return fmt.Errorf("creating %s on %s: %w", e.cpTopic, e.cfg.TargetAlias, err)
+	return r.checkRetention(cctx)
+}
+
+// RetentionError is returned, and logged at every start-up attempt, when
+// the checkpoints topic exists with a cleanup.policy that deletes records
+// (delete, or compact,delete with retention.ms other than -1): the emitter
+// writes a checkpoint only when it changes (MM2's rule), so the
+// checkpoint of an idle group would expire. Alter the topic to
+// cleanup.policy=compact (kafka-configs.sh --alter --add-config
+// cleanup.policy=compact), or set retention.ms=-1.
+type RetentionError struct {
+	// Topic is the checkpoints topic; Cluster its cluster's alias.
+	Topic, Cluster string
+	// Policy is its cleanup.policy, Retention its retention.ms.
+	Policy, Retention string
+}
+
+// Error names the topic, its settings and the fix.
+func (e *RetentionError) Error() string {
+	return fmt.Sprintf("checkpoints topic %s on %s has cleanup.policy=%s and retention.ms=%s: its records expire, and kmirror writes a checkpoint only when it changes, so the checkpoints of idle groups would be deleted; set cleanup.policy=compact (or retention.ms=-1)",
+		e.Topic, e.Cluster, e.Policy, e.Retention)
+}
+
+// checkRetention refuses an existing checkpoints topic whose records
+// expire (RetentionError). Without DESCRIBE_CONFIGS the topic is taken as
+// it is, as ensuretopic does.
+func (r *run) checkRetention(ctx context.Context) error {
+	e := r.e
+	rcs, err := r.dst.DescribeTopicConfigs(ctx, e.cpTopic)
+	var rc kadm.ResourceConfig
+	if err == nil {
+		rc, err = rcs.On(e.cpTopic, nil)
+	}
+	if err == nil {
+		err = rc.Err
+	}
+	if err != nil {
+		if isAuthErr(err) {
+			return nil // ensuretopic logged that it cannot check
+		}
+		return fmt.Errorf("describing the configs of %s on %s: %w", e.cpTopic, e.cfg.TargetAlias, err)
+	}
+	policy, retention := "", ""
+	for _, c := range rc.Configs {
+		if c.Value == nil {
+			continue
+		}
+		switch c.Key {
+		case "cleanup.policy":
+			policy = *c.Value
+		case "retention.ms":
+			retention = *c.Value
+		}
+	}
+	deletes := false
+	for _, p := range strings.Split(policy, ",") {
+		if strings.TrimSpace(p) == "delete" {
+			deletes = true
+		}
+	}
+	if deletes && retention != "-1" {
+		return &RetentionError{Topic: e.cpTopic, Cluster: e.cfg.TargetAlias, Policy: policy, Retention: retention}
+	}
+	return nil
 }
 
 // remoteTopic names a source topic on the target (docs/mm2-compat.md §6.4 step 3).
@@ -684,497 +798,4 @@ func (e *Emitter) remoteTopic(topic string) string {
 		return p.OriginalTopic(topic)
 	}
 	return p.FormatRemoteTopic(e.cfg.SourceAlias, topic)
-}
-
-// listGroups returns the sorted consumer groups on the source passing the
-// group filter. Connect and share groups are not consumer groups.
-func (r *run) listGroups(ctx context.Context) ([]string, error) {
-	e := r.e
-	lctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
-	defer cancel()
-	listed, err := r.src.ListGroups(lctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(listed))
-	for name, g := range listed {
-		if g.GroupType == "share" || g.GroupType == "streams" || (g.ProtocolType != "consumer" && g.ProtocolType != "") {
-			continue
-		}
-		if e.cfg.GroupFilter(name) {
-			out = append(out, name)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-// fetchOffsets fetches the committed offsets of groups on adm in batches of
-// FetchBatch groups, at most 4 batches in flight. Groups whose fetch failed
-// have Err set.
-func (r *run) fetchOffsets(ctx context.Context, adm *kadm.Client, groups []string) kadm.FetchOffsetsResponses {
-	e := r.e
-	out := make(kadm.FetchOffsetsResponses, len(groups))
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
-	for i := 0; i < len(groups); i += e.cfg.FetchBatch {
-		batch := groups[i:min(i+e.cfg.FetchBatch, len(groups))]
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			fctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
-			defer cancel()
-			res := adm.FetchManyOffsets(fctx, batch...)
-			mu.Lock()
-			defer mu.Unlock()
-			for _, g := range batch {
-				resp, ok := res[g]
-				if !ok {
-					resp = kadm.FetchOffsetsResponse{Group: g, Err: errors.New("no response for group")}
-					if err := fctx.Err(); err != nil {
-						resp.Err = err
-					}
-				}
-				out[g] = resp
-			}
-		})
-	}
-	wg.Wait()
-	return out
-}
-
-// emit runs one checkpoint emission (docs/mm2-compat.md §6.4). It reports false when
-// listing the groups or fetching some group's offsets failed.
-func (r *run) emit(ctx context.Context) bool {
-	e := r.e
-	c := e.cfg
-	ts := time.Now()
-	ok := true
-	if !e.listedOnce || c.RefreshGroupsInterval > 0 {
-		groups, err := r.listGroups(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return false
-			}
-			e.log.Warn("listing source groups", "cluster", c.SourceAlias, "err", err)
-			e.fail("list_groups", err)
-			if !e.listedOnce {
-				return false
-			}
-			ok = false
-		} else {
-			e.knownGroups, e.listedOnce = groups, true
-		}
-	}
-	fetched := r.fetchOffsets(ctx, r.src, e.knownGroups)
-	if ctx.Err() != nil {
-		return false
-	}
-	ids := r.topicIDs(ctx, fetched)
-
-	current := make(map[string]bool, len(e.knownGroups))
-	var fetchErrs int
-	e.storeMu.Lock()
-	for _, name := range e.knownGroups {
-		current[name] = true
-		resp := fetched[name]
-		g := e.groups[name]
-		if resp.Err != nil {
-			fetchErrs++
-			if g != nil {
-				g.err = resp.Err.Error()
-			}
-			continue
-		}
-		g = e.updateGroup(name, g, resp.Fetched, ids, ts)
-		if g == nil {
-			delete(e.groups, name)
-			continue
-		}
-		e.groups[name] = g
-	}
-	e.storeMu.Unlock()
-	for name := range e.groups {
-		if !current[name] {
-			delete(e.groups, name) // deleted on the source, or filtered out
-		}
-	}
-	if fetchErrs > 0 {
-		err := fmt.Errorf("fetching offsets of %d of %d groups failed", fetchErrs, len(e.knownGroups))
-		e.log.Warn("fetching source group offsets", "cluster", c.SourceAlias, "err", err)
-		e.fail("fetch_offsets", err)
-		ok = false
-	}
-	// The target's identity and log ends, listed after the translations:
-	// checkpoints are never past the target log end, and syncs of a
-	// previous target log are discarded (checkTarget).
-	remotes := e.remoteTopics()
-	if len(remotes) == 0 {
-		return ok
-	}
-	view, err := r.listTarget(ctx, remotes)
-	if err != nil {
-		if ctx.Err() == nil {
-			e.log.Warn("listing the target's remote topics; no checkpoints this round", "cluster", c.TargetAlias, "err", err)
-			e.fail("list_target", err)
-		}
-		return false
-	}
-	if e.dstCluster != "" && view.cluster != "" && view.cluster != e.dstCluster {
-		e.log.Warn("target cluster ID changed (target rebuilt under the same alias): checkpoints topic created again, stale offset syncs discarded",
-			"cluster", c.TargetAlias, "was", e.dstCluster, "now", view.cluster)
-		if err := r.createTopic(ctx); err != nil {
-			e.log.Warn("creating checkpoints topic", "err", err)
-		}
-	}
-	var out []Checkpoint
-	e.storeMu.Lock()
-	st := e.checkTarget(view)
-	e.discardStale(st)
-	e.queue(view, st, &out)
-	e.storeMu.Unlock()
-	r.write(ctx, ts, out)
-	return ok
-}
-
-// remoteTopics returns the sorted remote topics of the known groups'
-// replicated partitions.
-func (e *Emitter) remoteTopics() []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, g := range e.groups {
-		for _, pe := range g.parts {
-			if !seen[pe.remote] {
-				seen[pe.remote] = true
-				out = append(out, pe.remote)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// queue appends to out the checkpoints to write after the target checks:
-// per translated partition whose syncs are not stale, when more recent
-// than the last checkpoint (MM2's checkpointIsMoreRecent; a stale last
-// checkpoint was forgotten, so a lower one is written). Stale partitions
-// lose their translation. Callers hold storeMu.
-func (e *Emitter) queue(v *targetView, st staleness, out *[]Checkpoint) {
-	names := make([]string, 0, len(e.groups))
-	for n := range e.groups {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		g := e.groups[name]
-		keys := make([]cpKeyTP, 0, len(g.parts))
-		for k := range g.parts {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool {
-			if keys[i].remote != keys[j].remote {
-				return keys[i].remote < keys[j].remote
-			}
-			return keys[i].partition < keys[j].partition
-		})
-		for _, k := range keys {
-			pe := g.parts[k]
-			if _, stale := st.parts[tpKey{topic: pe.topic, partition: pe.partition}]; stale {
-				pe.translated, pe.exact, pe.exactReason, pe.reason = -1, false, "", ReasonStaleTarget
-				continue
-			}
-			if pe.translated < 0 {
-				continue
-			}
-			if end, _, ok := v.end(pe.remote, pe.partition); !ok || pe.translated > end {
-				continue // the remote partition's end is unknown this round
-			}
-			cp := Checkpoint{Group: name, Topic: pe.remote, Partition: pe.partition,
-				UpstreamOffset: pe.srcOffset, DownstreamOffset: pe.translated, Metadata: pe.metadata}
-			if e.cps.Next(cp) {
-				e.cps.SetTarget(name, pe.remote, pe.partition, v.id(pe.remote))
-				*out = append(*out, cp)
-			}
-		}
-	}
-}
-
-// topicIDs returns the current topic IDs of the source topics the fetched
-// groups committed on (passing the topic filter), listed after the offsets
-// were fetched: a re-created topic's new offsets are never translated with
-// the old topic's offset runs. A failed listing leaves IDs unknown (zero),
-// which translates with the newest runs of each partition.
-func (r *run) topicIDs(ctx context.Context, fetched kadm.FetchOffsetsResponses) map[string][16]byte {
-	e := r.e
-	seen := map[string]bool{}
-	var topics []string
-	for _, resp := range fetched {
-		for t := range resp.Fetched {
-			if !seen[t] && e.cfg.TopicFilter(t) {
-				seen[t] = true
-				topics = append(topics, t)
-			}
-		}
-	}
-	out := make(map[string][16]byte, len(topics))
-	if len(topics) == 0 || e.cfg.OffsetRunsTopic == "" {
-		return out
-	}
-	lctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
-	defer cancel()
-	td, err := r.src.ListTopics(lctx, topics...)
-	if err != nil {
-		if ctx.Err() == nil {
-			e.log.Warn("listing source topic IDs", "cluster", e.cfg.SourceAlias, "err", err)
-		}
-		return out
-	}
-	for t, d := range td {
-		if d.Err == nil {
-			out[t] = d.ID
-		}
-	}
-	return out
-}
-
-// updateGroup refreshes a group's partitions from its fetched source
-// offsets and translates them. It returns nil for a group without any
-// commit. Callers hold storeMu.
-func (e *Emitter) updateGroup(name string, old *groupEntry, fetched kadm.OffsetResponses, ids map[string][16]byte, ts time.Time) *groupEntry {
-	g := &groupEntry{name: name, parts: map[cpKeyTP]*partEntry{}, fetched: ts}
-	if old != nil {
-		g.active, g.syncErr = old.active, old.syncErr
-	}
-	skipped := map[string]bool{}
-	commits := 0
-	for topic, ps := range fetched {
-		for p, o := range ps {
-			if o.Err != nil || o.At < 0 {
-				continue // no commit, or a null offset entry (MM2 skips both)
-			}
-			commits++
-			if !e.cfg.TopicFilter(topic) {
-				skipped[topic] = true
-				continue
-			}
-			remote := e.remoteTopic(topic)
-			k := cpKeyTP{remote, p}
-			pe := &partEntry{topic: topic, remote: remote, partition: p, srcOffset: o.At, metadata: o.Metadata,
-				topicID: ids[topic], translated: -1, targetOffset: -1}
-			if old != nil {
-				if prev := old.parts[k]; prev != nil {
-					pe.targetOffset = prev.targetOffset
-				}
-			}
-			g.parts[k] = pe
-			e.translate(pe)
-		}
-	}
-	if commits == 0 {
-		return nil
-	}
-	for t := range skipped {
-		g.skipped = append(g.skipped, t)
-	}
-	sort.Strings(g.skipped)
-	return g
-}
-
-// translate computes pe's translation (docs/mm2-compat.md §6.4 steps 2-3);
-// queue decides on its checkpoint after the target checks. Callers hold
-// storeMu.
-func (e *Emitter) translate(pe *partEntry) {
-	tr := Translator{Syncs: e.store, Runs: e.runs}.Translate(pe.topic, pe.partition, pe.topicID, pe.srcOffset)
-	if !tr.OK {
-		pe.reason = tr.Reason
-		if e.discarded[tpKey{topic: pe.topic, partition: pe.partition}] {
-			pe.reason = ReasonStaleTarget
-		}
-		return
-	}
-	pe.exactReason = tr.Reason
-	pe.translated, pe.exact = tr.Offset, tr.Exact
-}
-
-// best returns the best known no-skip target offset for pe's current
-// source offset: its translation, or the last checkpoint of the partition
-// when that one is for an offset not after the current one and higher
-// (translations of older offsets never pass the current position).
-func (e *Emitter) best(group string, pe *partEntry) (int64, bool) {
-	b := pe.translated
-	if last, ok := e.cps.Last(group, pe.remote, pe.partition); ok && last.UpstreamOffset <= pe.srcOffset && last.DownstreamOffset > b {
-		b = last.DownstreamOffset
-	}
-	return b, b >= 0
-}
-
-// write produces the checkpoints of one emission to partition 0 and waits
-// for their acknowledgement. Checkpoints that failed are forgotten so the
-// next emission writes them again.
-func (r *run) write(ctx context.Context, ts time.Time, cps []Checkpoint) {
-	e := r.e
-	if len(cps) == 0 {
-		return
-	}
-	var mu sync.Mutex
-	var failed []Checkpoint
-	var firstErr error
-	for _, cp := range cps {
-		k, err := cp.Key()
-		var v []byte
-		if err == nil {
-			v, err = cp.Value()
-		}
-		if err != nil { // an over-long group id or metadata: cannot be written
-			e.log.Warn("checkpoint not encodable", "group", cp.Group, "topic", cp.Topic, "partition", cp.Partition, "err", err)
-			failed = append(failed, cp)
-			continue
-		}
-		rec := &kgo.Record{Topic: e.cpTopic, Partition: 0, Key: k, Value: v, Timestamp: ts,
-			Headers: e.cps.Target(cp.Group, cp.Topic, cp.Partition).headers()}
-		r.dstCl.Produce(ctx, rec, func(_ *kgo.Record, err error) {
-			if err != nil {
-				mu.Lock()
-				failed = append(failed, cp)
-				if firstErr == nil {
-					firstErr = err
-				}
-				mu.Unlock()
-				return
-			}
-			if e.cfg.OnLatency != nil {
-				e.cfg.OnLatency(time.Since(ts))
-			}
-		})
-	}
-	if err := r.dstCl.Flush(ctx); err != nil && ctx.Err() == nil {
-		e.log.Warn("flushing checkpoints", "err", err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, cp := range failed {
-		if last, ok := e.cps.Last(cp.Group, cp.Topic, cp.Partition); ok && last == cp {
-			e.cps.Forget(cp.Group, cp.Topic, cp.Partition)
-		}
-	}
-	if firstErr != nil && ctx.Err() == nil {
-		e.log.Warn("writing checkpoints", "topic", e.cpTopic, "failed", len(failed), "of", len(cps), "err", firstErr)
-		e.fail("write_checkpoints", firstErr)
-	}
-	if e.cfg.OnCheckpoints != nil {
-		e.cfg.OnCheckpoints(len(cps) - len(failed))
-	}
-	if cpwatch.Active() {
-		bad := map[Checkpoint]bool{}
-		for _, cp := range failed {
-			bad[cp] = true
-		}
-		var ws []cpwatch.Written
-		for _, cp := range cps {
-			if !bad[cp] {
-				ws = append(ws, cpwatch.Written{Group: cp.Group, Topic: cp.Topic, Partition: cp.Partition, Offset: cp.DownstreamOffset})
-			}
-		}
-		cpwatch.Call(ctx, r.dst, ws)
-	}
-}
-
-// publish recomputes the status snapshot from the Run goroutine's state.
-func (e *Emitter) publish() {
-	names := make([]string, 0, len(e.groups))
-	for n := range e.groups {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	out := make([]GroupStatus, 0, len(names))
-	for _, n := range names {
-		out = append(out, e.groupStatus(e.groups[n]))
-	}
-	e.mu.Lock()
-	e.status = out
-	e.mu.Unlock()
-}
-
-func (e *Emitter) groupStatus(g *groupEntry) GroupStatus {
-	gs := GroupStatus{Group: g.name, Updated: g.fetched}
-	keys := make([]cpKeyTP, 0, len(g.parts))
-	for k := range g.parts {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].remote != keys[j].remote {
-			return keys[i].remote < keys[j].remote
-		}
-		return keys[i].partition < keys[j].partition
-	})
-	translated, done, exact := 0, 0, 0
-	firstReason, exactReason := "", ""
-	for _, k := range keys {
-		pe := g.parts[k]
-		ps := PartitionStatus{Topic: pe.topic, RemoteTopic: pe.remote, Partition: pe.partition,
-			SourceOffset: pe.srcOffset, Translated: -1, Checkpointed: -1, TargetOffset: pe.targetOffset, Reason: pe.reason}
-		if last, ok := e.cps.Last(g.name, pe.remote, pe.partition); ok {
-			ps.Checkpointed = last.DownstreamOffset
-		}
-		if b, ok := e.best(g.name, pe); ok {
-			ps.Translated = b
-			translated++
-			have := ps.Checkpointed
-			if e.cfg.SyncGroupOffsets {
-				have = pe.targetOffset
-				switch {
-				case g.active:
-					ps.Reason = ReasonActiveOnTarget
-				case pe.syncReason != "":
-					ps.Reason = pe.syncReason
-				case have != b:
-					ps.Reason = ReasonNotSyncedYet
-				}
-			}
-			ps.Exact = pe.exact && b == pe.translated
-			if !ps.Exact && ps.Reason == "" {
-				ps.Reason = pe.exactReason
-				if ps.Reason == "" {
-					ps.Reason = ReasonNotExact // an earlier checkpoint beats the translation
-				}
-				if exactReason == "" {
-					exactReason = ps.Reason
-				}
-			}
-			if have == b {
-				done++
-				if ps.Exact {
-					exact++
-				}
-			}
-		}
-		if ps.Reason != "" && firstReason == "" && ps.Reason != ReasonNotExact && ps.Reason != ReasonBeyondReplicated {
-			firstReason = ps.Reason
-		}
-		gs.Partitions = append(gs.Partitions, ps)
-	}
-	switch {
-	case len(keys) == 0:
-		gs.State, gs.Reason = StateSkipped, ReasonTopicNotReplicated
-	case e.cfg.SyncGroupOffsets && g.active:
-		gs.State, gs.Reason = StateSkipped, ReasonActiveOnTarget
-	case translated == 0:
-		gs.State, gs.Reason = StateSkipped, firstReason
-	case e.cfg.SyncGroupOffsets && done == len(keys):
-		gs.State = StateSynced
-	default:
-		gs.State, gs.Reason = StateCheckpointed, firstReason
-	}
-	if gs.Reason == "" && g.syncErr != "" {
-		gs.Reason = g.syncErr
-	}
-	if gs.Reason == "" && g.err != "" {
-		gs.Reason = "fetching source offsets: " + g.err
-	}
-	gs.SafeToSwitch = len(keys) > 0 && exact == len(keys) && g.err == "" && !(e.cfg.SyncGroupOffsets && g.active)
-	if gs.Reason == "" && !gs.SafeToSwitch {
-		gs.Reason = exactReason
-	}
-	return gs
 }

@@ -255,8 +255,8 @@ func TestEmitterWritesTranslatedCheckpoints(t *testing.T) {
 	})
 	gs, _ := groupStatus(e, g1)
 	wantParts := []PartitionStatus{
-		{Topic: f.topic, RemoteTopic: f.remote, Partition: 0, SourceOffset: 100, Translated: 95, Exact: true, Checkpointed: 95, TargetOffset: -1},
-		{Topic: f.topic, RemoteTopic: f.remote, Partition: 1, SourceOffset: 7, Translated: 7, Exact: true, Checkpointed: 7, TargetOffset: -1},
+		{Topic: f.topic, RemoteTopic: f.remote, Partition: 0, SourceOffset: 100, Translated: 95, Exact: true, Checkpointed: 95, TargetOffset: -1, CheckpointExact: true},
+		{Topic: f.topic, RemoteTopic: f.remote, Partition: 1, SourceOffset: 7, Translated: 7, Exact: true, Checkpointed: 7, TargetOffset: -1, CheckpointExact: true},
 	}
 	if d := cmp.Diff(wantParts, gs.Partitions); d != "" {
 		t.Errorf("g1 partitions (-want +got):\n%s", d)

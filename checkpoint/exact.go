@@ -56,6 +56,17 @@ type Translation struct {
 	// Reason says why there is no answer or why it is not exact: one of
 	// the Reason* constants; empty when Exact.
 	Reason string
+	// Kind is the record kind the answer came from when OK: [KindRun]
+	// (offset runs) or [KindSync] (offset syncs alone, MM2's rule).
+	Kind string
+	// Reread bounds, when OK, the records at target offsets from Offset on
+	// that the group consumed on the source before offset g (a consumer
+	// resuming at Offset reads at most Reread records again): 0 when
+	// Exact, -1 when no bound is known. With offset syncs it is the
+	// distance from the sync used to g (MM2's re-read); with offset runs,
+	// the distance from Offset to the first target offset known to hold a
+	// record the group had not consumed.
+	Reread int64
 }
 
 // RunStore keeps the offset runs ([OffsetRun]) read from kmirror's
@@ -323,7 +334,11 @@ func (t Translator) Translate(topic string, partition int32, topicID [16]byte, g
 		}
 		return Translation{Reason: ReasonNoOffsetSync}
 	}
-	return Translation{Offset: d, OK: true, Reason: ReasonNotExact}
+	reread := int64(0)
+	if up, _, found := t.Syncs.parts[tpKey{topic: topic, partition: partition}].lookup(g); found && up < g {
+		reread = g - up - 1 // the records between the sync and g
+	}
+	return Translation{Offset: d, OK: true, Reason: ReasonNotExact, Kind: KindSync, Reread: reread}
 }
 
 // pick chooses the incarnation whose sessions translate offsets of the
@@ -370,8 +385,14 @@ func (t Translator) exact(topic string, partition int32, p *runPart, topicID [16
 			floor = max(floor, c.lastDown()+1)
 		}
 	}
-	best, exact, reason := int64(math.MaxInt64), false, ""
-	offer := func(c int64, ex bool, why string) {
+	// upper bounds the exact answer: the minimum, over the sessions, of an
+	// upper bound of each one's true contribution (c itself when exact).
+	best, exact, reason, upper := int64(math.MaxInt64), false, "", int64(math.MaxInt64)
+	offer := func(c int64, ex bool, why string, up int64) {
+		if ex {
+			up = c
+		}
+		upper = min(upper, up)
 		switch {
 		case c < best:
 			best, exact, reason = c, ex, why
@@ -387,7 +408,11 @@ func (t Translator) exact(topic string, partition int32, p *runPart, topicID [16
 	// Likewise the newest known session may have copied records after its
 	// last run (it runs on, or stopped with unrecorded copies): older
 	// sessions' copies of records after its last run are not provably the
-	// last either.
+	// last either. The gap may also hold the unrecorded copies of the
+	// session before it, when the next one started from the target's
+	// tail (mirror: resume from the target's tail) instead of from the
+	// stored resume point. Such copies bound neither exact nor safe
+	// contributions.
 	taintFrom := ss[len(ss)-1].frontUp() + 1
 	for i := len(ss) - 1; i >= 0; i-- {
 		x := ss[i]
@@ -396,11 +421,20 @@ func (t Translator) exact(topic string, partition int32, p *runPart, topicID [16
 			taintFrom = min(taintFrom, max(x.readFrom, x.committed+1))
 		}
 		s := firstUncovered(g, newer)
-		if c, ex, why, rec, has := t.contribution(topic, partition, p, x, s, newer); has {
-			if ex && len(newer) > 0 && rec >= taintFrom {
-				ex, why = false, ReasonNotExact
+		if c, ex, why, rec, up, upRec, has := t.contribution(topic, partition, p, x, s, newer); has {
+			switch {
+			case ex && len(newer) > 0 && rec >= taintFrom:
+				ex, why, up = false, ReasonNotExact, math.MaxInt64 // a later copy may exist
+			case !ex && len(newer) > 0 && up != math.MaxInt64 && upRec >= taintFrom:
+				// The copy that bounds a safe contribution may have been
+				// made again later too: no bound. Without unknown sessions
+				// this happens after a start from the target's tail, which
+				// reads from past the previous session's last run while its
+				// unrecorded copies lie before the new session (regression:
+				// TestExactTranslationPropertyTailResume).
+				up = math.MaxInt64
 			}
-			offer(c, ex, why)
+			offer(c, ex, why, up)
 		}
 	}
 	if first := ss[0]; floor < first.startDown {
@@ -412,16 +446,20 @@ func (t Translator) exact(topic string, partition int32, p *runPart, topicID [16
 		case !ok:
 			return Translation{Reason: ReasonOlderThanSyncs}
 		case has:
-			offer(c, false, ReasonNotExact)
+			offer(c, false, ReasonNotExact, math.MaxInt64)
 		}
 	}
 	if best == math.MaxInt64 {
 		return Translation{Reason: ReasonOlderThanSyncs}
 	}
-	if exact {
-		reason = ""
+	reread := int64(-1)
+	switch {
+	case exact:
+		reason, reread = "", 0
+	case upper < math.MaxInt64 && upper >= best:
+		reread = upper - best
 	}
-	return Translation{Offset: best, OK: true, Exact: exact, Reason: reason}
+	return Translation{Offset: best, OK: true, Exact: exact, Reason: reason, Kind: KindRun, Reread: reread}
 }
 
 // firstUncovered returns the first offset >= g outside every session's
@@ -444,16 +482,20 @@ func firstUncovered(g int64, sessions []*runSession) int64 {
 // record (no newer session passed it), or a lower bound of it
 // (exact=false), and has=false when x holds no such copy. newer are the
 // sessions after x, oldest first.
-func (t Translator) contribution(topic string, partition int32, p *runPart, x *runSession, s int64, newer []*runSession) (c int64, exact bool, why string, rec int64, has bool) {
+//
+// up is an upper bound of the true contribution when c is a lower bound
+// (math.MaxInt64 when none is known), upRec the source offset of x's copy
+// at up (-1 when unknown).
+func (t Translator) contribution(topic string, partition int32, p *runPart, x *runSession, s int64, newer []*runSession) (c int64, exact bool, why string, rec, up, upRec int64, has bool) {
 	for {
 		// rec: source offset of the copy at c when exact, -1 when none
-		c, exact, why, has, rec = t.firstCopy(topic, partition, p, x, s, newer)
+		c, exact, why, has, rec, up, upRec = t.firstCopy(topic, partition, p, x, s, newer)
 		if !has || !exact || rec < 0 {
-			return c, exact, why, rec, has
+			return c, exact, why, rec, up, upRec, has
 		}
 		next := firstUncovered(rec, newer)
 		if next == rec {
-			return c, exact, why, rec, has
+			return c, exact, why, rec, up, upRec, has
 		}
 		s = next // that copy was made again by a newer session
 	}
@@ -462,31 +504,38 @@ func (t Translator) contribution(topic string, partition int32, p *runPart, x *r
 // firstCopy returns the target offset of session x's first copy of a
 // record at or after s (rec: that record's source offset, -1 when c is a
 // bound or a future position), see contribution.
-func (t Translator) firstCopy(topic string, partition int32, p *runPart, x *runSession, s int64, newer []*runSession) (c int64, exact bool, why string, has bool, rec int64) {
+func (t Translator) firstCopy(topic string, partition int32, p *runPart, x *runSession, s int64, newer []*runSession) (c int64, exact bool, why string, has bool, rec, up, upRec int64) {
+	const unknown = math.MaxInt64
 	if s <= x.startUp {
-		return x.startDown, true, "", true, x.startUp
+		return x.startDown, true, "", true, x.startUp, x.startDown, x.startUp
 	}
 	j := sort.Search(len(x.runs), func(j int) bool { return x.runs[j].lastUp() >= s })
 	if j == len(x.runs) { // past x's last recorded record
 		if len(newer) == 0 {
 			if s <= x.frontUp()+1 || (x.endUp >= 0 && s <= x.endUp) {
-				return x.lastDown() + 1, true, "", true, -1
+				return x.lastDown() + 1, true, "", true, -1, x.lastDown() + 1, -1
 			}
-			return x.lastDown() + 1, false, ReasonBeyondReplicated, true, -1
+			// Copies made since the last run lie from here on, one per
+			// record after the run's last one: at most s-frontUp-1 of
+			// them are of records before s.
+			if s-x.frontUp() > math.MaxInt64-x.lastDown() {
+				return x.lastDown() + 1, false, ReasonBeyondReplicated, true, -1, unknown, -1
+			}
+			return x.lastDown() + 1, false, ReasonBeyondReplicated, true, -1, x.lastDown() + (s - x.frontUp()), -1
 		}
 		if tailCopiedAgain(p, x, newer) {
-			return 0, false, "", false, -1
+			return 0, false, "", false, -1, unknown, -1
 		}
-		return x.lastDown() + 1, false, ReasonNotExact, true, -1
+		return x.lastDown() + 1, false, ReasonNotExact, true, -1, unknown, -1
 	}
 	r := x.runs[j]
 	if s >= r.firstUp {
-		return r.firstDown + (s - r.firstUp), true, "", true, s
+		return r.firstDown + (s - r.firstUp), true, "", true, s, r.firstDown + (s - r.firstUp), s
 	}
 	// s < r.firstUp. A linked run proves that x copied nothing in
 	// (r.prevUp, r.firstUp); runs before j end before s.
 	if r.prevUp >= 0 && s > r.prevUp {
-		return r.firstDown, true, "", true, r.firstUp
+		return r.firstDown, true, "", true, r.firstUp, r.firstDown, r.firstUp
 	}
 	// A hole in what is known of x: its copies of records in
 	// [s, r.firstUp) lie between the previous known record and r.
@@ -498,12 +547,14 @@ func (t Translator) firstCopy(topic string, partition int32, p *runPart, x *runS
 	if t.Syncs != nil {
 		if u, d, ok := t.Syncs.newestWithin(topic, partition, s, lo+1, r.firstDown); ok {
 			if u == s {
-				return d, true, "", true, s
+				return d, true, "", true, s, d, s
 			}
 			c = max(c, d+1)
 		}
 	}
-	return c, false, ReasonNotExact, true, -1
+	// r's first record is at or after s: x's first copy of such a record
+	// is at r.firstDown at the latest.
+	return c, false, ReasonNotExact, true, -1, r.firstDown, r.firstUp
 }
 
 // tailCopiedAgain reports whether the records session x may have copied

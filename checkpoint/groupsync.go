@@ -6,64 +6,82 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Target group states (ListGroups GroupState) in which a group has no
-// members: only such groups, and absent ones, receive offsets.
-var idleGroupStates = map[string]bool{"Empty": true, "Dead": true}
-
-// commitPlan is the offsets to commit into one target group.
+// commitPlan is one OffsetCommit request of a sync round: the plan's
+// offsets for one target group, and the results.
 type commitPlan struct {
-	group string
-	parts []*partEntry
-	want  []int64 // offset to commit, per parts entry
-	errs  []error // commit result, per parts entry
-	err   error   // request-level failure
+	groupCommit
+	errs []error // commit result, per parts entry
+	err  error   // request-level failure
 }
 
+// syncIO is the I/O one group offset sync round needs; run implements it
+// with the emitter's target client, tests with an in-memory model.
+type syncIO interface {
+	// listTargetGroups lists the target's groups and their states.
+	listTargetGroups(ctx context.Context) (kadm.ListedGroups, error)
+	// fetchTargetOffsets returns the target groups' committed offsets
+	// (one batched OffsetFetch per coordinator), as fetchOffsets does.
+	fetchTargetOffsets(ctx context.Context, groups []string) ([]kmsg.OffsetFetchResponseGroup, map[string]error)
+	// listEnds lists the log ends of remote topics.
+	listEnds(ctx context.Context, topics []string) (kadm.ListedOffsets, error)
+	// topicMeta describes remote topics (their IDs, for OffsetCommit v10).
+	topicMeta(ctx context.Context, topics []string) (kadm.TopicDetails, error)
+	// commit sends one OffsetCommit and fills plan.errs or plan.err.
+	commit(ctx context.Context, plan *commitPlan, meta kadm.TopicDetails)
+}
+
+// sync runs one group offset sync round with the run's clients.
+func (r *run) sync(ctx context.Context) { r.e.sync(ctx, r) }
+
 // sync runs one group-offset sync round (sync.group.offsets.enabled,
-// docs/mm2-compat.md §6.5), with these rules:
+// docs/mm2-compat.md §6.5) on what changed since the previous one. It
+// gathers the plan's inputs with admin requests, lets planSync
+// (syncplan.go) decide, and applies the plan:
 //   - the state of every target group comes from one ListGroups; groups with
 //     members (any state but Empty or Dead) are not touched
 //     (docs/field-failures.md case B06), and a failed listing skips the
 //     round, since a group missing from a partial list would look absent;
-//   - the target offsets of the remaining groups are fetched in batches; a
-//     group whose fetch failed is skipped;
-//   - a target group whose committed offset is past the remote
-//     partition's log end (a target rebuilt, a remote topic re-created or
-//     truncated) is reported ([ReasonTargetPastLogEnd]) and not moved;
-//   - per partition the offset committed is the best known translation of
-//     the group's current source offset (see [PartitionStatus.Translated]),
-//     only when the target has no offset for the partition or a lower one
-//     (never backwards: invariant I2 of docs/field-failures.md) and only
-//     when it is at most the remote partition's log end listed in this
-//     round (never past the target log end: invariant I1, and
-//     docs/field-failures.md case B32, transaction markers);
-//   - an absent group is created by the commit; a commit the broker refuses
-//     because members joined meanwhile marks the group active.
-func (r *run) sync(ctx context.Context) {
-	e := r.e
-	var names []string
-	for name, g := range e.groups {
-		for _, pe := range g.parts {
-			if _, ok := e.best(name, pe); ok {
-				names = append(names, name)
-				break
-			}
+//   - only the idle groups whose translations, source offsets or
+//     checkpoints moved since their last plan, whose target state changed
+//     (became idle, was created or deleted), or whose last plan left
+//     something to retry (a log end unknown, a commit failed, a translation
+//     past the log end) have their target offsets fetched (one batched
+//     OffsetFetch per coordinator) and are planned; at a sweep (every
+//     targetSweepInterval) every idle group's offsets are fetched, and those
+//     that differ from the last seen or committed (reset by an operator)
+//     are planned too. A group at its translation stays so until one of
+//     those changes; a group whose fetch failed is skipped;
+//   - the log ends of their remote topics are listed, and the topic IDs of
+//     the topics to commit on (for OffsetCommit v10); a failure of either
+//     skips the round (a partial log-end listing only skips the partitions
+//     it lacks);
+//   - planSync decides, per partition, what to commit (never backwards,
+//     never past the target log end) and why not;
+//   - the commits are sent, at most DefaultCommitParallelism at a time;
+//     an absent group is created by the commit, and a commit the broker
+//     refuses because members joined meanwhile marks the group active.
+func (e *Emitter) sync(ctx context.Context, io syncIO) {
+	e.work.syncs.Add(1)
+	if e.names == nil {
+		e.publish() // rebuilds names
+	}
+	var eligible []*groupEntry
+	for _, name := range e.names {
+		if g := e.groups[name]; g != nil && e.syncable(g) {
+			eligible = append(eligible, g)
 		}
 	}
-	if len(names) == 0 {
+	if len(eligible) == 0 {
 		return
 	}
-	sort.Strings(names)
-
-	lctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
-	listed, err := r.dst.ListGroups(lctx)
-	cancel()
+	listed, err := io.listTargetGroups(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Warn("listing target groups; skipping this offset sync", "cluster", e.cfg.TargetAlias, "err", err)
@@ -71,119 +89,206 @@ func (r *run) sync(ctx context.Context) {
 		}
 		return
 	}
-	var check []string
-	topics := map[string]bool{}
-	for _, name := range names {
-		g := e.groups[name]
-		lg, exists := listed[name]
-		g.active = exists && !idleGroupStates[lg.State]
-		g.syncErr = ""
-		if g.active {
+	now := time.Now()
+	sweep := e.full || e.forceSyncSweep || e.nextSyncSweep.IsZero() || !now.Before(e.nextSyncSweep)
+	e.forceSyncSweep = false
+	var idle []*groupEntry
+	var idleNames []string
+	moved := map[*groupEntry]bool{}
+	for _, g := range eligible {
+		lg, exists := listed[g.name]
+		active := !idleOnTarget(lg.State, exists)
+		if !g.tknown || g.tlisted != exists || g.tstate != lg.State || g.active != active {
+			moved[g] = true
+		}
+		g.tknown, g.tlisted, g.tstate = true, exists, lg.State
+		if active {
+			if !g.active || g.syncErr != "" {
+				g.active, g.syncErr = true, ""
+				e.touch(g)
+			}
 			continue
 		}
-		check = append(check, name)
-		for _, pe := range g.parts {
-			topics[pe.remote] = true
+		// An idle group's target offsets are fetched when something of it
+		// changed, and at a sweep for all: a group reset on the target by
+		// an operator, with nothing else changed, is synced again within
+		// a sweep interval.
+		if sweep || moved[g] || g.syncDirty || g.syncPending {
+			idle = append(idle, g)
+			idleNames = append(idleNames, g.name)
 		}
 	}
-	if len(check) == 0 {
+	if sweep {
+		e.nextSyncSweep = now.Add(max(e.sweepEvery, e.cfg.SyncInterval))
+	}
+	if len(idle) == 0 {
 		return
 	}
-	targets := r.fetchOffsets(ctx, r.dst, check)
+	fetched, ferrs := io.fetchTargetOffsets(ctx, idleNames)
+	if ctx.Err() != nil {
+		return
+	}
+	byName := make(map[string]*kmsg.OffsetFetchResponseGroup, len(fetched))
+	for i := range fetched {
+		byName[fetched[i].Group] = &fetched[i]
+	}
+	in := syncInputs{states: map[string]string{}, offsets: map[string]targetOffsets{},
+		ends: map[cpKeyTP]targetEnd{}, missing: map[string]bool{}}
+	var plannedGroups []*groupEntry
+	topics := map[string]bool{}
+	for _, g := range idle {
+		rg := byName[g.name]
+		var to targetOffsets
+		switch {
+		case rg == nil:
+			to.err = ferrs[g.name]
+			if to.err == nil {
+				to.err = errors.New("no response for group")
+			}
+		default:
+			to.err = kerr.ErrorForCode(rg.ErrorCode)
+		}
+		changed := to.err != nil || moved[g] || g.syncDirty || g.syncPending || e.full
+		if !changed {
+			changed = e.targetMoved(g, rg)
+		}
+		if !changed {
+			continue
+		}
+		if to.err == nil {
+			to.offsets = make(map[cpKeyTP]int64, len(g.parts))
+			for ti := range rg.Topics {
+				rt := &rg.Topics[ti]
+				src, ok := e.sourceOf[rt.Topic]
+				if !ok {
+					continue
+				}
+				for pi := range rt.Partitions {
+					rp := &rt.Partitions[pi]
+					if pe := g.parts[tpKey{topic: src, partition: rp.Partition}]; pe != nil && rp.ErrorCode == 0 {
+						to.offsets[pe.cpKey()] = rp.Offset
+					}
+				}
+			}
+		}
+		in.offsets[g.name] = to
+		if st, ok := listed[g.name]; ok {
+			in.states[g.name] = st.State
+		}
+		sg := e.syncGroupOf(g)
+		if len(sg.parts) == 0 {
+			continue
+		}
+		in.groups = append(in.groups, sg)
+		plannedGroups = append(plannedGroups, g)
+		for _, p := range sg.parts {
+			topics[p.key.remote] = true
+		}
+	}
+	e.work.planned.Add(int64(len(plannedGroups)))
+	if len(plannedGroups) == 0 {
+		return
+	}
 	topicList := make([]string, 0, len(topics))
 	for t := range topics {
 		topicList = append(topicList, t)
 	}
 	sort.Strings(topicList)
-	ectx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
-	ends, err := r.dst.ListEndOffsets(ectx, topicList...)
-	cancel()
+	ends, err := io.listEnds(ctx, topicList)
 	var shardErr *kadm.ShardErrors
 	if err != nil && !errors.As(err, &shardErr) {
 		if ctx.Err() == nil {
 			e.log.Warn("listing target end offsets; skipping this offset sync", "cluster", e.cfg.TargetAlias, "err", err)
 			e.fail("sync_group_offsets", err)
 		}
-		return
-	}
-	mctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
-	meta, merr := r.dst.ListTopics(mctx, topicList...) // topic IDs for OffsetCommit v10
-	cancel()
-	if merr != nil {
-		if ctx.Err() == nil {
-			e.log.Warn("describing target topics; skipping this offset sync", "cluster", e.cfg.TargetAlias, "err", merr)
-			e.fail("sync_group_offsets", merr)
+		for _, g := range plannedGroups {
+			g.syncPending = true
 		}
 		return
+	}
+	if shardErr != nil {
+		in.endsErr = err
+	}
+	for t, ps := range ends {
+		for p, o := range ps {
+			if p == -1 { // kadm's entry for a topic missing from the metadata
+				in.missing[t] = true
+				continue
+			}
+			in.ends[cpKeyTP{t, p}] = targetEnd{offset: o.Offset, err: o.Err}
+		}
 	}
 
-	var plans []*commitPlan
-	for _, name := range check {
-		g := e.groups[name]
-		tr := targets[name]
-		if tr.Err != nil && !errors.Is(tr.Err, kerr.GroupIDNotFound) {
-			g.syncErr = "fetching target offsets: " + tr.Err.Error()
-			continue
+	plan := planSync(in)
+	var commitTopics []string
+	seen := map[string]bool{}
+	for _, c := range plan.commits {
+		for _, p := range c.parts {
+			if !seen[p.key.remote] {
+				seen[p.key.remote] = true
+				commitTopics = append(commitTopics, p.key.remote)
+			}
 		}
-		plan := &commitPlan{group: name}
+	}
+	var meta kadm.TopicDetails
+	if len(commitTopics) > 0 {
+		sort.Strings(commitTopics)
+		var merr error
+		meta, merr = io.topicMeta(ctx, commitTopics) // topic IDs for OffsetCommit v10
+		if merr != nil {
+			if ctx.Err() == nil {
+				e.log.Warn("describing target topics; skipping this offset sync", "cluster", e.cfg.TargetAlias, "err", merr)
+				e.fail("sync_group_offsets", merr)
+			}
+			for _, g := range plannedGroups {
+				g.syncPending = true
+			}
+			return
+		}
+	}
+	for _, g := range plannedGroups {
+		// The target offsets as fetched, for the next round's comparison.
+		to := in.offsets[g.name]
+		g.nTarget = 0
 		for _, pe := range g.parts {
-			want, ok := e.best(name, pe)
-			if !ok {
-				continue
+			pe.syncReason = "" // a partition without translation is not planned
+			pe.seenTarget = -1
+			if o, ok := to.offsets[pe.cpKey()]; ok && o >= 0 {
+				pe.seenTarget = o
+				g.nTarget++
 			}
-			pe.syncReason = ""
-			end, ok := ends.Lookup(pe.remote, pe.partition)
-			switch {
-			case !ok:
-				if _, missing := ends.Lookup(pe.remote, -1); missing {
-					pe.syncReason = ReasonRemoteTopicMissing
-				} else if shardErr != nil {
-					pe.syncReason = "target end offset unknown: " + err.Error()
-				} else {
-					pe.syncReason = ReasonPartitionMismatch
-				}
-				continue
-			case errors.Is(end.Err, kerr.UnknownTopicOrPartition):
-				pe.syncReason = ReasonRemoteTopicMissing
-				continue
-			case end.Err != nil:
-				pe.syncReason = "target end offset unknown: " + end.Err.Error()
-				continue
+		}
+		g.syncDirty, g.syncPending = false, false
+		e.touch(g)
+	}
+	for _, gs := range plan.groups {
+		g := e.groups[gs.name]
+		g.active, g.syncErr = gs.active, gs.err
+		if gs.err != "" {
+			g.syncPending = true
+		}
+		for _, ps := range gs.parts {
+			pe := g.parts[tpKey{topic: e.sourceOf[ps.key.remote], partition: ps.key.partition}]
+			pe.syncReason = ps.reason
+			if ps.reason != "" && ps.reason != ReasonTargetAhead {
+				g.syncPending = true // retried every round: a log end, a topic, a commit may come
 			}
-			have := int64(-1)
-			if o, ok := tr.Fetched.Lookup(pe.remote, pe.partition); ok && o.Err == nil {
-				have = o.At
+			if ps.endKnown {
+				pe.targetOffset = ps.target
 			}
-			pe.targetOffset = have
-			switch {
-			case have > end.Offset:
-				// The target was rebuilt, or the remote topic re-created or
-				// truncated, under an idle group: reported, never moved
-				// (kmirror never moves a target offset back; the group's
-				// consumers reset by auto.offset.reset, or an operator
-				// resets the group).
-				pe.syncReason = ReasonTargetPastLogEnd
+			switch ps.reason {
+			case ReasonTargetPastLogEnd:
 				e.log.Warn("target group offset past the target log end; not moved (reset the group on the target, or let its consumers apply auto.offset.reset)",
-					"group", name, "topic", pe.remote, "partition", pe.partition, "offset", have, "log_end", end.Offset)
-				continue
-			case want > end.Offset:
-				pe.syncReason = ReasonPastTargetEnd
+					"group", gs.name, "topic", ps.key.remote, "partition", ps.key.partition, "offset", ps.target, "log_end", ps.end)
+			case ReasonPastTargetEnd:
 				e.log.Warn("translated offset past the target log end; not committed",
-					"group", name, "topic", pe.remote, "partition", pe.partition, "offset", want, "log_end", end.Offset)
-				continue
+					"group", gs.name, "topic", ps.key.remote, "partition", ps.key.partition, "offset", ps.want, "log_end", ps.end)
 			}
-			if have >= want {
-				if have > want {
-					pe.syncReason = ReasonTargetAhead
-				}
-				continue // already there, or ahead: never move back (invariant I2)
-			}
-			plan.parts = append(plan.parts, pe)
-			plan.want = append(plan.want, want)
 		}
-		if len(plan.parts) > 0 {
-			plans = append(plans, plan)
-		}
+	}
+	plans := make([]*commitPlan, len(plan.commits))
+	for i, c := range plan.commits {
+		plans[i] = &commitPlan{groupCommit: c}
 	}
 
 	var wg sync.WaitGroup
@@ -194,7 +299,7 @@ func (r *run) sync(ctx context.Context) {
 			defer func() { <-sem }()
 			cctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
 			defer cancel()
-			r.commit(cctx, p, meta)
+			io.commit(cctx, p, meta)
 		})
 	}
 	wg.Wait()
@@ -205,19 +310,30 @@ func (r *run) sync(ctx context.Context) {
 		g := e.groups[p.group]
 		if p.err != nil {
 			g.syncErr = "committing target offsets: " + p.err.Error()
+			g.syncPending = true
 			failedGroups++
 			firstErr = cmpErr(firstErr, p.err)
 			continue
 		}
-		for i, pe := range p.parts {
+		for i, cp := range p.parts {
+			pe := g.parts[tpKey{topic: e.sourceOf[cp.key.remote], partition: cp.key.partition}]
 			switch err := p.errs[i]; {
 			case err == nil:
-				pe.targetOffset = p.want[i]
+				if !g.tlisted { // the commit created the group, Empty
+					g.tlisted, g.tstate = true, "Empty"
+				}
+				pe.targetOffset = cp.offset
+				if pe.seenTarget < 0 {
+					g.nTarget++
+				}
+				pe.seenTarget = cp.offset
 				committed++
 			case isMembershipErr(err):
 				g.active = true
+				g.syncPending = true
 			default:
 				pe.syncReason = "commit failed: " + err.Error()
+				g.syncPending = true
 				firstErr = cmpErr(firstErr, err)
 			}
 		}
@@ -234,6 +350,95 @@ func (r *run) sync(ctx context.Context) {
 	}
 }
 
+// targetMoved reports whether a target group's fetched offsets differ
+// from those last seen or committed for its partitions (reset, deleted,
+// committed by someone else). Offsets of other topics are ignored.
+func (e *Emitter) targetMoved(g *groupEntry, rg *kmsg.OffsetFetchResponseGroup) bool {
+	matched := 0
+	for ti := range rg.Topics {
+		rt := &rg.Topics[ti]
+		src, ok := e.sourceOf[rt.Topic]
+		if !ok {
+			continue
+		}
+		for pi := range rt.Partitions {
+			rp := &rt.Partitions[pi]
+			pe := g.parts[tpKey{topic: src, partition: rp.Partition}]
+			if pe == nil {
+				continue
+			}
+			o := rp.Offset
+			if rp.ErrorCode != 0 || o < 0 {
+				o = -1
+			}
+			if o != pe.seenTarget {
+				return true
+			}
+			if o >= 0 {
+				matched++
+			}
+		}
+	}
+	return matched != g.nTarget
+}
+
+// syncable reports whether some partition of g has a best known
+// translation: only such groups take part in group offset sync.
+func (e *Emitter) syncable(g *groupEntry) bool {
+	for _, pe := range g.parts {
+		if pe.translated >= 0 {
+			return true
+		}
+		if _, ok := e.best(g.name, pe); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// syncGroupOf returns the plan's view of g, its partitions sorted by
+// remote topic and partition; none when nothing of it is translated.
+func (e *Emitter) syncGroupOf(g *groupEntry) syncGroup {
+	sg := syncGroup{name: g.name}
+	for _, pe := range sortedParts(g) {
+		p := syncPart{key: pe.cpKey(), source: pe.srcOffset, translated: pe.translated, metadata: pe.metadata}
+		if last, ok := e.cps.Last(g.name, pe.remote, pe.partition); ok {
+			p.last = &last
+		}
+		sg.parts = append(sg.parts, p)
+	}
+	if !sg.translated() {
+		sg.parts = nil
+	}
+	return sg
+}
+
+// listTargetGroups lists the target's groups.
+func (r *run) listTargetGroups(ctx context.Context) (kadm.ListedGroups, error) {
+	lctx, cancel := context.WithTimeout(ctx, r.e.cfg.AdminTimeout)
+	defer cancel()
+	return r.dst.ListGroups(lctx)
+}
+
+// fetchTargetOffsets fetches the target groups' committed offsets.
+func (r *run) fetchTargetOffsets(ctx context.Context, groups []string) ([]kmsg.OffsetFetchResponseGroup, map[string]error) {
+	return r.e.fetchGroupOffsets(ctx, r.dstCl, groups)
+}
+
+// listEnds lists the log ends of remote topics.
+func (r *run) listEnds(ctx context.Context, topics []string) (kadm.ListedOffsets, error) {
+	ectx, cancel := context.WithTimeout(ctx, r.e.cfg.AdminTimeout)
+	defer cancel()
+	return r.dst.ListEndOffsets(ectx, topics...)
+}
+
+// topicMeta describes remote topics.
+func (r *run) topicMeta(ctx context.Context, topics []string) (kadm.TopicDetails, error) {
+	mctx, cancel := context.WithTimeout(ctx, r.e.cfg.AdminTimeout)
+	defer cancel()
+	return r.dst.ListTopics(mctx, topics...)
+}
+
 // commit sends one OffsetCommit for plan as a simple commit (generation -1,
 // no member id: what kadm.CommitOffsets and MM2's alterConsumerGroupOffsets
 // send), with the topic ids of meta, and fills plan.errs.
@@ -242,23 +447,23 @@ func (r *run) commit(ctx context.Context, plan *commitPlan, meta kadm.TopicDetai
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Group = plan.group
 	idx := map[string]int{} // topic -> index in req.Topics
-	for i, pe := range plan.parts {
-		td, ok := meta[pe.remote]
+	for i, cp := range plan.parts {
+		td, ok := meta[cp.key.remote]
 		if !ok || td.Err != nil {
 			plan.errs[i] = kerr.UnknownTopicOrPartition
 			continue
 		}
-		ti, ok := idx[pe.remote]
+		ti, ok := idx[cp.key.remote]
 		if !ok {
 			rt := kmsg.NewOffsetCommitRequestTopic()
-			rt.Topic, rt.TopicID = pe.remote, td.ID
+			rt.Topic, rt.TopicID = cp.key.remote, td.ID
 			req.Topics = append(req.Topics, rt)
 			ti = len(req.Topics) - 1
-			idx[pe.remote] = ti
+			idx[cp.key.remote] = ti
 		}
 		rp := kmsg.NewOffsetCommitRequestTopicPartition()
-		rp.Partition, rp.Offset, rp.LeaderEpoch = pe.partition, plan.want[i], -1
-		rp.Metadata = kmsg.StringPtr(pe.metadata)
+		rp.Partition, rp.Offset, rp.LeaderEpoch = cp.key.partition, cp.offset, -1
+		rp.Metadata = kmsg.StringPtr(cp.metadata)
 		req.Topics[ti].Partitions = append(req.Topics[ti].Partitions, rp)
 	}
 	if len(req.Topics) == 0 {
@@ -288,11 +493,11 @@ func (r *run) commit(ctx context.Context, plan *commitPlan, meta kadm.TopicDetai
 			got[tp{topic, rp.Partition}] = kerr.ErrorForCode(rp.ErrorCode)
 		}
 	}
-	for i, pe := range plan.parts {
+	for i, cp := range plan.parts {
 		if plan.errs[i] != nil {
 			continue
 		}
-		err, ok := got[tp{pe.remote, pe.partition}]
+		err, ok := got[tp{cp.key.remote, cp.key.partition}]
 		if !ok {
 			err = errors.New("partition missing in the commit response")
 		}

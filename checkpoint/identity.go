@@ -175,15 +175,15 @@ type staleness struct {
 }
 
 // checkTarget compares what the stores and the known checkpoints describe
-// with the target view of one emission, for every replicated partition of
-// the known groups (Run goroutine; callers hold storeMu). It forgets the
-// checkpoints that are stale, so that the next one is written even when it
-// is lower, and returns the source partitions whose offset syncs and runs
-// describe a previous target log:
+// with the target view of one emission, for the group partitions to check
+// (Run goroutine; callers hold storeMu; the emission chooses them, see
+// emit.go). It forgets the checkpoints that are stale, so that the next one
+// is written even when it is lower, and returns the source partitions whose
+// offset syncs and runs describe a previous target log:
 //
 //   - syncs or runs recorded (TargetClusterHeader) for another target
 //     cluster than the current one;
-//   - a remote topic whose ID changed since the previous emission, or
+//   - a remote topic whose ID changed since its previous listing, or
 //     since a checkpoint of the partition was written (its
 //     TargetTopicIDHeader): its syncs are dropped and its checkpoints
 //     forgotten;
@@ -194,64 +194,59 @@ type staleness struct {
 //     partition missing from the listing only waits: a metadata blip must
 //     not drop the syncs of an idle partition);
 //   - a checkpoint past that log end is forgotten.
-func (e *Emitter) checkTarget(v *targetView) staleness {
+func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
 	st := staleness{parts: map[tpKey]string{}}
 	mark := func(k tpKey, why string) {
 		if _, ok := st.parts[k]; !ok {
 			st.parts[k] = why
 		}
 	}
-	changed := map[string]bool{} // remote topics re-created since the previous emission
+	changed := map[string]bool{} // remote topics re-created since their previous listing
 	for remote, id := range v.ids {
 		if old, ok := e.remoteIDs[remote]; ok && old != id {
 			changed[remote] = true
 		}
 	}
 	clusterChanged := e.dstCluster != "" && v.cluster != "" && e.dstCluster != v.cluster
-	names := make([]string, 0, len(e.groups))
-	for n := range e.groups {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		for _, pe := range e.groups[name].parts {
-			k := tpKey{topic: pe.topic, partition: pe.partition}
-			cur := v.id(pe.remote)
-			if t := e.syncTags[k]; t != "" && v.cluster != "" && t != v.cluster {
-				mark(k, fmt.Sprintf("offset syncs recorded for target cluster %q, target is %q", t, v.cluster))
-			}
-			if t := e.runTags[k]; t != "" && v.cluster != "" && t != v.cluster {
-				mark(k, fmt.Sprintf("offset runs recorded for target cluster %q, target is %q", t, v.cluster))
-			}
-			if changed[pe.remote] || clusterChanged {
-				mark(k, fmt.Sprintf("remote topic %s re-created (topic ID %x)", pe.remote, cur.topic))
+	for _, pe := range check {
+		e.work.checks.Add(1)
+		name := pe.g.name
+		k := pe.key()
+		cur := v.id(pe.remote)
+		if t := e.syncTags[k]; t != "" && v.cluster != "" && t != v.cluster {
+			mark(k, fmt.Sprintf("offset syncs recorded for target cluster %q, target is %q", t, v.cluster))
+		}
+		if t := e.runTags[k]; t != "" && v.cluster != "" && t != v.cluster {
+			mark(k, fmt.Sprintf("offset runs recorded for target cluster %q, target is %q", t, v.cluster))
+		}
+		if changed[pe.remote] || clusterChanged {
+			mark(k, fmt.Sprintf("remote topic %s re-created (topic ID %x)", pe.remote, cur.topic))
+			e.cps.Forget(name, pe.remote, pe.partition)
+		}
+		last, hasLast := e.cps.Last(name, pe.remote, pe.partition)
+		if hasLast {
+			if was := e.cps.Target(name, pe.remote, pe.partition); was.differs(cur) {
+				mark(k, fmt.Sprintf("checkpoint of %s-%d written for target cluster %q topic ID %x, now cluster %q topic ID %x",
+					pe.remote, pe.partition, was.cluster, was.topic, cur.cluster, cur.topic))
 				e.cps.Forget(name, pe.remote, pe.partition)
+				hasLast = false
 			}
-			last, hasLast := e.cps.Last(name, pe.remote, pe.partition)
-			if hasLast {
-				if was := e.cps.Target(name, pe.remote, pe.partition); was.differs(cur) {
-					mark(k, fmt.Sprintf("checkpoint of %s-%d written for target cluster %q topic ID %x, now cluster %q topic ID %x",
-						pe.remote, pe.partition, was.cluster, was.topic, cur.cluster, cur.topic))
-					e.cps.Forget(name, pe.remote, pe.partition)
-					hasLast = false
-				}
-			}
-			// A remote topic missing from one metadata answer (a broker
-			// restarting, a metadata blip) is not a reason to drop its
-			// syncs: an idle partition would get no new sync, and its
-			// checkpoints would stop. Its checkpoint waits for the next
-			// emission; a re-created topic shows as a new ID then.
-			end, _, ok := v.end(pe.remote, pe.partition)
-			switch {
-			case !ok:
-			case pe.translated > end:
-				mark(k, fmt.Sprintf("translation %d of %s-%d past the remote log end %d", pe.translated, pe.topic, pe.partition, end))
-			}
-			if ok && hasLast && last.DownstreamOffset > end {
-				e.log.Warn("checkpoint past the target log end; it will be rewritten lower (target rebuilt, remote topic re-created or truncated)",
-					"group", name, "topic", pe.remote, "partition", pe.partition, "checkpoint", last.DownstreamOffset, "log_end", end)
-				e.cps.Forget(name, pe.remote, pe.partition)
-			}
+		}
+		// A remote topic missing from one metadata answer (a broker
+		// restarting, a metadata blip) is not a reason to drop its
+		// syncs: an idle partition would get no new sync, and its
+		// checkpoints would stop. Its checkpoint waits for the next
+		// emission; a re-created topic shows as a new ID then.
+		end, _, ok := v.end(pe.remote, pe.partition)
+		switch {
+		case !ok:
+		case pe.translated > end:
+			mark(k, fmt.Sprintf("translation %d of %s-%d past the remote log end %d", pe.translated, pe.topic, pe.partition, end))
+		}
+		if ok && hasLast && last.DownstreamOffset > end {
+			e.log.Warn("checkpoint past the target log end; it will be rewritten lower (target rebuilt, remote topic re-created or truncated)",
+				"group", name, "topic", pe.remote, "partition", pe.partition, "checkpoint", last.DownstreamOffset, "log_end", end)
+			e.cps.Forget(name, pe.remote, pe.partition)
 		}
 	}
 	if v.cluster != "" {
@@ -293,7 +288,8 @@ func (e *Emitter) discardStale(st staleness) {
 // tagged applies the target cluster recorded on one sync or run record of
 // source partition k to tags (callers hold storeMu): a record recorded for
 // another cluster than the previous record of k starts a new target log,
-// so the history of k is discarded before the record is added.
+// so the history of k is discarded before the record is added. k is
+// marked changed: the next emission translates its group partitions.
 func (e *Emitter) tagged(tags map[tpKey]string, k tpKey, hs []kgo.RecordHeader, discard func(tpKey)) {
 	id := targetIDOf(hs)
 	if old, ok := tags[k]; ok && old != "" && id.cluster != "" && old != id.cluster {
@@ -301,4 +297,20 @@ func (e *Emitter) tagged(tags map[tpKey]string, k tpKey, hs []kgo.RecordHeader, 
 	}
 	tags[k] = id.cluster
 	delete(e.discarded, k)
+	e.changed[k] = struct{}{}
+}
+
+// addSync adds one offset sync read from the offset-syncs topic, with its
+// record headers, to the store (callers hold storeMu): the syncs tailer's
+// step, which marks its source partition changed for the next emission.
+func (e *Emitter) addSync(s OffsetSync, hs []kgo.RecordHeader) {
+	e.tagged(e.syncTags, tpKey{topic: s.Topic, partition: s.Partition}, hs, e.store.discard)
+	e.store.Add(s)
+}
+
+// addRun adds one offset run read from the offset-runs topic, with its
+// record headers, to the run store (callers hold storeMu).
+func (e *Emitter) addRun(run OffsetRun, hs []kgo.RecordHeader) {
+	e.tagged(e.runTags, tpKey{topic: run.Topic, partition: run.Partition}, hs, e.runs.discard)
+	e.runs.Add(run)
 }

@@ -478,13 +478,65 @@ type cpKey struct {
 // a newly computed checkpoint must be written. It is pure and NOT safe for
 // concurrent use. The zero value is not usable; use [newCheckpointState].
 type checkpointState struct {
-	last map[cpKey]Checkpoint
-	ids  map[cpKey]targetID // target log each last checkpoint was written for, when recorded
+	last  map[cpKey]Checkpoint
+	ids   map[cpKey]targetID // target log each last checkpoint was written for, when recorded
+	exact map[cpKey]struct{} // last checkpoints whose translation header says "exact"
 }
 
 // newCheckpointState returns an empty state.
 func newCheckpointState() *checkpointState {
-	return &checkpointState{last: make(map[cpKey]Checkpoint), ids: make(map[cpKey]targetID)}
+	return &checkpointState{last: make(map[cpKey]Checkpoint), ids: make(map[cpKey]targetID), exact: make(map[cpKey]struct{})}
+}
+
+// SetExact records whether the last checkpoint of group and downstream
+// topic-partition (topic, partition) was written with a translation header
+// saying "exact" (read from its record, or written so by the emitter).
+func (c *checkpointState) SetExact(group, topic string, partition int32, exact bool) {
+	k := cpKey{group: group, topic: topic, partition: partition}
+	if exact {
+		c.exact[k] = struct{}{}
+	} else {
+		delete(c.exact, k)
+	}
+}
+
+// NextExact is [checkpointState.Next] for a checkpoint whose translation
+// is exact or not, plus [checkpointState.Upgrade] for an exact one: it
+// reports whether cp should be written, and then records its exactness.
+func (c *checkpointState) NextExact(cp Checkpoint, exact bool) bool {
+	if c.Next(cp) {
+		c.SetExact(cp.Group, cp.Topic, cp.Partition, exact)
+		return true
+	}
+	return exact && c.Upgrade(cp)
+}
+
+// Exact reports whether the last checkpoint of group and downstream
+// topic-partition (topic, partition) was written as an exact translation.
+func (c *checkpointState) Exact(group, topic string, partition int32) bool {
+	_, ok := c.exact[cpKey{group: group, topic: topic, partition: partition}]
+	return ok
+}
+
+// Upgrade decides whether cp, translated exactly, should be written again
+// although [checkpointState.Next] refused it: when its offsets equal the
+// last checkpoint's and that one was written as a safe (not exact)
+// translation. The record then only changes its translation header to
+// "exact" (a consumer failing over from the target alone learns it re-reads
+// nothing); MM2's checkpointIsMoreRecent has no such case, and MM2's
+// readers see the same offsets twice. When Upgrade returns true it has
+// recorded the last checkpoint as exact.
+func (c *checkpointState) Upgrade(cp Checkpoint) bool {
+	k := cpKey{group: cp.Group, topic: cp.Topic, partition: cp.Partition}
+	last, ok := c.last[k]
+	if !ok || last.UpstreamOffset != cp.UpstreamOffset || last.DownstreamOffset != cp.DownstreamOffset {
+		return false
+	}
+	if _, ex := c.exact[k]; ex {
+		return false
+	}
+	c.exact[k] = struct{}{}
+	return true
 }
 
 // SetTarget records the target log the last checkpoint of group and
@@ -556,6 +608,7 @@ func (c *checkpointState) Next(cp Checkpoint) bool {
 func (c *checkpointState) Forget(group, topic string, partition int32) {
 	delete(c.last, cpKey{group: group, topic: topic, partition: partition})
 	delete(c.ids, cpKey{group: group, topic: topic, partition: partition})
+	delete(c.exact, cpKey{group: group, topic: topic, partition: partition})
 }
 
 // Group returns the known checkpoints of group sorted by topic and

@@ -538,6 +538,58 @@ func TestCheckpointStateNext(t *testing.T) {
 	}
 }
 
+// TestCheckpointStateExactUpgrade: a checkpoint first written as a safe
+// translation is written again, with the same offsets, once the same group
+// offset translates exactly (the header then says "exact"); never twice,
+// never for a safe one, and a moving offset still follows MM2's
+// checkpointIsMoreRecent. Regression: on real Kafka the interop test's
+// group at the end of a transactional topic kept a "safe;run;reread<=1"
+// header for good, since its runs arrived after the first checkpoint.
+func TestCheckpointStateExactUpgrade(t *testing.T) {
+	cp := func(up, down int64) Checkpoint {
+		return Checkpoint{Group: "g1", Topic: "src.orders", UpstreamOffset: up, DownstreamOffset: down}
+	}
+	type step struct {
+		cp    Checkpoint
+		exact bool
+		write bool // want
+	}
+	tests := []struct {
+		name   string
+		loaded bool // the first checkpoint was read back with an "exact" header
+		steps  []step
+	}{
+		{"safe then exact rewritten once", false, []step{{cp(55, 50), false, true}, {cp(55, 50), true, true}, {cp(55, 50), true, false}}},
+		{"safe twice not rewritten", false, []step{{cp(55, 50), false, true}, {cp(55, 50), false, false}}},
+		{"exact then safe not rewritten", false, []step{{cp(55, 50), true, true}, {cp(55, 50), false, false}, {cp(55, 50), true, false}}},
+		{"exact lower downstream not written", false, []step{{cp(55, 50), false, true}, {cp(56, 49), true, false}}},
+		{"exact higher upstream same downstream not written", false, []step{{cp(55, 50), false, true}, {cp(56, 50), true, false}}},
+		{"advance resets exactness", false, []step{{cp(55, 50), true, true}, {cp(60, 55), false, true}, {cp(60, 55), true, true}}},
+		{"loaded exact not rewritten", true, []step{{cp(55, 50), true, false}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCheckpointState()
+			if tc.loaded {
+				c.Load(cp(55, 50))
+				c.SetExact("g1", "src.orders", 0, true)
+			}
+			for i, s := range tc.steps {
+				if got := c.NextExact(s.cp, s.exact); got != s.write {
+					t.Errorf("step %d: NextExact(%+v, exact %v) = %v, want %v", i, s.cp, s.exact, got, s.write)
+				}
+				if got := c.Exact("g1", "src.orders", 0); s.write && got != s.exact {
+					t.Errorf("step %d: Exact = %v after writing, want %v", i, got, s.exact)
+				}
+			}
+			c.Forget("g1", "src.orders", 0)
+			if c.Exact("g1", "src.orders", 0) {
+				t.Error("Exact after Forget = true")
+			}
+		})
+	}
+}
+
 func TestCheckpointStateGroups(t *testing.T) {
 	c := newCheckpointState()
 	if ok := c.Load(Checkpoint{Group: "g", Topic: "t", UpstreamOffset: 1, DownstreamOffset: -1}); ok {

@@ -36,6 +36,10 @@ func (e *Emitter) loadCheckpoints(ctx context.Context) (int, error) {
 			continue
 		}
 		e.cps.SetTarget(cp.Group, cp.Topic, cp.Partition, targetIDOf(r.Headers))
+		e.cps.SetExact(cp.Group, cp.Topic, cp.Partition, headerSaysExact(r.Headers))
+		if r.Timestamp.After(e.cpAt[cp.Group]) {
+			e.cpAt[cp.Group] = r.Timestamp
+		}
 	}
 	if bad > 0 {
 		e.log.Warn("skipped unusable checkpoint records", "topic", e.cpTopic, "records", bad)
@@ -142,14 +146,12 @@ func (e *Emitter) tailSyncs(ctx context.Context, ready chan<- struct{}) {
 			if r.Topic == c.OffsetRunsTopic {
 				var run OffsetRun
 				if run, err = DecodeOffsetRun(r.Key, r.Value); err == nil {
-					e.tagged(e.runTags, tpKey{topic: run.Topic, partition: run.Partition}, r.Headers, e.runs.discard)
-					e.runs.Add(run)
+					e.addRun(run, r.Headers)
 				}
 			} else {
 				var s OffsetSync
 				if s, err = DecodeOffsetSync(r.Key, r.Value); err == nil {
-					e.tagged(e.syncTags, tpKey{topic: s.Topic, partition: s.Partition}, r.Headers, e.store.discard)
-					e.store.Add(s)
+					e.addSync(s, r.Headers)
 				}
 			}
 			if err != nil {
@@ -212,4 +214,16 @@ func (e *Emitter) syncsEnd(ctx context.Context, adm *kadm.Client, topics []strin
 			return nil
 		}
 	}
+}
+
+// headerSaysExact reports whether a checkpoint record's [TranslationHeader]
+// says "exact" (false when absent or malformed, as MM2's records).
+func headerSaysExact(hs []kgo.RecordHeader) bool {
+	for _, h := range hs {
+		if h.Key == TranslationHeader {
+			info, err := ParseTranslationInfo(string(h.Value))
+			return err == nil && info.Exact
+		}
+	}
+	return false
 }

@@ -9,20 +9,22 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kmirror/kmirror/internal/ensuretopic"
 	"github.com/kmirror/kmirror/internal/kclient"
+	"github.com/kmirror/kmirror/internal/mm2keys"
 	"github.com/kmirror/kmirror/policy"
 )
 
-// Defaults of [EmitterConfig] fields left zero.
+// Defaults of [EmitterConfig] fields left zero, the MM2 key registry's
+// (internal/mm2keys), shared with package mirror.
 const (
-	// DefaultInterval is emit.heartbeats.interval.seconds (MM2: 1 s).
-	DefaultInterval = time.Second
+	// DefaultInterval is emit.heartbeats.interval.seconds: 1 s, as in MM2.
+	DefaultInterval = mm2keys.EmitHeartbeatsInterval
 	// DefaultAdminTimeout bounds topic creation and each heartbeat write
 	// (MM2 admin.timeout.ms: 60000 ms).
-	DefaultAdminTimeout = 60 * time.Second
+	DefaultAdminTimeout = mm2keys.AdminTimeout
 )
 
 // EmitterConfig configures an [Emitter]: MM2's MirrorHeartbeatConnector and
@@ -152,27 +154,26 @@ func (e *Emitter) Run(ctx context.Context) error {
 }
 
 // createTopic creates the heartbeats topic like MM2's
-// createSinglePartitionCompactedTopic; already exists and authorization
-// failures count as done (KAFKA-15465; writes then tell).
+// createSinglePartitionCompactedTopic. Already exists counts as done, and
+// so does an authorization failure when the topic was created in advance
+// (KAFKA-15465); a refused creation of a missing topic is reported with the
+// ACL to grant and how to create the topic (ensuretopic), and retried.
 func (e *Emitter) createTopic(ctx context.Context, adm *kadm.Client) bool {
 	c := e.cfg
 	cctx, cancel := context.WithTimeout(ctx, c.AdminTimeout)
 	defer cancel()
 	compact := "compact"
-	resp, err := adm.CreateTopic(cctx, 1, c.ReplicationFactor, map[string]*string{"cleanup.policy": &compact}, c.Topic)
+	res, err := ensuretopic.Ensure(cctx, adm, ensuretopic.Spec{Topic: c.Topic, Cluster: c.TargetAlias, Partitions: 1,
+		ReplicationFactor: c.ReplicationFactor, Configs: map[string]*string{"cleanup.policy": &compact}, Log: e.log})
 	if err == nil {
-		err = resp.Err
-	}
-	switch {
-	case err == nil:
-		e.log.Info("created heartbeats topic", "topic", c.Topic, "cluster", c.TargetAlias)
-		return true
-	case errors.Is(err, kerr.TopicAlreadyExists), errors.Is(err, kerr.TopicAuthorizationFailed), errors.Is(err, kerr.ClusterAuthorizationFailed):
+		if res.Created {
+			e.log.Info("created heartbeats topic", "topic", c.Topic, "cluster", c.TargetAlias)
+		}
 		return true
 	}
 	if ctx.Err() == nil {
 		e.log.Warn("creating heartbeats topic", "topic", c.Topic, "cluster", c.TargetAlias, "err", err)
-		e.fail(fmt.Errorf("heartbeat: creating %s on %s: %w", c.Topic, c.TargetAlias, err))
+		e.fail(fmt.Errorf("heartbeat: %w", err))
 	}
 	return false
 }

@@ -134,12 +134,19 @@ func cpuTime() time.Duration {
 }
 
 func benchMirror(b *testing.B, d *benchData, provenance bool) {
+	benchMirrorTail(b, d, provenance, true)
+}
+
+// benchMirrorTail is benchMirror with tail resume (the offset element of
+// the provenance header) on or off.
+func benchMirrorTail(b *testing.B, d *benchData, provenance, tail bool) {
 	benchRun(b, d, func(dst *testcluster.Cluster) (first time.Time) {
-		m, err := New(
+		m, err := newMirror(b,
 			WithCluster(ClusterConfig{Alias: "src", Client: d.src.Opts()}),
 			WithCluster(ClusterConfig{Alias: "dst", Client: dst.Opts()}),
 			WithFlow(FlowConfig{Source: "src", Target: "dst", DisableTopicACLSync: true, DisableTopicConfigSync: true,
-				DisableCheckpoints: true, DisableHeartbeats: true, DisableProvenanceHeader: !provenance}),
+				DisableCheckpoints: true, DisableHeartbeats: true, DisableProvenanceHeader: !provenance,
+				DisableTailResume: !tail}),
 		)
 		if err != nil {
 			b.Fatal(err)
@@ -221,6 +228,7 @@ func BenchmarkReplicate(b *testing.B) {
 	}{{"1KiB", 1024, 100000}, {"100B", 100, 500000}} {
 		d := newBenchData(b, size.value, size.records)
 		b.Run(size.name+"/kmirror", func(b *testing.B) { benchMirror(b, d, true) })
+		b.Run(size.name+"/kmirror-no-tail", func(b *testing.B) { benchMirrorTail(b, d, true, false) })
 		b.Run(size.name+"/kmirror-no-provenance", func(b *testing.B) { benchMirror(b, d, false) })
 		b.Run(size.name+"/bare-pipe", func(b *testing.B) { benchPipe(b, d) })
 	}

@@ -8,36 +8,40 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kmirror/kmirror/internal/cpwatch"
 	"github.com/kmirror/kmirror/internal/mm2filter"
+	"github.com/kmirror/kmirror/internal/mm2keys"
 	"github.com/kmirror/kmirror/policy"
 )
 
 // Defaults of the flow settings. Where a default differs from Apache MM2's,
-// the comment says so and why.
+// the comment says so and why. The values are the MM2 key registry's
+// (internal/mm2keys), which the properties loader, the checkpoint and
+// heartbeat emitters and the effective-configuration dump read too.
 const (
-	// DefaultRefreshTopicsInterval is refresh.topics.interval.seconds (MM2: 600 s).
-	DefaultRefreshTopicsInterval = 600 * time.Second
-	// DefaultSyncTopicConfigsInterval is sync.topic.configs.interval.seconds (MM2: 600 s).
-	DefaultSyncTopicConfigsInterval = 600 * time.Second
-	// DefaultSyncTopicACLsInterval is sync.topic.acls.interval.seconds (MM2: 600 s).
-	DefaultSyncTopicACLsInterval = 600 * time.Second
+	// DefaultRefreshTopicsInterval is refresh.topics.interval.seconds: 600 s, as in MM2.
+	DefaultRefreshTopicsInterval = mm2keys.RefreshTopicsInterval
+	// DefaultSyncTopicConfigsInterval is sync.topic.configs.interval.seconds: 600 s, as in MM2.
+	DefaultSyncTopicConfigsInterval = mm2keys.SyncTopicConfigsInterval
+	// DefaultSyncTopicACLsInterval is sync.topic.acls.interval.seconds: 600 s, as in MM2.
+	DefaultSyncTopicACLsInterval = mm2keys.SyncTopicACLsInterval
 	// DefaultOffsetFlushInterval is offset.flush.interval.ms. kmirror
 	// defaults to 5 s where Connect defaults to 60 s: it bounds the records
 	// replicated twice after a crash (at most the records acknowledged
 	// within one interval) and how stale the time-based offset sync can be.
-	DefaultOffsetFlushInterval = 5 * time.Second
-	// DefaultEmitCheckpointsInterval is emit.checkpoints.interval.seconds (MM2: 60 s).
-	DefaultEmitCheckpointsInterval = 60 * time.Second
-	// DefaultSyncGroupOffsetsInterval is sync.group.offsets.interval.seconds (MM2: 60 s).
-	DefaultSyncGroupOffsetsInterval = 60 * time.Second
-	// DefaultRefreshGroupsInterval is refresh.groups.interval.seconds (MM2: 600 s).
-	DefaultRefreshGroupsInterval = 600 * time.Second
-	// DefaultEmitHeartbeatsInterval is emit.heartbeats.interval.seconds (MM2: 1 s).
-	DefaultEmitHeartbeatsInterval = time.Second
-	// DefaultAdminTimeout is admin.timeout.ms (MM2: 60000 ms).
-	DefaultAdminTimeout = 60 * time.Second
-	// DefaultOffsetLagMax is offset.lag.max (MM2: 100 records).
-	DefaultOffsetLagMax = 100
+	DefaultOffsetFlushInterval = mm2keys.OffsetFlushInterval
+	// DefaultEmitCheckpointsInterval is emit.checkpoints.interval.seconds: 60 s, as in MM2.
+	DefaultEmitCheckpointsInterval = mm2keys.EmitCheckpointsInterval
+	// DefaultSyncGroupOffsetsInterval is sync.group.offsets.interval.seconds: 60 s, as in MM2.
+	DefaultSyncGroupOffsetsInterval = mm2keys.SyncGroupOffsetsInterval
+	// DefaultRefreshGroupsInterval is refresh.groups.interval.seconds: 600 s, as in MM2.
+	DefaultRefreshGroupsInterval = mm2keys.RefreshGroupsInterval
+	// DefaultEmitHeartbeatsInterval is emit.heartbeats.interval.seconds: 1 s, as in MM2.
+	DefaultEmitHeartbeatsInterval = mm2keys.EmitHeartbeatsInterval
+	// DefaultAdminTimeout is admin.timeout.ms: 60000 ms, as in MM2.
+	DefaultAdminTimeout = mm2keys.AdminTimeout
+	// DefaultOffsetLagMax is offset.lag.max: 100 records, as in MM2.
+	DefaultOffsetLagMax = mm2keys.OffsetLagMax
 	// OffsetLagMaxEveryRecord, as FlowConfig.OffsetLagMax, emits an offset
 	// sync for every replicated record: MM2's offset.lag.max=0 (0 in
 	// FlowConfig means "the default").
@@ -45,30 +49,30 @@ const (
 	// DefaultMaxBufferedBytes bounds the bytes of records a flow holds in
 	// its target producer's buffer (kgo.MaxBufferedBytes): 32 MiB, the same
 	// as MM2's producer (buffer.memory 33554432).
-	DefaultMaxBufferedBytes = 32 << 20
+	DefaultMaxBufferedBytes = mm2keys.MaxBufferedBytes
 	// DefaultFetchMaxBytes is a flow's fetch budget (kgo.FetchMaxBytes):
 	// 16 MiB, shared by its slots (each slot's consumer fetches at most
 	// max(16 MiB / Tasks, 1 MiB) per response and holds up to two
 	// responses per source broker). MM2's consumer uses Kafka's default,
 	// 50 MiB (52428800), per task.
-	DefaultFetchMaxBytes = 16 << 20
+	DefaultFetchMaxBytes = mm2keys.FetchMaxBytes
 	// DefaultTasks is tasks.max for kmirror: the number of units of work
 	// (slots) a flow's source partitions are spread over, which is also the
 	// most members that can share a flow's replication. MM2 defaults to 1
 	// task; kmirror to 8 so that a second process can take a share without
 	// an offline change (the number of slots is fixed while members run).
-	DefaultTasks = 8
+	DefaultTasks = mm2keys.Tasks
 	// DefaultSessionTimeout is session.timeout.ms of a flow's group of
 	// members (Connect's default; Kafka clients default to 45 s): a member
 	// that stops heartbeating loses its slots after this long.
-	DefaultSessionTimeout = 10 * time.Second
+	DefaultSessionTimeout = mm2keys.SessionTimeout
 	// DefaultHeartbeatInterval is heartbeat.interval.ms of a flow's group
 	// of members (Connect's default).
-	DefaultHeartbeatInterval = 3 * time.Second
+	DefaultHeartbeatInterval = mm2keys.HeartbeatInterval
 	// DefaultRebalanceTimeout is rebalance.timeout.ms of a flow's group of
 	// members (Connect's default): how long a member may take to hand its
 	// slots over (flush, store resume points) in a rebalance.
-	DefaultRebalanceTimeout = 60 * time.Second
+	DefaultRebalanceTimeout = mm2keys.RebalanceTimeout
 	// DefaultTransactionMaxRecords caps the records of one exactly-once
 	// transaction.
 	DefaultTransactionMaxRecords = 100_000
@@ -79,7 +83,7 @@ const (
 	// DefaultFetchMaxPartitionBytes bounds the bytes fetched per partition
 	// per request (kgo.FetchMaxPartitionBytes, max.partition.fetch.bytes):
 	// 1 MiB, Kafka's default, as in MM2.
-	DefaultFetchMaxPartitionBytes = 1 << 20
+	DefaultFetchMaxPartitionBytes = mm2keys.FetchMaxPartitionBytes
 )
 
 // Default filter lists of MM2 (DefaultTopicFilter, DefaultGroupFilter,
@@ -94,21 +98,29 @@ var (
 	// selects them. Kafka 3.x excluded `.*[\-\.]internal` instead, so such
 	// topics were never replicated; a properties file that sets that list
 	// keeps the 3.x behaviour.
-	DefaultTopicsExclude = []string{`mm2.*\.internal`, `.*\.replica`, `__.*`}
+	DefaultTopicsExclude = mm2keys.TopicsExclude
 	// DefaultGroupsExclude is groups.exclude's default.
-	DefaultGroupsExclude = []string{`console-consumer-.*`, `connect-.*`, `__.*`}
-	// DefaultConfigPropertiesExclude is config.properties.exclude's default
-	// in Apache Kafka 4.3: topic configs never copied to remote topics.
-	DefaultConfigPropertiesExclude = []string{
-		`follower\.replication\.throttled\.replicas`,
-		`leader\.replication\.throttled\.replicas`,
-		`message\.timestamp\.difference\.max\.ms`,
-		`message\.timestamp\.type`,
-		`unclean\.leader\.election\.enable`,
-		`min\.insync\.replicas`,
-		`log\.message\.timestamp\.before\.max\.ms`,
-		`log\.message\.timestamp\.after\.max\.ms`,
-	}
+	DefaultGroupsExclude = mm2keys.GroupsExclude
+	// DefaultConfigPropertiesExclude is config.properties.exclude's default:
+	// topic configs never copied to remote topics, neither at creation nor
+	// by config sync. It is Apache Kafka 4.3's list plus the topic-level
+	// timestamp guards message.timestamp.before.max.ms and
+	// message.timestamp.after.max.ms, a deliberate difference from MM2.
+	// MM2 4.3 lists only the broker keys log.message.timestamp.before.max.ms
+	// and log.message.timestamp.after.max.ms (KAFKA-20163), which never
+	// match a topic's config, so it copies a source topic's guard to the
+	// remote topic; the target then refuses every copied record older (or
+	// newer) than the guard allows with INVALID_TIMESTAMP, and the history
+	// of the topic is never copied. The deprecated
+	// message.timestamp.difference.max.ms is excluded for the same reason
+	// (MM2 does too). Config sync also deletes such a guard from a remote
+	// topic when it holds the value the source topic has, as an earlier
+	// kmirror copied it there.
+	//
+	// message.timestamp.type stays excluded, as in MM2: LogAppendTime on
+	// the remote topic would make the target broker overwrite every copied
+	// record's timestamp with the time it was written there.
+	DefaultConfigPropertiesExclude = mm2keys.ConfigPropertiesExclude
 )
 
 // GapPolicy says what a flow does when the source no longer has records it
@@ -196,7 +208,11 @@ type FlowConfig struct {
 	// GroupsExclude is `groups.exclude`; nil means [DefaultGroupsExclude].
 	GroupsExclude []string
 	// ConfigPropertiesExclude is `config.properties.exclude`; nil means
-	// [DefaultConfigPropertiesExclude].
+	// [DefaultConfigPropertiesExclude]. A list of its own is used as
+	// written: one that lets the timestamp guards through
+	// (message.timestamp.before.max.ms, message.timestamp.after.max.ms,
+	// message.timestamp.difference.max.ms) copies them to remote topics,
+	// where they refuse old records (LoadProperties warns about it).
 	ConfigPropertiesExclude []string
 	// UseDefaultsFromSource is `use.defaults.from=source`: copy the source
 	// topic's default-valued configs too. MM2 default: target.
@@ -336,7 +352,9 @@ type FlowConfig struct {
 	// involved sets this; checkpoints and group offset sync are then off for
 	// the colliding topics (offsets of a merged topic translate for neither
 	// source, and the flows' group syncs would overwrite each other), which
-	// [FlowStatus.Skipped] reports.
+	// [FlowStatus.Skipped] reports. Their partitions also resume from
+	// stored resume points only, never from the target's tail (see
+	// DisableTailResume): a copy of another topic cannot be told apart.
 	AllowTopicCollisions bool
 
 	// DisableProvenanceHeader is `provenance.header.enabled=false` (a
@@ -351,6 +369,26 @@ type FlowConfig struct {
 	// grow chains like remote.remote.t1 (MM2 behaviour). Headers that other
 	// hops wrote, including [ProvenanceHeader], are still copied unchanged.
 	DisableProvenanceHeader bool
+
+	// DisableTailResume is `resume.from.target.enabled=false` (a kmirror
+	// key). By default, at least once with the provenance header on, each
+	// copied record's [ProvenanceHeader] ends with its source offset
+	// ([ProvenanceOffset]), and a unit that starts a partition (first
+	// start, after a crash or a hand-over) resumes after the last record
+	// the flow wrote to the remote partition when that is later than the
+	// stored resume point and the source holds the very same record at
+	// that offset: a member killed between two stores of resume points
+	// causes no duplicates. Any doubt (a re-created or truncated source,
+	// a remote topic written by MM2 or an older kmirror, no READ ACL on
+	// the remote topics) falls back to the resume point. It needs the
+	// target producer's idempotence, acks=all and unlimited retries
+	// (kgo's defaults) and is
+	// not used exactly once (transactions are that mode's guarantee) or
+	// with ShallowCopy (a copied batch carries no per-record offset); the
+	// offset is still stamped exactly once. Turning it off writes the
+	// header without the offset (about 9 bytes less per record,
+	// uncompressed) and resumes from stored resume points only.
+	DisableTailResume bool
 
 	// ShallowCopy is `shallow.copy.enabled=true` (a kmirror key): each
 	// fetched source record batch whose records need no change is written
@@ -394,10 +432,16 @@ type FlowConfig struct {
 	// flow's source partitions are spread over, by (murmur2(topic) +
 	// partition) mod Tasks. Processes running the same flow share the slots
 	// through a Kafka consumer group, so at most Tasks members replicate at
-	// once. Every member of a flow must use the same value (the flow's
-	// coordination topic mm2-kmirror-units.<source>.internal on the target
-	// has Tasks partitions; a member with a different value refuses to
-	// start). 0 means [DefaultTasks].
+	// once. It changes by a rolling restart, as MM2's does: the member
+	// started last sets the flow's number of slots, the members configured
+	// with another value hold no slot and say they wait
+	// (MemberStatus.Waiting) until restarted; the hand-over stores every
+	// resume point first and, with ExactlyOnce, fences every old slot's
+	// transactional id. The flow's coordination topic
+	// mm2-kmirror-units.<source>.internal on the target keeps the largest
+	// count a member needed. A member whose value differs from the
+	// others' refuses to start only while members of an older kmirror
+	// release share the flow. 0 means [DefaultTasks].
 	Tasks int
 	// GroupID is the consumer group through which the processes running
 	// this flow share its slots; "" means "kmirror.<source>-><target>". Two
@@ -546,6 +590,23 @@ type cfg struct {
 	// partRetryFirst is the first automatic restart delay of a failed
 	// partition (0: 5 s); tests shorten it (withPartRetryFirst).
 	partRetryFirst time.Duration
+	// cpWatch observes every batch of checkpoints the Mirror's emitters
+	// write (tests: withCheckpointWatch); nil in production.
+	cpWatch cpwatch.Hook
+	// workerID and statusInterval: WithWorkerID, WithStatusInterval
+	// (clusterstatus.go).
+	workerID       string
+	statusInterval time.Duration
+	settings       map[string]map[string]string // flow -> WithFlowSettings
+	// hooks are the units' test hooks (withUnitHooks); nil in production.
+	hooks *unitHooks
+}
+
+// withUnitHooks installs test hooks in every unit of the Mirror (tests:
+// holding the producer's promise goroutine, seeing what the poll loop
+// produced).
+func withUnitHooks(h *unitHooks) Opt {
+	return optFunc(func(cfg *cfg) { cfg.hooks = h })
 }
 
 // withPartRetryFirst sets the first automatic restart delay of failed
@@ -554,16 +615,23 @@ func withPartRetryFirst(d time.Duration) Opt {
 	return optFunc(func(cfg *cfg) { cfg.partRetryFirst = d })
 }
 
+// withCheckpointWatch makes every checkpoint emitter of the Mirror call h
+// after each batch of checkpoints it wrote (tests: the "never past the
+// target log end" check).
+func withCheckpointWatch(h cpwatch.Hook) Opt {
+	return optFunc(func(cfg *cfg) { cfg.cpWatch = h })
+}
+
 // withDefaults returns f with every zero field replaced by its default.
 func (f FlowConfig) withDefaults() FlowConfig {
 	if f.Topics == nil {
-		f.Topics = []string{".*"}
+		f.Topics = append([]string(nil), mm2keys.Topics...)
 	}
 	if f.TopicsExclude == nil {
 		f.TopicsExclude = DefaultTopicsExclude
 	}
 	if f.Groups == nil {
-		f.Groups = []string{".*"}
+		f.Groups = append([]string(nil), mm2keys.Groups...)
 	}
 	if f.GroupsExclude == nil {
 		f.GroupsExclude = DefaultGroupsExclude

@@ -65,7 +65,7 @@ func crashRounds(t *testing.T, p *testcluster.Pair, topic string, exactlyOnce bo
 		return n
 	}
 	for round := 0; round < rounds; round++ {
-		m, err := New(append(clusterOpts(p), WithFlow(fc))...)
+		m, err := newMirror(t, append(clusterOpts(p), WithFlow(fc))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,6 +139,7 @@ func waitReplicatedCommitted(t *testing.T, m *Mirror, want int64) {
 // a read_committed reader of the target sees every source record exactly
 // once, in order. The same run at least once reports its duplicates.
 func TestExactlyOnceCrashesNoDuplicates(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	if dups := crashRounds(t, p, p.Topic("eos"), true); dups != 0 {
 		t.Errorf("exactly once: %d duplicates after 5 crashes, want 0", dups)
@@ -152,6 +153,7 @@ func TestExactlyOnceCrashesNoDuplicates(t *testing.T) {
 // with default settings, at least once and exactly once, the target holds
 // exactly the committed and plain records, in order.
 func TestAbortedSourceTransactionsNeverReplicated(t *testing.T) {
+	t.Parallel()
 	for _, eos := range []bool{false, true} {
 		t.Run(fmt.Sprintf("exactly_once=%t", eos), func(t *testing.T) {
 			p := testcluster.New(t, "src", "dst")
@@ -222,6 +224,7 @@ func TestAbortedSourceTransactionsNeverReplicated(t *testing.T) {
 // committed resume points, and a read_committed reader sees every record
 // once.
 func TestExactlyOnceTargetStallAborts(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	if p.Target.Fake == nil {
 		t.Skip("needs kfake's request control (KMIRROR_*_BROKERS name real brokers)")

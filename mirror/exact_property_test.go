@@ -74,9 +74,10 @@ type sim struct {
 	lagMax   int64
 	runsOn   bool // offset runs are written (false: an older kmirror or MM2)
 	calm     bool
-	runsKept int  // runs the emitter keeps per partition
-	mute     bool // runs written now are lost (a crash right after a session's first copy)
-	lossy    bool // some session is unknown to the runs: exactness claims are not checked
+	runsKept int   // runs the emitter keeps per partition
+	mute     bool  // runs written now are lost (a crash right after a session's first copy)
+	tailAt   int64 // the tail the last tail-started session resumed after (TestExactTranslationPropertyTailResume; -1 none)
+	lossy    bool  // some session is unknown to the runs: exactness claims are not checked
 
 	log      []simLogRec // offset syncs and runs topics, in produce order
 	seq      int
@@ -86,6 +87,7 @@ type sim struct {
 	queries, exact, notOK, waiting int
 	withRuns, beyond               int // translated from runs; of them beyond what was replicated
 	mm2Past                        int // MM2's rule (no runs) past replicated data
+	rereadOver, rereadUnknown      int // safe translations past their re-read bound (offset syncs only); without a bound
 }
 
 func newSim(t *testing.T, seed uint64) *sim {
@@ -393,6 +395,18 @@ func (s *sim) query() {
 		s.t.Fatalf("translation of %d (incarnation %d) = %d, past replicated data: the exact translation is %d\n%s",
 			g, inc, tr.Offset, truth, s.dump())
 	}
+	// The re-read bound of a safe translation: a consumer resuming at
+	// tr.Offset reads at most tr.Reread records before the exact position.
+	if tr.Reread >= 0 && truth-tr.Offset > tr.Reread {
+		if tr.Kind == checkpoint.KindRun && !s.lossy {
+			s.t.Fatalf("translation of %d (incarnation %d) = %d (%s), re-read bound %d, but the exact translation is %d\n%s",
+				g, inc, tr.Offset, tr.Kind, tr.Reread, truth, s.dump())
+		}
+		s.rereadOver++
+	}
+	if !tr.Exact && tr.Reread < 0 {
+		s.rereadUnknown++
+	}
 	if s.live.Runs.Has(simTopic, 0) {
 		s.withRuns++
 		if tr.Reason == checkpoint.ReasonBeyondReplicated {
@@ -486,11 +500,12 @@ func (s *sim) step() {
 // of them calm (crashes, restarts and compaction ten times rarer);
 // KMIRROR_PROPERTY_SEEDS=n runs n histories instead.
 func TestExactTranslationProperty(t *testing.T) {
+	t.Parallel()
 	seeds := uint64(300)
 	if n, err := strconv.ParseUint(os.Getenv("KMIRROR_PROPERTY_SEEDS"), 10, 64); err == nil && n > 0 {
 		seeds = n
 	}
-	var queries, exact, notOK, waiting, restarts, mm2Past, withRuns, beyond, lossy int
+	var queries, exact, notOK, waiting, restarts, mm2Past, withRuns, beyond, lossy, rereadOver, rereadUnknown int
 	var quiet, quietExact [2][2]int // [chaotic, calm][default runs kept, 16 runs kept per partition]
 	for seed := uint64(1); seed <= seeds; seed++ {
 		s := newSim(t, seed)
@@ -535,6 +550,8 @@ func TestExactTranslationProperty(t *testing.T) {
 		mm2Past += s.mm2Past
 		withRuns += s.withRuns
 		beyond += s.beyond
+		rereadOver += s.rereadOver
+		rereadUnknown += s.rereadUnknown
 		if s.lossy {
 			lossy++
 		}
@@ -545,6 +562,8 @@ func TestExactTranslationProperty(t *testing.T) {
 		"%d translations by MM2's rule alone (no offset runs) past replicated data during a replay; "+
 		"%d histories with a session the runs never learnt of (exactness not checked there)",
 		queries, exact, pct(exact, queries), withRuns, exact, pct(exact, withRuns), beyond, notOK, waiting, restarts, mm2Past, lossy)
+	t.Logf("re-read bounds: %d safe translations without a bound, %d past their bound (offset syncs alone, or a session the runs never learnt of)",
+		rereadUnknown, rereadOver)
 	for _, k := range []struct {
 		name      string
 		calm, few int

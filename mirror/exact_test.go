@@ -123,6 +123,7 @@ func (w *safeWatcher) finish(t *testing.T) {
 // SafeToSwitch, TranslateOffsets returns 86 -> 86 (it said SafeToSwitch with
 // 86 -> 1, and 86 -> 86 only seconds later); never a checkpoint past 86.
 func TestIssueQuietTopicGroupAt86(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders, billing := p.Topic("orders"), p.Group("billing")
 	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
@@ -156,6 +157,7 @@ func TestIssueQuietTopicGroupAt86(t *testing.T) {
 // 7 -> 1 forever; kmirror checkpoints 7 -> 7 and commits 7 into the target
 // group, and a consumer there reads exactly the records 7, 8, 9.
 func TestIssueTenRecordsGroupAt7(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders, g := p.Topic("orders"), p.Group("g7")
 	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
@@ -190,6 +192,7 @@ func TestIssueTenRecordsGroupAt7(t *testing.T) {
 // (never translated with the old topic's syncs, which give 20 -> 1) until
 // the new topic is replicated, then checkpointed 20 -> 120.
 func TestIssueRecreatedTopic(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders, g := p.Topic("orders"), p.Group("g")
 	remote := p.Source.Alias + "." + orders
@@ -233,6 +236,7 @@ func TestIssueRecreatedTopic(t *testing.T) {
 // replicated 1:1. MM2 checkpointed them -> 1 (a fail-over re-reading 39, 76
 // and 12 records); kmirror checkpoints and commits 40, 77 and 13.
 func TestIssueMultiRegionDR(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "us-east-1", "ap-northeast-2")
 	orders, payments, events := p.Topic("orders"), p.Topic("payments"), p.Topic("events")
 	op, ph := p.Group("order-processor"), p.Group("payment-handler")
@@ -276,6 +280,7 @@ func TestIssueMultiRegionDR(t *testing.T) {
 // TranslateOffsets says "not yet" with a typed error (it returned an empty
 // map and no error, like "nothing to translate"); then the offsets.
 func TestIssueNotYetRightAfterStart(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders, g := p.Topic("orders"), p.Group("g")
 	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
@@ -309,6 +314,7 @@ func TestIssueNotYetRightAfterStart(t *testing.T) {
 // numbers. The bound to compare them with is one checkpoint interval plus
 // one flush interval (2 s), plus the sync interval for the target group.
 func TestTranslationLatency(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	quiet, busy, g := p.Topic("quiet"), p.Topic("busy"), p.Group("lat")
 	testcluster.CreateTopic(t, &p.Source, quiet, 1, nil)

@@ -12,14 +12,16 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/plugin/kslog"
 
 	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/internal/connectoffsets"
+	"github.com/kmirror/kmirror/internal/cpwatch"
+	"github.com/kmirror/kmirror/internal/ensuretopic"
 	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/internal/mm2filter"
+	"github.com/kmirror/kmirror/internal/statustopic"
 	"github.com/kmirror/kmirror/policy"
 )
 
@@ -69,13 +71,25 @@ type flow struct {
 	// partRetryFirst is the first automatic restart delay of a failed
 	// partition (0: partRetryFirst); set by New.
 	partRetryFirst time.Duration
+	// cpWatch is given to the checkpoint emitter's Run (cpwatch.With;
+	// tests only, nil in production); set by New.
+	cpWatch cpwatch.Hook
+	hooks   *unitHooks // the units' test hooks (nil in production); set by New
 
 	srcID, dstID string      // cluster IDs, learned at start
 	prov         *provenance // the provenance check and stamp; nil when off
 	provSkipped  atomic.Int64
+	tailCounts   [tailOutcomes]atomic.Int64 // partition starts by tail-resume outcome (tail.go)
 	runCtx       context.Context
 	hard         context.Context
 	catalog      atomic.Pointer[catalog] // latest discovery
+	// limits: the max.message.bytes of remote topics on the target
+	// (limits.go), written by discovery and by units restarting a
+	// partition stopped on a record too large; limitsAt is discovery's
+	// last full read (refresh goroutine only).
+	limitsMu sync.Mutex
+	limits   map[string]int32
+	limitsAt time.Time
 
 	refreshWake chan struct{}
 	isSingleton atomic.Bool // this member holds slot 0
@@ -86,13 +100,47 @@ type flow struct {
 	// createdOnce: this member ran a round of topic creation holding slot
 	// 0 (with refresh.topics.enabled=false, the only one).
 	createdOnce atomic.Bool
+	// Epochs (epoch.go): when this member's flow started (its epoch's
+	// age), the coordination topic's partition count, and whether the
+	// group balances with the older releases' cooperative-sticky.
+	startedAt   atomic.Int64 // Unix milliseconds (0 before run)
+	unitsParts  atomic.Int32
+	legacyGroup atomic.Bool
 
-	unitsMu        sync.Mutex // guards the member fields below; taken before unit or partition locks, never after
+	// The status topic (statuspub.go): statusCl tails it and writes this
+	// member's records; the view holds what it read (viewMu, a leaf).
+	statusTopic    string
+	statusInterval time.Duration
+	statusCl       *kgo.Client
+	selfID         string // this member's id in the status topic
+	workerID       string // the worker id it advertises (WithWorkerID)
+	fingerprint    string // hash of fpConfig
+	fpConfig       map[string]string
+	viewMu         sync.Mutex
+	view           *statustopic.View
+	targetWake     chan struct{} // the target state changed in the view
+	pubWake        chan struct{} // something to publish now
+	// pubMu serialises the writes of this member's records (publish,
+	// tombstoneSlots, closeStatus) and guards pubChunks and pubDone; it is
+	// taken before unitsMu, never under it.
+	pubMu     sync.Mutex
+	pubChunks map[int32]int // slot -> chunks of its last record written
+	pubDone   bool
+
+	unitsMu        sync.Mutex     // guards the member fields below; taken before unit or partition locks, never after
+	owned          map[int32]bool // slots the group assigned to this member
+	slotSince      map[int32]time.Time
+	applied        TargetState // the target state this member applied
+	appliedAt      time.Time
+	pausedParts    map[int32][]PartitionStatus // owned slots' partitions as their units stopped for PAUSED or STOPPED
+	retiredRecords int64                       // counters of the units stopped so far (FlowStatus.Records never goes down)
+	retiredBytes   int64
 	units          map[int32]*unit
 	single         *singleton
 	stopping       map[int32]*unit // units a release is stopping, by slot
 	stoppingSingle *singleton      // singleton duties a release is stopping
 	leaving        bool
+	legacyWaiting  string            // why this member ignores its assignment (older releases in the group), "" when it does not
 	final          []PartitionStatus // the partitions of the units stopped when the member left
 	memberID       string
 	generation     int32
@@ -113,6 +161,18 @@ type flow struct {
 	listErr    error                       // last discovery's failure to list a cluster's topics, nil when both listed
 	topicErrs  map[topicErrKey]*TopicError // per-topic errors of the refresh jobs (topicerrors.go)
 	commitErrs map[int32]error             // last resume-point load or commit failure per unit
+	srcDown    bool                        // the last probe found the source unreachable: lag unknown
+	startLag   *startLag                   // lag while retrying the start-up (nil once started)
+	started    bool                        // start succeeded (units may run)
+	// unassigned are the partitions of the slots no live member owns, with
+	// their lag, as the member holding slot 0 last computed them (lag.go).
+	unassigned []PartitionStatus
+	// What the flow's live members disagree on (checkDisagreements): the
+	// warnings, their signature (logged once per change), and why this
+	// member waits.
+	warnings []string
+	warnSig  string
+	waiting  string
 }
 
 // catalog is what discovery found: the source partitions ready to
@@ -138,7 +198,10 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 		state: StateUnassigned, since: time.Now(),
 		setConfigs: map[string]map[string]string{}, commitErrs: map[int32]error{}, topicErrs: map[topicErrKey]*TopicError{},
 		tasks: int32(fc.Tasks), groupID: fc.GroupID, unitsTopic: unitsTopicName(fc.Source),
-		resumeTopic: connectoffsets.TopicName(fc.Source)}
+		resumeTopic: connectoffsets.TopicName(fc.Source),
+		statusTopic: statustopic.Topic(fc.Source), statusInterval: statustopic.DefaultInterval, view: statustopic.NewView(),
+		targetWake: make(chan struct{}, 1), pubWake: make(chan struct{}, 1), pubChunks: map[int32]int{},
+		owned: map[int32]bool{}, slotSince: map[int32]time.Time{}, applied: TargetRunning, pausedParts: map[int32][]PartitionStatus{}}
 	if f.groupID == "" {
 		f.groupID = defaultGroupID(fc.Source, fc.Target)
 	}
@@ -236,15 +299,17 @@ func (f *flow) probe(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, min(f.cfg.AdminTimeout, 5*time.Second))
 	defer cancel()
 	var errs []error
+	srcDown := false
 	if err := f.srcAdmCl.Ping(pctx); err != nil && ctx.Err() == nil {
 		errs = append(errs, fmt.Errorf("source cluster %s unreachable: %w", f.src.Alias, err))
+		srcDown = true
 	}
 	if err := f.dstAdmCl.Ping(pctx); err != nil && ctx.Err() == nil {
 		errs = append(errs, fmt.Errorf("target cluster %s unreachable: %w", f.dst.Alias, err))
 	}
 	if ctx.Err() == nil {
 		err := errors.Join(errs...)
-		f.health(func() { f.probeErr = err })
+		f.health(func() { f.probeErr, f.srcDown = err, srcDown })
 	}
 	return nil
 }
@@ -328,7 +393,7 @@ func (f *flow) openClients() error {
 }
 
 func (f *flow) closeClients() {
-	for _, cl := range []*kgo.Client{f.srcAdmCl, f.dstAdmCl, f.syncCl} {
+	for _, cl := range []*kgo.Client{f.srcAdmCl, f.dstAdmCl, f.syncCl, f.statusCl} {
 		if cl != nil {
 			cl.Close()
 		}
@@ -340,6 +405,7 @@ func (f *flow) closeClients() {
 // without flushing.
 func (f *flow) run(ctx, hard context.Context) error {
 	f.runCtx, f.hard = ctx, hard
+	f.startedAt.Store(time.Now().UnixMilli())
 	if f.cfg.Disabled && f.cfg.DisableHeartbeats {
 		f.setState(StateDisabled, nil) // nothing to do: no client, no topic, no group
 		<-ctx.Done()
@@ -370,6 +436,7 @@ func (f *flow) run(ctx, hard context.Context) error {
 			return nil
 		}
 		f.setState(StateRetrying, err)
+		f.estimateStartLag(ctx)
 		delay = backoff(delay)
 		select {
 		case <-ctx.Done():
@@ -378,6 +445,9 @@ func (f *flow) run(ctx, hard context.Context) error {
 		case <-time.After(delay):
 		}
 	}
+	f.mu.Lock()
+	f.startLag, f.started = nil, true
+	f.mu.Unlock()
 	if f.cfg.Disabled {
 		f.setState(StateDisabled, nil)
 	} else {
@@ -387,18 +457,44 @@ func (f *flow) run(ctx, hard context.Context) error {
 	var wg sync.WaitGroup
 	loopCtx, stopLoops := context.WithCancel(ctx)
 	defer stopLoops()
+	// The status topic's goroutines run until the member left: its slots'
+	// records are tombstoned by the release, its record by closeStatus.
+	statusCtx, stopStatus := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopStatus()
+	var swg sync.WaitGroup
+	swg.Go(func() { f.tailLoop(statusCtx) })
+	swg.Go(func() { f.targetLoop(statusCtx) })
+	// The publisher stops before the member leaves: a publication in
+	// flight to an unreachable target must not hold pubMu, which the
+	// release's slot tombstones take (bounded by leaveTimeout).
+	pubCtx, stopPub := context.WithCancel(statusCtx)
+	var pwg sync.WaitGroup
+	pwg.Go(func() { f.publishLoop(pubCtx) })
+	stopPublisher := func() {
+		stopPub()
+		pwg.Wait()
+	}
+	stopStatusLoops := func() {
+		stopPublisher()
+		stopStatus()
+		swg.Wait()
+		f.closeStatus(hard.Err() == nil)
+	}
 	wg.Go(func() { f.refreshLoop(loopCtx) })
 	if err := f.join(); err != nil {
 		stopLoops()
 		wg.Wait()
+		stopStatusLoops()
 		f.setState(StateFailed, err)
 		return err
 	}
 	wg.Go(func() { f.groupLoop(loopCtx) })
 	<-ctx.Done()
+	stopPublisher()
 	f.leave(hard)
 	stopLoops()
 	wg.Wait()
+	stopStatusLoops()
 	f.setState(StateStopped, nil)
 	return nil
 }
@@ -426,22 +522,24 @@ func (f *flow) start(ctx context.Context) error {
 	if err := f.ensureUnitsTopic(ctx); err != nil {
 		return err
 	}
+	if err := f.openStatus(ctx); err != nil {
+		return err
+	}
 	if f.cfg.ShallowCopy {
 		f.log.Info("shallow copy on: record batches that need no change are written to the target as fetched, the others record by record")
 	}
 	env := &unitEnv{cfg: f.cfg, name: f.name, src: f.src, dst: f.dst, log: f.log, metrics: f.metrics,
 		labels: f.labels, tasks: f.tasks, resumeTopic: f.resumeTopic, clientOpts: f.clientOpts,
 		gap: f.recordGap, health: f.unitHealth, owns: f.owns, prov: f.prov, skipped: f.skippedRecords,
-		partRetryFirst: f.partRetryFirst,
-		txnID:          func(slot int32) string { return transactionalID(f.groupID, slot) }}
+		partRetryFirst: f.partRetryFirst, hooks: f.hooks, topicLimit: f.topicLimit, setTopicLimit: f.setTopicLimit,
+		txnID: func(slot int32) string { return transactionalID(f.groupID, slot) }, tailNoted: f.tailNoted,
+		merged: f.skips.noCheckpoints}
+	env.stampOffset = f.prov != nil && !f.cfg.DisableTailResume
+	env.tail = env.stampOffset && !f.cfg.ExactlyOnce && !f.cfg.ShallowCopy
 	if f.syncCl != nil {
 		env.sync = f.produceSync
 		env.run = f.produceRun
-		env.syncFlush = func(ctx context.Context) {
-			if err := f.syncCl.Flush(ctx); err != nil {
-				f.log.Warn("flushing offset syncs", "err", err)
-			}
-		}
+		env.syncFlush = f.flushSyncs // syncflush.go: bounded, a dead cluster must not hold a stop
 	}
 	if !f.cfg.Disabled {
 		n, err := f.resumeTopicPartitions(ctx)
@@ -523,7 +621,8 @@ func (f *flow) preflight(ctx context.Context) error {
 }
 
 // ensureInternalTopics creates the offset-syncs topic (1 partition,
-// compacted) on its location cluster.
+// compacted) and the offset-runs topic beside it on their location
+// cluster, or accepts them as created in advance (ensuretopic).
 func (f *flow) ensureInternalTopics(ctx context.Context) error {
 	if f.cfg.Disabled || f.cfg.DisableOffsetSyncs {
 		return nil
@@ -533,34 +632,58 @@ func (f *flow) ensureInternalTopics(ctx context.Context) error {
 	if f.cfg.OffsetSyncsTopicLocationTarget {
 		adm, alias = f.dstAdm, f.dst.Alias
 	}
-	if err := createCompacted(ctx, adm, alias, f.offsetSyncsTopic, 1, f.cfg.OffsetSyncsTopicReplicationFactor); err != nil {
-		return err
-	}
-	// kmirror's offset-runs topic, beside the offset syncs (exact
-	// translation, checkpoint.OffsetRun).
-	runs := checkpoint.OffsetRunsTopic(f.offsetSyncsTopic)
-	resp, err := adm.CreateTopic(ctx, 1, f.cfg.OffsetSyncsTopicReplicationFactor, checkpoint.OffsetRunsTopicConfig(), runs)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-		return fmt.Errorf("creating %s on %s: %w", runs, alias, err)
+	for _, s := range f.offsetSyncTopicSpecs(alias) {
+		if _, err := f.ensureTopic(ctx, adm, s); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// createCompacted creates a compacted internal topic, as MM2's
-// MirrorUtils.createCompactedTopic: "already exists" is success.
-func createCompacted(ctx context.Context, adm *kadm.Client, alias, topic string, partitions int32, rf int16) error {
+// offsetSyncTopicSpecs returns the offset-syncs topic and kmirror's
+// offset-runs topic beside it (exact translation, checkpoint.OffsetRun), on
+// cluster alias.
+func (f *flow) offsetSyncTopicSpecs(alias string) []ensuretopic.Spec {
+	return []ensuretopic.Spec{
+		{Topic: f.offsetSyncsTopic, Cluster: alias, Partitions: 1,
+			ReplicationFactor: f.cfg.OffsetSyncsTopicReplicationFactor, Configs: compactConfig()},
+		{Topic: checkpoint.OffsetRunsTopic(f.offsetSyncsTopic), Cluster: alias, Partitions: 1,
+			ReplicationFactor: f.cfg.OffsetSyncsTopicReplicationFactor, Configs: checkpoint.OffsetRunsTopicConfig()},
+	}
+}
+
+// unitsTopicSpec is the flow's coordination topic on the target: exactly
+// tasks.max partitions, never written.
+func (f *flow) unitsTopicSpec() ensuretopic.Spec {
+	return ensuretopic.Spec{Topic: f.unitsTopic, Cluster: f.dst.Alias, Partitions: f.tasks, ExactPartitions: true,
+		ReplicationFactor: f.cfg.OffsetStorageReplicationFactor, Configs: compactConfig()}
+}
+
+// resumeTopicSpec is the resume-point topic on the target: compacted (a
+// resume point must not expire), Connect's default 25 partitions, any
+// count accepted.
+func (f *flow) resumeTopicSpec() ensuretopic.Spec {
+	return ensuretopic.Spec{Topic: f.resumeTopic, Cluster: f.dst.Alias, Partitions: connectoffsets.DefaultPartitions,
+		ReplicationFactor: f.cfg.OffsetStorageReplicationFactor, Configs: compactConfig(), RequireCompact: true}
+}
+
+// ensureTopic creates an internal topic, as MM2's
+// MirrorUtils.createCompactedTopic, or accepts it as it exists: "already
+// exists" is success, and so is a refused creation (no CREATE ACL) of a
+// topic created in advance that fits s (ensuretopic.Ensure).
+func (f *flow) ensureTopic(ctx context.Context, adm *kadm.Client, s ensuretopic.Spec) (ensuretopic.Result, error) {
+	s.Log = f.log
+	r, err := ensuretopic.Ensure(ctx, adm, s)
+	if err == nil && r.Created {
+		f.log.Info("internal topic created", "topic", s.Topic, "cluster", s.Cluster, "partitions", s.Partitions)
+	}
+	return r, err
+}
+
+// compactConfig is cleanup.policy=compact.
+func compactConfig() map[string]*string {
 	compact := "compact"
-	resp, err := adm.CreateTopic(ctx, partitions, rf, map[string]*string{"cleanup.policy": &compact}, topic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-		return fmt.Errorf("creating %s on %s: %w", topic, alias, err)
-	}
-	return nil
+	return map[string]*string{"cleanup.policy": &compact}
 }
 
 // minLevel drops records below level.

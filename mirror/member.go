@@ -71,6 +71,15 @@ func (f *flow) owns(ctx context.Context, slot int32) error {
 	return cerr
 }
 
+// SlotOf returns the slot (Kafka Connect's task) that replicates source
+// partition partition of topic in a flow with n slots (tasks.max): the
+// slot numbers [Mirror.ClusterStatus] and the runner's /status show.
+// Every member computes the same: (murmur2(topic) + partition) mod n, with
+// Kafka's murmur2 and its sign bit cleared, so the partitions of a topic
+// are spread round-robin and adding partitions never moves an existing
+// one. n must be positive.
+func SlotOf(topic string, partition, n int32) int32 { return slotOf(topic, partition, n) }
+
 // slotOf maps a source partition to its slot: (murmur2(topic) + partition)
 // mod n, with Kafka's murmur2 and its sign bit cleared. The partitions of a
 // topic are spread round-robin from a start that depends on the topic, and
@@ -79,30 +88,68 @@ func slotOf(topic string, partition, n int32) int32 {
 	return int32((int64(connectoffsets.Hash([]byte(topic))) + int64(partition)) % int64(n))
 }
 
-// unitsTopicPartitions creates the coordination topic with N partitions if
-// it is missing and checks that an existing one has N partitions: members
-// configured with different task counts cannot share the work.
+// ensureUnitsTopic creates the coordination topic with N partitions if it
+// is missing, or accepts one created in advance, and makes sure it has at
+// least N partitions: the topic keeps the largest count any member needed
+// (only the newest epoch's first tasks.max partitions are slots, see
+// epoch.go). A heartbeats-only flow accepts any count (it uses slot 0).
+// A member whose tasks.max differs from the partition count refuses to
+// start while members of an older kmirror release share the group: they
+// balance with cooperative-sticky, which cannot keep members of different
+// slot counts apart.
 func (f *flow) ensureUnitsTopic(ctx context.Context) error {
-	if err := createCompacted(ctx, f.dstAdm, f.dst.Alias, f.unitsTopic, f.tasks, f.cfg.OffsetStorageReplicationFactor); err != nil {
-		return err
-	}
-	td, err := f.dstAdm.ListTopics(ctx, f.unitsTopic)
+	spec := f.unitsTopicSpec()
+	spec.ExactPartitions = false
+	r, err := f.ensureTopic(ctx, f.dstAdm, spec)
 	if err != nil {
 		return err
 	}
-	d, ok := td[f.unitsTopic]
-	if !ok || d.Err != nil || len(d.Partitions) == 0 {
-		if ok && d.Err != nil {
-			return d.Err
+	have := r.Partitions
+	if have == 0 {
+		have = f.tasks
+	}
+	if f.cfg.Disabled || have == f.tasks {
+		f.unitsParts.Store(max(have, f.tasks))
+		return nil
+	}
+	if err := f.refuseLegacyGroup(ctx, have); err != nil {
+		return err
+	}
+	if have < f.tasks {
+		resp, err := f.dstAdm.UpdatePartitions(ctx, int(f.tasks), f.unitsTopic)
+		if err == nil {
+			err = resp.Error()
 		}
-		return fmt.Errorf("topic %s not visible yet", f.unitsTopic)
+		if err != nil && !errors.Is(err, kerr.InvalidPartitions) {
+			return fmt.Errorf("adding partitions to the coordination topic %s on %s (from %d to tasks.max %d): %w; grant ALTER on topic %s, or add them yourself: kafka-topics.sh --bootstrap-server <%s> --alter --topic %s --partitions %d",
+				f.unitsTopic, f.dst.Alias, have, f.tasks, err, f.unitsTopic, f.dst.Alias, f.unitsTopic, f.tasks)
+		}
+		f.log.Info("coordination topic grown for a larger tasks.max (the members of the older epoch wait until restarted with it)",
+			"topic", f.unitsTopic, "from", have, "to", f.tasks)
+		have = f.tasks
 	}
-	if n := int32(len(d.Partitions)); n != f.tasks {
-		return &fatalError{&ConfigError{Key: f.name + ".tasks.max", Value: fmt.Sprint(f.tasks),
-			Reason: fmt.Sprintf("the flow's members share %d slots (the partitions of %s on %s) but this member is configured with %d: set tasks.max=%d like the running members, or change the number of slots offline (stop every member, then run `kmirror units -config FILE -resize`, which fences the old exactly-once producers and re-creates the topic)",
-				n, f.unitsTopic, f.dst.Alias, f.tasks, n)}}
-	}
+	f.unitsParts.Store(have)
 	return nil
+}
+
+// refuseLegacyGroup returns the fatal tasks.max error when the flow's
+// group runs members of an older kmirror release (group protocol
+// cooperative-sticky, no kmirror-slots-v1) and this member's tasks.max
+// differs from the coordination topic's partition count have.
+func (f *flow) refuseLegacyGroup(ctx context.Context, have int32) error {
+	groups, err := f.dstAdm.DescribeGroups(ctx, f.groupID)
+	if err != nil {
+		return fmt.Errorf("describing group %s on %s: %w", f.groupID, f.dst.Alias, err)
+	}
+	g, ok := groups[f.groupID]
+	if !ok || g.Err != nil || len(g.Members) == 0 || g.Protocol == slotsProtocol || g.Protocol == "" {
+		return nil
+	}
+	return &fatalError{&ConfigError{Key: f.name + ".tasks.max", Value: fmt.Sprint(f.tasks),
+		Reason: fmt.Sprintf("the flow's %d running member(s) share %d slots (the partitions of %s on %s) and run an older kmirror release (group protocol %s), which cannot change tasks.max online: "+
+			"start this member with tasks.max=%d, upgrade every member with the same tasks.max first and then change it in a second rolling restart, "+
+			"or stop every member and run `kmirror units -config FILE -resize` (it fences the old exactly-once producers and re-creates the topic)",
+			len(g.Members), have, f.unitsTopic, f.dst.Alias, g.Protocol, have)}}
 }
 
 // join creates the flow's group member. Its callbacks start and stop the
@@ -113,7 +160,9 @@ func (f *flow) join() error {
 	opts := f.clientOpts(f.dst, f.dst.Consumer,
 		kgo.ConsumerGroup(f.groupID),
 		kgo.ConsumeTopics(f.unitsTopic),
-		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		// kmirror's epoch-aware protocol first; cooperative-sticky for the
+		// members of older releases (epoch.go).
+		kgo.Balancers(&slotBalancer{f: f, inner: kgo.CooperativeStickyBalancer()}, legacyBalancer{kgo.CooperativeStickyBalancer(), f}),
 		kgo.DisableAutoCommit(),
 		kgo.SessionTimeout(c.SessionTimeout),
 		kgo.HeartbeatInterval(c.HeartbeatInterval),
@@ -174,28 +223,55 @@ func (f *flow) onAssigned(_ context.Context, cl *kgo.Client, assigned map[string
 		f.unitsMu.Unlock()
 		return
 	}
-	var started []int32
+	if f.legacyGroup.Load() && !f.cfg.Disabled && f.tasks != f.unitsParts.Load() {
+		// The group fell back to cooperative-sticky (a member of an older
+		// release joined) while this member's slots differ from the
+		// others': it must not replicate with another mapping.
+		f.legacyWaiting = fmt.Sprintf("the group runs members of an older kmirror release, which share %d slots; this member has tasks.max %d: it replicates nothing (restart it with tasks.max=%d, or upgrade every member first)",
+			f.unitsParts.Load(), f.tasks, f.unitsParts.Load())
+		f.unitsMu.Unlock()
+		f.log.Error("not replicating: "+f.legacyWaiting, "slots", slots)
+		f.wakePublish()
+		return
+	}
+	f.legacyWaiting = ""
 	for _, k := range slots {
-		if k < 0 || k >= f.tasks {
-			continue
+		if k >= 0 && k < f.tasks && !f.owned[k] {
+			f.owned[k] = true
+			f.slotSince[k] = time.Now()
 		}
-		if k == 0 && f.single == nil {
+	}
+	started := f.startOwnedLocked()
+	owned := f.ownedLocked()
+	applied := f.applied
+	f.unitsMu.Unlock()
+	if len(started) > 0 || len(slots) > 0 {
+		f.log.Info("slots assigned", "member", memberID, "generation", gen, "new", started, "owned", owned, "target_state", applied)
+	}
+	f.wakePublish()
+}
+
+// startOwnedLocked starts what the applied target state lets run on the
+// owned slots and is not running yet: a unit per owned slot while
+// RUNNING, the singleton duties with slot 0 unless STOPPED. It returns
+// the slots whose unit it started. f.unitsMu must be held.
+func (f *flow) startOwnedLocked() []int32 {
+	var started []int32
+	for _, k := range sortedSlots(f.owned) {
+		if k == 0 && f.single == nil && f.applied != TargetStopped {
 			f.startSingleton()
 		}
-		if f.cfg.Disabled || f.units[k] != nil {
+		if f.cfg.Disabled || f.units[k] != nil || f.applied != TargetRunning {
 			continue
 		}
 		u := newUnit(k, f.env)
 		f.units[k] = u
+		delete(f.pausedParts, k)
 		u.setOffer(f.catalog.Load().slot(k))
 		u.start(f.hard)
 		started = append(started, k)
 	}
-	owned := f.ownedLocked()
-	f.unitsMu.Unlock()
-	if len(started) > 0 || len(slots) > 0 {
-		f.log.Info("slots assigned", "member", memberID, "generation", gen, "new", started, "owned", owned)
-	}
+	return started
 }
 
 func (f *flow) onRevoked(_ context.Context, _ *kgo.Client, revoked map[string][]int32) {
@@ -212,16 +288,61 @@ func (f *flow) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32)
 	f.release(f.slotsOf(lost), false)
 }
 
-// release stops the units of slots (and the singleton duties with slot 0),
-// all at once, and returns when they have stopped: graceful stores resume
-// points first (revocation); otherwise nothing is stored (the slots were
-// lost: another member may own them already).
+// release gives up slots: it stops their units (and the singleton duties
+// with slot 0), all at once, and returns when they have stopped: graceful
+// stores resume points first (revocation); otherwise nothing is stored
+// (the slots were lost: another member may own them already). A graceful
+// release then tombstones the slots' status records, before the group can
+// hand them to another member.
 //
-// A slot another release is still stopping (the member leaving while a
-// rebalance revokes the slot) is waited for too: the callback must not
-// return, handing the slot to another member, before its unit stored its
-// resume points.
+// A slot another stop is still stopping (the member leaving, or a pause,
+// while a rebalance revokes the slot) is waited for too: the callback must
+// not return, handing the slot to another member, before its unit stored
+// its resume points.
 func (f *flow) release(slots []int32, graceful bool) {
+	f.unitsMu.Lock()
+	for _, k := range slots {
+		delete(f.owned, k)
+		delete(f.slotSince, k)
+		delete(f.pausedParts, k)
+	}
+	f.unitsMu.Unlock()
+	start := time.Now()
+	us, _ := f.stopSlots(slots, graceful, slots)
+	if len(slots) == 0 {
+		return
+	}
+	f.unitsMu.Lock()
+	leaving := f.leaving
+	f.unitsMu.Unlock()
+	if graceful && !leaving {
+		f.tombstoneSlots(slots) // a member leaving writes them with its own tombstone (leave)
+	}
+	f.unitsMu.Lock()
+	owned := f.ownedLocked()
+	if f.leaving {
+		// The member stopped: Status keeps showing where its partitions
+		// ended.
+		for _, u := range us {
+			f.final = u.snapshot(f.final)
+		}
+	}
+	f.unitsMu.Unlock()
+	how := "revoked"
+	if !graceful {
+		how = "lost"
+	}
+	f.log.Info("slots "+how, "slots", slots, "owned", owned, "took", time.Since(start).Round(time.Millisecond))
+	f.wakePublish()
+}
+
+// stopSlots stops the units of slots, and the singleton duties when
+// withSingle contains 0 (release passes the slots, a pause passes none and
+// a stop passes slot 0), all at once, and waits for them, also for those
+// another stop is stopping. It returns the units it stopped itself and
+// whether it stopped anything. The stopped units' counters move to the
+// flow's retired totals, so that FlowStatus.Records never goes down.
+func (f *flow) stopSlots(slots []int32, graceful bool, withSingle []int32) ([]*unit, bool) {
 	f.unitsMu.Lock()
 	var us, others []*unit
 	var single, otherSingle *singleton
@@ -233,17 +354,16 @@ func (f *flow) release(slots []int32, graceful bool) {
 		} else if u := f.stopping[k]; u != nil {
 			others = append(others, u)
 		}
-		if k == 0 {
-			if f.single != nil {
-				single, f.single = f.single, nil
-				f.stoppingSingle = single
-			} else {
-				otherSingle = f.stoppingSingle
-			}
-			f.isSingleton.Store(false)
-		}
 	}
-	owned := f.ownedLocked()
+	if slices.Contains(withSingle, 0) {
+		if f.single != nil {
+			single, f.single = f.single, nil
+			f.stoppingSingle = single
+		} else {
+			otherSingle = f.stoppingSingle
+		}
+		f.isSingleton.Store(false)
+	}
 	f.unitsMu.Unlock()
 	var wg sync.WaitGroup
 	for _, u := range others {
@@ -254,9 +374,8 @@ func (f *flow) release(slots []int32, graceful bool) {
 	}
 	if len(us) == 0 && single == nil {
 		wg.Wait()
-		return
+		return nil, false
 	}
-	start := time.Now()
 	for _, u := range us {
 		wg.Go(func() { u.stop(graceful) })
 	}
@@ -275,36 +394,28 @@ func (f *flow) release(slots []int32, graceful bool) {
 		if f.stopping[u.slot] == u {
 			delete(f.stopping, u.slot)
 		}
+		for _, ps := range u.snapshot(nil) {
+			f.retiredRecords += ps.Records
+			f.retiredBytes += ps.Bytes
+		}
 	}
 	if single != nil && f.stoppingSingle == single {
 		f.stoppingSingle = nil
 	}
-	if f.leaving {
-		// The member stopped: Status keeps showing where its partitions
-		// ended.
-		for _, u := range us {
-			f.final = u.snapshot(f.final)
-		}
-	}
 	f.unitsMu.Unlock()
-	how := "revoked"
-	if !graceful {
-		how = "lost"
-	}
-	f.log.Info("slots "+how, "slots", slots, "owned", owned, "took", time.Since(start).Round(time.Millisecond))
+	return us, true
 }
 
-// ownedLocked returns the sorted slots this member replicates or holds the
-// singleton duties of. f.unitsMu must be held.
+// ownedLocked returns the sorted slots the group assigned to this member
+// (whether their units run or the flow is paused), and slot 0 while this
+// member still runs the singleton duties without it (a heartbeats-only
+// flow leaving). f.unitsMu must be held.
 func (f *flow) ownedLocked() []int32 {
-	var s []int32
-	for k := range f.units {
-		s = append(s, k)
-	}
+	s := sortedSlots(f.owned)
 	if f.single != nil && !slices.Contains(s, 0) {
 		s = append(s, 0)
+		slices.Sort(s)
 	}
-	slices.Sort(s)
 	return s
 }
 
@@ -314,21 +425,28 @@ func (f *flow) ownedLocked() []int32 {
 func (f *flow) leave(hard context.Context) {
 	f.unitsMu.Lock()
 	f.leaving = true
-	slots := make([]int32, 0, len(f.units)+1)
+	slots := sortedSlots(f.owned)
 	for k := range f.units {
-		slots = append(slots, k)
+		if !slices.Contains(slots, k) {
+			slots = append(slots, k)
+		}
 	}
-	if _, ok := f.units[0]; f.single != nil && !ok {
+	if f.single != nil && !slices.Contains(slots, 0) {
 		slots = append(slots, 0) // singleton duties without a unit (a heartbeats-only flow)
 	}
 	slices.Sort(slots)
 	f.unitsMu.Unlock()
 	f.release(slots, hard.Err() == nil)
+	if hard.Err() == nil {
+		// The slots' and the member's status records, in one write
+		// before LeaveGroup (the new owners' records come after).
+		f.closeStatusWith(slots)
+	}
 	if f.group == nil {
 		return
 	}
 	if hard.Err() == nil {
-		ctx, cancel := context.WithTimeout(hard, 10*time.Second)
+		ctx, cancel := context.WithTimeout(hard, leaveTimeout)
 		if err := f.group.LeaveGroupContext(ctx); err != nil && !errors.Is(err, kerr.UnknownMemberID) && ctx.Err() == nil {
 			f.log.Warn("leaving the group", "group", f.groupID, "err", err)
 		}

@@ -40,6 +40,8 @@ type memberSpec struct {
 	StatusFile       string // where the child writes its Status as JSON, every 50 ms
 	DisableHeartbeat bool
 	ExactlyOnce      bool
+	WorkerID         string        // WithWorkerID (issue 20)
+	StatusInterval   time.Duration // WithStatusInterval (0: the default)
 }
 
 // memberChild runs the engine until SIGTERM (graceful stop) or SIGKILL.
@@ -59,6 +61,7 @@ func memberChild(specJSON string) int {
 			OffsetFlushInterval: s.Flush, RefreshTopicsInterval: 500 * time.Millisecond,
 			EmitCheckpointsInterval: s.Checkpoints, EmitHeartbeatsInterval: 200 * time.Millisecond, DisableHeartbeats: s.DisableHeartbeat,
 			ExactlyOnce: s.ExactlyOnce, AdminTimeout: 10 * time.Second}),
+		WithWorkerID(s.WorkerID), WithStatusInterval(s.StatusInterval),
 	)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "member child:", err)
@@ -233,11 +236,15 @@ func heartbeatGaps(t *testing.T, c *testcluster.Cluster, src, dst string, from, 
 // SIGTERMed, and a new member joins. At the end every source record is on
 // the target in order per partition (0 lost); duplicates exist only on
 // partitions the killed member owned and each replay starts one past a
-// resume point that member had stored; the graceful leave adds none;
+// resume point that member had stored (with tail resume, the default, its
+// successors resume after what it wrote: 0 measured, not asserted, since a
+// live member starved past its 1.5 s session may write as a zombie); the
+// graceful leave adds none;
 // writers (producer ids) of a partition never interleave; heartbeats never
 // stop for longer than the hand-over time (session timeout plus one
 // interval, plus the start of the new owner's emitter).
 func TestMembersShareAndHandOver(t *testing.T) {
+	testcluster.ParallelOnFake(t) // child processes: alone on shared real brokers
 	if testing.Short() {
 		t.Skip("spawns child processes; skipped in -short mode")
 	}
@@ -484,15 +491,31 @@ func soak(t *testing.T, exactlyOnce bool, kills int) int {
 // TestSoakExactlyOnceMembersKilled: three members in exactly-once mode,
 // five SIGKILLs at random instants, members replaced: a read_committed
 // reader of the target sees every one of ~200 000 records exactly once, in
-// order per partition. The same soak at least once reports its duplicates.
+// order per partition. The same soak at least once reports its duplicates
+// (0 with tail resume when no member becomes a zombie).
 func TestSoakExactlyOnceMembersKilled(t *testing.T) {
+	testcluster.ParallelOnFake(t) // child processes: alone on shared real brokers
 	if testing.Short() {
 		t.Skip("spawns child processes; skipped in -short mode")
 	}
-	if dups := soak(t, true, 5); dups != 0 {
-		t.Errorf("exactly once: %d duplicates, want 0", dups)
-	}
-	t.Logf("at least once, same soak: %d duplicates", soak(t, false, 5))
+	// The two soaks are independent (each its own clusters and members):
+	// they run side by side.
+	t.Run("exactly once", func(t *testing.T) {
+		testcluster.ParallelOnFake(t)
+		if dups := soak(t, true, 5); dups != 0 {
+			t.Errorf("exactly once: %d duplicates, want 0", dups)
+		}
+	})
+	t.Run("at least once", func(t *testing.T) {
+		testcluster.ParallelOnFake(t)
+		// Resume from the target's tail (issue 23): a killed member's
+		// successor resumes after what it wrote, a hand-over included (0
+		// measured). Not asserted: members with a 1.5 s session on a
+		// loaded machine can expire while alive and write as zombies,
+		// which at least once may duplicate (TestCrashSIGKILLNoDuplicates
+		// asserts 0 where no member can be a zombie).
+		t.Logf("at least once, same soak: %d duplicates", soak(t, false, 5))
+	})
 }
 
 // newRand returns a random source whose seed is logged, so that a failing
@@ -513,6 +536,7 @@ func newRand(t *testing.T) *rand.Rand {
 // a read_committed reader (every record once, in order), and it rejoins
 // the group.
 func TestExactlyOnceZombieFenced(t *testing.T) {
+	testcluster.ParallelOnFake(t) // child processes: alone on shared real brokers
 	if testing.Short() {
 		t.Skip("spawns child processes; skipped in -short mode")
 	}
@@ -595,6 +619,7 @@ func TestExactlyOnceZombieFenced(t *testing.T) {
 // hand-overs replay nothing), and the new topic is replicated completely
 // once the new configuration runs everywhere.
 func TestMembersRollingRestart(t *testing.T) {
+	testcluster.ParallelOnFake(t) // child processes: alone on shared real brokers
 	if testing.Short() {
 		t.Skip("spawns child processes; skipped in -short mode")
 	}

@@ -42,7 +42,7 @@ func BenchmarkReplicateMetrics(b *testing.B) {
 				b.StopTimer()
 				dst := testcluster.NewFake(b, "dst")
 				testcluster.CreateTopic(b, &dst, "src.bench", benchPartitions, nil)
-				m, err := New(WithCluster(ClusterConfig{Alias: "src", Client: d.src.Opts()}),
+				m, err := newMirror(b, WithCluster(ClusterConfig{Alias: "src", Client: d.src.Opts()}),
 					WithCluster(ClusterConfig{Alias: "dst", Client: dst.Opts()}),
 					WithFlow(FlowConfig{Source: "src", Target: "dst", DisableTopicACLSync: true, DisableTopicConfigSync: true,
 						DisableCheckpoints: true, DisableHeartbeats: true}),

@@ -159,6 +159,7 @@ func (c *recFlow) checkpointTotals() (latencies, checkpoints, commits int64) {
 // resume-point stores are reported; the checkpoint recorder sees one
 // latency per checkpoint written and the offsets group sync committed.
 func TestMetricsReportsEvents(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders := p.Topic("orders")
 	testcluster.CreateTopic(t, &p.Source, orders, 3, nil)
@@ -227,17 +228,18 @@ func TestMetricsReportsEvents(t *testing.T) {
 
 // TestMetricsInitError: an error from Init fails New, wrapped.
 func TestMetricsInitError(t *testing.T) {
+	t.Parallel()
 	seeds := []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
 	boom := errors.New("already registered")
 	rec := &recMetrics{initErr: boom}
-	_, err := New(WithCluster(ClusterConfig{Alias: "a", Client: seeds}), WithCluster(ClusterConfig{Alias: "b", Client: seeds}),
+	_, err := newMirror(t, WithCluster(ClusterConfig{Alias: "a", Client: seeds}), WithCluster(ClusterConfig{Alias: "b", Client: seeds}),
 		WithFlow(FlowConfig{Source: "a", Target: "b"}), WithMetrics(rec))
 	if !errors.Is(err, boom) {
 		t.Fatalf("New: %v, want an error wrapping %v", err, boom)
 	}
 	// A configuration error is reported before Init is called.
 	rec = &recMetrics{}
-	if _, err := New(WithCluster(ClusterConfig{Alias: "a", Client: seeds}), WithFlow(FlowConfig{Source: "a", Target: "b"}),
+	if _, err := newMirror(t, WithCluster(ClusterConfig{Alias: "a", Client: seeds}), WithFlow(FlowConfig{Source: "a", Target: "b"}),
 		WithMetrics(rec)); err == nil {
 		t.Fatal("New accepted a flow to an unknown cluster")
 	}

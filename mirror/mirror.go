@@ -11,7 +11,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/internal/logx"
 )
@@ -137,11 +136,34 @@ func New(opts ...Opt) (*Mirror, error) {
 				return nil, &ConfigError{Key: name + "." + d.key, Value: d.v.String(), Reason: "must not be negative (0 means the default; use the Disable* field to turn a task off)"}
 			}
 		}
+		if d := fc.withDefaults(); d.HeartbeatInterval >= d.SessionTimeout {
+			// Java's consumer refuses it too (GroupRebalanceConfig): a member
+			// that heartbeats no more often than its session lasts keeps
+			// expiring, and its slots move back and forth.
+			return nil, &ConfigError{Key: fc.Target + ".heartbeat.interval.ms", Value: d.HeartbeatInterval.String(),
+				Reason: fmt.Sprintf("must be lower than %s.session.timeout.ms (%v); Kafka advises at most a third of it, e.g. %s.heartbeat.interval.ms = %d",
+					fc.Target, d.SessionTimeout, fc.Target, (d.SessionTimeout / 3).Milliseconds())}
+		}
 		f, err := newFlow(fc, src, dst, log, m.m)
 		if err != nil {
 			return nil, err
 		}
 		f.partRetryFirst = c.partRetryFirst
+		f.cpWatch = c.cpWatch
+		f.workerID = c.workerID
+		if f.workerID == "" {
+			f.workerID = defaultWorkerID()
+		}
+		f.selfID = newMemberID(f.workerID)
+		if c.statusInterval > 0 {
+			f.statusInterval = c.statusInterval
+		}
+		if kv, ok := c.settings[name]; ok {
+			f.fingerprint, f.fpConfig = hashConfig(kv), kv
+		} else {
+			f.fingerprint, f.fpConfig = fingerprintOf(f.cfg)
+		}
+		f.hooks = c.hooks
 		m.flows = append(m.flows, f)
 	}
 	for _, cl := range clusters {
@@ -353,36 +375,75 @@ func (m *Mirror) Status() Status {
 	return s
 }
 
-func (f *flow) status() FlowStatus {
+func (f *flow) status() FlowStatus { return f.statusOf(true) }
+
+// statusOf is status, with the groups' status (withGroups; built per call
+// from the checkpoint emitter's, one map per group: the once-a-second
+// publisher of the status topic does without them).
+func (f *flow) statusOf(withGroups bool) FlowStatus {
 	f.mu.Lock()
 	fs := FlowStatus{Name: f.name, Source: f.cfg.Source, Target: f.cfg.Target, State: f.state, Error: f.stateErr,
 		Since: f.since, Topics: f.nTopics, Gaps: append([]GapError(nil), f.gaps...), LastHeartbeat: f.lastHB, Skipped: f.skips.list(),
-		ProvenanceSkipped: f.provSkipped.Load(), TopicErrors: f.topicErrListLocked()}
+		ProvenanceSkipped: f.provSkipped.Load(), TopicErrors: f.topicErrListLocked(), TailResume: f.tailStatus()}
 	groups := f.groupStat
+	srcDown, sl, started := f.srcDown, f.startLag, f.started
+	fs.Warnings = append([]string(nil), f.warnings...)
+	waiting := f.waiting
+	unassigned := append([]PartitionStatus(nil), f.unassigned...)
 	f.mu.Unlock()
+	fs.TargetState = f.desiredTarget()
 	f.unitsMu.Lock()
 	fs.Member = MemberStatus{GroupID: f.groupID, MemberID: f.memberID, Generation: f.generation, Tasks: int(f.tasks),
 		Slots: f.ownedLocked(), Singleton: f.single != nil, Rebalances: f.rebalances, RebalanceSeconds: f.rebalanceTime.Seconds()}
-	units := make([]*unit, 0, len(f.units))
+	fs.AppliedState = f.applied
+	fs.Member.Waiting = waiting
+	if f.legacyWaiting != "" {
+		fs.Member.Waiting = f.legacyWaiting
+	}
+	if f.applied != TargetRunning && (fs.State == StateRunning || fs.State == StateDisabled) {
+		fs.State, fs.Since = State(f.applied), f.appliedAt
+	}
+	// Live units, and those a release or a pause is stopping (their
+	// counters move to the retired totals when they have stopped, in the
+	// same critical section that drops them from stopping).
+	units := make([]*unit, 0, len(f.units)+len(f.stopping))
 	for _, u := range f.units {
 		units = append(units, u)
 	}
+	for k, u := range f.stopping {
+		if f.units[k] != u {
+			units = append(units, u)
+		}
+	}
+	fs.Records, fs.Bytes = f.retiredRecords, f.retiredBytes
 	single := f.single != nil
 	if !single {
 		// Topic errors are the singleton's: a member that just lost slot 0
 		// does not report them until its next discovery drops them.
 		fs.TopicErrors = nil
 	}
-	fs.Partitions = append(fs.Partitions, f.final...)
+	// Partitions no unit replicates now (a paused flow's, the final ones
+	// of a member that left): shown, their counters already retired.
+	var still []PartitionStatus
+	for _, k := range sortedSlots(f.pausedParts) {
+		still = append(still, f.pausedParts[k]...)
+	}
+	still = append(still, f.final...)
 	f.unitsMu.Unlock()
 	for _, u := range units {
 		fs.Partitions = u.snapshot(fs.Partitions)
 	}
-	var firstFailed *PartitionStatus
-	for i, ps := range fs.Partitions {
+	for _, ps := range fs.Partitions {
 		fs.Records += ps.Records
 		fs.Bytes += ps.Bytes
+	}
+	fs.Partitions = append(fs.Partitions, still...)
+	var firstFailed *PartitionStatus
+	for i, ps := range fs.Partitions {
 		fs.Lag += ps.Lag
+		if ps.LagUnknown {
+			fs.LagUnknown = true
+		}
 		if ps.State == StateFailed {
 			fs.FailedPartitions++
 			if firstFailed == nil || ps.Topic < firstFailed.Topic || (ps.Topic == firstFailed.Topic && ps.Partition < firstFailed.Partition) {
@@ -397,6 +458,28 @@ func (f *flow) status() FlowStatus {
 	for _, te := range fs.TopicErrors {
 		fs.Lag += max(te.Lag, 0)
 	}
+	if single {
+		fs.UnassignedPartitions = unassigned
+		for _, p := range unassigned {
+			fs.Lag += p.Lag
+			fs.LagUnknown = fs.LagUnknown || p.LagUnknown
+		}
+	}
+	if !started && !f.cfg.Disabled {
+		// Not started yet: the lag of the records waiting, if known.
+		fs.Lag, fs.LagUnknown = 0, true
+		if sl != nil {
+			fs.Lag, fs.LagUnknown = sl.lag, !sl.known
+		}
+	}
+	if srcDown {
+		// The source's end offsets are unknown: its partitions' lag is a
+		// lower bound at best.
+		fs.LagUnknown = true
+		for i := range fs.Partitions {
+			fs.Partitions[i].LagUnknown = true
+		}
+	}
 	if fs.State == StateRunning && fs.Error == "" && len(fs.TopicErrors) > 0 {
 		fs.Error = topicErrSummary(fs.TopicErrors)
 	}
@@ -407,70 +490,10 @@ func (f *flow) status() FlowStatus {
 		}
 		return a.Partition < b.Partition
 	})
-	if groups != nil && single {
+	if groups != nil && single && withGroups {
 		fs.Groups = groups()
 	}
 	return fs
-}
-
-// produceRun writes offset run r of source partition (topic, partition) to
-// the offset-runs topic, partition 0. Send failures are logged and counted
-// as offset-sync errors; a later version of the run supersedes it.
-func (f *flow) produceRun(topic string, partition int32, r checkpoint.OffsetRun) {
-	r.Topic, r.Partition = topic, partition
-	k, err := r.Key()
-	if err == nil {
-		var v []byte
-		if v, err = r.Value(); err == nil {
-			f.syncCl.Produce(context.Background(), &kgo.Record{Topic: checkpoint.OffsetRunsTopic(f.offsetSyncsTopic), Partition: 0, Key: k, Value: v,
-				Headers: f.targetHeaders()},
-				func(_ *kgo.Record, err error) {
-					if err != nil {
-						f.log.Warn("offset run not written", "topic", topic, "partition", partition, "err", err)
-						f.metrics.flowErr(f.labels, "offset_sync")
-					}
-				})
-			return
-		}
-	}
-	f.log.Warn("encoding offset run", "topic", topic, "partition", partition, "err", err)
-}
-
-// targetHeaders returns the headers that record, on an offset sync or run,
-// the target cluster its downstream offsets belong to
-// (checkpoint.TargetClusterHeader; MM2's readers see only key and value):
-// the checkpoint emitter ignores syncs of a target rebuilt since. None
-// before the cluster ID is known.
-func (f *flow) targetHeaders() []kgo.RecordHeader {
-	if f.dstID == "" {
-		return nil
-	}
-	return []kgo.RecordHeader{{Key: checkpoint.TargetClusterHeader, Value: []byte(f.dstID)}}
-}
-
-// produceSync writes one offset sync (docs/mm2-compat.md §2.4) to partition 0
-// of the offset-syncs topic, with the target cluster ID in a header
-// (targetHeaders). Send failures are logged; a later sync supersedes it.
-func (f *flow) produceSync(topic string, partition int32, up, down int64) {
-	s := checkpoint.OffsetSync{Topic: topic, Partition: partition, UpstreamOffset: up, DownstreamOffset: down}
-	k, err := s.Key()
-	if err == nil {
-		var v []byte
-		if v, err = s.Value(); err == nil {
-			f.syncCl.Produce(context.Background(), &kgo.Record{Topic: f.offsetSyncsTopic, Partition: 0, Key: k, Value: v,
-				Headers: f.targetHeaders()},
-				func(_ *kgo.Record, err error) {
-					if err != nil {
-						f.log.Warn("offset sync not written", "topic", topic, "partition", partition, "err", err)
-						f.metrics.flowErr(f.labels, "offset_sync")
-					} else {
-						f.metrics.offsetSync(f.labels)
-					}
-				})
-			return
-		}
-	}
-	f.log.Warn("encoding offset sync", "topic", topic, "partition", partition, "err", err)
 }
 
 // RestartFailed restarts this member's FAILED partitions of flow

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func clusterOpts(p *testcluster.Pair) []Opt {
 // gracefully and returns Run's error.
 func runMirror(t *testing.T, opts ...Opt) (*Mirror, func() error) {
 	t.Helper()
-	m, err := New(opts...)
+	m, err := newMirror(t, opts...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -81,16 +82,21 @@ func recsOf(rs []*kgo.Record) []rec {
 }
 
 // copiesOf is recsOf for records copied by one hop from the cluster
-// sourceID: each must end with the kmirror-provenance header naming
-// exactly that cluster, which is removed before the comparison with the
-// source's records.
-func copiesOf(t *testing.T, rs []*kgo.Record, sourceID string) []rec {
+// sourceID, record i from src[i]: each must end with the
+// kmirror-provenance header naming exactly that cluster and, as last
+// element, src[i]'s offset (tail resume's offset element), which is
+// removed before the comparison with the source's records.
+func copiesOf(t *testing.T, rs []*kgo.Record, sourceID string, src []*kgo.Record) []rec {
 	t.Helper()
 	out := recsOf(rs)
 	for i := range out {
 		h := out[i].Headers
-		if n := len(h); n == 0 || h[n-1].Key != ProvenanceHeader || string(h[n-1].Value) != string(FormatProvenance(sourceID)) {
-			t.Fatalf("record %d: headers %q, want the last one %s=%q", i, h, ProvenanceHeader, sourceID)
+		want := string(FormatProvenance(sourceID))
+		if i < len(src) {
+			want += ",#" + strconv.FormatInt(src[i].Offset, 10)
+		}
+		if n := len(h); n == 0 || h[n-1].Key != ProvenanceHeader || string(h[n-1].Value) != want {
+			t.Fatalf("record %d: headers %q, want the last one %s=%q", i, h, ProvenanceHeader, want)
 		}
 		out[i].Headers = h[:len(h)-1]
 		if len(out[i].Headers) == 0 {
@@ -148,6 +154,7 @@ func waitReplicated(t *testing.T, m *Mirror, want int64) {
 }
 
 func TestCaseB19B20ReplicatesRecordsPartitionsAndFilteredConfigs(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders, accounts, short := p.Topic("orders"), p.Topic("accounts"), p.Topic("short")
 	compact, seg, ret := "compact", "10000", "300000"
@@ -177,7 +184,7 @@ func TestCaseB19B20ReplicatesRecordsPartitionsAndFilteredConfigs(t *testing.T) {
 			t.Fatalf("%s: %d partitions with data, want %d", remote, len(got), len(want))
 		}
 		for part, ws := range want {
-			if diff := cmp.Diff(recsOf(ws), copiesOf(t, got[part], clusterID(t, &p.Source))); diff != "" {
+			if diff := cmp.Diff(recsOf(ws), copiesOf(t, got[part], clusterID(t, &p.Source), ws)); diff != "" {
 				t.Errorf("%s[%d] differs from source (-want +got):\n%s", remote, part, diff)
 			}
 		}
@@ -235,6 +242,7 @@ func describeOverrides(t *testing.T, adm *kadm.Client, topic string) map[string]
 }
 
 func TestCaseB21ConfigSyncKeepsTargetOnlySettings(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders := p.Topic("orders")
 	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
@@ -263,6 +271,7 @@ func TestCaseB21ConfigSyncKeepsTargetOnlySettings(t *testing.T) {
 }
 
 func TestNewTopicsAndPartitionIncreasesPickedUp(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	a, b := p.Topic("alpha"), p.Topic("beta")
 	testcluster.CreateTopic(t, &p.Source, a, 1, nil)
@@ -300,6 +309,7 @@ func TestNewTopicsAndPartitionIncreasesPickedUp(t *testing.T) {
 }
 
 func TestTopicFilterAndCycles(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	keep, skip := p.Topic("orders"), p.Topic("audit")
 	cycle := p.Target.Alias + "." + p.Topic("loop") // came from the target: never sent back
@@ -326,6 +336,7 @@ func TestTopicFilterAndCycles(t *testing.T) {
 // stop stores the resume points after the last acknowledged records, so a
 // restart neither loses nor repeats a record.
 func TestGracefulRestartNoLossNoDuplicates(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders := p.Topic("orders")
 	testcluster.CreateTopic(t, &p.Source, orders, 2, nil)
@@ -346,7 +357,7 @@ func TestGracefulRestartNoLossNoDuplicates(t *testing.T) {
 	got := testcluster.ReadAll(t, &p.Target, p.Source.Alias+"."+orders)
 	want := testcluster.ReadAll(t, &p.Source, orders)
 	for part := range want {
-		if diff := cmp.Diff(recsOf(want[part]), copiesOf(t, got[part], clusterID(t, &p.Source))); diff != "" {
+		if diff := cmp.Diff(recsOf(want[part]), copiesOf(t, got[part], clusterID(t, &p.Source), want[part])); diff != "" {
 			t.Errorf("partition %d after 3 graceful restarts (-want +got):\n%s", part, diff)
 		}
 	}
@@ -359,6 +370,7 @@ func TestGracefulRestartNoLossNoDuplicates(t *testing.T) {
 // partition is the source log with, at each crash, a replay that starts
 // exactly one past the resume point stored before the crash.
 func TestCrashRestartNoLossBoundedDuplicates(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders := p.Topic("orders")
 	const parts, perRound, rounds = 2, 400, 6
@@ -367,7 +379,7 @@ func TestCrashRestartNoLossBoundedDuplicates(t *testing.T) {
 	ctx := context.Background()
 	remote := p.Source.Alias + "." + orders
 	for round := 0; round < rounds; round++ {
-		m, err := New(append(clusterOpts(p), WithFlow(fastFlow(p)))...)
+		m, err := newMirror(t, append(clusterOpts(p), WithFlow(fastFlow(p)))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -423,6 +435,7 @@ func indexOf(rs []*kgo.Record, v []byte) int {
 // were replicated are reported as a gap of exactly [resume+1, log start),
 // and replication continues from the log start.
 func TestCaseB12SourceGapReported(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders := p.Topic("orders")
 	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
@@ -468,6 +481,7 @@ func TestCaseB12SourceGapReported(t *testing.T) {
 }
 
 func TestCaseB12GapStopPolicy(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders := p.Topic("orders")
 	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
@@ -503,6 +517,7 @@ func TestCaseB12GapStopPolicy(t *testing.T) {
 // newest record within one flush interval, so a caught-up group translates
 // to the end.
 func TestCaseB03OffsetSyncsOnQuietTopic(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders := p.Topic("orders")
 	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
@@ -534,10 +549,11 @@ func TestCaseB03OffsetSyncsOnQuietTopic(t *testing.T) {
 }
 
 func TestCaseB18ReplicationFactorLargerThanCluster(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	fc := fastFlow(p)
 	fc.ReplicationFactor = 3
-	m, err := New(append(clusterOpts(p), WithFlow(fc))...)
+	m, err := newMirror(t, append(clusterOpts(p), WithFlow(fc))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -557,6 +573,7 @@ func TestCaseB18ReplicationFactorLargerThanCluster(t *testing.T) {
 }
 
 func TestBadConfigurationNamesTheValue(t *testing.T) {
+	t.Parallel()
 	seeds := []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
 	cl := func(a string) Opt { return WithCluster(ClusterConfig{Alias: a, Client: seeds}) }
 	for _, tc := range []struct {
@@ -572,9 +589,13 @@ func TestBadConfigurationNamesTheValue(t *testing.T) {
 		{"unknown cluster", []Opt{cl("a"), WithFlow(FlowConfig{Source: "a", Target: "zz"})}, []string{"zz", "unknown target"}},
 		{"no flow", []Opt{cl("a")}, []string{"no replication flow"}},
 		{"negative flush interval", []Opt{cl("a"), cl("b"), WithFlow(FlowConfig{Source: "a", Target: "b", OffsetFlushInterval: -time.Second})}, []string{"a->b.offset.flush.interval.ms", "negative"}},
+		// Regression (issue 21's trial): session 3 s with the default 3 s
+		// heartbeat kept the member expiring and /status losing its groups.
+		{"heartbeat not below the session", []Opt{cl("a"), cl("b"), WithFlow(FlowConfig{Source: "a", Target: "b", SessionTimeout: 3 * time.Second})},
+			[]string{"b.heartbeat.interval.ms", "3s", "lower than b.session.timeout.ms (3s)", "b.heartbeat.interval.ms = 1000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := New(tc.opts...)
+			_, err := newMirror(t, tc.opts...)
 			if err == nil {
 				t.Fatal("New succeeded")
 			}
@@ -594,6 +615,7 @@ func TestBadConfigurationNamesTheValue(t *testing.T) {
 // TestUnreachableClusterIsRetried: a target nobody listens on is reported
 // as RETRYING with the error, Run keeps trying, and Close ends it.
 func TestUnreachableClusterIsRetried(t *testing.T) {
+	t.Parallel()
 	src := testcluster.NewFake(t, "src")
 	m, stop := runMirror(t,
 		WithCluster(ClusterConfig{Alias: "src", Client: src.Opts()}),
@@ -616,6 +638,7 @@ func TestUnreachableClusterIsRetried(t *testing.T) {
 // status error (no silent skip, resume point not advanced past it) while
 // the other partitions keep replicating.
 func TestRecordTooLargeStopsOnlyThatPartition(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders := p.Topic("orders")
 	testcluster.CreateTopic(t, &p.Source, orders, 2, nil)
@@ -663,11 +686,12 @@ func firstValue(rs []*kgo.Record) string {
 // probe interval, and Shutdown with a deadline returns even though the
 // final offset syncs can no longer be written to the source.
 func TestDeadSourceShowsRetryingAndShutdownIsBounded(t *testing.T) {
+	t.Parallel()
 	src := testcluster.NewFake(t, "src")
 	dst := testcluster.NewFake(t, "dst")
 	testcluster.CreateTopic(t, &src, "orders", 1, nil)
 	testcluster.Produce(t, &src, &kgo.Record{Topic: "orders", Value: []byte("a")})
-	m, err := New(WithCluster(ClusterConfig{Alias: "src", Client: append(src.Opts(), kgo.DialTimeout(200*time.Millisecond))}),
+	m, err := newMirror(t, WithCluster(ClusterConfig{Alias: "src", Client: append(src.Opts(), kgo.DialTimeout(200*time.Millisecond))}),
 		WithCluster(ClusterConfig{Alias: "dst", Client: dst.Opts()}),
 		WithFlow(FlowConfig{Source: "src", Target: "dst", OffsetFlushInterval: 200 * time.Millisecond, AdminTimeout: 2 * time.Second}))
 	if err != nil {
@@ -702,6 +726,7 @@ func TestDeadSourceShowsRetryingAndShutdownIsBounded(t *testing.T) {
 // partition from its previous resume point (duplicates after a graceful
 // restart, seen under load).
 func TestGracefulStopAlwaysStoresResumePoints(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders := p.Topic("orders")
 	testcluster.CreateTopic(t, &p.Source, orders, 4, nil)

@@ -1,7 +1,10 @@
 package mirror
 
 import (
+	"context"
 	"math/rand/v2"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/checkpoint"
 )
@@ -277,4 +280,75 @@ func (w *runWriter) take(all bool) []checkpoint.OffsetRun {
 		w.curDirty = false
 	}
 	return out
+}
+
+// sendSyncs produces the due offset syncs and runs (and with promote, the
+// newest position of every partition: MM2's commit()). Control goroutine.
+func (u *unit) sendSyncs(promote bool) {
+	if u.env.sync == nil {
+		u.life.syncsDue = false
+		return
+	}
+	for _, s := range u.life.syncs(promote) {
+		for _, d := range s.due {
+			u.env.sync(s.p.topic, s.p.partition, d[0], d[1])
+		}
+		for _, r := range s.runs {
+			u.env.run(s.p.topic, s.p.partition, r)
+		}
+	}
+}
+
+// produceRun writes offset run r of source partition (topic, partition) to
+// the offset-runs topic, partition 0. Send failures are logged and counted
+// as offset-sync errors; a later version of the run supersedes it.
+func (f *flow) produceRun(topic string, partition int32, r checkpoint.OffsetRun) {
+	r.Topic, r.Partition = topic, partition
+	f.produceOffsetRecord(checkpoint.OffsetRunsTopic(f.offsetSyncsTopic), "offset run", topic, partition, r.Key, r.Value, false)
+}
+
+// produceSync writes one offset sync (docs/mm2-compat.md §2.4) to partition 0
+// of the offset-syncs topic, with the target cluster ID in a header
+// (targetHeaders). Send failures are logged; a later sync supersedes it.
+func (f *flow) produceSync(topic string, partition int32, up, down int64) {
+	s := checkpoint.OffsetSync{Topic: topic, Partition: partition, UpstreamOffset: up, DownstreamOffset: down}
+	f.produceOffsetRecord(f.offsetSyncsTopic, "offset sync", topic, partition, s.Key, s.Value, true)
+}
+
+// produceOffsetRecord writes the record of source partition (topic,
+// partition) that key and value encode (an offset sync or run, what) to
+// partition 0 of dest with the target headers. An encoding or send failure
+// is logged (and a send failure counted as an offset-sync error); count
+// says a success is counted as an offset sync.
+func (f *flow) produceOffsetRecord(dest, what, topic string, partition int32, key, value func() ([]byte, error), count bool) {
+	k, err := key()
+	if err == nil {
+		var v []byte
+		if v, err = value(); err == nil {
+			f.syncCl.Produce(context.Background(), &kgo.Record{Topic: dest, Partition: 0, Key: k, Value: v, Headers: f.targetHeaders()},
+				func(_ *kgo.Record, err error) {
+					switch {
+					case err != nil:
+						f.log.Warn(what+" not written", "topic", topic, "partition", partition, "err", err)
+						f.metrics.flowErr(f.labels, "offset_sync")
+					case count:
+						f.metrics.offsetSync(f.labels)
+					}
+				})
+			return
+		}
+	}
+	f.log.Warn("encoding "+what, "topic", topic, "partition", partition, "err", err)
+}
+
+// targetHeaders returns the headers that record, on an offset sync or run,
+// the target cluster its downstream offsets belong to
+// (checkpoint.TargetClusterHeader; MM2's readers see only key and value):
+// the checkpoint emitter ignores syncs of a target rebuilt since. None
+// before the cluster ID is known.
+func (f *flow) targetHeaders() []kgo.RecordHeader {
+	if f.dstID == "" {
+		return nil
+	}
+	return []kgo.RecordHeader{{Key: checkpoint.TargetClusterHeader, Value: []byte(f.dstID)}}
 }

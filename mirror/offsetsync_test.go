@@ -32,6 +32,7 @@ func shapes(rs []checkpoint.OffsetRun) []runShape {
 // (transaction marker) starts a linked run, a target offset the session did
 // not write an unlinked one, a replay a new session.
 func TestRunWriter(t *testing.T) {
+	t.Parallel()
 	w := newSyncWriter(-1, [16]byte{7})
 	if !w.ack(0, 0, 100) {
 		t.Fatal("first acknowledgement: nothing due, want the first sync and the session's first run")
@@ -95,6 +96,7 @@ func TestRunWriter(t *testing.T) {
 // TestRunWriterMarkers: in exactly-once mode the engine's own transaction
 // markers take target offsets; marker() keeps the runs linked across them.
 func TestRunWriterMarkers(t *testing.T) {
+	t.Parallel()
 	w := newSyncWriter(4, [16]byte{})
 	w.ack(5, 100, 0)
 	w.ack(6, 101, 0)
@@ -114,6 +116,7 @@ func TestRunWriterMarkers(t *testing.T) {
 // records of the old topic are in flight; their acknowledgements stay in
 // the old session, the next one starts the new topic's fresh session.
 func TestRunWriterReincarnate(t *testing.T) {
+	t.Parallel()
 	w := newSyncWriter(9, [16]byte{1})
 	w.ack(10, 10, 100)
 	w.reincarnate([16]byte{2}, 2)

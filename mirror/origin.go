@@ -31,13 +31,23 @@ import (
 //     a cycle by provenance and sampled again at the next refresh. Topics
 //     with plain names, or named after aliases this Mirror knows, are
 //     created as in MM2, also when empty.
+//  3. The same gate holds a topic named after the flow's own source alias
+//     ("remote.t1" on the cluster the flow calls "remote"; issue 20): two
+//     deployments that give the same alias pair to the two clusters
+//     crosswise (deployment 1: remote=X, local=Y; deployment 2: remote=Y,
+//     local=X) both know both aliases, so rule 2 alone let deployment 2
+//     create "remote.remote.t1" on X for Y's "remote.t1", whose records
+//     all came from X and were skipped. A cluster rarely holds a topic
+//     named after itself; one that does (a native "prod.orders" on
+//     "prod") is created once it holds a record, like rule 2's.
 //
 // With provenance headers off (FlowConfig.DisableProvenanceHeader) neither
 // applies beyond MM2's name rule, and inconsistent aliases chain as in MM2.
 
 // unknownOrigin reports whether topic's name says it was replicated, at
 // some hop, from a cluster alias that is not in known (the aliases of the
-// Mirror's clusters), and returns the first such alias. Under
+// Mirror's clusters) or that is the flow's own source alias, and returns
+// the first such alias. Under
 // IdentityReplicationPolicy only heartbeats-like names can; under the
 // default policy every name containing the separator does ("my.topic"
 // reads as topic "topic" from cluster "my").
@@ -52,7 +62,12 @@ func (r *topicRules) unknownOrigin(topic string, known map[string]bool) (alias s
 		}
 		up, ok := r.pol.UpstreamTopic(topic)
 		if !ok || up == topic {
+			// No prefix in the name (IdentityReplicationPolicy names the
+			// source alias of every topic without writing it).
 			return "", false
+		}
+		if source == r.source {
+			return source, true
 		}
 		topic = up
 	}
@@ -72,10 +87,14 @@ func (r *topicRules) gate(topic string, known map[string]bool, pv *provenance, s
 	if !suspect || pv == nil {
 		return true, skip{}
 	}
+	what := fmt.Sprintf("cluster alias %q, which this Mirror does not know", alias)
+	if alias == r.source {
+		what = fmt.Sprintf("cluster alias %q, the flow's own source (another deployment may name the clusters the other way round)", alias)
+	}
 	sampled := sample()
 	if len(sampled) == 0 {
-		return false, skip{skipAwaitRecord, fmt.Sprintf("empty topic named like a remote topic of cluster alias %q, which this Mirror does not know: "+
-			"its remote topic is created once it holds a record that did not come from %s (provenance header)", alias, r.target)}
+		return false, skip{skipAwaitRecord, fmt.Sprintf("empty topic named like a remote topic of %s: "+
+			"its remote topic is created once it holds a record that did not come from %s (provenance header)", what, r.target)}
 	}
 	var last provVerdict
 	for _, h := range sampled {
@@ -85,8 +104,8 @@ func (r *topicRules) gate(topic string, known map[string]bool, pv *provenance, s
 		}
 		last = v
 	}
-	return false, skip{skipProvenance, fmt.Sprintf("cycle by provenance: named like a remote topic of cluster alias %q, which this Mirror does not know, "+
-		"and the %d newest records sampled were not copied because %s; sampled again at the next refresh", alias, len(sampled), last)}
+	return false, skip{skipProvenance, fmt.Sprintf("cycle by provenance: named like a remote topic of %s, "+
+		"and the %d newest records sampled were not copied because %s; sampled again at the next refresh", what, len(sampled), last)}
 }
 
 // sharedClusters returns, for every cluster ID that more than one alias

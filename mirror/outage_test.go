@@ -2,7 +2,7 @@ package mirror
 
 import (
 	"fmt"
-	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +22,7 @@ import (
 // replication resumes once the target is back, nothing lost (it used to
 // stop the partition for good).
 func TestTargetOutageLongerThanRetriesRecovers(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	if p.Target.Fake == nil {
 		t.Skip("needs kfake's request control")
@@ -75,6 +76,7 @@ func TestTargetOutageLongerThanRetriesRecovers(t *testing.T) {
 // record older than it failed at once and a backlog could never be copied.
 // The replication producer ignores it.
 func TestDeliveryTimeoutDoesNotFailOldRecords(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	topic := p.Topic("backlog")
 	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
@@ -106,14 +108,15 @@ func TestDeliveryTimeoutDoesNotFailOldRecords(t *testing.T) {
 // repeating (the source recovered) an idle partition, which fetches no
 // record that would clear it, is RUNNING again.
 func TestIdlePartitionFetchErrorClears(t *testing.T) {
-	u := newUnit(0, &unitEnv{name: "a->b", log: slog.New(slog.DiscardHandler)})
-	p := newPartState(u, "orders", "a.orders", 0, 9, [16]byte{})
-	p.fetchErr, p.fetchErrAt = "NOT_LEADER_FOR_PARTITION", time.Now()
-	if s := p.snapshot(); s.State != StateRetrying || s.Error != "NOT_LEADER_FOR_PARTITION" {
+	t.Parallel()
+	h := newHarness(t, lifeConfig{flow: "a->b"})
+	f := h.start(tp{"orders", 0}, startPos{remote: "a.orders", committed: 9})
+	h.post(event{kind: evFetchErr, f: f, err: kerr.NotLeaderForPartition})
+	if s := h.status(f.k); s.State != StateRetrying || !strings.Contains(s.Error, "NOT_LEADER_FOR_PARTITION") {
 		t.Errorf("fresh fetch error: %s %q, want RETRYING with the error", s.State, s.Error)
 	}
-	p.fetchErrAt = time.Now().Add(-fetchErrStale - time.Second)
-	if s := p.snapshot(); s.State != StateRunning || s.Error != "" {
+	h.advance(fetchErrStale + time.Second)
+	if s := h.status(f.k); s.State != StateRunning || s.Error != "" {
 		t.Errorf("fetch error not repeated for %v: %s %q, want RUNNING", fetchErrStale, s.State, s.Error)
 	}
 }

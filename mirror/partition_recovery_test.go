@@ -83,13 +83,17 @@ func partStatus(m *Mirror, partition int32) PartitionStatus {
 // RUNNING. The partition now restarts by itself after a backoff, resumes
 // after its last acknowledged record, and every record arrives once, in
 // order; the other partition is not affected.
-func TestTransientAuthErrorPartitionRecovers(t *testing.T) { authErrorRecovers(t, "acl", false) }
+func TestTransientAuthErrorPartitionRecovers(t *testing.T) {
+	t.Parallel()
+	authErrorRecovers(t, "acl", false)
+}
 
 // TestTransientAuthErrorPartitionRecoversShallowCopy is
 // TestTransientAuthErrorPartitionRecovers with shallow copy (batches
 // copied as fetched): the restarted partition gets a new shallow state
 // and every record arrives once, in order.
 func TestTransientAuthErrorPartitionRecoversShallowCopy(t *testing.T) {
+	t.Parallel()
 	authErrorRecovers(t, "aclsh", true)
 }
 
@@ -149,6 +153,7 @@ func authErrorRecovers(t *testing.T, name string, shallow bool) {
 // status counts it, and Mirror.RestartFailed brings it back after its
 // last acknowledged record, every record arriving once, in order.
 func TestRecordErrorWaitsForRestart(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	if p.Target.Fake == nil {
 		t.Skip("needs kfake's request control")
@@ -218,6 +223,7 @@ func TestRecordErrorWaitsForRestart(t *testing.T) {
 // every source record from offset 0, and the records produced after it
 // arrive too (the partition used to stay FAILED on UNKNOWN_TOPIC_ID).
 func TestRemoteTopicDeletedOnTargetRefilled(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	topic := p.Topic("orders")
 	remote := p.Source.Alias + "." + topic
@@ -271,6 +277,7 @@ func TestRemoteTopicDeletedOnTargetRefilled(t *testing.T) {
 // committed resume point, and read_committed consumers of the target see
 // every record once, in order, with no record of the aborted transaction.
 func TestTransientAuthErrorPartitionRecoversExactlyOnce(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	if p.Target.Fake == nil {
 		t.Skip("needs kfake's request control")
@@ -321,6 +328,7 @@ func TestTransientAuthErrorPartitionRecoversExactlyOnce(t *testing.T) {
 // consumers of the re-created remote topic see every source record once,
 // in order, from offset 0 on.
 func TestRemoteTopicDeletedOnTargetRefilledExactlyOnce(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	topic := p.Topic("ordersx")
 	remote := p.Source.Alias + "." + topic
@@ -344,10 +352,14 @@ func TestRemoteTopicDeletedOnTargetRefilledExactlyOnce(t *testing.T) {
 		ps := partStatus(m, 0)
 		return ps.State == StateRunning && ps.Replicated == 200 && ps.Committed == 199 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
 	})
-	recs, err := testcluster.ReadTopic(ctx, p.Target.Opts(), remote, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A real broker may not know the re-created topic on every connection
+	// at once (UNKNOWN_TOPIC_OR_PARTITION while listing its end offsets).
+	var recs map[int32][]*kgo.Record
+	testcluster.Eventually(t, 30*time.Second, "the re-created remote topic readable", func() (bool, string) {
+		var err error
+		recs, err = testcluster.ReadTopic(ctx, p.Target.Opts(), remote, true)
+		return err == nil, fmt.Sprint(err)
+	})
 	var got, want []string
 	for _, r := range recs[0] {
 		got = append(got, string(r.Value))
@@ -365,12 +377,14 @@ func TestRemoteTopicDeletedOnTargetRefilledExactlyOnce(t *testing.T) {
 // at 5 min; an error that is the record's own schedules no restart, and
 // the status shows Since, NextRetry and Retries.
 func TestPartitionRetryBackoff(t *testing.T) {
-	u := newUnit(0, &unitEnv{name: "a->b", cfg: FlowConfig{}.withDefaults(), log: slog.New(slog.DiscardHandler)})
-	p := newPartState(u, "orders", "a.orders", 0, 9, [16]byte{})
+	t.Parallel()
+	h := newHarness(t, lifeConfig{flow: "a->b"})
+	m := h.m
+	p := h.start(tp{"orders", 0}, startPos{remote: "a.orders", committed: 9}).p
 	var got []time.Duration
 	for range 9 {
 		p.err = nil
-		p.failLocked(kerr.TopicAuthorizationFailed, true)
+		m.fail(p, kerr.TopicAuthorizationFailed, true, true)
 		got = append(got, p.nextRetry.Sub(p.failedAt))
 	}
 	want := []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second,
@@ -379,17 +393,17 @@ func TestPartitionRetryBackoff(t *testing.T) {
 		t.Errorf("delays %v, want %v", got, want)
 	}
 	p.retries = 3
-	s := p.snapshot()
+	s := p.status(m.now, time.Hour)
 	if s.State != StateFailed || s.Since != p.failedAt || s.NextRetry != p.nextRetry || s.Retries != 3 {
 		t.Errorf("status %+v: want FAILED, Since %v, NextRetry %v, Retries 3", s, p.failedAt, p.nextRetry)
 	}
-	p.failLocked(kerr.MessageTooLarge, false) // the first error wins
+	m.fail(p, kerr.MessageTooLarge, false, true) // the first error wins
 	if !errors.Is(p.err, kerr.TopicAuthorizationFailed) {
 		t.Errorf("err = %v, want the first error kept", p.err)
 	}
-	q := newPartState(u, "orders", "a.orders", 1, 9, [16]byte{})
-	q.failLocked(kerr.MessageTooLarge, !recordError(kerr.MessageTooLarge))
-	if s := q.snapshot(); s.State != StateFailed || !s.NextRetry.IsZero() || s.Retries != 0 {
+	q := h.start(tp{"orders", 1}, startPos{remote: "a.orders", committed: 9}).p
+	m.fail(q, kerr.MessageTooLarge, !recordError(kerr.MessageTooLarge), true)
+	if s := q.status(m.now, time.Hour); s.State != StateFailed || !s.NextRetry.IsZero() || s.Retries != 0 {
 		t.Errorf("record error status %+v: want FAILED with no NextRetry", s)
 	}
 }
@@ -398,6 +412,7 @@ func TestPartitionRetryBackoff(t *testing.T) {
 // operator (the record's own) and those restarted automatically or
 // handled as transient.
 func TestRecordErrorClassification(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		err               error
 		record, transient bool
@@ -430,6 +445,7 @@ func TestRecordErrorClassification(t *testing.T) {
 // other partition goes on; once the target accepts the writes again, the
 // partition catches up with every record once, in order.
 func TestPersistentAuthErrorBacksOff(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	if p.Target.Fake == nil {
 		t.Skip("needs kfake's request control")
@@ -475,6 +491,7 @@ func TestPersistentAuthErrorBacksOff(t *testing.T) {
 // accepts the loss and resumes at the source's log start, so the target
 // holds the records before the gap, then those after it.
 func TestGapStopRestartAcceptsLoss(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	topic := p.Topic("gapstop")
 	remote := p.Source.Alias + "." + topic
@@ -522,6 +539,7 @@ func TestGapStopRestartAcceptsLoss(t *testing.T) {
 // which waits for an operator; once the limit is raised and the partition
 // restarted, the record and those after it arrive in order.
 func TestRecordTooLargeForTargetTopic(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	topic := p.Topic("large")
 	remote := p.Source.Alias + "." + topic
@@ -547,6 +565,7 @@ func TestRecordTooLargeForTargetTopic(t *testing.T) {
 		if err != nil {
 			t.Fatalf("altering max.message.bytes of %s: %v", remote, err)
 		}
+		waitTopicConfigs(t, &p.Target, remote, kadm.AlterConfig{Op: op, Name: "max.message.bytes", Value: v})
 	}
 	small := "2048"
 	setMax(&small)
@@ -599,6 +618,7 @@ func TestRecordTooLargeForTargetTopic(t *testing.T) {
 // restarted mirror sees that the remote topic discovery re-created is
 // another one and refills it from the source's log start.
 func TestRemoteTopicDeletedWhileDownRefilled(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	topic := p.Topic("orders")
 	remote := p.Source.Alias + "." + topic

@@ -16,7 +16,6 @@ import (
 
 	"github.com/kmirror/kmirror/internal/clientconf"
 	"github.com/kmirror/kmirror/internal/mm2props"
-	"github.com/kmirror/kmirror/policy"
 )
 
 // LoadOpt configures [LoadProperties] and [ParseProperties].
@@ -85,6 +84,7 @@ type Properties struct {
 	warnings  []Warning
 	seeds     map[string][]string
 	effective string
+	settings  map[string]string // effective key -> value, secrets masked (FlowSettings)
 }
 
 // LoadProperties reads an MM2 properties file (path) the way MM2 does
@@ -219,7 +219,32 @@ func (p *Properties) Opts() []Opt {
 		out = append(out, WithCluster(c))
 	}
 	for _, f := range p.flows {
-		out = append(out, WithFlow(f))
+		out = append(out, WithFlow(f), WithFlowSettings(f.Name(), p.FlowSettings(f.Name())))
+	}
+	return out
+}
+
+// FlowSettings returns the effective configuration of flow ("source->target")
+// as [Properties.Effective] shows it, key by key without the origin
+// comments: the flow's keys ("<flow>.tasks.max", "<flow>.enabled", ...)
+// and its two clusters' ("<alias>.client", "<alias>.security.protocol",
+// ...), with secret values masked. The members of a flow publish it and
+// compare it ([WithFlowSettings]). Nil for a flow not in Flows.
+func (p *Properties) FlowSettings(flow string) map[string]string {
+	var src, dst string
+	for _, f := range p.flows {
+		if f.Name() == flow {
+			src, dst = f.Source, f.Target
+		}
+	}
+	if src == "" {
+		return nil
+	}
+	out := map[string]string{}
+	for k, v := range p.settings {
+		if strings.HasPrefix(k, flow+".") || strings.HasPrefix(k, src+".") || strings.HasPrefix(k, dst+".") {
+			out[k] = v
+		}
 	}
 	return out
 }
@@ -310,6 +335,10 @@ func (b *propsBuilder) line(key, value, origin string) {
 		b.lines = map[string]string{}
 	}
 	value = clientconf.Mask(key, value)
+	if b.p.settings == nil {
+		b.p.settings = map[string]string{}
+	}
+	b.p.settings[key] = value
 	if origin != "" {
 		value += "    # " + origin
 	}
@@ -648,10 +677,10 @@ func (r flowReader) boolean(key string, def bool) (bool, error) {
 }
 
 // list reads a Connect LIST of regexes; nil when not set.
-func (r flowReader) list(key string, def []string) ([]string, mm2props.Setting) {
+func (r flowReader) list(key string, def string) ([]string, mm2props.Setting) {
 	s, ok := r.get(key)
 	if !ok {
-		r.def(key, strings.Join(def, ", "))
+		r.def(key, def)
 		return nil, mm2props.Setting{Key: key}
 	}
 	l := clientconf.ParseList(s.Value)
@@ -740,404 +769,6 @@ func (r flowReader) enum(key, def string, allowed ...string) (string, error) {
 		}
 	}
 	return "", propsErr(s, "must be one of %s", strings.Join(allowed, ", "))
-}
-
-// flow maps one herder pair to a FlowConfig (flow key > top level >
-// default). Errors are recorded with fail, and the mapping goes on with the
-// default of the bad setting, so that every error of the file is found.
-func (b *propsBuilder) flow(f *mm2props.Flow) FlowConfig {
-	fc := FlowConfig{Source: f.Source, Target: f.Target, Disabled: !f.Enabled, DisableHeartbeats: !f.Heartbeats}
-	r := flowReader{b: b, f: f, name: f.Name()}
-	b.line(r.name+".enabled", strconv.FormatBool(f.Enabled), propsOrigin(f, "enabled", "default (heartbeats-only herder)"))
-	b.line(r.name+".emit.heartbeats.enabled", strconv.FormatBool(f.Heartbeats), propsOrigin(f, "emit.heartbeats.enabled", "default"))
-
-	// Filters.
-	var topicsS, topicsExS, groupsS, groupsExS, cpeS mm2props.Setting
-	fc.Topics, topicsS = r.list("topics", []string{".*"})
-	fc.TopicsExclude, topicsExS = r.list("topics.exclude", DefaultTopicsExclude)
-	fc.Groups, groupsS = r.list("groups", []string{".*"})
-	fc.GroupsExclude, groupsExS = r.list("groups.exclude", DefaultGroupsExclude)
-	fc.ConfigPropertiesExclude, cpeS = r.list("config.properties.exclude", DefaultConfigPropertiesExclude)
-	check := func(incS mm2props.Setting, inc, incDef []string, exS mm2props.Setting, ex, exDef []string) error {
-		if inc == nil {
-			inc = incDef
-		}
-		if ex == nil {
-			ex = exDef
-		}
-		_, err := newFilter(incS.Key, inc, exS.Key, ex)
-		var ce *ConfigError
-		if errors.As(err, &ce) {
-			// The regex at fault is in one of the two settings.
-			line := incS.Line
-			if ce.Key == exS.Key {
-				line = exS.Line
-			}
-			ce.Reason = withLine(line, ce.Reason)
-		}
-		return err
-	}
-	topicsErr := check(topicsS, fc.Topics, []string{".*"}, topicsExS, fc.TopicsExclude, DefaultTopicsExclude)
-	b.fail(topicsErr)
-	if fc.TopicsExclude != nil && topicsErr == nil {
-		// MM2 3.x's default (.*[\-\.]internal) excluded user topics that
-		// merely look internal; Kafka 4.0's replicates them (KAFKA-17200).
-		flt, _ := newFilter("", []string{".*"}, topicsExS.Key, fc.TopicsExclude)
-		var hidden []string
-		for _, n := range []string{"billing.internal", "billing-internal"} {
-			if !flt.Match(n) {
-				hidden = append(hidden, n)
-			}
-		}
-		if len(hidden) > 0 {
-			b.warn(Warning{Key: topicsExS.Key, Line: topicsExS.Line, Message: "excludes user topics named like " + strings.Join(hidden, " or ") +
-				" (MM2 3.x's default did); Kafka 4.0's default replicates them and excludes only MM2's own topics: " + strings.Join(DefaultTopicsExclude, ", ")})
-		}
-	}
-	b.fail(check(groupsS, fc.Groups, []string{".*"}, groupsExS, fc.GroupsExclude, DefaultGroupsExclude))
-	cpeErr := check(mm2props.Setting{Key: "config.properties"}, []string{".*"}, nil, cpeS, fc.ConfigPropertiesExclude, DefaultConfigPropertiesExclude)
-	b.fail(cpeErr)
-	if fc.ConfigPropertiesExclude != nil && cpeErr == nil {
-		// A replaced list often drops defaults that protect the target
-		// (docs/field-failures.md cases B20, B21): name the topic configs now
-		// copied.
-		flt, _ := newFilter("", []string{".*"}, cpeS.Key, fc.ConfigPropertiesExclude)
-		var copied []string
-		for _, re := range DefaultConfigPropertiesExclude {
-			name := strings.ReplaceAll(re, `\.`, ".")
-			if flt.Match(name) {
-				copied = append(copied, name)
-			}
-		}
-		if len(copied) > 0 {
-			b.warn(Warning{Key: cpeS.Key, Line: cpeS.Line, Message: "replaces the default list, so these topic configs are now copied to remote topics: " + strings.Join(copied, ", ")})
-		}
-	}
-	udf, err := r.enum("use.defaults.from", "target", "target", "source")
-	b.fail(err)
-	fc.UseDefaultsFromSource = udf == "source"
-
-	// Replication policy.
-	class := ""
-	if s, ok := r.get("replication.policy.class"); ok {
-		class = strings.TrimSpace(s.Value)
-	} else {
-		r.def("replication.policy.class", policy.DefaultPolicyClass)
-	}
-	sep := ""
-	if s, ok := r.get("replication.policy.separator"); ok {
-		sep = strings.TrimSpace(s.Value)
-		if sep == "" {
-			b.fail(propsErr(s, "must not be empty: with an empty separator the sources of remote topics cannot be read back from their names (cycle detection, heartbeats, translation); %s",
-				identityAdvice(strings.TrimSuffix(s.Key, "replication.policy.separator"))))
-			sep = policy.DefaultSeparator // goes on checking the other settings
-		}
-	} else {
-		r.def("replication.policy.separator", policy.DefaultSeparator)
-	}
-	isep, err := r.boolean("replication.policy.internal.topic.separator.enabled", true)
-	if err != nil {
-		b.fail(err)
-		isep = true
-	}
-	for _, k := range []string{"source.cluster.alias", "target.cluster.alias"} {
-		if s, ok := f.Get(k); ok && strings.TrimSpace(s.Value) == "" {
-			b.fail(propsErr(s, "must not be empty: an empty alias does not keep topic names "+
-				"(MM2 names remote topics \".<topic>\" then, which count as internal and are never replicated further); %s", identityAdvice(strings.TrimSuffix(s.Key, k))))
-		}
-	}
-	srcAlias := f.Source
-	if s, ok := f.Get("source.cluster.alias"); ok && strings.TrimSpace(s.Value) != "" {
-		srcAlias = strings.TrimSpace(s.Value)
-	}
-	pol, err := policy.FromConfig(class, sep, isep, srcAlias)
-	if err != nil {
-		key := "replication.policy.class"
-		if s, ok := f.Get(key); ok {
-			key = s.Key
-		}
-		if errors.Is(err, policy.ErrInvalidSeparator) {
-			s, _ := f.Get("replication.policy.separator")
-			b.fail(&ConfigError{Key: s.Key, Value: sep, Reason: withLine(s.Line, err.Error())})
-		} else {
-			s, _ := f.Get("replication.policy.class")
-			b.fail(&ConfigError{Key: key, Value: class, Reason: withLine(s.Line, err.Error())})
-		}
-		pol, _ = policy.NewDefault() // goes on checking the other settings
-	}
-	fc.Policy = pol
-
-	// Replication factors.
-	for _, x := range []struct {
-		key string
-		dst *int16
-		mm2 string
-	}{
-		{"replication.factor", &fc.ReplicationFactor, "2"},
-		{"offset-syncs.topic.replication.factor", &fc.OffsetSyncsTopicReplicationFactor, "3"},
-		{"checkpoints.topic.replication.factor", &fc.CheckpointsTopicReplicationFactor, "3"},
-		{"heartbeats.topic.replication.factor", &fc.HeartbeatsTopicReplicationFactor, "3"},
-	} {
-		b.fail(r.rf(x.key, x.dst, x.mm2))
-	}
-	tc := b.rc.Clusters[f.Target]
-	if s, ok := tc.Worker["offset.storage.replication.factor"]; ok {
-		b.fail(propsRF(s, &fc.OffsetStorageReplicationFactor))
-		b.line(r.name+".offset.storage.replication.factor", strings.TrimSpace(s.Value), s.Key+" (worker setting of herders targeting "+f.Target+")")
-	} else {
-		b.line(r.name+".offset.storage.replication.factor", "-1", "kmirror default: the target's default.replication.factor (MM2: 3)")
-	}
-
-	loc, err := r.enum("offset-syncs.topic.location", "source", "source", "target")
-	b.fail(err)
-	fc.OffsetSyncsTopicLocationTarget = loc == "target"
-	if s, ok := r.get("offset.lag.max"); ok {
-		n, err := strconv.ParseInt(strings.TrimSpace(s.Value), 10, 64)
-		switch {
-		case err != nil:
-			b.fail(propsErr(s, "not a whole number of records"))
-		case n <= 0:
-			fc.OffsetLagMax = OffsetLagMaxEveryRecord
-		default:
-			fc.OffsetLagMax = n
-		}
-	} else {
-		r.def("offset.lag.max", strconv.Itoa(DefaultOffsetLagMax))
-	}
-
-	// Switches and intervals.
-	type sw struct {
-		enabledKey, intervalKey string
-		def                     bool
-		disable                 *bool
-		interval                *time.Duration
-		defInterval             time.Duration
-	}
-	var syncGroups bool
-	for _, x := range []sw{
-		{"refresh.topics.enabled", "refresh.topics.interval.seconds", true, &fc.DisableRefreshTopics, &fc.RefreshTopicsInterval, DefaultRefreshTopicsInterval},
-		{"sync.topic.configs.enabled", "sync.topic.configs.interval.seconds", true, &fc.DisableTopicConfigSync, &fc.SyncTopicConfigsInterval, DefaultSyncTopicConfigsInterval},
-		{"sync.topic.acls.enabled", "sync.topic.acls.interval.seconds", true, &fc.DisableTopicACLSync, &fc.SyncTopicACLsInterval, DefaultSyncTopicACLsInterval},
-		{"emit.checkpoints.enabled", "emit.checkpoints.interval.seconds", true, &fc.DisableCheckpoints, &fc.EmitCheckpointsInterval, DefaultEmitCheckpointsInterval},
-		{"refresh.groups.enabled", "refresh.groups.interval.seconds", true, &fc.DisableRefreshGroups, &fc.RefreshGroupsInterval, DefaultRefreshGroupsInterval},
-		{"sync.group.offsets.enabled", "sync.group.offsets.interval.seconds", false, &syncGroups, &fc.SyncGroupOffsetsInterval, DefaultSyncGroupOffsetsInterval},
-		{"", "emit.heartbeats.interval.seconds", true, &fc.DisableHeartbeats, &fc.EmitHeartbeatsInterval, DefaultEmitHeartbeatsInterval},
-	} {
-		if x.enabledKey != "" {
-			on, err := r.boolean(x.enabledKey, x.def)
-			if err != nil {
-				b.fail(err)
-				on = x.def
-			}
-			if x.enabledKey == "sync.group.offsets.enabled" {
-				syncGroups = on
-			} else {
-				*x.disable = !on
-			}
-		}
-		var negative bool
-		b.fail(r.seconds(x.intervalKey, x.interval, &negative, x.defInterval))
-		if negative {
-			if x.enabledKey == "sync.group.offsets.enabled" {
-				syncGroups = false
-			} else {
-				*x.disable = true
-			}
-		}
-	}
-	fc.SyncGroupOffsets = syncGroups
-	for _, x := range []struct {
-		key     string
-		disable *bool
-	}{{"emit.offset-syncs.enabled", &fc.DisableOffsetSyncs}, {"heartbeats.replication.enabled", &fc.DisableHeartbeatsReplication}} {
-		on, err := r.boolean(x.key, true)
-		if err != nil {
-			b.fail(err)
-			on = true
-		}
-		*x.disable = !on
-	}
-	if fc.DisableOffsetSyncs && !fc.DisableCheckpoints {
-		b.line(r.name+".emit.checkpoints.enabled", "false", "emit.offset-syncs.enabled=false: nothing to translate checkpoints with")
-	}
-	// Aliases are checked where this flow puts them into topic names.
-	if err := validateFlowAliases(fc); err != nil {
-		b.fail(err)
-	}
-
-	// Topologies (kmirror keys).
-	var err2 error
-	if fc.AllowTopicCollisions, err2 = r.boolean("allow.topic.collisions", false); err2 != nil {
-		b.fail(err2)
-	}
-	prov, err2 := r.boolean("provenance.header.enabled", true)
-	if err2 != nil {
-		b.fail(err2)
-		prov = true
-	}
-	fc.DisableProvenanceHeader = !prov
-	if fc.ShallowCopy, err2 = r.boolean("shallow.copy.enabled", false); err2 != nil {
-		b.fail(err2)
-	}
-	if s, ok := r.get("admin.timeout.ms"); ok {
-		d, err := propsMillis(s)
-		b.fail(err)
-		fc.AdminTimeout = d
-	} else {
-		r.def("admin.timeout.ms", strconv.FormatInt(DefaultAdminTimeout.Milliseconds(), 10))
-	}
-	// Members: tasks.max slots shared through the target's group protocol;
-	// the target cluster's worker settings for the group's timeouts.
-	if s, ok := r.get("tasks.max"); ok {
-		n, err := strconv.Atoi(strings.TrimSpace(s.Value))
-		if err != nil || n < 1 || n > maxTasks {
-			b.fail(propsErr(s, "must be a whole number of slots between 1 and %d", maxTasks))
-		} else {
-			fc.Tasks = n
-		}
-	} else {
-		b.line(r.name+".tasks.max", strconv.Itoa(DefaultTasks), "kmirror default (MM2: 1): slots the flow's members share, the most processes that can replicate it at once")
-	}
-	for _, x := range []struct {
-		key string
-		dst *time.Duration
-		def time.Duration
-	}{{"session.timeout.ms", &fc.SessionTimeout, DefaultSessionTimeout}, {"heartbeat.interval.ms", &fc.HeartbeatInterval, DefaultHeartbeatInterval},
-		{"rebalance.timeout.ms", &fc.RebalanceTimeout, DefaultRebalanceTimeout}} {
-		if s, ok := tc.Worker[x.key]; ok {
-			d, err := propsMillis(s)
-			b.fail(err)
-			*x.dst = d
-			b.line(r.name+"."+x.key, strings.TrimSpace(s.Value), s.Key+" (worker setting of herders targeting "+f.Target+": the flow's group of members)")
-		} else {
-			b.line(r.name+"."+x.key, strconv.FormatInt(x.def.Milliseconds(), 10), "default (Connect's) of the flow's group of members")
-		}
-	}
-
-	// Exactly once (KIP-618): the target's worker support and the
-	// connector's exactly.once.support.
-	support := "disabled"
-	if s, ok := tc.Worker["exactly.once.source.support"]; ok {
-		support = strings.ToLower(strings.TrimSpace(s.Value))
-		switch support {
-		case "disabled", "preparing", "enabled":
-		default:
-			b.fail(propsErr(s, "must be disabled, preparing or enabled"))
-			support = "disabled"
-		}
-	}
-	eos, err := r.enum("exactly.once.support", "requested", "requested", "required")
-	b.fail(err)
-	switch {
-	case fc.Disabled:
-		// No MirrorSourceConnector runs for a disabled pair: nothing to
-		// validate (MM2 starts only its heartbeats connector).
-	case support == "enabled":
-		fc.ExactlyOnce = true
-		b.line(r.name+".exactly.once", "true", f.Target+".exactly.once.source.support=enabled: records and resume points in one transaction per unit of work")
-	case eos == "required":
-		s, _ := f.Get("exactly.once.support")
-		b.fail(propsErr(s, "required, but the target %s's workers do not support exactly-once source replication: add %s.exactly.once.source.support=enabled (MM2 refuses this connector the same way)", f.Target, f.Target))
-	default:
-		line := "at least once (exactly once needs " + f.Target + ".exactly.once.source.support=enabled)"
-		if support == "preparing" {
-			line = "at least once (" + f.Target + ".exactly.once.source.support=preparing: the step before enabled; kmirror needs no preparing step)"
-		}
-		b.line(r.name+".exactly.once", "false", line)
-	}
-	tb, err := r.enum("transaction.boundary", "poll", "poll", "interval", "connector")
-	b.fail(err)
-	switch tb {
-	case "interval":
-		fc.TransactionBoundary = TransactionBoundaryInterval
-	case "connector":
-		s, _ := f.Get("transaction.boundary")
-		b.fail(propsErr(s, "MirrorSourceConnector does not define transaction boundaries (Connect refuses connector for it): write poll (a transaction per poll, the default) or interval with transaction.boundary.interval.ms"))
-	}
-	if s, ok := r.get("transaction.boundary.interval.ms"); ok {
-		d, err := propsMillis(s)
-		b.fail(err)
-		fc.TransactionInterval = d
-	}
-
-	if s, ok := tc.Worker["offset.flush.interval.ms"]; ok {
-		d, err := propsMillis(s)
-		b.fail(err)
-		fc.OffsetFlushInterval = d
-		b.line(r.name+".offset.flush.interval.ms", strings.TrimSpace(s.Value), s.Key)
-	} else {
-		b.line(r.name+".offset.flush.interval.ms", strconv.FormatInt(DefaultOffsetFlushInterval.Milliseconds(), 10), "kmirror default (MM2: 60000); set "+f.Target+".offset.flush.interval.ms")
-	}
-
-	// Replication consumer and producer settings kept per flow.
-	if s, ok := f.SourceConsumer["auto.offset.reset"]; ok {
-		latest, err := clientconf.ParseAutoOffsetReset(s.Value)
-		if err != nil {
-			b.fail(propsErr(s, "%v", err))
-		}
-		if latest {
-			fc.StartOffset = StartLatest
-		}
-		b.line(r.name+".source.consumer.auto.offset.reset", strings.TrimSpace(s.Value), s.Key)
-	} else {
-		b.line(r.name+".source.consumer.auto.offset.reset", "earliest", "default (MM2 forces earliest unless set)")
-	}
-	if s, ok := f.SourceConsumer["isolation.level"]; ok {
-		rc, err := clientconf.ParseIsolationLevel(s.Value)
-		if err != nil {
-			b.fail(propsErr(s, "%v", err))
-		}
-		if !rc {
-			fc.Isolation = ReadUncommitted
-			if es, ok := f.Get("exactly.once.support"); ok && fc.ExactlyOnce && strings.EqualFold(strings.TrimSpace(es.Value), "required") {
-				// MirrorSourceConnector reports exactly-once support only
-				// when it reads read_committed; required fails validation.
-				b.fail(propsErr(es, "required, but the source consumer reads read_uncommitted (%s), so aborted source records would be copied: remove it (kmirror reads read_committed by default)", s.Key))
-			}
-		}
-		b.line(r.name+".source.consumer.isolation.level", strings.TrimSpace(s.Value), s.Key)
-	} else {
-		b.line(r.name+".source.consumer.isolation.level", "read_committed", "kmirror default (MM2: read_uncommitted, which copies records of aborted source transactions to the target, KAFKA-14021)")
-	}
-	for _, x := range []struct {
-		key      string
-		dst      *int32
-		def, mm2 int // kmirror's default, and the Kafka consumer default MM2 uses
-	}{{"fetch.max.bytes", &fc.FetchMaxBytes, DefaultFetchMaxBytes, 52428800}, {"max.partition.fetch.bytes", &fc.FetchMaxPartitionBytes, DefaultFetchMaxPartitionBytes, 1048576}} {
-		if s, ok := f.SourceConsumer[x.key]; ok {
-			n, err := strconv.ParseInt(strings.TrimSpace(s.Value), 10, 32)
-			if err != nil || n <= 0 {
-				b.fail(propsErr(s, "must be a positive number of bytes up to %d", math.MaxInt32))
-				n = 0 // the default
-			}
-			*x.dst = int32(n)
-			b.line(r.name+".source.consumer."+x.key, strings.TrimSpace(s.Value), s.Key)
-		} else {
-			b.line(r.name+".source.consumer."+x.key, strconv.Itoa(x.def), defaultOrigin(x.def, x.mm2))
-		}
-	}
-	if s, ok := f.TargetProducer["buffer.memory"]; ok {
-		n, err := strconv.ParseInt(strings.TrimSpace(s.Value), 10, 32)
-		if err != nil || n <= 0 {
-			b.fail(propsErr(s, "must be a positive number of bytes up to %d", math.MaxInt32))
-			n = 0 // the default
-		}
-		fc.MaxBufferedBytes = int(n)
-		b.line(r.name+".target.producer.buffer.memory", strings.TrimSpace(s.Value), s.Key)
-	} else {
-		b.line(r.name+".target.producer.buffer.memory", strconv.Itoa(DefaultMaxBufferedBytes), defaultOrigin(DefaultMaxBufferedBytes, 33554432))
-	}
-	b.line(r.name+".remote.topic.example", pol.FormatRemoteTopic(f.Source, "orders"), "name of source topic orders on "+f.Target)
-	return fc
-}
-
-// defaultOrigin labels a default in the effective dump: "default" when
-// kmirror's default equals MM2's, else "kmirror default (MM2: mm2)".
-func defaultOrigin(kmirror, mm2 int) string {
-	if kmirror == mm2 {
-		return "default"
-	}
-	return fmt.Sprintf("kmirror default (MM2: %d)", mm2)
 }
 
 func propsOrigin(f *mm2props.Flow, key, def string) string {

@@ -181,6 +181,7 @@ func goldenFiles(t *testing.T) []string {
 // warnings) with its .golden file; run with -update to rewrite them. The
 // engine must accept every file (New validates the options).
 func TestPropertiesGolden(t *testing.T) {
+	t.Parallel()
 	for _, path := range goldenFiles(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			p := loadTestFile(t, path)
@@ -198,7 +199,7 @@ func TestPropertiesGolden(t *testing.T) {
 			if diff := cmp.Diff(string(want), got); diff != "" {
 				t.Errorf("summary mismatch (-want +got):\n%s", diff)
 			}
-			m, err := New(p.Opts()...)
+			m, err := newMirror(t, p.Opts()...)
 			if err != nil {
 				t.Fatalf("New rejects the loaded options: %v", err)
 			}
@@ -213,6 +214,7 @@ func TestPropertiesGolden(t *testing.T) {
 // kmirror deliberately differs (replication factor defaults, names under
 // a top-level source.cluster.alias) the comment says so.
 func TestPropertiesMatchMM2(t *testing.T) {
+	t.Parallel()
 	type flowFacts struct {
 		Name                 string
 		Disabled, Heartbeats bool
@@ -316,6 +318,7 @@ func TestPropertiesMatchMM2(t *testing.T) {
 // TestPropertiesWarnings checks that each file's quirks listed in
 // testdata/mm2configs/practitioners.md produce a warning.
 func TestPropertiesWarnings(t *testing.T) {
+	t.Parallel()
 	for file, want := range map[string][]string{
 		"f1": nil,
 		"f2": {"task.max", "sync.topics.configs.enabled", "topic.blacklist", "groups.blacklist"},
@@ -327,7 +330,7 @@ func TestPropertiesWarnings(t *testing.T) {
 			"producer.override.delivery.timeout.ms", "producer.override.compression.type", "producer.override.max.request.size"},
 		"f9":                   {"refresh.topics.enabled"},
 		"seed-active-standby":  {"primary.checkpoints.topic.replication.factor", "primary.heartbeats.topic.replication.factor", "primary.offset-syncs.topic.replication.factor"},
-		"seed-multi-region-dr": {"us-east-1->ap-northeast-2.topics.auto.create", "us-east-1->ap-northeast-2.config.properties.exclude"},
+		"seed-multi-region-dr": {"us-east-1->ap-northeast-2.topics.auto.create", "us-east-1->ap-northeast-2.config.properties.exclude", "us-east-1->ap-northeast-2.config.properties.exclude"},
 	} {
 		p := loadTestFile(t, "testdata/mm2configs/"+file+".properties")
 		var got []string
@@ -380,6 +383,7 @@ func secretsOf(t *testing.T, path string) []string {
 // in the effective configuration, the warnings, or error messages of
 // broken variants of the file.
 func TestCaseB40SecretsNeverShown(t *testing.T) {
+	t.Parallel()
 	files := append(goldenFiles(t), "testdata/mm2extra/b40-security.properties", "testdata/mm2extra/b39-two-targets.properties")
 	checked := 0
 	for _, path := range files {
@@ -432,6 +436,7 @@ func TestCaseB40SecretsNeverShown(t *testing.T) {
 // target's credentials, source PLAINTEXT: every client role of src is
 // PLAINTEXT without SASL, every client role of dst is SASL_SSL as mm2-dst.
 func TestCaseB40PerClusterSecurityWins(t *testing.T) {
+	t.Parallel()
 	p := loadTestFile(t, "testdata/mm2extra/b40-security.properties")
 	got := map[string]string{}
 	for _, c := range p.Clusters() {
@@ -464,6 +469,7 @@ func TestCaseB40PerClusterSecurityWins(t *testing.T) {
 // mechanism settings but different users each authenticate as their own
 // user, through their own mechanism instance.
 func TestCaseB39TwoTargetsOwnCredentials(t *testing.T) {
+	t.Parallel()
 	p := loadTestFile(t, "testdata/mm2extra/b39-two-targets.properties")
 	users := map[string]string{}
 	for _, c := range p.Clusters() {
@@ -494,6 +500,7 @@ func TestCaseB39TwoTargetsOwnCredentials(t *testing.T) {
 // the way MM2 reads them, with warnings instead of silence, and filters match
 // whole names.
 func TestCaseB37ConfigQuirks(t *testing.T) {
+	t.Parallel()
 	p := parseString(t, `clusters source, target
 ---%<---
 source.bootstrap.servers: s:9092
@@ -547,6 +554,7 @@ topics=orders
 }
 
 func TestPropertiesFlowMapping(t *testing.T) {
+	t.Parallel()
 	p := parseString(t, `clusters = A, B
 A.bootstrap.servers = a:9092
 B.bootstrap.servers = b:9092
@@ -606,6 +614,7 @@ offset-syncs.topic.replication.factor = 2
 }
 
 func TestPropertiesOnlyTargets(t *testing.T) {
+	t.Parallel()
 	const text = "clusters=A,B,C\nA.bootstrap.servers=a:1\nB.bootstrap.servers=b:1\nC.bootstrap.servers=c:1\nA->B.enabled=true\nB->C.enabled=true\n"
 	p := parseString(t, text, OnlyTargets("C"))
 	var got []string
@@ -630,6 +639,7 @@ func TestPropertiesOnlyTargets(t *testing.T) {
 }
 
 func TestPropertiesRoleConnectionOverride(t *testing.T) {
+	t.Parallel()
 	// A role with its own security settings gets complete connection
 	// options, and SASL leaves Client so it cannot be appended twice.
 	p := parseString(t, `clusters=A,B
@@ -662,6 +672,7 @@ A->B.enabled=true
 }
 
 func TestPropertiesErrors(t *testing.T) {
+	t.Parallel()
 	const base = "clusters=A,B\nA.bootstrap.servers=a:9092\nB.bootstrap.servers=b:9092\nA->B.enabled=true\n"
 	for _, tc := range []struct {
 		line, key, value, reason string
@@ -725,6 +736,7 @@ func TestPropertiesErrors(t *testing.T) {
 }
 
 func TestPropertiesEffectiveIsSortedAndComplete(t *testing.T) {
+	t.Parallel()
 	p := loadTestFile(t, "testdata/mm2configs/f3.properties")
 	eff := p.Effective()
 	var keys []string
@@ -778,6 +790,7 @@ func FuzzParseProperties(f *testing.F) {
 // value fails to resolve is reported with the line as key (found by
 // fuzzing: the error had no key at all).
 func TestEmptyKeyErrorNamesTheLine(t *testing.T) {
+	t.Parallel()
 	_, err := ParseProperties(strings.NewReader("=0${env:}\nconfig.providers  env\nconfig.providers.env.class"), WithLookupEnv(lookupTestEnv))
 	var ce *ConfigError
 	if !errors.As(err, &ce) || ce.Key != "line 1" {
@@ -789,6 +802,7 @@ func TestEmptyKeyErrorNamesTheLine(t *testing.T) {
 // line order, each with its line; errors.As finds the first; a top-level
 // key read by every flow is reported once.
 func TestPropertiesEveryError(t *testing.T) {
+	t.Parallel()
 	const file = `clusters = A, B, C
 A.bootstrap.servers = a:9092
 B.bootstrap.servers = b:9092
@@ -852,6 +866,7 @@ C->A.enabled = true
 // group timeouts and MM2's exactly-once keys (KIP-618) map to the flow; the
 // combinations MM2 refuses are refused with the line to write instead.
 func TestPropertiesMembersAndExactlyOnce(t *testing.T) {
+	t.Parallel()
 	const base = "clusters=A,B\nA.bootstrap.servers=a:9092\nB.bootstrap.servers=b:9092\nA->B.enabled=true\n"
 	flowOf := func(t *testing.T, text string) FlowConfig {
 		t.Helper()

@@ -3,6 +3,9 @@ package mirror
 import (
 	"bytes"
 	"errors"
+	"strconv"
+
+	"github.com/kmirror/kmirror/internal/provhdr"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -20,6 +23,15 @@ import (
 // is stored in is not listed. A record produced on cluster A and copied A->B
 // then B->C carries "A" on B and "A,B" on C; the flow C->A skips it
 // because A is listed.
+//
+// The value may end with one more element, "#" and a decimal offset: the
+// record's offset in the cluster the last listed ID names (the source
+// offset of its last copy), which lets a successor resume from what the
+// target holds (see FlowConfig.DisableTailResume). It is valid only as the
+// last element; [ParseProvenance] leaves it out and [ProvenanceOffset]
+// returns it. Cluster IDs never start with "#" (an ID that does is written
+// "\#"), so a reader that takes it for an ID never matches a cluster with
+// it. A record copied A->B with offset 41 on A carries "A,#41" on B.
 //
 // Kafka has no hidden headers: consumers of remote topics see this header
 // (ignore it, or strip it in a byte-exact comparison; [ParseProvenance]
@@ -39,25 +51,22 @@ const (
 )
 
 // ParseProvenance returns the cluster IDs listed in a [ProvenanceHeader]
-// value, oldest first. Every byte string parses: an empty value is one
-// empty ID, and a "\" at the very end is kept as a literal backslash.
-func ParseProvenance(value []byte) []string {
-	var out []string
-	var cur []byte
-	for i := 0; i < len(value); i++ {
-		switch c := value[i]; {
-		case c == '\\' && i+1 < len(value):
-			i++
-			cur = append(cur, value[i])
-		case c == ',':
-			out = append(out, string(cur))
-			cur = cur[:0]
-		default:
-			cur = append(cur, c)
-		}
-	}
-	return append(out, string(cur))
-}
+// value, oldest first, without the offset element ([ProvenanceOffset]):
+// an element starting with an unescaped "#" is left out wherever it
+// stands. Every other byte string parses: an empty value is one empty ID,
+// and a "\" at the very end is kept as a literal backslash.
+func ParseProvenance(value []byte) []string { return provhdr.Parse(value) }
+
+// ProvenanceOffset returns the offset element of a [ProvenanceHeader]
+// value: the record's offset in the cluster the value's last ID names (the
+// source offset of the record's last copy). ok is false when the value
+// does not end with one (written by a kmirror without tail resume, or by a
+// hop that appended its ID after it).
+func ProvenanceOffset(value []byte) (offset int64, ok bool) { return provhdr.Offset(value) }
+
+// escapedAt and withoutOffset: see package provhdr.
+func escapedAt(value []byte, i int) bool { return provhdr.EscapedAt(value, i) }
+func withoutOffset(value []byte) []byte  { return provhdr.WithoutOffset(value) }
 
 // FormatProvenance returns the [ProvenanceHeader] value listing ids in
 // order (see the header's format). It returns nil for no IDs.
@@ -73,6 +82,9 @@ func FormatProvenance(ids ...string) []byte {
 }
 
 func appendEscapedID(dst []byte, id string) []byte {
+	if len(id) > 0 && id[0] == '#' {
+		dst = append(dst, '\\') // not an offset element
+	}
 	for i := 0; i < len(id); i++ {
 		if c := id[i]; c == '\\' || c == ',' {
 			dst = append(dst, '\\')
@@ -268,4 +280,66 @@ func (p *provenance) apply(h []kgo.RecordHeader) ([]kgo.RecordHeader, provVerdic
 		return h, v
 	}
 	return p.stamp(h, idx), provPass
+}
+
+// stampAt is stampArena with the offset element: the record's provenance
+// ends with ",#<off>", off being its offset on the source (the value of a
+// first hop is "<source>,#<off>"; an earlier hop's offset element is
+// replaced). Each record's value is its own, so the values are carved out
+// of vals, a byte arena the caller allocates once per fetched batch
+// (provValueRoom bytes per record plus the lengths of the records' existing
+// provenance values); when vals is full the value is allocated. It returns
+// the rest of both arenas and the record's headers.
+func (p *provenance) stampAt(vals []byte, arena, h []kgo.RecordHeader, idx int, off int64) (valsRest []byte, arenaRest, out []kgo.RecordHeader) {
+	if p == nil {
+		return vals, arena, h
+	}
+	var old []byte
+	if idx >= 0 {
+		old = withoutOffset(h[idx].Value)
+	}
+	need := len(old) + 1 + len(p.src) + provOffsetRoom
+	var v []byte
+	if cap(vals)-len(vals) >= need {
+		start := len(vals)
+		vals = p.appendValue(vals, old, off)
+		v = vals[start:len(vals):len(vals)]
+	} else {
+		v = p.appendValue(make([]byte, 0, need), old, off)
+	}
+	if idx >= 0 {
+		h[idx].Value = v // h is the record's own slice (kgo decoded it): the value is new, the shared one untouched
+		return vals, arena, h
+	}
+	if cap(arena)-len(arena) < len(h)+1 {
+		out = make([]kgo.RecordHeader, len(h)+1)
+		copy(out, h)
+		out[len(h)] = kgo.RecordHeader{Key: ProvenanceHeader, Value: v}
+		return vals, arena, out
+	}
+	start := len(arena)
+	arena = append(arena, h...)
+	arena = append(arena, kgo.RecordHeader{Key: ProvenanceHeader, Value: v})
+	return vals, arena, arena[start:len(arena):len(arena)]
+}
+
+// provOffsetRoom is the most bytes an offset element takes after the
+// source ID: ",#" and up to 19 digits.
+const provOffsetRoom = 2 + 19
+
+// provValueRoom is the arena room stampAt needs per record beyond the
+// record's existing provenance value: a comma, the source ID and the
+// offset element.
+func (p *provenance) provValueRoom() int { return 1 + len(p.src) + provOffsetRoom }
+
+// appendValue appends to dst the provenance value old (without offset
+// element) extended with the source ID and offset element off.
+func (p *provenance) appendValue(dst, old []byte, off int64) []byte {
+	dst = append(dst, old...)
+	if len(old) > 0 {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, p.src...)
+	dst = append(dst, ',', '#')
+	return strconv.AppendInt(dst, off, 10)
 }

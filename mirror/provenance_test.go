@@ -40,6 +40,7 @@ func provValue(h []kgo.RecordHeader) (string, int) {
 }
 
 func TestProvenanceFormatParseRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, ids := range [][]string{
 		{idA},
 		{idA, idB, idC},
@@ -75,6 +76,7 @@ func TestProvenanceFormatParseRoundTrip(t *testing.T) {
 }
 
 func TestProvenanceCheckVerdicts(t *testing.T) {
+	t.Parallel()
 	ab := mustProv(t, idA, idB)
 	h := func(kv ...string) []kgo.RecordHeader {
 		var out []kgo.RecordHeader
@@ -129,6 +131,7 @@ func TestProvenanceCheckVerdicts(t *testing.T) {
 }
 
 func TestNewProvenanceRefusesUnusableIDs(t *testing.T) {
+	t.Parallel()
 	for _, tc := range [][2]string{{"", idB}, {idA, ""}, {idA, idA}} {
 		if _, err := newProvenance(tc[0], tc[1]); err == nil || !strings.Contains(err.Error(), "provenance.header.enabled=false") {
 			t.Errorf("newProvenance(%q, %q) = %v, want an error naming provenance.header.enabled=false", tc[0], tc[1], err)
@@ -140,6 +143,7 @@ func TestNewProvenanceRefusesUnusableIDs(t *testing.T) {
 // of the fetch buffer, so a value usually has spare capacity that belongs
 // to the next bytes of the batch; appending in place would corrupt them.
 func TestProvenanceStampNeverWritesSharedMemory(t *testing.T) {
+	t.Parallel()
 	bc := mustProv(t, idB, idC)
 	buf := []byte(idA + "NEXT-RECORD-BYTES")
 	h := []kgo.RecordHeader{{Key: "k", Value: []byte("v")}, {Key: ProvenanceHeader, Value: buf[:len(idA)]}}
@@ -171,6 +175,7 @@ func TestProvenanceStampNeverWritesSharedMemory(t *testing.T) {
 // TestProvenanceDisabledIsByteExact: a nil provenance (the flow's
 // provenance.header.enabled=false) passes every record and adds nothing.
 func TestProvenanceDisabledIsByteExact(t *testing.T) {
+	t.Parallel()
 	var off *provenance
 	h := []kgo.RecordHeader{{Key: ProvenanceHeader, Value: []byte(idB)}}
 	out, v := off.apply(h)
@@ -197,6 +202,7 @@ func hop(pv *provenance, in [][]kgo.RecordHeader) (out [][]kgo.RecordHeader, ski
 // record crosses once; what comes back is skipped and counted (pure
 // simulation of the data path, case B28).
 func TestCaseB28IdentityBothWaysStopsAtOneHop(t *testing.T) {
+	t.Parallel()
 	ab, ba := mustProv(t, idA, idB), mustProv(t, idB, idA)
 	onA := [][]kgo.RecordHeader{nil, {{Key: "trace", Value: []byte("1")}}, nil} // 3 local records on A
 	onB := [][]kgo.RecordHeader{nil, nil}                                       // 2 local records on B
@@ -222,6 +228,7 @@ func TestCaseB28IdentityBothWaysStopsAtOneHop(t *testing.T) {
 // TestProvenanceThreeClusterRing: A->B->C->A with identity names: a record
 // goes round once and stops before re-entering its origin.
 func TestProvenanceThreeClusterRing(t *testing.T) {
+	t.Parallel()
 	ab, bc, ca := mustProv(t, idA, idB), mustProv(t, idB, idC), mustProv(t, idC, idA)
 	rec := [][]kgo.RecordHeader{nil}
 	onB, _ := hop(ab, rec)
@@ -245,6 +252,7 @@ func TestProvenanceThreeClusterRing(t *testing.T) {
 // copied from B (its header: origin B) is not written back to B by kmirror;
 // one from elsewhere passes and keeps the migrator's header unchanged.
 func TestProvenanceRedpandaMigratorEstate(t *testing.T) {
+	t.Parallel()
 	ab := mustProv(t, idA, idB)
 	fromB := []kgo.RecordHeader{{Key: redpandaProvenanceHeader, Value: []byte(idB)}}
 	if _, v := ab.apply(fromB); v != provRedpanda {
@@ -311,6 +319,7 @@ func BenchmarkProvenance(b *testing.B) {
 // source ID on a first hop, extend an existing header on a later hop, and
 // a full arena falls back to a per-record allocation.
 func TestProvenanceStampArena(t *testing.T) {
+	t.Parallel()
 	pv, err := newProvenance("SRC", "DST")
 	if err != nil {
 		t.Fatal(err)

@@ -83,9 +83,9 @@ func probeTargetValues(t *testing.T, p *testcluster.Pair, remote string, partiti
 // the poll loop pushes between kgo failing the batch and the promise
 // setting p.err must not land on the target ahead of the failed record
 // (the restart resumes at the failed record).
-func TestFaultWhileStreaming(t *testing.T)        { probeStreaming(t, "") }
-func TestFaultWhileStreamingEOS(t *testing.T)     { probeStreaming(t, "eos") }
-func TestFaultWhileStreamingShallow(t *testing.T) { probeStreaming(t, "shallow") }
+func TestFaultWhileStreaming(t *testing.T)        { t.Parallel(); probeStreaming(t, "") }
+func TestFaultWhileStreamingEOS(t *testing.T)     { t.Parallel(); probeStreaming(t, "eos") }
+func TestFaultWhileStreamingShallow(t *testing.T) { t.Parallel(); probeStreaming(t, "shallow") }
 
 func probeStreaming(t *testing.T, mode string) {
 	p := testcluster.New(t, "src", "dst")
@@ -161,6 +161,7 @@ func probeStreaming(t *testing.T, mode string) {
 // does not replicate by itself, and RestartFailed then brings it back with
 // every record once, in order.
 func TestRecordErrorSurvivesSessionRestart(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	if p.Target.Fake == nil {
 		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
@@ -240,8 +241,14 @@ func TestRecordErrorSurvivesSessionRestart(t *testing.T) {
 // point still names the old remote topic's log (99): the next session
 // must not resume after it, or records 0..99 are never on the new remote
 // topic.
-func TestRefillInterruptedBySessionRestart(t *testing.T)    { probeRefillInterrupted(t, false) }
-func TestRefillInterruptedBySessionRestartEOS(t *testing.T) { probeRefillInterrupted(t, true) }
+func TestRefillInterruptedBySessionRestart(t *testing.T) {
+	t.Parallel()
+	probeRefillInterrupted(t, false)
+}
+func TestRefillInterruptedBySessionRestartEOS(t *testing.T) {
+	t.Parallel()
+	probeRefillInterrupted(t, true)
+}
 
 func probeRefillInterrupted(t *testing.T, eos bool) {
 	p := testcluster.New(t, "src", "dst")
@@ -329,11 +336,11 @@ func probeCheckpointHistory(t *testing.T, p *testcluster.Pair, key string) []int
 // remote topic (a broker with a stale metadata cache). Nothing was
 // rebuilt: once it answers again, checkpoints follow the group (no
 // decrease, and the next commit is translated).
-func TestMetadataBlipKeepsCheckpointsFlowing(t *testing.T) { probeBlip(t, false) }
+func TestMetadataBlipKeepsCheckpointsFlowing(t *testing.T) { t.Parallel(); probeBlip(t, false) }
 
 // TestMetadataBlipThenNewRecords: the same, with one more source
 // record replicated after the blip (the replicator writes a new sync).
-func TestMetadataBlipThenNewRecords(t *testing.T) { probeBlip(t, true) }
+func TestMetadataBlipThenNewRecords(t *testing.T) { t.Parallel(); probeBlip(t, true) }
 
 func probeBlip(t *testing.T, more bool) {
 	p := testcluster.New(t, "src", "dst")
@@ -382,9 +389,9 @@ func probeBlip(t *testing.T, more bool) {
 // the target while both partitions stream; discovery re-creates it and the
 // unit refills it: the new remote topic holds every source record once, in
 // order.
-func TestRemoteDeletedWhileStreaming(t *testing.T)        { probeDelStream(t, "") }
-func TestRemoteDeletedWhileStreamingEOS(t *testing.T)     { probeDelStream(t, "eos") }
-func TestRemoteDeletedWhileStreamingShallow(t *testing.T) { probeDelStream(t, "shallow") }
+func TestRemoteDeletedWhileStreaming(t *testing.T)        { t.Parallel(); probeDelStream(t, "") }
+func TestRemoteDeletedWhileStreamingEOS(t *testing.T)     { t.Parallel(); probeDelStream(t, "eos") }
+func TestRemoteDeletedWhileStreamingShallow(t *testing.T) { t.Parallel(); probeDelStream(t, "shallow") }
 
 func probeDelStream(t *testing.T, mode string) {
 	p := testcluster.New(t, "src", "dst")
@@ -442,6 +449,7 @@ func probeDelStream(t *testing.T, mode string) {
 // each automatic restart; its status shows Retries k with NextRetry -
 // Since = 200 ms * 2^k, and Records/Replicated do not move.
 func TestBackoffStatusExact(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	if p.Target.Fake == nil {
 		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
@@ -493,6 +501,7 @@ func TestBackoffStatusExact(t *testing.T) {
 // end: the checkpoints written for the group never decrease and reach
 // the final position.
 func TestCheckpointMonotonicAcrossPartitionRestart(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	if p.Target.Fake == nil {
 		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
@@ -545,6 +554,7 @@ func TestCheckpointMonotonicAcrossPartitionRestart(t *testing.T) {
 // applied: the unit must not refill the topic again (every record would
 // be on the target twice).
 func TestStaleOfferRefillsAgain(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	topic := p.Topic("stale")
 	remote := p.Source.Alias + "." + topic
@@ -588,7 +598,7 @@ func TestStaleOfferRefillsAgain(t *testing.T) {
 	}
 	u.setOffer(stale) // a discovery round that listed the target before the re-creation
 	time.Sleep(2 * time.Second)
-	t.Logf("after: remoteIDs %v status %+v", u.remoteIDs, partStatus(m, 0))
+	t.Logf("after: status %+v", partStatus(m, 0))
 	// 100 before the re-creation + 110 refilled: a second refill acks 110 more.
 	if ps := partStatus(m, 0); ps.Records != 210 {
 		t.Errorf("Records = %d, want 210 (a stale offer refilled the topic again)", ps.Records)

@@ -47,6 +47,7 @@ func missingValues(t *testing.T, p *testcluster.Pair, remote string, want []*kgo
 // not make the engine start without its resume points (which replayed
 // everything, or with StartLatest skipped what arrived while it was down).
 func TestSlowTargetStillLoadsResumePoints(t *testing.T) {
+	t.Parallel()
 	for _, latest := range []bool{false, true} {
 		t.Run(fmt.Sprint("latest=", latest), func(t *testing.T) {
 			p := testcluster.New(t, "src", "dst")
@@ -94,6 +95,7 @@ func TestSlowTargetStillLoadsResumePoints(t *testing.T) {
 // replicated, while kmirror runs and across a restart (the resume point
 // follows the new topic's offsets down).
 func TestRecreatedSourceTopicWhileRunningAndDown(t *testing.T) {
+	t.Parallel()
 	for _, whileRunning := range []bool{true, false} {
 		t.Run(fmt.Sprint("running=", whileRunning), func(t *testing.T) {
 			p := testcluster.New(t, "src", "dst")
@@ -147,6 +149,7 @@ func TestRecreatedSourceTopicWhileRunningAndDown(t *testing.T) {
 // records occupy source offsets; once everything is replicated, the lag is
 // 0 (it stayed at the number of markers/aborted records).
 func TestTransactionalSourceLagReachesZero(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	txn := p.Topic("txn")
 	testcluster.CreateTopic(t, &p.Source, txn, 1, nil)
@@ -189,6 +192,7 @@ func TestTransactionalSourceLagReachesZero(t *testing.T) {
 // returns (the heartbeat producer used to wait forever for a batch sent to
 // the dead broker).
 func TestShutdownBoundedWithDeadTarget(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	if p.Target.Fake == nil {
 		t.Skip("kills the target cluster: runs on the embedded backend, not with KMIRROR_*_BROKERS")
@@ -198,7 +202,7 @@ func TestShutdownBoundedWithDeadTarget(t *testing.T) {
 	testcluster.Produce(t, &p.Source, workload(orders, 2, 100, time.Now())...)
 	fc := fastFlow(p)
 	fc.SyncGroupOffsets = true
-	m, err := New(append(clusterOpts(p), WithFlow(fc))...)
+	m, err := newMirror(t, append(clusterOpts(p), WithFlow(fc))...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,7 +133,7 @@ func (f *flow) resizeSlots(ctx context.Context) (SlotsResize, error) {
 	// old topic is gone.
 	deadline := time.Now().Add(f.cfg.AdminTimeout)
 	for {
-		err := createCompacted(ctx, adm, f.dst.Alias, f.unitsTopic, f.tasks, f.cfg.OffsetStorageReplicationFactor)
+		_, err := f.ensureTopic(ctx, adm, f.unitsTopicSpec())
 		if err == nil {
 			td, lerr := adm.ListTopics(ctx, f.unitsTopic)
 			if lerr == nil {

@@ -2,7 +2,6 @@ package mirror
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -14,12 +13,12 @@ import (
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
-// TestResizeSlots: a member configured with another tasks.max refuses to
-// start, naming both numbers and the offline procedure; ResizeSlots refuses
+// TestResizeSlots: ResizeSlots refuses
 // while a member runs, then fences every old transactional id and
 // re-creates the coordination topic; the flow then runs exactly once on the
 // new slots from where it stopped.
 func TestResizeSlots(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	topic := p.Topic("orders")
 	testcluster.CreateTopic(t, &p.Source, topic, 4, nil)
@@ -42,17 +41,11 @@ func TestResizeSlots(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// (Issue 20: a member with another tasks.max no longer refuses to
+	// start: the change is online, TestTasksMaxRollingRestart; the
+	// refusal is left for groups of an older release,
+	// TestTasksMaxRefusedWithOlderRelease. The offline resize stays.)
 	fc.Tasks = 3
-	m3, err := New(append(clusterOpts(p), WithFlow(fc))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = m3.Run(ctx)
-	var ce *ConfigError
-	if !errors.As(err, &ce) || ce.Key != fc.Name()+".tasks.max" || ce.Value != "3" ||
-		!strings.Contains(ce.Reason, "share 2 slots") || !strings.Contains(ce.Reason, "kmirror units -config FILE -resize") {
-		t.Fatalf("Run with tasks.max 3 over 2 slots: %v, want a ConfigError naming both and the resize", err)
-	}
 
 	// Refused while a member of the flow runs (the old layout's member).
 	fc2 := fc
@@ -62,7 +55,7 @@ func TestResizeSlots(t *testing.T) {
 		ms := running.Status().Flows[0].Member
 		return len(ms.Slots) == 2, fmt.Sprint(ms)
 	})
-	resizer, err := New(append(clusterOpts(p), WithFlow(fc))...)
+	resizer, err := newMirror(t, append(clusterOpts(p), WithFlow(fc))...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -93,21 +94,110 @@ func readResumePoints(ctx context.Context, opts []kgo.Opt, topic, source string,
 }
 
 // resumeTopicPartitions creates the resume-point topic if needed (compacted,
-// Connect's default 25 partitions) and returns its partition count.
+// Connect's default 25 partitions), or accepts one created in advance, and
+// returns its partition count.
 func (f *flow) resumeTopicPartitions(ctx context.Context) (int32, error) {
-	if err := createCompacted(ctx, f.dstAdm, f.dst.Alias, f.resumeTopic, connectoffsets.DefaultPartitions, f.cfg.OffsetStorageReplicationFactor); err != nil {
-		return 0, err
-	}
-	td, err := f.dstAdm.ListTopics(ctx, f.resumeTopic)
+	r, err := f.ensureTopic(ctx, f.dstAdm, f.resumeTopicSpec())
 	if err != nil {
 		return 0, err
 	}
-	d, ok := td[f.resumeTopic]
-	if !ok || d.Err != nil || len(d.Partitions) == 0 {
-		if ok && d.Err != nil {
-			return 0, d.Err
-		}
-		return 0, fmt.Errorf("topic %s not visible yet", f.resumeTopic)
+	return r.Partitions, nil
+}
+
+// loadResume reads the resume points of this slot's partitions from the
+// resume-point topic (read_committed, so that an aborted exactly-once
+// write is never taken as progress).
+func (u *unit) loadResume(ctx context.Context) error {
+	e := u.env
+	all, ids, err := readResumePoints(ctx, e.clientOpts(e.dst, e.dst.Consumer), e.resumeTopic, e.cfg.Source, u.log)
+	if err != nil {
+		return err
 	}
-	return int32(len(d.Partitions)), nil
+	u.resume, u.resumeIDs = map[tp]int64{}, map[tp]kadm.TopicID{}
+	for k, off := range all {
+		if slotOf(k.topic, k.partition, e.tasks) == u.slot {
+			u.resume[k] = off
+			if id, ok := ids[k]; ok {
+				u.resumeIDs[k] = id
+			}
+		}
+	}
+	return nil
+}
+
+func (u *unit) resumePoint(k tp) int64 {
+	if off, ok := u.resume[k]; ok {
+		return off
+	}
+	return -1
+}
+
+// firstFlushAfter is when a unit session stores its first resume points
+// (then every offset flush interval).
+const firstFlushAfter = time.Second
+
+// flush stores resume points and queues the newest offset sync of every
+// partition. Exactly once, resume points are stored by the transactions
+// (commitTxn): flush only sends the syncs due.
+func (u *unit) flush(ctx context.Context) {
+	u.drain(ctx) // every result posted so far counts
+	if u.env.cfg.Isolation == ReadCommitted && time.Since(u.lastLSOCheck) >= openTxnCheckEvery(&u.env.cfg) {
+		u.lastLSOCheck = time.Now()
+		u.checkOpenTransactions(ctx)
+	}
+	if u.env.cfg.ExactlyOnce {
+		u.sendSyncs(false)
+		return
+	}
+	err := u.commit(ctx)
+	if ctx.Err() != nil && err != nil {
+		return
+	}
+	if err != nil {
+		u.env.metrics.flowErr(u.env.labels, "resume_commit")
+		err = fmt.Errorf("storing resume points on %s: %w", u.env.dst.Alias, err)
+	}
+	u.env.health(u.slot, err)
+	u.sendSyncs(true)
+	u.dirty = true
+	u.publish() // the resume points stored
+}
+
+// commit stores the resume point of every partition that advanced, after
+// the records it covers were acknowledged, and waits for the writes. Its
+// records go where MM2's dedicated mode keeps its source offsets:
+// mm2-offsets.<source>.internal on the target, key
+// ["MirrorSourceConnector",{"cluster":S,"partition":p,"topic":t}], value
+// {"offset":<last replicated offset>}, in the partition Connect's producer
+// picks (murmur2 of the key modulo the partition count).
+func (u *unit) commit(ctx context.Context) error {
+	e := u.env
+	ups := u.life.flushable()
+	if len(ups) == 0 {
+		return nil
+	}
+	recs := make([]*kgo.Record, 0, len(ups))
+	for _, up := range ups {
+		recs = append(recs, u.resumeRecord(up.p, up.off))
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
+	defer cancel()
+	start := time.Now()
+	if err := u.prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return err
+	}
+	u.life.apply(event{kind: evFlushed, x: &evExtra{ups: ups}}, nil)
+	e.metrics.committed(e.labels, time.Since(start))
+	return nil
+}
+
+// resumeRecord is the resume point "last replicated offset acked" of p's
+// source partition, as MM2's dedicated mode stores its source offsets
+// (Connect's JSON key and value, in the partition Connect's producer picks),
+// with the remote topic's ID in a header.
+func (u *unit) resumeRecord(p *partState, acked int64) *kgo.Record {
+	e := u.env
+	key := connectoffsets.SourceKey(e.cfg.Source, p.topic, p.partition)
+	return &kgo.Record{Topic: e.resumeTopic, Key: key, Value: connectoffsets.SourceValue(acked),
+		Partition: connectoffsets.Partition(key, e.resumeParts), Headers: remoteIDHeaders(p.remoteID)}
 }

@@ -82,7 +82,7 @@ const (
 
 // shPart is the shallow loop's state of one source partition.
 type shPart struct {
-	p      *partState
+	f      *feed
 	k      tp
 	gen    int      // bumped when the topic is purged: older fetches are ignored
 	sentID [16]byte // the remote topic ID of the batch in flight (produce v13+ answers by ID)
@@ -248,14 +248,14 @@ func (s *shallow) applyInbox() {
 			}
 		}
 	}
-	parts := *s.u.parts.Load()
+	feeds := *s.u.feeds.Load()
 	for _, a := range adds {
-		p := parts[a.k]
-		if p == nil {
+		f := feeds[a.k]
+		if f == nil {
 			continue
 		}
 		sp := s.parts[a.k]
-		if sp == nil || sp.p != p {
+		if sp == nil || sp.f != f {
 			gen := 0
 			if sp != nil {
 				// A successor state (a restarted or refilled partition):
@@ -263,9 +263,9 @@ func (s *shallow) applyInbox() {
 				s.dropItems(sp)
 				gen = sp.gen + 1
 			}
-			sp = &shPart{p: p, k: a.k, gen: gen}
+			sp = &shPart{f: f, k: a.k, gen: gen}
 			sp.fbAck = func(r *kgo.Record, err error) {
-				p.onAck(r, err)
+				f.ack(r, err)
 				if sp.kgoOut.Add(-1) == 0 {
 					s.u.sh.signal()
 				}
@@ -288,7 +288,7 @@ func (s *shallow) applyInbox() {
 		if _, ok := s.srcLeader[a.k]; !ok {
 			s.needMeta = true
 		}
-		if _, ok := s.dstLeader[tp{p.remote, a.k.partition}]; !ok {
+		if _, ok := s.dstLeader[tp{f.remote, a.k.partition}]; !ok {
 			s.needMeta = true
 		}
 	}
@@ -321,9 +321,9 @@ func (s *shallow) refreshMetadata(ctx context.Context) {
 			seenS[k.topic] = true
 			src = append(src, k.topic)
 		}
-		if !seenD[sp.p.remote] {
-			seenD[sp.p.remote] = true
-			dst = append(dst, sp.p.remote)
+		if !seenD[sp.f.remote] {
+			seenD[sp.f.remote] = true
+			dst = append(dst, sp.f.remote)
 		}
 	}
 	if len(src) == 0 {
@@ -376,7 +376,7 @@ func (s *shallow) resolvePositions(ctx context.Context) {
 	var start, end []string
 	for k, sp := range s.parts {
 		switch {
-		case sp.stopped || sp.p.failed():
+		case sp.stopped || !sp.f.live():
 		case sp.pos == posStart && !slices.Contains(start, k.topic):
 			start = append(start, k.topic)
 		case sp.pos == posEnd && !slices.Contains(end, k.topic):
@@ -412,13 +412,6 @@ func (s *shallow) resolvePositions(ctx context.Context) {
 	}
 }
 
-// failed reports whether the partition stopped on an error.
-func (p *partState) failed() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.err != nil
-}
-
 // startFetches sends a fetch to every source broker that has none in
 // flight, for its partitions that have room in the unit's buffer.
 func (s *shallow) startFetches(ctx context.Context) {
@@ -439,7 +432,7 @@ func (s *shallow) startFetches(ctx context.Context) {
 			}
 			continue
 		}
-		if sp.p.failed() {
+		if !sp.f.live() {
 			continue
 		}
 		byBroker[leader] = append(byBroker[leader], sp)
@@ -529,23 +522,16 @@ func (s *shallow) fetched(f shFetched) {
 }
 
 func (s *shallow) fetchError(sp *shPart, err error) {
-	u, p := s.u, sp.p
+	u := s.u
 	u.env.metrics.flowErr(u.env.labels, "fetch")
 	sp.retryAt = time.Now().Add(250 * time.Millisecond)
-	p.mu.Lock()
-	p.fetchErr, p.fetchErrAt = err.Error(), time.Now()
-	logIt := time.Since(p.fetchErrLogged) > 10*time.Second
-	if logIt {
-		p.fetchErrLogged = time.Now()
-	}
-	p.mu.Unlock()
-	if logIt {
-		u.log.Warn("fetch error", "topic", p.topic, "partition", p.partition, "err", err)
+	if u.noteFetchErr(sp.f, err) {
+		u.log.Warn("fetch error", "topic", sp.k.topic, "partition", sp.k.partition, "err", err)
 	}
 }
 
 func (s *shallow) fetchedPartition(sp *shPart, rp *kmsg.FetchResponseTopicPartition) {
-	u, p := s.u, sp.p
+	u, f := s.u, sp.f
 	if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
 		if errors.Is(err, kerr.OffsetOutOfRange) {
 			// As kgo's consumer (ConsumeResetOffset AtStart): restart at
@@ -557,23 +543,12 @@ func (s *shallow) fetchedPartition(sp *shPart, rp *kmsg.FetchResponseTopicPartit
 		s.fetchError(sp, err)
 		return
 	}
-	if p.restart.Swap(false) {
-		p.next = -1 // the topic was re-created: no gap check against the old offsets
-		p.mu.Lock()
-		p.sw.reincarnate(p.newID, len(p.queue)-p.head)
-		p.mu.Unlock()
-	}
-	p.mu.Lock()
-	if rp.HighWatermark > p.hw {
-		p.hw = rp.HighWatermark
+	if !f.live() {
+		return
 	}
 	if len(rp.RecordBatches) > 0 {
-		p.fetchErr = ""
-	}
-	failed := p.err != nil
-	p.mu.Unlock()
-	if failed {
-		return
+		// The high watermark, and the fetch error cleared.
+		u.box.postFetched(f, nil, -1, rp.HighWatermark)
 	}
 	var aborts map[int64][]int64 // producer id -> first offsets of aborted transactions
 	for _, a := range rp.AbortedTransactions {
@@ -604,10 +579,10 @@ func (s *shallow) fetchedPartition(sp *shPart, rp *kmsg.FetchResponseTopicPartit
 			if l := aborts[h.producerID]; len(l) > 0 && h.base >= l[0] && s.isAbortMarker(sp, rp, b) {
 				aborts[h.producerID] = aborts[h.producerID][1:]
 			}
-			if !u.checkGapAt(p, h.base, rp.LogStartOffset) {
+			if !u.checkGapAt(f, h.base, rp.LogStartOffset) {
 				return
 			}
-			p.next = h.last() + 1
+			f.next = h.last() + 1
 			it = &shItem{end: h.last() + 1}
 		case h.magic == 2 && h.attrs&attrTransactional != 0 && len(aborts[h.producerID]) > 0 && h.base >= aborts[h.producerID][0]:
 			// An aborted transaction's batch (read_committed): skipped, as
@@ -615,15 +590,15 @@ func (s *shallow) fetchedPartition(sp *shPart, rp *kmsg.FetchResponseTopicPartit
 			// position.
 			it = &shItem{end: h.last() + 1}
 		case cp:
-			if !u.checkGapAt(p, h.base, rp.LogStartOffset) {
+			if !u.checkGapAt(f, h.base, rp.LogStartOffset) {
 				return
 			}
-			p.next = h.last() + 1
+			f.next = h.last() + 1
 			it = &shItem{raw: b, base: h.base, n: h.numRecords, maxTs: h.maxTs, end: h.last() + 1}
 			rewriteForProduce(b, &it.orig)
 			u.codec.observeN(uint8(h.attrs&attrCodec), int(h.numRecords))
 			ts := kgo.Record{Timestamp: time.UnixMilli(h.maxTs)}
-			u.env.metrics.polled(p.pm, &ts)
+			u.env.metrics.polled(f.pm, &ts)
 		default:
 			var ok bool
 			if it, ok = s.decode(sp, rp, b, sp.pos); !ok {
@@ -660,7 +635,7 @@ func (s *shallow) isAbortMarker(sp *shPart, rp *kmsg.FetchResponseTopicPartition
 // returns false when the partition stopped (GapStop) or the batch is
 // corrupt (kept as a fetch error; fetched again after a pause).
 func (s *shallow) decode(sp *shPart, rp *kmsg.FetchResponseTopicPartition, b []byte, from int64) (*shItem, bool) {
-	u, p := s.u, sp.p
+	u, f := s.u, sp.f
 	fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{KeepControlRecords: true, Offset: from,
 		IsolationLevel: kgo.ReadUncommitted(), Topic: sp.k.topic, Partition: sp.k.partition},
 		&kmsg.FetchResponseTopicPartition{Partition: rp.Partition, HighWatermark: rp.HighWatermark,
@@ -671,15 +646,15 @@ func (s *shallow) decode(sp *shPart, rp *kmsg.FetchResponseTopicPartition, b []b
 	}
 	it := &shItem{end: max(next, from)}
 	for _, r := range fp.Records {
-		if !u.checkGap(p, r, rp.LogStartOffset) {
+		if !u.checkGap(f, r, rp.LogStartOffset) {
 			return nil, false
 		}
-		p.next = r.Offset + 1
+		f.next = r.Offset + 1
 		if r.Attrs.IsControl() {
 			continue
 		}
 		u.codec.observe(r.Attrs.CompressionType())
-		u.env.metrics.polled(p.pm, r)
+		u.env.metrics.polled(f.pm, r)
 		it.recs = append(it.recs, r)
 	}
 	s.fellBack++
@@ -705,12 +680,17 @@ func (s *shallow) startProduces(hard context.Context) {
 			if sp.kgoOut.Load() > 0 || now.Before(sp.retryAt) || sp.stopped {
 				break
 			}
-			leader, ok := s.dstLeader[tp{sp.p.remote, k.partition}]
+			leader, ok := s.dstLeader[tp{sp.f.remote, k.partition}]
 			if !ok {
 				s.needMeta = true
 				break
 			}
 			if s.producing[leader] {
+				break
+			}
+			// In flight from here (one entry for the batch), unless the
+			// control goroutine stopped the partition.
+			if !s.u.box.postFetched(sp.f, []inflight{{up: it.base, size: int64(len(it.raw)), n: it.n}}, it.end, -1) {
 				break
 			}
 			req := reqs[leader]
@@ -725,18 +705,18 @@ func (s *shallow) startProduces(hard context.Context) {
 			// known: a remote topic re-created since is refused
 			// (UNKNOWN_TOPIC_ID) instead of receiving the batches of the
 			// old one's tail, and the partition is refilled.
-			id := s.dstIDs[sp.p.remote]
-			if pid := sp.p.remoteID; pid != (kadm.TopicID{}) {
+			id := s.dstIDs[sp.f.remote]
+			if pid := sp.f.remoteID; pid != (kadm.TopicID{}) {
 				id = [16]byte(pid)
 			}
 			for i := range req.Topics {
-				if req.Topics[i].Topic == sp.p.remote && req.Topics[i].TopicID == id {
+				if req.Topics[i].Topic == sp.f.remote && req.Topics[i].TopicID == id {
 					rt = &req.Topics[i]
 				}
 			}
 			if rt == nil {
 				t := kmsg.NewProduceRequestTopic()
-				t.Topic = sp.p.remote
+				t.Topic = sp.f.remote
 				t.TopicID = id
 				req.Topics = append(req.Topics, t)
 				rt = &req.Topics[len(req.Topics)-1]
@@ -748,7 +728,6 @@ func (s *shallow) startProduces(hard context.Context) {
 			sp.inflight = true
 			sp.sentID = id
 			sent[leader] = append(sent[leader], sp)
-			sp.p.push([]inflight{{up: it.base, size: int64(len(it.raw))}}, it.end)
 		}
 	}
 	for broker, req := range reqs {
@@ -775,18 +754,38 @@ func (s *shallow) pop(sp *shPart) *shItem {
 // produceRecords hands an item's records to the unit's kgo producer, as
 // the normal path's poll loop does.
 func (s *shallow) produceRecords(sp *shPart, it *shItem) {
-	p := sp.p
-	batch := make([]inflight, len(it.recs))
-	for i, r := range it.recs {
-		batch[i] = inflight{up: r.Offset, size: recordSize(r)}
-	}
-	p.push(batch, it.end)
-	sp.kgoOut.Add(int64(len(it.recs)))
+	f := sp.f
+	batch := make([]inflight, 0, len(it.recs))
+	var tooLarge error // the last record of batch, which the target would refuse (limits.go)
+	polledTo := it.end
+	lim := s.u.recordLimit(f.remote)
 	for _, r := range it.recs {
-		r.Topic = p.remote
-		r.Attrs = kgo.RecordAttrs{}
-		r.ProducerID, r.ProducerEpoch, r.LeaderEpoch, r.Offset = 0, 0, 0, 0
-		r.Context = nil
+		batch = append(batch, inflight{up: r.Offset, size: recordSize(r), rec: r})
+		if sz := recordBatchSize(r); sz > lim {
+			tooLarge = s.u.tooLarge(f.remote, r, sz, lim)
+			polledTo = r.Offset
+			break
+		}
+	}
+	if !s.u.box.postFetched(f, batch, polledTo, -1) {
+		return // failed or restarted: its successor fetches these records again
+	}
+	recs := it.recs[:len(batch)]
+	if tooLarge != nil {
+		recs = recs[:len(recs)-1]
+	}
+	sp.kgoOut.Add(int64(len(recs)))
+	defer func() {
+		if tooLarge != nil {
+			// Nothing after the record is produced; the partition
+			// fails at it once the records before it are acknowledged.
+			sp.stopped = true
+			f.stopped.Store(true)
+			s.u.box.postResult(f, batch[len(batch)-1].rec, tooLarge)
+		}
+	}()
+	for _, r := range recs {
+		retarget(r, f.remote, f.gate)
 		s.u.prod.Produce(context.Background(), r, sp.fbAck)
 	}
 }
@@ -819,8 +818,8 @@ func (s *shallow) produced(r shProduced) {
 	for _, sp := range r.parts {
 		sp.inflight = false
 		it := sp.items[0]
-		p := sp.p
-		k := resKey{topic: p.remote, part: sp.k.partition}
+		f := sp.f
+		k := resKey{topic: f.remote, part: sp.k.partition}
 		if byID {
 			k = resKey{id: sp.sentID, part: sp.k.partition}
 		}
@@ -830,7 +829,7 @@ func (s *shallow) produced(r shProduced) {
 		case r.err != nil:
 			err = r.err
 		case !ok:
-			err = fmt.Errorf("the produce response has no result for %s[%d]", p.remote, sp.k.partition)
+			err = fmt.Errorf("the produce response has no result for %s[%d]", f.remote, sp.k.partition)
 		default:
 			err = kerr.ErrorForCode(res.ErrorCode)
 		}
@@ -838,17 +837,18 @@ func (s *shallow) produced(r shProduced) {
 		case err == nil:
 			s.pop(sp)
 			s.copied++
-			p.onBatchAck(it.base, it.n, res.BaseOffset, int64(len(it.raw)), time.UnixMilli(it.maxTs))
+			u.box.post(event{kind: evBatchAck, f: f, a: it.base, b: res.BaseOffset, c: int64(it.n), d: int64(len(it.raw)),
+				x: &evExtra{ts: time.UnixMilli(it.maxTs)}})
 		case errors.Is(err, kgo.ErrClientClosed) || errors.Is(err, context.Canceled):
 			// The unit stops: nothing acknowledged, the next session
 			// replays from the resume point.
-			p.unpush()
+			u.box.post(event{kind: evUnpush, f: f})
 			s.pop(sp)
 		case fallsBack(err):
 			// The target refuses the batch as it is: its records take the
 			// normal path (decoded, produced through kgo, which splits and
 			// re-encodes them).
-			p.unpush()
+			u.box.post(event{kind: evUnpush, f: f})
 			restoreHeader(it.raw, &it.orig)
 			s.pop(sp)
 			fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Offset: it.base,
@@ -862,7 +862,7 @@ func (s *shallow) produced(r shProduced) {
 			if time.Since(s.lastLog) > 10*time.Second {
 				s.lastLog = time.Now()
 				u.log.Info("shallow copy: the target refused a batch as it is; its records take the normal path",
-					"topic", p.topic, "partition", p.partition, "offset", it.base, "err", err)
+					"topic", sp.k.topic, "partition", sp.k.partition, "offset", it.base, "err", err)
 			}
 			fb := &shItem{recs: fp.Records, end: it.end}
 			for _, r := range fb.recs {
@@ -872,15 +872,15 @@ func (s *shallow) produced(r shProduced) {
 			sp.bytes += fb.size()
 			s.buffered += fb.size()
 		case sp.stopped:
-			p.unpush()
+			u.box.post(event{kind: evUnpush, f: f})
 			s.pop(sp)
 		case retriableProduce(err):
-			p.unpush()
+			u.box.post(event{kind: evUnpush, f: f})
 			s.needMeta = true
 			sp.retryAt = time.Now().Add(250 * time.Millisecond)
 			u.env.metrics.flowErr(u.env.labels, "produce")
 		default:
-			p.unpush()
+			u.box.post(event{kind: evUnpush, f: f})
 			s.pop(sp)
 			s.fail(sp, err)
 		}
@@ -892,12 +892,15 @@ func (s *shallow) produced(r shProduced) {
 }
 
 func (s *shallow) fail(sp *shPart, err error) {
-	p := sp.p
+	f := sp.f
 	s.dropItems(sp)
-	p.mu.Lock()
-	p.failLocked(&PartitionError{Flow: s.u.env.name, Topic: p.topic, Partition: p.partition, Err: err}, !recordError(err))
-	p.mu.Unlock()
-	s.u.partitionFailed(p, err)
+	f.stopped.Store(true)
+	auto := int64(0)
+	if !recordError(err) {
+		auto = 1
+	}
+	s.u.box.post(event{kind: evFailed, f: f, a: auto, err: &PartitionError{Flow: s.u.env.name, Topic: sp.k.topic, Partition: sp.k.partition,
+		Err: timestampAdvice(err, f.remote, s.u.env.dst.Alias, time.Time{})}})
 }
 
 // fallsBack reports the produce errors by which the target refuses a batch
@@ -925,50 +928,4 @@ func retriableProduce(err error) bool {
 		return ke.Retriable && !errors.Is(err, kerr.UnknownTopicID)
 	}
 	return !errors.Is(err, kgo.ErrClientClosed) // network and request errors
-}
-
-// unpush removes the last queued in-flight entry (a copied batch the target
-// did not take). The shallow loop sends a partition's batch only when
-// nothing else of it is in flight, so it is the newest entry.
-func (p *partState) unpush() {
-	p.mu.Lock()
-	if len(p.queue) > p.head {
-		p.queue = p.queue[:len(p.queue)-1]
-	}
-	p.mu.Unlock()
-}
-
-// onBatchAck acknowledges a copied batch of n records whose first source
-// offset is up and first target offset down: the records' offsets are
-// consecutive on both sides, so record i maps up+i to down+i, fed to the
-// sync writer record by record exactly as onAck does. size is the batch's
-// stored bytes, ts its max timestamp.
-func (p *partState) onBatchAck(up int64, n int32, down, size int64, ts time.Time) {
-	p.mu.Lock()
-	p.popLocked()
-	if p.err != nil {
-		p.mu.Unlock()
-		return
-	}
-	cfg := &p.u.env.cfg
-	due := false
-	if !cfg.DisableOffsetSyncs {
-		for i := int64(0); i < int64(n); i++ {
-			if p.sw.ack(up+i, down+i, cfg.OffsetLagMax) {
-				due = true
-			}
-		}
-	}
-	p.acked, p.ackedDown = up+int64(n)-1, down+int64(n)-1
-	p.records += int64(n)
-	p.bytes += size
-	p.mu.Unlock()
-	m := p.u.env.metrics
-	m.acked(p.pm, size, ts)
-	for i := int32(1); i < n; i++ {
-		m.acked(p.pm, 0, ts)
-	}
-	if due {
-		p.u.wakeSyncer()
-	}
 }

@@ -190,6 +190,7 @@ func batchesEqual(t *testing.T, what string, src, dst []rawBatch) {
 // records section byte for byte, at the same offsets, and the status counts
 // every record.
 func TestShallowCopyKeepsBatchesByteForByte(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders := p.Topic("orders")
 	testcluster.CreateTopic(t, &p.Source, orders, 2, nil)
@@ -237,6 +238,7 @@ func TestShallowCopyKeepsBatchesByteForByte(t *testing.T) {
 // they are; the committed transactional batches too, with the transactional
 // bit cleared; aborted ones are not copied.
 func TestShallowCopyTransactionsAndResume(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders := p.Topic("txn")
 	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
@@ -340,6 +342,7 @@ func shStart(t *testing.T, p *testcluster.Pair, fc FlowConfig, prod ...kgo.Opt) 
 // are (MESSAGE_TOO_LARGE) and their records take the normal path, whose
 // producer makes batches under the limit. Every record arrives, in order.
 func TestShallowCopyTooLargeFallsBack(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	big := p.Topic("big")
 	limit := "60000"
@@ -376,6 +379,7 @@ func TestShallowCopyTooLargeFallsBack(t *testing.T) {
 // batches; a group at 47 (inside the fifth batch) is checkpointed 47 -> 47
 // and committed on the target.
 func TestShallowCopyExactTranslation(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders, g := p.Topic("orders"), p.Group("g47")
 	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
@@ -403,6 +407,7 @@ func TestShallowCopyExactTranslation(t *testing.T) {
 // TestShallowCopyRefused: shallow copy with the provenance header on, or
 // with exactly once, is refused by New naming the key.
 func TestShallowCopyRefused(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	for _, c := range []struct {
 		fc   func(FlowConfig) FlowConfig
@@ -411,7 +416,7 @@ func TestShallowCopyRefused(t *testing.T) {
 		{func(f FlowConfig) FlowConfig { f.DisableProvenanceHeader = false; return f }, "provenance.header.enabled=false"},
 		{func(f FlowConfig) FlowConfig { f.ExactlyOnce = true; return f }, p.Target.Alias + ".exactly.once.source.support=disabled"},
 	} {
-		_, err := New(WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
+		_, err := newMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
 			WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts()}), WithFlow(c.fc(shallowFlow(p))))
 		if err == nil || !strings.Contains(err.Error(), "shallow.copy.enabled") || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("New = %v, want an error naming shallow.copy.enabled and %q", err, c.want)
@@ -426,6 +431,7 @@ func TestShallowCopyRefused(t *testing.T) {
 // source's records, and a group at an offset after the holes translates
 // exactly.
 func TestShallowCopyCompactedWithHoles(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	if !p.Real {
 		t.Skip("kfake does not compact; runs on real brokers (KMIRROR_SOURCE_BROKERS, KMIRROR_TARGET_BROKERS)")
@@ -487,6 +493,7 @@ func TestShallowCopyCompactedWithHoles(t *testing.T) {
 // compresses with the codec of the source data (lz4 here), unless the
 // target's producer options configure one (zstd), which wins.
 func TestNormalPathKeepsSourceCodec(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		prod []kgo.Opt
@@ -520,6 +527,7 @@ func TestNormalPathKeepsSourceCodec(t *testing.T) {
 // are, and the produce rewrite (CRC-32C valid, records section untouched,
 // header restored exactly).
 func TestBatchHeaderRules(t *testing.T) {
+	t.Parallel()
 	mk := func(base int64, attrs int16, lastDelta, count int32) []byte {
 		b := make([]byte, rbHeaderLen+20)
 		binary.BigEndian.PutUint64(b[rbBaseOffset:], uint64(base))
@@ -590,19 +598,20 @@ func TestBatchHeaderRules(t *testing.T) {
 // sets FlowConfig.ShallowCopy; New refuses it with the provenance header
 // on, naming the key and what to write.
 func TestShallowCopyProperties(t *testing.T) {
+	t.Parallel()
 	base := "clusters=A,B\nA.bootstrap.servers=a:1\nB.bootstrap.servers=b:1\nA->B.enabled=true\n"
 	p := parseString(t, base+"A->B.shallow.copy.enabled=true\nA->B.provenance.header.enabled=false\n")
 	if fs := p.Flows(); len(fs) == 0 || !fs[0].ShallowCopy || !fs[0].DisableProvenanceHeader {
 		t.Fatalf("flows %+v", p.Flows())
 	}
-	if _, err := New(p.Opts()...); err != nil {
+	if _, err := newMirror(t, p.Opts()...); err != nil {
 		t.Errorf("New: %v", err)
 	}
 	if fs := parseString(t, base).Flows(); fs[0].ShallowCopy {
 		t.Error("shallow copy on by default")
 	}
 	p = parseString(t, base+"shallow.copy.enabled=true\n")
-	_, err := New(p.Opts()...)
+	_, err := newMirror(t, p.Opts()...)
 	var ce *ConfigError
 	if !errors.As(err, &ce) || ce.Key != "A->B.shallow.copy.enabled" || !strings.Contains(ce.Reason, "provenance.header.enabled=false") {
 		t.Errorf("New with the provenance header on = %v", err)

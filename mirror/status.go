@@ -31,6 +31,11 @@ const (
 	StateStopped State = "STOPPED"
 	// StateDisabled: the pair only emits heartbeats (FlowConfig.Disabled).
 	StateDisabled State = "DISABLED"
+	// StatePaused: the flow's target state is PAUSED (Mirror.SetTargetState,
+	// Connect's PUT /connectors/<name>/pause) and this member applied it:
+	// no records are replicated; checkpoints, heartbeats and group offset
+	// sync go on. A flow whose target state is STOPPED shows StateStopped.
+	StatePaused State = "PAUSED"
 )
 
 // Status is a snapshot of a [Mirror], from [Mirror.Status].
@@ -44,7 +49,16 @@ type FlowStatus struct {
 	Name   string `json:"name"`
 	Source string `json:"source"`
 	Target string `json:"target"`
-	State  State  `json:"state"`
+	// State is the flow's state on this member: PAUSED or STOPPED once it
+	// applied such a target state (unless it is RETRYING, FAILED or
+	// starting: those say more), else the engine's state.
+	State State `json:"state"`
+	// TargetState is the state the flow was asked to be in (its status
+	// topic's target-state record; RUNNING when none), and AppliedState
+	// the one this member applied (they differ for the few seconds a
+	// member takes to apply a change). See [Mirror.SetTargetState].
+	TargetState  TargetState `json:"target_state"`
+	AppliedState TargetState `json:"applied_state"`
 	// Error is the last error of the flow (empty when none): the reason of
 	// FAILED, the retriable error behind RETRYING (a cluster does not
 	// answer, listing its topics fails, storing resume points fails), or,
@@ -62,17 +76,26 @@ type FlowStatus struct {
 	// flow: the slots it owns and whether it holds the singleton duties.
 	Member MemberStatus `json:"member"`
 	// Records and Bytes replicated by this member (acknowledged by the
-	// target) since start; Bytes is the source records' payload: keys,
-	// values, header keys and header values (not the provenance header
-	// kmirror adds).
+	// target) since the process started, also by the units of slots it no
+	// longer owns: they never go down; Bytes is the source records'
+	// payload: keys, values, header keys and header values (not the
+	// provenance header kmirror adds).
 	Records int64 `json:"records"`
 	Bytes   int64 `json:"bytes"`
 	// Lag is the sum of the lag of this member's partitions, in records,
-	// plus the records of the source partitions a topic error keeps from
-	// being replicated (the TopicErrors' Lag, reported by the member holding
-	// the singleton duties only, so the flow's total over its members
-	// counts them once).
+	// plus, on the member holding the singleton duties only (so the flow's
+	// total over its members counts them once), the records of the source
+	// partitions a topic error keeps from being replicated (the
+	// TopicErrors' Lag) and the lag of UnassignedPartitions. While the flow
+	// retries its start-up it is the lag of every selected partition from
+	// the source's end offsets and the stored resume points (LagUnknown
+	// when a cluster does not answer).
 	Lag int64 `json:"lag"`
+	// LagUnknown is true when some lag could not be computed (a cluster
+	// does not answer, no resume point could be read): Lag then counts
+	// only what could be (0 when nothing could), so read it as "at least
+	// Lag". The runner's JSON shows such a lag as null.
+	LagUnknown bool `json:"lag_unknown,omitempty"`
 	// FailedPartitions counts this member's partitions in state FAILED
 	// (Connect: tasks FAILED under a RUNNING connector). The flow stays
 	// RUNNING for the others; when it has no error of its own, Error then
@@ -83,6 +106,20 @@ type FlowStatus struct {
 	// Partitions are the source partitions this member replicates (those of
 	// the slots it owns), sorted by topic and partition.
 	Partitions []PartitionStatus `json:"partitions"`
+	// Warnings says what the flow's live members disagree on, as this
+	// member reads the flow's status topic (see
+	// [ClusterFlowStatus.Warnings]): configuration keys with different
+	// values, a member holding slot 0 whose configuration disables the
+	// flow, ... Each change is also logged once at WARN.
+	Warnings []string `json:"warnings,omitempty"`
+	// UnassignedPartitions are the source partitions of the slots no live
+	// member owns (a member died and its session has not expired, or the
+	// group is rebalancing), with their lag computed from the source's end
+	// offsets and the stored resume points (State UNASSIGNED). Only the
+	// member holding the singleton duties reports them, refreshed every
+	// status interval; Lag includes their lag, so the flow's total over its
+	// members counts every partition once.
+	UnassignedPartitions []PartitionStatus `json:"unassigned_partitions,omitempty"`
 	// Gaps lists the source gaps this member detected since start (newest
 	// last, at most 100).
 	Gaps []GapError `json:"gaps,omitempty"`
@@ -115,6 +152,17 @@ type FlowStatus struct {
 	// the target's cluster or came back from it (active-active), since
 	// start.
 	ProvenanceSkipped int64 `json:"provenance_skipped,omitempty"`
+	// TailResume counts, since start, this member's partition starts by
+	// how resume from the target's tail chose their position
+	// (FlowConfig.DisableTailResume): "ahead" (resumed after the last
+	// record the flow wrote to the remote partition, later than the stored
+	// resume point), "behind" and "none" (the resume point), and the
+	// fallbacks to the resume point: "past_end" (the tail names an offset
+	// at or past the source's end), "truncated" (before the source's log
+	// start), "mismatch" (the source record there differs: a re-created
+	// source topic) and "unreadable" (a read failed, e.g. no READ ACL on
+	// the remote topics). Empty when tail resume is off or unused.
+	TailResume map[string]int64 `json:"tail_resume,omitempty"`
 }
 
 // SkippedTopic is a source topic that a flow's topics filter selects but
@@ -216,6 +264,9 @@ type MemberStatus struct {
 	Slots []int32 `json:"slots"`
 	// Singleton is true while this member holds the singleton duties.
 	Singleton bool `json:"singleton"`
+	// Waiting says why this member replicates nothing although it runs
+	// (empty when it does not wait).
+	Waiting string `json:"waiting,omitempty"`
 	// Rebalances counts the rebalances this member went through since it
 	// started, and RebalanceSeconds the time spent in them (from the
 	// revocation or loss of slots to the next assignment).
@@ -238,8 +289,16 @@ type PartitionStatus struct {
 	// Committed is the resume point stored on the target: the last source
 	// offset replicated, as MM2 stores it (-1 if none).
 	Committed int64 `json:"committed"`
-	// Lag is SourceEnd - Replicated in records (0 when unknown).
+	// Lag is SourceEnd - Replicated in records (0 when unknown). SourceEnd
+	// is as of the partition's last answered fetch (or the open-transaction
+	// check, every 5 s reading read_committed): right after records were
+	// produced, Lag may still be 0 until the fetch of them is answered. To
+	// know that given records are replicated, compare Replicated with
+	// their offsets.
 	Lag int64 `json:"lag"`
+	// LagUnknown is true when the lag could not be computed (Lag is then
+	// 0; the runner's JSON shows null).
+	LagUnknown bool `json:"lag_unknown,omitempty"`
 	// Records and Bytes acknowledged by the target since start (Bytes: the
 	// source records' keys, values, header keys and header values).
 	Records int64 `json:"records"`
@@ -308,6 +367,23 @@ type GroupStatus struct {
 	// Updated is when the group's source offsets were last fetched: a
 	// SafeToSwitch older than the group's last source commit is stale.
 	Updated time.Time `json:"updated,omitzero"`
+	// SourceUnreachable is true when the last fetch of the group's source
+	// offsets failed (the source cluster does not answer; Reason has the
+	// error): SafeToSwitch is then false, since nothing proves the group
+	// stopped moving. In an unplanned failover look at LastCheckpoint and
+	// CheckpointExact instead.
+	SourceUnreachable bool `json:"source_unreachable,omitempty"`
+	// LastCheckpoint is when the group's last checkpoint was written on the
+	// target (MM2's emit.checkpoints.interval.seconds sets how old it can
+	// get): a consumer failing over re-reads what the group processed on
+	// the source after it.
+	LastCheckpoint time.Time `json:"last_checkpoint,omitzero"`
+	// CheckpointExact is true when the latest checkpoint of every
+	// partition the group committed is the exact translation of the source
+	// offset last fetched (the checkpoint's kmirror-translation header says
+	// "exact"): resuming there re-reads nothing the group had committed
+	// before LastCheckpoint.
+	CheckpointExact bool `json:"checkpoint_exact"`
 }
 
 // GapError reports records that were on the source but are gone before

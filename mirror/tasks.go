@@ -10,6 +10,7 @@ import (
 
 	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/heartbeat"
+	"github.com/kmirror/kmirror/internal/cpwatch"
 )
 
 // runTasks runs the flow's heartbeat emitter (MM2's MirrorHeartbeatConnector)
@@ -102,7 +103,7 @@ func (f *flow) runTasks(ctx context.Context) error {
 	f.groupStat = func() []GroupStatus { return groupStatuses(em.Status()) }
 	f.mu.Unlock()
 	wg.Go(func() {
-		if err := em.Run(ctx); err != nil {
+		if err := em.Run(cpwatch.With(ctx, f.cpWatch)); err != nil {
 			f.log.Error("checkpoint task stopped", "err", err)
 		}
 	})
@@ -125,7 +126,8 @@ func groupStatuses(in []checkpoint.GroupStatus) []GroupStatus {
 	out := make([]GroupStatus, 0, len(in))
 	for _, g := range in {
 		gs := GroupStatus{Group: g.Group, State: g.State, Reason: g.Reason, SafeToSwitch: g.SafeToSwitch,
-			Partitions: g.Partitions, Updated: g.Updated}
+			Partitions: g.Partitions, Updated: g.Updated, SourceUnreachable: g.SourceUnreachable,
+			LastCheckpoint: g.LastCheckpoint, CheckpointExact: g.CheckpointExact}
 		for _, p := range g.Partitions {
 			if p.Translated < 0 {
 				continue

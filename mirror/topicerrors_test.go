@@ -58,6 +58,7 @@ func partitionOf(fs FlowStatus, topic string) (PartitionStatus, bool) {
 // flow is RUNNING, and the status names bad with the error; once the
 // target accepts it, bad is created and replicated on the next refresh.
 func TestRefusedTopicAtStartDoesNotStopOthers(t *testing.T) {
+	t.Parallel()
 	p, fc, good, bad, fault := refusedPair(t, true)
 	testcluster.Produce(t, &p.Source, valueRecords(good, "g", 0, 10)...)
 	testcluster.Produce(t, &p.Source, valueRecords(bad, "b", 0, 10)...)
@@ -96,6 +97,7 @@ func TestRefusedTopicAtStartDoesNotStopOthers(t *testing.T) {
 // refusal for a topic created after start is shown in the status (topic
 // error, flow error, lag of its records), not only in the log.
 func TestRefusedTopicAfterStartShownInStatus(t *testing.T) {
+	t.Parallel()
 	p, fc, good, bad, fault := refusedPair(t, false)
 	testcluster.Produce(t, &p.Source, valueRecords(good, "g", 0, 10)...)
 	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
@@ -116,6 +118,7 @@ func TestRefusedTopicAfterStartShownInStatus(t *testing.T) {
 // refused then is retried until the target accepts it (it used to stay
 // missing until a restart).
 func TestRefusedTopicRetriedWithRefreshDisabled(t *testing.T) {
+	t.Parallel()
 	p, fc, good, bad, fault := refusedPair(t, true)
 	fc.DisableRefreshTopics = true
 	testcluster.Produce(t, &p.Source, valueRecords(good, "g", 0, 10)...)
@@ -138,6 +141,7 @@ func TestRefusedTopicRetriedWithRefreshDisabled(t *testing.T) {
 // before this member held slot 0), and a topic created after start is not
 // (MM2's rule).
 func TestRefreshTopicsDisabledCreatesStartTopicsOnly(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	early, late := p.Topic("early"), p.Topic("late")
 	testcluster.CreateTopic(t, &p.Source, early, 1, nil)
@@ -170,9 +174,13 @@ func TestRefreshTopicsDisabledCreatesStartTopicsOnly(t *testing.T) {
 func checkRefused(t *testing.T, p *testcluster.Pair, m *Mirror, good, bad string, badRecords int64) {
 	t.Helper()
 	remote := p.Source.Alias + "." + bad
-	testcluster.Eventually(t, 30*time.Second, "bad shown refused", func() (bool, string) {
+	// The lag of a topic error is listed again at each refresh: a topic
+	// created after start can be refused before its records are produced,
+	// so wait for the refresh that counts them.
+	testcluster.Eventually(t, 30*time.Second, "bad shown refused, with its records' lag", func() (bool, string) {
 		fs := m.Status().Flows[0]
-		return len(fs.TopicErrors) == 1, fmt.Sprintf("%s %q %+v", fs.State, fs.Error, fs.TopicErrors)
+		return len(fs.TopicErrors) == 1 && fs.TopicErrors[0].Lag == badRecords,
+			fmt.Sprintf("%s %q %+v", fs.State, fs.Error, fs.TopicErrors)
 	})
 	fs := m.Status().Flows[0]
 	if fs.State != StateRunning {
@@ -245,6 +253,7 @@ func checkRecovered(t *testing.T, p *testcluster.Pair, m *Mirror, good, bad stri
 // of its new partition (lag) are in the status, the flow is RUNNING; once
 // the target accepts, the new partition is added and replicated.
 func TestRefusedPartitionIncreaseOfOneTopic(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	if p.Target.Fake == nil {
 		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
@@ -330,6 +339,7 @@ func TestRefusedPartitionIncreaseOfOneTopic(t *testing.T) {
 // and the flow RUNNING; once the target accepts, the config is synced and
 // the error clears.
 func TestRefusedConfigSyncOfOneTopic(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	if p.Target.Fake == nil {
 		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
@@ -389,6 +399,7 @@ func TestRefusedConfigSyncOfOneTopic(t *testing.T) {
 // the refused topic and its lag, so the flow's totals over its members
 // count it once.
 func TestTopicErrorsReportedBySingletonOnly(t *testing.T) {
+	t.Parallel()
 	p, fc, good, bad, _ := refusedPair(t, true)
 	testcluster.Produce(t, &p.Source, valueRecords(good, "g", 0, 10)...)
 	testcluster.Produce(t, &p.Source, valueRecords(bad, "b", 0, 10)...)
@@ -419,6 +430,7 @@ func TestTopicErrorsReportedBySingletonOnly(t *testing.T) {
 // a flow RETRYING (with the listing's error), unlike one topic's error;
 // the flow is RUNNING again once the listing works.
 func TestListingTopicsFailingShowsRetrying(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	if p.Source.Fake == nil {
 		t.Skip("needs kfake's request control (KMIRROR_*_BROKERS name real brokers)")
@@ -462,6 +474,7 @@ func TestListingTopicsFailingShowsRetrying(t *testing.T) {
 // replicates, the flow stays RUNNING, and the status names the long topic,
 // the limit and what to do.
 func TestRemoteTopicNameTooLongDoesNotStopOthers(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	good := p.Topic("good")
 	long := p.Topic("long")

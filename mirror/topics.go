@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -312,6 +313,7 @@ func (f *flow) discover(ctx context.Context) error {
 		}
 		ready += n
 	}
+	f.readLimits(ctx, cat)
 	f.catalog.Store(cat)
 	// Partitions whose remote partition is not usable yet (just created,
 	// leader not elected, or created by another member) are retried within
@@ -442,6 +444,49 @@ func (f *flow) copyConfig(c kadm.Config) bool {
 	return true
 }
 
+// timestampGuards are the topic configs by which a broker refuses records
+// whose timestamp is too far in the past or the future (KIP-937; the
+// deprecated message.timestamp.difference.max.ms before it). Copied to a
+// remote topic they refuse the source's history: the default
+// config.properties.exclude excludes them (DefaultConfigPropertiesExclude),
+// config sync removes them where an earlier kmirror copied them
+// (copiedGuards), LoadProperties warns about an exclude list that lets them
+// through, and an INVALID_TIMESTAMP produce error names them
+// (timestampAdvice).
+var timestampGuards = []string{
+	"message.timestamp.before.max.ms",
+	"message.timestamp.after.max.ms",
+	"message.timestamp.difference.max.ms",
+}
+
+// copiedGuards returns the timestamp guards (sorted as timestampGuards)
+// to delete from a remote topic whose dynamic topic configs are cur: those
+// the flow's config.properties.exclude excludes and that the remote topic
+// sets (DYNAMIC_TOPIC_CONFIG) to exactly the value an unfiltered config
+// sync would have copied from the source topic src, as kmirror did before
+// its default list excluded them. A guard an operator set on the remote
+// topic with another value, or one the source topic does not carry, is
+// left alone.
+func (f *flow) copiedGuards(src kadm.ResourceConfig, cur map[string]string) []string {
+	var out []string
+	for _, k := range timestampGuards {
+		v, onTarget := cur[k]
+		if !onTarget || f.configs.Match(k) {
+			continue // not on the remote topic, or copied on purpose
+		}
+		for _, c := range src.Configs {
+			if c.Key != k || c.Sensitive || c.Value == nil || *c.Value != v || c.Source == kmsg.ConfigSourceStaticBrokerConfig {
+				continue
+			}
+			if c.Source != kmsg.ConfigSourceDefaultConfig || f.cfg.UseDefaultsFromSource {
+				out = append(out, k)
+			}
+			break
+		}
+	}
+	return out
+}
+
 func (f *flow) rememberConfigs(remote string, configs map[string]*string) {
 	m := map[string]string{}
 	for k, v := range configs {
@@ -459,7 +504,11 @@ func (f *flow) rememberConfigs(remote string, configs map[string]*string) {
 // target-side setting the source does not set (docs/field-failures.md
 // docs/field-failures.md case B21): a key is deleted on the target only when kmirror itself set it
 // earlier and the source has dropped its override since. Excluded keys are
-// never touched. Each topic is synced on its own: one topic's failure
+// never touched, with one exception: a timestamp guard
+// (message.timestamp.before.max.ms, .after.max.ms, .difference.max.ms)
+// that the remote topic sets to the source topic's value, as a kmirror
+// whose default list did not exclude it copied it, is deleted
+// (copiedGuards). Each topic is synced on its own: one topic's failure
 // (describing its configs on either cluster, or altering them) is recorded
 // as a topic error of op "config" and the others are synced; the job then
 // returns errTopicsFailed. An error is returned only when the configs could
@@ -543,6 +592,15 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 				}
 			}
 		}
+		// A timestamp guard an earlier kmirror copied (before the default
+		// list excluded it) refuses the source's older records: delete it
+		// (once, if the loop above already does).
+		guards := f.copiedGuards(rc, current[remote])
+		for _, k := range guards {
+			if !slices.ContainsFunc(alters, func(a kadm.AlterConfig) bool { return a.Name == k }) {
+				alters = append(alters, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k})
+			}
+		}
 		if len(alters) > 0 {
 			resp, err := f.dstAdm.AlterTopicConfigs(ctx, alters, remote)
 			if err == nil {
@@ -567,6 +625,10 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 				continue
 			}
 			f.log.Info("remote topic configs synced", "topic", remote, "changes", len(alters))
+			if len(guards) > 0 {
+				f.log.Warn("timestamp guard removed from remote topic: it held the source topic's value, as an earlier kmirror copied it, and it would refuse older copied records (INVALID_TIMESTAMP); config.properties.exclude excludes it",
+					"topic", remote, "configs", strings.Join(guards, ", "))
+			}
 		}
 		f.topicOK(rc.Name, TopicOpConfig)
 		f.rememberConfigs(remote, want)

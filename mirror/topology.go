@@ -194,7 +194,11 @@ func (f *flow) learnClusterIDs(ctx context.Context) error {
 func (f *flow) refreshRules() *topicRules {
 	ids, shared := f.topo.learn(map[string]string{f.src.Alias: f.srcID, f.dst.Alias: f.dstID})
 	if shared != "" {
-		f.log.Warn("several cluster aliases name the same cluster: they are judged as one cluster", "clusters", shared)
+		args := []any{"clusters", shared}
+		if f.srcID == "kfake" || f.dstID == "kfake" {
+			args = append(args, "hint", "in-process kfake clusters are all named kfake: give each its own ID with kfake.ClusterID(alias)")
+		}
+		f.log.Warn("several cluster aliases name the same cluster: they are judged as one cluster", args...)
 	}
 	r := f.rules.withClusterIDs(ids, f.dstID)
 	f.live.Store(&r)

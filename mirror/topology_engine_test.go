@@ -15,44 +15,6 @@ import (
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
-// provenanceWired says whether the engine calls the topology functions.
-// Until the engine rebuild wires them, the tests that need them skip with
-// this reason; set it to true with the wiring (issue 11):
-//
-//  1. Start of a flow (both clients up): read both cluster IDs (Metadata);
-//     f.rules = f.rules.withClusterIDs(idsOfAllAliases, targetID); log
-//     describeShared(sharedClusters(ids)) once at WARN if not empty; unless
-//     cfg.DisableProvenanceHeader, pv, err := newProvenance(srcID, dstID)
-//     (err: WARN and run without, or fail the flow) and hand pv to every
-//     unit (unitEnv).
-//  2. Poll loop, per record, before queueing/producing: r.Headers, v :=
-//     pv.apply(r.Headers); if v.skipped(): count it (metric and a per-flow
-//     status counter), do not produce, but still advance next/resume point
-//     past it (as for a compaction hole: no offset sync for it).
-//  3. Discovery, per source topic (replaces shouldReplicate in
-//     syncTopics): ok, sk := f.rules.decide(t, dstHas) with dstHas the
-//     target's topic set; f.skips.note(t, sk, now). For a selected topic
-//     whose remote topic does not exist yet: create, sk :=
-//     f.rules.gate(t, knownAliases, pv, sampleNewest(t)) (sample lazily: a
-//     few newest records per partition, headers only); if !create,
-//     note(sk) and do not create it this round. Then f.skips.retain(exists
-//     on source). ACL sync calls f.rules.decide (not shouldReplicate) so
-//     ACL names do not produce skip log lines.
-//  4. Mirror level, after each discovery round of every flow: cs :=
-//     collisions(keys, selectedByFlow); skips, err := collisionSkips(cs,
-//     firstRound, replicating); err at the first round ends Run (a
-//     *ConfigError); else note skips, drop skipCollision topics from the
-//     flow's selection, and make checkpoints and group offset sync skip
-//     topics for which f.skips.noCheckpoints(t).
-const provenanceWired = true
-
-func needsWiring(t *testing.T) {
-	t.Helper()
-	if !provenanceWired {
-		t.Skip("issue 11: needs the provenance check in the poll loop and the topology checks in the discovery (set provenanceWired when wired)")
-	}
-}
-
 // topicNames lists the topics of c whose names match re.
 func topicNames(t *testing.T, c *testcluster.Cluster, re string) []string {
 	t.Helper()
@@ -88,6 +50,7 @@ func values(t *testing.T, c *testcluster.Cluster, topic string) map[string]int {
 // the log): the running engine logs one WARN line naming the topic and the
 // reason, and Status lists it, while the other topics replicate.
 func TestEngineLocalTopicNamedLikeTargetWarns(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "us", "eu")
 	orders, metrics := p.Topic("orders"), p.Target.Alias+"."+p.Topic("metrics")
 	for _, tn := range []string{orders, metrics} {
@@ -126,6 +89,7 @@ func TestEngineLocalTopicNamedLikeTargetWarns(t *testing.T) {
 // replicated): billing.internal replicates under Kafka 4.0's rule; a listed
 // "__" topic is skipped with one WARN line naming it.
 func TestEngineInternalLookingUserTopicReplicates(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	billing, audit, hidden := p.Topic("billing")+".internal", p.Topic("audit")+"-internal", "__"+p.Topic("ledger")
 	for _, tn := range []string{billing, audit, hidden} {
@@ -192,7 +156,7 @@ func exactlyOnce(t *testing.T, c *testcluster.Cluster, topic string, want []stri
 // refresh intervals: every record once on each side, no ping-pong, no
 // prefix chain.
 func TestEngineActiveActiveIdentity(t *testing.T) {
-	needsWiring(t)
+	t.Parallel()
 	p := testcluster.New(t, "a", "b")
 	orders := p.Topic("orders")
 	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
@@ -236,7 +200,7 @@ func TestEngineActiveActiveIdentity(t *testing.T) {
 // same clusters differently, a/b and local/remote): no prefix chain grows
 // and no record is copied twice.
 func TestEngineDifferentAliasesNoChain(t *testing.T) {
-	needsWiring(t)
+	t.Parallel()
 	p := testcluster.New(t, "a", "b")
 	t1, u1 := p.Topic("t1"), p.Topic("u1")
 	testcluster.CreateTopic(t, &p.Source, t1, 1, nil)
@@ -283,9 +247,9 @@ func TestEngineDifferentAliasesNoChain(t *testing.T) {
 // TestEngineThreeClusterRing (issue acceptance): x->y->z->x with identity
 // names: every record reaches every cluster exactly once.
 func TestEngineThreeClusterRing(t *testing.T) {
-	needsWiring(t)
+	t.Parallel()
 	if _, _, real := testcluster.RealBrokers(); real {
-		t.Skip("needs three clusters: runs on the embedded backend")
+		t.Skip("needs three clusters: runs on the embedded kfake backend (KMIRROR_*_BROKERS name real brokers)")
 	}
 	cs := []testcluster.Cluster{testcluster.NewFake(t, "x"), testcluster.NewFake(t, "y"), testcluster.NewFake(t, "z")}
 	var opts []Opt
@@ -329,9 +293,9 @@ func TestEngineThreeClusterRing(t *testing.T) {
 // show it, the discovery does; Run returns the error naming topic, target
 // and both sources instead of merging.
 func TestEngineIdentityManyToOneRefusedAtStart(t *testing.T) {
-	needsWiring(t)
+	t.Parallel()
 	if _, _, real := testcluster.RealBrokers(); real {
-		t.Skip("needs three clusters: runs on the embedded backend")
+		t.Skip("needs three clusters: runs on the embedded kfake backend (KMIRROR_*_BROKERS name real brokers)")
 	}
 	a, b, tc := testcluster.NewFake(t, "a"), testcluster.NewFake(t, "b"), testcluster.NewFake(t, "t")
 	for _, c := range []*testcluster.Cluster{&a, &b} {
@@ -341,7 +305,7 @@ func TestEngineIdentityManyToOneRefusedAtStart(t *testing.T) {
 	fa, fb := fastFlow(pair), fastFlow(pair)
 	fb.Source = "b"
 	fa.Policy, fb.Policy = identity(t, "a"), identity(t, "b")
-	m, err := New(WithCluster(ClusterConfig{Alias: "a", Client: a.Opts()}), WithCluster(ClusterConfig{Alias: "b", Client: b.Opts()}),
+	m, err := newMirror(t, WithCluster(ClusterConfig{Alias: "a", Client: a.Opts()}), WithCluster(ClusterConfig{Alias: "b", Client: b.Opts()}),
 		WithCluster(ClusterConfig{Alias: "t", Client: tc.Opts()}), WithFlow(fa), WithFlow(fb))
 	if err != nil {
 		t.Fatal(err)
@@ -355,5 +319,74 @@ func TestEngineIdentityManyToOneRefusedAtStart(t *testing.T) {
 	}
 	if got := topicNames(t, &tc, "orders"); len(got) != 0 {
 		t.Errorf("the target got %v although the collision was refused", got)
+	}
+}
+
+// TestEngineCrosswiseAliasesNoChain (issue 20 part 3, the two-deployments
+// case): deployment 1 writes into Y with remote = X, local = Y and flow
+// remote->local; deployment 2 writes into X with remote = Y, local = X and
+// the same flow name. X's t1 becomes remote.t1 on Y, every record once;
+// deployment 2 creates no remote.remote.t1 on X (its records all came from
+// X, provenance would skip every one) and neither deployment creates a
+// remote.remote.heartbeats; both say why in Skipped.
+func TestEngineCrosswiseAliasesNoChain(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "x", "y")
+	t1 := p.Topic("t1")
+	testcluster.CreateTopic(t, &p.Source, t1, 1, nil)
+	remote, local := "remote"+p.Source.Alias, "local"+p.Source.Alias
+	flow := func() FlowConfig {
+		fc := fastFlow(p)
+		fc.Source, fc.Target = remote, local
+		// The heartbeats chain too (remote.remote.heartbeats); on shared
+		// real brokers the heartbeats topic holds other tests' records.
+		fc.DisableHeartbeatsReplication = p.Real
+		return fc
+	}
+	m1, stop1 := runMirror(t, WithCluster(ClusterConfig{Alias: remote, Client: p.Source.Opts()}),
+		WithCluster(ClusterConfig{Alias: local, Client: p.Target.Opts()}), WithFlow(flow()))
+	m2, stop2 := runMirror(t, WithCluster(ClusterConfig{Alias: remote, Client: p.Target.Opts()}),
+		WithCluster(ClusterConfig{Alias: local, Client: p.Source.Opts()}), WithFlow(flow()))
+	vt := liveTraffic(t, &p.Source, t1, "t", 20, 50*time.Millisecond)
+	onY := remote + "." + t1
+	testcluster.Eventually(t, 30*time.Second, "remote.t1 readable on Y", func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ends, err := testcluster.Admin(t, &p.Target).ListEndOffsets(ctx, onY)
+		if err == nil {
+			err = ends.Error()
+		}
+		return err == nil, fmt.Sprint(err)
+	})
+	testcluster.Eventually(t, 30*time.Second, "t1 copied to Y once", func() (bool, string) {
+		a := exactlyOnce(t, &p.Target, onY, vt)
+		return len(a) == 0, fmt.Sprint(a)
+	})
+	chained := remote + "." + remote + "."
+	testcluster.Eventually(t, 30*time.Second, "deployment 2 skips remote.t1 as a cycle by provenance", func() (bool, string) {
+		for _, s := range m2.Status().Flows[0].Skipped {
+			if s.Topic == onY && strings.Contains(s.Reason, "cycle by provenance") && strings.Contains(s.Reason, "the flow's own source") {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%+v", m2.Status().Flows[0].Skipped)
+	})
+	time.Sleep(10 * flow().RefreshTopicsInterval)
+	s1, s2 := m1.Status().Flows[0], m2.Status().Flows[0]
+	if err := errors.Join(stop1(), stop2()); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, c := range []*testcluster.Cluster{&p.Source, &p.Target} {
+		for _, n := range topicNames(t, c, ".*") {
+			if strings.HasPrefix(n, chained) {
+				t.Errorf("%s: chained topic %s created (deployment 1 skipped %+v, deployment 2 skipped %+v)", c.Alias, n, s1.Skipped, s2.Skipped)
+			}
+		}
+	}
+	if got := topicNames(t, &p.Source, ".*"+regexp.QuoteMeta(t1)); strings.Join(got, " ") != t1 {
+		t.Errorf("X: topics %v, want only %s", got, t1)
+	}
+	if got := topicNames(t, &p.Target, ".*"+regexp.QuoteMeta(t1)); strings.Join(got, " ") != onY {
+		t.Errorf("Y: topics %v, want only %s", got, onY)
 	}
 }

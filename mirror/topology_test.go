@@ -90,6 +90,7 @@ func decideAll(r topicRules, topics ...string) map[string]decision {
 // topics never do, and an explicitly listed one is reported, not dropped
 // silently. MM2 3.x excluded every *.internal and *-internal topic.
 func TestKafka4InternalTopicRule(t *testing.T) {
+	t.Parallel()
 	all := rulesFor(t, FlowConfig{Source: "src", Target: "dst"})
 	got := decideAll(all, "billing.internal", "audit-internal", "orders", "heartbeats",
 		"mm2-offset-syncs.dst.internal", "mm2-offsets.src.internal", "dst.checkpoints.internal", "x.checkpoints.internal",
@@ -135,9 +136,10 @@ func TestKafka4InternalTopicRule(t *testing.T) {
 // topic is skipped with a WARN line naming it): New records the skip,
 // Status shows it, and the log has one WARN line with topic and reason.
 func TestCaseListedInternalTopicWarns(t *testing.T) {
+	t.Parallel()
 	var lb logBuf
 	seeds := []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
-	m, err := New(WithLogger(lb.logger()),
+	m, err := newMirror(t, WithLogger(lb.logger()),
 		WithCluster(ClusterConfig{Alias: "src", Client: seeds}), WithCluster(ClusterConfig{Alias: "dst", Client: seeds}),
 		WithFlow(FlowConfig{Source: "src", Target: "dst", Topics: []string{"orders", "__consumer_offsets", "billing.internal"}}))
 	if err != nil {
@@ -157,6 +159,7 @@ func TestCaseListedInternalTopicWarns(t *testing.T) {
 // us->eu, is skipped as a cycle with no word in the log): the skip has a
 // reason that names the topic, how the policy reads it and what to do.
 func TestCaseLocalTopicNamedLikeTarget(t *testing.T) {
+	t.Parallel()
 	r := rulesFor(t, FlowConfig{Source: "us", Target: "eu"})
 	ok, sk := r.decide("eu.metrics", nil)
 	if ok || sk.kind != skipCycle || sk.kind.level() != slog.LevelWarn {
@@ -191,6 +194,7 @@ func TestCaseLocalTopicNamedLikeTarget(t *testing.T) {
 // TestCycleByClusterID: one cluster configured under two aliases (a and
 // a2): a name carrying either alias is a cycle for flows into it.
 func TestCycleByClusterID(t *testing.T) {
+	t.Parallel()
 	r := rulesFor(t, FlowConfig{Source: "b", Target: "a2"})
 	if ok, _ := r.decide("a.t1", nil); !ok {
 		t.Fatal("by alias alone a.t1 is replicated to a2 (MM2 behaviour)")
@@ -210,6 +214,7 @@ func TestCycleByClusterID(t *testing.T) {
 }
 
 func TestListedTopics(t *testing.T) {
+	t.Parallel()
 	got := listedTopics([]string{"orders", "billing.internal", `a\.b`, "__consumer_offsets", ".*", "orders-.*", "a|b", "x[0-9]", " spaced ", ""})
 	want := []string{"orders", "billing.internal", "a.b", "__consumer_offsets", "spaced"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -219,6 +224,7 @@ func TestListedTopics(t *testing.T) {
 
 // TestSkipSetLogsOncePerTopicAndReason: the once-per-topic logger.
 func TestSkipSetLogsOncePerTopicAndReason(t *testing.T) {
+	t.Parallel()
 	var lb logBuf
 	s := newSkipSet(lb.logger())
 	t0 := time.Unix(1000, 0)
@@ -257,6 +263,7 @@ func TestSkipSetLogsOncePerTopicAndReason(t *testing.T) {
 // New when the topic lists make it certain, naming topic, target and both
 // sources; allowed only when every flow opts in.
 func TestCaseIdentityManyToOneRefused(t *testing.T) {
+	t.Parallel()
 	seeds := []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
 	base := []Opt{WithCluster(ClusterConfig{Alias: "a", Client: seeds}), WithCluster(ClusterConfig{Alias: "b", Client: seeds}),
 		WithCluster(ClusterConfig{Alias: "t", Client: seeds})}
@@ -265,7 +272,7 @@ func TestCaseIdentityManyToOneRefused(t *testing.T) {
 			WithFlow(FlowConfig{Source: "a", Target: "t", Policy: identity(t, "a"), Topics: []string{"orders", "payments"}, AllowTopicCollisions: allowA}),
 			WithFlow(FlowConfig{Source: "b", Target: "t", Policy: identity(t, "b"), Topics: []string{"orders", "refunds"}, AllowTopicCollisions: allowB}))
 	}
-	_, err := New(flows(false, false)...)
+	_, err := newMirror(t, flows(false, false)...)
 	var ce *ConfigError
 	if !errors.As(err, &ce) {
 		t.Fatalf("New = %v, want a *ConfigError", err)
@@ -276,11 +283,11 @@ func TestCaseIdentityManyToOneRefused(t *testing.T) {
 			t.Errorf("error %q lacks %q", err, w)
 		}
 	}
-	if _, err := New(flows(true, false)...); err == nil || !strings.Contains(err.Error(), "on b->t (") {
+	if _, err := newMirror(t, flows(true, false)...); err == nil || !strings.Contains(err.Error(), "on b->t (") {
 		t.Errorf("only a->t allows it: %v, want an error naming b->t alone", err)
 	}
 	var lb logBuf
-	m, err := New(append(flows(true, true), WithLogger(lb.logger()))...)
+	m, err := newMirror(t, append(flows(true, true), WithLogger(lb.logger()))...)
 	if err != nil {
 		t.Fatalf("both allow: %v", err)
 	}
@@ -294,7 +301,7 @@ func TestCaseIdentityManyToOneRefused(t *testing.T) {
 		t.Errorf("%d WARN lines for the allowed collision, want 2 (one per flow)", n)
 	}
 	// Default policy: a.orders and b.orders never collide.
-	_, err = New(append(append([]Opt(nil), base...),
+	_, err = newMirror(t, append(append([]Opt(nil), base...),
 		WithFlow(FlowConfig{Source: "a", Target: "t", Topics: []string{"orders"}}),
 		WithFlow(FlowConfig{Source: "b", Target: "t", Topics: []string{"orders"}}))...)
 	if err != nil {
@@ -302,7 +309,7 @@ func TestCaseIdentityManyToOneRefused(t *testing.T) {
 	}
 	// Any combination: default a->t writes a.orders; identity b->t copies
 	// b's topic "a.orders" under the same name.
-	_, err = New(append(append([]Opt(nil), base...),
+	_, err = newMirror(t, append(append([]Opt(nil), base...),
 		WithFlow(FlowConfig{Source: "a", Target: "t", Topics: []string{"orders"}}),
 		WithFlow(FlowConfig{Source: "b", Target: "t", Policy: identity(t, "b"), Topics: []string{`a\.orders`}}))...)
 	if err == nil || !strings.Contains(err.Error(), `write topic "a.orders" on cluster t (topic orders of a, topic a.orders of b)`) {
@@ -312,6 +319,7 @@ func TestCaseIdentityManyToOneRefused(t *testing.T) {
 
 // TestRuntimeCollisions: the discovery's part, on the topics that exist.
 func TestRuntimeCollisions(t *testing.T) {
+	t.Parallel()
 	keys := []flowKey{
 		keyOf(FlowConfig{Source: "a", Target: "t", Policy: identity(t, "a")}),
 		keyOf(FlowConfig{Source: "b", Target: "t", Policy: identity(t, "b")}),
@@ -371,6 +379,7 @@ func TestRuntimeCollisions(t *testing.T) {
 // that never appears in a topic name; kmirror refused every alias that is
 // not a legal topic name).
 func TestCaseAliasesValidatedWhereUsed(t *testing.T) {
+	t.Parallel()
 	odd := "backup.target-with-url-reserved-chars!@#$%^&*()"
 	for _, tc := range []struct {
 		name string
@@ -412,13 +421,13 @@ func TestCaseAliasesValidatedWhereUsed(t *testing.T) {
 	// on the target, refused otherwise.
 	seeds := []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
 	cl := []Opt{WithCluster(ClusterConfig{Alias: "primary", Client: seeds}), WithCluster(ClusterConfig{Alias: odd, Client: seeds})}
-	if _, err := New(append(cl, WithFlow(FlowConfig{Source: "primary", Target: odd, OffsetSyncsTopicLocationTarget: true}))...); err != nil {
+	if _, err := newMirror(t, append(cl, WithFlow(FlowConfig{Source: "primary", Target: odd, OffsetSyncsTopicLocationTarget: true}))...); err != nil {
 		t.Errorf("New, odd target alias: %v", err)
 	}
-	if _, err := New(append(cl, WithFlow(FlowConfig{Source: "primary", Target: odd}))...); err == nil {
+	if _, err := newMirror(t, append(cl, WithFlow(FlowConfig{Source: "primary", Target: odd}))...); err == nil {
 		t.Error("New accepted an odd target alias that appears in mm2-offset-syncs.<alias>.internal")
 	}
-	if _, err := New(WithCluster(ClusterConfig{Client: seeds}), WithFlow(FlowConfig{Source: "", Target: "b"})); err == nil || !strings.Contains(err.Error(), "IdentityReplicationPolicy") {
+	if _, err := newMirror(t, WithCluster(ClusterConfig{Client: seeds}), WithFlow(FlowConfig{Source: "", Target: "b"})); err == nil || !strings.Contains(err.Error(), "IdentityReplicationPolicy") {
 		t.Errorf("New, empty alias: %v", err)
 	}
 	// Through a properties file (the reverse pair b->primary is a
@@ -427,7 +436,7 @@ func TestCaseAliasesValidatedWhereUsed(t *testing.T) {
 		file := "clusters = primary, " + odd + "\nbootstrap.servers = x:1\nprimary->" + odd + ".enabled = true\noffset-syncs.topic.location = " + loc + "\n"
 		p, err := ParseProperties(strings.NewReader(file))
 		if err == nil {
-			_, err = New(p.Opts()...)
+			_, err = newMirror(t, p.Opts()...)
 		}
 		if (err != nil) != wantErr || (wantErr && !strings.Contains(err.Error(), "mm2-offset-syncs."+odd+".internal")) {
 			t.Errorf("properties, offset-syncs.topic.location=%s: %v", loc, err)
@@ -439,6 +448,7 @@ func TestCaseAliasesValidatedWhereUsed(t *testing.T) {
 // replication.policy.separator was refused with "must not be empty" only,
 // an empty source.cluster.alias accepted).
 func TestCaseEmptySeparatorOrAliasTeachesIdentity(t *testing.T) {
+	t.Parallel()
 	const base = "clusters=A,B\nA.bootstrap.servers=a:9092\nB.bootstrap.servers=b:9092\nA->B.enabled=true\n"
 	for _, tc := range []struct {
 		line, key string
@@ -468,6 +478,7 @@ func TestCaseEmptySeparatorOrAliasTeachesIdentity(t *testing.T) {
 // TestTopologyProperties: the kmirror keys of this feature load without
 // warnings and map to the FlowConfig fields.
 func TestTopologyProperties(t *testing.T) {
+	t.Parallel()
 	const file = "clusters=A,B,T\nbootstrap.servers=x:1\nA->T.enabled=true\nB->T.enabled=true\n" +
 		"replication.policy.class=IdentityReplicationPolicy\nallow.topic.collisions=true\nB->T.provenance.header.enabled=false\n" +
 		"A->T.topics=orders\nB->T.topics=orders\n"
@@ -492,7 +503,7 @@ func TestTopologyProperties(t *testing.T) {
 			t.Errorf("Effective lacks %q", w)
 		}
 	}
-	m, err := New(p.Opts()...)
+	m, err := newMirror(t, p.Opts()...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -518,6 +529,7 @@ func TestTopologyProperties(t *testing.T) {
 // prefix chain grows, while local topics (also empty ones with plain
 // names) are created as in MM2.
 func TestChainGateTwoDeployments(t *testing.T) {
+	t.Parallel()
 	d1 := rulesFor(t, FlowConfig{Source: "a", Target: "b"})
 	d2 := rulesFor(t, FlowConfig{Source: "remote", Target: "local"})
 	known1 := map[string]bool{"a": true, "b": true}
@@ -563,6 +575,29 @@ func TestChainGateTwoDeployments(t *testing.T) {
 	id := rulesFor(t, FlowConfig{Source: "a", Target: "b", Policy: identity(t, "a")})
 	check("identity", id, "orders.v2", known1, pvAB, never, verdict{true, skipNone})
 	if _, sk := d2.gate("a.t1", known2, pvBA, sample(rec(idA))); !strings.Contains(sk.reason, `cluster alias "a", which this Mirror does not know`) {
+		t.Errorf("reason %q", sk.reason)
+	}
+
+	// Issue 20: the deployments name the clusters crosswise with the same
+	// aliases (D3: remote = x, local = y; D4: remote = y, local = x). D3
+	// copied t1 from x to y as "remote.t1"; for D4 (y->x) it is named
+	// after its own source alias, and its records came from x, its
+	// target: not created (MM2 and the gate above created
+	// "remote.remote.t1" on x, whose records were all skipped).
+	d3 := rulesFor(t, FlowConfig{Source: "remote", Target: "local"})
+	known3 := map[string]bool{"local": true, "remote": true}
+	pvXY, pvYX := mustProv(t, idA, idB), mustProv(t, idB, idA) // x = idA, y = idB
+	check("D4", d3, "remote.t1", known3, pvYX, sample(rec(idA), rec(idA)), verdict{false, skipProvenance})
+	check("D4", d3, "remote.heartbeats", known3, pvYX, sample(rec(idA)), verdict{false, skipProvenance})
+	check("D4", d3, "remote.t1", known3, pvYX, sample(), verdict{false, skipAwaitRecord})
+	// D3 likewise for D4's remote topics on x.
+	check("D3", d3, "remote.u1", known3, pvXY, sample(rec(idB)), verdict{false, skipProvenance})
+	// A native topic named after its own cluster is created once it holds
+	// a record that did not come from the target.
+	check("D3", d3, "remote.orders", known3, pvXY, sample(rec()), verdict{true, skipNone})
+	// Names of the other known alias stay MM2's.
+	check("D3", d3, "local.t1", known3, pvXY, never, verdict{true, skipNone})
+	if _, sk := d3.gate("remote.t1", known3, pvYX, sample(rec(idA))); !strings.Contains(sk.reason, `cluster alias "remote", the flow's own source`) {
 		t.Errorf("reason %q", sk.reason)
 	}
 }

@@ -112,6 +112,25 @@
 // IdentityReplicationPolicy); committing offsets for a topic the target
 // does not have fails on the broker.
 //
+// # Every partition accounted for, and failing back
+//
+// [Client.TranslateDetailed] (one group) and [Client.TranslateGroups]
+// (every group a filter accepts, one read) return what TranslateOffsets
+// returns plus, per partition, the source offset, whether the translation
+// is exact, safe with a bound on records re-read, or unknown (kmirror's
+// checkpoints say so in a header, checkpoint.TranslationHeader; Apache
+// MM2's do not), the checkpoint's time, and the partitions the group never
+// committed on a topic it committed another partition of: TranslateOffsets
+// leaves those out, and a consumer started with auto.offset.reset=none
+// never reads them. The headers are on the target, so the answer needs no
+// access to the source or its offset syncs: what an unplanned failover
+// needs.
+//
+// [TranslateBack] maps a group's positions on remote topics back to the
+// source topics for failing back, from the forward flow's offset runs and
+// offset syncs (MM2's checkpoints cannot: the reverse flow never
+// replicates a remote topic back).
+//
 // # Topology
 //
 // [Client.ReplicationHops], [Client.UpstreamClusters],

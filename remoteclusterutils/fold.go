@@ -5,8 +5,10 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/checkpoint"
 )
@@ -67,18 +69,41 @@ type folder struct {
 	group  string // only this group, unless all
 	all    bool
 	latest map[ckey]checkpoint.Checkpoint
+	meta   map[ckey]cpMeta // of latest's records, when read with addRecord
 	stats  ReadStats
 	log    *slog.Logger // nil: no per-record logging
 }
 
+// cpMeta is what a checkpoint record carries besides MM2's key and value.
+type cpMeta struct {
+	at          time.Time // the record's timestamp
+	translation string    // its checkpoint.TranslationHeader, "" when absent
+}
+
 func newFolder(group string, all bool, log *slog.Logger) *folder {
-	return &folder{group: group, all: all, latest: make(map[ckey]checkpoint.Checkpoint), log: log}
+	return &folder{group: group, all: all, latest: make(map[ckey]checkpoint.Checkpoint), meta: make(map[ckey]cpMeta), log: log}
+}
+
+// addRecord folds r with its timestamp and translation header.
+func (f *folder) addRecord(r *kgo.Record) {
+	k, ok := f.add(r.Offset, r.Key, r.Value)
+	if !ok {
+		return
+	}
+	m := cpMeta{at: r.Timestamp}
+	for _, h := range r.Headers {
+		if h.Key == checkpoint.TranslationHeader {
+			m.translation = string(h.Value)
+		}
+	}
+	f.meta[k] = m
 }
 
 func (f *folder) wants(group string) bool { return f.all || group == f.group }
 
-// add folds one record at offset of the checkpoints topic.
-func (f *folder) add(offset int64, key, value []byte) {
+// add folds one record at offset of the checkpoints topic; ok reports a
+// checkpoint of a wanted group kept under k.
+func (f *folder) add(offset int64, key, value []byte) (k ckey, ok bool) {
 	f.stats.Records++
 	c, err := checkpoint.DecodeCheckpoint(key, value)
 	switch {
@@ -87,20 +112,21 @@ func (f *folder) add(offset int64, key, value []byte) {
 		kc, kerr := checkpoint.DecodeCheckpoint(key, zeroValue)
 		if kerr != nil {
 			f.skip(offset, &f.stats.Undecodable, "tombstone with an undecodable key", kerr)
-			return
+			return k, false
 		}
 		f.stats.Tombstones++
 		f.note(offset, "tombstone: removes the earlier checkpoint of its key", nil)
 		if f.wants(kc.Group) {
 			delete(f.latest, ckey{kc.Group, kc.Topic, kc.Partition})
+			delete(f.meta, ckey{kc.Group, kc.Topic, kc.Partition})
 		}
-		return
+		return k, false
 	case errors.Is(err, checkpoint.ErrNullKey), errors.Is(err, checkpoint.ErrMalformed):
 		f.skip(offset, &f.stats.Undecodable, "undecodable checkpoint record", err)
-		return
+		return k, false
 	case errors.Is(err, checkpoint.ErrNegativeOffset):
 		f.skip(offset, &f.stats.Invalid, "negative downstream offset", err)
-		return
+		return k, false
 	case errors.Is(err, checkpoint.ErrUnknownVersion):
 		f.stats.UnknownVersion++
 		if f.log != nil {
@@ -109,16 +135,20 @@ func (f *folder) add(offset int64, key, value []byte) {
 		}
 	default:
 		f.skip(offset, &f.stats.Undecodable, "undecodable checkpoint record", err)
-		return
+		return k, false
 	}
 	if c.Partition < 0 || c.Topic == "" {
 		f.skip(offset, &f.stats.Invalid, "negative partition or empty topic", nil)
-		return
+		return k, false
 	}
 	f.stats.Checkpoints++
-	if f.wants(c.Group) {
-		f.latest[ckey{c.Group, c.Topic, c.Partition}] = c
+	if !f.wants(c.Group) {
+		return k, false
 	}
+	k = ckey{c.Group, c.Topic, c.Partition}
+	f.latest[k] = c
+	delete(f.meta, k)
+	return k, true
 }
 
 func (f *folder) skip(offset int64, counter *int, reason string, err error) {

@@ -113,7 +113,7 @@ func (c *Client) readCheckpoints(ctx context.Context, alias, topic string, f *fo
 			if r.Offset >= end {
 				break
 			}
-			f.add(r.Offset, r.Key, r.Value)
+			f.addRecord(r)
 		}
 		if next > offset {
 			offset = next

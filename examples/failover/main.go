@@ -18,8 +18,8 @@
 //     copies the orders written during the outage as ap-northeast-2.orders);
 //     the producer moves back first, the consumer once the reverse flow has
 //     checkpointed its final position; its position on orders is translated
-//     back with the forward flow's offset syncs (see translateBack: Apache
-//     MM2 cannot do this, docs/mm2-compat.md §11 item 23).
+//     back with the forward flow's offset runs and syncs
+//     (remoteclusterutils.TranslateBack: Apache MM2 cannot do this).
 //
 // It prints a report (records produced, consumed before the failure, lost,
 // read twice, RTO) and exits non-zero if any acknowledged record was never
@@ -225,6 +225,14 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep report, err error)
 			return rep, err
 		}
 	}
+	// The failure this runbook rehearses hits a flow that has checkpointed
+	// the group (on a loaded machine the first emission may come after
+	// -before): a group with no checkpoint at all has nothing to fail
+	// over to, which is a different runbook (-uncommitted of kmirror
+	// failover).
+	if err := waitCheckpointed(ctx, fwd, 30*time.Second); err != nil {
+		return rep, err
+	}
 	if st := fwd.Status().Flows[0]; len(st.Groups) > 0 {
 		g := st.Groups[0]
 		say("before the failure: flow %s %s, %d records replicated, lag %d; group %s %s (safe to switch: %t)",
@@ -378,9 +386,14 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep report, err error)
 	if err != nil {
 		return rep, err
 	}
-	reversed, nsyncs, err := translateBack(ctx, seoulAdmCl, fwdSyncs, topic, onSeoul)
+	backPos, err := remoteclusterutils.TranslateBack(ctx, seoulAdmCl, fwdSyncs, map[string]map[int32]int64{topic: onSeoul}, "")
 	if err != nil {
 		return rep, fmt.Errorf("translating back: %w", err)
+	}
+	reversed, kinds := map[int32]int64{}, map[string]int{}
+	for p, b := range backPos[topic] {
+		reversed[p] = b.Offset
+		kinds[b.Record]++
 	}
 	onEast, err := committedOffsets(ctx, eastAdm, group, topic)
 	if err != nil {
@@ -404,7 +417,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep report, err error)
 		return rep, err
 	}
 	say("fail-back 5: %s from checkpoints on %s (%s): %s", back, east, pol.CheckpointsTopic(seoul), fmtOffsets(backOffs, back))
-	say("            %s from %d offset syncs of %s->%s read in reverse: %s", topic, nsyncs, east, seoul, fmtOffsets(backOffs, topic))
+	say("            %s translated back with the offset runs (%d partitions) and syncs (%d) of %s->%s: %s", topic, kinds["run"], kinds["sync"], east, seoul, fmtOffsets(backOffs, topic))
 	if waited > 150*time.Millisecond {
 		say("            (waited %v for the pre-outage member of %s to expire on %s)", waited.Round(time.Millisecond), group, east)
 	}
@@ -526,4 +539,25 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "  RTO (failure -> reading again)       %7v\n", r.RTO.Round(time.Millisecond))
 	fmt.Fprintf(w, "  consumer pause at fail-back          %7v\n", r.FailbackPause.Round(time.Millisecond))
 	fmt.Fprintf(w, "  total run time                       %7v\n", r.Total.Round(100*time.Millisecond))
+}
+
+// waitCheckpointed waits, at most max, until the mirror's first flow has
+// written a checkpoint of one of the group's partitions.
+func waitCheckpointed(ctx context.Context, m *mirror.Mirror, max time.Duration) error {
+	deadline := time.Now().Add(max)
+	for {
+		for _, g := range m.Status().Flows[0].Groups {
+			for _, p := range g.Partitions {
+				if p.Checkpointed >= 0 {
+					return nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no checkpoint of the group after %v: is the checkpoint emitter running?", max)
+		}
+		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+			return err
+		}
+	}
 }

@@ -6,12 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
-	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
-
-	"github.com/kmirror/kmirror/checkpoint"
 )
 
 // TestRunbook runs the whole runbook with small sizes and checks that no
@@ -83,72 +77,6 @@ func TestRunbookCaughtUp(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "(safe to switch: true)") {
 		t.Errorf("the group was not reported safe to switch before the failure:\n%s", out.String())
-	}
-}
-
-// TestTranslateBack checks the reverse reading of offset syncs: for a
-// group at downstream offset D, the last sync (u, d) with d <= D gives u
-// when d == D and u+1 otherwise; other topics and partitions without a
-// usable sync are ignored.
-func TestTranslateBack(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	const syncsTopic = "mm2-offset-syncs.us-east-1.internal"
-	if err := c.CreateTopic(syncsTopic, 1, nil); err != nil {
-		t.Fatal(err)
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic(syncsTopic))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	var recs []*kgo.Record
-	for _, s := range []checkpoint.OffsetSync{
-		{Topic: "orders", Partition: 0, UpstreamOffset: 100, DownstreamOffset: 0},
-		{Topic: "orders", Partition: 0, UpstreamOffset: 150, DownstreamOffset: 50},
-		{Topic: "payments", Partition: 0, UpstreamOffset: 9000, DownstreamOffset: 60},
-		{Topic: "orders", Partition: 0, UpstreamOffset: 220, DownstreamOffset: 120},
-		{Topic: "orders", Partition: 1, UpstreamOffset: 10, DownstreamOffset: 5},
-	} {
-		k, _ := s.Key()
-		v, _ := s.Value()
-		recs = append(recs, &kgo.Record{Key: k, Value: v})
-	}
-	recs = append(recs, &kgo.Record{Key: []byte("garbage"), Value: []byte{1}}) // skipped
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name      string
-		committed int64
-		want      int64
-	}{
-		{"exactly at the first sync", 0, 100},
-		{"between syncs", 30, 101},
-		{"exactly at a later sync", 50, 150},
-		{"other topics' syncs ignored", 61, 151},
-		{"past the newest sync", 500, 221},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, n, err := translateBack(ctx, cl, syncsTopic, "orders", map[int32]int64{0: tc.committed, 1: 4, 2: 7})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n != 4 {
-				t.Errorf("read %d syncs of orders, want 4", n)
-			}
-			// Partition 1 is at 4, before its only sync (d=5); partition 2
-			// has no sync: neither is translated.
-			if diff := cmp.Diff(map[int32]int64{0: tc.want}, got); diff != "" {
-				t.Errorf("translateBack(%d) (-want +got):\n%s", tc.committed, diff)
-			}
-		})
 	}
 }
 

@@ -26,6 +26,35 @@ type embedded struct {
 	wg       sync.WaitGroup
 }
 
+// effective rewrites a flow's settings (the configuration its members
+// compare, mirror.WithFlowSettings) to what an embedded member really
+// uses: the bootstrap servers of an embedded cluster, in its
+// `<alias>[.<role>].bootstrap.servers` keys and in the connection summaries
+// of its clients ("bootstrap=... protocol=..."), become the cluster's
+// listen addresses. A member running on a copy of
+// the file that names those addresses then agrees with this one.
+func (e *embedded) effective(settings map[string]string) map[string]string {
+	out := make(map[string]string, len(settings))
+	for k, v := range settings {
+		out[k] = v
+		alias, _, _ := strings.Cut(k, ".")
+		fc, ok := e.fakes[alias]
+		if !ok {
+			continue
+		}
+		addrs := strings.Join(fc.ListenAddrs(), ",")
+		switch {
+		case strings.HasSuffix(k, "bootstrap.servers"):
+			out[k] = addrs
+		case strings.HasPrefix(v, "bootstrap="):
+			// A connection summary ("<alias>.client": "bootstrap=... protocol=...").
+			_, rest, _ := strings.Cut(v, " ")
+			out[k] = strings.TrimSpace("bootstrap=" + addrs + " " + rest)
+		}
+	}
+	return out
+}
+
 // maxEmbeddedBrokers caps the brokers of one embedded cluster: a larger
 // replication factor is then reported by the engine's preflight, as it
 // would be on a real cluster.

@@ -88,7 +88,8 @@ type readinessDoc struct {
 	Reasons []string `json:"reasons"`
 	// Warnings lists what a ready member does not replicate as configured
 	// but what does not make it unready (the flow's other topics
-	// replicate): each topic error ("flow a->b: topic orders: create
+	// replicate): what the flow's members disagree on (configuration keys,
+	// a member holding slot 0 with the flow disabled), each topic error ("flow a->b: topic orders: create
 	// failing for 5m0s: creating a.orders on b: POLICY_VIOLATION: ...")
 	// and each FAILED partition ("flow a->b: partition orders[3] FAILED:
 	// ..."), at most maxWarnings per flow, then how many more. Empty when
@@ -123,7 +124,12 @@ type flowReadiness struct {
 //     and FAILED flows are ready during grace after they entered the
 //     state, then not ready; but a flow that has not been seen RUNNING yet
 //     (ran is false: it is retrying its start-up) is not ready at once.
-//   - A STOPPED flow, or a state this code does not know, is not ready.
+//   - PAUSED flows, and STOPPED flows whose target state STOPPED this
+//     member applied (PUT /connectors/{flow}/pause or /stop), are ready:
+//     the member does what it was asked; restarting it would not resume
+//     the flow, and the persisted state survives restarts anyway.
+//   - A STOPPED flow that was not asked to stop (the engine stopped), or a
+//     state this code does not know, is not ready.
 func readiness(s mirror.Status, now time.Time, grace time.Duration, ran func(flow string) bool) readinessDoc {
 	d := readinessDoc{Ready: true, Reasons: []string{}, Warnings: []string{}, GracePeriod: grace.String(), Flows: []flowReadiness{}}
 	for _, f := range s.Flows {
@@ -131,7 +137,7 @@ func readiness(s mirror.Status, now time.Time, grace time.Duration, ran func(flo
 		fr := flowReadiness{Name: f.Name, State: f.State, Since: f.Since, Ready: true}
 		in := now.Sub(f.Since).Round(time.Second)
 		switch f.State {
-		case mirror.StateRunning, mirror.StateDisabled:
+		case mirror.StateRunning, mirror.StateDisabled, mirror.StatePaused:
 		case mirror.StateUnassigned, mirror.StateStarting:
 			fr.Ready, fr.Reason = false, fmt.Sprintf("%s for %s: not replicating yet", f.State, in)
 		case mirror.StateRetrying, mirror.StateFailed:
@@ -145,6 +151,10 @@ func readiness(s mirror.Status, now time.Time, grace time.Duration, ran func(flo
 				if f.Error != "" {
 					fr.Reason += ": " + f.Error
 				}
+			}
+		case mirror.StateStopped:
+			if f.AppliedState != mirror.TargetStopped {
+				fr.Ready, fr.Reason = false, fmt.Sprintf("%s for %s", f.State, in)
 			}
 		default:
 			fr.Ready, fr.Reason = false, fmt.Sprintf("%s for %s", f.State, in)
@@ -165,7 +175,10 @@ const maxWarnings = 10
 // flowWarnings returns the readiness warnings of one flow (see
 // readinessDoc.Warnings): its topic errors, then its FAILED partitions.
 func flowWarnings(f mirror.FlowStatus, now time.Time) []string {
-	var ws []string
+	// What the flow's members disagree on comes first (issue 20): a member
+	// that replicates nothing because another one's file disables the
+	// flow must not look healthy and idle with nothing said.
+	ws := append([]string(nil), f.Warnings...)
 	n := 0
 	for _, te := range f.TopicErrors {
 		if n++; n <= maxWarnings {

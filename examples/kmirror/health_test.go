@@ -46,6 +46,9 @@ func TestReadiness(t *testing.T) {
 			[]string{"flow a->b: RETRYING for 5s, never RUNNING yet: source cluster a unreachable"}},
 		{"starting", []mirror.FlowStatus{flow("a->b", mirror.StateStarting, 2*time.Second, "")}, ranAll, false, []string{"flow a->b: STARTING for 2s: not replicating yet"}},
 		{"stopped", []mirror.FlowStatus{flow("a->b", mirror.StateStopped, time.Second, "")}, ranAll, false, []string{"flow a->b: STOPPED for 1s"}},
+		// Issue 20: a flow paused or stopped on request stays ready.
+		{"paused", []mirror.FlowStatus{{Name: "a->b", State: mirror.StatePaused, Since: now.Add(-time.Hour), TargetState: mirror.TargetPaused, AppliedState: mirror.TargetPaused}}, ranAll, true, []string{}},
+		{"stopped on request", []mirror.FlowStatus{{Name: "a->b", State: mirror.StateStopped, Since: now.Add(-time.Hour), TargetState: mirror.TargetStopped, AppliedState: mirror.TargetStopped}}, ranAll, true, []string{}},
 		{"unknown state", []mirror.FlowStatus{flow("a->b", mirror.State("REBALANCING"), time.Second, "")}, ranAll, false, []string{"flow a->b: REBALANCING for 1s"}},
 		{
 			// One refused topic (FAILED partitions) never makes the member
@@ -109,6 +112,13 @@ func TestReadinessWarnings(t *testing.T) {
 	if len(d.Warnings) != maxWarnings+1 || d.Warnings[0] != "flow a->b: topic t00: config failing for 0s: x" ||
 		d.Warnings[maxWarnings] != "flow a->b: and 3 more topic errors or FAILED partitions (GET /status)" || !d.Ready {
 		t.Errorf("ready %v, warnings %q", d.Ready, d.Warnings)
+	}
+	// Issue 20: what the members disagree on is a warning of a ready member.
+	split := mirror.FlowStatus{Name: "a->b", State: mirror.StateRunning, Since: now.Add(-time.Hour),
+		Warnings: []string{"flow a->b: the member holding slot 0 (w1:8083) has the flow disabled"}}
+	d = readiness(mirror.Status{Flows: []mirror.FlowStatus{split}}, now, time.Minute, func(string) bool { return true })
+	if !d.Ready || cmp.Diff(split.Warnings, d.Warnings) != "" {
+		t.Errorf("members disagreeing: ready %v, warnings %q", d.Ready, d.Warnings)
 	}
 	d = readiness(mirror.Status{Flows: []mirror.FlowStatus{ok}}, now, time.Minute, func(string) bool { return true })
 	if d.Warnings == nil || len(d.Warnings) != 0 {
@@ -229,11 +239,14 @@ func TestReadyzTargetOutage(t *testing.T) {
 			}
 		}
 	}
+	// Replicated up to want source records: the partitions' next offsets
+	// add up to it (Records counts every acknowledged record since the
+	// start, also those a lost session replays).
 	replicated := func(base string, want int64) func() string {
 		return func() string {
 			var st statusDoc
 			getJSON(t, base+"/status", &st)
-			if len(st.Flows) != 1 || st.Flows[0].Records != want {
+			if len(st.Flows) != 1 || st.Flows[0].Records < want || replicatedTo(st.Flows[0]) != want {
 				return fmt.Sprintf("%+v", st.Flows)
 			}
 			return ""
@@ -324,4 +337,16 @@ func TestReadyzStopping(t *testing.T) {
 	if diff := cmp.Diff([]string{"engine stopped: Run returned: mirror: flow a->b: boom"}, l.Reasons); diff != "" {
 		t.Errorf("/healthz reasons after Run returned (-want +got):\n%s", diff)
 	}
+}
+
+// replicatedTo adds up the next source offsets to replicate of the flow's
+// partitions.
+func replicatedTo(f flowDoc) int64 {
+	var n int64
+	for _, tk := range f.Tasks {
+		for _, p := range tk.Partitions {
+			n += max(p.Replicated, 0)
+		}
+	}
+	return n
 }

@@ -3,9 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,37 +17,68 @@ import (
 )
 
 // statusDoc is the body of GET /status: every flow in the shape of Kafka
-// Connect's GET /connectors/<name>/status (name, connector.state,
-// tasks[].id/state/worker_id/trace, type), where a task is one replicated
-// source partition, plus kmirror's progress fields.
+// Connect's GET /connectors/<name>/status (name, connector.state and
+// worker_id, tasks[].id/state/worker_id/trace, type), where a task is one
+// slot of the flow (tasks.max of them, wherever they run), plus kmirror's
+// fields. Any member answers for the whole flow: the other members' parts
+// come from the flow's status topic (Mirror.ClusterStatus).
 type statusDoc struct {
 	// State sums up the flows: FAILED if one failed, else RETRYING or
-	// STARTING if one is, else RUNNING (DISABLED flows count as running),
-	// STOPPED when every flow stopped.
-	State    mirror.State `json:"state"`
-	WorkerID string       `json:"worker_id"`
-	Flows    []flowDoc    `json:"flows"`
+	// STARTING if one is, else RUNNING (DISABLED, PAUSED and STOPPED
+	// flows count as running), STOPPED when every flow stopped.
+	State mirror.State `json:"state"`
+	// WorkerID is this member's worker id (-listen's host:port).
+	WorkerID string    `json:"worker_id"`
+	Flows    []flowDoc `json:"flows"`
 }
 
-// flowDoc is one flow, as Connect reports a connector.
+// flowDoc is one flow, as Connect reports a connector, across all its
+// members.
 type flowDoc struct {
-	Name      string       `json:"name"` // "source->target"
+	// Name is the connector name asked for: the flow's name
+	// ("source->target"), or an MM2 connector name
+	// (MirrorSourceConnector, ...) that selected it; Flow is the flow's
+	// name.
+	Name      string       `json:"name"`
+	Flow      string       `json:"flow"`
 	Connector connectorDoc `json:"connector"`
-	Tasks     []taskDoc    `json:"tasks"`
-	Type      string       `json:"type"` // "source", as MirrorSourceConnector
+	// Tasks are the flow's slots, tasks.max of them, id = slot number.
+	Tasks []taskDoc `json:"tasks"`
+	Type  string    `json:"type"` // "source", as MirrorSourceConnector
 
-	Source        string               `json:"source"`
-	Target        string               `json:"target"`
-	Since         time.Time            `json:"since"`
-	Topics        int                  `json:"topics"`
-	Records       int64                `json:"records"`
-	Bytes         int64                `json:"bytes"`
-	Lag           int64                `json:"lag"`
+	Source string `json:"source"`
+	Target string `json:"target"`
+	// TargetState is the state the flow was asked to be in (PUT
+	// /connectors/{flow}/pause|resume|stop), with who asked, why and when.
+	TargetState       mirror.TargetState `json:"target_state"`
+	TargetStateBy     string             `json:"target_state_by,omitempty"`
+	TargetStateReason string             `json:"target_state_reason,omitempty"`
+	TargetStateAt     time.Time          `json:"target_state_at,omitzero"`
+	// Since is when this member's flow entered its state; Topics the
+	// number of source topics the flow selects.
+	Since  time.Time `json:"since"`
+	Topics int       `json:"topics"`
+	// Records and Bytes add up the live members' cumulative counters.
+	Records int64 `json:"records"`
+	Bytes   int64 `json:"bytes"`
+	// Lag is the flow's lag over every slot, owned or not; null with
+	// lag_unknown true when part of it cannot be computed.
+	Lag        *int64 `json:"lag"`
+	LagUnknown bool   `json:"lag_unknown,omitempty"`
+	// Members are the flow's live members.
+	Members []mirror.ClusterMember `json:"members"`
+	// Mismatches and Warnings: what the members disagree on.
+	Mismatches []mirror.ConfigMismatch `json:"mismatches,omitempty"`
+	Warnings   []string                `json:"warnings,omitempty"`
+
+	// This member's own part: the gaps it detected, the groups (only the
+	// member holding the singleton duties has them), its last heartbeat,
+	// its place in the group, the topics skipped and the topic errors (the
+	// singleton's).
 	Gaps          []mirror.GapError    `json:"gaps,omitempty"`
 	Groups        []mirror.GroupStatus `json:"groups,omitempty"`
 	LastHeartbeat time.Time            `json:"last_heartbeat,omitzero"`
-	// Member is this process among the flow's members (slots, singleton).
-	Member mirror.MemberStatus `json:"member"`
+	Member        mirror.MemberStatus  `json:"member"`
 	// Skipped are the topics the flow selects but does not replicate,
 	// with the reason; ProvenanceSkipped counts records not copied
 	// because they were already on the target's cluster.
@@ -63,32 +97,98 @@ type connectorDoc struct {
 	Trace    string       `json:"trace,omitempty"`
 }
 
-// taskDoc is one source partition: Connect's task fields, then the
-// partition's progress (topic, remote_topic, partition, source_end,
-// replicated, committed, lag, records, bytes).
+// taskDoc is one slot: Connect's task fields (id, state, worker_id,
+// trace), then the slot's owner, since when it is in its state, its lag
+// and counters, and its partitions.
 type taskDoc struct {
-	ID       int          `json:"id"`
+	ID       int32        `json:"id"`
 	State    mirror.State `json:"state"`
 	WorkerID string       `json:"worker_id"`
 	Trace    string       `json:"trace,omitempty"`
+	MemberID string       `json:"member_id,omitempty"`
+	// Since: for UNASSIGNED, since when no live member owns the slot.
+	Since      time.Time      `json:"since,omitzero"`
+	Lag        *int64         `json:"lag"`
+	LagUnknown bool           `json:"lag_unknown,omitempty"`
+	Records    int64          `json:"records"`
+	Bytes      int64          `json:"bytes"`
+	Updated    time.Time      `json:"updated,omitzero"`
+	Partitions []partitionDoc `json:"partitions"`
+}
+
+// partitionDoc is one source partition; its lag is null when unknown.
+type partitionDoc struct {
 	mirror.PartitionStatus
+	Lag *int64 `json:"lag"`
 }
 
-func workerID() string {
-	h, err := os.Hostname()
-	if err != nil || h == "" {
-		return "kmirror"
+// lagOf is n, or nil when unknown.
+func lagOf(n int64, unknown bool) *int64 {
+	if unknown {
+		return nil
 	}
-	return h
+	return &n
 }
 
-func toFlowDoc(fs mirror.FlowStatus, worker string) flowDoc {
-	d := flowDoc{Name: fs.Name, Type: "source", Connector: connectorDoc{State: fs.State, WorkerID: worker, Trace: fs.Error},
-		Source: fs.Source, Target: fs.Target, Since: fs.Since, Topics: fs.Topics, Records: fs.Records, Bytes: fs.Bytes,
-		Lag: fs.Lag, Gaps: fs.Gaps, Groups: fs.Groups, LastHeartbeat: fs.LastHeartbeat, Tasks: []taskDoc{},
-		Member: fs.Member, Skipped: fs.Skipped, ProvenanceSkipped: fs.ProvenanceSkipped, TopicErrors: fs.TopicErrors}
-	for i, p := range fs.Partitions {
-		d.Tasks = append(d.Tasks, taskDoc{ID: i, State: p.State, WorkerID: worker, Trace: p.Error, PartitionStatus: p})
+func partitionDocs(ps []mirror.PartitionStatus) []partitionDoc {
+	out := make([]partitionDoc, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, partitionDoc{PartitionStatus: p, Lag: lagOf(p.Lag, p.LagUnknown)})
+	}
+	return out
+}
+
+// slotTrace sums up a slot's FAILED partitions (Connect's task trace).
+func slotTrace(s mirror.SlotStatus) string {
+	n, first := 0, ""
+	for _, p := range s.Partitions {
+		if p.State == mirror.StateFailed {
+			if n++; n == 1 {
+				first = fmt.Sprintf("%s[%d]: %s", p.Topic, p.Partition, p.Error)
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d partition(s) FAILED; first: %s", n, first)
+}
+
+func toTaskDoc(s mirror.SlotStatus) taskDoc {
+	return taskDoc{ID: s.Slot, State: s.State, WorkerID: s.WorkerID, Trace: slotTrace(s), MemberID: s.MemberID, Since: s.Since,
+		Lag: lagOf(s.Lag, s.LagUnknown), LagUnknown: s.LagUnknown, Records: s.Records, Bytes: s.Bytes, Updated: s.Updated,
+		Partitions: partitionDocs(s.Partitions)}
+}
+
+// toFlowDoc is the flow's document under connector name name: its
+// cluster-wide status cf and this member's own status fs.
+func toFlowDoc(name string, cf mirror.ClusterFlowStatus, fs mirror.FlowStatus, worker string) flowDoc {
+	d := flowDoc{Name: name, Flow: cf.Name, Type: "source", Connector: connectorDoc{State: cf.State, WorkerID: worker},
+		Source: cf.Source, Target: cf.Target, TargetState: cf.TargetState, TargetStateBy: cf.TargetStateBy,
+		TargetStateReason: cf.TargetStateReason, TargetStateAt: cf.TargetStateAt, Since: fs.Since, Topics: fs.Topics,
+		Records: cf.Records, Bytes: cf.Bytes, Lag: lagOf(cf.Lag, cf.LagUnknown), LagUnknown: cf.LagUnknown,
+		Members: cf.Members, Mismatches: cf.Mismatches, Warnings: cf.Warnings, Tasks: []taskDoc{},
+		Gaps: fs.Gaps, Groups: fs.Groups, LastHeartbeat: fs.LastHeartbeat, Member: fs.Member, Skipped: fs.Skipped,
+		ProvenanceSkipped: fs.ProvenanceSkipped, TopicErrors: fs.TopicErrors}
+	// Connect names the worker running the connector: the member holding
+	// the singleton duties; the trace is the error of the worst member.
+	for _, m := range cf.Members {
+		if m.Singleton {
+			d.Connector.WorkerID = m.WorkerID
+		}
+	}
+	if fs.Error != "" && (fs.State == cf.State || cf.State == mirror.StateRunning) {
+		d.Connector.Trace = fs.Error
+	} else {
+		for _, m := range cf.Members {
+			if m.State == cf.State && m.Error != "" {
+				d.Connector.Trace = m.WorkerID + ": " + m.Error
+				break
+			}
+		}
+	}
+	for _, s := range cf.Slots {
+		d.Tasks = append(d.Tasks, toTaskDoc(s))
 	}
 	return d
 }
@@ -111,12 +211,14 @@ func overall(s mirror.Status) mirror.State {
 	return best
 }
 
-// handler serves /metrics, /status, /connectors, /connectors/{name}/status,
-// POST /connectors/{name}/restart, /healthz and /readyz.
+// handler serves /metrics, /status, /connectors and the per-connector
+// endpoints, /healthz and /readyz.
 type handler struct {
 	m        *mirror.Mirror
 	worker   string
-	grace    time.Duration // -ready-grace
+	flows    []mirror.FlowConfig          // the configured flows (MM2 connector names, /config)
+	settings map[string]map[string]string // flow -> effective settings, secrets masked
+	grace    time.Duration                // -ready-grace
 	probe    *statusProbe
 	stopping atomic.Bool
 	ended    atomic.Pointer[string] // set when Run returned: how
@@ -127,19 +229,49 @@ type handler struct {
 }
 
 func newHandler(m *mirror.Mirror, metrics http.Handler, grace time.Duration) *handler {
-	h := &handler{m: m, worker: workerID(), grace: grace, mux: http.NewServeMux(), running: map[string]bool{},
+	h := &handler{m: m, worker: workerID(""), grace: grace, mux: http.NewServeMux(), running: map[string]bool{},
 		probe: &statusProbe{status: m.Status, timeout: statusTimeout}}
 	h.mux.Handle("GET /metrics", metrics)
 	h.mux.HandleFunc("GET /status", h.status)
 	h.mux.HandleFunc("GET /connectors", h.connectors)
+	h.mux.HandleFunc("GET /connectors/{name}", h.connectorInfo)
+	h.mux.HandleFunc("GET /connectors/{name}/config", h.connectorConfig)
 	h.mux.HandleFunc("GET /connectors/{name}/status", h.connectorStatus)
+	h.mux.HandleFunc("GET /connectors/{name}/tasks", h.connectorTasks)
+	h.mux.HandleFunc("GET /connectors/{name}/tasks/{id}/status", h.taskStatus)
 	h.mux.HandleFunc("POST /connectors/{name}/restart", h.restart)
+	h.mux.HandleFunc("PUT /connectors/{name}/pause", h.target(mirror.TargetPaused))
+	h.mux.HandleFunc("PUT /connectors/{name}/resume", h.target(mirror.TargetRunning))
+	h.mux.HandleFunc("PUT /connectors/{name}/stop", h.target(mirror.TargetStopped))
 	h.mux.HandleFunc("GET /healthz", h.healthz)
 	h.mux.HandleFunc("GET /readyz", h.readyz)
+	h.mux.HandleFunc("/", h.notFound)
 	return h
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// workerID is the worker id this member advertises, as Kafka Connect's
+// worker_id (its REST listener's host:port): the -listen address as bound,
+// with the host name when it names no host (":8083", "0.0.0.0:8083",
+// "[::]:8083"); the host name alone without -listen.
+func workerID(addr string) string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "kmirror"
+	}
+	if addr == "" {
+		return host
+	}
+	h, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(h); h == "" || (ip != nil && ip.IsUnspecified()) {
+		h = host
+	}
+	return net.JoinHostPort(h, port)
+}
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -150,42 +282,248 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = enc.Encode(v)
 }
 
+// writeError answers in Kafka Connect's error shape:
+// {"error_code": code, "message": msg}.
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]any{"error_code": code, "message": msg})
+}
+
+// notFound answers every path no route serves, in Connect's error shape.
+func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s: no such endpoint; kmirror serves GET /status, /connectors, /connectors/{flow}[/status|/config|/tasks|/tasks/{id}/status], "+
+		"POST /connectors/{flow}/restart, PUT /connectors/{flow}/pause|resume|stop, GET /metrics, /healthz, /readyz", r.Method, r.URL.Path))
+}
+
+// The MM2 connector names, which select the flow they run for.
+const (
+	mm2Source     = "MirrorSourceConnector"
+	mm2Checkpoint = "MirrorCheckpointConnector"
+	mm2Heartbeat  = "MirrorHeartbeatConnector"
+)
+
+// resolve maps the connector name of a request to a flow: a flow name
+// ("source->target"), or an MM2 connector name when exactly one flow runs
+// that connector (Source and Checkpoint: the replicating flows; Heartbeat:
+// the flows that emit heartbeats), else the flow named by ?flow=. It
+// answers the 404 itself (naming the flows) and returns "" when it cannot.
+func (h *handler) resolve(w http.ResponseWriter, r *http.Request) string {
+	name, flowParam := r.PathValue("name"), r.URL.Query().Get("flow")
+	names := make([]string, 0, len(h.flows))
+	for _, f := range h.flows {
+		if f.Name() == name {
+			return name
+		}
+		names = append(names, f.Name())
+	}
+	list := strings.Join(names, ", ")
+	switch name {
+	case mm2Source, mm2Checkpoint, mm2Heartbeat:
+		var runs []string
+		for _, f := range h.flows {
+			if (name == mm2Heartbeat && !f.DisableHeartbeats) || (name != mm2Heartbeat && !f.Disabled) {
+				runs = append(runs, f.Name())
+			}
+		}
+		if flowParam != "" {
+			if slices.Contains(runs, flowParam) {
+				return flowParam
+			}
+			writeError(w, http.StatusNotFound, fmt.Sprintf("Connector %s of flow %q not found: the flows running %s are: %s", name, flowParam, name, strings.Join(runs, ", ")))
+			return ""
+		}
+		if len(runs) == 1 {
+			return runs[0]
+		}
+		if len(runs) == 0 {
+			writeError(w, http.StatusNotFound, fmt.Sprintf("Connector %s not found: no flow runs it (the flows are: %s)", name, list))
+			return ""
+		}
+		writeError(w, http.StatusNotFound, fmt.Sprintf("Connector %s runs for %d flows (%s): select one with ?flow=<source->target> (URL-encoded: ?flow=a-%%3Eb)", name, len(runs), strings.Join(runs, ", ")))
+		return ""
+	}
+	writeError(w, http.StatusNotFound, fmt.Sprintf("Connector %s not found. kmirror's connectors are its flows: %s (URL-encode the arrow: a-%%3Eb); "+
+		"MM2's names %s, %s and %s answer for the flow that runs them, with ?flow= when several do", name, list, mm2Source, mm2Checkpoint, mm2Heartbeat))
+	return ""
+}
+
+// flowDocs returns the documents of the flows (all when only is ""),
+// each named by its flow name.
+func (h *handler) flowDocs(only string) []flowDoc {
+	cs, st := h.m.ClusterStatus(), h.m.Status()
+	self := map[string]mirror.FlowStatus{}
+	for _, f := range st.Flows {
+		self[f.Name] = f
+	}
+	out := []flowDoc{}
+	for _, cf := range cs.Flows {
+		if only == "" || cf.Name == only {
+			out = append(out, toFlowDoc(cf.Name, cf, self[cf.Name], h.worker))
+		}
+	}
+	return out
+}
+
 // status: GET /status. ?groups=false leaves out the per-group detail
 // (large with thousands of groups).
 func (h *handler) status(w http.ResponseWriter, r *http.Request) {
-	s := h.m.Status()
-	doc := statusDoc{State: overall(s), WorkerID: h.worker, Flows: []flowDoc{}}
-	for _, f := range s.Flows {
-		fd := toFlowDoc(f, h.worker)
-		if r.URL.Query().Get("groups") == "false" {
-			fd.Groups = nil
+	doc := statusDoc{State: overall(h.m.Status()), WorkerID: h.worker, Flows: h.flowDocs("")}
+	if r.URL.Query().Get("groups") == "false" {
+		for i := range doc.Flows {
+			doc.Flows[i].Groups = nil
 		}
-		doc.Flows = append(doc.Flows, fd)
 	}
 	writeJSON(w, http.StatusOK, doc)
 }
 
-// connectors: GET /connectors, the flow names (Connect lists connector names).
-func (h *handler) connectors(w http.ResponseWriter, _ *http.Request) {
-	names := []string{}
-	for _, f := range h.m.Status().Flows {
-		names = append(names, f.Name)
+// infoDoc is Connect's GET /connectors/{name}: the connector's name, its
+// configuration, its tasks and its type.
+type infoDoc struct {
+	Name   string            `json:"name"`
+	Config map[string]string `json:"config"`
+	Tasks  []taskRef         `json:"tasks"`
+	Type   string            `json:"type"`
+}
+
+// taskRef is Connect's task id: the connector and the task number (slot).
+type taskRef struct {
+	Connector string `json:"connector"`
+	Task      int32  `json:"task"`
+}
+
+// info returns the info document of flow under connector name name.
+func (h *handler) info(name, flow string) infoDoc {
+	d := infoDoc{Name: name, Config: h.config(flow), Tasks: []taskRef{}, Type: "source"}
+	for _, cf := range h.m.ClusterStatus().Flows {
+		if cf.Name == flow {
+			for k := range cf.Tasks {
+				d.Tasks = append(d.Tasks, taskRef{Connector: name, Task: int32(k)})
+			}
+		}
 	}
-	writeJSON(w, http.StatusOK, names)
+	return d
+}
+
+// config returns flow's effective settings (secrets masked), or its
+// FlowConfig's basic keys when the runner has none.
+func (h *handler) config(flow string) map[string]string {
+	if c, ok := h.settings[flow]; ok {
+		return c
+	}
+	out := map[string]string{"name": flow}
+	for _, f := range h.flows {
+		if f.Name() == flow {
+			out["source.cluster.alias"], out["target.cluster.alias"] = f.Source, f.Target
+			out["tasks.max"] = strconv.Itoa(f.Tasks)
+		}
+	}
+	return out
+}
+
+// connectors: GET /connectors, the flow names (Connect lists connector
+// names); ?expand=status and ?expand=info (either or both) answer
+// Connect's map of name to {"status": ..., "info": ...}.
+func (h *handler) connectors(w http.ResponseWriter, r *http.Request) {
+	expand := r.URL.Query()["expand"]
+	if len(expand) == 0 {
+		names := []string{}
+		for _, f := range h.m.Status().Flows {
+			names = append(names, f.Name)
+		}
+		writeJSON(w, http.StatusOK, names)
+		return
+	}
+	out := map[string]map[string]any{}
+	for _, d := range h.flowDocs("") {
+		e := map[string]any{}
+		for _, x := range expand {
+			switch x {
+			case "status":
+				e["status"] = d
+			case "info":
+				e["info"] = h.info(d.Name, d.Flow)
+			default:
+				writeError(w, http.StatusBadRequest, fmt.Sprintf("expand=%s: write expand=status or expand=info", x))
+				return
+			}
+		}
+		out[d.Name] = e
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// connectorInfo: GET /connectors/{name}.
+func (h *handler) connectorInfo(w http.ResponseWriter, r *http.Request) {
+	if flow := h.resolve(w, r); flow != "" {
+		writeJSON(w, http.StatusOK, h.info(r.PathValue("name"), flow))
+	}
+}
+
+// connectorConfig: GET /connectors/{name}/config.
+func (h *handler) connectorConfig(w http.ResponseWriter, r *http.Request) {
+	if flow := h.resolve(w, r); flow != "" {
+		writeJSON(w, http.StatusOK, h.config(flow))
+	}
 }
 
 // connectorStatus: GET /connectors/{name}/status with name a flow name
-// ("primary->secondary", URL-encoded as primary-%3Esecondary or not).
+// ("primary->secondary", URL-encoded as primary-%3Esecondary or not) or an
+// MM2 connector name (see resolve).
 func (h *handler) connectorStatus(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
-	for _, f := range h.m.Status().Flows {
-		if f.Name == name {
-			writeJSON(w, http.StatusOK, toFlowDoc(f, h.worker))
-			return
+	flow := h.resolve(w, r)
+	if flow == "" {
+		return
+	}
+	for _, d := range h.flowDocs(flow) {
+		d.Name = r.PathValue("name")
+		writeJSON(w, http.StatusOK, d)
+		return
+	}
+	writeError(w, http.StatusNotFound, "No status found for connector "+flow)
+}
+
+// taskConfigDoc is one entry of GET /connectors/{name}/tasks.
+type taskConfigDoc struct {
+	ID     taskRef           `json:"id"`
+	Config map[string]string `json:"config"`
+}
+
+// connectorTasks: GET /connectors/{name}/tasks, one entry per slot with
+// its partitions (as "topic-partition", comma-separated) as its config.
+func (h *handler) connectorTasks(w http.ResponseWriter, r *http.Request) {
+	flow := h.resolve(w, r)
+	if flow == "" {
+		return
+	}
+	out := []taskConfigDoc{}
+	for _, d := range h.flowDocs(flow) {
+		for _, tk := range d.Tasks {
+			var parts []string
+			for _, p := range tk.Partitions {
+				parts = append(parts, fmt.Sprintf("%s-%d", p.Topic, p.Partition))
+			}
+			out = append(out, taskConfigDoc{ID: taskRef{Connector: r.PathValue("name"), Task: tk.ID},
+				Config: map[string]string{"slot": strconv.Itoa(int(tk.ID)), "task.assigned.partitions": strings.Join(parts, ",")}})
 		}
 	}
-	// Connect's 404 body shape.
-	writeJSON(w, http.StatusNotFound, map[string]any{"error_code": 404, "message": "No status found for connector " + name})
+	writeJSON(w, http.StatusOK, out)
+}
+
+// taskStatus: GET /connectors/{name}/tasks/{id}/status, one slot.
+func (h *handler) taskStatus(w http.ResponseWriter, r *http.Request) {
+	flow := h.resolve(w, r)
+	if flow == "" {
+		return
+	}
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 32)
+	for _, d := range h.flowDocs(flow) {
+		if err == nil && id >= 0 && int(id) < len(d.Tasks) {
+			writeJSON(w, http.StatusOK, d.Tasks[id])
+			return
+		}
+		writeError(w, http.StatusNotFound, fmt.Sprintf("Task %s of connector %s not found: its tasks are the slots 0 to %d (tasks.max %d)", r.PathValue("id"), r.PathValue("name"), len(d.Tasks)-1, len(d.Tasks)))
+		return
+	}
+	writeError(w, http.StatusNotFound, "No status found for connector "+flow)
 }
 
 // restartDoc is the body of POST /connectors/{name}/restart: the FAILED
@@ -196,31 +534,29 @@ type restartDoc struct {
 	Topic     string `json:"topic,omitempty"`
 	Partition int32  `json:"partition"`
 	// Restarted counts the partitions asked to restart (Mirror.RestartFailed);
-	// Tasks lists the matching partitions that were FAILED just before
-	// the request, as GET /connectors/{name}/status does (the same task id,
-	// the index there), in state FAILED as they were (Connect reports them
-	// RESTARTING): GET the status to see them RUNNING again. A partition
-	// that failed between the two makes Restarted differ from len(Tasks).
-	Restarted int       `json:"restarted"`
-	Tasks     []taskDoc `json:"tasks"`
-	WorkerID  string    `json:"worker_id"`
+	// Partitions lists the matching partitions of this member that were
+	// FAILED just before the request, in state FAILED as they were
+	// (Connect reports them RESTARTING): GET the status to see them
+	// RUNNING again. A partition that failed between the two makes
+	// Restarted differ from len(Partitions).
+	Restarted  int            `json:"restarted"`
+	Partitions []partitionDoc `json:"partitions"`
+	WorkerID   string         `json:"worker_id"`
 }
 
 // restart: POST /connectors/{name}/restart[?onlyFailed=true][&topic=T[&partition=P]],
-// Kafka Connect's restart of a connector's failed tasks (KIP-745), where a
-// task is one source partition: it restarts the flow's FAILED partitions
-// that this process replicates (all, those of source topic T, or partition
-// P of it) with Mirror.RestartFailed and answers 202 Accepted with what it
+// Kafka Connect's restart of a connector's failed tasks (KIP-745), per
+// source partition: it restarts the flow's FAILED partitions that this
+// process replicates (all, those of source topic T, or partition P of it)
+// with Mirror.RestartFailed and answers 202 Accepted with what it
 // restarted (restartDoc). kmirror never restarts a RUNNING partition, so
-// onlyFailed=false is refused (400), as are a bad partition and a partition
-// without a topic; an unknown flow is 404 in Connect's shape. With several
-// members, send it to each (a member restarts only its own partitions).
+// onlyFailed=false is refused (400), as are a bad partition and a
+// partition without a topic; an unknown flow is 404 in Connect's shape.
+// With several members, send it to each (a member restarts only its own
+// partitions; GET /status shows which member owns a FAILED partition).
 func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
 	q := r.URL.Query()
-	bad := func(msg string) {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error_code": 400, "message": msg})
-	}
+	bad := func(msg string) { writeError(w, http.StatusBadRequest, msg) }
 	if v := q.Get("onlyFailed"); v != "" && v != "true" {
 		bad(fmt.Sprintf("onlyFailed=%s: kmirror restarts only FAILED partitions; use onlyFailed=true or leave it out", v))
 		return
@@ -234,27 +570,48 @@ func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
 		}
 		partition = int32(n)
 	}
-	var fs *mirror.FlowStatus
+	name := h.resolve(w, r)
+	if name == "" {
+		return
+	}
+	var fs mirror.FlowStatus
 	for _, f := range h.m.Status().Flows {
 		if f.Name == name {
-			fs = &f
-			break
+			fs = f
 		}
-	}
-	if fs == nil {
-		writeJSON(w, http.StatusNotFound, map[string]any{"error_code": 404, "message": "Unknown connector " + name})
-		return
 	}
 	n, err := h.m.RestartFailed(name, topic, partition)
 	if err != nil {
 		bad(err.Error())
 		return
 	}
-	doc := restartDoc{Name: name, Topic: topic, Partition: partition, Restarted: n, Tasks: []taskDoc{}, WorkerID: h.worker}
-	for i, p := range fs.Partitions {
+	doc := restartDoc{Name: name, Topic: topic, Partition: partition, Restarted: n, Partitions: []partitionDoc{}, WorkerID: h.worker}
+	for _, p := range fs.Partitions {
 		if p.State == mirror.StateFailed && (topic == "" || p.Topic == topic) && (partition < 0 || p.Partition == partition) {
-			doc.Tasks = append(doc.Tasks, taskDoc{ID: i, State: p.State, WorkerID: h.worker, Trace: p.Error, PartitionStatus: p})
+			doc.Partitions = append(doc.Partitions, partitionDocs([]mirror.PartitionStatus{p})...)
 		}
 	}
 	writeJSON(w, http.StatusAccepted, doc)
+}
+
+// target returns the handler of PUT /connectors/{name}/pause, /resume and
+// /stop (Kafka Connect's; KIP-875 for stop): it persists state as the
+// flow's target state in its status topic (Mirror.SetTargetState), which
+// every member of the flow applies within 5 s, and answers 202 Accepted
+// with no body, as Connect does; GET the status to see it applied. The
+// optional ?reason= is kept in the record. An unknown flow is 404, a
+// failed write 500, in Connect's error shape.
+func (h *handler) target(state mirror.TargetState) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		name := h.resolve(w, r)
+		if name == "" {
+			return
+		}
+		by := "PUT " + r.URL.Path + " on " + h.worker
+		if err := h.m.SetTargetState(r.Context(), name, state, by, r.URL.Query().Get("reason")); err != nil {
+			writeError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+	}
 }

@@ -33,11 +33,16 @@
 //	                    per second to each.
 //	-listen ADDR        serve HTTP on ADDR: /metrics (Prometheus: engine and
 //	                    franz-go client metrics), /status (JSON, Kafka
-//	                    Connect's status shape), /connectors,
-//	                    /connectors/{flow}/status, /healthz (liveness),
-//	                    /readyz (readiness).
+//	                    Connect's status shape, for every member of each
+//	                    flow), Connect's /connectors endpoints (status,
+//	                    config, tasks, restart, pause, resume, stop),
+//	                    /healthz (liveness), /readyz (readiness). ADDR is
+//	                    also the worker id the other members show.
 //	-ready-grace D      how long a flow may be RETRYING or FAILED before
 //	                    /readyz answers 503 (default 60s).
+//	-status-interval D  how often this member publishes its state to each
+//	                    flow's status topic, which every member reads to
+//	                    answer for the whole flow (default 5s).
 //	-log-level LEVEL    debug, info, warn or error (default info).
 //	-summary-interval D log an INFO "replication summary" line per flow
 //	                    (records/s, bytes/s, lag, groups checkpointed) every
@@ -61,6 +66,11 @@
 //
 // `kmirror units -config mm2.properties -resize` changes the number of
 // slots of the flows to their tasks.max, offline (see units.go).
+//
+// `kmirror translate|failover|failback -config mm2.properties -flow A->B
+// -groups REGEX` is the disaster-recovery runbook: translated offsets per
+// partition, moving consumer groups to the target, and back (see
+// translate.go, failover.go, failback.go).
 package main
 
 import (
@@ -101,6 +111,11 @@ func main() {
 	}()
 	if len(os.Args) > 1 && os.Args[1] == "verify" { // subcommand: verify.go
 		code := verifyMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	if cmd := drCommands[subcommand(os.Args)]; cmd != nil { // translate.go, failover.go, failback.go
+		code := cmd(ctx, os.Args[2:], os.Stdout, os.Stderr)
 		stop()
 		os.Exit(code)
 	}
@@ -162,6 +177,7 @@ type options struct {
 	shutdownTimeout time.Duration
 	readyGrace      time.Duration
 	summaryInterval time.Duration
+	statusInterval  time.Duration
 }
 
 type demoTopic struct {
@@ -186,12 +202,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&level, "log-level", "info", "log `level`: debug, info, warn, error")
 	fs.DurationVar(&o.summaryInterval, "summary-interval", time.Minute, "log an INFO \"replication summary\" per flow (records/s, bytes/s, lag, groups checkpointed) at this `interval`; 0 disables")
 	fs.DurationVar(&o.readyGrace, "ready-grace", defaultReadyGrace, "how long a flow may be RETRYING or FAILED before /readyz answers 503")
+	fs.DurationVar(&o.statusInterval, "status-interval", 5*time.Second, "how often this member publishes its state to the flow's status topic (the other members' /status read it); at least 100ms")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 40*time.Second, "bound of a graceful stop (the engine bounds its own flush at 30s)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: kmirror -config FILE [flags]          run the flows of an MM2 properties file
        kmirror -check [-strict] -config FILE validate it offline and print the effective configuration
        kmirror verify [flags]                compare a source topic with its remote topic (kmirror verify -h)
        kmirror units -config FILE -resize    change the flows' number of slots to tasks.max, every member stopped
+       kmirror translate|failover|failback   disaster recovery: translate, move or move back consumer groups (kmirror failover -h)
        kmirror -version
 
 flags:
@@ -235,6 +253,9 @@ flags:
 	}
 	if o.summaryInterval < 0 {
 		return nil, &usageError{fmt.Errorf("-summary-interval %s: must not be negative (0 disables the summary)", o.summaryInterval)}
+	}
+	if o.statusInterval < 100*time.Millisecond {
+		return nil, &usageError{fmt.Errorf("-status-interval %s: must be at least 100ms (members publish their state at this interval)", o.statusInterval)}
 	}
 	if o.readyGrace < 0 {
 		return nil, &usageError{fmt.Errorf("-ready-grace %s: must not be negative (0: not ready as soon as a flow retries)", o.readyGrace)}
@@ -309,9 +330,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	clusters := props.Clusters()
+	var emb *embedded
 	if o.embedded {
-		emb, err := startEmbedded(props, log)
-		if err != nil {
+		if emb, err = startEmbedded(props, log); err != nil {
 			return err
 		}
 		defer emb.close()
@@ -334,21 +355,36 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		c.Client = append(append([]kgo.Opt{}, c.Client...), kgo.WithHooks(cm.hook(c.Alias)))
 		opts = append(opts, mirror.WithCluster(c))
 	}
+	settings := map[string]map[string]string{}
 	for _, f := range props.Flows() {
-		opts = append(opts, mirror.WithFlow(f))
+		settings[f.Name()] = props.FlowSettings(f.Name())
+		if emb != nil {
+			settings[f.Name()] = emb.effective(settings[f.Name()])
+		}
+		opts = append(opts, mirror.WithFlow(f), mirror.WithFlowSettings(f.Name(), settings[f.Name()]))
 	}
+	// The worker id the members show each other: -listen's address.
+	var ln net.Listener
+	if o.listen != "" {
+		if ln, err = net.Listen("tcp", o.listen); err != nil {
+			return &usageError{fmt.Errorf("-listen %s: %w", o.listen, err)}
+		}
+		defer ln.Close()
+	}
+	worker := workerID("")
+	if ln != nil {
+		worker = workerID(ln.Addr().String())
+	}
+	opts = append(opts, mirror.WithWorkerID(worker), mirror.WithStatusInterval(o.statusInterval))
 	m, err := mirror.New(opts...)
 	if err != nil {
 		return err
 	}
 
 	h := newHandler(m, promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}), o.readyGrace)
+	h.worker, h.flows, h.settings = worker, props.Flows(), settings
 	var srv *http.Server
-	if o.listen != "" {
-		ln, err := net.Listen("tcp", o.listen)
-		if err != nil {
-			return &usageError{fmt.Errorf("-listen %s: %w", o.listen, err)}
-		}
+	if ln != nil {
 		srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -280,15 +280,16 @@ func TestEmbeddedSeedActiveStandby(t *testing.T) {
 		}
 	}
 
-	// 4. /status in Connect's shape, one task per source partition. The
-	// disabled pair's heartbeats topic appears on primary while the flow
-	// runs; wait until every topic the flow selects has its tasks (the
-	// remote heartbeats topic may still be being created).
+	// 4. /status in Connect's shape, one task per slot (tasks.max, 8 by
+	// default), each with its partitions. The disabled pair's heartbeats
+	// topic appears on primary while the flow runs; wait until every topic
+	// the flow selects has its partitions (the remote heartbeats topic may
+	// still be being created).
 	var (
 		body []byte
 		st   statusDoc
 	)
-	eventually(t, "every selected topic has tasks", func() string {
+	eventually(t, "every selected topic has partitions", func() string {
 		code, b := get(t, base+"/status")
 		if code != http.StatusOK {
 			return fmt.Sprintf("/status: HTTP %d", code)
@@ -299,37 +300,53 @@ func TestEmbeddedSeedActiveStandby(t *testing.T) {
 		}
 		seen := map[string]bool{}
 		for _, tk := range st.Flows[0].Tasks {
-			seen[tk.Topic] = true
+			for _, p := range tk.Partitions {
+				seen[p.Topic] = true
+			}
 		}
 		if len(seen) != st.Flows[0].Topics {
-			return fmt.Sprintf("%d topics selected, tasks for %d", st.Flows[0].Topics, len(seen))
+			return fmt.Sprintf("%d topics selected, partitions of %d", st.Flows[0].Topics, len(seen))
 		}
 		return ""
 	})
-	type task struct {
-		ID                       int
-		State                    mirror.State
+	type part struct {
+		Slot                     int32
+		SlotState, State         mirror.State
+		Worker                   string
 		Topic, Remote            string
 		Partition                int32
 		Replicated, Records, Lag bool // positive / positive / zero-or-more
 	}
-	var gotTasks []task
-	for _, tk := range st.Flows[0].Tasks {
-		if tk.Topic == "heartbeats" {
-			continue // replicated too once the disabled pair's heartbeats exist
+	var gotParts []part
+	for i, tk := range st.Flows[0].Tasks {
+		if tk.ID != int32(i) || tk.State != mirror.StateRunning || tk.WorkerID != st.WorkerID {
+			t.Errorf("/status task %d: id %d, state %s, worker %q; want RUNNING on %q", i, tk.ID, tk.State, tk.WorkerID, st.WorkerID)
 		}
-		gotTasks = append(gotTasks, task{tk.ID, tk.State, tk.Topic, tk.RemoteTopic, tk.Partition, tk.Replicated > 0, tk.Records > 0, tk.Lag >= 0})
-	}
-	var wantTasks []task
-	for i, p := range wantParts {
-		topic, part, _ := strings.Cut(p, "/")
-		if hasHeartbeats(st.Flows[0]) {
-			i++ // task 0 is heartbeats[0]: tasks are sorted by topic
+		for _, p := range tk.Partitions {
+			if p.Topic == "heartbeats" {
+				continue // replicated too once the disabled pair's heartbeats exist
+			}
+			gotParts = append(gotParts, part{tk.ID, tk.State, p.State, tk.WorkerID, p.Topic, p.RemoteTopic, p.Partition,
+				p.Replicated > 0, p.Records > 0, p.Lag != nil && *p.Lag >= 0})
 		}
-		wantTasks = append(wantTasks, task{i, mirror.StateRunning, topic, "primary." + topic, int32(part[0] - '0'), true, true, true})
 	}
-	if d := cmp.Diff(wantTasks, gotTasks); d != "" {
-		t.Errorf("/status flows[0].tasks (-want +got):\n%s", d)
+	if len(st.Flows[0].Tasks) != 8 {
+		t.Errorf("/status: %d tasks, want tasks.max = 8 (one per slot)", len(st.Flows[0].Tasks))
+	}
+	var wantParts2 []part
+	for _, p := range wantParts {
+		topic, pn, _ := strings.Cut(p, "/")
+		n := int32(pn[0] - '0')
+		wantParts2 = append(wantParts2, part{mirror.SlotOf(topic, n, 8), mirror.StateRunning, mirror.StateRunning, st.WorkerID, topic, "primary." + topic, n, true, true, true})
+	}
+	sort.Slice(gotParts, func(i, j int) bool {
+		if gotParts[i].Topic != gotParts[j].Topic {
+			return gotParts[i].Topic < gotParts[j].Topic
+		}
+		return gotParts[i].Partition < gotParts[j].Partition
+	})
+	if d := cmp.Diff(wantParts2, gotParts); d != "" {
+		t.Errorf("/status flows[0].tasks[].partitions (-want +got):\n%s", d)
 	}
 	type flowHead struct {
 		Name, Type, Source, Target string
@@ -398,8 +415,10 @@ func TestEmbeddedSeedActiveStandby(t *testing.T) {
 // connection.
 func hasHeartbeats(f flowDoc) bool {
 	for _, tk := range f.Tasks {
-		if tk.Topic == "heartbeats" {
-			return true
+		for _, p := range tk.Partitions {
+			if p.Topic == "heartbeats" {
+				return true
+			}
 		}
 	}
 	return false
@@ -421,6 +440,10 @@ func TestStopWhileRetrying(t *testing.T) {
 		}
 		if len(st.Flows) != 1 || st.Flows[0].Connector.State != mirror.StateRetrying || st.Flows[0].Connector.Trace == "" {
 			return string(body)
+		}
+		// Issue 20: nothing can be counted, so the lag is unknown, not 0.
+		if st.Flows[0].Lag != nil || !st.Flows[0].LagUnknown || !strings.Contains(string(body), `"lag": null`) {
+			return "lag not unknown: " + string(body)
 		}
 		return ""
 	})

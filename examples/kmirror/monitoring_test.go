@@ -346,7 +346,8 @@ func TestAlertRules(t *testing.T) {
 		}
 	}
 	want := []string{
-		"KmirrorReplicationLagHigh", "KmirrorFlowNotRunning", "KmirrorPartitionFailed", "KmirrorTopicErrors", "KmirrorDown", "KmirrorHeartbeatStale",
+		"KmirrorReplicationLagHigh", "KmirrorFlowNotRunning", "KmirrorPartitionFailed", "KmirrorTopicErrors",
+		"KmirrorSlotsUnassigned", "KmirrorLagUnknown", "KmirrorMembersDisagree", "KmirrorFlowPausedLong", "KmirrorDown", "KmirrorHeartbeatStale",
 		"KmirrorNoProgress", "KmirrorSourceGap", "KmirrorReplicationLatencyHigh", "KmirrorCheckpointErrors",
 		"KmirrorResumePointErrors", "KmirrorClusterConnectErrors",
 	}

@@ -76,19 +76,21 @@ func TestRestartFailedEndpoint(t *testing.T) {
 		getJSON(t, base+"/connectors/src-%3Edst/status", &d)
 		return d
 	}
-	task := func(d flowDoc, partition int32) taskDoc {
+	task := func(d flowDoc, partition int32) partitionDoc {
 		for _, tk := range d.Tasks {
-			if tk.Partition == partition {
-				return tk
+			for _, p := range tk.Partitions {
+				if p.Partition == partition {
+					return p
+				}
 			}
 		}
-		return taskDoc{}
+		return partitionDoc{}
 	}
 	produce("a", 0, 10)
 	produce("b", 1, 10)
 	base, logs, cancel, wait := started(t, "-config", cfg)
 	eventually(t, "20 records replicated", func() string {
-		if d := status(base); d.Records != 20 || d.Lag != 0 {
+		if d := status(base); d.Records != 20 || d.Lag == nil || *d.Lag != 0 {
 			return fmt.Sprintf("%+v", d.Tasks)
 		}
 		return ""
@@ -123,8 +125,8 @@ func TestRestartFailedEndpoint(t *testing.T) {
 	if err := json.Unmarshal(body, &doc); err != nil || code != http.StatusAccepted {
 		t.Fatalf("POST restart: HTTP %d, %v: %s", code, err, body)
 	}
-	if doc.Name != "src->dst" || doc.Topic != "orders" || doc.Partition != 0 || doc.Restarted != 1 || len(doc.Tasks) != 1 ||
-		doc.Tasks[0].Partition != 0 || !strings.Contains(doc.Tasks[0].Trace, "MESSAGE_TOO_LARGE") {
+	if doc.Name != "src->dst" || doc.Topic != "orders" || doc.Partition != 0 || doc.Restarted != 1 || len(doc.Partitions) != 1 ||
+		doc.Partitions[0].Partition != 0 || !strings.Contains(doc.Partitions[0].Error, "MESSAGE_TOO_LARGE") {
 		t.Errorf("POST restart answered %s; want src->dst, orders[0] restarted, its MESSAGE_TOO_LARGE trace", body)
 	}
 	eventually(t, "partition 0 RUNNING with all 20 records", func() string {

@@ -84,3 +84,53 @@ func TestCheckEveryError(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckWarnsTimestampGuardsCopied (issue 18): a config.properties.exclude
+// of the user's own is honoured as written, but -check warns when it lets
+// the topic timestamp guards through (MM2 4.3's own default does: it lists
+// only the broker keys), naming each guard it lets through; kmirror's
+// default list and a list that excludes them draw no such warning.
+func TestCheckWarnsTimestampGuardsCopied(t *testing.T) {
+	const mm2Default = `follower\.replication\.throttled\.replicas, leader\.replication\.throttled\.replicas, ` +
+		`message\.timestamp\.difference\.max\.ms, message\.timestamp\.type, unclean\.leader\.election\.enable, min\.insync\.replicas, ` +
+		`log\.message\.timestamp\.before\.max\.ms, log\.message\.timestamp\.after\.max\.ms`
+	tests := []struct {
+		name    string
+		extra   string
+		guards  string // the guards the warning names; "" for no warning
+		strictC int    // exit code under -check -strict
+	}{
+		{"default list", "", "", 0},
+		{"MM2 4.3's default", "a->b.config.properties.exclude = " + mm2Default + "\n",
+			"message.timestamp.before.max.ms, message.timestamp.after.max.ms", 3},
+		{"only retention.ms", "a->b.config.properties.exclude = retention\\.ms\n",
+			"message.timestamp.difference.max.ms, message.timestamp.before.max.ms, message.timestamp.after.max.ms", 3},
+		{"guards excluded by a wildcard", "a->b.config.properties.exclude = " + mm2Default + `, message\.timestamp\..*` + "\n", "", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := writeProps(t, strictBase+tc.extra)
+			var out bytes.Buffer
+			if err := run(context.Background(), []string{"-check", "-config", cfg}, &out, io.Discard); err != nil {
+				t.Fatalf("-check: %v", err)
+			}
+			const lead = "a->b.config.properties.exclude: lets the topic timestamp guards "
+			n := strings.Count(out.String(), lead)
+			switch {
+			case tc.guards == "" && n != 0:
+				t.Errorf("-check warns about timestamp guards:\n%s", out.String())
+			case tc.guards != "" && n != 1:
+				t.Errorf("the timestamp-guard warning is printed %d times, want once:\n%s", n, out.String())
+			case tc.guards != "":
+				want := "# line 5: " + lead + tc.guards + " through: copied to a remote topic, a guard makes the target refuse every copied record older (or newer) than it allows (INVALID_TIMESTAMP"
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("-check output lacks\n%s\n%s", want, out.String())
+				}
+			}
+			var msg bytes.Buffer
+			if code := exitCode(run(context.Background(), []string{"-check", "-strict", "-config", cfg}, io.Discard, io.Discard), &msg); code != tc.strictC {
+				t.Errorf("-check -strict exit code %d (%s), want %d", code, msg.String(), tc.strictC)
+			}
+		})
+	}
+}

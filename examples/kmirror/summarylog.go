@@ -22,9 +22,12 @@ const summaryMessage = "replication summary"
 // Its attributes besides the flow's name and state:
 //   - records_per_sec, bytes_per_sec: records and bytes (keys, values and
 //     header keys and values) acknowledged by the target during dt, per
-//     second; 0 when the counters did not grow (a flow absent from prev
-//     counts from 0).
-//   - lag: the flow's lag in records in cur.
+//     second, from this member's cumulative counters (which never go down
+//     while it runs, also when a rebalance moves slots away); 0 when the
+//     counters did not grow (a flow absent from prev counts from 0).
+//   - lag: this member's lag of the flow in records in cur ("unknown"
+//     when part of it cannot be computed: never 0 for records it cannot
+//     count).
 //   - groups_checkpointed: consumer groups with at least one checkpoint
 //     (state "checkpointed" or "synced") in cur.
 //   - topic_errors: the flow's topic errors in cur (topics the target
@@ -55,7 +58,7 @@ func logSummary(log *slog.Logger, prev, cur mirror.Status, dt time.Duration) {
 			slog.String("state", string(f.State)),
 			slog.Float64("records_per_sec", math.Round(perSecond(f.Records-p.Records, dt)*10)/10),
 			slog.Int64("bytes_per_sec", int64(math.Round(perSecond(f.Bytes-p.Bytes, dt)))),
-			slog.Int64("lag", f.Lag),
+			lagAttr(f),
 			slog.Int("groups_checkpointed", groups),
 		}
 		if n := len(f.TopicErrors); n > 0 {
@@ -72,4 +75,12 @@ func perSecond(delta int64, dt time.Duration) float64 {
 		return 0
 	}
 	return float64(delta) / dt.Seconds()
+}
+
+// lagAttr is the summary's lag attribute: the number, or "unknown".
+func lagAttr(f mirror.FlowStatus) slog.Attr {
+	if f.LagUnknown {
+		return slog.String("lag", "unknown")
+	}
+	return slog.Int64("lag", f.Lag)
 }

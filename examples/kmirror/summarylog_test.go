@@ -49,6 +49,8 @@ func TestLogSummary(t *testing.T) {
 		{Name: "d->b", State: mirror.StateStarting, Records: 30, Bytes: 6000},
 		// A refused topic: counted.
 		{Name: "e->b", State: mirror.StateRunning, Lag: 10, TopicErrors: []mirror.TopicError{{Topic: "bad", Op: mirror.TopicOpCreate, Lag: 10}}},
+		// Issue 20: a lag that cannot be computed is not 0.
+		{Name: "f->b", State: mirror.StateRetrying, LagUnknown: true},
 	}}
 	got := summaryLines(func(l *slog.Logger) { logSummary(l, prev, cur, time.Minute) })
 	want := []string{
@@ -57,6 +59,7 @@ func TestLogSummary(t *testing.T) {
 		`level=INFO msg="replication summary" flow=c->b state=RETRYING records_per_sec=0 bytes_per_sec=0 lag=7 groups_checkpointed=0 interval=1m0s`,
 		`level=INFO msg="replication summary" flow=d->b state=STARTING records_per_sec=0.5 bytes_per_sec=100 lag=0 groups_checkpointed=0 interval=1m0s`,
 		`level=INFO msg="replication summary" flow=e->b state=RUNNING records_per_sec=0 bytes_per_sec=0 lag=10 groups_checkpointed=0 topic_errors=1 interval=1m0s`,
+		`level=INFO msg="replication summary" flow=f->b state=RETRYING records_per_sec=0 bytes_per_sec=0 lag=unknown groups_checkpointed=0 interval=1m0s`,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("summary lines (-want +got):\n%s", d)

@@ -6,10 +6,11 @@ package main
 //	kmirror units -config mm2.properties [-clusters B] -resize
 //
 // The processes running a flow share its slots through the target
-// cluster's group protocol; every member must be configured with the same
-// tasks.max, and a member configured otherwise refuses to start. To change
-// it: stop every member, set tasks.max in the file, run this command, then
-// start the members again. For each flow it fences the old slots'
+// cluster's group protocol. tasks.max changes online by a rolling restart
+// (the member started last sets it; README, "Run several members"); this
+// is the offline way, which a change needs while members of an older
+// kmirror release share the flow: stop every member, set tasks.max in the
+// file, run this command, then start the members again. For each flow it fences the old slots'
 // exactly-once producers (transactional ids "kmirror.<source>-><target>-<slot>")
 // and re-creates the coordination topic mm2-kmirror-units.<source>.internal
 // with tasks.max partitions; resume points, offset syncs and checkpoints

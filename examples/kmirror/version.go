@@ -87,7 +87,7 @@ func (v buildVersion) String() string {
 			b.WriteString(" modified")
 		}
 	} else if v.Version == "(devel)" {
-		b.WriteString(" revision unknown (built without VCS information: use go install ...@version, or go build in a git clone)")
+		b.WriteString(" revision unknown (built without VCS information: use go install ...@version, or go build in a git clone without -buildvcs=false in GOFLAGS)")
 	}
 	fmt.Fprintf(&b, " %s %s", v.Go, v.Platform)
 	return b.String()

@@ -50,7 +50,7 @@ func TestVersionOf(t *testing.T) {
 			name: "devel without VCS information",
 			bi:   &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Path: "github.com/kmirror/kmirror", Version: "(devel)"}},
 			ok:   true,
-			want: "kmirror (devel) (github.com/kmirror/kmirror) revision unknown (built without VCS information: use go install ...@version, or go build in a git clone) go1.26.0 " + platform,
+			want: "kmirror (devel) (github.com/kmirror/kmirror) revision unknown (built without VCS information: use go install ...@version, or go build in a git clone without -buildvcs=false in GOFLAGS) go1.26.0 " + platform,
 		},
 		{
 			name: "devel with the Dockerfile's -ldflags revision",
@@ -68,7 +68,7 @@ func TestVersionOf(t *testing.T) {
 		{
 			name: "no build information",
 			ok:   false,
-			want: "kmirror (devel) (github.com/kmirror/kmirror) revision unknown (built without VCS information: use go install ...@version, or go build in a git clone) " + runtime.Version() + " " + platform,
+			want: "kmirror (devel) (github.com/kmirror/kmirror) revision unknown (built without VCS information: use go install ...@version, or go build in a git clone without -buildvcs=false in GOFLAGS) " + runtime.Version() + " " + platform,
 		},
 	}
 	for _, tc := range tests {

@@ -1,13 +1,17 @@
-// Package cpwatch lets tests observe every batch of checkpoint records the
-// checkpoint emitter wrote, to check invariants across the whole test
-// suite (for example, that no checkpoint points past the target log end).
-// It is internal: production code never sets a hook, and the emitter's
-// cost without one is one atomic load per emission.
+// Package cpwatch lets tests observe every batch of checkpoint records a
+// checkpoint emitter wrote, to check invariants (for example, that no
+// checkpoint points past the target log end).
+//
+// The hook travels in the context given to the emitter's Run ([With]), so
+// each Mirror (each emitter) has its own, and tests that run side by side
+// each see only their own emitters' checkpoints. The mirror package's tests
+// install one per Mirror (its unexported option withCheckpointWatch). It is
+// internal: production code never sets a hook, and the emitter's cost
+// without one is one context lookup per emission.
 package cpwatch
 
 import (
 	"context"
-	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 )
@@ -28,23 +32,28 @@ type Written struct {
 // as the target was when the checkpoints were written.
 type Hook func(ctx context.Context, target *kadm.Client, written []Written)
 
-var hook atomic.Pointer[Hook]
+type ctxKey struct{}
 
-// Set installs h (nil removes the hook). Tests call it once, in TestMain.
-func Set(h Hook) {
+// With returns a context that carries h: an emitter whose Run is given
+// that context (or one derived from it) calls h after each batch of
+// checkpoints it wrote. A nil h returns ctx unchanged.
+func With(ctx context.Context, h Hook) context.Context {
 	if h == nil {
-		hook.Store(nil)
-		return
+		return ctx
 	}
-	hook.Store(&h)
+	return context.WithValue(ctx, ctxKey{}, h)
 }
 
-// Active reports whether a hook is installed.
-func Active() bool { return hook.Load() != nil }
+// Active reports whether ctx carries a hook.
+func Active(ctx context.Context) bool {
+	h, _ := ctx.Value(ctxKey{}).(Hook)
+	return h != nil
+}
 
-// Call runs the installed hook, if any, with written.
+// Call runs the hook ctx carries, if any, with written (not when written
+// is empty).
 func Call(ctx context.Context, target *kadm.Client, written []Written) {
-	if h := hook.Load(); h != nil && len(written) > 0 {
-		(*h)(ctx, target, written)
+	if h, _ := ctx.Value(ctxKey{}).(Hook); h != nil && len(written) > 0 {
+		h(ctx, target, written)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/kmirror/kmirror/internal/testcluster"
 	"github.com/kmirror/kmirror/mirror"
 	"github.com/kmirror/kmirror/policy"
+	"github.com/kmirror/kmirror/remoteclusterutils"
 )
 
 // TestKmirrorExactTranslationToJava runs kmirror on the real clusters with
@@ -36,6 +37,7 @@ func TestKmirrorExactTranslationToJava(t *testing.T) {
 	quiet, tiny, orders, payments, txn := p.Topic("quiet"), p.Topic("tiny"), p.Topic("orders"), p.Topic("payments"), p.Topic("txn")
 	billing, g7, op, ph, gEnd, g33 := p.Group("billing"), p.Group("g7"), p.Group("order-processor"),
 		p.Group("payment-handler"), p.Group("txn-end"), p.Group("txn-33")
+	half := p.Group("payments-half") // commits payments-0 only: payments-1 is never committed
 
 	testcluster.CreateTopic(t, &p.Source, quiet, 1, nil)
 	testcluster.CreateTopic(t, &p.Source, tiny, 1, nil)
@@ -50,6 +52,7 @@ func TestKmirrorExactTranslationToJava(t *testing.T) {
 	commit(t, &p.Source, g7, tiny, map[int32]int64{0: 7})
 	commit(t, &p.Source, op, orders, map[int32]int64{0: 40})
 	commit(t, &p.Source, ph, payments, map[int32]int64{0: 77, 1: 13})
+	commit(t, &p.Source, half, payments, map[int32]int64{0: 50})
 
 	topics := []string{quiet, tiny, orders, payments, txn}
 	fc := fastFlow(src, dst)
@@ -58,7 +61,7 @@ func TestKmirrorExactTranslationToJava(t *testing.T) {
 	}
 	fc.OffsetLagMax = mirror.DefaultOffsetLagMax
 	fc.Groups = []string{regexp.QuoteMeta(billing), regexp.QuoteMeta(g7), regexp.QuoteMeta(op), regexp.QuoteMeta(ph),
-		regexp.QuoteMeta(gEnd), regexp.QuoteMeta(g33)}
+		regexp.QuoteMeta(gEnd), regexp.QuoteMeta(g33), regexp.QuoteMeta(half)}
 	m, stop := e.runMirror(t, "kmirror-exact", clusterOpt(src, &p.Source), clusterOpt(dst, &p.Target), mirror.WithFlow(fc))
 
 	// Five transactions of ten records, each replicated before the next.
@@ -98,13 +101,14 @@ func TestKmirrorExactTranslationToJava(t *testing.T) {
 	want.add(ph, src+"."+payments, 1, 13)
 	want.add(gEnd, remoteTxn, 0, 50)
 	want.add(g33, remoteTxn, 0, 30)
-	groups := []string{billing, g7, op, ph, gEnd, g33}
+	want.add(half, src+"."+payments, 0, 50)
+	groups := []string{billing, g7, op, ph, gEnd, g33, half}
 	start := time.Now()
 	testcluster.Eventually(t, 60*time.Second, "kmirror's exact checkpoints", func() (bool, string) {
 		got := goTranslate(t, &p.Target, src, groups...)
 		safe := 0
 		for _, g := range m.Status().Flows[0].Groups {
-			if g.SafeToSwitch {
+			if g.SafeToSwitch && g.CheckpointExact {
 				safe++
 			}
 		}
@@ -131,6 +135,40 @@ func TestKmirrorExactTranslationToJava(t *testing.T) {
 	}
 	if d := cmp.Diff(goTranslate(t, &p.Target, src, groups...), javaTr); d != "" {
 		t.Errorf("Java differs from kmirror's TranslateOffsets (-kmirror +java):\n%s", d)
+	}
+	// The detailed translation (kmirror translate, failover): the same
+	// offsets as Java where Java answers, each marked exact, plus the
+	// partition Java leaves out, marked never committed.
+	rc := remoteclusterutils.NewClient(testcluster.Client(t, &p.Target))
+	detailed, exact := translation{}, 0
+	var never, notExact []string
+	for _, g := range groups {
+		ps, err := rc.TranslateDetailed(ctx, src, g)
+		if err != nil {
+			t.Fatalf("TranslateDetailed(%s): %v", g, err)
+		}
+		for _, x := range ps {
+			switch {
+			case x.NeverCommitted:
+				never = append(never, fmt.Sprintf("%s %s[%d]", g, x.Topic, x.Partition))
+			default:
+				detailed.add(g, x.Topic, x.Partition, x.Offset)
+				if x.Translation == remoteclusterutils.TranslationExact && x.Reread == 0 {
+					exact++
+				} else {
+					notExact = append(notExact, fmt.Sprintf("%s %s[%d]: %v, reread %d", g, x.Topic, x.Partition, x.Translation, x.Reread))
+				}
+			}
+		}
+	}
+	if d := cmp.Diff(javaTr, detailed); d != "" {
+		t.Errorf("TranslateDetailed differs from Java (-java +detailed):\n%s", d)
+	}
+	if n := len(groups) + 1; exact != n { // payment-handler has two partitions
+		t.Errorf("%d exact translations, want %d (every checkpoint's header says exact); not exact: %q", exact, n, notExact)
+	}
+	if d := cmp.Diff([]string{fmt.Sprintf("%s %s.%s[1]", half, src, payments)}, never); d != "" {
+		t.Errorf("never-committed partitions (-want +got):\n%s", d)
 	}
 	syncs := compareDecodes(t, offsetSyncs, parseDecode(t, out[1])[offsetSyncs], goDecode(t, &p.Source, offsetSyncs, "offsetsync"))
 	mine := 0

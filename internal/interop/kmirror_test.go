@@ -165,6 +165,20 @@ func TestKmirrorToJavaTools(t *testing.T) {
 		return tp.Hops[dst] == 2, fmt.Sprintf("%+v", tp)
 	})
 	t.Logf("topology complete after %v", time.Since(start).Round(time.Millisecond))
+	// The heartbeats replicated into the target (src.heartbeats) are
+	// decoded below: the topic exists once the topology is complete, but its
+	// first record may come later (discovery offers the new remote
+	// partition within a second). Seen in a CI dry run: kmirror stopped
+	// 0.4 s after creating it, and the topic was still empty.
+	testcluster.Eventually(t, 60*time.Second, "a heartbeat "+dst+"->"+src+" replicated into "+src+".heartbeats on the target", func() (bool, string) {
+		n := 0
+		for _, d := range goDecode(t, &p.Target, src+".heartbeats", "heartbeat") {
+			if h := d.Heartbeat; h != nil && h.SourceClusterAlias == dst && h.TargetClusterAlias == src {
+				n++
+			}
+		}
+		return n > 0, fmt.Sprintf("%d heartbeats %s->%s", n, dst, src)
+	})
 	tops := []topology{goTopology(t, &p.Target, keep, src, dst, hop), goTopology(t, &p.Source, keep, src, dst, hop)}
 	// Stopped, kmirror writes nothing more: both sides read the same records.
 	if err := stop(); err != nil {

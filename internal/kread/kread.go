@@ -72,58 +72,124 @@ func ReadPartitions(ctx context.Context, opts []kgo.Opt, topic string, o Options
 			start[lo.Partition] = kgo.NewOffset().AtStart()
 		}
 	})
-	out := map[int32][]*kgo.Record{}
+	if len(want) == 0 {
+		return map[int32][]*kgo.Record{}, nil
+	}
+	ranges := map[int32]Range{}
+	for p, end := range want {
+		ranges[p] = Range{From: -2, To: end}
+	}
+	got, err := ReadRanges(ctx, opts, map[string]map[int32]Range{topic: ranges}, o.ReadCommitted)
+	if err != nil {
+		return nil, err
+	}
+	out := got[topic]
+	if out == nil {
+		out = map[int32][]*kgo.Record{}
+	}
+	return out, nil
+}
+
+// Range is a range of offsets of one partition to read: [From, To). From
+// -2 is the log start.
+type Range struct {
+	From, To int64
+}
+
+// ReadRanges returns the data records (no transaction markers) of each
+// partition's range, in log order, grouped by topic and partition, with
+// one client: kgo fetches the partitions of one broker in one request. A
+// partition is done once a record or marker at To-1 or later arrived, so
+// a range whose last offsets were compacted away or are markers still
+// ends; a range with To <= From reads nothing. Read committed, aborted
+// records are not returned. opts reach the cluster. It fails as a whole
+// (a fetch error, ctx, or IdleStop without progress).
+func ReadRanges(ctx context.Context, opts []kgo.Opt, ranges map[string]map[int32]Range, readCommitted bool) (map[string]map[int32][]*kgo.Record, error) {
+	type key struct {
+		topic     string
+		partition int32
+	}
+	want := map[key]int64{}
+	start := map[string]map[int32]kgo.Offset{}
+	for t, ps := range ranges {
+		for p, r := range ps {
+			if r.To <= r.From || r.To <= 0 {
+				continue
+			}
+			if start[t] == nil {
+				start[t] = map[int32]kgo.Offset{}
+			}
+			at := kgo.NewOffset().At(r.From)
+			if r.From < 0 {
+				at = kgo.NewOffset().AtStart()
+			}
+			start[t][p] = at
+			want[key{t, p}] = r.To
+		}
+	}
+	out := map[string]map[int32][]*kgo.Record{}
 	if len(want) == 0 {
 		return out, nil
 	}
 	iso := kgo.ReadUncommitted()
-	if o.ReadCommitted {
+	if readCommitted {
 		iso = kgo.ReadCommitted()
 	}
 	cl, err := kclient.New(append(append([]kgo.Opt{}, opts...), kgo.FetchIsolationLevel(iso),
-		kgo.KeepControlRecords(), // markers count toward reaching end-1
+		kgo.KeepControlRecords(), // markers count toward reaching To-1
 		kgo.FetchMaxWait(200*time.Millisecond),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}))...)
+		kgo.ConsumePartitions(start))...)
 	if err != nil {
 		return nil, err
 	}
 	defer cl.Close()
-	last := map[int32]int64{}
 	lastProgress := time.Now()
 	for len(want) > 0 {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		fs := cl.PollFetches(pctx)
 		cancel()
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("reading %s: %w", topic, err)
+			return nil, fmt.Errorf("reading %s: %w", names(ranges), err)
 		}
 		var ferr error
-		fs.EachError(func(_ string, _ int32, err error) {
+		fs.EachError(func(t string, _ int32, err error) {
 			if pctx.Err() == nil && ferr == nil {
-				ferr = err
+				ferr = fmt.Errorf("reading %s: %w", t, err)
 			}
 		})
 		if ferr != nil {
-			return nil, fmt.Errorf("reading %s: %w", topic, ferr)
+			return nil, ferr
 		}
 		fs.EachRecord(func(r *kgo.Record) {
-			if _, ok := want[r.Partition]; !ok {
+			k := key{r.Topic, r.Partition}
+			end, ok := want[k]
+			if !ok {
 				return
 			}
 			lastProgress = time.Now()
-			last[r.Partition] = r.Offset
-			if !r.Attrs.IsControl() {
-				out[r.Partition] = append(out[r.Partition], r)
+			if !r.Attrs.IsControl() && r.Offset < end {
+				if out[r.Topic] == nil {
+					out[r.Topic] = map[int32][]*kgo.Record{}
+				}
+				out[r.Topic][r.Partition] = append(out[r.Topic][r.Partition], r)
+			}
+			if r.Offset >= end-1 {
+				delete(want, k)
 			}
 		})
-		for p, end := range want {
-			if l, ok := last[p]; ok && l >= end-1 {
-				delete(want, p)
-			}
-		}
 		if len(want) > 0 && time.Since(lastProgress) > IdleStop {
-			return nil, fmt.Errorf("reading %s: no record for %v while partitions %v had not reached their end offsets", topic, IdleStop, want)
+			return nil, fmt.Errorf("reading %s: no record for %v while %d partitions had not reached the end of their ranges", names(ranges), IdleStop, len(want))
 		}
 	}
 	return out, nil
+}
+
+// names returns the topics of ranges for errors: one name, or the count.
+func names(ranges map[string]map[int32]Range) string {
+	if len(ranges) == 1 {
+		for t := range ranges {
+			return t
+		}
+	}
+	return fmt.Sprintf("%d topics", len(ranges))
 }

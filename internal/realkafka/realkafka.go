@@ -107,3 +107,69 @@ func splitBrokers(s string) []string {
 	}
 	return out
 }
+
+// Environment variables `kafka.sh env` prints for the SASL listener of
+// clusters started with KMIRROR_KAFKA_SASL=1 (StandardAuthorizer enforced,
+// allow.everyone.if.no.acl.found=false, PLAIN users).
+const (
+	// SourceSASLBrokersEnv names the source cluster's SASL_PLAINTEXT
+	// listener, e.g. "127.0.0.1:19096".
+	SourceSASLBrokersEnv = "KMIRROR_SOURCE_SASL_BROKERS"
+	// TargetSASLBrokersEnv names the target cluster's, e.g. "127.0.0.1:19196".
+	TargetSASLBrokersEnv = "KMIRROR_TARGET_SASL_BROKERS"
+	// SASLAdminUserEnv and SASLAdminPasswordEnv are a super user on both
+	// clusters, for tests to create topics and grant ACLs.
+	SASLAdminUserEnv     = "KMIRROR_SASL_ADMIN_USER"
+	SASLAdminPasswordEnv = "KMIRROR_SASL_ADMIN_PASSWORD"
+	// SourceSASLUserEnv and SourceSASLPasswordEnv are the kmirror user of
+	// the source cluster: no permission but the ACLs a test grants.
+	SourceSASLUserEnv     = "KMIRROR_SOURCE_SASL_USER"
+	SourceSASLPasswordEnv = "KMIRROR_SOURCE_SASL_PASSWORD"
+	// TargetSASLUserEnv and TargetSASLPasswordEnv are the target's.
+	TargetSASLUserEnv     = "KMIRROR_TARGET_SASL_USER"
+	TargetSASLPasswordEnv = "KMIRROR_TARGET_SASL_PASSWORD"
+)
+
+// SASLSkipMessage is the text tests pass to t.Skip when SASL reports that
+// no authorizer-enforcing clusters are configured.
+const SASLSkipMessage = "real Kafka with an enforcing authorizer not configured: " + SourceSASLBrokersEnv + " and the other KMIRROR_*_SASL_* variables are unset; run `KMIRROR_KAFKA_SASL=1 internal/realkafka/kafka.sh start && eval \"$(KMIRROR_KAFKA_SASL=1 internal/realkafka/kafka.sh env)\"` (see internal/realkafka/README.md)"
+
+// PlainUser is a SASL/PLAIN user name and password.
+type PlainUser struct {
+	// User is the user name; the ACL principal is "User:" + User.
+	User string
+	// Password is the user's password (test-only, never logged).
+	Password string
+}
+
+// SASLClusters is the SASL listener of the two clusters and its users.
+type SASLClusters struct {
+	// SourceBrokers and TargetBrokers are the SASL_PLAINTEXT listeners.
+	SourceBrokers, TargetBrokers []string
+	// Admin is a super user on both clusters.
+	Admin PlainUser
+	// Source and Target are the kmirror users of each cluster.
+	Source, Target PlainUser
+}
+
+// SASL returns the SASL listeners and users from the environment; ok is
+// false unless every variable is set.
+func SASL() (c SASLClusters, ok bool) {
+	get := func(name string) string { return strings.TrimSpace(os.Getenv(name)) }
+	c = SASLClusters{
+		SourceBrokers: splitBrokers(os.Getenv(SourceSASLBrokersEnv)),
+		TargetBrokers: splitBrokers(os.Getenv(TargetSASLBrokersEnv)),
+		Admin:         PlainUser{get(SASLAdminUserEnv), get(SASLAdminPasswordEnv)},
+		Source:        PlainUser{get(SourceSASLUserEnv), get(SourceSASLPasswordEnv)},
+		Target:        PlainUser{get(TargetSASLUserEnv), get(TargetSASLPasswordEnv)},
+	}
+	for _, u := range []PlainUser{c.Admin, c.Source, c.Target} {
+		if u.User == "" || u.Password == "" {
+			return SASLClusters{}, false
+		}
+	}
+	if len(c.SourceBrokers) == 0 || len(c.TargetBrokers) == 0 {
+		return SASLClusters{}, false
+	}
+	return c, true
+}

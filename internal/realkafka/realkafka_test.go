@@ -224,3 +224,34 @@ func TestRealClustersRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// TestSASL: SASL reads every variable `kafka.sh env` prints with
+// KMIRROR_KAFKA_SASL=1, and reports ok only when all are set.
+func TestSASL(t *testing.T) {
+	all := map[string]string{
+		SourceSASLBrokersEnv: "127.0.0.1:1, 127.0.0.1:2", TargetSASLBrokersEnv: "127.0.0.1:3",
+		SASLAdminUserEnv: "admin", SASLAdminPasswordEnv: "a-pw",
+		SourceSASLUserEnv: "ks", SourceSASLPasswordEnv: "ks-pw",
+		TargetSASLUserEnv: "kt", TargetSASLPasswordEnv: "kt-pw",
+	}
+	for k, v := range all {
+		t.Setenv(k, v)
+	}
+	got, ok := SASL()
+	want := SASLClusters{SourceBrokers: []string{"127.0.0.1:1", "127.0.0.1:2"}, TargetBrokers: []string{"127.0.0.1:3"},
+		Admin: PlainUser{"admin", "a-pw"}, Source: PlainUser{"ks", "ks-pw"}, Target: PlainUser{"kt", "kt-pw"}}
+	if !ok || !cmp.Equal(got, want) {
+		t.Fatalf("SASL() = %+v, %v; want %+v, true", got, ok, want)
+	}
+	for k := range all {
+		t.Run(k, func(t *testing.T) {
+			t.Setenv(k, "")
+			if got, ok := SASL(); ok || !cmp.Equal(got, SASLClusters{}) {
+				t.Errorf("without %s: SASL() = %+v, %v; want zero, false", k, got, ok)
+			}
+		})
+	}
+	if !strings.Contains(SASLSkipMessage, "KMIRROR_KAFKA_SASL=1") || !strings.Contains(SASLSkipMessage, SourceSASLBrokersEnv) {
+		t.Errorf("SASLSkipMessage %q does not say how to start the clusters", SASLSkipMessage)
+	}
+}

@@ -262,21 +262,36 @@ func (m *member) httpAddr() string {
 	return m.addr
 }
 
-// statusDoc is the part of the runner's GET /status the soak reads.
+// statusDoc is the part of the runner's GET /status the soak reads: per
+// flow, its tasks (the slots, Connect's tasks) and each one's partitions.
 type statusDoc struct {
 	State string `json:"state"`
 	Flows []struct {
 		Name  string `json:"name"`
 		Tasks []struct {
-			Topic      string `json:"topic"`
-			Partition  int32  `json:"partition"`
-			State      string `json:"state"`
-			Replicated int64  `json:"replicated"`
-			SourceEnd  int64  `json:"source_end"`
-			Committed  int64  `json:"committed"`
+			Partitions []statusPartition `json:"partitions"`
 		} `json:"tasks"`
 		Gaps []gap `json:"gaps"`
 	} `json:"flows"`
+}
+
+// statusPartition is one source partition of a task on /status.
+type statusPartition struct {
+	Topic      string `json:"topic"`
+	Partition  int32  `json:"partition"`
+	State      string `json:"state"`
+	Replicated int64  `json:"replicated"`
+	SourceEnd  int64  `json:"source_end"`
+	Committed  int64  `json:"committed"`
+}
+
+// partitions returns the partitions of flow i's tasks.
+func (d *statusDoc) partitions(i int) []statusPartition {
+	var out []statusPartition
+	for _, t := range d.Flows[i].Tasks {
+		out = append(out, t.Partitions...)
+	}
+	return out
 }
 
 func (m *member) status(ctx context.Context) (*statusDoc, error) {

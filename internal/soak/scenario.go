@@ -283,11 +283,11 @@ func (sc *scenario) sample(ctx context.Context) {
 					storeMax(&sc.peakHeld, (h-m.heldBase)*sc.recordBytes())
 				}
 				if st, err := m.status(ctx); err == nil {
-					for _, f := range st.Flows {
+					for i, f := range st.Flows {
 						for _, g := range f.Gaps {
 							sc.gapSeen(g, fmt.Sprintf("member %d /status", m.idx))
 						}
-						for _, t := range f.Tasks {
+						for _, t := range st.partitions(i) {
 							if t.Topic == sc.stream {
 								sc.trace("%s,%d,%d,%d,%d,%d,%s\n", time.Now().UTC().Format("15:04:05.000"), m.idx, t.Partition, t.SourceEnd, t.Replicated, t.Committed, t.State)
 							}
@@ -349,8 +349,8 @@ func (sc *scenario) positions(ctx context.Context) (map[int32]int64, bool) {
 		if err != nil {
 			continue
 		}
-		for _, f := range st.Flows {
-			for _, t := range f.Tasks {
+		for i := range st.Flows {
+			for _, t := range st.partitions(i) {
 				if t.Topic != sc.stream {
 					continue
 				}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -362,5 +363,36 @@ func TestFlags(t *testing.T) {
 	o, err := parseFlags([]string{"-profile", "long", "-modes", "eos3", "-seed", "42"}, io.Discard)
 	if err != nil || o.profile != "long" || !cmp.Equal(o.modes, []string{"eos3"}) || o.seed != 42 {
 		t.Errorf("parseFlags = %+v, %v", o, err)
+	}
+}
+
+// TestStatusDocReadsTaskPartitions (regression): the runner's /status
+// lists each flow's tasks (slots) with their partitions nested, since the
+// cluster-wide view; the soak read partitions from the tasks themselves,
+// found none, and reported every scenario "not caught up" although the
+// runner replicated. The sample is a runner's /status, trimmed.
+func TestStatusDocReadsTaskPartitions(t *testing.T) {
+	const sample = `{"flows":[{"name":"src->dst","tasks":[
+	 {"id":0,"state":"RUNNING","worker_id":"127.0.0.1:43911","lag":2,"records":6383,"partitions":[
+	  {"topic":"stream","remote_topic":"src.stream","partition":4,"state":"RUNNING","source_end":6385,"replicated":6383,"committed":6360,"lag":2}]},
+	 {"id":1,"state":"UNASSIGNED","worker_id":"","lag":null,"lag_unknown":true,"partitions":[]},
+	 {"id":2,"state":"RUNNING","worker_id":"127.0.0.1:43911","lag":0,"partitions":[
+	  {"topic":"stream","partition":0,"state":"RUNNING","source_end":10,"replicated":10,"committed":10,"lag":0},
+	  {"topic":"stream","partition":1,"state":"FAILED","source_end":7,"replicated":3,"committed":3,"lag":4}]}],
+	 "gaps":[{"topic":"stream","partition":1,"from":3,"to":5}]}]}`
+	var d statusDoc
+	if err := json.Unmarshal([]byte(sample), &d); err != nil {
+		t.Fatal(err)
+	}
+	want := []statusPartition{
+		{Topic: "stream", Partition: 4, State: "RUNNING", Replicated: 6383, SourceEnd: 6385, Committed: 6360},
+		{Topic: "stream", Partition: 0, State: "RUNNING", Replicated: 10, SourceEnd: 10, Committed: 10},
+		{Topic: "stream", Partition: 1, State: "FAILED", Replicated: 3, SourceEnd: 7, Committed: 3},
+	}
+	if diff := cmp.Diff(want, d.partitions(0)); diff != "" {
+		t.Errorf("partitions (-want +got):\n%s", diff)
+	}
+	if len(d.Flows[0].Gaps) != 1 {
+		t.Errorf("gaps: %+v, want 1", d.Flows[0].Gaps)
 	}
 }

@@ -10,8 +10,10 @@ package testcluster
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -38,12 +40,14 @@ type Cluster struct {
 	Brokers []string
 	// Fake is the in-process cluster, nil on real brokers.
 	Fake *kfake.Cluster
+	// Extra are options Opts appends, e.g. SASL credentials.
+	Extra []kgo.Opt
 }
 
 // Opts returns the kgo options that reach the cluster, with short metadata
 // ages so that topics created by another client become visible quickly.
 func (c *Cluster) Opts() []kgo.Opt {
-	return []kgo.Opt{kgo.SeedBrokers(c.Brokers...), kgo.MetadataMinAge(50 * time.Millisecond), kgo.MetadataMaxAge(time.Second)}
+	return append([]kgo.Opt{kgo.SeedBrokers(c.Brokers...), kgo.MetadataMinAge(50 * time.Millisecond), kgo.MetadataMaxAge(time.Second)}, c.Extra...)
 }
 
 // Pair is a source and a target cluster.
@@ -82,6 +86,15 @@ func New(t testing.TB, srcAlias, dstAlias string, fakeOpts ...kfake.Opt) *Pair {
 		Source: NewFake(t, srcAlias, fakeOpts...),
 		Target: NewFake(t, dstAlias, fakeOpts...),
 	}
+}
+
+// NewReal returns a pair of the real clusters src and dst (Brokers and
+// Extra set, e.g. another listener with credentials), with unique aliases
+// starting with srcAlias and dstAlias, like New on real brokers.
+func NewReal(srcAlias, dstAlias string, src, dst Cluster) *Pair {
+	u := fmt.Sprintf("%d%03d", time.Now().UnixMilli()%1000000, seq.Add(1))
+	src.Alias, dst.Alias = srcAlias+u, dstAlias+u
+	return &Pair{Source: src, Target: dst, Real: true, uniq: u}
 }
 
 // NewFake starts one in-process kfake cluster with one broker and the
@@ -197,5 +210,48 @@ func Eventually(t testing.TB, timeout time.Duration, msg string, cond func() (bo
 			t.Fatalf("%s: not reached within %v; last: %s", msg, timeout, last)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ParallelOnFake calls t.Parallel on kfake only: on shared real brokers t
+// runs alone. For tests that are safe beside others only on their own
+// clusters: those that stop or restart brokers, cut links through a fault
+// proxy, change cluster-wide settings, or load the clusters heavily (child
+// processes). Other integration tests call t.Parallel themselves: each
+// kfake pair is its own pair of clusters, and on shared real brokers the
+// pair's names are unique ([Pair.Topic], [Pair.Group], the aliases).
+// Tests that change process-wide state (environment, package variables,
+// signal handling) must not be parallel at all.
+func ParallelOnFake(t *testing.T) {
+	t.Helper()
+	if _, _, real := RealBrokers(); !real {
+		t.Parallel()
+	}
+}
+
+// SetDefaultParallel raises the number of parallel tests of the test
+// binary (go test's -parallel, whose default is GOMAXPROCS) to n on kfake,
+// or to raceN when built with -race, unless -parallel was given on the
+// command line. Integration tests spend most of their time waiting (for
+// intervals, sessions, retries), so more of them than cores run well side
+// by side; under the race detector they compute several times more and
+// fewer fit. On real brokers, which every test and package of a run
+// shares, the default stays. Call it from TestMain after flag.Parse and
+// before m.Run.
+func SetDefaultParallel(n, raceN int) {
+	if _, _, real := RealBrokers(); real || !flag.Parsed() {
+		return
+	}
+	if raceEnabled {
+		n = raceN
+	}
+	set := false
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == "test.parallel" {
+			set = true
+		}
+	})
+	if !set && flag.Lookup("test.parallel") != nil {
+		_ = flag.Set("test.parallel", strconv.Itoa(n))
 	}
 }

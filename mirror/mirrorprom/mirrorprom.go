@@ -37,7 +37,13 @@
 //     kmirror_member_slots, kmirror_member_singleton,
 //     kmirror_heartbeat_age_seconds and kmirror_group_sync_groups per flow;
 //     kmirror_topic_errors per flow and operation (topics a per-topic
-//     operation fails for: [mirror.FlowStatus].TopicErrors).
+//     operation fails for: [mirror.FlowStatus].TopicErrors);
+//     kmirror_flow_lag_records and kmirror_flow_lag_unknown per flow (the
+//     lag series are absent while the lag is unknown, never 0);
+//   - gauges computed from [mirror.Mirror.ClusterStatus] (the flow's
+//     status topic, every member): kmirror_cluster_members,
+//     kmirror_cluster_slots per state and kmirror_config_mismatch_keys
+//     per flow.
 //
 // Bytes are the source records' payload: keys, values, header keys and
 // header values (MM2's byte-count counts values only).
@@ -267,6 +273,21 @@ var (
 		"Seconds since the flow last wrote a heartbeat.", flowLabels, nil)
 	descGroups = prometheus.NewDesc("kmirror_group_sync_groups",
 		"Consumer groups per checkpoint/offset-sync state.", []string{"source", "target", "state"}, nil)
+	descConfigMismatch = prometheus.NewDesc("kmirror_config_mismatch_keys",
+		"Configuration keys whose values differ between the flow's live members (tasks.max, enabled, ...; see /status mismatches), as this member reads the flow's status topic; 0 when they agree.",
+		flowLabels, nil)
+	descFlowLag = prometheus.NewDesc("kmirror_flow_lag_records",
+		"Records of the flow this member accounts for that wait to be replicated: its partitions' lag, plus on the member holding the singleton duties the partitions of unassigned slots and those topic errors keep back, or the whole flow's while it retries its start-up. Absent while unknown (kmirror_flow_lag_unknown 1); sum over members for the flow's total.",
+		flowLabels, nil)
+	descFlowLagUnknown = prometheus.NewDesc("kmirror_flow_lag_unknown",
+		"1 while part of the flow's lag this member accounts for cannot be computed (a cluster does not answer, no resume point readable): the lag series are then absent, never 0.",
+		flowLabels, nil)
+	descClusterMembers = prometheus.NewDesc("kmirror_cluster_members",
+		"Live members of the flow (their status records are younger than 3 status intervals), as this member reads the flow's status topic.",
+		flowLabels, nil)
+	descClusterSlots = prometheus.NewDesc("kmirror_cluster_slots",
+		"Slots of the flow per state (RUNNING, PAUSED, UNASSIGNED, ...) across all members, as this member reads the flow's status topic.",
+		[]string{"source", "target", "state"}, nil)
 	descTopicErrors = prometheus.NewDesc("kmirror_topic_errors",
 		"Topics a per-topic operation (create, partitions, describe, config) currently fails for, the other topics replicating (reported by the member holding the singleton duties; see Status topic_errors).",
 		[]string{"source", "target", "op"}, nil)
@@ -278,7 +299,8 @@ var topicOps = []mirror.TopicOp{mirror.TopicOpCreate, mirror.TopicOpPartitions, 
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descLag, descEnd, descRep, descPartFailed, descFlowFailed, descFlowState, descHBAge, descGroups,
-		descOpenTxn, descMemberSlots, descMemberSingleton, descTopicErrors} {
+		descOpenTxn, descMemberSlots, descMemberSingleton, descTopicErrors, descFlowLag, descFlowLagUnknown, descClusterMembers,
+		descClusterSlots, descConfigMismatch} {
 		ch <- d
 	}
 }
@@ -290,17 +312,39 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
+	for _, cf := range c.m.ClusterStatus().Flows {
+		gauge(descClusterMembers, float64(len(cf.Members)), cf.Source, cf.Target)
+		slots := map[mirror.State]int{mirror.StateRunning: 0, mirror.StateUnassigned: 0}
+		for _, s := range cf.Slots {
+			slots[s.State]++
+		}
+		for st, n := range slots {
+			gauge(descClusterSlots, float64(n), cf.Source, cf.Target, string(st))
+		}
+		gauge(descConfigMismatch, float64(len(cf.Mismatches)), cf.Source, cf.Target)
+	}
 	for _, fs := range c.m.Status().Flows {
 		gauge(descFlowState, 1, fs.Source, fs.Target, string(fs.State))
+		gauge(descFlowLagUnknown, boolGauge(fs.LagUnknown), fs.Source, fs.Target)
+		if !fs.LagUnknown {
+			gauge(descFlowLag, float64(fs.Lag), fs.Source, fs.Target)
+		}
 		gauge(descFlowFailed, float64(fs.FailedPartitions), fs.Source, fs.Target)
 		gauge(descMemberSlots, float64(len(fs.Member.Slots)), fs.Source, fs.Target)
 		gauge(descMemberSingleton, boolGauge(fs.Member.Singleton), fs.Source, fs.Target)
 		if !fs.LastHeartbeat.IsZero() {
 			gauge(descHBAge, time.Since(fs.LastHeartbeat).Seconds(), fs.Source, fs.Target)
 		}
+		for _, p := range fs.UnassignedPartitions {
+			if !p.LagUnknown {
+				gauge(descLag, float64(p.Lag), fs.Source, fs.Target, p.Topic, strconv.Itoa(int(p.Partition)))
+			}
+		}
 		for _, p := range fs.Partitions {
 			part := strconv.Itoa(int(p.Partition))
-			gauge(descLag, float64(p.Lag), fs.Source, fs.Target, p.Topic, part)
+			if !p.LagUnknown {
+				gauge(descLag, float64(p.Lag), fs.Source, fs.Target, p.Topic, part)
+			}
 			gauge(descEnd, float64(p.SourceEnd), fs.Source, fs.Target, p.Topic, part)
 			gauge(descRep, float64(p.Replicated), fs.Source, fs.Target, p.Topic, part)
 			gauge(descPartFailed, boolGauge(p.State == mirror.StateFailed), fs.Source, fs.Target, p.Topic, part)

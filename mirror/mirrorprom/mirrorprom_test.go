@@ -119,12 +119,20 @@ func TestEventsBecomeSeries(t *testing.T) {
 		"kmirror_group_offsets_synced_total{source=a,target=b}":                           5,
 		"kmirror_flow_state{source=a,state=UNASSIGNED,target=b}":                          1,
 		"kmirror_flow_failed_partitions{source=a,target=b}":                               0,
-		"kmirror_member_slots{source=a,target=b}":                                         0,
-		"kmirror_member_singleton{source=a,target=b}":                                     0,
-		"kmirror_topic_errors{op=create,source=a,target=b}":                               0,
-		"kmirror_topic_errors{op=partitions,source=a,target=b}":                           0,
-		"kmirror_topic_errors{op=describe,source=a,target=b}":                             0,
-		"kmirror_topic_errors{op=config,source=a,target=b}":                               0,
+		// Issue 20: a Mirror that has not started cannot count its lag
+		// (unknown, no lag series); its cluster view is itself, its 8
+		// slots unowned.
+		"kmirror_flow_lag_unknown{source=a,target=b}":               1,
+		"kmirror_cluster_members{source=a,target=b}":                1,
+		"kmirror_cluster_slots{source=a,state=RUNNING,target=b}":    0,
+		"kmirror_cluster_slots{source=a,state=UNASSIGNED,target=b}": 8,
+		"kmirror_config_mismatch_keys{source=a,target=b}":           0,
+		"kmirror_member_slots{source=a,target=b}":                   0,
+		"kmirror_member_singleton{source=a,target=b}":               0,
+		"kmirror_topic_errors{op=create,source=a,target=b}":         0,
+		"kmirror_topic_errors{op=partitions,source=a,target=b}":     0,
+		"kmirror_topic_errors{op=describe,source=a,target=b}":       0,
+		"kmirror_topic_errors{op=config,source=a,target=b}":         0,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("series (-want +got):\n%s", d)

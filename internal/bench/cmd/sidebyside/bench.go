@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kmirror/kmirror/internal/bench/benchproc"
 	"github.com/kmirror/kmirror/internal/bench/events"
 )
 
@@ -417,7 +418,7 @@ func sumEnds(ctx context.Context, adm *kadm.Client, topic string) (int64, map[in
 
 // waitFor polls topic on the target every 100 ms until it holds want
 // records. It fails when p exits or after the timeout.
-func (b *bench) waitFor(ctx context.Context, p *proc, topic string, want int64) (int64, error) {
+func (b *bench) waitFor(ctx context.Context, p *benchproc.Proc, topic string, want int64) (int64, error) {
 	deadline := time.Now().Add(b.c.timeout)
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -433,14 +434,14 @@ func (b *bench) waitFor(ctx context.Context, p *proc, topic string, want int64) 
 			}
 			last = n
 		}
-		if done, werr := p.exited(); done {
-			return last, fmt.Errorf("%s exited (%v) with %d of %d records on %s; log %s:\n%s", p.name, werr, last, want, topic, p.logPath, p.logTail(20))
+		if done, werr := p.Exited(); done {
+			return last, fmt.Errorf("%s exited (%v) with %d of %d records on %s; log %s:\n%s", p.Name, werr, last, want, topic, p.LogPath, p.LogTail(20))
 		}
 		if time.Now().After(deadline) {
-			return last, fmt.Errorf("%d of %d records on %s after %s (-timeout); log %s:\n%s", last, want, topic, b.c.timeout, p.logPath, p.logTail(20))
+			return last, fmt.Errorf("%d of %d records on %s after %s (-timeout); log %s:\n%s", last, want, topic, b.c.timeout, p.LogPath, p.LogTail(20))
 		}
 		if time.Since(lastLog) > 30*time.Second {
-			b.logf("  %s: %d/%d records on %s", p.name, n, want, topic)
+			b.logf("  %s: %d/%d records on %s", p.Name, n, want, topic)
 			lastLog = time.Now()
 		}
 		select {
@@ -625,7 +626,7 @@ func percentile(sorted []float64, q float64) float64 {
 
 // runOne replicates the bulk topic (and a live topic) with one system.
 func (b *bench) runOne(ctx context.Context, wi int, w workload, bulk string, payload int64, sys string, rep int) (r result) {
-	r = result{Workload: w, System: sys, Rep: rep, Start: time.Now(), Load1: loadAvg1(), Codec: b.c.codecFor(sys, w), PayloadBytes: payload}
+	r = result{Workload: w, System: sys, Rep: rep, Start: time.Now(), Load1: benchproc.LoadAvg1(), Codec: b.c.codecFor(sys, w), PayloadBytes: payload}
 	fail := func(err error) result {
 		r.Err = strings.ReplaceAll(err.Error(), "\n", " | ")
 		return r
@@ -653,11 +654,11 @@ func (b *bench) runOne(ctx context.Context, wi int, w workload, bulk string, pay
 	if err != nil {
 		return fail(err)
 	}
-	p, err := startProc(sys, argv, filepath.Join(b.c.workdir, tag+".log"))
+	p, err := benchproc.Start(sys, argv, filepath.Join(b.c.workdir, tag+".log"))
 	if err != nil {
 		return fail(err)
 	}
-	defer p.stop(60 * time.Second)
+	defer p.Stop(60 * time.Second)
 
 	remoteBulk := srcAlias + "." + bulk
 	n, err := b.waitFor(ctx, p, remoteBulk, int64(w.Records))
@@ -673,12 +674,12 @@ func (b *bench) runOne(ctx context.Context, wi int, w workload, bulk string, pay
 			return fail(err)
 		}
 	}
-	u, err := p.usage()
+	u, err := p.Usage()
 	if err != nil {
 		return fail(fmt.Errorf("read /proc of %s: %w", sys, err))
 	}
 	r.PeakRSSMB, r.CPUS = float64(u.PeakRSSKB)/1024, u.CPU
-	p.stop(60 * time.Second)
+	p.Stop(60 * time.Second)
 
 	_, ends, err := sumEnds(ctx, b.dstAdm, remoteBulk)
 	if err != nil {
@@ -700,8 +701,8 @@ func (b *bench) runOne(ctx context.Context, wi int, w workload, bulk string, pay
 	if r.SourceBytes > 0 {
 		r.StoredRatio = float64(r.TargetBytes) / float64(r.SourceBytes)
 	}
-	r.StartupS = first.Sub(p.started).Seconds()
-	r.CopyCPUS = p.cpuAt(last) - p.cpuAt(first)
+	r.StartupS = first.Sub(p.Started).Seconds()
+	r.CopyCPUS = p.CPUAt(last) - p.CPUAt(first)
 	copyS := max(last.Sub(first).Seconds(), 0.001)
 	r.CopyS = copyS
 	r.RecordsPerS = float64(w.Records) / copyS

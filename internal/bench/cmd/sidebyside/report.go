@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kmirror/kmirror/internal/bench/benchproc"
 )
 
 // report turns the runs into markdown and CSV.
@@ -21,7 +23,7 @@ type report struct {
 }
 
 func newReport(c *config, runID string, started time.Time, results []result) *report {
-	return &report{c: c, runID: runID, started: started, finished: time.Now(), loadEnd: loadAvg1(), results: results}
+	return &report{c: c, runID: runID, started: started, finished: time.Now(), loadEnd: benchproc.LoadAvg1(), results: results}
 }
 
 // summary is the median over the successful runs of one system on one
@@ -112,7 +114,7 @@ func machine() string {
 	}
 	mem := ""
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		if kb, err := statusKB(b, "MemTotal:"); err == nil {
+		if kb, err := benchproc.StatusKB(b, "MemTotal:"); err == nil {
 			mem = fmt.Sprintf(", %.0f GiB RAM", float64(kb)/(1<<20))
 		}
 	}

@@ -1,4 +1,9 @@
-package main
+// Package benchproc runs a system under test as a child process with its
+// output in a log file, and reads its resource use from /proc: CPU seconds
+// (sampled every 50 ms), peak RSS, write system calls, and the machine's
+// load average. The side-by-side and scale benchmarks of internal/bench
+// share it.
+package benchproc
 
 import (
 	"bytes"
@@ -13,16 +18,16 @@ import (
 	"time"
 )
 
-// proc is one system under test: a child process whose output goes to a
+// Proc is one system under test: a child process whose output goes to a
 // log file. Its resource use is read from /proc/<pid>.
-type proc struct {
-	name    string
+type Proc struct {
+	Name    string // as given to Start
 	cmd     *exec.Cmd
-	logPath string
+	LogPath string // the process output
 	logFile *os.File
 	done    chan struct{}
 	waitErr error
-	started time.Time
+	Started time.Time // when it was started
 	stopped sync.Once
 
 	mu      sync.Mutex
@@ -34,7 +39,9 @@ type cpuSample struct {
 	cpu float64
 }
 
-func startProc(name string, argv []string, logPath string) (*proc, error) {
+// Start starts argv with its output in logPath, in its own process group,
+// and samples its CPU time every 50 ms until it exits.
+func Start(name string, argv []string, logPath string) (*Proc, error) {
 	f, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -44,8 +51,8 @@ func startProc(name string, argv []string, logPath string) (*proc, error) {
 	// Own process group: a ^C at the terminal reaches only this driver,
 	// which then stops the child itself.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p := &proc{name: name, cmd: cmd, logPath: logPath, logFile: f, done: make(chan struct{})}
-	p.started = time.Now()
+	p := &Proc{Name: name, cmd: cmd, LogPath: logPath, logFile: f, done: make(chan struct{})}
+	p.Started = time.Now()
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
@@ -61,12 +68,12 @@ func startProc(name string, argv []string, logPath string) (*proc, error) {
 // sample records the CPU seconds of the process every 50 ms until it
 // exits: the copy's CPU time is read off these samples afterwards, at the
 // append times of its first and last record, without asking a broker.
-func (p *proc) sample() {
+func (p *Proc) sample() {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for {
 		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid)); err == nil {
-			if cpu, err := statCPU(stat); err == nil {
+			if cpu, err := StatCPU(stat); err == nil {
 				p.mu.Lock()
 				p.samples = append(p.samples, cpuSample{time.Now(), cpu})
 				p.mu.Unlock()
@@ -80,9 +87,9 @@ func (p *proc) sample() {
 	}
 }
 
-// cpuAt returns the CPU seconds of the last sample taken at or before t
+// CPUAt returns the CPU seconds of the last sample taken at or before t
 // (0 before the first sample).
-func (p *proc) cpuAt(t time.Time) float64 {
+func (p *Proc) CPUAt(t time.Time) float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return cpuAt(p.samples, t)
@@ -99,8 +106,8 @@ func cpuAt(samples []cpuSample, t time.Time) float64 {
 	return cpu
 }
 
-// exited reports whether the process has ended, with its wait error.
-func (p *proc) exited() (bool, error) {
+// Exited reports whether the process has ended, with its wait error.
+func (p *Proc) Exited() (bool, error) {
 	select {
 	case <-p.done:
 		return true, p.waitErr
@@ -109,8 +116,8 @@ func (p *proc) exited() (bool, error) {
 	}
 }
 
-// usage is what /proc says about the process.
-type usage struct {
+// Usage is what /proc says about a process.
+type Usage struct {
 	PeakRSSKB int64   // VmHWM, kB
 	CPU       float64 // utime+stime, seconds
 }
@@ -118,27 +125,28 @@ type usage struct {
 // clockTicks is USER_HZ, 100 on every Linux architecture Go supports.
 const clockTicks = 100
 
-func readUsage(pid int) (usage, error) {
-	var u usage
+// ReadUsage reads a process's peak RSS (VmHWM) and CPU seconds.
+func ReadUsage(pid int) (Usage, error) {
+	var u Usage
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return u, err
 	}
-	if u.PeakRSSKB, err = statusKB(status, "VmHWM:"); err != nil {
+	if u.PeakRSSKB, err = StatusKB(status, "VmHWM:"); err != nil {
 		return u, err
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return u, err
 	}
-	if u.CPU, err = statCPU(stat); err != nil {
+	if u.CPU, err = StatCPU(stat); err != nil {
 		return u, err
 	}
 	return u, nil
 }
 
-// statusKB returns the kB value of a /proc/<pid>/status line.
-func statusKB(status []byte, key string) (int64, error) {
+// StatusKB returns the kB value of a /proc/<pid>/status line.
+func StatusKB(status []byte, key string) (int64, error) {
 	for _, line := range strings.Split(string(status), "\n") {
 		if rest, ok := strings.CutPrefix(line, key); ok {
 			f := strings.Fields(rest)
@@ -151,9 +159,9 @@ func statusKB(status []byte, key string) (int64, error) {
 	return 0, fmt.Errorf("no %s line in /proc status", key)
 }
 
-// statCPU returns utime+stime in seconds from /proc/<pid>/stat (fields 14
+// StatCPU returns utime+stime in seconds from /proc/<pid>/stat (fields 14
 // and 15; the command name in field 2 may hold spaces and parentheses).
-func statCPU(stat []byte) (float64, error) {
+func StatCPU(stat []byte) (float64, error) {
 	i := bytes.LastIndexByte(stat, ')')
 	if i < 0 {
 		return 0, errors.New("malformed /proc stat")
@@ -170,14 +178,35 @@ func statCPU(stat []byte) (float64, error) {
 	return float64(ut+st) / clockTicks, nil
 }
 
-func (p *proc) usage() (usage, error) { return readUsage(p.cmd.Process.Pid) }
+// Usage reads the process's peak RSS and CPU seconds.
+func (p *Proc) Usage() (Usage, error) { return ReadUsage(p.cmd.Process.Pid) }
 
-// stop sends SIGTERM and waits up to grace, then SIGKILL. Only this pid is
+// Pid returns the process ID.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
+// WriteSyscalls returns the process's write system calls so far (syscw of
+// /proc/<pid>/io): with one write per request, as the Kafka clients of Go
+// and Java do for small requests, the difference over an idle minute
+// approximates the requests it sent.
+func WriteSyscalls(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "syscw:"); ok {
+			return strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+		}
+	}
+	return 0, errors.New("no syscw line in /proc io")
+}
+
+// Stop sends SIGTERM and waits up to grace, then SIGKILL. Only this pid is
 // signaled.
-func (p *proc) stop(grace time.Duration) {
+func (p *Proc) Stop(grace time.Duration) {
 	p.stopped.Do(func() {
 		defer p.logFile.Close()
-		if done, _ := p.exited(); done {
+		if done, _ := p.Exited(); done {
 			return
 		}
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
@@ -191,9 +220,9 @@ func (p *proc) stop(grace time.Duration) {
 	})
 }
 
-// logTail returns the last n lines of the log.
-func (p *proc) logTail(n int) string {
-	b, err := os.ReadFile(p.logPath)
+// LogTail returns the last n lines of the log.
+func (p *Proc) LogTail(n int) string {
+	b, err := os.ReadFile(p.LogPath)
 	if err != nil {
 		return ""
 	}
@@ -204,8 +233,8 @@ func (p *proc) logTail(n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// loadAvg1 returns the 1-minute load average, or -1.
-func loadAvg1() float64 {
+// LoadAvg1 returns the 1-minute load average, or -1.
+func LoadAvg1() float64 {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return -1

@@ -1,0 +1,1179 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kmirror/kmirror/internal/cpwatch"
+)
+
+// This file holds the checkpoint emission: the emitter's state of the
+// source groups and the incremental update of it, one emission at a time.
+//
+// An emission does work in proportion to what changed since the previous
+// one, not to what exists (issue 22). Its inputs are:
+//   - the committed offsets of every known group, fetched in one batched
+//     OffsetFetch per group coordinator (no Kafka API says which groups
+//     committed): a group partition whose offset and metadata are
+//     unchanged costs a map lookup;
+//   - the source partitions whose offset syncs, runs or their tags changed
+//     (Emitter.changed, filled by the syncs tailer): only their group
+//     partitions are translated again;
+//   - the group partitions left pending by an earlier emission (a log end
+//     unknown, a failed write or listing);
+//   - the target's identity and log ends, listed for the remote topics of
+//     the group partitions to check, and every targetSweepInterval for every
+//     remote topic (a sweep), which finds the remote topics re-created or
+//     truncated, and the target rebuilt, under idle partitions.
+//
+// A group partition is translated when its source offset changed or its
+// source partition's translation state did; it is checked against the
+// target (checkTarget) and queued when its offset changed, its translation
+// changed, its syncs are tagged for another target cluster, it is pending,
+// or the listing shows its remote partition changed (a new topic ID, a
+// lower log end, another cluster). Everything else is left as it is, and
+// so is the status of a group none of whose partitions changed. With
+// Emitter.full every emission recomputes everything, the way the emitter
+// worked before issue 22: the tests compare the two
+// (incremental_test.go).
+
+// targetSweepInterval is how often an emission lists every remote topic's
+// identity and log ends, and every source topic's ID, to find changes under
+// idle partitions; never more often than the emission interval.
+const targetSweepInterval = time.Minute
+
+// groupEntry is the Run goroutine's state of one source group.
+type groupEntry struct {
+	name    string
+	parts   map[tpKey]*partEntry // by source topic and partition
+	skipped []string             // committed topics that are not replicated
+	fetched time.Time
+	err     string // last fetch error
+	active  bool   // active on the target at the last sync
+	syncErr string // last group-level sync failure
+
+	// Group offset sync's change detection (groupsync.go).
+	tstate      string // target group state at the last sync round
+	tlisted     bool   // listed on the target at the last sync round
+	tknown      bool   // tstate and tlisted are known
+	nTarget     int    // partitions with seenTarget >= 0
+	syncDirty   bool   // a translation, source offset or checkpoint moved since the last plan
+	syncPending bool   // the last plan left something to retry
+
+	// stamp is the emission that last saw the group (listing).
+	stamp   uint64
+	status  GroupStatus // cached, valid unless touched
+	touched bool        // its status must be recomputed
+}
+
+type cpKeyTP struct {
+	remote    string
+	partition int32
+}
+
+// partEntry is one replicated partition the group committed on the source.
+type partEntry struct {
+	g             *groupEntry
+	topic, remote string
+	partition     int32
+	srcOffset     int64
+	metadata      string
+	topicID       [16]byte        // the source topic's ID at the fetch, zero unknown
+	translated    int64           // translation of srcOffset, -1 none
+	exact         bool            // translated is exact
+	reason        string          // why there is no translation
+	exactReason   string          // why the translation is not exact
+	info          TranslationInfo // how translated was found (TranslationHeader)
+	targetOffset  int64           // target group offset last seen/committed, -1 unknown
+	seenTarget    int64           // target group offset as last fetched or committed, -1 none
+	syncReason    string
+	waiting       bool // counted in Emitter.waiting
+
+	epoch        uint64 // emission whose fetch last saw it
+	tmark, cmark uint64 // emission that queued it for translation, for checking
+	force        bool   // checked even if its translation is unchanged
+}
+
+func (pe *partEntry) key() tpKey { return tpKey{topic: pe.topic, partition: pe.partition} }
+
+func (pe *partEntry) cpKey() cpKeyTP { return cpKeyTP{remote: pe.remote, partition: pe.partition} }
+
+// workCounters count the per-group-partition work of the emitter: the
+// tests check that an idle emission does none. Atomic: tests read them
+// while Run works.
+type workCounters struct {
+	translations atomic.Int64 // Translator calls
+	checks       atomic.Int64 // group partitions checked against the target view
+	statuses     atomic.Int64 // group statuses recomputed
+	written      atomic.Int64 // checkpoint records handed to the producer
+	planned      atomic.Int64 // groups planned by group offset sync
+	emissions    atomic.Int64
+	syncs        atomic.Int64
+}
+
+// emitIO is the I/O one emission needs; run implements it with the
+// emitter's clients, tests with an in-memory model.
+type emitIO interface {
+	// listGroups returns the sorted source consumer groups passing the
+	// group filter.
+	listGroups(ctx context.Context) ([]string, error)
+	// fetchOffsets returns the committed offsets of groups (one batched
+	// OffsetFetch per coordinator); errs holds the groups whose fetch
+	// failed as a whole.
+	fetchOffsets(ctx context.Context, groups []string) (resp []kmsg.OffsetFetchResponseGroup, errs map[string]error)
+	// topicIDs lists the current IDs of source topics.
+	topicIDs(ctx context.Context, topics []string) (map[string][16]byte, error)
+	// listTarget lists the target's cluster ID, and the IDs and log ends
+	// of the remote topics.
+	listTarget(ctx context.Context, topics []string) (*targetView, error)
+	// createTopic creates the checkpoints topic (again: the target was
+	// rebuilt).
+	createTopic(ctx context.Context) error
+	// write writes the checkpoints, forgets those that failed in e.cps and
+	// returns them.
+	write(ctx context.Context, ts time.Time, cps []Checkpoint) []Checkpoint
+}
+
+// emit runs one checkpoint emission with the run's clients.
+func (r *run) emit(ctx context.Context) bool { return r.e.emit(ctx, r) }
+
+// emit runs one checkpoint emission (docs/mm2-compat.md §6.4) on the
+// changes since the previous one (see the top of this file). It reports
+// false when listing the groups or fetching some group's offsets failed.
+func (e *Emitter) emit(ctx context.Context, io emitIO) bool {
+	c := e.cfg
+	ts := time.Now()
+	e.stamp++
+	st := e.stamp
+	e.work.emissions.Add(1)
+	ok := true
+	sweep := e.full || e.forceSweep || e.nextSweep.IsZero() || !ts.Before(e.nextSweep)
+	e.forceSweep = false
+	if !e.listedOnce || c.RefreshGroupsInterval > 0 {
+		groups, err := io.listGroups(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return false
+			}
+			e.log.Warn("listing source groups", "cluster", c.SourceAlias, "err", err)
+			e.fail("list_groups", err)
+			if !e.listedOnce {
+				return false
+			}
+			ok = false
+		} else {
+			e.setKnownGroups(groups, st)
+		}
+	}
+	fetched, ferrs := io.fetchOffsets(ctx, e.knownGroups)
+	if ctx.Err() != nil {
+		return false
+	}
+	clear(e.replicated) // the topic filter may change its mind (topics skipped at run time)
+
+	var translate, check []*partEntry
+	queueT := func(pe *partEntry, force bool) {
+		if force {
+			pe.force = true
+		}
+		if pe.tmark != st {
+			pe.tmark = st
+			translate = append(translate, pe)
+		}
+	}
+	queueC := func(pe *partEntry) {
+		if pe.cmark != st {
+			pe.cmark = st
+			check = append(check, pe)
+		}
+	}
+
+	// The fetched offsets: new, moved and removed group partitions.
+	fetchErrs := 0
+	seen := make(map[string]bool, len(fetched))
+	for i := range fetched {
+		rg := &fetched[i]
+		seen[rg.Group] = true
+		if err := kerr.ErrorForCode(rg.ErrorCode); err != nil {
+			fetchErrs++
+			e.groupFetchFailed(rg.Group, err)
+			continue
+		}
+		e.absorbGroup(rg, ts, st, queueT)
+	}
+	for _, name := range e.knownGroups {
+		if seen[name] {
+			continue
+		}
+		err := ferrs[name]
+		if err == nil {
+			err = errors.New("no response for group")
+		}
+		fetchErrs++
+		e.groupFetchFailed(name, err)
+	}
+	if fetchErrs > 0 {
+		err := fmt.Errorf("fetching offsets of %d of %d groups failed", fetchErrs, len(e.knownGroups))
+		e.log.Warn("fetching source group offsets", "cluster", c.SourceAlias, "err", err)
+		e.fail("fetch_offsets", err)
+		ok = false
+	}
+
+	// Source partitions whose translation state changed.
+	e.storeMu.Lock()
+	changed := e.changed
+	e.changed = map[tpKey]struct{}{}
+	e.storeMu.Unlock()
+	for k := range changed {
+		for pe := range e.byPart[k] {
+			queueT(pe, false)
+		}
+	}
+	if e.full {
+		for _, g := range e.groups {
+			for _, pe := range g.parts {
+				queueT(pe, true)
+			}
+		}
+	}
+
+	// Source topic IDs (offset runs only): of the topics to translate, and
+	// of every topic at a sweep, where a re-created topic's partitions are
+	// translated again.
+	if c.OffsetRunsTopic != "" {
+		e.refreshSourceIDs(ctx, io, sweep, translate, queueT)
+	}
+
+	// Translate.
+	e.storeMu.Lock()
+	for _, pe := range translate {
+		before := pe.translation()
+		pe.topicID = e.srcIDs[pe.topic]
+		e.translate(pe)
+		moved := pe.translation() != before
+		if moved {
+			pe.syncReason = "" // decided for the old translation
+			pe.g.syncDirty = true
+			e.touch(pe.g)
+		}
+		if pe.force || moved || e.tagStale(pe.key()) {
+			queueC(pe)
+		}
+		pe.force = false
+	}
+	e.storeMu.Unlock()
+	for pe := range e.pending {
+		queueC(pe)
+	}
+	clear(e.pending)
+	if e.full {
+		for _, g := range e.groups {
+			for _, pe := range g.parts {
+				queueC(pe)
+			}
+		}
+	}
+	if len(check) == 0 && !sweep {
+		e.publish()
+		return ok
+	}
+
+	// The target's identity and log ends, listed after the translations:
+	// checkpoints are never past the target log end, and syncs of a
+	// previous target log are discarded (checkTarget).
+	view, err := e.listFor(ctx, io, sweep, check)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("listing the target's remote topics; no checkpoints this round", "cluster", c.TargetAlias, "err", err)
+			e.fail("list_target", err)
+		}
+		for _, pe := range check {
+			e.pending[pe] = struct{}{}
+		}
+		e.publish()
+		return false
+	}
+	if sweep {
+		e.nextSweep = ts.Add(max(e.sweepEvery, c.Interval))
+	}
+	if view == nil { // nothing to list
+		e.publish()
+		return ok
+	}
+	if e.dstCluster != "" && view.cluster != "" && view.cluster != e.dstCluster {
+		e.log.Warn("target cluster ID changed (target rebuilt under the same alias): checkpoints topic created again, stale offset syncs discarded",
+			"cluster", c.TargetAlias, "was", e.dstCluster, "now", view.cluster)
+		if err := io.createTopic(ctx); err != nil {
+			e.log.Warn("creating checkpoints topic", "err", err)
+		}
+		for _, g := range e.groups {
+			for _, pe := range g.parts {
+				queueC(pe)
+			}
+		}
+	}
+	// Remote partitions that changed under idle group partitions.
+	e.viewChanges(view, queueC)
+
+	var out []Checkpoint
+	e.storeMu.Lock()
+	stale := e.checkTarget(view, check)
+	e.discardStale(stale)
+	e.markStale(stale)
+	e.queue(view, stale, check, &out)
+	e.storeMu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return cpLess(out[i], out[j]) })
+	e.work.written.Add(int64(len(out)))
+	for _, cp := range io.write(ctx, ts, out) {
+		if pe := e.entryOf(cp.Group, cp.Topic, cp.Partition); pe != nil {
+			e.pending[pe] = struct{}{}
+			e.touch(pe.g)
+		}
+	}
+	e.publish()
+	return ok
+}
+
+// translation is the part of a partEntry a translation sets.
+type translation struct {
+	translated       int64
+	exact            bool
+	reason, exactWhy string
+	info             TranslationInfo
+}
+
+func (pe *partEntry) translation() translation {
+	return translation{pe.translated, pe.exact, pe.reason, pe.exactReason, pe.info}
+}
+
+func cpLess(a, b Checkpoint) bool {
+	if a.Group != b.Group {
+		return a.Group < b.Group
+	}
+	if a.Topic != b.Topic {
+		return a.Topic < b.Topic
+	}
+	return a.Partition < b.Partition
+}
+
+// setKnownGroups records a successful listing: groups gone from it (deleted
+// on the source, or filtered out) are forgotten.
+func (e *Emitter) setKnownGroups(groups []string, st uint64) {
+	e.knownGroups, e.listedOnce = groups, true
+	for _, name := range groups {
+		if g := e.groups[name]; g != nil {
+			g.stamp = st
+		}
+	}
+	for _, g := range e.groups {
+		if g.stamp != st {
+			e.removeGroup(g)
+		}
+	}
+}
+
+// groupFetchFailed records a failed fetch of a group's offsets; its state
+// is kept.
+func (e *Emitter) groupFetchFailed(name string, err error) {
+	if g := e.groups[name]; g != nil && g.err != err.Error() {
+		g.err = err.Error()
+		e.touch(g)
+	}
+}
+
+// absorbGroup compares one group's fetched offsets with its state: new
+// and moved partitions are queued for translation (and checking), removed
+// ones dropped, a group without any commit forgotten. An unchanged group
+// costs one map lookup per partition.
+func (e *Emitter) absorbGroup(rg *kmsg.OffsetFetchResponseGroup, ts time.Time, st uint64, queueT func(*partEntry, bool)) {
+	g := e.groups[rg.Group]
+	if g != nil {
+		g.fetched = ts
+		if g.err != "" {
+			g.err = ""
+			e.touch(g)
+		}
+	}
+	commits, seen := 0, 0
+	var skipped []string
+	for ti := range rg.Topics {
+		rt := &rg.Topics[ti]
+		replicated := e.isReplicated(rt.Topic)
+		for pi := range rt.Partitions {
+			rp := &rt.Partitions[pi]
+			if rp.ErrorCode != 0 || rp.Offset < 0 {
+				continue // no commit, or a null offset entry (MM2 skips both)
+			}
+			commits++
+			if g == nil {
+				g = &groupEntry{name: rg.Group, parts: map[tpKey]*partEntry{}, fetched: ts, stamp: st}
+				e.groups[rg.Group] = g
+				e.names = nil
+				e.touch(g)
+			}
+			if !replicated {
+				if len(skipped) == 0 || skipped[len(skipped)-1] != rt.Topic {
+					skipped = append(skipped, rt.Topic)
+				}
+				continue
+			}
+			md := ""
+			if rp.Metadata != nil {
+				md = *rp.Metadata
+			}
+			pe := g.parts[tpKey{topic: rt.Topic, partition: rp.Partition}]
+			if pe == nil {
+				pe = e.addPart(g, rt.Topic, rp.Partition)
+			} else if pe.srcOffset == rp.Offset && pe.metadata == md {
+				pe.epoch = st
+				seen++
+				continue
+			}
+			pe.srcOffset, pe.metadata, pe.epoch = rp.Offset, md, st
+			seen++
+			g.syncDirty = true
+			e.touch(g)
+			queueT(pe, true)
+		}
+	}
+	if g == nil {
+		return
+	}
+	if commits == 0 {
+		e.removeGroup(g)
+		return
+	}
+	if seen != len(g.parts) {
+		for k, pe := range g.parts {
+			if pe.epoch != st {
+				e.removePart(pe)
+				delete(g.parts, k)
+			}
+		}
+		g.syncDirty = true
+		e.touch(g)
+	}
+	sort.Strings(skipped)
+	skipped = compactStrings(skipped)
+	if !equalStrings(skipped, g.skipped) {
+		g.skipped = skipped
+		e.touch(g)
+	}
+}
+
+func compactStrings(s []string) []string {
+	if len(s) < 2 {
+		return s
+	}
+	out := s[:1]
+	for _, v := range s[1:] {
+		if v != out[len(out)-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// isReplicated returns the topic filter's verdict on a source topic,
+// asked once per topic and emission (it is a regular expression, and the
+// engine's skips it consults change at run time).
+func (e *Emitter) isReplicated(topic string) bool {
+	ok, known := e.replicated[topic]
+	if !known {
+		ok = e.cfg.TopicFilter(topic)
+		e.replicated[string([]byte(topic))] = ok // the response's string stays unreferenced
+	}
+	return ok
+}
+
+// addPart adds a group partition: indexed by source partition, counted
+// under its remote topic. Topic names are interned (one string per topic).
+func (e *Emitter) addPart(g *groupEntry, topic string, partition int32) *partEntry {
+	remote, ok := e.remotes[topic]
+	if !ok {
+		topic = string([]byte(topic))
+		remote = e.remoteTopic(topic)
+		e.remotes[topic] = remote
+		e.sourceOf[remote] = topic
+	} else {
+		topic = e.sourceOf[remote]
+	}
+	pe := &partEntry{g: g, topic: topic, remote: remote, partition: partition, translated: -1, targetOffset: -1, seenTarget: -1}
+	k := pe.key()
+	g.parts[k] = pe
+	m := e.byPart[k]
+	if m == nil {
+		m = map[*partEntry]struct{}{}
+		e.byPart[k] = m
+	}
+	m[pe] = struct{}{}
+	e.remoteRefs[remote]++
+	return pe
+}
+
+// removePart drops a group partition from the indexes (not from its
+// group's map).
+func (e *Emitter) removePart(pe *partEntry) {
+	k := pe.key()
+	if m := e.byPart[k]; m != nil {
+		delete(m, pe)
+		if len(m) == 0 {
+			delete(e.byPart, k)
+		}
+	}
+	if e.remoteRefs[pe.remote]--; e.remoteRefs[pe.remote] <= 0 {
+		delete(e.remoteRefs, pe.remote)
+	}
+	delete(e.pending, pe)
+	if pe.waiting {
+		e.waiting--
+	}
+	if pe.seenTarget >= 0 {
+		pe.g.nTarget--
+	}
+}
+
+// removeGroup forgets a group (deleted on the source, filtered out, or
+// without commits). Its checkpoints stay known.
+func (e *Emitter) removeGroup(g *groupEntry) {
+	for _, pe := range g.parts {
+		e.removePart(pe)
+	}
+	delete(e.groups, g.name)
+	e.names = nil
+	e.statusDirty = true
+}
+
+// entryOf returns the group partition of a checkpoint's key, nil when gone.
+func (e *Emitter) entryOf(group, remote string, partition int32) *partEntry {
+	g := e.groups[group]
+	src, ok := e.sourceOf[remote]
+	if g == nil || !ok {
+		return nil
+	}
+	return g.parts[tpKey{topic: src, partition: partition}]
+}
+
+// touch marks a group's status for recomputation at the next publish.
+func (e *Emitter) touch(g *groupEntry) {
+	g.touched = true
+	e.statusDirty = true
+}
+
+// setWaiting keeps Emitter.waiting: the group partitions waiting for
+// their first offset sync (or run, or a sync of the current target log).
+func (e *Emitter) setWaiting(pe *partEntry) {
+	w := pe.reason == ReasonNoOffsetSync || pe.reason == ReasonNewIncarnation || pe.reason == ReasonStaleTarget
+	if w != pe.waiting {
+		pe.waiting = w
+		if w {
+			e.waiting++
+		} else {
+			e.waiting--
+		}
+	}
+}
+
+// tagStale reports whether the newest syncs or runs of source partition k
+// are recorded for another target cluster than the one of the last
+// listing: checkTarget will discard them. Callers hold storeMu.
+func (e *Emitter) tagStale(k tpKey) bool {
+	if e.dstCluster == "" {
+		return false
+	}
+	if t := e.syncTags[k]; t != "" && t != e.dstCluster {
+		return true
+	}
+	t := e.runTags[k]
+	return t != "" && t != e.dstCluster
+}
+
+// refreshSourceIDs lists the IDs of the source topics to translate (every
+// committed topic at a sweep); the partitions of a topic whose ID changed
+// are translated again. A failed listing keeps the IDs known.
+func (e *Emitter) refreshSourceIDs(ctx context.Context, io emitIO, sweep bool, translate []*partEntry, queueT func(*partEntry, bool)) {
+	seen := map[string]bool{}
+	var topics []string
+	add := func(t string) {
+		if !seen[t] {
+			seen[t] = true
+			topics = append(topics, t)
+		}
+	}
+	if sweep {
+		for k := range e.byPart {
+			add(k.topic)
+		}
+	} else {
+		for _, pe := range translate {
+			add(pe.topic)
+		}
+	}
+	if len(topics) == 0 {
+		return
+	}
+	sort.Strings(topics)
+	ids, err := io.topicIDs(ctx, topics)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("listing source topic IDs", "cluster", e.cfg.SourceAlias, "err", err)
+		}
+		return
+	}
+	var moved map[string]bool
+	for t, id := range ids {
+		if old, ok := e.srcIDs[t]; ok && old != id {
+			if moved == nil {
+				moved = map[string]bool{}
+			}
+			moved[t] = true
+		}
+		e.srcIDs[t] = id
+	}
+	if moved == nil {
+		return
+	}
+	for k, m := range e.byPart {
+		if moved[k.topic] {
+			for pe := range m {
+				queueT(pe, true)
+			}
+		}
+	}
+}
+
+// listFor lists the target view an emission needs: every remote topic at
+// a sweep, else those of the group partitions to check. It returns nil
+// when there is nothing to list.
+func (e *Emitter) listFor(ctx context.Context, io emitIO, sweep bool, check []*partEntry) (*targetView, error) {
+	var topics []string
+	if sweep {
+		topics = make([]string, 0, len(e.remoteRefs))
+		for t := range e.remoteRefs {
+			topics = append(topics, t)
+		}
+	} else {
+		seen := map[string]bool{}
+		for _, pe := range check {
+			if !seen[pe.remote] {
+				seen[pe.remote] = true
+				topics = append(topics, pe.remote)
+			}
+		}
+	}
+	if len(topics) == 0 {
+		return nil, nil
+	}
+	sort.Strings(topics)
+	v, err := io.listTarget(ctx, topics)
+	if err != nil {
+		return nil, err
+	}
+	if !sweep && e.dstCluster != "" && v.cluster != "" && v.cluster != e.dstCluster && len(topics) < len(e.remoteRefs) {
+		return e.listFor(ctx, io, true, nil) // the target was rebuilt: every remote topic
+	}
+	return v, nil
+}
+
+// viewChanges queues for checking the group partitions of remote
+// partitions the view shows changed since their last listing: another
+// topic ID (re-created), a lower log end (truncated), and records the
+// view's log ends.
+func (e *Emitter) viewChanges(v *targetView, queueC func(*partEntry)) {
+	// Their groups are planned again by the next group offset sync too:
+	// a target group may now be past the log end.
+	all := func(remote string, partition int32) {
+		src, ok := e.sourceOf[remote]
+		if !ok {
+			return
+		}
+		for k, m := range e.byPart {
+			if k.topic == src && (partition < 0 || k.partition == partition) {
+				for pe := range m {
+					queueC(pe)
+					pe.g.syncDirty = true
+				}
+			}
+		}
+	}
+	for remote, id := range v.ids {
+		if old, ok := e.remoteIDs[remote]; ok && old != id {
+			all(remote, -1)
+		}
+	}
+	for remote, ps := range v.ends {
+		for p, o := range ps {
+			if p < 0 || o.Err != nil {
+				continue
+			}
+			k := cpKeyTP{remote: remote, partition: p}
+			if old, ok := e.remoteEnds[k]; ok && o.Offset < old {
+				all(remote, p)
+			}
+			e.remoteEnds[k] = o.Offset
+		}
+	}
+}
+
+// markStale clears the translation of every group partition of the stale
+// source partitions (callers hold storeMu).
+func (e *Emitter) markStale(st staleness) {
+	for k := range st.parts {
+		for pe := range e.byPart[k] {
+			pe.translated, pe.exact, pe.exactReason, pe.reason = -1, false, "", ReasonStaleTarget
+			pe.syncReason = ""
+			e.setWaiting(pe)
+			pe.g.syncDirty = true
+			e.touch(pe.g)
+		}
+	}
+}
+
+// queue appends to out the checkpoints of the checked group partitions
+// after the target checks: per translated partition whose syncs are not
+// stale, when more recent than the last checkpoint (MM2's
+// checkpointIsMoreRecent; a stale last checkpoint was forgotten, so a lower
+// one is written). A partition whose remote log end is unknown this round
+// stays pending. Callers hold storeMu.
+func (e *Emitter) queue(v *targetView, st staleness, check []*partEntry, out *[]Checkpoint) {
+	for _, pe := range check {
+		if _, stale := st.parts[pe.key()]; stale || pe.translated < 0 {
+			continue
+		}
+		end, _, ok := v.end(pe.remote, pe.partition)
+		if !ok {
+			e.pending[pe] = struct{}{} // the remote partition's end is unknown this round
+			continue
+		}
+		if pe.translated > end {
+			continue
+		}
+		cp := Checkpoint{Group: pe.g.name, Topic: pe.remote, Partition: pe.partition,
+			UpstreamOffset: pe.srcOffset, DownstreamOffset: pe.translated, Metadata: pe.metadata}
+		if e.cps.NextExact(cp, pe.exact) {
+			e.cps.SetTarget(cp.Group, pe.remote, pe.partition, v.id(pe.remote))
+			*out = append(*out, cp)
+			pe.syncReason = "" // decided for the old checkpoint
+			pe.g.syncDirty = true
+			e.touch(pe.g)
+		}
+	}
+}
+
+// translate computes pe's translation (docs/mm2-compat.md §6.4 steps 2-3);
+// queue decides on its checkpoint after the target checks. Callers hold
+// storeMu.
+func (e *Emitter) translate(pe *partEntry) {
+	e.work.translations.Add(1)
+	tr := Translator{Syncs: e.store, Runs: e.runs}.Translate(pe.topic, pe.partition, pe.topicID, pe.srcOffset)
+	pe.translated, pe.exact, pe.reason, pe.exactReason, pe.info = -1, false, "", "", TranslationInfo{}
+	if !tr.OK {
+		pe.reason = tr.Reason
+		if e.discarded[pe.key()] {
+			pe.reason = ReasonStaleTarget
+		}
+	} else {
+		pe.exactReason = tr.Reason
+		pe.translated, pe.exact, pe.info = tr.Offset, tr.Exact, tr.info()
+	}
+	e.setWaiting(pe)
+}
+
+// best returns the best known no-skip target offset for pe's current
+// source offset: its translation, or the last checkpoint of the partition
+// when that one is for an offset not after the current one and higher
+// (translations of older offsets never pass the current position).
+func (e *Emitter) best(group string, pe *partEntry) (int64, bool) {
+	last, ok := e.cps.Last(group, pe.remote, pe.partition)
+	if !ok {
+		return bestOffset(pe.srcOffset, pe.translated, nil)
+	}
+	return bestOffset(pe.srcOffset, pe.translated, &last)
+}
+
+// listGroups returns the sorted consumer groups on the source passing the
+// group filter. Connect and share groups are not consumer groups.
+func (r *run) listGroups(ctx context.Context) ([]string, error) {
+	e := r.e
+	lctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
+	defer cancel()
+	listed, err := r.src.ListGroups(lctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(listed))
+	for name, g := range listed {
+		if g.GroupType == "share" || g.GroupType == "streams" || (g.ProtocolType != "consumer" && g.ProtocolType != "") {
+			continue
+		}
+		if e.cfg.GroupFilter(name) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// fetchOffsets fetches the source groups' committed offsets.
+func (r *run) fetchOffsets(ctx context.Context, groups []string) ([]kmsg.OffsetFetchResponseGroup, map[string]error) {
+	return r.e.fetchGroupOffsets(ctx, r.srcCl, groups)
+}
+
+// fetchGroupOffsets fetches the committed offsets of groups with cl: all
+// of them in one OffsetFetch request (v8+, KIP-709), which the client
+// splits into one request per group coordinator; with FetchBatch, in
+// requests of at most FetchBatch groups, 4 at a time. A broker too old
+// for batched requests gets one request per group (the client's
+// fallback). Groups whose request failed are in errs; group-level errors
+// are in each response group's ErrorCode.
+func (e *Emitter) fetchGroupOffsets(ctx context.Context, cl *kgo.Client, groups []string) ([]kmsg.OffsetFetchResponseGroup, map[string]error) {
+	if len(groups) == 0 {
+		return nil, nil
+	}
+	batch := len(groups)
+	if e.cfg.FetchBatch > 0 {
+		batch = e.cfg.FetchBatch
+	}
+	var mu sync.Mutex
+	var out []kmsg.OffsetFetchResponseGroup
+	errs := map[string]error{}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for i := 0; i < len(groups); i += batch {
+		part := groups[i:min(i+batch, len(groups))]
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			fctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
+			defer cancel()
+			req := kmsg.NewPtrOffsetFetchRequest()
+			req.Groups = make([]kmsg.OffsetFetchRequestGroup, len(part))
+			for j, g := range part {
+				rg := kmsg.NewOffsetFetchRequestGroup()
+				rg.Group = g
+				req.Groups[j] = rg
+			}
+			shards := cl.RequestSharded(fctx, req)
+			mu.Lock()
+			defer mu.Unlock()
+			for _, sh := range shards {
+				if sh.Err != nil {
+					if sreq, ok := sh.Req.(*kmsg.OffsetFetchRequest); ok {
+						for _, g := range sreq.Groups {
+							errs[g.Group] = sh.Err
+						}
+						if sreq.Group != "" && len(sreq.Groups) == 0 {
+							errs[sreq.Group] = sh.Err
+						}
+					}
+					continue
+				}
+				resp := sh.Resp.(*kmsg.OffsetFetchResponse)
+				out = append(out, resp.Groups...)
+			}
+		})
+	}
+	wg.Wait()
+	return out, errs
+}
+
+// topicIDs lists the current IDs of source topics, after the offsets were
+// fetched: a re-created topic's new offsets are never translated with the
+// old topic's offset runs.
+func (r *run) topicIDs(ctx context.Context, topics []string) (map[string][16]byte, error) {
+	lctx, cancel := context.WithTimeout(ctx, r.e.cfg.AdminTimeout)
+	defer cancel()
+	td, err := r.src.ListTopics(lctx, topics...)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][16]byte, len(td))
+	for t, d := range td {
+		if d.Err == nil {
+			out[t] = d.ID
+		}
+	}
+	return out, nil
+}
+
+// checkpointRecord is the one place a checkpoint record is built: key,
+// value and the headers recording the target log it describes and how its
+// translation was found.
+func (e *Emitter) checkpointRecord(cp Checkpoint, ts time.Time) (*kgo.Record, error) {
+	k, err := cp.Key()
+	if err != nil {
+		return nil, err
+	}
+	v, err := cp.Value()
+	if err != nil {
+		return nil, err
+	}
+	return &kgo.Record{Topic: e.cpTopic, Partition: 0, Key: k, Value: v, Timestamp: ts,
+		Headers: append(e.cps.Target(cp.Group, cp.Topic, cp.Partition).headers(), e.translationHeader(cp))}, nil
+}
+
+// translationHeader returns cp's [TranslationHeader]: how the translation
+// it carries was found (the group's partition entry translated it).
+func (e *Emitter) translationHeader(cp Checkpoint) kgo.RecordHeader {
+	info := TranslationInfo{Kind: KindSync, Reread: -1}
+	if pe := e.entryOf(cp.Group, cp.Topic, cp.Partition); pe != nil && pe.translated == cp.DownstreamOffset {
+		info = pe.info
+	}
+	return kgo.RecordHeader{Key: TranslationHeader, Value: []byte(info.String())}
+}
+
+// write produces the checkpoints of one emission to partition 0 and waits
+// for their acknowledgement. Checkpoints that failed are forgotten, so
+// that the next emission writes them again, and returned.
+//
+// failed and firstErr are shared with the produce callbacks, which kgo
+// runs on its own goroutines: every access holds mu. write waits for every
+// callback (pending), not only for Flush: kgo calls the callback of a
+// record it refuses before buffering it (over the client's
+// MaxBufferedBytes, say) on a goroutine of its own, possibly after Flush
+// returned.
+func (r *run) write(ctx context.Context, ts time.Time, cps []Checkpoint) []Checkpoint {
+	e := r.e
+	if len(cps) == 0 {
+		return nil
+	}
+	var mu sync.Mutex
+	var failed []Checkpoint
+	var firstErr error
+	var pending sync.WaitGroup
+	for _, cp := range cps {
+		rec, err := e.checkpointRecord(cp, ts)
+		if err != nil { // an over-long group id or metadata: cannot be written
+			e.log.Warn("checkpoint not encodable", "group", cp.Group, "topic", cp.Topic, "partition", cp.Partition, "err", err)
+			mu.Lock()
+			failed = append(failed, cp)
+			mu.Unlock()
+			continue
+		}
+		pending.Add(1)
+		r.dstCl.Produce(ctx, rec, func(_ *kgo.Record, err error) {
+			defer pending.Done()
+			if err != nil {
+				mu.Lock()
+				failed = append(failed, cp)
+				if firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+				return
+			}
+			if e.cfg.OnLatency != nil {
+				e.cfg.OnLatency(time.Since(ts))
+			}
+		})
+	}
+	if err := r.dstCl.Flush(ctx); err != nil && ctx.Err() == nil {
+		e.log.Warn("flushing checkpoints", "err", err)
+	}
+	waitDone(ctx, &pending)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, cp := range failed {
+		if last, ok := e.cps.Last(cp.Group, cp.Topic, cp.Partition); ok && last == cp {
+			e.cps.Forget(cp.Group, cp.Topic, cp.Partition)
+		}
+	}
+	bad := make(map[Checkpoint]bool, len(failed))
+	for _, cp := range failed {
+		bad[cp] = true
+	}
+	for _, cp := range cps {
+		if !bad[cp] {
+			e.cpAt[cp.Group] = ts
+		}
+	}
+	if firstErr != nil && ctx.Err() == nil {
+		e.log.Warn("writing checkpoints", "topic", e.cpTopic, "failed", len(failed), "of", len(cps), "err", firstErr)
+		e.fail("write_checkpoints", firstErr)
+	}
+	if e.cfg.OnCheckpoints != nil {
+		e.cfg.OnCheckpoints(len(cps) - len(failed))
+	}
+	if cpwatch.Active(ctx) {
+		var ws []cpwatch.Written
+		for _, cp := range cps {
+			if !bad[cp] {
+				ws = append(ws, cpwatch.Written{Group: cp.Group, Topic: cp.Topic, Partition: cp.Partition, Offset: cp.DownstreamOffset})
+			}
+		}
+		cpwatch.Call(ctx, r.dst, ws)
+	}
+	return append([]Checkpoint(nil), failed...)
+}
+
+// waitDone waits for wg, or until ctx is done (at shutdown the callbacks
+// still to come run later, under their own lock).
+func waitDone(ctx context.Context, wg *sync.WaitGroup) {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// publish recomputes the status of the groups touched since the last
+// publish and rebuilds the snapshot when anything changed. Run goroutine.
+func (e *Emitter) publish() {
+	if !e.statusDirty && !e.full {
+		e.mu.Lock()
+		for i := range e.status {
+			if g := e.groups[e.status[i].Group]; g != nil {
+				e.status[i].Updated = g.fetched
+			}
+		}
+		e.mu.Unlock()
+		return
+	}
+	if e.names == nil {
+		e.names = make([]string, 0, len(e.groups))
+		for n := range e.groups {
+			e.names = append(e.names, n)
+		}
+		sort.Strings(e.names)
+	}
+	out := make([]GroupStatus, 0, len(e.names))
+	for _, n := range e.names {
+		g := e.groups[n]
+		if g.touched || e.full {
+			g.status = e.groupStatus(g)
+			g.touched = false
+		}
+		gs := g.status
+		gs.Updated = g.fetched
+		out = append(out, gs)
+	}
+	e.statusDirty = false
+	e.mu.Lock()
+	e.status = out
+	e.mu.Unlock()
+}
+
+// sortedParts returns a group's partitions sorted by remote topic and
+// partition.
+func sortedParts(g *groupEntry) []*partEntry {
+	ps := make([]*partEntry, 0, len(g.parts))
+	for _, pe := range g.parts {
+		ps = append(ps, pe)
+	}
+	sort.Slice(ps, func(i, j int) bool {
+		if ps[i].remote != ps[j].remote {
+			return ps[i].remote < ps[j].remote
+		}
+		return ps[i].partition < ps[j].partition
+	})
+	return ps
+}
+
+func (e *Emitter) groupStatus(g *groupEntry) GroupStatus {
+	e.work.statuses.Add(1)
+	gs := GroupStatus{Group: g.name, Updated: g.fetched, LastCheckpoint: e.cpAt[g.name], SourceUnreachable: g.err != ""}
+	cpExact := 0
+	parts := sortedParts(g)
+	if len(parts) > 0 {
+		gs.Partitions = make([]PartitionStatus, 0, len(parts)) // exact: statuses are kept for every group
+	}
+	translated, done, exact := 0, 0, 0
+	firstReason, exactReason := "", ""
+	for _, pe := range parts {
+		ps := PartitionStatus{Topic: pe.topic, RemoteTopic: pe.remote, Partition: pe.partition,
+			SourceOffset: pe.srcOffset, Translated: -1, Checkpointed: -1, TargetOffset: pe.targetOffset, Reason: pe.reason}
+		if last, ok := e.cps.Last(g.name, pe.remote, pe.partition); ok {
+			ps.Checkpointed = last.DownstreamOffset
+			ps.CheckpointExact = pe.exact && last.UpstreamOffset == pe.srcOffset && last.DownstreamOffset == pe.translated &&
+				e.cps.Exact(g.name, pe.remote, pe.partition)
+			if ps.CheckpointExact {
+				cpExact++
+			}
+		}
+		if b, ok := e.best(g.name, pe); ok {
+			ps.Translated = b
+			translated++
+			have := ps.Checkpointed
+			if e.cfg.SyncGroupOffsets {
+				have = pe.targetOffset
+				switch {
+				case g.active:
+					ps.Reason = ReasonActiveOnTarget
+				case pe.syncReason != "":
+					ps.Reason = pe.syncReason
+				case have != b:
+					ps.Reason = ReasonNotSyncedYet
+				}
+			}
+			ps.Exact = pe.exact && b == pe.translated
+			if !ps.Exact && ps.Reason == "" {
+				ps.Reason = pe.exactReason
+				if ps.Reason == "" {
+					ps.Reason = ReasonNotExact // an earlier checkpoint beats the translation
+				}
+				if exactReason == "" {
+					exactReason = ps.Reason
+				}
+			}
+			if have == b {
+				done++
+				if ps.Exact {
+					exact++
+				}
+			}
+		}
+		if ps.Reason != "" && firstReason == "" && ps.Reason != ReasonNotExact && ps.Reason != ReasonBeyondReplicated {
+			firstReason = ps.Reason
+		}
+		gs.Partitions = append(gs.Partitions, ps)
+	}
+	switch {
+	case len(parts) == 0:
+		gs.State, gs.Reason = StateSkipped, ReasonTopicNotReplicated
+	case e.cfg.SyncGroupOffsets && g.active:
+		gs.State, gs.Reason = StateSkipped, ReasonActiveOnTarget
+	case translated == 0:
+		gs.State, gs.Reason = StateSkipped, firstReason
+	case e.cfg.SyncGroupOffsets && done == len(parts):
+		gs.State = StateSynced
+	default:
+		gs.State, gs.Reason = StateCheckpointed, firstReason
+	}
+	if gs.Reason == "" && g.syncErr != "" {
+		gs.Reason = g.syncErr
+	}
+	if gs.Reason == "" && g.err != "" {
+		gs.Reason = "fetching source offsets: " + g.err
+	}
+	gs.SafeToSwitch = len(parts) > 0 && exact == len(parts) && g.err == "" && !(e.cfg.SyncGroupOffsets && g.active)
+	gs.CheckpointExact = len(parts) > 0 && cpExact == len(parts)
+	if gs.Reason == "" && !gs.SafeToSwitch {
+		gs.Reason = exactReason
+	}
+	return gs
+}

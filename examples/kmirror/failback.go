@@ -1,0 +1,743 @@
+package main
+
+// The failback subcommand:
+//
+//	kmirror failback -config mm2.properties -flow 'A->B' -groups REGEX
+//	                 [-uncommitted fail|earliest|latest] [-wait 2m] [-dry-run] [-json]
+//
+// Run after a failover of the flow A->B, once A is back: it moves the
+// consumer groups -groups matches home to A. It never replicates by
+// itself: the reverse flow B->A must be enabled in the file, have a live
+// member (its heartbeats reach A) and have checkpointed each group's
+// current offsets on B's own topics; otherwise it exits 1 and prints what
+// the file needs. Then, per group:
+//
+//   - its positions on A's topics as replicated to B ("A.orders") are
+//     translated back to A's topics ("orders") with the forward flow's
+//     offset runs and syncs (remoteclusterutils.TranslateBack); a
+//     partition neither covers is listed, never guessed;
+//   - its positions on B's own topics ("orders" on B, "B.orders" on A)
+//     come from the reverse flow's checkpoints on A (B.checkpoints.internal);
+//   - the offsets are committed into the group on A (never into a group
+//     with members on A or on B), and the forward flow is resumed (the
+//     persisted RUNNING target state).
+//
+// The records written to A after the replication stopped, which never
+// reached B, are counted per partition with their offset range: the group
+// resumes on A at the first of them, so each is delivered once; nothing is
+// truncated (Confluent Cluster Linking's failback reports them as records
+// to truncate).
+//
+// Exit codes: 0 done; 1 refused or something unaccounted (reverse flow
+// missing, not live or not caught up, an active group, a partition without
+// a translation); 2 bad flags or configuration; 3 a cluster unreachable
+// or interrupted.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/heartbeat"
+	"github.com/kmirror/kmirror/internal/kclient"
+	"github.com/kmirror/kmirror/internal/kread"
+	"github.com/kmirror/kmirror/internal/mm2filter"
+	"github.com/kmirror/kmirror/internal/statustopic"
+	"github.com/kmirror/kmirror/mirror"
+	"github.com/kmirror/kmirror/remoteclusterutils"
+)
+
+type failbackOptions struct {
+	drCommon
+	uncommitted string
+	wait        time.Duration
+	dryRun      bool
+}
+
+// failbackReport is what failback prints (-json: this shape). In its
+// groups, SourceTopic and SourceOffset are the group's topic and position
+// on B, Topic and Offset where it resumes on A.
+type failbackReport struct {
+	Flow    string `json:"flow"`
+	Reverse string `json:"reverse_flow"`
+	DryRun  bool   `json:"dry_run"`
+	// ConfigLines are the lines the file needs before failback can run
+	// (the reverse flow missing or incomplete).
+	ConfigLines []string `json:"config_lines,omitempty"`
+	// ReverseHeartbeat is the newest heartbeat of the reverse flow on A.
+	ReverseHeartbeat time.Time     `json:"reverse_heartbeat,omitzero"`
+	Groups           []groupReport `json:"groups"`
+	// Outage lists, per partition of the forward flow's topics, the
+	// records written to A after replication stopped (never on B).
+	Outage      []outageRange `json:"outage_records"`
+	OutageTotal int64         `json:"outage_records_total"`
+	// TargetState is the forward flow's target state written (RUNNING).
+	TargetState string   `json:"target_state,omitempty"`
+	Problems    []string `json:"problems"`
+	Result      string   `json:"result"`
+	ExitCode    int      `json:"exit_code"`
+	TimingsMs   struct {
+		Checks    int64 `json:"checks"`
+		Translate int64 `json:"translate"`
+		Commit    int64 `json:"commit"`
+		Resume    int64 `json:"resume"`
+		Total     int64 `json:"total"`
+	} `json:"timings_ms"`
+}
+
+// outageRange is one partition's records on A that never reached B:
+// offsets [From, To).
+type outageRange struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	From      int64  `json:"from"`
+	To        int64  `json:"to"`
+	Count     int64  `json:"count"`
+}
+
+func parseFailbackFlags(args []string, stderr io.Writer) (*failbackOptions, error) {
+	fs := flag.NewFlagSet("kmirror failback", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := &failbackOptions{}
+	o.register(fs)
+	fs.StringVar(&o.uncommitted, "uncommitted", uncommittedFail, "partitions of B's own topics a group never committed: `fail`, earliest or latest (of the topic on A)")
+	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "how long to wait for the reverse flow to checkpoint the groups' offsets on B")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "change nothing: print the plan")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "usage: kmirror failback -config FILE [-flow 'A->B'] -groups REGEX [-uncommitted fail|earliest|latest] [-wait 2m] [-dry-run] [-json]\n\n"+
+			"After a failover of A->B, moves consumer groups home to A (the reverse flow B->A must run),\n"+
+			"commits their offsets there and resumes A->B. Exit codes: 0 done, 1 refused or something\n"+
+			"unaccounted, 2 bad flags or configuration, 3 a cluster unreachable or interrupted.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := o.parse(fs, args); err != nil {
+		return nil, err
+	}
+	switch o.uncommitted {
+	case uncommittedFail, uncommittedEarliest, uncommittedLatest:
+	default:
+		return nil, &usageError{fmt.Errorf("-uncommitted %q: want fail, earliest or latest", o.uncommitted)}
+	}
+	if o.wait < 0 {
+		return nil, &usageError{errors.New("-wait must not be negative")}
+	}
+	return o, nil
+}
+
+// failbackMain runs `kmirror failback args...` and returns the exit code.
+func failbackMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseFailbackFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return drOK
+	}
+	if err != nil {
+		return drError(stderr, "failback", err, drUsage)
+	}
+	d, err := o.load()
+	if err != nil {
+		return drError(stderr, "failback", err, drUsage)
+	}
+	rep, err := runFailback(ctx, d, o)
+	if o.json {
+		if werr := writeReportJSON(stdout, rep); werr != nil {
+			fmt.Fprintln(stderr, "kmirror failback:", werr)
+		}
+	} else {
+		rep.writeText(stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "kmirror failback:", err)
+	}
+	return rep.ExitCode
+}
+
+func (r *failbackReport) writeText(w io.Writer) {
+	fmt.Fprintf(w, "failback of %s (reverse flow %s)", r.Flow, r.Reverse)
+	if r.DryRun {
+		fmt.Fprint(w, " (dry run: nothing changed)")
+	}
+	fmt.Fprintln(w)
+	if len(r.ConfigLines) > 0 {
+		fmt.Fprintln(w, "\nthe file needs these lines (then start kmirror on it, and run failback again):")
+		for _, l := range r.ConfigLines {
+			fmt.Fprintln(w, "  "+l)
+		}
+	}
+	if len(r.Groups) > 0 {
+		fmt.Fprintln(w)
+		tw := newTable(w, "GROUP\tON B\tPARTITION\tPOSITION ON B\tON A\tOFFSET ON A\tFROM\tTRANSLATION")
+		for _, g := range r.Groups {
+			for _, p := range g.Partitions {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", g.Group, p.SourceTopic, p.Partition, offsetText(p.SourceOffset),
+					orDash(p.Topic), offsetText(p.Offset), orDash(p.From), p.translation())
+			}
+		}
+		tw.Flush()
+		for _, g := range r.Groups {
+			line := fmt.Sprintf("group %s: %s", g.Group, g.Action)
+			if g.Reason != "" {
+				line += ": " + g.Reason
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	if len(r.Groups) > 0 {
+		fmt.Fprintf(w, "\nrecords written to %s after replication stopped (never on B; the groups read each once): %d\n", strings.SplitN(r.Flow, "->", 2)[0], r.OutageTotal)
+		for _, o := range r.Outage {
+			fmt.Fprintf(w, "  %s[%d]: offsets %d-%d (%d records)\n", o.Topic, o.Partition, o.From, o.To-1, o.Count)
+		}
+	}
+	if r.TargetState != "" {
+		fmt.Fprintf(w, "flow %s: target state %s written\n", r.Flow, r.TargetState)
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintln(w, "problem:", p)
+	}
+	t := r.TimingsMs
+	fmt.Fprintf(w, "result: %s (exit %d); took %dms (checks %dms, translate %dms, commit %dms, resume %dms)\n",
+		r.Result, r.ExitCode, t.Total, t.Checks, t.Translate, t.Commit, t.Resume)
+}
+
+// reverseFlow finds the flow target->source of the file, enabled or not.
+func reverseFlow(d *drFlow) (mirror.FlowConfig, bool) {
+	for _, f := range d.props.Flows() {
+		if f.Source == d.flow.Target && f.Target == d.flow.Source {
+			return f, true
+		}
+	}
+	return mirror.FlowConfig{}, false
+}
+
+// reverseLines returns the lines the file needs for the reverse flow rev
+// (found: present in the file) to serve a failback of groups.
+func reverseLines(d *drFlow, rev mirror.FlowConfig, found bool, groups []string) []string {
+	name := d.flow.Target + "->" + d.flow.Source
+	var out []string
+	if !found || rev.Disabled {
+		out = append(out, name+".enabled = true")
+		if !found || rev.Topics == nil {
+			out = append(out, fmt.Sprintf("%s.topics = %s", name, orDefault(strings.Join(d.flow.Topics, ", "), ".*")))
+		}
+	}
+	if found && rev.DisableCheckpoints {
+		out = append(out, name+".emit.checkpoints.enabled = true")
+	}
+	if found && rev.DisableHeartbeats {
+		out = append(out, name+".emit.heartbeats.enabled = true")
+	}
+	if found && !rev.Disabled {
+		var excluded []string
+		for _, g := range groups {
+			if !groupSelected(rev, g) {
+				excluded = append(excluded, g)
+			}
+		}
+		if len(excluded) > 0 {
+			out = append(out, fmt.Sprintf("%s.groups = %s (the flow's groups and groups.exclude leave out %s)",
+				name, strings.Join(append(append([]string{}, rev.Groups...), excluded...), ", "), strings.Join(excluded, ", ")))
+		}
+	}
+	return out
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// groupSelected reports whether the flow's groups/groups.exclude select g.
+func groupSelected(f mirror.FlowConfig, g string) bool {
+	sel, err := flowGroups(f)
+	return err == nil && sel(g)
+}
+
+// runFailback does the failback; the report is never nil.
+func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackReport, error) {
+	start := time.Now()
+	rev, found := reverseFlow(d)
+	rep := &failbackReport{Flow: d.name(), Reverse: d.flow.Target + "->" + d.flow.Source, DryRun: o.dryRun,
+		Groups: []groupReport{}, Outage: []outageRange{}, Problems: []string{}}
+	finish := func(result string, code int) {
+		rep.Result, rep.ExitCode = result, code
+		rep.TimingsMs.Total = time.Since(start).Milliseconds()
+	}
+	fail := func(err error) (*failbackReport, error) {
+		rep.Problems = append(rep.Problems, err.Error())
+		finish("interrupted", drUnreachable)
+		return rep, err
+	}
+	refuse := func() (*failbackReport, error) {
+		finish("refused", drRefused)
+		return rep, nil
+	}
+	a, b := d.src, d.dst
+	aCl, err := kclient.New(clusterOpts(a, a.Admin)...)
+	if err != nil {
+		return fail(err)
+	}
+	defer aCl.Close()
+	bCl, err := kclient.New(clusterOpts(b, b.Admin)...)
+	if err != nil {
+		return fail(err)
+	}
+	defer bCl.Close()
+	aAdm, bAdm := kadm.NewClient(aCl), kadm.NewClient(bCl)
+	rctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+
+	// The groups on B and A.
+	listed, err := bAdm.ListGroups(rctx)
+	if err != nil {
+		return fail(fmt.Errorf("listing the groups on %s: %w", b.Alias, err))
+	}
+	var names []string
+	for _, g := range listed.Groups() {
+		if d.groups.MatchString(g) {
+			names = append(names, g)
+		}
+	}
+	slices.Sort(names)
+	if lines := reverseLines(d, rev, found, names); len(lines) > 0 {
+		rep.ConfigLines = lines
+		rep.Problems = append(rep.Problems, fmt.Sprintf("the reverse flow %s is not enabled as failback needs: add the lines printed, start kmirror on the file, and run failback again", rep.Reverse))
+		return refuse()
+	}
+	revSel, err := flowTopics(&drFlow{flow: rev, pol: d.pol})
+	if err != nil {
+		return fail(err)
+	}
+	if len(names) == 0 {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("no group on %s matches -groups %q", b.Alias, o.groups))
+		return refuse()
+	}
+	onB, err := groupMembers(rctx, bAdm, names)
+	if err != nil {
+		return fail(fmt.Errorf("describing the groups on %s: %w", b.Alias, err))
+	}
+	onA, err := groupMembers(rctx, aAdm, names)
+	if err != nil {
+		return fail(fmt.Errorf("describing the groups on %s (is it back?): %w", a.Alias, err))
+	}
+
+	// The reverse flow is live: its heartbeats reach A.
+	hb, err := newestHeartbeat(rctx, clusterOpts(a, a.Consumer), d.pol.HeartbeatsTopic(), b.Alias, a.Alias)
+	if err != nil {
+		return fail(fmt.Errorf("reading the heartbeats on %s: %w", a.Alias, err))
+	}
+	rep.ReverseHeartbeat = hb
+	interval := rev.EmitHeartbeatsInterval
+	if interval <= 0 {
+		interval = mirror.DefaultEmitHeartbeatsInterval
+	}
+	if hb.IsZero() || time.Since(hb) > max(3*interval, 15*time.Second) {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("the reverse flow %s has no live member: its newest heartbeat on %s is %s; start kmirror on the file (kmirror -config FILE, or -clusters %s for that flow alone)",
+			rep.Reverse, a.Alias, heartbeatAge(hb), a.Alias))
+		return refuse()
+	}
+
+	// Positions on B, and the reverse flow caught up on B's own topics.
+	fwdTopics, err := flowTopics(d)
+	if err != nil {
+		return fail(err)
+	}
+	committed := map[string]map[string]map[int32]int64{} // group -> topic on B -> partition -> offset
+	fetched := bAdm.FetchManyOffsets(rctx, names...)
+	for _, g := range names {
+		r := fetched[g]
+		if r.Err != nil {
+			return fail(fmt.Errorf("fetching the offsets of %s on %s: %w", g, b.Alias, r.Err))
+		}
+		committed[g] = map[string]map[int32]int64{}
+		r.Fetched.Each(func(x kadm.OffsetResponse) {
+			if x.Err == nil && x.At >= 0 {
+				if committed[g][x.Topic] == nil {
+					committed[g][x.Topic] = map[int32]int64{}
+				}
+				committed[g][x.Topic][x.Partition] = x.At
+			}
+		})
+	}
+	var revCps map[string][]remoteclusterutils.PartitionTranslation
+	deadline := time.Now().Add(o.wait)
+	for {
+		tctx, tcancel := context.WithTimeout(ctx, o.timeout)
+		revCps, err = remoteclusterutils.NewClient(aCl, remoteclusterutils.WithPolicy(d.pol)).TranslateGroups(tctx, b.Alias, d.groups.MatchString)
+		tcancel()
+		if err != nil && !errors.Is(err, remoteclusterutils.ErrNoCheckpointsTopic) {
+			return fail(fmt.Errorf("reading the checkpoints of %s on %s: %w", rep.Reverse, a.Alias, err))
+		}
+		behind, inexact := reverseBehind(d, committed, revCps, revSel)
+		// A checkpoint of the latest commit that is only safe (the offset
+		// syncs or runs of its records had not arrived yet) becomes exact
+		// at a later emission: wait for that within -wait, then take it
+		// as it is (its re-read bound is reported).
+		if len(behind) == 0 && (len(inexact) == 0 || o.dryRun || !time.Now().Before(deadline)) {
+			break
+		}
+		if o.dryRun || !time.Now().Before(deadline) {
+			for _, l := range behind {
+				rep.Problems = append(rep.Problems, "the reverse flow has not caught up: "+l)
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fail(ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	rep.TimingsMs.Checks = time.Since(start).Milliseconds()
+	rctx, cancel = context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+
+	// Translate back.
+	t := time.Now()
+	syncsCl, syncsTopic := aCl, d.pol.OffsetSyncsTopic(d.flow.Target)
+	if d.flow.OffsetSyncsTopicLocationTarget {
+		syncsCl, syncsTopic = bCl, d.pol.OffsetSyncsTopic(d.flow.Source)
+	}
+	bMeta, err := bAdm.BrokerMetadata(rctx)
+	if err != nil {
+		return fail(fmt.Errorf("metadata of %s: %w", b.Alias, err))
+	}
+	reached := map[string]map[int32]int64{} // source topic -> partition -> end of its remote partition on B
+	remoteEnds := map[string]map[int32]int64{}
+	var remotes []string
+	for _, g := range names {
+		for topic := range committed[g] {
+			if src, ok := d.pol.TopicSource(topic); ok && src == a.Alias && !slices.Contains(remotes, topic) {
+				remotes = append(remotes, topic)
+			}
+		}
+	}
+	// Every remote topic of the forward flow on B, for the outage count.
+	tdsA, err := aAdm.ListTopics(rctx)
+	if err != nil {
+		return fail(fmt.Errorf("listing the topics of %s: %w", a.Alias, err))
+	}
+	for topic := range tdsA {
+		if fwdTopics(topic) {
+			if r := d.pol.FormatRemoteTopic(a.Alias, topic); !slices.Contains(remotes, r) {
+				remotes = append(remotes, r)
+			}
+		}
+	}
+	slices.Sort(remotes)
+	if len(remotes) > 0 {
+		ends, err := bAdm.ListEndOffsets(rctx, remotes...)
+		if err != nil {
+			return fail(fmt.Errorf("listing the end offsets on %s: %w", b.Alias, err))
+		}
+		ends.Each(func(x kadm.ListedOffset) {
+			if x.Err == nil {
+				if remoteEnds[x.Topic] == nil {
+					remoteEnds[x.Topic] = map[int32]int64{}
+				}
+				remoteEnds[x.Topic][x.Partition] = x.Offset
+			}
+		})
+	}
+	for remote, ps := range remoteEnds {
+		up := d.sourceTopic(remote)
+		reached[up] = map[int32]int64{}
+		for p, end := range ps {
+			reached[up][p] = end
+		}
+	}
+	back, err := remoteclusterutils.ReadBackIndex(rctx, syncsCl, syncsTopic, bMeta.Cluster)
+	if err != nil {
+		return fail(fmt.Errorf("reading the offset runs and syncs of %s: %w", d.name(), err))
+	}
+	// Copies carrying their source offset (tail resume's offset element)
+	// translate exactly from themselves, whatever runs and syncs are left.
+	aMeta, err := aAdm.BrokerMetadata(rctx)
+	if err != nil {
+		return fail(fmt.Errorf("metadata of %s: %w", a.Alias, err))
+	}
+	positions, remoteOf := map[string]map[int32]int64{}, map[string]string{}
+	addPos := func(topic string, p int32, pos int64) {
+		if positions[topic] == nil {
+			positions[topic] = map[int32]int64{}
+		}
+		positions[topic][p] = pos
+		remoteOf[topic] = d.pol.FormatRemoteTopic(a.Alias, topic)
+	}
+	for topic, ps := range reached {
+		for p, pos := range ps {
+			addPos(topic, p, pos)
+		}
+	}
+	byRecords := map[string]*remoteclusterutils.BackIndex{} // per group: positions differ
+	for _, g := range names {
+		gp := map[string]map[int32]int64{}
+		for topic, ps := range committed[g] {
+			if src, ok := d.pol.TopicSource(topic); ok && src == a.Alias {
+				up := d.sourceTopic(topic)
+				remoteOf[up] = topic
+				gp[up] = ps
+			}
+		}
+		if len(gp) > 0 {
+			if byRecords[g], err = back.WithRecords(rctx, bCl, aMeta.Cluster, remoteOf, gp); err != nil {
+				return fail(fmt.Errorf("reading the copies on %s: %w", b.Alias, err))
+			}
+		}
+	}
+	if back, err = back.WithRecords(rctx, bCl, aMeta.Cluster, remoteOf, positions); err != nil {
+		return fail(fmt.Errorf("reading the copies on %s: %w", b.Alias, err))
+	}
+	// The outage records: on A after what reached B.
+	aEnds, err := aAdm.ListEndOffsets(rctx, sortedTopics(reached)...)
+	if err != nil && len(reached) > 0 {
+		return fail(fmt.Errorf("listing the end offsets on %s: %w", a.Alias, err))
+	}
+	for _, topic := range sortedTopics(reached) {
+		for _, p := range keysOf(reached[topic]) {
+			end, ok := aEnds.Lookup(topic, p)
+			if !ok || end.Err != nil {
+				continue
+			}
+			from := int64(0)
+			if b, ok := back.Translate(topic, p, reached[topic][p]); ok {
+				from = b.Offset
+			} else if reached[topic][p] > 0 {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%s[%d]: what reached B (up to %s[%d] offset %d) has no offset run or sync left to translate it back: the records written to %s after replication stopped cannot be counted",
+					topic, p, d.pol.FormatRemoteTopic(a.Alias, topic), p, reached[topic][p], a.Alias))
+				continue
+			}
+			if end.Offset > from {
+				rep.Outage = append(rep.Outage, outageRange{Topic: topic, Partition: p, From: from, To: end.Offset, Count: end.Offset - from})
+				rep.OutageTotal += end.Offset - from
+			}
+		}
+	}
+	rep.TimingsMs.Translate = time.Since(t).Milliseconds()
+
+	// The plan per group.
+	var starts, endsA map[string]map[int32]int64
+	for _, g := range names {
+		gr := groupReport{Group: g, Action: actionCommit, Partitions: []partitionReport{}}
+		var reasons []string
+		if n := onB[g]; n > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d member(s) on %s: stop the group's consumers there first", n, b.Alias))
+		}
+		if n := onA[g]; n > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d member(s) on %s: an active group is never moved", n, a.Alias))
+		}
+		for _, topic := range sortedTopics(committed[g]) {
+			for _, p := range keysOf(committed[g][topic]) {
+				pos := committed[g][topic][p]
+				pr := partitionReport{SourceTopic: topic, Partition: p, SourceOffset: pos, Offset: -1, RereadMax: -1}
+				src, remote := d.pol.TopicSource(topic)
+				switch {
+				case remote && src == a.Alias: // A's topic, replicated to B
+					pr.Topic = d.sourceTopic(topic)
+					idx := back
+					if byRecords[g] != nil {
+						idx = byRecords[g]
+					}
+					if bt, ok := idx.Translate(pr.Topic, p, pos); ok {
+						pr.Offset, pr.From = bt.Offset, bt.Record
+						pr.Translation, pr.RereadMax = string(remoteclusterutils.TranslationExact), 0
+						if !bt.Exact {
+							pr.Translation, pr.Record, pr.RereadMax = string(remoteclusterutils.TranslationSafe), bt.Record, -1
+						}
+					} else {
+						reasons = append(reasons, fmt.Sprintf("%s[%d] at %d on %s: neither an offset run nor an offset sync of %s covers it (offset runs older than 7 days are deleted, the offset-syncs topic keeps the newest sync per partition)",
+							topic, p, pos, b.Alias, d.name()))
+					}
+				case !remote && revSel(topic): // B's own topic, replicated to A by the reverse flow
+					pr.Topic = d.pol.FormatRemoteTopic(b.Alias, topic)
+					if cp, ok := findCheckpoint(revCps[g], pr.Topic, p); ok {
+						pr.Offset, pr.From, pr.Translation, pr.Record, pr.RereadMax, pr.CheckpointTime =
+							cp.Offset, "checkpoint", string(cp.Translation), cp.Record, cp.Reread, cp.CheckpointTime
+					} else {
+						reasons = append(reasons, fmt.Sprintf("%s[%d] at %d on %s: no checkpoint of %s on %s yet", topic, p, pos, b.Alias, rep.Reverse, a.Alias))
+					}
+				default:
+					pr.From = "skipped"
+					pr.Translation = string(remoteclusterutils.TranslationNone)
+				}
+				gr.Partitions = append(gr.Partitions, pr)
+			}
+		}
+		// Partitions of B's topics the group never committed.
+		var never []string
+		for _, cp := range revCps[g] {
+			if !cp.NeverCommitted {
+				continue
+			}
+			pr := partitionReport{SourceTopic: d.sourceTopicOf(cp.Topic), Topic: cp.Topic, Partition: cp.Partition, SourceOffset: -1, Offset: -1,
+				Translation: string(remoteclusterutils.TranslationNone), RereadMax: -1, NeverCommitted: true}
+			switch o.uncommitted {
+			case uncommittedEarliest, uncommittedLatest:
+				if starts == nil {
+					if starts, endsA, err = neverCommittedBounds(rctx, aAdm, revCps); err != nil {
+						return fail(fmt.Errorf("listing offsets on %s: %w", a.Alias, err))
+					}
+				}
+				pr.From, pr.Offset = o.uncommitted, lookup(starts, cp.Topic, cp.Partition)
+				if o.uncommitted == uncommittedLatest {
+					pr.Offset = lookup(endsA, cp.Topic, cp.Partition)
+				}
+			default:
+				never = append(never, fmt.Sprintf("%s[%d]", cp.Topic, cp.Partition))
+			}
+			gr.Partitions = append(gr.Partitions, pr)
+		}
+		if len(never) > 0 {
+			reasons = append(reasons, fmt.Sprintf("never committed: %s (a consumer with auto.offset.reset=none would never read them): choose -uncommitted earliest or latest", strings.Join(never, ", ")))
+		}
+		if len(reasons) > 0 {
+			gr.Action, gr.Reason = actionRefused, strings.Join(reasons, "; ")
+			rep.Problems = append(rep.Problems, fmt.Sprintf("group %s: %s", g, gr.Reason))
+		}
+		rep.Groups = append(rep.Groups, gr)
+	}
+	if len(rep.Problems) > 0 {
+		return refuse()
+	}
+	if o.dryRun {
+		finish("dry-run", drOK)
+		return rep, nil
+	}
+
+	// Commit on A, then resume the forward flow.
+	t = time.Now()
+	for i := range rep.Groups {
+		g := &rep.Groups[i]
+		offs := kadm.Offsets{}
+		for _, p := range g.Partitions {
+			if p.Offset >= 0 && p.Topic != "" {
+				offs.Add(kadm.Offset{Topic: p.Topic, Partition: p.Partition, At: p.Offset, LeaderEpoch: -1})
+			}
+		}
+		resp, err := aAdm.CommitOffsets(rctx, g.Group, offs)
+		if err == nil {
+			err = resp.Error()
+		}
+		if err != nil {
+			g.Action, g.Reason = actionRefused, fmt.Sprintf("commit refused on %s: %v", a.Alias, err)
+			rep.Problems = append(rep.Problems, fmt.Sprintf("group %s: %s", g.Group, g.Reason))
+			continue
+		}
+		g.Action = actionCommitted
+	}
+	rep.TimingsMs.Commit = time.Since(t).Milliseconds()
+	if len(rep.Problems) > 0 {
+		return refuse()
+	}
+	t = time.Now()
+	if err := writeTargetState(ctx, d, bCl, statustopic.Running, "kmirror failback"); err != nil {
+		return fail(err)
+	}
+	rep.TargetState = string(statustopic.Running)
+	rep.TimingsMs.Resume = time.Since(t).Milliseconds()
+	finish("done", drOK)
+	return rep, nil
+}
+
+// sourceTopicOf names, for a remote topic on A of the reverse flow
+// ("B.orders"), B's topic ("orders").
+func (d *drFlow) sourceTopicOf(t string) string { return d.sourceTopic(t) }
+
+func findCheckpoint(ps []remoteclusterutils.PartitionTranslation, topic string, p int32) (remoteclusterutils.PartitionTranslation, bool) {
+	for _, x := range ps {
+		if x.Topic == topic && x.Partition == p && !x.NeverCommitted {
+			return x, true
+		}
+	}
+	return remoteclusterutils.PartitionTranslation{}, false
+}
+
+// reverseBehind lists the partitions of B's own topics (replicated by the
+// reverse flow) whose group offset on B has no checkpoint at that offset
+// on A yet.
+func reverseBehind(d *drFlow, committed map[string]map[string]map[int32]int64, revCps map[string][]remoteclusterutils.PartitionTranslation, revSel func(string) bool) (out, inexact []string) {
+	for _, g := range keysOf(committed) {
+		for _, topic := range sortedTopics(committed[g]) {
+			if _, remote := d.pol.TopicSource(topic); remote || !revSel(topic) {
+				continue
+			}
+			for _, p := range keysOf(committed[g][topic]) {
+				at := committed[g][topic][p]
+				cp, ok := findCheckpoint(revCps[g], d.pol.FormatRemoteTopic(d.flow.Target, topic), p)
+				switch {
+				case !ok:
+					out = append(out, fmt.Sprintf("group %s: %s[%d] committed at %d on %s, no checkpoint on %s yet", g, topic, p, at, d.flow.Target, d.flow.Source))
+				case cp.SourceOffset != at:
+					out = append(out, fmt.Sprintf("group %s: %s[%d] committed at %d on %s, checkpointed at %d", g, topic, p, at, d.flow.Target, cp.SourceOffset))
+				case cp.Translation == remoteclusterutils.TranslationSafe:
+					inexact = append(inexact, fmt.Sprintf("group %s: %s[%d] checkpointed at %d, not exact yet", g, topic, p, at))
+				}
+			}
+		}
+	}
+	return out, inexact
+}
+
+func sortedTopics[V any](m map[string]V) []string { return keysOf(m) }
+
+// newestHeartbeat returns the timestamp of the newest heartbeat from
+// source to target in topic (zero when none), read to its end.
+func newestHeartbeat(ctx context.Context, opts []kgo.Opt, topic, source, target string) (time.Time, error) {
+	recs, err := kread.ReadToEnd(ctx, opts, topic, kread.Options{})
+	if err != nil {
+		if strings.Contains(err.Error(), "UNKNOWN_TOPIC_OR_PARTITION") {
+			return time.Time{}, nil
+		}
+		return time.Time{}, err
+	}
+	var newest time.Time
+	for _, r := range recs {
+		h, err := heartbeat.Decode(r.Key, r.Value)
+		if err != nil || h.SourceClusterAlias != source || h.TargetClusterAlias != target {
+			continue
+		}
+		if at := time.UnixMilli(h.Timestamp); at.After(newest) {
+			newest = at
+		}
+	}
+	return newest, nil
+}
+
+func heartbeatAge(t time.Time) string {
+	if t.IsZero() {
+		return "none"
+	}
+	return fmt.Sprintf("%v old", time.Since(t).Round(time.Second))
+}
+
+// flowGroups returns the flow's group selection (groups, groups.exclude).
+func flowGroups(f mirror.FlowConfig) (func(string) bool, error) {
+	include, exclude := f.Groups, f.GroupsExclude
+	if include == nil {
+		include = []string{".*"}
+	}
+	if exclude == nil {
+		exclude = mirror.DefaultGroupsExclude
+	}
+	filter, err := mm2filter.New(f.Name()+".groups", include, f.Name()+".groups.exclude", exclude)
+	if err != nil {
+		return nil, err
+	}
+	return filter.Match, nil
+}
+
+// newTable returns a tab writer with head printed.
+func newTable(w io.Writer, head string) *tabwriter.Writer {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, head)
+	return tw
+}

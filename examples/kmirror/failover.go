@@ -1,0 +1,753 @@
+package main
+
+// The failover subcommand:
+//
+//	kmirror failover -config mm2.properties -flow 'A->B' -groups REGEX
+//	                 [-uncommitted fail|earliest|latest] [-source-timeout 10s]
+//	                 [-wait 2m] [-dry-run] [-json]
+//
+// It promotes the target B for the consumer groups -groups matches: their
+// translated offsets are committed into the same groups on B, so that
+// their consumers, started on B with auto.offset.reset=none, resume where
+// the group was. Whether the source answers within -source-timeout decides
+// the mode:
+//
+//   - planned (it answers): refused if a group still has members on A;
+//     the source's end offsets are snapshot, and the command waits (-wait)
+//     until the flow's resume points reach them and each group's latest
+//     commit is checkpointed (exactly, where kmirror's offset runs allow);
+//   - unplanned (it does not): the last checkpoints on B are used; each
+//     group's RPO (its newest checkpoint's age at the detection) and each
+//     partition's re-read bound are reported.
+//
+// Then the flow is stopped for good (the persisted STOPPED target state in
+// mm2-kmirror-status.A.internal on B, which a returning source does not
+// undo), the command waits until every live member of the flow reports it
+// applied STOPPED (or none is live), and commits. A group with members on
+// B is never moved. A partition the group never committed, on a topic it
+// committed another partition of, is refused with -uncommitted fail (the
+// default: listed, exit 1 before anything changes), or committed at the
+// target partition's log start (earliest) or end (latest).
+//
+// Exit codes: 0 done (-dry-run: the plan has no problem); 1 refused or
+// something unaccounted (members on the source, an active group on the
+// target, a never-committed partition with fail, catch-up not reached);
+// 2 bad flags or configuration; 3 the target unreachable or interrupted.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/connectoffsets"
+	"github.com/kmirror/kmirror/internal/ensuretopic"
+	"github.com/kmirror/kmirror/internal/kclient"
+	"github.com/kmirror/kmirror/internal/kread"
+	"github.com/kmirror/kmirror/internal/mm2filter"
+	"github.com/kmirror/kmirror/internal/statustopic"
+	"github.com/kmirror/kmirror/mirror"
+	"github.com/kmirror/kmirror/policy"
+	"github.com/kmirror/kmirror/remoteclusterutils"
+)
+
+type failoverOptions struct {
+	drCommon
+	uncommitted   string
+	sourceTimeout time.Duration
+	wait          time.Duration
+	dryRun        bool
+}
+
+// failoverReport is what failover prints (-json: this shape, pinned by
+// testdata/failover.golden).
+type failoverReport struct {
+	Flow string `json:"flow"`
+	// Mode is planned (the source answered) or unplanned.
+	Mode   string `json:"mode"`
+	DryRun bool   `json:"dry_run"`
+	// SourceError is why the source did not answer (unplanned).
+	SourceError string    `json:"source_error,omitempty"`
+	DetectedAt  time.Time `json:"detected_at"`
+	Uncommitted string    `json:"uncommitted"`
+	// TargetState is the flow's persisted target state the command wrote
+	// (STOPPED), empty when it wrote none (dry run, refused before).
+	TargetState string `json:"target_state,omitempty"`
+	// Members is how the wait for the members to apply it ended.
+	Members  *membersReport `json:"members,omitempty"`
+	Groups   []groupReport  `json:"groups"`
+	Summary  summary        `json:"summary"`
+	Problems []string       `json:"problems"`
+	// Result is done, refused, dry-run or interrupted; ExitCode the
+	// process's exit code.
+	Result    string  `json:"result"`
+	ExitCode  int     `json:"exit_code"`
+	TimingsMs timings `json:"timings_ms"`
+}
+
+// timings are the command's phases, in milliseconds.
+type timings struct {
+	SourceProbe int64 `json:"source_probe"`
+	CatchUp     int64 `json:"catch_up"`
+	Stop        int64 `json:"stop"`
+	Translate   int64 `json:"translate"`
+	Commit      int64 `json:"commit"`
+	Total       int64 `json:"total"`
+}
+
+// membersReport says how the wait for the members ended.
+type membersReport struct {
+	// Live members (record younger than 3 status intervals) and how many
+	// of them report STOPPED applied.
+	Live    int `json:"live"`
+	Stopped int `json:"stopped"`
+	// WaitedMs is how long the command waited.
+	WaitedMs int64 `json:"waited_ms"`
+}
+
+func parseFailoverFlags(args []string, stderr io.Writer) (*failoverOptions, error) {
+	fs := flag.NewFlagSet("kmirror failover", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := &failoverOptions{}
+	o.register(fs)
+	fs.StringVar(&o.uncommitted, "uncommitted", uncommittedFail, "partitions a group never committed (on a topic it committed another partition of): `fail` (list them, exit 1, change nothing), earliest or latest (commit the target log start or end)")
+	fs.DurationVar(&o.sourceTimeout, "source-timeout", 10*time.Second, "the source answering within this `duration` makes the failover planned, else unplanned")
+	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "planned: how long to wait for the flow to catch up; both: for the members to stop the flow")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "change nothing: print the plan")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "usage: kmirror failover -config FILE [-flow 'A->B'] -groups REGEX [-uncommitted fail|earliest|latest]\n"+
+			"                        [-source-timeout 10s] [-wait 2m] [-dry-run] [-json]\n\n"+
+			"Moves consumer groups to the target: stops the flow for good (STOPPED), then commits each group's\n"+
+			"translated offsets into the same group on the target. Exit codes: 0 done, 1 refused or something\n"+
+			"unaccounted, 2 bad flags or configuration, 3 the target unreachable or interrupted.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := o.parse(fs, args); err != nil {
+		return nil, err
+	}
+	switch o.uncommitted {
+	case uncommittedFail, uncommittedEarliest, uncommittedLatest:
+	default:
+		return nil, &usageError{fmt.Errorf("-uncommitted %q: want fail, earliest or latest", o.uncommitted)}
+	}
+	if o.sourceTimeout <= 0 || o.wait < 0 {
+		return nil, &usageError{errors.New("-source-timeout must be positive and -wait not negative")}
+	}
+	return o, nil
+}
+
+// failoverMain runs `kmirror failover args...` and returns the exit code.
+func failoverMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseFailoverFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return drOK
+	}
+	if err != nil {
+		return drError(stderr, "failover", err, drUsage)
+	}
+	d, err := o.load()
+	if err != nil {
+		return drError(stderr, "failover", err, drUsage)
+	}
+	rep, err := runFailover(ctx, d, o, time.Now, stderr)
+	if rep == nil {
+		return drError(stderr, "failover", err, drUnreachable)
+	}
+	if o.json {
+		if werr := writeReportJSON(stdout, rep); werr != nil {
+			fmt.Fprintln(stderr, "kmirror failover:", werr)
+		}
+	} else {
+		rep.writeText(stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "kmirror failover:", err)
+	}
+	return rep.ExitCode
+}
+
+// writeText prints the report for people.
+func (r *failoverReport) writeText(w io.Writer) {
+	fmt.Fprintf(w, "flow %s: %s failover", r.Flow, r.Mode)
+	if r.DryRun {
+		fmt.Fprint(w, " (dry run: nothing changed)")
+	}
+	fmt.Fprintln(w)
+	if r.SourceError != "" {
+		fmt.Fprintf(w, "source unreachable: %s\n", r.SourceError)
+	}
+	if r.TargetState != "" {
+		fmt.Fprintf(w, "flow %s: target state %s written", r.Flow, r.TargetState)
+		if r.Members != nil {
+			fmt.Fprintf(w, "; %d live member(s), %d applied it (waited %v)", r.Members.Live, r.Members.Stopped,
+				(time.Duration(r.Members.WaitedMs) * time.Millisecond).Round(time.Millisecond))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	writeTable(w, r.Groups, true)
+	fmt.Fprintln(w)
+	for _, g := range r.Groups {
+		line := fmt.Sprintf("group %s: %s", g.Group, g.Action)
+		if r.Mode == modeUnplanned && !g.LastCheckpoint.IsZero() {
+			line += fmt.Sprintf("; RPO %v (last checkpoint %s)", (time.Duration(g.RPOMs) * time.Millisecond).Round(100*time.Millisecond),
+				g.LastCheckpoint.UTC().Format(time.RFC3339Nano))
+		}
+		if reread, unknown := rereadOf(g); unknown > 0 {
+			line += fmt.Sprintf("; re-reads <= %d records of those processed before the checkpointed commits, unbounded on %d partition(s)", reread, unknown)
+		} else if g.Action != actionRefused && g.Action != actionNone {
+			line += fmt.Sprintf("; re-reads <= %d records of those processed before the checkpointed commits", reread)
+		}
+		if g.Reason != "" {
+			line += ": " + g.Reason
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "\n%s\n", r.Summary)
+	for _, p := range r.Problems {
+		fmt.Fprintln(w, "problem:", p)
+	}
+	t := r.TimingsMs
+	fmt.Fprintf(w, "result: %s (exit %d); took %dms (source probe %dms, catch-up %dms, stop %dms, translate %dms, commit %dms)\n",
+		r.Result, r.ExitCode, t.Total, t.SourceProbe, t.CatchUp, t.Stop, t.Translate, t.Commit)
+}
+
+// rereadOf sums a group's re-read bounds over its checkpointed partitions
+// and counts those without a bound.
+func rereadOf(g groupReport) (sum int64, unknown int) {
+	for _, p := range g.Partitions {
+		if p.From != "checkpoint" {
+			continue
+		}
+		if p.RereadMax < 0 {
+			unknown++
+			continue
+		}
+		sum += p.RereadMax
+	}
+	return sum, unknown
+}
+
+// runFailover does the failover. It returns a nil report only when
+// nothing could be reported (the target unreachable at the start).
+func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() time.Time, log io.Writer) (*failoverReport, error) {
+	start := now()
+	rep := &failoverReport{Flow: d.name(), DryRun: o.dryRun, Uncommitted: o.uncommitted, Problems: []string{}, Groups: []groupReport{}}
+	finish := func(result string, code int) {
+		rep.Result, rep.ExitCode = result, code
+		rep.Summary = summarize(rep.Groups)
+		rep.TimingsMs.Total = now().Sub(start).Milliseconds()
+	}
+	dstCl, err := d.targetClient()
+	if err != nil {
+		return nil, err
+	}
+	defer dstCl.Close()
+	dstAdm := kadm.NewClient(dstCl)
+
+	// Planned or unplanned.
+	t0 := now()
+	srcErr := probe(ctx, d.src, o.sourceTimeout)
+	rep.TimingsMs.SourceProbe = now().Sub(t0).Milliseconds()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	rep.Mode, rep.DetectedAt = modePlanned, now().UTC()
+	if srcErr != nil {
+		rep.Mode, rep.SourceError = modeUnplanned, srcErr.Error()
+		fmt.Fprintf(log, "kmirror failover: source %s did not answer within %s: unplanned failover from the last checkpoints\n", d.src.Alias, o.sourceTimeout)
+	}
+
+	in := planInput{Mode: rep.Mode, Uncommitted: o.uncommitted, Upstream: d.sourceTopic}
+	read := func() error { // the target's side of the plan
+		rctx, cancel := context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+		t := now()
+		tr, err := d.translateGroups(rctx, dstCl)
+		if err != nil {
+			return fmt.Errorf("reading the checkpoints of %s on %s: %w", d.name(), d.dst.Alias, err)
+		}
+		rep.TimingsMs.Translate += now().Sub(t).Milliseconds()
+		in.Checkpoints = tr
+		if in.TargetMembers, err = groupMembers(rctx, dstAdm, groupNames(tr)); err != nil {
+			return fmt.Errorf("describing the groups on %s: %w", d.dst.Alias, err)
+		}
+		in.TargetStarts, in.TargetEnds, err = neverCommittedBounds(rctx, dstAdm, tr)
+		if err != nil {
+			return fmt.Errorf("listing offsets on %s: %w", d.dst.Alias, err)
+		}
+		in.Now = now()
+		if rep.Mode == modeUnplanned {
+			in.Now = rep.DetectedAt
+		}
+		return nil
+	}
+
+	var p plan
+	if rep.Mode == modePlanned {
+		t := now()
+		in.Source, in.Lagging, err = catchUp(ctx, d, o, dstCl, &in, read, now)
+		rep.TimingsMs.CatchUp = now().Sub(t).Milliseconds()
+		if err != nil {
+			return failed(rep, finish, err)
+		}
+	} else if err := read(); err != nil {
+		return failed(rep, finish, err)
+	}
+	p = planFailover(in)
+	rep.Groups, rep.Problems = p.Groups, p.Problems
+	if !p.commitable() {
+		finish("refused", drRefused)
+		return rep, nil
+	}
+	if o.dryRun {
+		finish("dry-run", drOK)
+		return rep, nil
+	}
+
+	// Stop the flow for good, and wait for its members.
+	t := now()
+	if err := writeTargetState(ctx, d, dstCl, statustopic.Stopped, "kmirror failover ("+rep.Mode+")"); err != nil {
+		return failed(rep, finish, err)
+	}
+	rep.TargetState = string(statustopic.Stopped)
+	mr, err := waitMembers(ctx, d, statustopic.Stopped, o.wait, now)
+	rep.Members = mr
+	rep.TimingsMs.Stop = now().Sub(t).Milliseconds()
+	if err != nil {
+		return failed(rep, finish, err)
+	}
+	if mr.Stopped < mr.Live {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%d of %d live member(s) of %s did not report STOPPED within -wait %s: nothing committed; run failover again once they did",
+			mr.Live-mr.Stopped, mr.Live, d.name(), o.wait))
+		finish("refused", drRefused)
+		return rep, nil
+	}
+
+	// The final checkpoints (the emitters stopped), and the commits.
+	if err := read(); err != nil {
+		return failed(rep, finish, err)
+	}
+	in.Source = nil // planned: checked before the stop
+	p = planFailover(in)
+	rep.Groups, rep.Problems = p.Groups, p.Problems
+	t = now()
+	commitGroups(ctx, dstAdm, in.Checkpoints, rep)
+	rep.TimingsMs.Commit = now().Sub(t).Milliseconds()
+	if ctx.Err() != nil {
+		finish("interrupted", drUnreachable)
+		return rep, ctx.Err()
+	}
+	if len(rep.Problems) > 0 {
+		finish("refused", drRefused)
+		return rep, nil
+	}
+	finish("done", drOK)
+	return rep, nil
+}
+
+// failed ends the report of a command stopped by a cluster error.
+func failed(rep *failoverReport, finish func(string, int), err error) (*failoverReport, error) {
+	rep.Problems = append(rep.Problems, err.Error())
+	if errors.Is(err, remoteclusterutils.ErrNoCheckpointsTopic) { // the target answered: nothing to fail over
+		finish("refused", drRefused)
+		return rep, err
+	}
+	finish("interrupted", drUnreachable)
+	return rep, err
+}
+
+// probe reports whether the cluster answers a metadata request within
+// timeout.
+func probe(ctx context.Context, c mirror.ClusterConfig, timeout time.Duration) error {
+	cl, err := kclient.New(clusterOpts(c, c.Admin, kgo.RetryTimeout(timeout))...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if _, err := kadm.NewClient(cl).BrokerMetadata(pctx); err != nil {
+		return fmt.Errorf("cluster %s: %w", c.Alias, err)
+	}
+	return nil
+}
+
+func groupNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for g := range m {
+		out = append(out, g)
+	}
+	return out
+}
+
+// groupMembers returns the number of members of each group.
+func groupMembers(ctx context.Context, adm *kadm.Client, groups []string) (map[string]int, error) {
+	out := map[string]int{}
+	if len(groups) == 0 {
+		return out, nil
+	}
+	ds, err := adm.DescribeGroups(ctx, groups...)
+	if err != nil {
+		return nil, err
+	}
+	for g, dg := range ds {
+		if errors.Is(dg.Err, kerr.GroupIDNotFound) {
+			out[g] = 0 // no such group there yet (Kafka answers state Dead)
+			continue
+		}
+		if dg.Err != nil {
+			return nil, fmt.Errorf("group %s: %w", g, dg.Err)
+		}
+		out[g] = len(dg.Members)
+	}
+	return out, nil
+}
+
+// neverCommittedBounds lists the log start and end offsets of the target
+// partitions the groups never committed.
+func neverCommittedBounds(ctx context.Context, adm *kadm.Client, tr map[string][]remoteclusterutils.PartitionTranslation) (starts, ends map[string]map[int32]int64, err error) {
+	starts, ends = map[string]map[int32]int64{}, map[string]map[int32]int64{}
+	var topics []string
+	seen := map[string]bool{}
+	for _, ps := range tr {
+		for _, p := range ps {
+			if p.NeverCommitted && !seen[p.Topic] {
+				seen[p.Topic] = true
+				topics = append(topics, p.Topic)
+			}
+		}
+	}
+	if len(topics) == 0 {
+		return starts, ends, nil
+	}
+	for _, l := range []struct {
+		list func(context.Context, ...string) (kadm.ListedOffsets, error)
+		into map[string]map[int32]int64
+	}{{adm.ListStartOffsets, starts}, {adm.ListEndOffsets, ends}} {
+		lo, err := l.list(ctx, topics...)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := lo.Error(); err != nil {
+			return nil, nil, err
+		}
+		lo.Each(func(o kadm.ListedOffset) {
+			if l.into[o.Topic] == nil {
+				l.into[o.Topic] = map[int32]int64{}
+			}
+			l.into[o.Topic][o.Partition] = o.Offset
+		})
+	}
+	return starts, ends, nil
+}
+
+// flowTopics returns the flow's selection of source topics: its topics and
+// topics.exclude, never internal topics or cycles, heartbeats topics not
+// (consumer groups do not read them).
+func flowTopics(d *drFlow) (func(string) bool, error) {
+	include, exclude := d.flow.Topics, d.flow.TopicsExclude
+	if include == nil {
+		include = []string{".*"}
+	}
+	if exclude == nil {
+		exclude = mirror.DefaultTopicsExclude
+	}
+	filter, err := mm2filter.New(d.name()+".topics", include, d.name()+".topics.exclude", exclude)
+	if err != nil {
+		return nil, err
+	}
+	return func(t string) bool {
+		return filter.Match(t) && !d.pol.IsInternalTopic(t) && !policy.IsCycle(d.pol, d.flow.Target, t) && !d.pol.IsHeartbeatsTopic(t)
+	}, nil
+}
+
+// catchUp is the planned failover's wait: it reads the groups on the
+// source (refusing at once when one has members there), snapshots the end
+// offsets of the flow's source topics, and waits up to -wait until the
+// flow's resume points reach them and each group's current commits are
+// checkpointed (exactly, when kmirror's offset runs can make them so). It
+// returns the groups and the partitions still lagging at the end; read
+// fills in with the target's side each round.
+func catchUp(ctx context.Context, d *drFlow, o *failoverOptions, dstCl *kgo.Client, in *planInput, read func() error, now func() time.Time) (map[string]sourceGroup, []string, error) {
+	sel, err := flowTopics(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	srcCl, err := kclient.New(clusterOpts(d.src, d.src.Admin)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer srcCl.Close()
+	srcAdm := kadm.NewClient(srcCl)
+	rctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	groups, err := sourceGroups(rctx, srcAdm, d, sel)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the groups on %s: %w", d.src.Alias, err)
+	}
+	for _, g := range groups {
+		if g.Members > 0 { // refused at once: no point waiting
+			return groups, nil, read()
+		}
+	}
+	tds, err := srcAdm.ListTopics(rctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing the topics of %s: %w", d.src.Alias, err)
+	}
+	var topics []string
+	for t := range tds {
+		if sel(t) {
+			topics = append(topics, t)
+		}
+	}
+	starts, ends := map[string]map[int32]int64{}, map[string]map[int32]int64{}
+	if len(topics) > 0 {
+		for _, l := range []struct {
+			list func(context.Context, ...string) (kadm.ListedOffsets, error)
+			into map[string]map[int32]int64
+		}{{srcAdm.ListStartOffsets, starts}, {srcAdm.ListEndOffsets, ends}} {
+			lo, err := l.list(rctx, topics...)
+			if err == nil {
+				err = lo.Error()
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("listing the offsets of %s: %w", d.src.Alias, err)
+			}
+			lo.Each(func(x kadm.ListedOffset) {
+				if l.into[x.Topic] == nil {
+					l.into[x.Topic] = map[int32]int64{}
+				}
+				l.into[x.Topic][x.Partition] = x.Offset
+			})
+		}
+	}
+	deadline := now().Add(o.wait)
+	for {
+		lagging, err := lagBehind(ctx, d, o, starts, ends)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := read(); err != nil {
+			return nil, nil, err
+		}
+		if len(lagging) == 0 && checkpointedAtCommits(groups, in.Checkpoints, d.sourceTopic) {
+			return groups, nil, nil
+		}
+		if o.dryRun || !now().Before(deadline) {
+			return groups, lagging, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// checkpointedAtCommits reports whether every committed partition of the
+// groups has a checkpoint at its current offset that will not become
+// exact later (exact, MM2's, or from offset syncs alone).
+func checkpointedAtCommits(groups map[string]sourceGroup, tr map[string][]remoteclusterutils.PartitionTranslation, upstream func(string) string) bool {
+	for g, sg := range groups {
+		have := map[string]map[int32]remoteclusterutils.PartitionTranslation{}
+		for _, p := range tr[g] {
+			t := upstream(p.Topic)
+			if have[t] == nil {
+				have[t] = map[int32]remoteclusterutils.PartitionTranslation{}
+			}
+			have[t][p.Partition] = p
+		}
+		for t, ps := range sg.Committed {
+			for part, at := range ps {
+				cp, ok := have[t][part]
+				if !ok || cp.NeverCommitted || cp.SourceOffset != at {
+					return false
+				}
+				if cp.Translation == remoteclusterutils.TranslationSafe && cp.Record == "run" {
+					return false // the next offset flush's run makes it exact
+				}
+			}
+		}
+	}
+	return true
+}
+
+// sourceGroups reads the groups -groups matches on the source: members and
+// committed offsets on the flow's topics.
+func sourceGroups(ctx context.Context, adm *kadm.Client, d *drFlow, sel func(string) bool) (map[string]sourceGroup, error) {
+	listed, err := adm.ListGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, g := range listed.Groups() {
+		if d.groups.MatchString(g) {
+			names = append(names, g)
+		}
+	}
+	out := map[string]sourceGroup{}
+	if len(names) == 0 {
+		return out, nil
+	}
+	members, err := groupMembers(ctx, adm, names)
+	if err != nil {
+		return nil, err
+	}
+	fetched := adm.FetchManyOffsets(ctx, names...)
+	for _, g := range names {
+		r := fetched[g]
+		if r.Err != nil {
+			return nil, fmt.Errorf("group %s: %w", g, r.Err)
+		}
+		sg := sourceGroup{Members: members[g], Committed: map[string]map[int32]int64{}}
+		r.Fetched.Each(func(o kadm.OffsetResponse) {
+			if o.Err != nil || o.At < 0 || !sel(o.Topic) {
+				return
+			}
+			if sg.Committed[o.Topic] == nil {
+				sg.Committed[o.Topic] = map[int32]int64{}
+			}
+			sg.Committed[o.Topic][o.Partition] = o.At
+		})
+		out[g] = sg
+	}
+	return out, nil
+}
+
+// lagBehind lists the source partitions whose resume point on the target
+// (mm2-offsets.<source>.internal) has not reached the snapshot end offset.
+func lagBehind(ctx context.Context, d *drFlow, o *failoverOptions, starts, ends map[string]map[int32]int64) ([]string, error) {
+	rctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	recs, err := kread.ReadToEnd(rctx, clusterOpts(d.dst, d.dst.Consumer), connectoffsets.TopicName(d.flow.Source), kread.Options{ReadCommitted: true})
+	if err != nil {
+		return nil, fmt.Errorf("reading the resume points of %s on %s: %w", d.name(), d.dst.Alias, err)
+	}
+	type tp struct {
+		t string
+		p int32
+	}
+	resume := map[tp]int64{}
+	for _, r := range recs {
+		conn, alias, t, p, err := connectoffsets.ParseSourceKey(r.Key)
+		if err != nil || conn != connectoffsets.SourceConnector || alias != d.flow.Source {
+			continue
+		}
+		if r.Value == nil {
+			delete(resume, tp{t, p})
+			continue
+		}
+		if off, err := connectoffsets.ParseSourceValue(r.Value); err == nil {
+			resume[tp{t, p}] = off
+		}
+	}
+	var out []string
+	for _, t := range keysOf(ends) {
+		for _, p := range keysOf(ends[t]) {
+			end := ends[t][p]
+			if end <= starts[t][p] {
+				continue // empty
+			}
+			got, ok := resume[tp{t, p}]
+			if !ok {
+				out = append(out, fmt.Sprintf("%s[%d]: nothing replicated of offsets %d-%d", t, p, starts[t][p], end-1))
+			} else if got+1 < end {
+				out = append(out, fmt.Sprintf("%s[%d]: replicated up to %d of %d", t, p, got, end-1))
+			}
+		}
+	}
+	return out, nil
+}
+
+// writeTargetState persists the flow's target state (seam 2) in its status
+// topic on the target, creating the topic if the members have not.
+func writeTargetState(ctx context.Context, d *drFlow, cl *kgo.Client, state statustopic.TargetState, by string) error {
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := ensuretopic.Ensure(wctx, kadm.NewClient(cl), statustopic.Spec(d.flow.Source, d.dst.Alias, -1)); err != nil {
+		return fmt.Errorf("status topic of %s: %w", d.name(), err)
+	}
+	rec := statustopic.TargetStateRecord{Flow: d.name(), State: state, At: time.Now().UTC(), By: by}
+	return statustopic.WriteTargetState(wctx, cl, d.flow.Source, rec)
+}
+
+// membersStopped counts the live members and those of them that applied
+// state.
+func membersStopped(ms []statustopic.MemberState, state statustopic.TargetState) (live, applied int) {
+	for _, m := range ms {
+		live++
+		if m.Applied == state {
+			applied++
+		}
+	}
+	return live, applied
+}
+
+// waitMembers waits up to wait until every live member of the flow reports
+// state applied, or none is live.
+func waitMembers(ctx context.Context, d *drFlow, state statustopic.TargetState, wait time.Duration, now func() time.Time) (*membersReport, error) {
+	start := now()
+	deadline := start.Add(wait)
+	opts := clusterOpts(d.dst, d.dst.Consumer)
+	for {
+		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		ms, err := statustopic.ReadMembers(rctx, opts, d.flow.Source, now())
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("reading the members of %s: %w", d.name(), err)
+		}
+		t := now()
+		live, applied := membersStopped(ms, state)
+		r := &membersReport{Live: live, Stopped: applied, WaitedMs: t.Sub(start).Milliseconds()}
+		if applied == live || !t.Before(deadline) {
+			return r, nil
+		}
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// commitGroups commits the offsets of the groups the plan did not refuse
+// and marks them committed; a refused commit (the group became active)
+// refuses the group.
+func commitGroups(ctx context.Context, adm *kadm.Client, tr map[string][]remoteclusterutils.PartitionTranslation, rep *failoverReport) {
+	for i := range rep.Groups {
+		g := &rep.Groups[i]
+		if g.Action != actionCommit {
+			continue
+		}
+		meta := map[string]map[int32]string{}
+		for _, p := range tr[g.Group] {
+			if meta[p.Topic] == nil {
+				meta[p.Topic] = map[int32]string{}
+			}
+			meta[p.Topic][p.Partition] = p.Metadata
+		}
+		offs := kadm.Offsets{}
+		for _, p := range g.Partitions {
+			if p.Offset >= 0 {
+				offs.Add(kadm.Offset{Topic: p.Topic, Partition: p.Partition, At: p.Offset, LeaderEpoch: -1, Metadata: meta[p.Topic][p.Partition]})
+			}
+		}
+		resp, err := adm.CommitOffsets(ctx, g.Group, offs)
+		if err == nil {
+			err = resp.Error()
+		}
+		if err != nil {
+			g.Action, g.Reason = actionRefused, fmt.Sprintf("commit refused: %v", err)
+			rep.Problems = append(rep.Problems, fmt.Sprintf("group %s: %s", g.Group, g.Reason))
+			continue
+		}
+		g.Action = actionCommitted
+	}
+}

@@ -1,0 +1,462 @@
+package main
+
+// The translate subcommand, and what translate, failover and failback
+// share (the flow of the file, its clusters, the group selection, the exit
+// codes):
+//
+//	kmirror translate -config mm2.properties -flow 'A->B' -groups REGEX [-json] [-timeout 30s]
+//
+// It reads the flow's checkpoints on the target (A.checkpoints.internal on
+// B) and prints, per consumer group the regex matches (full match) and per
+// target partition: the group's source offset, the translated target
+// offset (what Java's RemoteClusterUtils.translateOffsets returns), whether
+// that translation is exact, safe (with the record kind, run or sync, and
+// the bound on records re-read) or unknown (a checkpoint written by Apache
+// MM2), the checkpoint's age, and the partitions the group never committed
+// on a topic it committed another partition of (RemoteClusterUtils leaves
+// them out). It needs only the target: it works when the source is gone.
+//
+// Exit codes: 0 every partition of every group matched is translated; 1
+// no group matched, or some partition was never committed; 2 bad flags or
+// configuration; 3 the target unreachable or interrupted.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/kclient"
+	"github.com/kmirror/kmirror/mirror"
+	"github.com/kmirror/kmirror/policy"
+	"github.com/kmirror/kmirror/remoteclusterutils"
+)
+
+// Exit codes of translate, failover and failback (verify's).
+const (
+	drOK          = 0 // done
+	drRefused     = 1 // refused, or something unaccounted
+	drUsage       = 2 // bad flags or configuration
+	drUnreachable = 3 // a cluster unreachable, or interrupted
+)
+
+// drFlow is one flow of the file, resolved for the DR commands.
+type drFlow struct {
+	flow     mirror.FlowConfig
+	src, dst mirror.ClusterConfig
+	pol      policy.ReplicationPolicy
+	groups   *regexp.Regexp
+	props    *mirror.Properties
+}
+
+// name is "A->B".
+func (f *drFlow) name() string { return f.flow.Name() }
+
+// opts returns the client options of c with the role's options.
+func clusterOpts(c mirror.ClusterConfig, role []kgo.Opt, extra ...kgo.Opt) []kgo.Opt {
+	out := append(append(append([]kgo.Opt{}, c.Client...), role...), extra...)
+	return out
+}
+
+// drCommon holds the flags every DR command has.
+type drCommon struct {
+	config  string
+	flow    string
+	groups  string
+	json    bool
+	timeout time.Duration
+}
+
+func (c *drCommon) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.config, "config", "", "MM2 dedicated-mode properties `file` (required): the clusters and flows the mirror runs")
+	fs.StringVar(&c.flow, "flow", "", "the flow, `source->target` (required when the file has several; quote it: > is a shell redirect)")
+	fs.StringVar(&c.groups, "groups", "", "consumer groups, a `regex` (full match, RE2) (required)")
+	fs.BoolVar(&c.json, "json", false, "print the report as JSON")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "bound of each read of a cluster")
+}
+
+// parse parses args into fs and checks the common flags.
+func (c *drCommon) parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return &usageError{fmt.Errorf("unexpected argument %q (the properties file is given with -config)", fs.Arg(0))}
+	}
+	switch {
+	case c.config == "":
+		return &usageError{errors.New("-config is required (the MM2 properties file the mirror runs)")}
+	case c.groups == "":
+		return &usageError{errors.New("-groups is required: a regex of the consumer groups (full match), e.g. -groups 'orders-.*' or -groups '.*'")}
+	case c.timeout <= 0:
+		return &usageError{fmt.Errorf("-timeout %s: must be positive", c.timeout)}
+	}
+	if _, err := regexp.Compile("^(?:" + c.groups + ")$"); err != nil {
+		return &usageError{fmt.Errorf("-groups %q: %v (RE2 syntax, full match)", c.groups, err)}
+	}
+	return nil
+}
+
+// load reads the file and resolves the flow (enabled or not: failback
+// looks at the reverse flow's state itself).
+func (c *drCommon) load() (*drFlow, error) {
+	props, err := mirror.LoadProperties(c.config)
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	var names []string
+	var flow *mirror.FlowConfig
+	for _, f := range props.Flows() {
+		if f.Disabled {
+			continue
+		}
+		names = append(names, f.Name())
+		if c.flow == f.Name() || (c.flow == "" && flow == nil) {
+			f := f
+			flow = &f
+		}
+	}
+	switch {
+	case len(names) == 0:
+		return nil, &usageError{errors.New("the configuration has no enabled flow (<source>-><target>.enabled = true)")}
+	case c.flow == "" && len(names) > 1:
+		return nil, &usageError{fmt.Errorf("the configuration has %d flows: choose one with -flow (%s)", len(names), strings.Join(names, ", "))}
+	case flow == nil:
+		return nil, &usageError{fmt.Errorf("-flow %q: no enabled flow of that name; the configuration has %s", c.flow, strings.Join(names, ", "))}
+	}
+	d := &drFlow{flow: *flow, props: props, groups: regexp.MustCompile("^(?:" + c.groups + ")$")}
+	found := 0
+	for _, cl := range props.Clusters() {
+		switch cl.Alias {
+		case flow.Source:
+			d.src, found = cl, found+1
+		case flow.Target:
+			d.dst, found = cl, found+1
+		}
+	}
+	if found != 2 {
+		return nil, &usageError{fmt.Errorf("flow %s: cluster settings not found", flow.Name())}
+	}
+	d.pol = flow.Policy
+	if d.pol == nil {
+		if d.pol, err = policy.NewDefault(); err != nil {
+			return nil, &usageError{err}
+		}
+	}
+	return d, nil
+}
+
+// targetClient builds a client of the flow's target.
+func (d *drFlow) targetClient(extra ...kgo.Opt) (*kgo.Client, error) {
+	return kclient.New(clusterOpts(d.dst, d.dst.Admin, extra...)...)
+}
+
+// translateGroups reads the flow's checkpoints on the target, for the
+// groups the regex matches.
+func (d *drFlow) translateGroups(ctx context.Context, cl *kgo.Client) (map[string][]remoteclusterutils.PartitionTranslation, error) {
+	rc := remoteclusterutils.NewClient(cl, remoteclusterutils.WithPolicy(d.pol))
+	return rc.TranslateGroups(ctx, d.flow.Source, d.groups.MatchString)
+}
+
+// sourceTopic names the source topic of remote topic t ("" if the policy
+// does not parse it).
+func (d *drFlow) sourceTopic(t string) string {
+	if u, ok := d.pol.UpstreamTopic(t); ok {
+		return u
+	}
+	return ""
+}
+
+// partitionReport is one partition of a group in the DR reports.
+type partitionReport struct {
+	// Topic is the target topic; SourceTopic the source topic it mirrors.
+	Topic       string `json:"topic"`
+	SourceTopic string `json:"source_topic"`
+	Partition   int32  `json:"partition"`
+	// SourceOffset is the group's offset on the source the checkpoint
+	// translates (-1: never committed).
+	SourceOffset int64 `json:"source_offset"`
+	// Offset is the translated target offset (translate), or the offset
+	// committed or to commit (failover, failback).
+	Offset int64 `json:"offset"`
+	// From says where Offset comes from: "checkpoint", "earliest",
+	// "latest" (never-committed partitions by choice), or none.
+	From string `json:"from,omitempty"`
+	// Translation is exact, safe, unknown or none.
+	Translation string `json:"translation"`
+	// Record is run or sync for kmirror's safe translations.
+	Record string `json:"record,omitempty"`
+	// RereadMax bounds the records a consumer reads again of those the
+	// group processed before SourceOffset (-1 unknown).
+	RereadMax int64 `json:"reread_max"`
+	// CheckpointTime is when the checkpoint was written; CheckpointAgeMs
+	// its age at the report.
+	CheckpointTime  time.Time `json:"checkpoint_time,omitzero"`
+	CheckpointAgeMs int64     `json:"checkpoint_age_ms,omitempty"`
+	// NeverCommitted marks a partition the group has no checkpoint for, on
+	// a topic it committed another partition of.
+	NeverCommitted bool `json:"never_committed,omitempty"`
+}
+
+func newPartitionReport(d *drFlow, p remoteclusterutils.PartitionTranslation, now time.Time) partitionReport {
+	r := partitionReport{Topic: p.Topic, SourceTopic: d.sourceTopic(p.Topic), Partition: p.Partition,
+		SourceOffset: p.SourceOffset, Offset: p.Offset, Translation: string(p.Translation), Record: p.Record,
+		RereadMax: p.Reread, CheckpointTime: p.CheckpointTime, NeverCommitted: p.NeverCommitted}
+	if !p.NeverCommitted {
+		r.From = "checkpoint"
+		r.CheckpointAgeMs = max(0, now.Sub(p.CheckpointTime).Milliseconds())
+	}
+	return r
+}
+
+// translateReport is what translate prints (-json: this shape).
+type translateReport struct {
+	Flow             string        `json:"flow"`
+	CheckpointsTopic string        `json:"checkpoints_topic"`
+	At               time.Time     `json:"at"`
+	Groups           []groupReport `json:"groups"`
+	Summary          summary       `json:"summary"`
+}
+
+// groupReport is one group of a DR report.
+type groupReport struct {
+	Group string `json:"group"`
+	// Action (failover, failback): "commit" (dry run), "committed",
+	// "refused"; Reason why refused.
+	Action string `json:"action,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// LastCheckpoint is the newest checkpoint time of the group.
+	LastCheckpoint time.Time `json:"last_checkpoint,omitzero"`
+	// RPOMs (unplanned failover) is the time from LastCheckpoint to the
+	// detection of the failure: an upper bound of what the group processed
+	// on the source that a consumer on the target processes again.
+	RPOMs      int64             `json:"rpo_ms,omitempty"`
+	Partitions []partitionReport `json:"partitions"`
+}
+
+// summary counts the partitions of a report.
+type summary struct {
+	Groups         int `json:"groups"`
+	Partitions     int `json:"partitions"`
+	Exact          int `json:"exact"`
+	Safe           int `json:"safe"`
+	Unknown        int `json:"unknown"`
+	NeverCommitted int `json:"never_committed"`
+}
+
+func summarize(gs []groupReport) summary {
+	s := summary{Groups: len(gs)}
+	for _, g := range gs {
+		for _, p := range g.Partitions {
+			s.Partitions++
+			switch {
+			case p.NeverCommitted:
+				s.NeverCommitted++
+			case p.Translation == string(remoteclusterutils.TranslationExact):
+				s.Exact++
+			case p.Translation == string(remoteclusterutils.TranslationSafe):
+				s.Safe++
+			default:
+				s.Unknown++
+			}
+		}
+	}
+	return s
+}
+
+func (s summary) String() string {
+	return fmt.Sprintf("%d group(s), %d partition(s): %d exact, %d safe, %d unknown (written by MM2), %d never committed",
+		s.Groups, s.Partitions, s.Exact, s.Safe, s.Unknown, s.NeverCommitted)
+}
+
+// groupReports builds the per-group reports of translations, sorted by
+// group.
+func groupReports(d *drFlow, tr map[string][]remoteclusterutils.PartitionTranslation, now time.Time) []groupReport {
+	out := make([]groupReport, 0, len(tr))
+	for g, ps := range tr {
+		gr := groupReport{Group: g, Partitions: []partitionReport{}}
+		for _, p := range ps {
+			gr.Partitions = append(gr.Partitions, newPartitionReport(d, p, now))
+			if p.CheckpointTime.After(gr.LastCheckpoint) {
+				gr.LastCheckpoint = p.CheckpointTime
+			}
+		}
+		out = append(out, gr)
+	}
+	sortGroups(out)
+	return out
+}
+
+func sortGroups(gs []groupReport) {
+	for i := 1; i < len(gs); i++ {
+		for j := i; j > 0 && gs[j].Group < gs[j-1].Group; j-- {
+			gs[j], gs[j-1] = gs[j-1], gs[j]
+		}
+	}
+}
+
+// translation renders a partition's translation for the tables.
+func (p partitionReport) translation() string {
+	switch {
+	case p.NeverCommitted:
+		return "NEVER COMMITTED"
+	case p.Translation == string(remoteclusterutils.TranslationSafe) && p.RereadMax >= 0:
+		return fmt.Sprintf("safe (%s), re-read <= %d", p.Record, p.RereadMax)
+	case p.Translation == string(remoteclusterutils.TranslationSafe):
+		return fmt.Sprintf("safe (%s), re-read bound unknown", p.Record)
+	case p.Translation == string(remoteclusterutils.TranslationUnknown):
+		return "unknown (no kmirror-translation header: written by MM2)"
+	}
+	return p.Translation
+}
+
+func offsetText(o int64) string {
+	if o < 0 {
+		return "-"
+	}
+	return fmt.Sprint(o)
+}
+
+func ageText(p partitionReport) string {
+	if p.NeverCommitted || p.CheckpointTime.IsZero() {
+		return "-"
+	}
+	return (time.Duration(p.CheckpointAgeMs) * time.Millisecond).Round(100 * time.Millisecond).String()
+}
+
+// writeTable prints the groups' partitions as a table.
+func writeTable(w io.Writer, gs []groupReport, withAction bool) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := "GROUP\tTOPIC\tPARTITION\tSOURCE OFFSET\tTARGET OFFSET\tTRANSLATION\tCHECKPOINT AGE"
+	if withAction {
+		head = "GROUP\tTOPIC\tPARTITION\tSOURCE OFFSET\tOFFSET\tFROM\tTRANSLATION\tCHECKPOINT AGE"
+	}
+	fmt.Fprintln(tw, head)
+	for _, g := range gs {
+		for _, p := range g.Partitions {
+			if withAction {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", g.Group, p.Topic, p.Partition, offsetText(p.SourceOffset),
+					offsetText(p.Offset), orDash(p.From), p.translation(), ageText(p))
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", g.Group, p.Topic, p.Partition, offsetText(p.SourceOffset),
+				offsetText(p.Offset), p.translation(), ageText(p))
+		}
+	}
+	tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func writeReportJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// drError prints err for command cmd and returns its exit code: 2 for a
+// usage error, else code.
+func drError(stderr io.Writer, cmd string, err error, code int) int {
+	fmt.Fprintf(stderr, "kmirror %s: %v\n", cmd, err)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return drUsage
+	}
+	return code
+}
+
+// translateMain runs `kmirror translate args...` and returns the exit code.
+func translateMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("kmirror translate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c drCommon
+	c.register(fs)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "usage: kmirror translate -config FILE [-flow 'A->B'] -groups REGEX [-json]\n\n"+
+			"Prints each group's translated offsets on the target, per partition: source offset, target offset,\n"+
+			"exact, safe (with the bound on records re-read) or unknown, checkpoint age; and the partitions\n"+
+			"the group never committed. Needs only the target cluster.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := c.parse(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return drOK
+		}
+		return drError(stderr, "translate", err, drUsage)
+	}
+	d, err := c.load()
+	if err != nil {
+		return drError(stderr, "translate", err, drUsage)
+	}
+	cl, err := d.targetClient()
+	if err != nil {
+		return drError(stderr, "translate", err, drUsage)
+	}
+	defer cl.Close()
+	rctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	tr, err := d.translateGroups(rctx, cl)
+	if err != nil {
+		code := drUnreachable
+		if errors.Is(err, remoteclusterutils.ErrNoCheckpointsTopic) {
+			code = drRefused // the target answered: no checkpoints of this flow there
+		}
+		return drError(stderr, "translate", fmt.Errorf("reading the checkpoints of %s on %s: %w", d.name(), d.dst.Alias, err), code)
+	}
+	now := time.Now()
+	rep := translateReport{Flow: d.name(), CheckpointsTopic: d.pol.CheckpointsTopic(d.flow.Source), At: now.UTC(),
+		Groups: groupReports(d, tr, now)}
+	rep.Summary = summarize(rep.Groups)
+	if c.json {
+		if err := writeReportJSON(stdout, rep); err != nil {
+			fmt.Fprintln(stderr, "kmirror translate:", err)
+		}
+	} else {
+		writeTable(stdout, rep.Groups, false)
+		fmt.Fprintf(stdout, "\n%s: %s\n", rep.Flow, rep.Summary)
+	}
+	switch {
+	case len(rep.Groups) == 0:
+		fmt.Fprintf(stderr, "kmirror translate: no group matching %q has a checkpoint in %s on %s "+
+			"(groups.exclude or groups of the flow, no commit on a replicated topic, or no emission yet)\n",
+			c.groups, rep.CheckpointsTopic, d.dst.Alias)
+		return drRefused
+	case rep.Summary.NeverCommitted > 0:
+		fmt.Fprintf(stderr, "kmirror translate: %d partition(s) never committed: a consumer with auto.offset.reset=none does not read them; "+
+			"kmirror failover -uncommitted earliest|latest commits them\n", rep.Summary.NeverCommitted)
+		return drRefused
+	}
+	return drOK
+}
+
+// drCommands are the DR subcommands by name.
+var drCommands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
+	"translate": translateMain,
+	"failover":  failoverMain,
+	"failback":  failbackMain,
+}
+
+// subcommand returns args[1], or "".
+func subcommand(args []string) string {
+	if len(args) > 1 {
+		return args[1]
+	}
+	return ""
+}

@@ -1,0 +1,40 @@
+package benchproc
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestProcParsers(t *testing.T) {
+	status := []byte("Name:\tjava\nVmPeak:\t 5000 kB\nVmHWM:\t  123456 kB\nVmRSS:\t 100000 kB\n")
+	kb, err := StatusKB(status, "VmHWM:")
+	if err != nil || kb != 123456 {
+		t.Errorf("statusKB = %d, %v; want 123456", kb, err)
+	}
+	if _, err := StatusKB(status, "VmSwap:"); err == nil {
+		t.Error("statusKB of a missing key: no error")
+	}
+	// Fields 14 and 15 (utime, stime) are 250 and 50 ticks; the command
+	// name holds a space and a parenthesis.
+	stat := []byte("4242 (my (prog) x) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 12 0 100 1000 200")
+	cpu, err := StatCPU(stat)
+	if err != nil || cpu != 3 {
+		t.Errorf("statCPU = %v, %v; want 3", cpu, err)
+	}
+	if _, err := StatCPU([]byte("4242 (x) S 1")); err == nil {
+		t.Error("statCPU of a short line: no error")
+	}
+}
+
+func TestCPUAt(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	samples := []cpuSample{{t0, 1}, {t0.Add(50 * time.Millisecond), 1.5}, {t0.Add(100 * time.Millisecond), 2.25}}
+	got := []float64{cpuAt(samples, t0.Add(-time.Millisecond)), cpuAt(samples, t0), cpuAt(samples, t0.Add(99*time.Millisecond)),
+		cpuAt(samples, t0.Add(time.Hour)), cpuAt(nil, t0)}
+	want := []float64{0, 1, 1.5, 2.25, 0}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,68 @@
+package kread_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/kread"
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// TestReadRanges: each partition's range is read exactly ([From, To), -2 the
+// log start), empty ranges read nothing, and read committed leaves out an
+// aborted transaction's records although its offsets are inside a range.
+func TestReadRanges(t *testing.T) {
+	t.Parallel()
+	c := testcluster.NewFake(t, "x")
+	testcluster.CreateTopic(t, &c, "t", 2, nil)
+	var recs []*kgo.Record
+	for p := int32(0); p < 2; p++ {
+		for i := 0; i < 10; i++ {
+			recs = append(recs, &kgo.Record{Topic: "t", Partition: p, Value: []byte(fmt.Sprintf("%d-%d", p, i))})
+		}
+	}
+	testcluster.Produce(t, &c, recs...)
+	// Offsets 10 (aborted record) and 11 (its ABORT marker) of partition 1.
+	txn := testcluster.Client(t, &c, kgo.TransactionalID("kread-test"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx := context.Background()
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, &kgo.Record{Topic: "t", Partition: 1, Value: []byte("aborted")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Produce(t, &c, &kgo.Record{Topic: "t", Partition: 1, Value: []byte("1-12")})
+	values := func(got map[string]map[int32][]*kgo.Record, p int32) string {
+		var out []string
+		for _, r := range got["t"][p] {
+			out = append(out, fmt.Sprintf("%d:%s", r.Offset, r.Value))
+		}
+		return fmt.Sprint(out)
+	}
+	got, err := kread.ReadRanges(ctx, c.Opts(), map[string]map[int32]kread.Range{"t": {0: {From: 3, To: 6}, 1: {From: 9, To: 13}}}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, want := values(got, 0), "[3:0-3 4:0-4 5:0-5]"; v != want {
+		t.Errorf("partition 0 [3,6) = %s, want %s", v, want)
+	}
+	if v, want := values(got, 1), "[9:1-9 12:1-12]"; v != want {
+		t.Errorf("partition 1 [9,13) read committed = %s, want %s", v, want)
+	}
+	got, err = kread.ReadRanges(ctx, c.Opts(), map[string]map[int32]kread.Range{"t": {0: {From: -2, To: 2}, 1: {From: 5, To: 5}}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, want := values(got, 0), "[0:0-0 1:0-1]"; v != want {
+		t.Errorf("partition 0 [start,2) = %s, want %s", v, want)
+	}
+	if v := values(got, 1); v != "[]" {
+		t.Errorf("partition 1 empty range = %s, want nothing", v)
+	}
+}

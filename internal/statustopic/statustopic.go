@@ -1,0 +1,188 @@
+// Package statustopic owns the records of a flow's status topic,
+// mm2-kmirror-status.<source>.internal on the target: the flow's persisted
+// target state (RUNNING, PAUSED, STOPPED, as Kafka Connect's connector
+// target states of KIP-875), and the members' and slots' published status.
+// Kafka Connect's status.storage.topic is the model; the topic is kmirror's
+// own and never one of MM2's Connect topics.
+//
+// Records are keyed by UTF-8 strings with UTF-8 JSON values; a null value is
+// a tombstone. A reader takes the last record per key ([Latest]). Nothing
+// outside this package encodes or decodes them.
+package statustopic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/ensuretopic"
+	"github.com/kmirror/kmirror/internal/kread"
+)
+
+// Topic returns the status topic of the flows from source alias source:
+// "mm2-kmirror-status.<source>.internal", on the flow's target cluster.
+func Topic(source string) string { return "mm2-kmirror-status." + source + ".internal" }
+
+// Spec returns the topic's ensuretopic specification: one partition (every
+// record of the flow in one order), compacted.
+func Spec(source, targetAlias string, replicationFactor int16) ensuretopic.Spec {
+	compact := "compact"
+	return ensuretopic.Spec{Topic: Topic(source), Cluster: targetAlias, Partitions: 1,
+		ReplicationFactor: replicationFactor, Configs: map[string]*string{"cleanup.policy": &compact},
+		RequireCompact: true}
+}
+
+// TargetState is the state an operator asked a flow to be in.
+type TargetState string
+
+// Target states (KIP-875's connector target states).
+const (
+	// Running replicates (the state of a flow with no target-state record).
+	Running TargetState = "RUNNING"
+	// Paused stops replicating records (units store their resume points and
+	// stop fetching); checkpoints, heartbeats and group offset sync go on.
+	Paused TargetState = "PAUSED"
+	// Stopped stops the flow's units and its singleton duties.
+	Stopped TargetState = "STOPPED"
+)
+
+// ParseTargetState parses s (any case) into a TargetState.
+func ParseTargetState(s string) (TargetState, error) {
+	switch t := TargetState(strings.ToUpper(strings.TrimSpace(s))); t {
+	case Running, Paused, Stopped:
+		return t, nil
+	}
+	return "", fmt.Errorf("target state %q: write RUNNING, PAUSED or STOPPED", s)
+}
+
+// TargetStateKey is the key of the flow's target-state record.
+const TargetStateKey = "target-state"
+
+// TargetStateRecord is the value of the target-state record.
+type TargetStateRecord struct {
+	// Flow is the flow's name, "source->target".
+	Flow string `json:"flow"`
+	// State is the target state.
+	State TargetState `json:"state"`
+	// At is when it was written.
+	At time.Time `json:"at"`
+	// By says who asked (a worker id, or a command such as "kmirror failover").
+	By string `json:"by,omitempty"`
+	// Reason is the asker's free-text reason.
+	Reason string `json:"reason,omitempty"`
+}
+
+// TargetStateRecordOf returns the status-topic record carrying rec, for the
+// status topic of the flow's source alias source.
+func TargetStateRecordOf(source string, rec TargetStateRecord) (*kgo.Record, error) {
+	if _, err := ParseTargetState(string(rec.State)); err != nil {
+		return nil, err
+	}
+	v, err := Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	return &kgo.Record{Topic: Topic(source), Key: []byte(TargetStateKey), Value: v}, nil
+}
+
+// Marshal encodes v as a record value: JSON without HTML escaping, so
+// that a flow name reads "A->B" in the topic, as an operator dumping it
+// expects.
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// DecodeTargetState decodes a target-state record's value; its state,
+// which may be written in any case, is returned in its canonical spelling
+// (RUNNING, PAUSED, STOPPED).
+func DecodeTargetState(value []byte) (TargetStateRecord, error) {
+	var rec TargetStateRecord
+	if err := json.Unmarshal(value, &rec); err != nil {
+		return rec, fmt.Errorf("decoding the target-state record: %w", err)
+	}
+	st, err := ParseTargetState(string(rec.State))
+	if err != nil {
+		return rec, fmt.Errorf("decoding the target-state record: %w", err)
+	}
+	// The canonical spelling: ParseTargetState accepts any case and
+	// spaces (a record written by hand), and readers compare with the
+	// constants (regression: TestTargetStateAnyCaseNormalized).
+	rec.State = st
+	return rec, nil
+}
+
+// Latest returns the last value of each key in records (log order), with
+// keys whose last record is a tombstone left out.
+func Latest(records []*kgo.Record) map[string][]byte {
+	out := map[string][]byte{}
+	for _, r := range records {
+		if r.Value == nil {
+			delete(out, string(r.Key))
+			continue
+		}
+		out[string(r.Key)] = r.Value
+	}
+	return out
+}
+
+// ReadAll reads the status topic of source alias source on the cluster opts
+// reach, to the end offsets listed at the call, and returns [Latest] of its
+// records. A missing topic is no records (nil map, nil error).
+func ReadAll(ctx context.Context, opts []kgo.Opt, source string) (map[string][]byte, error) {
+	recs, err := kread.ReadToEnd(ctx, opts, Topic(source), kread.Options{})
+	if errors.Is(err, kerr.UnknownTopicOrPartition) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", Topic(source), err)
+	}
+	return Latest(recs), nil
+}
+
+// ReadTargetState returns the target state of the flows from source alias
+// source, as persisted in its status topic on the cluster opts reach. With
+// no record (or no topic) it returns a [Running] record with a zero At and
+// found false.
+func ReadTargetState(ctx context.Context, opts []kgo.Opt, source string) (rec TargetStateRecord, found bool, err error) {
+	all, err := ReadAll(ctx, opts, source)
+	if err != nil {
+		return TargetStateRecord{State: Running}, false, err
+	}
+	v, ok := all[TargetStateKey]
+	if !ok {
+		return TargetStateRecord{State: Running}, false, nil
+	}
+	rec, err = DecodeTargetState(v)
+	if err != nil {
+		return TargetStateRecord{State: Running}, false, err
+	}
+	return rec, true, nil
+}
+
+// WriteTargetState writes rec as the target state of the flows from source
+// alias source with cl, a client of the target cluster, and waits for the
+// target's acknowledgement. The status topic must exist (the flow's members
+// create it; spec creates it otherwise, see [Spec] and ensuretopic).
+func WriteTargetState(ctx context.Context, cl *kgo.Client, source string, rec TargetStateRecord) error {
+	r, err := TargetStateRecordOf(source, rec)
+	if err != nil {
+		return err
+	}
+	if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+		return fmt.Errorf("writing the target state %s of %s to %s: %w", rec.State, rec.Flow, Topic(source), err)
+	}
+	return nil
+}

@@ -1,0 +1,263 @@
+package statustopic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/kread"
+)
+
+// View is the state a status topic's records describe, fed in log order
+// by Apply: the target state, the last record of each member and of each
+// slot chunk, and when a slot's or member's record was tombstoned. It is
+// not safe for concurrent use.
+type View struct {
+	target      TargetStateRecord
+	targetFound bool
+	members     map[string]MemberRecord
+	memberGone  map[string]time.Time
+	slots       map[int32]map[int]SlotRecord
+	slotGone    map[int32]time.Time
+	// Next is the offset after the last record applied.
+	Next int64
+	// Bad counts records whose value did not decode (skipped).
+	Bad int
+}
+
+// NewView returns an empty View (target state RUNNING, not found).
+func NewView() *View {
+	return &View{target: TargetStateRecord{State: Running}, members: map[string]MemberRecord{},
+		memberGone: map[string]time.Time{}, slots: map[int32]map[int]SlotRecord{}, slotGone: map[int32]time.Time{}}
+}
+
+// Apply feeds one record of the topic (log order). It reports whether the
+// target state changed. Records it cannot decode are counted in Bad and
+// otherwise ignored (a newer kmirror may write fields this one ignores,
+// never a shape it cannot read).
+func (v *View) Apply(r *kgo.Record) (targetChanged bool) {
+	v.Next = r.Offset + 1
+	k := string(r.Key)
+	switch {
+	case k == TargetStateKey:
+		if r.Value == nil {
+			changed := v.target.State != Running
+			v.target, v.targetFound = TargetStateRecord{State: Running}, false
+			return changed
+		}
+		rec, err := DecodeTargetState(r.Value)
+		if err != nil {
+			v.Bad++
+			return false
+		}
+		changed := rec.State != v.target.State || !v.targetFound
+		v.target, v.targetFound = rec, true
+		return changed
+	case strings.HasPrefix(k, MemberPrefix):
+		id := strings.TrimPrefix(k, MemberPrefix)
+		if r.Value == nil {
+			delete(v.members, id)
+			v.memberGone[id] = r.Timestamp
+			return false
+		}
+		var m MemberRecord
+		if err := json.Unmarshal(r.Value, &m); err != nil {
+			v.Bad++
+			return false
+		}
+		m.MemberID = id
+		v.members[id] = m
+		delete(v.memberGone, id)
+	case strings.HasPrefix(k, SlotPrefix):
+		n, chunk, ok := parseSlotKey(k)
+		if !ok {
+			v.Bad++
+			return false
+		}
+		if r.Value == nil {
+			if c := v.slots[n]; c != nil {
+				delete(c, chunk)
+				if len(c) == 0 {
+					delete(v.slots, n)
+				}
+			}
+			if chunk == 0 {
+				v.slotGone[n] = r.Timestamp
+			}
+			return false
+		}
+		var s SlotRecord
+		if err := json.Unmarshal(r.Value, &s); err != nil {
+			v.Bad++
+			return false
+		}
+		s.Slot, s.Chunk = n, chunk
+		if v.slots[n] == nil {
+			v.slots[n] = map[int]SlotRecord{}
+		}
+		v.slots[n][chunk] = s
+		if chunk == 0 {
+			delete(v.slotGone, n)
+		}
+	}
+	return false
+}
+
+// TargetState returns the target-state record (State RUNNING, found false,
+// when none was written).
+func (v *View) TargetState() (TargetStateRecord, bool) { return v.target, v.targetFound }
+
+// Members returns every member's last record (live or stale), by member id.
+func (v *View) Members() map[string]MemberRecord {
+	out := make(map[string]MemberRecord, len(v.members))
+	for k, m := range v.members {
+		out[k] = m
+	}
+	return out
+}
+
+// Member returns member id's last record.
+func (v *View) Member(id string) (MemberRecord, bool) {
+	m, ok := v.members[id]
+	return m, ok
+}
+
+// Slot returns slot n's record with the partitions of all its chunks;
+// complete is false when a chunk of the last write is missing (the
+// partitions then are those found).
+func (v *View) Slot(n int32) (s SlotRecord, complete, ok bool) {
+	cs := v.slots[n]
+	first, ok := cs[0]
+	if !ok {
+		return SlotRecord{}, false, false
+	}
+	s = first
+	s.Partitions = slices.Clone(first.Partitions)
+	// The chunks present, in order: never a loop up to the record's own
+	// count, which a foreign or corrupt record may make huge (regression:
+	// TestSlotForeignChunkCountDoesNotWedge).
+	idx := make([]int, 0, len(cs))
+	for i := range cs {
+		if i >= 1 && i < first.Chunks {
+			idx = append(idx, i)
+		}
+	}
+	slices.Sort(idx)
+	complete = len(idx) == max(first.Chunks, 1)-1
+	for _, i := range idx {
+		c := cs[i]
+		if !c.At.Equal(first.At) || c.Owner != first.Owner {
+			complete = false
+			continue
+		}
+		s.Partitions = append(s.Partitions, c.Partitions...)
+	}
+	s.Chunk = 0
+	return s, complete, true
+}
+
+// SlotNumbers returns the slots that have a record, sorted.
+func (v *View) SlotNumbers() []int32 {
+	out := make([]int32, 0, len(v.slots))
+	for n, cs := range v.slots {
+		if _, ok := cs[0]; ok {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// SlotChunks returns how many chunks slot n's last write had (0: none).
+func (v *View) SlotChunks(n int32) int {
+	if c, ok := v.slots[n][0]; ok {
+		return max(c.Chunks, 1)
+	}
+	return 0
+}
+
+// SlotGoneAt returns when slot n's record was last tombstoned (zero: never,
+// or a record was written since).
+func (v *View) SlotGoneAt(n int32) time.Time { return v.slotGone[n] }
+
+// interval returns the publication interval a record declares (the
+// default when it declares none).
+func interval(ms int64) time.Duration {
+	if ms <= 0 {
+		return DefaultInterval
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// Stale reports whether m is older than StaleAfter of its own intervals
+// at now: its member is taken as gone.
+func (m MemberRecord) Stale(now time.Time) bool {
+	return now.Sub(m.At) > StaleAfter*interval(m.IntervalMS)
+}
+
+// Stale reports whether s is older than StaleAfter of its own intervals at
+// now.
+func (s SlotRecord) Stale(now time.Time) bool {
+	return now.Sub(s.At) > StaleAfter*interval(s.IntervalMS)
+}
+
+// MemberState is a live member's applied target state, from ReadMembers.
+type MemberState struct {
+	MemberID string
+	WorkerID string
+	// Applied is the target state the member reports it has applied.
+	Applied TargetState
+	// Age is how old its last record was at the read.
+	Age time.Duration
+}
+
+// ReadView reads the status topic of source alias source on the cluster
+// opts reach to the end offsets listed at the call and returns its View. A
+// missing topic is an empty View.
+func ReadView(ctx context.Context, opts []kgo.Opt, source string) (*View, error) {
+	v := NewView()
+	recs, err := kread.ReadToEnd(ctx, opts, Topic(source), kread.Options{})
+	if errors.Is(err, kerr.UnknownTopicOrPartition) {
+		return v, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", Topic(source), err)
+	}
+	for _, r := range recs {
+		v.Apply(r)
+	}
+	return v, nil
+}
+
+// ReadMembers returns the live members of the flows from source alias
+// source (those whose last record is not stale at now), sorted by member
+// id, with the target state each has applied: a command that stopped the
+// flow waits until every one reports STOPPED.
+func ReadMembers(ctx context.Context, opts []kgo.Opt, source string, now time.Time) ([]MemberState, error) {
+	v, err := ReadView(ctx, opts, source)
+	if err != nil {
+		return nil, err
+	}
+	return v.LiveMembers(now), nil
+}
+
+// LiveMembers returns the members whose last record is not stale at now,
+// sorted by member id.
+func (v *View) LiveMembers(now time.Time) []MemberState {
+	var out []MemberState
+	for id, m := range v.members {
+		if m.Stale(now) {
+			continue
+		}
+		out = append(out, MemberState{MemberID: id, WorkerID: m.WorkerID, Applied: m.Applied, Age: max(now.Sub(m.At), 0)})
+	}
+	slices.SortFunc(out, func(a, b MemberState) int { return strings.Compare(a.MemberID, b.MemberID) })
+	return out
+}

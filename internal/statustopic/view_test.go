@@ -1,0 +1,97 @@
+package statustopic
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// feed applies recs to a new View with consecutive offsets.
+func feed(recs ...*kgo.Record) *View {
+	v := NewView()
+	for i, r := range recs {
+		r.Offset = int64(i)
+		v.Apply(r)
+	}
+	return v
+}
+
+func TestSlotRecordsChunkAndReassemble(t *testing.T) {
+	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	var parts []PartitionRecord
+	for i := range 9000 { // ~120 bytes each: more than one chunk
+		parts = append(parts, PartitionRecord{Topic: "orders-with-a-long-name", Partition: int32(i), State: "RUNNING", SourceEnd: 123456789, Replicated: 123456789, Committed: 123456788})
+	}
+	s := SlotRecord{Flow: "a->b", Slot: 3, Owner: "w1-1", State: "RUNNING", Partitions: parts, IntervalMS: 5000, At: at}
+	recs, err := SlotRecords("a", s, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chunks, tombs int
+	for _, r := range recs {
+		if r.Value == nil {
+			tombs++
+			continue
+		}
+		chunks++
+		if len(r.Value) > MaxChunkBytes {
+			t.Fatalf("chunk %s is %d bytes", r.Key, len(r.Value))
+		}
+	}
+	if chunks < 2 || tombs != 5-chunks || string(recs[chunks-1].Key) != "slot:3" {
+		t.Fatalf("%d chunks, %d tombstones, chunk 0 at %d (%s)", chunks, tombs, chunks-1, recs[chunks-1].Key)
+	}
+	v := feed(recs...)
+	got, complete, ok := v.Slot(3)
+	if !ok || !complete || len(got.Partitions) != 9000 || got.Partitions[8999].Partition != 8999 || v.SlotChunks(3) != chunks {
+		t.Fatalf("reassembled: ok %v complete %v, %d partitions, %d chunks", ok, complete, len(got.Partitions), v.SlotChunks(3))
+	}
+	// A newer chunk 0 whose other chunks are missing is incomplete.
+	s.At = at.Add(time.Second)
+	s.Partitions = parts[:10]
+	first, _ := SlotRecords("a", SlotRecord{Flow: "a->b", Slot: 3, Owner: "w1-1", At: s.At, Partitions: parts}, 0)
+	v.Apply(first[len(first)-1])
+	if _, complete, _ := v.Slot(3); complete {
+		t.Fatal("a chunk 0 without its other chunks reads complete")
+	}
+	// Tombstones: the slot is gone, with the time.
+	for _, r := range SlotTombstones("a", 3, chunks) {
+		r.Timestamp = at.Add(time.Minute)
+		v.Apply(r)
+	}
+	if _, _, ok := v.Slot(3); ok || !v.SlotGoneAt(3).Equal(at.Add(time.Minute)) {
+		t.Fatalf("after tombstones: slot present %v, gone at %v", ok, v.SlotGoneAt(3))
+	}
+}
+
+func TestViewMembersAndTargetState(t *testing.T) {
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	m1, _ := MemberRecordOf("a", MemberRecord{Flow: "a->b", MemberID: "w1-1", WorkerID: "w1:8083", Applied: Paused, IntervalMS: 1000, At: now.Add(-2 * time.Second)})
+	m2, _ := MemberRecordOf("a", MemberRecord{Flow: "a->b", MemberID: "w2-1", WorkerID: "w2:8083", Applied: Running, IntervalMS: 1000, At: now.Add(-4 * time.Second)})
+	m3, _ := MemberRecordOf("a", MemberRecord{Flow: "a->b", MemberID: "w3-1", WorkerID: "w3:8083", Applied: Paused, At: now})
+	ts, _ := TargetStateRecordOf("a", TargetStateRecord{Flow: "a->b", State: Paused, At: now})
+	v := feed(m1, m2, m3, ts, MemberTombstone("a", "w3-1"), &kgo.Record{Key: []byte("member:w4-1"), Value: []byte("{not json")})
+	live := v.LiveMembers(now)
+	// w2 is 4 s old with a 1 s interval: stale; w3 left; w4 undecodable.
+	if len(live) != 1 || live[0].MemberID != "w1-1" || live[0].Applied != Paused || live[0].Age != 2*time.Second || live[0].WorkerID != "w1:8083" {
+		t.Fatalf("live members %+v", live)
+	}
+	if v.Bad != 1 {
+		t.Fatalf("Bad = %d, want 1", v.Bad)
+	}
+	if rec, found := v.TargetState(); !found || rec.State != Paused {
+		t.Fatalf("target state %+v %v", rec, found)
+	}
+	if _, err := MemberRecordOf("a", MemberRecord{}); err == nil || !strings.Contains(err.Error(), "member id") {
+		t.Fatalf("a member record without id: %v", err)
+	}
+	// A tombstoned target state is RUNNING again, and a change.
+	if !v.Apply(&kgo.Record{Key: []byte(TargetStateKey), Offset: 9}) {
+		t.Fatal("a tombstoned target state is not a change")
+	}
+	if rec, found := v.TargetState(); found || rec.State != Running || v.Next != 10 {
+		t.Fatalf("after the tombstone: %+v %v, next %d", rec, found, v.Next)
+	}
+}

@@ -1,0 +1,143 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// transactionTimeout is the transaction timeout an exactly-once unit asks
+// the coordinator for unless the target's producer options set one: the
+// Java producer's default (60 s, what MM2 runs with), and with
+// transaction.boundary=interval long enough for a transaction open for the
+// whole interval to commit (the interval plus admin.timeout.ms).
+func transactionTimeout(c *FlowConfig) time.Duration {
+	d := 60 * time.Second
+	if c.TransactionBoundary == TransactionBoundaryInterval {
+		d = max(d, c.TransactionInterval+c.AdminTimeout)
+	}
+	return d
+}
+
+// isFenced reports errors by which the transaction coordinator says another
+// producer with the unit's transactional id took over.
+func isFenced(err error) bool {
+	return errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch) ||
+		errors.Is(err, kerr.TransactionalIDAuthorizationFailed)
+}
+
+// fenced turns a fencing error into errNotOwner when the member's group
+// generation is no longer current (this member is a zombie: another member
+// owns the slot and fenced it); any other error is returned as is and the
+// unit restarts (re-fencing, which is safe while the member owns the slot).
+func (u *unit) fenced(ctx context.Context, err error) error {
+	if err == nil || !isFenced(err) || u.env.owns == nil {
+		return err
+	}
+	if oerr := u.env.owns(ctx, u.slot); oerr != nil {
+		return fmt.Errorf("%w: %v (group: %v)", errNotOwner, err, oerr)
+	}
+	return err
+}
+
+// txnDue reports whether the open transaction must commit now.
+func (u *unit) txnDue() bool {
+	c := &u.env.cfg
+	switch {
+	case !u.inTxn || u.txnRecords == 0:
+		return false
+	case u.txnRecords >= c.TransactionMaxRecords:
+		return true
+	case c.TransactionBoundary == TransactionBoundaryPoll:
+		return true
+	}
+	return time.Since(u.txnStart) >= c.TransactionInterval
+}
+
+// commitTxn commits the open transaction: the records produced in it, and
+// the resume points of its partitions written in it. Only then are the
+// offset syncs of its records fed to the sync writers (a sync never names a
+// record a read_committed consumer cannot see). Any failure (a record
+// rejected, the target stalled longer than admin.timeout.ms, a fencing)
+// aborts the transaction and is returned: the session ends and the next one
+// resumes from the last committed resume points. Poll goroutine: it asks
+// the control goroutine for the resume points (evTxnPrepare, after the
+// results of every record, which Flush waited for, were applied) and tells
+// it how the transaction ended.
+func (u *unit) commitTxn(ctx context.Context) (err error) {
+	e := u.env
+	start := time.Now()
+	tctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
+	defer cancel()
+	defer func() {
+		if err != nil {
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if aerr := u.prod.AbortBufferedRecords(actx); aerr == nil {
+				_ = u.prod.EndTransaction(actx, kgo.TryAbort)
+			}
+			u.inTxn = false
+			u.box.post(event{kind: evTxnAborted})
+			err = fmt.Errorf("transaction aborted: %w", err)
+		}
+	}()
+	if err := u.prod.Flush(tctx); err != nil {
+		return err
+	}
+	verdict := make(chan txnVerdict, 1)
+	if !u.box.post(event{kind: evTxnPrepare, x: &evExtra{verdict: verdict}}) {
+		return errSessionEnded
+	}
+	var v txnVerdict
+	select {
+	case v = <-verdict:
+	case <-u.box.done:
+		return errSessionEnded
+	case <-tctx.Done():
+		return tctx.Err()
+	}
+	if v.err != nil {
+		return v.err
+	}
+	recs := make([]*kgo.Record, 0, len(v.ups))
+	for _, up := range v.ups {
+		recs = append(recs, u.resumeRecord(up.p, up.off))
+	}
+	if len(recs) > 0 {
+		if err := u.prod.ProduceSync(tctx, recs...).FirstErr(); err != nil {
+			return err
+		}
+	}
+	if err := u.prod.EndTransaction(tctx, kgo.TryCommit); err != nil {
+		return err
+	}
+	u.inTxn = false
+	promote := time.Since(u.lastPromote) >= e.cfg.OffsetFlushInterval
+	if promote {
+		u.lastPromote = time.Now()
+	}
+	pr := int64(0)
+	if promote {
+		pr = 1
+	}
+	u.box.post(event{kind: evTxnCommitted, a: pr, x: &evExtra{ups: v.ups}})
+	if len(v.ups) > 0 {
+		e.metrics.committed(e.labels, time.Since(start))
+	}
+	e.health(u.slot, nil)
+	return nil
+}
+
+// txnLevel reports record errors that belong to the record's transaction
+// rather than to its partition: the producer was fenced or its transaction
+// can no longer commit. The transaction aborts and the unit's session
+// restarts; the partition does not stop.
+func txnLevel(err error) bool {
+	return isFenced(err) || errors.Is(err, kerr.TransactionAbortable) || errors.Is(err, kerr.InvalidTxnState) ||
+		errors.Is(err, kerr.InvalidProducerIDMapping) || errors.Is(err, kerr.UnknownProducerID) ||
+		errors.Is(err, kerr.ConcurrentTransactions)
+}

@@ -1,0 +1,1102 @@
+package mirror
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/checkpoint"
+)
+
+// The partition lifecycle of a unit as a state machine (DESIGN.md,
+// "Partition lifecycle"). lifecycle holds the state of the unit's source
+// partitions and takes events (apply); what the unit must do about them
+// comes out as actions. It does no I/O, reads no clock (time arrives with
+// evTick) and starts no goroutine: the unit's control goroutine is its
+// only caller, and the only writer of partition state. The other
+// goroutines post events to the control goroutine's inbox (inbox.go).
+
+// evKind is the kind of an event.
+type evKind uint8
+
+const (
+	// evTick carries the time (a: Unix nanoseconds); the control
+	// goroutine posts one before every batch of events it applies.
+	evTick evKind = iota
+	// evStart: a partition starts (an offer, or a failed partition
+	// carried from an earlier session). Its start position is an input:
+	// x.start (the stored resume point, or the log start for a refill).
+	evStart
+	// evFetched: the poll (or shallow) loop hands records of f to the
+	// producer: x.recs (or the inbox's arena), a: the polled position
+	// after them, b: the source high watermark (-1 unknown).
+	evFetched
+	// evResult: the produce result of one record (rec) of f: err nil is
+	// its acknowledgement at rec.Offset.
+	evResult
+	// evBatchAck: shallow copy: a copied batch of f acknowledged; a: its
+	// first source offset, b: its first target offset, c: its record
+	// count, d: its stored bytes; x.ts: its max timestamp.
+	evBatchAck
+	// evUnpush: shallow copy: the target did not take the batch of f
+	// last handed to it (resent, or decoded for the record path).
+	evUnpush
+	// evFetchErr: a fetch of f failed (err).
+	evFetchErr
+	// evFailed: the poll or shallow loop stopped f (err: a gap with
+	// GapStop, a batch the target refused for good); a: 1 when the cause
+	// can go away (automatic retry).
+	evFailed
+	// evStopped: f's produces are stopped and no fetched records of it
+	// can follow (posted after actStop was carried out).
+	evStopped
+	// evFlushed: resume points stored (x.ups).
+	evFlushed
+	// evTxnCommitted and evTxnAborted: exactly once, the open transaction
+	// ended (x.ups: the resume points it committed; a: 1 to promote the
+	// offset syncs).
+	evTxnCommitted
+	evTxnAborted
+	// evRestart: Mirror.RestartFailed asks for the restart of the failed
+	// partitions of x.topic ("" every topic) and partition a (-1 every
+	// partition).
+	evRestart
+	// evLimitRaised: the remote topic x.remote now accepts records up to
+	// a bytes.
+	evLimitRaised
+	// evSourceRecreated: an offer found source topic x.topic re-created
+	// with ID x.id.
+	evSourceRecreated
+	// evRemoteID: the target answered the ID of the remote topic of
+	// source topic x.topic: x.id (zero with err: not found).
+	evRemoteID
+	// evSession: a new session of the unit starts: the partitions move
+	// to carry (failed ones stay failed when offered again).
+	evSession
+	// evTxnPrepare: exactly once, the poll loop asks which resume points
+	// the open transaction commits (txnPrepare; answered on x.verdict
+	// once every event posted before it was applied). It changes nothing.
+	evTxnPrepare
+)
+
+// event is what a goroutine posts to the control goroutine. The hot
+// events (evFetched, evResult) use the inline fields only.
+type event struct {
+	kind       evKind
+	f          *feed
+	rec        *kgo.Record
+	err        error
+	a, b, c, d int64
+	x          *evExtra
+	res        int // in the inbox: the results posted before it
+}
+
+// evExtra is the payload of the rarer events.
+type evExtra struct {
+	recs   []inflight // evFetched, when not in the inbox's arena
+	start  startPos   // evStart
+	topic  string
+	remote string
+	id     kadm.TopicID
+	ups    []resumeUp
+	ts     time.Time
+	k      tp
+	// reply and verdict carry the answers of evRestart and evTxnPrepare.
+	reply   chan int
+	verdict chan txnVerdict
+}
+
+// startPos is where a partition starts: the input of evStart. committed
+// is the last source offset replicated (the stored resume point, -1
+// none); fromStart reads from the source's log start whatever committed
+// says (a refill); ids are the source topic's (offset runs) and the
+// remote topic's (resume points).
+type startPos struct {
+	remote    string
+	committed int64
+	fromStart bool
+	topicID   kadm.TopicID
+	remoteID  kadm.TopicID
+	// byTail: the target's tail proves records up to tail (source
+	// offset) replicated, at target offset tailDown, later than committed
+	// (issue 23, tail.go): the partition resumes after it, and its first
+	// flush stores it.
+	byTail         bool
+	tail, tailDown int64
+}
+
+// resumeUp is a resume point of p: off, the last source offset
+// replicated.
+type resumeUp struct {
+	p   *partState
+	off int64
+}
+
+// Start offsets of actions other than an offset.
+const (
+	atEnd   = -1
+	atStart = -2
+	atNone  = -3 // not consumed (a failed partition carried over)
+)
+
+// actKind is the kind of an action.
+type actKind uint8
+
+const (
+	// actStart: p was created; consume it at off unless atNone.
+	actStart actKind = iota
+	// actStop: stop producing to p's feed, then post evStopped.
+	actStop
+	// actPause: pause the fetches of p (failed).
+	actPause
+	// actFailed: p stopped on err (log, metric).
+	actFailed
+	// actEndSession: a transient produce failure (err): the unit's
+	// session ends without storing resume points past it.
+	actEndSession
+	// actCheckRemote: ask the target for the ID of remote topic remote
+	// of source topic topic, then post evRemoteID.
+	actCheckRemote
+	// actRefreshLimits: read the max.message.bytes of remote topic
+	// remote before p restarts (it stopped on a record too large).
+	actRefreshLimits
+	// actRestart: p replaces old; consume it at off (its fetches were
+	// paused: resume them; purge: the producer drops the remote topic's
+	// cached ID first).
+	actRestart
+	// actRefill: the remote topic of topic was re-created (log).
+	actRefill
+	// actGap: report gap.
+	actGap
+	// actRecreate: source topic topic was re-created: purge it from the
+	// consumer and consume parts (new feeds) at the log start.
+	actRecreate
+)
+
+// action is what the control goroutine carries out.
+type action struct {
+	kind   actKind
+	p, old *partState
+	off    int64
+	purge  bool
+	err    error
+	gap    *GapError
+	topic  string
+	remote string
+	id     kadm.TopicID // actRefill: the re-created remote topic's ID
+	was    kadm.TopicID // actRefill: its ID before
+	parts  []*partState
+}
+
+// lifeConfig is what the lifecycle knows of the flow's configuration.
+type lifeConfig struct {
+	flow         string // the flow's name
+	eos          bool
+	syncs        bool  // offset syncs on
+	lagMax       int64 // offset.lag.max
+	retryFirst   time.Duration
+	startLatest  bool
+	gapStop      bool
+	openTxnAfter time.Duration
+	// advise adds what to do to a record's own produce error of remote
+	// topic remote (the unit's limits; nil: the error as is).
+	advise func(remote string, in inflight, r *kgo.Record, err error) error
+	// acked counts a record acknowledged, of size bytes and timestamp ts,
+	// of p (the metrics; nil: none).
+	acked func(p *partState, size int64, ts time.Time)
+}
+
+// lifecycle is the partition lifecycle of one unit (see above).
+type lifecycle struct {
+	cfg   lifeConfig
+	now   time.Time
+	parts map[tp]*partState
+	carry map[tp]*partState // partitions of earlier sessions
+	// topicIDs are the source topics' IDs and remoteIDs the remote
+	// topics' IDs on the target (by source topic), as offers and checks
+	// found them.
+	topicIDs  map[string]kadm.TopicID
+	remoteIDs map[string]kadm.TopicID
+
+	out      []action
+	syncsDue bool // an offset sync or run is due
+	redecide bool // a restart decision may have changed (decide)
+	wake     time.Duration
+}
+
+func newLifecycle(cfg lifeConfig) *lifecycle {
+	return &lifecycle{cfg: cfg, parts: map[tp]*partState{}, carry: map[tp]*partState{},
+		topicIDs: map[string]kadm.TopicID{}, remoteIDs: map[string]kadm.TopicID{}, wake: -1}
+}
+
+// take returns the actions of the events applied since the last take,
+// in order, and forgets them (the slice is reused by the next events).
+func (m *lifecycle) take() []action {
+	out := m.out
+	m.out = m.out[:0]
+	return out
+}
+
+func (m *lifecycle) emit(a action) { m.out = append(m.out, a) }
+
+// cur returns the current state f feeds, nil when f's state was
+// replaced (a restart) or dropped (a new session): its events are stale.
+func (m *lifecycle) cur(f *feed) *partState {
+	if f == nil || f.p == nil || f.p.retired {
+		return nil
+	}
+	return f.p
+}
+
+// apply applies one event. arena holds the records of evFetched events
+// posted through the inbox (c: their chunk, d: their range in it, start in
+// the high 32 bits, end in the low ones).
+func (m *lifecycle) apply(ev event, arena [][]inflight) {
+	switch ev.kind {
+	case evTick:
+		m.now = time.Unix(0, ev.a)
+	case evStart:
+		m.start(ev.x.k, ev.x.start)
+	case evFetched:
+		var recs []inflight
+		switch {
+		case ev.x != nil:
+			recs = ev.x.recs
+		case ev.c >= 0:
+			lo, hi := ev.d>>32, ev.d&(1<<32-1)
+			recs = arena[ev.c][lo:hi:hi]
+		}
+		m.fetched(ev.f, recs, ev.a, ev.b)
+	case evResult:
+		m.result(ev.f, ev.rec, ev.err)
+	case evBatchAck:
+		m.batchAck(ev.f, ev.a, int32(ev.c), ev.b, ev.d, ev.x.ts)
+	case evUnpush:
+		if p := m.cur(ev.f); p != nil && len(p.queue) > p.head {
+			p.queue[len(p.queue)-1] = inflight{}
+			p.queue = p.queue[:len(p.queue)-1]
+		}
+	case evFetchErr:
+		if p := m.cur(ev.f); p != nil {
+			p.fetchErr, p.fetchErrAt = ev.err.Error(), m.now
+		}
+	case evFailed:
+		if p := m.cur(ev.f); p != nil {
+			var gap *GapError
+			m.fail(p, ev.err, ev.a == 1, !errors.As(ev.err, &gap)) // a gap was reported as such
+		}
+	case evStopped:
+		if p := m.cur(ev.f); p != nil && ev.f == p.f {
+			p.stopAcked = true
+			m.redecide = true
+		}
+	case evFlushed:
+		for _, up := range ev.x.ups {
+			up.p.committed, up.p.flushed = up.off, true
+		}
+	case evTxnCommitted:
+		m.txnCommitted(ev.x.ups, ev.a == 1)
+	case evTxnAborted:
+		m.txnAborted()
+	case evRestart:
+		m.requestRestart(ev.x.topic, int32(ev.a))
+	case evLimitRaised:
+		m.limitRaised(ev.x.remote, ev.a)
+	case evSourceRecreated:
+		m.sourceRecreated(ev.x.topic, ev.x.id)
+	case evRemoteID:
+		m.remoteID(ev.x.topic, ev.x.remote, ev.x.id, ev.err)
+	case evSession:
+		m.newSession()
+	}
+}
+
+// start creates the state of partition k starting at st (evStart): a
+// failed partition of an earlier session keeps its failure and restart
+// schedule, and is not consumed until it restarts.
+func (m *lifecycle) start(k tp, st startPos) {
+	from := st.committed
+	old := m.carry[k]
+	if old != nil && old.ackedOld && old.err == nil {
+		// The source topic was re-created in an earlier session, and
+		// nothing of the new log was stored yet: the stored resume point
+		// is the old log's (found by the property test).
+		st.fromStart = true
+	}
+	if st.fromStart {
+		from = -1 // the remote topic is a new, empty one (or the source's): from its start
+	}
+	p := newPartState(k.topic, st.remote, k.partition, from, st.topicID, m.cfg.eos, m.now)
+	p.remoteID, p.fromStart = st.remoteID, st.fromStart
+	if st.byTail && !st.fromStart && !m.cfg.eos && st.tail > from {
+		// Acknowledged on the target by an earlier owner: the resume point
+		// (committed) stays the stored one until the first flush.
+		p.acked, p.ackedDown = st.tail, st.tailDown
+		p.sw = newSyncWriter(st.tail, st.topicID)
+	}
+	if old != nil {
+		delete(m.carry, k)
+		p.records, p.bytes, p.pm = old.records, old.bytes, old.pm
+		// A failed partition stays failed across sessions, with its
+		// restart schedule (decide restarts it).
+		p.err, p.failedAt, p.autoRetry, p.nextRetry = old.err, old.failedAt, old.autoRetry, old.nextRetry
+		p.retries, p.retryDelay, p.restartAsked, p.refill = old.retries, old.retryDelay, old.restartAsked, old.refill
+		p.recreated, p.newID = old.recreated, old.newID
+		if old.err != nil && old.ackedOld {
+			p.ackedOld, p.newLog = true, true // its restart starts at the new log's start
+		}
+	}
+	if cur := m.parts[k]; cur != nil {
+		cur.retired = true // not expected: a partition starts once per session
+	}
+	m.parts[k] = p
+	off := int64(atStart)
+	switch {
+	case p.err != nil || p.refill:
+		// Stopped in an earlier session of this unit: it stays stopped
+		// at its resume point until it restarts. Its feed is created
+		// stopped.
+		off, p.hold, p.stopAcked = atNone, true, true
+		m.redecide = true
+	case p.fromStart:
+	case p.acked >= 0:
+		off = p.acked + 1 // the resume point, or the target's tail
+	case m.cfg.startLatest:
+		off = atEnd
+	}
+	m.emit(action{kind: actStart, p: p, off: off})
+}
+
+// fetched queues records of f handed to the producer (evFetched). The
+// inbox accepts them only while f is live, so every record it passes on
+// is produced: each is in flight until its result comes.
+func (m *lifecycle) fetched(f *feed, recs []inflight, polledTo, hw int64) {
+	p := m.cur(f)
+	if p == nil {
+		return
+	}
+	if p.reincarnate && f == p.f {
+		// The first records of the re-created source topic: its first
+		// offset-run session starts after the old topic's records not
+		// fed to the sync writer yet (in flight, and exactly once
+		// acknowledged in the open transaction).
+		p.reincarnate = false
+		p.sw.reincarnate(p.newID, p.inFlight()+len(p.pending))
+		p.oldLeft = p.inFlight()
+		p.hw = -1 // the new log's
+	}
+	if hw > p.hw {
+		p.hw = hw
+	}
+	p.fetchErr = ""
+	p.queue = append(p.queue, recs...)
+	if polledTo >= 0 {
+		p.polledTo = polledTo
+	}
+}
+
+// result applies the produce result of record r of f (evResult). kgo
+// calls promises in produce order per partition for the records it
+// buffered; a record it refuses before buffering (too large, say) is
+// failed at once, ahead of the records produced before it. So a result is
+// matched to its own record (the queue entry holding r), and results are
+// applied in produce order: one that arrives early waits in early until
+// the records before it have theirs. An early failure stops the feed at
+// once, so nothing produced after a failed record reaches the target.
+func (m *lifecycle) result(f *feed, r *kgo.Record, err error) {
+	p := m.cur(f)
+	if p == nil || p.head == len(p.queue) {
+		return
+	}
+	if p.queue[p.head].rec != r {
+		if !p.queued(r) {
+			return // not this state's record (not expected)
+		}
+		if p.early == nil {
+			p.early = map[*kgo.Record]error{}
+		}
+		p.early[r] = err
+		if err != nil {
+			m.stop(p)
+		}
+		return
+	}
+	m.applyResult(p, m.pop(p), r, err)
+	for len(p.early) > 0 && p.head < len(p.queue) {
+		in := p.queue[p.head]
+		e, ok := p.early[in.rec]
+		if !ok {
+			break
+		}
+		delete(p.early, in.rec)
+		m.pop(p)
+		m.applyResult(p, in, in.rec, e)
+	}
+	if (p.err != nil || p.hold) && p.head == len(p.queue) {
+		m.redecide = true // the last result of a failed or held partition
+	}
+}
+
+// pop removes p's oldest in-flight entry, counting the re-created source
+// topic's old records.
+func (m *lifecycle) pop(p *partState) inflight {
+	in := p.pop()
+	if p.ackedOld && !p.reincarnate {
+		if p.oldLeft > 0 {
+			p.oldLeft--
+		} else {
+			p.newLog = true // the result of a record of the new log
+		}
+	}
+	return in
+}
+
+// applyResult applies the produce result of in (record r, error err): in
+// is the oldest entry without a result.
+func (m *lifecycle) applyResult(p *partState, in inflight, r *kgo.Record, err error) {
+	if p.err != nil || p.transientErr != nil {
+		// Stopped, or waiting for the session restart a transient failure
+		// asked for: later acks must not move the resume point past the
+		// record that failed.
+		return
+	}
+	if err != nil && (errors.Is(err, kgo.ErrAborting) || errors.Is(err, kgo.ErrClientClosed)) {
+		// The unit aborted its transaction or is stopping: not an error of
+		// the partition (the next session replays from the resume point).
+		p.dropped = true
+		return
+	}
+	if err != nil && errors.Is(err, errPartitionStopped) {
+		// franz-go failed it unsent after failing an earlier record of
+		// the partition, whose result came first and decided (so this is
+		// not reached unless franz-go changed: then the partition is
+		// restarted rather than left without produces).
+		p.dropped = true
+		if p.txnErr == nil {
+			m.fail(p, &PartitionError{Flow: m.cfg.flow, Topic: p.topic, Partition: p.partition, Err: err}, true, true)
+		}
+		return
+	}
+	if err != nil && p.eos && txnLevel(err) {
+		// The transaction failed as a whole (fenced, or ended by the
+		// coordinator): commitTxn aborts it and the next session resumes
+		// from the committed resume points. The partition is healthy.
+		p.txnErr, p.dropped = err, true
+		return
+	}
+	if err != nil && transientProduceErr(err) {
+		// The target did not take the record in time (an outage longer
+		// than the producer's delivery.timeout.ms or retries): not the
+		// partition's fault. The unit's session restarts from its stored
+		// resume points; the target may be back by then.
+		p.transientErr = err
+		m.emit(action{kind: actEndSession, p: p, err: fmt.Errorf("%s[%d]: %w", p.topic, p.partition, err)})
+		return
+	}
+	if err != nil {
+		if m.cfg.advise != nil {
+			err = m.cfg.advise(p.remote, in, r, err)
+		}
+		m.fail(p, &PartitionError{Flow: m.cfg.flow, Topic: p.topic, Partition: p.partition, Err: err},
+			!recordError(err) || assumedLimit(err), true)
+		p.txnFailed = p.eos
+		return
+	}
+	p.acked, p.ackedDown = in.up, r.Offset
+	if p.newLog && !p.eos {
+		p.ackedOld = false
+	}
+	p.retries, p.retryDelay = 0, 0 // replicating again: the next failure starts the backoff anew
+	p.records++
+	p.bytes += in.size
+	if m.cfg.acked != nil {
+		m.cfg.acked(p, in.size, r.Timestamp)
+	}
+	switch {
+	case p.eos:
+		// Not visible to read_committed consumers before the
+		// transaction commits: no offset sync may name it yet.
+		p.pending = append(p.pending, [2]int64{in.up, r.Offset})
+	case m.cfg.syncs:
+		if p.sw.ack(in.up, r.Offset, m.cfg.lagMax) {
+			m.syncsDue = true
+		}
+	}
+}
+
+// batchAck acknowledges a copied batch of n records of f whose first
+// source offset is up and first target offset down (evBatchAck): the
+// records' offsets are consecutive on both sides, so record i maps up+i to
+// down+i, fed to the sync writer record by record as a result is. size is
+// the batch's stored bytes, ts its max timestamp.
+func (m *lifecycle) batchAck(f *feed, up int64, n int32, down, size int64, ts time.Time) {
+	p := m.cur(f)
+	if p == nil || p.head == len(p.queue) {
+		return
+	}
+	m.pop(p)
+	if p.err == nil {
+		if m.cfg.syncs {
+			for i := int64(0); i < int64(n); i++ {
+				if p.sw.ack(up+i, down+i, m.cfg.lagMax) {
+					m.syncsDue = true
+				}
+			}
+		}
+		p.acked, p.ackedDown = up+int64(n)-1, down+int64(n)-1
+		p.records += int64(n)
+		p.bytes += size
+		if m.cfg.acked != nil {
+			m.cfg.acked(p, size, ts)
+			for i := int32(1); i < n; i++ {
+				m.cfg.acked(p, 0, ts)
+			}
+		}
+	}
+	if (p.err != nil || p.hold) && p.head == len(p.queue) {
+		m.redecide = true
+	}
+}
+
+// Automatic restarts of a failed partition: the first after
+// partRetryFirst (shorter in tests: withPartRetryFirst), then doubling up
+// to partRetryMax.
+const (
+	partRetryFirst = 5 * time.Second
+	partRetryMax   = 5 * time.Minute
+)
+
+// fail stops p on err (the first error wins) and, when auto, schedules
+// its automatic restart with backoff; report emits actFailed.
+func (m *lifecycle) fail(p *partState, err error, auto, report bool) {
+	if p.err != nil {
+		return
+	}
+	p.err, p.failedAt, p.autoRetry = err, m.now, auto
+	p.nextRetry = time.Time{}
+	if auto {
+		switch {
+		case p.retryDelay <= 0:
+			p.retryDelay = partRetryFirst
+			if d := m.cfg.retryFirst; d > 0 {
+				p.retryDelay = d
+			}
+		default:
+			p.retryDelay = min(p.retryDelay*2, partRetryMax)
+		}
+		p.nextRetry = p.failedAt.Add(p.retryDelay)
+	}
+	if report {
+		m.emit(action{kind: actFailed, p: p, err: err})
+	}
+	m.stop(p)
+	m.redecide = true
+}
+
+// stop holds p: its feed is stopped (actStop) and it takes no more
+// records; evStopped confirms no fetched records of it can follow.
+func (m *lifecycle) stop(p *partState) {
+	if p.hold {
+		return
+	}
+	p.hold = true
+	m.emit(action{kind: actStop, p: p})
+}
+
+// requestRestart asks for the restart of the failed partitions of topic
+// ("" every topic) and partition (-1 every partition) and returns how
+// many it asked for (evRestart).
+func (m *lifecycle) requestRestart(topic string, partition int32) int {
+	n := 0
+	for k, p := range m.parts {
+		if (topic != "" && k.topic != topic) || (partition >= 0 && k.partition != partition) {
+			continue
+		}
+		if p.err != nil {
+			p.restartAsked = true
+			n++
+		}
+	}
+	if n > 0 {
+		m.redecide = true
+	}
+	return n
+}
+
+// limitRaised asks for the restart of the partitions of remote topic
+// remote stopped on a record too large for a limit below lim, the limit
+// now read (evLimitRaised): raising max.message.bytes is the fix their
+// error asks for, and an operator who raised it and restarted them at once
+// may have been answered the old limit (a broker applies a config change a
+// moment after it acknowledges it).
+func (m *lifecycle) limitRaised(remote string, lim int64) {
+	for _, p := range m.parts {
+		var tl *RecordTooLargeError
+		if p.remote == remote && errors.As(p.err, &tl) && tl.Limit < lim {
+			p.restartAsked = true
+			m.redecide = true
+		}
+	}
+}
+
+// sourceRecreated handles source topic topic deleted and re-created
+// under the same name (new ID id, evSourceRecreated): the records of the
+// old topic not yet replicated are lost, which is reported as a gap per
+// partition (with GapStop, a lost range stops the partition); the others
+// are replicated from the new topic's log start (actRecreate), and a
+// failed one restarts there.
+func (m *lifecycle) sourceRecreated(topic string, id kadm.TopicID) {
+	old := m.topicIDs[topic]
+	m.topicIDs[topic] = id
+	var reset []*partState
+	for _, p := range m.sortedParts() {
+		if p.topic != topic {
+			continue
+		}
+		p.newID = id
+		gap := &GapError{Flow: m.cfg.flow, Topic: topic, Partition: p.partition, From: p.acked + 1, To: max(p.hw, p.acked+1), At: m.now,
+			Reason: fmt.Sprintf("the source topic was deleted and re-created (topic ID %s, was %s); replication restarts at the new topic's log start", id, old)}
+		m.emit(action{kind: actGap, p: p, gap: gap})
+		if m.cfg.gapStop && gap.To > gap.From {
+			m.fail(p, gap, false, false) // the loss is the operator's to accept: Mirror.RestartFailed
+		}
+		if p.err != nil || p.hold {
+			p.recreated = true // stays stopped; its restart starts at the new topic's log start
+			continue
+		}
+		p.reincarnate, p.ackedOld, p.newLog = true, true, false
+		reset = append(reset, p)
+	}
+	m.emit(action{kind: actRecreate, topic: topic, parts: reset})
+}
+
+// remoteChanged handles the remote topic of source topic topic deleted
+// on the target and re-created with ID id while the flow runs
+// (KAFKA-10332): the target lost what it held, so every partition of the
+// topic is replicated again from the source's log start, with a fresh
+// resume point and offset-sync writer (no sync names the old remote
+// topic's offsets). MM2 leaves such a partition broken; refilling is the
+// only way the target holds the data again, and it adds no duplicates:
+// the new remote topic is empty. decide refills each partition once its
+// in-flight records came back.
+func (m *lifecycle) remoteChanged(topic string, id kadm.TopicID) {
+	old := m.remoteIDs[topic]
+	m.remoteIDs[topic] = id
+	var ps []*partState
+	for _, p := range m.sortedParts() {
+		if p.topic != topic || p.remoteID == id {
+			continue // a state that writes to the new topic already (started since)
+		}
+		p.refill, p.restartAsked = true, true
+		m.stop(p)
+		if !p.paused {
+			p.paused = true
+			m.emit(action{kind: actPause, p: p})
+		}
+		ps = append(ps, p)
+	}
+	m.emit(action{kind: actRefill, topic: topic, id: id, was: old, parts: ps})
+}
+
+// remoteID applies the target's answer to actCheckRemote (evRemoteID):
+// the remote topic of source topic topic has ID id (zero with err: not
+// found). A new ID refills the topic; a missing topic keeps its failed
+// partitions failed until their next retry, with backoff (discovery
+// re-creates it); the same ID lets them restart.
+func (m *lifecycle) remoteID(topic, remote string, id kadm.TopicID, err error) {
+	switch known := m.remoteIDs[topic]; {
+	case err != nil || id == (kadm.TopicID{}):
+		for _, p := range m.parts {
+			if p.topic != topic || !p.checked || p.refill {
+				continue
+			}
+			since := p.failedAt
+			p.err, p.restartAsked, p.checked = nil, false, false
+			m.fail(p, &PartitionError{Flow: m.cfg.flow, Topic: p.topic, Partition: p.partition,
+				Err: fmt.Errorf("remote topic %s not found on the target (deleted? discovery re-creates it): %w", remote, err)}, true, false)
+			p.failedAt = since
+			p.retries++
+		}
+	case known != (kadm.TopicID{}) && id != known:
+		m.remoteChanged(topic, id)
+	default:
+		m.remoteIDs[topic] = id
+	}
+	m.redecide = true
+}
+
+// newSession starts a new session of the unit (evSession): the
+// partitions of the last one move to carry (counters, and failures with
+// their restart schedule, carry over when they start again).
+func (m *lifecycle) newSession() {
+	for k, p := range m.parts {
+		p.retired = true
+		m.carry[k] = p
+	}
+	m.parts = map[tp]*partState{}
+}
+
+// restartStep is what decide does with one partition.
+type restartStep int
+
+const (
+	stepNone    restartStep = iota // running: nothing to do
+	stepWait                       // failed, not due: an automatic retry wakes it at its time, else a request
+	stepDrain                      // due, results still to come: held until the last one comes back
+	stepRestart                    // due and drained: replaced by its successor now
+)
+
+// partView is what the restart decision reads of a partition.
+type partView struct {
+	failed    bool // err set (FAILED)
+	refill    bool // the remote topic was re-created: restart from the log start
+	asked     bool // Mirror.RestartFailed (or a refill) asked for the restart
+	auto      bool // the failure's cause can go away: retried at nextRetry
+	nextRetry time.Time
+	inFlight  int  // records produced whose results did not come back
+	txnOpen   bool // exactly once: a record of the open transaction failed, not aborted yet
+	stopping  bool // its feed's stop is not confirmed yet: fetched records of it may still come
+}
+
+// view returns the partition's partView.
+func (p *partState) view() partView {
+	return partView{failed: p.err != nil, refill: p.refill, asked: p.restartAsked, auto: p.autoRetry, nextRetry: p.nextRetry,
+		inFlight: p.inFlight(), txnOpen: p.eos && p.txnFailed, stopping: !p.stopAcked}
+}
+
+// decideRestart is the restart rule of a failed partition, a pure
+// function of the partition's view and the time: a partition is restarted
+// once it is due (an operator asked, or its automatic retry time passed)
+// and drained (its feed stopped, every record produced has its result,
+// and exactly once the failed transaction was aborted), so that its
+// successor resumes after the last acknowledged record with nothing of it
+// still in flight. wake is when to look again (-1: only on an event).
+func decideRestart(v partView, now time.Time) (step restartStep, wake time.Duration) {
+	switch {
+	case !v.failed && !v.refill:
+		return stepNone, -1
+	case !v.asked && !(v.auto && !now.Before(v.nextRetry)):
+		if v.auto {
+			return stepWait, v.nextRetry.Sub(now)
+		}
+		return stepWait, -1
+	case v.inFlight > 0 || v.txnOpen || v.stopping:
+		return stepDrain, -1
+	}
+	return stepRestart, -1
+}
+
+// decide makes the restart decisions (when an event may have changed
+// one): it pauses the fetches of failed partitions, holds the partitions
+// due for a restart until they drained, asks what a restart needs to know
+// first (the remote topic's ID after an unknown topic, its limit after a
+// record too large), and restarts the drained ones (actRestart). It sets
+// wake to when to decide again (-1: on an event). It reports whether it
+// decided (something changed since the last time).
+func (m *lifecycle) decide() bool {
+	if !m.redecide {
+		return false
+	}
+	m.redecide = false
+	m.wake = -1
+	soon := func(d time.Duration) {
+		if m.wake < 0 || d < m.wake {
+			m.wake = max(d, 0)
+		}
+	}
+	check := map[string]string{} // source topic -> remote topic whose ID to ask
+	for _, p := range m.sortedParts() {
+		if p.err != nil && !p.paused {
+			p.paused = true
+			m.emit(action{kind: actPause, p: p})
+		}
+		step, wake := decideRestart(p.view(), m.now)
+		switch step {
+		case stepWait:
+			if wake >= 0 {
+				soon(wake)
+			}
+			continue
+		case stepDrain:
+			// In flight, or (exactly once) in the open transaction until
+			// it aborts: held (a refill of a running partition takes no
+			// more records); its last result, evStopped or the
+			// transaction's end decides again.
+			m.stop(p)
+			continue
+		case stepNone:
+			continue
+		}
+		tooLarge := errors.Is(p.err, kerr.MessageTooLarge) || errors.Is(p.err, kerr.RecordListTooLarge)
+		switch {
+		case !p.refill && tooLarge && !p.limitsRead:
+			// It restarts with the target's current limit: a changed one
+			// reopens the producer first (limits.go), and the next
+			// session restarts it.
+			p.limitsRead = true
+			m.emit(action{kind: actRefreshLimits, p: p, remote: p.remote})
+			m.redecide = true
+		case !p.refill && unknownTopic(p.err) && !p.checked:
+			p.checked = true
+			check[p.topic] = p.remote
+		default:
+			m.restart(p)
+		}
+	}
+	topics := make([]string, 0, len(check))
+	for t := range check {
+		topics = append(topics, t)
+	}
+	sort.Strings(topics)
+	for _, t := range topics {
+		m.emit(action{kind: actCheckRemote, topic: t, remote: check[t]})
+	}
+	return true
+}
+
+// restart replaces the drained state o by a fresh one that resumes after
+// the last acknowledged offset (exactly once: the last committed one), or
+// at the source's log start for a refill (actRestart).
+func (m *lifecycle) restart(o *partState) {
+	from, committed := o.acked, o.committed
+	if o.eos {
+		from = o.committed
+	}
+	var gap *GapError
+	accept := errors.As(o.err, &gap)
+	if o.refill {
+		from, committed = -1, -1
+	}
+	n := newPartState(o.topic, o.remote, o.partition, from, m.topicIDs[o.topic], o.eos, m.now)
+	n.committed = committed
+	n.remoteID = o.remoteID
+	if id := m.remoteIDs[o.topic]; id != (kadm.TopicID{}) {
+		n.remoteID = id // a refill writes to the re-created topic
+	}
+	n.records, n.bytes, n.pm, n.hw = o.records, o.bytes, o.pm, o.hw
+	n.retries, n.retryDelay = o.retries, o.retryDelay
+	if !o.restartAsked {
+		n.retries++ // an automatic restart
+	} else {
+		n.retries, n.retryDelay = 0, 0
+	}
+	if !o.refill {
+		// The same target topic: the offset-sync writer goes on where it
+		// was (the refill's target topic is a new one: a new writer).
+		n.sw = o.sw
+		o.sw = syncWriter{}
+	}
+	off := from + 1
+	switch {
+	case from >= 0:
+	case o.refill:
+		off = atStart
+	case m.cfg.startLatest:
+		off = atEnd
+	default:
+		off = atStart
+	}
+	switch {
+	case o.recreated:
+		// The source topic was re-created while the partition was
+		// stopped: its offsets name the old topic, so the new one is
+		// replicated from its log start.
+		off = atStart
+		n.reincarnate, n.newID = true, o.newID
+		n.ackedOld, n.newLog = true, true
+	case o.ackedOld && !o.refill:
+		// It failed after the source topic was re-created, before a
+		// record of the new log was acknowledged (committed, exactly
+		// once): its offset is the old log's; the new one is
+		// replicated from its start (found by the property test).
+		off = atStart
+		n.ackedOld, n.oldLeft, n.newLog = true, 0, true
+	}
+	o.retired = true
+	m.parts[tp{o.topic, o.partition}] = n
+	m.emit(action{kind: actRestart, p: n, old: o, off: off, purge: o.refill || unknownTopic(o.err), gap: gapIf(accept, gap)})
+}
+
+func gapIf(ok bool, g *GapError) *GapError {
+	if ok {
+		return g
+	}
+	return nil
+}
+
+// txnPrepare returns the resume points the open transaction commits with
+// its records (exactly once), or the error that aborts it: a record of it
+// failed with an error of the whole transaction, a transient one, or its
+// partition's own error.
+func (m *lifecycle) txnPrepare() ([]resumeUp, error) {
+	var ups []resumeUp
+	for _, p := range m.parts {
+		switch {
+		case p.txnErr != nil:
+			return nil, p.txnErr // fenced, or the coordinator ended the transaction
+		case p.transientErr != nil:
+			return nil, p.transientErr // the target did not take a record in time
+		case p.err != nil && p.txnFailed:
+			// A record of this transaction was rejected: the whole
+			// transaction aborts; the partition stays stopped.
+			return nil, p.err
+		case p.err != nil || p.acked == p.committed || p.acked < 0:
+			continue
+		}
+		ups = append(ups, resumeUp{p, p.acked})
+	}
+	return ups, nil
+}
+
+// txnCommitted applies a committed transaction (evTxnCommitted): its
+// resume points are stored, and the acknowledged records of its
+// partitions are fed to the sync writers (with promote, the newest
+// positions too).
+func (m *lifecycle) txnCommitted(ups []resumeUp, promote bool) {
+	for _, up := range ups {
+		p := up.p
+		p.committed = up.off
+		if p.newLog {
+			p.ackedOld = false // the committed offset is the new log's
+		}
+		if m.cfg.syncs && len(p.pending) > 0 {
+			for _, s := range p.pending {
+				p.sw.ack(s[0], s[1], m.cfg.lagMax)
+			}
+			// The transaction's marker takes the next target offset:
+			// not a hole in the copy.
+			p.sw.marker()
+		}
+		p.pending = p.pending[:0]
+		if promote {
+			p.sw.promote(p.idleUp(), p.committed)
+		}
+	}
+	for _, p := range m.parts {
+		p.txnFailed, p.txnErr = false, nil
+	}
+	if len(ups) > 0 {
+		m.syncsDue = true
+	}
+	m.redecide = true
+}
+
+// txnAborted applies an aborted transaction (evTxnAborted): its records
+// are invisible; a partition failed in it may restart after its last
+// committed resume point.
+func (m *lifecycle) txnAborted() {
+	for _, p := range m.parts {
+		p.txnFailed, p.txnErr = false, nil
+		if len(p.pending) > 0 {
+			p.pending, p.dropped = p.pending[:0], true
+		}
+	}
+	m.redecide = true
+}
+
+// flushable returns the resume points to store: every partition that
+// advanced (not one waiting for its session's restart after a transient
+// failure).
+func (m *lifecycle) flushable() []resumeUp {
+	var ups []resumeUp
+	for _, p := range m.parts {
+		// Store whatever the last replicated record is, also when it went
+		// back (the source topic was re-created): as Connect does, with no
+		// monotonic check, so a restart resumes on the new topic.
+		if p.transientErr != nil || p.acked == p.committed || p.acked < 0 {
+			continue
+		}
+		ups = append(ups, resumeUp{p, p.acked})
+	}
+	return ups
+}
+
+// syncOut is what sendSyncs produces for one partition.
+type syncOut struct {
+	p    *partState
+	due  [][2]int64
+	runs []checkpoint.OffsetRun
+}
+
+// syncs returns the due offset syncs and runs of every partition (with
+// promote, MM2's commit(): the newest position too, and every run that
+// changed).
+func (m *lifecycle) syncs(promote bool) []syncOut {
+	m.syncsDue = false
+	var out []syncOut
+	for _, p := range m.parts {
+		if promote {
+			p.sw.promote(p.idleUp(), p.committed)
+		}
+		runs := p.sw.takeRuns(promote)
+		due := p.sw.take()
+		if len(runs)+len(due) > 0 {
+			out = append(out, syncOut{p, due, runs})
+		}
+	}
+	return out
+}
+
+// openTxn records the high watermark and last stable offset found for k
+// (checkOpenTransactions): a partition held at the same last stable
+// offset below the high watermark, with replication caught up to it, has
+// an open source transaction in its way.
+func (m *lifecycle) openTxn(k tp, hw, lso int64) {
+	p := m.parts[k]
+	if p == nil {
+		return
+	}
+	if hw > p.hw {
+		p.hw = hw
+	}
+	pos := max(p.polledTo, p.acked+1)
+	switch {
+	case lso >= hw || pos < lso:
+		// Nothing open, or replication has not reached it yet.
+		p.lsoHeld, p.lsoSince = -1, time.Time{}
+	case lso != p.lsoHeld:
+		p.lsoHeld, p.lsoSince = lso, m.now
+	}
+}
+
+// snapshot appends the status of every partition at the lifecycle's
+// time.
+func (m *lifecycle) snapshot(out []PartitionStatus) []PartitionStatus {
+	for _, p := range m.sortedParts() {
+		out = append(out, p.status(m.now, m.cfg.openTxnAfter))
+	}
+	return out
+}
+
+// sortedParts returns the partitions in topic and partition order (the
+// actions of one event come out in a stable order).
+func (m *lifecycle) sortedParts() []*partState {
+	ps := make([]*partState, 0, len(m.parts))
+	for _, p := range m.parts {
+		ps = append(ps, p)
+	}
+	sort.Slice(ps, func(i, j int) bool {
+		if ps[i].topic != ps[j].topic {
+			return ps[i].topic < ps[j].topic
+		}
+		return ps[i].partition < ps[j].partition
+	})
+	return ps
+}
+
+// unflushed reports whether a running partition has stored no resume point
+// since its state was created (this session or its restart): the session's
+// first flushes repeat until none has (firstFlushAfter).
+func (m *lifecycle) unflushed() bool {
+	for _, p := range m.parts {
+		if !p.flushed && p.err == nil && !p.retired {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,681 @@
+package mirror
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// harness drives a lifecycle as the control goroutine does, without a
+// cluster or a clock: it applies events and carries out the actions that
+// concern the lifecycle itself (a feed per started or restarted
+// partition; a stop confirmed at once with evStopped), and records every
+// action as a line (act).
+type harness struct {
+	t    *testing.T
+	m    *lifecycle
+	now  time.Time
+	acts []string
+	// answers to the questions the lifecycle asks (actCheckRemote);
+	// unset: the same ID as known.
+	remoteAnswer func(topic string) (id [16]byte, err error)
+	// holdStops keeps the confirmations of stops (evStopped) in stops
+	// instead of applying them at once.
+	holdStops bool
+	stops     []*feed
+}
+
+func newHarness(t *testing.T, cfg lifeConfig) *harness {
+	h := &harness{t: t, m: newLifecycle(cfg), now: time.Date(2026, 12, 2, 4, 0, 0, 0, time.UTC)}
+	h.m.apply(event{kind: evTick, a: h.now.UnixNano()}, nil)
+	return h
+}
+
+// post applies ev, then the decisions, carrying out the actions.
+func (h *harness) post(ev event) {
+	h.m.apply(event{kind: evTick, a: h.now.UnixNano()}, nil)
+	h.m.apply(ev, nil)
+	h.run()
+}
+
+// advance moves the clock by d and lets the lifecycle decide again.
+func (h *harness) advance(d time.Duration) {
+	h.now = h.now.Add(d)
+	h.m.redecide = true
+	h.post(event{kind: evTick, a: h.now.UnixNano()})
+}
+
+func (h *harness) run() {
+	for range 100 {
+		h.m.decide()
+		acts := h.m.take()
+		if len(acts) == 0 {
+			return
+		}
+		acts = append([]action(nil), acts...)
+		for _, a := range acts {
+			h.acts = append(h.acts, actString(a))
+			switch a.kind {
+			case actStart, actRestart:
+				h.feed(a.p, a.off == atNone)
+			case actRecreate:
+				for _, p := range a.parts {
+					h.feed(p, false)
+				}
+			case actStop:
+				a.p.f.stopped.Store(true)
+				if h.holdStops {
+					h.stops = append(h.stops, a.p.f)
+					continue
+				}
+				h.m.apply(event{kind: evStopped, f: a.p.f}, nil)
+			case actCheckRemote:
+				var id [16]byte
+				var err error
+				if h.remoteAnswer != nil {
+					id, err = h.remoteAnswer(a.topic)
+				} else {
+					id = h.m.remoteIDs[a.topic]
+				}
+				h.m.apply(event{kind: evRemoteID, err: err, x: &evExtra{topic: a.topic, remote: a.remote, id: id}}, nil)
+			}
+		}
+	}
+	h.t.Fatal("the lifecycle does not settle")
+}
+
+func (h *harness) feed(p *partState, stopped bool) *feed {
+	f := &feed{k: tp{p.topic, p.partition}, remote: p.remote, partition: p.partition, gate: newProduceGate(), next: -1, p: p}
+	f.stopped.Store(stopped)
+	p.f = f
+	return f
+}
+
+// start starts partition k at st and returns its feed.
+func (h *harness) start(k tp, st startPos) *feed {
+	h.post(event{kind: evStart, x: &evExtra{k: k, start: st}})
+	return h.m.parts[k].f
+}
+
+// cur returns the current feed of k.
+func (h *harness) cur(k tp) *feed { return h.m.parts[k].f }
+
+// fetch hands records at the source offsets ups of f to the producer, as
+// the poll loop does (refused once f is stopped: nil).
+func (h *harness) fetch(f *feed, ups ...int64) []*kgo.Record {
+	if !f.live() {
+		return nil
+	}
+	var recs []*kgo.Record
+	var batch []inflight
+	for _, up := range ups {
+		r := &kgo.Record{Value: []byte(fmt.Sprint(up))}
+		recs = append(recs, r)
+		batch = append(batch, inflight{up: up, size: 1, rec: r})
+	}
+	h.post(event{kind: evFetched, f: f, a: ups[len(ups)-1] + 1, b: -1, x: &evExtra{recs: batch}})
+	return recs
+}
+
+// ack acknowledges r of f at target offset down; fail fails it with err.
+func (h *harness) ack(f *feed, r *kgo.Record, down int64) {
+	r.Offset = down
+	h.post(event{kind: evResult, f: f, rec: r})
+}
+
+func (h *harness) fail(f *feed, r *kgo.Record, err error) {
+	h.post(event{kind: evResult, f: f, rec: r, err: err})
+}
+
+func (h *harness) status(k tp) PartitionStatus {
+	return h.m.parts[k].status(h.now, time.Hour)
+}
+
+// took returns the actions recorded since the last call, joined.
+func (h *harness) took() string {
+	s := strings.Join(h.acts, "; ")
+	h.acts = nil
+	return s
+}
+
+func actString(a action) string {
+	k := func(p *partState) string { return fmt.Sprintf("%s/%d", p.topic, p.partition) }
+	off := func(o int64) string {
+		switch o {
+		case atStart:
+			return "start"
+		case atEnd:
+			return "end"
+		case atNone:
+			return "none"
+		}
+		return fmt.Sprint(o)
+	}
+	switch a.kind {
+	case actStart:
+		return "start " + k(a.p) + " at " + off(a.off)
+	case actStop:
+		return "stop " + k(a.p)
+	case actPause:
+		return "pause " + k(a.p)
+	case actFailed:
+		return "failed " + k(a.p)
+	case actEndSession:
+		return "end-session " + k(a.p)
+	case actCheckRemote:
+		return "check " + a.topic
+	case actRefreshLimits:
+		return "limits " + a.remote
+	case actRestart:
+		return "restart " + k(a.p) + " at " + off(a.off)
+	case actRefill:
+		return "refill " + a.topic
+	case actGap:
+		return fmt.Sprintf("gap %s [%d,%d)", k(a.p), a.gap.From, a.gap.To)
+	case actRecreate:
+		var ps []string
+		for _, p := range a.parts {
+			ps = append(ps, k(p))
+		}
+		return "recreate " + a.topic + " " + strings.Join(ps, ",")
+	}
+	return fmt.Sprint("action ", a.kind)
+}
+
+// TestProduceResultMatchedToItsRecord (regression, issue 18 part 1): kgo
+// fails a record it refuses before buffering at once, ahead of the
+// acknowledgements of the records produced before it. The result used to be
+// charged to the oldest record in flight (record 0): the resume point never
+// advanced, and the records acknowledged after the failure were ignored.
+// Each result is now matched to its own record and applied in produce
+// order: record 0 counts, the partition fails at record 1, record 2's late
+// acknowledgement does not move the resume point past the failure, and
+// the partition takes no record once the failure is known.
+func TestProduceResultMatchedToItsRecord(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, lifeConfig{flow: "a->b"})
+	k := tp{"t", 0}
+	f := h.start(k, startPos{remote: "a.t", committed: 9})
+	recs := h.fetch(f, 10, 11, 12)
+	tooLarge := &RecordTooLargeError{Offset: 11, Size: 2 << 20, Limit: 1 << 20, Setting: "max.message.bytes of a.t on b (1048576 bytes)"}
+	h.fail(f, recs[1], tooLarge) // before record 0's acknowledgement
+	if st := h.status(k); st.State != StateRunning || st.Replicated != 10 {
+		t.Fatalf("after the early failure: %+v, want RUNNING, replicated up to the resume point (record 10 in flight)", st)
+	}
+	if h.fetch(f, 13) != nil {
+		t.Fatal("the partition took a record after the failure was known")
+	}
+	h.ack(f, recs[0], 100)
+	st := h.status(k)
+	if st.State != StateFailed || st.Replicated != 11 || !strings.Contains(st.Error, "at offset 11 is 2097152 bytes") {
+		t.Fatalf("after record 10's ack: %+v, want FAILED at offset 11 with record 10 replicated", st)
+	}
+	h.ack(f, recs[2], 101)
+	p := h.m.parts[k]
+	if st := h.status(k); st.State != StateFailed || st.Replicated != 11 || p.acked != 10 || p.inFlight() != 0 {
+		t.Fatalf("after record 12's ack: %+v (acked %d, %d in flight), want FAILED, acked 10, none in flight", st, p.acked, p.inFlight())
+	}
+	h.took()
+	h.post(event{kind: evRestart, a: -1, x: &evExtra{topic: "t"}})
+	if got, want := h.took(), "limits a.t; restart t/0 at 11"; got != want {
+		t.Fatalf("restart: %s, want %s", got, want)
+	}
+	if n := h.m.parts[k]; n.acked != 10 || n.committed != 9 || n.err != nil {
+		t.Fatalf("successor acked %d committed %d err %v, want 10, 9, none", n.acked, n.committed, n.err)
+	}
+}
+
+// expect checks the actions recorded since the last check.
+func (h *harness) expect(step, want string) {
+	h.t.Helper()
+	if got := h.took(); got != want {
+		h.t.Errorf("%s: actions %q, want %q", step, got, want)
+	}
+}
+
+// expectState checks partition k's acknowledged and committed offsets
+// and state.
+func (h *harness) expectState(step string, k tp, state State, acked, committed int64) {
+	h.t.Helper()
+	p := h.m.parts[k]
+	if st := h.status(k); st.State != state || p.acked != acked || p.committed != committed {
+		h.t.Errorf("%s: %s acked %d committed %d (%s), want %s acked %d committed %d", step, st.State, p.acked, p.committed, st.Error, state, acked, committed)
+	}
+}
+
+// TestLifecycleRules: every rule of a partition's recovery as a sequence
+// of events, with the actions expected after each and the offsets where it
+// ends (DESIGN.md, "Partition lifecycle"). No cluster, no clock.
+func TestLifecycleRules(t *testing.T) {
+	t.Parallel()
+	t0, t1 := tp{"t", 0}, tp{"t", 1}
+	start := func(h *harness, k tp, committed int64) *feed {
+		f := h.start(k, startPos{remote: "a.t", committed: committed, topicID: [16]byte{1}, remoteID: [16]byte{2}})
+		h.took()
+		return f
+	}
+	cases := []struct {
+		name string
+		cfg  lifeConfig
+		run  func(h *harness)
+	}{{
+		name: "the record's own error waits for a restart request, which resumes at the failed record",
+		run: func(h *harness) {
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10, 11, 12)
+			h.ack(f, r[0], 100)
+			h.fail(f, r[1], kerr.InvalidRecord)
+			h.expect("failed", "failed t/0; stop t/0; pause t/0")
+			h.ack(f, r[2], 101) // written after the failure? it is not counted
+			h.expectState("drained", t0, StateFailed, 10, 9)
+			if st := h.status(t0); !st.NextRetry.IsZero() {
+				t.Errorf("a record error schedules no retry: NextRetry %v", st.NextRetry)
+			}
+			h.advance(time.Hour)
+			h.expect("an hour later", "")
+			if n := h.m.requestRestart("t", 0); n != 1 {
+				t.Errorf("requestRestart = %d, want 1", n)
+			}
+			h.run()
+			h.expect("restart requested", "restart t/0 at 11")
+			h.expectState("restarted", t0, StateRunning, 10, 9)
+		},
+	}, {
+		name: "an error that can go away restarts automatically, with backoff reset by a replicated record",
+		cfg:  lifeConfig{retryFirst: 5 * time.Second},
+		run: func(h *harness) {
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10)
+			h.fail(f, r[0], kerr.TopicAuthorizationFailed)
+			h.expect("failed", "failed t/0; stop t/0; pause t/0")
+			if st := h.status(t0); st.NextRetry.Sub(st.Since) != 5*time.Second {
+				t.Errorf("first retry after %v, want 5s", st.NextRetry.Sub(st.Since))
+			}
+			h.advance(4 * time.Second)
+			h.expect("4 s", "")
+			h.advance(time.Second)
+			h.expect("5 s", "restart t/0 at 10")
+			f = h.cur(t0)
+			r = h.fetch(f, 10)
+			h.fail(f, r[0], kerr.TopicAuthorizationFailed)
+			h.expect("failed again", "failed t/0; stop t/0; pause t/0")
+			if st := h.status(t0); st.NextRetry.Sub(st.Since) != 10*time.Second || st.Retries != 1 {
+				t.Errorf("second retry after %v (retries %d), want 10s, 1", st.NextRetry.Sub(st.Since), st.Retries)
+			}
+			h.advance(10 * time.Second)
+			h.expect("10 s", "restart t/0 at 10")
+			f = h.cur(t0)
+			r = h.fetch(f, 10, 11)
+			h.ack(f, r[0], 100)
+			h.fail(f, r[1], kerr.TopicAuthorizationFailed)
+			h.expect("failed after a record", "failed t/0; stop t/0; pause t/0")
+			if st := h.status(t0); st.NextRetry.Sub(st.Since) != 5*time.Second {
+				t.Errorf("retry after a replicated record: %v, want 5s again", st.NextRetry.Sub(st.Since))
+			}
+		},
+	}, {
+		name: "a transient failure ends the session; later acknowledgements and resume points stay before it",
+		run: func(h *harness) {
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10, 11, 12)
+			h.ack(f, r[0], 100)
+			h.fail(f, r[1], kgo.ErrRecordRetries)
+			h.expect("transient", "end-session t/0")
+			h.ack(f, r[2], 101)
+			h.expectState("after", t0, StateRunning, 10, 9)
+			if ups := h.m.flushable(); len(ups) != 0 {
+				t.Errorf("resume points to store after a transient failure: %+v, want none", ups)
+			}
+		},
+	}, {
+		name: "a failure that arrives before the acknowledgements of earlier records fails the partition at its record",
+		run: func(h *harness) {
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10, 11, 12)
+			h.fail(f, r[2], &RecordTooLargeError{Offset: 12, Size: 2 << 20, Limit: 1 << 20, Setting: "x"})
+			h.expect("early failure", "stop t/0")
+			if h.fetch(f, 13) != nil {
+				t.Error("records taken after an early failure")
+			}
+			h.ack(f, r[0], 100)
+			h.expectState("10 acknowledged", t0, StateRunning, 10, 9)
+			h.ack(f, r[1], 101)
+			h.expect("11 acknowledged", "failed t/0; pause t/0")
+			h.expectState("failed at 12", t0, StateFailed, 11, 9)
+			h.post(event{kind: evRestart, a: 0, x: &evExtra{topic: "t"}})
+			h.expect("restart", "limits a.t; restart t/0 at 12")
+		},
+	}, {
+		name: "a gap with GapStop stops the partition until the loss is accepted",
+		cfg:  lifeConfig{gapStop: true},
+		run: func(h *harness) {
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10)
+			h.ack(f, r[0], 100)
+			f.stopped.Store(true) // the poll loop stops it at the gap
+			h.post(event{kind: evFailed, f: f, err: &GapError{Topic: "t", Partition: 0, From: 11, To: 20}})
+			h.expect("gap", "stop t/0; pause t/0")
+			h.expectState("stopped", t0, StateFailed, 10, 9)
+			h.advance(time.Hour)
+			h.expect("an hour later", "")
+			h.post(event{kind: evRestart, a: -1, x: &evExtra{}})
+			got := h.took()
+			if got != "restart t/0 at 11" {
+				t.Errorf("restart: %q", got)
+			}
+		},
+	}, {
+		name: "a partition stopped on a record too large restarts once its limit was read, beside one still draining",
+		run: func(h *harness) {
+			f := start(h, t0, 9)
+			g := start(h, t1, 4)
+			s := h.fetch(g, 5, 6)
+			h.fail(g, s[0], kerr.InvalidRecord) // record 6 still in flight
+			r := h.fetch(f, 10)
+			h.fail(f, r[0], &RecordTooLargeError{Offset: 10, Size: 2, Limit: 1, Setting: "x"})
+			h.took()
+			h.post(event{kind: evRestart, a: -1, x: &evExtra{}})
+			h.expect("asked", "limits a.t; restart t/0 at 10")
+			h.ack(g, s[1], 50)
+			h.expect("t/1 drained", "restart t/1 at 5")
+		},
+	}, {
+		name: "restart requests count the failed partitions only",
+		run: func(h *harness) {
+			f := start(h, t0, 9)
+			start(h, t1, 4)
+			r := h.fetch(f, 10)
+			h.fail(f, r[0], kerr.InvalidTimestamp)
+			h.took()
+			for _, c := range []struct {
+				topic string
+				part  int32
+				want  int
+			}{{"", -1, 1}, {"t", 1, 0}, {"u", -1, 0}, {"t", 0, 1}} {
+				if n := h.m.requestRestart(c.topic, c.part); n != c.want {
+					t.Errorf("requestRestart(%q, %d) = %d, want %d", c.topic, c.part, n, c.want)
+				}
+			}
+			h.run()
+			h.expect("asked", "restart t/0 at 10")
+		},
+	}, {
+		name: "an unknown remote topic: missing, it stays failed with backoff; found again, the partition restarts",
+		cfg:  lifeConfig{retryFirst: time.Second},
+		run: func(h *harness) {
+			h.m.remoteIDs["t"] = [16]byte{2}
+			missing := true
+			h.remoteAnswer = func(string) ([16]byte, error) {
+				if missing {
+					return [16]byte{}, kerr.UnknownTopicOrPartition
+				}
+				return [16]byte{2}, nil
+			}
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10)
+			h.fail(f, r[0], kerr.UnknownTopicOrPartition)
+			h.expect("failed", "failed t/0; stop t/0; pause t/0")
+			h.advance(time.Second)
+			h.expect("due: asked, missing", "check t")
+			if st := h.status(t0); st.State != StateFailed || st.NextRetry.Sub(h.now) != 2*time.Second || st.Retries != 1 {
+				t.Errorf("missing: %+v, want FAILED, retried in 2s, retries 1", st)
+			}
+			missing = false
+			h.advance(2 * time.Second)
+			h.expect("due: found", "check t; restart t/0 at 10")
+			if a := h.m.parts[t0]; a.remoteID != [16]byte{2} {
+				t.Errorf("remote ID %v", a.remoteID)
+			}
+		},
+	}, {
+		name: "a re-created remote topic is refilled from the source's log start, once its records came back",
+		run: func(h *harness) {
+			h.m.remoteIDs["t"] = [16]byte{2}
+			h.remoteAnswer = func(string) ([16]byte, error) { return [16]byte{3}, nil }
+			f := start(h, t0, 9)
+			g := start(h, t1, 4)
+			r := h.fetch(f, 10, 11)
+			h.ack(f, r[0], 100)
+			h.fail(f, r[1], kerr.UnknownTopicID)
+			h.expect("failed", "failed t/0; stop t/0; pause t/0")
+			h.advance(partRetryFirst)
+			h.expect("due: a new ID", "check t; stop t/1; pause t/1; refill t; restart t/0 at start; restart t/1 at start")
+			for _, k := range []tp{t0, t1} {
+				n := h.m.parts[k]
+				if n.committed != -1 || n.acked != -1 || n.remoteID != [16]byte{3} || n.sw.prevUp != -1 {
+					t.Errorf("%v refilled: committed %d acked %d remote ID %v", k, n.committed, n.acked, n.remoteID)
+				}
+			}
+			_ = g
+		},
+	}, {
+		name: "exactly once: a failed record's partition restarts only after its transaction aborted, after the committed resume point",
+		cfg:  lifeConfig{eos: true, syncs: true},
+		run: func(h *harness) {
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10, 11)
+			h.ack(f, r[0], 100)
+			h.fail(f, r[1], kerr.InvalidRecord)
+			h.expect("failed", "failed t/0; stop t/0; pause t/0")
+			if _, err := h.m.txnPrepare(); err == nil {
+				t.Error("the transaction would commit")
+			}
+			h.post(event{kind: evRestart, a: -1, x: &evExtra{}})
+			h.expect("asked, transaction open", "")
+			h.post(event{kind: evTxnAborted})
+			h.expect("aborted", "restart t/0 at 10")
+			h.expectState("restarted", t0, StateRunning, 9, 9)
+		},
+	}, {
+		name: "exactly once: a committed transaction stores its resume points and feeds the sync writer",
+		cfg:  lifeConfig{eos: true, syncs: true},
+		run: func(h *harness) {
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10, 11)
+			h.ack(f, r[0], 100)
+			h.ack(f, r[1], 101)
+			if due := h.m.parts[t0].sw.due; len(due) != 0 {
+				t.Errorf("syncs before the commit: %v", due)
+			}
+			ups, err := h.m.txnPrepare()
+			if err != nil || len(ups) != 1 || ups[0].off != 11 {
+				t.Fatalf("prepare: %+v %v, want resume point 11", ups, err)
+			}
+			h.post(event{kind: evTxnCommitted, x: &evExtra{ups: ups}})
+			h.expectState("committed", t0, StateRunning, 11, 11)
+			if due := h.m.parts[t0].sw.due; fmt.Sprint(due) != "[[10 100] [11 101]]" {
+				t.Errorf("syncs after the commit: %v, want [[10 100] [11 101]] (offset.lag.max 0)", due)
+			}
+		},
+	}, {
+		name: "a re-created source topic: gaps reported, the running partition read from the new log start, the failed one restarts there",
+		run: func(h *harness) {
+			h.m.topicIDs["t"] = [16]byte{1}
+			f := start(h, t0, 9)
+			g := start(h, t1, 4)
+			r := h.fetch(f, 10)
+			h.post(event{kind: evFetched, f: f, a: 11, b: 30, x: &evExtra{}})
+			s := h.fetch(g, 5)
+			h.fail(g, s[0], kerr.InvalidRecord)
+			h.took()
+			h.post(event{kind: evSourceRecreated, x: &evExtra{topic: "t", id: [16]byte{9}}})
+			h.expect("re-created", "gap t/0 [10,30); gap t/1 [5,5); recreate t t/0")
+			h.ack(f, r[0], 100) // the old topic's record in flight
+			nf := h.cur(t0)
+			if nf == f || !h.m.parts[t0].reincarnate {
+				t.Fatal("no new feed for the new topic")
+			}
+			h.fetch(nf, 0)
+			if p := h.m.parts[t0]; p.reincarnate || !p.sw.runs.pending || p.sw.runs.pendID != [16]byte{9} {
+				t.Errorf("the new topic's first records do not start a new offset-run session")
+			}
+			h.post(event{kind: evRestart, a: 1, x: &evExtra{topic: "t"}})
+			h.expect("the failed one", "restart t/1 at start")
+		},
+	}, {
+		name: "a failed partition stays failed across sessions, with its schedule",
+		cfg:  lifeConfig{retryFirst: time.Minute},
+		run: func(h *harness) {
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10)
+			h.fail(f, r[0], kerr.PolicyViolation)
+			h.took()
+			since := h.status(t0).Since
+			h.post(event{kind: evSession})
+			h.start(t0, startPos{remote: "a.t", committed: 9})
+			h.expect("next session", "start t/0 at none; pause t/0")
+			if st := h.status(t0); st.State != StateFailed || !st.Since.Equal(since) || st.NextRetry.Sub(since) != time.Minute {
+				t.Errorf("carried: %+v", st)
+			}
+			h.advance(time.Minute)
+			h.expect("due", "restart t/0 at 10")
+		},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.cfg.flow == "" {
+				c.cfg.flow = "a->b"
+			}
+			c.run(newHarness(t, c.cfg))
+		})
+	}
+}
+
+// TestRestartWaitsForTheFeedsStop: a failed partition due for a restart
+// is not restarted before the stop of its feed is confirmed (evStopped,
+// which the control goroutine posts after the stop, so that it follows
+// every batch the poll loop handed over before it): a batch still on its
+// way would otherwise be produced for the old state after its successor
+// started, twice and out of order.
+func TestRestartWaitsForTheFeedsStop(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, lifeConfig{flow: "a->b"})
+	h.holdStops = true
+	k := tp{"t", 0}
+	f := h.start(k, startPos{remote: "a.t", committed: 9})
+	r := h.fetch(f, 10)
+	h.fail(f, r[0], kerr.InvalidRecord)
+	h.took()
+	h.post(event{kind: evRestart, a: -1, x: &evExtra{}})
+	if got := h.took(); got != "" {
+		t.Fatalf("restarted before the stop was confirmed: %s", got)
+	}
+	// A batch the poll loop handed over before the stop reached it.
+	late := &kgo.Record{}
+	h.post(event{kind: evFetched, f: f, a: 12, b: -1, x: &evExtra{recs: []inflight{{up: 11, size: 1, rec: late}}}})
+	for _, sf := range h.stops {
+		h.post(event{kind: evStopped, f: sf})
+	}
+	if got := h.took(); got != "" {
+		t.Fatalf("restarted with the late batch in flight: %s", got)
+	}
+	h.fail(f, late, errPartitionStopped)
+	if got, want := h.took(), "restart t/0 at 10"; got != want {
+		t.Fatalf("after the late batch's result: %s, want %s", got, want)
+	}
+}
+
+// TestInboxKeepsOrder: the inbox keeps produce results (in chunks of
+// their own) in order with the other events: a result posted before an
+// event is applied before it, across chunk boundaries, and the results of
+// records queued in produce order are applied without waiting (early).
+func TestInboxKeepsOrder(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, lifeConfig{flow: "a->b"})
+	k := tp{"t", 0}
+	f := h.start(k, startPos{remote: "a.t", committed: -1})
+	b := newInbox()
+	const n = 2*resChunk + 500
+	var batch []inflight
+	var recs []*kgo.Record
+	for i := range n {
+		r := &kgo.Record{Offset: int64(1000 + i)}
+		recs = append(recs, r)
+		batch = append(batch, inflight{up: int64(i), size: 1, rec: r})
+	}
+	if !b.postFetched(f, batch, n, n) {
+		t.Fatal("postFetched refused a live feed")
+	}
+	for _, r := range recs[:1500] {
+		b.postResult(f, r, nil)
+	}
+	reply := make(chan int, 1)
+	b.post(event{kind: evRestart, a: -1, x: &evExtra{reply: reply}})
+	for _, r := range recs[1500:] {
+		b.postResult(f, r, nil)
+	}
+	evs, res, arena := b.take()
+	if len(evs) != 2 || evs[0].res != 0 || evs[1].res != 1500 || res.n != n || len(res.chunks) != 3 {
+		t.Fatalf("events %d (marks %d, %d), results %d in %d chunks; want 2 (0, 1500), %d in 3", len(evs), evs[0].res, evs[1].res, res.n, len(res.chunks), n)
+	}
+	m := h.m
+	rc := resCursor{rs: &res}
+	for _, ev := range evs {
+		rc.applyTo(ev.res, m)
+		if ev.kind == evRestart {
+			if p := m.parts[k]; p.acked != 1499 {
+				t.Errorf("at the event: acked %d, want 1499 (the results posted before it)", p.acked)
+			}
+			continue
+		}
+		m.apply(ev, arena)
+	}
+	rc.applyTo(res.n, m)
+	if p := m.parts[k]; p.acked != n-1 || p.ackedDown != 1000+n-1 || p.early != nil || p.inFlight() != 0 {
+		t.Errorf("acked %d (down %d), early %v, %d in flight; want %d, %d, none, 0", p.acked, p.ackedDown, p.early != nil, p.inFlight(), n-1, 1000+n-1)
+	}
+	b.giveBack(evs, res, arena)
+	if len(b.freeRes) != 3 {
+		t.Errorf("%d chunks kept for reuse, want 3", len(b.freeRes))
+	}
+}
+
+// TestLifecycleTailStart (issue 23): a partition started at a verified
+// tail of the target resumes after it, reports it replicated, stores it as
+// its resume point at the first flush (the stored one stays until then),
+// and its offset-sync writer starts a run at the next record; exactly
+// once, or when the tail is not ahead, the resume point wins.
+func TestLifecycleTailStart(t *testing.T) {
+	t.Parallel()
+	k := tp{"t", 0}
+	h := newHarness(t, lifeConfig{flow: "a->b", syncs: true, lagMax: 100})
+	f := h.start(k, startPos{remote: "a.t", committed: 9, byTail: true, tail: 20, tailDown: 120})
+	h.expect("start at the tail", "start t/0 at 21")
+	h.expectState("started", k, StateRunning, 20, 9)
+	if st := h.status(k); st.Replicated != 21 || st.Committed != 9 {
+		t.Fatalf("status %+v, want replicated 21 (the tail), resume point 9", st)
+	}
+	if ups := h.m.flushable(); len(ups) != 1 || ups[0].off != 20 {
+		t.Fatalf("flushable %+v, want the tail 20", ups)
+	}
+	h.post(event{kind: evFlushed, x: &evExtra{ups: h.m.flushable()}})
+	h.expectState("flushed", k, StateRunning, 20, 20)
+	recs := h.fetch(f, 21, 22)
+	h.ack(f, recs[0], 121)
+	h.ack(f, recs[1], 122)
+	h.expectState("copying", k, StateRunning, 22, 20)
+	outs := h.m.syncs(true)
+	if len(outs) != 1 || len(outs[0].due) == 0 || outs[0].due[0] != [2]int64{21, 121} {
+		t.Fatalf("offset syncs %+v, want the first one 21->121 (a new run after the tail)", outs)
+	}
+
+	for _, c := range []struct {
+		name string
+		cfg  lifeConfig
+		st   startPos
+		want string
+	}{
+		{"exactly once", lifeConfig{flow: "a->b", eos: true}, startPos{remote: "a.t", committed: 9, byTail: true, tail: 20, tailDown: 120}, "start t/0 at 10"},
+		{"tail not ahead", lifeConfig{flow: "a->b"}, startPos{remote: "a.t", committed: 30, byTail: true, tail: 20, tailDown: 120}, "start t/0 at 31"},
+		{"refill", lifeConfig{flow: "a->b"}, startPos{remote: "a.t", committed: 9, fromStart: true, byTail: true, tail: 20, tailDown: 120}, "start t/0 at start"},
+		{"no resume point", lifeConfig{flow: "a->b", startLatest: true}, startPos{remote: "a.t", committed: -1, byTail: true, tail: 4, tailDown: 4}, "start t/0 at 5"},
+	} {
+		h := newHarness(t, c.cfg)
+		h.start(k, c.st)
+		h.expect(c.name, c.want)
+	}
+}

@@ -1,0 +1,406 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Record size limits (issue 18).
+//
+// The target producer's batch limit is the remote topic's effective
+// max.message.bytes, as the target reports it (DescribeConfigs): the
+// largest record batch the broker accepts there. franz-go's own default
+// (1 000 012 bytes) is below both Java's max.request.size (1 048 576) and
+// Kafka's max.message.bytes (1 048 588), so a record MM2 copies with its
+// defaults would be refused. A user's producer.max.request.size above a
+// remote topic's max.message.bytes is capped to it for that topic (unlike
+// Java, which batches to batch.size, kgo fills batches up to this limit).
+// A topic whose limit is unknown (the describe
+// failed) gets Kafka's default; a record above it fails its partition
+// with RecordTooLargeError.Assumed, retried automatically (each restart
+// reads the limit again), never left for an operator on a guess. A user's
+// `producer.max.request.size` (kgo.ProducerBatchMaxBytes) wins when it is
+// smaller, and for a topic whose limit is unknown.
+//
+// franz-go reads the limit once per partition and caches it, so a unit's
+// producer keeps the limits it started with for the whole session
+// (unit.lim). When discovery, or the restart of a partition that failed on
+// a record too large, finds another limit on the target, the unit ends the
+// session gracefully (records acknowledged, resume points stored: nothing
+// replayed) and opens a new producer with the new limits (errRebuild).
+//
+// The poll loop checks every record against the limit before producing it
+// (recordBatchSize): a record the target would refuse fails its partition
+// there, so nothing after it is produced, and the partition resumes after
+// the last acknowledged record when it is restarted.
+
+// defaultRecordLimit is Kafka's default max.message.bytes (1 MiB plus the
+// 12 bytes of a batch's log overhead): the limit of a remote topic whose
+// configuration could not be read.
+const defaultRecordLimit = 1048588
+
+// limitProbe is the topic name under which the unit's batch-limit function
+// answers limitSentinel: a producer whose function answers anything else
+// for it runs with the user's producer.max.request.size.
+const (
+	limitProbe    = "\x00kmirror-limit-probe"
+	limitSentinel = 1<<30 - 1
+)
+
+// recordBatchSize is the size franz-go gives a record batch holding r
+// alone, before compression, counted as franz-go does when it checks a
+// record against its batch limit (the v2 batch header and its array
+// length, then the record with its varint length prefix; the largest of
+// the encodings franz-go may pick).
+func recordBatchSize(r *kgo.Record) int64 {
+	l := 1 + 1 + 1 + // attributes, timestamp delta 0, offset delta 0
+		varintLen(int64(len(r.Key))) + len(r.Key) +
+		varintLen(int64(len(r.Value))) + len(r.Value) +
+		varintLen(int64(len(r.Headers)))
+	for _, h := range r.Headers {
+		l += varintLen(int64(len(h.Key))) + len(h.Key) + varintLen(int64(len(h.Value))) + len(h.Value)
+	}
+	const batchOverhead = 65 // franz-go's recordBatchOverhead: 61 bytes of v2 header, 4 of array length
+	return int64(batchOverhead + varintLen(int64(l)) + l)
+}
+
+// varintLen is the length of v as a zig-zag varint.
+func varintLen(v int64) int {
+	u := uint64(v<<1) ^ uint64(v>>63)
+	n := 1
+	for u >= 0x80 {
+		u >>= 7
+		n++
+	}
+	return n
+}
+
+// batchLimit is the unit's producer's batch limit for topic (kgo's
+// ProducerBatchMaxBytesFn): the session's limit of a remote topic, Kafka's
+// default for any other topic (resume points).
+//
+// With the user's producer.max.request.size (userLimit), the user's value,
+// capped by a remote topic's limit that is smaller and was read from the
+// target (kgo fills batches up to this limit: one above the topic's would
+// build batches of small records the target refuses).
+func (u *unit) batchLimit(topic string) int32 {
+	if topic == limitProbe {
+		return limitSentinel
+	}
+	v, ok := (*u.lim.Load())[topic]
+	if u.userLimit > 0 {
+		if ok && v > 0 && v < u.userLimit {
+			return v
+		}
+		return u.userLimit
+	}
+	if ok {
+		return abs32(v)
+	}
+	return defaultRecordLimit
+}
+
+// sessionLimit is the limit a unit's session records for remote topic
+// remote: the one last read, or minus Kafka's default when none was (an
+// assumed limit; batchLimit).
+func (e *unitEnv) sessionLimit(remote string) int32 {
+	if v := e.topicLimit(remote); v > 0 {
+		return v
+	}
+	return -defaultRecordLimit
+}
+
+func abs32(v int32) int32 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// userLimitApplies reports whether the limit of remote topic remote is the
+// user's producer.max.request.size (not capped by the topic's).
+func (u *unit) userLimitApplies(remote string) bool {
+	return u.userLimit > 0 && u.batchLimit(remote) == u.userLimit
+}
+
+// recordLimit returns the limit in bytes a record for remote topic must fit
+// as a one-record batch (recordBatchSize).
+func (u *unit) recordLimit(remote string) int64 {
+	return int64(u.batchLimit(remote))
+}
+
+// tooLarge returns the error of record r of remote topic remote, whose
+// size as a one-record batch is size, above limit lim.
+func (u *unit) tooLarge(remote string, r *kgo.Record, size, lim int64) *RecordTooLargeError {
+	setting := fmt.Sprintf("max.message.bytes of %s on %s (%d bytes)", remote, u.env.dst.Alias, lim)
+	if u.userLimitApplies(remote) {
+		setting = fmt.Sprintf("%s.producer.max.request.size (%d bytes)", u.env.dst.Alias, lim)
+		return &RecordTooLargeError{Offset: r.Offset, Size: size, Limit: lim, Setting: setting}
+	}
+	// A limit never read from the target is only Kafka's default,
+	// assumed: the remote topic may well accept the record.
+	assumed := (*u.lim.Load())[remote] <= 0
+	if assumed {
+		setting = fmt.Sprintf("max.message.bytes of %s on %s (%d bytes, Kafka's default, assumed: it could not be read from the target)",
+			remote, u.env.dst.Alias, lim)
+	}
+	return &RecordTooLargeError{Offset: r.Offset, Size: size, Limit: lim, Setting: setting, Assumed: assumed}
+}
+
+// limitSetting names the setting that holds the record limit of remote topic
+// remote.
+func (u *unit) limitSetting(remote string) string {
+	if u.userLimitApplies(remote) {
+		return fmt.Sprintf("%s.producer.max.request.size (%d bytes)", u.env.dst.Alias, u.userLimit)
+	}
+	return fmt.Sprintf("max.message.bytes of %s on %s (%d bytes)", remote, u.env.dst.Alias, u.batchLimit(remote))
+}
+
+// RecordTooLargeError is the error of a partition stopped on a record that
+// the target would refuse: its size as a record batch is above the remote
+// topic's max.message.bytes (or the target producer's max.request.size,
+// when set). It wraps kerr.MessageTooLarge, so it is one of the record's own
+// errors: the partition waits for the limit to be raised and for a restart
+// (Mirror.RestartFailed), then resumes at this record.
+type RecordTooLargeError struct {
+	// Offset is the record's source offset.
+	Offset int64
+	// Size is the record's size as a one-record batch, in bytes
+	// (uncompressed: key, value, headers and the batch's framing).
+	Size int64
+	// Limit is the limit in bytes it exceeds, and Setting names the
+	// setting that holds it.
+	Limit   int64
+	Setting string
+	// Assumed says the limit is Kafka's default, assumed because the
+	// remote topic's max.message.bytes could not be read from the target
+	// (DescribeConfigs failed or was refused). The partition is then
+	// restarted automatically with backoff: each restart reads the limit
+	// again, and a remote topic that accepts the record gets it.
+	Assumed bool
+}
+
+// Error names the record, its size, the limit and what to change.
+func (e *RecordTooLargeError) Error() string {
+	if e.Assumed {
+		return fmt.Sprintf("MESSAGE_TOO_LARGE: the record at offset %d is %d bytes as a record batch, above %s: "+
+			"grant DESCRIBE_CONFIGS on the remote topic (ACLS.md) so that its limit can be read; the partition is retried automatically "+
+			"and reads the limit again; nothing after this record was produced", e.Offset, e.Size, e.Setting)
+	}
+	return fmt.Sprintf("MESSAGE_TOO_LARGE: the record at offset %d is %d bytes as a record batch, above %s: "+
+		"raise that setting (config sync copies the source topic's max.message.bytes to the remote topic), "+
+		"then restart the partition (Mirror.RestartFailed, or POST /connectors/<flow>/restart?onlyFailed=true); "+
+		"nothing after this record was produced", e.Offset, e.Size, e.Setting)
+}
+
+// Unwrap returns kerr.MessageTooLarge.
+func (e *RecordTooLargeError) Unwrap() error { return kerr.MessageTooLarge }
+
+// adviseProduceErr adds what to do to a record's own produce error of
+// remote topic remote: r is the record produced (in.rec, or the record the
+// promise returned).
+func (u *unit) adviseProduceErr(remote string, in inflight, r *kgo.Record, err error) error {
+	var tl *RecordTooLargeError
+	if errors.As(err, &tl) {
+		return err
+	}
+	if errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge) {
+		setting := u.limitSetting(remote)
+		size := int64(-1)
+		if in.rec != nil {
+			size = recordBatchSize(in.rec)
+		}
+		return fmt.Errorf("%w: the record at offset %d (%d bytes as a record batch) is above %s or the target broker's limit: "+
+			"raise it, then restart the partition", err, in.up, size, setting)
+	}
+	var ts time.Time
+	if r != nil {
+		ts = r.Timestamp
+	}
+	return timestampAdvice(err, remote, u.env.dst.Alias, ts)
+}
+
+// topicLimits describes the max.message.bytes of remote topics on the
+// target: the values found (0 for a topic whose value could not be read)
+// and the error of the request as a whole.
+func topicLimits(ctx context.Context, adm *kadm.Client, remotes []string) (map[string]int32, error) {
+	out := make(map[string]int32, len(remotes))
+	if len(remotes) == 0 {
+		return out, nil
+	}
+	rcs, err := adm.DescribeTopicConfigs(ctx, remotes...)
+	if err != nil {
+		return out, err
+	}
+	for _, rc := range rcs {
+		if rc.Err != nil {
+			continue
+		}
+		for _, c := range rc.Configs {
+			if c.Key != "max.message.bytes" || c.Value == nil {
+				continue
+			}
+			if n, perr := strconv.ParseInt(*c.Value, 10, 32); perr == nil && n >= 512 {
+				out[rc.Name] = int32(min(n, 1<<30))
+			}
+		}
+	}
+	return out, nil
+}
+
+// errRebuild ends a unit's session gracefully so that the next one opens
+// a producer with the remote topics' current limits (see above).
+var errRebuild = errors.New("the target's record limits changed: reopening the producer")
+
+// noteLimits records, for the remote topics of the unit's offer, the limit
+// the flow knows now. A topic the session's producer has not written yet
+// gets it; a topic whose limit changed (or that needs a larger buffer than
+// the producer has) asks for a rebuild. Control goroutine only.
+func (u *unit) noteLimits(remotes map[string]bool) {
+	cur := *u.lim.Load()
+	var next map[string]int32
+	for remote := range remotes {
+		v := u.env.sessionLimit(remote)
+		old, ok := cur[remote]
+		switch {
+		case ok && old == v:
+			continue
+		case ok:
+			if !u.rebuild {
+				u.log.Info("the remote topic's max.message.bytes changed: reopening the unit's producer (resume points stored first)",
+					"remote_topic", remote, "was", abs32(old), "now", abs32(v), "read", v > 0)
+			}
+			u.rebuild = true
+			u.restartRaised(remote, int64(abs32(v)))
+			continue
+		case int64(abs32(v)) > u.bufBytes:
+			if !u.rebuild {
+				u.log.Info("a remote topic accepts records larger than the unit's producer buffer: reopening the producer with a larger one",
+					"remote_topic", remote, "max_message_bytes", v, "buffer", u.bufBytes)
+			}
+			u.rebuild = true
+			continue
+		}
+		if next == nil {
+			next = make(map[string]int32, len(cur)+len(remotes))
+			for k, x := range cur {
+				next[k] = x
+			}
+		}
+		next[remote] = v
+	}
+	if next != nil {
+		u.lim.Store(&next)
+	}
+}
+
+// refreshLimits asks the target for the current max.message.bytes of the
+// remote topics of partitions about to be restarted after a record too
+// large, and tells the flow; a changed limit asks for a rebuild. Control
+// goroutine only.
+func (u *unit) refreshLimits(ctx context.Context, remotes map[string]bool) {
+	names := make([]string, 0, len(remotes))
+	for r := range remotes {
+		names = append(names, r)
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, 10*time.Second))
+	defer cancel()
+	got, err := topicLimits(ctx, kadm.NewClient(u.prod), names)
+	if err != nil {
+		u.log.Warn("reading the remote topics' max.message.bytes before a restart", "err", err)
+	}
+	for r, v := range got {
+		u.env.setTopicLimit(r, v)
+	}
+	u.noteLimits(remotes)
+}
+
+// sessionLimits returns the limits a new session's producer starts with:
+// the flow's current ones for the remote topics offered, and the buffer
+// that holds the largest record any of them accepts.
+func (u *unit) sessionLimits() (map[string]int32, int64) {
+	u.offerMu.Lock()
+	offer := u.offer
+	u.offerMu.Unlock()
+	m := map[string]int32{}
+	buf := int64(budget(u.env.cfg.MaxBufferedBytes, u.env.tasks, 1<<20))
+	for _, o := range offer {
+		v := u.env.sessionLimit(o.remote)
+		m[o.remote] = v
+		buf = max(buf, int64(abs32(v)))
+	}
+	return m, buf
+}
+
+// topicLimit returns the max.message.bytes of remote topic remote on the
+// target as last read (0: unknown).
+func (f *flow) topicLimit(remote string) int32 {
+	f.limitsMu.Lock()
+	defer f.limitsMu.Unlock()
+	return f.limits[remote]
+}
+
+// setTopicLimit records the max.message.bytes read for remote topic remote.
+func (f *flow) setTopicLimit(remote string, v int32) {
+	f.limitsMu.Lock()
+	defer f.limitsMu.Unlock()
+	if f.limits == nil {
+		f.limits = map[string]int32{}
+	}
+	f.limits[remote] = v
+}
+
+// readLimits reads the max.message.bytes of the remote topics of the
+// catalog before discovery hands it to the units: those not read yet, and
+// every one once per refresh interval (a changed limit reopens the units'
+// producers). A failed read keeps the values known; a topic never read is
+// written with Kafka's default limit until it is. Refresh goroutine only.
+func (f *flow) readLimits(ctx context.Context, cat *catalog) {
+	full := time.Since(f.limitsAt) >= f.cfg.RefreshTopicsInterval
+	seen := map[string]bool{}
+	var names []string
+	f.limitsMu.Lock()
+	for _, parts := range cat.bySlot {
+		for _, o := range parts {
+			if seen[o.remote] {
+				continue
+			}
+			seen[o.remote] = true
+			if _, known := f.limits[o.remote]; full || !known {
+				names = append(names, o.remote)
+			}
+		}
+	}
+	f.limitsMu.Unlock()
+	if len(names) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(f.cfg.AdminTimeout, 10*time.Second))
+	defer cancel()
+	got, err := topicLimits(ctx, f.dstAdm, names)
+	if err != nil {
+		f.log.Debug("reading the remote topics' max.message.bytes", "err", err)
+		return
+	}
+	if full {
+		f.limitsAt = time.Now()
+	}
+	for r, v := range got {
+		f.setTopicLimit(r, v)
+	}
+}
+
+// restartRaised asks for the restart of the unit's partitions of remote
+// topic remote stopped on a record too large for a limit below lim, the
+// limit now read (evLimitRaised). They restart in the next session.
+// Control goroutine only.
+func (u *unit) restartRaised(remote string, lim int64) {
+	u.life.apply(event{kind: evLimitRaised, a: lim, x: &evExtra{remote: remote}}, nil)
+}

@@ -1,0 +1,287 @@
+package mirror
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// Tests of issue 18 part 1: records above franz-go's default batch limit,
+// produce results matched to their own record, and the restart after a
+// record too large.
+
+// randomBytes returns n incompressible bytes (the producer may compress).
+func randomBytes(n int, seed byte) []byte {
+	b := make([]byte, n)
+	rand.NewChaCha8([32]byte{seed}).Read(b)
+	return b
+}
+
+// produceLarge writes records one request each, with a producer whose
+// batch limit takes them.
+func produceLarge(t *testing.T, c *testcluster.Cluster, recs ...*kgo.Record) {
+	t.Helper()
+	cl := testcluster.Client(t, c, kgo.ProducerBatchMaxBytes(8<<20), kgo.MaxBufferedBytes(64<<20))
+	for _, r := range recs {
+		if err := cl.ProduceSync(context.Background(), r).FirstErr(); err != nil {
+			t.Fatalf("producing %d bytes to %s: %v", len(r.Value), r.Topic, err)
+		}
+	}
+}
+
+// targetContents reads partition 0 of the remote topic (read_committed) and
+// describes each record as offset:value, large values by size and digest.
+func targetContents(t *testing.T, p *testcluster.Pair, remote string) []string {
+	t.Helper()
+	recs, err := testcluster.ReadTopic(context.Background(), append(p.Target.Opts(), kgo.FetchMaxBytes(64<<20)), remote, true)
+	if err != nil {
+		t.Fatalf("reading %s: %v", remote, err)
+	}
+	var out []string
+	for _, r := range recs[0] {
+		out = append(out, fmt.Sprintf("%d:%s", r.Offset, describeValue(r.Value)))
+	}
+	return out
+}
+
+func describeValue(v []byte) string {
+	if len(v) <= 64 {
+		return string(v)
+	}
+	return fmt.Sprintf("<%d bytes %x>", len(v), v[:8])
+}
+
+func wantContents(vals ...[]byte) []string {
+	var out []string
+	for i, v := range vals {
+		out = append(out, fmt.Sprintf("%d:%s", i, describeValue(v)))
+	}
+	return out
+}
+
+func setTopicConfig(t *testing.T, c *testcluster.Cluster, topic, key, value string) {
+	t.Helper()
+	rs, err := testcluster.Admin(t, c).AlterTopicConfigs(context.Background(), []kadm.AlterConfig{{Op: kadm.SetConfig, Name: key, Value: &value}}, topic)
+	if err == nil {
+		_, err = rs.On(topic, nil)
+	}
+	if err != nil {
+		t.Fatalf("setting %s=%s on %s: %v", key, value, topic, err)
+	}
+	waitTopicConfigs(t, c, topic, kadm.AlterConfig{Op: kadm.SetConfig, Name: key, Value: &value})
+}
+
+// TestRecordAboveFranzGoDefaultCopied (regression, issue 18 part 1):
+// with every setting at its default, a record of 1 040 000 bytes between
+// two small ones was never copied (the target holds [a c] then): franz-go's
+// default batch limit, 1 000 012 bytes, is below Kafka's max.message.bytes
+// (1 048 588) and Java's max.request.size (1 048 576), which MM2 copies it
+// with. The limit is now the remote topic's max.message.bytes.
+func TestRecordAboveFranzGoDefaultCopied(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("large")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	a, b, c := []byte("a"), randomBytes(1040000, 1), []byte("c")
+	produceLarge(t, &p.Source, &kgo.Record{Topic: topic, Value: a}, &kgo.Record{Topic: topic, Value: b}, &kgo.Record{Topic: topic, Value: c})
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	waitReplicated(t, m, 3)
+	if got, want := targetContents(t, p, remote), wantContents(a, b, c); !equalStrings(got, want) {
+		t.Fatalf("target holds %v, want %v", got, want)
+	}
+	if ps := partStatus(m, 0); ps.State != StateRunning || ps.Replicated != 3 || ps.Records != 3 {
+		t.Fatalf("partition 0 = %+v, want RUNNING with 3 records replicated", ps)
+	}
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestRecordTooLargeMatchedToItsRecord (regression, issue 18 part 1):
+// records small-0, 1.5 MiB, small-2, and a remote topic that accepts
+// 1 MiB. Before, the too-large error (franz-go fails such a record before
+// buffering it, ahead of record 0's acknowledgement) was charged to record
+// 0: small-2 reached the target after the failed record, each restart sent
+// the two small records again (end offset 2, 4, 6), and once the limit was
+// raised the target held 9 records out of order. Now the result is matched
+// to its record, the poll loop refuses the record before producing it (and
+// everything after it), and the restart resumes at it: the target holds
+// exactly [small-0] while the partition is FAILED, however often it is
+// restarted, then exactly [small-0 <1.5 MiB> small-2]. In every mode.
+func TestRecordTooLargeMatchedToItsRecord(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"at-least-once", "exactly-once", "shallow"} {
+		t.Run(mode, func(t *testing.T) {
+			p := testcluster.New(t, "src", "dst")
+			topic := p.Topic("large")
+			remote := p.Source.Alias + "." + topic
+			limit := "3145728"
+			testcluster.CreateTopic(t, &p.Source, topic, 1, map[string]*string{"max.message.bytes": &limit})
+			small0, big, small2 := []byte("small-0"), randomBytes(1536*1024, 2), []byte("small-2")
+			produceLarge(t, &p.Source, &kgo.Record{Topic: topic, Value: small0}, &kgo.Record{Topic: topic, Value: big}, &kgo.Record{Topic: topic, Value: small2})
+			fc := recoveryFlow(p, topic)
+			// The remote topic keeps the target's default limit (1 MiB).
+			fc.ConfigPropertiesExclude = append(append([]string{}, DefaultConfigPropertiesExclude...), `max\.message\.bytes`)
+			switch mode {
+			case "exactly-once":
+				fc.ExactlyOnce = true
+			case "shallow":
+				fc.ShallowCopy, fc.DisableProvenanceHeader = true, true
+			}
+			m, _ := runMirror(t, recoveryOpts(p, fc)...)
+			flow := p.Source.Alias + "->" + p.Target.Alias
+			// Exactly once, transaction markers take target offsets too:
+			// the values and their order are compared there.
+			contents := func() []string {
+				got := targetContents(t, p, remote)
+				if fc.ExactlyOnce {
+					for i := range got {
+						got[i] = fmt.Sprintf("%d:%s", i, strings.SplitN(got[i], ":", 2)[1])
+					}
+				}
+				return got
+			}
+			failedAtBig := func(what string) {
+				t.Helper()
+				testcluster.Eventually(t, 30*time.Second, what, func() (bool, string) {
+					ps := partStatus(m, 0)
+					return ps.State == StateFailed && ps.Replicated == 1, fmt.Sprintf("%+v", ps)
+				})
+				ps := partStatus(m, 0)
+				if !strings.Contains(ps.Error, "MESSAGE_TOO_LARGE") || !strings.Contains(ps.Error, "at offset 1 is") ||
+					!strings.Contains(ps.Error, "max.message.bytes of "+remote+" on "+p.Target.Alias) || !ps.NextRetry.IsZero() {
+					t.Fatalf("partition 0 error = %q (next retry %v), want MESSAGE_TOO_LARGE naming offset 1, its size and max.message.bytes of %s, no automatic retry", ps.Error, ps.NextRetry, remote)
+				}
+				if got, want := contents(), wantContents(small0); !equalStrings(got, want) {
+					t.Fatalf("%s: target holds %v, want exactly %v (nothing after the failed record)", what, got, want)
+				}
+			}
+			failedAtBig("partition 0 FAILED at the 1.5 MiB record")
+			for i := range 2 {
+				if n, err := m.RestartFailed(flow, topic, 0); n != 1 || err != nil {
+					t.Fatalf("RestartFailed = %d, %v; want 1, nil", n, err)
+				}
+				testcluster.Eventually(t, 30*time.Second, "restarted", func() (bool, string) {
+					ps := partStatus(m, 0)
+					return ps.State == StateFailed && ps.Since.After(time.Time{}) && ps.Retries == 0, fmt.Sprintf("%+v", ps)
+				})
+				time.Sleep(500 * time.Millisecond)
+				failedAtBig(fmt.Sprintf("restart %d: FAILED again at the same record", i+1))
+			}
+			setTopicConfig(t, &p.Target, remote, "max.message.bytes", "4194304")
+			// A discovery round that reads the raised limit restarts the
+			// partition by itself (restartRaised): the operator's restart
+			// then finds nothing failed and answers 0. Either way the
+			// partition must end with exactly the three records.
+			if n, err := m.RestartFailed(flow, topic, 0); n > 1 || err != nil {
+				t.Fatalf("RestartFailed after raising the limit = %d, %v; want 1 (or 0 once restarted by the raised limit), nil", n, err)
+			}
+			testcluster.Eventually(t, 30*time.Second, "every record replicated", func() (bool, string) {
+				ps := partStatus(m, 0)
+				return ps.State == StateRunning && ps.Replicated == 3, fmt.Sprintf("%+v", ps)
+			})
+			if got, want := contents(), wantContents(small0, big, small2); !equalStrings(got, want) {
+				t.Fatalf("target holds %v, want exactly %v", got, want)
+			}
+			recs, err := testcluster.ReadTopic(context.Background(), append(p.Target.Opts(), kgo.FetchMaxBytes(64<<20)), remote, true)
+			if err != nil || len(recs[0]) != 3 || !bytes.Equal(recs[0][1].Value, big) {
+				t.Fatalf("the 1.5 MiB record differs on the target (err %v)", err)
+			}
+		})
+	}
+}
+
+// TestRecordAboveBufferShareCopied (regression, issue 18 part 1): with
+// buffer.memory 8 MiB over 8 slots a unit's producer buffer was 1 MiB, and
+// franz-go fails a record larger than its buffer at once. The buffer now
+// holds the largest record any remote topic of the unit accepts.
+func TestRecordAboveBufferShareCopied(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("large")
+	remote := p.Source.Alias + "." + topic
+	limit := "4194304"
+	testcluster.CreateTopic(t, &p.Source, topic, 1, map[string]*string{"max.message.bytes": &limit})
+	a, b, c := []byte("a"), randomBytes(3<<20, 3), []byte("c")
+	produceLarge(t, &p.Source, &kgo.Record{Topic: topic, Value: a}, &kgo.Record{Topic: topic, Value: b}, &kgo.Record{Topic: topic, Value: c})
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.Tasks, fc.MaxBufferedBytes = 8, 8<<20
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	waitReplicated(t, m, 3)
+	if got, want := targetContents(t, p, remote), wantContents(a, b, c); !equalStrings(got, want) {
+		t.Fatalf("target holds %v, want %v", got, want)
+	}
+}
+
+// TestRecordBatchSizeMatchesFranzGo: the poll loop's size of a record as a
+// one-record batch is franz-go's, so a record it passes is one franz-go
+// takes at the same limit, and one it refuses franz-go refuses too.
+func TestRecordBatchSizeMatchesFranzGo(t *testing.T) {
+	t.Parallel()
+	checkBatchSizes(t, []*kgo.Record{
+		{Value: []byte("x")},
+		{Key: []byte("k"), Value: randomBytes(100, 4)},
+		{Value: randomBytes(20000, 5), Headers: []kgo.RecordHeader{{Key: "kmirror-provenance", Value: []byte("abc")}, {Key: "h", Value: nil}}},
+		{Value: randomBytes(1040000, 6)},
+	})
+}
+
+// checkBatchSizes asks franz-go itself, on a kfake cluster, whether each
+// record fits a batch limit of exactly recordBatchSize(r) bytes (it must)
+// and of one byte less (it must not).
+func checkBatchSizes(t *testing.T, cases []*kgo.Record) {
+	t.Helper()
+	c := testcluster.NewFake(t, "x")
+	big := "8388608"
+	testcluster.CreateTopic(t, &c, "t", 1, map[string]*string{"max.message.bytes": &big})
+	for i, r := range cases {
+		size := recordBatchSize(r)
+		for _, lim := range []int64{size, size - 1} {
+			cl, err := kgo.NewClient(append(c.Opts(), kgo.ProducerBatchMaxBytesFn(func(topic string) int32 {
+				if topic == "t" {
+					return int32(lim)
+				}
+				return 1 << 20
+			}), kgo.MaxBufferedBytes(8<<20))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			rec := *r
+			rec.Topic = "t"
+			var perr error
+			done := make(chan struct{})
+			cl.Produce(ctx, &rec, func(_ *kgo.Record, err error) { perr = err; close(done) })
+			<-done
+			cancel()
+			cl.Close()
+			tooLarge := perr != nil && strings.Contains(perr.Error(), "MESSAGE_TOO_LARGE")
+			if want := lim < size; tooLarge != want {
+				t.Errorf("case %d (key %d, value %d, %d bytes as a batch) at limit %d: franz-go says too large = %v (%v), want %v",
+					i, len(r.Key), len(r.Value), size, lim, tooLarge, perr, want)
+			}
+		}
+	}
+}

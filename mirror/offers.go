@@ -1,0 +1,164 @@
+package mirror
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+// applyOffer starts the offered partitions the unit does not replicate yet
+// and restarts those of re-created topics. It returns false when some
+// offered partition could not start yet (the producer does not know its
+// remote partition): the caller retries soon. Control goroutine: the
+// offer's decisions are the lifecycle's events (evSourceRecreated,
+// remoteChanged after the target confirmed a new remote topic ID,
+// evStart with each new partition's start position).
+func (u *unit) applyOffer(ctx context.Context) bool {
+	u.offerMu.Lock()
+	offer := u.offer
+	u.offerMu.Unlock()
+	u.drain(ctx) // the lifecycle is current before it takes the offer
+	m := u.life
+	recreated := map[string]kadm.TopicID{}
+	for k, o := range offer {
+		old, seen := m.topicIDs[k.topic]
+		switch {
+		case o.id == (kadm.TopicID{}):
+		case !seen:
+			m.topicIDs[k.topic] = o.id
+		case old != o.id:
+			recreated[k.topic] = o.id
+		}
+	}
+	for _, topic := range sortedKeys(recreated) {
+		m.apply(event{kind: evSourceRecreated, x: &evExtra{topic: topic, id: recreated[topic]}}, nil)
+	}
+	refill := map[string]kadm.TopicID{}
+	remotes := map[string]string{} // source topic -> remote topic
+	for k, o := range offer {
+		old := m.remoteIDs[k.topic]
+		switch {
+		case o.remoteID == (kadm.TopicID{}):
+		case old == (kadm.TopicID{}):
+			m.remoteIDs[k.topic] = o.remoteID
+		case old != o.remoteID:
+			refill[k.topic] = o.remoteID
+			remotes[k.topic] = o.remote
+		}
+	}
+	if len(refill) > 0 {
+		u.confirmRefills(ctx, refill, remotes)
+	}
+	for _, topic := range sortedKeys(refill) {
+		m.remoteChanged(topic, refill[topic])
+	}
+	inOffer := map[string]bool{}
+	for _, o := range offer {
+		inOffer[o.remote] = true
+	}
+	if u.noteLimits(inOffer); u.rebuild {
+		return true // the session ends: the next one starts these partitions
+	}
+	var add []pendingStart
+	for k, o := range offer {
+		if _, ok := m.parts[k]; ok {
+			continue
+		}
+		from := u.resumePoint(k)
+		_, fill := refill[k.topic]
+		if rid, ok := u.resumeIDs[k]; ok && from >= 0 && !fill && o.remoteID != (kadm.TopicID{}) && rid != o.remoteID {
+			// The resume point was stored for another remote topic: it
+			// was deleted and re-created on the target while no unit
+			// replicated this partition (kmirror down, or the slot
+			// between owners). The new one lacks every record up to the
+			// resume point.
+			u.log.Warn("the remote topic was re-created on the target since the resume point was stored: refilling the partition from the source's log start",
+				"topic", k.topic, "partition", k.partition, "remote_topic", o.remote, "resume_point", from,
+				"remote_topic_id", o.remoteID, "was", rid)
+			fill = true
+		}
+		add = append(add, pendingStart{k, startPos{remote: o.remote, committed: from, fromStart: fill, topicID: o.id, remoteID: o.remoteID}})
+	}
+	slices.SortFunc(add, func(a, b pendingStart) int {
+		if a.k.topic != b.k.topic {
+			if a.k.topic < b.k.topic {
+				return -1
+			}
+			return 1
+		}
+		return int(a.k.partition - b.k.partition)
+	})
+	ready := u.waitProducerMetadata(ctx, add)
+	if u.tailOK && len(ready) > 0 {
+		u.tailStarts(ctx, ready)
+	}
+	for _, st := range ready {
+		m.apply(event{kind: evStart, x: &evExtra{k: st.k, start: st.start}}, nil)
+	}
+	if len(ready) > 0 {
+		u.log.Debug("partitions started", "count", len(ready))
+	}
+	u.execute(ctx)
+	return len(ready) == len(add)
+}
+
+// pendingStart is an offered partition about to start at start.
+type pendingStart struct {
+	k     tp
+	start startPos
+}
+
+// waitProducerMetadata waits (up to 5 s) until the producer's metadata
+// knows the new partitions of remote topics it already writes to: kgo fails
+// a record for a partition its cached metadata lacks instead of waiting,
+// which a partition increase would otherwise hit. Partitions still unknown
+// are left for a retry.
+func (u *unit) waitProducerMetadata(ctx context.Context, add []pendingStart) []pendingStart {
+	known := map[string]bool{}
+	for _, p := range u.life.parts {
+		known[p.remote] = true
+	}
+	deadline := time.Now().Add(min(u.env.cfg.AdminTimeout, 5*time.Second))
+	ready := add[:0]
+	for _, st := range add {
+		for known[st.start.remote] {
+			if leader, _, _ := u.prod.PartitionLeader(st.start.remote, st.k.partition); leader >= 0 {
+				break
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				return ready
+			}
+			u.prod.ForceMetadataRefresh()
+			select {
+			case <-ctx.Done():
+				return ready
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		ready = append(ready, st)
+	}
+	return ready
+}
+
+// confirmRefills keeps in refill only the remote topics whose ID on the
+// target is, asked now, the one discovery offered: an offer listed before
+// a re-creation that the lifecycle already handled carries the old ID, and
+// must not refill the topic a second time. A topic that cannot be asked
+// about waits for the next offer. Control goroutine only.
+func (u *unit) confirmRefills(ctx context.Context, refill map[string]kadm.TopicID, remotes map[string]string) {
+	names := make([]string, 0, len(remotes))
+	for _, r := range remotes {
+		names = append(names, r)
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, 10*time.Second))
+	defer cancel()
+	listed, err := kadm.NewClient(u.prod).ListTopics(ctx, names...)
+	for topic, id := range refill {
+		td, ok := listed[remotes[topic]]
+		if err != nil || !ok || td.Err != nil || td.ID != id {
+			delete(refill, topic)
+		}
+	}
+}

@@ -1,0 +1,457 @@
+package mirror
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kmirror/kmirror/internal/clientconf"
+	"github.com/kmirror/kmirror/internal/mm2keys"
+	"github.com/kmirror/kmirror/internal/mm2props"
+	"github.com/kmirror/kmirror/policy"
+)
+
+// flowBuild is the mapping of one herder pair: the FlowConfig being filled
+// and what the rows' handlers share.
+type flowBuild struct {
+	b  *propsBuilder
+	r  flowReader
+	f  *mm2props.Flow
+	tc *mm2props.Cluster // the target cluster (worker settings)
+	fc FlowConfig
+	// lists are the settings of the List rows (Key "" when unset), for
+	// the filter checks.
+	lists map[string]mm2props.Setting
+	// The replication policy's settings, built into fc.Policy by finish.
+	class, sep string
+	isep       bool
+	eos        string // exactly.once.support
+}
+
+// flow maps one herder pair to a FlowConfig (flow key > top level >
+// default): one step per mapped row of the key registry (internal/mm2keys),
+// in registry order, then the checks that involve several keys. A row with
+// a Field is read by its type (readRow); the others by their handler in
+// flowHandlers. Errors are recorded with fail, and the mapping goes on with
+// the default of the bad setting, so that every error of the file is found.
+func (b *propsBuilder) flow(f *mm2props.Flow) FlowConfig {
+	fb := &flowBuild{b: b, f: f, r: flowReader{b: b, f: f, name: f.Name()}, tc: b.rc.Clusters[f.Target],
+		fc:    FlowConfig{Source: f.Source, Target: f.Target, Disabled: !f.Enabled, DisableHeartbeats: !f.Heartbeats},
+		lists: map[string]mm2props.Setting{}}
+	for _, row := range mm2keys.Rows {
+		if row.Effect != mm2keys.Mapped || row.Scope == mm2keys.Top {
+			continue
+		}
+		if h, ok := flowHandlers[row.Key]; ok {
+			h(fb, row)
+		} else {
+			fb.readRow(row)
+		}
+	}
+	fb.finish()
+	return fb.fc
+}
+
+// field returns the FlowConfig field a row fills.
+func (fb *flowBuild) field(name string) reflect.Value {
+	return reflect.ValueOf(&fb.fc).Elem().FieldByName(name)
+}
+
+// setSwitch sets the field of the Bool row key to on.
+func (fb *flowBuild) setSwitch(key string, on bool) {
+	row, _ := mm2keys.Lookup(mm2keys.Flow, key)
+	fb.field(row.Field).SetBool(on != row.Invert)
+}
+
+// readRow reads a row with a Field by its type.
+func (fb *flowBuild) readRow(row mm2keys.Row) {
+	b, r := fb.b, fb.r
+	fv := fb.field(row.Field)
+	switch {
+	case row.Scope == mm2keys.Client && row.Type == mm2keys.Bytes:
+		m := fb.f.SourceConsumer
+		if row.Prefix == "target.producer." {
+			m = fb.f.TargetProducer
+		}
+		name := r.name + "." + row.Prefix + row.Key
+		if s, ok := m[row.Key]; ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(s.Value), 10, 32)
+			if err != nil || n <= 0 {
+				b.fail(propsErr(s, "must be a positive number of bytes up to %d", math.MaxInt32))
+				n = 0 // the default
+			}
+			fv.SetInt(n)
+			b.line(name, strings.TrimSpace(s.Value), s.Key)
+		} else {
+			b.line(name, row.Default, defaultOrigin(row.Default, row.MM2Default))
+		}
+	case row.Type == mm2keys.Bool:
+		def := row.Default == "true"
+		on, err := r.boolean(row.Key, def)
+		if err != nil {
+			b.fail(err)
+			on = def
+		}
+		fv.SetBool(on != row.Invert)
+	case row.Type == mm2keys.Seconds:
+		def, _ := strconv.ParseInt(row.Default, 10, 64)
+		var negative bool
+		b.fail(r.seconds(row.Key, fv.Addr().Interface().(*time.Duration), &negative, time.Duration(def)*time.Second))
+		if negative {
+			fb.setSwitch(row.Switch, false)
+		}
+	case row.Type == mm2keys.RF:
+		b.fail(r.rf(row.Key, fv.Addr().Interface().(*int16), row.MM2Default))
+	case row.Type == mm2keys.List:
+		l, s := r.list(row.Key, row.Default)
+		fv.Set(reflect.ValueOf(l))
+		fb.lists[row.Key] = s
+	case row.Type == mm2keys.Enum:
+		v, err := r.enum(row.Key, row.Default, row.Values...)
+		b.fail(err)
+		fv.SetBool(v == row.True)
+	case row.Type == mm2keys.Millis:
+		if s, ok := r.get(row.Key); ok {
+			d, err := propsMillis(s)
+			b.fail(err)
+			fv.SetInt(int64(d))
+		} else if row.Default != "" {
+			r.def(row.Key, row.Default)
+		}
+	default:
+		panic("mirror: registry row " + row.Key + " has a Field but no reader for " + row.Type.String())
+	}
+}
+
+// flowHandlers read the mapped rows that readRow cannot: keys whose value
+// is not a field of its own (the policy, exactly once), that are read from
+// the flow's herder (enabled), or that show more in the effective dump.
+var flowHandlers = map[string]func(*flowBuild, mm2keys.Row){
+	"enabled": func(fb *flowBuild, _ mm2keys.Row) {
+		fb.b.line(fb.r.name+".enabled", strconv.FormatBool(fb.f.Enabled), propsOrigin(fb.f, "enabled", "default (heartbeats-only herder)"))
+	},
+	"emit.heartbeats.enabled": func(fb *flowBuild, _ mm2keys.Row) {
+		fb.b.line(fb.r.name+".emit.heartbeats.enabled", strconv.FormatBool(fb.f.Heartbeats), propsOrigin(fb.f, "emit.heartbeats.enabled", "default"))
+	},
+	"replication.policy.class": func(fb *flowBuild, row mm2keys.Row) {
+		if s, ok := fb.r.get(row.Key); ok {
+			fb.class = strings.TrimSpace(s.Value)
+		} else {
+			fb.r.def(row.Key, policy.DefaultPolicyClass)
+		}
+	},
+	"replication.policy.separator": func(fb *flowBuild, row mm2keys.Row) {
+		if s, ok := fb.r.get(row.Key); ok {
+			fb.sep = strings.TrimSpace(s.Value)
+			if fb.sep == "" {
+				fb.b.fail(propsErr(s, "must not be empty: with an empty separator the sources of remote topics cannot be read back from their names (cycle detection, heartbeats, translation); %s",
+					identityAdvice(strings.TrimSuffix(s.Key, row.Key))))
+				fb.sep = policy.DefaultSeparator // goes on checking the other settings
+			}
+		} else {
+			fb.r.def(row.Key, policy.DefaultSeparator)
+		}
+	},
+	"replication.policy.internal.topic.separator.enabled": func(fb *flowBuild, row mm2keys.Row) {
+		isep, err := fb.r.boolean(row.Key, true)
+		if err != nil {
+			fb.b.fail(err)
+			isep = true
+		}
+		fb.isep = isep
+	},
+	"offset.lag.max": func(fb *flowBuild, row mm2keys.Row) {
+		s, ok := fb.r.get(row.Key)
+		if !ok {
+			fb.r.def(row.Key, row.Default)
+			return
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(s.Value), 10, 64)
+		switch {
+		case err != nil:
+			fb.b.fail(propsErr(s, "not a whole number of records"))
+		case n <= 0:
+			fb.fc.OffsetLagMax = OffsetLagMaxEveryRecord
+		default:
+			fb.fc.OffsetLagMax = n
+		}
+	},
+	// Members: tasks.max slots shared through the target's group protocol.
+	"tasks.max": func(fb *flowBuild, row mm2keys.Row) {
+		if s, ok := fb.r.get(row.Key); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(s.Value))
+			if err != nil || n < 1 || n > maxTasks {
+				fb.b.fail(propsErr(s, "must be a whole number of slots between 1 and %d", maxTasks))
+			} else {
+				fb.fc.Tasks = n
+			}
+		} else {
+			fb.b.line(fb.r.name+".tasks.max", row.Default, "kmirror default (MM2: "+row.MM2Default+"): slots the flow's members share, the most processes that can replicate it at once")
+		}
+	},
+	"exactly.once.support": func(fb *flowBuild, row mm2keys.Row) {
+		eos, err := fb.r.enum(row.Key, row.Default, row.Values...)
+		fb.b.fail(err)
+		fb.eos = eos
+	},
+	"transaction.boundary": func(fb *flowBuild, row mm2keys.Row) {
+		tb, err := fb.r.enum(row.Key, row.Default, row.Values...)
+		fb.b.fail(err)
+		switch tb {
+		case "interval":
+			fb.fc.TransactionBoundary = TransactionBoundaryInterval
+		case "connector":
+			s, _ := fb.f.Get(row.Key)
+			fb.b.fail(propsErr(s, "MirrorSourceConnector does not define transaction boundaries (Connect refuses connector for it): write poll (a transaction per poll, the default) or interval with transaction.boundary.interval.ms"))
+		}
+	},
+
+	// Worker settings of the herders targeting the flow's target.
+	"offset.storage.replication.factor": func(fb *flowBuild, row mm2keys.Row) {
+		name := fb.r.name + "." + row.Key
+		if s, ok := fb.tc.Worker[row.Key]; ok {
+			fb.b.fail(propsRF(s, &fb.fc.OffsetStorageReplicationFactor))
+			fb.b.line(name, strings.TrimSpace(s.Value), s.Key+" (worker setting of herders targeting "+fb.f.Target+")")
+		} else {
+			fb.b.line(name, row.Default, "kmirror default: the target's default.replication.factor (MM2: "+row.MM2Default+")")
+		}
+	},
+	"session.timeout.ms":    groupTimeout,
+	"heartbeat.interval.ms": groupTimeout,
+	"rebalance.timeout.ms":  groupTimeout,
+	// Exactly once (KIP-618): the target's worker support and the
+	// connector's exactly.once.support.
+	"exactly.once.source.support": func(fb *flowBuild, row mm2keys.Row) {
+		b, r, f := fb.b, fb.r, fb.f
+		support := row.Default
+		if s, ok := fb.tc.Worker[row.Key]; ok {
+			support = strings.ToLower(strings.TrimSpace(s.Value))
+			if !slices.Contains(row.Values, support) {
+				b.fail(propsErr(s, "must be disabled, preparing or enabled"))
+				support = row.Default
+			}
+		}
+		switch {
+		case fb.fc.Disabled:
+			// No MirrorSourceConnector runs for a disabled pair: nothing to
+			// validate (MM2 starts only its heartbeats connector).
+		case support == "enabled":
+			fb.fc.ExactlyOnce = true
+			b.line(r.name+".exactly.once", "true", f.Target+".exactly.once.source.support=enabled: records and resume points in one transaction per unit of work")
+		case fb.eos == "required":
+			s, _ := f.Get("exactly.once.support")
+			b.fail(propsErr(s, "required, but the target %s's workers do not support exactly-once source replication: add %s.exactly.once.source.support=enabled (MM2 refuses this connector the same way)", f.Target, f.Target))
+		default:
+			line := "at least once (exactly once needs " + f.Target + ".exactly.once.source.support=enabled)"
+			if support == "preparing" {
+				line = "at least once (" + f.Target + ".exactly.once.source.support=preparing: the step before enabled; kmirror needs no preparing step)"
+			}
+			b.line(r.name+".exactly.once", "false", line)
+		}
+	},
+	"offset.flush.interval.ms": func(fb *flowBuild, row mm2keys.Row) {
+		name := fb.r.name + "." + row.Key
+		if s, ok := fb.tc.Worker[row.Key]; ok {
+			d, err := propsMillis(s)
+			fb.b.fail(err)
+			fb.fc.OffsetFlushInterval = d
+			fb.b.line(name, strings.TrimSpace(s.Value), s.Key)
+		} else {
+			fb.b.line(name, row.Default, "kmirror default (MM2: "+row.MM2Default+"); set "+fb.f.Target+"."+row.Key)
+		}
+	},
+
+	// Replication consumer settings kept per flow.
+	"auto.offset.reset": func(fb *flowBuild, row mm2keys.Row) {
+		name := fb.r.name + "." + row.Prefix + row.Key
+		if s, ok := fb.f.SourceConsumer[row.Key]; ok {
+			latest, err := clientconf.ParseAutoOffsetReset(s.Value)
+			if err != nil {
+				fb.b.fail(propsErr(s, "%v", err))
+			}
+			if latest {
+				fb.fc.StartOffset = StartLatest
+			}
+			fb.b.line(name, strings.TrimSpace(s.Value), s.Key)
+		} else {
+			fb.b.line(name, row.Default, "default (MM2 forces earliest unless set)")
+		}
+	},
+	"isolation.level": func(fb *flowBuild, row mm2keys.Row) {
+		name := fb.r.name + "." + row.Prefix + row.Key
+		s, ok := fb.f.SourceConsumer[row.Key]
+		if !ok {
+			fb.b.line(name, row.Default, "kmirror default (MM2: "+row.MM2Default+", which copies records of aborted source transactions to the target, KAFKA-14021)")
+			return
+		}
+		rc, err := clientconf.ParseIsolationLevel(s.Value)
+		if err != nil {
+			fb.b.fail(propsErr(s, "%v", err))
+		}
+		if !rc {
+			fb.fc.Isolation = ReadUncommitted
+			if es, ok := fb.f.Get("exactly.once.support"); ok && fb.fc.ExactlyOnce && strings.EqualFold(strings.TrimSpace(es.Value), "required") {
+				// MirrorSourceConnector reports exactly-once support only
+				// when it reads read_committed; required fails validation.
+				fb.b.fail(propsErr(es, "required, but the source consumer reads read_uncommitted (%s), so aborted source records would be copied: remove it (kmirror reads read_committed by default)", s.Key))
+			}
+		}
+		fb.b.line(name, strings.TrimSpace(s.Value), s.Key)
+	},
+}
+
+// groupTimeout reads a group setting of the flow's members from the target
+// cluster's worker settings.
+func groupTimeout(fb *flowBuild, row mm2keys.Row) {
+	name := fb.r.name + "." + row.Key
+	if s, ok := fb.tc.Worker[row.Key]; ok {
+		d, err := propsMillis(s)
+		fb.b.fail(err)
+		fb.field(row.Field).SetInt(int64(d))
+		fb.b.line(name, strings.TrimSpace(s.Value), s.Key+" (worker setting of herders targeting "+fb.f.Target+": the flow's group of members)")
+	} else {
+		fb.b.line(name, row.Default, "default (Connect's) of the flow's group of members")
+	}
+}
+
+// finish does the checks that involve several keys: the filters' regexes
+// and what a replaced exclude list lets through, the replication policy,
+// the aliases it puts into topic names, and checkpoints without offset
+// syncs.
+func (fb *flowBuild) finish() {
+	b, r, f := fb.b, fb.r, fb.f
+	fc := &fb.fc
+	fb.checkFilters()
+
+	// Replication policy.
+	for _, k := range []string{"source.cluster.alias", "target.cluster.alias"} {
+		if s, ok := f.Get(k); ok && strings.TrimSpace(s.Value) == "" {
+			b.fail(propsErr(s, "must not be empty: an empty alias does not keep topic names "+
+				"(MM2 names remote topics \".<topic>\" then, which count as internal and are never replicated further); %s", identityAdvice(strings.TrimSuffix(s.Key, k))))
+		}
+	}
+	srcAlias := f.Source
+	if s, ok := f.Get("source.cluster.alias"); ok && strings.TrimSpace(s.Value) != "" {
+		srcAlias = strings.TrimSpace(s.Value)
+	}
+	pol, err := policy.FromConfig(fb.class, fb.sep, fb.isep, srcAlias)
+	if err != nil {
+		key := "replication.policy.class"
+		if s, ok := f.Get(key); ok {
+			key = s.Key
+		}
+		if errors.Is(err, policy.ErrInvalidSeparator) {
+			s, _ := f.Get("replication.policy.separator")
+			b.fail(&ConfigError{Key: s.Key, Value: fb.sep, Reason: withLine(s.Line, err.Error())})
+		} else {
+			s, _ := f.Get("replication.policy.class")
+			b.fail(&ConfigError{Key: key, Value: fb.class, Reason: withLine(s.Line, err.Error())})
+		}
+		pol, _ = policy.NewDefault() // goes on checking the other settings
+	}
+	fc.Policy = pol
+
+	if fc.DisableOffsetSyncs && !fc.DisableCheckpoints {
+		b.line(r.name+".emit.checkpoints.enabled", "false", "emit.offset-syncs.enabled=false: nothing to translate checkpoints with")
+	}
+	// Aliases are checked where this flow puts them into topic names.
+	if err := validateFlowAliases(*fc); err != nil {
+		b.fail(err)
+	}
+	b.line(r.name+".remote.topic.example", pol.FormatRemoteTopic(f.Source, "orders"), "name of source topic orders on "+f.Target)
+}
+
+// checkFilters compiles the filter lists (a bad regex is an error of the
+// setting it is in) and warns about replaced exclude lists that let
+// user-looking internal topics, or the topic configs kmirror's default
+// keeps back, through.
+func (fb *flowBuild) checkFilters() {
+	b, fc := fb.b, &fb.fc
+	topicsS, topicsExS := fb.lists["topics"], fb.lists["topics.exclude"]
+	groupsS, groupsExS, cpeS := fb.lists["groups"], fb.lists["groups.exclude"], fb.lists["config.properties.exclude"]
+	check := func(incS mm2props.Setting, inc, incDef []string, exS mm2props.Setting, ex, exDef []string) error {
+		if inc == nil {
+			inc = incDef
+		}
+		if ex == nil {
+			ex = exDef
+		}
+		_, err := newFilter(incS.Key, inc, exS.Key, ex)
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			// The regex at fault is in one of the two settings.
+			line := incS.Line
+			if ce.Key == exS.Key {
+				line = exS.Line
+			}
+			ce.Reason = withLine(line, ce.Reason)
+		}
+		return err
+	}
+	topicsErr := check(topicsS, fc.Topics, mm2keys.Topics, topicsExS, fc.TopicsExclude, DefaultTopicsExclude)
+	b.fail(topicsErr)
+	if fc.TopicsExclude != nil && topicsErr == nil {
+		// MM2 3.x's default (.*[\-\.]internal) excluded user topics that
+		// merely look internal; Kafka 4.0's replicates them (KAFKA-17200).
+		flt, _ := newFilter("", []string{".*"}, topicsExS.Key, fc.TopicsExclude)
+		var hidden []string
+		for _, n := range []string{"billing.internal", "billing-internal"} {
+			if !flt.Match(n) {
+				hidden = append(hidden, n)
+			}
+		}
+		if len(hidden) > 0 {
+			b.warn(Warning{Key: topicsExS.Key, Line: topicsExS.Line, Message: "excludes user topics named like " + strings.Join(hidden, " or ") +
+				" (MM2 3.x's default did); Kafka 4.0's default replicates them and excludes only MM2's own topics: " + strings.Join(DefaultTopicsExclude, ", ")})
+		}
+	}
+	b.fail(check(groupsS, fc.Groups, mm2keys.Groups, groupsExS, fc.GroupsExclude, DefaultGroupsExclude))
+	cpeErr := check(mm2props.Setting{Key: "config.properties"}, []string{".*"}, nil, cpeS, fc.ConfigPropertiesExclude, DefaultConfigPropertiesExclude)
+	b.fail(cpeErr)
+	if fc.ConfigPropertiesExclude != nil && cpeErr == nil {
+		// A replaced list often drops defaults that protect the target
+		// (docs/field-failures.md cases B20, B21): name the topic configs now
+		// copied.
+		flt, _ := newFilter("", []string{".*"}, cpeS.Key, fc.ConfigPropertiesExclude)
+		var copied, guards []string
+		for _, re := range DefaultConfigPropertiesExclude {
+			name := strings.ReplaceAll(re, `\.`, ".")
+			switch {
+			case !flt.Match(name):
+			case slices.Contains(timestampGuards, name):
+				guards = append(guards, name) // warned about below
+			default:
+				copied = append(copied, name)
+			}
+		}
+		if len(copied) > 0 {
+			b.warn(Warning{Key: cpeS.Key, Line: cpeS.Line, Message: "replaces the default list, so these topic configs are now copied to remote topics: " + strings.Join(copied, ", ")})
+		}
+		if len(guards) > 0 {
+			// MM2's own default (KAFKA-20163) lets the topic keys
+			// through: the target refuses the source's history.
+			quoted := make([]string, len(guards))
+			for i, g := range guards {
+				quoted[i] = strings.ReplaceAll(g, ".", `\.`)
+			}
+			b.warn(Warning{Key: cpeS.Key, Line: cpeS.Line, Message: "lets the topic timestamp guards " + strings.Join(guards, ", ") +
+				" through: copied to a remote topic, a guard makes the target refuse every copied record older (or newer) than it allows (INVALID_TIMESTAMP, the partition FAILED); add " +
+				strings.Join(quoted, ", ") + " to the list, as kmirror's default does"})
+		}
+	}
+}
+
+// defaultOrigin labels a default in the effective dump: "default" when
+// kmirror's default equals MM2's (mm2 is "" or the same), else "kmirror
+// default (MM2: mm2)".
+func defaultOrigin(kmirror, mm2 string) string {
+	if mm2 == "" || kmirror == mm2 {
+		return "default"
+	}
+	return fmt.Sprintf("kmirror default (MM2: %s)", mm2)
+}

@@ -1,0 +1,125 @@
+package mirror
+
+import (
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kmirror/kmirror/checkpoint"
+	"github.com/kmirror/kmirror/heartbeat"
+	"github.com/kmirror/kmirror/internal/mm2keys"
+)
+
+// TestRegistryRowsHaveReaders checks that the properties loader reads every
+// mapped row of the key registry: by its handler, or by its type into a
+// FlowConfig field of the matching Go type; and that every handler belongs
+// to a mapped row.
+func TestRegistryRowsHaveReaders(t *testing.T) {
+	ft := reflect.TypeOf(FlowConfig{})
+	want := map[mm2keys.Type][]reflect.Type{
+		mm2keys.Bool:    {reflect.TypeOf(false)},
+		mm2keys.Enum:    {reflect.TypeOf(false)},
+		mm2keys.Seconds: {reflect.TypeOf(time.Duration(0))},
+		mm2keys.Millis:  {reflect.TypeOf(time.Duration(0))},
+		mm2keys.RF:      {reflect.TypeOf(int16(0))},
+		mm2keys.List:    {reflect.TypeOf([]string(nil))},
+		mm2keys.Bytes:   {reflect.TypeOf(int32(0)), reflect.TypeOf(0)},
+		mm2keys.Count:   {reflect.TypeOf(0)},
+	}
+	rows := map[string]bool{}
+	for _, r := range mm2keys.Rows {
+		if r.Effect != mm2keys.Mapped || r.Scope == mm2keys.Top {
+			continue
+		}
+		rows[r.Key] = true
+		_, handled := flowHandlers[r.Key]
+		if r.Field == "" {
+			if !handled {
+				t.Errorf("%s: no Field and no handler in flowHandlers: the loader would not read it", r.Key)
+			}
+			continue
+		}
+		f, ok := ft.FieldByName(r.Field)
+		if !ok {
+			t.Errorf("%s: FlowConfig has no field %s", r.Key, r.Field)
+			continue
+		}
+		if !handled {
+			ok := false
+			for _, w := range want[r.Type] {
+				ok = ok || f.Type == w
+			}
+			if !ok {
+				t.Errorf("%s: field %s is a %s, which the loader cannot read as %s", r.Key, r.Field, f.Type, r.Type)
+			}
+		}
+	}
+	for k := range flowHandlers {
+		if !rows[k] {
+			t.Errorf("flowHandlers has %s, which is not a mapped row of the registry", k)
+		}
+	}
+}
+
+// TestRegistryDefaultsAreEngineDefaults checks that the default the
+// effective configuration shows for a row is the value the engine uses for
+// a zero field (FlowConfig.withDefaults): one default per key.
+func TestRegistryDefaultsAreEngineDefaults(t *testing.T) {
+	d := reflect.ValueOf(FlowConfig{}.withDefaults())
+	checked := 0
+	for _, r := range mm2keys.Rows {
+		if r.Effect != mm2keys.Mapped || r.Field == "" || r.Default == "" || r.Invert || r.Type == mm2keys.Bool || r.Type == mm2keys.Enum {
+			continue
+		}
+		v := d.FieldByName(r.Field)
+		var got string
+		switch x := v.Interface().(type) {
+		case time.Duration:
+			if r.Type == mm2keys.Seconds {
+				got = strconv.FormatInt(int64(x/time.Second), 10)
+			} else {
+				got = strconv.FormatInt(x.Milliseconds(), 10)
+			}
+		case int16, int32, int, int64:
+			got = strconv.FormatInt(v.Int(), 10)
+		case []string:
+			got = strings.Join(x, ", ")
+		default:
+			t.Errorf("%s: field %s of type %T not compared", r.Key, r.Field, x)
+			continue
+		}
+		if got != r.Default {
+			t.Errorf("%s: the registry's default is %s, FlowConfig.withDefaults gives %s", r.Key, r.Default, got)
+		}
+		checked++
+	}
+	if checked < 15 {
+		t.Errorf("compared %d defaults, want every row with a field and a default", checked)
+	}
+	// offset.lag.max is read by its handler into OffsetLagMax.
+	if row, _ := mm2keys.Lookup(mm2keys.Flow, "offset.lag.max"); row.Default != strconv.FormatInt(FlowConfig{}.withDefaults().OffsetLagMax, 10) {
+		t.Errorf("offset.lag.max: registry default %s, engine %d", row.Default, FlowConfig{}.withDefaults().OffsetLagMax)
+	}
+}
+
+// TestEmitterDefaultsAreRegistry checks that the checkpoint and heartbeat
+// emitters default to the same values as the flow settings they come from.
+func TestEmitterDefaultsAreRegistry(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		got, want time.Duration
+	}{
+		{"checkpoint.DefaultEmitInterval", checkpoint.DefaultEmitInterval, DefaultEmitCheckpointsInterval},
+		{"checkpoint.DefaultSyncInterval", checkpoint.DefaultSyncInterval, DefaultSyncGroupOffsetsInterval},
+		{"checkpoint.DefaultRefreshGroupsInterval", checkpoint.DefaultRefreshGroupsInterval, DefaultRefreshGroupsInterval},
+		{"checkpoint.DefaultAdminTimeout", checkpoint.DefaultAdminTimeout, DefaultAdminTimeout},
+		{"heartbeat.DefaultInterval", heartbeat.DefaultInterval, DefaultEmitHeartbeatsInterval},
+		{"heartbeat.DefaultAdminTimeout", heartbeat.DefaultAdminTimeout, DefaultAdminTimeout},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, the flow setting's default is %v", c.name, c.got, c.want)
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package mirror
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Failed partitions. The rules (when a partition fails, who brings it
+// back, when it restarts and where) are the lifecycle's (lifecycle.go);
+// this file holds the failure classification it uses and the control
+// goroutine's side of a failure.
+
+// requestRestart asks for the restart of the unit's FAILED partitions of
+// topic ("" every topic) and partition (-1 every partition) and returns
+// how many it asked for (Mirror.RestartFailed): an event posted to the
+// control goroutine, which answers once it applied it (0 when the unit
+// stopped). The partitions restart once their in-flight records came
+// back.
+func (u *unit) requestRestart(topic string, partition int32) int {
+	reply := make(chan int, 1)
+	return u.box.call(event{kind: evRestart, a: int64(partition), x: &evExtra{topic: topic, reply: reply}}, reply)
+}
+
+// partitionFailed logs a partition whose produce failed for good
+// (actFailed) and counts it.
+func (u *unit) partitionFailed(p *partState, err error) {
+	if p.nextRetry.IsZero() {
+		u.log.Error("partition stopped: the record's own error; fix the cause, then restart it (Mirror.RestartFailed, or POST /connectors/<flow>/restart?onlyFailed=true)",
+			"topic", p.topic, "partition", p.partition, "err", err)
+	} else {
+		u.log.Error("partition stopped; restarting it automatically", "topic", p.topic, "partition", p.partition, "err", err,
+			"retry_in", p.nextRetry.Sub(u.life.now).Round(time.Millisecond))
+	}
+	u.env.metrics.flowErr(u.env.labels, "partition_failed")
+}
+
+// recordError reports produce errors that are the record's own: the
+// target rejects this record whatever its state (too large for the remote
+// topic's max.message.bytes, invalid or corrupt, a timestamp outside
+// message.timestamp.*.difference.max.ms). Restarting would fail on the
+// same record again, so the partition waits for an operator to change the
+// target's configuration and call Mirror.RestartFailed. Every other
+// non-retriable produce error (authorization while ACLs are rolled out,
+// KAFKA-14250; an unknown topic, partition or topic ID while the remote
+// topic is re-created, KAFKA-10332; a policy violation) can go away on its
+// own, and the partition is restarted automatically with backoff.
+func recordError(err error) bool {
+	return errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge) ||
+		errors.Is(err, kerr.InvalidRecord) || errors.Is(err, kerr.CorruptMessage) ||
+		errors.Is(err, kerr.InvalidTimestamp) || errors.Is(err, kerr.UnsupportedForMessageFormat)
+}
+
+// timestampAdvice adds to an INVALID_TIMESTAMP produce error the setting
+// of the remote topic that refused the record and how to fix it; other
+// errors are returned as they are. ts is the record's timestamp (zero when
+// unknown, as for a shallow-copied batch): one in the past names
+// message.timestamp.before.max.ms, one in the future
+// message.timestamp.after.max.ms (KIP-937; older brokers check
+// message.timestamp.difference.max.ms). The wrapped error keeps its
+// kerr code for errors.Is.
+func timestampAdvice(err error, remote, target string, ts time.Time) error {
+	if !errors.Is(err, kerr.InvalidTimestamp) {
+		return err
+	}
+	key, broker, del := "message.timestamp.before.max.ms or message.timestamp.after.max.ms",
+		"log.message.timestamp.before.max.ms or log.message.timestamp.after.max.ms",
+		"message.timestamp.before.max.ms,message.timestamp.after.max.ms"
+	rec := ""
+	switch now := time.Now(); {
+	case ts.IsZero():
+	case ts.Before(now):
+		rec = fmt.Sprintf(" %s (%s old)", ts.UTC().Format(time.RFC3339Nano), now.Sub(ts).Round(time.Second))
+		key, broker, del = "message.timestamp.before.max.ms", "log.message.timestamp.before.max.ms", "message.timestamp.before.max.ms"
+	default:
+		rec = fmt.Sprintf(" %s (%s ahead)", ts.UTC().Format(time.RFC3339Nano), ts.Sub(now).Round(time.Second))
+		key, broker, del = "message.timestamp.after.max.ms", "log.message.timestamp.after.max.ms", "message.timestamp.after.max.ms"
+	}
+	return fmt.Errorf("%w; the remote topic %s on %s refuses the record's timestamp%s by its %s "+
+		"(or the target broker's %s when the topic sets none; message.timestamp.difference.max.ms before Kafka 4.0): "+
+		"delete the topic's setting (kafka-configs.sh --alter --entity-type topics --entity-name %s --delete-config %s) or raise it, "+
+		"then restart the failed partition; kmirror's default config.properties.exclude never copies it",
+		err, remote, target, rec, key, broker, remote, del)
+}
+
+// transientProduceErr reports produce failures that say nothing about the
+// record or the partition: the target did not take it in time (kgo's
+// delivery timeout or retry limit, or a retriable error once retries are
+// exhausted).
+//
+// An unknown topic, partition or topic ID is not transient here: the
+// remote topic was deleted on the target (and maybe re-created, which kgo's
+// producer never adopts: KAFKA-10332). The partition fails, and its
+// automatic restart first asks the target for the remote topic's ID
+// (the lifecycle's actCheckRemote): a new ID refills it from the source's log start.
+func transientProduceErr(err error) bool {
+	if unknownTopic(err) {
+		return false
+	}
+	return errors.Is(err, kgo.ErrRecordTimeout) || errors.Is(err, kgo.ErrRecordRetries) || kerr.IsRetriable(err)
+}
+
+// unknownTopic reports produce errors by which the target says the remote
+// topic or partition does not exist (as the producer knows it).
+func unknownTopic(err error) bool {
+	return errors.Is(err, kerr.UnknownTopicID) || errors.Is(err, kerr.UnknownTopicOrPartition)
+}
+
+// backoff returns the next retry delay: doubling from 250 ms to 30 s.
+func backoff(prev time.Duration) time.Duration {
+	switch {
+	case prev <= 0:
+		return 250 * time.Millisecond
+	case prev >= 15*time.Second:
+		return 30 * time.Second
+	}
+	return prev * 2
+}

@@ -1,0 +1,464 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/kclient"
+)
+
+// open creates the session's source consumer and target producer (and,
+// with shallow copy, its inbox), with the unit's share of the flow's
+// budgets and the producer's record limits (limits.go).
+func (u *unit) open() error {
+	e := u.env
+	iso := kgo.ReadCommitted()
+	if e.cfg.Isolation == ReadUncommitted {
+		iso = kgo.ReadUncommitted()
+	}
+	var err error
+	if u.cons, err = kclient.New(e.clientOpts(e.src, e.src.Consumer,
+		kgo.FetchIsolationLevel(iso),
+		kgo.FetchMaxBytes(budget(e.cfg.FetchMaxBytes, e.tasks, max(1<<20, e.cfg.FetchMaxPartitionBytes))),
+		kgo.FetchMaxPartitionBytes(e.cfg.FetchMaxPartitionBytes),
+		kgo.FetchMaxWait(500*time.Millisecond),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.KeepControlRecords(), // transaction markers move the position (lag reaches 0)
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{}),
+	)...); err != nil {
+		return fmt.Errorf("source %s consumer: %w", e.src.Alias, err)
+	}
+	lim, buf := u.sessionLimits()
+	u.lim.Store(&lim)
+	if u.userLimit > 0 {
+		buf = max(buf, int64(u.userLimit)) // a record up to it fits the buffer
+	}
+	u.bufBytes = buf
+	popts := []kgo.Opt{
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.MaxBufferedBytes(int(buf)),
+		kgo.MaxBufferedRecords(1 << 20),
+		kgo.ProducerLinger(5 * time.Millisecond),
+	}
+	role := e.dst.Producer
+	if e.cfg.ExactlyOnce {
+		popts = append(popts, kgo.TransactionalID(e.txnID(u.slot)))
+		// Before the target's producer options, so that an explicit
+		// transaction.timeout.ms wins.
+		role = append([]kgo.Opt{kgo.TransactionTimeout(transactionTimeout(&e.cfg))}, role...)
+	}
+	// The source data's codec unless the user configured one (the user's
+	// options come after these and win).
+	// The batch limit per remote topic (limits.go) also comes first: the
+	// user's producer.max.request.size wins.
+	popts = append([]kgo.Opt{kgo.WithCompressor(u.codec), kgo.ProducerBatchCompression(sentinelCodec),
+		kgo.ProducerBatchMaxBytesFn(u.batchLimit)},
+		e.clientOpts(e.dst, role, popts...)...)
+	// kgo measures a record's delivery timeout (delivery.timeout.ms) from
+	// the record's timestamp, which replication keeps: every record older
+	// than the timeout would fail at once, and a backlog could never be
+	// copied. The replication producer retries until the target takes the
+	// record (or a retry limit fails it, which restarts the session).
+	popts = append(popts, kgo.RecordDeliveryTimeout(0))
+	if u.userLimit > 0 {
+		// The user's producer.max.request.size is known (found by the
+		// probe below when the unit first opened its producer): the
+		// batch-limit function comes last, so that a remote topic whose
+		// max.message.bytes is smaller caps it (batchLimit). kgo's batch
+		// limit is also the size it fills batches to, unlike Java's
+		// max.request.size (Java batches to batch.size): a limit above the
+		// topic's would build batches of small records the target refuses.
+		popts = append(popts, kgo.ProducerBatchMaxBytesFn(u.batchLimit))
+	}
+	if !u.logKnown {
+		e.prodLogMu.Lock()
+		u.innerLog, u.logKnown = e.prodLog, e.prodLogKnown
+		e.prodLogMu.Unlock()
+	}
+	if u.logKnown {
+		// Last: it wraps the logger the options configure (found by the
+		// flow's first producer: a probe).
+		popts = append(popts, kgo.WithLogger(&failLogger{inner: u.innerLog, trip: u.kgoFailed}))
+	}
+	if u.prod, err = kclient.New(popts...); err != nil {
+		u.cons.Close()
+		return fmt.Errorf("target %s producer: %w", e.dst.Alias, err)
+	}
+	u.closeCons, u.closeProd = sync.OnceFunc(u.cons.Close), sync.OnceFunc(u.prod.Close)
+	if e.cfg.ExactlyOnce && e.cfg.TransactionBoundary == TransactionBoundaryInterval {
+		if tt, _ := u.prod.OptValue(kgo.TransactionTimeout).(time.Duration); tt <= e.cfg.TransactionInterval {
+			u.log.Warn("transaction.timeout.ms is not longer than transaction.boundary.interval.ms: the coordinator aborts transactions before they commit",
+				"transaction_timeout", tt, "interval", e.cfg.TransactionInterval)
+		}
+	}
+	found := int32(0)
+	probeLog := !u.logKnown
+	kclient.Locked(func() {
+		u.codec.configured(u.prod.OptValue(kgo.ProducerBatchCompression))
+		if probeLog {
+			u.innerLog, _ = u.prod.OptValue(kgo.WithLogger).(kgo.Logger)
+			u.logKnown = true
+			e.prodLogMu.Lock()
+			e.prodLog, e.prodLogKnown = u.innerLog, true
+			e.prodLogMu.Unlock()
+		}
+		if u.userLimit > 0 {
+			return // the client options do not change: found once
+		}
+		if fn, ok := u.prod.OptValue(kgo.ProducerBatchMaxBytesFn).(func(string) int32); ok {
+			if v := fn(limitProbe); v != limitSentinel {
+				found = v
+			}
+		}
+	})
+	if probeLog {
+		// Reopened with the logger that stops a partition's produces at
+		// franz-go's failure (producegate.go) in front of the configured
+		// one, found by this first open.
+		u.closeCons()
+		u.closeProd()
+		if found > 0 {
+			u.userLimit = found
+		}
+		return u.open()
+	}
+	if found > 0 {
+		// Reopened with the batch-limit function last (see above), and a
+		// buffer that holds a record up to the user's max.request.size
+		// (kgo fails a larger one at once).
+		u.closeCons()
+		u.closeProd()
+		u.userLimit = found
+		return u.open()
+	}
+	u.tailOK, u.tailWarned = e.tail && tailProducer(u.prod), false
+	if e.tail && !u.tailOK && u.slot == 0 {
+		u.log.Info("resume from the target's tail is off: the target producer is not idempotent with acks=all and unlimited retries (target.producer.enable.idempotence, acks, retries); partitions resume from stored resume points")
+	}
+	u.sh = nil
+	if e.cfg.ShallowCopy {
+		if acks, _ := u.prod.OptValue(kgo.RequiredAcks).(kgo.Acks); acks == kgo.NoAck() {
+			u.log.Warn("shallow copy needs acknowledged produce requests (acks=0 is configured): the unit uses the normal path")
+		} else {
+			u.sh = newShallowInbox()
+		}
+	}
+	return nil
+}
+
+// run is the unit's control goroutine. It runs sessions until the unit is
+// stopped: a session opens the clients, (exactly once) fences the slot's
+// previous producer, loads the resume points and replicates; an aborted
+// transaction ends the session and the next one resumes from the last
+// committed resume points.
+func (u *unit) run(ctx, hard context.Context) {
+	defer close(u.done)
+	defer u.box.close()
+	var delay time.Duration
+	for ctx.Err() == nil {
+		err := u.session(ctx, hard)
+		u.drainIdle() // what the session's goroutines posted last
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, errRebuild) {
+			delay = 0
+			continue
+		}
+		if errors.Is(err, errNotOwner) {
+			// Another member may own the slot (this member's group session
+			// expired without it noticing yet): replicate nothing until the
+			// group coordinator confirms this member's generation again.
+			// If another member owns it, the group revokes or reassigns
+			// the slot (ctx ends); if the answer was transient (a
+			// rebalance that left the slot here, a coordinator moving),
+			// the unit resumes: the member keeps the slot, so nobody else
+			// would replicate its partitions.
+			u.env.health(u.slot, fmt.Errorf("unit %d: %w", u.slot, err))
+			u.log.Warn("unit paused: another member may own its slot", "err", err)
+			if !u.awaitOwnership(ctx) {
+				return
+			}
+			u.log.Info("unit resumes: the group coordinator confirms this member owns its slot")
+			delay = 0
+			continue
+		}
+		u.env.health(u.slot, fmt.Errorf("unit %d: %w", u.slot, err))
+		u.log.Warn("unit restarts from its last committed resume points", "err", err)
+		delay = backoff(delay)
+		if !u.sleep(ctx, delay) {
+			return
+		}
+	}
+}
+
+// sleep waits for d, or until ctx ends (false), applying the events
+// posted meanwhile (between sessions: drainIdle).
+func (u *unit) sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		case <-u.box.wake:
+			u.drainIdle()
+		}
+	}
+}
+
+// awaitOwnership asks the group coordinator, with backoff, whether this
+// member still owns the unit's slot, until it does (true) or ctx ends
+// (false: the slot was revoked or lost, or the unit stops).
+func (u *unit) awaitOwnership(ctx context.Context) bool {
+	var delay time.Duration
+	for {
+		delay = backoff(delay)
+		if !u.sleep(ctx, delay) {
+			return false
+		}
+		if u.env.owns(ctx, u.slot) == nil {
+			return ctx.Err() == nil
+		}
+	}
+}
+
+// errNotOwner: the unit's producer was fenced and the group coordinator
+// did not confirm that the member's generation is current.
+var errNotOwner = errors.New("fenced by the slot's new owner")
+
+// retry calls fn with backoff until it succeeds, ctx ends or fn's error is
+// final; it returns fn's last error (or ctx's).
+func (u *unit) retry(ctx context.Context, what string, fn func() error, final func(error) bool) error {
+	var delay time.Duration
+	for {
+		err := fn()
+		if err == nil || (final != nil && final(err)) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		u.env.health(u.slot, fmt.Errorf("%s: %w", what, err))
+		delay = backoff(delay)
+		if !u.sleep(ctx, delay) {
+			return ctx.Err()
+		}
+	}
+}
+
+// session runs the unit once (see run). It returns nil when ctx ends.
+func (u *unit) session(ctx, hard context.Context) error {
+	if err := u.open(); err != nil {
+		return err // options were validated by New: not expected
+	}
+	defer func() {
+		u.closeCons()
+		u.closeProd()
+	}()
+	// A dead target can hold a blocking call forever (kgo never fails a
+	// batch it already sent, whatever the context): a stop abandons the
+	// session's clients when hard ends, or shutdownTimeout after a
+	// graceful stop began, which unblocks every call on them.
+	sessionDone := make(chan struct{})
+	defer close(sessionDone)
+	go func() {
+		select {
+		case <-sessionDone:
+			return
+		case <-hard.Done():
+		case <-ctx.Done():
+			select {
+			case <-sessionDone:
+				return
+			case <-hard.Done():
+			case <-time.After(shutdownTimeout + 5*time.Second):
+				u.log.Warn("unit did not stop in time: closing its clients")
+			}
+		}
+		u.closeProd()
+	}()
+	e := u.env
+	if e.cfg.ExactlyOnce {
+		// InitProducerId on the slot's transactional id: the coordinator
+		// fences the previous owner's producer and ends its open
+		// transaction, before the resume points are read.
+		err := u.retry(ctx, "fencing the previous producer of "+e.txnID(u.slot), func() error {
+			_, _, err := u.prod.ProducerID(ctx)
+			return err
+		}, isFenced)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return u.fenced(ctx, err)
+		}
+	}
+	// Resume points, retried with backoff while the target is unreachable.
+	if err := u.retry(ctx, "loading resume points from "+e.resumeTopic+" on "+e.dst.Alias, func() error { return u.loadResume(ctx) }, nil); err != nil {
+		return nil // ctx ended
+	}
+	e.health(u.slot, nil)
+	u.drainIdle() // the last session's events first: they concern its partitions
+	u.endSession = nil
+	u.life.apply(event{kind: evSession}, nil)
+	empty := map[tp]*feed{}
+	u.feeds.Store(&empty)
+	u.log.Debug("unit started", "resume_points", len(u.resume), "exactly_once", e.cfg.ExactlyOnce)
+
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	defer stopPoll()
+	pollErr := make(chan error, 1)
+	go func() { pollErr <- u.pollLoop(pollCtx, hard) }()
+
+	flushT := time.NewTicker(e.cfg.OffsetFlushInterval)
+	defer flushT.Stop()
+	// The status parts that age (a fetch error shown for 30 s, an open
+	// transaction) are published again every second.
+	ageT := time.NewTicker(time.Second)
+	defer ageT.Stop()
+	// The session's first resume points are stored within a second, not a
+	// whole interval after start: a process that crashes again soon after
+	// taking slots over (a crash loop) would otherwise replay more at each
+	// restart (found by the fault soak).
+	firstFlush := time.After(min(firstFlushAfter, e.cfg.OffsetFlushInterval))
+	var retry <-chan time.Time // partitions whose remote partition the producer does not know yet
+	pending := true            // the offer may hold partitions not started yet
+	var failed error
+	pollDone := false
+	var partRetry <-chan time.Time // the next restart of failed partitions is due
+	var armed time.Time            // the retryAt partRetry fires at
+	u.retryAt = time.Time{}
+loop:
+	for {
+		if pending {
+			pending = false
+			if !u.applyOffer(ctx) {
+				retry = time.After(500 * time.Millisecond)
+			}
+		}
+		if u.endSession != nil {
+			// Nothing past the last stored resume points is trusted: the
+			// next session replays from there (at least once).
+			e.metrics.flowErr(e.labels, "produce")
+			return fmt.Errorf("produce to %s failed: %w", e.dst.Alias, u.endSession)
+		}
+		if u.rebuild {
+			break loop // graceful: the next session opens a producer with the new limits
+		}
+		if !u.retryAt.Equal(armed) {
+			armed, partRetry = u.retryAt, nil
+			if !armed.IsZero() {
+				partRetry = time.After(time.Until(armed))
+			}
+		}
+		select {
+		case <-u.box.wake:
+			u.drain(ctx)
+		case <-partRetry:
+			armed, partRetry = time.Time{}, nil
+			u.retryAt = time.Time{}
+			u.life.redecide = true
+			u.drain(ctx)
+		case <-u.pubTimer:
+			u.pubTimer = nil
+			u.publish()
+		case <-ageT.C:
+			u.publish()
+		case <-ctx.Done():
+			break loop
+		case failed = <-pollErr:
+			if failed != nil && ctx.Err() == nil {
+				// An exactly-once transaction failed: the session ends.
+				return u.fenced(ctx, failed)
+			}
+			// The unit is stopping and the poll loop already returned
+			// (this goroutine was busy when ctx ended): stop as below,
+			// which stores the final resume points.
+			pollDone = true
+			break loop
+		case <-u.offerCh:
+			pending = true
+		case <-retry:
+			pending = true
+		case <-flushT.C:
+			u.flush(ctx)
+			firstFlush = nil // the regular interval has come: no more early flushes
+		case <-firstFlush:
+			firstFlush = nil
+			u.flush(ctx)
+			if u.life.unflushed() {
+				// A partition acknowledged nothing in time for the first
+				// store (a loaded machine, a slow target): look again a
+				// second later, until each has stored one or the regular
+				// interval comes (TestFirstResumePointsStoredWithinASecond
+				// failed under load with a 10 minute interval).
+				firstFlush = time.After(firstFlushAfter)
+			}
+		}
+	}
+	stopPoll()
+	// The poll loop may be blocked in Produce on a full buffer (records go
+	// with context.Background: a cancelable context costs kgo per record):
+	// closing the producer unblocks it on abort or after shutdownTimeout.
+	// Meanwhile its events are applied (an exactly-once poll loop commits
+	// its open transaction, which asks this goroutine for the resume
+	// points).
+	if !pollDone {
+		timeout := time.After(shutdownTimeout)
+	wait:
+		for {
+			select {
+			case failed = <-pollErr:
+				break wait
+			case <-u.box.wake:
+				u.drain(ctx)
+			case <-hard.Done():
+				u.closeProd()
+				failed = <-pollErr
+				break wait
+			case <-timeout:
+				u.log.Warn("poll loop did not stop in time: closing the target producer")
+				u.closeProd()
+				failed = <-pollErr
+				break wait
+			}
+		}
+	}
+	if hard.Err() == nil && failed == nil {
+		u.shutdown(hard)
+	}
+	u.drain(ctx)
+	u.publish()
+	if u.rebuild && ctx.Err() == nil {
+		u.rebuild = false
+		return errRebuild
+	}
+	return nil
+}
+
+// shutdown flushes in-flight records and stores the final resume points and
+// offset syncs, bounded by shutdownTimeout.
+func (u *unit) shutdown(hard context.Context) {
+	ctx, cancel := context.WithTimeout(hard, shutdownTimeout)
+	defer cancel()
+	if !u.env.cfg.ExactlyOnce { // exactly once, the poll loop committed the last transaction
+		if err := u.prod.Flush(ctx); err != nil {
+			u.log.Warn("flush on stop", "err", err)
+		}
+		u.flush(ctx)
+	} else {
+		u.drain(ctx)
+		u.sendSyncs(false)
+	}
+	if u.env.syncFlush != nil {
+		u.env.syncFlush(ctx)
+	}
+}

@@ -1,0 +1,471 @@
+package mirror
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/ensuretopic"
+	"github.com/kmirror/kmirror/internal/kclient"
+	"github.com/kmirror/kmirror/internal/statustopic"
+)
+
+// The flow's status topic (internal/statustopic): every member tails it
+// (the target state, the other members' and slots' records) and publishes
+// its own member record and the records of the slots it owns.
+
+// statusProducerOpts bound the status topic's writes: a record that
+// cannot be written in 10 s is given up (the next publication replaces
+// it), and one request in flight keeps them in order.
+var statusProducerOpts = []kgo.Opt{kgo.RecordDeliveryTimeout(10 * time.Second), kgo.MaxProduceRequestsInflightPerBroker(1),
+	kgo.DisableIdempotentWrite()}
+
+// defaultWorkerID is the worker id of a Mirror without WithWorkerID: the
+// host name.
+func defaultWorkerID() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "kmirror"
+	}
+	return h
+}
+
+// newMemberID returns a member id unique to this flow's run:
+// "<worker id>-<8 hex digits>".
+func newMemberID(worker string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return worker + "-" + hex.EncodeToString(b[:])
+}
+
+// statusTopicSpec is the flow's status topic on the target.
+func (f *flow) statusTopicSpec() ensuretopic.Spec {
+	return statustopic.Spec(f.cfg.Source, f.dst.Alias, f.cfg.OffsetStorageReplicationFactor)
+}
+
+// adminFor returns an admin client of the flow's target: the flow's own
+// while it runs, else a new one that done closes.
+func (f *flow) adminFor(c ClusterConfig) (*kadm.Client, func(), error) {
+	if f.dstAdm != nil && c.Alias == f.dst.Alias {
+		return f.dstAdm, func() {}, nil
+	}
+	cl, adm, err := f.newAdmin(c)
+	if err != nil {
+		return nil, nil, fmt.Errorf("admin client of %s: %w", c.Alias, err)
+	}
+	return adm, cl.Close, nil
+}
+
+// openStatus creates the status topic if it is missing, opens the flow's
+// status client (it tails the topic from its start and writes the
+// member's records) and reads the topic to its end, so that the flow
+// knows its target state before it starts anything. Called by start,
+// which retries it; the client is kept across retries.
+func (f *flow) openStatus(ctx context.Context) error {
+	if _, err := f.ensureTopic(ctx, f.dstAdm, f.statusTopicSpec()); err != nil {
+		return err
+	}
+	if f.statusCl == nil {
+		opts := append(append([]kgo.Opt{}, f.dst.Consumer...), f.dst.Producer...)
+		cl, err := kclient.New(f.clientOpts(f.dst, opts, append(slices.Clone(statusProducerOpts),
+			kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{f.statusTopic: {0: kgo.NewOffset().AtStart()}}),
+			kgo.FetchMaxWait(time.Second))...)...)
+		if err != nil {
+			return fmt.Errorf("status topic client on %s: %w", f.dst.Alias, err)
+		}
+		f.statusCl = cl
+	}
+	// A topic just created may not be in every broker's metadata yet.
+	var ends kadm.ListedOffsets
+	for wait := time.Now().Add(10 * time.Second); ; {
+		var err error
+		ends, err = f.dstAdm.ListEndOffsets(ctx, f.statusTopic)
+		if err == nil {
+			err = ends.Error()
+		}
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, kerr.UnknownTopicOrPartition) || time.Now().After(wait) || ctx.Err() != nil {
+			return fmt.Errorf("listing the end of %s on %s: %w", f.statusTopic, f.dst.Alias, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	end := int64(0)
+	if o, ok := ends.Lookup(f.statusTopic, 0); ok {
+		end = o.Offset
+	}
+	idle := time.Now()
+	for {
+		f.viewMu.Lock()
+		next := f.view.Next
+		f.viewMu.Unlock()
+		if next >= end {
+			break
+		}
+		if time.Since(idle) > 30*time.Second {
+			return fmt.Errorf("reading %s on %s: no record for 30 s at offset %d of %d", f.statusTopic, f.dst.Alias, next, end)
+		}
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		n, err := f.pollStatus(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s on %s: %w", f.statusTopic, f.dst.Alias, err)
+		}
+		if n > 0 {
+			idle = time.Now()
+		}
+	}
+	st := f.desiredTarget()
+	f.unitsMu.Lock()
+	if f.applied != st {
+		f.applied, f.appliedAt = st, time.Now()
+	}
+	f.unitsMu.Unlock()
+	if st != TargetRunning {
+		f.log.Info("target state at start", "state", st)
+	}
+	return nil
+}
+
+// pollStatus reads the status topic's next records into the view and
+// returns how many it applied; a target-state change wakes the
+// target-state goroutine.
+func (f *flow) pollStatus(ctx context.Context) (int, error) {
+	fs := f.statusCl.PollFetches(ctx)
+	var ferr error
+	fs.EachError(func(_ string, _ int32, err error) {
+		if ctx.Err() == nil && ferr == nil {
+			ferr = err
+		}
+	})
+	n, changed := 0, false
+	f.viewMu.Lock()
+	fs.EachRecord(func(r *kgo.Record) {
+		n++
+		if f.view.Apply(r) {
+			changed = true
+		}
+	})
+	f.viewMu.Unlock()
+	if changed {
+		f.wakeTarget()
+	}
+	return n, ferr
+}
+
+// tailLoop keeps the view of the status topic current until ctx ends.
+func (f *flow) tailLoop(ctx context.Context) {
+	var logged time.Time
+	for ctx.Err() == nil {
+		if _, err := f.pollStatus(ctx); err != nil && ctx.Err() == nil && time.Since(logged) > time.Minute {
+			logged = time.Now()
+			f.log.Warn("reading the status topic", "topic", f.statusTopic, "err", err)
+		}
+	}
+}
+
+func (f *flow) wakePublish() {
+	select {
+	case f.pubWake <- struct{}{}:
+	default:
+	}
+}
+
+// publishLoop publishes this member's record and its slots' records every
+// status interval, and within a second of a change of its slots, target
+// state, flow state or a partition's state, until ctx ends.
+func (f *flow) publishLoop(ctx context.Context) {
+	tick := min(time.Second, f.statusInterval)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	var last time.Time
+	lastSig := ""
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-f.pubWake:
+		}
+		fs := f.statusOf(false) // no groups: not published, and costly at thousands of groups
+		f.checkDisagreements(f.clusterStatusOf(fs, time.Now()))
+		sig := changeSig(fs)
+		due := time.Since(last) >= f.statusInterval
+		if sig == lastSig && !due && !f.slotsOverwritten(fs.Member.Slots) {
+			continue
+		}
+		var extra []statustopic.SlotRecord
+		if due {
+			// Lag that never hides: the slots nobody owns (on slot 0's
+			// member), and the partitions of a paused member.
+			now := time.Now()
+			extra = f.unownedSlotRecords(ctx, now)
+			var parts []PartitionStatus
+			for _, s := range extra {
+				parts = append(parts, partitionStatuses(s.Partitions)...)
+			}
+			f.mu.Lock()
+			f.unassigned = parts
+			f.mu.Unlock()
+			f.refreshPausedLag(ctx)
+			fs = f.statusOf(false)
+		}
+		if err := f.publish(ctx, fs, extra); err != nil {
+			if ctx.Err() == nil {
+				f.log.Warn("publishing the member's status", "topic", f.statusTopic, "err", err)
+			}
+			continue
+		}
+		last, lastSig = time.Now(), sig
+	}
+}
+
+// changeSig sums up what a change of must publish within a second: the
+// applied target state, the owned slots, the singleton, the flow state and
+// every partition's state.
+func changeSig(fs FlowStatus) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%s|%v|%v|%s|", fs.State, fs.AppliedState, fs.Member.Slots, fs.Member.Singleton, fs.Member.Waiting)
+	for _, p := range fs.Partitions {
+		fmt.Fprintf(&b, "%s/%d=%s;", p.Topic, p.Partition, p.State)
+	}
+	return b.String()
+}
+
+// memberRecord is this member's record for status fs.
+func (f *flow) memberRecord(fs FlowStatus, now time.Time) statustopic.MemberRecord {
+	return statustopic.MemberRecord{Flow: f.name, MemberID: f.selfID, WorkerID: f.workerID, Version: moduleVersion(),
+		GroupMemberID: fs.Member.MemberID, Generation: fs.Member.Generation, Tasks: int(f.tasks), HeartbeatsOnly: f.cfg.Disabled, Started: startedTime(f.startedAt.Load()),
+		Fingerprint: f.fingerprint, Config: f.fpConfig,
+		Slots: append([]int32{}, fs.Member.Slots...), Singleton: fs.Member.Singleton,
+		Applied: statustopic.TargetState(fs.AppliedState), State: string(fs.State), Error: fs.Error, Waiting: fs.Member.Waiting,
+		Records: fs.Records, Bytes: fs.Bytes, ProvenanceSkipped: fs.ProvenanceSkipped, Lag: fs.Lag, LagUnknown: fs.LagUnknown,
+		TopicErrorLag: topicErrorLag(fs),
+		Rebalances:    fs.Member.Rebalances, IntervalMS: f.statusInterval.Milliseconds(), At: now.UTC()}
+}
+
+// partitionRecord is the status-topic form of ps.
+func partitionRecord(ps PartitionStatus) statustopic.PartitionRecord {
+	return statustopic.PartitionRecord{Topic: ps.Topic, RemoteTopic: ps.RemoteTopic, Partition: ps.Partition, State: string(ps.State),
+		Error: ps.Error, SourceEnd: ps.SourceEnd, Replicated: ps.Replicated, Committed: ps.Committed, Lag: ps.Lag,
+		LagUnknown: ps.LagUnknown, Records: ps.Records, Bytes: ps.Bytes, Since: ps.Since, NextRetry: ps.NextRetry}
+}
+
+// partitionStatus is the PartitionStatus of a status-topic partition.
+func partitionStatus(pr statustopic.PartitionRecord) PartitionStatus {
+	return PartitionStatus{Topic: pr.Topic, RemoteTopic: pr.RemoteTopic, Partition: pr.Partition, State: State(pr.State),
+		Error: pr.Error, SourceEnd: pr.SourceEnd, Replicated: pr.Replicated, Committed: pr.Committed, Lag: pr.Lag,
+		LagUnknown: pr.LagUnknown, Records: pr.Records, Bytes: pr.Bytes, Since: pr.Since, NextRetry: pr.NextRetry}
+}
+
+// slotRecords builds the records of the slots this member owns from fs:
+// each slot's partitions, its state (the applied target state when not
+// RUNNING, else the flow's) and since when.
+func (f *flow) slotRecords(fs FlowStatus, now time.Time) []statustopic.SlotRecord {
+	by := map[int32][]statustopic.PartitionRecord{}
+	for _, ps := range fs.Partitions {
+		k := slotOf(ps.Topic, ps.Partition, f.tasks)
+		by[k] = append(by[k], partitionRecord(ps))
+	}
+	state := fs.State
+	var out []statustopic.SlotRecord
+	since := make(map[int32]time.Time, len(fs.Member.Slots))
+	f.unitsMu.Lock()
+	for _, k := range fs.Member.Slots {
+		since[k] = f.slotSince[k]
+	}
+	f.unitsMu.Unlock()
+	for _, k := range fs.Member.Slots {
+		out = append(out, statustopic.SlotRecord{Flow: f.name, Slot: k, Owner: f.selfID, WorkerID: f.workerID,
+			State: string(state), Since: since[k].UTC(), Partitions: by[k], IntervalMS: f.statusInterval.Milliseconds(), At: now.UTC()})
+	}
+	return out
+}
+
+// publish writes this member's record and its slots' records (fs is its
+// status) and waits for the target's acknowledgement.
+func (f *flow) publish(ctx context.Context, fs FlowStatus, extra []statustopic.SlotRecord) error {
+	f.pubMu.Lock()
+	defer f.pubMu.Unlock()
+	if f.statusCl == nil || f.pubDone {
+		return nil
+	}
+	now := time.Now()
+	// The owned slots are read again under pubMu: a release that
+	// tombstoned a slot after fs was taken must not see it written back.
+	f.unitsMu.Lock()
+	owned := f.ownedLocked()
+	f.unitsMu.Unlock()
+	fs.Member.Slots = slices.DeleteFunc(fs.Member.Slots, func(k int32) bool { return !slices.Contains(owned, k) })
+	mr, err := statustopic.MemberRecordOf(f.cfg.Source, f.memberRecord(fs, now))
+	if err != nil {
+		return err
+	}
+	recs := []*kgo.Record{mr}
+	for _, s := range append(f.slotRecords(fs, now), extra...) {
+		if s.Owner == "" && slices.Contains(owned, s.Slot) {
+			continue // owned since it was computed
+		}
+		rs, err := statustopic.SlotRecords(f.cfg.Source, s, f.pubChunks[s.Slot])
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, r := range rs {
+			if r.Value != nil {
+				n++
+			}
+		}
+		f.pubChunks[s.Slot] = n
+		recs = append(recs, rs...)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	return produceWait(pctx, f.statusCl, recs...)
+}
+
+// slotsOverwritten reports whether the status topic's record of one of
+// slots (this member's) names another owner: the singleton wrote it as
+// unassigned just before this member got the slot, so it is published
+// again now rather than at the next interval.
+func (f *flow) slotsOverwritten(slots []int32) bool {
+	f.viewMu.Lock()
+	defer f.viewMu.Unlock()
+	for _, k := range slots {
+		if rec, _, ok := f.view.Slot(k); ok && rec.Owner != f.selfID {
+			return true
+		}
+	}
+	return false
+}
+
+// tombstoneSlots deletes the status records of slots this member hands
+// over (a graceful revocation) and waits for the target's acknowledgement
+// (bounded by leaveTimeout: the group waits for the callback, and a stop
+// must not wait on a dead cluster), so the records of a new owner always
+// come after.
+func (f *flow) tombstoneSlots(slots []int32) {
+	f.pubMu.Lock()
+	defer f.pubMu.Unlock()
+	if f.statusCl == nil || len(slots) == 0 {
+		return
+	}
+	var recs []*kgo.Record
+	for _, k := range slots {
+		recs = append(recs, statustopic.SlotTombstones(f.cfg.Source, k, f.pubChunks[k])...)
+		delete(f.pubChunks, k)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(f.hard), leaveTimeout)
+	defer cancel()
+	if err := produceWait(ctx, f.statusCl, recs...); err != nil && f.hard.Err() == nil {
+		f.log.Warn("deleting the status of the slots handed over", "slots", slots, "err", err)
+	}
+}
+
+// closeStatus tombstones this member's record (a graceful leave: the
+// other members and the tools see it gone at once, not after 3 intervals)
+// and ends publication. The status client is closed with the others.
+func (f *flow) closeStatus(graceful bool) {
+	if graceful {
+		f.closeStatusWith(nil)
+		return
+	}
+	f.pubMu.Lock()
+	f.pubDone = true
+	f.pubMu.Unlock()
+}
+
+// closeStatusWith is closeStatus for a graceful leave that also deletes
+// the records of the slots it released, in one write bounded by
+// statusStopTimeout. It does nothing once publication ended.
+func (f *flow) closeStatusWith(slots []int32) {
+	f.pubMu.Lock()
+	defer f.pubMu.Unlock()
+	if f.pubDone || f.statusCl == nil {
+		f.pubDone = true
+		return
+	}
+	f.pubDone = true
+	var recs []*kgo.Record
+	for _, k := range slots {
+		recs = append(recs, statustopic.SlotTombstones(f.cfg.Source, k, f.pubChunks[k])...)
+		delete(f.pubChunks, k)
+	}
+	recs = append(recs, statustopic.MemberTombstone(f.cfg.Source, f.selfID))
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(f.hard), statusStopTimeout)
+	defer cancel()
+	if err := produceWait(ctx, f.statusCl, recs...); err != nil && f.hard.Err() == nil {
+		f.log.Warn("deleting the member's status records", "slots", slots, "err", err)
+	}
+}
+
+// topicErrorLag is the part of fs.Lag its topic errors keep back.
+func topicErrorLag(fs FlowStatus) int64 {
+	var n int64
+	for _, te := range fs.TopicErrors {
+		n += max(te.Lag, 0)
+	}
+	return n
+}
+
+// produceWait produces recs and waits until the target acknowledged them
+// all or ctx ends, whichever comes first: unlike ProduceSync it does not
+// wait for records already sent to a broker that stopped answering (they
+// complete or fail in the background, in order, before any later record
+// of the status topic's one partition).
+func produceWait(ctx context.Context, cl *kgo.Client, recs ...*kgo.Record) error {
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	wg.Add(len(recs))
+	for _, r := range recs {
+		cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+			mu.Lock()
+			if first == nil {
+				first = err
+			}
+			mu.Unlock()
+			wg.Done()
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		mu.Lock()
+		defer mu.Unlock()
+		return first
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// startedTime is the time of Unix milliseconds ms (zero for 0).
+func startedTime(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+// statusStopTimeout bounds the last status write of a member that leaves
+// (its slots' and its own tombstones). A healthy target acknowledges it in
+// milliseconds; a target that stopped answering must not add much to the
+// stop (LeaveGroup, leaveTimeout, is next): readers see the member stale
+// after 3 intervals anyway.
+const statusStopTimeout = 500 * time.Millisecond

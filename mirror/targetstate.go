@@ -1,0 +1,187 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kmirror/kmirror/internal/kclient"
+	"github.com/kmirror/kmirror/internal/statustopic"
+)
+
+// TargetState is the state an operator asked a flow to be in: Kafka
+// Connect's connector target state (KIP-875: RUNNING, PAUSED, STOPPED). It
+// is persisted in the flow's status topic on the target
+// (mm2-kmirror-status.<source>.internal, key "target-state"), so every
+// member of the flow applies it within seconds and it survives restarts.
+// A flow with no target state recorded is RUNNING.
+type TargetState string
+
+// The target states of [Mirror.SetTargetState].
+const (
+	// TargetRunning replicates (the default).
+	TargetRunning TargetState = "RUNNING"
+	// TargetPaused stops replicating records: each member's units of work
+	// stop gracefully (records in flight acknowledged, resume points and
+	// final offset syncs stored) and keep their slots; checkpoints,
+	// heartbeats and group offset sync go on. Connect's PUT
+	// /connectors/<name>/pause.
+	TargetPaused TargetState = "PAUSED"
+	// TargetStopped stops the units and the singleton duties (topic
+	// creation, config and ACL sync, checkpoints, group offset sync,
+	// heartbeats): the flow writes nothing to the target but its status.
+	// Connect's PUT /connectors/<name>/stop (KIP-875).
+	TargetStopped TargetState = "STOPPED"
+)
+
+// ParseTargetState parses s (any case: "running", "PAUSED", "stopped") into
+// a TargetState; anything else is an error naming s and the three states.
+func ParseTargetState(s string) (TargetState, error) {
+	t, err := statustopic.ParseTargetState(s)
+	return TargetState(t), err
+}
+
+// SetTargetState persists state as the target state of flow ("source->target",
+// as [FlowStatus.Name]) in the flow's status topic on its target cluster
+// and returns once the target acknowledged it; every member of the flow
+// (this process and the others sharing it) applies it within 5 seconds,
+// and members started later apply it before they start anything. by says
+// who asks (a user, a command; empty: this Mirror's worker id, see
+// [WithWorkerID]) and reason is free text; both are kept in the record.
+//
+// It is Kafka Connect's PUT /connectors/<name>/pause, /resume and /stop,
+// which answer 202 Accepted: the members apply the state asynchronously.
+// [FlowStatus.TargetState] shows the state asked for, [FlowStatus.State]
+// PAUSED or STOPPED once this member applied it, and [Mirror.ClusterStatus]
+// what each member applied. The Mirror need not be running: the call
+// creates the status topic if it is missing (as members do) with its own
+// client. Errors: an unknown flow (the error lists the flows), a state
+// other than the three, a flow that is only heartbeats (FlowConfig.Disabled
+// with DisableHeartbeats: it has no members), or the target cluster not
+// acknowledging the write before ctx ends.
+func (m *Mirror) SetTargetState(ctx context.Context, flow string, state TargetState, by, reason string) error {
+	if _, err := statustopic.ParseTargetState(string(state)); err != nil {
+		return fmt.Errorf("mirror: SetTargetState: %w", err)
+	}
+	f, err := m.flowNamed("SetTargetState", flow)
+	if err != nil {
+		return err
+	}
+	if f.cfg.Disabled && f.cfg.DisableHeartbeats {
+		return fmt.Errorf("mirror: SetTargetState: flow %s neither replicates nor emits heartbeats: it runs nothing to pause or stop", flow)
+	}
+	if by == "" {
+		by = f.workerID
+	}
+	rec := statustopic.TargetStateRecord{Flow: f.name, State: statustopic.TargetState(state), At: time.Now().UTC(), By: by, Reason: reason}
+	cl, err := kclient.New(f.clientOpts(f.dst, f.dst.Producer, statusProducerOpts...)...)
+	if err != nil {
+		return fmt.Errorf("mirror: SetTargetState: client of %s: %w", f.dst.Alias, err)
+	}
+	defer cl.Close()
+	adm, closeAdm, err := f.adminFor(f.dst)
+	if err != nil {
+		return fmt.Errorf("mirror: SetTargetState: %w", err)
+	}
+	defer closeAdm()
+	if _, err := f.ensureTopic(ctx, adm, f.statusTopicSpec()); err != nil {
+		return fmt.Errorf("mirror: SetTargetState: %w", err)
+	}
+	if err := statustopic.WriteTargetState(ctx, cl, f.cfg.Source, rec); err != nil {
+		return fmt.Errorf("mirror: SetTargetState: %w", err)
+	}
+	f.log.Info("target state written", "state", state, "by", by, "reason", reason)
+	return nil
+}
+
+// flowNamed returns the flow named name, or an error for op naming the
+// flows.
+func (m *Mirror) flowNamed(op, name string) (*flow, error) {
+	var names []string
+	for _, f := range m.flows {
+		if f.name == name {
+			return f, nil
+		}
+		names = append(names, f.name)
+	}
+	return nil, fmt.Errorf("mirror: %s: unknown flow %q: the flows are %q (names are \"source->target\")", op, name, names)
+}
+
+// applyTarget makes this member run what target state st lets run, and
+// returns once it does (the state it reports in its member record then
+// changes): RUNNING starts a unit per owned slot (and the singleton duties
+// with slot 0); PAUSED stops the units gracefully, keeping their slots, and
+// runs the singleton duties; STOPPED stops both. Only the target-state
+// goroutine calls it, so applications never overlap; the group's
+// callbacks read f.applied to start what it allows.
+func (f *flow) applyTarget(st TargetState) {
+	f.unitsMu.Lock()
+	if f.leaving || st == f.applied {
+		f.unitsMu.Unlock()
+		return
+	}
+	prev := f.applied
+	f.applied, f.appliedAt = st, time.Now()
+	for k := range f.owned {
+		f.slotSince[k] = f.appliedAt
+	}
+	var stop, single []int32
+	var started []int32
+	if st != TargetRunning {
+		stop = sortedSlots(f.units)
+	}
+	if st == TargetStopped {
+		single = []int32{0}
+	}
+	started = f.startOwnedLocked()
+	f.unitsMu.Unlock()
+	begin := time.Now()
+	us, _ := f.stopSlots(stop, true, single)
+	f.unitsMu.Lock()
+	for _, u := range us {
+		if !f.owned[u.slot] || f.applied == TargetRunning {
+			continue
+		}
+		ps := u.snapshot(nil)
+		for i := range ps {
+			if ps[i].State == StateRunning || ps[i].State == StateRetrying {
+				ps[i].State = State(f.applied)
+			}
+		}
+		f.pausedParts[u.slot] = ps
+	}
+	f.unitsMu.Unlock()
+	f.log.Info("target state applied", "state", st, "was", prev, "stopped_units", len(us), "started_units", started,
+		"took", time.Since(begin).Round(time.Millisecond))
+	f.wakePublish()
+}
+
+// targetLoop applies the flow's target state whenever the status topic's
+// tail says it changed (wakeTarget), one application at a time, until ctx
+// ends.
+func (f *flow) targetLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-f.targetWake:
+		}
+		st := f.desiredTarget()
+		f.applyTarget(st)
+	}
+}
+
+// desiredTarget returns the target state the status topic holds.
+func (f *flow) desiredTarget() TargetState {
+	f.viewMu.Lock()
+	defer f.viewMu.Unlock()
+	rec, _ := f.view.TargetState()
+	return TargetState(rec.State)
+}
+
+func (f *flow) wakeTarget() {
+	select {
+	case f.targetWake <- struct{}{}:
+	default:
+	}
+}

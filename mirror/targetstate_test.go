@@ -1,0 +1,210 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/kmirror/kmirror/internal/statustopic"
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// targetEnd returns the sum of the end offsets of topic on c.
+func targetEnd(t *testing.T, c *testcluster.Cluster, topic string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ends, err := testcluster.Admin(t, c).ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, o := range ends[topic] {
+		n += o.Offset
+	}
+	return n
+}
+
+// memberStates returns each Mirror's flow state, applied state and slots.
+func memberStates(ms ...*Mirror) string {
+	var s string
+	for i, m := range ms {
+		fs := m.Status().Flows[0]
+		s += fmt.Sprintf("m%d: %s applied %s target %s slots %v parts %d; ", i+1, fs.State, fs.AppliedState, fs.TargetState, fs.Member.Slots, len(fs.Partitions))
+	}
+	return s
+}
+
+// TestPauseResumeStopSeenByEveryMember: two members share a flow; a pause
+// written through one of them is applied by both within 5 s (every
+// partition PAUSED, slots kept, nothing more replicated while heartbeats
+// go on), survives a member's restart (the new member starts nothing),
+// and a resume replicates what arrived meanwhile exactly once per record
+// (graceful stops: no duplicate). STOPPED also stops the heartbeats; every
+// live member reports the applied state in its status-topic record
+// (statustopic.ReadMembers), which the failover command waits for.
+func TestPauseResumeStopSeenByEveryMember(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	orders := p.Topic("orders")
+	remote := p.Source.Alias + "." + orders
+	testcluster.CreateTopic(t, &p.Source, orders, 4, nil)
+	produceN(t, &p.Source, orders, 0, 50)
+	produceN(t, &p.Source, orders, 1, 50)
+	fc := fastFlow(p)
+	fc.Tasks = 4
+	fc.SessionTimeout, fc.HeartbeatInterval = 3*time.Second, 300*time.Millisecond
+	start := func(worker string) (*Mirror, func() error) {
+		return runMirror(t, append(clusterOpts(p), WithFlow(fc), WithWorkerID(worker), WithStatusInterval(200*time.Millisecond))...)
+	}
+	m1, _ := start("w1:8083")
+	m2, stop2 := start("w2:8083")
+	testcluster.Eventually(t, 60*time.Second, "100 records replicated, 4 slots shared by 2 members", func() (bool, string) {
+		a, b := m1.Status().Flows[0], m2.Status().Flows[0]
+		return targetEnd(t, &p.Target, remote) == 100 && len(a.Member.Slots) > 0 && len(b.Member.Slots) > 0 &&
+			len(a.Member.Slots)+len(b.Member.Slots) == 4 && len(a.Partitions)+len(b.Partitions) == 4, memberStates(m1, m2)
+	})
+	ctx := context.Background()
+	flow := fc.Name()
+
+	if err := m1.SetTargetState(ctx, flow, TargetPaused, "", "maintenance"); err != nil {
+		t.Fatal(err)
+	}
+	asked := time.Now()
+	applied := func(st TargetState, state State, ms ...*Mirror) func() (bool, string) {
+		return func() (bool, string) {
+			for _, m := range ms {
+				fs := m.Status().Flows[0]
+				if fs.AppliedState != st || fs.TargetState != st || fs.State != state {
+					return false, memberStates(ms...)
+				}
+				for _, ps := range fs.Partitions {
+					if st != TargetRunning && ps.State != state {
+						return false, fmt.Sprintf("%s[%d] %s; %s", ps.Topic, ps.Partition, ps.State, memberStates(ms...))
+					}
+				}
+			}
+			return true, ""
+		}
+	}
+	testcluster.Eventually(t, 5*time.Second, "both members PAUSED", applied(TargetPaused, StatePaused, m1, m2))
+	t.Logf("pause applied by both members %v after it was written", time.Since(asked).Round(time.Millisecond))
+	a, b := m1.Status().Flows[0], m2.Status().Flows[0]
+	if len(a.Member.Slots)+len(b.Member.Slots) != 4 {
+		t.Fatalf("slots after the pause: %v and %v, want 4 kept", a.Member.Slots, b.Member.Slots)
+	}
+	if n := len(a.Partitions) + len(b.Partitions); n != 4 {
+		t.Fatalf("%d partitions shown while paused, want 4", n)
+	}
+	if a.Records+b.Records != 100 {
+		t.Fatalf("records %d + %d after the pause, want 100 (counters never go down)", a.Records, b.Records)
+	}
+	hb := func() time.Time {
+		var last time.Time
+		for _, m := range []*Mirror{m1, m2} {
+			if fs := m.Status().Flows[0]; fs.LastHeartbeat.After(last) {
+				last = fs.LastHeartbeat
+			}
+		}
+		return last
+	}
+	produceN(t, &p.Source, orders, 2, 30)
+	pausedHB := hb()
+	time.Sleep(1500 * time.Millisecond)
+	if n := targetEnd(t, &p.Target, remote); n != 100 {
+		t.Fatalf("%d records on the target while paused, want 100", n)
+	}
+	if !hb().After(pausedHB) {
+		t.Fatalf("no heartbeat while paused (last %v)", pausedHB)
+	}
+
+	// A member restarted while the flow is paused starts nothing.
+	if err := stop2(); err != nil {
+		t.Fatal(err)
+	}
+	m3, _ := start("w3:8083")
+	testcluster.Eventually(t, 30*time.Second, "the new member PAUSED from its start", applied(TargetPaused, StatePaused, m1, m3))
+	testcluster.Eventually(t, 30*time.Second, "4 slots owned again", func() (bool, string) {
+		return len(m1.Status().Flows[0].Member.Slots)+len(m3.Status().Flows[0].Member.Slots) == 4, memberStates(m1, m3)
+	})
+	if n := targetEnd(t, &p.Target, remote); n != 100 {
+		t.Fatalf("%d records on the target after a restart while paused, want 100", n)
+	}
+	// The member that left tombstoned its record: 2 live members.
+	testcluster.Eventually(t, 5*time.Second, "2 live members report PAUSED in the status topic", func() (bool, string) {
+		ms, err := statustopic.ReadMembers(ctx, p.Target.Opts(), p.Source.Alias, time.Now())
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(ms) == 2 && ms[0].Applied == statustopic.Paused && ms[1].Applied == statustopic.Paused, fmt.Sprintf("%+v", ms)
+	})
+
+	if err := m3.SetTargetState(ctx, flow, TargetRunning, "test", ""); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "130 records after the resume", func() (bool, string) {
+		return targetEnd(t, &p.Target, remote) == 130, memberStates(m1, m3)
+	})
+	// Exactly once per record: the pause stored every resume point.
+	got := testcluster.ReadAll(t, &p.Target, remote)
+	for part, want := range map[int32]int{0: 50, 1: 50, 2: 30, 3: 0} {
+		if len(got[part]) != want {
+			t.Fatalf("partition %d: %d records on the target, want %d", part, len(got[part]), want)
+		}
+		for i, r := range got[part] {
+			if w := fmt.Sprint(i); string(r.Value) != w {
+				t.Fatalf("partition %d record %d: %q, want %q", part, i, r.Value, w)
+			}
+		}
+	}
+
+	if err := m1.SetTargetState(ctx, flow, TargetStopped, "test", "failover"); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 5*time.Second, "both members STOPPED", applied(TargetStopped, StateStopped, m1, m3))
+	testcluster.Eventually(t, 5*time.Second, "both members report STOPPED in the status topic", func() (bool, string) {
+		ms, err := statustopic.ReadMembers(ctx, p.Target.Opts(), p.Source.Alias, time.Now())
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, m := range ms {
+			if m.Applied != statustopic.Stopped {
+				return false, fmt.Sprintf("%+v", ms)
+			}
+		}
+		return len(ms) == 2, fmt.Sprintf("%+v", ms)
+	})
+	for _, m := range []*Mirror{m1, m3} {
+		if fs := m.Status().Flows[0]; fs.Member.Singleton {
+			t.Fatalf("%s still holds the singleton duties while STOPPED", fs.Member.MemberID)
+		}
+	}
+	stoppedHB := hb()
+	produceN(t, &p.Source, orders, 3, 10)
+	time.Sleep(time.Second)
+	if last := hb(); last.After(stoppedHB) {
+		t.Fatalf("heartbeat at %v while STOPPED (last before %v)", last, stoppedHB)
+	}
+	if n := targetEnd(t, &p.Target, remote); n != 130 {
+		t.Fatalf("%d records on the target while stopped, want 130", n)
+	}
+	rec, found, err := statustopic.ReadTargetState(ctx, p.Target.Opts(), p.Source.Alias)
+	if err != nil || !found || rec.State != statustopic.Stopped || rec.By != "test" || rec.Reason != "failover" || rec.Flow != flow {
+		t.Fatalf("persisted target state %+v, found %v, %v", rec, found, err)
+	}
+	if err := m1.SetTargetState(ctx, flow, TargetRunning, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "140 records after the restart from STOPPED", func() (bool, string) {
+		return targetEnd(t, &p.Target, remote) == 140, memberStates(m1, m3)
+	})
+	if err := m1.SetTargetState(ctx, "nope->dst", TargetPaused, "", ""); err == nil || err.Error() != `mirror: SetTargetState: unknown flow "nope->dst": the flows are ["`+flow+`"] (names are "source->target")` {
+		t.Fatalf("unknown flow: %v", err)
+	}
+	if err := m1.SetTargetState(ctx, flow, "HALTED", "", ""); err == nil || err.Error() != `mirror: SetTargetState: target state "HALTED": write RUNNING, PAUSED or STOPPED` {
+		t.Fatalf("bad state: %v", err)
+	}
+}

@@ -1,0 +1,302 @@
+package remoteclusterutils
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/checkpoint"
+	"github.com/kmirror/kmirror/internal/kread"
+	"github.com/kmirror/kmirror/internal/provhdr"
+)
+
+// BackTranslation is a consumer group's position on a remote topic
+// translated back to the source topic it was replicated from (see
+// [TranslateBack]).
+type BackTranslation struct {
+	// Topic is the SOURCE topic ("orders"); Partition the partition, the
+	// same on both clusters.
+	Topic     string
+	Partition int32
+	// Position is the group's position on the remote topic (the next
+	// offset it reads there), as given.
+	Position int64
+	// Offset is where the group resumes on the source topic: every record
+	// of the source partition before Offset that was replicated has its
+	// copy on the remote topic before Position (the group consumed it).
+	// Records after it may have been consumed on the remote topic too
+	// (re-read), never skipped.
+	Offset int64
+	// Record is the record kind the answer came from: KindRecord (the
+	// copy at Position-1 carries its source offset in kmirror's provenance
+	// header: Offset is one past it), checkpoint.KindRun
+	// (a kmirror offset run holds the copy at Position-1: Offset is one
+	// past its source offset) or checkpoint.KindSync (the newest offset
+	// sync at or before Position: one past it, or it when the sync names
+	// Position itself; records between the sync and Position are re-read).
+	Record string
+	// Exact is true when Offset comes from the record or an offset run: it is one past
+	// the source record whose copy the group consumed last, and a consumer
+	// resuming there re-reads nothing the group consumed on the remote
+	// topic (except records a restarted replication had copied twice).
+	Exact bool
+}
+
+// TranslateBack translates consumer groups' positions on remote topics
+// back to the source topics they were replicated from: the failback of a
+// group that failed over from cluster A to cluster B (its position on
+// "A.orders" on B, back to "orders" on A). MM2's checkpoints cannot do it:
+// the reverse flow B->A never replicates A.orders back (it is a cycle), so
+// no checkpoint of orders on A ever exists and Java's RemoteClusterUtils has
+// no answer.
+//
+// The forward flow's offset runs (kmirror) and offset syncs (kmirror or
+// MM2) hold the mapping; cl must reach the cluster that holds them (the
+// forward flow's offset-syncs.topic.location: the source A by default),
+// and offsetSyncsTopic names the forward flow's offset-syncs topic
+// ("mm2-offset-syncs.B.internal" under the default policy; the offset-runs
+// topic beside it, checkpoint.OffsetRunsTopic, is read too when it
+// exists). positions maps each source topic to the group's positions on
+// its remote topic by partition. targetClusterID, when not empty, is the
+// cluster ID of B: runs and syncs kmirror recorded for another target
+// cluster (checkpoint.TargetClusterHeader; a target rebuilt under the same
+// alias) are ignored.
+//
+// A position is translated from the offset run holding its previous
+// record (exact), else from the newest offset sync at or before it (MM2's
+// rule mirrored, safe); both are read to the end offsets observed at the
+// call. Since the offset-syncs topic is compacted (only the newest sync per
+// partition survives) and offset runs are deleted after 7 days, an old
+// position may have neither: it is absent from the result, never guessed
+// (the caller lists it). The result is keyed like positions; cl is not
+// closed (its options are used to build short-lived readers).
+func TranslateBack(ctx context.Context, cl *kgo.Client, offsetSyncsTopic string, positions map[string]map[int32]int64, targetClusterID string) (map[string]map[int32]BackTranslation, error) {
+	idx, err := ReadBackIndex(ctx, cl, offsetSyncsTopic, targetClusterID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]map[int32]BackTranslation, len(positions))
+	for topic, ps := range positions {
+		for p, d := range ps {
+			if b, ok := idx.Translate(topic, p, d); ok {
+				if out[topic] == nil {
+					out[topic] = map[int32]BackTranslation{}
+				}
+				out[topic][p] = b
+			}
+		}
+	}
+	return out, nil
+}
+
+// BackIndex holds a forward flow's offset runs and offset syncs, read once
+// by [ReadBackIndex], to translate many positions back (see
+// [TranslateBack], which reads one and uses it). It is immutable and safe
+// for concurrent use.
+type BackIndex struct {
+	runs  map[backKey][]checkpoint.OffsetRun
+	syncs map[backKey][]checkpoint.OffsetSync
+	// recs maps positions to the source offset the copied record before
+	// each carries ([BackIndex.WithRecords]).
+	recs map[backKey]map[int64]int64
+}
+
+type backKey struct {
+	topic     string
+	partition int32
+}
+
+// ReadBackIndex reads the offset-syncs topic offsetSyncsTopic and the
+// offset-runs topic beside it (checkpoint.OffsetRunsTopic; a missing one
+// is empty) from the cluster cl reaches, to the end offsets observed at the
+// call, keeping the records of targetClusterID (all when empty; see
+// [TranslateBack]). Undecodable records are skipped.
+func ReadBackIndex(ctx context.Context, cl *kgo.Client, offsetSyncsTopic, targetClusterID string) (*BackIndex, error) {
+	if cl == nil {
+		return nil, ErrNilClient
+	}
+	if offsetSyncsTopic == "" {
+		return nil, errors.New("remoteclusterutils: ReadBackIndex: empty offset-syncs topic name")
+	}
+	mine := func(hs []kgo.RecordHeader) bool {
+		if targetClusterID == "" {
+			return true
+		}
+		for _, h := range hs {
+			if h.Key == checkpoint.TargetClusterHeader {
+				return string(h.Value) == targetClusterID
+			}
+		}
+		return true // written without the header (MM2, older kmirror): cannot tell
+	}
+	idx := &BackIndex{runs: map[backKey][]checkpoint.OffsetRun{}, syncs: map[backKey][]checkpoint.OffsetSync{}}
+	runsTopic := checkpoint.OffsetRunsTopic(offsetSyncsTopic)
+	runs, err := kread.ReadToEnd(ctx, cl.Opts(), runsTopic, kread.Options{Partitions: []int32{0}})
+	if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
+		return nil, fmt.Errorf("remoteclusterutils: reading %s: %w", runsTopic, err)
+	}
+	for _, r := range runs {
+		if run, err := checkpoint.DecodeOffsetRun(r.Key, r.Value); err == nil && mine(r.Headers) {
+			k := backKey{run.Topic, run.Partition}
+			idx.runs[k] = append(idx.runs[k], run)
+		}
+	}
+	syncs, err := kread.ReadToEnd(ctx, cl.Opts(), offsetSyncsTopic, kread.Options{Partitions: []int32{0}})
+	if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
+		return nil, fmt.Errorf("remoteclusterutils: reading %s: %w", offsetSyncsTopic, err)
+	}
+	for _, r := range syncs {
+		if s, err := checkpoint.DecodeOffsetSync(r.Key, r.Value); err == nil && mine(r.Headers) {
+			k := backKey{s.Topic, s.Partition}
+			idx.syncs[k] = append(idx.syncs[k], s)
+		}
+	}
+	return idx, nil
+}
+
+// Translate translates position (the next offset a group reads on the
+// remote topic of source topic topic, partition partition) back to the
+// source topic, by the rules of [TranslateBack]; ok is false when no
+// offset run or sync covers it.
+func (b *BackIndex) Translate(topic string, partition int32, position int64) (bt BackTranslation, ok bool) {
+	k := backKey{topic, partition}
+	offer := func(c BackTranslation) {
+		if !ok || c.Offset > bt.Offset || (c.Offset == bt.Offset && c.Exact && !bt.Exact) {
+			bt, ok = c, true
+		}
+	}
+	d := position
+	if up, found := b.recs[k][d]; found {
+		// The copy the group consumed last names its own source offset.
+		return BackTranslation{Topic: topic, Partition: partition, Position: d, Offset: up + 1, Record: KindRecord, Exact: true}, true
+	}
+	for _, run := range b.runs[k] {
+		switch {
+		case d < 1:
+		case d-1 >= run.FirstOffset && d-1 <= run.LastOffset():
+			u := run.FirstUpstreamOffset + (d - 1 - run.FirstOffset)
+			offer(BackTranslation{Topic: topic, Partition: partition, Position: d, Offset: u + 1, Record: checkpoint.KindRun, Exact: true})
+		case d == run.FirstOffset && run.PrevOffset == d-1:
+			// The run links the record at d-1 to its first: the source
+			// offsets between held nothing the replication copied.
+			offer(BackTranslation{Topic: topic, Partition: partition, Position: d, Offset: run.FirstUpstreamOffset, Record: checkpoint.KindRun, Exact: true})
+		}
+	}
+	// The sync with the highest downstream offset at or before d (the
+	// newest in log order among equals).
+	var newest checkpoint.OffsetSync
+	found := false
+	for _, s := range b.syncs[k] {
+		if s.DownstreamOffset <= d && (!found || s.DownstreamOffset >= newest.DownstreamOffset) {
+			newest, found = s, true
+		}
+	}
+	if found {
+		at := newest.UpstreamOffset + 1 // the copy at newest.DownstreamOffset < d was consumed
+		if newest.DownstreamOffset == d {
+			at = newest.UpstreamOffset // the copy at d is the next one to read
+		}
+		offer(BackTranslation{Topic: topic, Partition: partition, Position: d, Offset: at, Record: checkpoint.KindSync})
+	}
+	return bt, ok
+}
+
+// KindRecord is the record kind of a [BackTranslation] read from the copied
+// record itself: kmirror stamps each record's source offset into its
+// provenance header (the "kmirror-provenance" value ends with
+// "#<offset>"; mirror.ProvenanceOffset), so a position on a remote topic
+// translates back exactly from the record before it, whatever offset
+// syncs and runs are left.
+const KindRecord = "record"
+
+// WithRecords returns a BackIndex that also translates the positions of
+// positions (source topic -> partition -> position on the remote topic)
+// from the copies themselves: cl reaches the cluster holding the remote
+// topics (B), remoteTopics maps each source topic to its remote topic, and
+// sourceClusterID is the cluster ID of the source (A). A position whose
+// previous record on the remote topic names A as its last hop with a
+// source offset X translates to X+1, exact, before any run or sync is
+// looked at; others keep the rules of [TranslateBack]. Records written by
+// MM2, by a kmirror with tail resume off (no offset), by other producers,
+// or aborted are passed over. b is not changed.
+func (b *BackIndex) WithRecords(ctx context.Context, cl *kgo.Client, sourceClusterID string, remoteTopics map[string]string, positions map[string]map[int32]int64) (*BackIndex, error) {
+	if cl == nil {
+		return nil, ErrNilClient
+	}
+	ranges := map[string]map[int32]kread.Range{}
+	for topic, ps := range positions {
+		remote, ok := remoteTopics[topic]
+		if !ok {
+			continue
+		}
+		for p, d := range ps {
+			if d < 1 {
+				continue
+			}
+			if ranges[remote] == nil {
+				ranges[remote] = map[int32]kread.Range{}
+			}
+			ranges[remote][p] = kread.Range{From: d - 1, To: d}
+		}
+	}
+	out := &BackIndex{runs: b.runs, syncs: b.syncs, recs: map[backKey]map[int64]int64{}}
+	for k, m := range b.recs {
+		out.recs[k] = m
+	}
+	if len(ranges) == 0 {
+		return out, nil
+	}
+	got, err := kread.ReadRanges(ctx, cl.Opts(), ranges, true)
+	if err != nil {
+		return nil, fmt.Errorf("remoteclusterutils: reading the records before the positions: %w", err)
+	}
+	for topic, ps := range positions {
+		remote := remoteTopics[topic]
+		for p, d := range ps {
+			rs := got[remote][p]
+			if len(rs) == 0 || rs[len(rs)-1].Offset != d-1 {
+				continue
+			}
+			if up, ok := copiedFrom(rs[len(rs)-1], sourceClusterID); ok {
+				k := backKey{topic, p}
+				m := map[int64]int64{}
+				for x, y := range out.recs[k] {
+					m[x] = y
+				}
+				m[d] = up
+				out.recs[k] = m
+			}
+		}
+	}
+	return out, nil
+}
+
+// copiedFrom returns the source offset r's last provenance header carries
+// when its last hop is the cluster sourceClusterID.
+func copiedFrom(r *kgo.Record, sourceClusterID string) (int64, bool) {
+	var v []byte
+	found := false
+	for _, h := range r.Headers {
+		if h.Key == provenanceHeader {
+			v, found = h.Value, true
+		}
+	}
+	if !found {
+		return 0, false
+	}
+	off, ok := provhdr.Offset(v)
+	if !ok {
+		return 0, false
+	}
+	if last, ok := provhdr.LastID(v); !ok || last != sourceClusterID {
+		return 0, false
+	}
+	return off, true
+}
+
+// provenanceHeader is mirror.ProvenanceHeader (this package does not import
+// the engine).
+const provenanceHeader = "kmirror-provenance"

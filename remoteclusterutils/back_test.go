@@ -1,0 +1,198 @@
+package remoteclusterutils_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/checkpoint"
+	"github.com/kmirror/kmirror/internal/testcluster"
+	"github.com/kmirror/kmirror/remoteclusterutils"
+)
+
+// TestTranslateBack: positions on a remote topic translated back to the
+// source topic from the forward flow's offset runs (exact) and offset
+// syncs (safe); runs and syncs recorded for another target cluster are
+// ignored; a position neither covers is absent.
+func TestTranslateBack(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	syncsTopic := "mm2-offset-syncs." + p.Target.Alias + ".internal" // unique on a shared real cluster
+	runsTopic := checkpoint.OffsetRunsTopic(syncsTopic)
+	createTopics(t, &p.Source, syncsTopic, runsTopic)
+	tag := func(r *kgo.Record, cluster string) *kgo.Record {
+		r.Headers = []kgo.RecordHeader{{Key: checkpoint.TargetClusterHeader, Value: []byte(cluster)}}
+		return r
+	}
+	run := func(partition int32, prevUp, prevDown, up, down, count int64) *kgo.Record {
+		r := checkpoint.OffsetRun{Topic: "orders", Partition: partition, Session: 7, SessionUpstreamOffset: 0, SessionOffset: 0,
+			PrevUpstreamOffset: prevUp, PrevOffset: prevDown, FirstUpstreamOffset: up, FirstOffset: down, Count: count,
+			EndUpstreamOffset: -1, Committed: -1}
+		k, err := r.Key()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := r.Value()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tag(raw(runsTopic, k, v), "dst")
+	}
+	sync := func(partition int32, up, down int64) *kgo.Record {
+		s := checkpoint.OffsetSync{Topic: "orders", Partition: partition, UpstreamOffset: up, DownstreamOffset: down}
+		k, _ := s.Key()
+		v, _ := s.Value()
+		return raw(syncsTopic, k, v)
+	}
+	// Partition 0: 0-99 at 0-99, a source gap 100-109, 110-149 at 100-139.
+	old := run(0, -1, -1, 0, 0, 500)
+	old.Headers[0].Value = []byte("rebuilt-away") // a previous target log: ignored
+	testcluster.Produce(t, &p.Source, old, run(0, -1, -1, 0, 0, 100), run(0, 99, 99, 110, 100, 40),
+		sync(0, 0, 0), sync(0, 110, 100),
+		// Partition 1: syncs only (MM2, or runs deleted by retention).
+		sync(1, 0, 0), sync(1, 30, 25), tag(sync(1, 60, 50), "rebuilt-away"))
+	for _, d := range []int64{50, 100, 105, 140} {
+		got, err := remoteclusterutils.TranslateBack(ctxT(t), testcluster.Client(t, &p.Source), syncsTopic,
+			map[string]map[int32]int64{"orders": {0: d}}, "dst")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[int64]int64{50: 50, 100: 110, 105: 115, 140: 150}[d] // 100: the run links 99 to 110 (a source gap)
+		if b := got["orders"][0]; b.Offset != want || !b.Exact || b.Record != checkpoint.KindRun {
+			t.Errorf("position %d on partition 0: %+v, want offset %d from a run", d, b, want)
+		}
+	}
+	got, err := remoteclusterutils.TranslateBack(ctxT(t), testcluster.Client(t, &p.Source), syncsTopic,
+		map[string]map[int32]int64{"orders": {1: 25, 2: 10}}, "dst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[int32]remoteclusterutils.BackTranslation{"orders": {
+		1: {Topic: "orders", Partition: 1, Position: 25, Offset: 30, Record: checkpoint.KindSync},
+	}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("syncs only (-want +got):\n%s", d)
+	}
+	got, err = remoteclusterutils.TranslateBack(ctxT(t), testcluster.Client(t, &p.Source), syncsTopic,
+		map[string]map[int32]int64{"orders": {1: 40}}, "dst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := got["orders"][1]; b.Offset != 31 || b.Exact {
+		t.Errorf("position 40 on partition 1: %+v, want 31 (one past the sync 30->25; the sync for another target ignored)", b)
+	}
+}
+
+// TestTranslateBackSyncs (moved from examples/failover, where the function
+// was private): for a group at downstream offset D, the newest sync (u, d)
+// with d <= D gives u when d == D and u+1 otherwise; other topics'
+// syncs, undecodable records and partitions without a usable sync are
+// ignored.
+func TestTranslateBackSyncs(t *testing.T) {
+	p := testcluster.New(t, "us-east-1", "ap-northeast-2")
+	syncsTopic := p.Topic("mm2-offset-syncs.us-east-1.internal")
+	createTopics(t, &p.Source, syncsTopic)
+	var recs []*kgo.Record
+	for _, s := range []checkpoint.OffsetSync{
+		{Topic: "orders", Partition: 0, UpstreamOffset: 100, DownstreamOffset: 0},
+		{Topic: "orders", Partition: 0, UpstreamOffset: 150, DownstreamOffset: 50},
+		{Topic: "payments", Partition: 0, UpstreamOffset: 9000, DownstreamOffset: 60},
+		{Topic: "orders", Partition: 0, UpstreamOffset: 220, DownstreamOffset: 120},
+		{Topic: "orders", Partition: 1, UpstreamOffset: 10, DownstreamOffset: 5},
+	} {
+		k, _ := s.Key()
+		v, _ := s.Value()
+		recs = append(recs, raw(syncsTopic, k, v))
+	}
+	recs = append(recs, raw(syncsTopic, []byte("garbage"), []byte{1})) // skipped
+	testcluster.Produce(t, &p.Source, recs...)
+	for _, tc := range []struct {
+		name      string
+		committed int64
+		want      int64
+	}{
+		{"exactly at the first sync", 0, 100},
+		{"between syncs", 30, 101},
+		{"exactly at a later sync", 50, 150},
+		{"other topics' syncs ignored", 61, 151},
+		{"past the newest sync", 500, 221},
+	} {
+		got, err := remoteclusterutils.TranslateBack(ctxT(t), testcluster.Client(t, &p.Source), syncsTopic,
+			map[string]map[int32]int64{"orders": {0: tc.committed, 1: 4, 2: 7}}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Partition 1 is at 4, before its only sync (d=5); partition 2
+		// has no sync: neither is translated.
+		offs := map[int32]int64{}
+		for part, b := range got["orders"] {
+			offs[part] = b.Offset
+		}
+		if diff := cmp.Diff(map[int32]int64{0: tc.want}, offs); diff != "" || len(got) != 1 {
+			t.Errorf("%s: TranslateBack(%d) (-want +got):\n%s (%v)", tc.name, tc.committed, diff, got)
+		}
+	}
+}
+
+// TestBackIndexWithRecords: a position whose previous record on the remote
+// topic is a kmirror copy carrying its source offset translates exactly
+// from that record (KindRecord), ahead of the syncs; records of MM2 or of a
+// kmirror without offsets, local records and other sources' copies leave
+// the position to the runs and syncs; position 0 reads nothing.
+func TestBackIndexWithRecords(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	syncsTopic := "mm2-offset-syncs." + p.Target.Alias + ".internal" // unique on a shared real cluster
+	remote := p.Topic("src.orders")
+	createTopics(t, &p.Source, syncsTopic, checkpoint.OffsetRunsTopic(syncsTopic))
+	createTopicsWith(t, &p.Target, 1, nil, remote) // not compacted: its records have no key
+	s := checkpoint.OffsetSync{Topic: "orders", Partition: 0, UpstreamOffset: 0, DownstreamOffset: 0}
+	k, _ := s.Key()
+	v, _ := s.Value()
+	testcluster.Produce(t, &p.Source, raw(syncsTopic, k, v))
+	prov := func(value string) []kgo.RecordHeader {
+		return []kgo.RecordHeader{{Key: "kmirror-provenance", Value: []byte(value)}}
+	}
+	testcluster.Produce(t, &p.Target,
+		&kgo.Record{Topic: remote, Value: []byte("a"), Headers: prov("SRC-ID,#100")},   // 0
+		&kgo.Record{Topic: remote, Value: []byte("b"), Headers: prov("X,SRC-ID,#101")}, // 1: a second hop
+		&kgo.Record{Topic: remote, Value: []byte("local")},                             // 2
+		&kgo.Record{Topic: remote, Value: []byte("c"), Headers: prov("SRC-ID")},        // 3: no offset
+		&kgo.Record{Topic: remote, Value: []byte("d"), Headers: prov("OTHER,#7")},      // 4: another source
+	)
+	idx, err := remoteclusterutils.ReadBackIndex(ctxT(t), testcluster.Client(t, &p.Source), syncsTopic, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	positions := map[string]map[int32]int64{"orders": {0: 1}}
+	for _, d := range []int64{0, 2, 3, 4, 5} {
+		with, err := idx.WithRecords(ctxT(t), testcluster.Client(t, &p.Target), "SRC-ID", map[string]string{"orders": remote},
+			map[string]map[int32]int64{"orders": {0: d}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := with.Translate("orders", 0, d)
+		var want remoteclusterutils.BackTranslation
+		switch d {
+		case 2: // record 1 is a copy of SRC-ID's offset 101
+			want = remoteclusterutils.BackTranslation{Topic: "orders", Partition: 0, Position: 2, Offset: 102, Record: remoteclusterutils.KindRecord, Exact: true}
+		default: // the sync 0->0: one past it, safe
+			want = remoteclusterutils.BackTranslation{Topic: "orders", Partition: 0, Position: d, Offset: 1, Record: checkpoint.KindSync}
+			if d == 0 {
+				want.Offset = 0 // the sync names position 0 itself
+			}
+		}
+		if !ok || !cmp.Equal(want, got) {
+			t.Errorf("position %d: %+v (%v), want %+v", d, got, ok, want)
+		}
+	}
+	with, err := idx.WithRecords(ctxT(t), testcluster.Client(t, &p.Target), "SRC-ID", map[string]string{"orders": remote}, positions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := with.Translate("orders", 0, 1); got.Offset != 101 || got.Record != remoteclusterutils.KindRecord || !got.Exact {
+		t.Errorf("position 1: %+v, want 101 exact from the record", got)
+	}
+	if got, _ := idx.Translate("orders", 0, 1); got.Record != checkpoint.KindSync {
+		t.Errorf("the index WithRecords was called on changed: %+v", got)
+	}
+}

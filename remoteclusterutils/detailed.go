@@ -1,0 +1,232 @@
+package remoteclusterutils
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/kmirror/kmirror/checkpoint"
+)
+
+// TranslationKind says how much a translated offset can be trusted, in
+// [PartitionTranslation.Translation].
+type TranslationKind string
+
+// Translation kinds.
+const (
+	// TranslationExact: the checkpoint is the exact translation of the
+	// group's source offset (kmirror's offset runs prove it): a consumer
+	// resuming there re-reads nothing the group had processed before the
+	// checkpointed commit, and skips nothing.
+	TranslationExact TranslationKind = "exact"
+	// TranslationSafe: the checkpoint is never past the exact position (a
+	// consumer resuming there skips nothing) but may be before it:
+	// [PartitionTranslation.Reread] bounds what it reads again.
+	TranslationSafe TranslationKind = "safe"
+	// TranslationUnknown: the checkpoint does not say how it was
+	// translated (written by Apache MM2 or an older kmirror). MM2 3.5+
+	// translates safely (one past the newest offset sync at or before the
+	// group's offset); MM2 3.4.0 and older could be ahead (KAFKA-12468).
+	TranslationUnknown TranslationKind = "unknown"
+	// TranslationNone: no checkpoint ([PartitionTranslation.NeverCommitted]).
+	TranslationNone TranslationKind = "none"
+)
+
+// PartitionTranslation is the detailed translation of one target
+// partition of a consumer group: what [Client.TranslateOffsets] returns for
+// it, plus how the offset was translated and when, and the partitions it
+// leaves out.
+type PartitionTranslation struct {
+	// Topic is the target topic ("us-west.orders"); Partition its partition.
+	Topic     string
+	Partition int32
+	// SourceOffset is the group's committed offset on the source that the
+	// checkpoint translates (MM2's Checkpoint.upstreamOffset); -1 when
+	// NeverCommitted.
+	SourceOffset int64
+	// Offset is the translated offset on the target, the next record to
+	// consume (Checkpoint.downstreamOffset, what TranslateOffsets returns);
+	// -1 when NeverCommitted.
+	Offset int64
+	// Metadata is the commit metadata copied from the source group.
+	Metadata string
+	// Translation is [TranslationExact], [TranslationSafe],
+	// [TranslationUnknown] or, when NeverCommitted, [TranslationNone].
+	Translation TranslationKind
+	// Record is the record kind a kmirror translation came from:
+	// checkpoint.KindRun ("run": kmirror's offset runs) or
+	// checkpoint.KindSync ("sync": offset syncs alone, MM2's rule); empty
+	// for an exact translation, an unknown one or none.
+	Record string
+	// Reread bounds the records a consumer resuming at Offset reads again
+	// of those the group had processed on the source before SourceOffset:
+	// 0 when exact, -1 when unknown (or NeverCommitted). What the group
+	// processed after its last checkpointed commit is re-read besides.
+	Reread int64
+	// CheckpointTime is the checkpoint record's timestamp (when the
+	// emitter wrote it); zero when NeverCommitted.
+	CheckpointTime time.Time
+	// NeverCommitted marks a partition of a target topic on which the
+	// group has a checkpoint for another partition but none for this one:
+	// the group never committed it on the source (or its commit was not
+	// checkpointed yet). TranslateOffsets leaves such partitions out, and
+	// a consumer with auto.offset.reset=none never reads them. A topic the
+	// group has no checkpoint on at all is invisible here.
+	NeverCommitted bool
+}
+
+// detail builds the translation of checkpoint c with its record's meta.
+func detail(c checkpoint.Checkpoint, m cpMeta) PartitionTranslation {
+	pt := PartitionTranslation{Topic: c.Topic, Partition: c.Partition, SourceOffset: c.UpstreamOffset,
+		Offset: c.DownstreamOffset, Metadata: c.Metadata, CheckpointTime: m.at,
+		Translation: TranslationUnknown, Reread: -1}
+	if m.translation == "" {
+		return pt
+	}
+	info, err := checkpoint.ParseTranslationInfo(m.translation)
+	if err != nil {
+		return pt // unknown: a header this version cannot read
+	}
+	if info.Exact {
+		pt.Translation, pt.Reread = TranslationExact, 0
+		return pt
+	}
+	pt.Translation, pt.Record, pt.Reread = TranslationSafe, info.Kind, info.Reread
+	return pt
+}
+
+// details returns the detailed translations of every wanted group of f,
+// each sorted by topic then partition, without never-committed marks.
+func (f *folder) details() map[string][]PartitionTranslation {
+	out := map[string][]PartitionTranslation{}
+	for k, c := range f.latest {
+		out[k.group] = append(out[k.group], detail(c, f.meta[k]))
+	}
+	for _, ps := range out {
+		sortTranslations(ps)
+	}
+	return out
+}
+
+func sortTranslations(ps []PartitionTranslation) {
+	slices.SortFunc(ps, func(a, b PartitionTranslation) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+}
+
+// TranslateDetailed is [Client.TranslateOffsets] with details: per target
+// partition of group, the offset TranslateOffsets returns, the source
+// offset it translates, whether the translation is exact, safe (with the
+// bound on records re-read) or unknown (from the checkpoint's
+// kmirror-translation header, which Apache MM2 does not write), and the
+// checkpoint's time; plus the partitions the group never committed on a
+// topic it committed another partition of, marked NeverCommitted (one
+// Metadata request on this cluster finds them). The result is sorted by
+// topic then partition. Errors are those of TranslateOffsets, and a failed
+// metadata request.
+func (c *Client) TranslateDetailed(ctx context.Context, remoteClusterAlias, group string) ([]PartitionTranslation, error) {
+	f, err := c.read(ctx, remoteClusterAlias, group, false)
+	if err != nil {
+		return nil, err
+	}
+	if f.stats.Checkpoints == 0 {
+		return nil, &NoCheckpointYetError{Alias: remoteClusterAlias, Topic: f.stats.Topic, Records: f.stats.Records}
+	}
+	all := f.details()
+	if err := c.markNeverCommitted(ctx, all); err != nil {
+		return nil, err
+	}
+	out := all[group]
+	if out == nil {
+		out = []PartitionTranslation{}
+	}
+	return out, nil
+}
+
+// TranslateGroups is [Client.TranslateDetailed] for every group that match
+// accepts (nil: every group), from one read of the checkpoints topic:
+// groups without any checkpoint are absent from the map. A topic without
+// any checkpoint yet gives an empty map and no error.
+func (c *Client) TranslateGroups(ctx context.Context, remoteClusterAlias string, match func(group string) bool) (map[string][]PartitionTranslation, error) {
+	f, err := c.read(ctx, remoteClusterAlias, "", true)
+	if err != nil {
+		return nil, err
+	}
+	all := f.details()
+	for g := range all {
+		if match != nil && !match(g) {
+			delete(all, g)
+		}
+	}
+	if err := c.markNeverCommitted(ctx, all); err != nil {
+		return nil, err
+	}
+	return all, nil
+}
+
+// markNeverCommitted adds, to each group's translations, the partitions of
+// its topics it has no checkpoint for, from the topics' partition counts
+// on this cluster.
+func (c *Client) markNeverCommitted(ctx context.Context, groups map[string][]PartitionTranslation) error {
+	var topics []string
+	seen := map[string]bool{}
+	for _, ps := range groups {
+		for _, p := range ps {
+			if !seen[p.Topic] {
+				seen[p.Topic] = true
+				topics = append(topics, p.Topic)
+			}
+		}
+	}
+	if len(topics) == 0 {
+		return nil
+	}
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	tds, err := kadm.NewClient(c.cl).ListTopics(ctx, topics...)
+	if err != nil {
+		return fmt.Errorf("remoteclusterutils: listing the partitions of %d target topics: %w", len(topics), err)
+	}
+	for g, ps := range groups {
+		have := map[string]map[int32]bool{}
+		for _, p := range ps {
+			if have[p.Topic] == nil {
+				have[p.Topic] = map[int32]bool{}
+			}
+			have[p.Topic][p.Partition] = true
+		}
+		for t, parts := range have {
+			td, ok := tds[t]
+			if !ok || td.Err != nil {
+				continue // absent from the target: nothing to mark
+			}
+			for p := range td.Partitions {
+				if !parts[p] {
+					ps = append(ps, PartitionTranslation{Topic: t, Partition: p, SourceOffset: -1, Offset: -1,
+						Translation: TranslationNone, Reread: -1, NeverCommitted: true})
+				}
+			}
+		}
+		sortTranslations(ps)
+		groups[g] = ps
+	}
+	return nil
+}
+
+// TranslatedOffsets returns the offsets of ps that have a translation
+// (NeverCommitted ones left out), in the shape [Client.TranslateOffsets]
+// returns: the same values for the same read.
+func TranslatedOffsets(ps []PartitionTranslation) Offsets {
+	out := make(Offsets)
+	for _, p := range ps {
+		if p.NeverCommitted {
+			continue
+		}
+		out.Add(kadm.Offset{Topic: p.Topic, Partition: p.Partition, At: p.Offset, LeaderEpoch: -1, Metadata: p.Metadata})
+	}
+	return out
+}
