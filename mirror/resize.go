@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/internal/kclient"
+	"github.com/kmirror/kmirror/internal/statustopic"
 )
 
 // SlotsResize reports what [Mirror.ResizeSlots] did for one flow.
@@ -24,6 +25,18 @@ type SlotsResize struct {
 	// every old slot): an exactly-once producer of the old layout can
 	// never commit again.
 	Fenced []string
+	// TargetState is the flow's persisted target state (its status topic's
+	// "target-state" record; [TargetRunning] when there is none), read
+	// while resizing: members started after the resize apply it, so a flow
+	// left PAUSED or STOPPED (by an operator or `kmirror failover`) stays
+	// so until it is resumed. TargetStateBy and TargetStateAt say who wrote
+	// it and when (empty and zero without a record). TargetStateErr is
+	// non-empty when the status topic could not be read (the resize is not
+	// refused for it; the state is then unknown and TargetState empty).
+	TargetState    TargetState
+	TargetStateBy  string
+	TargetStateAt  time.Time
+	TargetStateErr string
 }
 
 // ResizeSlots changes the number of slots (MM2's tasks.max) of every
@@ -96,6 +109,14 @@ func (f *flow) resizeSlots(ctx context.Context) (SlotsResize, error) {
 			ids = append(ids, mem.ClientHost+" "+mem.MemberID)
 		}
 		return r, fmt.Errorf("group %s on %s still has %d member(s) (%v): stop every process running the flow first", f.groupID, f.dst.Alias, len(ids), ids)
+	}
+	if ts, found, err := statustopic.ReadTargetState(ctx, cl.Opts(), f.cfg.Source); err != nil {
+		r.TargetStateErr = err.Error()
+	} else {
+		r.TargetState = TargetState(ts.State)
+		if found {
+			r.TargetStateBy, r.TargetStateAt = ts.By, ts.At
+		}
 	}
 	td, err := adm.ListTopics(ctx, f.unitsTopic)
 	if err != nil {

@@ -70,12 +70,24 @@ func TestResizeSlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	group := defaultGroupID(fc.Source, fc.Target)
-	want := []SlotsResize{{Flow: fc.Name(), From: 2, To: 3, Fenced: []string{group + "-0", group + "-1"}}}
+	want := []SlotsResize{{Flow: fc.Name(), From: 2, To: 3, Fenced: []string{group + "-0", group + "-1"}, TargetState: TargetRunning}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("ResizeSlots (-want +got):\n%s", diff)
 	}
-	if again, err := resizer.ResizeSlots(ctx); err != nil || len(again) != 1 || again[0].From != 3 || len(again[0].Fenced) != 0 {
+	// A flow left STOPPED (say by `kmirror failover`) is reported as such:
+	// members started after the resize stay stopped.
+	if err := resizer.SetTargetState(ctx, fc.Name(), TargetStopped, "resize-test", "drill"); err != nil {
+		t.Fatal(err)
+	}
+	again, err := resizer.ResizeSlots(ctx)
+	if err != nil || len(again) != 1 || again[0].From != 3 || len(again[0].Fenced) != 0 {
 		t.Fatalf("second ResizeSlots: %+v, %v; want a no-op", again, err)
+	}
+	if a := again[0]; a.TargetState != TargetStopped || a.TargetStateBy != "resize-test" || a.TargetStateAt.IsZero() || a.TargetStateErr != "" {
+		t.Fatalf("second ResizeSlots target state: %q by %q at %v (err %q); want STOPPED by resize-test", a.TargetState, a.TargetStateBy, a.TargetStateAt, a.TargetStateErr)
+	}
+	if err := resizer.SetTargetState(ctx, fc.Name(), TargetRunning, "resize-test", "drill over"); err != nil {
+		t.Fatal(err)
 	}
 
 	produce(40, 80)

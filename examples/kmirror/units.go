@@ -25,7 +25,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/kmirror/kmirror/mirror"
 )
@@ -80,10 +82,27 @@ func unitsMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		default:
 			fmt.Fprintf(stdout, "%s: %d -> %d slots; fenced %s\n", r.Flow, r.From, r.To, strings.Join(r.Fenced, ", "))
 		}
+		if line := targetStateLine(r); line != "" {
+			fmt.Fprintln(stdout, line)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "kmirror units:", err)
 		return 1
 	}
 	return 0
+}
+
+// targetStateLine is what `kmirror units` says of a flow's persisted target
+// state: nothing while it is RUNNING, a reminder when members started now
+// would stay PAUSED or STOPPED, and the error when it could not be read.
+func targetStateLine(r mirror.SlotsResize) string {
+	switch {
+	case r.TargetStateErr != "":
+		return fmt.Sprintf("%s: target state unknown (%s): members apply it when they start", r.Flow, r.TargetStateErr)
+	case r.TargetState == "" || r.TargetState == mirror.TargetRunning:
+		return ""
+	}
+	return fmt.Sprintf("%s: target state %s (written by %s at %s): members started now stay %s until resumed (PUT /connectors/%s/resume)",
+		r.Flow, r.TargetState, r.TargetStateBy, r.TargetStateAt.UTC().Format(time.RFC3339), strings.ToLower(string(r.TargetState)), url.PathEscape(r.Flow))
 }

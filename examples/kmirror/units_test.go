@@ -7,8 +7,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
+	"github.com/kmirror/kmirror/mirror"
 )
 
 // TestUnitsResize: `kmirror units -resize` creates the coordination topic
@@ -53,5 +55,29 @@ func TestUnitsResize(t *testing.T) {
 	}
 	if code, out, _ := units("-config", props, "-resize"); code != 0 || out != flow+": 3 slots, nothing to change\n"+back+": 3 slots, nothing to change\n" {
 		t.Errorf("again: exit %d, stdout %q", code, out)
+	}
+}
+
+// TestUnitsTargetStateLine: `kmirror units` says nothing of a RUNNING flow,
+// reminds the operator that a PAUSED or STOPPED flow's members stay so when
+// started after the resize, and reports a status topic it could not read.
+func TestUnitsTargetStateLine(t *testing.T) {
+	at := time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		r    mirror.SlotsResize
+		want string
+	}{
+		{mirror.SlotsResize{Flow: "a->b", TargetState: mirror.TargetRunning}, ""},
+		{mirror.SlotsResize{Flow: "a->b", TargetState: mirror.TargetRunning, TargetStateBy: "ops", TargetStateAt: at}, ""},
+		{mirror.SlotsResize{Flow: "a->b", TargetState: mirror.TargetStopped, TargetStateBy: "kmirror failover", TargetStateAt: at},
+			"a->b: target state STOPPED (written by kmirror failover at 2026-12-02T14:00:00Z): members started now stay stopped until resumed (PUT /connectors/a-%3Eb/resume)"},
+		{mirror.SlotsResize{Flow: "a->b", TargetState: mirror.TargetPaused, TargetStateBy: "w1", TargetStateAt: at},
+			"a->b: target state PAUSED (written by w1 at 2026-12-02T14:00:00Z): members started now stay paused until resumed (PUT /connectors/a-%3Eb/resume)"},
+		{mirror.SlotsResize{Flow: "a->b", TargetStateErr: "reading mm2-kmirror-status.a.internal: TOPIC_AUTHORIZATION_FAILED"},
+			"a->b: target state unknown (reading mm2-kmirror-status.a.internal: TOPIC_AUTHORIZATION_FAILED): members apply it when they start"},
+	} {
+		if got := targetStateLine(c.r); got != c.want {
+			t.Errorf("targetStateLine(%+v) = %q; want %q", c.r, got, c.want)
+		}
 	}
 }
