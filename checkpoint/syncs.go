@@ -84,7 +84,7 @@ func (e *Emitter) tailSyncs(ctx context.Context, ready chan<- struct{}) {
 			return
 		}
 	}
-	defer cl.Close()
+	defer kclient.CloseConsumer(cl, kclient.Partitions(parts))
 
 	ends := e.syncsEnd(ctx, kadm.NewClient(cl), topics)
 	if ctx.Err() != nil {

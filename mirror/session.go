@@ -89,7 +89,9 @@ func (u *unit) open() error {
 		u.cons.Close()
 		return fmt.Errorf("target %s producer: %w", e.dst.Alias, err)
 	}
-	u.closeCons, u.closeProd = sync.OnceFunc(u.cons.Close), sync.OnceFunc(u.prod.Close)
+	cons := u.cons
+	u.closeCons = sync.OnceFunc(func() { kclient.CloseConsumer(cons, u.consumed()) })
+	u.closeProd = sync.OnceFunc(u.prod.Close)
 	if e.cfg.ExactlyOnce && e.cfg.TransactionBoundary == TransactionBoundaryInterval {
 		if tt, _ := u.prod.OptValue(kgo.TransactionTimeout).(time.Duration); tt <= e.cfg.TransactionInterval {
 			u.log.Warn("transaction.timeout.ms is not longer than transaction.boundary.interval.ms: the coordinator aborts transactions before they commit",
@@ -461,4 +463,14 @@ func (u *unit) shutdown(hard context.Context) {
 	if u.env.syncFlush != nil {
 		u.env.syncFlush(ctx)
 	}
+}
+
+// consumed returns the partitions the unit's consumer was last given (the
+// poll loop's feeds), for kclient.CloseConsumer.
+func (u *unit) consumed() map[string][]int32 {
+	out := map[string][]int32{}
+	for k := range *u.feeds.Load() {
+		out[k.topic] = append(out[k.topic], k.partition)
+	}
+	return out
 }

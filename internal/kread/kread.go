@@ -142,7 +142,7 @@ func ReadRanges(ctx context.Context, opts []kgo.Opt, ranges map[string]map[int32
 	if err != nil {
 		return nil, err
 	}
-	defer cl.Close()
+	defer kclient.CloseConsumer(cl, kclient.Partitions(start))
 	lastProgress := time.Now()
 	for len(want) > 0 {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
