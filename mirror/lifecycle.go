@@ -388,7 +388,7 @@ func (m *lifecycle) fetched(f *feed, recs []inflight, polledTo, hw int64) {
 		p.reincarnate = false
 		p.sw.reincarnate(p.newID, p.inFlight()+len(p.pending))
 		p.oldLeft = p.inFlight()
-		p.hw = -1 // the new log's
+		p.hw, p.logStart = -1, 0 // the new log's
 	}
 	if hw > p.hw {
 		p.hw = hw
@@ -878,7 +878,7 @@ func (m *lifecycle) restart(o *partState) {
 	if id := m.remoteIDs[o.topic]; id != (kadm.TopicID{}) {
 		n.remoteID = id // a refill writes to the re-created topic
 	}
-	n.records, n.bytes, n.pm, n.hw = o.records, o.bytes, o.pm, o.hw
+	n.records, n.bytes, n.pm, n.hw, n.logStart = o.records, o.bytes, o.pm, o.hw, o.logStart
 	n.retries, n.retryDelay = o.retries, o.retryDelay
 	if !o.restartAsked {
 		n.retries++ // an automatic restart
@@ -1040,6 +1040,22 @@ func (m *lifecycle) syncs(promote bool) []syncOut {
 		}
 	}
 	return out
+}
+
+// unpolled reports whether k has polled and replicated nothing (an empty
+// partition, or one whose records were all deleted before its first copy;
+// kgo returns no empty fetches, so only a listing tells its log start).
+func (m *lifecycle) unpolled(k tp) bool {
+	p := m.parts[k]
+	return p != nil && p.polledTo < 0 && p.acked < 0 && p.head == len(p.queue)
+}
+
+// sawLogStart records the source log start listed for k (never lowered:
+// a log start only moves up, and a stale one only over-reports the lag).
+func (m *lifecycle) sawLogStart(k tp, start int64) {
+	if p := m.parts[k]; p != nil && start > p.logStart {
+		p.logStart = start
+	}
 }
 
 // openTxn records the high watermark and last stable offset found for k

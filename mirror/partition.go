@@ -79,6 +79,10 @@ type partState struct {
 	committed int64 // resume point stored on the target, -1 none
 	flushed   bool  // a resume point was stored since this state was created (evFlushed)
 	hw        int64 // source high watermark last seen, -1 unknown
+	// logStart is the source log start last listed for a partition that
+	// had polled nothing (checkOpenTransactions): records below it can
+	// never be copied, so the lag counts from it. 0 when not listed.
+	logStart int64
 	records   int64
 	bytes     int64
 	sw        syncWriter
@@ -225,10 +229,7 @@ func (p *partState) status(now time.Time, openTxnAfter time.Duration) PartitionS
 		s.Replicated = p.polledTo
 	}
 	if p.hw >= 0 {
-		rep := s.Replicated
-		if rep < 0 {
-			rep = 0
-		}
+		rep := max(s.Replicated, p.logStart, 0) // records deleted before they were copied cannot be: not lag
 		if p.hw > rep {
 			s.Lag = p.hw - rep
 		}

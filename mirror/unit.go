@@ -295,6 +295,8 @@ func (u *unit) checkOpenTransactions(ctx context.Context) {
 		return
 	}
 	u.life.apply(event{kind: evTick, a: time.Now().UnixNano()}, nil)
+	var empty []string // topics of partitions with records that polled nothing
+	emptySeen := map[string]bool{}
 	for k := range parts {
 		h, ok1 := hw.Lookup(k.topic, k.partition)
 		l, ok2 := lso.Lookup(k.topic, k.partition)
@@ -302,6 +304,21 @@ func (u *unit) checkOpenTransactions(ctx context.Context) {
 			continue
 		}
 		u.life.openTxn(k, h.Offset, l.Offset)
+		if h.Offset > 0 && u.life.unpolled(k) && !emptySeen[k.topic] {
+			emptySeen[k.topic] = true
+			empty = append(empty, k.topic)
+		}
+	}
+	if len(empty) > 0 {
+		// Their records may all have been deleted before the first copy:
+		// without the log start their lag would read the whole log.
+		if starts, err := adm.ListStartOffsets(ctx, empty...); err == nil {
+			starts.Each(func(o kadm.ListedOffset) {
+				if o.Err == nil {
+					u.life.sawLogStart(tp{o.Topic, o.Partition}, o.Offset)
+				}
+			})
+		}
 	}
 	u.dirty = true
 }
