@@ -1,0 +1,355 @@
+package remoteclusterutils_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+	"github.com/kmirror/kmirror/remoteclusterutils"
+)
+
+// logItem is one step of a hand-built remote partition log.
+type logItem struct {
+	// prov is the provenance header value ("" none).
+	prov string
+	// txn: 0 none; 1 in a committed transaction; 2 in an aborted one.
+	// Consecutive items with the same txn share one transaction.
+	txn int
+}
+
+func stamped(u int64) logItem { return logItem{prov: fmt.Sprintf("SRC,#%d", u)} }
+
+var (
+	mm2Copy   = logItem{}                 // no provenance header: MM2, another producer
+	noOffset  = logItem{prov: "SRC"}      // a kmirror with tail resume off
+	otherCopy = logItem{prov: "OTHER,#5"} // a copy from another cluster
+)
+
+// writeLog produces items to topic's partition in order (transactions
+// add their markers).
+func writeLog(t *testing.T, c *testcluster.Cluster, topic string, partition int32, items []logItem) {
+	t.Helper()
+	plain := testcluster.Client(t, c, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	txn := testcluster.Client(t, c, kgo.TransactionalID(fmt.Sprintf("w-%s-%d", topic, partition)),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx := ctxT(t)
+	rec := func(it logItem, i int) *kgo.Record {
+		r := &kgo.Record{Topic: topic, Partition: partition, Value: fmt.Appendf(nil, "v%d", i)}
+		if it.prov != "" {
+			r.Headers = []kgo.RecordHeader{{Key: "kmirror-provenance", Value: []byte(it.prov)}}
+		}
+		return r
+	}
+	for i := 0; i < len(items); {
+		j := i + 1
+		for j < len(items) && items[j].txn == items[i].txn {
+			j++
+		}
+		var rs []*kgo.Record
+		for k := i; k < j; k++ {
+			rs = append(rs, rec(items[k], k))
+		}
+		if items[i].txn == 0 {
+			for _, r := range rs { // one batch per record: exact offsets
+				if err := plain.ProduceSync(ctx, r).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		} else {
+			if err := txn.BeginTransaction(); err != nil {
+				t.Fatal(err)
+			}
+			if err := txn.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+			end := kgo.TryCommit
+			if items[i].txn == 2 {
+				end = kgo.TryAbort
+			}
+			if err := txn.EndTransaction(ctx, end); err != nil {
+				t.Fatal(err)
+			}
+		}
+		i = j
+	}
+}
+
+// TestTranslateFromRecords: exact offsets on a hand-built remote log with
+// MM2 copies, copies without offsets, another cluster's copy, an aborted
+// transaction, a committed one and a source gap; a log start moved by
+// DeleteRecords; a re-created source topic (non-monotonic); empty and
+// unstamped partitions; the source cluster ID inferred.
+func TestTranslateFromRecords(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	remote := p.Topic("src.orders")
+	createTopicsWith(t, &p.Target, 5, nil, remote)
+	ab := func(it logItem) logItem { it.txn = 2; return it }
+	cm := func(it logItem) logItem { it.txn = 1; return it }
+	// Partition 0, offsets:
+	// 0 MM2 copy | 1 #10 | 2 #11 | 3 #12 aborted, 4 abort marker |
+	// 5 #12, 6 #13 committed, 7 commit marker | 8 #20 (source 14-19 never
+	// copied) | 9 no offset | 10 MM2 copy | 11 #23 | 12 other cluster's
+	// copy | 13 #24 | end 14.
+	writeLog(t, &p.Target, remote, 0, []logItem{mm2Copy, stamped(10), stamped(11), ab(stamped(12)),
+		cm(stamped(12)), cm(stamped(13)), stamped(20), noOffset, mm2Copy, stamped(23), otherCopy, stamped(24)})
+	// Partition 1: #0-#9 at 0-9, then the log start moved to 5.
+	var p1 []logItem
+	for u := int64(0); u < 10; u++ {
+		p1 = append(p1, stamped(u))
+	}
+	writeLog(t, &p.Target, remote, 1, p1)
+	ctx := ctxT(t)
+	adm := testcluster.Admin(t, &p.Target)
+	del := kadm.Offsets{}
+	del.Add(kadm.Offset{Topic: remote, Partition: 1, At: 5, LeaderEpoch: -1})
+	if res, err := adm.DeleteRecords(ctx, del); err != nil || res.Error() != nil {
+		t.Fatalf("delete records: %v %v", err, res.Error())
+	}
+	// Partition 2: #0-#4 at 0-4, then a re-created source topic's #0-#2.
+	writeLog(t, &p.Target, remote, 2, []logItem{stamped(0), stamped(1), stamped(2), stamped(3), stamped(4),
+		stamped(0), stamped(1), stamped(2)})
+	// Partition 3 empty; partition 4 MM2 copies only.
+	writeLog(t, &p.Target, remote, 4, []logItem{mm2Copy, mm2Copy, noOffset})
+
+	type want struct {
+		off    int64
+		exact  bool
+		reread int64
+		err    error
+	}
+	ok := func(off int64) want { return want{off: off, exact: true} }
+	safe := func(off, reread int64) want { return want{off: off, reread: reread} }
+	fail := func(err error) want { return want{off: -1, err: err} }
+	for _, tc := range []struct {
+		name string
+		part int32
+		x    int64
+		src  string
+		want want
+	}{
+		{"X 0: everything is read", 0, 0, "SRC", ok(0)},
+		{"before the first copy, an MM2 copy before it", 0, 5, "SRC", safe(0, 1)},
+		{"at the first copy, an MM2 copy before it", 0, 10, "SRC", safe(0, 1)},
+		{"next copy", 0, 11, "SRC", ok(2)},
+		{"aborted copy and marker between", 0, 12, "SRC", ok(5)},
+		{"in a committed transaction", 0, 13, "SRC", ok(6)},
+		{"source gap after a commit marker", 0, 14, "SRC", ok(8)},
+		{"source gap, end of it", 0, 20, "SRC", ok(8)},
+		{"unstamped records before the copy", 0, 21, "SRC", safe(9, 2)},
+		{"another cluster's copy before the copy", 0, 24, "SRC", safe(12, 1)},
+		{"past the last copy, caught up", 0, 25, "SRC", ok(14)},
+		{"not caught up", 0, 26, "SRC", fail(remoteclusterutils.ErrNotCaughtUp)},
+		{"source inferred, two last hops", 0, 11, "", fail(remoteclusterutils.ErrMixedSources)},
+		{"log start moved: before it", 1, 3, "SRC", ok(5)},
+		{"log start moved: after it", 1, 7, "SRC", ok(7)},
+		{"log start moved: caught up", 1, 10, "SRC", ok(10)},
+		{"source inferred", 1, 8, "", ok(8)},
+		{"another source's copies only", 1, 8, "OTHER", fail(remoteclusterutils.ErrNoStampedCopy)},
+		{"re-created source topic", 2, 3, "SRC", fail(remoteclusterutils.ErrNotMonotonic)},
+		{"re-created source topic, in the first run", 2, 1, "SRC", fail(remoteclusterutils.ErrNotMonotonic)},
+		{"empty partition", 3, 0, "SRC", fail(remoteclusterutils.ErrNoStampedCopy)},
+		{"unstamped copies only", 4, 1, "SRC", fail(remoteclusterutils.ErrNoStampedCopy)},
+	} {
+		got, err := remoteclusterutils.TranslateFromRecords(ctx, testcluster.Client(t, &p.Target), tc.src,
+			map[string]map[int32]int64{remote: {tc.part: tc.x}})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		r, found := got[remote][tc.part]
+		if !found || r.Topic != remote || r.Partition != tc.part || r.SourceOffset != tc.x {
+			t.Errorf("%s: %+v (%v)", tc.name, r, found)
+			continue
+		}
+		if tc.want.err != nil {
+			if !errors.Is(r.Err, tc.want.err) || r.Offset != -1 || r.Record != "" {
+				t.Errorf("%s: %+v, want no offset and %v", tc.name, r, tc.want.err)
+			}
+			continue
+		}
+		if r.Err != nil || r.Offset != tc.want.off || r.Exact != tc.want.exact || r.Reread != tc.want.reread || r.Record != remoteclusterutils.KindRecord {
+			t.Errorf("%s: X %d: %+v, want %+v", tc.name, tc.x, r, tc.want)
+		}
+	}
+	// Partition 0 not caught up names where the replication is.
+	got, err := remoteclusterutils.TranslateFromRecords(ctx, testcluster.Client(t, &p.Target), "SRC",
+		map[string]map[int32]int64{remote: {0: 30, 9: 1}, "no-such-topic": {0: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := got[remote][0]; r.LastCopied != 24 || !errors.Is(r.Err, remoteclusterutils.ErrNotCaughtUp) {
+		t.Errorf("not caught up: %+v, want last copied 24", r)
+	}
+	if r := got[remote][9]; r.Err == nil || r.Offset != -1 {
+		t.Errorf("no such partition: %+v", r)
+	}
+	if r := got["no-such-topic"][0]; r.Err == nil || r.Offset != -1 {
+		t.Errorf("no such topic: %+v", r)
+	}
+}
+
+// TestTranslateFromRecordsProperty: on long random remote logs (stamped
+// copies with source gaps, unstamped records, aborted and committed
+// transactions), the binary search answers what a full read of the log
+// gives, for every kind of X.
+func TestTranslateFromRecordsProperty(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	remote := p.Topic("src.big")
+	const parts = 3
+	createTopicsWith(t, &p.Target, parts, nil, remote)
+	rng := rand.New(rand.NewPCG(7, 23))
+	queries := map[int32][]int64{}
+	for part := int32(0); part < parts; part++ {
+		var items []logItem
+		u := int64(rng.IntN(5))
+		n := 800 + rng.IntN(600)
+		if part == 2 {
+			n = 6000 // probes extend their window
+		}
+		for len(items) < n {
+			switch k := rng.IntN(20); {
+			case k == 0:
+				items = append(items, mm2Copy)
+			case k == 1:
+				items = append(items, noOffset)
+			case k == 2: // an aborted batch of copies, then the same committed
+				for i := 0; i < 3; i++ {
+					it := stamped(u + int64(i))
+					it.txn = 2
+					items = append(items, it)
+				}
+				for i := 0; i < 3; i++ {
+					it := stamped(u)
+					it.txn = 1
+					items = append(items, it)
+					u++
+				}
+			case k == 3:
+				u += int64(1 + rng.IntN(10)) // a source gap
+			case k == 4 && part == 2:
+				for i := 0; i < 300; i++ { // a long unstamped stretch
+					items = append(items, mm2Copy)
+				}
+			default:
+				items = append(items, stamped(u))
+				u++
+			}
+		}
+		if part == 2 {
+			writeBulk(t, &p.Target, remote, part, items)
+		} else {
+			writeLog(t, &p.Target, remote, part, items)
+		}
+		for i := 0; i < 25; i++ {
+			queries[part] = append(queries[part], int64(rng.IntN(int(u)+3)))
+		}
+		queries[part] = append(queries[part], 0, 1, u-1, u, u+1)
+	}
+	all, err := testcluster.ReadTopic(ctxT(t), p.Target.Opts(), remote, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := map[int32]int64{}
+	for part := int32(0); part < parts; part++ {
+		o, err := testcluster.Admin(t, &p.Target).ListCommittedOffsets(ctxT(t), remote)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, _ := o.Lookup(remote, part)
+		ends[part] = lo.Offset
+	}
+	for part := int32(0); part < parts; part++ {
+		for _, x := range queries[part] {
+			got, err := remoteclusterutils.TranslateFromRecords(ctxT(t), testcluster.Client(t, &p.Target), "SRC",
+				map[string]map[int32]int64{remote: {part: x}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := got[remote][part]
+			wantOff, wantExact, wantReread, wantErr := oracle(all[part], ends[part], x)
+			if wantErr != nil {
+				if !errors.Is(r.Err, wantErr) {
+					t.Errorf("partition %d X %d: %+v, want %v", part, x, r, wantErr)
+				}
+				continue
+			}
+			if r.Err != nil || r.Offset != wantOff || r.Exact != wantExact || r.Reread != wantReread {
+				t.Errorf("partition %d X %d: %+v, want offset %d exact %v reread %d", part, x, r, wantOff, wantExact, wantReread)
+			}
+		}
+	}
+}
+
+// writeBulk produces items (no transactions) in batches.
+func writeBulk(t *testing.T, c *testcluster.Cluster, topic string, partition int32, items []logItem) {
+	t.Helper()
+	var rs []*kgo.Record
+	for i, it := range items {
+		if it.txn == 2 {
+			continue // aborted: left out (committed ones written plainly)
+		}
+		r := &kgo.Record{Topic: topic, Partition: partition, Value: fmt.Appendf(nil, "v%d", i)}
+		if it.prov != "" {
+			r.Headers = []kgo.RecordHeader{{Key: "kmirror-provenance", Value: []byte(it.prov)}}
+		}
+		rs = append(rs, r)
+	}
+	testcluster.Produce(t, c, rs...)
+}
+
+// oracle is the translation of x from a full read of a monotonic log (the
+// data records rs, log start at the first record's offset or later, end
+// the last stable offset), by the rules TranslateFromRecords documents.
+func oracle(rs []*kgo.Record, end, x int64) (off int64, exact bool, reread int64, err error) {
+	type st struct {
+		i    int
+		d, u int64
+	}
+	var ss []st
+	for i, r := range rs {
+		for _, h := range r.Headers {
+			if h.Key == "kmirror-provenance" {
+				var u int64
+				if _, e := fmt.Sscanf(string(h.Value), "SRC,#%d", &u); e == nil {
+					ss = append(ss, st{i, r.Offset, u})
+				}
+			}
+		}
+	}
+	if len(ss) == 0 {
+		return -1, false, 0, remoteclusterutils.ErrNoStampedCopy
+	}
+	first, last := ss[0], ss[len(ss)-1]
+	switch {
+	case x <= first.u:
+		if first.i == 0 {
+			return first.d, true, 0, nil
+		}
+		if x == 0 {
+			return 0, true, 0, nil
+		}
+		return 0, false, int64(first.i), nil
+	case x > last.u:
+		if last.u < x-1 {
+			return -1, false, 0, remoteclusterutils.ErrNotCaughtUp
+		}
+		if after := len(rs) - 1 - last.i; after > 0 {
+			return last.d + 1, false, int64(after), nil
+		}
+		return end, true, 0, nil
+	}
+	for k := 1; k < len(ss); k++ {
+		if ss[k].u >= x {
+			below, next := ss[k-1], ss[k]
+			if gap := next.i - below.i - 1; gap > 0 {
+				return below.d + 1, false, int64(gap), nil
+			}
+			return next.d, true, 0, nil
+		}
+	}
+	panic("unreachable")
+}
