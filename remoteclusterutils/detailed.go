@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/checkpoint"
 )
@@ -60,8 +61,18 @@ type PartitionTranslation struct {
 	// Record is the record kind a kmirror translation came from:
 	// checkpoint.KindRun ("run": kmirror's offset runs) or
 	// checkpoint.KindSync ("sync": offset syncs alone, MM2's rule); empty
-	// for an exact translation, an unknown one or none.
+	// for an exact translation from the checkpoint, an unknown one or none;
+	// [KindRecord] when [RefineFromRecords] replaced Offset with the exact
+	// translation read from the copies (Translation is then exact).
 	Record string
+	// CheckpointOffset is the checkpoint's own translated offset when
+	// Record is [KindRecord] (Offset replaced it); 0 otherwise.
+	CheckpointOffset int64
+	// RecordFallback, set by [RefineFromRecords] on a partition it looked
+	// at but did not change, says why: the copies' answer was not exact
+	// (with its bound on records re-read) or there was none (not caught
+	// up, no stamped copy, non-monotonic source offsets, mixed sources).
+	RecordFallback string
 	// Reread bounds the records a consumer resuming at Offset reads again
 	// of those the group had processed on the source before SourceOffset:
 	// 0 when exact, -1 when unknown (or NeverCommitted). What the group
@@ -229,4 +240,87 @@ func TranslatedOffsets(ps []PartitionTranslation) Offsets {
 		out.Add(kadm.Offset{Topic: p.Topic, Partition: p.Partition, At: p.Offset, LeaderEpoch: -1, Metadata: p.Metadata})
 	}
 	return out
+}
+
+// RefineFromRecords is the fallback of checkpoint translations that are not
+// exact: for each partition of groups (a [Client.TranslateGroups] result)
+// whose Translation is safe or unknown, it translates the checkpoint's
+// SourceOffset from the copies on the remote topic
+// ([TranslateFromRecords]; cl reaches the target, sourceClusterID is the
+// source's cluster ID, or empty to take it from the copies) and, when the
+// copies give an exact answer, replaces Offset with it: Translation
+// [TranslationExact], Record [KindRecord], Reread 0, the checkpoint's
+// offset kept in CheckpointOffset. Other partitions keep their checkpoint's
+// translation, RecordFallback saying why. Exact and never-committed
+// partitions are not looked at (a never-committed one has no source offset
+// to translate). The result is a new map; groups is not changed. The error
+// is a failed read.
+func RefineFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID string, groups map[string][]PartitionTranslation) (map[string][]PartitionTranslation, error) {
+	type tp struct {
+		topic     string
+		partition int32
+	}
+	// Distinct source offsets per partition, asked in rounds (one offset
+	// per partition and call).
+	xs := map[tp][]int64{}
+	for _, ps := range groups {
+		for _, p := range ps {
+			if p.NeverCommitted || p.Translation == TranslationExact || p.SourceOffset < 0 {
+				continue
+			}
+			k := tp{p.Topic, p.Partition}
+			if !slices.Contains(xs[k], p.SourceOffset) {
+				xs[k] = append(xs[k], p.SourceOffset)
+			}
+		}
+	}
+	answers := map[tp]map[int64]RecordTranslation{}
+	for round := 0; ; round++ {
+		ask := map[string]map[int32]int64{}
+		for k, v := range xs {
+			if round < len(v) {
+				if ask[k.topic] == nil {
+					ask[k.topic] = map[int32]int64{}
+				}
+				ask[k.topic][k.partition] = v[round]
+			}
+		}
+		if len(ask) == 0 {
+			break
+		}
+		got, err := TranslateFromRecords(ctx, cl, sourceClusterID, ask)
+		if err != nil {
+			return nil, err
+		}
+		for t, ps := range got {
+			for p, r := range ps {
+				k := tp{t, p}
+				if answers[k] == nil {
+					answers[k] = map[int64]RecordTranslation{}
+				}
+				answers[k][r.SourceOffset] = r
+			}
+		}
+	}
+	out := make(map[string][]PartitionTranslation, len(groups))
+	for g, ps := range groups {
+		nps := slices.Clone(ps)
+		for i, p := range nps {
+			r, ok := answers[tp{p.Topic, p.Partition}][p.SourceOffset]
+			if !ok || p.NeverCommitted || p.Translation == TranslationExact {
+				continue
+			}
+			switch {
+			case r.Err != nil:
+				nps[i].RecordFallback = r.Err.Error()
+			case !r.Exact:
+				nps[i].RecordFallback = fmt.Sprintf("the copies give %d, safe, re-read <= %d: checkpoint kept", r.Offset, r.Reread)
+			default:
+				nps[i].CheckpointOffset = p.Offset
+				nps[i].Offset, nps[i].Translation, nps[i].Record, nps[i].Reread = r.Offset, TranslationExact, KindRecord, 0
+			}
+		}
+		out[g] = nps
+	}
+	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -350,4 +351,70 @@ func oracle(rs []*kgo.Record, end, x int64) (off int64, exact bool, reread int64
 		}
 	}
 	panic("unreachable")
+}
+
+// TestRefineFromRecords: checkpoints that are not exact (an MM2 one, a safe
+// sync one) become exact from the copies when the copies answer exactly;
+// a not-caught-up one and one whose copies answer only safely keep their
+// checkpoint with the reason; exact and never-committed partitions are
+// not looked at; two groups at different source offsets of one partition
+// are answered each.
+func TestRefineFromRecords(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	remote := p.Topic("src.orders")
+	createTopicsWith(t, &p.Target, 2, nil, remote)
+	// Partition 0: #0-#9 at 0-9, an MM2 copy at 10, #10-#14 at 11-15.
+	var p0 []logItem
+	for u := int64(0); u < 10; u++ {
+		p0 = append(p0, stamped(u))
+	}
+	p0 = append(p0, mm2Copy)
+	for u := int64(10); u < 15; u++ {
+		p0 = append(p0, stamped(u))
+	}
+	writeLog(t, &p.Target, remote, 0, p0)
+	writeLog(t, &p.Target, remote, 1, []logItem{stamped(100), stamped(101)})
+	pt := func(part int32, x, off int64, tr remoteclusterutils.TranslationKind, kind string, reread int64) remoteclusterutils.PartitionTranslation {
+		return remoteclusterutils.PartitionTranslation{Topic: remote, Partition: part, SourceOffset: x, Offset: off, Translation: tr, Record: kind, Reread: reread}
+	}
+	in := map[string][]remoteclusterutils.PartitionTranslation{
+		"g": {
+			pt(0, 7, 5, remoteclusterutils.TranslationUnknown, "", -1),   // MM2's checkpoint: 7 -> 5
+			pt(1, 102, 1, remoteclusterutils.TranslationSafe, "sync", 1), // caught up: 102 -> 2
+			{Topic: remote, Partition: 2, SourceOffset: -1, Offset: -1, Translation: remoteclusterutils.TranslationNone, Reread: -1, NeverCommitted: true},
+		},
+		"h": {
+			pt(0, 12, 11, remoteclusterutils.TranslationSafe, "sync", 2), // 12 -> 13
+			pt(1, 101, 1, remoteclusterutils.TranslationExact, "", 0),    // exact: kept
+		},
+		"i": {
+			pt(0, 10, 9, remoteclusterutils.TranslationSafe, "sync", 5),  // the MM2 copy before #10: safe only
+			pt(1, 150, 1, remoteclusterutils.TranslationSafe, "sync", 5), // not caught up
+		},
+	}
+	got, err := remoteclusterutils.RefineFromRecords(ctxT(t), testcluster.Client(t, &p.Target), "SRC", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact := func(part int32, x, off, cpOff int64) remoteclusterutils.PartitionTranslation {
+		r := pt(part, x, off, remoteclusterutils.TranslationExact, remoteclusterutils.KindRecord, 0)
+		r.CheckpointOffset = cpOff
+		return r
+	}
+	kept := func(r remoteclusterutils.PartitionTranslation, why string) remoteclusterutils.PartitionTranslation {
+		r.RecordFallback = why
+		return r
+	}
+	want := map[string][]remoteclusterutils.PartitionTranslation{
+		"g": {exact(0, 7, 7, 5), exact(1, 102, 2, 1), in["g"][2]},
+		"h": {exact(0, 12, 13, 11), in["h"][1]},
+		"i": {kept(in["i"][0], "the copies give 10, safe, re-read <= 1: checkpoint kept"),
+			kept(in["i"][1], "the remote partition has not caught up with the source offset: the newest copy at 1 is of source offset 101, below 149")},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("RefineFromRecords (-want +got):\n%s", d)
+	}
+	if in["g"][0].Offset != 5 || in["g"][0].Record != "" {
+		t.Errorf("the input changed: %+v", in["g"][0])
+	}
 }
