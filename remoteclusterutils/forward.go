@@ -177,7 +177,9 @@ func TranslateFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID s
 			rt.Err = fmt.Errorf("%s[%d]: source offset %d is negative", j.topic, j.partition, j.x)
 		}
 		if rt.Err != nil {
+			mu.Lock()
 			out[j.topic][j.partition] = rt
+			mu.Unlock()
 			continue
 		}
 		wg.Add(1)
