@@ -1,6 +1,7 @@
 package remoteclusterutils
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -86,8 +87,10 @@ type RecordTranslation struct {
 // last hop, else [ErrMixedSources]). offsets maps each remote topic to,
 // per partition, a source offset X (the next record a group reads on the
 // source: its committed offset). The answer is the offset of the first
-// copy whose source offset is >= X: a consumer resuming there skips no
-// copy of X or later and re-reads no copy of a record before X.
+// copy whose source offset is >= X (exact: a consumer resuming there skips
+// no copy of X or later and re-reads no copy of a record before X) or,
+// when records that carry no source offset stand before that copy, the
+// offset before them (safe: nothing skipped, those re-read).
 //
 // It reads only small ranges (read_committed: aborted records and
 // transaction markers are not records; offsets removed by compaction
@@ -117,9 +120,18 @@ type RecordTranslation struct {
 //     order (the probes, the neighbourhood of the answer, the first and the
 //     last copy): no answer, [ErrNotMonotonic]. Only what is read is
 //     checked: a replay of source offsets entirely between two probes is
-//     not seen (the answer is then in the newest run of copies).
-//   - No stamped copy within a scan bound (4096 records from a probe): no
-//     answer, [ErrNoStampedCopy].
+//     not seen (the answer is then in one of the runs of copies; a copy
+//     of X or later it passes over has its duplicate after it).
+//   - Stretches of unstamped records: a probe scans at least 4096 offsets
+//     (at most 5440) for a stamped copy. A longer stretch at the log's start
+//     or end (MM2 replicated before kmirror, tail resume turned off since)
+//     is crossed by a binary search for its boundary, and the Reread bound
+//     of an answer across it counts offsets, not records. One in the middle
+//     is crossed when the copy before it tells on which side the answer
+//     lies, else no answer ([ErrNoStampedCopy]). Where several such
+//     stretches cut the log, the first copy may be passed over: the answers
+//     stay safe (never past the first copy of X or later), less often
+//     exact.
 //
 // The result is keyed like offsets, every partition present (with Err
 // when not translated). The error is for failed reads (the partitions'
@@ -187,7 +199,7 @@ func TranslateFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID s
 		go func(j job, start, end int64) {
 			defer func() { <-sem; wg.Done() }()
 			sc := &recScan{ctx: ctx, opts: cl.Opts(), topic: j.topic, partition: j.partition, src: sourceClusterID,
-				start: start, end: end, stamps: map[int64]int64{}, ids: map[string]bool{}}
+				start: start, end: end, stamps: map[int64]int64{}, data: map[int64]bool{}, ids: map[string]bool{}}
 			r, err := sc.translate(j.x)
 			mu.Lock()
 			defer mu.Unlock()
@@ -209,8 +221,9 @@ func TranslateFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID s
 }
 
 // scanBound bounds the records one probe of [TranslateFromRecords] reads
-// looking for a stamped copy; probeWindow is its first read's size
-// (doubled at each further read).
+// looking for a stamped copy (it stops at the first read that reaches it:
+// 64, 256, 1024 then 4096 offsets, 5440 in all); probeWindow is its first
+// read's size (quadrupled at each further read).
 const (
 	scanBound   = 4096
 	probeWindow = 64
@@ -225,27 +238,67 @@ type recScan struct {
 	src        string
 	start, end int64
 	// stamps maps the offset of each stamped copy read to its source
-	// offset; ids collects their last hops (src empty).
-	stamps map[int64]int64
-	ids    map[string]bool
+	// offset; data holds the offsets of every data record read; covered
+	// the offset ranges read, sorted and disjoint (probes read each
+	// offset once); ids collects the stamps' last hops (src empty).
+	stamps  map[int64]int64
+	data    map[int64]bool
+	covered []kread.Range
+	ids     map[string]bool
 }
 
 // stamp is a stamped copy: at offset d, of source offset u.
 type stamp struct{ d, u int64 }
 
-// read returns the data records of [from, to) and notes the stamped ones.
-func (s *recScan) read(from, to int64) ([]*kgo.Record, error) {
-	got, err := kread.ReadRanges(s.ctx, s.opts, map[string]map[int32]kread.Range{s.topic: {s.partition: {From: from, To: to}}}, true)
-	if err != nil {
-		return nil, err
+// ensure reads the parts of [from, to) not read yet.
+func (s *recScan) ensure(from, to int64) error {
+	at := from
+	var gaps []kread.Range
+	for _, c := range s.covered {
+		if c.To <= at || c.From >= to {
+			continue
+		}
+		if c.From > at {
+			gaps = append(gaps, kread.Range{From: at, To: c.From})
+		}
+		at = max(at, c.To)
 	}
-	rs := got[s.topic][s.partition]
-	for _, r := range rs {
-		if u, ok := s.stampOf(r); ok {
-			s.stamps[r.Offset] = u
+	if at < to {
+		gaps = append(gaps, kread.Range{From: at, To: to})
+	}
+	for _, g := range gaps {
+		got, err := kread.ReadRanges(s.ctx, s.opts, map[string]map[int32]kread.Range{s.topic: {s.partition: g}}, true)
+		if err != nil {
+			return err
+		}
+		for _, r := range got[s.topic][s.partition] {
+			if r.Offset < g.From || r.Offset >= g.To {
+				continue
+			}
+			s.data[r.Offset] = true
+			if u, ok := s.stampOf(r); ok {
+				s.stamps[r.Offset] = u
+			}
+		}
+		s.cover(g)
+	}
+	return nil
+}
+
+// cover adds g to the covered ranges, merging neighbours.
+func (s *recScan) cover(g kread.Range) {
+	out := make([]kread.Range, 0, len(s.covered)+1)
+	for _, c := range s.covered {
+		switch {
+		case c.To < g.From || c.From > g.To:
+			out = append(out, c)
+		default:
+			g = kread.Range{From: min(g.From, c.From), To: max(g.To, c.To)}
 		}
 	}
-	return rs, nil
+	out = append(out, g)
+	slices.SortFunc(out, func(a, b kread.Range) int { return cmp.Compare(a.From, b.From) })
+	s.covered = out
 }
 
 // stampOf returns r's source offset when it is a stamped copy of the
@@ -263,7 +316,7 @@ func (s *recScan) stampOf(r *kgo.Record) (int64, bool) {
 
 // firstFrom returns the first stamped copy at or after d, and the number of
 // data records in [d, its offset); ok is false when none stands before the
-// end; full when the scan bound stopped the search.
+// end; errScanBound when the scan bound stopped the search.
 func (s *recScan) firstFrom(d int64) (st stamp, before int64, ok bool, err error) {
 	d = max(d, s.start)
 	w := int64(probeWindow)
@@ -272,23 +325,25 @@ func (s *recScan) firstFrom(d int64) (st stamp, before int64, ok bool, err error
 			return stamp{}, 0, false, errScanBound
 		}
 		to := min(at+w, s.end)
-		rs, err := s.read(at, to)
-		if err != nil {
+		if err := s.ensure(at, to); err != nil {
 			return stamp{}, 0, false, err
 		}
-		for _, r := range rs {
-			if u, isStamp := s.stamps[r.Offset]; isStamp {
-				return stamp{r.Offset, u}, before, true, nil
+		for o := at; o < to; o++ {
+			if u, isStamp := s.stamps[o]; isStamp {
+				return stamp{o, u}, before, true, nil
 			}
-			before++
+			if s.data[o] {
+				before++
+			}
 		}
-		at, w = to, w*2
+		at, w = to, w*4
 	}
 	return stamp{}, before, false, nil
 }
 
 // lastBefore returns the last stamped copy before d and the number of data
-// records in (its offset, d).
+// records in (its offset, d); errScanBound when the scan bound stopped the
+// search.
 func (s *recScan) lastBefore(d int64) (st stamp, after int64, ok bool, err error) {
 	d = min(d, s.end)
 	w := int64(probeWindow)
@@ -297,19 +352,73 @@ func (s *recScan) lastBefore(d int64) (st stamp, after int64, ok bool, err error
 			return stamp{}, 0, false, errScanBound
 		}
 		from := max(at-w, s.start)
-		rs, err := s.read(from, at)
-		if err != nil {
+		if err := s.ensure(from, at); err != nil {
 			return stamp{}, 0, false, err
 		}
-		for i := len(rs) - 1; i >= 0; i-- {
-			if u, isStamp := s.stamps[rs[i].Offset]; isStamp {
-				return stamp{rs[i].Offset, u}, after, true, nil
+		for o := at - 1; o >= from; o-- {
+			if u, isStamp := s.stamps[o]; isStamp {
+				return stamp{o, u}, after, true, nil
 			}
-			after++
+			if s.data[o] {
+				after++
+			}
 		}
-		at, w = from, w*2
+		at, w = from, w*4
 	}
 	return stamp{}, after, false, nil
+}
+
+// boundaryFirst finds the first stamped copy when more than scanBound
+// unstamped records start the log: a binary search for the first offset
+// from which a probe finds one, assuming the stamped copies after the
+// unstamped prefix stand less than scanBound apart (a stamped copy inside
+// the prefix may be passed over: the answers built on it stay safe).
+func (s *recScan) boundaryFirst() (stamp, bool, error) {
+	lo, hi := min(s.start+scanBound, s.end), s.end
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		_, _, _, err := s.firstFrom(mid)
+		switch {
+		case errors.Is(err, errScanBound):
+			lo = min(mid+scanBound, hi)
+		case err != nil:
+			return stamp{}, false, err
+		default:
+			hi = mid // found one at or after mid, or none to the end
+		}
+	}
+	c, _, ok, err := s.firstFrom(lo)
+	if errors.Is(err, errScanBound) {
+		err = nil
+	}
+	return c, ok && err == nil, err
+}
+
+// boundaryLast finds the last stamped copy when more than scanBound
+// unstamped records end the log, first being a stamped copy: a binary
+// search for the last offset below which a probe finds one within
+// scanBound (with the same assumption as boundaryFirst).
+func (s *recScan) boundaryLast(first stamp) (stamp, bool, error) {
+	lo, hi := first.d+1, s.end // a probe below lo finds first; below hi none
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		_, _, ok, err := s.lastBefore(mid)
+		switch {
+		case errors.Is(err, errScanBound):
+			hi = mid
+		case err != nil:
+			return stamp{}, false, err
+		case ok:
+			lo = mid
+		default:
+			hi = mid
+		}
+	}
+	c, _, ok, err := s.lastBefore(lo)
+	if errors.Is(err, errScanBound) {
+		err = nil
+	}
+	return c, ok && err == nil, err
 }
 
 // errScanBound ends a probe that found no stamped copy within scanBound.
@@ -338,6 +447,12 @@ func (s *recScan) translate(x int64) (RecordTranslation, error) {
 		return rt, nil
 	}
 	first, before, ok, err := s.firstFrom(s.start)
+	if errors.Is(err, errScanBound) {
+		// A long unstamped prefix (MM2 replicated before kmirror): the
+		// first stamped copy by a boundary search; before becomes a bound.
+		first, ok, err = s.boundaryFirst()
+		before = first.d - s.start
+	}
 	if err != nil {
 		return decline(err)
 	}
@@ -345,6 +460,11 @@ func (s *recScan) translate(x int64) (RecordTranslation, error) {
 		return decline(fmt.Errorf("%w in [%d, %d)", ErrNoStampedCopy, s.start, s.end))
 	}
 	last, after, ok, err := s.lastBefore(s.end)
+	if errors.Is(err, errScanBound) {
+		// A long unstamped tail (tail resume turned off, MM2 again).
+		last, ok, err = s.boundaryLast(first)
+		after = s.end - last.d - 1
+	}
 	if err != nil || !ok {
 		return decline(fmt.Errorf("the last stamped copy: %w", cmpErr(err, ErrNoStampedCopy)))
 	}
@@ -371,14 +491,31 @@ func (s *recScan) translate(x int64) (RecordTranslation, error) {
 		}
 		return answer(last.d+1, false, after)
 	}
-	// first.u < x <= last.u: the smallest offset lo whose first stamped
-	// copy at or after it has a source offset >= x; below is the last
-	// copy of a source offset < x.
-	below := first
+	// first.u < x <= last.u: a binary search for next, the first stamped
+	// copy of a source offset >= x. Invariants: every stamped copy before
+	// lo is of a source offset < x, below the last of them; next is the
+	// first stamped copy at or after hi, of a source offset >= x.
+	below, next := first, last
 	lo, hi := first.d+1, last.d
 	for lo < hi {
 		mid := lo + (hi-lo)/2
 		c, _, ok, err := s.firstFrom(mid)
+		if errors.Is(err, errScanBound) {
+			// No stamped copy in [mid, mid+scanBound): the last one
+			// before mid decides on which side next is.
+			c, _, ok, err = s.lastBefore(mid)
+			switch {
+			case errors.Is(err, errScanBound) || (err == nil && !ok):
+				return decline(fmt.Errorf("%w around offset %d (in both directions)", errScanBound, mid))
+			case err != nil:
+				return decline(err)
+			case c.u >= x:
+				hi, next = c.d, c
+			default:
+				below, lo = c, min(mid+scanBound, hi)
+			}
+			continue
+		}
 		if err != nil {
 			return decline(err)
 		}
@@ -386,19 +523,28 @@ func (s *recScan) translate(x int64) (RecordTranslation, error) {
 			return decline(fmt.Errorf("%w: none at or after %d (the log changed?)", ErrNoStampedCopy, mid))
 		}
 		if c.u >= x {
-			hi = mid
+			hi, next = mid, c
 		} else {
 			below, lo = c, c.d+1
 		}
 	}
-	next, gap, ok, err := s.firstFrom(below.d + 1)
-	if err != nil {
-		return decline(err)
-	}
-	if !ok || next.u < x {
+	if next.u < x || next.d <= below.d {
 		return decline(fmt.Errorf("%w: around offset %d", ErrNotMonotonic, below.d))
 	}
-	if gap == 0 {
+	if next.d == below.d+1 {
+		return answer(next.d, true, 0)
+	}
+	// The records between below and next: none (only markers, aborted
+	// records, compacted offsets) makes next exact.
+	c, gap, ok, err := s.firstFrom(below.d + 1)
+	switch {
+	case errors.Is(err, errScanBound):
+		return answer(below.d+1, false, next.d-below.d-1) // a bound: offsets, not records
+	case err != nil:
+		return decline(err)
+	case !ok || c != next:
+		return decline(fmt.Errorf("%w: around offset %d", ErrNotMonotonic, below.d))
+	case gap == 0:
 		return answer(next.d, true, 0)
 	}
 	return answer(below.d+1, false, gap)

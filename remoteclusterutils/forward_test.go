@@ -243,7 +243,7 @@ func TestTranslateFromRecordsProperty(t *testing.T) {
 		} else {
 			writeLog(t, &p.Target, remote, part, items)
 		}
-		for i := 0; i < 8; i++ {
+		for i := 0; i < 20; i++ {
 			queries[part] = append(queries[part], int64(rng.IntN(int(u)+3)))
 		}
 		queries[part] = append(queries[part], 0, 1, u-1, u, u+1)
@@ -416,5 +416,98 @@ func TestRefineFromRecords(t *testing.T) {
 	}
 	if in["g"][0].Offset != 5 || in["g"][0].Record != "" {
 		t.Errorf("the input changed: %+v", in["g"][0])
+	}
+}
+
+// TestTranslateFromRecordsLongStretches: stretches of unstamped records
+// longer than a probe's scan bound (an MM2 history before kmirror, a
+// switch back, tail resume turned off) are searched across, the answers
+// around them safe with the stretch as the re-read bound.
+func TestTranslateFromRecordsLongStretches(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	remote := p.Topic("src.long")
+	createTopicsWith(t, &p.Target, 3, nil, remote)
+	unstamped := func(n int) []logItem { return make([]logItem, n) }
+	stamps := func(from, to int64) []logItem {
+		var out []logItem
+		for u := from; u <= to; u++ {
+			out = append(out, stamped(u))
+		}
+		return out
+	}
+	// Partition 0: 0-5999 MM2 copies; #3-#22 at 6000-6019; 6020-11019
+	// unstamped; #25-#44 at 11020-11039; 11040-17039 unstamped; end 17040.
+	// (A probe scans at least 4096 offsets, at most 5440.)
+	var p0 []logItem
+	for _, part := range [][]logItem{unstamped(6000), stamps(3, 22), unstamped(5000), stamps(25, 44), unstamped(6000)} {
+		p0 = append(p0, part...)
+	}
+	writeBulk(t, &p.Target, remote, 0, p0)
+	// Partition 1: #0 at 0, 6000 unstamped, #1 at 6001.
+	writeBulk(t, &p.Target, remote, 1, append(append(stamps(0, 0), unstamped(6000)...), stamps(1, 1)...))
+	// Partition 2: stretches longer than a probe's scan on both sides of
+	// the first block: 0-5999 unstamped, #3-#7 at 6000-6004,
+	// 6005-12004 unstamped, #8-#12 at 12005-12009, end 12010.
+	var p2 []logItem
+	for _, part := range [][]logItem{unstamped(6000), stamps(3, 7), unstamped(6000), stamps(8, 12)} {
+		p2 = append(p2, part...)
+	}
+	writeBulk(t, &p.Target, remote, 2, p2)
+	type want struct {
+		off    int64
+		exact  bool
+		reread int64
+	}
+	for _, tc := range []struct {
+		part int32
+		x    int64
+		want want
+	}{
+		{0, 0, want{0, true, 0}},
+		{0, 2, want{0, false, 6000}},
+		{0, 3, want{0, false, 6000}},
+		{0, 10, want{6007, true, 0}},
+		{0, 23, want{6020, false, 5000}},
+		{0, 25, want{6020, false, 5000}},
+		{0, 26, want{11021, true, 0}},
+		{0, 30, want{11025, true, 0}},
+		{0, 45, want{11040, false, 6000}},
+		{1, 1, want{1, false, 6000}},
+		{1, 2, want{6002, true, 0}},
+	} {
+		got, err := remoteclusterutils.TranslateFromRecords(ctxT(t), testcluster.Client(t, &p.Target), "SRC",
+			map[string]map[int32]int64{remote: {tc.part: tc.x}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := got[remote][tc.part]
+		if r.Err != nil || r.Offset != tc.want.off || r.Exact != tc.want.exact || r.Reread != tc.want.reread {
+			t.Errorf("partition %d X %d: %+v, want %+v", tc.part, tc.x, r, tc.want)
+		}
+	}
+	// Partition 2: the search may pass over the first block; whatever it
+	// answers never skips a copy of X or later, and is exact only when it
+	// is the first copy of X or later.
+	for x, first := range map[int64]int64{3: 6000, 5: 6002, 8: 12005, 10: 12007, 13: 12010} {
+		got, err := remoteclusterutils.TranslateFromRecords(ctxT(t), testcluster.Client(t, &p.Target), "SRC",
+			map[string]map[int32]int64{remote: {2: x}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := got[remote][2]
+		if r.Err == nil && (r.Offset > first || (r.Exact && r.Offset != first)) {
+			t.Errorf("partition 2 X %d: %+v, the first copy of X or later is at %d", x, r, first)
+		}
+		if x >= 10 && (r.Err != nil || r.Offset != first || !r.Exact) {
+			t.Errorf("partition 2 X %d: %+v, want %d exact (past the first block)", x, r, first)
+		}
+	}
+	got, err := remoteclusterutils.TranslateFromRecords(ctxT(t), testcluster.Client(t, &p.Target), "SRC",
+		map[string]map[int32]int64{remote: {0: 46}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := got[remote][0]; !errors.Is(r.Err, remoteclusterutils.ErrNotCaughtUp) || r.LastCopied != 44 {
+		t.Errorf("X 46: %+v, want not caught up at 44", r)
 	}
 }
