@@ -425,7 +425,8 @@ func translateMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprint(stderr, "usage: kmirror translate -config FILE [-flow 'A->B'] -groups REGEX [-json] [-records]\n\n"+
 			"Prints each group's translated offsets on the target, per partition: source offset, target offset,\n"+
 			"exact, safe (with the bound on records re-read) or unknown, checkpoint age; and the partitions\n"+
-			"the group never committed. Needs only the target cluster.\n\nflags:\n")
+			"the group never committed. Needs only the target cluster. With -records, partitions whose\n"+
+			"checkpoint is not exact are translated again from the copies' source offsets.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := c.parse(fs, args); err != nil {
