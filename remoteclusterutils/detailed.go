@@ -62,11 +62,12 @@ type PartitionTranslation struct {
 	// checkpoint.KindRun ("run": kmirror's offset runs) or
 	// checkpoint.KindSync ("sync": offset syncs alone, MM2's rule); empty
 	// for an exact translation from the checkpoint, an unknown one or none;
-	// [KindRecord] when [RefineFromRecords] replaced Offset with the exact
-	// translation read from the copies (Translation is then exact).
+	// [KindRecord] when [RefineFromRecords] took Offset from the copies.
 	Record string
 	// CheckpointOffset is the checkpoint's own translated offset when
-	// Record is [KindRecord] (Offset replaced it); 0 otherwise.
+	// Record is [KindRecord] (Offset replaced it), -1 when the partition
+	// had no checkpoint (translated from the group's commit on the source);
+	// 0 otherwise.
 	CheckpointOffset int64
 	// RecordFallback, set by [RefineFromRecords] on a partition it looked
 	// at but did not change, says why: the copies' answer was not exact
@@ -243,34 +244,53 @@ func TranslatedOffsets(ps []PartitionTranslation) Offsets {
 }
 
 // RefineFromRecords is the fallback of checkpoint translations that are not
-// exact: for each partition of groups (a [Client.TranslateGroups] result)
-// whose Translation is safe or unknown, it translates the checkpoint's
-// SourceOffset from the copies on the remote topic
-// ([TranslateFromRecords]; cl reaches the target, sourceClusterID is the
-// source's cluster ID, or empty to take it from the copies) and, when the
-// copies give an exact answer, replaces Offset with it: Translation
-// [TranslationExact], Record [KindRecord], Reread 0, the checkpoint's
-// offset kept in CheckpointOffset. Other partitions keep their checkpoint's
-// translation, RecordFallback saying why. Exact and never-committed
-// partitions are not looked at (a never-committed one has no source offset
-// to translate). The result is a new map; groups is not changed. The error
-// is a failed read.
-func RefineFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID string, groups map[string][]PartitionTranslation) (map[string][]PartitionTranslation, error) {
+// exact, and of partitions without a checkpoint: for each partition of
+// groups (a [Client.TranslateGroups] result) whose Translation is safe or
+// unknown, it translates the checkpoint's SourceOffset from the copies on
+// the remote topic ([TranslateFromRecords]; cl reaches the target,
+// sourceClusterID is the source's cluster ID, or empty to take it from the
+// copies) and, when the copies give an exact answer, replaces Offset with
+// it: Translation [TranslationExact], Record [KindRecord], Reread 0, the
+// checkpoint's offset kept in CheckpointOffset. Other partitions keep
+// their checkpoint's translation, RecordFallback saying why.
+//
+// A never-committed partition (no checkpoint: the group's commit on the
+// source may be one no offset sync or run covered yet) is translated when
+// sourceCommits (group -> remote topic -> partition -> the group's
+// committed offset on the SOURCE, read there by the caller; nil: none)
+// holds its offset: any answer of the copies, exact or safe (with its
+// Reread bound), makes it translated, Record [KindRecord],
+// CheckpointOffset -1, NeverCommitted false; otherwise RecordFallback says
+// why. Exact partitions are not looked at. The result is a new map; groups
+// is not changed. The error is a failed read.
+func RefineFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID string, groups map[string][]PartitionTranslation, sourceCommits map[string]map[string]map[int32]int64) (map[string][]PartitionTranslation, error) {
 	type tp struct {
 		topic     string
 		partition int32
 	}
+	// x returns the source offset to translate for p of group g.
+	x := func(g string, p PartitionTranslation) (int64, bool) {
+		switch {
+		case p.NeverCommitted:
+			c, ok := sourceCommits[g][p.Topic][p.Partition]
+			return c, ok && c >= 0
+		case p.Translation == TranslationExact || p.SourceOffset < 0:
+			return 0, false
+		}
+		return p.SourceOffset, true
+	}
 	// Distinct source offsets per partition, asked in rounds (one offset
 	// per partition and call).
 	xs := map[tp][]int64{}
-	for _, ps := range groups {
+	for g, ps := range groups {
 		for _, p := range ps {
-			if p.NeverCommitted || p.Translation == TranslationExact || p.SourceOffset < 0 {
+			off, ok := x(g, p)
+			if !ok {
 				continue
 			}
 			k := tp{p.Topic, p.Partition}
-			if !slices.Contains(xs[k], p.SourceOffset) {
-				xs[k] = append(xs[k], p.SourceOffset)
+			if !slices.Contains(xs[k], off) {
+				xs[k] = append(xs[k], off)
 			}
 		}
 	}
@@ -306,13 +326,23 @@ func RefineFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID stri
 	for g, ps := range groups {
 		nps := slices.Clone(ps)
 		for i, p := range nps {
-			r, ok := answers[tp{p.Topic, p.Partition}][p.SourceOffset]
-			if !ok || p.NeverCommitted || p.Translation == TranslationExact {
+			off, ok := x(g, p)
+			if !ok {
+				continue
+			}
+			r, ok := answers[tp{p.Topic, p.Partition}][off]
+			if !ok {
 				continue
 			}
 			switch {
 			case r.Err != nil:
 				nps[i].RecordFallback = r.Err.Error()
+			case p.NeverCommitted:
+				nps[i].NeverCommitted, nps[i].SourceOffset, nps[i].Offset, nps[i].CheckpointOffset = false, off, r.Offset, -1
+				nps[i].Translation, nps[i].Record, nps[i].Reread = TranslationSafe, KindRecord, r.Reread
+				if r.Exact {
+					nps[i].Translation, nps[i].Reread = TranslationExact, 0
+				}
 			case !r.Exact:
 				nps[i].RecordFallback = fmt.Sprintf("the copies give %d, safe, re-read <= %d: checkpoint kept", r.Offset, r.Reread)
 			default:

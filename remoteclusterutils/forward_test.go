@@ -356,9 +356,11 @@ func oracle(rs []*kgo.Record, end, x int64) (off int64, exact bool, reread int64
 // TestRefineFromRecords: checkpoints that are not exact (an MM2 one, a safe
 // sync one) become exact from the copies when the copies answer exactly;
 // a not-caught-up one and one whose copies answer only safely keep their
-// checkpoint with the reason; exact and never-committed partitions are
-// not looked at; two groups at different source offsets of one partition
-// are answered each.
+// checkpoint with the reason; exact partitions are not looked at;
+// never-committed ones are translated (exact or safe) from the group's
+// source commit when given, kept with the reason when the copies do not
+// answer, untouched without a commit; groups at different source offsets
+// of one partition are answered each.
 func TestRefineFromRecords(t *testing.T) {
 	p := testcluster.New(t, "src", "dst")
 	remote := p.Topic("src.orders")
@@ -392,7 +394,16 @@ func TestRefineFromRecords(t *testing.T) {
 			pt(1, 150, 1, remoteclusterutils.TranslationSafe, "sync", 5), // not caught up
 		},
 	}
-	got, err := remoteclusterutils.RefineFromRecords(ctxT(t), testcluster.Client(t, &p.Target), "SRC", in)
+	never := func(part int32) remoteclusterutils.PartitionTranslation {
+		return remoteclusterutils.PartitionTranslation{Topic: remote, Partition: part, SourceOffset: -1, Offset: -1,
+			Translation: remoteclusterutils.TranslationNone, Reread: -1, NeverCommitted: true}
+	}
+	// Groups j and k have no checkpoint on partitions 0 and 1: their
+	// commits on the source are given (k's partition 1: none).
+	in["j"] = []remoteclusterutils.PartitionTranslation{never(0), never(1)}
+	in["k"] = []remoteclusterutils.PartitionTranslation{never(0), never(1)}
+	commits := map[string]map[string]map[int32]int64{"j": {remote: {0: 10, 1: 150}}, "k": {remote: {0: 12}}}
+	got, err := remoteclusterutils.RefineFromRecords(ctxT(t), testcluster.Client(t, &p.Target), "SRC", in, commits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,6 +421,16 @@ func TestRefineFromRecords(t *testing.T) {
 		"h": {exact(0, 12, 13, 11), in["h"][1]},
 		"i": {kept(in["i"][0], "the copies give 10, safe, re-read <= 1: checkpoint kept"),
 			kept(in["i"][1], "the remote partition has not caught up with the source offset: the newest copy at 1 is of source offset 101, below 149")},
+		"j": {
+			{Topic: remote, Partition: 0, SourceOffset: 10, Offset: 10, Translation: remoteclusterutils.TranslationSafe,
+				Record: remoteclusterutils.KindRecord, Reread: 1, CheckpointOffset: -1}, // the MM2 copy at 10 before #10 at 11
+			kept(never(1), "the remote partition has not caught up with the source offset: the newest copy at 1 is of source offset 101, below 149"),
+		},
+		"k": {
+			{Topic: remote, Partition: 0, SourceOffset: 12, Offset: 13, Translation: remoteclusterutils.TranslationExact,
+				Record: remoteclusterutils.KindRecord, CheckpointOffset: -1},
+			never(1),
+		},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("RefineFromRecords (-want +got):\n%s", d)

@@ -22,7 +22,12 @@ package main
 // copy's source offset in its provenance header): when they answer
 // exactly, the report gives that offset, exact, record kind "record",
 // from "record", the checkpoint's offset in checkpoint_offset; otherwise
-// record_fallback says why the checkpoint's translation stays.
+// record_fallback says why the checkpoint's translation stays. When the
+// source answers (within 5s), a never-committed partition the group did
+// commit on the source (no offset sync or run covered it yet, so no
+// checkpoint) is translated from the copies too, exact or safe,
+// checkpoint_offset -1; the source's cluster ID names the copies' last
+// hop (else it is taken from the copies).
 //
 // Exit codes: 0 every partition of every group matched is translated; 1
 // no group matched, or some partition was never committed; 2 bad flags or
@@ -40,6 +45,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/internal/kclient"
@@ -208,7 +214,7 @@ type partitionReport struct {
 	// -records translated it from the copies (From is then "record").
 	Record string `json:"record,omitempty"`
 	// CheckpointOffset is the checkpoint's offset when Offset came from
-	// the copies instead.
+	// the copies instead (-1: the partition had no checkpoint).
 	CheckpointOffset int64 `json:"checkpoint_offset,omitempty"`
 	// RecordFallback says why -records left the checkpoint's translation
 	// of a partition that is not exact.
@@ -235,7 +241,9 @@ func newPartitionReport(d *drFlow, p remoteclusterutils.PartitionTranslation, no
 		if p.Record == remoteclusterutils.KindRecord {
 			r.From = "record"
 		}
-		r.CheckpointAgeMs = max(0, now.Sub(p.CheckpointTime).Milliseconds())
+		if !p.CheckpointTime.IsZero() { // zero: translated from the copies without a checkpoint
+			r.CheckpointAgeMs = max(0, now.Sub(p.CheckpointTime).Milliseconds())
+		}
 	}
 	return r
 }
@@ -347,6 +355,8 @@ func (p partitionReport) translation() string {
 		return fmt.Sprintf("safe (%s), re-read bound unknown", p.Record)
 	case p.Translation == string(remoteclusterutils.TranslationUnknown):
 		return "unknown (no kmirror-translation header: written by MM2)"
+	case p.Record == remoteclusterutils.KindRecord && p.CheckpointOffset < 0:
+		return "exact (record; no checkpoint)"
 	case p.Record == remoteclusterutils.KindRecord:
 		return fmt.Sprintf("exact (record; checkpoint %d)", p.CheckpointOffset)
 	}
@@ -455,9 +465,15 @@ func translateMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return drError(stderr, "translate", fmt.Errorf("reading the checkpoints of %s on %s: %w", d.name(), d.dst.Alias, err), code)
 	}
 	if *records {
-		// The source's cluster ID is taken from the copies: the target is
-		// all translate needs.
-		if tr, err = remoteclusterutils.RefineFromRecords(rctx, cl, "", tr); err != nil {
+		// The source, when it answers, gives its cluster ID and the
+		// groups' commits of never-committed partitions; without it the ID
+		// is taken from the copies (the target is all translate needs).
+		srcID, commits, err := d.sourceCommits(rctx, tr, min(c.timeout, sourceProbeTimeout))
+		if err != nil {
+			fmt.Fprintf(stderr, "kmirror translate: the source %s did not answer (%v): never-committed partitions are not translated from the copies, "+
+				"the source cluster ID is taken from them\n", d.src.Alias, err)
+		}
+		if tr, err = remoteclusterutils.RefineFromRecords(rctx, cl, srcID, tr, commits); err != nil {
 			return drError(stderr, "translate", fmt.Errorf("reading the copies on %s: %w", d.dst.Alias, err), drUnreachable)
 		}
 	}
@@ -485,6 +501,60 @@ func translateMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return drRefused
 	}
 	return drOK
+}
+
+// sourceProbeTimeout bounds translate -records' reads of the source.
+const sourceProbeTimeout = 5 * time.Second
+
+// sourceCommits reads, on the flow's source within timeout, its cluster ID
+// and the committed offsets of the groups of tr that have never-committed
+// partitions, keyed group -> remote topic -> partition (translate
+// -records). The error says the source did not answer.
+func (d *drFlow) sourceCommits(ctx context.Context, tr map[string][]remoteclusterutils.PartitionTranslation, timeout time.Duration) (string, map[string]map[string]map[int32]int64, error) {
+	cl, err := kclient.New(clusterOpts(d.src, d.src.Admin, kgo.RetryTimeout(timeout))...)
+	if err != nil {
+		return "", nil, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	adm := kadm.NewClient(cl)
+	meta, err := adm.BrokerMetadata(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	var groups []string
+	for g, ps := range tr {
+		for _, p := range ps {
+			if p.NeverCommitted {
+				groups = append(groups, g)
+				break
+			}
+		}
+	}
+	if len(groups) == 0 {
+		return meta.Cluster, nil, nil
+	}
+	out := map[string]map[string]map[int32]int64{}
+	for g, r := range adm.FetchManyOffsets(ctx, groups...) {
+		if r.Err != nil {
+			return meta.Cluster, nil, fmt.Errorf("group %s: %w", g, r.Err)
+		}
+		r.Fetched.Each(func(o kadm.OffsetResponse) {
+			if o.Err != nil || o.At < 0 {
+				return
+			}
+			remote := d.pol.FormatRemoteTopic(d.flow.Source, o.Topic)
+			if out[g] == nil {
+				out[g] = map[string]map[int32]int64{}
+			}
+			if out[g][remote] == nil {
+				out[g][remote] = map[int32]int64{}
+			}
+			out[g][remote][o.Partition] = o.At
+		})
+	}
+	return meta.Cluster, out, nil
 }
 
 // drCommands are the DR subcommands by name.

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/checkpoint"
@@ -17,12 +19,15 @@ import (
 // offsets: translate reports it as the checkpoint gives it; translate
 // -records reports 6, exact, from the copies, the checkpoint's 4 kept;
 // a checkpoint beyond what was replicated keeps its translation with the
-// reason.
+// reason; a partition without a checkpoint that the group committed on the
+// source is translated from the copies when the source answers, and stays
+// never committed (with a note) when it does not.
 func TestTranslateRecordsFallback(t *testing.T) {
 	p := testcluster.New(t, "src", "dst")
 	remote := p.Source.Alias + ".orders"
 	cps := p.Source.Alias + ".checkpoints.internal"
-	testcluster.CreateTopic(t, &p.Target, remote, 2, nil)
+	testcluster.CreateTopic(t, &p.Target, remote, 3, nil)
+	testcluster.CreateTopic(t, &p.Source, "orders", 3, nil)
 	testcluster.CreateTopic(t, &p.Target, cps, 1, map[string]*string{"cleanup.policy": ptrTo("compact")})
 	var copies []*kgo.Record
 	for u := range 10 {
@@ -31,6 +36,10 @@ func TestTranslateRecordsFallback(t *testing.T) {
 	}
 	copies = append(copies, &kgo.Record{Topic: remote, Partition: 1, Value: []byte("x"),
 		Headers: []kgo.RecordHeader{{Key: "kmirror-provenance", Value: fmt.Appendf(nil, "%s,#0", p.Source.Alias)}}})
+	for u := range 5 { // partition 2: #0-#4 at 0-4, no checkpoint
+		copies = append(copies, &kgo.Record{Topic: remote, Partition: 2, Value: fmt.Appendf(nil, "%d", u),
+			Headers: []kgo.RecordHeader{{Key: "kmirror-provenance", Value: fmt.Appendf(nil, "%s,#%d", p.Source.Alias, u)}}})
+	}
 	testcluster.Produce(t, &p.Target, copies...)
 	group := p.Group("billing")
 	var recs []*kgo.Record
@@ -49,12 +58,20 @@ func TestTranslateRecordsFallback(t *testing.T) {
 		recs = append(recs, &kgo.Record{Topic: cps, Key: k, Value: v}) // no kmirror-translation header: as MM2 writes
 	}
 	testcluster.Produce(t, &p.Target, recs...)
-	props := writeVerifyProps(t, p.Source.Alias, p.Target.Alias, "127.0.0.1:1", strings.Join(p.Target.Brokers, ","), ".*")
+	// The group committed partition 2 on the source at 3 (no offset sync
+	// covered it: no checkpoint).
+	commit := kadm.Offsets{}
+	commit.Add(kadm.Offset{Topic: "orders", Partition: 2, At: 3, LeaderEpoch: -1})
+	if _, err := testcluster.Admin(t, &p.Source).CommitOffsets(context.Background(), group, commit); err != nil {
+		t.Fatal(err)
+	}
+	deadSource := writeVerifyProps(t, p.Source.Alias, p.Target.Alias, "127.0.0.1:1", strings.Join(p.Target.Brokers, ","), ".*")
+	props := writeVerifyProps(t, p.Source.Alias, p.Target.Alias, strings.Join(p.Source.Brokers, ","), strings.Join(p.Target.Brokers, ","), ".*")
 
-	translate := func(args ...string) translateReport {
+	translate := func(code int, props string, args ...string) translateReport {
 		t.Helper()
-		code, out, errOut, _ := runDR(t, translateMain, append([]string{"-config", props, "-groups", group}, args...)...)
-		if code != drOK {
+		got, out, errOut, _ := runDR(t, translateMain, append([]string{"-config", props, "-groups", group}, args...)...)
+		if got != code {
 			t.Fatalf("translate %q: exit %d\n%s\n%s", args, code, out, errOut)
 		}
 		var rep translateReport
@@ -65,31 +82,57 @@ func TestTranslateRecordsFallback(t *testing.T) {
 		}
 		return rep
 	}
-	plain := translate("-json")
-	if ps := plain.Groups[0].Partitions; len(ps) != 2 || ps[0].Offset != 4 || ps[0].Translation != "unknown" || ps[0].From != "checkpoint" || ps[0].RecordFallback != "" {
+	plain := translate(drRefused, props, "-json") // partition 2 never committed
+	if ps := plain.Groups[0].Partitions; len(ps) != 3 || ps[0].Offset != 4 || ps[0].Translation != "unknown" || ps[0].From != "checkpoint" ||
+		ps[0].RecordFallback != "" || !ps[2].NeverCommitted {
 		t.Errorf("without -records: %+v", ps)
 	}
-	rep := translate("-records", "-json")
-	ps := rep.Groups[0].Partitions
-	if len(ps) != 2 {
-		t.Fatalf("partitions %+v", ps)
+	for _, cfg := range []string{props, deadSource} {
+		code := drOK
+		if cfg == deadSource {
+			code = drRefused // partition 2 stays never committed
+		}
+		rep := translate(code, cfg, "-records", "-json")
+		ps := rep.Groups[0].Partitions
+		if len(ps) != 3 {
+			t.Fatalf("partitions %+v", ps)
+		}
+		if g := ps[0]; g.SourceOffset != 6 || g.Offset != 6 || g.Translation != "exact" || g.Record != "record" || g.From != "record" ||
+			g.CheckpointOffset != 4 || g.RereadMax != 0 {
+			t.Errorf("partition 0 with -records: %+v, want 6 exact from the copies (checkpoint 4)", g)
+		}
+		if g := ps[1]; g.Offset != 1 || g.Translation != "unknown" ||
+			g.RecordFallback != "the remote partition has not caught up with the source offset: the newest copy at 0 is of source offset 0, below 4" {
+			t.Errorf("partition 1 with -records: %+v, want the checkpoint kept, not caught up", g)
+		}
+		g := ps[2]
+		switch cfg {
+		case props:
+			if g.NeverCommitted || g.SourceOffset != 3 || g.Offset != 3 || g.Translation != "exact" || g.From != "record" ||
+				g.CheckpointOffset != -1 || g.CheckpointAgeMs != 0 {
+				t.Errorf("partition 2 with -records: %+v, want the source commit 3 translated to 3, exact, no checkpoint", g)
+			}
+			if s := rep.Summary; s.Exact != 2 || s.FromRecords != 2 || s.Unknown != 1 || s.NeverCommitted != 0 {
+				t.Errorf("summary %+v", s)
+			}
+		default:
+			if !g.NeverCommitted || g.Offset != -1 {
+				t.Errorf("partition 2 with -records, the source gone: %+v, want never committed", g)
+			}
+		}
 	}
-	if g := ps[0]; g.SourceOffset != 6 || g.Offset != 6 || g.Translation != "exact" || g.Record != "record" || g.From != "record" ||
-		g.CheckpointOffset != 4 || g.RereadMax != 0 {
-		t.Errorf("partition 0 with -records: %+v, want 6 exact from the copies (checkpoint 4)", g)
-	}
-	if g := ps[1]; g.Offset != 1 || g.Translation != "unknown" ||
-		g.RecordFallback != "the remote partition has not caught up with the source offset: the newest copy at 0 is of source offset 0, below 4" {
-		t.Errorf("partition 1 with -records: %+v, want the checkpoint kept, not caught up", g)
-	}
-	if s := rep.Summary; s.Exact != 1 || s.FromRecords != 1 || s.Unknown != 1 {
-		t.Errorf("summary %+v", s)
-	}
-	_, out, _, _ := runDR(t, translateMain, "-config", props, "-groups", group, "-records")
-	for _, want := range []string{"exact (record; checkpoint 4)", "2 partition(s): 1 (1 from the copies) exact, 0 safe, 1 unknown"} {
+	_, out, errOut, _ := runDR(t, translateMain, "-config", props, "-groups", group, "-records")
+	for _, want := range []string{"exact (record; checkpoint 4)", "exact (record; no checkpoint)", "3 partition(s): 2 (2 from the copies) exact, 0 safe, 1 unknown"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table output lacks %q:\n%s", want, out)
 		}
+	}
+	if errOut != "" {
+		t.Errorf("stderr with the source up: %s", errOut)
+	}
+	_, _, errOut, _ = runDR(t, translateMain, "-config", deadSource, "-groups", group, "-records")
+	if !strings.Contains(errOut, "did not answer") {
+		t.Errorf("stderr with the source gone lacks the note: %s", errOut)
 	}
 }
 
