@@ -228,6 +228,9 @@ func TestTranslateReportGolden(t *testing.T) {
 		neverCp("A.orders", 2),
 		fromRecords(cpAt("A.orders", 3, 900, 870, remoteclusterutils.TranslationSafe, "sync", 30, 5*time.Second), 880),
 		withFallback(cpAt("A.orders", 4, 700, 690, remoteclusterutils.TranslationUnknown, "", -1, 5*time.Second), "no copy carrying its source offset found in [0, 700)"),
+		// No checkpoint: the group's commit on the source, 500, translated from the copies.
+		{Topic: "A.orders", Partition: 5, SourceOffset: 500, Offset: 480, Translation: remoteclusterutils.TranslationExact,
+			Record: remoteclusterutils.KindRecord, CheckpointOffset: -1},
 	}}
 	rep := translateReport{Flow: "A->B", CheckpointsTopic: "A.checkpoints.internal", At: planNow, Groups: groupReports(d, tr, planNow)}
 	rep.Summary = summarize(rep.Groups)
