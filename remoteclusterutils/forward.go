@@ -267,7 +267,12 @@ func (s *recScan) ensure(from, to int64) error {
 		gaps = append(gaps, kread.Range{From: at, To: to})
 	}
 	for _, g := range gaps {
-		got, err := kread.ReadRanges(s.ctx, s.opts, map[string]map[int32]kread.Range{s.topic: {s.partition: g}}, true)
+		// A fetch returns up to its byte limit from g.From (1 MiB by
+		// default): ask about 512 bytes per offset of the range (at least
+		// 32 KiB), so a probe of 64 offsets does not transfer a megabyte.
+		limit := int32(min(max((g.To-g.From)*512, 32<<10), 1<<20))
+		opts := append(slices.Clip(s.opts), kgo.FetchMaxPartitionBytes(limit), kgo.FetchMaxBytes(limit))
+		got, err := kread.ReadRanges(s.ctx, opts, map[string]map[int32]kread.Range{s.topic: {s.partition: g}}, true)
 		if err != nil {
 			return err
 		}
