@@ -22,7 +22,14 @@ import (
 // reason; a partition without a checkpoint that the group committed on the
 // source is translated from the copies when the source answers, and stays
 // never committed (with a note) when it does not.
-func TestTranslateRecordsFallback(t *testing.T) {
+// recordsSetup builds, on kfake, a flow's target whose remote topic holds
+// copies stamped with their source offsets: partition 0 #0-#9 with an MM2
+// checkpoint 6 -> 4, partition 1 #0 with a checkpoint 5 -> 1 (beyond what
+// was replicated), partition 2 #0-#4 without a checkpoint but the group's
+// commit at 3 on the source. It returns the properties with the source up
+// and with the source unreachable, and the group.
+func recordsSetup(t *testing.T) (props, deadSource, group string) {
+	t.Helper()
 	p := testcluster.New(t, "src", "dst")
 	remote := p.Source.Alias + ".orders"
 	cps := p.Source.Alias + ".checkpoints.internal"
@@ -41,7 +48,7 @@ func TestTranslateRecordsFallback(t *testing.T) {
 			Headers: []kgo.RecordHeader{{Key: "kmirror-provenance", Value: fmt.Appendf(nil, "%s,#%d", p.Source.Alias, u)}}})
 	}
 	testcluster.Produce(t, &p.Target, copies...)
-	group := p.Group("billing")
+	group = p.Group("billing")
 	var recs []*kgo.Record
 	for _, c := range []checkpoint.Checkpoint{
 		{Group: group, Topic: remote, Partition: 0, UpstreamOffset: 6, DownstreamOffset: 4},
@@ -65,9 +72,14 @@ func TestTranslateRecordsFallback(t *testing.T) {
 	if _, err := testcluster.Admin(t, &p.Source).CommitOffsets(context.Background(), group, commit); err != nil {
 		t.Fatal(err)
 	}
-	deadSource := writeVerifyProps(t, p.Source.Alias, p.Target.Alias, "127.0.0.1:1", strings.Join(p.Target.Brokers, ","), ".*")
-	props := writeVerifyProps(t, p.Source.Alias, p.Target.Alias, strings.Join(p.Source.Brokers, ","), strings.Join(p.Target.Brokers, ","), ".*")
+	deadSource = writeVerifyProps(t, p.Source.Alias, p.Target.Alias, "127.0.0.1:1", strings.Join(p.Target.Brokers, ","), ".*")
+	props = writeVerifyProps(t, p.Source.Alias, p.Target.Alias, strings.Join(p.Source.Brokers, ","), strings.Join(p.Target.Brokers, ","), ".*")
 
+	return props, deadSource, group
+}
+
+func TestTranslateRecordsFallback(t *testing.T) {
+	props, deadSource, group := recordsSetup(t)
 	translate := func(code int, props string, args ...string) translateReport {
 		t.Helper()
 		got, out, errOut, _ := runDR(t, translateMain, append([]string{"-config", props, "-groups", group}, args...)...)
@@ -137,3 +149,45 @@ func TestTranslateRecordsFallback(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestFailoverRecordsDryRun: failover -records, unplanned (the source
+// gone), plans the commit of partition 0 at the copies' exact 6 (from
+// "record", the checkpoint's 4 kept aside) and of partition 1 at its
+// checkpoint; partition 2 has no checkpoint and no source to read the
+// commit from: -uncommitted earliest commits the log start.
+func TestFailoverRecordsDryRun(t *testing.T) {
+	_, deadSource, group := recordsSetup(t)
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", deadSource, "-groups", group, "-records", "-dry-run",
+		"-source-timeout", "500ms", "-uncommitted", "earliest", "-json")
+	if code != drOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	var rep failoverReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Mode != modeUnplanned || len(rep.Groups) != 1 || len(rep.Groups[0].Partitions) != 3 {
+		t.Fatalf("report %+v", rep)
+	}
+	ps := rep.Groups[0].Partitions
+	if g := ps[0]; g.Offset != 6 || g.From != "record" || g.Translation != "exact" || g.CheckpointOffset != 4 {
+		t.Errorf("partition 0: %+v, want 6 from the copies", g)
+	}
+	if g := ps[1]; g.Offset != 1 || g.From != "checkpoint" || g.RecordFallback == "" {
+		t.Errorf("partition 1: %+v, want the checkpoint's 1 with the reason", g)
+	}
+	if g := ps[2]; g.Offset != 0 || g.From != "earliest" {
+		t.Errorf("partition 2: %+v, want the log start", g)
+	}
+	// Without -records, partition 0 is the checkpoint's 4.
+	code, out, errOut, _ = runDR(t, failoverMain, "-config", deadSource, "-groups", group, "-dry-run",
+		"-source-timeout", "500ms", "-uncommitted", "earliest", "-json")
+	rep = failoverReport{}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != drOK {
+		t.Fatalf("exit %d %v\n%s", code, err, errOut)
+	}
+	if g := rep.Groups[0].Partitions[0]; g.Offset != 4 || g.From != "checkpoint" {
+		t.Errorf("partition 0 without -records: %+v", g)
+	}
+}
+
