@@ -190,4 +190,3 @@ func TestFailoverRecordsDryRun(t *testing.T) {
 		t.Errorf("partition 0 without -records: %+v", g)
 	}
 }
-
