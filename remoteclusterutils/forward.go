@@ -121,7 +121,11 @@ type RecordTranslation struct {
 //     last copy): no answer, [ErrNotMonotonic]. Only what is read is
 //     checked: a replay of source offsets entirely between two probes is
 //     not seen (the answer is then in one of the runs of copies; a copy
-//     of X or later it passes over has its duplicate after it).
+//     of X or later it passes over has its duplicate after it). A remote
+//     topic merging several source topics (mirror's AllowTopicCollisions)
+//     interleaves their offsets: usually seen as non-monotonic, but not
+//     always; do not translate such topics from the copies (the stamp
+//     names the cluster, not the topic).
 //   - Stretches of unstamped records: a probe scans at least 4096 offsets
 //     (at most 5440) for a stamped copy. A longer stretch at the log's start
 //     or end (MM2 replicated before kmirror, tail resume turned off since)
