@@ -430,7 +430,7 @@ func translateMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.SetOutput(stderr)
 	var c drCommon
 	c.register(fs)
-	records := fs.Bool("records", false, "translate the partitions whose checkpoint is not exact again from the copies' source offsets (provenance header); report those answered exactly as exact, from \"record\"")
+	records := fs.Bool("records", false, "translate the partitions whose checkpoint is not exact again from the copies' source offsets (provenance header), and, when the source answers, never-committed partitions the group committed there; report those answered from \"record\"")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: kmirror translate -config FILE [-flow 'A->B'] -groups REGEX [-json] [-records]\n\n"+
 			"Prints each group's translated offsets on the target, per partition: source offset, target offset,\n"+
