@@ -30,7 +30,14 @@ import (
 // and with the source unreachable, and the group.
 func recordsSetup(t *testing.T) (props, deadSource, group string) {
 	t.Helper()
-	p := testcluster.New(t, "src", "dst")
+	props, deadSource, group, _ = recordsSetupPair(t)
+	return props, deadSource, group
+}
+
+// recordsSetupPair is recordsSetup that also returns the clusters.
+func recordsSetupPair(t *testing.T) (props, deadSource, group string, p *testcluster.Pair) {
+	t.Helper()
+	p = testcluster.New(t, "src", "dst")
 	remote := p.Source.Alias + ".orders"
 	cps := p.Source.Alias + ".checkpoints.internal"
 	testcluster.CreateTopic(t, &p.Target, remote, 3, nil)
@@ -75,7 +82,7 @@ func recordsSetup(t *testing.T) (props, deadSource, group string) {
 	deadSource = writeVerifyProps(t, p.Source.Alias, p.Target.Alias, "127.0.0.1:1", strings.Join(p.Target.Brokers, ","), ".*")
 	props = writeVerifyProps(t, p.Source.Alias, p.Target.Alias, strings.Join(p.Source.Brokers, ","), strings.Join(p.Target.Brokers, ","), ".*")
 
-	return props, deadSource, group
+	return props, deadSource, group, p
 }
 
 func TestTranslateRecordsFallback(t *testing.T) {
@@ -188,5 +195,32 @@ func TestFailoverRecordsDryRun(t *testing.T) {
 	}
 	if g := rep.Groups[0].Partitions[0]; g.Offset != 4 || g.From != "checkpoint" {
 		t.Errorf("partition 0 without -records: %+v", g)
+	}
+}
+
+// TestFailoverRecordsPlannedDryRun: planned (the source answers), the
+// group's commit of partition 2 on the source, which no checkpoint holds,
+// is translated from the copies: the catch-up is reached without
+// -uncommitted and the plan commits 3 there; without -records the
+// catch-up is not reached (no checkpoint yet).
+func TestFailoverRecordsPlannedDryRun(t *testing.T) {
+	props, _, group, p := recordsSetupPair(t)
+	testcluster.CreateTopic(t, &p.Target, "mm2-offsets."+p.Source.Alias+".internal", 1, map[string]*string{"cleanup.policy": ptrTo("compact")})
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", props, "-groups", group, "-records", "-dry-run", "-wait", "5s", "-json")
+	var rep failoverReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("exit %d %v\n%s\n%s", code, err, out, errOut)
+	}
+	if code != drOK || rep.Mode != modePlanned || len(rep.Groups) != 1 || len(rep.Groups[0].Partitions) != 3 {
+		t.Fatalf("exit %d, report %s\n%s", code, out, errOut)
+	}
+	if g := rep.Groups[0].Partitions[2]; g.Offset != 3 || g.SourceOffset != 3 || g.From != "record" || g.Translation != "exact" || g.NeverCommitted {
+		t.Errorf("partition 2: %+v, want the source commit 3 at 3 from the copies", g)
+	}
+	// Without -records the commit has no checkpoint: the catch-up is not
+	// reached.
+	code, out, errOut, _ = runDR(t, failoverMain, "-config", props, "-groups", group, "-dry-run", "-wait", "1s", "-json")
+	if code != drRefused || !strings.Contains(out, "no checkpoint yet") {
+		t.Errorf("without -records: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
