@@ -10,7 +10,6 @@ import (
 
 	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/internal/kread"
-	"github.com/kmirror/kmirror/internal/provhdr"
 )
 
 // BackTranslation is a consumer group's position on a remote topic
@@ -277,21 +276,8 @@ func (b *BackIndex) WithRecords(ctx context.Context, cl *kgo.Client, sourceClust
 // copiedFrom returns the source offset r's last provenance header carries
 // when its last hop is the cluster sourceClusterID.
 func copiedFrom(r *kgo.Record, sourceClusterID string) (int64, bool) {
-	var v []byte
-	found := false
-	for _, h := range r.Headers {
-		if h.Key == provenanceHeader {
-			v, found = h.Value, true
-		}
-	}
-	if !found {
-		return 0, false
-	}
-	off, ok := provhdr.Offset(v)
-	if !ok {
-		return 0, false
-	}
-	if last, ok := provhdr.LastID(v); !ok || last != sourceClusterID {
+	last, off, ok := lastHop(r)
+	if !ok || last != sourceClusterID {
 		return 0, false
 	}
 	return off, true

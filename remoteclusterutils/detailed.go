@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/checkpoint"
 )
@@ -60,8 +61,19 @@ type PartitionTranslation struct {
 	// Record is the record kind a kmirror translation came from:
 	// checkpoint.KindRun ("run": kmirror's offset runs) or
 	// checkpoint.KindSync ("sync": offset syncs alone, MM2's rule); empty
-	// for an exact translation, an unknown one or none.
+	// for an exact translation from the checkpoint, an unknown one or none;
+	// [KindRecord] when [RefineFromRecords] took Offset from the copies.
 	Record string
+	// CheckpointOffset is the checkpoint's own translated offset when
+	// Record is [KindRecord] (Offset replaced it), -1 when the partition
+	// had no checkpoint (translated from the group's commit on the source);
+	// 0 otherwise.
+	CheckpointOffset int64
+	// RecordFallback, set by [RefineFromRecords] on a partition it looked
+	// at but did not change, says why: the copies' answer was not exact
+	// (with its bound on records re-read) or there was none (not caught
+	// up, no stamped copy, non-monotonic source offsets, mixed sources).
+	RecordFallback string
 	// Reread bounds the records a consumer resuming at Offset reads again
 	// of those the group had processed on the source before SourceOffset:
 	// 0 when exact, -1 when unknown (or NeverCommitted). What the group
@@ -229,4 +241,116 @@ func TranslatedOffsets(ps []PartitionTranslation) Offsets {
 		out.Add(kadm.Offset{Topic: p.Topic, Partition: p.Partition, At: p.Offset, LeaderEpoch: -1, Metadata: p.Metadata})
 	}
 	return out
+}
+
+// RefineFromRecords is the fallback of checkpoint translations that are not
+// exact, and of partitions without a checkpoint: for each partition of
+// groups (a [Client.TranslateGroups] result) whose Translation is safe or
+// unknown, it translates the checkpoint's SourceOffset from the copies on
+// the remote topic ([TranslateFromRecords]; cl reaches the target,
+// sourceClusterID is the source's cluster ID, or empty to take it from the
+// copies) and, when the copies give an exact answer, replaces Offset with
+// it: Translation [TranslationExact], Record [KindRecord], Reread 0, the
+// checkpoint's offset kept in CheckpointOffset. Other partitions keep
+// their checkpoint's translation, RecordFallback saying why.
+//
+// A never-committed partition (no checkpoint: the group's commit on the
+// source may be one no offset sync or run covered yet) is translated when
+// sourceCommits (group -> remote topic -> partition -> the group's
+// committed offset on the SOURCE, read there by the caller; nil: none)
+// holds its offset: any answer of the copies, exact or safe (with its
+// Reread bound), makes it translated, Record [KindRecord],
+// CheckpointOffset -1, NeverCommitted false; otherwise RecordFallback says
+// why. Exact partitions are not looked at. The result is a new map; groups
+// is not changed. The error is a failed read.
+func RefineFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID string, groups map[string][]PartitionTranslation, sourceCommits map[string]map[string]map[int32]int64) (map[string][]PartitionTranslation, error) {
+	type tp struct {
+		topic     string
+		partition int32
+	}
+	// x returns the source offset to translate for p of group g.
+	x := func(g string, p PartitionTranslation) (int64, bool) {
+		switch {
+		case p.NeverCommitted:
+			c, ok := sourceCommits[g][p.Topic][p.Partition]
+			return c, ok && c >= 0
+		case p.Translation == TranslationExact || p.SourceOffset < 0:
+			return 0, false
+		}
+		return p.SourceOffset, true
+	}
+	// Distinct source offsets per partition, asked in rounds (one offset
+	// per partition and call).
+	xs := map[tp][]int64{}
+	for g, ps := range groups {
+		for _, p := range ps {
+			off, ok := x(g, p)
+			if !ok {
+				continue
+			}
+			k := tp{p.Topic, p.Partition}
+			if !slices.Contains(xs[k], off) {
+				xs[k] = append(xs[k], off)
+			}
+		}
+	}
+	answers := map[tp]map[int64]RecordTranslation{}
+	for round := 0; ; round++ {
+		ask := map[string]map[int32]int64{}
+		for k, v := range xs {
+			if round < len(v) {
+				if ask[k.topic] == nil {
+					ask[k.topic] = map[int32]int64{}
+				}
+				ask[k.topic][k.partition] = v[round]
+			}
+		}
+		if len(ask) == 0 {
+			break
+		}
+		got, err := TranslateFromRecords(ctx, cl, sourceClusterID, ask)
+		if err != nil {
+			return nil, err
+		}
+		for t, ps := range got {
+			for p, r := range ps {
+				k := tp{t, p}
+				if answers[k] == nil {
+					answers[k] = map[int64]RecordTranslation{}
+				}
+				answers[k][r.SourceOffset] = r
+			}
+		}
+	}
+	out := make(map[string][]PartitionTranslation, len(groups))
+	for g, ps := range groups {
+		nps := slices.Clone(ps)
+		for i, p := range nps {
+			off, ok := x(g, p)
+			if !ok {
+				continue
+			}
+			r, ok := answers[tp{p.Topic, p.Partition}][off]
+			if !ok {
+				continue
+			}
+			switch {
+			case r.Err != nil:
+				nps[i].RecordFallback = r.Err.Error()
+			case p.NeverCommitted:
+				nps[i].NeverCommitted, nps[i].SourceOffset, nps[i].Offset, nps[i].CheckpointOffset = false, off, r.Offset, -1
+				nps[i].Translation, nps[i].Record, nps[i].Reread = TranslationSafe, KindRecord, r.Reread
+				if r.Exact {
+					nps[i].Translation, nps[i].Reread = TranslationExact, 0
+				}
+			case !r.Exact:
+				nps[i].RecordFallback = fmt.Sprintf("the copies give %d, safe, re-read <= %d: checkpoint kept", r.Offset, r.Reread)
+			default:
+				nps[i].CheckpointOffset = p.Offset
+				nps[i].Offset, nps[i].Translation, nps[i].Record, nps[i].Reread = r.Offset, TranslationExact, KindRecord, 0
+			}
+		}
+		out[g] = nps
+	}
+	return out, nil
 }

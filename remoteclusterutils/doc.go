@@ -129,7 +129,18 @@
 // [TranslateBack] maps a group's positions on remote topics back to the
 // source topics for failing back, from the forward flow's offset runs and
 // offset syncs (MM2's checkpoints cannot: the reverse flow never
-// replicates a remote topic back).
+// replicates a remote topic back), and exactly from the copies themselves
+// with [BackIndex.WithRecords].
+//
+// # Translation from the data
+//
+// kmirror stamps each copy's source offset into its provenance header, so
+// the target's own log maps source offsets to target offsets.
+// [TranslateFromRecords] translates source offsets forward from it (a
+// bounded binary search over each remote partition; it declines rather
+// than guess: not caught up, non-monotonic source offsets, no stamped
+// copy), and [RefineFromRecords] upgrades the checkpoint translations
+// that are not exact (MM2's, or safe ones) when the copies answer exactly.
 //
 // # Topology
 //

@@ -4,7 +4,7 @@ package main
 //
 //	kmirror failover -config mm2.properties -flow 'A->B' -groups REGEX
 //	                 [-uncommitted fail|earliest|latest] [-source-timeout 10s]
-//	                 [-wait 2m] [-dry-run] [-json]
+//	                 [-wait 2m] [-dry-run] [-records] [-json]
 //
 // It promotes the target B for the consumer groups -groups matches: their
 // translated offsets are committed into the same groups on B, so that
@@ -28,6 +28,12 @@ package main
 // committed another partition of, is refused with -uncommitted fail (the
 // default: listed, exit 1 before anything changes), or committed at the
 // target partition's log start (earliest) or end (latest).
+//
+// With -records, the translations are refined from the copies as
+// translate -records does (remoteclusterutils.RefineFromRecords): a
+// checkpoint that is not exact is replaced by the copies' exact answer,
+// and, planned, a never-committed partition the group committed on the
+// source is translated from the copies (no -uncommitted needed for it).
 //
 // Exit codes: 0 done (-dry-run: the plan has no problem); 1 refused or
 // something unaccounted (members on the source, an active group on the
@@ -63,6 +69,7 @@ type failoverOptions struct {
 	sourceTimeout time.Duration
 	wait          time.Duration
 	dryRun        bool
+	records       bool
 }
 
 // failoverReport is what failover prints (-json: this shape, pinned by
@@ -120,9 +127,10 @@ func parseFailoverFlags(args []string, stderr io.Writer) (*failoverOptions, erro
 	fs.DurationVar(&o.sourceTimeout, "source-timeout", 10*time.Second, "the source answering within this `duration` makes the failover planned, else unplanned")
 	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "planned: how long to wait for the flow to catch up; both: for the members to stop the flow")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "change nothing: print the plan")
+	fs.BoolVar(&o.records, "records", false, "refine the translations from the copies' source offsets (as translate -records): non-exact checkpoints, and (planned) never-committed partitions the group committed on the source")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: kmirror failover -config FILE [-flow 'A->B'] -groups REGEX [-uncommitted fail|earliest|latest]\n"+
-			"                        [-source-timeout 10s] [-wait 2m] [-dry-run] [-json]\n\n"+
+			"                        [-source-timeout 10s] [-wait 2m] [-dry-run] [-records] [-json]\n\n"+
 			"Moves consumer groups to the target: stops the flow for good (STOPPED), then commits each group's\n"+
 			"translated offsets into the same group on the target. Exit codes: 0 done, 1 refused or something\n"+
 			"unaccounted, 2 bad flags or configuration, 3 the target unreachable or interrupted.\n\nflags:\n")
@@ -222,7 +230,7 @@ func (r *failoverReport) writeText(w io.Writer) {
 // and counts those without a bound.
 func rereadOf(g groupReport) (sum int64, unknown int) {
 	for _, p := range g.Partitions {
-		if p.From != "checkpoint" {
+		if p.From != "checkpoint" && p.From != "record" {
 			continue
 		}
 		if p.RereadMax < 0 {
@@ -272,6 +280,16 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		tr, err := d.translateGroups(rctx, dstCl)
 		if err != nil {
 			return fmt.Errorf("reading the checkpoints of %s on %s: %w", d.name(), d.dst.Alias, err)
+		}
+		if o.records {
+			var srcID string
+			var commits map[string]map[string]map[int32]int64
+			if rep.Mode == modePlanned {
+				srcID, commits, _ = d.sourceCommits(rctx, tr, min(o.timeout, sourceProbeTimeout)) // unanswered: the checkpoints' view
+			}
+			if tr, err = remoteclusterutils.RefineFromRecords(rctx, dstCl, srcID, tr, commits); err != nil {
+				return fmt.Errorf("reading the copies on %s: %w", d.dst.Alias, err)
+			}
 		}
 		rep.TimingsMs.Translate += now().Sub(t).Milliseconds()
 		in.Checkpoints = tr

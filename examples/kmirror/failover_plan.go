@@ -156,7 +156,8 @@ func planFailover(in planInput) plan {
 		for _, p := range cps {
 			pr := partitionReport{Topic: p.Topic, SourceTopic: upstream(p.Topic), Partition: p.Partition,
 				SourceOffset: p.SourceOffset, Offset: p.Offset, Translation: string(p.Translation), Record: p.Record,
-				RereadMax: p.Reread, CheckpointTime: p.CheckpointTime, NeverCommitted: p.NeverCommitted}
+				RereadMax: p.Reread, CheckpointTime: p.CheckpointTime, NeverCommitted: p.NeverCommitted,
+				CheckpointOffset: p.CheckpointOffset, RecordFallback: p.RecordFallback}
 			if p.NeverCommitted {
 				switch in.Uncommitted {
 				case uncommittedEarliest:
@@ -171,6 +172,11 @@ func planFailover(in planInput) plan {
 				}
 			} else {
 				pr.From = "checkpoint"
+				if p.Record == remoteclusterutils.KindRecord {
+					pr.From = "record" // failover -records: from the copies
+				}
+			}
+			if !p.NeverCommitted && !p.CheckpointTime.IsZero() {
 				pr.CheckpointAgeMs = max(0, in.Now.Sub(p.CheckpointTime).Milliseconds())
 				if p.CheckpointTime.After(gr.LastCheckpoint) {
 					gr.LastCheckpoint = p.CheckpointTime

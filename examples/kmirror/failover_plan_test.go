@@ -27,6 +27,21 @@ func neverCp(topic string, p int32) remoteclusterutils.PartitionTranslation {
 		Translation: remoteclusterutils.TranslationNone, Reread: -1, NeverCommitted: true}
 }
 
+// fromRecords is p as translate -records reports it when the copies
+// translate it exactly to off.
+func fromRecords(p remoteclusterutils.PartitionTranslation, off int64) remoteclusterutils.PartitionTranslation {
+	p.CheckpointOffset, p.Offset = p.Offset, off
+	p.Translation, p.Record, p.Reread = remoteclusterutils.TranslationExact, remoteclusterutils.KindRecord, 0
+	return p
+}
+
+// withFallback is p as translate -records reports it when the copies do
+// not translate it exactly.
+func withFallback(p remoteclusterutils.PartitionTranslation, why string) remoteclusterutils.PartitionTranslation {
+	p.RecordFallback = why
+	return p
+}
+
 func upstream(t string) string { return strings.TrimPrefix(t, "A.") }
 
 // TestPlanFailover: the decisions of kmirror failover, per case.
@@ -211,6 +226,11 @@ func TestTranslateReportGolden(t *testing.T) {
 		cpAt("A.orders", 0, 1200, 1180, remoteclusterutils.TranslationExact, "", 0, 4*time.Second),
 		cpAt("A.orders", 1, 1100, 1051, remoteclusterutils.TranslationSafe, "sync", 49, 9*time.Second),
 		neverCp("A.orders", 2),
+		fromRecords(cpAt("A.orders", 3, 900, 870, remoteclusterutils.TranslationSafe, "sync", 30, 5*time.Second), 880),
+		withFallback(cpAt("A.orders", 4, 700, 690, remoteclusterutils.TranslationUnknown, "", -1, 5*time.Second), "no copy carrying its source offset found in [0, 700)"),
+		// No checkpoint: the group's commit on the source, 500, translated from the copies.
+		{Topic: "A.orders", Partition: 5, SourceOffset: 500, Offset: 480, Translation: remoteclusterutils.TranslationExact,
+			Record: remoteclusterutils.KindRecord, CheckpointOffset: -1},
 	}}
 	rep := translateReport{Flow: "A->B", CheckpointsTopic: "A.checkpoints.internal", At: planNow, Groups: groupReports(d, tr, planNow)}
 	rep.Summary = summarize(rep.Groups)

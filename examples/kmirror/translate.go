@@ -4,7 +4,7 @@ package main
 // share (the flow of the file, its clusters, the group selection, the exit
 // codes):
 //
-//	kmirror translate -config mm2.properties -flow 'A->B' -groups REGEX [-json] [-timeout 30s]
+//	kmirror translate -config mm2.properties -flow 'A->B' -groups REGEX [-json] [-records] [-timeout 30s]
 //
 // It reads the flow's checkpoints on the target (A.checkpoints.internal on
 // B) and prints, per consumer group the regex matches (full match) and per
@@ -15,6 +15,19 @@ package main
 // MM2), the checkpoint's age, and the partitions the group never committed
 // on a topic it committed another partition of (RemoteClusterUtils leaves
 // them out). It needs only the target: it works when the source is gone.
+//
+// With -records, a partition whose checkpoint is not exact (safe, or
+// unknown: written by MM2) is translated again from the copies on the
+// remote topic (remoteclusterutils.RefineFromRecords: kmirror stamps each
+// copy's source offset in its provenance header): when they answer
+// exactly, the report gives that offset, exact, record kind "record",
+// from "record", the checkpoint's offset in checkpoint_offset; otherwise
+// record_fallback says why the checkpoint's translation stays. When the
+// source answers (within 5s), a never-committed partition the group did
+// commit on the source (no offset sync or run covered it yet, so no
+// checkpoint) is translated from the copies too, exact or safe,
+// checkpoint_offset -1; the source's cluster ID names the copies' last
+// hop (else it is taken from the copies).
 //
 // Exit codes: 0 every partition of every group matched is translated; 1
 // no group matched, or some partition was never committed; 2 bad flags or
@@ -32,6 +45,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/internal/kclient"
@@ -190,13 +204,21 @@ type partitionReport struct {
 	// Offset is the translated target offset (translate), or the offset
 	// committed or to commit (failover, failback).
 	Offset int64 `json:"offset"`
-	// From says where Offset comes from: "checkpoint", "earliest",
-	// "latest" (never-committed partitions by choice), or none.
+	// From says where Offset comes from: "checkpoint", "record" (the
+	// copies, translate -records), "earliest", "latest" (never-committed
+	// partitions by choice), or none.
 	From string `json:"from,omitempty"`
 	// Translation is exact, safe, unknown or none.
 	Translation string `json:"translation"`
-	// Record is run or sync for kmirror's safe translations.
+	// Record is run or sync for kmirror's safe translations; record when
+	// -records translated it from the copies (From is then "record").
 	Record string `json:"record,omitempty"`
+	// CheckpointOffset is the checkpoint's offset when Offset came from
+	// the copies instead (-1: the partition had no checkpoint).
+	CheckpointOffset int64 `json:"checkpoint_offset,omitempty"`
+	// RecordFallback says why -records left the checkpoint's translation
+	// of a partition that is not exact.
+	RecordFallback string `json:"record_fallback,omitempty"`
 	// RereadMax bounds the records a consumer reads again of those the
 	// group processed before SourceOffset (-1 unknown).
 	RereadMax int64 `json:"reread_max"`
@@ -212,10 +234,16 @@ type partitionReport struct {
 func newPartitionReport(d *drFlow, p remoteclusterutils.PartitionTranslation, now time.Time) partitionReport {
 	r := partitionReport{Topic: p.Topic, SourceTopic: d.sourceTopic(p.Topic), Partition: p.Partition,
 		SourceOffset: p.SourceOffset, Offset: p.Offset, Translation: string(p.Translation), Record: p.Record,
-		RereadMax: p.Reread, CheckpointTime: p.CheckpointTime, NeverCommitted: p.NeverCommitted}
+		RereadMax: p.Reread, CheckpointTime: p.CheckpointTime, NeverCommitted: p.NeverCommitted,
+		CheckpointOffset: p.CheckpointOffset, RecordFallback: p.RecordFallback}
 	if !p.NeverCommitted {
 		r.From = "checkpoint"
-		r.CheckpointAgeMs = max(0, now.Sub(p.CheckpointTime).Milliseconds())
+		if p.Record == remoteclusterutils.KindRecord {
+			r.From = "record"
+		}
+		if !p.CheckpointTime.IsZero() { // zero: translated from the copies without a checkpoint
+			r.CheckpointAgeMs = max(0, now.Sub(p.CheckpointTime).Milliseconds())
+		}
 	}
 	return r
 }
@@ -253,6 +281,9 @@ type summary struct {
 	Safe           int `json:"safe"`
 	Unknown        int `json:"unknown"`
 	NeverCommitted int `json:"never_committed"`
+	// FromRecords counts the exact partitions translated from the copies
+	// (translate -records).
+	FromRecords int `json:"from_records,omitempty"`
 }
 
 func summarize(gs []groupReport) summary {
@@ -265,6 +296,9 @@ func summarize(gs []groupReport) summary {
 				s.NeverCommitted++
 			case p.Translation == string(remoteclusterutils.TranslationExact):
 				s.Exact++
+				if p.Record == remoteclusterutils.KindRecord {
+					s.FromRecords++
+				}
 			case p.Translation == string(remoteclusterutils.TranslationSafe):
 				s.Safe++
 			default:
@@ -276,8 +310,12 @@ func summarize(gs []groupReport) summary {
 }
 
 func (s summary) String() string {
-	return fmt.Sprintf("%d group(s), %d partition(s): %d exact, %d safe, %d unknown (written by MM2), %d never committed",
-		s.Groups, s.Partitions, s.Exact, s.Safe, s.Unknown, s.NeverCommitted)
+	exact := fmt.Sprint(s.Exact)
+	if s.FromRecords > 0 {
+		exact = fmt.Sprintf("%d (%d from the copies)", s.Exact, s.FromRecords)
+	}
+	return fmt.Sprintf("%d group(s), %d partition(s): %s exact, %d safe, %d unknown (written by MM2), %d never committed",
+		s.Groups, s.Partitions, exact, s.Safe, s.Unknown, s.NeverCommitted)
 }
 
 // groupReports builds the per-group reports of translations, sorted by
@@ -317,6 +355,10 @@ func (p partitionReport) translation() string {
 		return fmt.Sprintf("safe (%s), re-read bound unknown", p.Record)
 	case p.Translation == string(remoteclusterutils.TranslationUnknown):
 		return "unknown (no kmirror-translation header: written by MM2)"
+	case p.Record == remoteclusterutils.KindRecord && p.CheckpointOffset < 0:
+		return "exact (record; no checkpoint)"
+	case p.Record == remoteclusterutils.KindRecord:
+		return fmt.Sprintf("exact (record; checkpoint %d)", p.CheckpointOffset)
 	}
 	return p.Translation
 }
@@ -388,11 +430,13 @@ func translateMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.SetOutput(stderr)
 	var c drCommon
 	c.register(fs)
+	records := fs.Bool("records", false, "translate the partitions whose checkpoint is not exact again from the copies' source offsets (provenance header), and, when the source answers, never-committed partitions the group committed there; report those answered from \"record\"")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: kmirror translate -config FILE [-flow 'A->B'] -groups REGEX [-json]\n\n"+
+		fmt.Fprint(stderr, "usage: kmirror translate -config FILE [-flow 'A->B'] -groups REGEX [-json] [-records]\n\n"+
 			"Prints each group's translated offsets on the target, per partition: source offset, target offset,\n"+
 			"exact, safe (with the bound on records re-read) or unknown, checkpoint age; and the partitions\n"+
-			"the group never committed. Needs only the target cluster.\n\nflags:\n")
+			"the group never committed. Needs only the target cluster. With -records, partitions whose\n"+
+			"checkpoint is not exact are translated again from the copies' source offsets.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := c.parse(fs, args); err != nil {
@@ -420,6 +464,19 @@ func translateMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		return drError(stderr, "translate", fmt.Errorf("reading the checkpoints of %s on %s: %w", d.name(), d.dst.Alias, err), code)
 	}
+	if *records {
+		// The source, when it answers, gives its cluster ID and the
+		// groups' commits of never-committed partitions; without it the ID
+		// is taken from the copies (the target is all translate needs).
+		srcID, commits, err := d.sourceCommits(rctx, tr, min(c.timeout, sourceProbeTimeout))
+		if err != nil {
+			fmt.Fprintf(stderr, "kmirror translate: the source %s did not answer (%v): never-committed partitions are not translated from the copies, "+
+				"the source cluster ID is taken from them\n", d.src.Alias, err)
+		}
+		if tr, err = remoteclusterutils.RefineFromRecords(rctx, cl, srcID, tr, commits); err != nil {
+			return drError(stderr, "translate", fmt.Errorf("reading the copies on %s: %w", d.dst.Alias, err), drUnreachable)
+		}
+	}
 	now := time.Now()
 	rep := translateReport{Flow: d.name(), CheckpointsTopic: d.pol.CheckpointsTopic(d.flow.Source), At: now.UTC(),
 		Groups: groupReports(d, tr, now)}
@@ -444,6 +501,60 @@ func translateMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return drRefused
 	}
 	return drOK
+}
+
+// sourceProbeTimeout bounds translate -records' reads of the source.
+const sourceProbeTimeout = 5 * time.Second
+
+// sourceCommits reads, on the flow's source within timeout, its cluster ID
+// and the committed offsets of the groups of tr that have never-committed
+// partitions, keyed group -> remote topic -> partition (translate
+// -records). The error says the source did not answer.
+func (d *drFlow) sourceCommits(ctx context.Context, tr map[string][]remoteclusterutils.PartitionTranslation, timeout time.Duration) (string, map[string]map[string]map[int32]int64, error) {
+	cl, err := kclient.New(clusterOpts(d.src, d.src.Admin, kgo.RetryTimeout(timeout))...)
+	if err != nil {
+		return "", nil, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	adm := kadm.NewClient(cl)
+	meta, err := adm.BrokerMetadata(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	var groups []string
+	for g, ps := range tr {
+		for _, p := range ps {
+			if p.NeverCommitted {
+				groups = append(groups, g)
+				break
+			}
+		}
+	}
+	if len(groups) == 0 {
+		return meta.Cluster, nil, nil
+	}
+	out := map[string]map[string]map[int32]int64{}
+	for g, r := range adm.FetchManyOffsets(ctx, groups...) {
+		if r.Err != nil {
+			return meta.Cluster, nil, fmt.Errorf("group %s: %w", g, r.Err)
+		}
+		r.Fetched.Each(func(o kadm.OffsetResponse) {
+			if o.Err != nil || o.At < 0 {
+				return
+			}
+			remote := d.pol.FormatRemoteTopic(d.flow.Source, o.Topic)
+			if out[g] == nil {
+				out[g] = map[string]map[int32]int64{}
+			}
+			if out[g][remote] == nil {
+				out[g][remote] = map[int32]int64{}
+			}
+			out[g][remote][o.Partition] = o.At
+		})
+	}
+	return meta.Cluster, out, nil
 }
 
 // drCommands are the DR subcommands by name.

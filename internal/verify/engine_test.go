@@ -111,5 +111,23 @@ func TestEngineCopyVerifies(t *testing.T) {
 	if rep.Mismatch() || rep.Incomplete() || rep.Totals.Compared != 900 || rep.Totals.Matched != 900 || rep.Totals.Missing != 0 {
 		t.Fatalf("after a restart: %s; totals %+v", rep.Verdict(), rep.Totals)
 	}
+	// The engine stamps every copy with its source offset: per partition
+	// the mapping is one run, source 0-299 at target 0-(copies-1)
+	// (duplicates of a restart extend no run: they start one), and no
+	// stamp disagrees with the content match.
+	if rep.Totals.StampDisagreements != 0 {
+		t.Errorf("stamp disagreements: %d", rep.Totals.StampDisagreements)
+	}
+	for _, pr := range rep.Topics[0].Partitions {
+		st := pr.Stamps
+		if st == nil || st.Stamped != pr.TargetRecords || st.Unstamped != 0 || len(st.Runs) == 0 ||
+			st.Runs[0].SourceFrom != 0 || st.Runs[0].TargetFrom != 0 {
+			t.Errorf("partition %d: stamps %+v, want every one of %d copies stamped from source 0 at target 0", pr.Partition, st, pr.TargetRecords)
+			continue
+		}
+		if pr.Duplicated == 0 && (len(st.Runs) != 1 || st.Runs[0].SourceTo != 299 || st.Runs[0].TargetTo != 299 || st.Runs[0].Records != 300) {
+			t.Errorf("partition %d without duplicates: runs %+v, want source 0-299 -> target 0-299", pr.Partition, st.Runs)
+		}
+	}
 	t.Logf("%s", rep.Verdict())
 }

@@ -34,6 +34,10 @@ type tgtRec struct {
 	off int64
 	f   fields
 	fp  uint64
+	// stamp is the source offset the record's provenance header carries
+	// (kmirror-provenance ending with "#<offset>"), when stamped.
+	stamp   int64
+	stamped bool
 }
 
 type matchOpts struct {
@@ -94,6 +98,12 @@ type matcher struct {
 
 	lastMissingSeq, lastDeletedSeq int64
 	windowSeqEnd                   int64 // one past the last window entry added
+
+	// stamps is the offset mapping the target records' provenance offsets
+	// give (set on the report by finishStamps when any was stamped);
+	// runOpen: the previous target record extended stamps.Runs' last run.
+	stamps  StampMap
+	runOpen bool
 }
 
 func newMatcher(o matchOpts, r *PartitionReport) *matcher {
@@ -184,6 +194,7 @@ func (m *matcher) wants(t tgtRec) bool {
 // target classifies one target record.
 func (m *matcher) target(t tgtRec) {
 	m.r.TargetRecords++
+	m.stamp(t)
 	if m.c >= 0 && m.c+1 < m.next() && m.at(m.c+1).fp == t.fp {
 		m.match(m.c+1, t)
 		return
@@ -241,6 +252,7 @@ func (m *matcher) advance(s int64, t tgtRec) {
 
 func (m *matcher) match(s int64, t tgtRec) {
 	e := m.at(s)
+	m.checkStamp(e, t)
 	switch {
 	case e.zone != zoneWindow:
 		m.r.TargetOutsideWindow++
@@ -277,6 +289,7 @@ func (m *matcher) match(s int64, t tgtRec) {
 
 func (m *matcher) alter(s int64, t tgtRec, fieldsDiffer []string) {
 	e := m.at(s)
+	m.checkStamp(e, t)
 	if e.zone != zoneWindow {
 		m.r.TargetOutsideWindow++
 	} else {
@@ -356,3 +369,53 @@ func (m *matcher) addRange(rs []Range, last *int64, seq, off int64) []Range {
 // frontier: with the source window read to its end, nothing more is
 // expected on the target.
 func (m *matcher) caughtUp() bool { return m.h >= m.windowSeqEnd-1 }
+
+// stamp adds t to the offset mapping: a stamped record extends the open
+// run when its source offset is above the run's last, else starts one; an
+// unstamped record closes the run.
+func (m *matcher) stamp(t tgtRec) {
+	st := &m.stamps
+	if !t.stamped {
+		st.Unstamped++
+		m.runOpen = false
+		return
+	}
+	st.Stamped++
+	if n := len(st.Runs); m.runOpen && n > 0 && t.stamp > st.Runs[n-1].SourceTo {
+		r := &st.Runs[n-1]
+		r.SourceTo, r.TargetTo = t.stamp, t.off
+		r.Records++
+		return
+	}
+	if len(st.Runs) >= m.o.maxDetails {
+		m.r.DetailsTruncated = true
+		m.runOpen = false
+		return
+	}
+	st.Runs = append(st.Runs, StampRun{SourceFrom: t.stamp, SourceTo: t.stamp, TargetFrom: t.off, TargetTo: t.off, Records: 1})
+	m.runOpen = true
+}
+
+// checkStamp flags a stamped target record whose content matched (or
+// stood for, altered) a source record at another offset than its stamp.
+func (m *matcher) checkStamp(e *srcEntry, t tgtRec) {
+	if !t.stamped || t.stamp == e.off {
+		return
+	}
+	m.stamps.Disagreements++
+	if len(m.stamps.DisagreementRecords) < m.o.maxDetails {
+		m.stamps.DisagreementRecords = append(m.stamps.DisagreementRecords,
+			StampDisagreement{TargetOffset: t.off, Stamped: t.stamp, Matched: e.off})
+	} else {
+		m.r.DetailsTruncated = true
+	}
+}
+
+// finishStamps puts the offset mapping on the report when some target
+// record read was stamped.
+func (m *matcher) finishStamps() {
+	if m.stamps.Stamped > 0 {
+		st := m.stamps
+		m.r.Stamps = &st
+	}
+}

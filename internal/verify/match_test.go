@@ -331,3 +331,51 @@ func TestMatcherIdenticalRecords(t *testing.T) {
 		t.Fatalf("matched %d missing %d dup %d ooo %d unexpected %d; want %d matched, 500 duplicates", got.Matched, got.Missing, got.Duplicated, got.OutOfOrder, got.Unexpected, n)
 	}
 }
+
+// TestMatcherStamps: the matcher's offset mapping from stamped target
+// records: runs break at an unstamped record and where source offsets stop
+// increasing; a stamp that names another source record than the content
+// match is a disagreement; the map is set only when a record was stamped.
+func TestMatcherStamps(t *testing.T) {
+	type st struct {
+		id    int   // content: source record id
+		stamp int64 // -1: unstamped
+	}
+	run := func(target []st) PartitionReport {
+		r := PartitionReport{TargetFirstMatch: -1}
+		m := newMatcher(defaultOpts, &r)
+		src := seqSrc(10)
+		i := 0
+		for off, tr := range target {
+			tg := tgtRec{off: int64(off), f: rec(tr.id), fp: fp(rec(tr.id), defaultOpts.compareTS), stamp: tr.stamp, stamped: tr.stamp >= 0}
+			for m.wants(tg) && i < len(src) {
+				m.addSource(srcEntry{off: src[i].off, f: src[i].f, fp: fp(src[i].f, defaultOpts.compareTS)})
+				i++
+			}
+			m.target(tg)
+		}
+		m.drain()
+		for ; i < len(src); i++ {
+			m.addSource(srcEntry{off: src[i].off, f: src[i].f, fp: fp(src[i].f, defaultOpts.compareTS)})
+			m.drain()
+		}
+		m.finishStamps()
+		return r
+	}
+	got := run([]st{{0, 0}, {1, 1}, {2, -1}, {3, 3}, {4, 7}, {5, 5}, {6, 6}, {4, 4}, {5, 5}, {7, 7}, {8, 8}, {9, 9}})
+	want := &StampMap{Stamped: 11, Unstamped: 1, Runs: []StampRun{
+		{SourceFrom: 0, SourceTo: 1, TargetFrom: 0, TargetTo: 1, Records: 2},
+		{SourceFrom: 3, SourceTo: 7, TargetFrom: 3, TargetTo: 4, Records: 2},
+		{SourceFrom: 5, SourceTo: 6, TargetFrom: 5, TargetTo: 6, Records: 2},
+		{SourceFrom: 4, SourceTo: 9, TargetFrom: 7, TargetTo: 11, Records: 5},
+	}, Disagreements: 1, DisagreementRecords: []StampDisagreement{{TargetOffset: 4, Stamped: 7, Matched: 4}}}
+	if d := cmp.Diff(want, got.Stamps); d != "" {
+		t.Errorf("stamps (-want +got):\n%s", d)
+	}
+	if got.Duplicated != 2 || got.Matched != 10 {
+		t.Errorf("content: %d duplicated, %d matched; want 2 and 10", got.Duplicated, got.Matched)
+	}
+	if r := run([]st{{0, -1}, {1, -1}}); r.Stamps != nil {
+		t.Errorf("no stamp read: %+v", r.Stamps)
+	}
+}

@@ -54,6 +54,56 @@ type Displaced struct {
 	TargetOffset int64 `json:"target_offset"`
 }
 
+// StampMap is the source->target offset mapping the target records read
+// carry: kmirror stamps each copy's source offset into its provenance
+// header ("kmirror-provenance" ending with "#<offset>"); exact translation
+// from the data (remoteclusterutils.TranslateFromRecords) relies on it, and
+// verify checks it against the content match.
+type StampMap struct {
+	// Stamped counts the target records read that carry a source offset;
+	// Unstamped those that do not (written by MM2, by a kmirror with tail
+	// resume off, or by other producers).
+	Stamped   int64 `json:"stamped"`
+	Unstamped int64 `json:"unstamped"`
+	// Runs is the mapping, compactly: maximal runs of stamped target
+	// records read one after the other (no unstamped record between) whose
+	// source offsets increase.
+	Runs []StampRun `json:"runs,omitempty"`
+	// Disagreements counts stamped target records whose content matched a
+	// source record at another offset than the one they carry (or stood,
+	// altered, where another one belongs); DisagreementRecords lists them.
+	Disagreements       int64               `json:"disagreements"`
+	DisagreementRecords []StampDisagreement `json:"disagreement_records,omitempty"`
+}
+
+// StampRun is a run of stamped target records: the copies of source
+// offsets SourceFrom to SourceTo (increasing, gaps allowed) at target
+// offsets TargetFrom to TargetTo, Records of them.
+type StampRun struct {
+	SourceFrom int64 `json:"source_from"`
+	SourceTo   int64 `json:"source_to"`
+	TargetFrom int64 `json:"target_from"`
+	TargetTo   int64 `json:"target_to"`
+	Records    int64 `json:"records"`
+}
+
+// String returns "source A-B -> target C-D (N records)".
+func (r StampRun) String() string {
+	if r.Records == 1 {
+		return fmt.Sprintf("source %d -> target %d", r.SourceFrom, r.TargetFrom)
+	}
+	return fmt.Sprintf("source %d-%d -> target %d-%d (%d records)", r.SourceFrom, r.SourceTo, r.TargetFrom, r.TargetTo, r.Records)
+}
+
+// StampDisagreement is a target record at TargetOffset that carries the
+// source offset Stamped while its content matched the source record at
+// Matched.
+type StampDisagreement struct {
+	TargetOffset int64 `json:"target_offset"`
+	Stamped      int64 `json:"stamped"`
+	Matched      int64 `json:"matched"`
+}
+
 // Side describes what was read of one side of a partition. Offsets are
 // those listed when the partition's comparison started.
 type Side struct {
@@ -146,6 +196,9 @@ type PartitionReport struct {
 	// (every field differs); UnexpectedOffsets lists their target offsets.
 	Unexpected        int64   `json:"unexpected"`
 	UnexpectedOffsets []int64 `json:"unexpected_offsets,omitempty"`
+	// Stamps is the source->target offset mapping the target records read
+	// carry in their provenance headers; nil when none carries one.
+	Stamps *StampMap `json:"stamps,omitempty"`
 	// DetailsTruncated is set when a list above was cut at
 	// Config.MaxDetails entries (the counts stay exact).
 	DetailsTruncated bool `json:"details_truncated,omitempty"`
@@ -187,6 +240,8 @@ type Totals struct {
 	Altered                int64 `json:"altered"`
 	OutOfOrder             int64 `json:"out_of_order"`
 	Unexpected             int64 `json:"unexpected"`
+	// StampDisagreements sums the partitions' Stamps.Disagreements.
+	StampDisagreements int64 `json:"stamp_disagreements"`
 	// Errors counts topics and partitions that could not be compared.
 	Errors int `json:"errors"`
 }
@@ -243,6 +298,9 @@ func (r *Report) total() {
 			t.Altered += p.Altered
 			t.OutOfOrder += p.OutOfOrder
 			t.Unexpected += p.Unexpected
+			if p.Stamps != nil {
+				t.StampDisagreements += p.Stamps.Disagreements
+			}
 			if p.Error != "" {
 				t.Errors++
 			}
@@ -378,6 +436,18 @@ func (p PartitionReport) details(topic, remote string) []string {
 	}
 	if p.Unexpected > 0 {
 		out = append(out, fmt.Sprintf("%s: %d target records copy no source record read, at target offsets %s", at, p.Unexpected, int64s(p.UnexpectedOffsets)))
+	}
+	if st := p.Stamps; st != nil {
+		runs := make([]string, len(st.Runs))
+		for i, r := range st.Runs {
+			runs[i] = r.String()
+		}
+		out = append(out, fmt.Sprintf("%s: source->target offsets from the copies' provenance: %s (%d stamped, %d without a source offset)",
+			at, strings.Join(runs, "; "), st.Stamped, st.Unstamped))
+		for _, d := range st.DisagreementRecords {
+			out = append(out, fmt.Sprintf("%s: stamp disagrees: %s[%d] offset %d carries source offset %d, its content matched source offset %d",
+				at, remote, p.Partition, d.TargetOffset, d.Stamped, d.Matched))
+		}
 	}
 	if p.DetailsTruncated {
 		out = append(out, fmt.Sprintf("%s: lists cut at the first entries (raise -max-details); counts are exact", at))

@@ -84,6 +84,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/internal/kclient"
+	"github.com/kmirror/kmirror/internal/provhdr"
 	"github.com/kmirror/kmirror/policy"
 )
 
@@ -804,6 +805,7 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 		leadIn:    ctxStart > 0,
 		truncated: t.tExists && tStart == t.tLogStart && t.tLogStart > 0,
 	}, r)
+	defer m.finishStamps() // what was read, also when the comparison stops early
 
 	extended := false
 	// feed reads one source record into the matcher; false at the end.
@@ -898,6 +900,7 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 		}
 		f := h.fields(rec)
 		tg := tgtRec{off: rec.Offset, f: f, fp: h.fingerprint(f, t.tp.compareTS)}
+		tg.stamp, tg.stamped = stampOf(rec)
 		for m.wants(tg) {
 			ok, err := feed(true)
 			if err != nil {
@@ -926,4 +929,19 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 	}
 	r.Source.To = max(sr.end, ctxStart)
 	return nil
+}
+
+// stampOf returns the source offset rec's last provenance header carries.
+func stampOf(rec *kgo.Record) (int64, bool) {
+	var v []byte
+	found := false
+	for _, h := range rec.Headers {
+		if h.Key == ProvenanceHeader {
+			v, found = h.Value, true
+		}
+	}
+	if !found {
+		return 0, false
+	}
+	return provhdr.Offset(v)
 }

@@ -737,3 +737,70 @@ func TestIdentityPolicy(t *testing.T) {
 	}
 	checkPart(t, rep, 0, summary{Compared: 4, Matched: 3, Missing: 1, TargetRecords: 3, MissingRanges: []verify.Range{{From: 2, To: 2, Records: 1}}})
 }
+
+// TestStampMap: the target's copies carry their source offsets in the
+// provenance header (ignored by the content comparison); the report maps
+// source to target offsets in runs, counts the unstamped copies (an MM2
+// one), starts a new run at a replay, and flags a copy whose stamp names
+// another source offset than its content matches.
+func TestStampMap(t *testing.T) {
+	e := newEnv(t, 1, nil)
+	e.produceSource(t, 0, 20)
+	stamped := func(i int, stamp int) *kgo.Record {
+		r := e.copyOf(0, i)
+		r.Headers = append(r.Headers, kgo.RecordHeader{Key: verify.ProvenanceHeader, Value: fmt.Appendf(nil, "%s,#%d", e.p.Source.Alias, stamp)})
+		return r
+	}
+	var rs []*kgo.Record
+	for i := 0; i < 10; i++ { // target 0-9: source 0-9
+		rs = append(rs, stamped(i, i))
+	}
+	rs = append(rs, e.copyOf(0, 10)) // target 10: source 10, no provenance (MM2)
+	for i := 11; i < 15; i++ {       // target 11-14: source 11-14, 13 stamped 31
+		s := i
+		if i == 13 {
+			s = 31
+		}
+		rs = append(rs, stamped(i, s))
+	}
+	for i := 12; i < 20; i++ { // target 15-22: a replay of 12-19
+		rs = append(rs, stamped(i, i))
+	}
+	testcluster.Produce(t, &e.p.Target, rs...)
+	rep := run(t, e.config())
+	p := checkPart(t, rep, 0, summary{Compared: 20, Matched: 20, TargetRecords: 23, Duplicated: 3,
+		Replays: []verify.Replay{{TargetOffset: 15, SourceOffset: 12, Records: 3}}})
+	// Runs: 11, 12, 31 increase (target 11-13); 14 < 31 starts a run
+	// (target 14); 12 < 14 starts another (target 15-22: 12-19).
+	want := &verify.StampMap{Stamped: 22, Unstamped: 1, Runs: []verify.StampRun{
+		{SourceFrom: 0, SourceTo: 9, TargetFrom: 0, TargetTo: 9, Records: 10},
+		{SourceFrom: 11, SourceTo: 31, TargetFrom: 11, TargetTo: 13, Records: 3},
+		{SourceFrom: 14, SourceTo: 14, TargetFrom: 14, TargetTo: 14, Records: 1},
+		{SourceFrom: 12, SourceTo: 19, TargetFrom: 15, TargetTo: 22, Records: 8},
+	}, Disagreements: 1, DisagreementRecords: []verify.StampDisagreement{{TargetOffset: 13, Stamped: 31, Matched: 13}}}
+	if d := cmp.Diff(want, p.Stamps); d != "" {
+		t.Errorf("stamps (-want +got):\n%s", d)
+	}
+	if rep.Totals.StampDisagreements != 1 {
+		t.Errorf("totals %+v, want 1 stamp disagreement", rep.Totals)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		e.topic + "[0]: source->target offsets from the copies' provenance: source 0-9 -> target 0-9 (10 records); source 11-31 -> target 11-13 (3 records); source 14 -> target 14; source 12-19 -> target 15-22 (8 records) (22 stamped, 1 without a source offset)",
+		e.topic + "[0]: stamp disagrees: " + e.remote + "[0] offset 13 carries source offset 31, its content matched source offset 13",
+	} {
+		if !strings.Contains(b.String(), line) {
+			t.Errorf("text lacks %q:\n%s", line, b.String())
+		}
+	}
+	// Without stamps, no map.
+	e2 := newEnv(t, 1, nil)
+	e2.produceSource(t, 0, 3)
+	e2.produceTarget(t, 0, 0, 1, 2)
+	if p := run(t, e2.config()).Topics[0].Partitions[0]; p.Stamps != nil {
+		t.Errorf("stamps without provenance: %+v", p.Stamps)
+	}
+}
