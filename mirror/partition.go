@@ -83,10 +83,10 @@ type partState struct {
 	// had polled nothing (checkOpenTransactions): records below it can
 	// never be copied, so the lag counts from it. 0 when not listed.
 	logStart int64
-	records   int64
-	bytes     int64
-	sw        syncWriter
-	err       error // non-retriable error: the partition is stopped
+	records  int64
+	bytes    int64
+	sw       syncWriter
+	err      error // non-retriable error: the partition is stopped
 	// Failure and recovery (see decideRestart): failedAt is when err was
 	// set; autoRetry says the cause can go away (retried at nextRetry,
 	// zero for errors that wait for an operator); retries counts the
