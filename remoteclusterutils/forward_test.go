@@ -196,6 +196,7 @@ func TestTranslateFromRecords(t *testing.T) {
 // transactions), the binary search answers what a full read of the log
 // gives, for every kind of X.
 func TestTranslateFromRecordsProperty(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	remote := p.Topic("src.big")
 	const parts = 3
@@ -445,6 +446,7 @@ func TestRefineFromRecords(t *testing.T) {
 // switch back, tail resume turned off) are searched across, the answers
 // around them safe with the stretch as the re-read bound.
 func TestTranslateFromRecordsLongStretches(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	remote := p.Topic("src.long")
 	createTopicsWith(t, &p.Target, 3, nil, remote)
