@@ -478,14 +478,46 @@ type cpKey struct {
 // a newly computed checkpoint must be written. It is pure and NOT safe for
 // concurrent use. The zero value is not usable; use [newCheckpointState].
 type checkpointState struct {
-	last  map[cpKey]Checkpoint
-	ids   map[cpKey]targetID // target log each last checkpoint was written for, when recorded
-	exact map[cpKey]struct{} // last checkpoints whose translation header says "exact"
+	// One entry per key holds the last checkpoint's offsets and metadata
+	// (the key holds its group, topic and partition: the interned strings
+	// are not stored twice), the target log it was written for and its
+	// exactness. An entry whose has is false only records a target log or
+	// exactness set before any checkpoint (never the case in the emitter,
+	// kept for the methods' independent contracts).
+	m   map[cpKey]cpVal
+	len int // entries with has
+	// names interns the group and topic names of loaded checkpoints
+	// (each record read carries its own copies).
+	names map[string]string
+}
+
+// cpVal is one key's state in checkpointState.
+type cpVal struct {
+	up, down int64
+	metadata string
+	id       targetID // zero: unknown
+	has      bool     // up, down and metadata hold a checkpoint
+	exact    bool     // its translation header says "exact"
 }
 
 // newCheckpointState returns an empty state.
 func newCheckpointState() *checkpointState {
-	return &checkpointState{last: make(map[cpKey]Checkpoint), ids: make(map[cpKey]targetID), exact: make(map[cpKey]struct{})}
+	return &checkpointState{m: make(map[cpKey]cpVal)}
+}
+
+// put stores v under k, dropping an entry that holds nothing.
+func (c *checkpointState) put(k cpKey, old, v cpVal) {
+	switch {
+	case old.has && !v.has:
+		c.len--
+	case !old.has && v.has:
+		c.len++
+	}
+	if !v.has && !v.exact && v.id == (targetID{}) {
+		delete(c.m, k)
+		return
+	}
+	c.m[k] = v
 }
 
 // SetExact records whether the last checkpoint of group and downstream
@@ -493,11 +525,10 @@ func newCheckpointState() *checkpointState {
 // saying "exact" (read from its record, or written so by the emitter).
 func (c *checkpointState) SetExact(group, topic string, partition int32, exact bool) {
 	k := cpKey{group: group, topic: topic, partition: partition}
-	if exact {
-		c.exact[k] = struct{}{}
-	} else {
-		delete(c.exact, k)
-	}
+	old := c.m[k]
+	v := old
+	v.exact = exact
+	c.put(k, old, v)
 }
 
 // NextExact is [checkpointState.Next] for a checkpoint whose translation
@@ -514,8 +545,7 @@ func (c *checkpointState) NextExact(cp Checkpoint, exact bool) bool {
 // Exact reports whether the last checkpoint of group and downstream
 // topic-partition (topic, partition) was written as an exact translation.
 func (c *checkpointState) Exact(group, topic string, partition int32) bool {
-	_, ok := c.exact[cpKey{group: group, topic: topic, partition: partition}]
-	return ok
+	return c.m[cpKey{group: group, topic: topic, partition: partition}].exact
 }
 
 // Upgrade decides whether cp, translated exactly, should be written again
@@ -528,14 +558,12 @@ func (c *checkpointState) Exact(group, topic string, partition int32) bool {
 // recorded the last checkpoint as exact.
 func (c *checkpointState) Upgrade(cp Checkpoint) bool {
 	k := cpKey{group: cp.Group, topic: cp.Topic, partition: cp.Partition}
-	last, ok := c.last[k]
-	if !ok || last.UpstreamOffset != cp.UpstreamOffset || last.DownstreamOffset != cp.DownstreamOffset {
+	v, ok := c.m[k]
+	if !ok || !v.has || v.up != cp.UpstreamOffset || v.down != cp.DownstreamOffset || v.exact {
 		return false
 	}
-	if _, ex := c.exact[k]; ex {
-		return false
-	}
-	c.exact[k] = struct{}{}
+	v.exact = true
+	c.m[k] = v
 	return true
 }
 
@@ -545,17 +573,16 @@ func (c *checkpointState) Upgrade(cp Checkpoint) bool {
 // means unknown.
 func (c *checkpointState) SetTarget(group, topic string, partition int32, id targetID) {
 	k := cpKey{group: group, topic: topic, partition: partition}
-	if id == (targetID{}) {
-		delete(c.ids, k)
-		return
-	}
-	c.ids[k] = id
+	old := c.m[k]
+	v := old
+	v.id = id
+	c.put(k, old, v)
 }
 
 // Target returns the target log the last checkpoint of the key was written
 // for (zero when unknown).
 func (c *checkpointState) Target(group, topic string, partition int32) targetID {
-	return c.ids[cpKey{group: group, topic: topic, partition: partition}]
+	return c.m[cpKey{group: group, topic: topic, partition: partition}].id
 }
 
 // Load records a checkpoint read from <source>.checkpoints.internal at start
@@ -568,15 +595,48 @@ func (c *checkpointState) Load(cp Checkpoint) bool {
 	if cp.UpstreamOffset < 0 || cp.DownstreamOffset < 0 {
 		return false
 	}
-	c.last[cpKey{group: cp.Group, topic: cp.Topic, partition: cp.Partition}] = cp
+	cp.Group, cp.Topic = c.intern(cp.Group), c.intern(cp.Topic)
+	c.set(cp)
 	return true
+}
+
+// intern returns the one copy of name the state holds.
+func (c *checkpointState) intern(name string) string {
+	if s, ok := c.names[name]; ok {
+		return s
+	}
+	if c.names == nil {
+		c.names = make(map[string]string)
+	}
+	c.names[name] = name
+	return name
+}
+
+// set records cp as the last checkpoint of its key, keeping the key's
+// target log and exactness.
+func (c *checkpointState) set(cp Checkpoint) {
+	k := cpKey{group: cp.Group, topic: cp.Topic, partition: cp.Partition}
+	old := c.m[k]
+	v := old
+	v.up, v.down, v.metadata, v.has = cp.UpstreamOffset, cp.DownstreamOffset, cp.Metadata, true
+	c.put(k, old, v)
+}
+
+// checkpoint rebuilds the Checkpoint of k from its state.
+func (k cpKey) checkpoint(v cpVal) Checkpoint {
+	return Checkpoint{Group: k.group, Topic: k.topic, Partition: k.partition,
+		UpstreamOffset: v.up, DownstreamOffset: v.down, Metadata: v.metadata}
 }
 
 // Last returns the last checkpoint loaded or emitted for group and
 // downstream topic-partition (topic, partition).
 func (c *checkpointState) Last(group, topic string, partition int32) (Checkpoint, bool) {
-	cp, ok := c.last[cpKey{group: group, topic: topic, partition: partition}]
-	return cp, ok
+	k := cpKey{group: group, topic: topic, partition: partition}
+	v, ok := c.m[k]
+	if !ok || !v.has {
+		return Checkpoint{}, false
+	}
+	return k.checkpoint(v), true
 }
 
 // Next decides whether the freshly translated checkpoint cp (cp.Topic is the
@@ -592,12 +652,11 @@ func (c *checkpointState) Next(cp Checkpoint) bool {
 	if cp.UpstreamOffset < 0 || cp.DownstreamOffset < 0 {
 		return false
 	}
-	key := cpKey{group: cp.Group, topic: cp.Topic, partition: cp.Partition}
-	last, ok := c.last[key]
-	if ok && cp.UpstreamOffset >= last.UpstreamOffset && cp.DownstreamOffset <= last.DownstreamOffset {
+	v := c.m[cpKey{group: cp.Group, topic: cp.Topic, partition: cp.Partition}]
+	if v.has && cp.UpstreamOffset >= v.up && cp.DownstreamOffset <= v.down {
 		return false
 	}
-	c.last[key] = cp
+	c.set(cp)
 	return true
 }
 
@@ -606,18 +665,19 @@ func (c *checkpointState) Next(cp Checkpoint) bool {
 // the next [checkpointState.Next] for that key then emits. MM2 has no
 // equivalent.
 func (c *checkpointState) Forget(group, topic string, partition int32) {
-	delete(c.last, cpKey{group: group, topic: topic, partition: partition})
-	delete(c.ids, cpKey{group: group, topic: topic, partition: partition})
-	delete(c.exact, cpKey{group: group, topic: topic, partition: partition})
+	k := cpKey{group: group, topic: topic, partition: partition}
+	if v, ok := c.m[k]; ok {
+		c.put(k, v, cpVal{})
+	}
 }
 
 // Group returns the known checkpoints of group sorted by topic and
 // partition (the input of group-offset sync, docs/mm2-compat.md §6.5), or nil.
 func (c *checkpointState) Group(group string) []Checkpoint {
 	var out []Checkpoint
-	for k, cp := range c.last {
-		if k.group == group {
-			out = append(out, cp)
+	for k, v := range c.m {
+		if k.group == group && v.has {
+			out = append(out, k.checkpoint(v))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -633,8 +693,10 @@ func (c *checkpointState) Group(group string) []Checkpoint {
 // checkpoint.
 func (c *checkpointState) Groups() []string {
 	seen := make(map[string]struct{})
-	for k := range c.last {
-		seen[k.group] = struct{}{}
+	for k, v := range c.m {
+		if v.has {
+			seen[k.group] = struct{}{}
+		}
 	}
 	out := make([]string, 0, len(seen))
 	for g := range seen {
@@ -645,7 +707,7 @@ func (c *checkpointState) Groups() []string {
 }
 
 // Len returns the number of known checkpoints.
-func (c *checkpointState) Len() int { return len(c.last) }
+func (c *checkpointState) Len() int { return c.len }
 
 // newestWithin returns, among the retained syncs of upstream
 // topic-partition (topic, partition) with upstream offset <= maxUp and
