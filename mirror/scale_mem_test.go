@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"testing"
@@ -90,7 +91,7 @@ func BenchmarkScaleMemory(b *testing.B) {
 		dst := testcluster.NewFake(b, "dst")
 		runtime.GC()
 		stop := make(chan struct{})
-		peakc := samplePeak(stop)
+		peakc := samplePeak(stop, os.Getenv("KMIRROR_HEAPPROFILE"))
 		m, err := mirror.New(
 			mirror.WithCluster(mirror.ClusterConfig{Alias: "src", Client: src.Opts()}),
 			mirror.WithCluster(mirror.ClusterConfig{Alias: "dst", Client: dst.Opts()}),
@@ -123,7 +124,7 @@ func BenchmarkScaleMemory(b *testing.B) {
 			if time.Now().After(deadline) {
 				b.Fatalf("after 10 minutes: %d of %d records, %d of %d groups checkpointed", st.Records, want, checkpointed, groups)
 			}
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(time.Second)
 		}
 		time.Sleep(2 * interval)
 		close(stop)
@@ -147,7 +148,8 @@ func BenchmarkScaleMemory(b *testing.B) {
 		}
 		dst.Fake.Close()
 		b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-live-MB")
-		b.ReportMetric(peak, "peak-heap-MB")
+		b.ReportMetric(peak.inuse, "peak-heap-MB")
+		b.ReportMetric(peak.live, "peak-live-MB")
 		b.ReportMetric(float64(ms.Sys)/(1<<20), "sys-MB")
 	}
 }
@@ -159,21 +161,41 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// samplePeak samples HeapInuse every 20 ms until stop is closed and
-// returns the maximum in MiB.
-func samplePeak(stop <-chan struct{}) <-chan float64 {
-	out := make(chan float64, 1)
+// peaks are the maxima samplePeak saw, in MiB.
+type peaks struct {
+	inuse float64 // HeapInuse
+	live  float64 // the live heap marked by a GC (/gc/heap/live:bytes)
+}
+
+// samplePeak samples HeapInuse and the live heap every 20 ms until stop
+// is closed and returns their maxima. With profile set it writes a heap
+// profile to profile+".peak" whenever the live heap reaches a new
+// maximum (the profile's inuse figures are those of the last GC: the
+// moment that live heap was marked).
+func samplePeak(stop <-chan struct{}, profile string) <-chan peaks {
+	out := make(chan peaks, 1)
 	go func() {
 		var ms runtime.MemStats
-		var peak uint64
+		var inuse, live uint64
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
 		for {
 			runtime.ReadMemStats(&ms)
-			peak = max(peak, ms.HeapInuse)
+			inuse = max(inuse, ms.HeapInuse)
+			metrics.Read(sample)
+			if l := sample[0].Value.Uint64(); l > live+live/20 {
+				live = l
+				if profile != "" {
+					if f, err := os.Create(profile + ".peak"); err == nil {
+						_ = pprof.WriteHeapProfile(f)
+						f.Close()
+					}
+				}
+			}
 			select {
 			case <-stop:
-				out <- float64(peak) / (1 << 20)
+				out <- peaks{inuse: float64(inuse) / (1 << 20), live: float64(live) / (1 << 20)}
 				return
 			case <-t.C:
 			}
