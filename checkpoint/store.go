@@ -151,10 +151,13 @@ type tpKey struct {
 
 // partState is the history of one upstream topic-partition.
 type partState struct {
-	// slots[0] is the newest sync, slots[63] the oldest usable one; equal ids
-	// mark repeated entries (docs/mm2-compat.md §6.3 invariants B and C
-	// hold).
-	slots [SlotsPerPartition]syncRef
+	// slots are MM2's 64 slots without their tail of repeats: slot i is
+	// slots[min(i, len(slots)-1)] (see all). Slot 0 is the newest sync,
+	// slot 63 the oldest usable one; equal ids mark repeated entries
+	// (docs/mm2-compat.md §6.3 invariants B and C hold). Most partitions
+	// hold a few distinct syncs: 64 slots of 24 bytes each were 1.5 KiB
+	// per partition (issue 22).
+	slots []syncRef
 	// recent holds the last len(recent) syncs (at most the configured
 	// history) in arrival order, oldest at recent[head] once full.
 	recent []syncPair
@@ -186,6 +189,7 @@ type OffsetSyncStore struct {
 
 	added, rejected, resets uint64
 	recentCap               int64 // sum of cap(recent) over partitions
+	slotCap                 int64 // sum of cap(slots) over partitions
 }
 
 // NewOffsetSyncStore returns an empty store that has not been read to end.
@@ -243,8 +247,36 @@ func (s *OffsetSyncStore) Add(sync OffsetSync) {
 		s.reset(p, ref)
 		return
 	}
-	p.update(ref)
+	all := p.all()
+	update(&all, ref)
+	s.setSlots(p, all[:])
 	s.remember(p, ref)
+}
+
+// all returns the 64 slots of p.
+func (p *partState) all() [SlotsPerPartition]syncRef {
+	var a [SlotsPerPartition]syncRef
+	n := copy(a[:], p.slots)
+	for i := n; i < SlotsPerPartition; i++ {
+		a[i] = p.slots[n-1]
+	}
+	return a
+}
+
+// setSlots stores slots (1 to 64 of them; missing ones repeat the last)
+// in p without their tail of repeats, reusing p's array when it fits.
+func (s *OffsetSyncStore) setSlots(p *partState, slots []syncRef) {
+	n := len(slots)
+	for n > 1 && slots[n-2].id == slots[n-1].id {
+		n--
+	}
+	before := cap(p.slots)
+	if n > before {
+		p.slots = make([]syncRef, n, max(n, 2*before))
+	}
+	p.slots = p.slots[:n]
+	copy(p.slots, slots[:n])
+	s.slotCap += int64(cap(p.slots) - before)
 }
 
 // downstreamRewound reports whether sync next, which follows sync newest in
@@ -259,9 +291,7 @@ func downstreamRewound(newest, next syncRef) bool {
 
 // reset makes ref the only sync of p (MM2's clearSyncArray).
 func (s *OffsetSyncStore) reset(p *partState, ref syncRef) {
-	for i := range p.slots {
-		p.slots[i] = ref
-	}
+	s.setSlots(p, []syncRef{ref})
 	p.recent = p.recent[:0]
 	p.head = 0
 	s.remember(p, ref)
@@ -289,9 +319,8 @@ func (s *OffsetSyncStore) remember(p *partState, ref syncRef) {
 
 // update applies MM2's slot update (docs/mm2-compat.md §6.3 step 3) for a
 // sync that is neither the first of its partition nor a rewind.
-func (p *partState) update(ref syncRef) {
-	orig := p.slots // copy: the algorithm reads the previous array while writing
-	syncs := &p.slots
+func update(syncs *[SlotsPerPartition]syncRef, ref syncRef) {
+	orig := *syncs // copy: the algorithm reads the previous array while writing
 	syncs[0] = ref
 	replacement := ref
 	r := 0 // cursor into orig
@@ -430,6 +459,7 @@ func (s *OffsetSyncStore) Partitions() int { return len(s.parts) }
 func (s *OffsetSyncStore) discard(k tpKey) {
 	if p := s.parts[k]; p != nil {
 		s.recentCap -= int64(cap(p.recent))
+		s.slotCap -= int64(cap(p.slots))
 		delete(s.parts, k)
 		s.resets++
 	}
@@ -451,9 +481,10 @@ type StoreStats struct {
 	Bytes int64
 }
 
-// slotBytes is the in-memory size of one partState without its ring data:
-// 64 slots of 24 bytes, a slice header and an int.
-const slotBytes = SlotsPerPartition*24 + 24 + 8
+// partBytes is the in-memory size of one partState without its slots and
+// ring data: two slice headers and an int; a slot is 24 bytes, a ring
+// entry 16.
+const partBytes = 24 + 24 + 8
 
 // Stats returns the store's counters; it costs O(1).
 func (s *OffsetSyncStore) Stats() StoreStats {
@@ -462,7 +493,7 @@ func (s *OffsetSyncStore) Stats() StoreStats {
 		Added:      s.added,
 		Rejected:   s.rejected,
 		Resets:     s.resets,
-		Bytes:      int64(len(s.parts))*slotBytes + s.recentCap*16,
+		Bytes:      int64(len(s.parts))*partBytes + s.slotCap*24 + s.recentCap*16,
 	}
 }
 
