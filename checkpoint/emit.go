@@ -82,25 +82,32 @@ type cpKeyTP struct {
 
 // partEntry is one replicated partition the group committed on the source.
 type partEntry struct {
-	g             *groupEntry
-	topic, remote string
-	partition     int32
-	srcOffset     int64
-	metadata      string
-	topicID       [16]byte        // the source topic's ID at the fetch, zero unknown
-	translated    int64           // translation of srcOffset, -1 none
-	exact         bool            // translated is exact
-	reason        string          // why there is no translation
-	exactReason   string          // why the translation is not exact
-	info          TranslationInfo // how translated was found (TranslationHeader)
-	targetOffset  int64           // target group offset last seen/committed, -1 unknown
-	seenTarget    int64           // target group offset as last fetched or committed, -1 none
-	syncReason    string
-	waiting       bool // counted in Emitter.waiting
+	g            *groupEntry
+	*topicRef    // source and remote topic names, shared by the topic's group partitions
+	partition    int32
+	exact        bool // translated is exact
+	waiting      bool // counted in Emitter.waiting
+	force        bool // checked even if its translation is unchanged
+	srcOffset    int64
+	metadata     string
+	topicID      [16]byte        // the source topic's ID at the fetch, zero unknown
+	translated   int64           // translation of srcOffset, -1 none
+	reason       string          // why there is no translation
+	exactReason  string          // why the translation is not exact
+	info         TranslationInfo // how translated was found (TranslationHeader)
+	targetOffset int64           // target group offset last seen/committed, -1 unknown
+	seenTarget   int64           // target group offset as last fetched or committed, -1 none
+	syncReason   string
 
 	epoch        uint64 // emission whose fetch last saw it
 	tmark, cmark uint64 // emission that queued it for translation, for checking
-	force        bool   // checked even if its translation is unchanged
+}
+
+// topicRef is a replicated source topic and its remote topic: one per
+// topic, pointed to by each of its group partitions (issue 22: 80 000
+// group partitions carried two string headers each).
+type topicRef struct {
+	topic, remote string
 }
 
 func (pe *partEntry) key() tpKey { return tpKey{topic: pe.topic, partition: pe.partition} }
@@ -510,16 +517,21 @@ func (e *Emitter) isReplicated(topic string) bool {
 // addPart adds a group partition: indexed by source partition, counted
 // under its remote topic. Topic names are interned (one string per topic).
 func (e *Emitter) addPart(g *groupEntry, topic string, partition int32) *partEntry {
-	remote, ok := e.remotes[topic]
-	if !ok {
-		topic = string([]byte(topic))
-		remote = e.remoteTopic(topic)
-		e.remotes[topic] = remote
-		e.sourceOf[remote] = topic
-	} else {
-		topic = e.sourceOf[remote]
+	ref := e.topicRefs[topic]
+	if ref == nil {
+		remote, ok := e.remotes[topic]
+		if !ok {
+			topic = string([]byte(topic))
+			remote = e.remoteTopic(topic)
+			e.remotes[topic] = remote
+			e.sourceOf[remote] = topic
+		} else {
+			topic = e.sourceOf[remote]
+		}
+		ref = &topicRef{topic: topic, remote: remote}
+		e.topicRefs[topic] = ref
 	}
-	pe := &partEntry{g: g, topic: topic, remote: remote, partition: partition, translated: -1, targetOffset: -1, seenTarget: -1}
+	pe := &partEntry{g: g, topicRef: ref, partition: partition, translated: -1, targetOffset: -1, seenTarget: -1}
 	k := pe.key()
 	g.parts[k] = pe
 	m := e.byPart[k]
@@ -528,7 +540,7 @@ func (e *Emitter) addPart(g *groupEntry, topic string, partition int32) *partEnt
 		e.byPart[k] = m
 	}
 	m[pe] = struct{}{}
-	e.remoteRefs[remote]++
+	e.remoteRefs[ref.remote]++
 	return pe
 }
 

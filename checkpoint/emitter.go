@@ -423,6 +423,7 @@ type Emitter struct {
 	// remotes caches the remote name of each source topic, sourceOf the
 	// reverse, replicated the topic filter's verdicts of one emission.
 	remotes    map[string]string
+	topicRefs  map[string]*topicRef // by source topic: the names its group partitions share
 	sourceOf   map[string]string
 	replicated map[string]bool
 	// pending are the group partitions checked again at the next emission
@@ -475,6 +476,7 @@ func NewEmitter(cfg EmitterConfig) (*Emitter, error) {
 		byPart:     map[tpKey]map[*partEntry]struct{}{},
 		remoteRefs: map[string]int{},
 		remotes:    map[string]string{},
+		topicRefs:  map[string]*topicRef{},
 		sourceOf:   map[string]string{},
 		replicated: map[string]bool{},
 		pending:    map[*partEntry]struct{}{},

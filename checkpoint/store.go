@@ -151,10 +151,13 @@ type tpKey struct {
 
 // partState is the history of one upstream topic-partition.
 type partState struct {
-	// slots[0] is the newest sync, slots[63] the oldest usable one; equal ids
-	// mark repeated entries (docs/mm2-compat.md §6.3 invariants B and C
-	// hold).
-	slots [SlotsPerPartition]syncRef
+	// slots are MM2's 64 slots without their tail of repeats: slot i is
+	// slots[min(i, len(slots)-1)] (see all). Slot 0 is the newest sync,
+	// slot 63 the oldest usable one; equal ids mark repeated entries
+	// (docs/mm2-compat.md §6.3 invariants B and C hold). Most partitions
+	// hold a few distinct syncs: 64 slots of 24 bytes each were 1.5 KiB
+	// per partition (issue 22).
+	slots []syncRef
 	// recent holds the last len(recent) syncs (at most the configured
 	// history) in arrival order, oldest at recent[head] once full.
 	recent []syncPair
@@ -186,6 +189,7 @@ type OffsetSyncStore struct {
 
 	added, rejected, resets uint64
 	recentCap               int64 // sum of cap(recent) over partitions
+	slotCap                 int64 // sum of cap(slots) over partitions
 }
 
 // NewOffsetSyncStore returns an empty store that has not been read to end.
@@ -243,8 +247,36 @@ func (s *OffsetSyncStore) Add(sync OffsetSync) {
 		s.reset(p, ref)
 		return
 	}
-	p.update(ref)
+	all := p.all()
+	update(&all, ref)
+	s.setSlots(p, all[:])
 	s.remember(p, ref)
+}
+
+// all returns the 64 slots of p.
+func (p *partState) all() [SlotsPerPartition]syncRef {
+	var a [SlotsPerPartition]syncRef
+	n := copy(a[:], p.slots)
+	for i := n; i < SlotsPerPartition; i++ {
+		a[i] = p.slots[n-1]
+	}
+	return a
+}
+
+// setSlots stores slots (1 to 64 of them; missing ones repeat the last)
+// in p without their tail of repeats, reusing p's array when it fits.
+func (s *OffsetSyncStore) setSlots(p *partState, slots []syncRef) {
+	n := len(slots)
+	for n > 1 && slots[n-2].id == slots[n-1].id {
+		n--
+	}
+	before := cap(p.slots)
+	if n > before {
+		p.slots = make([]syncRef, n, max(n, 2*before))
+	}
+	p.slots = p.slots[:n]
+	copy(p.slots, slots[:n])
+	s.slotCap += int64(cap(p.slots) - before)
 }
 
 // downstreamRewound reports whether sync next, which follows sync newest in
@@ -259,9 +291,7 @@ func downstreamRewound(newest, next syncRef) bool {
 
 // reset makes ref the only sync of p (MM2's clearSyncArray).
 func (s *OffsetSyncStore) reset(p *partState, ref syncRef) {
-	for i := range p.slots {
-		p.slots[i] = ref
-	}
+	s.setSlots(p, []syncRef{ref})
 	p.recent = p.recent[:0]
 	p.head = 0
 	s.remember(p, ref)
@@ -289,9 +319,8 @@ func (s *OffsetSyncStore) remember(p *partState, ref syncRef) {
 
 // update applies MM2's slot update (docs/mm2-compat.md §6.3 step 3) for a
 // sync that is neither the first of its partition nor a rewind.
-func (p *partState) update(ref syncRef) {
-	orig := p.slots // copy: the algorithm reads the previous array while writing
-	syncs := &p.slots
+func update(syncs *[SlotsPerPartition]syncRef, ref syncRef) {
+	orig := *syncs // copy: the algorithm reads the previous array while writing
 	syncs[0] = ref
 	replacement := ref
 	r := 0 // cursor into orig
@@ -430,6 +459,7 @@ func (s *OffsetSyncStore) Partitions() int { return len(s.parts) }
 func (s *OffsetSyncStore) discard(k tpKey) {
 	if p := s.parts[k]; p != nil {
 		s.recentCap -= int64(cap(p.recent))
+		s.slotCap -= int64(cap(p.slots))
 		delete(s.parts, k)
 		s.resets++
 	}
@@ -451,9 +481,10 @@ type StoreStats struct {
 	Bytes int64
 }
 
-// slotBytes is the in-memory size of one partState without its ring data:
-// 64 slots of 24 bytes, a slice header and an int.
-const slotBytes = SlotsPerPartition*24 + 24 + 8
+// partBytes is the in-memory size of one partState without its slots and
+// ring data: two slice headers and an int; a slot is 24 bytes, a ring
+// entry 16.
+const partBytes = 24 + 24 + 8
 
 // Stats returns the store's counters; it costs O(1).
 func (s *OffsetSyncStore) Stats() StoreStats {
@@ -462,7 +493,7 @@ func (s *OffsetSyncStore) Stats() StoreStats {
 		Added:      s.added,
 		Rejected:   s.rejected,
 		Resets:     s.resets,
-		Bytes:      int64(len(s.parts))*slotBytes + s.recentCap*16,
+		Bytes:      int64(len(s.parts))*partBytes + s.slotCap*24 + s.recentCap*16,
 	}
 }
 
@@ -478,14 +509,46 @@ type cpKey struct {
 // a newly computed checkpoint must be written. It is pure and NOT safe for
 // concurrent use. The zero value is not usable; use [newCheckpointState].
 type checkpointState struct {
-	last  map[cpKey]Checkpoint
-	ids   map[cpKey]targetID // target log each last checkpoint was written for, when recorded
-	exact map[cpKey]struct{} // last checkpoints whose translation header says "exact"
+	// One entry per key holds the last checkpoint's offsets and metadata
+	// (the key holds its group, topic and partition: the interned strings
+	// are not stored twice), the target log it was written for and its
+	// exactness. An entry whose has is false only records a target log or
+	// exactness set before any checkpoint (never the case in the emitter,
+	// kept for the methods' independent contracts).
+	m   map[cpKey]cpVal
+	len int // entries with has
+	// names interns the group and topic names of loaded checkpoints
+	// (each record read carries its own copies).
+	names map[string]string
+}
+
+// cpVal is one key's state in checkpointState.
+type cpVal struct {
+	up, down int64
+	metadata string
+	id       targetID // zero: unknown
+	has      bool     // up, down and metadata hold a checkpoint
+	exact    bool     // its translation header says "exact"
 }
 
 // newCheckpointState returns an empty state.
 func newCheckpointState() *checkpointState {
-	return &checkpointState{last: make(map[cpKey]Checkpoint), ids: make(map[cpKey]targetID), exact: make(map[cpKey]struct{})}
+	return &checkpointState{m: make(map[cpKey]cpVal)}
+}
+
+// put stores v under k, dropping an entry that holds nothing.
+func (c *checkpointState) put(k cpKey, old, v cpVal) {
+	switch {
+	case old.has && !v.has:
+		c.len--
+	case !old.has && v.has:
+		c.len++
+	}
+	if !v.has && !v.exact && v.id == (targetID{}) {
+		delete(c.m, k)
+		return
+	}
+	c.m[k] = v
 }
 
 // SetExact records whether the last checkpoint of group and downstream
@@ -493,11 +556,10 @@ func newCheckpointState() *checkpointState {
 // saying "exact" (read from its record, or written so by the emitter).
 func (c *checkpointState) SetExact(group, topic string, partition int32, exact bool) {
 	k := cpKey{group: group, topic: topic, partition: partition}
-	if exact {
-		c.exact[k] = struct{}{}
-	} else {
-		delete(c.exact, k)
-	}
+	old := c.m[k]
+	v := old
+	v.exact = exact
+	c.put(k, old, v)
 }
 
 // NextExact is [checkpointState.Next] for a checkpoint whose translation
@@ -514,8 +576,7 @@ func (c *checkpointState) NextExact(cp Checkpoint, exact bool) bool {
 // Exact reports whether the last checkpoint of group and downstream
 // topic-partition (topic, partition) was written as an exact translation.
 func (c *checkpointState) Exact(group, topic string, partition int32) bool {
-	_, ok := c.exact[cpKey{group: group, topic: topic, partition: partition}]
-	return ok
+	return c.m[cpKey{group: group, topic: topic, partition: partition}].exact
 }
 
 // Upgrade decides whether cp, translated exactly, should be written again
@@ -528,14 +589,12 @@ func (c *checkpointState) Exact(group, topic string, partition int32) bool {
 // recorded the last checkpoint as exact.
 func (c *checkpointState) Upgrade(cp Checkpoint) bool {
 	k := cpKey{group: cp.Group, topic: cp.Topic, partition: cp.Partition}
-	last, ok := c.last[k]
-	if !ok || last.UpstreamOffset != cp.UpstreamOffset || last.DownstreamOffset != cp.DownstreamOffset {
+	v, ok := c.m[k]
+	if !ok || !v.has || v.up != cp.UpstreamOffset || v.down != cp.DownstreamOffset || v.exact {
 		return false
 	}
-	if _, ex := c.exact[k]; ex {
-		return false
-	}
-	c.exact[k] = struct{}{}
+	v.exact = true
+	c.m[k] = v
 	return true
 }
 
@@ -545,17 +604,16 @@ func (c *checkpointState) Upgrade(cp Checkpoint) bool {
 // means unknown.
 func (c *checkpointState) SetTarget(group, topic string, partition int32, id targetID) {
 	k := cpKey{group: group, topic: topic, partition: partition}
-	if id == (targetID{}) {
-		delete(c.ids, k)
-		return
-	}
-	c.ids[k] = id
+	old := c.m[k]
+	v := old
+	v.id = id
+	c.put(k, old, v)
 }
 
 // Target returns the target log the last checkpoint of the key was written
 // for (zero when unknown).
 func (c *checkpointState) Target(group, topic string, partition int32) targetID {
-	return c.ids[cpKey{group: group, topic: topic, partition: partition}]
+	return c.m[cpKey{group: group, topic: topic, partition: partition}].id
 }
 
 // Load records a checkpoint read from <source>.checkpoints.internal at start
@@ -568,15 +626,48 @@ func (c *checkpointState) Load(cp Checkpoint) bool {
 	if cp.UpstreamOffset < 0 || cp.DownstreamOffset < 0 {
 		return false
 	}
-	c.last[cpKey{group: cp.Group, topic: cp.Topic, partition: cp.Partition}] = cp
+	cp.Group, cp.Topic = c.intern(cp.Group), c.intern(cp.Topic)
+	c.set(cp)
 	return true
+}
+
+// intern returns the one copy of name the state holds.
+func (c *checkpointState) intern(name string) string {
+	if s, ok := c.names[name]; ok {
+		return s
+	}
+	if c.names == nil {
+		c.names = make(map[string]string)
+	}
+	c.names[name] = name
+	return name
+}
+
+// set records cp as the last checkpoint of its key, keeping the key's
+// target log and exactness.
+func (c *checkpointState) set(cp Checkpoint) {
+	k := cpKey{group: cp.Group, topic: cp.Topic, partition: cp.Partition}
+	old := c.m[k]
+	v := old
+	v.up, v.down, v.metadata, v.has = cp.UpstreamOffset, cp.DownstreamOffset, cp.Metadata, true
+	c.put(k, old, v)
+}
+
+// checkpoint rebuilds the Checkpoint of k from its state.
+func (k cpKey) checkpoint(v cpVal) Checkpoint {
+	return Checkpoint{Group: k.group, Topic: k.topic, Partition: k.partition,
+		UpstreamOffset: v.up, DownstreamOffset: v.down, Metadata: v.metadata}
 }
 
 // Last returns the last checkpoint loaded or emitted for group and
 // downstream topic-partition (topic, partition).
 func (c *checkpointState) Last(group, topic string, partition int32) (Checkpoint, bool) {
-	cp, ok := c.last[cpKey{group: group, topic: topic, partition: partition}]
-	return cp, ok
+	k := cpKey{group: group, topic: topic, partition: partition}
+	v, ok := c.m[k]
+	if !ok || !v.has {
+		return Checkpoint{}, false
+	}
+	return k.checkpoint(v), true
 }
 
 // Next decides whether the freshly translated checkpoint cp (cp.Topic is the
@@ -592,12 +683,11 @@ func (c *checkpointState) Next(cp Checkpoint) bool {
 	if cp.UpstreamOffset < 0 || cp.DownstreamOffset < 0 {
 		return false
 	}
-	key := cpKey{group: cp.Group, topic: cp.Topic, partition: cp.Partition}
-	last, ok := c.last[key]
-	if ok && cp.UpstreamOffset >= last.UpstreamOffset && cp.DownstreamOffset <= last.DownstreamOffset {
+	v := c.m[cpKey{group: cp.Group, topic: cp.Topic, partition: cp.Partition}]
+	if v.has && cp.UpstreamOffset >= v.up && cp.DownstreamOffset <= v.down {
 		return false
 	}
-	c.last[key] = cp
+	c.set(cp)
 	return true
 }
 
@@ -606,18 +696,19 @@ func (c *checkpointState) Next(cp Checkpoint) bool {
 // the next [checkpointState.Next] for that key then emits. MM2 has no
 // equivalent.
 func (c *checkpointState) Forget(group, topic string, partition int32) {
-	delete(c.last, cpKey{group: group, topic: topic, partition: partition})
-	delete(c.ids, cpKey{group: group, topic: topic, partition: partition})
-	delete(c.exact, cpKey{group: group, topic: topic, partition: partition})
+	k := cpKey{group: group, topic: topic, partition: partition}
+	if v, ok := c.m[k]; ok {
+		c.put(k, v, cpVal{})
+	}
 }
 
 // Group returns the known checkpoints of group sorted by topic and
 // partition (the input of group-offset sync, docs/mm2-compat.md §6.5), or nil.
 func (c *checkpointState) Group(group string) []Checkpoint {
 	var out []Checkpoint
-	for k, cp := range c.last {
-		if k.group == group {
-			out = append(out, cp)
+	for k, v := range c.m {
+		if k.group == group && v.has {
+			out = append(out, k.checkpoint(v))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -633,8 +724,10 @@ func (c *checkpointState) Group(group string) []Checkpoint {
 // checkpoint.
 func (c *checkpointState) Groups() []string {
 	seen := make(map[string]struct{})
-	for k := range c.last {
-		seen[k.group] = struct{}{}
+	for k, v := range c.m {
+		if v.has {
+			seen[k.group] = struct{}{}
+		}
 	}
 	out := make([]string, 0, len(seen))
 	for g := range seen {
@@ -645,7 +738,7 @@ func (c *checkpointState) Groups() []string {
 }
 
 // Len returns the number of known checkpoints.
-func (c *checkpointState) Len() int { return len(c.last) }
+func (c *checkpointState) Len() int { return c.len }
 
 // newestWithin returns, among the retained syncs of upstream
 // topic-partition (topic, partition) with upstream offset <= maxUp and

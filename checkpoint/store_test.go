@@ -90,8 +90,9 @@ func retainedUpstream(s *OffsetSyncStore, topic string, partition int32) []int64
 		return nil
 	}
 	var out []int64
-	for i, r := range p.slots {
-		if i == 0 || r.id != p.slots[i-1].id {
+	slots := p.all()
+	for i, r := range slots {
+		if i == 0 || r.id != slots[i-1].id {
 			out = append(out, r.up)
 		}
 	}
@@ -101,8 +102,9 @@ func retainedUpstream(s *OffsetSyncStore, topic string, partition int32) []int64
 // distinctSyncs counts distinct sync identities in the slots.
 func distinctSyncs(p *partState) int {
 	n := 0
-	for i, r := range p.slots {
-		if i == 0 || r.id != p.slots[i-1].id {
+	slots := p.all()
+	for i, r := range slots {
+		if i == 0 || r.id != slots[i-1].id {
 			n++
 		}
 	}
@@ -115,7 +117,7 @@ func distinctSyncs(p *partState) int {
 func checkSlotInvariants(t *testing.T, p *partState) {
 	t.Helper()
 	var up [SlotsPerPartition]int64
-	for i, r := range p.slots {
+	for i, r := range p.all() {
 		up[i] = r.up
 	}
 	for j := 0; j < SlotsPerPartition; j++ {
@@ -269,11 +271,11 @@ func assertBoundedExpirations(t *testing.T, first int64, steps []int64, maxExpir
 			t.Fatalf("test invalid: offset overflow")
 		}
 		addSync(s, off, off)
-		if p.slots[0].up != off {
-			t.Fatalf("slot 0 = %d, want newest %d", p.slots[0].up, off)
+		if p.all()[0].up != off {
+			t.Fatalf("slot 0 = %d, want newest %d", p.all()[0].up, off)
 		}
-		if p.slots[SlotsPerPartition-1].up != first {
-			t.Fatalf("slot 63 = %d, want first %d", p.slots[SlotsPerPartition-1].up, first)
+		if p.all()[SlotsPerPartition-1].up != first {
+			t.Fatalf("slot 63 = %d, want first %d", p.all()[SlotsPerPartition-1].up, first)
 		}
 		n := distinctSyncs(p)
 		if expired := last - n + 1; expired > maxExpired {
@@ -478,7 +480,7 @@ func TestStoreLatestPartitionsStats(t *testing.T) {
 	if !s.ReadToEnd() {
 		t.Error("ReadToEnd after MarkReadToEnd = false")
 	}
-	want := StoreStats{Partitions: 2, Added: 3, Rejected: 1, Resets: 1, Bytes: 2*slotBytes + 2*16}
+	want := StoreStats{Partitions: 2, Added: 3, Rejected: 1, Resets: 1, Bytes: 2*partBytes + 2*24 + 2*16}
 	if diff := cmp.Diff(want, s.Stats()); diff != "" {
 		t.Errorf("Stats (-want +got):\n%s", diff)
 	}
@@ -1057,7 +1059,7 @@ func propertyRun(t *testing.T, seed int64) {
 			// upstream offset: slots newest first, then the ring (newer
 			// than any slot entry outside its window) in arrival order.
 			want := map[int64]int64{}
-			for _, r := range p.slots {
+			for _, r := range p.all() {
 				if _, ok := want[r.up]; !ok {
 					want[r.up] = r.down
 				}
@@ -1102,8 +1104,8 @@ func propertyRun(t *testing.T, seed int64) {
 			}
 		}
 		// Slots are identical with or without the ring.
-		if pa, pb := stores[mm2].parts[tpKey{tTopic, tPart}], stores[ring].parts[tpKey{tTopic, tPart}]; pa != nil && pa.slots != pb.slots {
-			fail("slots differ with recent history:\n%v\n%v", pa.slots, pb.slots)
+		if pa, pb := stores[mm2].parts[tpKey{tTopic, tPart}], stores[ring].parts[tpKey{tTopic, tPart}]; pa != nil && pa.all() != pb.all() {
+			fail("slots differ with recent history:\n%v\n%v", pa.all(), pb.all())
 		}
 	}
 

@@ -277,10 +277,20 @@ func partitionStatus(pr statustopic.PartitionRecord) PartitionStatus {
 // each slot's partitions, its state (the applied target state when not
 // RUNNING, else the flow's) and since when.
 func (f *flow) slotRecords(fs FlowStatus, now time.Time) []statustopic.SlotRecord {
-	by := map[int32][]statustopic.PartitionRecord{}
-	for _, ps := range fs.Partitions {
-		k := slotOf(ps.Topic, ps.Partition, f.tasks)
-		by[k] = append(by[k], partitionRecord(ps))
+	// Sized first: at thousands of partitions the doubling appends left
+	// as much garbage as the records (issue 22).
+	slots := make([]int32, len(fs.Partitions))
+	n := map[int32]int{}
+	for i, ps := range fs.Partitions {
+		slots[i] = slotOf(ps.Topic, ps.Partition, f.tasks)
+		n[slots[i]]++
+	}
+	by := make(map[int32][]statustopic.PartitionRecord, len(n))
+	for k, c := range n {
+		by[k] = make([]statustopic.PartitionRecord, 0, c)
+	}
+	for i, ps := range fs.Partitions {
+		by[slots[i]] = append(by[slots[i]], partitionRecord(ps))
 	}
 	state := fs.State
 	var out []statustopic.SlotRecord

@@ -50,7 +50,10 @@
 package mirrorprom
 
 import (
+	"math"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -81,10 +84,11 @@ func New(r prometheus.Registerer) mirror.Metrics {
 
 // vecs are the metric vectors of one Mirror.
 type vecs struct {
-	reg      prometheus.Registerer
-	records  *prometheus.CounterVec   // source, target, topic (remote), partition
-	bytes    *prometheus.CounterVec   // payload bytes
-	age      *prometheus.GaugeVec     // record age at fetch
+	reg prometheus.Registerer
+	// parts holds the per-partition series: records and payload bytes
+	// replicated, record age at fetch (source, target, topic (remote),
+	// partition).
+	parts    *partCollector
 	latency  *prometheus.HistogramVec // source, target, topic
 	gaps     *prometheus.CounterVec   // source, target, topic (source), partition
 	flowErrs *prometheus.CounterVec   // source, target, kind
@@ -109,12 +113,15 @@ var (
 func newVecs(r prometheus.Registerer) *vecs {
 	return &vecs{
 		reg: r,
-		records: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_replication_records_total",
-			Help: "Records replicated and acknowledged by the target, per remote topic-partition (MM2 record-count)."}, partLabels),
-		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_replication_bytes_total",
-			Help: "Bytes of replicated records (key, value, header keys and values) per remote topic-partition (MM2 byte-count counts values only; rate() gives byte-rate)."}, partLabels),
-		age: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kmirror_record_age_seconds",
-			Help: "Age of the last record fetched from the source (now - record timestamp) (MM2 record-age-ms)."}, partLabels),
+		parts: &partCollector{
+			m: map[partKey]*partSeries{},
+			records: prometheus.NewDesc("kmirror_replication_records_total",
+				"Records replicated and acknowledged by the target, per remote topic-partition (MM2 record-count).", partLabels, nil),
+			bytes: prometheus.NewDesc("kmirror_replication_bytes_total",
+				"Bytes of replicated records (key, value, header keys and values) per remote topic-partition (MM2 byte-count counts values only; rate() gives byte-rate).", partLabels, nil),
+			age: prometheus.NewDesc("kmirror_record_age_seconds",
+				"Age of the last record fetched from the source (now - record timestamp) (MM2 record-age-ms).", partLabels, nil),
+		},
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kmirror_replication_latency_seconds",
 			Help:    "Time from the source record timestamp to its acknowledgement by the target, per remote topic (MM2 replication-latency-ms).",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18)}, []string{"source", "target", "topic"}),
@@ -149,7 +156,7 @@ func newVecs(r prometheus.Registerer) *vecs {
 // registered. It implements [mirror.Metrics]; mirror.New calls it.
 func (v *vecs) Init(m *mirror.Mirror) error {
 	v.state.m = m
-	cs := []prometheus.Collector{v.records, v.bytes, v.age, v.latency, v.gaps, v.flowErrs, v.syncs,
+	cs := []prometheus.Collector{v.parts, v.latency, v.gaps, v.flowErrs, v.syncs,
 		v.commits, v.rebalances, v.rebalanceSecs, v.provSkipped, v.state, v.cpLatency, v.checkpoints, v.groupCommit}
 	for i, c := range cs {
 		if err := v.reg.Register(c); err != nil {
@@ -177,11 +184,8 @@ type flowRec struct {
 }
 
 func (f *flowRec) Partition(remoteTopic string, partition int32) mirror.PartitionMetrics {
-	part := strconv.Itoa(int(partition))
 	return &partRec{
-		records: f.v.records.WithLabelValues(f.src, f.dst, remoteTopic, part),
-		bytes:   f.v.bytes.WithLabelValues(f.src, f.dst, remoteTopic, part),
-		age:     f.v.age.WithLabelValues(f.src, f.dst, remoteTopic, part),
+		s:       f.v.parts.series(f.src, f.dst, remoteTopic, partition),
 		latency: f.v.latency.WithLabelValues(f.src, f.dst, remoteTopic),
 	}
 }
@@ -218,16 +222,17 @@ func (f *flowRec) ProvenanceSkipped(records int) {
 // partRec holds one partition's resolved series: the per-record calls
 // look nothing up.
 type partRec struct {
-	records, bytes prometheus.Counter
-	age            prometheus.Gauge
-	latency        prometheus.Observer
+	s       *partSeries
+	latency prometheus.Observer
 }
 
-func (p *partRec) Fetched(ts time.Time) { p.age.Set(time.Since(ts).Seconds()) }
+func (p *partRec) Fetched(ts time.Time) {
+	p.s.age.Store(math.Float64bits(time.Since(ts).Seconds()))
+}
 
 func (p *partRec) Acked(bytes int64, ts time.Time) {
-	p.records.Inc()
-	p.bytes.Add(float64(bytes))
+	p.s.records.Add(1)
+	p.s.bytes.Add(uint64(bytes))
 	if !ts.IsZero() {
 		p.latency.Observe(time.Since(ts).Seconds())
 	}
@@ -374,4 +379,68 @@ func boolGauge(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// partKey names one partition's series.
+type partKey struct {
+	src, dst, topic string
+	partition       int32
+}
+
+// partSeries is one partition's three series: two whole-number counters
+// and the age gauge (float64 bits).
+type partSeries struct {
+	k              partKey
+	part           string // the partition label
+	records, bytes atomic.Uint64
+	age            atomic.Uint64
+}
+
+// partCollector exports the per-partition series. At thousands of
+// partitions, three client_golang series per partition (each with its
+// own label pairs and hash entries) held about 2 KiB per partition
+// (issue 22); this keeps about 100 bytes and builds the samples when
+// scraped. The output is the same as the vectors': counters and a
+// gauge, one sample per partition from its first Partition call.
+type partCollector struct {
+	mu                  sync.Mutex
+	m                   map[partKey]*partSeries
+	records, bytes, age *prometheus.Desc
+}
+
+// series returns the series of a partition, created on first use.
+func (c *partCollector) series(src, dst, topic string, partition int32) *partSeries {
+	k := partKey{src: src, dst: dst, topic: topic, partition: partition}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.m[k]
+	if s == nil {
+		s = &partSeries{k: k, part: strconv.Itoa(int(partition))}
+		c.m[k] = s
+	}
+	return s
+}
+
+// Describe sends the three descriptors (prometheus.Collector).
+func (c *partCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.records
+	ch <- c.bytes
+	ch <- c.age
+}
+
+// Collect sends one sample of each series of every partition
+// (prometheus.Collector).
+func (c *partCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	all := make([]*partSeries, 0, len(c.m))
+	for _, s := range c.m {
+		all = append(all, s)
+	}
+	c.mu.Unlock()
+	for _, s := range all {
+		lv := []string{s.k.src, s.k.dst, s.k.topic, s.part}
+		ch <- prometheus.MustNewConstMetric(c.records, prometheus.CounterValue, float64(s.records.Load()), lv...)
+		ch <- prometheus.MustNewConstMetric(c.bytes, prometheus.CounterValue, float64(s.bytes.Load()), lv...)
+		ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, math.Float64frombits(s.age.Load()), lv...)
+	}
 }
