@@ -362,8 +362,13 @@ func TestUserMaxRequestSizeVersusTopicLimit(t *testing.T) {
 				return
 			}
 			c.raise(t, p, remote)
-			if n, err := m.RestartFailed(p.Source.Alias+"->"+p.Target.Alias, topic, 0); n != 1 || err != nil {
-				t.Fatalf("RestartFailed = %d, %v; want 1, nil", n, err)
+			// 1, or 0 when the engine read the raised limit first and
+			// restarted the partition itself (limitRaised): either way it
+			// resumes at the record, checked below.
+			if n, err := m.RestartFailed(p.Source.Alias+"->"+p.Target.Alias, topic, 0); n > 1 || err != nil {
+				t.Fatalf("RestartFailed = %d, %v; want 1 (or 0: already restarted), nil", n, err)
+			} else if n == 0 {
+				t.Logf("the raised limit restarted the partition before RestartFailed")
 			}
 			testcluster.Eventually(t, 30*time.Second, "replicated", func() (bool, string) {
 				ps := partStatus(m, 0)
