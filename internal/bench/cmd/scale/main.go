@@ -227,7 +227,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		b.cleanup(c.clean)
 		return nil
 	}
-	lim := b.checkLimits()
+	lim := b.checkLimits(ctx)
 	var results []result
 	for _, sh := range c.shapes {
 		rs, err := b.runShape(ctx, sh)

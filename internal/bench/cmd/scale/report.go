@@ -29,7 +29,7 @@ func num(v float64, prec int) string {
 func report(c *config, lim limits, rs []result) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "# Scale benchmark (issue 22)\n\n")
-	fmt.Fprintf(&s, "- %s, kmirror %s, Kafka %s (one broker per cluster)\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), c.revision, c.kafkaVersion)
+	fmt.Fprintf(&s, "- %s, kmirror %s, Kafka %s (%s per cluster)\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), c.revision, c.kafkaVersion, brokersPerCluster(lim.Brokers))
 	if c.command != "" {
 		fmt.Fprintf(&s, "- command: `%s`\n", c.command)
 	}
@@ -58,6 +58,14 @@ func report(c *config, lim limits, rs []result) string {
 			rss(r), num(r.CPUS, 1), strings.ReplaceAll(r.Err, "|", "/"))
 	}
 	return s.String()
+}
+
+// brokersPerCluster is "one broker", "2 brokers", ...
+func brokersPerCluster(n int) string {
+	if n <= 1 {
+		return "one broker"
+	}
+	return strconv.Itoa(n) + " brokers"
 }
 
 // rss is the peak RSS over the run, and before the idle window when
