@@ -54,3 +54,23 @@ func TestReportBrokersPerCluster(t *testing.T) {
 		}
 	}
 }
+
+func TestCSVBrokersPerCluster(t *testing.T) {
+	r := result{Shape: shape{Topics: 2000, Partitions: 10, Records: 20, Groups: 5000, GroupTopics: 4}, System: sysKmirror}
+	lines := strings.Split(strings.TrimSpace(csvOf([]result{r}, 2)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("csv has %d lines, want 2: %q", len(lines), lines)
+	}
+	if !strings.HasSuffix(lines[0], ",pre_idle_rss_mb,brokers_per_cluster") {
+		t.Errorf("header %q does not end with brokers_per_cluster", lines[0])
+	}
+	if !strings.HasPrefix(lines[1], "2000x10x20:5000x4,kmirror,") || !strings.HasSuffix(lines[1], ",2") {
+		t.Errorf("row %q: want shape 2000x10x20:5000x4, system kmirror, brokers 2 last", lines[1])
+	}
+	if got := strings.Count(lines[0], ","); got != strings.Count(lines[1], ",") {
+		t.Errorf("header has %d commas, row %d", got, strings.Count(lines[1], ","))
+	}
+	if row := strings.Split(strings.TrimSpace(csvOf([]result{r}, 0)), "\n")[1]; !strings.HasSuffix(row, ",1") {
+		t.Errorf("unknown broker count: row %q, want 1 last", row)
+	}
+}
