@@ -8,10 +8,13 @@
 #   internal/bench/scale.sh                                            # 2 000/500 and 6 000/2 000, kmirror
 #   internal/bench/scale.sh -shapes 2000x10x20:5000x4 -systems kmirror  # 20 000 partitions, 5 000 groups
 #   internal/bench/scale.sh -systems kmirror,mm2 -mm2-cap 15m           # MM2 side by side
+#   KMIRROR_KAFKA_BROKERS=2 internal/realkafka/kafka.sh start          # two brokers per cluster:
+#   KMIRROR_KAFKA_BROKERS=2 internal/bench/scale.sh -shapes 2000x10x20:5000x4 -systems kmirror -kmirror-cap 20m
 #
 # Every flag is passed to internal/bench/cmd/scale (-h lists them). The
 # kafka.sh variables (KMIRROR_SOURCE_PORT, KMIRROR_KAFKA_STATE, ...) select
-# the clusters. SCALE_OUT overrides the results dir.
+# the clusters (set KMIRROR_KAFKA_BROKERS=2 here too when the clusters were
+# started with it: env then lists both brokers). SCALE_OUT overrides the results dir.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -23,7 +26,7 @@ if ! "$KAFKA_SH" status >/dev/null; then
   echo "scale.sh: the source and target clusters are not running: $KAFKA_SH start" >&2
   exit 1
 fi
-echo "scale.sh: ulimit -n $(ulimit -n), vm.max_map_count $(cat /proc/sys/vm/max_map_count) (a broker needs about one open file and two memory maps per partition; the brokers inherit the limits of the shell that started them)" >&2
+echo "scale.sh: ulimit -n $(ulimit -n), vm.max_map_count $(cat /proc/sys/vm/max_map_count) per broker process (a broker needs about one open file and two memory maps per partition; the brokers inherit the limits of the shell that started them; KMIRROR_KAFKA_BROKERS=2 kafka.sh start gives each cluster two brokers)" >&2
 BIN="$(mktemp -d "${TMPDIR:-/tmp}/scale-bin.XXXXXX")"
 trap 'rm -rf "$BIN"' EXIT
 go build -o "$BIN/" ./examples/kmirror ./internal/bench/cmd/scale

@@ -74,19 +74,39 @@ func (b *bench) logf(format string, args ...any) {
 
 // limits are the process limits a broker with many partitions needs: an
 // open file per log segment, two memory maps per segment (offset and time
-// index).
+// index). Both are per process, so a cluster of N brokers holds about N
+// times MaxParts partitions.
 type limits struct {
 	NoFile     uint64 // ulimit -n (soft), inherited by brokers started from this shell
 	MaxMapCnt  int64  // vm.max_map_count
 	MaxParts   int    // partitions per broker these limits allow, roughly
+	Brokers    int    // brokers of the smaller cluster (source or target), at least 1
 	Cores      int
 	MemTotalMB int64
 }
 
-// checkLimits reads and prints ulimit -n and vm.max_map_count, and warns
-// when a shape needs more: a broker holds one open file per partition
-// (its active segment) and two memory maps, plus its own.
-func (b *bench) checkLimits() limits {
+// maxPartsPerBroker is how many partitions one broker process fits under
+// ulimit -n and vm.max_map_count, roughly: one open file and two memory
+// maps per partition, after 2 000 files and 5 000 maps of its own.
+func maxPartsPerBroker(noFile uint64, maxMapCount int64) int {
+	return int(min(int64(noFile)-2000, (maxMapCount-5000)/2))
+}
+
+// perBroker is the partitions each broker holds when a cluster of brokers
+// spreads partitions (plus 100 of its own internal topics) evenly.
+func perBroker(partitions, brokers int) int {
+	brokers = max(brokers, 1)
+	return (partitions + 100 + brokers - 1) / brokers
+}
+
+// fits reports whether shape sh fits the limits on every broker.
+func (l limits) fits(sh shape) bool { return perBroker(sh.partitions(), l.Brokers) <= l.MaxParts }
+
+// checkLimits reads and prints ulimit -n, vm.max_map_count and the number
+// of brokers of each cluster, and warns when a shape needs more per broker
+// than the limits allow: a broker holds one open file per partition (its
+// active segment) and two memory maps, plus its own.
+func (b *bench) checkLimits(ctx context.Context) limits {
 	var l limits
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil {
@@ -95,16 +115,33 @@ func (b *bench) checkLimits() limits {
 	if v, err := os.ReadFile("/proc/sys/vm/max_map_count"); err == nil {
 		l.MaxMapCnt, _ = strconv.ParseInt(strings.TrimSpace(string(v)), 10, 64)
 	}
-	l.MaxParts = int(min(int64(l.NoFile)-2000, (l.MaxMapCnt-5000)/2))
+	l.MaxParts = maxPartsPerBroker(l.NoFile, l.MaxMapCnt)
 	l.Cores = numCPU()
 	l.MemTotalMB = memTotalMB()
-	b.logf("ulimit -n = %d, vm.max_map_count = %d: a broker fits about %d partitions (one open file and two memory maps each)", l.NoFile, l.MaxMapCnt, l.MaxParts)
+	src, dst := b.brokerCount(ctx, b.srcAdm), b.brokerCount(ctx, b.dstAdm)
+	l.Brokers = max(min(src, dst), 1)
+	b.logf("ulimit -n = %d, vm.max_map_count = %d: a broker fits about %d partitions (one open file and two memory maps each); source %d broker(s), target %d",
+		l.NoFile, l.MaxMapCnt, l.MaxParts, src, dst)
 	for _, sh := range b.c.shapes {
-		if sh.partitions()+100 > l.MaxParts {
-			b.logf("WARNING: shape %s needs %d partitions per broker, over these limits: raise ulimit -n (before kafka.sh start) and vm.max_map_count", sh.id(), sh.partitions())
+		if !l.fits(sh) {
+			b.logf("WARNING: shape %s needs about %d partitions per broker (%d brokers per cluster), over these limits: raise ulimit -n (before kafka.sh start) and vm.max_map_count, or start more brokers (KMIRROR_KAFKA_BROKERS=2)",
+				sh.id(), perBroker(sh.partitions(), l.Brokers), l.Brokers)
 		}
 	}
 	return l
+}
+
+// brokerCount is the number of brokers in a cluster's metadata, 0 when it
+// cannot be read.
+func (b *bench) brokerCount(ctx context.Context, adm *kadm.Client) int {
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	m, err := adm.BrokerMetadata(cctx)
+	if err != nil {
+		b.logf("broker metadata: %v", err)
+		return 0
+	}
+	return len(m.Brokers)
 }
 
 // result is one system's run on one shape. Seconds are -1 when the phase

@@ -227,7 +227,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		b.cleanup(c.clean)
 		return nil
 	}
-	lim := b.checkLimits()
+	lim := b.checkLimits(ctx)
 	var results []result
 	for _, sh := range c.shapes {
 		rs, err := b.runShape(ctx, sh)
@@ -247,5 +247,5 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := os.WriteFile(filepath.Join(c.out, "scale-latest.md"), []byte(rep), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(c.out, "scale-latest.csv"), []byte(csvOf(results)), 0o644)
+	return os.WriteFile(filepath.Join(c.out, "scale-latest.csv"), []byte(csvOf(results, lim.Brokers)), 0o644)
 }

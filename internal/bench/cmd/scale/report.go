@@ -29,7 +29,7 @@ func num(v float64, prec int) string {
 func report(c *config, lim limits, rs []result) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "# Scale benchmark (issue 22)\n\n")
-	fmt.Fprintf(&s, "- %s, kmirror %s, Kafka %s (one broker per cluster)\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), c.revision, c.kafkaVersion)
+	fmt.Fprintf(&s, "- %s, kmirror %s, Kafka %s (%s per cluster)\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), c.revision, c.kafkaVersion, brokersPerCluster(lim.Brokers))
 	if c.command != "" {
 		fmt.Fprintf(&s, "- command: `%s`\n", c.command)
 	}
@@ -60,6 +60,14 @@ func report(c *config, lim limits, rs []result) string {
 	return s.String()
 }
 
+// brokersPerCluster is "one broker", "2 brokers", ...
+func brokersPerCluster(n int) string {
+	if n <= 1 {
+		return "one broker"
+	}
+	return strconv.Itoa(n) + " brokers"
+}
+
 // rss is the peak RSS over the run, and before the idle window when
 // known (kmirror's /metrics is read in the idle window: a scrape's memory
 // counts in the first figure only).
@@ -70,15 +78,16 @@ func rss(r result) string {
 	return num(r.PeakRSSMB, 0) + " (" + num(r.PreIdleRSSMB, 0) + ")"
 }
 
-// csvOf is one CSV row per run.
-func csvOf(rs []result) string {
+// csvOf is one CSV row per run; brokers is the brokers per cluster (the
+// smaller cluster's).
+func csvOf(rs []result, brokers int) string {
 	var s strings.Builder
-	s.WriteString("shape,system,start,load1,load1_idle,replicated_s,replicated,checkpointed_s,checkpointed,cp_after_repl_s,wave_cp_s,wave_cpu_s,wave_groups_s,idle_cpu_pct,idle_req_per_s,idle_writes_per_s,peak_rss_mb,cpu_s,error,pre_idle_rss_mb\n")
+	s.WriteString("shape,system,start,load1,load1_idle,replicated_s,replicated,checkpointed_s,checkpointed,cp_after_repl_s,wave_cp_s,wave_cpu_s,wave_groups_s,idle_cpu_pct,idle_req_per_s,idle_writes_per_s,peak_rss_mb,cpu_s,error,pre_idle_rss_mb,brokers_per_cluster\n")
 	for _, r := range rs {
-		fmt.Fprintf(&s, "%s,%s,%s,%.2f,%.2f,%.2f,%d,%.2f,%d,%.2f,%.2f,%.3f,%.2f,%.3f,%.2f,%.2f,%.1f,%.2f,%q,%.1f\n",
+		fmt.Fprintf(&s, "%s,%s,%s,%.2f,%.2f,%.2f,%d,%.2f,%d,%.2f,%.2f,%.3f,%.2f,%.3f,%.2f,%.2f,%.1f,%.2f,%q,%.1f,%d\n",
 			r.Shape.id(), r.System, r.Start.UTC().Format(time.RFC3339), r.Load1, r.Load1Idle, r.ReplicatedS, r.Replicated,
 			r.CheckpointedS, r.Checkpointed, r.CpAfterReplS, r.WaveCpS, r.WaveCPUS, r.WaveGroupsS, r.IdleCPUPct, r.IdleReqPerS,
-			r.IdleWritesPS, r.PeakRSSMB, r.CPUS, r.Err, r.PreIdleRSSMB)
+			r.IdleWritesPS, r.PeakRSSMB, r.CPUS, r.Err, r.PreIdleRSSMB, max(brokers, 1))
 	}
 	return s.String()
 }
