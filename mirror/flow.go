@@ -136,6 +136,7 @@ type flow struct {
 	retiredRecords int64                       // counters of the units stopped so far (FlowStatus.Records never goes down)
 	retiredBytes   int64
 	units          map[int32]*unit
+	statusSeq      atomic.Uint64 // bumped at each store of a unit's status (publishLoop's change check)
 	single         *singleton
 	stopping       map[int32]*unit // units a release is stopping, by slot
 	stoppingSingle *singleton      // singleton duties a release is stopping
@@ -533,7 +534,7 @@ func (f *flow) start(ctx context.Context) error {
 		gap: f.recordGap, health: f.unitHealth, owns: f.owns, prov: f.prov, skipped: f.skippedRecords,
 		partRetryFirst: f.partRetryFirst, hooks: f.hooks, topicLimit: f.topicLimit, setTopicLimit: f.setTopicLimit,
 		txnID: func(slot int32) string { return transactionalID(f.groupID, slot) }, tailNoted: f.tailNoted,
-		merged: f.skips.noCheckpoints}
+		merged: f.skips.noCheckpoints, statusSeq: &f.statusSeq}
 	env.stampOffset = f.prov != nil && !f.cfg.DisableTailResume
 	env.tail = env.stampOffset && !f.cfg.ExactlyOnce && !f.cfg.ShallowCopy
 	if f.syncCl != nil {

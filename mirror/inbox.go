@@ -3,6 +3,7 @@ package mirror
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -581,7 +582,13 @@ func (u *unit) publish() {
 	u.published = time.Now()
 	u.life.apply(event{kind: evTick, a: u.published.UnixNano()}, nil)
 	st := u.life.snapshot(nil)
+	if old := u.status.Load(); old != nil && slices.Equal(*old, st) {
+		return // unchanged (an idle unit's periodic flush): the flow's publish loop has nothing new to gather
+	}
 	u.status.Store(&st)
+	if c := u.env.statusSeq; c != nil {
+		c.Add(1)
+	}
 }
 
 // txnVerdict is the answer to evTxnPrepare.

@@ -282,5 +282,8 @@ func (u *unit) tailStarts(ctx context.Context, starts []pendingStart) {
 	if ahead > 0 {
 		u.log.Info("partitions resume from the target's tail (records already copied there are not copied again)",
 			"partitions", ahead, "of", len(parts), "took", time.Since(began).Round(time.Millisecond))
+	} else {
+		u.log.Debug("target's tail read: every partition starts from its stored resume point",
+			"partitions", len(parts), "took", time.Since(began).Round(time.Millisecond))
 	}
 }

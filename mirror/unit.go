@@ -17,8 +17,9 @@ import (
 // that never change while the flow runs, and the narrow callbacks through
 // which a unit reports. A unit holds no pointer to its flow.
 type unitEnv struct {
-	cfg         FlowConfig // with defaults
-	name        string     // the flow's name, "source->target"
+	cfg         FlowConfig     // with defaults
+	statusSeq   *atomic.Uint64 // the flow's, bumped at each unit's store of its status (nil in tests)
+	name        string         // the flow's name, "source->target"
 	src, dst    ClusterConfig
 	log         *slog.Logger
 	metrics     *metrics
