@@ -95,8 +95,9 @@ func TestTranslateFromRecordsEngine(t *testing.T) {
 			for _, r := range copies {
 				value[r.Offset] = string(r.Value)
 			}
+			srcID := testcluster.ClusterID(t, &p.Source) // what the copies' provenance names
 			for x := int64(0); x <= srcEnd; x++ {
-				got, err := remoteclusterutils.TranslateFromRecords(ctx, testcluster.Client(t, &p.Target), p.Source.Alias,
+				got, err := remoteclusterutils.TranslateFromRecords(ctx, testcluster.Client(t, &p.Target), srcID,
 					map[string]map[int32]int64{remote: {0: x}})
 				if err != nil {
 					t.Fatal(err)

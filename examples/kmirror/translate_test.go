@@ -38,21 +38,23 @@ func recordsSetup(t *testing.T) (props, deadSource, group string) {
 func recordsSetupPair(t *testing.T) (props, deadSource, group string, p *testcluster.Pair) {
 	t.Helper()
 	p = testcluster.New(t, "src", "dst")
-	remote := p.Source.Alias + ".orders"
+	orders := p.Topic("orders")
+	remote := p.Source.Alias + "." + orders
 	cps := p.Source.Alias + ".checkpoints.internal"
 	testcluster.CreateTopic(t, &p.Target, remote, 3, nil)
-	testcluster.CreateTopic(t, &p.Source, "orders", 3, nil)
+	testcluster.CreateTopic(t, &p.Source, orders, 3, nil)
+	srcID := testcluster.ClusterID(t, &p.Source) // what the copies' provenance names
 	testcluster.CreateTopic(t, &p.Target, cps, 1, map[string]*string{"cleanup.policy": ptrTo("compact")})
 	var copies []*kgo.Record
 	for u := range 10 {
 		copies = append(copies, &kgo.Record{Topic: remote, Partition: 0, Value: fmt.Appendf(nil, "%d", u),
-			Headers: []kgo.RecordHeader{{Key: "kmirror-provenance", Value: fmt.Appendf(nil, "%s,#%d", p.Source.Alias, u)}}})
+			Headers: []kgo.RecordHeader{{Key: "kmirror-provenance", Value: fmt.Appendf(nil, "%s,#%d", srcID, u)}}})
 	}
 	copies = append(copies, &kgo.Record{Topic: remote, Partition: 1, Value: []byte("x"),
-		Headers: []kgo.RecordHeader{{Key: "kmirror-provenance", Value: fmt.Appendf(nil, "%s,#0", p.Source.Alias)}}})
+		Headers: []kgo.RecordHeader{{Key: "kmirror-provenance", Value: fmt.Appendf(nil, "%s,#0", srcID)}}})
 	for u := range 5 { // partition 2: #0-#4 at 0-4, no checkpoint
 		copies = append(copies, &kgo.Record{Topic: remote, Partition: 2, Value: fmt.Appendf(nil, "%d", u),
-			Headers: []kgo.RecordHeader{{Key: "kmirror-provenance", Value: fmt.Appendf(nil, "%s,#%d", p.Source.Alias, u)}}})
+			Headers: []kgo.RecordHeader{{Key: "kmirror-provenance", Value: fmt.Appendf(nil, "%s,#%d", srcID, u)}}})
 	}
 	testcluster.Produce(t, &p.Target, copies...)
 	group = p.Group("billing")
@@ -75,12 +77,12 @@ func recordsSetupPair(t *testing.T) (props, deadSource, group string, p *testclu
 	// The group committed partition 2 on the source at 3 (no offset sync
 	// covered it: no checkpoint).
 	commit := kadm.Offsets{}
-	commit.Add(kadm.Offset{Topic: "orders", Partition: 2, At: 3, LeaderEpoch: -1})
+	commit.Add(kadm.Offset{Topic: orders, Partition: 2, At: 3, LeaderEpoch: -1})
 	if _, err := testcluster.Admin(t, &p.Source).CommitOffsets(context.Background(), group, commit); err != nil {
 		t.Fatal(err)
 	}
-	deadSource = writeVerifyProps(t, p.Source.Alias, p.Target.Alias, "127.0.0.1:1", strings.Join(p.Target.Brokers, ","), ".*")
-	props = writeVerifyProps(t, p.Source.Alias, p.Target.Alias, strings.Join(p.Source.Brokers, ","), strings.Join(p.Target.Brokers, ","), ".*")
+	deadSource = writeVerifyProps(t, p.Source.Alias, p.Target.Alias, "127.0.0.1:1", strings.Join(p.Target.Brokers, ","), p.TopicsPattern())
+	props = writeVerifyProps(t, p.Source.Alias, p.Target.Alias, strings.Join(p.Source.Brokers, ","), strings.Join(p.Target.Brokers, ","), p.TopicsPattern())
 
 	return props, deadSource, group, p
 }

@@ -255,3 +255,17 @@ func SetDefaultParallel(n, raceN int) {
 		_ = flag.Set("test.parallel", strconv.Itoa(n))
 	}
 }
+
+// ClusterID returns the cluster ID c reports in its metadata: what the
+// kmirror-provenance header names (on kfake the one New gives it; on a
+// real cluster its own).
+func ClusterID(t testing.TB, c *Cluster) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	md, err := Admin(t, c).Metadata(ctx)
+	if err != nil {
+		t.Fatalf("metadata of %s: %v", c.Alias, err)
+	}
+	return md.Cluster
+}
