@@ -85,6 +85,13 @@ func writeLog(t *testing.T, c *testcluster.Cluster, topic string, partition int3
 // unstamped partitions; the source cluster ID inferred.
 func TestTranslateFromRecords(t *testing.T) {
 	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		// The table's offsets are kfake's layout of the hand-written
+		// transactions (a real broker lays out partition 0 one offset
+		// shorter after its abort); TestTranslateFromRecordsEngine checks
+		// the answers on real brokers against the engine's own copies.
+		t.Skip("hand-laid offsets of kfake's transaction markers (KMIRROR_*_BROKERS name real brokers)")
+	}
 	remote := p.Topic("src.orders")
 	createTopicsWith(t, &p.Target, 5, nil, remote)
 	ab := func(it logItem) logItem { it.txn = 2; return it }
