@@ -41,7 +41,6 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -129,39 +128,11 @@ func (c *drCommon) load() (*drFlow, error) {
 	if err != nil {
 		return nil, &usageError{err}
 	}
-	var names []string
-	var flow *mirror.FlowConfig
-	for _, f := range props.Flows() {
-		if f.Disabled {
-			continue
-		}
-		names = append(names, f.Name())
-		if c.flow == f.Name() || (c.flow == "" && flow == nil) {
-			f := f
-			flow = &f
-		}
+	flow, src, dst, err := chooseFlow(props, c.flow)
+	if err != nil {
+		return nil, err
 	}
-	switch {
-	case len(names) == 0:
-		return nil, &usageError{errors.New("the configuration has no enabled flow (<source>-><target>.enabled = true)")}
-	case c.flow == "" && len(names) > 1:
-		return nil, &usageError{fmt.Errorf("the configuration has %d flows: choose one with -flow (%s)", len(names), strings.Join(names, ", "))}
-	case flow == nil:
-		return nil, &usageError{fmt.Errorf("-flow %q: no enabled flow of that name; the configuration has %s", c.flow, strings.Join(names, ", "))}
-	}
-	d := &drFlow{flow: *flow, props: props, groups: regexp.MustCompile("^(?:" + c.groups + ")$")}
-	found := 0
-	for _, cl := range props.Clusters() {
-		switch cl.Alias {
-		case flow.Source:
-			d.src, found = cl, found+1
-		case flow.Target:
-			d.dst, found = cl, found+1
-		}
-	}
-	if found != 2 {
-		return nil, &usageError{fmt.Errorf("flow %s: cluster settings not found", flow.Name())}
-	}
+	d := &drFlow{flow: *flow, props: props, groups: regexp.MustCompile("^(?:" + c.groups + ")$"), src: *src, dst: *dst}
 	d.pol = flow.Policy
 	if d.pol == nil {
 		if d.pol, err = policy.NewDefault(); err != nil {

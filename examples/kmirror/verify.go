@@ -136,38 +136,9 @@ func parseVerifyFlags(args []string, stderr io.Writer, now time.Time) (*verifyOp
 
 // verifyConfig builds the comparison of one flow of props.
 func verifyConfig(props *mirror.Properties, o *verifyOptions) (verify.Config, error) {
-	var names []string
-	var flow *mirror.FlowConfig
-	for _, f := range props.Flows() {
-		if f.Disabled {
-			continue
-		}
-		names = append(names, f.Name())
-		if o.flow == f.Name() || (o.flow == "" && flow == nil) {
-			f := f
-			flow = &f
-		}
-	}
-	switch {
-	case len(names) == 0:
-		return verify.Config{}, &usageError{errors.New("the configuration has no enabled flow (<source>-><target>.enabled = true)")}
-	case o.flow == "" && len(names) > 1:
-		return verify.Config{}, &usageError{fmt.Errorf("the configuration has %d flows: choose one with -flow (%s)", len(names), strings.Join(names, ", "))}
-	case flow == nil:
-		return verify.Config{}, &usageError{fmt.Errorf("-flow %q: no enabled flow of that name; the configuration has %s", o.flow, strings.Join(names, ", "))}
-	}
-	var src, dst *mirror.ClusterConfig
-	for _, c := range props.Clusters() {
-		c := c
-		switch c.Alias {
-		case flow.Source:
-			src = &c
-		case flow.Target:
-			dst = &c
-		}
-	}
-	if src == nil || dst == nil {
-		return verify.Config{}, &usageError{fmt.Errorf("flow %s: cluster settings not found", flow.Name())}
+	flow, src, dst, err := chooseFlow(props, o.flow)
+	if err != nil {
+		return verify.Config{}, err
 	}
 	include, exclude := flow.Topics, flow.TopicsExclude
 	if include == nil {
@@ -341,4 +312,42 @@ func count(n int64) string {
 		f /= 1000
 	}
 	return fmt.Sprint(n)
+}
+
+// chooseFlow returns the enabled flow of props named name (the only one
+// when name is ""), with its source and target clusters' settings; a
+// usageError names what to write instead.
+func chooseFlow(props *mirror.Properties, name string) (flow *mirror.FlowConfig, src, dst *mirror.ClusterConfig, err error) {
+	var names []string
+	for _, f := range props.Flows() {
+		if f.Disabled {
+			continue
+		}
+		names = append(names, f.Name())
+		if name == f.Name() || (name == "" && flow == nil) {
+			f := f
+			flow = &f
+		}
+	}
+	switch {
+	case len(names) == 0:
+		return nil, nil, nil, &usageError{errors.New("the configuration has no enabled flow (<source>-><target>.enabled = true)")}
+	case name == "" && len(names) > 1:
+		return nil, nil, nil, &usageError{fmt.Errorf("the configuration has %d flows: choose one with -flow (%s)", len(names), strings.Join(names, ", "))}
+	case flow == nil:
+		return nil, nil, nil, &usageError{fmt.Errorf("-flow %q: no enabled flow of that name; the configuration has %s", name, strings.Join(names, ", "))}
+	}
+	for _, c := range props.Clusters() {
+		c := c
+		switch c.Alias {
+		case flow.Source:
+			src = &c
+		case flow.Target:
+			dst = &c
+		}
+	}
+	if src == nil || dst == nil {
+		return nil, nil, nil, &usageError{fmt.Errorf("flow %s: cluster settings not found", flow.Name())}
+	}
+	return flow, src, dst, nil
 }
