@@ -534,6 +534,13 @@ func (u *unit) logRestart(a action) {
 	if o.eos {
 		from = o.committed
 	}
+	if o.quiet {
+		// Not reported as failed (failQuiet): a remote topic some target
+		// broker did not know yet, most often just created.
+		u.log.Debug("partition restarted: the target did not know its remote topic yet", "topic", o.topic, "partition", o.partition,
+			"remote", o.remote, "resume_after", from, "quiet_retries", n.unknownTries, "err", o.err)
+		return
+	}
 	u.log.Warn("failed partition restarted", "topic", o.topic, "partition", o.partition, "cause", cause,
 		"resume_after", from, "retries", n.retries, "err", o.err)
 }

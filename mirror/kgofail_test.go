@@ -204,3 +204,58 @@ func TestClosedGateFailsRecordsUnsent(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownRemoteTopicRetriedQuietly (regression, issue 22: 727 of
+// 20 000 partitions FAILED for 5 s on two brokers per cluster): a target
+// broker that has not learnt of a remote topic yet answers its produce
+// requests UNKNOWN_TOPIC_OR_PARTITION. The partition is retried quietly
+// (never FAILED, no error logged, no partition_failed count): the
+// target's listing gives the remote topic's known ID, and it restarts
+// after its last acknowledged record. The target then holds every source
+// record once, in order.
+func TestUnknownRemoteTopicRetriedQuietly(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic := p.Topic("unknownyet")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	testcluster.Produce(t, &p.Source, partRecords(topic, "a", 0, 0, 10)...)
+	var lb logBuf
+	m, _ := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic), WithLogger(lb.logger()))...)
+	waitReplicated(t, m, 10)
+
+	// More refusals than franz-go retries by itself (UnknownTopicRetries,
+	// 4 by default): the record fails to the engine.
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
+		Err: kerr.UnknownTopicOrPartition, Count: 12})
+	testcluster.Produce(t, &p.Source, partRecords(topic, "b", 0, 0, 10)...)
+	var states []State
+	testcluster.Eventually(t, 60*time.Second, "replicated after the quiet retries", func() (bool, string) {
+		ps := partStatus(m, 0)
+		if len(states) == 0 || states[len(states)-1] != ps.State {
+			states = append(states, ps.State)
+		}
+		return ps.State == StateRunning && ps.Replicated == 20 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	for _, s := range states {
+		if s == StateFailed {
+			t.Errorf("states seen %v: FAILED on a remote topic the broker did not know", states)
+		}
+	}
+	if l := lb.lines("level=ERROR"); len(l) != 0 {
+		t.Errorf("errors logged: %q", l)
+	}
+	if l := lb.lines("partition restarted: the target did not know its remote topic yet", "resume_after=9"); len(l) == 0 {
+		t.Errorf("no quiet restart after offset 9 logged:\n%s", strings.Join(lb.lines("partition"), "\n"))
+	}
+	if fs := m.Status().Flows[0]; fs.FailedPartitions != 0 {
+		t.Errorf("failed partitions %d", fs.FailedPartitions)
+	}
+	got, want := probeTargetValues(t, p, remote, 0, false), probeValues(t, p, topic, 0)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("target: %s\n got %v", probeDiff(got, want), got)
+	}
+}

@@ -404,7 +404,7 @@ func TestLifecycleRules(t *testing.T) {
 			h.expect("asked", "restart t/0 at 10")
 		},
 	}, {
-		name: "an unknown remote topic: missing, it stays failed with backoff; found again, the partition restarts",
+		name: "an unknown remote topic still missing after the quiet retries is reported, then retried with backoff; found again, the partition restarts",
 		cfg:  lifeConfig{retryFirst: time.Second},
 		run: func(h *harness) {
 			h.m.remoteIDs["t"] = [16]byte{2}
@@ -418,11 +418,23 @@ func TestLifecycleRules(t *testing.T) {
 			f := start(h, t0, 9)
 			r := h.fetch(f, 10)
 			h.fail(f, r[0], kerr.UnknownTopicOrPartition)
-			h.expect("failed", "failed t/0; stop t/0; pause t/0")
+			h.expect("quiet", "stop t/0; pause t/0")
+			h.expectState("quiet", t0, StateRetrying, 9, 9)
+			for i, d := range []time.Duration{200, 400, 800, 1600} {
+				h.advance(d * time.Millisecond)
+				h.expect(fmt.Sprintf("quiet check %d, missing", i+1), "check t")
+				h.expectState("still quiet", t0, StateRetrying, 9, 9)
+			}
+			h.advance(3200 * time.Millisecond)
+			h.expect("the fifth check, still missing: reported", "check t; failed t/0")
+			if st := h.status(t0); st.State != StateFailed || st.NextRetry.Sub(h.now) != time.Second || st.Retries != 1 ||
+				!strings.Contains(st.Error, "remote topic a.t not found on the target") {
+				t.Errorf("missing: %+v, want FAILED, retried in 1s, retries 1", st)
+			}
 			h.advance(time.Second)
 			h.expect("due: asked, missing", "check t")
-			if st := h.status(t0); st.State != StateFailed || st.NextRetry.Sub(h.now) != 2*time.Second || st.Retries != 1 {
-				t.Errorf("missing: %+v, want FAILED, retried in 2s, retries 1", st)
+			if st := h.status(t0); st.State != StateFailed || st.NextRetry.Sub(h.now) != 2*time.Second || st.Retries != 2 {
+				t.Errorf("missing: %+v, want FAILED, retried in 2s, retries 2", st)
 			}
 			missing = false
 			h.advance(2 * time.Second)
@@ -430,6 +442,48 @@ func TestLifecycleRules(t *testing.T) {
 			if a := h.m.parts[t0]; a.remoteID != [16]byte{2} {
 				t.Errorf("remote ID %v", a.remoteID)
 			}
+		},
+	}, {
+		// Regression (issue 22, 20 000 partitions on two brokers per
+		// cluster): a broker that did not know a remote topic just created
+		// failed 727 partitions, reported and restarted after 5 s.
+		name: "a remote topic a target broker does not know yet is retried quietly after the last acknowledged record, and reported after five tries in a row",
+		run: func(h *harness) {
+			h.m.remoteIDs["t"] = [16]byte{2} // the target lists it with the ID the partition writes to
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10, 11)
+			h.ack(f, r[0], 100)
+			h.fail(f, r[1], kerr.UnknownTopicOrPartition)
+			h.expect("quiet", "stop t/0; pause t/0")
+			if st := h.status(t0); st.State != StateRetrying || !strings.Contains(st.Error, "UNKNOWN_TOPIC_OR_PARTITION") ||
+				st.NextRetry.Sub(h.now) != unknownQuietFirst {
+				t.Errorf("quiet: %+v, want RETRYING on UNKNOWN_TOPIC_OR_PARTITION in %v", st, unknownQuietFirst)
+			}
+			h.advance(unknownQuietFirst)
+			h.expect("due: the same ID", "check t; restart t/0 at 11")
+			f = h.cur(t0)
+			r = h.fetch(f, 11)
+			h.fail(f, r[0], kerr.UnknownTopicID)
+			h.expect("again", "stop t/0; pause t/0")
+			h.advance(2 * unknownQuietFirst)
+			h.expect("due after twice the delay", "check t; restart t/0 at 11")
+			f = h.cur(t0)
+			r = h.fetch(f, 11, 12)
+			h.ack(f, r[0], 101)
+			h.expectState("replicating again", t0, StateRunning, 11, 9)
+			h.fail(f, r[1], kerr.UnknownTopicOrPartition)
+			h.expect("after an acknowledgement, quiet anew", "stop t/0; pause t/0")
+			for i := range unknownQuietTries {
+				h.advance(unknownQuietFirst << i)
+				h.expect(fmt.Sprintf("quiet restart %d", i+1), "check t; restart t/0 at 12")
+				f = h.cur(t0)
+				h.fail(f, h.fetch(f, 12)[0], kerr.UnknownTopicOrPartition)
+				if i < unknownQuietTries-1 {
+					h.expect(fmt.Sprintf("quiet failure %d", i+2), "stop t/0; pause t/0")
+				}
+			}
+			h.expect("the sixth in a row: reported", "failed t/0; stop t/0; pause t/0")
+			h.expectState("reported", t0, StateFailed, 11, 9)
 		},
 	}, {
 		name: "a re-created remote topic is refilled from the source's log start, once its records came back",
@@ -441,8 +495,8 @@ func TestLifecycleRules(t *testing.T) {
 			r := h.fetch(f, 10, 11)
 			h.ack(f, r[0], 100)
 			h.fail(f, r[1], kerr.UnknownTopicID)
-			h.expect("failed", "failed t/0; stop t/0; pause t/0")
-			h.advance(partRetryFirst)
+			h.expect("quiet", "stop t/0; pause t/0")
+			h.advance(unknownQuietFirst)
 			h.expect("due: a new ID", "check t; stop t/1; pause t/1; refill t; restart t/0 at start; restart t/1 at start")
 			for _, k := range []tp{t0, t1} {
 				n := h.m.parts[k]

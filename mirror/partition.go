@@ -99,6 +99,12 @@ type partState struct {
 	retries      int
 	retryDelay   time.Duration
 	restartAsked bool
+	// quiet: err is an unknown remote topic not reported yet
+	// (failQuiet): the partition shows RETRYING, not FAILED.
+	quiet bool
+	// unknownTries counts the quiet restarts in a row after an unknown
+	// remote topic (reset by an acknowledged record).
+	unknownTries int
 	hold         bool // failed, or held for a refill: its feed is stopped (actStop) before it restarts
 	stopAcked    bool // the feed's stop reached the inbox: no fetched records of it can follow (evStopped)
 	paused       bool // its fetches were paused (actPause)
@@ -241,6 +247,9 @@ func (p *partState) status(now time.Time, openTxnAfter time.Duration) PartitionS
 		s.OpenTransactionSince = p.lsoSince
 	}
 	switch {
+	case p.err != nil && p.quiet:
+		s.State, s.Error, s.Since = StateRetrying, p.err.Error(), p.failedAt
+		s.NextRetry, s.Retries = p.nextRetry, p.retries
 	case p.err != nil:
 		s.State, s.Error, s.Since = StateFailed, p.err.Error(), p.failedAt
 		s.NextRetry, s.Retries = p.nextRetry, p.retries
