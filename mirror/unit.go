@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/checkpoint"
 )
@@ -276,36 +277,32 @@ func (u *unit) checkOpenTransactions(ctx context.Context) {
 	if len(parts) == 0 {
 		return
 	}
-	var topics []string
-	seen := map[string]bool{}
+	byTopic := make(map[string][]int32)
 	for k := range parts {
-		if !seen[k.topic] {
-			seen[k.topic] = true
-			topics = append(topics, k.topic)
-		}
+		byTopic[k.topic] = append(byTopic[k.topic], k.partition)
 	}
 	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, 10*time.Second))
 	defer cancel()
+	hw, err := listLatest(ctx, u.cons, byTopic, 0)
+	if err != nil {
+		return
+	}
+	lso, err := listLatest(ctx, u.cons, byTopic, 1)
+	if err != nil {
+		return
+	}
 	adm := kadm.NewClient(u.cons)
-	hw, err := adm.ListEndOffsets(ctx, topics...)
-	if err != nil {
-		return
-	}
-	lso, err := adm.ListCommittedOffsets(ctx, topics...)
-	if err != nil {
-		return
-	}
 	u.life.apply(event{kind: evTick, a: time.Now().UnixNano()}, nil)
 	var empty []string // topics of partitions with records that polled nothing
 	emptySeen := map[string]bool{}
 	for k := range parts {
-		h, ok1 := hw.Lookup(k.topic, k.partition)
-		l, ok2 := lso.Lookup(k.topic, k.partition)
-		if !ok1 || !ok2 || h.Err != nil || l.Err != nil {
+		h, ok1 := hw[k]
+		l, ok2 := lso[k]
+		if !ok1 || !ok2 {
 			continue
 		}
-		u.life.openTxn(k, h.Offset, l.Offset)
-		if h.Offset > 0 && u.life.unpolled(k) && !emptySeen[k.topic] {
+		u.life.openTxn(k, h, l)
+		if h > 0 && u.life.unpolled(k) && !emptySeen[k.topic] {
 			emptySeen[k.topic] = true
 			empty = append(empty, k.topic)
 		}
@@ -322,4 +319,56 @@ func (u *unit) checkOpenTransactions(ctx context.Context) {
 		}
 	}
 	u.dirty = true
+}
+
+// listLatest lists the latest offsets of parts (topic -> partitions) with
+// isolation level isolation (0: the high watermarks, 1: the last stable
+// offsets), in one ListOffsets request per partition leader, sharded by
+// cl from the metadata it caches. Unlike kadm's ListEndOffsets it asks no
+// Metadata for the topics first: a unit checks its partitions every few
+// seconds, and at thousands of partitions that Metadata was most of the
+// check's cost (issue 22). Partitions answered with an error are left out;
+// err is set when no answer came at all.
+func listLatest(ctx context.Context, cl *kgo.Client, parts map[string][]int32, isolation int8) (map[tp]int64, error) {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	req.IsolationLevel = isolation
+	n := 0
+	for topic, ps := range parts {
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = topic
+		for _, p := range ps {
+			rp := kmsg.NewListOffsetsRequestTopicPartition()
+			rp.Partition = p
+			rp.Timestamp = -1 // latest
+			rp.CurrentLeaderEpoch = -1
+			rt.Partitions = append(rt.Partitions, rp)
+			n++
+		}
+		req.Topics = append(req.Topics, rt)
+	}
+	out := make(map[tp]int64, n)
+	var firstErr error
+	answered := 0
+	for _, sh := range cl.RequestSharded(ctx, req) {
+		if sh.Err != nil {
+			if firstErr == nil {
+				firstErr = sh.Err
+			}
+			continue
+		}
+		answered++
+		resp := sh.Resp.(*kmsg.ListOffsetsResponse)
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				if p.ErrorCode == 0 {
+					out[tp{t.Topic, p.Partition}] = p.Offset
+				}
+			}
+		}
+	}
+	if answered == 0 && firstErr != nil {
+		return nil, firstErr
+	}
+	return out, nil
 }
