@@ -67,6 +67,19 @@ func TestBuildCluster(t *testing.T) {
 			slots: []slotWant{{StateRunning, "m1:8083", ago(time.Minute), 0, false, 0}, {StateUnassigned, "", ago(4 * time.Second), 5, false, 1}},
 		},
 		{
+			// An idle owner does not write its unchanged slot record again
+			// (slotRewriteEvery): its member record tells when it was last
+			// seen, and the slot is UNASSIGNED since then.
+			name: "a stale member's slot written long before it was last seen: UNASSIGNED since it was last seen, live owners' old slot records still current",
+			in: clusterInput{tasks: 3, selfID: "m1", members: map[string]statustopic.MemberRecord{
+				"m1": member("m1", 3, now, "RUNNING", running, 0, 2), "m2": member("m2", 3, ago(4*time.Second), "RUNNING", running, 1)},
+				slots: map[int32]statustopic.SlotRecord{0: slot(0, "m1", ago(50*time.Second), "RUNNING", part(0, 2)),
+					1: slot(1, "m2", ago(55*time.Second), "RUNNING", part(1, 5)), 2: slot(2, "m1", ago(58*time.Second), "RUNNING")}},
+			state: StateRunning, lag: 7, members: 1, partState: StateUnassigned,
+			slots: []slotWant{{StateRunning, "m1:8083", ago(50*time.Second + time.Minute), 2, false, 1}, {StateUnassigned, "", ago(4 * time.Second), 5, false, 1},
+				{StateRunning, "m1:8083", ago(58*time.Second + time.Minute), 0, false, 0}},
+		},
+		{
 			name: "the singleton's record of an unowned slot; a tombstoned slot without a record",
 			in: clusterInput{tasks: 3, selfID: "m1", members: map[string]statustopic.MemberRecord{"m1": member("m1", 3, now, "RUNNING", running, 0)},
 				slots: map[int32]statustopic.SlotRecord{0: slot(0, "m1", now, "RUNNING"), 1: slot(1, "", now, "UNASSIGNED", part(1, 7))},

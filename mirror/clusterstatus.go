@@ -180,7 +180,10 @@ type SlotStatus struct {
 	LagUnknown bool  `json:"lag_unknown,omitempty"`
 	Records    int64 `json:"records"`
 	Bytes      int64 `json:"bytes"`
-	// Updated is when the slot's status was published (zero: never).
+	// Updated is when the slot's status was last written (zero: never):
+	// its owner writes it when it changes and at least every 12 of its
+	// publication intervals (its member record, every interval, proves it
+	// current).
 	Updated time.Time `json:"updated,omitzero"`
 }
 
@@ -347,7 +350,13 @@ func buildCluster(in clusterInput) ClusterFlowStatus {
 			case hasRec:
 				// Its owner is gone (or handing it over): the last it
 				// published still counts.
-				ss.Since, ss.Updated = rec.At, rec.At
+				// Its record is rewritten only when it changes: the owner's
+				// last member record tells when it was last seen.
+				seen := rec.At
+				if m, ok := in.members[rec.Owner]; ok && m.At.After(seen) {
+					seen = m.At
+				}
+				ss.Since, ss.Updated = seen, rec.At
 				ss.Partitions = partitionStatuses(rec.Partitions)
 				for i := range ss.Partitions {
 					ss.Partitions[i].State = StateUnassigned

@@ -125,7 +125,10 @@ type flow struct {
 	// taken before unitsMu, never under it.
 	pubMu     sync.Mutex
 	pubChunks map[int32]int // slot -> chunks of its last record written
-	pubDone   bool
+	// pubSlots: slot -> its last record written (owned slots), which an
+	// unchanged status does not write again for slotRewriteEvery.
+	pubSlots map[int32]statustopic.SlotRecord
+	pubDone  bool
 
 	unitsMu        sync.Mutex     // guards the member fields below; taken before unit or partition locks, never after
 	owned          map[int32]bool // slots the group assigned to this member
@@ -201,7 +204,7 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 		tasks: int32(fc.Tasks), groupID: fc.GroupID, unitsTopic: unitsTopicName(fc.Source),
 		resumeTopic: connectoffsets.TopicName(fc.Source),
 		statusTopic: statustopic.Topic(fc.Source), statusInterval: statustopic.DefaultInterval, view: statustopic.NewView(),
-		targetWake: make(chan struct{}, 1), pubWake: make(chan struct{}, 1), pubChunks: map[int32]int{},
+		targetWake: make(chan struct{}, 1), pubWake: make(chan struct{}, 1), pubChunks: map[int32]int{}, pubSlots: map[int32]statustopic.SlotRecord{},
 		owned: map[int32]bool{}, slotSince: map[int32]time.Time{}, applied: TargetRunning, pausedParts: map[int32][]PartitionStatus{}}
 	if f.groupID == "" {
 		f.groupID = defaultGroupID(fc.Source, fc.Target)

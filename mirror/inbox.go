@@ -589,6 +589,9 @@ func (u *unit) publish() {
 	u.published = time.Now()
 	u.life.apply(event{kind: evTick, a: u.published.UnixNano()}, nil)
 	st := u.life.snapshot(nil)
+	if h := u.env.hooks; h != nil && h.snapshot != nil {
+		h.snapshot()
+	}
 	if old := u.status.Load(); old != nil && slices.Equal(*old, st) {
 		return // unchanged (an idle unit's periodic flush): the flow's publish loop has nothing new to gather
 	}

@@ -141,7 +141,10 @@ func (f *flow) unownedSlotRecords(ctx context.Context, now time.Time) []statusto
 			if rec.Owner == "" && !rec.Since.IsZero() {
 				since = rec.Since
 			} else if rec.Owner != "" {
-				since = rec.At
+				since = rec.At // rewritten when it changes: its owner's last member record is later
+				if m, ok := f.view.Member(rec.Owner); ok && m.At.After(since) {
+					since = m.At
+				}
 			}
 		} else if at := f.view.SlotGoneAt(k); !at.IsZero() {
 			since = at

@@ -1099,32 +1099,63 @@ func (m *lifecycle) unpolled(k tp) bool {
 
 // sawLogStart records the source log start listed for k (never lowered:
 // a log start only moves up, and a stale one only over-reports the lag).
-func (m *lifecycle) sawLogStart(k tp, start int64) {
+// It reports whether the log start moved (the partition's status may
+// have changed).
+func (m *lifecycle) sawLogStart(k tp, start int64) bool {
 	if p := m.parts[k]; p != nil && start > p.logStart {
 		p.logStart = start
+		return true
 	}
+	return false
 }
 
 // openTxn records the high watermark and last stable offset found for k
 // (checkOpenTransactions): a partition held at the same last stable
 // offset below the high watermark, with replication caught up to it, has
 // an open source transaction in its way.
-func (m *lifecycle) openTxn(k tp, hw, lso int64) {
+//
+// It reports whether the partition's status may have changed: its high
+// watermark moved, it is held (its status shows the open transaction once
+// it was held for openTxnAfter), or it was held before; an idle unit
+// publishes no new status otherwise (issue 22: the snapshot of every
+// partition after each check was a tenth of an idle member's CPU).
+func (m *lifecycle) openTxn(k tp, hw, lso int64) bool {
 	p := m.parts[k]
 	if p == nil {
-		return
+		return false
 	}
+	changed := false
 	if hw > p.hw {
-		p.hw = hw
+		p.hw, changed = hw, true
 	}
 	pos := max(p.polledTo, p.acked+1)
 	switch {
 	case lso >= hw || pos < lso:
 		// Nothing open, or replication has not reached it yet.
+		changed = changed || !p.lsoSince.IsZero()
 		p.lsoHeld, p.lsoSince = -1, time.Time{}
 	case lso != p.lsoHeld:
 		p.lsoHeld, p.lsoSince = lso, m.now
+		changed = true
+	default:
+		changed = true // held: its status changes when openTxnAfter passes
 	}
+	return changed || (p.fetchErr != "") // a fetch error is shown for a while (fetchErrStale)
+}
+
+// aging reports whether a partition's status changes with time alone at
+// now: a fetch error still shown (fetchErrStale), or an open transaction
+// not reported yet (openTxnAfter). The unit publishes a new snapshot
+// every second only then: at thousands of idle partitions one every
+// second was the largest part of an idle member's CPU (issue 22).
+func (m *lifecycle) aging(now time.Time) bool {
+	for _, p := range m.parts {
+		if (p.fetchErr != "" && now.Sub(p.fetchErrAt) <= fetchErrStale+time.Second) ||
+			(!p.lsoSince.IsZero() && now.Sub(p.lsoSince) <= m.cfg.openTxnAfter+time.Second) {
+			return true
+		}
+	}
+	return false
 }
 
 // snapshot appends the status of every partition at the lifecycle's

@@ -149,7 +149,7 @@ func (u *unit) flush(ctx context.Context) {
 		u.sendSyncs(false)
 		return
 	}
-	err := u.commit(ctx)
+	stored, err := u.commit(ctx)
 	if ctx.Err() != nil && err != nil {
 		return
 	}
@@ -159,8 +159,15 @@ func (u *unit) flush(ctx context.Context) {
 	}
 	u.env.health(u.slot, err)
 	u.sendSyncs(true)
-	u.dirty = true
-	u.publish() // the resume points stored
+	if stored > 0 || u.dirty {
+		// The resume points stored (PartitionStatus.Committed), or the
+		// open-transaction check changed a status. An idle unit stores
+		// none and takes no snapshot of its partitions: at thousands of
+		// partitions one every flush was a tenth of an idle member's CPU
+		// (issue 22).
+		u.dirty = true
+		u.publish()
+	}
 }
 
 // commit stores the resume point of every partition that advanced, after
@@ -170,11 +177,11 @@ func (u *unit) flush(ctx context.Context) {
 // ["MirrorSourceConnector",{"cluster":S,"partition":p,"topic":t}], value
 // {"offset":<last replicated offset>}, in the partition Connect's producer
 // picks (murmur2 of the key modulo the partition count).
-func (u *unit) commit(ctx context.Context) error {
+func (u *unit) commit(ctx context.Context) (int, error) {
 	e := u.env
 	ups := u.life.flushable()
 	if len(ups) == 0 {
-		return nil
+		return 0, nil
 	}
 	recs := make([]*kgo.Record, 0, len(ups))
 	for _, up := range ups {
@@ -184,11 +191,11 @@ func (u *unit) commit(ctx context.Context) error {
 	defer cancel()
 	start := time.Now()
 	if err := u.prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		return err
+		return 0, err
 	}
 	u.life.apply(event{kind: evFlushed, x: &evExtra{ups: ups}}, nil)
 	e.metrics.committed(e.labels, time.Since(start))
-	return nil
+	return len(ups), nil
 }
 
 // resumeRecord is the resume point "last replicated offset acked" of p's

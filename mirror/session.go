@@ -373,7 +373,9 @@ loop:
 			u.pubTimer = nil
 			u.publish()
 		case <-ageT.C:
-			u.publish()
+			if u.life.aging(time.Now()) {
+				u.publish()
+			}
 		case <-ctx.Done():
 			break loop
 		case failed = <-pollErr:

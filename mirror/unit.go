@@ -92,6 +92,9 @@ type unitHooks struct {
 	// of a partition up to source offset last: produced them, or refused
 	// them (the partition stopped).
 	polled func(topic string, partition int32, last int64, produced bool)
+	// snapshot runs on the control goroutine each time the unit takes a
+	// status snapshot of its partitions (unit.publish).
+	snapshot func()
 }
 
 // offered is a source partition discovery found ready to replicate: its
@@ -293,6 +296,7 @@ func (u *unit) checkOpenTransactions(ctx context.Context) {
 	}
 	adm := kadm.NewClient(u.cons)
 	u.life.apply(event{kind: evTick, a: time.Now().UnixNano()}, nil)
+	changed := false
 	var empty []string // topics of partitions with records that polled nothing
 	emptySeen := map[string]bool{}
 	for k := range parts {
@@ -301,7 +305,9 @@ func (u *unit) checkOpenTransactions(ctx context.Context) {
 		if !ok1 || !ok2 {
 			continue
 		}
-		u.life.openTxn(k, h, l)
+		if u.life.openTxn(k, h, l) {
+			changed = true
+		}
 		if h > 0 && u.life.unpolled(k) && !emptySeen[k.topic] {
 			emptySeen[k.topic] = true
 			empty = append(empty, k.topic)
@@ -312,13 +318,15 @@ func (u *unit) checkOpenTransactions(ctx context.Context) {
 		// without the log start their lag would read the whole log.
 		if starts, err := adm.ListStartOffsets(ctx, empty...); err == nil {
 			starts.Each(func(o kadm.ListedOffset) {
-				if o.Err == nil {
-					u.life.sawLogStart(tp{o.Topic, o.Partition}, o.Offset)
+				if o.Err == nil && u.life.sawLogStart(tp{o.Topic, o.Partition}, o.Offset) {
+					changed = true
 				}
 			})
 		}
 	}
-	u.dirty = true
+	if changed {
+		u.dirty = true
+	}
 }
 
 // listLatest lists the latest offsets of parts (topic -> partitions) with

@@ -1,0 +1,88 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/statustopic"
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// TestIdleMemberWritesNoPartitionStatus (issue 22: an idle member's cost
+// grew with its partitions every few seconds): once its partitions are
+// replicated and nothing moves, a member takes no status snapshot of its
+// partitions (no resume point to store, no open-transaction check that
+// changed a status) and writes no slot record, only its member record
+// every interval; the cluster view still shows the slot RUNNING with its
+// partitions from the record written before. A new record writes the slot
+// record again, with the partition's new counts.
+func TestIdleMemberWritesNoPartitionStatus(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("idlestatus")
+	testcluster.CreateTopic(t, &p.Source, topic, 4, nil)
+	for part := range int32(4) {
+		testcluster.Produce(t, &p.Source, partRecords(topic, "a", part, 0, 5)...)
+	}
+	var snapshots atomic.Int64
+	fc := recoveryFlow(p, topic)
+	fc.OpenTransactionAfter = 400 * time.Millisecond // a check every second
+	const interval = 200 * time.Millisecond
+	m, _ := runMirror(t, recoveryOpts(p, fc, WithStatusInterval(interval), withUnitHooks(&unitHooks{snapshot: func() { snapshots.Add(1) }}))...)
+	waitReplicated(t, m, 20)
+	src := p.Source.Alias
+	cl := testcluster.Client(t, &p.Target, kgo.ConsumeTopics(statustopic.Topic(src)), kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()))
+	time.Sleep(3 * interval) // the last changes published
+
+	before, start := snapshots.Load(), time.Now()
+	members, slots := 0, 0
+	deadline := time.Now().Add(10 * interval) // under slotRewriteEvery intervals
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithDeadline(t.Context(), deadline)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Timestamp.Before(start) {
+				return // written before the window (the consumer may start at an earlier end)
+			}
+			switch k := string(r.Key); {
+			case strings.HasPrefix(k, statustopic.MemberPrefix):
+				members++
+			case strings.HasPrefix(k, statustopic.SlotPrefix):
+				slots++
+			}
+		})
+	}
+	if n := snapshots.Load() - before; n != 0 {
+		t.Errorf("idle: %d status snapshots taken in %v, want 0", n, 10*interval)
+	}
+	// The slot's record may be rewritten once in the window
+	// (slotRewriteEvery intervals after it was written).
+	if slots > 1 || members < 4 {
+		t.Errorf("idle for %v (status interval %v): %d slot records, %d member records written; want at most 1 and at least 4", 10*interval, interval, slots, members)
+	}
+	cf := m.ClusterStatus().Flows[0]
+	if len(cf.Slots) != 1 || cf.Slots[0].State != StateRunning || len(cf.Slots[0].Partitions) != 4 || cf.Lag != 0 || cf.Records != 20 {
+		t.Fatalf("cluster view while idle: %+v", cf)
+	}
+
+	testcluster.Produce(t, &p.Source, partRecords(topic, "b", 2, 0, 1)...)
+	waitReplicated(t, m, 21)
+	testcluster.Eventually(t, 30*time.Second, "the slot record written again with the new count", func() (bool, string) {
+		for _, ps := range m.ClusterStatus().Flows[0].Slots[0].Partitions {
+			if ps.Partition == 2 {
+				return ps.Records == 6, fmt.Sprintf("partition 2: %d records", ps.Records)
+			}
+		}
+		return false, "partition 2 not in the view"
+	})
+	if snapshots.Load() == before {
+		t.Error("no status snapshot after a record was replicated")
+	}
+}
