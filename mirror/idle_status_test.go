@@ -86,3 +86,20 @@ func TestIdleMemberWritesNoPartitionStatus(t *testing.T) {
 		t.Error("no status snapshot after a record was replicated")
 	}
 }
+
+// TestChangeSig: the change signature names the flow's state, applied
+// target state, slots, singleton and waiting reason, and each partition's
+// state in order; an equal status gives an equal signature, and a changed
+// partition state a different one.
+func TestChangeSig(t *testing.T) {
+	fs := FlowStatus{State: StateRunning, AppliedState: TargetRunning, Member: MemberStatus{Slots: []int32{0, 2}, Singleton: true},
+		Partitions: []PartitionStatus{{Topic: "t", Partition: 0, State: StateRunning}, {Topic: "u", Partition: 11, State: StateFailed}}}
+	want := "RUNNING|RUNNING|[0 2]|true||t/0=RUNNING;u/11=FAILED;"
+	if got := changeSig(fs); got != want {
+		t.Fatalf("changeSig = %q, want %q", got, want)
+	}
+	fs.Partitions[1].State = StateRetrying
+	if got := changeSig(fs); got == want {
+		t.Fatal("a changed partition state gives the same signature")
+	}
+}

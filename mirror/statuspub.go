@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -299,13 +298,21 @@ func (f *flow) lightSig(b []byte) []byte {
 // changeSig sums up what a change of must publish within a second: the
 // applied target state, the owned slots, the singleton, the flow state and
 // every partition's state.
+//
+// It appends to b (no fmt per partition: it runs at every publication,
+// over every partition of the member).
 func changeSig(fs FlowStatus) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%s|%v|%v|%s|", fs.State, fs.AppliedState, fs.Member.Slots, fs.Member.Singleton, fs.Member.Waiting)
+	b := make([]byte, 0, 64+len(fs.Partitions)*32)
+	b = fmt.Appendf(b, "%s|%s|%v|%v|%s|", fs.State, fs.AppliedState, fs.Member.Slots, fs.Member.Singleton, fs.Member.Waiting)
 	for _, p := range fs.Partitions {
-		fmt.Fprintf(&b, "%s/%d=%s;", p.Topic, p.Partition, p.State)
+		b = append(b, p.Topic...)
+		b = append(b, '/')
+		b = strconv.AppendInt(b, int64(p.Partition), 10)
+		b = append(b, '=')
+		b = append(b, p.State...)
+		b = append(b, ';')
 	}
-	return b.String()
+	return string(b)
 }
 
 // memberRecord is this member's record for status fs.
