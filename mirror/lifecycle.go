@@ -559,6 +559,7 @@ func (m *lifecycle) batchAck(f *feed, up int64, n int32, down, size int64, ts ti
 			}
 		}
 		p.acked, p.ackedDown = up+int64(n)-1, down+int64(n)-1
+		p.unknownTries = 0 // acknowledged: the next unknown remote topic is retried quietly anew
 		p.records += int64(n)
 		p.bytes += size
 		if m.cfg.acked != nil {
