@@ -348,6 +348,7 @@ func (m *lifecycle) start(k tp, st startPos) {
 		// restart schedule (decide restarts it).
 		p.err, p.failedAt, p.autoRetry, p.nextRetry = old.err, old.failedAt, old.autoRetry, old.nextRetry
 		p.retries, p.retryDelay, p.restartAsked, p.refill = old.retries, old.retryDelay, old.restartAsked, old.refill
+		p.quiet, p.unknownTries = old.quiet, old.unknownTries // a quiet retry stays quiet (exactly once, its aborted transaction ended the session)
 		p.recreated, p.newID = old.recreated, old.newID
 		if old.err != nil && old.ackedOld {
 			p.ackedOld, p.newLog = true, true // its restart starts at the new log's start

@@ -618,6 +618,34 @@ func TestLifecycleRules(t *testing.T) {
 			h.advance(time.Minute)
 			h.expect("due", "restart t/0 at 10")
 		},
+	}, {
+		// Exactly once, a quiet failure aborts the transaction, which ends
+		// the unit's session (commitTxn): the partition is carried into
+		// the next one. It stays a quiet retry there (RETRYING, not
+		// FAILED), and its tries in a row still count, so that a topic
+		// the target never knows is reported after unknownQuietTries.
+		name: "exactly once: a quiet retry stays quiet across the session its aborted transaction ended, and its tries still count",
+		cfg:  lifeConfig{eos: true},
+		run: func(h *harness) {
+			h.m.remoteIDs["t"] = [16]byte{2}
+			f := start(h, t0, 9)
+			h.fail(f, h.fetch(f, 10)[0], kerr.UnknownTopicOrPartition)
+			h.expect("quiet", "stop t/0; pause t/0")
+			if _, err := h.m.txnPrepare(); err == nil {
+				t.Error("the transaction would commit")
+			}
+			h.post(event{kind: evTxnAborted})
+			h.took()
+			h.post(event{kind: evSession})
+			h.start(t0, startPos{remote: "a.t", committed: 9, topicID: [16]byte{1}, remoteID: [16]byte{2}})
+			h.took()
+			if st := h.status(t0); st.State != StateRetrying {
+				t.Errorf("carried into the next session: %s (%s), want RETRYING", st.State, st.Error)
+			}
+			if p := h.m.parts[t0]; p.unknownTries != 1 {
+				t.Errorf("carried: %d quiet tries, want 1", p.unknownTries)
+			}
+		},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
