@@ -259,3 +259,75 @@ func TestUnknownRemoteTopicRetriedQuietly(t *testing.T) {
 		t.Fatalf("target: %s\n got %v", probeDiff(got, want), got)
 	}
 }
+
+// TestUnknownRemoteTopicRetriedQuietlyExactlyOnce: exactly once, a record
+// refused with UNKNOWN_TOPIC_OR_PARTITION aborts its transaction, which
+// ends the unit's session; the partition, carried into the next session,
+// is still retried quietly (never FAILED), and the target's committed
+// copy holds every record once.
+func TestUnknownRemoteTopicRetriedQuietlyExactlyOnce(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic := p.Topic("unknownyeteos")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	testcluster.Produce(t, &p.Source, partRecords(topic, "a", 0, 0, 10)...)
+	fc := recoveryFlow(p, topic)
+	fc.ExactlyOnce = true
+	m, _ := runMirror(t, recoveryOpts(p, fc)...)
+	waitReplicated(t, m, 10)
+
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
+		Err: kerr.UnknownTopicOrPartition, Count: 12})
+	testcluster.Produce(t, &p.Source, partRecords(topic, "b", 0, 0, 10)...)
+	var states []State
+	testcluster.Eventually(t, 60*time.Second, "replicated after the quiet retries", func() (bool, string) {
+		ps := partStatus(m, 0)
+		if len(states) == 0 || states[len(states)-1] != ps.State {
+			states = append(states, ps.State)
+		}
+		return ps.State == StateRunning && ps.Replicated == 20 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	for _, s := range states {
+		if s == StateFailed {
+			t.Errorf("states seen %v: FAILED on a remote topic the broker did not know", states)
+		}
+	}
+	got, want := probeTargetValues(t, p, remote, 0, true), probeValues(t, p, topic, 0)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("target (read_committed): %s\n got %v", probeDiff(got, want), got)
+	}
+}
+
+// TestUnknownRemoteTopicReportedExactlyOnce: exactly once, each quiet
+// retry's aborted transaction ends the unit's session; the tries in a row
+// still count across sessions, so a remote topic the target keeps
+// refusing is reported FAILED after unknownQuietTries, as at least once
+// (they restarted at zero with each session: RETRYING forever, every
+// session of the unit ended every few hundred milliseconds).
+func TestUnknownRemoteTopicReportedExactlyOnce(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic := p.Topic("unknowneos")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	testcluster.Produce(t, &p.Source, partRecords(topic, "a", 0, 0, 10)...)
+	fc := recoveryFlow(p, topic)
+	fc.ExactlyOnce = true
+	m, _ := runMirror(t, recoveryOpts(p, fc)...)
+	waitReplicated(t, m, 10)
+
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
+		Err: kerr.UnknownTopicOrPartition, Count: 100000})
+	testcluster.Produce(t, &p.Source, partRecords(topic, "b", 0, 0, 10)...)
+	testcluster.Eventually(t, 40*time.Second, "reported FAILED after the quiet tries", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateFailed && strings.Contains(ps.Error, "UNKNOWN_TOPIC_OR_PARTITION"), fmt.Sprintf("%+v", ps)
+	})
+}

@@ -213,10 +213,12 @@ type lifeConfig struct {
 
 // lifecycle is the partition lifecycle of one unit (see above).
 type lifecycle struct {
-	cfg   lifeConfig
-	now   time.Time
-	parts map[tp]*partState
-	carry map[tp]*partState // partitions of earlier sessions
+	cfg lifeConfig
+	now time.Time
+	// snapAt is the time of the last snapshot (aging compares with it).
+	snapAt time.Time
+	parts  map[tp]*partState
+	carry  map[tp]*partState // partitions of earlier sessions
 	// topicIDs are the source topics' IDs and remoteIDs the remote
 	// topics' IDs on the target (by source topic), as offers and checks
 	// found them.
@@ -346,6 +348,7 @@ func (m *lifecycle) start(k tp, st startPos) {
 		// restart schedule (decide restarts it).
 		p.err, p.failedAt, p.autoRetry, p.nextRetry = old.err, old.failedAt, old.autoRetry, old.nextRetry
 		p.retries, p.retryDelay, p.restartAsked, p.refill = old.retries, old.retryDelay, old.restartAsked, old.refill
+		p.quiet, p.unknownTries = old.quiet, old.unknownTries // a quiet retry stays quiet (exactly once, its aborted transaction ended the session)
 		p.recreated, p.newID = old.recreated, old.newID
 		if old.err != nil && old.ackedOld {
 			p.ackedOld, p.newLog = true, true // its restart starts at the new log's start
@@ -559,6 +562,7 @@ func (m *lifecycle) batchAck(f *feed, up int64, n int32, down, size int64, ts ti
 			}
 		}
 		p.acked, p.ackedDown = up+int64(n)-1, down+int64(n)-1
+		p.unknownTries = 0 // acknowledged: the next unknown remote topic is retried quietly anew
 		p.records += int64(n)
 		p.bytes += size
 		if m.cfg.acked != nil {
@@ -1143,15 +1147,21 @@ func (m *lifecycle) openTxn(k tp, hw, lso int64) bool {
 	return changed || (p.fetchErr != "") // a fetch error is shown for a while (fetchErrStale)
 }
 
-// aging reports whether a partition's status changes with time alone at
-// now: a fetch error still shown (fetchErrStale), or an open transaction
-// not reported yet (openTxnAfter). The unit publishes a new snapshot
-// every second only then: at thousands of idle partitions one every
-// second was the largest part of an idle member's CPU (issue 22).
+// aging reports whether a partition's status changed with time alone
+// between the last snapshot and now: a fetch error no longer shown
+// (fetchErrStale), or an open transaction now reported (openTxnAfter).
+// The unit publishes a new snapshot every second only then: at thousands
+// of idle partitions one every second was the largest part of an idle
+// member's CPU (issue 22). It compares with the last snapshot's time, not
+// a window after the change: a check that comes late (the control
+// goroutine busy for more than a second) still sees the change.
 func (m *lifecycle) aging(now time.Time) bool {
+	at := m.snapAt
 	for _, p := range m.parts {
-		if (p.fetchErr != "" && now.Sub(p.fetchErrAt) <= fetchErrStale+time.Second) ||
-			(!p.lsoSince.IsZero() && now.Sub(p.lsoSince) <= m.cfg.openTxnAfter+time.Second) {
+		if p.fetchErr != "" && (at.Sub(p.fetchErrAt) < fetchErrStale) != (now.Sub(p.fetchErrAt) < fetchErrStale) {
+			return true
+		}
+		if !p.lsoSince.IsZero() && (at.Sub(p.lsoSince) >= m.cfg.openTxnAfter) != (now.Sub(p.lsoSince) >= m.cfg.openTxnAfter) {
 			return true
 		}
 	}
@@ -1161,6 +1171,7 @@ func (m *lifecycle) aging(now time.Time) bool {
 // snapshot appends the status of every partition at the lifecycle's
 // time.
 func (m *lifecycle) snapshot(out []PartitionStatus) []PartitionStatus {
+	m.snapAt = m.now
 	for _, p := range m.sortedParts() {
 		out = append(out, p.status(m.now, m.cfg.openTxnAfter))
 	}

@@ -486,6 +486,36 @@ func TestLifecycleRules(t *testing.T) {
 			h.expectState("reported", t0, StateFailed, 11, 9)
 		},
 	}, {
+		// Shallow copy acknowledges batches (evBatchAck), not records: an
+		// acknowledged batch resets the quiet tries as a record does, or
+		// a partition quietly retried at each of a few remote topic
+		// creations over its life would be reported on the next.
+		name: "an acknowledged shallow-copy batch resets the quiet tries of an unknown remote topic",
+		run: func(h *harness) {
+			h.m.remoteIDs["t"] = [16]byte{2}
+			f := start(h, t0, 10)
+			for i := range unknownQuietTries - 1 {
+				h.fail(f, h.fetch(f, 11)[0], kerr.UnknownTopicOrPartition)
+				h.expect(fmt.Sprintf("quiet failure %d", i+1), "stop t/0; pause t/0")
+				h.advance(unknownQuietFirst << i)
+				h.expect(fmt.Sprintf("quiet restart %d", i+1), "check t; restart t/0 at 11")
+				f = h.cur(t0)
+			}
+			r := h.fetch(f, 11, 12)
+			h.m.apply(event{kind: evBatchAck, f: f, a: 11, b: 100, c: 1, d: 10, x: &evExtra{ts: h.now}}, nil)
+			h.expectState("the batch acknowledged", t0, StateRunning, 11, 10)
+			h.fail(f, r[1], kerr.UnknownTopicOrPartition)
+			h.expect("after an acknowledged batch, quiet anew", "stop t/0; pause t/0")
+			h.advance(unknownQuietFirst)
+			h.expect("quiet restart after the batch", "check t; restart t/0 at 12")
+			f = h.cur(t0)
+			h.fail(f, h.fetch(f, 12)[0], kerr.UnknownTopicOrPartition)
+			h.expect("still quiet: two in a row since the batch", "stop t/0; pause t/0")
+			if st := h.status(t0); st.State != StateRetrying {
+				t.Errorf("after the batch: %+v, want RETRYING", st)
+			}
+		},
+	}, {
 		name: "a re-created remote topic is refilled from the source's log start, once its records came back",
 		run: func(h *harness) {
 			h.m.remoteIDs["t"] = [16]byte{2}
@@ -587,6 +617,34 @@ func TestLifecycleRules(t *testing.T) {
 			}
 			h.advance(time.Minute)
 			h.expect("due", "restart t/0 at 10")
+		},
+	}, {
+		// Exactly once, a quiet failure aborts the transaction, which ends
+		// the unit's session (commitTxn): the partition is carried into
+		// the next one. It stays a quiet retry there (RETRYING, not
+		// FAILED), and its tries in a row still count, so that a topic
+		// the target never knows is reported after unknownQuietTries.
+		name: "exactly once: a quiet retry stays quiet across the session its aborted transaction ended, and its tries still count",
+		cfg:  lifeConfig{eos: true},
+		run: func(h *harness) {
+			h.m.remoteIDs["t"] = [16]byte{2}
+			f := start(h, t0, 9)
+			h.fail(f, h.fetch(f, 10)[0], kerr.UnknownTopicOrPartition)
+			h.expect("quiet", "stop t/0; pause t/0")
+			if _, err := h.m.txnPrepare(); err == nil {
+				t.Error("the transaction would commit")
+			}
+			h.post(event{kind: evTxnAborted})
+			h.took()
+			h.post(event{kind: evSession})
+			h.start(t0, startPos{remote: "a.t", committed: 9, topicID: [16]byte{1}, remoteID: [16]byte{2}})
+			h.took()
+			if st := h.status(t0); st.State != StateRetrying {
+				t.Errorf("carried into the next session: %s (%s), want RETRYING", st.State, st.Error)
+			}
+			if p := h.m.parts[t0]; p.unknownTries != 1 {
+				t.Errorf("carried: %d quiet tries, want 1", p.unknownTries)
+			}
 		},
 	}}
 	for _, c := range cases {

@@ -377,7 +377,7 @@ func (f *flow) slotRecords(fs FlowStatus, now time.Time) []statustopic.SlotRecor
 
 // publish writes this member's record and its slots' records (fs is its
 // status) and waits for the target's acknowledgement.
-func (f *flow) publish(ctx context.Context, fs FlowStatus, extra []statustopic.SlotRecord) error {
+func (f *flow) publish(ctx context.Context, fs FlowStatus, extra []statustopic.SlotRecord) (err error) {
 	f.pubMu.Lock()
 	defer f.pubMu.Unlock()
 	if f.statusCl == nil || f.pubDone {
@@ -395,6 +395,14 @@ func (f *flow) publish(ctx context.Context, fs FlowStatus, extra []statustopic.S
 		return err
 	}
 	recs := []*kgo.Record{mr}
+	var wrote []int32 // owned slots whose record this publication writes
+	defer func() {
+		if err != nil {
+			for _, k := range wrote {
+				delete(f.pubSlots, k) // maybe not written: the next publication writes it again
+			}
+		}
+	}()
 	for _, s := range append(f.slotRecords(fs, now), extra...) {
 		if s.Owner == "" && slices.Contains(owned, s.Slot) {
 			continue // owned since it was computed
@@ -405,6 +413,7 @@ func (f *flow) publish(ctx context.Context, fs FlowStatus, extra []statustopic.S
 				continue // unchanged: its owner's member record proves it current
 			}
 			f.pubSlots[s.Slot] = s
+			wrote = append(wrote, s.Slot)
 		}
 		rs, err := statustopic.SlotRecords(f.cfg.Source, s, f.pubChunks[s.Slot])
 		if err != nil {
