@@ -147,6 +147,9 @@ func (u *unit) flush(ctx context.Context) {
 	}
 	if u.env.cfg.ExactlyOnce {
 		u.sendSyncs(false)
+		if u.dirty {
+			u.publish() // the open-transaction check changed a status (the transactions store the resume points)
+		}
 		return
 	}
 	stored, err := u.commit(ctx)
