@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -215,36 +216,9 @@ func TestClosedGateFailsRecordsUnsent(t *testing.T) {
 // record once, in order.
 func TestUnknownRemoteTopicRetriedQuietly(t *testing.T) {
 	t.Parallel()
-	p := testcluster.New(t, "src", "dst")
-	if p.Target.Fake == nil {
-		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
-	}
-	topic := p.Topic("unknownyet")
-	remote := p.Source.Alias + "." + topic
-	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
-	testcluster.Produce(t, &p.Source, partRecords(topic, "a", 0, 0, 10)...)
 	var lb logBuf
-	m, _ := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic), WithLogger(lb.logger()))...)
-	waitReplicated(t, m, 10)
-
-	// More refusals than franz-go retries by itself (UnknownTopicRetries,
-	// 4 by default): the record fails to the engine.
-	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
-		Err: kerr.UnknownTopicOrPartition, Count: 12})
-	testcluster.Produce(t, &p.Source, partRecords(topic, "b", 0, 0, 10)...)
-	var states []State
-	testcluster.Eventually(t, 60*time.Second, "replicated after the quiet retries", func() (bool, string) {
-		ps := partStatus(m, 0)
-		if len(states) == 0 || states[len(states)-1] != ps.State {
-			states = append(states, ps.State)
-		}
-		return ps.State == StateRunning && ps.Replicated == 20 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
-	})
-	for _, s := range states {
-		if s == StateFailed {
-			t.Errorf("states seen %v: FAILED on a remote topic the broker did not know", states)
-		}
-	}
+	p, m, topic, remote := unknownTopicRefused(t, "unknownyet", false, 12, WithLogger(lb.logger()))
+	waitQuietlyReplicated(t, m, 20)
 	if l := lb.lines("level=ERROR"); len(l) != 0 {
 		t.Errorf("errors logged: %q", l)
 	}
@@ -267,35 +241,8 @@ func TestUnknownRemoteTopicRetriedQuietly(t *testing.T) {
 // copy holds every record once.
 func TestUnknownRemoteTopicRetriedQuietlyExactlyOnce(t *testing.T) {
 	t.Parallel()
-	p := testcluster.New(t, "src", "dst")
-	if p.Target.Fake == nil {
-		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
-	}
-	topic := p.Topic("unknownyeteos")
-	remote := p.Source.Alias + "." + topic
-	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
-	testcluster.Produce(t, &p.Source, partRecords(topic, "a", 0, 0, 10)...)
-	fc := recoveryFlow(p, topic)
-	fc.ExactlyOnce = true
-	m, _ := runMirror(t, recoveryOpts(p, fc)...)
-	waitReplicated(t, m, 10)
-
-	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
-		Err: kerr.UnknownTopicOrPartition, Count: 12})
-	testcluster.Produce(t, &p.Source, partRecords(topic, "b", 0, 0, 10)...)
-	var states []State
-	testcluster.Eventually(t, 60*time.Second, "replicated after the quiet retries", func() (bool, string) {
-		ps := partStatus(m, 0)
-		if len(states) == 0 || states[len(states)-1] != ps.State {
-			states = append(states, ps.State)
-		}
-		return ps.State == StateRunning && ps.Replicated == 20 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
-	})
-	for _, s := range states {
-		if s == StateFailed {
-			t.Errorf("states seen %v: FAILED on a remote topic the broker did not know", states)
-		}
-	}
+	p, m, topic, remote := unknownTopicRefused(t, "unknownyeteos", true, 12)
+	waitQuietlyReplicated(t, m, 20)
 	got, want := probeTargetValues(t, p, remote, 0, true), probeValues(t, p, topic, 0)
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("target (read_committed): %s\n got %v", probeDiff(got, want), got)
@@ -310,24 +257,54 @@ func TestUnknownRemoteTopicRetriedQuietlyExactlyOnce(t *testing.T) {
 // session of the unit ended every few hundred milliseconds).
 func TestUnknownRemoteTopicReportedExactlyOnce(t *testing.T) {
 	t.Parallel()
-	p := testcluster.New(t, "src", "dst")
-	if p.Target.Fake == nil {
-		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
-	}
-	topic := p.Topic("unknowneos")
-	remote := p.Source.Alias + "." + topic
-	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
-	testcluster.Produce(t, &p.Source, partRecords(topic, "a", 0, 0, 10)...)
-	fc := recoveryFlow(p, topic)
-	fc.ExactlyOnce = true
-	m, _ := runMirror(t, recoveryOpts(p, fc)...)
-	waitReplicated(t, m, 10)
-
-	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
-		Err: kerr.UnknownTopicOrPartition, Count: 100000})
-	testcluster.Produce(t, &p.Source, partRecords(topic, "b", 0, 0, 10)...)
+	_, m, _, _ := unknownTopicRefused(t, "unknowneos", true, 100000)
 	testcluster.Eventually(t, 40*time.Second, "reported FAILED after the quiet tries", func() (bool, string) {
 		ps := partStatus(m, 0)
 		return ps.State == StateFailed && strings.Contains(ps.Error, "UNKNOWN_TOPIC_OR_PARTITION"), fmt.Sprintf("%+v", ps)
 	})
+}
+
+// unknownTopicRefused is the scenario of the unknown-remote-topic tests,
+// on kfake: a one-partition topic named after name whose first 10 records
+// are replicated (exactly once when eos, with opts); the target then
+// refuses the remote partition's produce requests refusals times with
+// UNKNOWN_TOPIC_OR_PARTITION (more than franz-go retries by itself,
+// UnknownTopicRetries, 4 by default: the record fails to the engine)
+// while 10 more records arrive.
+func unknownTopicRefused(t *testing.T, name string, eos bool, refusals int, opts ...Opt) (p *testcluster.Pair, m *Mirror, topic, remote string) {
+	t.Helper()
+	p = testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic = p.Topic(name)
+	remote = p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	testcluster.Produce(t, &p.Source, partRecords(topic, "a", 0, 0, 10)...)
+	fc := recoveryFlow(p, topic)
+	fc.ExactlyOnce = eos
+	m, _ = runMirror(t, recoveryOpts(p, fc, opts...)...)
+	waitReplicated(t, m, 10)
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
+		Err: kerr.UnknownTopicOrPartition, Count: refusals})
+	testcluster.Produce(t, &p.Source, partRecords(topic, "b", 0, 0, 10)...)
+	return p, m, topic, remote
+}
+
+// waitQuietlyReplicated waits until partition 0 of m's flow replicated
+// want records and is RUNNING, and fails the test if it was ever seen
+// FAILED meanwhile.
+func waitQuietlyReplicated(t *testing.T, m *Mirror, want int64) {
+	t.Helper()
+	var states []State
+	testcluster.Eventually(t, 60*time.Second, "replicated after the quiet retries", func() (bool, string) {
+		ps := partStatus(m, 0)
+		if len(states) == 0 || states[len(states)-1] != ps.State {
+			states = append(states, ps.State)
+		}
+		return ps.State == StateRunning && ps.Replicated == want && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	if slices.Contains(states, StateFailed) {
+		t.Errorf("states seen %v: FAILED on a remote topic the broker did not know", states)
+	}
 }
