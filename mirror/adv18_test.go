@@ -276,8 +276,12 @@ func TestTooLargeAmongOtherPartitions(t *testing.T) {
 				t.Fatalf("partition 1 holds %v, want exactly %v", got, p1)
 			}
 			setTopicConfig(t, &p.Target, remote, "max.message.bytes", "4194304")
-			if n, err := m.RestartFailed(p.Source.Alias+"->"+p.Target.Alias, topic, 0); n != 1 || err != nil {
-				t.Fatalf("RestartFailed = %d, %v; want 1, nil", n, err)
+			// A discovery round that reads the raised limit restarts the
+			// partition by itself (restartRaised): the operator's restart
+			// then finds nothing failed and answers 0. Either way the target must end with exactly
+			// the three records.
+			if n, err := m.RestartFailed(p.Source.Alias+"->"+p.Target.Alias, topic, 0); n > 1 || err != nil {
+				t.Fatalf("RestartFailed = %d, %v; want 1 (or 0 once restarted by the raised limit), nil", n, err)
 			}
 			testcluster.Eventually(t, 30*time.Second, "partition 0 replicated", func() (bool, string) {
 				ps := partStatus(m, 0)
@@ -544,8 +548,11 @@ func TestTooLargeCompressedSource(t *testing.T) {
 				t.Fatalf("target holds %v, want exactly %v", got, want)
 			}
 			setTopicConfig(t, &p.Target, remote, "max.message.bytes", "4194304")
-			if n, err := m.RestartFailed(p.Source.Alias+"->"+p.Target.Alias, topic, 0); n != 1 || err != nil {
-				t.Fatalf("RestartFailed = %d, %v; want 1, nil", n, err)
+			// A discovery round that reads the raised limit may restart the
+			// partition by itself first (restartRaised): then 0 is right (CI,
+			// real Kafka, shallow=true).
+			if n, err := m.RestartFailed(p.Source.Alias+"->"+p.Target.Alias, topic, 0); n > 1 || err != nil {
+				t.Fatalf("RestartFailed = %d, %v; want 1 (or 0 once restarted by the raised limit), nil", n, err)
 			}
 			testcluster.Eventually(t, 30*time.Second, "replicated", func() (bool, string) {
 				ps := partStatus(m, 0)
