@@ -1118,11 +1118,12 @@ func (m *lifecycle) sawLogStart(k tp, start int64) bool {
 // offset below the high watermark, with replication caught up to it, has
 // an open source transaction in its way.
 //
-// It reports whether the partition's status may have changed: its high
-// watermark moved, it is held (its status shows the open transaction once
-// it was held for openTxnAfter), or it was held before; an idle unit
-// publishes no new status otherwise (issue 22: the snapshot of every
-// partition after each check was a tenth of an idle member's CPU).
+// It reports whether the partition's status changed: its high watermark
+// moved, or it became held at a new last stable offset, or no longer
+// held; an idle unit publishes no new status otherwise (issue 22: the
+// snapshot of every partition after each check was a tenth of an idle
+// member's CPU). What changes with time alone (the open transaction shown
+// once held for openTxnAfter, a fetch error no longer shown) is aging's.
 func (m *lifecycle) openTxn(k tp, hw, lso int64) bool {
 	p := m.parts[k]
 	if p == nil {
@@ -1141,10 +1142,8 @@ func (m *lifecycle) openTxn(k tp, hw, lso int64) bool {
 	case lso != p.lsoHeld:
 		p.lsoHeld, p.lsoSince = lso, m.now
 		changed = true
-	default:
-		changed = true // held: its status changes when openTxnAfter passes
 	}
-	return changed || (p.fetchErr != "") // a fetch error is shown for a while (fetchErrStale)
+	return changed
 }
 
 // aging reports whether a partition's status changed with time alone
