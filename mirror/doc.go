@@ -113,8 +113,12 @@
 // N × (buffer + 2 × brokers × fetch) bytes of record payload, 64 MiB with
 // the defaults and one source broker, and a member owning k of N slots
 // k/N of it. Each record held also costs a few hundred bytes of
-// bookkeeping, which dominates for records of a hundred bytes or less:
-// lower both budgets for small records when memory is tight. Fetch
+// bookkeeping, which dominates for records of a hundred bytes or less, so
+// the producer's buffer counts every record as at least 2 KiB: a slot's
+// buffer of b bytes holds at most b/2048 records (at least 512), which
+// bounds the memory of small records near the budget. A link with a long
+// round trip that copies small records faster with more of them in flight
+// needs a larger MaxBufferedBytes. Fetch
 // responses are counted as the source stores them: a batch compressed r
 // times holds r times its size once decompressed, so for compressed topics
 // the fetch term is r times larger (lower FetchMaxBytes by r for very

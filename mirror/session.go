@@ -12,6 +12,25 @@ import (
 	"github.com/kmirror/kmirror/internal/kclient"
 )
 
+// heldRecordCost is what one record counts against a slot's producer
+// buffer at least: kgo's MaxBufferedBytes counts only a record's key,
+// value and headers, but each record held costs a few hundred bytes more
+// (the fetched kgo.Record, its provenance header, its in-flight entry, the
+// response it points into and its encoding). On 100 B records a 16 MiB
+// buffer full of them held about 160 000 records and 3-4 times its
+// budget in memory (issue 22: 2.2x the bare franz-go pipe's peak RSS,
+// with no more records/s); counting each as 2 KiB bounds the records
+// without slowing the copy (1.0x the pipe's RSS and the same records/s on
+// the side-by-side benchmark). Records of 2 KiB and more are bounded by
+// their bytes alone, as before.
+const heldRecordCost = 2 << 10
+
+// bufferedRecords is the most records a producer with a buffer of buf bytes
+// holds (kgo.MaxBufferedRecords): buf / heldRecordCost, at least 512.
+func bufferedRecords(buf int64) int {
+	return int(max(buf/heldRecordCost, 512))
+}
+
 // open creates the session's source consumer and target producer (and,
 // with shallow copy, its inbox), with the unit's share of the flow's
 // budgets and the producer's record limits (limits.go).
@@ -42,7 +61,7 @@ func (u *unit) open() error {
 	popts := []kgo.Opt{
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.MaxBufferedBytes(int(buf)),
-		kgo.MaxBufferedRecords(1 << 20),
+		kgo.MaxBufferedRecords(bufferedRecords(buf)),
 		kgo.ProducerLinger(5 * time.Millisecond),
 	}
 	role := e.dst.Producer
