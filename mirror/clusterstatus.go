@@ -219,11 +219,15 @@ func (m *Mirror) ClusterStatus() ClusterStatus {
 // clusterStatus builds the flow's cluster-wide status at now: the view of
 // its status topic, with this member's part taken from its live status.
 func (f *flow) clusterStatus(now time.Time) ClusterFlowStatus {
-	return f.clusterStatusOf(f.status(), now)
+	return f.clusterStatusOf(f.status(), now, true)
 }
 
-// clusterStatusOf is clusterStatus with this member's status fs.
-func (f *flow) clusterStatusOf(fs FlowStatus, now time.Time) ClusterFlowStatus {
+// clusterStatusOf is clusterStatus with this member's status fs. Without
+// slots, it reads no slot record and builds no slot's partitions: its
+// members, flow state and warnings are the same, its slots empty or
+// UNASSIGNED (what the publisher's checkDisagreements needs, every
+// interval, at thousands of partitions).
+func (f *flow) clusterStatusOf(fs FlowStatus, now time.Time, withSlots bool) ClusterFlowStatus {
 	tasks := f.tasks
 	if f.cfg.Disabled {
 		// Heartbeats only: the flow holds slot 0 (its singleton duties)
@@ -238,6 +242,9 @@ func (f *flow) clusterStatusOf(fs FlowStatus, now time.Time) ClusterFlowStatus {
 	in.targetRec, _ = f.view.TargetState()
 	in.members = f.view.Members()
 	for k := range tasks {
+		if !withSlots {
+			break
+		}
 		if rec, _, ok := f.view.Slot(k); ok {
 			in.slots[k] = rec
 		}
@@ -247,8 +254,10 @@ func (f *flow) clusterStatusOf(fs FlowStatus, now time.Time) ClusterFlowStatus {
 	}
 	f.viewMu.Unlock()
 	in.members[f.selfID] = self
-	for _, s := range f.slotRecords(fs, now) {
-		in.slots[s.Slot] = s
+	if withSlots {
+		for _, s := range f.slotRecords(fs, now) {
+			in.slots[s.Slot] = s
+		}
 	}
 	return buildCluster(in)
 }

@@ -140,6 +140,11 @@ type flow struct {
 	retiredBytes   int64
 	units          map[int32]*unit
 	statusSeq      atomic.Uint64 // bumped at each store of a unit's status (publishLoop's change check)
+	// mergeMu guards merged, the last merge of the units' snapshots
+	// (statusOf); taken after unitsMu is released, nothing under it.
+	mergeMu        sync.Mutex
+	merged         *mergedUnits
+	bySlot         *bySlot // partitionsBySlot's last result, under mergeMu
 	single         *singleton
 	stopping       map[int32]*unit // units a release is stopping, by slot
 	stoppingSingle *singleton      // singleton duties a release is stopping

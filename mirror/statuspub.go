@@ -196,6 +196,7 @@ func (f *flow) publishLoop(ctx context.Context) {
 	var last time.Time
 	lastSig, lastLight := "", ""
 	var light []byte
+	var sigs changeSigs
 	for {
 		select {
 		case <-ctx.Done():
@@ -214,13 +215,6 @@ func (f *flow) publishLoop(ctx context.Context) {
 		if !due && string(light) == lastLight {
 			continue
 		}
-		fs := f.statusOf(false) // no groups: not published, and costly at thousands of groups
-		f.checkDisagreements(f.clusterStatusOf(fs, time.Now()))
-		sig := changeSig(fs)
-		if sig == lastSig && !due && !f.slotsOverwritten(fs.Member.Slots) {
-			lastLight = string(light)
-			continue
-		}
 		var extra []statustopic.SlotRecord
 		if due {
 			// Lag that never hides: the slots nobody owns (on slot 0's
@@ -235,7 +229,13 @@ func (f *flow) publishLoop(ctx context.Context) {
 			f.unassigned = parts
 			f.mu.Unlock()
 			f.refreshPausedLag(ctx)
-			fs = f.statusOf(false)
+		}
+		fs := f.statusOf(false) // no groups: not published, and costly at thousands of groups
+		f.checkDisagreements(f.clusterStatusOf(fs, time.Now(), false))
+		sig := sigs.of(fs)
+		if sig == lastSig && !due && !f.slotsOverwritten(fs.Member.Slots) {
+			lastLight = string(light)
+			continue
 		}
 		if err := f.publish(ctx, fs, extra); err != nil {
 			if ctx.Err() == nil {
@@ -301,10 +301,17 @@ func (f *flow) lightSig(b []byte) []byte {
 //
 // It appends to b (no fmt per partition: it runs at every publication,
 // over every partition of the member).
-func changeSig(fs FlowStatus) string {
-	b := make([]byte, 0, 64+len(fs.Partitions)*32)
-	b = fmt.Appendf(b, "%s|%s|%v|%v|%s|", fs.State, fs.AppliedState, fs.Member.Slots, fs.Member.Singleton, fs.Member.Waiting)
-	for _, p := range fs.Partitions {
+func changeSig(fs FlowStatus) string { return changeSigHead(fs) + changeSigParts(fs.Partitions) }
+
+// changeSigHead is the part of changeSig that is not the partitions'.
+func changeSigHead(fs FlowStatus) string {
+	return fmt.Sprintf("%s|%s|%v|%v|%s|", fs.State, fs.AppliedState, fs.Member.Slots, fs.Member.Singleton, fs.Member.Waiting)
+}
+
+// changeSigParts is the partitions' part of changeSig.
+func changeSigParts(parts []PartitionStatus) string {
+	b := make([]byte, 0, len(parts)*32)
+	for _, p := range parts {
 		b = append(b, p.Topic...)
 		b = append(b, '/')
 		b = strconv.AppendInt(b, int64(p.Partition), 10)
@@ -313,6 +320,23 @@ func changeSig(fs FlowStatus) string {
 		b = append(b, ';')
 	}
 	return string(b)
+}
+
+// changeSigs computes changeSig, reusing the partitions' part of the last
+// signature while the status's partitions are the same slice (statusOf
+// shares it until a unit stores a new snapshot). Publish loop only.
+type changeSigs struct {
+	parts []PartitionStatus // the slice the cached part was built from
+	part  string
+}
+
+// of returns changeSig(fs).
+func (c *changeSigs) of(fs FlowStatus) string {
+	head := changeSigHead(fs)
+	if len(fs.Partitions) == 0 || len(c.parts) != len(fs.Partitions) || &c.parts[0] != &fs.Partitions[0] {
+		c.parts, c.part = fs.Partitions, changeSigParts(fs.Partitions)
+	}
+	return head + c.part
 }
 
 // memberRecord is this member's record for status fs.
@@ -345,21 +369,7 @@ func partitionStatus(pr statustopic.PartitionRecord) PartitionStatus {
 // each slot's partitions, its state (the applied target state when not
 // RUNNING, else the flow's) and since when.
 func (f *flow) slotRecords(fs FlowStatus, now time.Time) []statustopic.SlotRecord {
-	// Sized first: at thousands of partitions the doubling appends left
-	// as much garbage as the records (issue 22).
-	slots := make([]int32, len(fs.Partitions))
-	n := map[int32]int{}
-	for i, ps := range fs.Partitions {
-		slots[i] = slotOf(ps.Topic, ps.Partition, f.tasks)
-		n[slots[i]]++
-	}
-	by := make(map[int32][]statustopic.PartitionRecord, len(n))
-	for k, c := range n {
-		by[k] = make([]statustopic.PartitionRecord, 0, c)
-	}
-	for i, ps := range fs.Partitions {
-		by[slots[i]] = append(by[slots[i]], partitionRecord(ps))
-	}
+	by := f.partitionsBySlot(fs.Partitions)
 	state := fs.State
 	var out []statustopic.SlotRecord
 	since := make(map[int32]time.Time, len(fs.Member.Slots))
@@ -373,6 +383,43 @@ func (f *flow) slotRecords(fs FlowStatus, now time.Time) []statustopic.SlotRecor
 			State: string(state), Since: since[k].UTC(), Partitions: by[k], IntervalMS: f.statusInterval.Milliseconds(), At: now.UTC()})
 	}
 	return out
+}
+
+// bySlot is partitionsBySlot's last result and the partitions it was
+// built from.
+type bySlot struct {
+	parts []PartitionStatus
+	by    map[int32][]statustopic.PartitionRecord
+}
+
+// partitionsBySlot returns the status-topic records of parts grouped by
+// slot. The result is read only: while parts is the slice of the last call
+// (statusOf shares it until a unit stores a new snapshot), it is the last
+// result again, so that an idle member's publication every status interval
+// builds no partition record (issue 22).
+func (f *flow) partitionsBySlot(parts []PartitionStatus) map[int32][]statustopic.PartitionRecord {
+	f.mergeMu.Lock()
+	defer f.mergeMu.Unlock()
+	if c := f.bySlot; c != nil && len(c.parts) == len(parts) && (len(parts) == 0 || &c.parts[0] == &parts[0]) {
+		return c.by
+	}
+	// Sized first: at thousands of partitions the doubling appends left
+	// as much garbage as the records (issue 22).
+	slots := make([]int32, len(parts))
+	n := map[int32]int{}
+	for i, ps := range parts {
+		slots[i] = slotOf(ps.Topic, ps.Partition, f.tasks)
+		n[slots[i]]++
+	}
+	by := make(map[int32][]statustopic.PartitionRecord, len(n))
+	for k, c := range n {
+		by[k] = make([]statustopic.PartitionRecord, 0, c)
+	}
+	for i, ps := range parts {
+		by[slots[i]] = append(by[slots[i]], partitionRecord(ps))
+	}
+	f.bySlot = &bySlot{parts: parts, by: by}
+	return by
 }
 
 // publish writes this member's record and its slots' records (fs is its
@@ -451,6 +498,9 @@ func sameSlotRecord(a, b statustopic.SlotRecord) bool {
 	if a.Flow != b.Flow || a.Slot != b.Slot || a.Owner != b.Owner || a.WorkerID != b.WorkerID || a.State != b.State ||
 		!a.Since.Equal(b.Since) || a.IntervalMS != b.IntervalMS {
 		return false
+	}
+	if len(a.Partitions) == len(b.Partitions) && (len(a.Partitions) == 0 || &a.Partitions[0] == &b.Partitions[0]) {
+		return true // the same records (partitionsBySlot's, unchanged)
 	}
 	return slices.EqualFunc(a.Partitions, b.Partitions, func(x, y statustopic.PartitionRecord) bool {
 		sx, sy := x, y
