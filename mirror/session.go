@@ -12,6 +12,18 @@ import (
 	"github.com/kmirror/kmirror/internal/kclient"
 )
 
+// fetchMaxWait is how long a replication consumer's fetch waits for
+// records (fetch.max.wait.ms) unless the source consumer's properties set
+// it: 1 s, where Kafka's clients and MM2 default to 500 ms. A fetch
+// returns as soon as a record arrives, so this adds no latency to a
+// flowing partition; it only sets how often an idle unit asks again.
+// franz-go builds every fetch request over every partition of the unit,
+// which at thousands of idle partitions was the largest cost of an idle
+// member after the collector (issue 22). A partition added while the
+// unit's other partitions are idle starts at the end of the fetch in
+// flight, at most this long after.
+const fetchMaxWait = time.Second
+
 // heldRecordCost is what one record counts against a slot's producer
 // buffer at least: kgo's MaxBufferedBytes counts only a record's key,
 // value and headers, but each record held costs a few hundred bytes more
@@ -45,7 +57,7 @@ func (u *unit) open() error {
 		kgo.FetchIsolationLevel(iso),
 		kgo.FetchMaxBytes(budget(e.cfg.FetchMaxBytes, e.tasks, max(1<<20, e.cfg.FetchMaxPartitionBytes))),
 		kgo.FetchMaxPartitionBytes(e.cfg.FetchMaxPartitionBytes),
-		kgo.FetchMaxWait(500*time.Millisecond),
+		kgo.FetchMaxWait(fetchMaxWait),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.KeepControlRecords(), // transaction markers move the position (lag reaches 0)
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{}),
