@@ -219,7 +219,11 @@ func (m *Mirror) ClusterStatus() ClusterStatus {
 // clusterStatus builds the flow's cluster-wide status at now: the view of
 // its status topic, with this member's part taken from its live status.
 func (f *flow) clusterStatus(now time.Time) ClusterFlowStatus {
-	return f.clusterStatusOf(f.status(), now, true)
+	// Without groups, and the partitions shared with the publisher's
+	// gathering (buildCluster copies what it hands out): a scrape of the
+	// cluster view costs no per-partition copy and keeps the publisher's
+	// reuse (partitionsBySlot) intact.
+	return f.clusterStatusOf(f.statusOf(false), now, true)
 }
 
 // clusterStatusOf is clusterStatus with this member's status fs. Without

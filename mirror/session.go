@@ -24,6 +24,13 @@ import (
 // flight, at most this long after.
 const fetchMaxWait = time.Second
 
+// replicationConsumerRole is the source consumer's role options of a
+// unit: kmirror's defaults a user may override (fetchMaxWait), then the
+// user's (`<source>.consumer.*`), which come later and win.
+func replicationConsumerRole(user []kgo.Opt) []kgo.Opt {
+	return append([]kgo.Opt{kgo.FetchMaxWait(fetchMaxWait)}, user...)
+}
+
 // heldRecordCost is what one record counts against a slot's producer
 // buffer at least: kgo's MaxBufferedBytes counts only a record's key,
 // value and headers, but each record held costs a few hundred bytes more
@@ -53,11 +60,10 @@ func (u *unit) open() error {
 		iso = kgo.ReadUncommitted()
 	}
 	var err error
-	if u.cons, err = kclient.New(e.clientOpts(e.src, e.src.Consumer,
+	if u.cons, err = kclient.New(e.clientOpts(e.src, replicationConsumerRole(e.src.Consumer),
 		kgo.FetchIsolationLevel(iso),
 		kgo.FetchMaxBytes(budget(e.cfg.FetchMaxBytes, e.tasks, max(1<<20, e.cfg.FetchMaxPartitionBytes))),
 		kgo.FetchMaxPartitionBytes(e.cfg.FetchMaxPartitionBytes),
-		kgo.FetchMaxWait(fetchMaxWait),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.KeepControlRecords(), // transaction markers move the position (lag reaches 0)
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{}),

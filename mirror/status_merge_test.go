@@ -5,9 +5,11 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/internal/statustopic"
 )
@@ -115,5 +117,29 @@ func TestBufferedRecords(t *testing.T) {
 		if got := bufferedRecords(c.buf); got != c.want {
 			t.Errorf("bufferedRecords(%d) = %d, want %d", c.buf, got, c.want)
 		}
+	}
+}
+
+// TestReplicationConsumerFetchWait: a unit's consumer waits fetchMaxWait
+// (1 s) for records unless the source consumer's properties set
+// fetch.max.wait.ms, which wins (found by the break-it review: kmirror's
+// option came after the user's and overrode it).
+func TestReplicationConsumerFetchWait(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		user []kgo.Opt
+		want time.Duration
+	}{
+		{"default", nil, time.Second},
+		{"user's fetch.max.wait.ms", []kgo.Opt{kgo.FetchMaxWait(100 * time.Millisecond)}, 100 * time.Millisecond},
+	} {
+		cl, err := kgo.NewClient(append(replicationConsumerRole(c.user), kgo.SeedBrokers("127.0.0.1:1"))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cl.OptValue(kgo.FetchMaxWait); got != c.want {
+			t.Errorf("%s: fetch max wait %v, want %v", c.name, got, c.want)
+		}
+		cl.Close()
 	}
 }
