@@ -84,6 +84,25 @@ func TestReadTransactional(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A real broker writes the transaction markers after EndTransaction
+	// returns: wait until the last one is in the log (end offset and last
+	// stable offset 8), which kfake does at once.
+	adm := testcluster.Admin(t, &p.Target)
+	testcluster.Eventually(t, 30*time.Second, "every transaction marker written", func() (bool, string) {
+		lctx, lcancel := context.WithTimeout(ctx, 5*time.Second)
+		defer lcancel()
+		ends, err := adm.ListEndOffsets(lctx, topic)
+		if err != nil {
+			return false, err.Error()
+		}
+		stable, err := adm.ListCommittedOffsets(lctx, topic)
+		if err != nil {
+			return false, err.Error()
+		}
+		e, _ := ends.Lookup(topic, 0)
+		s, _ := stable.Lookup(topic, 0)
+		return e.Offset == 8 && s.Offset == 8, fmt.Sprintf("end offset %d, last stable offset %d", e.Offset, s.Offset)
+	})
 	rc := NewClient(testcluster.Client(t, &p.Target))
 	got, err := rc.Checkpoints(ctx, p.Source.Alias)
 	if err != nil {
