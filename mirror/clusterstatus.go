@@ -247,7 +247,7 @@ func (f *flow) clusterStatusOf(fs FlowStatus, now time.Time, withSlots bool) Clu
 	in.members = f.view.Members()
 	for k := range tasks {
 		if !withSlots {
-			break
+			break // nothing per slot is read
 		}
 		if rec, _, ok := f.view.Slot(k); ok {
 			in.slots[k] = rec

@@ -39,7 +39,7 @@ func replicationConsumerRole(user []kgo.Opt) []kgo.Opt {
 // buffer full of them held about 160 000 records and 3-4 times its
 // budget in memory (issue 22: 2.2x the bare franz-go pipe's peak RSS,
 // with no more records/s); counting each as 2 KiB bounds the records
-// without slowing the copy (1.0x the pipe's RSS and the same records/s on
+// without slowing the copy (0.94-1.11x the pipe's RSS and the same records/s on
 // the side-by-side benchmark). Records of 2 KiB and more are bounded by
 // their bytes alone, as before.
 const heldRecordCost = 2 << 10

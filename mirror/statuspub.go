@@ -322,6 +322,15 @@ func changeSigParts(parts []PartitionStatus) string {
 	return string(b)
 }
 
+// sameSlice reports whether a and b are the same slice: the same length
+// and, when not empty, the same first element. The status caches of an
+// idle member (changeSigs, partitionsBySlot, sameSlotRecord) key on it:
+// the slices they compare are never changed once built, and each cache
+// keeps its key alive, so an equal address means equal content.
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
 // changeSigs computes changeSig, reusing the partitions' part of the last
 // signature while the status's partitions are the same slice (statusOf
 // shares it until a unit stores a new snapshot). Publish loop only.
@@ -333,7 +342,7 @@ type changeSigs struct {
 // of returns changeSig(fs).
 func (c *changeSigs) of(fs FlowStatus) string {
 	head := changeSigHead(fs)
-	if len(fs.Partitions) == 0 || len(c.parts) != len(fs.Partitions) || &c.parts[0] != &fs.Partitions[0] {
+	if len(fs.Partitions) == 0 || !sameSlice(c.parts, fs.Partitions) {
 		c.parts, c.part = fs.Partitions, changeSigParts(fs.Partitions)
 	}
 	return head + c.part
@@ -400,7 +409,7 @@ type bySlot struct {
 func (f *flow) partitionsBySlot(parts []PartitionStatus) map[int32][]statustopic.PartitionRecord {
 	f.mergeMu.Lock()
 	defer f.mergeMu.Unlock()
-	if c := f.bySlot; c != nil && len(c.parts) == len(parts) && (len(parts) == 0 || &c.parts[0] == &parts[0]) {
+	if c := f.bySlot; c != nil && sameSlice(c.parts, parts) {
 		return c.by
 	}
 	// Sized first: at thousands of partitions the doubling appends left
@@ -499,7 +508,7 @@ func sameSlotRecord(a, b statustopic.SlotRecord) bool {
 		!a.Since.Equal(b.Since) || a.IntervalMS != b.IntervalMS {
 		return false
 	}
-	if len(a.Partitions) == len(b.Partitions) && (len(a.Partitions) == 0 || &a.Partitions[0] == &b.Partitions[0]) {
+	if sameSlice(a.Partitions, b.Partitions) {
 		return true // the same records (partitionsBySlot's, unchanged)
 	}
 	return slices.EqualFunc(a.Partitions, b.Partitions, func(x, y statustopic.PartitionRecord) bool {
