@@ -60,7 +60,9 @@ func (u *unit) open() error {
 		iso = kgo.ReadUncommitted()
 	}
 	var err error
+	sizer := new(fetchHook)
 	if u.cons, err = kclient.New(e.clientOpts(e.src, replicationConsumerRole(e.src.Consumer),
+		kgo.WithHooks(sizer),
 		kgo.FetchIsolationLevel(iso),
 		kgo.FetchMaxBytes(budget(e.cfg.FetchMaxBytes, e.tasks, max(1<<20, e.cfg.FetchMaxPartitionBytes))),
 		kgo.FetchMaxPartitionBytes(e.cfg.FetchMaxPartitionBytes),
@@ -70,6 +72,8 @@ func (u *unit) open() error {
 	)...); err != nil {
 		return fmt.Errorf("source %s consumer: %w", e.src.Alias, err)
 	}
+	sizer.attach(u.cons)
+	u.fetchSize = &sizer.size
 	lim, buf := u.sessionLimits()
 	u.lim.Store(&lim)
 	if u.userLimit > 0 {

@@ -1,0 +1,119 @@
+package mirror
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// fetchedRecordCost is what one fetched record costs in memory besides
+// its decoded bytes: its kgo.Record (160 bytes) and its share of the
+// client's record slabs and batch structures.
+const fetchedRecordCost = 256
+
+// fetchFloor is the least a fetch request asks for (bytes on the wire).
+// Kafka returns at least one batch whatever the request's limit, so a
+// floor only keeps small-record topics from fetching a few records per
+// round trip.
+const fetchFloor = 256 << 10
+
+// fetchSizer sizes a replication consumer's fetch requests
+// (FetchMaxBytes) so that a response costs about its budget in memory
+// once decoded, not on the wire (issue 22). Kafka's fetch.max.bytes counts
+// a batch as the source stores it: a batch compressed r times holds r
+// times its size once decompressed, and each small record costs a few
+// hundred bytes of structures besides its payload. The sizer keeps
+// decayed sums of the batches read, wire bytes against decoded bytes plus
+// [fetchedRecordCost] per record, and asks for budget × wire / held.
+//
+// It is a pure state machine (no I/O, no clock); not safe for concurrent
+// use (fetchHook serialises it).
+type fetchSizer struct {
+	budget int32 // memory a response may cost, bytes
+	floor  int32 // least FetchMaxBytes asked for
+	// wire and held are decayed sums over the batches read: their bytes
+	// on the wire, and what they cost decoded.
+	wire, held int64
+	cur        int32 // FetchMaxBytes in force
+}
+
+// newFetchSizer returns a sizer for a response budget of budget bytes.
+// The first requests ask for min(budget, 1 MiB): nothing is known of the
+// data yet, and a first response of compressible small records would
+// otherwise cost many times the budget.
+func newFetchSizer(budget int32) *fetchSizer {
+	floor := min(int32(fetchFloor), budget)
+	return &fetchSizer{budget: budget, floor: floor, cur: min(budget, max(floor, 1<<20))}
+}
+
+// read accounts one batch read (wire bytes as fetched, decoded bytes
+// after decompression, records in it) and returns the FetchMaxBytes to
+// ask for from now on and whether it moved by more than an eighth of the
+// one in force (callers update the client only then).
+func (s *fetchSizer) read(wire, decoded, records int) (int32, bool) {
+	if wire <= 0 {
+		return s.cur, false
+	}
+	s.wire += int64(wire)
+	s.held += int64(max(decoded, wire)) + int64(records)*fetchedRecordCost
+	// Older batches weigh half once the sums cover four budgets: the
+	// sizer follows a topic whose records change.
+	if s.wire > 4*int64(s.budget) {
+		s.wire, s.held = s.wire/2, s.held/2
+	}
+	want := int32(min(int64(s.budget), max(int64(s.floor), int64(s.budget)*s.wire/max(s.held, 1))))
+	if d := want - s.cur; d > s.cur/8 || -d > s.cur/8 {
+		s.cur = want
+		return want, true
+	}
+	return s.cur, false
+}
+
+// fetchHook is a replication consumer's kgo.HookFetchBatchRead: it feeds
+// every batch read to the consumer's fetchSizer and updates the client's
+// FetchMaxBytes when the size moved. kgo calls it from its fetch
+// goroutines; mu serialises the sizer and the updates.
+type fetchHook struct {
+	mu    sync.Mutex
+	sizer *fetchSizer
+	// cl is the consumer, nil until attach (batches read before only feed
+	// the sizer); partMax its per-partition limit.
+	cl      *kgo.Client
+	partMax int32
+	size    atomic.Int32 // FetchMaxBytes in force, for tests
+}
+
+// OnFetchBatchRead implements kgo.HookFetchBatchRead.
+func (h *fetchHook) OnFetchBatchRead(_ kgo.BrokerMetadata, _ string, _ int32, m kgo.FetchBatchMetrics) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.sizer == nil {
+		return
+	}
+	if size, moved := h.sizer.read(m.CompressedBytes, m.UncompressedBytes, m.NumRecords); moved {
+		h.applyLocked(size)
+	}
+}
+
+// attach starts sizing cl's fetches: its FetchMaxBytes (the unit's share
+// of the flow's fetch.max.bytes, or the consumer's own setting) becomes
+// the budget a response may cost decoded.
+func (h *fetchHook) attach(cl *kgo.Client) {
+	budget, _ := cl.OptValue(kgo.FetchMaxBytes).(int32)
+	partMax, _ := cl.OptValue(kgo.FetchMaxPartitionBytes).(int32)
+	if budget <= 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.cl, h.partMax, h.sizer = cl, partMax, newFetchSizer(budget)
+	h.applyLocked(h.sizer.cur)
+}
+
+func (h *fetchHook) applyLocked(size int32) {
+	h.size.Store(size)
+	// kgo keeps the partition limit within the request's (some servers
+	// mishandle a larger one).
+	h.cl.UpdateFetchMaxBytes(size, min(h.partMax, size))
+}

@@ -1,0 +1,173 @@
+package mirror
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// TestFetchSizer checks the sizes a replication consumer asks for: its
+// budget counted in decoded bytes plus fetchedRecordCost per record.
+func TestFetchSizer(t *testing.T) {
+	const mib = 1 << 20
+	type batch struct{ wire, decoded, records int }
+	for _, c := range []struct {
+		name    string
+		budget  int32
+		batches []batch
+		want    int32 // FetchMaxBytes in force after the batches
+		moves   int   // times it moved
+	}{
+		{name: "nothing read yet: 1 MiB", budget: 8 * mib, want: mib},
+		{name: "a budget under 1 MiB is used as is", budget: 512 << 10, want: 512 << 10},
+		{
+			// 1 KiB records, uncompressed: 1 000 records of 1 024 bytes
+			// cost 1 024 000 + 256 000 bytes; 8 MiB × 1 024 000 / 1 280 000.
+			name: "uncompressed 1 KiB records", budget: 8 * mib,
+			batches: []batch{{1_024_000, 1_024_000, 1000}},
+			want:    6710886, moves: 1,
+		},
+		{
+			// lz4 JSON of about 1 KiB compressed 3.3 times.
+			name: "compressed 3.3 times", budget: 8 * mib,
+			batches: []batch{{310_000, 1_024_000, 1000}},
+			want:    8 * mib * 310_000 / 1_280_000, moves: 1,
+		},
+		{
+			// 100 zero bytes compress to almost nothing: the floor.
+			name: "very compressible small records: the floor", budget: 8 * mib,
+			batches: []batch{{5_000, 110_000, 1000}},
+			want:    fetchFloor, moves: 1,
+		},
+		{
+			name: "a budget under the floor is kept", budget: 128 << 10,
+			batches: []batch{{20_000, 110_000, 1000}},
+			want:    128 << 10,
+		},
+		{
+			// 1.05 MiB wanted against 1 MiB in force: within an eighth.
+			name: "small moves are not applied", budget: 8 * mib,
+			batches: []batch{{1_000_000, 7_000_000, 4000}},
+			want:    mib,
+		},
+		{
+			// The sums halve once they cover four budgets: a topic that
+			// turns from compressible to not is followed.
+			name: "follows a change of data", budget: 4 * mib,
+			batches: []batch{
+				{4 * mib, 16 * mib, 0}, {4 * mib, 16 * mib, 0}, // r=4: 1 MiB
+				{8 * mib, 8 * mib, 0}, {8 * mib, 8 * mib, 0}, {8 * mib, 8 * mib, 0}, {8 * mib, 8 * mib, 0}, {8 * mib, 8 * mib, 0},
+			},
+			want: 3_565_158, moves: 5,
+		},
+		{name: "an empty batch changes nothing", budget: 8 * mib, batches: []batch{{0, 0, 0}}, want: mib},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newFetchSizer(c.budget)
+			moves := 0
+			for _, b := range c.batches {
+				if _, moved := s.read(b.wire, b.decoded, b.records); moved {
+					moves++
+				}
+			}
+			if s.cur != c.want || moves != c.moves {
+				t.Errorf("FetchMaxBytes %d after %d moves, want %d after %d", s.cur, moves, c.want, c.moves)
+			}
+		})
+	}
+}
+
+// batchLog records the batches a consumer reads.
+type batchLog struct {
+	mu  sync.Mutex
+	got []kgo.FetchBatchMetrics
+}
+
+func (l *batchLog) OnFetchBatchRead(_ kgo.BrokerMetadata, _ string, _ int32, m kgo.FetchBatchMetrics) {
+	l.mu.Lock()
+	l.got = append(l.got, m)
+	l.mu.Unlock()
+}
+
+// TestFetchSizeFollowsDecodedBytes replicates a compressed topic and
+// checks that the unit's consumer asks for what its budget holds decoded:
+// the size found by replaying the batches the source serves to a
+// fetchSizer, and every record copied.
+func TestFetchSizeFollowsDecodedBytes(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("compressible")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	var in []*kgo.Record
+	// Half random, half repeated: compressed about twice, so that the
+	// size falls between the floor and the budget.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 6000 {
+		value := bytes.Repeat([]byte("kmirror "), 64)
+		for j := range 256 {
+			value[j] = byte(rng.Uint32())
+		}
+		in = append(in, &kgo.Record{Topic: topic, Key: []byte{byte(i), byte(i >> 8)}, Value: value})
+	}
+	testcluster.Produce(t, &p.Source, in...)
+	want := testcluster.ReadAll(t, &p.Source, topic)[0]
+
+	// The batches as the source serves them, read from the start.
+	var log batchLog
+	cl := testcluster.Client(t, &p.Source, kgo.WithHooks(&log),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for n := 0; n < len(want); {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("reading the source: %d of %d records: %v", n, len(want), err)
+		}
+		n += fs.NumRecords()
+	}
+	cl.Close()
+	if len(log.got) < 2 || log.got[0].CompressedBytes >= log.got[0].UncompressedBytes {
+		t.Fatalf("the source served %d batches (%+v): want several compressed ones", len(log.got), log.got)
+	}
+	const budget = 2 << 20
+	s := newFetchSizer(budget)
+	for _, m := range log.got {
+		s.read(m.CompressedBytes, m.UncompressedBytes, m.NumRecords)
+	}
+	t.Logf("%d batches, first %+v: replayed FetchMaxBytes %d of %d", len(log.got), log.got[0], s.cur, budget)
+	if s.cur >= budget || s.cur <= fetchFloor {
+		t.Fatalf("replayed size %d: want between the floor and the budget %d for records compressed twice", s.cur, budget)
+	}
+
+	fc := fastFlow(p)
+	fc.Tasks, fc.FetchMaxBytes = 1, budget
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	waitReplicated(t, m, int64(len(in)))
+	f := m.flows[0]
+	f.unitsMu.Lock()
+	var got []int32
+	for _, u := range f.units {
+		if u.fetchSize != nil {
+			got = append(got, u.fetchSize.Load())
+		}
+	}
+	f.unitsMu.Unlock()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int32{s.cur}, got); diff != "" {
+		t.Errorf("the unit's FetchMaxBytes (-replayed +unit):\n%s", diff)
+	}
+	copied := testcluster.ReadAll(t, &p.Target, p.Source.Alias+"."+topic)[0]
+	if diff := cmp.Diff(recsOf(want), copiesOf(t, copied, clusterID(t, &p.Source), want)); diff != "" {
+		t.Errorf("%s differs from the source (-want +got):\n%s", topic, diff)
+	}
+}
