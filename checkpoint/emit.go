@@ -70,7 +70,7 @@ type groupEntry struct {
 	syncPending bool   // the last plan left something to retry
 
 	// stamp is the emission that last saw the group (listing).
-	stamp   uint64
+	stamp   uint32
 	status  GroupStatus // cached, valid unless touched
 	touched bool        // its status must be recomputed
 }
@@ -81,26 +81,95 @@ type cpKeyTP struct {
 }
 
 // partEntry is one replicated partition the group committed on the source.
+// There is one per group partition (80 000 at 6 000 partitions and 2 000
+// groups, issue 22): keep it small (112 bytes).
 type partEntry struct {
-	g            *groupEntry
-	*topicRef    // source and remote topic names, shared by the topic's group partitions
-	partition    int32
-	exact        bool // translated is exact
-	waiting      bool // counted in Emitter.waiting
-	force        bool // checked even if its translation is unchanged
-	srcOffset    int64
-	metadata     string
-	topicID      [16]byte        // the source topic's ID at the fetch, zero unknown
-	translated   int64           // translation of srcOffset, -1 none
-	reason       string          // why there is no translation
-	exactReason  string          // why the translation is not exact
-	info         TranslationInfo // how translated was found (TranslationHeader)
-	targetOffset int64           // target group offset last seen/committed, -1 unknown
-	seenTarget   int64           // target group offset as last fetched or committed, -1 none
-	syncReason   string
+	g         *groupEntry
+	*topicRef // source and remote topic names, shared by the topic's group partitions
+	partition int32
+	exact     bool  // translated is exact
+	waiting   bool  // counted in Emitter.waiting
+	force     bool  // checked even if its translation is unchanged
+	kind      uint8 // with reread, how a non-exact translation was found (info)
+	srcOffset int64
+	metadata  string
+	// translated is the translation of srcOffset, -1 none.
+	translated   int64
+	reread       int64
+	targetOffset int64 // target group offset last seen/committed, -1 unknown
+	seenTarget   int64 // target group offset as last fetched or committed, -1 none
+	// why holds the reasons, nil when all are empty (an exact, synced
+	// group partition's): read and set them with notes and setNotes.
+	why *partNotes
 
-	epoch        uint64 // emission whose fetch last saw it
-	tmark, cmark uint64 // emission that queued it for translation, for checking
+	epoch        uint32 // emission whose fetch last saw it
+	tmark, cmark uint32 // emission that queued it for translation, for checking
+}
+
+// partNotes are a group partition's reasons.
+type partNotes struct {
+	reason      string // why there is no translation
+	exactReason string // why the translation is not exact
+	syncReason  string // why group offset sync did not commit the translation
+}
+
+// notes returns pe's reasons.
+func (pe *partEntry) notes() partNotes {
+	if pe.why == nil {
+		return partNotes{}
+	}
+	return *pe.why
+}
+
+// setNotes sets pe's reasons (allocating only for non-empty ones that
+// changed).
+func (pe *partEntry) setNotes(n partNotes) {
+	switch {
+	case n == partNotes{}:
+		pe.why = nil
+	case pe.why == nil || *pe.why != n:
+		pe.why = &n
+	}
+}
+
+// setSyncReason sets pe's sync reason alone.
+func (pe *partEntry) setSyncReason(r string) {
+	n := pe.notes()
+	n.syncReason = r
+	pe.setNotes(n)
+}
+
+// Kinds of a non-exact translation in partEntry.kind.
+const (
+	kindNone uint8 = iota
+	kindRun
+	kindSync
+)
+
+// info returns how pe's translation was found (its [TranslationHeader]).
+func (pe *partEntry) info() TranslationInfo {
+	if pe.exact {
+		return TranslationInfo{Exact: true}
+	}
+	kind := ""
+	switch pe.kind {
+	case kindRun:
+		kind = KindRun
+	case kindSync:
+		kind = KindSync
+	}
+	return TranslationInfo{Kind: kind, Reread: pe.reread}
+}
+
+// setInfo records info (of a translation that is exact or not, as pe.exact).
+func (pe *partEntry) setInfo(info TranslationInfo) {
+	pe.kind, pe.reread = kindNone, info.Reread
+	switch info.Kind {
+	case KindRun:
+		pe.kind = kindRun
+	case KindSync:
+		pe.kind = kindSync
+	}
 }
 
 // topicRef is a replicated source topic and its remote topic: one per
@@ -264,11 +333,10 @@ func (e *Emitter) emit(ctx context.Context, io emitIO) bool {
 	e.storeMu.Lock()
 	for _, pe := range translate {
 		before := pe.translation()
-		pe.topicID = e.srcIDs[pe.topic]
-		e.translate(pe)
+		e.translate(pe, e.srcIDs[pe.topic])
 		moved := pe.translation() != before
 		if moved {
-			pe.syncReason = "" // decided for the old translation
+			pe.setSyncReason("") // decided for the old translation
 			pe.g.syncDirty = true
 			e.touch(pe.g)
 		}
@@ -355,11 +423,13 @@ type translation struct {
 	translated       int64
 	exact            bool
 	reason, exactWhy string
-	info             TranslationInfo
+	kind             uint8
+	reread           int64
 }
 
 func (pe *partEntry) translation() translation {
-	return translation{pe.translated, pe.exact, pe.reason, pe.exactReason, pe.info}
+	n := pe.notes()
+	return translation{pe.translated, pe.exact, n.reason, n.exactReason, pe.kind, pe.reread}
 }
 
 func cpLess(a, b Checkpoint) bool {
@@ -374,7 +444,7 @@ func cpLess(a, b Checkpoint) bool {
 
 // setKnownGroups records a successful listing: groups gone from it (deleted
 // on the source, or filtered out) are forgotten.
-func (e *Emitter) setKnownGroups(groups []string, st uint64) {
+func (e *Emitter) setKnownGroups(groups []string, st uint32) {
 	e.knownGroups, e.listedOnce = groups, true
 	for _, name := range groups {
 		if g := e.groups[name]; g != nil {
@@ -401,7 +471,7 @@ func (e *Emitter) groupFetchFailed(name string, err error) {
 // and moved partitions are queued for translation (and checking), removed
 // ones dropped, a group without any commit forgotten. An unchanged group
 // costs one map lookup per partition.
-func (e *Emitter) absorbGroup(rg *kmsg.OffsetFetchResponseGroup, ts time.Time, st uint64, queueT func(*partEntry, bool)) {
+func (e *Emitter) absorbGroup(rg *kmsg.OffsetFetchResponseGroup, ts time.Time, st uint32, queueT func(*partEntry, bool)) {
 	g := e.groups[rg.Group]
 	if g != nil {
 		g.fetched = ts
@@ -596,7 +666,8 @@ func (e *Emitter) touch(g *groupEntry) {
 // setWaiting keeps Emitter.waiting: the group partitions waiting for
 // their first offset sync (or run, or a sync of the current target log).
 func (e *Emitter) setWaiting(pe *partEntry) {
-	w := pe.reason == ReasonNoOffsetSync || pe.reason == ReasonNewIncarnation || pe.reason == ReasonStaleTarget
+	r := pe.notes().reason
+	w := r == ReasonNoOffsetSync || r == ReasonNewIncarnation || r == ReasonStaleTarget
 	if w != pe.waiting {
 		pe.waiting = w
 		if w {
@@ -753,8 +824,8 @@ func (e *Emitter) viewChanges(v *targetView, queueC func(*partEntry)) {
 func (e *Emitter) markStale(st staleness) {
 	for k := range st.parts {
 		for pe := range e.byPart[k] {
-			pe.translated, pe.exact, pe.exactReason, pe.reason = -1, false, "", ReasonStaleTarget
-			pe.syncReason = ""
+			pe.translated, pe.exact = -1, false
+			pe.setNotes(partNotes{reason: ReasonStaleTarget})
 			e.setWaiting(pe)
 			pe.g.syncDirty = true
 			e.touch(pe.g)
@@ -786,7 +857,7 @@ func (e *Emitter) queue(v *targetView, st staleness, check []*partEntry, out *[]
 		if e.cps.NextExact(cp, pe.exact) {
 			e.cps.SetTarget(cp.Group, pe.remote, pe.partition, v.id(pe.remote))
 			*out = append(*out, cp)
-			pe.syncReason = "" // decided for the old checkpoint
+			pe.setSyncReason("") // decided for the old checkpoint
 			pe.g.syncDirty = true
 			e.touch(pe.g)
 		}
@@ -795,20 +866,25 @@ func (e *Emitter) queue(v *targetView, st staleness, check []*partEntry, out *[]
 
 // translate computes pe's translation (docs/mm2-compat.md §6.4 steps 2-3);
 // queue decides on its checkpoint after the target checks. Callers hold
-// storeMu.
-func (e *Emitter) translate(pe *partEntry) {
+// storeMu. topicID is the source topic's ID (zero: unknown).
+func (e *Emitter) translate(pe *partEntry, topicID [16]byte) {
 	e.work.translations.Add(1)
-	tr := Translator{Syncs: e.store, Runs: e.runs}.Translate(pe.topic, pe.partition, pe.topicID, pe.srcOffset)
-	pe.translated, pe.exact, pe.reason, pe.exactReason, pe.info = -1, false, "", "", TranslationInfo{}
+	tr := Translator{Syncs: e.store, Runs: e.runs}.Translate(pe.topic, pe.partition, topicID, pe.srcOffset)
+	pe.translated, pe.exact = -1, false
+	pe.setInfo(TranslationInfo{})
+	n := pe.notes()
+	n.reason, n.exactReason = "", ""
 	if !tr.OK {
-		pe.reason = tr.Reason
+		n.reason = tr.Reason
 		if e.discarded[pe.key()] {
-			pe.reason = ReasonStaleTarget
+			n.reason = ReasonStaleTarget
 		}
 	} else {
-		pe.exactReason = tr.Reason
-		pe.translated, pe.exact, pe.info = tr.Offset, tr.Exact, tr.info()
+		n.exactReason = tr.Reason
+		pe.translated, pe.exact = tr.Offset, tr.Exact
+		pe.setInfo(tr.info())
 	}
+	pe.setNotes(n)
 	e.setWaiting(pe)
 }
 
@@ -950,7 +1026,7 @@ func (e *Emitter) checkpointRecord(cp Checkpoint, ts time.Time) (*kgo.Record, er
 func (e *Emitter) translationHeader(cp Checkpoint) kgo.RecordHeader {
 	info := TranslationInfo{Kind: KindSync, Reread: -1}
 	if pe := e.entryOf(cp.Group, cp.Topic, cp.Partition); pe != nil && pe.translated == cp.DownstreamOffset {
-		info = pe.info
+		info = pe.info()
 	}
 	return kgo.RecordHeader{Key: TranslationHeader, Value: []byte(info.String())}
 }
@@ -1117,8 +1193,9 @@ func (e *Emitter) groupStatus(g *groupEntry) GroupStatus {
 	translated, done, exact := 0, 0, 0
 	firstReason, exactReason := "", ""
 	for _, pe := range parts {
+		n := pe.notes()
 		ps := PartitionStatus{Topic: pe.topic, RemoteTopic: pe.remote, Partition: pe.partition,
-			SourceOffset: pe.srcOffset, Translated: -1, Checkpointed: -1, TargetOffset: pe.targetOffset, Reason: pe.reason}
+			SourceOffset: pe.srcOffset, Translated: -1, Checkpointed: -1, TargetOffset: pe.targetOffset, Reason: n.reason}
 		if last, ok := e.cps.Last(g.name, pe.remote, pe.partition); ok {
 			ps.Checkpointed = last.DownstreamOffset
 			ps.CheckpointExact = pe.exact && last.UpstreamOffset == pe.srcOffset && last.DownstreamOffset == pe.translated &&
@@ -1136,15 +1213,15 @@ func (e *Emitter) groupStatus(g *groupEntry) GroupStatus {
 				switch {
 				case g.active:
 					ps.Reason = ReasonActiveOnTarget
-				case pe.syncReason != "":
-					ps.Reason = pe.syncReason
+				case n.syncReason != "":
+					ps.Reason = n.syncReason
 				case have != b:
 					ps.Reason = ReasonNotSyncedYet
 				}
 			}
 			ps.Exact = pe.exact && b == pe.translated
 			if !ps.Exact && ps.Reason == "" {
-				ps.Reason = pe.exactReason
+				ps.Reason = n.exactReason
 				if ps.Reason == "" {
 					ps.Reason = ReasonNotExact // an earlier checkpoint beats the translation
 				}

@@ -430,7 +430,7 @@ type Emitter struct {
 	// (a log end unknown, a failed write or listing).
 	pending map[*partEntry]struct{}
 	waiting int // group partitions waiting for their first sync (waitingForSyncs)
-	stamp   uint64
+	stamp   uint32
 	// full makes every emission and sync a full recomputation (tests).
 	full bool
 	// sweepEvery is how often an emission lists every remote and source

@@ -251,7 +251,7 @@ func (e *Emitter) sync(ctx context.Context, io syncIO) {
 		to := in.offsets[g.name]
 		g.nTarget = 0
 		for _, pe := range g.parts {
-			pe.syncReason = "" // a partition without translation is not planned
+			pe.setSyncReason("") // a partition without translation is not planned
 			pe.seenTarget = -1
 			if o, ok := to.offsets[pe.cpKey()]; ok && o >= 0 {
 				pe.seenTarget = o
@@ -269,7 +269,7 @@ func (e *Emitter) sync(ctx context.Context, io syncIO) {
 		}
 		for _, ps := range gs.parts {
 			pe := g.parts[tpKey{topic: e.sourceOf[ps.key.remote], partition: ps.key.partition}]
-			pe.syncReason = ps.reason
+			pe.setSyncReason(ps.reason)
 			if ps.reason != "" && ps.reason != ReasonTargetAhead {
 				g.syncPending = true // retried every round: a log end, a topic, a commit may come
 			}
@@ -332,7 +332,7 @@ func (e *Emitter) sync(ctx context.Context, io syncIO) {
 				g.active = true
 				g.syncPending = true
 			default:
-				pe.syncReason = "commit failed: " + err.Error()
+				pe.setSyncReason("commit failed: " + err.Error())
 				g.syncPending = true
 				firstErr = cmpErr(firstErr, err)
 			}
