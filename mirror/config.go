@@ -52,9 +52,9 @@ const (
 	DefaultMaxBufferedBytes = mm2keys.MaxBufferedBytes
 	// DefaultFetchMaxBytes is a flow's fetch budget (kgo.FetchMaxBytes):
 	// 16 MiB, shared by its slots (each slot's consumer fetches at most
-	// max(16 MiB / Tasks, 1 MiB) per response and holds up to two
-	// responses per source broker). MM2's consumer uses Kafka's default,
-	// 50 MiB (52428800), per task.
+	// max(16 MiB / Tasks, 1 MiB) per response, counted decompressed, and holds
+	// up to two responses per source broker). MM2's consumer uses Kafka's
+	// default, 50 MiB (52428800), per task, counted as stored.
 	DefaultFetchMaxBytes = mm2keys.FetchMaxBytes
 	// DefaultTasks is tasks.max for kmirror: the number of units of work
 	// (slots) a flow's source partitions are spread over, which is also the
@@ -421,8 +421,12 @@ type FlowConfig struct {
 	// (`<source>.consumer.fetch.max.bytes`), shared by the flow's slots:
 	// each slot's consumer gets max(FetchMaxBytes/Tasks, 1 MiB,
 	// FetchMaxPartitionBytes) per response; 0 means [DefaultFetchMaxBytes].
-	// The bytes are counted as stored on the source: compressed batches
-	// take their compression ratio times more memory once decompressed.
+	// Unlike Kafka's fetch.max.bytes, which counts bytes as stored on the
+	// source, the budget counts what a response holds decompressed: each
+	// consumer asks for budget × wire bytes / decompressed bytes, as
+	// measured on the batches it read (at least 256 KiB; 1 MiB until its
+	// first batches are read), so that compressed batches do not multiply
+	// its memory.
 	FetchMaxBytes int32
 	// FetchMaxPartitionBytes bounds bytes per partition per fetch
 	// (`max.partition.fetch.bytes`); 0 means [DefaultFetchMaxPartitionBytes].

@@ -119,10 +119,13 @@
 // bounds the memory of small records near the budget. A link with a long
 // round trip that copies small records faster with more of them in flight
 // needs a larger MaxBufferedBytes. Fetch
-// responses are counted as the source stores them: a batch compressed r
-// times holds r times its size once decompressed, so for compressed topics
-// the fetch term is r times larger (lower FetchMaxBytes by r for very
-// compressible data); with ShallowCopy batches stay compressed.
+// responses are counted as they are held once decompressed, not as the
+// source stores them: each consumer reads franz-go's measure of every
+// batch (its bytes on the wire and decompressed) and asks for its budget ×
+// wire / decompressed, at least 256 KiB and 1 MiB until its first batches
+// are read, so a topic compressed r times does not hold r times the
+// budget. With ShallowCopy batches stay
+// compressed and are counted as stored.
 //
 // # Lifecycle
 //

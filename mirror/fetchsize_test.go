@@ -15,10 +15,10 @@ import (
 )
 
 // TestFetchSizer checks the sizes a replication consumer asks for: its
-// budget counted in decoded bytes plus fetchedRecordCost per record.
+// budget counted in decompressed bytes.
 func TestFetchSizer(t *testing.T) {
 	const mib = 1 << 20
-	type batch struct{ wire, decoded, records int }
+	type batch struct{ wire, decoded int }
 	for _, c := range []struct {
 		name    string
 		budget  int32
@@ -29,33 +29,32 @@ func TestFetchSizer(t *testing.T) {
 		{name: "nothing read yet: 1 MiB", budget: 8 * mib, want: mib},
 		{name: "a budget under 1 MiB is used as is", budget: 512 << 10, want: 512 << 10},
 		{
-			// 1 KiB records, uncompressed: 1 000 records of 1 024 bytes
-			// cost 1 024 000 + 256 000 bytes; 8 MiB × 1 024 000 / 1 280 000.
-			name: "uncompressed 1 KiB records", budget: 8 * mib,
-			batches: []batch{{1_024_000, 1_024_000, 1000}},
-			want:    6710886, moves: 1,
+			// Uncompressed: the budget on the wire.
+			name: "uncompressed records", budget: 8 * mib,
+			batches: []batch{{1_024_000, 1_024_000}},
+			want:    8 * mib, moves: 1,
 		},
 		{
 			// lz4 JSON of about 1 KiB compressed 3.3 times.
 			name: "compressed 3.3 times", budget: 8 * mib,
-			batches: []batch{{310_000, 1_024_000, 1000}},
-			want:    8 * mib * 310_000 / 1_280_000, moves: 1,
+			batches: []batch{{310_000, 1_024_000}},
+			want:    8 * mib * 310_000 / 1_024_000, moves: 1,
 		},
 		{
-			// 100 zero bytes compress to almost nothing: the floor.
-			name: "very compressible small records: the floor", budget: 8 * mib,
-			batches: []batch{{5_000, 110_000, 1000}},
+			// Compressed 100 times: 84 000 bytes, under the floor.
+			name: "very compressible records: the floor", budget: 8 * mib,
+			batches: []batch{{10_000, 1_000_000}},
 			want:    fetchFloor, moves: 1,
 		},
 		{
 			name: "a budget under the floor is kept", budget: 128 << 10,
-			batches: []batch{{20_000, 110_000, 1000}},
+			batches: []batch{{10_000, 1_000_000}},
 			want:    128 << 10,
 		},
 		{
-			// 1.05 MiB wanted against 1 MiB in force: within an eighth.
+			// 1.09 MiB wanted against 1 MiB in force: within an eighth.
 			name: "small moves are not applied", budget: 8 * mib,
-			batches: []batch{{1_000_000, 7_000_000, 4000}},
+			batches: []batch{{1_000_000, 7_700_000}},
 			want:    mib,
 		},
 		{
@@ -63,18 +62,18 @@ func TestFetchSizer(t *testing.T) {
 			// turns from compressible to not is followed.
 			name: "follows a change of data", budget: 4 * mib,
 			batches: []batch{
-				{4 * mib, 16 * mib, 0}, {4 * mib, 16 * mib, 0}, // r=4: 1 MiB
-				{8 * mib, 8 * mib, 0}, {8 * mib, 8 * mib, 0}, {8 * mib, 8 * mib, 0}, {8 * mib, 8 * mib, 0}, {8 * mib, 8 * mib, 0},
+				{4 * mib, 16 * mib}, {4 * mib, 16 * mib}, // r=4: 1 MiB
+				{8 * mib, 8 * mib}, {8 * mib, 8 * mib}, {8 * mib, 8 * mib}, {8 * mib, 8 * mib}, {8 * mib, 8 * mib},
 			},
 			want: 3_565_158, moves: 5,
 		},
-		{name: "an empty batch changes nothing", budget: 8 * mib, batches: []batch{{0, 0, 0}}, want: mib},
+		{name: "an empty batch changes nothing", budget: 8 * mib, batches: []batch{{0, 0}}, want: mib},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newFetchSizer(c.budget)
 			moves := 0
 			for _, b := range c.batches {
-				if _, moved := s.read(b.wire, b.decoded, b.records); moved {
+				if _, moved := s.read(b.wire, b.decoded); moved {
 					moves++
 				}
 			}
@@ -140,7 +139,7 @@ func TestFetchSizeFollowsDecodedBytes(t *testing.T) {
 	const budget = 2 << 20
 	s := newFetchSizer(budget)
 	for _, m := range log.got {
-		s.read(m.CompressedBytes, m.UncompressedBytes, m.NumRecords)
+		s.read(m.CompressedBytes, m.UncompressedBytes)
 	}
 	t.Logf("%d batches, first %+v: replayed FetchMaxBytes %d of %d", len(log.got), log.got[0], s.cur, budget)
 	if s.cur >= budget || s.cur <= fetchFloor {
