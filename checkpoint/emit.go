@@ -82,7 +82,7 @@ type cpKeyTP struct {
 
 // partEntry is one replicated partition the group committed on the source.
 // There is one per group partition (80 000 at 6 000 partitions and 2 000
-// groups, issue 22): keep it small (112 bytes).
+// groups, issue 22): keep it small (104 bytes).
 type partEntry struct {
 	g         *groupEntry
 	*topicRef // source and remote topic names, shared by the topic's group partitions

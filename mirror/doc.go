@@ -124,7 +124,7 @@
 // batch (its bytes on the wire and decompressed) and asks for its budget ×
 // wire / decompressed, at least 256 KiB and 1 MiB until its first batches
 // are read, so a topic compressed r times does not hold r times the
-// budget. With ShallowCopy batches stay
+// budget (up to r = budget / 256 KiB, where the floor takes over). With ShallowCopy batches stay
 // compressed and are counted as stored.
 //
 // # Lifecycle

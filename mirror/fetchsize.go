@@ -62,7 +62,9 @@ func (s *fetchSizer) read(wire, decoded int) (int32, bool) {
 	if s.wire > 4*int64(s.budget) {
 		s.wire, s.held = s.wire/2, s.held/2
 	}
-	want := int32(min(int64(s.budget), max(int64(s.floor), int64(s.budget)*s.wire/max(s.held, 1))))
+	// In float64: budget × wire reaches 4 × budget², past int64 for a
+	// budget over 1.4 GiB.
+	want := int32(min(float64(s.budget), max(float64(s.floor), float64(s.budget)*float64(s.wire)/float64(max(s.held, 1)))))
 	if d := want - s.cur; d > s.cur/8 || -d > s.cur/8 {
 		s.cur = want
 		return want, true
@@ -97,8 +99,10 @@ func (h *fetchHook) OnFetchBatchRead(_ kgo.BrokerMetadata, _ string, _ int32, m 
 }
 
 // attach starts sizing cl's fetches: its FetchMaxBytes (the unit's share
-// of the flow's fetch.max.bytes, or the consumer's own setting) becomes
-// the budget a response may hold decompressed.
+// of the flow's fetch.max.bytes) becomes the budget a response may hold
+// decompressed. Call it once, before the client consumes; after it, only
+// the hook changes the client's fetch sizes (kgo's OptValue reads them
+// without synchronisation).
 func (h *fetchHook) attach(cl *kgo.Client) {
 	budget, _ := cl.OptValue(kgo.FetchMaxBytes).(int32)
 	partMax, _ := cl.OptValue(kgo.FetchMaxPartitionBytes).(int32)
@@ -114,6 +118,9 @@ func (h *fetchHook) attach(cl *kgo.Client) {
 func (h *fetchHook) applyLocked(size int32) {
 	h.size.Store(size)
 	// kgo keeps the partition limit within the request's (some servers
-	// mishandle a larger one).
+	// mishandle a larger one). The partition limit is part of a fetch
+	// session's state, but kgo sends a partition again only when its
+	// offset moves, so an idle partition keeps its old limit; the
+	// request's limit bounds the response anyway.
 	h.cl.UpdateFetchMaxBytes(size, min(h.partMax, size))
 }

@@ -136,14 +136,15 @@ func TestFetchSizeFollowsDecodedBytes(t *testing.T) {
 	if len(log.got) < 2 || log.got[0].CompressedBytes >= log.got[0].UncompressedBytes {
 		t.Fatalf("the source served %d batches (%+v): want several compressed ones", len(log.got), log.got)
 	}
-	const budget = 2 << 20
+	const budget = 8 << 20
 	s := newFetchSizer(budget)
+	start := s.cur
 	for _, m := range log.got {
 		s.read(m.CompressedBytes, m.UncompressedBytes)
 	}
 	t.Logf("%d batches, first %+v: replayed FetchMaxBytes %d of %d", len(log.got), log.got[0], s.cur, budget)
-	if s.cur >= budget || s.cur <= fetchFloor {
-		t.Fatalf("replayed size %d: want between the floor and the budget %d for records compressed twice", s.cur, budget)
+	if s.cur >= budget || s.cur <= fetchFloor || s.cur == start {
+		t.Fatalf("replayed size %d: want one between the floor and the budget %d, not the first fetches' %d, for records compressed about twice", s.cur, budget, start)
 	}
 
 	fc := fastFlow(p)
@@ -154,8 +155,8 @@ func TestFetchSizeFollowsDecodedBytes(t *testing.T) {
 	f.unitsMu.Lock()
 	var got []int32
 	for _, u := range f.units {
-		if u.fetchSize != nil {
-			got = append(got, u.fetchSize.Load())
+		if p := u.fetchSize.Load(); p != nil {
+			got = append(got, p.Load())
 		}
 	}
 	f.unitsMu.Unlock()
@@ -168,5 +169,50 @@ func TestFetchSizeFollowsDecodedBytes(t *testing.T) {
 	copied := testcluster.ReadAll(t, &p.Target, p.Source.Alias+"."+topic)[0]
 	if diff := cmp.Diff(recsOf(want), copiesOf(t, copied, clusterID(t, &p.Source), want)); diff != "" {
 		t.Errorf("%s differs from the source (-want +got):\n%s", topic, diff)
+	}
+}
+
+// TestFetchHookAppliesSize checks what the hook sets on the client: the
+// sizer's size as FetchMaxBytes and the per-partition limit clamped to it,
+// nothing before attach.
+func TestFetchHookAppliesSize(t *testing.T) {
+	const mib = 1 << 20
+	cl, err := kgo.NewClient(kgo.SeedBrokers("127.0.0.1:1"), kgo.FetchMaxBytes(8*mib), kgo.FetchMaxPartitionBytes(mib))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	h := new(fetchHook)
+	batch := func(wire, decoded int) {
+		h.OnFetchBatchRead(kgo.BrokerMetadata{}, "t", 0, kgo.FetchBatchMetrics{CompressedBytes: wire, UncompressedBytes: decoded, NumRecords: 10})
+	}
+	limits := func() [2]int32 {
+		return [2]int32{cl.OptValue(kgo.FetchMaxBytes).(int32), cl.OptValue(kgo.FetchMaxPartitionBytes).(int32)}
+	}
+	batch(1000, 100_000) // before attach: ignored
+	if got, want := limits(), [2]int32{8 * mib, mib}; got != want {
+		t.Fatalf("before attach: limits %v, want the client's %v", got, want)
+	}
+	h.attach(cl)
+	for _, step := range []struct {
+		name          string
+		wire, decoded int
+		want          [2]int32
+	}{
+		{"attached: the first fetches", 0, 0, [2]int32{mib, mib}},
+		{"compressed 4 times", mib, 4 * mib, [2]int32{2 * mib, mib}},
+		// Sums 1 MiB + 100 000 wire against 4 MiB + 100 MB
+		// decompressed: 92 473 bytes, under the floor.
+		{"very compressible: the floor clamps the partition limit", 100_000, 100_000_000, [2]int32{fetchFloor, fetchFloor}},
+	} {
+		if step.wire > 0 {
+			batch(step.wire, step.decoded)
+		}
+		if got := limits(); got != step.want {
+			t.Errorf("%s: FetchMaxBytes, FetchMaxPartitionBytes %v, want %v", step.name, got, step.want)
+		}
+		if got := h.size.Load(); got != step.want[0] {
+			t.Errorf("%s: size %d, want %d", step.name, got, step.want[0])
+		}
 	}
 }

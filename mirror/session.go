@@ -73,7 +73,7 @@ func (u *unit) open() error {
 		return fmt.Errorf("source %s consumer: %w", e.src.Alias, err)
 	}
 	sizer.attach(u.cons)
-	u.fetchSize = &sizer.size
+	u.fetchSize.Store(&sizer.size)
 	lim, buf := u.sessionLimits()
 	u.lim.Store(&lim)
 	if u.userLimit > 0 {

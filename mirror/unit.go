@@ -179,9 +179,10 @@ type unit struct {
 	userLimit int32
 	bufBytes  int64
 	rebuild   bool
-	// fetchSize is the session consumer's FetchMaxBytes in force, sized
-	// by its fetchHook (fetchsize.go); nil before the first session.
-	fetchSize *atomic.Int32
+	// fetchSize points to the session consumer's FetchMaxBytes in force,
+	// sized by its fetchHook (fetchsize.go); nil before the first session.
+	// Set by the unit goroutine, read by tests.
+	fetchSize atomic.Pointer[atomic.Int32]
 
 	// tailOK: the session's producer is idempotent with acks=all, so a
 	// record on the target means the flow's records before it are there

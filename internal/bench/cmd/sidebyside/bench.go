@@ -728,7 +728,7 @@ func (b *bench) command(sys, codec, srcAlias, dstAlias string, topics []string, 
 	case sysBare:
 		return []string{b.c.barepipe, "-source", strings.Join(b.c.source, ","), "-target", strings.Join(b.c.target, ","),
 			"-topics", strings.Join(topics, ","), "-prefix", srcAlias, "-compression", codec}, nil
-	case sysKmirror, sysShallow, sysMM2:
+	case sysKmirror, sysShallow, sysBase, sysMM2:
 		props := filepath.Join(b.c.workdir, tag+".properties")
 		text := b.properties(srcAlias, dstAlias, topics, codec)
 		if sys == sysShallow {
@@ -738,7 +738,11 @@ func (b *bench) command(sys, codec, srcAlias, dstAlias string, topics []string, 
 			return nil, err
 		}
 		if sys != sysMM2 {
-			return []string{b.c.mirrormaker, "-config", props, "-clusters", dstAlias, "-log-level", "warn"}, nil
+			bin := b.c.mirrormaker
+			if sys == sysBase {
+				bin = b.c.baseBinary
+			}
+			return []string{bin, "-config", props, "-clusters", dstAlias, "-log-level", "warn"}, nil
 		}
 		log4j := filepath.Join(b.c.workdir, "log4j2-mm2.properties")
 		if err := os.WriteFile(log4j, []byte(mm2Log4j), 0o644); err != nil {

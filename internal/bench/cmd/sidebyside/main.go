@@ -183,7 +183,7 @@ func parseWorkloads(s string) ([]workload, error) {
 // codec of each system on the compressed workloads; "default" writes no
 // setting (the system's own default). Systems not named keep the defaults.
 func parseCodecs(s string) (map[string]string, error) {
-	out := map[string]string{sysMM2: "default", sysKmirror: "default", sysShallow: "default", sysBare: "lz4"}
+	out := map[string]string{sysMM2: "default", sysKmirror: "default", sysShallow: "default", sysBare: "lz4", sysBase: "default"}
 	for _, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
@@ -210,9 +210,12 @@ const (
 	// sysShallow is kmirror with shallow copy on (shallow.copy.enabled=true,
 	// provenance.header.enabled=false): batches copied as they are.
 	sysShallow = "kmirror-shallow"
+	// sysBase is another build of examples/kmirror (-mirrormaker-base),
+	// run like kmirror: before/after comparisons in one invocation.
+	sysBase = "kmirror-base"
 )
 
-var systemNames = map[string]string{sysMM2: "Apache MM2", sysKmirror: "kmirror", sysShallow: "kmirror shallow copy", sysBare: "bare franz-go pipe"}
+var systemNames = map[string]string{sysMM2: "Apache MM2", sysKmirror: "kmirror", sysShallow: "kmirror shallow copy", sysBare: "bare franz-go pipe", sysBase: "kmirror (base build)"}
 
 func parseSystems(s string) ([]string, error) {
 	var out []string
@@ -223,7 +226,7 @@ func parseSystems(s string) ([]string, error) {
 			continue
 		}
 		if _, ok := systemNames[x]; !ok {
-			return nil, fmt.Errorf("-systems: unknown system %q (want mm2, kmirror, kmirror-shallow, bare)", x)
+			return nil, fmt.Errorf("-systems: unknown system %q (want mm2, kmirror, kmirror-shallow, kmirror-base, bare)", x)
 		}
 		if !seen[x] {
 			seen[x] = true
@@ -249,6 +252,7 @@ type config struct {
 	mm2JavaOpts    string
 	classpath      string
 	mirrormaker    string
+	baseBinary     string
 	barepipe       string
 	compression    string
 	codecs         map[string]string // system -> producer codec on the compressed workloads
@@ -301,13 +305,14 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&size, "size", 0, "value `bytes` of a single workload (with -records)")
 	fs.IntVar(&c.partitions, "partitions", 8, "partitions of every topic")
 	fs.IntVar(&c.reps, "reps", 3, "repetitions of every system on every workload")
-	fs.StringVar(&systems, "systems", "mm2,kmirror,bare", "comma-separated `systems`: mm2, kmirror, kmirror-shallow (kmirror with shallow.copy.enabled), bare")
+	fs.StringVar(&systems, "systems", "mm2,kmirror,bare", "comma-separated `systems`: mm2, kmirror, kmirror-shallow (kmirror with shallow.copy.enabled), kmirror-base (-mirrormaker-base), bare")
 	fs.IntVar(&c.liveRecords, "live-records", 20000, "records of the latency phase (0: skip it)")
 	fs.IntVar(&c.liveRate, "live-rate", 2000, "records per second produced in the latency phase")
 	fs.IntVar(&c.mm2Tasks, "mm2-tasks", 2, "MM2 tasks.max")
 	fs.StringVar(&c.mm2JavaOpts, "mm2-java-opts", defaultMM2JavaOpts, "JVM `options` of MM2")
 	fs.StringVar(&c.classpath, "classpath", "", "Kafka jars `classpath` for MM2 (kafka.sh classpath); required with mm2")
 	fs.StringVar(&c.mirrormaker, "mirrormaker", "", "kmirror runner `binary` (go build ./examples/kmirror); required with kmirror")
+	fs.StringVar(&c.baseBinary, "mirrormaker-base", "", "another kmirror runner `binary`, run as system kmirror-base (before/after comparisons)")
 	fs.StringVar(&c.barepipe, "barepipe", "", "bare pipe `binary` (go build ./internal/bench/cmd/barepipe); required with bare")
 	fs.StringVar(&c.compression, "compression", "none", "producer compression.type of all three systems on the uncompressed workloads")
 	fs.StringVar(&compressedCodecs, "compressed-codecs", "mm2=default,kmirror=default,bare=lz4",
@@ -370,6 +375,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			return nil, errors.New("-classpath is required to run mm2 (internal/realkafka/kafka.sh classpath)")
 		case (s == sysKmirror || s == sysShallow) && c.mirrormaker == "":
 			return nil, errors.New("-mirrormaker is required to run kmirror")
+		case s == sysBase && c.baseBinary == "":
+			return nil, errors.New("-mirrormaker-base is required to run kmirror-base")
 		case s == sysBare && c.barepipe == "":
 			return nil, errors.New("-barepipe is required to run bare")
 		}
