@@ -60,6 +60,11 @@
 // or configuration (including a -config file that cannot be read), 3 a
 // valid configuration with warnings under -strict.
 //
+// With KMIRROR_HEAPPROFILE_PEAK=PREFIX in the environment the runner writes
+// a Go heap profile to PREFIX.kmirror.<pid>.pprof at every new peak of its
+// live heap (`go tool pprof -sample_index=inuse_space`), for memory
+// investigations: the peak RSS follows the largest live heap.
+//
 // `kmirror verify -config mm2.properties [-flow A->B] [-last N | -since T]`
 // compares the source topics of a flow with their remote topics by content
 // and exits non-zero when records are missing (see verify.go).
@@ -94,11 +99,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kmirror/kmirror/internal/heapwatch"
 	"github.com/kmirror/kmirror/mirror"
 	"github.com/kmirror/kmirror/mirror/mirrorprom"
 )
 
 func main() {
+	heapwatch.FromEnv() // runs until the process exits
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	ctx, parentExited := context.WithCancel(ctx)
 	watchGoRun(ctx, func() {

@@ -35,10 +35,12 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kmirror/kmirror/internal/heapwatch"
 	"github.com/kmirror/kmirror/mirror"
 )
 
 func main() {
+	heapwatch.FromEnv() // KMIRROR_HEAPPROFILE_PEAK: runs until the process exits
 	os.Exit(run(os.Args[1:]))
 }
 

@@ -1,0 +1,83 @@
+// Package heapwatch writes heap profiles at the peaks of a process's live
+// heap, for memory investigations of the runner and the benchmark programs
+// (issue 22): the peak RSS of a Go process follows the largest live heap a
+// collection marked, and a profile taken afterwards misses what made it.
+package heapwatch
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/metrics"
+	"runtime/pprof"
+	"sync"
+	"time"
+)
+
+// EnvVar names the environment variable that turns the watch on: its
+// value is a path prefix, and the profile of a process goes to
+// PREFIX.<program>.<pid>.pprof.
+const EnvVar = "KMIRROR_HEAPPROFILE_PEAK"
+
+// FromEnv starts [Watch] when [EnvVar] is set and returns the function
+// that stops it (a no-op otherwise). Errors creating the file are
+// reported once on stderr; the program goes on.
+func FromEnv() (stop func()) {
+	prefix := os.Getenv(EnvVar)
+	if prefix == "" {
+		return func() {}
+	}
+	path := fmt.Sprintf("%s.%s.%d.pprof", prefix, filepath.Base(os.Args[0]), os.Getpid())
+	return Watch(path, 20*time.Millisecond)
+}
+
+// Watch samples the live heap marked by the last collection
+// (/gc/heap/live:bytes) every interval and, whenever it exceeds the
+// largest seen by 5 %, writes a heap profile to path, replacing the
+// previous one: the file ends up describing the largest live heap of the
+// run (the in-use figures of a heap profile are those of the last
+// collection). The returned function stops the watch and waits for it; it
+// may be called more than once.
+func Watch(path string, interval time.Duration) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		var peak uint64
+		warned := false
+		for {
+			metrics.Read(sample)
+			if live := sample[0].Value.Uint64(); live > peak+peak/20 {
+				peak = live
+				if err := write(path); err != nil && !warned {
+					warned = true
+					fmt.Fprintf(os.Stderr, "heapwatch: %v\n", err)
+				}
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(done) })
+		<-stopped
+	}
+}
+
+func write(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
