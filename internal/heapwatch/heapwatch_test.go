@@ -14,6 +14,7 @@ import (
 // a new peak.
 func TestWatchWritesAtNewPeaks(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "peak.pprof")
+	runtime.GC() // the live heap of earlier tests is gone
 	stop := Watch(path, 2*time.Millisecond)
 	defer stop()
 	written := func() time.Time {
