@@ -17,10 +17,21 @@ func TestWatchWritesAtNewPeaks(t *testing.T) {
 	runtime.GC() // the live heap of earlier tests is gone
 	stop := Watch(path, 2*time.Millisecond)
 	defer stop()
-	written := func() time.Time {
+	// modTime returns the profile's modification time once it is written
+	// after since (zero since: written at all), or the last one after d.
+	modTime := func(since time.Time, d time.Duration) time.Time {
 		t.Helper()
 		runtime.GC()
-		time.Sleep(100 * time.Millisecond)
+		var last time.Time
+		for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			st, err := os.Stat(path)
+			if err != nil {
+				continue
+			}
+			if last = st.ModTime(); last.After(since) {
+				break
+			}
+		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -28,21 +39,17 @@ func TestWatchWritesAtNewPeaks(t *testing.T) {
 		if !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
 			t.Fatalf("%s: %d bytes, not a gzipped profile", path, len(b))
 		}
-		st, err := os.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st.ModTime()
+		return last
 	}
 	big := make([]byte, 64<<20)
-	first := written()
+	first := modTime(time.Time{}, 5*time.Second)
 	runtime.KeepAlive(big)
 	big = nil
-	if again := written(); !again.Equal(first) {
+	if again := modTime(first, 200*time.Millisecond); !again.Equal(first) {
 		t.Errorf("profile rewritten at %v after the live heap shrank (first at %v)", again, first)
 	}
 	bigger := make([]byte, 160<<20)
-	if third := written(); !third.After(first) {
+	if third := modTime(first, 5*time.Second); !third.After(first) {
 		t.Errorf("profile not rewritten at a new peak (still %v)", third)
 	}
 	runtime.KeepAlive(bigger)
