@@ -49,7 +49,7 @@ func Watch(path string, interval time.Duration) (stop func()) {
 		warned := false
 		for {
 			metrics.Read(sample)
-			if live := sample[0].Value.Uint64(); live > peak+peak/20 {
+			if live := sample[0].Value.Uint64(); newPeak(live, peak) {
 				peak = live
 				if err := write(path); err != nil && !warned {
 					warned = true
@@ -70,14 +70,25 @@ func Watch(path string, interval time.Duration) (stop func()) {
 	}
 }
 
+// newPeak reports whether live exceeds the largest live heap seen, peak,
+// by more than 5 % (each write costs a profile of the whole heap).
+func newPeak(live, peak uint64) bool { return live > peak+peak/20 }
+
+// write writes a heap profile to path through a temporary file renamed
+// over it, so that a reader never sees a partial profile.
 func write(path string) error {
-	f, err := os.Create(path)
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
 	if err := pprof.WriteHeapProfile(f); err != nil {
 		f.Close()
+		os.Remove(f.Name())
 		return err
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }

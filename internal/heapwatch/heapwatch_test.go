@@ -9,49 +9,54 @@ import (
 	"time"
 )
 
-// TestWatchWritesAtNewPeaks checks that a profile is written when the live
-// heap grows past the largest seen, kept when it shrinks, and replaced at
-// a new peak.
-func TestWatchWritesAtNewPeaks(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "peak.pprof")
-	runtime.GC() // the live heap of earlier tests is gone
+// TestNewPeak checks when a live heap counts as a new peak: more than 5 %
+// above the largest seen.
+func TestNewPeak(t *testing.T) {
+	for _, c := range []struct {
+		live, peak uint64
+		want       bool
+	}{
+		{live: 1, peak: 0, want: true},
+		{live: 0, peak: 0, want: false},
+		{live: 105, peak: 100, want: false},
+		{live: 106, peak: 100, want: true},
+		{live: 50, peak: 100, want: false},
+		{live: 200 << 20, peak: 100 << 20, want: true},
+	} {
+		if got := newPeak(c.live, c.peak); got != c.want {
+			t.Errorf("newPeak(%d, %d) = %v, want %v", c.live, c.peak, got, c.want)
+		}
+	}
+}
+
+// TestWatchWritesProfile checks that Watch writes a whole heap profile
+// (gzipped) once the live heap holds a large allocation, and leaves no
+// temporary file behind.
+func TestWatchWritesProfile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "peak.pprof")
 	stop := Watch(path, 2*time.Millisecond)
 	defer stop()
-	// modTime returns the profile's modification time once it is written
-	// after since (zero since: written at all), or the last one after d.
-	modTime := func(since time.Time, d time.Duration) time.Time {
-		t.Helper()
-		runtime.GC()
-		var last time.Time
-		for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			st, err := os.Stat(path)
-			if err != nil {
-				continue
-			}
-			if last = st.ModTime(); last.After(since) {
-				break
-			}
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
-			t.Fatalf("%s: %d bytes, not a gzipped profile", path, len(b))
-		}
-		return last
-	}
 	big := make([]byte, 64<<20)
-	first := modTime(time.Time{}, 5*time.Second)
+	runtime.GC()
+	var b []byte
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && len(b) == 0; time.Sleep(10 * time.Millisecond) {
+		b, _ = os.ReadFile(path)
+	}
 	runtime.KeepAlive(big)
-	big = nil
-	if again := modTime(first, 200*time.Millisecond); !again.Equal(first) {
-		t.Errorf("profile rewritten at %v after the live heap shrank (first at %v)", again, first)
-	}
-	bigger := make([]byte, 160<<20)
-	if third := modTime(first, 5*time.Second); !third.After(first) {
-		t.Errorf("profile not rewritten at a new peak (still %v)", third)
-	}
-	runtime.KeepAlive(bigger)
 	stop()
+	if !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+		t.Fatalf("%s: %d bytes, want a gzipped heap profile", path, len(b))
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != "peak.pprof" {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("files %v, want only peak.pprof", names)
+	}
 }
