@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -139,36 +140,23 @@ func (pe *partEntry) setSyncReason(r string) {
 	pe.setNotes(n)
 }
 
-// Kinds of a non-exact translation in partEntry.kind.
-const (
-	kindNone uint8 = iota
-	kindRun
-	kindSync
-)
+// kinds are the values of partEntry.kind: the index of a non-exact
+// translation's [TranslationInfo] kind ("" none, [KindRun], [KindSync]).
+var kinds = [...]string{"", KindRun, KindSync}
 
 // info returns how pe's translation was found (its [TranslationHeader]).
 func (pe *partEntry) info() TranslationInfo {
 	if pe.exact {
 		return TranslationInfo{Exact: true}
 	}
-	kind := ""
-	switch pe.kind {
-	case kindRun:
-		kind = KindRun
-	case kindSync:
-		kind = KindSync
-	}
-	return TranslationInfo{Kind: kind, Reread: pe.reread}
+	return TranslationInfo{Kind: kinds[pe.kind], Reread: pe.reread}
 }
 
 // setInfo records info (of a translation that is exact or not, as pe.exact).
 func (pe *partEntry) setInfo(info TranslationInfo) {
-	pe.kind, pe.reread = kindNone, info.Reread
-	switch info.Kind {
-	case KindRun:
-		pe.kind = kindRun
-	case KindSync:
-		pe.kind = kindSync
+	pe.kind, pe.reread = 0, info.Reread
+	if i := slices.Index(kinds[:], info.Kind); i > 0 {
+		pe.kind = uint8(i)
 	}
 }
 
@@ -871,7 +859,7 @@ func (e *Emitter) translate(pe *partEntry, topicID [16]byte) {
 	e.work.translations.Add(1)
 	tr := Translator{Syncs: e.store, Runs: e.runs}.Translate(pe.topic, pe.partition, topicID, pe.srcOffset)
 	pe.translated, pe.exact = -1, false
-	pe.setInfo(TranslationInfo{})
+	info := TranslationInfo{}
 	n := pe.notes()
 	n.reason, n.exactReason = "", ""
 	if !tr.OK {
@@ -881,9 +869,9 @@ func (e *Emitter) translate(pe *partEntry, topicID [16]byte) {
 		}
 	} else {
 		n.exactReason = tr.Reason
-		pe.translated, pe.exact = tr.Offset, tr.Exact
-		pe.setInfo(tr.info())
+		pe.translated, pe.exact, info = tr.Offset, tr.Exact, tr.info()
 	}
+	pe.setInfo(info)
 	pe.setNotes(n)
 	e.setWaiting(pe)
 }

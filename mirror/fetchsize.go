@@ -23,9 +23,8 @@ const fetchFloor = 256 << 10
 //
 // Records are not counted with their structures (a kgo.Record is 160
 // bytes): doing so (256 bytes a record) cut a fetch of 100-byte records to
-// a third and the copy's records/s by about 15 % on the side-by-side
-// benchmark; the producer buffer's record bound (bufferedRecords) already
-// bounds what small records cost.
+// about a third of its bytes, and the producer buffer's record bound
+// (bufferedRecords) already bounds what small records cost.
 //
 // It is a pure state machine (no I/O, no clock); not safe for concurrent
 // use (fetchHook serialises it).

@@ -19,16 +19,13 @@ import (
 // PREFIX.<program>.<pid>.pprof.
 const EnvVar = "KMIRROR_HEAPPROFILE_PEAK"
 
-// FromEnv starts [Watch] when [EnvVar] is set and returns the function
-// that stops it (a no-op otherwise). Errors creating the file are
-// reported once on stderr; the program goes on.
-func FromEnv() (stop func()) {
-	prefix := os.Getenv(EnvVar)
-	if prefix == "" {
-		return func() {}
+// FromEnv starts [Watch] for the rest of the process's life when [EnvVar]
+// is set. Errors creating the file are reported once on stderr; the
+// program goes on.
+func FromEnv() {
+	if prefix := os.Getenv(EnvVar); prefix != "" {
+		Watch(fmt.Sprintf("%s.%s.%d.pprof", prefix, filepath.Base(os.Args[0]), os.Getpid()), 20*time.Millisecond)
 	}
-	path := fmt.Sprintf("%s.%s.%d.pprof", prefix, filepath.Base(os.Args[0]), os.Getpid())
-	return Watch(path, 20*time.Millisecond)
 }
 
 // Watch samples the live heap marked by the last collection
