@@ -40,13 +40,18 @@ type cpuSample struct {
 }
 
 // Start starts argv with its output in logPath, in its own process group,
-// and samples its CPU time every 50 ms until it exits.
-func Start(name string, argv []string, logPath string) (*Proc, error) {
+// and samples its CPU time every 50 ms until it exits. The process
+// inherits the driver's environment, with env (KEY=VALUE entries) added
+// after it, so that env's entries win.
+func Start(name string, argv, env []string, logPath string) (*Proc, error) {
 	f, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = f, f
 	// Own process group: a ^C at the terminal reaches only this driver,
 	// which then stops the child itself.
@@ -63,6 +68,23 @@ func Start(name string, argv []string, logPath string) (*Proc, error) {
 	}()
 	go p.sample()
 	return p, nil
+}
+
+// ParseEnv parses a comma-separated list of KEY=VALUE entries (a
+// driver's -kmirror-env flag) into the entries Start adds; "" is none.
+func ParseEnv(list string) ([]string, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, e := range strings.Split(list, ",") {
+		k, _, ok := strings.Cut(e, "=")
+		if !ok || k == "" || strings.ContainsAny(k, " \t") {
+			return nil, fmt.Errorf("environment entry %q: want KEY=VALUE, e.g. GOMEMLIMIT=180MiB", e)
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 // sample records the CPU seconds of the process every 50 ms until it

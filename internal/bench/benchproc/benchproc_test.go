@@ -1,6 +1,10 @@
 package benchproc
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,5 +40,52 @@ func TestCPUAt(t *testing.T) {
 	want := []float64{0, 1, 1.5, 2.25, 0}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestParseEnv(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    []string
+		wantErr string
+	}{
+		{in: "", want: nil},
+		{in: "GOMEMLIMIT=180MiB", want: []string{"GOMEMLIMIT=180MiB"}},
+		{in: "GOMEMLIMIT=180MiB,GOGC=50", want: []string{"GOMEMLIMIT=180MiB", "GOGC=50"}},
+		{in: "GODEBUG=gctrace=1", want: []string{"GODEBUG=gctrace=1"}},
+		{in: "GOMEMLIMIT", wantErr: `environment entry "GOMEMLIMIT": want KEY=VALUE, e.g. GOMEMLIMIT=180MiB`},
+		{in: "=1", wantErr: `environment entry "=1": want KEY=VALUE, e.g. GOMEMLIMIT=180MiB`},
+	} {
+		got, err := ParseEnv(tc.in)
+		if tc.wantErr != "" {
+			if err == nil || err.Error() != tc.wantErr {
+				t.Errorf("ParseEnv(%q) error = %v, want %q", tc.in, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("ParseEnv(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// TestStartAddsEnv: the child sees the added entries, over the inherited
+// ones.
+func TestStartAddsEnv(t *testing.T) {
+	t.Setenv("KMIRROR_BENCHPROC_TEST", "inherited")
+	log := filepath.Join(t.TempDir(), "env.log")
+	p, err := Start("env", []string{"sh", "-c", "echo $KMIRROR_BENCHPROC_TEST $KMIRROR_BENCHPROC_ADDED"},
+		[]string{"KMIRROR_BENCHPROC_TEST=added", "KMIRROR_BENCHPROC_ADDED=yes"}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	p.Stop(time.Second)
+	out, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(out)); got != "added yes" {
+		t.Fatalf("child saw %q, want %q", got, "added yes")
 	}
 }

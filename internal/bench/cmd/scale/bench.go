@@ -378,7 +378,11 @@ func (b *bench) runSystem(ctx context.Context, sh shape, sys, tag string, topics
 	defer cancelCons()
 	go b.consumeCheckpoints(cctx, src+".checkpoints.internal", tr)
 
-	p, err := benchproc.Start(sys, argv, filepath.Join(b.c.workdir, tag+".log"))
+	var env []string
+	if sys == sysKmirror || sys == sysShallow {
+		env = b.c.kmirrorEnv
+	}
+	p, err := benchproc.Start(sys, argv, env, filepath.Join(b.c.workdir, tag+".log"))
 	if err != nil {
 		return fail(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/kmirror/kmirror/internal/bench/benchproc"
 	"io"
 	"os"
 	"os/signal"
@@ -123,6 +124,7 @@ type config struct {
 	capMM2         time.Duration
 	mirrormaker    string
 	baseBinary     string
+	kmirrorEnv     []string // -kmirror-env: added to kmirror's and kmirror-shallow's environment
 	classpath      string
 	mm2JavaOpts    string
 	metricsAddr    string
@@ -160,6 +162,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.capMM2, "mm2-cap", 15*time.Minute, "give up on MM2's replication and checkpoints after this long")
 	fs.StringVar(&c.mirrormaker, "mirrormaker", "", "path of the examples/kmirror `binary`")
 	fs.StringVar(&c.baseBinary, "mirrormaker-base", "", "path of another examples/kmirror `binary`, run as system kmirror-base")
+	var kmirrorEnv string
+	fs.StringVar(&kmirrorEnv, "kmirror-env", "", "comma-separated KEY=VALUE `entries` added to the environment of system kmirror and kmirror-shallow only (not kmirror-base, bare or mm2), e.g. GOMEMLIMIT=180MiB")
 	fs.StringVar(&c.classpath, "classpath", "", "Kafka jars `classpath` for MM2 (kafka.sh classpath)")
 	fs.StringVar(&c.mm2JavaOpts, "mm2-java-opts", "-Xms256M -Xmx2G -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true", "JVM `options` of MM2")
 	fs.StringVar(&c.metricsAddr, "metrics", "127.0.0.1:25990", "`address` kmirror serves /metrics on (its request counts)")
@@ -175,6 +179,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	c.source, c.target = strings.Split(source, ","), strings.Split(target, ",")
 	var err error
+	if c.kmirrorEnv, err = benchproc.ParseEnv(kmirrorEnv); err != nil {
+		return nil, fmt.Errorf("-kmirror-env: %w", err)
+	}
 	if c.shapes, err = parseShapes(shapes); err != nil {
 		return nil, err
 	}

@@ -33,6 +33,9 @@ func report(c *config, lim limits, rs []result) string {
 	if c.command != "" {
 		fmt.Fprintf(&s, "- command: `%s`\n", c.command)
 	}
+	if len(c.kmirrorEnv) > 0 {
+		fmt.Fprintf(&s, "- environment added to kmirror and kmirror-shallow only: `%s`\n", strings.Join(c.kmirrorEnv, " "))
+	}
 	fmt.Fprintf(&s, "- machine: %d cores, %d MiB; ulimit -n %d, vm.max_map_count %d (about %d partitions per broker); load average at the end %.2f\n",
 		lim.Cores, lim.MemTotalMB, lim.NoFile, lim.MaxMapCnt, lim.MaxParts, benchproc.LoadAvg1())
 	fmt.Fprintf(&s, "- tasks.max=%d, emit.checkpoints.interval.seconds=sync.group.offsets.interval.seconds=%d, %d-byte records; idle CPU over %s starting %s after the last checkpoint record\n\n",

@@ -654,7 +654,11 @@ func (b *bench) runOne(ctx context.Context, wi int, w workload, bulk string, pay
 	if err != nil {
 		return fail(err)
 	}
-	p, err := benchproc.Start(sys, argv, filepath.Join(b.c.workdir, tag+".log"))
+	var env []string
+	if sys == sysKmirror || sys == sysShallow {
+		env = b.c.kmirrorEnv
+	}
+	p, err := benchproc.Start(sys, argv, env, filepath.Join(b.c.workdir, tag+".log"))
 	if err != nil {
 		return fail(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/kmirror/kmirror/internal/bench/benchproc"
 	"io"
 	"os"
 	"os/signal"
@@ -253,6 +254,7 @@ type config struct {
 	classpath      string
 	mirrormaker    string
 	baseBinary     string
+	kmirrorEnv     []string // -kmirror-env: added to kmirror's and kmirror-shallow's environment
 	barepipe       string
 	compression    string
 	codecs         map[string]string // system -> producer codec on the compressed workloads
@@ -313,6 +315,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.classpath, "classpath", "", "Kafka jars `classpath` for MM2 (kafka.sh classpath); required with mm2")
 	fs.StringVar(&c.mirrormaker, "mirrormaker", "", "kmirror runner `binary` (go build ./examples/kmirror); required with kmirror")
 	fs.StringVar(&c.baseBinary, "mirrormaker-base", "", "another kmirror runner `binary`, run as system kmirror-base (before/after comparisons)")
+	var kmirrorEnv string
+	fs.StringVar(&kmirrorEnv, "kmirror-env", "", "comma-separated KEY=VALUE `entries` added to the environment of system kmirror and kmirror-shallow only (not kmirror-base, bare or mm2), e.g. GOMEMLIMIT=180MiB")
 	fs.StringVar(&c.barepipe, "barepipe", "", "bare pipe `binary` (go build ./internal/bench/cmd/barepipe); required with bare")
 	fs.StringVar(&c.compression, "compression", "none", "producer compression.type of all three systems on the uncompressed workloads")
 	fs.StringVar(&compressedCodecs, "compressed-codecs", "mm2=default,kmirror=default,bare=lz4",
@@ -368,6 +372,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.sourceBatch < 0 || c.sourceBatch > 900_000_000 {
 		return nil, fmt.Errorf("-source-batch-bytes %d: want 0 (franz-go's default) or a positive byte count", c.sourceBatch)
+	}
+	if c.kmirrorEnv, err = benchproc.ParseEnv(kmirrorEnv); err != nil {
+		return nil, fmt.Errorf("-kmirror-env: %w", err)
 	}
 	for _, s := range c.systems {
 		switch {

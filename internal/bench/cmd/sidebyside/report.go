@@ -189,7 +189,11 @@ func (rp *report) markdown() string {
 	if c.liveRecords > 0 {
 		fmt.Fprintf(&s, "- Latency phase: %d records at %d records/s after the copy\n", c.liveRecords, c.liveRate)
 	}
-	fmt.Fprintf(&s, "- Command: `%s`\n\n", c.command)
+	fmt.Fprintf(&s, "- Command: `%s`\n", c.command)
+	if len(c.kmirrorEnv) > 0 {
+		fmt.Fprintf(&s, "- Environment added to kmirror and kmirror-shallow only: `%s`\n", strings.Join(c.kmirrorEnv, " "))
+	}
+	s.WriteString("\n")
 
 	fmt.Fprintf(&s, "Medians over the runs. Payload: key + value + header keys and values of the records (Kafka's record and batch framing not counted). ")
 	fmt.Fprintf(&s, "records/s and MB/s: bulk copy of a preloaded topic, first to last record appended on the target (min–max over runs in parentheses; MB = 10^6 bytes of payload). ")
