@@ -65,6 +65,16 @@
 // live heap (`go tool pprof -sample_index=inuse_space`), for memory
 // investigations: the peak RSS follows the largest live heap.
 //
+// Memory: Go's collector lets the heap grow to twice what is live before it
+// collects (GOGC=100), so the peak RSS is about twice the largest live heap.
+// The runner, like any Go program, honours GOMEMLIMIT (Go's soft memory
+// limit, e.g. GOMEMLIMIT=180MiB), the counterpart of MM2's -Xmx: the
+// collector then runs more often near the limit instead of letting the heap
+// double. Size it above the live heap (the go_memstats_heap_inuse_bytes
+// metric at the busiest time, plus a quarter); under a limit below the live
+// heap the collector takes up to half the CPU. The "starting" log line
+// reports the limit in effect.
+//
 // `kmirror verify -config mm2.properties [-flow A->B] [-last N | -since T]`
 // compares the source topics of a flow with their remote topics by content
 // and exits non-zero when records are missing (see verify.go).
@@ -85,10 +95,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -406,7 +418,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		names = append(names, f.Name())
 	}
 	v := readVersion()
-	banner.Info("starting", "flows", strings.Join(names, ","), "embedded", o.embedded, "version", v.Version, "revision", v.Revision)
+	banner.Info("starting", "flows", strings.Join(names, ","), "embedded", o.embedded, "version", v.Version, "revision", v.Revision,
+		"memory_limit", memoryLimit())
 	runErr := make(chan error, 1)
 	go func() { runErr <- m.Run(ctx) }()
 	if o.summaryInterval > 0 {
@@ -490,4 +503,19 @@ func check(props *mirror.Properties, stdout io.Writer, strict bool) error {
 		return &strictError{n}
 	}
 	return nil
+}
+
+// memoryLimit describes the Go soft memory limit in effect (GOMEMLIMIT or
+// debug.SetMemoryLimit): "none" when unset, else the limit in MiB.
+func memoryLimit() string {
+	return describeMemoryLimit(debug.SetMemoryLimit(-1))
+}
+
+// describeMemoryLimit formats a soft memory limit in bytes; math.MaxInt64,
+// the runtime's "no limit", is "none".
+func describeMemoryLimit(b int64) string {
+	if b == math.MaxInt64 {
+		return "none"
+	}
+	return strconv.FormatFloat(float64(b)/(1<<20), 'f', -1, 64) + " MiB"
 }
