@@ -1019,9 +1019,20 @@ func (e *Emitter) translationHeader(cp Checkpoint) kgo.RecordHeader {
 	return kgo.RecordHeader{Key: TranslationHeader, Value: []byte(info.String())}
 }
 
-// write produces the checkpoints of one emission to partition 0 and waits
-// for their acknowledgement. Checkpoints that failed are forgotten, so
-// that the next emission writes them again, and returned.
+// writeChunk is the most checkpoint records one emission has in flight:
+// write waits for a chunk's acknowledgements before it builds the next.
+// The first emission at thousands of groups writes a checkpoint per group
+// partition (80 000 at 2 000 groups x 40 partitions); building them all
+// before the first was acknowledged put tens of MB of records and headers
+// into the start-up peak of the live heap (issue 22). A chunk costs one
+// round trip to the target, about 20 for that first emission. A variable
+// for tests.
+var writeChunk = 4096
+
+// write produces the checkpoints of one emission to partition 0, in
+// chunks of writeChunk, and waits for their acknowledgement. Checkpoints
+// that failed are forgotten, so that the next emission writes them again,
+// and returned.
 //
 // failed and firstErr are shared with the produce callbacks, which kgo
 // runs on its own goroutines: every access holds mu. write waits for every
@@ -1038,7 +1049,16 @@ func (r *run) write(ctx context.Context, ts time.Time, cps []Checkpoint) []Check
 	var failed []Checkpoint
 	var firstErr error
 	var pending sync.WaitGroup
-	for _, cp := range cps {
+	drain := func() {
+		if err := r.dstCl.Flush(ctx); err != nil && ctx.Err() == nil {
+			e.log.Warn("flushing checkpoints", "err", err)
+		}
+		waitDone(ctx, &pending)
+	}
+	for i, cp := range cps {
+		if i > 0 && i%writeChunk == 0 {
+			drain()
+		}
 		rec, err := e.checkpointRecord(cp, ts)
 		if err != nil { // an over-long group id or metadata: cannot be written
 			e.log.Warn("checkpoint not encodable", "group", cp.Group, "topic", cp.Topic, "partition", cp.Partition, "err", err)
@@ -1064,10 +1084,7 @@ func (r *run) write(ctx context.Context, ts time.Time, cps []Checkpoint) []Check
 			}
 		})
 	}
-	if err := r.dstCl.Flush(ctx); err != nil && ctx.Err() == nil {
-		e.log.Warn("flushing checkpoints", "err", err)
-	}
-	waitDone(ctx, &pending)
+	drain()
 	mu.Lock()
 	defer mu.Unlock()
 	for _, cp := range failed {

@@ -77,3 +77,83 @@ func TestWriteFailedNextToUnencodable(t *testing.T) {
 		}
 	}
 }
+
+// inflight counts the records a client has buffered and not yet
+// acknowledged, and the most at once.
+type inflight struct {
+	mu       sync.Mutex
+	now, max int
+}
+
+func (h *inflight) OnProduceRecordBuffered(*kgo.Record) {
+	h.mu.Lock()
+	h.now++
+	h.max = max(h.max, h.now)
+	h.mu.Unlock()
+}
+
+func (h *inflight) OnProduceRecordUnbuffered(*kgo.Record, error) {
+	h.mu.Lock()
+	h.now--
+	h.mu.Unlock()
+}
+
+// TestWriteInChunks: an emission of more checkpoints than writeChunk has
+// at most writeChunk records in flight, and writes every checkpoint, in
+// order (issue 22: the first emission at 2 000 groups built all 80 000
+// records before the first was acknowledged).
+func TestWriteInChunks(t *testing.T) {
+	defer func(n int) { writeChunk = n }(writeChunk)
+	writeChunk = 100
+	p := testcluster.New(t, "src", "dst")
+	var mu sync.Mutex
+	var written []int
+	e, err := NewEmitter(EmitterConfig{
+		SourceAlias: p.Source.Alias, TargetAlias: p.Target.Alias,
+		SourceOpts: p.Source.Opts(), TargetOpts: p.Target.Opts(), OffsetSyncsOpts: p.Source.Opts(),
+		OffsetSyncsTopic: "mm2-offset-syncs.dst.internal", AdminTimeout: 5 * time.Second,
+		OnCheckpoints: func(n int) { mu.Lock(); written = append(written, n); mu.Unlock() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testcluster.CreateTopic(t, &p.Target, e.cpTopic, 1, nil)
+	h := &inflight{}
+	dstCl := testcluster.Client(t, &p.Target, kgo.DefaultProduceTopic(e.cpTopic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.WithHooks(h))
+	r := &run{e: e, src: testcluster.Admin(t, &p.Source), dst: kadm.NewClient(dstCl), dstCl: dstCl}
+
+	const n = 1050
+	var cps []Checkpoint
+	for part := range int32(n) {
+		cp := Checkpoint{Group: "g", Topic: "src.orders", Partition: part, UpstreamOffset: int64(part) + 5, DownstreamOffset: int64(part)}
+		if !e.cps.Next(cp) {
+			t.Fatalf("checkpoint of partition %d not new", part)
+		}
+		cps = append(cps, cp)
+	}
+	if failed := r.write(context.Background(), time.Now(), cps); len(failed) != 0 {
+		t.Fatalf("%d checkpoints failed, want none", len(failed))
+	}
+	if h.max != writeChunk {
+		t.Errorf("at most %d checkpoint records in flight, want %d (writeChunk)", h.max, writeChunk)
+	}
+	mu.Lock()
+	if len(written) != 1 || written[0] != n {
+		t.Errorf("OnCheckpoints calls = %v, want [%d]", written, n)
+	}
+	mu.Unlock()
+	recs := testcluster.ReadAll(t, &p.Target, e.cpTopic)[0]
+	if len(recs) != n {
+		t.Fatalf("%d checkpoint records on the target, want %d", len(recs), n)
+	}
+	for i, rec := range recs {
+		got, err := DecodeCheckpoint(rec.Key, rec.Value)
+		if err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		if got != cps[i] {
+			t.Fatalf("record %d = %+v, want %+v", i, got, cps[i])
+		}
+	}
+}
