@@ -19,12 +19,60 @@ import (
 // PREFIX.<program>.<pid>.pprof.
 const EnvVar = "KMIRROR_HEAPPROFILE_PEAK"
 
+// EveryEnvVar names the environment variable that also writes a profile
+// at a fixed period (a Go duration, e.g. 30s), to
+// PREFIX.<program>.<pid>.<n>.pprof for n = 1, 2, ...: the difference of
+// two (go tool pprof -sample_index=alloc_space -base OLD NEW) is what the
+// process allocated between them, an idle member's allocation rate, say.
+// It needs [EnvVar] for the prefix.
+const EveryEnvVar = "KMIRROR_HEAPPROFILE_EVERY"
+
 // FromEnv starts [Watch] for the rest of the process's life when [EnvVar]
 // is set. Errors creating the file are reported once on stderr; the
 // program goes on.
 func FromEnv() {
-	if prefix := os.Getenv(EnvVar); prefix != "" {
-		Watch(fmt.Sprintf("%s.%s.%d.pprof", prefix, filepath.Base(os.Args[0]), os.Getpid()), 20*time.Millisecond)
+	prefix := os.Getenv(EnvVar)
+	if prefix == "" {
+		return
+	}
+	base := fmt.Sprintf("%s.%s.%d", prefix, filepath.Base(os.Args[0]), os.Getpid())
+	Watch(base+".pprof", 20*time.Millisecond)
+	if v := os.Getenv(EveryEnvVar); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			fmt.Fprintf(os.Stderr, "heapwatch: %s=%q: want a positive duration such as 30s; no periodic profiles\n", EveryEnvVar, v)
+			return
+		}
+		Every(base, d)
+	}
+}
+
+// Every writes a heap profile to base.<n>.pprof every period, n counting
+// from 1, until the returned function is called (it waits for a write in
+// progress; it may be called more than once).
+func Every(base string, period time.Duration) (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(period)
+		defer t.Stop()
+		warned := false
+		for n := 1; ; n++ {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			if err := write(fmt.Sprintf("%s.%d.pprof", base, n)); err != nil && !warned {
+				warned = true
+				fmt.Fprintf(os.Stderr, "heapwatch: %v\n", err)
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(done) })
+		<-stopped
 	}
 }
 

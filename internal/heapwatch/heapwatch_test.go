@@ -2,6 +2,7 @@ package heapwatch
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -58,5 +59,38 @@ func TestWatchWritesProfile(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("files %v, want only peak.pprof", names)
+	}
+}
+
+// TestEveryWritesNumberedProfiles: profiles 1, 2, ... appear, whole, and
+// none after stop.
+func TestEveryWritesNumberedProfiles(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "idle")
+	stop := Every(base, 5*time.Millisecond)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(base + ".2.pprof"); err == nil {
+			break
+		}
+	}
+	stop()
+	stop()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(entries)
+	if n < 2 {
+		t.Fatalf("%d profiles, want at least 2", n)
+	}
+	for i := 1; i <= n; i++ {
+		b, err := os.ReadFile(fmt.Sprintf("%s.%d.pprof", base, i))
+		if err != nil || !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+			t.Fatalf("profile %d: %d bytes, %v; want a gzipped heap profile", i, len(b), err)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	if after, _ := os.ReadDir(dir); len(after) != n {
+		t.Errorf("%d files after stop, want %d", len(after), n)
 	}
 }
