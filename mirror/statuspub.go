@@ -526,7 +526,7 @@ func (f *flow) slotsOverwritten(slots []int32) bool {
 	f.viewMu.Lock()
 	defer f.viewMu.Unlock()
 	for _, k := range slots {
-		if rec, _, ok := f.view.Slot(k); ok && rec.Owner != f.selfID {
+		if owner, ok := f.view.SlotOwner(k); ok && owner != f.selfID {
 			return true
 		}
 	}

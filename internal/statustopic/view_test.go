@@ -48,6 +48,12 @@ func TestSlotRecordsChunkAndReassemble(t *testing.T) {
 	if !ok || !complete || len(got.Partitions) != 9000 || got.Partitions[8999].Partition != 8999 || v.SlotChunks(3) != chunks {
 		t.Fatalf("reassembled: ok %v complete %v, %d partitions, %d chunks", ok, complete, len(got.Partitions), v.SlotChunks(3))
 	}
+	if owner, ok := v.SlotOwner(3); !ok || owner != "w1-1" {
+		t.Fatalf("SlotOwner(3) = %q, %v; want w1-1, true", owner, ok)
+	}
+	if owner, ok := v.SlotOwner(4); ok || owner != "" {
+		t.Fatalf("SlotOwner(4) of a slot never written = %q, %v; want \"\", false", owner, ok)
+	}
 	// A newer chunk 0 whose other chunks are missing is incomplete.
 	s.At = at.Add(time.Second)
 	s.Partitions = parts[:10]
@@ -63,6 +69,9 @@ func TestSlotRecordsChunkAndReassemble(t *testing.T) {
 	}
 	if _, _, ok := v.Slot(3); ok || !v.SlotGoneAt(3).Equal(at.Add(time.Minute)) {
 		t.Fatalf("after tombstones: slot present %v, gone at %v", ok, v.SlotGoneAt(3))
+	}
+	if owner, ok := v.SlotOwner(3); ok {
+		t.Fatalf("after tombstones: SlotOwner(3) = %q, true; want none", owner)
 	}
 }
 
