@@ -1025,8 +1025,9 @@ func (e *Emitter) translationHeader(cp Checkpoint) kgo.RecordHeader {
 // partition (80 000 at 2 000 groups x 40 partitions); building them all
 // before the first was acknowledged put tens of MB of records and headers
 // into the start-up peak of the live heap (issue 22). A chunk costs one
-// round trip to the target, about 20 for that first emission. A variable
-// for tests.
+// round trip to the target, about 20 for that first emission (the
+// latency reported to OnLatency includes those of the chunks before). A
+// variable for tests.
 var writeChunk = 4096
 
 // write produces the checkpoints of one emission to partition 0, in
@@ -1058,6 +1059,15 @@ func (r *run) write(ctx context.Context, ts time.Time, cps []Checkpoint) []Check
 	for i, cp := range cps {
 		if i > 0 && i%writeChunk == 0 {
 			drain()
+			if ctx.Err() != nil {
+				// Stopping: drain did not wait for the chunk's callbacks,
+				// and pending must not be added to before its Wait
+				// returned. The rest are failed, and forgotten below.
+				mu.Lock()
+				failed = append(failed, cps[i:]...)
+				mu.Unlock()
+				break
+			}
 		}
 		rec, err := e.checkpointRecord(cp, ts)
 		if err != nil { // an over-long group id or metadata: cannot be written

@@ -81,15 +81,22 @@ func TestWriteFailedNextToUnencodable(t *testing.T) {
 // inflight counts the records a client has buffered and not yet
 // acknowledged, and the most at once.
 type inflight struct {
-	mu       sync.Mutex
-	now, max int
+	mu              sync.Mutex
+	now, max, total int
+	// at, when set, is called with the count of records buffered so far.
+	at func(total int)
 }
 
 func (h *inflight) OnProduceRecordBuffered(*kgo.Record) {
 	h.mu.Lock()
 	h.now++
+	h.total++
 	h.max = max(h.max, h.now)
+	total, at := h.total, h.at
 	h.mu.Unlock()
+	if at != nil {
+		at(total)
+	}
 }
 
 func (h *inflight) OnProduceRecordUnbuffered(*kgo.Record, error) {
@@ -135,8 +142,8 @@ func TestWriteInChunks(t *testing.T) {
 	if failed := r.write(context.Background(), time.Now(), cps); len(failed) != 0 {
 		t.Fatalf("%d checkpoints failed, want none", len(failed))
 	}
-	if h.max != writeChunk {
-		t.Errorf("at most %d checkpoint records in flight, want %d (writeChunk)", h.max, writeChunk)
+	if h.max == 0 || h.max > writeChunk {
+		t.Errorf("at most %d checkpoint records in flight, want 1 to %d (writeChunk)", h.max, writeChunk)
 	}
 	mu.Lock()
 	if len(written) != 1 || written[0] != n {
@@ -154,6 +161,75 @@ func TestWriteInChunks(t *testing.T) {
 		}
 		if got != cps[i] {
 			t.Fatalf("record %d = %+v, want %+v", i, got, cps[i])
+		}
+	}
+}
+
+// TestWriteInChunksCancelled: the emission's context ends in its second
+// chunk (the member stopping). write returns without building the chunks
+// after it, reports every checkpoint not acknowledged as failed and
+// forgets it, so that the next run writes it again. Before, the loop went
+// on adding to a WaitGroup whose Wait had not returned (a panic of the
+// sync package in the waiting goroutine).
+func TestWriteInChunksCancelled(t *testing.T) {
+	defer func(n int) { writeChunk = n }(writeChunk)
+	writeChunk = 100
+	p := testcluster.New(t, "src", "dst")
+	e, err := NewEmitter(EmitterConfig{
+		SourceAlias: p.Source.Alias, TargetAlias: p.Target.Alias,
+		SourceOpts: p.Source.Opts(), TargetOpts: p.Target.Opts(), OffsetSyncsOpts: p.Source.Opts(),
+		OffsetSyncsTopic: "mm2-offset-syncs.dst.internal", AdminTimeout: 5 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testcluster.CreateTopic(t, &p.Target, e.cpTopic, 1, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := &inflight{at: func(total int) {
+		if total == writeChunk+10 {
+			cancel()
+		}
+	}}
+	dstCl := testcluster.Client(t, &p.Target, kgo.DefaultProduceTopic(e.cpTopic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.WithHooks(h))
+	r := &run{e: e, src: testcluster.Admin(t, &p.Source), dst: kadm.NewClient(dstCl), dstCl: dstCl}
+
+	const n = 1050
+	var cps []Checkpoint
+	for part := range int32(n) {
+		cp := Checkpoint{Group: "g", Topic: "src.orders", Partition: part, UpstreamOffset: int64(part) + 5, DownstreamOffset: int64(part)}
+		if !e.cps.Next(cp) {
+			t.Fatalf("checkpoint of partition %d not new", part)
+		}
+		cps = append(cps, cp)
+	}
+	failed := r.write(ctx, time.Now(), cps)
+	h.mu.Lock()
+	total := h.total
+	h.mu.Unlock()
+	if total > 2*writeChunk {
+		t.Errorf("%d records built and buffered, want at most %d (two chunks): the chunks after the cancellation were built", total, 2*writeChunk)
+	}
+	if len(failed) < n-2*writeChunk {
+		t.Fatalf("%d checkpoints failed, want at least the %d never sent", len(failed), n-2*writeChunk)
+	}
+	for _, cp := range failed {
+		if last, ok := e.cps.Last(cp.Group, cp.Topic, cp.Partition); ok && last == cp {
+			t.Fatalf("failed checkpoint of partition %d still the last one written: the next run would not write it", cp.Partition)
+		}
+	}
+	// Every checkpoint not failed was acknowledged and is remembered.
+	bad := map[int32]bool{}
+	for _, cp := range failed {
+		bad[cp.Partition] = true
+	}
+	for _, cp := range cps {
+		if bad[cp.Partition] {
+			continue
+		}
+		if last, ok := e.cps.Last(cp.Group, cp.Topic, cp.Partition); !ok || last != cp {
+			t.Fatalf("checkpoint of partition %d not failed but not remembered (%+v, %v)", cp.Partition, last, ok)
 		}
 	}
 }
