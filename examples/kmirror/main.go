@@ -63,16 +63,21 @@
 // With KMIRROR_HEAPPROFILE_PEAK=PREFIX in the environment the runner writes
 // a Go heap profile to PREFIX.kmirror.<pid>.pprof at every new peak of its
 // live heap (`go tool pprof -sample_index=inuse_space`), for memory
-// investigations: the peak RSS follows the largest live heap.
+// investigations: the peak RSS follows the largest live heap. With also
+// KMIRROR_HEAPPROFILE_EVERY=30s (a period) it writes
+// PREFIX.kmirror.<pid>.<n>.pprof every period, whose alloc_space
+// differences are what the runner allocated in between.
 //
 // Memory: Go's collector lets the heap grow to twice what is live before it
 // collects (GOGC=100), so the peak RSS is about twice the largest live heap.
 // The runner, like any Go program, honours GOMEMLIMIT (Go's soft memory
 // limit, e.g. GOMEMLIMIT=180MiB), the counterpart of MM2's -Xmx: the
 // collector then runs more often near the limit instead of letting the heap
-// double. Size it above the live heap (the go_memstats_heap_inuse_bytes
-// metric at the busiest time, plus a quarter); under a limit below the live
-// heap the collector takes up to half the CPU. The "starting" log line
+// double. Size it above the live heap at the busiest time, plus a quarter:
+// the heap left after a collection (GODEBUG=gctrace=1 prints it, the
+// third of its "A->B->C MB" figures), not go_memstats_heap_inuse_bytes,
+// which also counts garbage not collected yet. Under a limit below the
+// live heap the collector takes up to half the CPU. The "starting" log line
 // reports the limit in effect.
 //
 // `kmirror verify -config mm2.properties [-flow A->B] [-last N | -since T]`

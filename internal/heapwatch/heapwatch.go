@@ -24,15 +24,22 @@ const EnvVar = "KMIRROR_HEAPPROFILE_PEAK"
 // PREFIX.<program>.<pid>.<n>.pprof for n = 1, 2, ...: the difference of
 // two (go tool pprof -sample_index=alloc_space -base OLD NEW) is what the
 // process allocated between them, an idle member's allocation rate, say.
-// It needs [EnvVar] for the prefix.
+// A heap profile's figures are those of the last finished collection, so
+// the difference is between the collections before each write, not the
+// writes themselves. The files are never removed: keep the run short or
+// the period long. It needs [EnvVar] for the prefix.
 const EveryEnvVar = "KMIRROR_HEAPPROFILE_EVERY"
 
 // FromEnv starts [Watch] for the rest of the process's life when [EnvVar]
-// is set. Errors creating the file are reported once on stderr; the
-// program goes on.
+// is set, and [Every] too when [EveryEnvVar] is. Errors creating a file,
+// a bad period and a period without a prefix are reported once on
+// stderr; the program goes on.
 func FromEnv() {
 	prefix := os.Getenv(EnvVar)
 	if prefix == "" {
+		if os.Getenv(EveryEnvVar) != "" {
+			fmt.Fprintf(os.Stderr, "heapwatch: %s is set without %s, the path prefix: no profiles\n", EveryEnvVar, EnvVar)
+		}
 		return
 	}
 	base := fmt.Sprintf("%s.%s.%d", prefix, filepath.Base(os.Args[0]), os.Getpid())

@@ -70,21 +70,15 @@ func Start(name string, argv, env []string, logPath string) (*Proc, error) {
 	return p, nil
 }
 
-// ParseEnv parses a comma-separated list of KEY=VALUE entries (a
-// driver's -kmirror-env flag) into the entries Start adds; "" is none.
-func ParseEnv(list string) ([]string, error) {
-	if list == "" {
-		return nil, nil
+// EnvEntry checks one KEY=VALUE entry of a driver's -kmirror-env flag
+// (repeatable; the value may hold commas and '=', as in
+// GODEBUG=gctrace=1,madvdontneed=1) and returns it.
+func EnvEntry(e string) (string, error) {
+	k, _, ok := strings.Cut(e, "=")
+	if !ok || k == "" || strings.ContainsAny(k, " \t,") {
+		return "", fmt.Errorf("environment entry %q: want KEY=VALUE, e.g. GOMEMLIMIT=180MiB", e)
 	}
-	var out []string
-	for _, e := range strings.Split(list, ",") {
-		k, _, ok := strings.Cut(e, "=")
-		if !ok || k == "" || strings.ContainsAny(k, " \t") {
-			return nil, fmt.Errorf("environment entry %q: want KEY=VALUE, e.g. GOMEMLIMIT=180MiB", e)
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return e, nil
 }
 
 // sample records the CPU seconds of the process every 50 ms until it

@@ -18,7 +18,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/kmirror/kmirror/internal/bench/benchproc"
 	"io"
 	"os"
 	"os/signal"
@@ -27,6 +26,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kmirror/kmirror/internal/bench/benchproc"
 )
 
 func main() {
@@ -162,8 +163,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.capMM2, "mm2-cap", 15*time.Minute, "give up on MM2's replication and checkpoints after this long")
 	fs.StringVar(&c.mirrormaker, "mirrormaker", "", "path of the examples/kmirror `binary`")
 	fs.StringVar(&c.baseBinary, "mirrormaker-base", "", "path of another examples/kmirror `binary`, run as system kmirror-base")
-	var kmirrorEnv string
-	fs.StringVar(&kmirrorEnv, "kmirror-env", "", "comma-separated KEY=VALUE `entries` added to the environment of system kmirror and kmirror-shallow only (not kmirror-base, bare or mm2), e.g. GOMEMLIMIT=180MiB")
+	fs.Func("kmirror-env", "a KEY=VALUE `entry` added to the environment of systems kmirror and kmirror-shallow only (not kmirror-base, bare or mm2), e.g. GOMEMLIMIT=180MiB; repeatable", func(v string) error {
+		e, err := benchproc.EnvEntry(v)
+		if err == nil {
+			c.kmirrorEnv = append(c.kmirrorEnv, e)
+		}
+		return err
+	})
 	fs.StringVar(&c.classpath, "classpath", "", "Kafka jars `classpath` for MM2 (kafka.sh classpath)")
 	fs.StringVar(&c.mm2JavaOpts, "mm2-java-opts", "-Xms256M -Xmx2G -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true", "JVM `options` of MM2")
 	fs.StringVar(&c.metricsAddr, "metrics", "127.0.0.1:25990", "`address` kmirror serves /metrics on (its request counts)")
@@ -179,9 +185,6 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	c.source, c.target = strings.Split(source, ","), strings.Split(target, ",")
 	var err error
-	if c.kmirrorEnv, err = benchproc.ParseEnv(kmirrorEnv); err != nil {
-		return nil, fmt.Errorf("-kmirror-env: %w", err)
-	}
 	if c.shapes, err = parseShapes(shapes); err != nil {
 		return nil, err
 	}

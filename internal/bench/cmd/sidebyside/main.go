@@ -23,7 +23,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/kmirror/kmirror/internal/bench/benchproc"
 	"io"
 	"os"
 	"os/signal"
@@ -33,6 +32,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kmirror/kmirror/internal/bench/benchproc"
 )
 
 func main() {
@@ -315,8 +316,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.classpath, "classpath", "", "Kafka jars `classpath` for MM2 (kafka.sh classpath); required with mm2")
 	fs.StringVar(&c.mirrormaker, "mirrormaker", "", "kmirror runner `binary` (go build ./examples/kmirror); required with kmirror")
 	fs.StringVar(&c.baseBinary, "mirrormaker-base", "", "another kmirror runner `binary`, run as system kmirror-base (before/after comparisons)")
-	var kmirrorEnv string
-	fs.StringVar(&kmirrorEnv, "kmirror-env", "", "comma-separated KEY=VALUE `entries` added to the environment of system kmirror and kmirror-shallow only (not kmirror-base, bare or mm2), e.g. GOMEMLIMIT=180MiB")
+	fs.Func("kmirror-env", "a KEY=VALUE `entry` added to the environment of systems kmirror and kmirror-shallow only (not kmirror-base, bare or mm2), e.g. GOMEMLIMIT=180MiB; repeatable", func(v string) error {
+		e, err := benchproc.EnvEntry(v)
+		if err == nil {
+			c.kmirrorEnv = append(c.kmirrorEnv, e)
+		}
+		return err
+	})
 	fs.StringVar(&c.barepipe, "barepipe", "", "bare pipe `binary` (go build ./internal/bench/cmd/barepipe); required with bare")
 	fs.StringVar(&c.compression, "compression", "none", "producer compression.type of all three systems on the uncompressed workloads")
 	fs.StringVar(&compressedCodecs, "compressed-codecs", "mm2=default,kmirror=default,bare=lz4",
@@ -372,9 +378,6 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.sourceBatch < 0 || c.sourceBatch > 900_000_000 {
 		return nil, fmt.Errorf("-source-batch-bytes %d: want 0 (franz-go's default) or a positive byte count", c.sourceBatch)
-	}
-	if c.kmirrorEnv, err = benchproc.ParseEnv(kmirrorEnv); err != nil {
-		return nil, fmt.Errorf("-kmirror-env: %w", err)
 	}
 	for _, s := range c.systems {
 		switch {

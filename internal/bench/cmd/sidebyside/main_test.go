@@ -80,6 +80,14 @@ func TestParseFlags(t *testing.T) {
 	if diff := cmp.Diff([]string{"bare", "kmirror"}, c.systems); diff != "" {
 		t.Errorf("systems (-want +got):\n%s", diff)
 	}
+	c, err = parseFlags([]string{"-systems", "kmirror", "-mirrormaker", "m",
+		"-kmirror-env", "GOMEMLIMIT=180MiB", "-kmirror-env", "GODEBUG=gctrace=1,madvdontneed=1"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"GOMEMLIMIT=180MiB", "GODEBUG=gctrace=1,madvdontneed=1"}, c.kmirrorEnv); diff != "" {
+		t.Errorf("-kmirror-env (-want +got):\n%s", diff)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -91,6 +99,7 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"-compressed-codecs", "bare=brotli", "-systems", "bare", "-barepipe", "b"}, `-compressed-codecs "bare=brotli": codec "brotli"`},
 		{[]string{"-compressed-codecs", "kafka=lz4", "-systems", "bare", "-barepipe", "b"}, `-compressed-codecs "kafka=lz4": want SYSTEM=CODEC`},
 		{[]string{"-source-batch-bytes", "-1", "-systems", "bare", "-barepipe", "b"}, "-source-batch-bytes -1"},
+		{[]string{"-kmirror-env", "GOMEMLIMIT", "-systems", "bare", "-barepipe", "b"}, `environment entry "GOMEMLIMIT": want KEY=VALUE`},
 	} {
 		if _, err := parseFlags(tc.args, io.Discard); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("parseFlags(%q) error %v, want %q", tc.args, err, tc.want)
