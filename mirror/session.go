@@ -14,15 +14,17 @@ import (
 
 // fetchMaxWait is how long a replication consumer's fetch waits for
 // records (fetch.max.wait.ms) unless the source consumer's properties set
-// it: 1 s, where Kafka's clients and MM2 default to 500 ms. A fetch
+// it: 5 s, where Kafka's clients and MM2 default to 500 ms. A fetch
 // returns as soon as a record arrives, so this adds no latency to a
 // flowing partition; it only sets how often an idle unit asks again.
 // franz-go builds every fetch request over every partition of the unit,
 // which at thousands of idle partitions was the largest cost of an idle
-// member after the collector (issue 22). A partition added while the
-// unit's other partitions are idle starts at the end of the fetch in
-// flight, at most this long after.
-const fetchMaxWait = time.Second
+// member after the collector (issue 22): about a third of an idle
+// member's allocation at 6 000 partitions with a 1 s wait, and the
+// allocation is what a soft memory limit turns into collector CPU. A
+// partition added or restarted while the unit's other partitions are idle
+// starts at the end of the fetch in flight, at most this long after.
+const fetchMaxWait = 5 * time.Second
 
 // replicationConsumerRole is the source consumer's role options of a
 // unit: kmirror's defaults a user may override (fetchMaxWait), then the

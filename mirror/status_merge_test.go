@@ -121,7 +121,7 @@ func TestBufferedRecords(t *testing.T) {
 }
 
 // TestReplicationConsumerFetchWait: a unit's consumer waits fetchMaxWait
-// (1 s) for records unless the source consumer's properties set
+// (5 s) for records unless the source consumer's properties set
 // fetch.max.wait.ms, which wins (found by the break-it review: kmirror's
 // option came after the user's and overrode it).
 func TestReplicationConsumerFetchWait(t *testing.T) {
@@ -130,7 +130,7 @@ func TestReplicationConsumerFetchWait(t *testing.T) {
 		user []kgo.Opt
 		want time.Duration
 	}{
-		{"default", nil, time.Second},
+		{"default", nil, 5 * time.Second},
 		{"user's fetch.max.wait.ms", []kgo.Opt{kgo.FetchMaxWait(100 * time.Millisecond)}, 100 * time.Millisecond},
 	} {
 		cl, err := kgo.NewClient(append(replicationConsumerRole(c.user), kgo.SeedBrokers("127.0.0.1:1"))...)
