@@ -23,7 +23,10 @@ import (
 // member's allocation at 6 000 partitions with a 1 s wait, and the
 // allocation is what a soft memory limit turns into collector CPU. A
 // partition added or restarted while the unit's other partitions are idle
-// starts at the end of the fetch in flight, at most this long after.
+// starts at the end of the fetch in flight (franz-go does not cut it
+// short to add a partition), at most this long after; a restart, which
+// removes the partition and adds it back after a metadata update,
+// typically waits all of it.
 const fetchMaxWait = 5 * time.Second
 
 // replicationConsumerRole is the source consumer's role options of a
