@@ -58,29 +58,11 @@ func FromEnv() {
 // from 1, until the returned function is called (it waits for a write in
 // progress; it may be called more than once).
 func Every(base string, period time.Duration) (stop func()) {
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(period)
-		defer t.Stop()
-		warned := false
-		for n := 1; ; n++ {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			if err := write(fmt.Sprintf("%s.%d.pprof", base, n)); err != nil && !warned {
-				warned = true
-				fmt.Fprintf(os.Stderr, "heapwatch: %v\n", err)
-			}
-		}
-	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() { close(done) })
-		<-stopped
-	}
+	n := 0
+	return loop(period, false, func() (string, bool) {
+		n++
+		return fmt.Sprintf("%s.%d.pprof", base, n), true
+	})
 }
 
 // Watch samples the live heap marked by the last collection
@@ -91,21 +73,37 @@ func Every(base string, period time.Duration) (stop func()) {
 // collection). The returned function stops the watch and waits for it; it
 // may be called more than once.
 func Watch(path string, interval time.Duration) (stop func()) {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	var peak uint64
+	return loop(interval, true, func() (string, bool) {
+		metrics.Read(sample)
+		live := sample[0].Value.Uint64()
+		if !newPeak(live, peak) {
+			return "", false
+		}
+		peak = live
+		return path, true
+	})
+}
+
+// loop runs due on its own goroutine every interval (and at once when
+// first is set) and writes a profile to the path it returns when it says
+// so; the first write error is reported on stderr. The returned function
+// stops the loop and waits for it; it may be called more than once.
+func loop(interval time.Duration, first bool, due func() (path string, ok bool)) (stop func()) {
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
-		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 		t := time.NewTicker(interval)
 		defer t.Stop()
-		var peak uint64
 		warned := false
-		for {
-			metrics.Read(sample)
-			if live := sample[0].Value.Uint64(); newPeak(live, peak) {
-				peak = live
-				if err := write(path); err != nil && !warned {
-					warned = true
-					fmt.Fprintf(os.Stderr, "heapwatch: %v\n", err)
+		for tick := first; ; tick = true {
+			if tick {
+				if path, ok := due(); ok {
+					if err := write(path); err != nil && !warned {
+						warned = true
+						fmt.Fprintf(os.Stderr, "heapwatch: %v\n", err)
+					}
 				}
 			}
 			select {
