@@ -8,6 +8,7 @@ package benchproc
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -79,6 +80,32 @@ func EnvEntry(e string) (string, error) {
 		return "", fmt.Errorf("environment entry %q: want KEY=VALUE, e.g. GOMEMLIMIT=180MiB", e)
 	}
 	return e, nil
+}
+
+// KmirrorEnv is the drivers' -kmirror-env flag: environment entries for
+// the kmirror systems only, so that one build runs with and without a
+// setting (GOMEMLIMIT, say) in one invocation.
+type KmirrorEnv []string
+
+// Register adds the repeatable -kmirror-env flag to fs, each entry
+// checked by [EnvEntry].
+func (e *KmirrorEnv) Register(fs *flag.FlagSet) {
+	fs.Func("kmirror-env", "a KEY=VALUE `entry` added to the environment of systems kmirror and kmirror-shallow only (not kmirror-base, bare or mm2), e.g. GOMEMLIMIT=180MiB; repeatable", func(v string) error {
+		entry, err := EnvEntry(v)
+		if err == nil {
+			*e = append(*e, entry)
+		}
+		return err
+	})
+}
+
+// For returns the entries to add to system's environment (Start's env):
+// all of them for "kmirror" and "kmirror-shallow", none for the others.
+func (e KmirrorEnv) For(system string) []string {
+	if system == "kmirror" || system == "kmirror-shallow" {
+		return e
+	}
+	return nil
 }
 
 // sample records the CPU seconds of the process every 50 ms until it

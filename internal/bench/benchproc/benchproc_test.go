@@ -86,3 +86,13 @@ func TestStartAddsEnv(t *testing.T) {
 		t.Fatalf("child saw %q, want %q", got, "added yes")
 	}
 }
+
+// TestKmirrorEnvFor: the entries go to the kmirror systems only.
+func TestKmirrorEnvFor(t *testing.T) {
+	env := KmirrorEnv{"GOMEMLIMIT=180MiB"}
+	for sys, want := range map[string]int{"kmirror": 1, "kmirror-shallow": 1, "kmirror-base": 0, "bare": 0, "mm2": 0} {
+		if got := env.For(sys); len(got) != want {
+			t.Errorf("For(%q) = %q, want %d entries", sys, got, want)
+		}
+	}
+}

@@ -378,11 +378,7 @@ func (b *bench) runSystem(ctx context.Context, sh shape, sys, tag string, topics
 	defer cancelCons()
 	go b.consumeCheckpoints(cctx, src+".checkpoints.internal", tr)
 
-	var env []string
-	if sys == sysKmirror || sys == sysShallow {
-		env = b.c.kmirrorEnv
-	}
-	p, err := benchproc.Start(sys, argv, env, filepath.Join(b.c.workdir, tag+".log"))
+	p, err := benchproc.Start(sys, argv, b.c.kmirrorEnv.For(sys), filepath.Join(b.c.workdir, tag+".log"))
 	if err != nil {
 		return fail(err)
 	}

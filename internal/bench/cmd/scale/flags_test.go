@@ -16,7 +16,7 @@ func TestKmirrorEnvFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"GOMEMLIMIT=180MiB", "GODEBUG=gctrace=1,madvdontneed=1"}
-	if !slices.Equal(c.kmirrorEnv, want) {
+	if !slices.Equal([]string(c.kmirrorEnv), want) {
 		t.Errorf("kmirrorEnv = %q, want %q", c.kmirrorEnv, want)
 	}
 	if rep := report(c, limits{}, nil); !strings.Contains(rep, "- environment added to kmirror and kmirror-shallow only: `GOMEMLIMIT=180MiB GODEBUG=gctrace=1,madvdontneed=1`") {

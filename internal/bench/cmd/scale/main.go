@@ -125,7 +125,7 @@ type config struct {
 	capMM2         time.Duration
 	mirrormaker    string
 	baseBinary     string
-	kmirrorEnv     []string // -kmirror-env: added to kmirror's and kmirror-shallow's environment
+	kmirrorEnv     benchproc.KmirrorEnv // -kmirror-env
 	classpath      string
 	mm2JavaOpts    string
 	metricsAddr    string
@@ -163,13 +163,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.capMM2, "mm2-cap", 15*time.Minute, "give up on MM2's replication and checkpoints after this long")
 	fs.StringVar(&c.mirrormaker, "mirrormaker", "", "path of the examples/kmirror `binary`")
 	fs.StringVar(&c.baseBinary, "mirrormaker-base", "", "path of another examples/kmirror `binary`, run as system kmirror-base")
-	fs.Func("kmirror-env", "a KEY=VALUE `entry` added to the environment of systems kmirror and kmirror-shallow only (not kmirror-base, bare or mm2), e.g. GOMEMLIMIT=180MiB; repeatable", func(v string) error {
-		e, err := benchproc.EnvEntry(v)
-		if err == nil {
-			c.kmirrorEnv = append(c.kmirrorEnv, e)
-		}
-		return err
-	})
+	c.kmirrorEnv.Register(fs)
 	fs.StringVar(&c.classpath, "classpath", "", "Kafka jars `classpath` for MM2 (kafka.sh classpath)")
 	fs.StringVar(&c.mm2JavaOpts, "mm2-java-opts", "-Xms256M -Xmx2G -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true", "JVM `options` of MM2")
 	fs.StringVar(&c.metricsAddr, "metrics", "127.0.0.1:25990", "`address` kmirror serves /metrics on (its request counts)")

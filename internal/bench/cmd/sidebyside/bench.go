@@ -654,11 +654,7 @@ func (b *bench) runOne(ctx context.Context, wi int, w workload, bulk string, pay
 	if err != nil {
 		return fail(err)
 	}
-	var env []string
-	if sys == sysKmirror || sys == sysShallow {
-		env = b.c.kmirrorEnv
-	}
-	p, err := benchproc.Start(sys, argv, env, filepath.Join(b.c.workdir, tag+".log"))
+	p, err := benchproc.Start(sys, argv, b.c.kmirrorEnv.For(sys), filepath.Join(b.c.workdir, tag+".log"))
 	if err != nil {
 		return fail(err)
 	}

@@ -255,7 +255,7 @@ type config struct {
 	classpath      string
 	mirrormaker    string
 	baseBinary     string
-	kmirrorEnv     []string // -kmirror-env: added to kmirror's and kmirror-shallow's environment
+	kmirrorEnv     benchproc.KmirrorEnv // -kmirror-env
 	barepipe       string
 	compression    string
 	codecs         map[string]string // system -> producer codec on the compressed workloads
@@ -316,13 +316,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.classpath, "classpath", "", "Kafka jars `classpath` for MM2 (kafka.sh classpath); required with mm2")
 	fs.StringVar(&c.mirrormaker, "mirrormaker", "", "kmirror runner `binary` (go build ./examples/kmirror); required with kmirror")
 	fs.StringVar(&c.baseBinary, "mirrormaker-base", "", "another kmirror runner `binary`, run as system kmirror-base (before/after comparisons)")
-	fs.Func("kmirror-env", "a KEY=VALUE `entry` added to the environment of systems kmirror and kmirror-shallow only (not kmirror-base, bare or mm2), e.g. GOMEMLIMIT=180MiB; repeatable", func(v string) error {
-		e, err := benchproc.EnvEntry(v)
-		if err == nil {
-			c.kmirrorEnv = append(c.kmirrorEnv, e)
-		}
-		return err
-	})
+	c.kmirrorEnv.Register(fs)
 	fs.StringVar(&c.barepipe, "barepipe", "", "bare pipe `binary` (go build ./internal/bench/cmd/barepipe); required with bare")
 	fs.StringVar(&c.compression, "compression", "none", "producer compression.type of all three systems on the uncompressed workloads")
 	fs.StringVar(&compressedCodecs, "compressed-codecs", "mm2=default,kmirror=default,bare=lz4",

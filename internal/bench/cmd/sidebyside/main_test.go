@@ -85,7 +85,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"GOMEMLIMIT=180MiB", "GODEBUG=gctrace=1,madvdontneed=1"}, c.kmirrorEnv); diff != "" {
+	if diff := cmp.Diff([]string{"GOMEMLIMIT=180MiB", "GODEBUG=gctrace=1,madvdontneed=1"}, []string(c.kmirrorEnv)); diff != "" {
 		t.Errorf("-kmirror-env (-want +got):\n%s", diff)
 	}
 	for _, tc := range []struct {
