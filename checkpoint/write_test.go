@@ -105,40 +105,50 @@ func (h *inflight) OnProduceRecordUnbuffered(*kgo.Record, error) {
 	h.mu.Unlock()
 }
 
-// TestWriteInChunks: an emission of more checkpoints than writeChunk has
-// at most writeChunk records in flight, and writes every checkpoint, in
-// order (issue 22: the first emission at 2 000 groups built all 80 000
-// records before the first was acknowledged).
-func TestWriteInChunks(t *testing.T) {
-	defer func(n int) { writeChunk = n }(writeChunk)
+// chunkWrite sets up an emitter whose checkpoints client counts its
+// records in flight (h), with writeChunk at 100 until the test ends, and
+// 1 050 new checkpoints of one group, one per partition: more than ten
+// chunks. onCheckpoints is the emitter's OnCheckpoints (nil for none).
+func chunkWrite(t *testing.T, h *inflight, onCheckpoints func(int)) (*testcluster.Pair, *Emitter, *run, []Checkpoint) {
+	t.Helper()
+	old := writeChunk
 	writeChunk = 100
+	t.Cleanup(func() { writeChunk = old })
 	p := testcluster.New(t, "src", "dst")
-	var mu sync.Mutex
-	var written []int
 	e, err := NewEmitter(EmitterConfig{
 		SourceAlias: p.Source.Alias, TargetAlias: p.Target.Alias,
 		SourceOpts: p.Source.Opts(), TargetOpts: p.Target.Opts(), OffsetSyncsOpts: p.Source.Opts(),
 		OffsetSyncsTopic: "mm2-offset-syncs.dst.internal", AdminTimeout: 5 * time.Second,
-		OnCheckpoints: func(n int) { mu.Lock(); written = append(written, n); mu.Unlock() },
+		OnCheckpoints: onCheckpoints,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	testcluster.CreateTopic(t, &p.Target, e.cpTopic, 1, nil)
-	h := &inflight{}
 	dstCl := testcluster.Client(t, &p.Target, kgo.DefaultProduceTopic(e.cpTopic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.WithHooks(h))
 	r := &run{e: e, src: testcluster.Admin(t, &p.Source), dst: kadm.NewClient(dstCl), dstCl: dstCl}
-
-	const n = 1050
 	var cps []Checkpoint
-	for part := range int32(n) {
+	for part := range int32(1050) {
 		cp := Checkpoint{Group: "g", Topic: "src.orders", Partition: part, UpstreamOffset: int64(part) + 5, DownstreamOffset: int64(part)}
 		if !e.cps.Next(cp) {
 			t.Fatalf("checkpoint of partition %d not new", part)
 		}
 		cps = append(cps, cp)
 	}
+	return p, e, r, cps
+}
+
+// TestWriteInChunks: an emission of more checkpoints than writeChunk has
+// at most writeChunk records in flight, and writes every checkpoint, in
+// order (issue 22: the first emission at 2 000 groups built all 80 000
+// records before the first was acknowledged).
+func TestWriteInChunks(t *testing.T) {
+	var mu sync.Mutex
+	var written []int
+	h := &inflight{}
+	p, e, r, cps := chunkWrite(t, h, func(n int) { mu.Lock(); written = append(written, n); mu.Unlock() })
+	n := len(cps)
 	if failed := r.write(context.Background(), time.Now(), cps); len(failed) != 0 {
 		t.Fatalf("%d checkpoints failed, want none", len(failed))
 	}
@@ -172,38 +182,18 @@ func TestWriteInChunks(t *testing.T) {
 // on adding to a WaitGroup whose Wait had not returned (a panic of the
 // sync package in the waiting goroutine).
 func TestWriteInChunksCancelled(t *testing.T) {
-	defer func(n int) { writeChunk = n }(writeChunk)
-	writeChunk = 100
-	p := testcluster.New(t, "src", "dst")
-	e, err := NewEmitter(EmitterConfig{
-		SourceAlias: p.Source.Alias, TargetAlias: p.Target.Alias,
-		SourceOpts: p.Source.Opts(), TargetOpts: p.Target.Opts(), OffsetSyncsOpts: p.Source.Opts(),
-		OffsetSyncsTopic: "mm2-offset-syncs.dst.internal", AdminTimeout: 5 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testcluster.CreateTopic(t, &p.Target, e.cpTopic, 1, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h := &inflight{at: func(total int) {
+	h := &inflight{}
+	_, e, r, cps := chunkWrite(t, h, nil)
+	n := len(cps)
+	h.mu.Lock()
+	h.at = func(total int) {
 		if total == writeChunk+10 {
 			cancel()
 		}
-	}}
-	dstCl := testcluster.Client(t, &p.Target, kgo.DefaultProduceTopic(e.cpTopic),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.WithHooks(h))
-	r := &run{e: e, src: testcluster.Admin(t, &p.Source), dst: kadm.NewClient(dstCl), dstCl: dstCl}
-
-	const n = 1050
-	var cps []Checkpoint
-	for part := range int32(n) {
-		cp := Checkpoint{Group: "g", Topic: "src.orders", Partition: part, UpstreamOffset: int64(part) + 5, DownstreamOffset: int64(part)}
-		if !e.cps.Next(cp) {
-			t.Fatalf("checkpoint of partition %d not new", part)
-		}
-		cps = append(cps, cp)
 	}
+	h.mu.Unlock()
 	failed := r.write(ctx, time.Now(), cps)
 	h.mu.Lock()
 	total := h.total
