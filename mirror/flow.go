@@ -343,11 +343,25 @@ func (f *flow) setState(s State, err error) {
 	}
 }
 
+// metadataMaxAge is how often each of a flow's clients refreshes, unasked,
+// the metadata of every topic it uses: 5 minutes, the default of
+// metadata.max.age.ms in Kafka's clients (and so in MM2's), which a
+// cluster's metadata.max.age.ms overrides. kmirror does not rely on it
+// for anything it must see sooner: new and deleted topics and partitions
+// come from discovery's listing (refresh.topics.interval.seconds); a
+// moved leader, a broker that is gone and a topic a broker does not know
+// yet fail a request, which makes franz-go refresh at once (no sooner than
+// MetadataMinAge, 1 s). Each refresh decodes and caches the metadata of
+// every partition the client uses: at 6 000 partitions the 30 s used
+// before issue 22 cost an idle member 43 of its 305 MB allocated a minute.
+const metadataMaxAge = 5 * time.Minute
+
 func (f *flow) clientOpts(c ClusterConfig, role []kgo.Opt, extra ...kgo.Opt) []kgo.Opt {
 	// No KIP-714 client telemetry: a flow runs a consumer and a producer
 	// per slot, and each would compress and push its metrics to the
 	// brokers that ask for them; kmirror's own metrics cover its clients.
-	opts := []kgo.Opt{kgo.ClientID("kmirror|" + f.name), kgo.MetadataMinAge(time.Second), kgo.MetadataMaxAge(30 * time.Second),
+	// metadataMaxAge: see its doc.
+	opts := []kgo.Opt{kgo.ClientID("kmirror|" + f.name), kgo.MetadataMinAge(time.Second), kgo.MetadataMaxAge(metadataMaxAge),
 		kgo.DisableClientMetrics()}
 	if f.log.Enabled(context.Background(), slog.LevelError) {
 		// franz-go's info messages (connections, metadata) are debug detail

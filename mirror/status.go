@@ -359,10 +359,13 @@ type GroupStatus struct {
 	// others report no groups.
 	SafeToSwitch bool `json:"safe_to_switch"`
 	// Offsets are the latest translated offsets per target topic-partition.
+	// Read only: snapshots taken while a group's offsets do not change
+	// share its maps, as they share Partitions.
 	Offsets map[string]map[int32]int64 `json:"offsets,omitempty"`
 	// Partitions detail every replicated partition the group committed:
 	// source offset, translation, last checkpoint, target group offset and
-	// the reason it is not synced, if any.
+	// the reason it is not synced, if any. Read only: shared by the
+	// snapshots taken while the group does not change.
 	Partitions []checkpoint.PartitionStatus `json:"partitions,omitempty"`
 	// Updated is when the group's source offsets were last fetched: a
 	// SafeToSwitch older than the group's last source commit is stale.

@@ -100,7 +100,8 @@ func (f *flow) runTasks(ctx context.Context) error {
 		return fmt.Errorf("checkpoint task: %w", err)
 	}
 	f.mu.Lock()
-	f.groupStat = func() []GroupStatus { return groupStatuses(em.Status()) }
+	var gc groupOffsetsCache
+	f.groupStat = func() []GroupStatus { return gc.statuses(em.Status()) }
 	f.mu.Unlock()
 	wg.Go(func() {
 		if err := em.Run(cpwatch.With(ctx, f.cpWatch)); err != nil {
@@ -118,29 +119,82 @@ func (f *flow) runTasks(ctx context.Context) error {
 var taskProducerOpts = []kgo.Opt{kgo.DisableIdempotentWrite(), kgo.RecordDeliveryTimeout(15 * time.Second),
 	kgo.MaxProduceRequestsInflightPerBroker(1)}
 
-// groupStatuses maps the checkpoint emitter's group states to Status.
-func groupStatuses(in []checkpoint.GroupStatus) []GroupStatus {
+// groupOffsetsCache builds Status's groups from the checkpoint emitter's,
+// keeping each group's Offsets maps while its Partitions are the same
+// slice: the emitter replaces a group's Partitions only when the group
+// changed, and an idle member's status (a /metrics scrape, the summary
+// log) would otherwise build a map per group partition per call. Safe for
+// concurrent use.
+type groupOffsetsCache struct {
+	mu    sync.Mutex
+	by    map[string]*groupOffsets
+	stamp uint64 // of the latest call
+}
+
+// groupOffsets is one group's Offsets, built from the Partitions slice
+// whose first element is first (held, so its address is not reused).
+type groupOffsets struct {
+	first   *checkpoint.PartitionStatus
+	n       int
+	offsets map[string]map[int32]int64
+	stamp   uint64 // of the latest call that reported the group
+}
+
+// statuses maps the checkpoint emitter's group states to Status and drops
+// the cached maps of groups no longer reported.
+func (c *groupOffsetsCache) statuses(in []checkpoint.GroupStatus) []GroupStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if len(in) == 0 {
+		c.by = nil
 		return nil
 	}
+	if c.by == nil {
+		c.by = make(map[string]*groupOffsets, len(in))
+	}
+	c.stamp++
 	out := make([]GroupStatus, 0, len(in))
 	for _, g := range in {
 		gs := GroupStatus{Group: g.Group, State: g.State, Reason: g.Reason, SafeToSwitch: g.SafeToSwitch,
 			Partitions: g.Partitions, Updated: g.Updated, SourceUnreachable: g.SourceUnreachable,
 			LastCheckpoint: g.LastCheckpoint, CheckpointExact: g.CheckpointExact}
-		for _, p := range g.Partitions {
-			if p.Translated < 0 {
-				continue
+		if len(g.Partitions) > 0 {
+			o := c.by[g.Group]
+			if o == nil {
+				o = &groupOffsets{}
+				c.by[g.Group] = o
 			}
-			if gs.Offsets == nil {
-				gs.Offsets = map[string]map[int32]int64{}
+			if o.first != &g.Partitions[0] || o.n != len(g.Partitions) {
+				o.first, o.n, o.offsets = &g.Partitions[0], len(g.Partitions), translatedOffsets(g.Partitions)
 			}
-			if gs.Offsets[p.RemoteTopic] == nil {
-				gs.Offsets[p.RemoteTopic] = map[int32]int64{}
-			}
-			gs.Offsets[p.RemoteTopic][p.Partition] = p.Translated
+			o.stamp = c.stamp
+			gs.Offsets = o.offsets
 		}
 		out = append(out, gs)
+	}
+	for name, o := range c.by {
+		if o.stamp != c.stamp {
+			delete(c.by, name)
+		}
+	}
+	return out
+}
+
+// translatedOffsets maps a group's partitions with a translation to their
+// translated offsets by remote topic and partition; nil when none has one.
+func translatedOffsets(parts []checkpoint.PartitionStatus) map[string]map[int32]int64 {
+	var out map[string]map[int32]int64
+	for _, p := range parts {
+		if p.Translated < 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]map[int32]int64{}
+		}
+		if out[p.RemoteTopic] == nil {
+			out[p.RemoteTopic] = map[int32]int64{}
+		}
+		out[p.RemoteTopic][p.Partition] = p.Translated
 	}
 	return out
 }
