@@ -340,21 +340,26 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		if !fs.LastHeartbeat.IsZero() {
 			gauge(descHBAge, time.Since(fs.LastHeartbeat).Seconds(), fs.Source, fs.Target)
 		}
-		for _, p := range fs.UnassignedPartitions {
+		// Per partition: label pairs built once for its samples, pointing
+		// at the snapshot's strings (read only).
+		for i := range fs.UnassignedPartitions {
+			p := &fs.UnassignedPartitions[i]
 			if !p.LagUnknown {
-				gauge(descLag, float64(p.Lag), fs.Source, fs.Target, p.Topic, strconv.Itoa(int(p.Partition)))
+				lp := partPairs(&fs.Source, &fs.Target, &p.Topic, strconv.Itoa(int(p.Partition)))
+				ch <- &sample{desc: descLag, labels: lp, v: float64(p.Lag), gauge: true}
 			}
 		}
-		for _, p := range fs.Partitions {
-			part := strconv.Itoa(int(p.Partition))
+		for i := range fs.Partitions {
+			p := &fs.Partitions[i]
+			lp := partPairs(&fs.Source, &fs.Target, &p.Topic, strconv.Itoa(int(p.Partition)))
 			if !p.LagUnknown {
-				gauge(descLag, float64(p.Lag), fs.Source, fs.Target, p.Topic, part)
+				ch <- &sample{desc: descLag, labels: lp, v: float64(p.Lag), gauge: true}
 			}
-			gauge(descEnd, float64(p.SourceEnd), fs.Source, fs.Target, p.Topic, part)
-			gauge(descRep, float64(p.Replicated), fs.Source, fs.Target, p.Topic, part)
-			gauge(descPartFailed, boolGauge(p.State == mirror.StateFailed), fs.Source, fs.Target, p.Topic, part)
+			ch <- &sample{desc: descEnd, labels: lp, v: float64(p.SourceEnd), gauge: true}
+			ch <- &sample{desc: descRep, labels: lp, v: float64(p.Replicated), gauge: true}
+			ch <- &sample{desc: descPartFailed, labels: lp, v: boolGauge(p.State == mirror.StateFailed), gauge: true}
 			if !p.OpenTransactionSince.IsZero() {
-				gauge(descOpenTxn, time.Since(p.OpenTransactionSince).Seconds(), fs.Source, fs.Target, p.Topic, part)
+				ch <- &sample{desc: descOpenTxn, labels: lp, v: time.Since(p.OpenTransactionSince).Seconds(), gauge: true}
 			}
 		}
 		byOp := map[mirror.TopicOp]int{}
@@ -438,9 +443,9 @@ func (c *partCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	c.mu.Unlock()
 	for _, s := range all {
-		lv := []string{s.k.src, s.k.dst, s.k.topic, s.part}
-		ch <- prometheus.MustNewConstMetric(c.records, prometheus.CounterValue, float64(s.records.Load()), lv...)
-		ch <- prometheus.MustNewConstMetric(c.bytes, prometheus.CounterValue, float64(s.bytes.Load()), lv...)
-		ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, math.Float64frombits(s.age.Load()), lv...)
+		lp := partPairs(&s.k.src, &s.k.dst, &s.k.topic, s.part)
+		ch <- &sample{desc: c.records, labels: lp, v: float64(s.records.Load())}
+		ch <- &sample{desc: c.bytes, labels: lp, v: float64(s.bytes.Load())}
+		ch <- &sample{desc: c.age, labels: lp, v: math.Float64frombits(s.age.Load()), gauge: true}
 	}
 }
