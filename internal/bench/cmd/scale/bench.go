@@ -621,19 +621,36 @@ func (b *bench) cleanup(tag string) {
 		name string
 		adm  *kadm.Client
 	}{{"source", b.srcAdm}, {"target", b.dstAdm}} {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		if gs, err := c.adm.ListGroups(ctx); err == nil {
-			var groups []string
-			for _, g := range gs.Groups() {
-				if strings.Contains(g, tag) {
-					groups = append(groups, g)
+		// Groups too, listing again until none is left: a deletion the
+		// coordinator refused at once (seen after a run: 2 000 groups left,
+		// deleted later without an error) would leave the next run's
+		// listings of the source groups twice as long.
+		var groupsLeft []string
+		for attempt := range 20 {
+			if attempt > 0 {
+				time.Sleep(3 * time.Second)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			gs, err := c.adm.ListGroups(ctx)
+			groupsLeft = groupsLeft[:0]
+			if err == nil {
+				for _, g := range gs.Groups() {
+					if strings.Contains(g, tag) {
+						groupsLeft = append(groupsLeft, g)
+					}
+				}
+				for i := 0; i < len(groupsLeft); i += 500 {
+					_, _ = c.adm.DeleteGroups(ctx, groupsLeft[i:min(i+500, len(groupsLeft))]...)
 				}
 			}
-			for i := 0; i < len(groups); i += 500 {
-				_, _ = c.adm.DeleteGroups(ctx, groups[i:min(i+500, len(groups))]...)
+			cancel()
+			if err == nil && len(groupsLeft) == 0 {
+				break
 			}
 		}
-		cancel()
+		if len(groupsLeft) > 0 {
+			b.logf("cleanup: %d groups left on %s", len(groupsLeft), c.name)
+		}
 		var left []string
 		for attempt := range 40 {
 			if attempt > 0 {
