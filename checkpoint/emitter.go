@@ -294,7 +294,9 @@ type GroupStatus struct {
 	// false.
 	SafeToSwitch bool
 	// Partitions are the group's replicated partitions, sorted by remote
-	// topic and partition.
+	// topic and partition. Read only: the snapshots of [Emitter.Status]
+	// share one slice while the group does not change, and the emitter
+	// never modifies a slice it published (a change makes a new one).
 	Partitions []PartitionStatus
 	// Updated is when the group's source offsets were last fetched.
 	Updated time.Time

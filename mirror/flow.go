@@ -344,24 +344,50 @@ func (f *flow) setState(s State, err error) {
 }
 
 // metadataMaxAge is how often each of a flow's clients refreshes, unasked,
-// the metadata of every topic it uses: 5 minutes, the default of
-// metadata.max.age.ms in Kafka's clients (and so in MM2's), which a
-// cluster's metadata.max.age.ms overrides. kmirror does not rely on it
-// for anything it must see sooner: new and deleted topics and partitions
-// come from discovery's listing (refresh.topics.interval.seconds); a
-// moved leader, a broker that is gone and a topic a broker does not know
-// yet fail a request, which makes franz-go refresh at once (no sooner than
-// MetadataMinAge, 1 s). Each refresh decodes and caches the metadata of
-// every partition the client uses: at 6 000 partitions the 30 s used
-// before issue 22 cost an idle member 43 of its 305 MB allocated a minute.
+// the metadata of every topic it uses, unless the cluster's or the role's
+// metadata.max.age.ms says otherwise: 5 minutes, the default of Kafka's
+// clients (and so of MM2's). Each refresh decodes and caches the metadata
+// of every partition the client uses: at 6 000 partitions the 30 s used
+// before issue 22 made refreshes 43 of the 305 MB an idle member allocated
+// a minute. Nothing else relies on it: discovery lists topics and
+// partitions itself (refresh.topics.interval.seconds);
+// AddConsumePartitions and a first produce to a topic make franz-go load
+// its metadata at once, and waitProducerMetadata forces a refresh for new
+// partitions; a moved leader, a gone broker or a topic a broker does not
+// know yet fails a request, which makes franz-go refresh at once (no
+// sooner than MetadataMinAge, 1 s). The replication producers are the
+// exception: replicationProducerMetadataMaxAge.
 const metadataMaxAge = 5 * time.Minute
 
+// replicationProducerMetadataMaxAge is metadataMaxAge for the units'
+// producers, which write the remote topics: 30 s. A remote topic deleted
+// and re-created on a target that names topics in produce requests
+// (Produce below v13, before Kafka 4.1) takes the records of an idle
+// partition into the new topic without an error; only a metadata refresh
+// shows the new topic ID, which fails those records with UNKNOWN_TOPIC_ID
+// and starts the refill. The refresh period bounds how many records were
+// written into the new topic before the refill, and so appear twice there.
+const replicationProducerMetadataMaxAge = 30 * time.Second
+
+// clientOpts returns the options of a client of cluster c: kmirror's
+// defaults (client id, metadata ages, no client telemetry, the logger),
+// then the cluster's options, the role's, then extra (later ones win).
 func (f *flow) clientOpts(c ClusterConfig, role []kgo.Opt, extra ...kgo.Opt) []kgo.Opt {
+	return f.clientOptsAged(metadataMaxAge, c, role, extra...)
+}
+
+// replicationProducerOpts is clientOpts for a unit's producer, whose
+// default metadata age is replicationProducerMetadataMaxAge.
+func (f *flow) replicationProducerOpts(c ClusterConfig, role []kgo.Opt, extra ...kgo.Opt) []kgo.Opt {
+	return f.clientOptsAged(replicationProducerMetadataMaxAge, c, role, extra...)
+}
+
+// clientOptsAged is clientOpts with a default metadata max age of maxAge.
+func (f *flow) clientOptsAged(maxAge time.Duration, c ClusterConfig, role []kgo.Opt, extra ...kgo.Opt) []kgo.Opt {
 	// No KIP-714 client telemetry: a flow runs a consumer and a producer
 	// per slot, and each would compress and push its metrics to the
 	// brokers that ask for them; kmirror's own metrics cover its clients.
-	// metadataMaxAge: see its doc.
-	opts := []kgo.Opt{kgo.ClientID("kmirror|" + f.name), kgo.MetadataMinAge(time.Second), kgo.MetadataMaxAge(metadataMaxAge),
+	opts := []kgo.Opt{kgo.ClientID("kmirror|" + f.name), kgo.MetadataMinAge(time.Second), kgo.MetadataMaxAge(maxAge),
 		kgo.DisableClientMetrics()}
 	if f.log.Enabled(context.Background(), slog.LevelError) {
 		// franz-go's info messages (connections, metadata) are debug detail
@@ -552,7 +578,7 @@ func (f *flow) start(ctx context.Context) error {
 		f.log.Info("shallow copy on: record batches that need no change are written to the target as fetched, the others record by record")
 	}
 	env := &unitEnv{cfg: f.cfg, name: f.name, src: f.src, dst: f.dst, log: f.log, metrics: f.metrics,
-		labels: f.labels, tasks: f.tasks, resumeTopic: f.resumeTopic, clientOpts: f.clientOpts,
+		labels: f.labels, tasks: f.tasks, resumeTopic: f.resumeTopic, clientOpts: f.clientOpts, producerOpts: f.replicationProducerOpts,
 		gap: f.recordGap, health: f.unitHealth, owns: f.owns, prov: f.prov, skipped: f.skippedRecords,
 		partRetryFirst: f.partRetryFirst, hooks: f.hooks, topicLimit: f.topicLimit, setTopicLimit: f.setTopicLimit,
 		txnID: func(slot int32) string { return transactionalID(f.groupID, slot) }, tailNoted: f.tailNoted,

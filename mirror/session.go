@@ -104,7 +104,7 @@ func (u *unit) open() error {
 	// user's producer.max.request.size wins.
 	popts = append([]kgo.Opt{kgo.WithCompressor(u.codec), kgo.ProducerBatchCompression(sentinelCodec),
 		kgo.ProducerBatchMaxBytesFn(u.batchLimit)},
-		e.clientOpts(e.dst, role, popts...)...)
+		e.producerOpts(e.dst, role, popts...)...)
 	// kgo measures a record's delivery timeout (delivery.timeout.ms) from
 	// the record's timestamp, which replication keeps: every record older
 	// than the timeout would fail at once, and a backlog could never be

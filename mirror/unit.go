@@ -31,6 +31,9 @@ type unitEnv struct {
 	// clientOpts builds the options of a client of cluster c (client id,
 	// logger, the cluster's options, the role's, then extra).
 	clientOpts func(c ClusterConfig, role []kgo.Opt, extra ...kgo.Opt) []kgo.Opt
+	// producerOpts is clientOpts for the unit's producer (its own default
+	// metadata age: replicationProducerMetadataMaxAge).
+	producerOpts func(c ClusterConfig, role []kgo.Opt, extra ...kgo.Opt) []kgo.Opt
 	// sync produces one offset sync (nil when offset syncs are off);
 	// syncFlush waits for the offset syncs produced so far.
 	sync      func(topic string, partition int32, up, down int64)

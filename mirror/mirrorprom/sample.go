@@ -54,5 +54,8 @@ func partPairs(src, dst, topic *string, part string) []*dto.LabelPair {
 		b.pairs[i].Value = vals[i]
 		b.ptrs[i] = &b.pairs[i]
 	}
-	return b.ptrs[:]
+	// Capacity 4: a wrapping registerer (prometheus.WrapRegistererWith)
+	// that appends its labels copies the slice instead of sorting the
+	// shared pairs in place.
+	return b.ptrs[:len(b.ptrs):len(b.ptrs)]
 }

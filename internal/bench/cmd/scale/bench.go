@@ -610,6 +610,60 @@ func (b *bench) properties(src, dst, topicPrefix, tag string) string {
 	return s.String()
 }
 
+// deleteGroupsBatch is how many groups one DeleteGroups request names.
+// The coordinator writes a group's deletion as one tombstone per committed
+// partition plus one, in one batch per __consumer_offsets partition: 500
+// groups of 40 partitions each, on a cluster whose offsets topic has one
+// partition, made a batch of 20 500 records over the 1 MiB batch limit,
+// which the broker answered with UNKNOWN_SERVER_ERROR and left every group
+// (and the next run listed them all again).
+const deleteGroupsBatch = 25
+
+// deleteGroups deletes the groups whose names contain tag
+// (deleteGroupsBatch per request), listing and deleting again (every 3 s,
+// 20 times at most) until a listing shows none. It returns the groups of
+// the last listing and the last error.
+func (b *bench) deleteGroups(adm *kadm.Client, tag string) (left []string, lastErr error) {
+	for attempt := range 20 {
+		if attempt > 0 {
+			time.Sleep(3 * time.Second)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		gs, err := adm.ListGroups(ctx)
+		if err != nil {
+			cancel()
+			lastErr = err
+			continue
+		}
+		left = left[:0]
+		for _, g := range gs.Groups() {
+			if strings.Contains(g, tag) {
+				left = append(left, g)
+			}
+		}
+		if len(left) == 0 {
+			cancel()
+			return nil, nil
+		}
+		for i := 0; i < len(left); i += deleteGroupsBatch {
+			resp, err := adm.DeleteGroups(ctx, left[i:min(i+deleteGroupsBatch, len(left))]...)
+			if err == nil {
+				for _, r := range resp {
+					if r.Err != nil {
+						err = fmt.Errorf("group %s: %w", r.Group, r.Err)
+						break
+					}
+				}
+			}
+			if err != nil {
+				lastErr = err
+			}
+		}
+		cancel()
+	}
+	return left, lastErr
+}
+
 // cleanup deletes the topics and groups whose names contain tag, on both
 // clusters (unless -keep), listing again until none is left (2 minutes at
 // most).
@@ -621,35 +675,9 @@ func (b *bench) cleanup(tag string) {
 		name string
 		adm  *kadm.Client
 	}{{"source", b.srcAdm}, {"target", b.dstAdm}} {
-		// Groups too, listing again until none is left: a deletion the
-		// coordinator refused at once (seen after a run: 2 000 groups left,
-		// deleted later without an error) would leave the next run's
-		// listings of the source groups twice as long.
-		var groupsLeft []string
-		for attempt := range 20 {
-			if attempt > 0 {
-				time.Sleep(3 * time.Second)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			gs, err := c.adm.ListGroups(ctx)
-			groupsLeft = groupsLeft[:0]
-			if err == nil {
-				for _, g := range gs.Groups() {
-					if strings.Contains(g, tag) {
-						groupsLeft = append(groupsLeft, g)
-					}
-				}
-				for i := 0; i < len(groupsLeft); i += 500 {
-					_, _ = c.adm.DeleteGroups(ctx, groupsLeft[i:min(i+500, len(groupsLeft))]...)
-				}
-			}
-			cancel()
-			if err == nil && len(groupsLeft) == 0 {
-				break
-			}
-		}
-		if len(groupsLeft) > 0 {
-			b.logf("cleanup: %d groups left on %s", len(groupsLeft), c.name)
+		groupsLeft, groupErr := b.deleteGroups(c.adm, tag)
+		if len(groupsLeft) > 0 || groupErr != nil {
+			b.logf("cleanup: %d groups left on %s (last error: %v)", len(groupsLeft), c.name, groupErr)
 		}
 		var left []string
 		for attempt := range 40 {
