@@ -619,43 +619,35 @@ func (b *bench) properties(src, dst, topicPrefix, tag string) string {
 // (and the next run listed them all again).
 const deleteGroupsBatch = 25
 
-// deleteGroups deletes the groups whose names contain tag
-// (deleteGroupsBatch per request), listing and deleting again (every 3 s,
-// 20 times at most) until a listing shows none. It returns the groups of
-// the last listing and the last error.
-func (b *bench) deleteGroups(adm *kadm.Client, tag string) (left []string, lastErr error) {
-	for attempt := range 20 {
+// deleteUntilGone lists names (list), keeps those containing tag and
+// deletes them batch per request (del), listing again every 3 s until a
+// listing shows none, attempts times at most. It returns the names of the
+// last listing and the last error of list or del.
+func deleteUntilGone(tag string, attempts, batch int, list func(context.Context) ([]string, error),
+	del func(context.Context, []string) error) (left []string, lastErr error) {
+	for attempt := range attempts {
 		if attempt > 0 {
 			time.Sleep(3 * time.Second)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		gs, err := adm.ListGroups(ctx)
+		names, err := list(ctx)
 		if err != nil {
 			cancel()
 			lastErr = err
 			continue
 		}
 		left = left[:0]
-		for _, g := range gs.Groups() {
-			if strings.Contains(g, tag) {
-				left = append(left, g)
+		for _, n := range names {
+			if strings.Contains(n, tag) {
+				left = append(left, n)
 			}
 		}
 		if len(left) == 0 {
 			cancel()
 			return nil, nil
 		}
-		for i := 0; i < len(left); i += deleteGroupsBatch {
-			resp, err := adm.DeleteGroups(ctx, left[i:min(i+deleteGroupsBatch, len(left))]...)
-			if err == nil {
-				for _, r := range resp {
-					if r.Err != nil {
-						err = fmt.Errorf("group %s: %w", r.Group, r.Err)
-						break
-					}
-				}
-			}
-			if err != nil {
+		for i := 0; i < len(left); i += batch {
+			if err := del(ctx, left[i:min(i+batch, len(left))]); err != nil {
 				lastErr = err
 			}
 		}
@@ -675,35 +667,37 @@ func (b *bench) cleanup(tag string) {
 		name string
 		adm  *kadm.Client
 	}{{"source", b.srcAdm}, {"target", b.dstAdm}} {
-		groupsLeft, groupErr := b.deleteGroups(c.adm, tag)
-		if len(groupsLeft) > 0 || groupErr != nil {
-			b.logf("cleanup: %d groups left on %s (last error: %v)", len(groupsLeft), c.name, groupErr)
-		}
-		var left []string
-		for attempt := range 40 {
-			if attempt > 0 {
-				time.Sleep(3 * time.Second)
+		adm := c.adm
+		groups, err := deleteUntilGone(tag, 20, deleteGroupsBatch, func(ctx context.Context) ([]string, error) {
+			gs, err := adm.ListGroups(ctx)
+			return gs.Groups(), err
+		}, func(ctx context.Context, names []string) error {
+			resp, err := adm.DeleteGroups(ctx, names...)
+			if err != nil {
+				return err
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			td, err := c.adm.ListTopics(ctx)
-			left = left[:0]
-			if err == nil {
-				for _, n := range td.Names() {
-					if strings.Contains(n, tag) {
-						left = append(left, n)
-					}
-				}
-				for i := 0; i < len(left); i += 500 {
-					_, _ = c.adm.DeleteTopics(ctx, left[i:min(i+500, len(left))]...)
+			for _, r := range resp {
+				if r.Err != nil {
+					return fmt.Errorf("group %s: %w", r.Group, r.Err)
 				}
 			}
-			cancel()
-			if err == nil && len(left) == 0 {
-				break
-			}
+			return nil
+		})
+		if len(groups) > 0 || err != nil {
+			b.logf("cleanup: %d groups left on %s (last error: %v)", len(groups), c.name, err)
 		}
-		if len(left) > 0 {
-			b.logf("cleanup: %d topics left on %s", len(left), c.name)
+		topics, err := deleteUntilGone(tag, 40, 500, func(ctx context.Context) ([]string, error) {
+			td, err := adm.ListTopics(ctx)
+			return td.Names(), err
+		}, func(ctx context.Context, names []string) error {
+			resp, err := adm.DeleteTopics(ctx, names...)
+			if err != nil {
+				return err
+			}
+			return resp.Error()
+		})
+		if len(topics) > 0 {
+			b.logf("cleanup: %d topics left on %s (last error: %v)", len(topics), c.name, err)
 		}
 	}
 }
