@@ -146,6 +146,7 @@ type shallow struct {
 	acks     int16
 	buffered int // bytes of items over all partitions
 	maxBuf   int
+	maxWait  time.Duration // the consumer's fetch.max.wait.ms (shallowFetchWait)
 	dec      kgo.Decompressor
 
 	copied, fellBack int64
@@ -184,6 +185,10 @@ func (u *unit) shallowLoop(ctx, hard context.Context) error {
 		acks: -1, maxBuf: budget(e.cfg.MaxBufferedBytes, e.tasks, 1<<20), dec: kgo.DefaultDecompressor()}
 	if a, ok := u.prod.OptValue(kgo.RequiredAcks).(kgo.Acks); ok && a == kgo.LeaderAck() {
 		s.acks = 1
+	}
+	s.maxWait = fetchMaxWait
+	if d, ok := u.cons.OptValue(kgo.FetchMaxWait).(time.Duration); ok && d > 0 {
+		s.maxWait = d
 	}
 	defer func() {
 		if s.copied+s.fellBack > 0 {
@@ -412,6 +417,30 @@ func (s *shallow) resolvePositions(ctx context.Context) {
 	}
 }
 
+// shallowHeldWait is the longest a shallow fetch waits for records while
+// one of its broker's partitions is left out of it (its items fill its
+// share of the buffer, it waits out an error's pause, its position is not
+// resolved yet): the partition can join only the next fetch, so a long
+// poll would hold it back (Kafka's clients' fetch.max.wait.ms default).
+const shallowHeldWait = 500 * time.Millisecond
+
+// shallowFetchWait is the MaxWait of a shallow fetch: the unit consumer's
+// fetch.max.wait.ms (long: fetchMaxWait unless the user set it) when the
+// fetch names every partition of its broker that can be fetched, so an
+// idle unit asks as rarely as the normal path's consumer does; at most
+// shallowHeldWait when held is true (a partition of the broker was left
+// out and may be ready before a long poll would end). Raw fetches have no
+// fetch session (KIP-227): each one names all its partitions, which makes
+// how often an idle unit fetches its main idle cost. A partition added
+// while a fetch is in flight joins the next one, at most long later, as
+// on the normal path.
+func shallowFetchWait(long time.Duration, held bool) time.Duration {
+	if held {
+		return min(long, shallowHeldWait)
+	}
+	return long
+}
+
 // startFetches sends a fetch to every source broker that has none in
 // flight, for its partitions that have room in the unit's buffer.
 func (s *shallow) startFetches(ctx context.Context) {
@@ -421,25 +450,28 @@ func (s *shallow) startFetches(ctx context.Context) {
 	e := s.u.env
 	now := time.Now()
 	byBroker := map[int32][]*shPart{}
+	held := map[int32]bool{} // brokers with a partition left out for a while
 	for k, sp := range s.parts {
-		if sp.fetching || sp.stopped || sp.pos < 0 || now.Before(sp.retryAt) || sp.bytes >= s.maxBuf/2 {
-			continue
+		if sp.stopped || !sp.f.live() {
+			continue // restarted through the inbox, or never
 		}
 		leader, ok := s.srcLeader[k]
-		if !ok || s.fetching[leader] {
-			if !ok {
-				s.needMeta = true
-			}
+		if !ok {
+			s.needMeta = true
 			continue
 		}
-		if !sp.f.live() {
+		if s.fetching[leader] {
+			continue
+		}
+		if sp.fetching || sp.pos < 0 || now.Before(sp.retryAt) || sp.bytes >= s.maxBuf/2 {
+			held[leader] = true
 			continue
 		}
 		byBroker[leader] = append(byBroker[leader], sp)
 	}
 	for broker, sps := range byBroker {
 		req := kmsg.NewPtrFetchRequest()
-		req.MaxWaitMillis = 500
+		req.MaxWaitMillis = int32(shallowFetchWait(s.maxWait, held[broker]) / time.Millisecond)
 		req.MinBytes = 1
 		req.MaxBytes = budget(e.cfg.FetchMaxBytes, e.tasks, max(1<<20, e.cfg.FetchMaxPartitionBytes))
 		if e.cfg.Isolation == ReadCommitted {

@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -618,5 +619,92 @@ func TestShallowCopyProperties(t *testing.T) {
 	}
 	if _, err := ParseProperties(strings.NewReader(base + "A->B.shallow.copy.enabled=maybe\n")); err == nil || !strings.Contains(err.Error(), "shallow.copy.enabled") {
 		t.Errorf("a bad boolean: %v", err)
+	}
+}
+
+// TestShallowFetchWait: a shallow fetch long-polls for the consumer's
+// fetch.max.wait.ms when it names every fetchable partition of its broker,
+// and at most 500 ms when one was left out (it may be ready sooner).
+func TestShallowFetchWait(t *testing.T) {
+	for _, c := range []struct {
+		long time.Duration
+		held bool
+		want time.Duration
+	}{
+		{fetchMaxWait, false, 5 * time.Second},
+		{fetchMaxWait, true, 500 * time.Millisecond},
+		{2 * time.Second, false, 2 * time.Second},
+		{2 * time.Second, true, 500 * time.Millisecond},
+		{100 * time.Millisecond, false, 100 * time.Millisecond},
+		{100 * time.Millisecond, true, 100 * time.Millisecond},
+	} {
+		if got := shallowFetchWait(c.long, c.held); got != c.want {
+			t.Errorf("shallowFetchWait(%v, held %v) = %v, want %v", c.long, c.held, got, c.want)
+		}
+	}
+}
+
+// TestShallowIdleFetchesUseConsumerWait: once an idle shallow unit has
+// copied everything, its raw fetches wait the source consumer's
+// fetch.max.wait.ms (here 1 500 ms), not a fixed 500 ms: raw fetches have
+// no fetch session, so each one names every partition and how often an
+// idle unit fetches is its idle cost (issue 22). Before, every shallow
+// fetch waited 500 ms whatever the user set.
+func TestShallowIdleFetchesUseConsumerWait(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Source.Fake == nil {
+		t.Skip("needs kfake's request control (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic := p.Topic("idle")
+	testcluster.CreateTopic(t, &p.Source, topic, 3, nil)
+	testcluster.Produce(t, &p.Source, eventRecords(topic, 0, 0, 10, time.Now())...)
+	ids, err := testcluster.Admin(t, &p.Source).ListTopics(context.Background(), topic)
+	if err != nil || ids.Error() != nil {
+		t.Fatalf("list %s: %v %v", topic, err, ids.Error())
+	}
+	id := ids[topic].ID
+	var mu sync.Mutex
+	var waits []int32
+	watch := false
+	sc := p.Source.Fake
+	sc.ControlKey(int16(kmsg.Fetch), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		sc.KeepControl()
+		req := kreq.(*kmsg.FetchRequest)
+		for _, rt := range req.Topics {
+			if rt.TopicID == id || rt.Topic == topic {
+				mu.Lock()
+				if watch {
+					waits = append(waits, req.MaxWaitMillis)
+				}
+				mu.Unlock()
+				break
+			}
+		}
+		return nil, nil, false
+	})
+	fc := shallowFlow(p)
+	fc.Topics = []string{topic}
+	m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts(),
+		Consumer: []kgo.Opt{kgo.FetchMaxWait(1500 * time.Millisecond)}}),
+		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts()}), WithFlow(fc))
+	waitReplicated(t, m, 10)
+	mu.Lock()
+	watch = true
+	mu.Unlock()
+	testcluster.Eventually(t, 20*time.Second, "two idle fetches", func() (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(waits) >= 2, fmt.Sprint(waits)
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for i, w := range waits {
+		if w != 1500 {
+			t.Errorf("idle fetch %d waits %d ms, want 1500 (the source consumer's fetch.max.wait.ms); all: %v", i, w, waits)
+		}
+	}
+	if got := m.Status().Flows[0].Records; got != 10 {
+		t.Errorf("%d records replicated, want 10", got)
 	}
 }
