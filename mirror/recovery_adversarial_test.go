@@ -613,7 +613,9 @@ func TestStaleOfferRefillsAgain(t *testing.T) {
 		t.Logf("stale offer %v remoteID %v id %v", k, o.remoteID, o.id)
 	}
 	u.setOffer(stale) // a discovery round that listed the target before the re-creation
-	time.Sleep(2 * time.Second)
+	// A second refill would restart the partition, whose first fetch can
+	// wait for the unit's fetch in flight (fetchMaxWait): wait past it.
+	time.Sleep(fetchMaxWait + 2*time.Second)
 	t.Logf("after: status %+v", partStatus(m, 0))
 	// 100 before the re-creation + 110 refilled: a second refill acks 110 more.
 	if ps := partStatus(m, 0); ps.Records != 210 {
