@@ -136,6 +136,8 @@ type shallow struct {
 	dstNames  map[[16]byte]string
 	needMeta  bool
 	metaAt    time.Time
+	toResolve bool      // some position is posStart/posEnd (resolvePositions)
+	wakeAt    time.Time // the earliest pause that ends (retryAt, metadata, positions): the loop's next look
 
 	fetching  map[int32]bool // source brokers with a fetch in flight
 	producing map[int32]bool // target brokers with a produce in flight
@@ -195,8 +197,8 @@ func (u *unit) shallowLoop(ctx, hard context.Context) error {
 			u.log.Info("shallow copy stopped", "batches_copied", s.copied, "batches_normal_path", s.fellBack)
 		}
 	}()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
+	timer := time.NewTimer(shallowIdleTick)
+	defer timer.Stop()
 	for {
 		if ctx.Err() != nil {
 			// Graceful or not: no new requests; wait for those in flight
@@ -214,13 +216,18 @@ func (u *unit) shallowLoop(ctx, hard context.Context) error {
 			}
 			return nil
 		}
+		s.wakeAt = time.Time{}
 		s.applyInbox()
-		if s.needMeta && time.Since(s.metaAt) >= 250*time.Millisecond {
+		if s.needMeta && time.Since(s.metaAt) >= shallowRetry {
 			s.refreshMetadata(ctx)
 		}
 		s.resolvePositions(ctx)
 		s.startProduces(hard)
 		s.startFetches(ctx)
+		if s.needMeta {
+			s.wakeBy(s.metaAt.Add(shallowRetry))
+		}
+		timer.Reset(shallowNextLook(time.Now(), s.wakeAt))
 		select {
 		case <-ctx.Done():
 		case f := <-s.fetchCh:
@@ -232,9 +239,39 @@ func (u *unit) shallowLoop(ctx, hard context.Context) error {
 			s.pending--
 			s.produced(r)
 		case <-u.sh.wake:
-		case <-tick.C:
+		case <-timer.C:
 		}
 	}
+}
+
+// shallowRetry is the shallow loop's pause after a retriable fetch or
+// produce error of a partition, between metadata refreshes, and between
+// attempts to resolve "start"/"end" positions.
+const shallowRetry = 250 * time.Millisecond
+
+// shallowIdleTick is the longest the shallow loop waits without an event
+// (a fetch or produce answered, the inbox, a normal-path ack, a pause that
+// ends): a safety net. The loop is event-driven: each look visits every
+// partition of the unit, and with thousands of partitions a look every
+// 100 ms, as it was, cost an idle unit more than anything else
+// (issue 22: 60 % of an idle shallow member's CPU at 6 000 partitions).
+const shallowIdleTick = time.Second
+
+// wakeBy asks for the loop's next look at t at the latest.
+func (s *shallow) wakeBy(t time.Time) {
+	if s.wakeAt.IsZero() || t.Before(s.wakeAt) {
+		s.wakeAt = t
+	}
+}
+
+// shallowNextLook is how long the shallow loop waits for an event before
+// it looks again: until wakeAt (zero: nothing pending), at most
+// shallowIdleTick, never negative.
+func shallowNextLook(now, wakeAt time.Time) time.Duration {
+	if wakeAt.IsZero() {
+		return shallowIdleTick
+	}
+	return min(max(wakeAt.Sub(now), 0), shallowIdleTick)
 }
 
 // applyInbox applies the control goroutine's partition changes.
@@ -289,6 +326,9 @@ func (s *shallow) applyInbox() {
 			sp.pos = posEnd
 		default:
 			sp.pos = posStart
+		}
+		if sp.pos < 0 {
+			s.toResolve = true
 		}
 		if _, ok := s.srcLeader[a.k]; !ok {
 			s.needMeta = true
@@ -376,8 +416,22 @@ func (s *shallow) loadMeta(ctx context.Context, cl *kgo.Client, topics []string,
 	return ok
 }
 
-// resolvePositions turns "start" and "end" positions into offsets.
+// resolvePositions turns "start" and "end" positions into offsets; those
+// it could not resolve are tried again shallowRetry later.
 func (s *shallow) resolvePositions(ctx context.Context) {
+	if !s.toResolve {
+		return
+	}
+	s.toResolve = false
+	defer func() {
+		for _, sp := range s.parts {
+			if sp.pos < 0 && !sp.stopped && sp.f.live() {
+				s.toResolve = true
+				s.wakeBy(time.Now().Add(shallowRetry))
+				return
+			}
+		}
+	}()
 	var start, end []string
 	for k, sp := range s.parts {
 		switch {
@@ -452,18 +506,26 @@ func (s *shallow) startFetches(ctx context.Context) {
 	byBroker := map[int32][]*shPart{}
 	held := map[int32]bool{} // brokers with a partition left out for a while
 	for k, sp := range s.parts {
-		if sp.stopped || !sp.f.live() {
+		if sp.stopped {
 			continue // restarted through the inbox, or never
 		}
 		leader, ok := s.srcLeader[k]
+		if ok && s.fetching[leader] {
+			continue // the cheap test first: an idle unit's brokers all have a fetch in flight
+		}
+		if !sp.f.live() {
+			continue // restarted through the inbox, or never
+		}
 		if !ok {
 			s.needMeta = true
 			continue
 		}
-		if s.fetching[leader] {
+		if now.Before(sp.retryAt) {
+			held[leader] = true
+			s.wakeBy(sp.retryAt)
 			continue
 		}
-		if sp.fetching || sp.pos < 0 || now.Before(sp.retryAt) || sp.bytes >= s.maxBuf/2 {
+		if sp.fetching || sp.pos < 0 || sp.bytes >= s.maxBuf/2 {
 			held[leader] = true
 			continue
 		}
@@ -556,7 +618,7 @@ func (s *shallow) fetched(f shFetched) {
 func (s *shallow) fetchError(sp *shPart, err error) {
 	u := s.u
 	u.env.metrics.flowErr(u.env.labels, "fetch")
-	sp.retryAt = time.Now().Add(250 * time.Millisecond)
+	sp.retryAt = time.Now().Add(shallowRetry)
 	if u.noteFetchErr(sp.f, err) {
 		u.log.Warn("fetch error", "topic", sp.k.topic, "partition", sp.k.partition, "err", err)
 	}
@@ -569,6 +631,7 @@ func (s *shallow) fetchedPartition(sp *shPart, rp *kmsg.FetchResponseTopicPartit
 			// As kgo's consumer (ConsumeResetOffset AtStart): restart at
 			// the log start; the gap check reports what was lost.
 			sp.pos = posStart
+			s.toResolve = true
 			return
 		}
 		s.needMeta = true
@@ -709,7 +772,11 @@ func (s *shallow) startProduces(hard context.Context) {
 				s.produceRecords(sp, it)
 				continue
 			}
-			if sp.kgoOut.Load() > 0 || now.Before(sp.retryAt) || sp.stopped {
+			if sp.kgoOut.Load() > 0 || sp.stopped {
+				break // the last normal-path ack or the inbox wakes the loop
+			}
+			if now.Before(sp.retryAt) {
+				s.wakeBy(sp.retryAt)
 				break
 			}
 			leader, ok := s.dstLeader[tp{sp.f.remote, k.partition}]
@@ -909,7 +976,7 @@ func (s *shallow) produced(r shProduced) {
 		case retriableProduce(err):
 			u.box.post(event{kind: evUnpush, f: f})
 			s.needMeta = true
-			sp.retryAt = time.Now().Add(250 * time.Millisecond)
+			sp.retryAt = time.Now().Add(shallowRetry)
 			u.env.metrics.flowErr(u.env.labels, "produce")
 		default:
 			u.box.post(event{kind: evUnpush, f: f})

@@ -708,3 +708,23 @@ func TestShallowIdleFetchesUseConsumerWait(t *testing.T) {
 		t.Errorf("%d records replicated, want 10", got)
 	}
 }
+
+// TestShallowNextLook: the shallow loop sleeps until the earliest pause
+// ends, at most shallowIdleTick, never a negative time.
+func TestShallowNextLook(t *testing.T) {
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		wakeAt time.Time
+		want   time.Duration
+	}{
+		{time.Time{}, shallowIdleTick},
+		{now.Add(250 * time.Millisecond), 250 * time.Millisecond},
+		{now, 0},
+		{now.Add(-time.Second), 0},
+		{now.Add(3 * time.Second), shallowIdleTick},
+	} {
+		if got := shallowNextLook(now, c.wakeAt); got != c.want {
+			t.Errorf("shallowNextLook(now, %v) = %v, want %v", c.wakeAt.Sub(now), got, c.want)
+		}
+	}
+}
