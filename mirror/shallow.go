@@ -485,9 +485,9 @@ const shallowHeldWait = 500 * time.Millisecond
 // shallowHeldWait when held is true (a partition of the broker was left
 // out and may be ready before a long poll would end). Raw fetches have no
 // fetch session (KIP-227): each one names all its partitions, which makes
-// how often an idle unit fetches its main idle cost. A partition added
-// while a fetch is in flight joins the next one, at most long later, as
-// on the normal path.
+// how often an idle unit fetches its main idle cost. A partition added or
+// restarted while a fetch to its leader is in flight joins the next one,
+// at most long later, as on the normal path.
 func shallowFetchWait(long time.Duration, held bool) time.Duration {
 	if held {
 		return min(long, shallowHeldWait)
@@ -878,7 +878,11 @@ func (s *shallow) produceRecords(sp *shPart, it *shItem) {
 		if tooLarge != nil {
 			// Nothing after the record is produced; the partition
 			// fails at it once the records before it are acknowledged.
+			// Items fetched after it are dropped: counted in the
+			// unit's buffer until the partition restarts, they could
+			// hold back every fetch of the unit.
 			sp.stopped = true
+			s.dropItems(sp)
 			f.stopped.Store(true)
 			s.u.box.postResult(f, batch[len(batch)-1].rec, tooLarge)
 		}
