@@ -8,18 +8,21 @@ import (
 )
 
 // mode is how the mirror runs during one scenario: how many runner
-// processes share the flow, and whether it replicates exactly once.
+// processes share the flow, whether it replicates exactly once, and
+// whether it copies record batches as they are (shallow copy).
 type mode struct {
 	name    string // -modes value
 	title   string // table heading
 	members int
 	eos     bool
+	shallow bool // shallow.copy.enabled, provenance header off
 }
 
 var allModes = []mode{
 	{name: "alo1", title: "1 member, at least once", members: 1},
 	{name: "alo3", title: "3 members, at least once", members: 3},
 	{name: "eos3", title: "3 members, exactly once", members: 3, eos: true},
+	{name: "shallow1", title: "1 member, at least once, shallow copy", members: 1, shallow: true},
 }
 
 func modeNames() []string {
@@ -192,8 +195,8 @@ type profile struct {
 }
 
 var profiles = map[string]profile{
-	// short: CI, under 5 minutes on 2 cores with the broker restarts.
-	"short": {modes: []string{"alo1", "eos3"}, plan: func(m mode) []fault {
+	// short: CI, about 8 minutes on 2 cores with the broker restarts.
+	"short": {modes: []string{"alo1", "eos3", "shallow1"}, plan: func(m mode) []fault {
 		if m.members == 1 {
 			return []fault{
 				kill(), kill(), kill(),

@@ -176,6 +176,10 @@ func (sc *scenario) properties() string {
 	if sc.m.eos {
 		fmt.Fprintf(&b, "%s.exactly.once.source.support = enabled\n", sc.dst)
 	}
+	if sc.m.shallow {
+		fmt.Fprintf(&b, "%s->%s.shallow.copy.enabled = true\n", sc.src, sc.dst)
+		fmt.Fprintf(&b, "%s->%s.provenance.header.enabled = false\n", sc.src, sc.dst)
+	}
 	return b.String()
 }
 

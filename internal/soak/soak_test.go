@@ -347,7 +347,7 @@ func TestMarkdown(t *testing.T) {
 func TestFlags(t *testing.T) {
 	for in, msg := range map[string]string{
 		"-profile medium":              `-profile "medium": want short or long`,
-		"-modes alo2":                  `-modes: unknown mode "alo2": want some of alo1, alo3, eos3`,
+		"-modes alo2":                  `-modes: unknown mode "alo2": want some of alo1, alo3, eos3, shallow1`,
 		"-rate 1":                      "-rate 1: want 10 to 20000 records/s",
 		"-partitions 2":                "-partitions 2: want 3 to 64",
 		"-faults kill:1s":              "takes no duration",
