@@ -142,6 +142,8 @@ type shallow struct {
 	fetching  map[int32]bool // source brokers with a fetch in flight
 	producing map[int32]bool // target brokers with a produce in flight
 	fetchCh   chan shFetched
+	metaCh    chan shMeta
+	metaBusy  [2]bool // a metadata request in flight: [0] source, [1] target
 	prodCh    chan shProduced
 	pending   int // requests in flight
 
@@ -183,7 +185,7 @@ func (u *unit) shallowLoop(ctx, hard context.Context) error {
 		srcLeader: map[tp]int32{}, srcIDs: map[string][16]byte{}, srcNames: map[[16]byte]string{},
 		dstLeader: map[tp]int32{}, dstIDs: map[string][16]byte{}, dstNames: map[[16]byte]string{},
 		fetching: map[int32]bool{}, producing: map[int32]bool{},
-		fetchCh: make(chan shFetched, 16), prodCh: make(chan shProduced, 16),
+		fetchCh: make(chan shFetched, 16), prodCh: make(chan shProduced, 16), metaCh: make(chan shMeta, 2),
 		acks: -1, maxBuf: budget(e.cfg.MaxBufferedBytes, e.tasks, 1<<20), dec: kgo.DefaultDecompressor()}
 	if a, ok := u.prod.OptValue(kgo.RequiredAcks).(kgo.Acks); ok && a == kgo.LeaderAck() {
 		s.acks = 1
@@ -212,6 +214,9 @@ func (u *unit) shallowLoop(ctx, hard context.Context) error {
 				case r := <-s.prodCh:
 					s.pending--
 					s.produced(r)
+				case m := <-s.metaCh:
+					s.pending--
+					s.metaBusy[m.side] = false
 				}
 			}
 			return nil
@@ -238,6 +243,10 @@ func (u *unit) shallowLoop(ctx, hard context.Context) error {
 		case r := <-s.prodCh:
 			s.pending--
 			s.produced(r)
+		case m := <-s.metaCh:
+			s.pending--
+			s.metaBusy[m.side] = false
+			s.applyMeta(m)
 		case <-u.sh.wake:
 		case <-timer.C:
 		}
@@ -355,8 +364,20 @@ func (s *shallow) dropItems(sp *shPart) {
 	sp.items, sp.bytes = nil, 0
 }
 
-// refreshMetadata loads the leaders and topic IDs of the unit's source
-// topics (from the source) and remote topics (from the target).
+// shMeta is the answer to one metadata request of the shallow loop.
+type shMeta struct {
+	side int // 0 source, 1 target
+	resp *kmsg.MetadataResponse
+	err  error
+}
+
+// refreshMetadata asks for the leaders and topic IDs of the unit's source
+// topics (from the source) and remote topics (from the target), each in
+// its own goroutine, unless that side's previous request is still in
+// flight: the loop goes on meanwhile, so an unreachable source (whose
+// request kgo retries up to its timeout) does not hold back the produce
+// requests of batches already fetched, nor their acks. applyMeta applies
+// the answers.
 func (s *shallow) refreshMetadata(ctx context.Context) {
 	s.metaAt = time.Now()
 	var src, dst []string
@@ -371,25 +392,54 @@ func (s *shallow) refreshMetadata(ctx context.Context) {
 			dst = append(dst, sp.f.remote)
 		}
 	}
+	s.needMeta = false // set again by a failed answer
 	if len(src) == 0 {
-		s.needMeta = false
 		return
 	}
-	mctx, cancel := context.WithTimeout(ctx, min(s.u.env.cfg.AdminTimeout, 10*time.Second))
-	defer cancel()
-	okS := s.loadMeta(mctx, s.u.cons, src, s.srcLeader, s.srcIDs, s.srcNames)
-	okD := s.loadMeta(mctx, s.u.prod, dst, s.dstLeader, s.dstIDs, s.dstNames)
-	s.needMeta = !okS || !okD
+	timeout := min(s.u.env.cfg.AdminTimeout, 10*time.Second)
+	for side, x := range []struct {
+		cl     *kgo.Client
+		topics []string
+	}{{s.u.cons, src}, {s.u.prod, dst}} {
+		if s.metaBusy[side] {
+			// Its answer wakes the loop; a need it does not cover
+			// (a partition added since) shows again then.
+			continue
+		}
+		req := kmsg.NewPtrMetadataRequest()
+		for _, t := range x.topics {
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(t)
+			req.Topics = append(req.Topics, rt)
+		}
+		s.metaBusy[side] = true
+		s.pending++
+		cl := x.cl
+		go func() {
+			mctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			resp, err := req.RequestWith(mctx, cl)
+			s.metaCh <- shMeta{side: side, resp: resp, err: err}
+		}()
+	}
 }
 
-func (s *shallow) loadMeta(ctx context.Context, cl *kgo.Client, topics []string, leaders map[tp]int32, ids map[string][16]byte, names map[[16]byte]string) bool {
-	req := kmsg.NewPtrMetadataRequest()
-	for _, t := range topics {
-		rt := kmsg.NewMetadataRequestTopic()
-		rt.Topic = kmsg.StringPtr(t)
-		req.Topics = append(req.Topics, rt)
+// applyMeta applies a metadata answer; a failed one (or one with a topic
+// or partition error) asks for another refresh.
+func (s *shallow) applyMeta(m shMeta) {
+	ok := false
+	if m.side == 0 {
+		ok = s.loadMeta(m, s.srcLeader, s.srcIDs, s.srcNames)
+	} else {
+		ok = s.loadMeta(m, s.dstLeader, s.dstIDs, s.dstNames)
 	}
-	resp, err := req.RequestWith(ctx, cl)
+	if !ok {
+		s.needMeta = true
+	}
+}
+
+func (s *shallow) loadMeta(m shMeta, leaders map[tp]int32, ids map[string][16]byte, names map[[16]byte]string) bool {
+	resp, err := m.resp, m.err
 	if err != nil {
 		return false
 	}

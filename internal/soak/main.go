@@ -10,7 +10,7 @@
 // memory above the documented bound).
 //
 //	bash internal/realkafka/kafka.sh start      # or let the soak start them
-//	go run ./internal/soak -profile short       # CI: under 5 minutes
+//	go run ./internal/soak -profile short       # CI: under 8 minutes
 //	go run ./internal/soak -profile long        # a release: about 25 minutes
 //
 // The runner reaches both clusters through fault proxies
@@ -79,7 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	o := &options{}
 	var modes, faults string
-	fs.StringVar(&o.profile, "profile", "short", "`short` (CI, under 5 minutes) or long (a release, about 25 minutes)")
+	fs.StringVar(&o.profile, "profile", "short", "`short` (CI, under 8 minutes) or long (a release, about 25 minutes)")
 	fs.StringVar(&modes, "modes", "", "comma-separated `modes` to run (default: the profile's): "+strings.Join(modeNames(), ", "))
 	fs.StringVar(&faults, "faults", "", "comma-separated `faults` to run in every mode instead of the profile's plan, e.g. kill,outage:30s,race; one of: "+strings.Join(faultNames, ", "))
 	fs.Int64Var(&o.seed, "seed", 0, "random `seed` of the fault instants and choices (0: from the clock; printed, so a run can be repeated)")
