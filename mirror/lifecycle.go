@@ -224,6 +224,12 @@ type lifecycle struct {
 	// found them.
 	topicIDs  map[string]kadm.TopicID
 	remoteIDs map[string]kadm.TopicID
+	// limits are the record limits (bytes) of remote topics the unit's
+	// next producer applies, as the session's last evLimitRaised said: a
+	// record refused at a smaller limit was refused by the producer the
+	// session ends to replace (limitRaised). A new session forgets them:
+	// its producer applies them, or newer ones.
+	limits map[string]int64
 
 	out      []action
 	syncsDue bool // an offset sync or run is due
@@ -233,7 +239,7 @@ type lifecycle struct {
 
 func newLifecycle(cfg lifeConfig) *lifecycle {
 	return &lifecycle{cfg: cfg, parts: map[tp]*partState{}, carry: map[tp]*partState{},
-		topicIDs: map[string]kadm.TopicID{}, remoteIDs: map[string]kadm.TopicID{}, wake: -1}
+		topicIDs: map[string]kadm.TopicID{}, remoteIDs: map[string]kadm.TopicID{}, limits: map[string]int64{}, wake: -1}
 }
 
 // take returns the actions of the events applied since the last take,
@@ -625,6 +631,13 @@ func (m *lifecycle) fail(p *partState, err error, auto, report bool) {
 	}
 	p.err, p.failedAt, p.autoRetry, p.quiet = err, m.now, auto, false
 	p.nextRetry = time.Time{}
+	if m.staleLimit(p, err) {
+		// Refused at a limit already raised: the record fits the next
+		// producer, so the partition restarts there without the
+		// operator (an operator's restart that ran before the unit
+		// reopened its producer fails again at the old limit).
+		p.restartAsked = true
+	}
 	if auto {
 		switch {
 		case p.retryDelay <= 0:
@@ -676,18 +689,31 @@ func (m *lifecycle) requestRestart(topic string, partition int32) int {
 
 // limitRaised asks for the restart of the partitions of remote topic
 // remote stopped on a record too large for a limit below lim, the limit
-// now read (evLimitRaised): raising max.message.bytes is the fix their
-// error asks for, and an operator who raised it and restarted them at once
-// may have been answered the old limit (a broker applies a config change a
-// moment after it acknowledges it).
+// the unit's next producer applies (evLimitRaised): raising
+// max.message.bytes is the fix their error asks for, and an operator who
+// raised it and restarted them at once may have been answered the old
+// limit (a broker applies a config change a moment after it acknowledges
+// it). The limit is remembered: a partition that fails later at a smaller
+// one (restarted before the producer was reopened) is restarted too
+// (staleLimit). A lowered limit is remembered the same way, so that a
+// record refused at it is not restarted.
 func (m *lifecycle) limitRaised(remote string, lim int64) {
+	m.limits[remote] = lim
 	for _, p := range m.parts {
-		var tl *RecordTooLargeError
-		if p.remote == remote && errors.As(p.err, &tl) && tl.Limit < lim {
+		if m.staleLimit(p, p.err) {
 			p.restartAsked = true
 			m.redecide = true
 		}
 	}
+}
+
+// staleLimit reports whether err, p's failure, is a record refused at a
+// limit smaller than the one the unit's next producer applies to p's
+// remote topic: the record may fit there.
+func (m *lifecycle) staleLimit(p *partState, err error) bool {
+	var tl *RecordTooLargeError
+	lim, ok := m.limits[p.remote]
+	return ok && errors.As(err, &tl) && tl.Limit < lim
 }
 
 // sourceRecreated handles source topic topic deleted and re-created
@@ -786,6 +812,7 @@ func (m *lifecycle) remoteID(topic, remote string, id kadm.TopicID, err error) {
 // partitions of the last one move to carry (counters, and failures with
 // their restart schedule, carry over when they start again).
 func (m *lifecycle) newSession() {
+	clear(m.limits)
 	for k, p := range m.parts {
 		p.retired = true
 		m.carry[k] = p

@@ -384,6 +384,58 @@ func TestLifecycleRules(t *testing.T) {
 			h.expect("t/1 drained", "restart t/1 at 5")
 		},
 	}, {
+		// Regression (CI of 987a26d, TestRecordTooLargeMatchedToItsRecord/
+		// exactly-once): the operator raised the limit and restarted the
+		// partition before the unit read the new limit; the raise was
+		// noted while the partition ran (nothing failed to restart), and
+		// the partition then failed again at the old limit, in the
+		// session that ends to reopen the producer. It stayed FAILED.
+		name: "a partition that fails at a limit already raised restarts by itself, in the next session",
+		run: func(h *harness) {
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10)
+			tooLarge := &RecordTooLargeError{Offset: 10, Size: 2 << 20, Limit: 1 << 20, Setting: "x"}
+			h.fail(f, r[0], tooLarge)
+			h.took()
+			h.post(event{kind: evRestart, a: -1, x: &evExtra{}}) // the operator, before the unit read the new limit
+			h.expect("asked", "limits a.t; restart t/0 at 10")
+			h.post(event{kind: evLimitRaised, a: 4 << 20, x: &evExtra{remote: "a.t"}})
+			h.expect("raised while running", "")
+			f = h.cur(t0)
+			r = h.fetch(f, 10)
+			// The old producer's limit. The unit ends the session before
+			// it decides again (a rebuild is pending): applied alone.
+			h.m.apply(event{kind: evResult, f: f, rec: r[0], err: tooLarge}, nil)
+			if p := h.m.parts[t0]; p.err == nil || !p.restartAsked {
+				t.Errorf("failed at a limit already raised: err %v, restart asked %v; want failed, restart asked", p.err, p.restartAsked)
+			}
+			h.m.take()
+			h.post(event{kind: evSession}) // the unit reopens its producer
+			h.took()
+			h.start(t0, startPos{remote: "a.t", committed: 9, topicID: [16]byte{1}, remoteID: [16]byte{2}})
+			h.expect("next session", "start t/0 at none; pause t/0; limits a.t; restart t/0 at 10")
+			f = h.cur(t0)
+			r = h.fetch(f, 10)
+			h.fail(f, r[0], &RecordTooLargeError{Offset: 10, Size: 5 << 20, Limit: 4 << 20, Setting: "x"})
+			h.expect("too large for the new producer's limit too", "failed t/0; stop t/0; pause t/0")
+			h.expectState("failed at the raised limit", t0, StateFailed, 9, 9)
+		},
+	}, {
+		name: "a lowered limit restarts nothing, and a new session forgets the limits",
+		run: func(h *harness) {
+			f := start(h, t0, 9)
+			h.post(event{kind: evLimitRaised, a: 1 << 19, x: &evExtra{remote: "a.t"}})
+			r := h.fetch(f, 10)
+			h.fail(f, r[0], &RecordTooLargeError{Offset: 10, Size: 1 << 20, Limit: 1 << 19, Setting: "x"})
+			h.expect("failed at the lowered limit", "failed t/0; stop t/0; pause t/0")
+			h.post(event{kind: evLimitRaised, a: 1 << 20, x: &evExtra{remote: "a.t"}})
+			h.expect("raised again", "limits a.t; restart t/0 at 10")
+			h.post(event{kind: evSession})
+			if len(h.m.limits) != 0 {
+				t.Errorf("limits after a new session: %v, want none", h.m.limits)
+			}
+		},
+	}, {
 		name: "restart requests count the failed partitions only",
 		run: func(h *harness) {
 			f := start(h, t0, 9)

@@ -95,13 +95,22 @@ func (u *unit) batchLimit(topic string) int32 {
 		return limitSentinel
 	}
 	v, ok := (*u.lim.Load())[topic]
+	if !ok {
+		v = 0
+	}
+	return u.appliedLimit(v)
+}
+
+// appliedLimit is the batch limit a producer applies to a remote topic
+// whose session limit is v (sessionLimit; 0: none recorded).
+func (u *unit) appliedLimit(v int32) int32 {
 	if u.userLimit > 0 {
-		if ok && v > 0 && v < u.userLimit {
+		if v > 0 && v < u.userLimit {
 			return v
 		}
 		return u.userLimit
 	}
-	if ok {
+	if v != 0 {
 		return abs32(v)
 	}
 	return defaultRecordLimit
@@ -278,7 +287,7 @@ func (u *unit) noteLimits(remotes map[string]bool) {
 					"remote_topic", remote, "was", abs32(old), "now", abs32(v), "read", v > 0)
 			}
 			u.rebuild = true
-			u.restartRaised(remote, int64(abs32(v)))
+			u.restartRaised(remote, int64(u.appliedLimit(v)))
 			continue
 		case int64(abs32(v)) > u.bufBytes:
 			if !u.rebuild {
@@ -399,7 +408,8 @@ func (f *flow) readLimits(ctx context.Context, cat *catalog) {
 
 // restartRaised asks for the restart of the unit's partitions of remote
 // topic remote stopped on a record too large for a limit below lim, the
-// limit now read (evLimitRaised). They restart in the next session.
+// limit the next session's producer applies (evLimitRaised), now or later
+// in this session. They restart in the next session.
 // Control goroutine only.
 func (u *unit) restartRaised(remote string, lim int64) {
 	u.life.apply(event{kind: evLimitRaised, a: lim, x: &evExtra{remote: remote}}, nil)
