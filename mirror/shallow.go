@@ -136,7 +136,10 @@ type shallow struct {
 	dstNames  map[[16]byte]string
 	needMeta  bool
 	metaAt    time.Time
-	toResolve bool      // some position is posStart/posEnd (resolvePositions)
+	toResolve bool // some position is posStart/posEnd (resolvePositions)
+	posCh     chan shPositions
+	posBusy   bool      // a ListOffsets round in flight (resolvePositions)
+	posRetry  time.Time // no new round before (a failed one's pause)
 	wakeAt    time.Time // the earliest pause that ends (retryAt, metadata, positions): the loop's next look
 
 	fetching  map[int32]bool // source brokers with a fetch in flight
@@ -185,7 +188,7 @@ func (u *unit) shallowLoop(ctx, hard context.Context) error {
 		srcLeader: map[tp]int32{}, srcIDs: map[string][16]byte{}, srcNames: map[[16]byte]string{},
 		dstLeader: map[tp]int32{}, dstIDs: map[string][16]byte{}, dstNames: map[[16]byte]string{},
 		fetching: map[int32]bool{}, producing: map[int32]bool{},
-		fetchCh: make(chan shFetched, 16), prodCh: make(chan shProduced, 16), metaCh: make(chan shMeta, 2),
+		fetchCh: make(chan shFetched, 16), prodCh: make(chan shProduced, 16), metaCh: make(chan shMeta, 2), posCh: make(chan shPositions, 1),
 		acks: -1, maxBuf: budget(e.cfg.MaxBufferedBytes, e.tasks, 1<<20), dec: kgo.DefaultDecompressor()}
 	if a, ok := u.prod.OptValue(kgo.RequiredAcks).(kgo.Acks); ok && a == kgo.LeaderAck() {
 		s.acks = 1
@@ -217,6 +220,9 @@ func (u *unit) shallowLoop(ctx, hard context.Context) error {
 				case m := <-s.metaCh:
 					s.pending--
 					s.metaBusy[m.side] = false
+				case <-s.posCh:
+					s.pending--
+					s.posBusy = false
 				}
 			}
 			return nil
@@ -247,6 +253,10 @@ func (u *unit) shallowLoop(ctx, hard context.Context) error {
 			s.pending--
 			s.metaBusy[m.side] = false
 			s.applyMeta(m)
+		case r := <-s.posCh:
+			s.pending--
+			s.posBusy = false
+			s.applyPositions(r)
 		case <-u.sh.wake:
 		case <-timer.C:
 		}
@@ -466,58 +476,96 @@ func (s *shallow) loadMeta(m shMeta, leaders map[tp]int32, ids map[string][16]by
 	return ok
 }
 
-// resolvePositions turns "start" and "end" positions into offsets; those
-// it could not resolve are tried again shallowRetry later.
+// shPositions is the answer to one round of resolvePositions: the
+// partitions it asked for, with their generation then (a partition
+// restarted since ignores it), and the offsets listed.
+type shPositions struct {
+	asked      map[tp]int
+	start, end kadm.ListedOffsets
+	err        error
+}
+
+// resolvePositions turns "start" and "end" positions into offsets: it
+// lists the log start or end offsets of their topics in a goroutine of its
+// own (one round in flight), so that an unreachable source, whose requests
+// kgo retries up to the timeout, does not hold back the loop (the produce
+// requests of batches already fetched and their acks, as refreshMetadata).
+// applyPositions applies the answer; positions it could not resolve are
+// asked again shallowRetry later.
 func (s *shallow) resolvePositions(ctx context.Context) {
-	if !s.toResolve {
+	if !s.toResolve || s.posBusy {
+		return // a round in flight wakes the loop when it answers
+	}
+	if now := time.Now(); now.Before(s.posRetry) {
+		s.wakeBy(s.posRetry)
 		return
 	}
 	s.toResolve = false
-	defer func() {
-		for _, sp := range s.parts {
-			if sp.pos < 0 && !sp.stopped && sp.f.live() {
-				s.toResolve = true
-				s.wakeBy(time.Now().Add(shallowRetry))
-				return
-			}
-		}
-	}()
 	var start, end []string
+	asked := map[tp]int{}
 	for k, sp := range s.parts {
 		switch {
-		case sp.stopped || !sp.f.live():
+		case sp.stopped || !sp.f.live() || sp.pos >= 0:
+			continue
 		case sp.pos == posStart && !slices.Contains(start, k.topic):
 			start = append(start, k.topic)
 		case sp.pos == posEnd && !slices.Contains(end, k.topic):
 			end = append(end, k.topic)
 		}
+		asked[k] = sp.gen
 	}
-	if len(start)+len(end) == 0 {
+	if len(asked) == 0 {
 		return
 	}
-	lctx, cancel := context.WithTimeout(ctx, min(s.u.env.cfg.AdminTimeout, 10*time.Second))
-	defer cancel()
+	s.posBusy = true
+	s.pending++
+	timeout := min(s.u.env.cfg.AdminTimeout, 10*time.Second)
 	adm := kadm.NewClient(s.u.cons)
-	for _, x := range []struct {
-		topics []string
-		at     int64
-		list   func(context.Context, ...string) (kadm.ListedOffsets, error)
-	}{{start, posStart, adm.ListStartOffsets}, {end, posEnd, adm.ListEndOffsets}} {
-		if len(x.topics) == 0 {
+	go func() {
+		lctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		r := shPositions{asked: asked}
+		if len(start) > 0 {
+			r.start, r.err = adm.ListStartOffsets(lctx, start...)
+		}
+		if len(end) > 0 && r.err == nil {
+			r.end, r.err = adm.ListEndOffsets(lctx, end...)
+		}
+		s.posCh <- r
+	}()
+}
+
+// applyPositions applies a round of resolvePositions to the partitions it
+// asked for that were not restarted since and still wait for that kind of
+// position; if any asked for is left unresolved, another round follows
+// shallowRetry later.
+func (s *shallow) applyPositions(r shPositions) {
+	left := false
+	for k, gen := range r.asked {
+		sp := s.parts[k]
+		if sp == nil || sp.gen != gen || sp.pos >= 0 {
 			continue
 		}
-		offs, err := x.list(lctx, x.topics...)
-		if err != nil {
+		offs := r.start
+		if sp.pos == posEnd {
+			offs = r.end
+		}
+		if o, ok := offs.Lookup(k.topic, k.partition); ok && o.Err == nil && r.err == nil {
+			sp.pos = o.Offset
 			continue
 		}
-		for k, sp := range s.parts {
-			if sp.pos != x.at {
-				continue
-			}
-			if o, ok := offs.Lookup(k.topic, k.partition); ok && o.Err == nil {
-				sp.pos = o.Offset
-			}
+		left = true
+	}
+	s.toResolve = false
+	for _, sp := range s.parts {
+		if sp.pos < 0 && !sp.stopped && sp.f.live() {
+			s.toResolve = true // left, or asked for since the round was sent
+			break
 		}
+	}
+	if left {
+		s.posRetry = time.Now().Add(shallowRetry)
+		s.wakeBy(s.posRetry)
 	}
 }
 

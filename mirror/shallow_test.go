@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -726,5 +727,85 @@ func TestShallowNextLook(t *testing.T) {
 		if got := shallowNextLook(now, c.wakeAt); got != c.want {
 			t.Errorf("shallowNextLook(now, %v) = %v, want %v", c.wakeAt.Sub(now), got, c.want)
 		}
+	}
+}
+
+// TestShallowListOffsetsDoNotHoldTheLoop (regression, found reading the
+// shallow loop after the soak's metadata stall): a partition that starts
+// at its log start or end has its position listed (ListOffsets) before it
+// is fetched. The loop used to wait for that answer, up to the admin
+// timeout (10 s) and again at once: while the source did not answer, the
+// partitions already running were neither fetched nor produced, nor were
+// their acks applied. Now the round runs beside the loop: here the source
+// holds every ListOffsets request, resolvePositions returns at once, a
+// second call sends nothing while the round is in flight, and the answer,
+// once the source gives it, resolves the position (a partition restarted
+// meanwhile keeps its own).
+func TestShallowListOffsetsDoNotHoldTheLoop(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Source.Fake == nil {
+		t.Skip("needs kfake's request control (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic := p.Topic("positions")
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	recs := eventRecords(topic, 0, 0, 7, time.Now())
+	testcluster.Produce(t, &p.Source, recs...)
+	released := make(chan struct{})
+	release := sync.OnceFunc(func() { close(released) })
+	t.Cleanup(release)
+	var held atomic.Int32
+	sc := p.Source.Fake
+	sc.ControlKey(int16(kmsg.ListOffsets), func(kmsg.Request) (kmsg.Response, error, bool) {
+		sc.KeepControl()
+		select {
+		case <-released:
+		default:
+			held.Add(1)
+			sc.SleepControl(func() { <-released })
+		}
+		return nil, nil, false
+	})
+	cl := testcluster.Client(t, &p.Source)
+	s := &shallow{u: &unit{env: &unitEnv{cfg: FlowConfig{AdminTimeout: 20 * time.Second}}, cons: cl},
+		parts: map[tp]*shPart{}, posCh: make(chan shPositions, 1), toResolve: true}
+	k0, k1 := tp{topic, 0}, tp{topic, 1}
+	newPart := func(pos int64) *shPart {
+		return &shPart{f: &feed{gate: newProduceGate()}, pos: pos}
+	}
+	s.parts[k0], s.parts[k1] = newPart(posEnd), newPart(posStart)
+	begin := time.Now()
+	s.resolvePositions(context.Background())
+	if d := time.Since(begin); d > time.Second || !s.posBusy || s.pending != 1 {
+		t.Fatalf("resolvePositions took %v (busy %v, %d pending), want an immediate return with one round in flight", d, s.posBusy, s.pending)
+	}
+	testcluster.Eventually(t, 10*time.Second, "the source holds the round", func() (bool, string) {
+		return held.Load() > 0, fmt.Sprint(held.Load())
+	})
+	s.toResolve = true
+	s.resolvePositions(context.Background())
+	if s.pending != 1 {
+		t.Fatalf("%d rounds in flight after a second call, want 1", s.pending)
+	}
+	s.parts[k1].gen++ // restarted meanwhile, at a position of its own
+	s.parts[k1].pos = 3
+	release()
+	var r shPositions
+	select {
+	case r = <-s.posCh:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no answer after the source was released")
+	}
+	s.pending--
+	s.posBusy = false
+	s.applyPositions(r)
+	if got := s.parts[k0].pos; got != 7 {
+		t.Errorf("partition 0 resolved to %d, want 7 (its log end)", got)
+	}
+	if got := s.parts[k1].pos; got != 3 {
+		t.Errorf("partition 1 (restarted meanwhile) at %d, want its own 3", got)
+	}
+	if s.toResolve {
+		t.Error("positions still to resolve after the answer")
 	}
 }
