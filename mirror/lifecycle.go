@@ -128,6 +128,10 @@ type startPos struct {
 	// flush stores it.
 	byTail         bool
 	tail, tailDown int64
+	// limit is the record limit (bytes) the session's producer applies
+	// to the remote topic (0: unknown): a partition carried over FAILED
+	// on a record refused at a smaller one restarts (staleLimit).
+	limit int64
 }
 
 // resumeUp is a resume point of p: off, the last source offset
@@ -356,6 +360,12 @@ func (m *lifecycle) start(k tp, st startPos) {
 		p.retries, p.retryDelay, p.restartAsked, p.refill = old.retries, old.retryDelay, old.restartAsked, old.refill
 		p.quiet, p.unknownTries = old.quiet, old.unknownTries // a quiet retry stays quiet (exactly once, its aborted transaction ended the session)
 		p.recreated, p.newID = old.recreated, old.newID
+		var tl *RecordTooLargeError
+		if errors.As(old.err, &tl) && st.limit > 0 && tl.Limit < st.limit {
+			// The limit was raised between sessions (the new
+			// producer applies it): the record may fit now.
+			p.restartAsked = true
+		}
 		if old.err != nil && old.ackedOld {
 			p.ackedOld, p.newLog = true, true // its restart starts at the new log's start
 		}
@@ -703,6 +713,11 @@ func (m *lifecycle) limitRaised(remote string, lim int64) {
 		if m.staleLimit(p, p.err) {
 			p.restartAsked = true
 			m.redecide = true
+		}
+	}
+	for _, p := range m.carry {
+		if m.staleLimit(p, p.err) {
+			p.restartAsked = true // when it starts (a session that ends at once to reopen its producer)
 		}
 	}
 }

@@ -403,8 +403,10 @@ func TestLifecycleRules(t *testing.T) {
 			h.expect("raised while running", "")
 			f = h.cur(t0)
 			r = h.fetch(f, 10)
-			// The old producer's limit. The unit ends the session before
-			// it decides again (a rebuild is pending): applied alone.
+			// The old producer's limit, applied alone: the unit ends the
+			// session (a rebuild is pending), and whatever its last
+			// decisions do there, the partition is FAILED or stopped
+			// when the next session takes it over.
 			h.m.apply(event{kind: evResult, f: f, rec: r[0], err: tooLarge}, nil)
 			if p := h.m.parts[t0]; p.err == nil || !p.restartAsked {
 				t.Errorf("failed at a limit already raised: err %v, restart asked %v; want failed, restart asked", p.err, p.restartAsked)
@@ -419,6 +421,34 @@ func TestLifecycleRules(t *testing.T) {
 			h.fail(f, r[0], &RecordTooLargeError{Offset: 10, Size: 5 << 20, Limit: 4 << 20, Setting: "x"})
 			h.expect("too large for the new producer's limit too", "failed t/0; stop t/0; pause t/0")
 			h.expectState("failed at the raised limit", t0, StateFailed, 9, 9)
+		},
+	}, {
+		name: "a partition carried over FAILED below the next session's limit restarts; at or above it, it stays FAILED",
+		run: func(h *harness) {
+			f, g := start(h, t0, 9), start(h, t1, 4)
+			r, q := h.fetch(f, 10), h.fetch(g, 5)
+			h.fail(f, r[0], &RecordTooLargeError{Offset: 10, Size: 2 << 20, Limit: 1 << 20, Setting: "x"})
+			h.fail(g, q[0], &RecordTooLargeError{Offset: 5, Size: 8 << 20, Limit: 1 << 20, Setting: "x"})
+			h.post(event{kind: evSession}) // the limit was raised to 4 MiB between sessions: no evLimitRaised
+			h.took()
+			h.start(t0, startPos{remote: "a.t", committed: 9, topicID: [16]byte{1}, remoteID: [16]byte{2}, limit: 4 << 20})
+			h.expect("t/0 carried", "start t/0 at none; pause t/0; limits a.t; restart t/0 at 10")
+			h.start(t1, startPos{remote: "a.t", committed: 4, topicID: [16]byte{1}, remoteID: [16]byte{2}, limit: 1 << 20})
+			h.expect("t/1 carried at the same limit", "start t/1 at none; pause t/1")
+			h.expectState("t/1 stays failed", t1, StateFailed, 4, 4)
+		},
+	}, {
+		name: "a raise noted before the session starts its partitions marks the carried ones",
+		run: func(h *harness) {
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10)
+			h.fail(f, r[0], &RecordTooLargeError{Offset: 10, Size: 2 << 20, Limit: 1 << 20, Setting: "x"})
+			h.post(event{kind: evSession})
+			h.post(event{kind: evLimitRaised, a: 4 << 20, x: &evExtra{remote: "a.t"}}) // the offer's noteLimits, before any start
+			h.post(event{kind: evSession})                                             // the session ends at once to reopen the producer
+			h.took()
+			h.start(t0, startPos{remote: "a.t", committed: 9, topicID: [16]byte{1}, remoteID: [16]byte{2}})
+			h.expect("carried twice", "start t/0 at none; pause t/0; limits a.t; restart t/0 at 10")
 		},
 	}, {
 		name: "a lowered limit restarts nothing, and a new session forgets the limits",

@@ -79,7 +79,8 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 				"remote_topic_id", o.remoteID, "was", rid)
 			fill = true
 		}
-		add = append(add, pendingStart{k, startPos{remote: o.remote, committed: from, fromStart: fill, topicID: o.id, remoteID: o.remoteID}})
+		add = append(add, pendingStart{k, startPos{remote: o.remote, committed: from, fromStart: fill, topicID: o.id, remoteID: o.remoteID,
+			limit: int64(u.batchLimit(o.remote))}})
 	}
 	slices.SortFunc(add, func(a, b pendingStart) int {
 		if a.k.topic != b.k.topic {

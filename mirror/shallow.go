@@ -478,11 +478,11 @@ func (s *shallow) loadMeta(m shMeta, leaders map[tp]int32, ids map[string][16]by
 
 // shPositions is the answer to one round of resolvePositions: the
 // partitions it asked for, with their generation then (a partition
-// restarted since ignores it), and the offsets listed.
+// restarted since ignores it), and the offsets listed (those of the
+// leaders that answered, even when another did not).
 type shPositions struct {
 	asked      map[tp]int
 	start, end kadm.ListedOffsets
-	err        error
 }
 
 // resolvePositions turns "start" and "end" positions into offsets: it
@@ -526,10 +526,10 @@ func (s *shallow) resolvePositions(ctx context.Context) {
 		defer cancel()
 		r := shPositions{asked: asked}
 		if len(start) > 0 {
-			r.start, r.err = adm.ListStartOffsets(lctx, start...)
+			r.start, _ = adm.ListStartOffsets(lctx, start...) // a partition not listed is asked again
 		}
-		if len(end) > 0 && r.err == nil {
-			r.end, r.err = adm.ListEndOffsets(lctx, end...)
+		if len(end) > 0 {
+			r.end, _ = adm.ListEndOffsets(lctx, end...)
 		}
 		s.posCh <- r
 	}()
@@ -550,7 +550,7 @@ func (s *shallow) applyPositions(r shPositions) {
 		if sp.pos == posEnd {
 			offs = r.end
 		}
-		if o, ok := offs.Lookup(k.topic, k.partition); ok && o.Err == nil && r.err == nil {
+		if o, ok := offs.Lookup(k.topic, k.partition); ok && o.Err == nil {
 			sp.pos = o.Offset
 			continue
 		}
