@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -68,7 +69,8 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 		}
 		from := u.resumePoint(k)
 		_, fill := refill[k.topic]
-		if rid, ok := u.resumeIDs[k]; ok && from >= 0 && !fill && o.remoteID != (kadm.TopicID{}) && rid != o.remoteID {
+		ids := u.resumeIDs[k]
+		if rid := ids.remote; rid != (kadm.TopicID{}) && from >= 0 && !fill && o.remoteID != (kadm.TopicID{}) && rid != o.remoteID {
 			// The resume point was stored for another remote topic: it
 			// was deleted and re-created on the target while no unit
 			// replicated this partition (kmirror down, or the slot
@@ -77,6 +79,20 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 			u.log.Warn("the remote topic was re-created on the target since the resume point was stored: refilling the partition from the source's log start",
 				"topic", k.topic, "partition", k.partition, "remote_topic", o.remote, "resume_point", from,
 				"remote_topic_id", o.remoteID, "was", rid)
+			fill = true
+		}
+		if sid := ids.source; sid != (kadm.TopicID{}) && from >= 0 && !fill && o.id != (kadm.TopicID{}) && sid != o.id {
+			// The resume point is an offset of another source topic of
+			// the same name: it was deleted and re-created while no unit
+			// replicated this partition. The new topic's records are
+			// replicated from its log start (a fresh session of offset
+			// syncs, tagged with its ID); the old topic's records after
+			// the resume point, if it had any, are gone with it: reported
+			// as a gap, as a re-creation seen while running is (how many
+			// is not known: From == To).
+			u.reportGap(&GapError{Flow: u.env.name, Topic: k.topic, Partition: k.partition, From: from + 1, To: from + 1, At: time.Now(),
+				Reason: fmt.Sprintf("the source topic was deleted and re-created while no unit replicated it (topic ID %s, the resume point at offset %d was stored for %s); "+
+					"replication restarts at the new topic's log start; records of the old topic after the resume point, if any, were not replicated", o.id, from, sid)})
 			fill = true
 		}
 		add = append(add, pendingStart{k, startPos{remote: o.remote, committed: from, fromStart: fill, topicID: o.id, remoteID: o.remoteID,

@@ -269,6 +269,20 @@ func assumedLimit(err error) bool {
 	return errors.As(err, &tl) && tl.Assumed
 }
 
+// ackedTopicID is the ID of the source topic whose log p's resume point
+// (acked; exactly once, committed) is an offset of, recorded with it
+// (resumeRecord); zero when unknown: the source topic was re-created
+// and the offset may still be the old log's (ackedOld).
+func (p *partState) ackedTopicID() kadm.TopicID {
+	switch {
+	case p.ackedOld:
+		return kadm.TopicID{}
+	case p.newID != (kadm.TopicID{}):
+		return p.newID
+	}
+	return p.topicID
+}
+
 func recordSize(r *kgo.Record) int64 {
 	n := len(r.Key) + len(r.Value)
 	for _, h := range r.Headers {

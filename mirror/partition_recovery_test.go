@@ -644,8 +644,8 @@ func TestRemoteTopicDeletedWhileDownRefilled(t *testing.T) {
 		t.Fatalf("listing %s on the target: %v %v", remote, err, before[remote].Err)
 	}
 	k := tp{topic, 0}
-	if resume[k] != 99 || ids[k] != before[remote].ID {
-		t.Fatalf("resume point %d recording remote topic ID %s; want 99 recording %s", resume[k], ids[k], before[remote].ID)
+	if resume[k] != 99 || ids[k].remote != before[remote].ID {
+		t.Fatalf("resume point %d recording remote topic ID %s; want 99 recording %s", resume[k], ids[k].remote, before[remote].ID)
 	}
 	if _, err := adm.DeleteTopic(ctx, remote); err != nil {
 		t.Fatalf("deleting %s on the target: %v", remote, err)
@@ -668,5 +668,73 @@ func TestRemoteTopicDeletedWhileDownRefilled(t *testing.T) {
 	}
 	if n := len(lb.lines("level=WARN", "re-created on the target since the resume point was stored", "resume_point=99")); n != 1 {
 		t.Errorf("%d WARN lines about the refill, want 1", n)
+	}
+}
+
+// TestSourceTopicRecreatedWhileDownReplicatedFromItsStart: the source
+// topic is deleted and re-created while no kmirror runs, and the new topic
+// holds more records than the old one did. The resume point stored on the
+// target says 59, an offset of the old topic: resuming after it skipped
+// the new topic's records 0-59 without a word (what MM2 does). The resume
+// point records the source topic's ID (header kmirror-source-topic-id):
+// the restarted mirror sees that the topic is another one and replicates
+// it from its log start, after the old topic's records.
+func TestSourceTopicRecreatedWhileDownReplicatedFromItsStart(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("orders")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	a := partRecords(topic, "a", 0, 0, 60)
+	testcluster.Produce(t, &p.Source, a...)
+	m, stop := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic))...)
+	waitReplicated(t, m, 60)
+	if err := stop(); err != nil {
+		t.Fatalf("stopping: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	adm := testcluster.Admin(t, &p.Source)
+	before, err := adm.ListTopics(ctx, topic)
+	if err != nil || before[topic].Err != nil {
+		t.Fatalf("listing %s on the source: %v %v", topic, err, before[topic].Err)
+	}
+	resume, ids, err := readResumePoints(ctx, p.Target.Opts(), "mm2-offsets."+p.Source.Alias+".internal", p.Source.Alias, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := tp{topic, 0}
+	if resume[k] != 59 || ids[k].source != before[topic].ID {
+		t.Fatalf("resume point %d recording source topic ID %s; want 59 recording %s", resume[k], ids[k].source, before[topic].ID)
+	}
+	if _, err := adm.DeleteTopic(ctx, topic); err != nil {
+		t.Fatalf("deleting %s on the source: %v", topic, err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "source topic deleted", func() (bool, string) {
+		td, err := adm.ListTopics(ctx, topic)
+		return err == nil && td[topic].Err != nil, fmt.Sprint(td, err)
+	})
+	testcluster.Eventually(t, 30*time.Second, "source topic re-created", func() (bool, string) {
+		_, err := adm.CreateTopic(ctx, 1, 1, nil, topic)
+		return err == nil, fmt.Sprint(err)
+	})
+	b := partRecords(topic, "b", 0, 0, 80)
+	testcluster.Produce(t, &p.Source, b...)
+
+	var lb logBuf
+	m2, _ := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic), WithLogger(lb.logger()))...)
+	testcluster.Eventually(t, 60*time.Second, "the new source topic replicated from its start", func() (bool, string) {
+		ps := partStatus(m2, 0)
+		return ps.State == StateRunning && ps.Replicated == 80 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	if got, want := targetValues(t, p, remote, 0), wantValues(a, b); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 0 (%d records, want %d):\n got %v\nwant %v", len(got), len(want), got, want)
+	}
+	gaps := m2.Status().Flows[0].Gaps
+	if len(gaps) != 1 || gaps[0].Topic != topic || gaps[0].From != 60 || gaps[0].To != 60 || !strings.Contains(gaps[0].Reason, "re-created while no unit replicated it") {
+		t.Errorf("gaps %+v, want one for %s[0] at offset 60 (From == To: the old topic's records after the resume point are unknown) naming the re-creation", gaps, topic)
+	}
+	if n := len(lb.lines("level=ERROR", "source gap", "re-created while no unit replicated it")); n != 1 {
+		t.Errorf("%d ERROR lines reporting the gap, want 1", n)
 	}
 }

@@ -21,36 +21,64 @@ import (
 // therefore resumes where an MM2 deployment stopped, and the reverse. Units
 // write them (unit.commit); this file reads them.
 //
-// kmirror adds one record header, which Connect ignores:
-// kmirror-remote-topic-id, the ID of the remote topic the resume point's
-// records were written to. A unit starting on a resume point whose remote
-// topic has another ID now (deleted and re-created on the target while no
-// unit replicated the partition) refills the new remote topic from the
-// source's log start instead of resuming after records it no longer holds.
+// kmirror adds two record headers, which Connect ignores:
+//   - kmirror-remote-topic-id, the ID of the remote topic the resume
+//     point's records were written to. A unit starting on a resume point
+//     whose remote topic has another ID now (deleted and re-created on the
+//     target while no unit replicated the partition) refills the new remote
+//     topic from the source's log start instead of resuming after records
+//     it no longer holds.
+//   - kmirror-source-topic-id, the ID of the source topic whose log the
+//     offset belongs to. A unit starting on a resume point whose source
+//     topic has another ID now (deleted and re-created on the source while
+//     no unit replicated it) replicates the new topic from its log start:
+//     resuming at the old log's offset would skip the new log's records
+//     before it, silently. MM2 resumes there.
 
-// remoteTopicIDHeader is the resume points' header naming the remote
-// topic's ID (16 bytes).
-const remoteTopicIDHeader = "kmirror-remote-topic-id"
+// The resume points' headers naming topic IDs (16 bytes each).
+const (
+	remoteTopicIDHeader = "kmirror-remote-topic-id"
+	sourceTopicIDHeader = "kmirror-source-topic-id"
+)
 
-// remoteIDHeaders returns the header recording remote topic ID id (none
-// when id is unknown).
-func remoteIDHeaders(id kadm.TopicID) []kgo.RecordHeader {
-	if id == (kadm.TopicID{}) {
-		return nil
-	}
-	return []kgo.RecordHeader{{Key: remoteTopicIDHeader, Value: append([]byte(nil), id[:]...)}}
+// resumeIDs are the topic IDs a resume point records (zero: none, e.g.
+// written by MM2 or an older kmirror).
+type resumeIDs struct {
+	remote, source kadm.TopicID
 }
 
-// remoteIDOf returns the remote topic ID a resume point records (zero:
-// none, e.g. written by MM2 or an older kmirror).
-func remoteIDOf(hs []kgo.RecordHeader) kadm.TopicID {
-	var id kadm.TopicID
-	for _, h := range hs {
-		if h.Key == remoteTopicIDHeader && len(h.Value) == len(id) {
-			copy(id[:], h.Value)
+// idHeaders returns the headers recording ids (none for an unknown ID).
+func (ids resumeIDs) headers() []kgo.RecordHeader {
+	var hs []kgo.RecordHeader
+	for _, h := range []struct {
+		key string
+		id  kadm.TopicID
+	}{{remoteTopicIDHeader, ids.remote}, {sourceTopicIDHeader, ids.source}} {
+		if h.id != (kadm.TopicID{}) {
+			hs = append(hs, kgo.RecordHeader{Key: h.key, Value: append([]byte(nil), h.id[:]...)})
 		}
 	}
-	return id
+	return hs
+}
+
+// resumeIDsOf returns the topic IDs a resume point's headers record.
+func resumeIDsOf(hs []kgo.RecordHeader) resumeIDs {
+	var ids resumeIDs
+	for _, h := range hs {
+		var dst *kadm.TopicID
+		switch h.Key {
+		case remoteTopicIDHeader:
+			dst = &ids.remote
+		case sourceTopicIDHeader:
+			dst = &ids.source
+		default:
+			continue
+		}
+		if len(h.Value) == len(dst) {
+			copy(dst[:], h.Value)
+		}
+	}
+	return ids
 }
 
 // readResumePoints reads the resume-point topic to its end offsets and
@@ -60,14 +88,14 @@ func remoteIDOf(hs []kgo.RecordHeader) kadm.TopicID {
 // exactly-once writer that was fenced or crashed) is never taken as
 // progress, and it waits for the transactions open at the call to end.
 //
-// ids holds, per source partition, the remote topic ID its last resume
-// point records (absent: none recorded).
-func readResumePoints(ctx context.Context, opts []kgo.Opt, topic, source string, log *slog.Logger) (out map[tp]int64, ids map[tp]kadm.TopicID, err error) {
+// ids holds, per source partition, the topic IDs its last resume point
+// records (absent: none recorded).
+func readResumePoints(ctx context.Context, opts []kgo.Opt, topic, source string, log *slog.Logger) (out map[tp]int64, ids map[tp]resumeIDs, err error) {
 	recs, err := kread.ReadToEnd(ctx, opts, topic, kread.Options{ReadCommitted: true})
 	if err != nil {
 		return nil, nil, err
 	}
-	out, ids = map[tp]int64{}, map[tp]kadm.TopicID{}
+	out, ids = map[tp]int64{}, map[tp]resumeIDs{}
 	for _, r := range recs {
 		conn, alias, t, part, err := connectoffsets.ParseSourceKey(r.Key)
 		if err != nil || conn != "MirrorSourceConnector" || alias != source {
@@ -84,7 +112,7 @@ func readResumePoints(ctx context.Context, opts []kgo.Opt, topic, source string,
 			continue
 		}
 		out[tp{t, part}] = off
-		if id := remoteIDOf(r.Headers); id != (kadm.TopicID{}) {
+		if id := resumeIDsOf(r.Headers); id != (resumeIDs{}) {
 			ids[tp{t, part}] = id
 		} else {
 			delete(ids, tp{t, part})
@@ -113,7 +141,7 @@ func (u *unit) loadResume(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	u.resume, u.resumeIDs = map[tp]int64{}, map[tp]kadm.TopicID{}
+	u.resume, u.resumeIDs = map[tp]int64{}, map[tp]resumeIDs{}
 	for k, off := range all {
 		if slotOf(k.topic, k.partition, e.tasks) == u.slot {
 			u.resume[k] = off
@@ -204,10 +232,10 @@ func (u *unit) commit(ctx context.Context) (int, error) {
 // resumeRecord is the resume point "last replicated offset acked" of p's
 // source partition, as MM2's dedicated mode stores its source offsets
 // (Connect's JSON key and value, in the partition Connect's producer picks),
-// with the remote topic's ID in a header.
+// with the remote and source topics' IDs in headers.
 func (u *unit) resumeRecord(p *partState, acked int64) *kgo.Record {
 	e := u.env
 	key := connectoffsets.SourceKey(e.cfg.Source, p.topic, p.partition)
 	return &kgo.Record{Topic: e.resumeTopic, Key: key, Value: connectoffsets.SourceValue(acked),
-		Partition: connectoffsets.Partition(key, e.resumeParts), Headers: remoteIDHeaders(p.remoteID)}
+		Partition: connectoffsets.Partition(key, e.resumeParts), Headers: resumeIDs{p.remoteID, p.ackedTopicID()}.headers()}
 }

@@ -142,7 +142,7 @@ type unit struct {
 	// start.
 	life      *lifecycle
 	resume    map[tp]int64
-	resumeIDs map[tp]kadm.TopicID
+	resumeIDs map[tp]resumeIDs
 	// box is the unit's inbox: the other goroutines' events for the
 	// control goroutine.
 	box *inbox
