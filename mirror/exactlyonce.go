@@ -105,7 +105,7 @@ func (u *unit) commitTxn(ctx context.Context) (err error) {
 	}
 	recs := make([]*kgo.Record, 0, len(v.ups))
 	for _, up := range v.ups {
-		recs = append(recs, u.resumeRecord(up.p, up.off))
+		recs = append(recs, u.resumeRecord(up))
 	}
 	if len(recs) > 0 {
 		if err := u.prod.ProduceSync(tctx, recs...).FirstErr(); err != nil {

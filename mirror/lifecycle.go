@@ -139,6 +139,10 @@ type startPos struct {
 type resumeUp struct {
 	p   *partState
 	off int64
+	// srcID is the ID of the source topic whose log off is an offset of
+	// (partState.resumeID, read by the control goroutine: the exactly-once
+	// commit builds its records on another).
+	srcID kadm.TopicID
 }
 
 // Start offsets of actions other than an offset.
@@ -360,6 +364,9 @@ func (m *lifecycle) start(k tp, st startPos) {
 		p.retries, p.retryDelay, p.restartAsked, p.refill = old.retries, old.retryDelay, old.restartAsked, old.refill
 		p.quiet, p.unknownTries = old.quiet, old.unknownTries // a quiet retry stays quiet (exactly once, its aborted transaction ended the session)
 		p.recreated, p.newID = old.recreated, old.newID
+		if p.newID != (kadm.TopicID{}) && st.topicID != (kadm.TopicID{}) && p.newID != st.topicID {
+			p.newID = st.topicID // re-created again since: the log it reads now
+		}
 		var tl *RecordTooLargeError
 		if errors.As(old.err, &tl) && st.limit > 0 && tl.Limit < st.limit {
 			// The limit was raised between sessions (the new
@@ -368,6 +375,7 @@ func (m *lifecycle) start(k tp, st startPos) {
 		}
 		if old.err != nil && old.ackedOld {
 			p.ackedOld, p.newLog = true, true // its restart starts at the new log's start
+			p.ackedID = old.ackedID           // acked is still the old log's
 		}
 	}
 	if cur := m.parts[k]; cur != nil {
@@ -537,7 +545,7 @@ func (m *lifecycle) applyResult(p *partState, in inflight, r *kgo.Record, err er
 	}
 	p.acked, p.ackedDown = in.up, r.Offset
 	if p.newLog && !p.eos {
-		p.ackedOld = false
+		p.ackedOld, p.ackedID = false, p.logID()
 	}
 	p.retries, p.retryDelay = 0, 0 // replicating again: the next failure starts the backoff anew
 	p.unknownTries = 0
@@ -578,6 +586,9 @@ func (m *lifecycle) batchAck(f *feed, up int64, n int32, down, size int64, ts ti
 			}
 		}
 		p.acked, p.ackedDown = up+int64(n)-1, down+int64(n)-1
+		if p.newLog && !p.eos {
+			p.ackedOld, p.ackedID = false, p.logID() // as applyResult
+		}
 		p.unknownTries = 0 // acknowledged: the next unknown remote topic is retried quietly anew
 		p.records += int64(n)
 		p.bytes += size
@@ -758,6 +769,26 @@ func (m *lifecycle) sourceRecreated(topic string, id kadm.TopicID) {
 		}
 		p.reincarnate, p.ackedOld, p.newLog = true, true, false
 		reset = append(reset, p)
+	}
+	// Partitions of an earlier session not started yet (the re-creation
+	// fell between sessions): the same gap, and their start or restart
+	// is at the new topic's log start (lifecycle.start).
+	for k, p := range m.carry {
+		if k.topic != topic {
+			continue
+		}
+		p.newID = id
+		gap := &GapError{Flow: m.cfg.flow, Topic: topic, Partition: p.partition, From: p.acked + 1, To: max(p.hw, p.acked+1), At: m.now,
+			Reason: fmt.Sprintf("the source topic was deleted and re-created between sessions (topic ID %s, was %s); replication restarts at the new topic's log start", id, old)}
+		m.emit(action{kind: actGap, p: p, gap: gap})
+		if m.cfg.gapStop && gap.To > gap.From && p.err == nil {
+			p.err, p.failedAt, p.autoRetry = gap, m.now, false
+		}
+		if p.err != nil {
+			p.recreated = true
+			continue
+		}
+		p.ackedOld = true
 	}
 	m.emit(action{kind: actRecreate, topic: topic, parts: reset})
 }
@@ -973,6 +1004,9 @@ func (m *lifecycle) restart(o *partState) {
 		n.remoteID = id // a refill writes to the re-created topic
 	}
 	n.records, n.bytes, n.pm, n.hw, n.logStart = o.records, o.bytes, o.pm, o.hw, o.logStart
+	if !o.refill {
+		n.ackedID = o.ackedID // it resumes after o's acked offset, of o's log (refilled: none yet)
+	}
 	n.retries, n.retryDelay = o.retries, o.retryDelay
 	n.unknownTries = o.unknownTries
 	if !o.restartAsked {
@@ -1043,7 +1077,7 @@ func (m *lifecycle) txnPrepare() ([]resumeUp, error) {
 		case p.err != nil || p.acked == p.committed || p.acked < 0:
 			continue
 		}
-		ups = append(ups, resumeUp{p, p.acked})
+		ups = append(ups, resumeUp{p, p.acked, p.resumeID()})
 	}
 	return ups, nil
 }
@@ -1057,7 +1091,7 @@ func (m *lifecycle) txnCommitted(ups []resumeUp, promote bool) {
 		p := up.p
 		p.committed = up.off
 		if p.newLog {
-			p.ackedOld = false // the committed offset is the new log's
+			p.ackedOld, p.ackedID = false, p.logID() // the committed offset is the new log's
 		}
 		if m.cfg.syncs && len(p.pending) > 0 {
 			for _, s := range p.pending {
@@ -1106,7 +1140,7 @@ func (m *lifecycle) flushable() []resumeUp {
 		if p.transientErr != nil || p.acked == p.committed || p.acked < 0 {
 			continue
 		}
-		ups = append(ups, resumeUp{p, p.acked})
+		ups = append(ups, resumeUp{p, p.acked, p.resumeID()})
 	}
 	return ups
 }

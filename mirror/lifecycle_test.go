@@ -683,6 +683,47 @@ func TestLifecycleRules(t *testing.T) {
 			h.expect("the failed one", "restart t/1 at start")
 		},
 	}, {
+		name: "a resume point names the source topic whose log its offset is of, across a re-creation",
+		run: func(h *harness) {
+			h.m.topicIDs["t"] = [16]byte{1}
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10, 11)
+			h.ack(f, r[0], 100)
+			h.post(event{kind: evSourceRecreated, x: &evExtra{topic: "t", id: [16]byte{9}}})
+			h.ack(f, r[1], 101) // the old topic's record in flight
+			if ups := h.m.flushable(); len(ups) != 1 || ups[0].off != 11 || ups[0].srcID != [16]byte{1} {
+				t.Errorf("resume point after the old log's last ack: %+v, want offset 11 of topic ID 1", ups)
+			}
+			nf := h.cur(t0)
+			n := h.fetch(nf, 0)
+			h.ack(nf, n[0], 102)
+			if ups := h.m.flushable(); len(ups) != 1 || ups[0].off != 0 || ups[0].srcID != [16]byte{9} {
+				t.Errorf("resume point after the new log's first ack: %+v, want offset 0 of topic ID 9", ups)
+			}
+		},
+	}, {
+		// Review of 3d05b1f: a re-creation seen between sessions (the
+		// offer's ID differs, no partition running) was applied to no
+		// partition: the carried ones resumed at the old log's offset.
+		name: "a source topic re-created between sessions: gap, the carried partition starts at the new log's start",
+		run: func(h *harness) {
+			h.m.topicIDs["t"] = [16]byte{1}
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10)
+			h.ack(f, r[0], 100)
+			h.post(event{kind: evSession})
+			h.took()
+			h.post(event{kind: evSourceRecreated, x: &evExtra{topic: "t", id: [16]byte{9}}})
+			h.expect("re-created", "gap t/0 [11,11); recreate t ")
+			nf := h.start(t0, startPos{remote: "a.t", committed: 10, topicID: [16]byte{9}, remoteID: [16]byte{2}})
+			h.expect("carried", "start t/0 at start")
+			n := h.fetch(nf, 0)
+			h.ack(nf, n[0], 101)
+			if ups := h.m.flushable(); len(ups) != 1 || ups[0].off != 0 || ups[0].srcID != [16]byte{9} {
+				t.Errorf("resume point: %+v, want offset 0 of topic ID 9", ups)
+			}
+		},
+	}, {
 		name: "a failed partition stays failed across sessions, with its schedule",
 		cfg:  lifeConfig{retryFirst: time.Minute},
 		run: func(h *harness) {

@@ -81,10 +81,12 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 				"remote_topic_id", o.remoteID, "was", rid)
 			fill = true
 		}
-		if sid := ids.source; sid != (kadm.TopicID{}) && from >= 0 && !fill && o.id != (kadm.TopicID{}) && sid != o.id {
+		if sid := ids.source; sid != (kadm.TopicID{}) && from >= 0 && o.id != (kadm.TopicID{}) && sid != o.id && m.carry[k] == nil {
 			// The resume point is an offset of another source topic of
 			// the same name: it was deleted and re-created while no unit
-			// replicated this partition. The new topic's records are
+			// replicated this partition (a partition this unit replicated
+			// in an earlier session is the lifecycle's: sourceRecreated
+			// covers a re-creation between sessions). The new topic's records are
 			// replicated from its log start (a fresh session of offset
 			// syncs, tagged with its ID); the old topic's records after
 			// the resume point, if it had any, are gone with it: reported

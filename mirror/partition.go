@@ -120,6 +120,10 @@ type partState struct {
 	// session (syncWriter.reincarnate).
 	reincarnate bool
 	newID       [16]byte
+	// ackedID is the ID of the source topic whose log acked (exactly
+	// once: committed) is an offset of, recorded with the resume point
+	// (resumeID): the old log's while ackedOld.
+	ackedID kadm.TopicID
 	// ackedOld: acked (exactly once: committed) is still an offset of the
 	// re-created source topic's old log; oldLeft counts the old log's
 	// records in flight when the new log's first records were fetched
@@ -168,7 +172,7 @@ type partState struct {
 // topic with ID topicID (the incarnation its offset runs name), created at
 // now.
 func newPartState(topic, remote string, partition int32, committed int64, topicID [16]byte, eos bool, now time.Time) *partState {
-	return &partState{topic: topic, remote: remote, partition: partition, eos: eos, topicID: topicID,
+	return &partState{topic: topic, remote: remote, partition: partition, eos: eos, topicID: topicID, ackedID: topicID,
 		lsoHeld: -1, acked: committed, ackedDown: -1, committed: committed, hw: -1, polledTo: -1,
 		sw: newSyncWriter(committed, topicID), since: now}
 }
@@ -269,18 +273,25 @@ func assumedLimit(err error) bool {
 	return errors.As(err, &tl) && tl.Assumed
 }
 
-// ackedTopicID is the ID of the source topic whose log p's resume point
-// (acked; exactly once, committed) is an offset of, recorded with it
-// (resumeRecord); zero when unknown: the source topic was re-created
-// and the offset may still be the old log's (ackedOld).
-func (p *partState) ackedTopicID() kadm.TopicID {
-	switch {
-	case p.ackedOld:
-		return kadm.TopicID{}
-	case p.newID != (kadm.TopicID{}):
+// logID is the ID of the source topic log p reads: the re-created
+// topic's once one was seen (newID), else the one p started with.
+func (p *partState) logID() kadm.TopicID {
+	if p.newID != (kadm.TopicID{}) {
 		return p.newID
 	}
 	return p.topicID
+}
+
+// resumeID is the ID of the source topic whose log p's acked offset, the
+// resume point stored next, is an offset of (resumeUp, resumeRecord):
+// ackedID, or exactly once, when the open transaction holds records of a
+// re-created topic's new log, the new log's (ackedID turns to it when the
+// transaction commits). Control goroutine.
+func (p *partState) resumeID() kadm.TopicID {
+	if p.eos && p.ackedOld && p.newLog {
+		return p.logID()
+	}
+	return p.ackedID
 }
 
 func recordSize(r *kgo.Record) int64 {

@@ -47,7 +47,7 @@ type resumeIDs struct {
 	remote, source kadm.TopicID
 }
 
-// idHeaders returns the headers recording ids (none for an unknown ID).
+// headers returns the headers recording ids (none for an unknown ID).
 func (ids resumeIDs) headers() []kgo.RecordHeader {
 	var hs []kgo.RecordHeader
 	for _, h := range []struct {
@@ -216,7 +216,7 @@ func (u *unit) commit(ctx context.Context) (int, error) {
 	}
 	recs := make([]*kgo.Record, 0, len(ups))
 	for _, up := range ups {
-		recs = append(recs, u.resumeRecord(up.p, up.off))
+		recs = append(recs, u.resumeRecord(up))
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
 	defer cancel()
@@ -232,10 +232,13 @@ func (u *unit) commit(ctx context.Context) (int, error) {
 // resumeRecord is the resume point "last replicated offset acked" of p's
 // source partition, as MM2's dedicated mode stores its source offsets
 // (Connect's JSON key and value, in the partition Connect's producer picks),
-// with the remote and source topics' IDs in headers.
-func (u *unit) resumeRecord(p *partState, acked int64) *kgo.Record {
+// with the remote and source topics' IDs in headers. It reads only what
+// never changes in up.p (the exactly-once commit runs it on the poll
+// goroutine).
+func (u *unit) resumeRecord(up resumeUp) *kgo.Record {
 	e := u.env
+	p := up.p
 	key := connectoffsets.SourceKey(e.cfg.Source, p.topic, p.partition)
-	return &kgo.Record{Topic: e.resumeTopic, Key: key, Value: connectoffsets.SourceValue(acked),
-		Partition: connectoffsets.Partition(key, e.resumeParts), Headers: resumeIDs{p.remoteID, p.ackedTopicID()}.headers()}
+	return &kgo.Record{Topic: e.resumeTopic, Key: key, Value: connectoffsets.SourceValue(up.off),
+		Partition: connectoffsets.Partition(key, e.resumeParts), Headers: resumeIDs{p.remoteID, up.srcID}.headers()}
 }
