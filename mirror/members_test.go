@@ -425,7 +425,12 @@ func TestMembersShareAndHandOver(t *testing.T) {
 // soak replicates about 200 000 records over 12 partitions with three
 // members while members are SIGKILLed at arbitrary instants (kills times)
 // and replaced, and returns the duplicates a read_committed reader of the
-// target sees; lost or reordered records fail the test.
+// target sees. A lost record fails the test; exactly once, a reordered one
+// too. At least once, a member whose 1.5 s session expired while it was
+// alive (a loaded machine) can still land records it had in flight after
+// its successor resumed before them: a replay interleaved with the
+// successor's copies, which only the exactly-once fencing rules out
+// (seen once in a -race run of the whole package, 2026-12-03).
 func soak(t *testing.T, exactlyOnce bool, kills int) int {
 	t.Helper()
 	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
@@ -483,7 +488,31 @@ func soak(t *testing.T, exactlyOnce bool, kills int) int {
 	dst := readTarget()
 	dups := 0
 	for part := int32(0); part < parts; part++ {
-		dups += exactCopy(t, part, src[part], dst[part])
+		if exactlyOnce {
+			dups += exactCopy(t, part, src[part], dst[part])
+		} else {
+			dups += everyRecordCopied(t, part, src[part], dst[part])
+		}
+	}
+	return dups
+}
+
+// everyRecordCopied checks that target partition d holds every record of
+// source partition s (by value), in any order, and returns how many of
+// d's records are copies beyond the first.
+func everyRecordCopied(t *testing.T, part int32, s, d []*kgo.Record) int {
+	t.Helper()
+	seen := make(map[string]int, len(s))
+	for _, r := range d {
+		seen[string(r.Value)]++
+	}
+	dups := 0
+	for i, r := range s {
+		n := seen[string(r.Value)]
+		if n == 0 {
+			t.Fatalf("partition %d: source record %d (%q) never reached the target", part, i, r.Value)
+		}
+		dups += n - 1
 	}
 	return dups
 }
