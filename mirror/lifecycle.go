@@ -544,7 +544,7 @@ func (m *lifecycle) applyResult(p *partState, in inflight, r *kgo.Record, err er
 		return
 	}
 	p.acked, p.ackedDown = in.up, r.Offset
-	if p.newLog && !p.eos {
+	if p.newLog && p.ackedOld && !p.eos {
 		p.ackedOld, p.ackedID = false, p.logID()
 	}
 	p.retries, p.retryDelay = 0, 0 // replicating again: the next failure starts the backoff anew
@@ -586,7 +586,7 @@ func (m *lifecycle) batchAck(f *feed, up int64, n int32, down, size int64, ts ti
 			}
 		}
 		p.acked, p.ackedDown = up+int64(n)-1, down+int64(n)-1
-		if p.newLog && !p.eos {
+		if p.newLog && p.ackedOld && !p.eos {
 			p.ackedOld, p.ackedID = false, p.logID() // as applyResult
 		}
 		p.unknownTries = 0 // acknowledged: the next unknown remote topic is retried quietly anew
@@ -1090,7 +1090,7 @@ func (m *lifecycle) txnCommitted(ups []resumeUp, promote bool) {
 	for _, up := range ups {
 		p := up.p
 		p.committed = up.off
-		if p.newLog {
+		if p.newLog && p.ackedOld {
 			p.ackedOld, p.ackedID = false, p.logID() // the committed offset is the new log's
 		}
 		if m.cfg.syncs && len(p.pending) > 0 {

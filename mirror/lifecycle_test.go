@@ -724,6 +724,29 @@ func TestLifecycleRules(t *testing.T) {
 			}
 		},
 	}, {
+		// Review of 9c66366: a state restarted after a re-creation keeps
+		// newLog; held (not failed) when a second re-creation came, the
+		// late acks of its records tagged them with the newest topic.
+		name: "records of the second log acknowledged after a third was seen keep the second log's ID",
+		run: func(h *harness) {
+			h.m.topicIDs["t"] = [16]byte{1}
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10)
+			h.fail(f, r[0], kerr.InvalidRecord)
+			h.post(event{kind: evSourceRecreated, x: &evExtra{topic: "t", id: [16]byte{2}}})
+			h.post(event{kind: evRestart, a: 0, x: &evExtra{topic: "t"}})
+			h.took()
+			nf := h.cur(t0)
+			n := h.fetch(nf, 0, 1, 2)
+			h.ack(nf, n[0], 100)
+			h.fail(nf, n[2], &RecordTooLargeError{Offset: 2, Size: 2, Limit: 1, Setting: "x"}) // held: record 1 still in flight
+			h.post(event{kind: evSourceRecreated, x: &evExtra{topic: "t", id: [16]byte{3}}})
+			h.ack(nf, n[1], 101)
+			if ups := h.m.flushable(); len(ups) != 1 || ups[0].off != 1 || ups[0].srcID != [16]byte{2} {
+				t.Errorf("resume point: %+v, want offset 1 of topic ID 2 (the log it is an offset of)", ups)
+			}
+		},
+	}, {
 		name: "a failed partition stays failed across sessions, with its schedule",
 		cfg:  lifeConfig{retryFirst: time.Minute},
 		run: func(h *harness) {

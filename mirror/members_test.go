@@ -498,13 +498,20 @@ func soak(t *testing.T, exactlyOnce bool, kills int) int {
 }
 
 // everyRecordCopied checks that target partition d holds every record of
-// source partition s (by value), in any order, and returns how many of
-// d's records are copies beyond the first.
+// source partition s (by value), in any order, and nothing else, and
+// returns how many of d's records are copies beyond the first.
 func everyRecordCopied(t *testing.T, part int32, s, d []*kgo.Record) int {
 	t.Helper()
 	seen := make(map[string]int, len(s))
-	for _, r := range d {
-		seen[string(r.Value)]++
+	for _, r := range s {
+		seen[string(r.Value)] = 0
+	}
+	for i, r := range d {
+		n, ok := seen[string(r.Value)]
+		if !ok {
+			t.Fatalf("partition %d: target record %d (%q) is not a record of the source partition", part, i, r.Value)
+		}
+		seen[string(r.Value)] = n + 1
 	}
 	dups := 0
 	for i, r := range s {

@@ -81,20 +81,23 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 				"remote_topic_id", o.remoteID, "was", rid)
 			fill = true
 		}
-		if sid := ids.source; sid != (kadm.TopicID{}) && from >= 0 && o.id != (kadm.TopicID{}) && sid != o.id && m.carry[k] == nil {
+		if sid := ids.source; sid != (kadm.TopicID{}) && from >= 0 && o.id != (kadm.TopicID{}) && sid != o.id {
 			// The resume point is an offset of another source topic of
 			// the same name: it was deleted and re-created while no unit
-			// replicated this partition (a partition this unit replicated
-			// in an earlier session is the lifecycle's: sourceRecreated
-			// covers a re-creation between sessions). The new topic's records are
+			// replicated this partition, or after the last resume point
+			// was stored (a partition this unit replicated in an earlier
+			// session: the re-creation was reported when it was seen,
+			// by sourceRecreated). The new topic's records are
 			// replicated from its log start (a fresh session of offset
 			// syncs, tagged with its ID); the old topic's records after
 			// the resume point, if it had any, are gone with it: reported
 			// as a gap, as a re-creation seen while running is (how many
 			// is not known: From == To).
-			u.reportGap(&GapError{Flow: u.env.name, Topic: k.topic, Partition: k.partition, From: from + 1, To: from + 1, At: time.Now(),
-				Reason: fmt.Sprintf("the source topic was deleted and re-created while no unit replicated it (topic ID %s, the resume point at offset %d was stored for %s); "+
-					"replication restarts at the new topic's log start; records of the old topic after the resume point, if any, were not replicated", o.id, from, sid)})
+			if m.carry[k] == nil {
+				u.reportGap(&GapError{Flow: u.env.name, Topic: k.topic, Partition: k.partition, From: from + 1, To: from + 1, At: time.Now(),
+					Reason: fmt.Sprintf("the source topic was deleted and re-created while no unit replicated it (topic ID %s, the resume point at offset %d was stored for %s); "+
+						"replication restarts at the new topic's log start; records of the old topic after the resume point, if any, were not replicated", o.id, from, sid)})
+			}
 			fill = true
 		}
 		add = append(add, pendingStart{k, startPos{remote: o.remote, committed: from, fromStart: fill, topicID: o.id, remoteID: o.remoteID,
