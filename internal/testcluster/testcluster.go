@@ -164,10 +164,14 @@ func CreateTopic(t testing.TB, c *Cluster, topic string, partitions int32, confi
 }
 
 // Produce writes records to c synchronously; each record's Topic and
-// Partition must be set (a manual partitioner is used).
+// Partition must be set (a manual partitioner is used). A topic just
+// created may be unknown to a real broker for a moment
+// (UNKNOWN_TOPIC_OR_PARTITION, seen in CI on a loaded machine): the
+// records are retried until the 60 s deadline, not failed after kgo's
+// default 4 tries.
 func Produce(t testing.TB, c *Cluster, records ...*kgo.Record) {
 	t.Helper()
-	cl := Client(t, c, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	cl := Client(t, c, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.UnknownTopicRetries(-1))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := cl.ProduceSync(ctx, records...).FirstErr(); err != nil {
