@@ -756,10 +756,7 @@ func (m *lifecycle) sourceRecreated(topic string, id kadm.TopicID) {
 		if p.topic != topic {
 			continue
 		}
-		p.newID = id
-		gap := &GapError{Flow: m.cfg.flow, Topic: topic, Partition: p.partition, From: p.acked + 1, To: max(p.hw, p.acked+1), At: m.now,
-			Reason: fmt.Sprintf("the source topic was deleted and re-created (topic ID %s, was %s); replication restarts at the new topic's log start", id, old)}
-		m.emit(action{kind: actGap, p: p, gap: gap})
+		gap := m.recreatedGap(p, id, old)
 		if m.cfg.gapStop && gap.To > gap.From {
 			m.fail(p, gap, false, false) // the loss is the operator's to accept: Mirror.RestartFailed
 		}
@@ -777,10 +774,7 @@ func (m *lifecycle) sourceRecreated(topic string, id kadm.TopicID) {
 		if k.topic != topic {
 			continue
 		}
-		p.newID = id
-		gap := &GapError{Flow: m.cfg.flow, Topic: topic, Partition: p.partition, From: p.acked + 1, To: max(p.hw, p.acked+1), At: m.now,
-			Reason: fmt.Sprintf("the source topic was deleted and re-created between sessions (topic ID %s, was %s); replication restarts at the new topic's log start", id, old)}
-		m.emit(action{kind: actGap, p: p, gap: gap})
+		gap := m.recreatedGap(p, id, old)
 		if m.cfg.gapStop && gap.To > gap.From && p.err == nil {
 			p.err, p.failedAt, p.autoRetry = gap, m.now, false
 		}
@@ -791,6 +785,17 @@ func (m *lifecycle) sourceRecreated(topic string, id kadm.TopicID) {
 		p.ackedOld = true
 	}
 	m.emit(action{kind: actRecreate, topic: topic, parts: reset})
+}
+
+// recreatedGap reports the gap of p, a partition of a source topic
+// re-created with ID id (was old): what it had not replicated of the old
+// log, up to its high watermark. p reads the new log from now on (newID).
+func (m *lifecycle) recreatedGap(p *partState, id, old kadm.TopicID) *GapError {
+	p.newID = id
+	gap := &GapError{Flow: m.cfg.flow, Topic: p.topic, Partition: p.partition, From: p.acked + 1, To: max(p.hw, p.acked+1), At: m.now,
+		Reason: fmt.Sprintf("the source topic was deleted and re-created (topic ID %s, was %s); replication restarts at the new topic's log start", id, old)}
+	m.emit(action{kind: actGap, p: p, gap: gap})
+	return gap
 }
 
 // remoteChanged handles the remote topic of source topic topic deleted
