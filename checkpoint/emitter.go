@@ -131,6 +131,22 @@ type EmitterConfig struct {
 	// SyncGroupOffsets, to list, fetch and commit target group offsets,
 	// plus short-lived readers of the checkpoints topic at start.
 	TargetOpts []kgo.Opt
+	// SourceAdmin, when not nil, is a client of the source cluster the
+	// emitter uses instead of building one from SourceOpts (which then
+	// only needs to be non-empty): for listing groups and topics and
+	// fetching group offsets. The caller owns it and closes it after Run
+	// returned. Sharing the client that discovers topics keeps one copy of
+	// the source's topic metadata in memory instead of two (franz-go
+	// caches the metadata of every topic a client asked about: about
+	// 0.5 KiB a partition).
+	SourceAdmin *kgo.Client
+	// TargetAdmin, when not nil, is a client of the target cluster the
+	// emitter uses for its metadata and listing requests (the remote
+	// topics' IDs and log ends, the target's groups, the checkpoints
+	// topic's config), as SourceAdmin for the source. The client built
+	// from TargetOpts still writes checkpoints and fetches and commits
+	// target group offsets. The caller owns it.
+	TargetAdmin *kgo.Client
 	// OffsetSyncsOpts reach the cluster holding OffsetSyncsTopic (the
 	// source unless offset-syncs.topic.location=target); the emitter tails
 	// partition 0 of that topic with one consumer.
@@ -510,11 +526,14 @@ func (e *Emitter) Run(ctx context.Context) error {
 		return errors.New("checkpoint: Emitter.Run called twice")
 	}
 	c := e.cfg
-	srcCl, err := kclient.New(c.SourceOpts...)
-	if err != nil {
-		return fmt.Errorf("checkpoint: source %s client: %w", c.SourceAlias, err)
+	srcCl := c.SourceAdmin
+	if srcCl == nil {
+		var err error
+		if srcCl, err = kclient.New(c.SourceOpts...); err != nil {
+			return fmt.Errorf("checkpoint: source %s client: %w", c.SourceAlias, err)
+		}
+		defer srcCl.Close()
 	}
-	defer srcCl.Close()
 	dstCl, err := kclient.New(append(append([]kgo.Opt{}, c.TargetOpts...),
 		kgo.DefaultProduceTopic(e.cpTopic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
@@ -525,7 +544,11 @@ func (e *Emitter) Run(ctx context.Context) error {
 		return fmt.Errorf("checkpoint: target %s client: %w", c.TargetAlias, err)
 	}
 	defer dstCl.Close()
-	r := &run{e: e, src: kadm.NewClient(srcCl), srcCl: srcCl, dst: kadm.NewClient(dstCl), dstCl: dstCl}
+	dstAdm := c.TargetAdmin
+	if dstAdm == nil {
+		dstAdm = dstCl
+	}
+	r := &run{e: e, src: kadm.NewClient(srcCl), srcCl: srcCl, dst: kadm.NewClient(dstAdm), dstCl: dstCl}
 	r.src.SetTimeoutMillis(int32(c.AdminTimeout / time.Millisecond))
 	r.dst.SetTimeoutMillis(int32(c.AdminTimeout / time.Millisecond))
 

@@ -78,6 +78,8 @@ func (f *flow) runTasks(ctx context.Context) error {
 		TargetAlias:           f.cfg.Target,
 		Policy:                f.pol,
 		SourceOpts:            f.clientOpts(f.src, f.src.Admin),
+		SourceAdmin:           f.srcAdmCl, // one copy of each cluster's topic metadata (issue 22)
+		TargetAdmin:           f.dstAdmCl,
 		TargetOpts:            f.clientOpts(f.dst, f.dst.Producer, append(append(append([]kgo.Opt{}, f.dst.Consumer...), f.dst.Admin...), taskProducerOpts...)...),
 		OffsetSyncsOpts:       f.clientOpts(syncCluster, syncCluster.Consumer),
 		OffsetSyncsTopic:      f.offsetSyncsTopic,
@@ -120,28 +122,45 @@ var taskProducerOpts = []kgo.Opt{kgo.DisableIdempotentWrite(), kgo.RecordDeliver
 	kgo.MaxProduceRequestsInflightPerBroker(1)}
 
 // groupOffsetsCache builds Status's groups from the checkpoint emitter's,
-// keeping each group's Offsets maps while its Partitions are the same
-// slice: the emitter replaces a group's Partitions only when the group
-// changed, and an idle member's status (a /metrics scrape, the summary
-// log) would otherwise build a map per group partition per call. Safe for
-// concurrent use.
+// keeping each group's Offsets map while the translations it holds are the
+// same: an idle member's status (a /metrics scrape, the summary log) would
+// otherwise build a map per group partition per call. A map handed out is
+// never changed (callers may hold it): a group whose translations moved
+// gets a new one. The cache compares contents rather than holding the
+// emitter's Partitions slice: holding it kept each changed group's previous
+// slice alive until the next call (megabytes at thousands of groups,
+// issue 22). Safe for concurrent use.
 type groupOffsetsCache struct {
 	mu    sync.Mutex
 	by    map[string]*groupOffsets
 	stamp uint64 // of the latest call
 }
 
-// groupOffsets is one group's Offsets, built from the Partitions slice
-// whose first element is first (held, so its address is not reused).
+// groupOffsets is one group's cached Offsets.
 type groupOffsets struct {
-	first   *checkpoint.PartitionStatus
-	n       int
 	offsets map[string]map[int32]int64
 	stamp   uint64 // of the latest call that reported the group
 }
 
-// statuses maps the checkpoint emitter's group states to Status and drops
-// the cached maps of groups no longer reported.
+// sameOffsets reports whether m holds exactly the translated offsets of
+// parts (translatedOffsets(parts) would equal m).
+func sameOffsets(m map[string]map[int32]int64, parts []checkpoint.PartitionStatus) bool {
+	n := 0
+	for _, p := range parts {
+		if p.Translated < 0 {
+			continue
+		}
+		n++
+		if o, ok := m[p.RemoteTopic][p.Partition]; !ok || o != p.Translated {
+			return false
+		}
+	}
+	for _, ps := range m {
+		n -= len(ps)
+	}
+	return n == 0
+}
+
 func (c *groupOffsetsCache) statuses(in []checkpoint.GroupStatus) []GroupStatus {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -164,8 +183,8 @@ func (c *groupOffsetsCache) statuses(in []checkpoint.GroupStatus) []GroupStatus 
 				o = &groupOffsets{}
 				c.by[g.Group] = o
 			}
-			if o.first != &g.Partitions[0] || o.n != len(g.Partitions) {
-				o.first, o.n, o.offsets = &g.Partitions[0], len(g.Partitions), translatedOffsets(g.Partitions)
+			if o.offsets == nil || !sameOffsets(o.offsets, g.Partitions) {
+				o.offsets = translatedOffsets(g.Partitions)
 			}
 			o.stamp = c.stamp
 			gs.Offsets = o.offsets

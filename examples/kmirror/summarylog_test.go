@@ -64,6 +64,17 @@ func TestLogSummary(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("summary lines (-want +got):\n%s", d)
 	}
+	// summaryLoop keeps only summaryBase of the previous snapshot: the
+	// same lines, and no group or partition slice held for an interval.
+	prev.Flows[0].Groups = cur.Flows[0].Groups
+	prev.Flows[0].Partitions = []mirror.PartitionStatus{{Topic: "t", Partition: 0}}
+	base := summaryBase(prev)
+	if got := summaryLines(func(l *slog.Logger) { logSummary(l, base, cur, time.Minute) }); !cmp.Equal(want, got) {
+		t.Errorf("summary lines from summaryBase(prev) (-want +got):\n%s", cmp.Diff(want, got))
+	}
+	if len(base.Flows) != 3 || base.Flows[0].Groups != nil || base.Flows[0].Partitions != nil || base.Flows[0].Records != 1000 {
+		t.Errorf("summaryBase(prev) = %+v, want the 3 flows' names and counters only", base.Flows)
+	}
 }
 
 func TestLogSummaryQuiet(t *testing.T) {
