@@ -313,7 +313,7 @@ func (m *lifecycle) apply(ev event, arena [][]inflight) {
 		}
 	case evFlushed:
 		for _, up := range ev.x.ups {
-			up.p.committed, up.p.flushed = up.off, true
+			up.p.committed, up.p.committedID, up.p.flushed = up.off, up.srcID, true
 		}
 	case evTxnCommitted:
 		m.txnCommitted(ev.x.ups, ev.a == 1)
@@ -376,6 +376,7 @@ func (m *lifecycle) start(k tp, st startPos) {
 		if old.err != nil && old.ackedOld {
 			p.ackedOld, p.newLog = true, true // its restart starts at the new log's start
 			p.ackedID = old.ackedID           // acked is still the old log's
+			p.committedID = old.committedID
 		}
 	}
 	if cur := m.parts[k]; cur != nil {
@@ -1003,7 +1004,7 @@ func (m *lifecycle) restart(o *partState) {
 		from, committed = -1, -1
 	}
 	n := newPartState(o.topic, o.remote, o.partition, from, m.topicIDs[o.topic], o.eos, m.now)
-	n.committed = committed
+	n.committed, n.committedID = committed, o.committedID
 	n.remoteID = o.remoteID
 	if id := m.remoteIDs[o.topic]; id != (kadm.TopicID{}) {
 		n.remoteID = id // a refill writes to the re-created topic
@@ -1079,7 +1080,7 @@ func (m *lifecycle) txnPrepare() ([]resumeUp, error) {
 			// A record of this transaction was rejected: the whole
 			// transaction aborts; the partition stays stopped.
 			return nil, p.err
-		case p.err != nil || p.acked == p.committed || p.acked < 0:
+		case p.err != nil || p.stored() || p.acked < 0:
 			continue
 		}
 		ups = append(ups, resumeUp{p, p.acked, p.resumeID()})
@@ -1094,7 +1095,7 @@ func (m *lifecycle) txnPrepare() ([]resumeUp, error) {
 func (m *lifecycle) txnCommitted(ups []resumeUp, promote bool) {
 	for _, up := range ups {
 		p := up.p
-		p.committed = up.off
+		p.committed, p.committedID = up.off, up.srcID
 		if p.newLog && p.ackedOld {
 			p.ackedOld, p.ackedID = false, p.logID() // the committed offset is the new log's
 		}
@@ -1142,7 +1143,7 @@ func (m *lifecycle) flushable() []resumeUp {
 		// Store whatever the last replicated record is, also when it went
 		// back (the source topic was re-created): as Connect does, with no
 		// monotonic check, so a restart resumes on the new topic.
-		if p.transientErr != nil || p.acked == p.committed || p.acked < 0 {
+		if p.transientErr != nil || p.stored() || p.acked < 0 {
 			continue
 		}
 		ups = append(ups, resumeUp{p, p.acked, p.resumeID()})

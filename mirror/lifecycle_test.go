@@ -702,6 +702,35 @@ func TestLifecycleRules(t *testing.T) {
 			}
 		},
 	}, {
+		// Left by the note of 87c0d8a: flushable skipped a partition whose
+		// acked offset equalled the stored one, so a new log reaching the
+		// old log's stored offset kept the old ID (the next owner: a false
+		// gap, and the partition copied again).
+		name: "a new log's ack at the stored offset stores the resume point again, with the new ID",
+		run: func(h *harness) {
+			h.m.topicIDs["t"] = [16]byte{1}
+			f := start(h, t0, 0)
+			r := h.fetch(f, 1)
+			h.ack(f, r[0], 100)
+			h.post(event{kind: evFlushed, x: &evExtra{ups: h.m.flushable()}})
+			if ups := h.m.flushable(); len(ups) != 0 {
+				t.Fatalf("stored: %+v, want nothing to store", ups)
+			}
+			h.post(event{kind: evSourceRecreated, x: &evExtra{topic: "t", id: [16]byte{9}}})
+			nf := h.cur(t0)
+			n := h.fetch(nf, 0, 1)
+			h.ack(nf, n[0], 101)
+			h.ack(nf, n[1], 102)
+			ups := h.m.flushable()
+			if len(ups) != 1 || ups[0].off != 1 || ups[0].srcID != [16]byte{9} {
+				t.Fatalf("resume point at the new log's offset 1: %+v, want offset 1 of topic ID 9", ups)
+			}
+			h.post(event{kind: evFlushed, x: &evExtra{ups: ups}})
+			if ups := h.m.flushable(); len(ups) != 0 {
+				t.Errorf("stored again: %+v, want nothing to store", ups)
+			}
+		},
+	}, {
 		// Review of 3d05b1f: a re-creation seen between sessions (the
 		// offer's ID differs, no partition running) was applied to no
 		// partition: the carried ones resumed at the old log's offset.

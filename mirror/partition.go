@@ -124,6 +124,12 @@ type partState struct {
 	// once: committed) is an offset of, recorded with the resume point
 	// (resumeID): the old log's while ackedOld.
 	ackedID kadm.TopicID
+	// committedID is the source topic ID stored with the committed resume
+	// point (as far as this process knows: at start, the ID it resumes
+	// on). A resume point whose offset did not move but whose ID did (a
+	// re-created topic's new log reached the old log's stored offset) is
+	// stored again: flushable and txnPrepare compare both.
+	committedID kadm.TopicID
 	// ackedOld: acked (exactly once: committed) is still an offset of the
 	// re-created source topic's old log; oldLeft counts the old log's
 	// records in flight when the new log's first records were fetched
@@ -172,7 +178,7 @@ type partState struct {
 // topic with ID topicID (the incarnation its offset runs name), created at
 // now.
 func newPartState(topic, remote string, partition int32, committed int64, topicID [16]byte, eos bool, now time.Time) *partState {
-	return &partState{topic: topic, remote: remote, partition: partition, eos: eos, topicID: topicID, ackedID: topicID,
+	return &partState{topic: topic, remote: remote, partition: partition, eos: eos, topicID: topicID, ackedID: topicID, committedID: topicID,
 		lsoHeld: -1, acked: committed, ackedDown: -1, committed: committed, hw: -1, polledTo: -1,
 		sw: newSyncWriter(committed, topicID), since: now}
 }
@@ -287,6 +293,12 @@ func (p *partState) logID() kadm.TopicID {
 // ackedID, or exactly once, when the open transaction holds records of a
 // re-created topic's new log, the new log's (ackedID turns to it when the
 // transaction commits). Control goroutine.
+// stored reports whether the resume point to store, acked and
+// resumeID, is the one already stored.
+func (p *partState) stored() bool {
+	return p.acked == p.committed && p.resumeID() == p.committedID
+}
+
 func (p *partState) resumeID() kadm.TopicID {
 	if p.eos && p.ackedOld && p.newLog {
 		return p.logID()
