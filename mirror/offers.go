@@ -22,15 +22,49 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 	u.offerMu.Unlock()
 	u.drain(ctx) // the lifecycle is current before it takes the offer
 	m := u.life
+	// A source topic ID the offer has that differs from the one known
+	// (running: m.topicIDs; starting: the one stored with the resume
+	// point) is asked of the source first (confirmSourceIDs): an offer
+	// listed before a re-creation the unit already saw, or from a broker
+	// whose metadata lags, would otherwise restart the partition at its
+	// log start and report a false gap (duplicates). The decisions below
+	// use the ID the source answers.
+	ask := map[string]bool{}
+	for k, o := range offer {
+		if o.id == (kadm.TopicID{}) {
+			continue
+		}
+		if old, seen := m.topicIDs[k.topic]; seen && old != o.id {
+			ask[k.topic] = true
+		}
+		if _, running := m.parts[k]; !running {
+			if sid := u.resumeIDs[k].source; sid != (kadm.TopicID{}) && sid != o.id && u.resumePoint(k) >= 0 {
+				ask[k.topic] = true
+			}
+		}
+	}
+	current := u.confirmSourceIDs(ctx, ask)
+	unconfirmed := false // some topic's ID could not be asked: retry soon
+	idOf := func(topic string, offered kadm.TopicID) (kadm.TopicID, bool) {
+		if !ask[topic] {
+			return offered, true
+		}
+		id, ok := current[topic]
+		if !ok {
+			unconfirmed = true
+		}
+		return id, ok
+	}
 	recreated := map[string]kadm.TopicID{}
 	for k, o := range offer {
 		old, seen := m.topicIDs[k.topic]
+		id, ok := idOf(k.topic, o.id)
 		switch {
-		case o.id == (kadm.TopicID{}):
+		case !ok || id == (kadm.TopicID{}):
 		case !seen:
-			m.topicIDs[k.topic] = o.id
-		case old != o.id:
-			recreated[k.topic] = o.id
+			m.topicIDs[k.topic] = id
+		case old != id:
+			recreated[k.topic] = id
 		}
 	}
 	for _, topic := range sortedKeys(recreated) {
@@ -67,6 +101,11 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 		if _, ok := m.parts[k]; ok {
 			continue
 		}
+		id, ok := idOf(k.topic, o.id)
+		if !ok {
+			continue // its source topic ID is not known yet: the next try asks again
+		}
+		o.id = id
 		from := u.resumePoint(k)
 		_, fill := refill[k.topic]
 		ids := u.resumeIDs[k]
@@ -123,7 +162,7 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 		u.log.Debug("partitions started", "count", len(ready))
 	}
 	u.execute(ctx)
-	return len(ready) == len(add)
+	return len(ready) == len(add) && !unconfirmed
 }
 
 // pendingStart is an offered partition about to start at start.
@@ -162,6 +201,29 @@ func (u *unit) waitProducerMetadata(ctx context.Context, add []pendingStart) []p
 		ready = append(ready, st)
 	}
 	return ready
+}
+
+// confirmSourceIDs asks the source for the current IDs of topics (none:
+// no request) and returns those it answered; a topic it does not know
+// (deleted) or could not answer about is left out. Control goroutine only.
+func (u *unit) confirmSourceIDs(ctx context.Context, topics map[string]bool) map[string]kadm.TopicID {
+	if len(topics) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, 10*time.Second))
+	defer cancel()
+	listed, err := kadm.NewClient(u.cons).ListTopics(ctx, sortedKeys(topics)...)
+	if err != nil {
+		u.log.Debug("asking the source for topic IDs", "topics", len(topics), "err", err)
+		return nil
+	}
+	out := make(map[string]kadm.TopicID, len(topics))
+	for topic := range topics {
+		if td, ok := listed[topic]; ok && td.Err == nil && td.ID != (kadm.TopicID{}) {
+			out[topic] = td.ID
+		}
+	}
+	return out
 }
 
 // confirmRefills keeps in refill only the remote topics whose ID on the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -736,5 +737,93 @@ func TestSourceTopicRecreatedWhileDownReplicatedFromItsStart(t *testing.T) {
 	}
 	if n := len(lb.lines("level=ERROR", "source gap", "re-created while no unit replicated it")); n != 1 {
 		t.Errorf("%d ERROR lines reporting the gap, want 1", n)
+	}
+}
+
+// TestStaleSourceOfferRestartsNothing: left by the note of 87c0d8a, the
+// source topic ID a discovery offer carries was trusted as is. An offer
+// listed before a re-creation the unit already handled names the old
+// topic's ID: the unit took it for a second re-creation, restarted the
+// partition at the log start and reported a false gap (every record copied
+// again). The unit now asks the source, which names the current topic.
+func TestStaleSourceOfferRestartsNothing(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("stale-src")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	testcluster.Produce(t, &p.Source, partRecords(topic, "a", 0, 0, 60)...)
+	fc := recoveryFlow(p, topic)
+	fc.RefreshTopicsInterval = time.Hour // the test hands the unit its offers
+	m, _ := runMirror(t, recoveryOpts(p, fc)...)
+	waitReplicated(t, m, 60)
+	f := m.flows[0]
+	f.unitsMu.Lock()
+	var u *unit
+	for _, x := range f.units {
+		u = x
+	}
+	f.unitsMu.Unlock()
+	u.offerMu.Lock()
+	stale := maps.Clone(u.offer)
+	u.offerMu.Unlock()
+
+	ctx := t.Context()
+	adm := testcluster.Admin(t, &p.Source)
+	if _, err := adm.DeleteTopic(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "source topic deleted", func() (bool, string) {
+		td, err := adm.ListTopics(ctx, topic)
+		return err == nil && td[topic].Err != nil, fmt.Sprint(td, err)
+	})
+	testcluster.Eventually(t, 30*time.Second, "source topic re-created", func() (bool, string) {
+		_, err := adm.CreateTopic(ctx, 1, 1, nil, topic)
+		return err == nil, fmt.Sprint(err)
+	})
+	testcluster.Produce(t, &p.Source, partRecords(topic, "b", 0, 0, 80)...)
+	var td kadm.TopicDetails
+	testcluster.Eventually(t, 30*time.Second, "the re-created topic listed", func() (bool, string) {
+		var err error
+		td, err = adm.ListTopics(ctx, topic)
+		return err == nil && td[topic].Err == nil, fmt.Sprint(td, err)
+	})
+	fresh := maps.Clone(stale)
+	for k, o := range fresh {
+		if o.id == td[topic].ID {
+			t.Fatalf("the re-created topic has the old ID %s", o.id)
+		}
+		o.id = td[topic].ID
+		fresh[k] = o
+	}
+	u.setOffer(fresh) // the discovery round that sees the re-creation
+	testcluster.Eventually(t, 30*time.Second, "the new topic replicated", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateRunning && ps.Replicated == 80 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	before, gaps := partStatus(m, 0), len(m.Status().Flows[0].Gaps)
+	end := func() int64 {
+		ends, err := testcluster.Admin(t, &p.Target).ListEndOffsets(ctx, remote)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ := ends.Lookup(remote, 0)
+		return o.Offset
+	}
+	targetEnd := end()
+
+	u.setOffer(stale) // a discovery round that listed the source before the re-creation
+	// A restart's first fetch can wait for the unit's fetch in flight
+	// (fetchMaxWait): watch past it.
+	time.Sleep(fetchMaxWait + 2*time.Second)
+	after := partStatus(m, 0)
+	if after.Records != before.Records || after.Replicated != 80 || after.State != StateRunning {
+		t.Errorf("after the stale offer: %+v; want the partition running at 80 with %d records acknowledged, as before it (a restart copies the new topic again)", after, before.Records)
+	}
+	if n := len(m.Status().Flows[0].Gaps); n != gaps {
+		t.Errorf("%d gaps after the stale offer, want %d (no second re-creation)", n, gaps)
+	}
+	if e := end(); e != targetEnd {
+		t.Errorf("target end offset %d after the stale offer, want %d (nothing copied again)", e, targetEnd)
 	}
 }
