@@ -414,9 +414,9 @@ func (m *lifecycle) fetched(f *feed, recs []inflight, polledTo, hw int64) {
 		// fed to the sync writer yet (in flight, and exactly once
 		// acknowledged in the open transaction).
 		p.reincarnate = false
-		p.sw.reincarnate(p.newID, p.inFlight()+len(p.pending))
-		p.oldLeft = p.inFlight()
-		p.hw, p.logStart = -1, 0 // the new log's
+		p.sw.reincarnate(p.newID, p.inFlightRecords()+len(p.pending)) // acknowledged to it record by record
+		p.oldLeft = p.inFlight()                                      // popped entry by entry (pop)
+		p.hw, p.logStart = -1, 0                                      // the new log's
 	}
 	if hw > p.hw {
 		p.hw = hw

@@ -683,6 +683,35 @@ func TestLifecycleRules(t *testing.T) {
 			h.expect("the failed one", "restart t/1 at start")
 		},
 	}, {
+		// Left by the note of 87c0d8a: the sync writer's new session was
+		// told how many entries were in flight, but a shallow-copy entry
+		// is a batch acknowledged record by record: the old log's records
+		// after the batch's first were tagged with the new topic's ID.
+		name: "shallow copy: the new log's offset-run session starts after every record of the old log's batches in flight",
+		cfg:  lifeConfig{syncs: true},
+		run: func(h *harness) {
+			h.m.topicIDs["t"] = [16]byte{1}
+			f := start(h, t0, 9)
+			h.post(event{kind: evFetched, f: f, a: 13, b: 13, x: &evExtra{recs: []inflight{{up: 10, size: 30, n: 3}}}})
+			h.took()
+			h.post(event{kind: evSourceRecreated, x: &evExtra{topic: "t", id: [16]byte{9}}})
+			h.took()
+			nf := h.cur(t0)
+			h.post(event{kind: evFetched, f: nf, a: 2, b: 2, x: &evExtra{recs: []inflight{{up: 0, size: 20, n: 2}}}})
+			w := &h.m.parts[t0].sw.runs
+			if !w.pending || w.pendAcks != 3 {
+				t.Fatalf("new session pending after %d acknowledgements (pending %v), want after the old batch's 3", w.pendAcks, w.pending)
+			}
+			h.m.apply(event{kind: evBatchAck, f: f, a: 10, b: 100, c: 3, d: 30, x: &evExtra{ts: h.now}}, nil)
+			if !w.pending || w.topicID != [16]byte{1} {
+				t.Errorf("after the old log's batch: session of topic %v (pending %v), want still topic 1's", w.topicID, w.pending)
+			}
+			h.m.apply(event{kind: evBatchAck, f: nf, a: 0, b: 103, c: 2, d: 20, x: &evExtra{ts: h.now}}, nil)
+			if w.pending || w.topicID != [16]byte{9} || w.sessUp != 0 {
+				t.Errorf("after the new log's batch: session of topic %v from %d (pending %v), want topic 9's from 0", w.topicID, w.sessUp, w.pending)
+			}
+		},
+	}, {
 		name: "a resume point names the source topic whose log its offset is of, across a re-creation",
 		run: func(h *harness) {
 			h.m.topicIDs["t"] = [16]byte{1}

@@ -187,6 +187,17 @@ func newPartState(topic, remote string, partition int32, committed int64, topicI
 // applied yet.
 func (p *partState) inFlight() int { return len(p.queue) - p.head }
 
+// inFlightRecords is the number of records in flight: a shallow-copy
+// batch counts its records, each acknowledged to the sync writer one by
+// one (batchAck).
+func (p *partState) inFlightRecords() int {
+	n := 0
+	for _, in := range p.queue[p.head:] {
+		n += max(int(in.n), 1)
+	}
+	return n
+}
+
 // pop removes the oldest in-flight entry (the one the next result is
 // for) and returns it, compacting the queue once most of it is consumed.
 func (p *partState) pop() inflight {
