@@ -420,6 +420,19 @@ func (s *lifeSim) flush() {
 				break
 			}
 		}
+		// The resume point names the source topic its offset is of: the
+		// generation of this transaction's record at that offset (a
+		// resume point is stored only with a record of its transaction).
+		gen := -1
+		for _, o := range sp.target {
+			if o.txn == s.txn && o.up == up.off {
+				gen = o.gen
+			}
+		}
+		if want := [16]byte{1, byte(gen)}; gen < 0 || up.srcID != want {
+			s.t.Errorf("partition %d, exactly once: resume point %d stored with source topic ID %v; its record in this transaction is of generation %d (want ID %v)",
+				sp.k.partition, up.off, up.srcID, gen, want)
+		}
 	}
 	s.logf("transaction committed, %d resume points", len(ups))
 	s.txn++

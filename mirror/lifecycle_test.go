@@ -637,6 +637,34 @@ func TestLifecycleRules(t *testing.T) {
 			h.expectState("restarted", t0, StateRunning, 9, 9)
 		},
 	}, {
+		// Review of be3702f: a state restarted after a re-creation has
+		// newLog set before any record of the new log is acknowledged;
+		// its stored resume point (the old log's offset, the old ID) was
+		// taken for one whose ID moved, and the next transaction stored
+		// the old log's offset under the new ID: the next session would
+		// resume there in the new log, skipping its first records.
+		name: "exactly once: a partition restarted after a re-creation stores nothing before a record of the new log is in a transaction",
+		cfg:  lifeConfig{eos: true, syncs: true},
+		run: func(h *harness) {
+			h.m.topicIDs["t"] = [16]byte{1}
+			f := start(h, t0, 9)
+			h.fail(f, h.fetch(f, 10)[0], kerr.InvalidRecord)
+			h.post(event{kind: evTxnAborted})
+			h.post(event{kind: evSourceRecreated, x: &evExtra{topic: "t", id: [16]byte{9}}})
+			h.post(event{kind: evRestart, a: 0, x: &evExtra{topic: "t"}})
+			h.took()
+			if ups, err := h.m.txnPrepare(); err != nil || len(ups) != 0 {
+				t.Fatalf("prepare before the new log's first record: %+v %v, want nothing to store (resume point 9 of topic 1 stays)", ups, err)
+			}
+			nf := h.cur(t0)
+			n := h.fetch(nf, 0)
+			h.ack(nf, n[0], 100)
+			ups, err := h.m.txnPrepare()
+			if err != nil || len(ups) != 1 || ups[0].off != 0 || ups[0].srcID != [16]byte{9} {
+				t.Fatalf("prepare after the new log's first record: %+v %v, want offset 0 of topic 9", ups, err)
+			}
+		},
+	}, {
 		name: "exactly once: a committed transaction stores its resume points and feeds the sync writer",
 		cfg:  lifeConfig{eos: true, syncs: true},
 		run: func(h *harness) {

@@ -299,19 +299,22 @@ func (p *partState) logID() kadm.TopicID {
 	return p.topicID
 }
 
-// resumeID is the ID of the source topic whose log p's acked offset, the
-// resume point stored next, is an offset of (resumeUp, resumeRecord):
-// ackedID, or exactly once, when the open transaction holds records of a
-// re-created topic's new log, the new log's (ackedID turns to it when the
-// transaction commits). Control goroutine.
 // stored reports whether the resume point to store, acked and
 // resumeID, is the one already stored.
 func (p *partState) stored() bool {
 	return p.acked == p.committed && p.resumeID() == p.committedID
 }
 
+// resumeID is the ID of the source topic whose log p's acked offset, the
+// resume point stored next, is an offset of (resumeUp, resumeRecord):
+// ackedID, or exactly once, when the open transaction holds records of a
+// re-created topic's new log, the new log's (ackedID turns to it when the
+// transaction commits). A state restarted after a re-creation has newLog
+// set before any record of the new log was acknowledged: its acked offset
+// is still the old log's until the transaction holds one (pending).
+// Control goroutine.
 func (p *partState) resumeID() kadm.TopicID {
-	if p.eos && p.ackedOld && p.newLog {
+	if p.eos && p.ackedOld && p.newLog && len(p.pending) > 0 {
 		return p.logID()
 	}
 	return p.ackedID
