@@ -132,13 +132,14 @@ type EmitterConfig struct {
 	// plus short-lived readers of the checkpoints topic at start.
 	TargetOpts []kgo.Opt
 	// SourceAdmin, when not nil, is a client of the source cluster the
-	// emitter uses instead of building one from SourceOpts (which then
-	// only needs to be non-empty): for listing groups and topics and
-	// fetching group offsets. The caller owns it and closes it after Run
-	// returned. Sharing the client that discovers topics keeps one copy of
-	// the source's topic metadata in memory instead of two (franz-go
-	// caches the metadata of every topic a client asked about: about
-	// 0.5 KiB a partition).
+	// emitter lists groups and topics with, instead of the client it
+	// builds from SourceOpts (which still fetches the groups' offsets:
+	// large requests at thousands of groups, kept off the caller's
+	// client). The caller owns it and closes it after Run returned.
+	// Sharing the client that discovers topics keeps one copy of the
+	// source's topic metadata in memory instead of two (franz-go caches
+	// the metadata of every topic a client asked about: about 0.5 KiB a
+	// partition).
 	SourceAdmin *kgo.Client
 	// TargetAdmin, when not nil, is a client of the target cluster the
 	// emitter uses for its metadata and listing requests (the remote
@@ -526,13 +527,14 @@ func (e *Emitter) Run(ctx context.Context) error {
 		return errors.New("checkpoint: Emitter.Run called twice")
 	}
 	c := e.cfg
-	srcCl := c.SourceAdmin
-	if srcCl == nil {
-		var err error
-		if srcCl, err = kclient.New(c.SourceOpts...); err != nil {
-			return fmt.Errorf("checkpoint: source %s client: %w", c.SourceAlias, err)
-		}
-		defer srcCl.Close()
+	srcCl, err := kclient.New(c.SourceOpts...)
+	if err != nil {
+		return fmt.Errorf("checkpoint: source %s client: %w", c.SourceAlias, err)
+	}
+	defer srcCl.Close()
+	srcAdm := c.SourceAdmin
+	if srcAdm == nil {
+		srcAdm = srcCl
 	}
 	dstCl, err := kclient.New(append(append([]kgo.Opt{}, c.TargetOpts...),
 		kgo.DefaultProduceTopic(e.cpTopic),
@@ -548,7 +550,7 @@ func (e *Emitter) Run(ctx context.Context) error {
 	if dstAdm == nil {
 		dstAdm = dstCl
 	}
-	r := &run{e: e, src: kadm.NewClient(srcCl), srcCl: srcCl, dst: kadm.NewClient(dstAdm), dstCl: dstCl}
+	r := &run{e: e, src: kadm.NewClient(srcAdm), srcCl: srcCl, dst: kadm.NewClient(dstAdm), dstCl: dstCl}
 	r.src.SetTimeoutMillis(int32(c.AdminTimeout / time.Millisecond))
 	r.dst.SetTimeoutMillis(int32(c.AdminTimeout / time.Millisecond))
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // applyOffer starts the offered partitions the unit does not replicate yet
@@ -44,15 +45,27 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 		}
 	}
 	current := u.confirmSourceIDs(ctx, ask)
-	unconfirmed := false // some topic's ID could not be asked: retry soon
+	unconfirmed := false // some topic's ID is not settled: retry soon
+	settled := map[string]kadm.TopicID{}
+	for topic := range ask {
+		var offered kadm.TopicID
+		for k, o := range offer {
+			if k.topic == topic {
+				offered = o.id
+				break
+			}
+		}
+		if id, ok := u.settleID(topic, offered, current); ok {
+			settled[topic] = id
+		} else {
+			unconfirmed = true
+		}
+	}
 	idOf := func(topic string, offered kadm.TopicID) (kadm.TopicID, bool) {
 		if !ask[topic] {
 			return offered, true
 		}
-		id, ok := current[topic]
-		if !ok {
-			unconfirmed = true
-		}
+		id, ok := settled[topic]
 		return id, ok
 	}
 	recreated := map[string]kadm.TopicID{}
@@ -205,25 +218,81 @@ func (u *unit) waitProducerMetadata(ctx context.Context, add []pendingStart) []p
 
 // confirmSourceIDs asks the source for the current IDs of topics (none:
 // no request) and returns those it answered; a topic it does not know
-// (deleted) or could not answer about is left out. Control goroutine only.
+// (deleted) or could not answer about is left out. The request goes to a
+// broker (kadm's listing answers from the client's metadata cache, which
+// can predate the re-creation in question), waits at most
+// confirmIDTimeout (the control goroutine waits with it). Control
+// goroutine only.
 func (u *unit) confirmSourceIDs(ctx context.Context, topics map[string]bool) map[string]kadm.TopicID {
 	if len(topics) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, 10*time.Second))
+	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, confirmIDTimeout))
 	defer cancel()
-	listed, err := kadm.NewClient(u.cons).ListTopics(ctx, sortedKeys(topics)...)
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range sortedKeys(topics) {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(ctx, u.cons)
 	if err != nil {
 		u.log.Debug("asking the source for topic IDs", "topics", len(topics), "err", err)
 		return nil
 	}
 	out := make(map[string]kadm.TopicID, len(topics))
-	for topic := range topics {
-		if td, ok := listed[topic]; ok && td.Err == nil && td.ID != (kadm.TopicID{}) {
-			out[topic] = td.ID
+	for _, t := range resp.Topics {
+		if t.Topic != nil && topics[*t.Topic] && t.ErrorCode == 0 && t.TopicID != (kadm.TopicID{}) {
+			out[*t.Topic] = t.TopicID
 		}
 	}
 	return out
+}
+
+// confirmIDTimeout bounds one confirmSourceIDs request.
+const confirmIDTimeout = 3 * time.Second
+
+// disputeTries is how many answers in a row must contradict an offer's
+// topic ID before the answer is taken: a broker's metadata can lag a
+// re-creation the offer saw, and a re-creation ignored would resume the
+// new topic at the old one's offset (records lost), while one taken wrongly
+// only copies a partition again.
+const disputeTries = 3
+
+// idDispute is a topic's run of answers contradicting offered.
+type idDispute struct {
+	offered kadm.TopicID
+	n       int
+}
+
+// settleID decides the ID of topic, offered as offered, from the source's
+// answer (current): the answer when it agrees, or when it contradicted the
+// same offered ID disputeTries times in a row; not settled (false) without
+// an answer or while the dispute is shorter.
+func (u *unit) settleID(topic string, offered kadm.TopicID, current map[string]kadm.TopicID) (kadm.TopicID, bool) {
+	id, ok := current[topic]
+	switch {
+	case !ok:
+		return kadm.TopicID{}, false
+	case id == offered:
+		delete(u.disputes, topic)
+		return id, true
+	}
+	d := u.disputes[topic]
+	if d.offered != offered {
+		d = idDispute{offered: offered}
+	}
+	d.n++
+	if d.n < disputeTries {
+		if u.disputes == nil {
+			u.disputes = map[string]idDispute{}
+		}
+		u.disputes[topic] = d
+		return kadm.TopicID{}, false
+	}
+	delete(u.disputes, topic)
+	u.log.Info("discovery offered a source topic ID the source contradicts: keeping the source's", "topic", topic, "offered", offered, "source", id)
+	return id, true
 }
 
 // confirmRefills keeps in refill only the remote topics whose ID on the

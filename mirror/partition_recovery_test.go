@@ -767,6 +767,9 @@ func TestStaleSourceOfferRestartsNothing(t *testing.T) {
 	u.offerMu.Lock()
 	stale := maps.Clone(u.offer)
 	u.offerMu.Unlock()
+	if len(stale) != 1 {
+		t.Fatalf("offer %v, want the topic's one partition", stale)
+	}
 
 	ctx := t.Context()
 	adm := testcluster.Admin(t, &p.Source)
@@ -825,5 +828,39 @@ func TestStaleSourceOfferRestartsNothing(t *testing.T) {
 	}
 	if e := end(); e != targetEnd {
 		t.Errorf("target end offset %d after the stale offer, want %d (nothing copied again)", e, targetEnd)
+	}
+}
+
+// TestSettleSourceID: an offer's source topic ID is taken when the source
+// agrees; an answer that contradicts it is taken only after disputeTries
+// answers in a row (a broker's metadata can lag a re-creation the offer
+// saw); no answer settles nothing; another offered ID starts a new count.
+func TestSettleSourceID(t *testing.T) {
+	a, b, c := kadm.TopicID{1}, kadm.TopicID{2}, kadm.TopicID{3}
+	u := &unit{log: slog.New(slog.DiscardHandler)}
+	type step struct {
+		offered kadm.TopicID
+		answer  map[string]kadm.TopicID
+		want    kadm.TopicID
+		ok      bool
+	}
+	for i, s := range []step{
+		{a, map[string]kadm.TopicID{"t": a}, a, true},
+		{b, nil, kadm.TopicID{}, false},
+		{b, map[string]kadm.TopicID{"t": a}, kadm.TopicID{}, false},
+		{b, map[string]kadm.TopicID{"t": a}, kadm.TopicID{}, false},
+		{c, map[string]kadm.TopicID{"t": a}, kadm.TopicID{}, false}, // another offer: counted anew
+		{c, map[string]kadm.TopicID{"t": a}, kadm.TopicID{}, false},
+		{c, map[string]kadm.TopicID{"t": a}, a, true},
+		{b, map[string]kadm.TopicID{"t": a}, kadm.TopicID{}, false}, // settled: counted anew
+		{b, map[string]kadm.TopicID{"t": b}, b, true},
+	} {
+		id, ok := u.settleID("t", s.offered, s.answer)
+		if id != s.want || ok != s.ok {
+			t.Errorf("step %d: offered %v, answer %v: got %v %v, want %v %v", i, s.offered, s.answer, id, ok, s.want, s.ok)
+		}
+	}
+	if len(u.disputes) != 0 {
+		t.Errorf("disputes left: %v", u.disputes)
 	}
 }

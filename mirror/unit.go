@@ -143,6 +143,9 @@ type unit struct {
 	life      *lifecycle
 	resume    map[tp]int64
 	resumeIDs map[tp]resumeIDs
+	// disputes counts, per source topic, the source's answers in a row
+	// that named another topic ID than the offer (confirmSourceIDs).
+	disputes map[string]idDispute
 	// box is the unit's inbox: the other goroutines' events for the
 	// control goroutine.
 	box *inbox
