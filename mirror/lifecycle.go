@@ -487,10 +487,14 @@ func (m *lifecycle) pop(p *partState) inflight {
 // applyResult applies the produce result of in (record r, error err): in
 // is the oldest entry without a result.
 func (m *lifecycle) applyResult(p *partState, in inflight, r *kgo.Record, err error) {
-	if p.err != nil || p.transientErr != nil {
+	if p.transientErr != nil || p.err != nil && (err != nil || !stoppedAtGap(p.err)) {
 		// Stopped, or waiting for the session restart a transient failure
 		// asked for: later acks must not move the resume point past the
-		// record that failed.
+		// record that failed. A partition stopped at a gap (GapStop) has
+		// no failed record: its records in flight are all before the
+		// gap, and their acks count (exactly once, they commit with the
+		// transaction: a resume point left before them would copy them
+		// again after RestartFailed).
 		return
 	}
 	if err != nil && (errors.Is(err, kgo.ErrAborting) || errors.Is(err, kgo.ErrClientClosed)) {
@@ -578,7 +582,7 @@ func (m *lifecycle) batchAck(f *feed, up int64, n int32, down, size int64, ts ti
 		return
 	}
 	m.pop(p)
-	if p.err == nil {
+	if p.err == nil || stoppedAtGap(p.err) {
 		if m.cfg.syncs {
 			for i := int64(0); i < int64(n); i++ {
 				if p.sw.ack(up+i, down+i, m.cfg.lagMax) {
@@ -1048,13 +1052,25 @@ func (m *lifecycle) restart(o *partState) {
 		// It failed after the source topic was re-created, before a
 		// record of the new log was acknowledged (committed, exactly
 		// once): its offset is the old log's; the new one is
-		// replicated from its start (found by the property test).
+		// replicated from its start (found by the property test). Its
+		// sync writer starts the new log's offset-run session at the
+		// first ack (the old log's records it still expected failed).
 		off = atStart
 		n.ackedOld, n.oldLeft, n.newLog = true, 0, true
+		if o.newID != (kadm.TopicID{}) {
+			n.reincarnate, n.newID = true, o.newID
+		}
 	}
 	o.retired = true
 	m.parts[tp{o.topic, o.partition}] = n
 	m.emit(action{kind: actRestart, p: n, old: o, off: off, purge: o.refill || unknownTopic(o.err), gap: gapIf(accept, gap)})
+}
+
+// stoppedAtGap reports whether err stopped a partition at a gap in the
+// source (GapStop), not at a record that failed.
+func stoppedAtGap(err error) bool {
+	var gap *GapError
+	return errors.As(err, &gap)
 }
 
 func gapIf(ok bool, g *GapError) *GapError {
@@ -1080,7 +1096,9 @@ func (m *lifecycle) txnPrepare() ([]resumeUp, error) {
 			// A record of this transaction was rejected: the whole
 			// transaction aborts; the partition stays stopped.
 			return nil, p.err
-		case p.err != nil || p.stored() || p.acked < 0:
+		case p.err != nil && len(p.pending) == 0, p.stored(), p.acked < 0:
+			// (A partition stopped at a gap commits what it acknowledged
+			// in the transaction before it stopped.)
 			continue
 		}
 		ups = append(ups, resumeUp{p, p.acked, p.resumeID()})

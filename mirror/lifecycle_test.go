@@ -665,6 +665,55 @@ func TestLifecycleRules(t *testing.T) {
 			}
 		},
 	}, {
+		// Review of 2fb292f: a partition stopped at a gap (GapStop)
+		// ignored the acks of its records in flight, all before the gap,
+		// and the transaction skipped it: its records committed without
+		// their resume point, and RestartFailed copied them again.
+		name: "exactly once: a partition stopped at a gap commits what it acknowledged before the gap",
+		cfg:  lifeConfig{eos: true, syncs: true},
+		run: func(h *harness) {
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10, 11)
+			h.post(event{kind: evFailed, f: f, err: &GapError{Topic: "t", Partition: 0, From: 12, To: 20}})
+			h.took()
+			h.ack(f, r[0], 100)
+			h.ack(f, r[1], 101)
+			ups, err := h.m.txnPrepare()
+			if err != nil || len(ups) != 1 || ups[0].off != 11 {
+				t.Fatalf("prepare: %+v %v, want resume point 11 (both records are in the transaction)", ups, err)
+			}
+			h.post(event{kind: evTxnCommitted, x: &evExtra{ups: ups}})
+			h.expectState("committed", t0, StateFailed, 11, 11)
+			h.post(event{kind: evRestart, a: 0, x: &evExtra{topic: "t"}})
+			h.expect("the operator accepts the gap: after the committed offset (the accepted gap skips to the log start)", "restart t/0 at 12")
+		},
+	}, {
+		// Review of 2fb292f: restarted after its old log's record in
+		// flight failed, the state kept the sync writer, which still
+		// waited for that record's ack before the new log's session: the
+		// new log's offset runs were tagged with the old topic's ID.
+		name: "a partition failed after a re-creation, before the new log's first ack, starts the new log's offset-run session at its first ack",
+		cfg:  lifeConfig{syncs: true},
+		run: func(h *harness) {
+			h.m.topicIDs["t"] = [16]byte{1}
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10)
+			h.post(event{kind: evSourceRecreated, x: &evExtra{topic: "t", id: [16]byte{9}}})
+			h.took()
+			f1 := h.cur(t0)
+			n0 := h.fetch(f1, 0) // the new log's first record: its session waits for the old one's ack
+			h.fail(f, r[0], kerr.InvalidRecord)
+			h.ack(f1, n0[0], 101) // after the failure: not applied
+			h.expect("failed", "failed t/0; stop t/0; pause t/0")
+			h.post(event{kind: evRestart, a: 0, x: &evExtra{topic: "t"}})
+			h.expect("restarted by the operator", "restart t/0 at start")
+			nf := h.cur(t0)
+			h.ack(nf, h.fetch(nf, 0)[0], 100)
+			if w := &h.m.parts[t0].sw.runs; w.pending || w.topicID != [16]byte{9} || w.sessUp != 0 {
+				t.Errorf("after the new log's first ack: session of topic %v from %d (pending %v), want topic 9's from 0", w.topicID, w.sessUp, w.pending)
+			}
+		},
+	}, {
 		name: "exactly once: a committed transaction stores its resume points and feeds the sync writer",
 		cfg:  lifeConfig{eos: true, syncs: true},
 		run: func(h *harness) {

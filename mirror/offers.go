@@ -31,10 +31,12 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 	// log start and report a false gap (duplicates). The decisions below
 	// use the ID the source answers.
 	ask := map[string]bool{}
+	offeredID := map[string]kadm.TopicID{} // of the topics asked about
 	for k, o := range offer {
 		if o.id == (kadm.TopicID{}) {
 			continue
 		}
+		offeredID[k.topic] = o.id
 		if old, seen := m.topicIDs[k.topic]; seen && old != o.id {
 			ask[k.topic] = true
 		}
@@ -48,14 +50,7 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 	unconfirmed := false // some topic's ID is not settled: retry soon
 	settled := map[string]kadm.TopicID{}
 	for topic := range ask {
-		var offered kadm.TopicID
-		for k, o := range offer {
-			if k.topic == topic {
-				offered = o.id
-				break
-			}
-		}
-		if id, ok := u.settleID(topic, offered, current); ok {
+		if id, ok := u.settleID(topic, offeredID[topic], current); ok {
 			settled[topic] = id
 		} else {
 			unconfirmed = true
