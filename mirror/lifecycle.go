@@ -44,7 +44,8 @@ const (
 	// count, d: its stored bytes; x.ts: its max timestamp.
 	evBatchAck
 	// evUnpush: shallow copy: the target did not take the batch of f
-	// last handed to it (resent, or decoded for the record path).
+	// whose first source offset is a (resent, or decoded for the record
+	// path).
 	evUnpush
 	// evFetchErr: a fetch of f failed (err).
 	evFetchErr
@@ -293,10 +294,7 @@ func (m *lifecycle) apply(ev event, arena [][]inflight) {
 	case evBatchAck:
 		m.batchAck(ev.f, ev.a, int32(ev.c), ev.b, ev.d, ev.x.ts)
 	case evUnpush:
-		if p := m.cur(ev.f); p != nil && len(p.queue) > p.head {
-			p.queue[len(p.queue)-1] = inflight{}
-			p.queue = p.queue[:len(p.queue)-1]
-		}
+		m.unpush(ev.f, ev.a)
 	case evFetchErr:
 		if p := m.cur(ev.f); p != nil {
 			p.fetchErr, p.fetchErrAt = ev.err.Error(), m.now
@@ -455,8 +453,19 @@ func (m *lifecycle) result(f *feed, r *kgo.Record, err error) {
 		return
 	}
 	m.applyResult(p, m.pop(p), r, err)
+	m.applyEarly(p)
+	if (p.err != nil || p.hold) && p.head == len(p.queue) {
+		m.redecide = true // the last result of a failed or held partition
+	}
+}
+
+// applyEarly applies the results that arrived early and are next now.
+func (m *lifecycle) applyEarly(p *partState) {
 	for len(p.early) > 0 && p.head < len(p.queue) {
 		in := p.queue[p.head]
+		if in.rec == nil {
+			break // a shallow-copy batch: its own ack (batchAck)
+		}
 		e, ok := p.early[in.rec]
 		if !ok {
 			break
@@ -465,9 +474,37 @@ func (m *lifecycle) result(f *feed, r *kgo.Record, err error) {
 		m.pop(p)
 		m.applyResult(p, in, in.rec, e)
 	}
-	if (p.err != nil || p.hold) && p.head == len(p.queue) {
-		m.redecide = true // the last result of a failed or held partition
+}
+
+// unpush removes the shallow-copy batch of f whose first source offset is
+// up from the in-flight queue (evUnpush): the target did not take it. A
+// re-created source topic's new records can be queued behind the old
+// log's batch (both feeds share the state): the entry is found by its
+// offset, and if it was of the old log, the counts of the old log's
+// records still expected (oldLeft, the sync writer's) drop with it.
+func (m *lifecycle) unpush(f *feed, up int64) {
+	p := m.cur(f)
+	if p == nil || len(p.queue) == p.head {
+		return
 	}
+	i := len(p.queue) - 1
+	for j := i; j >= p.head; j-- {
+		if p.queue[j].rec == nil && p.queue[j].up == up {
+			i = j
+			break
+		}
+	}
+	in := p.queue[i]
+	if p.ackedOld && !p.reincarnate && i-p.head < p.oldLeft {
+		p.oldLeft--
+		if w := &p.sw.runs; w.pending {
+			w.pendAcks = max(w.pendAcks-max(int(in.n), 1), 0)
+		}
+	}
+	copy(p.queue[i:], p.queue[i+1:])
+	p.queue[len(p.queue)-1] = inflight{}
+	p.queue = p.queue[:len(p.queue)-1]
+	m.applyEarly(p)
 }
 
 // pop removes p's oldest in-flight entry, counting the re-created source
@@ -604,6 +641,7 @@ func (m *lifecycle) batchAck(f *feed, up int64, n int32, down, size int64, ts ti
 			}
 		}
 	}
+	m.applyEarly(p) // a re-created topic's new records queued behind the old log's batch
 	if (p.err != nil || p.hold) && p.head == len(p.queue) {
 		m.redecide = true
 	}

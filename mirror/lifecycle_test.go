@@ -789,6 +789,56 @@ func TestLifecycleRules(t *testing.T) {
 			}
 		},
 	}, {
+		// Review of 078d28e: after a re-creation the old feed's batch and
+		// the new feed's records share the state; a new record's result
+		// that came before the batch's ack waited in early, and batchAck
+		// never applied it: the partition's acks stopped for good.
+		name: "shallow copy: a new log's record acknowledged before the old log's batch is applied after the batch",
+		cfg:  lifeConfig{syncs: true},
+		run: func(h *harness) {
+			h.m.topicIDs["t"] = [16]byte{1}
+			f := start(h, t0, 9)
+			h.post(event{kind: evFetched, f: f, a: 13, b: 13, x: &evExtra{recs: []inflight{{up: 10, size: 30, n: 3}}}})
+			h.post(event{kind: evSourceRecreated, x: &evExtra{topic: "t", id: [16]byte{9}}})
+			h.took()
+			nf := h.cur(t0)
+			n := h.fetch(nf, 0, 1)
+			h.ack(nf, n[0], 103) // before the old batch's ack
+			h.m.apply(event{kind: evBatchAck, f: f, a: 10, b: 100, c: 3, d: 30, x: &evExtra{ts: h.now}}, nil)
+			if p := h.m.parts[t0]; p.acked != 0 || len(p.early) != 0 || p.inFlight() != 1 {
+				t.Fatalf("after the old batch's ack: acked %d, %d early, %d in flight; want 0 (the new record's early ack applied), 0, 1", p.acked, len(p.early), p.inFlight())
+			}
+			h.ack(nf, n[1], 104)
+			if p := h.m.parts[t0]; p.acked != 1 || p.ackedID != [16]byte{9} {
+				t.Errorf("acked %d of topic %v, want 1 of topic 9", p.acked, p.ackedID)
+			}
+		},
+	}, {
+		// Review of 078d28e: the target refused the old log's batch with
+		// a new record queued behind it: the last entry (the new record)
+		// was removed instead, and the old log's counts stayed.
+		name: "shallow copy: the old log's batch the target did not take leaves the queue, not the new log's record behind it",
+		cfg:  lifeConfig{syncs: true},
+		run: func(h *harness) {
+			h.m.topicIDs["t"] = [16]byte{1}
+			f := start(h, t0, 9)
+			h.post(event{kind: evFetched, f: f, a: 13, b: 13, x: &evExtra{recs: []inflight{{up: 10, size: 30, n: 3}}}})
+			h.post(event{kind: evSourceRecreated, x: &evExtra{topic: "t", id: [16]byte{9}}})
+			h.took()
+			nf := h.cur(t0)
+			n := h.fetch(nf, 0)
+			h.m.apply(event{kind: evUnpush, f: f, a: 10}, nil)
+			p := h.m.parts[t0]
+			if p.inFlight() != 1 || p.queue[p.head].rec != n[0] || p.oldLeft != 0 || p.sw.runs.pendAcks != 0 {
+				t.Fatalf("after the unpush: %d in flight (head %+v), oldLeft %d, sync writer waits for %d; want the new record alone, 0, 0",
+					p.inFlight(), p.queue[p.head], p.oldLeft, p.sw.runs.pendAcks)
+			}
+			h.ack(nf, n[0], 100)
+			if w := &p.sw.runs; p.acked != 0 || w.pending || w.topicID != [16]byte{9} {
+				t.Errorf("after the new record's ack: acked %d, session of topic %v (pending %v); want 0, topic 9's", p.acked, w.topicID, w.pending)
+			}
+		},
+	}, {
 		name: "a resume point names the source topic whose log its offset is of, across a re-creation",
 		run: func(h *harness) {
 			h.m.topicIDs["t"] = [16]byte{1}

@@ -1043,13 +1043,13 @@ func (s *shallow) produced(r shProduced) {
 		case errors.Is(err, kgo.ErrClientClosed) || errors.Is(err, context.Canceled):
 			// The unit stops: nothing acknowledged, the next session
 			// replays from the resume point.
-			u.box.post(event{kind: evUnpush, f: f})
+			u.box.post(event{kind: evUnpush, f: f, a: it.base})
 			s.pop(sp)
 		case fallsBack(err):
 			// The target refuses the batch as it is: its records take the
 			// normal path (decoded, produced through kgo, which splits and
 			// re-encodes them).
-			u.box.post(event{kind: evUnpush, f: f})
+			u.box.post(event{kind: evUnpush, f: f, a: it.base})
 			restoreHeader(it.raw, &it.orig)
 			s.pop(sp)
 			fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Offset: it.base,
@@ -1073,15 +1073,15 @@ func (s *shallow) produced(r shProduced) {
 			sp.bytes += fb.size()
 			s.buffered += fb.size()
 		case sp.stopped:
-			u.box.post(event{kind: evUnpush, f: f})
+			u.box.post(event{kind: evUnpush, f: f, a: it.base})
 			s.pop(sp)
 		case retriableProduce(err):
-			u.box.post(event{kind: evUnpush, f: f})
+			u.box.post(event{kind: evUnpush, f: f, a: it.base})
 			s.needMeta = true
 			sp.retryAt = time.Now().Add(shallowRetry)
 			u.env.metrics.flowErr(u.env.labels, "produce")
 		default:
-			u.box.post(event{kind: evUnpush, f: f})
+			u.box.post(event{kind: evUnpush, f: f, a: it.base})
 			s.pop(sp)
 			s.fail(sp, err)
 		}
