@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -51,9 +52,14 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 	settled := map[string]kadm.TopicID{}
 	for topic := range ask {
 		if id, ok := u.settleID(topic, offeredID[topic], current); ok {
-			settled[topic] = id
+			settled[topic] = id // zero: the source does not have the topic
 		} else {
 			unconfirmed = true
+		}
+	}
+	for topic := range u.disputes {
+		if !ask[topic] {
+			delete(u.disputes, topic) // the offer agrees now
 		}
 	}
 	idOf := func(topic string, offered kadm.TopicID) (kadm.TopicID, bool) {
@@ -112,6 +118,9 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 		id, ok := idOf(k.topic, o.id)
 		if !ok {
 			continue // its source topic ID is not known yet: the next try asks again
+		}
+		if id == (kadm.TopicID{}) && o.id != (kadm.TopicID{}) {
+			continue // deleted on the source since discovery listed it: the next discovery round tells
 		}
 		o.id = id
 		from := u.resumePoint(k)
@@ -212,14 +221,20 @@ func (u *unit) waitProducerMetadata(ctx context.Context, add []pendingStart) []p
 }
 
 // confirmSourceIDs asks the source for the current IDs of topics (none:
-// no request) and returns those it answered; a topic it does not know
-// (deleted) or could not answer about is left out. The request goes to a
-// broker (kadm's listing answers from the client's metadata cache, which
-// can predate the re-creation in question), waits at most
-// confirmIDTimeout (the control goroutine waits with it). Control
+// no request) and returns those it answered: a topic it does not know
+// (deleted) with the zero ID; one it could not answer about (another
+// error, no answer) is left out. The request goes to a broker (kadm's
+// listing answers from the client's metadata cache, which can predate the
+// re-creation in question) and waits at most confirmIDTimeout (the
+// control goroutine waits with it); after a request without an answer the
+// next waits confirmBackoff, doubling up to confirmBackoffMax (a source
+// outage does not hold the control goroutine at every retry). Control
 // goroutine only.
 func (u *unit) confirmSourceIDs(ctx context.Context, topics map[string]bool) map[string]kadm.TopicID {
 	if len(topics) == 0 {
+		return nil
+	}
+	if time.Now().Before(u.confirmAfter) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, confirmIDTimeout))
@@ -232,20 +247,32 @@ func (u *unit) confirmSourceIDs(ctx context.Context, topics map[string]bool) map
 	}
 	resp, err := req.RequestWith(ctx, u.cons)
 	if err != nil {
-		u.log.Debug("asking the source for topic IDs", "topics", len(topics), "err", err)
+		u.confirmDelay = min(max(u.confirmDelay*2, confirmBackoff), confirmBackoffMax)
+		u.confirmAfter = time.Now().Add(u.confirmDelay)
+		u.log.Debug("asking the source for topic IDs", "topics", len(topics), "err", err, "next_in", u.confirmDelay)
 		return nil
 	}
+	u.confirmDelay, u.confirmAfter = 0, time.Time{}
 	out := make(map[string]kadm.TopicID, len(topics))
 	for _, t := range resp.Topics {
-		if t.Topic != nil && topics[*t.Topic] && t.ErrorCode == 0 && t.TopicID != (kadm.TopicID{}) {
+		switch {
+		case t.Topic == nil || !topics[*t.Topic]:
+		case t.ErrorCode == kerr.UnknownTopicOrPartition.Code:
+			out[*t.Topic] = kadm.TopicID{}
+		case t.ErrorCode == 0 && t.TopicID != (kadm.TopicID{}):
 			out[*t.Topic] = t.TopicID
 		}
 	}
 	return out
 }
 
-// confirmIDTimeout bounds one confirmSourceIDs request.
-const confirmIDTimeout = 3 * time.Second
+// confirmSourceIDs' bounds: one request's wait, and the pause after a
+// request without an answer (doubling).
+const (
+	confirmIDTimeout  = 3 * time.Second
+	confirmBackoff    = time.Second
+	confirmBackoffMax = 30 * time.Second
+)
 
 // disputeTries is how many answers in a row must contradict an offer's
 // topic ID before the answer is taken: a broker's metadata can lag a
@@ -269,6 +296,9 @@ func (u *unit) settleID(topic string, offered kadm.TopicID, current map[string]k
 	switch {
 	case !ok:
 		return kadm.TopicID{}, false
+	case id == (kadm.TopicID{}):
+		delete(u.disputes, topic)
+		return id, true // the source does not have the topic (deleted since the offer)
 	case id == offered:
 		delete(u.disputes, topic)
 		return id, true

@@ -834,7 +834,9 @@ func TestStaleSourceOfferRestartsNothing(t *testing.T) {
 // TestSettleSourceID: an offer's source topic ID is taken when the source
 // agrees; an answer that contradicts it is taken only after disputeTries
 // answers in a row (a broker's metadata can lag a re-creation the offer
-// saw); no answer settles nothing; another offered ID starts a new count.
+// saw); no answer settles nothing; another offered ID starts a new count;
+// a topic the source does not have is settled (with no ID: not started,
+// nothing re-created).
 func TestSettleSourceID(t *testing.T) {
 	a, b, c := kadm.TopicID{1}, kadm.TopicID{2}, kadm.TopicID{3}
 	u := &unit{log: slog.New(slog.DiscardHandler)}
@@ -854,13 +856,16 @@ func TestSettleSourceID(t *testing.T) {
 		{c, map[string]kadm.TopicID{"t": a}, a, true},
 		{b, map[string]kadm.TopicID{"t": a}, kadm.TopicID{}, false}, // settled: counted anew
 		{b, map[string]kadm.TopicID{"t": b}, b, true},
+		{c, map[string]kadm.TopicID{"t": a}, kadm.TopicID{}, false},
+		{c, map[string]kadm.TopicID{"t": {}}, kadm.TopicID{}, true}, // the source does not have it: settled, the dispute dropped
+		{c, map[string]kadm.TopicID{"t": a}, kadm.TopicID{}, false}, // counted anew
 	} {
 		id, ok := u.settleID("t", s.offered, s.answer)
 		if id != s.want || ok != s.ok {
 			t.Errorf("step %d: offered %v, answer %v: got %v %v, want %v %v", i, s.offered, s.answer, id, ok, s.want, s.ok)
 		}
 	}
-	if len(u.disputes) != 0 {
-		t.Errorf("disputes left: %v", u.disputes)
+	if d := u.disputes["t"]; len(u.disputes) != 1 || d.offered != c || d.n != 1 {
+		t.Errorf("disputes left: %v, want t's one answer against %v", u.disputes, c)
 	}
 }

@@ -146,6 +146,10 @@ type unit struct {
 	// disputes counts, per source topic, the source's answers in a row
 	// that named another topic ID than the offer (confirmSourceIDs).
 	disputes map[string]idDispute
+	// confirmAfter: confirmSourceIDs asks nothing before it (after a
+	// request without an answer, confirmDelay later).
+	confirmAfter time.Time
+	confirmDelay time.Duration
 	// box is the unit's inbox: the other goroutines' events for the
 	// control goroutine.
 	box *inbox
