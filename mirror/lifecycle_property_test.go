@@ -75,6 +75,7 @@ type lsPart struct {
 	last    int64   // last source offset written in this session (of the current generation and remote topic), -1
 	stored  int64   // resume point stored, -1 none
 	storedE int     // the remote topic epoch it was stored for
+	storedG int     // the source generation its source topic ID names
 	ackGen  int     // the source generation of the lifecycle's acknowledged offset
 	comGen  int     // exactly once: the source generation of its committed offset
 	// floor: where a feed that starts at the source's log start (no
@@ -249,7 +250,10 @@ func (s *lifeSim) session() {
 	s.apply(event{kind: evSession})
 	for _, sp := range s.parts {
 		st := startPos{remote: "a." + lsTopic, committed: sp.stored, topicID: s.topicID(), remoteID: s.remoteID()}
-		if sp.stored >= 0 && sp.storedE != s.epoch {
+		if sp.stored >= 0 && (sp.storedE != s.epoch || sp.storedG != s.gen) {
+			// applyOffer: a resume point stored for another remote topic
+			// (refill) or another source topic (re-created while no
+			// state of this session replicated it) starts at the log start.
 			st.fromStart = true
 		}
 		s.apply(event{kind: evStart, x: &evExtra{k: sp.k, start: st}})
@@ -386,7 +390,7 @@ func (s *lifeSim) flush() {
 		ups := s.m.flushable()
 		for _, up := range ups {
 			sp := s.part(up.p)
-			sp.stored, sp.storedE = up.off, int(up.p.remoteID[1]) // the resume point records the remote topic ID of its state
+			sp.stored, sp.storedE, sp.storedG = up.off, int(up.p.remoteID[1]), int(up.srcID[1]) // the resume point records the remote and source topic IDs
 		}
 		s.logf("flush %d resume points", len(ups))
 		s.apply(event{kind: evFlushed, x: &evExtra{ups: ups}})
@@ -413,7 +417,7 @@ func (s *lifeSim) flush() {
 	}
 	for _, up := range ups {
 		sp := s.part(up.p)
-		sp.stored, sp.storedE = up.off, int(up.p.remoteID[1]) // the resume point records the remote topic ID of its state
+		sp.stored, sp.storedE, sp.storedG = up.off, int(up.p.remoteID[1]), int(up.srcID[1]) // the resume point records the remote and source topic IDs
 		for i := len(sp.target) - 1; i >= 0; i-- {
 			if sp.target[i].up == up.off {
 				sp.comGen = sp.target[i].gen
@@ -421,15 +425,16 @@ func (s *lifeSim) flush() {
 			}
 		}
 		// The resume point names the source topic its offset is of: the
-		// generation of this transaction's record at that offset (a
-		// resume point is stored only with a record of its transaction).
+		// generation of this transaction's record at that offset (none
+		// when the remote topic was re-created since it was written: the
+		// sim's target starts anew).
 		gen := -1
 		for _, o := range sp.target {
 			if o.txn == s.txn && o.up == up.off {
 				gen = o.gen
 			}
 		}
-		if want := [16]byte{1, byte(gen)}; gen < 0 || up.srcID != want {
+		if want := [16]byte{1, byte(gen)}; gen >= 0 && up.srcID != want {
 			s.t.Errorf("partition %d, exactly once: resume point %d stored with source topic ID %v; its record in this transaction is of generation %d (want ID %v)",
 				sp.k.partition, up.off, up.srcID, gen, want)
 		}
