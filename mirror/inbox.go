@@ -417,7 +417,7 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 		case actRestart:
 			next := int64(-1)
 			switch {
-			case a.p.reincarnate:
+			case a.p.reincarnate && a.gap == nil:
 				next = 0 // the re-created source topic's log starts at 0: records deleted before they were fetched are a gap
 			case a.off >= 0 && a.gap == nil:
 				next = a.off // an accepted gap resumes without a gap check

@@ -487,12 +487,26 @@ func (m *lifecycle) unpush(f *feed, up int64) {
 	if p == nil || len(p.queue) == p.head {
 		return
 	}
-	i := len(p.queue) - 1
-	for j := i; j >= p.head; j-- {
+	// The old log's entries are the first oldLeft (a new log's offsets
+	// can equal an old batch's): the old feed's batch is looked for among
+	// them, the current feed's after them.
+	lo, hi := p.head, len(p.queue)
+	if p.ackedOld && !p.reincarnate && p.oldLeft > 0 {
+		if f == p.f {
+			lo = min(p.head+p.oldLeft, hi)
+		} else {
+			hi = min(p.head+p.oldLeft, hi)
+		}
+	}
+	i := -1
+	for j := hi - 1; j >= lo; j-- {
 		if p.queue[j].rec == nil && p.queue[j].up == up {
 			i = j
 			break
 		}
+	}
+	if i < 0 {
+		return // not this state's batch (not expected)
 	}
 	in := p.queue[i]
 	if p.ackedOld && !p.reincarnate && i-p.head < p.oldLeft {
@@ -505,6 +519,9 @@ func (m *lifecycle) unpush(f *feed, up int64) {
 	p.queue[len(p.queue)-1] = inflight{}
 	p.queue = p.queue[:len(p.queue)-1]
 	m.applyEarly(p)
+	if (p.err != nil || p.hold) && p.head == len(p.queue) {
+		m.redecide = true // drained: a held or failed partition may restart
+	}
 }
 
 // pop removes p's oldest in-flight entry, counting the re-created source
@@ -524,14 +541,24 @@ func (m *lifecycle) pop(p *partState) inflight {
 // applyResult applies the produce result of in (record r, error err): in
 // is the oldest entry without a result.
 func (m *lifecycle) applyResult(p *partState, in inflight, r *kgo.Record, err error) {
-	if p.transientErr != nil || p.err != nil && (err != nil || !stoppedAtGap(p.err)) {
+	if p.err != nil && err != nil && p.acksAfterStop() {
+		// A record in flight at a gap stop failed: the acks after it
+		// must not move the resume point past it; exactly once, the
+		// transaction holding it aborts.
+		p.ackFrozen = true
+		if !errors.Is(err, kgo.ErrAborting) && !errors.Is(err, kgo.ErrClientClosed) {
+			p.txnFailed = p.eos
+		}
+		return
+	}
+	if p.transientErr != nil || p.err != nil && !p.acksAfterStop() {
 		// Stopped, or waiting for the session restart a transient failure
 		// asked for: later acks must not move the resume point past the
-		// record that failed. A partition stopped at a gap (GapStop) has
-		// no failed record: its records in flight are all before the
-		// gap, and their acks count (exactly once, they commit with the
-		// transaction: a resume point left before them would copy them
-		// again after RestartFailed).
+		// record that failed. A partition stopped at a gap in its log
+		// (GapStop, acksAfterStop) has no failed record: its records in
+		// flight are all before the gap, and their acks count (exactly
+		// once, they commit with the transaction: a resume point left
+		// before them would copy them again after RestartFailed).
 		return
 	}
 	if err != nil && (errors.Is(err, kgo.ErrAborting) || errors.Is(err, kgo.ErrClientClosed)) {
@@ -619,7 +646,7 @@ func (m *lifecycle) batchAck(f *feed, up int64, n int32, down, size int64, ts ti
 		return
 	}
 	m.pop(p)
-	if p.err == nil || stoppedAtGap(p.err) {
+	if p.err == nil || p.acksAfterStop() {
 		if m.cfg.syncs {
 			for i := int64(0); i < int64(n); i++ {
 				if p.sw.ack(up+i, down+i, m.cfg.lagMax) {
@@ -932,14 +959,14 @@ type partView struct {
 	auto      bool // the failure's cause can go away: retried at nextRetry
 	nextRetry time.Time
 	inFlight  int  // records produced whose results did not come back
-	txnOpen   bool // exactly once: a record of the open transaction failed, not aborted yet
+	txnOpen   bool // exactly once: a record of the open transaction failed, not aborted yet, or acknowledged records of it (a gap stop) are not committed yet
 	stopping  bool // its feed's stop is not confirmed yet: fetched records of it may still come
 }
 
 // view returns the partition's partView.
 func (p *partState) view() partView {
 	return partView{failed: p.err != nil, refill: p.refill, asked: p.restartAsked, auto: p.autoRetry, nextRetry: p.nextRetry,
-		inFlight: p.inFlight(), txnOpen: p.eos && p.txnFailed, stopping: !p.stopAcked}
+		inFlight: p.inFlight(), txnOpen: p.eos && (p.txnFailed || len(p.pending) > 0), stopping: !p.stopAcked}
 }
 
 // decideRestart is the restart rule of a failed partition, a pure
@@ -1104,11 +1131,15 @@ func (m *lifecycle) restart(o *partState) {
 	m.emit(action{kind: actRestart, p: n, old: o, off: off, purge: o.refill || unknownTopic(o.err), gap: gapIf(accept, gap)})
 }
 
-// stoppedAtGap reports whether err stopped a partition at a gap in the
-// source (GapStop), not at a record that failed.
-func stoppedAtGap(err error) bool {
+// acksAfterStop reports whether p, stopped (err set), still takes the acks
+// of its records in flight: when it stopped at a gap in its log (GapStop:
+// every record in flight is before the gap) and none of them failed since
+// (ackFrozen). Not after a re-creation (recreated): those records are of
+// the old log, whose offsets the resume point must not name as the new
+// log's (the restart starts at the new log's start anyway).
+func (p *partState) acksAfterStop() bool {
 	var gap *GapError
-	return errors.As(err, &gap)
+	return !p.ackFrozen && !p.recreated && errors.As(p.err, &gap)
 }
 
 func gapIf(ok bool, g *GapError) *GapError {

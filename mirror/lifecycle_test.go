@@ -688,6 +688,58 @@ func TestLifecycleRules(t *testing.T) {
 			h.expect("the operator accepts the gap: after the committed offset (the accepted gap skips to the log start)", "restart t/0 at 12")
 		},
 	}, {
+		// Review of 4ce9e3b: RestartFailed before the transaction holding
+		// a gap-stopped partition's acknowledged records committed
+		// replaced the state, and the transaction stored no resume point
+		// for them: the restart copied them again.
+		name: "exactly once: a partition stopped at a gap restarts after the transaction holding its acknowledged records commits",
+		cfg:  lifeConfig{eos: true, syncs: true},
+		run: func(h *harness) {
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10, 11)
+			h.post(event{kind: evFailed, f: f, err: &GapError{Topic: "t", Partition: 0, From: 12, To: 20}})
+			h.took()
+			h.ack(f, r[0], 100)
+			h.ack(f, r[1], 101)
+			h.post(event{kind: evRestart, a: 0, x: &evExtra{topic: "t"}})
+			h.expect("asked before the commit: waits", "")
+			ups, err := h.m.txnPrepare()
+			if err != nil || len(ups) != 1 || ups[0].off != 11 {
+				t.Fatalf("prepare: %+v %v, want resume point 11", ups, err)
+			}
+			h.post(event{kind: evTxnCommitted, x: &evExtra{ups: ups}})
+			h.expect("committed: restarts after it", "restart t/0 at 12")
+		},
+	}, {
+		// Review of 4ce9e3b: the acks of records in flight at a stop
+		// count when the stop is a gap in the log, not when it is a
+		// re-creation's gap (their offsets are the old log's) or after
+		// one of them failed.
+		name: "acks after a stop: a gap in the log counts them, a re-creation or a failed record in flight does not",
+		cfg:  lifeConfig{gapStop: true, syncs: true},
+		run: func(h *harness) {
+			h.m.topicIDs["t"] = [16]byte{1}
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10, 11)
+			h.post(event{kind: evFetched, f: f, a: 12, b: 30, x: &evExtra{}})
+			h.post(event{kind: evSourceRecreated, x: &evExtra{topic: "t", id: [16]byte{2}}})
+			h.took()
+			h.ack(f, r[0], 100)
+			if p := h.m.parts[t0]; p.err == nil || p.acked != 9 {
+				t.Fatalf("re-creation gap stop: err %v, acked %d; want stopped at 9 (the old log's acks do not count)", p.err, p.acked)
+			}
+			g := start(h, t1, 4)
+			s := h.fetch(g, 5, 6, 7)
+			h.post(event{kind: evFailed, f: g, err: &GapError{Topic: "t", Partition: 1, From: 8, To: 20}})
+			h.took()
+			h.ack(g, s[0], 200)
+			h.fail(g, s[1], kerr.InvalidRecord)
+			h.ack(g, s[2], 202)
+			if p := h.m.parts[t1]; p.acked != 5 {
+				t.Errorf("gap stop with a failed record in flight: acked %d, want 5 (before the failed record)", p.acked)
+			}
+		},
+	}, {
 		// Review of 2fb292f: restarted after its old log's record in
 		// flight failed, the state kept the sync writer, which still
 		// waited for that record's ack before the new log's session: the

@@ -289,16 +289,14 @@ type idDispute struct {
 
 // settleID decides the ID of topic, offered as offered, from the source's
 // answer (current): the answer when it agrees, or when it contradicted the
-// same offered ID disputeTries times in a row; not settled (false) without
-// an answer or while the dispute is shorter.
+// same offered ID disputeTries times in a row (also "no such topic", the
+// zero ID: a broker that did not learn of a re-creation yet answers so);
+// not settled (false) without an answer or while the dispute is shorter.
 func (u *unit) settleID(topic string, offered kadm.TopicID, current map[string]kadm.TopicID) (kadm.TopicID, bool) {
 	id, ok := current[topic]
 	switch {
 	case !ok:
 		return kadm.TopicID{}, false
-	case id == (kadm.TopicID{}):
-		delete(u.disputes, topic)
-		return id, true // the source does not have the topic (deleted since the offer)
 	case id == offered:
 		delete(u.disputes, topic)
 		return id, true

@@ -130,6 +130,9 @@ type partState struct {
 	// re-created topic's new log reached the old log's stored offset) is
 	// stored again: flushable and txnPrepare compare both.
 	committedID kadm.TopicID
+	// ackFrozen: a record in flight at a gap stop failed; no later ack
+	// counts (acksAfterStop).
+	ackFrozen bool
 	// ackedOld: acked (exactly once: committed) is still an offset of the
 	// re-created source topic's old log; oldLeft counts the old log's
 	// records in flight when the new log's first records were fetched

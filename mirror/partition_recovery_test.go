@@ -835,8 +835,8 @@ func TestStaleSourceOfferRestartsNothing(t *testing.T) {
 // agrees; an answer that contradicts it is taken only after disputeTries
 // answers in a row (a broker's metadata can lag a re-creation the offer
 // saw); no answer settles nothing; another offered ID starts a new count;
-// a topic the source does not have is settled (with no ID: not started,
-// nothing re-created).
+// "no such topic" is a contradicting answer too, and settles (with no ID:
+// not started, nothing re-created) after as many.
 func TestSettleSourceID(t *testing.T) {
 	a, b, c := kadm.TopicID{1}, kadm.TopicID{2}, kadm.TopicID{3}
 	u := &unit{log: slog.New(slog.DiscardHandler)}
@@ -857,8 +857,9 @@ func TestSettleSourceID(t *testing.T) {
 		{b, map[string]kadm.TopicID{"t": a}, kadm.TopicID{}, false}, // settled: counted anew
 		{b, map[string]kadm.TopicID{"t": b}, b, true},
 		{c, map[string]kadm.TopicID{"t": a}, kadm.TopicID{}, false},
-		{c, map[string]kadm.TopicID{"t": {}}, kadm.TopicID{}, true}, // the source does not have it: settled, the dispute dropped
-		{c, map[string]kadm.TopicID{"t": a}, kadm.TopicID{}, false}, // counted anew
+		{c, map[string]kadm.TopicID{"t": {}}, kadm.TopicID{}, false}, // "no such topic" contradicts too
+		{c, map[string]kadm.TopicID{"t": {}}, kadm.TopicID{}, true},  // the third: settled, the topic is gone
+		{c, map[string]kadm.TopicID{"t": a}, kadm.TopicID{}, false},  // counted anew
 	} {
 		id, ok := u.settleID("t", s.offered, s.answer)
 		if id != s.want || ok != s.ok {
@@ -867,5 +868,84 @@ func TestSettleSourceID(t *testing.T) {
 	}
 	if d := u.disputes["t"]; len(u.disputes) != 1 || d.offered != c || d.n != 1 {
 		t.Errorf("disputes left: %v, want t's one answer against %v", u.disputes, c)
+	}
+}
+
+// TestGapStopAfterRecreationRestartAcceptsLoss: review of 4ce9e3b. A source
+// topic re-created with its first records deleted before kmirror read them
+// stops its partition at the gap [0, log start) under GapStop; the
+// operator's RestartFailed accepts the gap. The restart of a re-created
+// topic's partition checked for a gap from offset 0 again, found the same
+// one and stopped again, at every restart.
+func TestGapStopAfterRecreationRestartAcceptsLoss(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("gaprec")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	a := partRecords(topic, "a", 0, 0, 10)
+	testcluster.Produce(t, &p.Source, a...)
+	fc := recoveryFlow(p, topic)
+	fc.OnGap = GapStop
+	fc.RefreshTopicsInterval = time.Hour // the test hands the unit the offer that shows the re-creation
+	m, _ := runMirror(t, recoveryOpts(p, fc)...)
+	waitReplicated(t, m, 10)
+	f := m.flows[0]
+	f.unitsMu.Lock()
+	var u *unit
+	for _, x := range f.units {
+		u = x
+	}
+	f.unitsMu.Unlock()
+	u.offerMu.Lock()
+	offer := maps.Clone(u.offer)
+	u.offerMu.Unlock()
+
+	ctx := t.Context()
+	adm := testcluster.Admin(t, &p.Source)
+	if _, err := adm.DeleteTopic(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "source topic deleted", func() (bool, string) {
+		td, err := adm.ListTopics(ctx, topic)
+		return err == nil && td[topic].Err != nil, fmt.Sprint(td, err)
+	})
+	testcluster.Eventually(t, 30*time.Second, "source topic re-created", func() (bool, string) {
+		_, err := adm.CreateTopic(ctx, 1, 1, nil, topic)
+		return err == nil, fmt.Sprint(err)
+	})
+	b := partRecords(topic, "b", 0, 0, 20)
+	testcluster.Produce(t, &p.Source, b...)
+	del := kadm.Offsets{}
+	del.Add(kadm.Offset{Topic: topic, Partition: 0, At: 5})
+	testcluster.Eventually(t, 30*time.Second, "the new topic's first 5 records deleted", func() (bool, string) {
+		resp, err := adm.DeleteRecords(ctx, del)
+		return err == nil && resp.Error() == nil, fmt.Sprint(err, resp.Error())
+	})
+	var td kadm.TopicDetails
+	testcluster.Eventually(t, 30*time.Second, "the re-created topic listed", func() (bool, string) {
+		var err error
+		td, err = adm.ListTopics(ctx, topic)
+		return err == nil && td[topic].Err == nil, fmt.Sprint(td, err)
+	})
+	for k, o := range offer {
+		o.id = td[topic].ID
+		offer[k] = o
+	}
+	u.setOffer(offer)
+	testcluster.Eventually(t, 30*time.Second, "stopped at the new topic's gap", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateFailed && strings.Contains(ps.Error, "5 records lost"), fmt.Sprintf("%+v", ps)
+	})
+	flow := p.Source.Alias + "->" + p.Target.Alias
+	if n, err := m.RestartFailed(flow, "", -1); n != 1 || err != nil {
+		t.Fatalf("RestartFailed(%s) = %d, %v; want 1, nil", flow, n, err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "resumed after the accepted gap", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateRunning && ps.Replicated == 20 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	if got, want := targetValues(t, p, remote, 0), wantValues(a, b[5:]); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 0:\n got %v\nwant %v", got, want)
 	}
 }
