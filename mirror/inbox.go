@@ -417,8 +417,13 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 		case actRestart:
 			next := int64(-1)
 			switch {
-			case a.p.reincarnate && a.gap == nil:
-				next = 0 // the re-created source topic's log starts at 0: records deleted before they were fetched are a gap
+			case a.p.reincarnate && (a.gap == nil || a.old.recreated):
+				// The re-created source topic's log starts at 0: records
+				// deleted before they were fetched are a gap. A gap the
+				// operator accepted is the new log's only when the state
+				// read the new log (not recreated: then it was the old
+				// log's, and the new log's start is checked).
+				next = 0
 			case a.off >= 0 && a.gap == nil:
 				next = a.off // an accepted gap resumes without a gap check
 			}

@@ -544,9 +544,15 @@ func (m *lifecycle) applyResult(p *partState, in inflight, r *kgo.Record, err er
 	if p.err != nil && err != nil && p.acksAfterStop() {
 		// A record in flight at a gap stop failed: the acks after it
 		// must not move the resume point past it; exactly once, the
-		// transaction holding it aborts.
+		// transaction holding it aborts (a transaction-level error is
+		// the transaction's, as for a running partition below).
 		p.ackFrozen = true
-		if !errors.Is(err, kgo.ErrAborting) && !errors.Is(err, kgo.ErrClientClosed) {
+		switch {
+		case errors.Is(err, kgo.ErrAborting) || errors.Is(err, kgo.ErrClientClosed):
+			p.dropped = true
+		case p.eos && txnLevel(err):
+			p.txnErr, p.dropped = err, true
+		default:
 			p.txnFailed = p.eos
 		}
 		return

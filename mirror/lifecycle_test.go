@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -737,6 +738,23 @@ func TestLifecycleRules(t *testing.T) {
 			h.ack(g, s[2], 202)
 			if p := h.m.parts[t1]; p.acked != 5 {
 				t.Errorf("gap stop with a failed record in flight: acked %d, want 5 (before the failed record)", p.acked)
+			}
+		},
+	}, {
+		// Review of b2e327f: a transaction-level error of a record in
+		// flight at a gap stop is the transaction's (fencing tells the
+		// unit it lost the slot), not the partition's failure.
+		name: "exactly once: a fencing error of a record in flight at a gap stop ends the transaction as fenced",
+		cfg:  lifeConfig{eos: true, syncs: true},
+		run: func(h *harness) {
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10, 11)
+			h.post(event{kind: evFailed, f: f, err: &GapError{Topic: "t", Partition: 0, From: 12, To: 20}})
+			h.took()
+			h.ack(f, r[0], 100)
+			h.fail(f, r[1], kerr.InvalidProducerEpoch)
+			if _, err := h.m.txnPrepare(); !errors.Is(err, kerr.InvalidProducerEpoch) {
+				t.Errorf("prepare: %v, want the fencing error", err)
 			}
 		},
 	}, {

@@ -949,3 +949,102 @@ func TestGapStopAfterRecreationRestartAcceptsLoss(t *testing.T) {
 		t.Errorf("target partition 0:\n got %v\nwant %v", got, want)
 	}
 }
+
+// TestGapStopAcceptedOldGapChecksRecreatedTopicStart: review of b2e327f. A
+// partition stopped at a gap of its log (GapStop) whose source topic is
+// then re-created, and the new topic's first records deleted, before the
+// operator's RestartFailed: the gap accepted was the old log's, so the
+// restart still checks the new log's start and stops at its gap (the
+// first cut of the fix read the new log from its start without a check:
+// the new topic's lost records went unreported).
+func TestGapStopAcceptedOldGapChecksRecreatedTopicStart(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("gapold")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	a := partRecords(topic, "a", 0, 0, 30)
+	testcluster.Produce(t, &p.Source, a[:10]...)
+	fc := recoveryFlow(p, topic)
+	fc.OnGap = GapStop
+	fc.RefreshTopicsInterval = time.Hour // the test hands the unit the offer that shows the re-creation
+	m, stop := runMirror(t, recoveryOpts(p, fc)...)
+	waitReplicated(t, m, 10)
+	stop()
+	ctx := t.Context()
+	adm := testcluster.Admin(t, &p.Source)
+	testcluster.Produce(t, &p.Source, a[10:]...)
+	deleteTo := func(at int64) {
+		del := kadm.Offsets{}
+		del.Add(kadm.Offset{Topic: topic, Partition: 0, At: at})
+		testcluster.Eventually(t, 30*time.Second, fmt.Sprintf("records before %d deleted", at), func() (bool, string) {
+			resp, err := adm.DeleteRecords(ctx, del)
+			return err == nil && resp.Error() == nil, fmt.Sprint(err, resp.Error())
+		})
+	}
+	deleteTo(20)
+	m, _ = runMirror(t, recoveryOpts(p, fc)...)
+	testcluster.Eventually(t, 30*time.Second, "stopped at the old log's gap", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateFailed && strings.Contains(ps.Error, "10 records lost"), fmt.Sprintf("%+v", ps)
+	})
+	f := m.flows[0]
+	f.unitsMu.Lock()
+	var u *unit
+	for _, x := range f.units {
+		u = x
+	}
+	f.unitsMu.Unlock()
+	u.offerMu.Lock()
+	offer := maps.Clone(u.offer)
+	u.offerMu.Unlock()
+
+	if _, err := adm.DeleteTopic(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "source topic deleted", func() (bool, string) {
+		td, err := adm.ListTopics(ctx, topic)
+		return err == nil && td[topic].Err != nil, fmt.Sprint(td, err)
+	})
+	testcluster.Eventually(t, 30*time.Second, "source topic re-created", func() (bool, string) {
+		_, err := adm.CreateTopic(ctx, 1, 1, nil, topic)
+		return err == nil, fmt.Sprint(err)
+	})
+	b := partRecords(topic, "b", 0, 0, 20)
+	testcluster.Produce(t, &p.Source, b...)
+	deleteTo(5)
+	var td kadm.TopicDetails
+	testcluster.Eventually(t, 30*time.Second, "the re-created topic listed", func() (bool, string) {
+		var err error
+		td, err = adm.ListTopics(ctx, topic)
+		return err == nil && td[topic].Err == nil, fmt.Sprint(td, err)
+	})
+	for k, o := range offer {
+		o.id = td[topic].ID
+		offer[k] = o
+	}
+	u.setOffer(offer)
+	testcluster.Eventually(t, 30*time.Second, "the re-creation seen", func() (bool, string) {
+		gaps := m.Status().Flows[0].Gaps
+		return len(gaps) == 2, fmt.Sprintf("%+v", gaps)
+	})
+
+	flow := p.Source.Alias + "->" + p.Target.Alias
+	if n, err := m.RestartFailed(flow, "", -1); n != 1 || err != nil {
+		t.Fatalf("RestartFailed(%s) = %d, %v; want 1, nil", flow, n, err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "stopped at the new log's gap", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateFailed && strings.Contains(ps.Error, "5 records lost"), fmt.Sprintf("%+v", ps)
+	})
+	if n, err := m.RestartFailed(flow, "", -1); n != 1 || err != nil {
+		t.Fatalf("second RestartFailed(%s) = %d, %v; want 1, nil", flow, n, err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "resumed after the new log's accepted gap", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateRunning && ps.Replicated == 20 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	if got, want := targetValues(t, p, remote, 0), wantValues(a[:10], b[5:]); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("target partition 0:\n got %v\nwant %v", got, want)
+	}
+}
