@@ -300,7 +300,10 @@ func (m *lifecycle) apply(ev event, arena [][]inflight) {
 			p.fetchErr, p.fetchErrAt = ev.err.Error(), m.now
 		}
 	case evFailed:
-		if p := m.cur(ev.f); p != nil {
+		// Only from the state's current feed: after a re-creation the old
+		// log's feed shares the state until its stop is seen, and a gap it
+		// finds was reported by the re-creation (recreatedGap).
+		if p := m.cur(ev.f); p != nil && ev.f == p.f {
 			var gap *GapError
 			m.fail(p, ev.err, ev.a == 1, !errors.As(ev.err, &gap)) // a gap was reported as such
 		}
@@ -1160,11 +1163,17 @@ func gapIf(ok bool, g *GapError) *GapError {
 // failed with an error of the whole transaction, a transient one, or its
 // partition's own error.
 func (m *lifecycle) txnPrepare() ([]resumeUp, error) {
+	for _, p := range m.parts {
+		if p.txnErr != nil {
+			// Fenced, or the coordinator ended the transaction: first,
+			// whichever partition holds it (fencing tells the unit it
+			// lost the slot; a partition's own error must not hide it).
+			return nil, p.txnErr
+		}
+	}
 	var ups []resumeUp
 	for _, p := range m.parts {
 		switch {
-		case p.txnErr != nil:
-			return nil, p.txnErr // fenced, or the coordinator ended the transaction
 		case p.transientErr != nil:
 			return nil, p.transientErr // the target did not take a record in time
 		case p.err != nil && p.txnFailed:

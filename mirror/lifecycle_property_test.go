@@ -206,10 +206,10 @@ func (s *lifeSim) carryOut(a action) {
 	case actRestart:
 		next := max(a.off, -1)
 		switch {
+		case a.p.reincarnate && (a.gap == nil || a.old.recreated):
+			next = 0 // the re-created source topic's log starts at 0 (an accepted gap of the old log does not skip its check)
 		case a.gap != nil:
 			next = -1 // the loss was accepted
-		case a.p.reincarnate:
-			next = 0 // the re-created source topic's log starts at 0
 		}
 		s.newFeed(a.p, false, next)
 		sp := s.part(a.p)

@@ -741,6 +741,47 @@ func TestLifecycleRules(t *testing.T) {
 			}
 		},
 	}, {
+		// Review of 85409d1: after a re-creation the old log's feed
+		// shares the state until its stop is seen; a gap it found stopped
+		// the partition already reading the new log (with GapStop), and
+		// the gap the operator then accepted skipped the new log's start
+		// check.
+		name: "a gap the old log's feed finds after a re-creation does not stop the partition reading the new log",
+		cfg:  lifeConfig{gapStop: true},
+		run: func(h *harness) {
+			h.m.topicIDs["t"] = [16]byte{1}
+			f := start(h, t0, 9)
+			h.ack(f, h.fetch(f, 10)[0], 100)
+			h.post(event{kind: evSourceRecreated, x: &evExtra{topic: "t", id: [16]byte{2}}})
+			h.took()
+			if h.cur(t0) == f {
+				t.Fatal("no new feed for the new log")
+			}
+			h.post(event{kind: evFailed, f: f, err: &GapError{Topic: "t", Partition: 0, From: 11, To: 20}})
+			if p := h.m.parts[t0]; p.err != nil {
+				t.Errorf("the old feed's gap stopped the partition: %v", p.err)
+			}
+		},
+	}, {
+		// Review of 85409d1: txnPrepare returned the first error it met
+		// walking a map: a partition's own failure could hide another's
+		// fencing, which tells the unit it lost the slot.
+		name: "exactly once: a fencing error ends the transaction whatever other partition failed",
+		cfg:  lifeConfig{eos: true},
+		run: func(h *harness) {
+			for i := range int32(8) {
+				k := tp{"t", i}
+				f := start(h, k, 9)
+				h.fail(f, h.fetch(f, 10)[0], kerr.InvalidRecord)
+			}
+			k := tp{"u", 0}
+			f := start(h, k, 9)
+			h.fail(f, h.fetch(f, 10)[0], kerr.ProducerFenced)
+			if _, err := h.m.txnPrepare(); !errors.Is(err, kerr.ProducerFenced) {
+				t.Errorf("prepare: %v, want the fencing error", err)
+			}
+		},
+	}, {
 		// Review of b2e327f: a transaction-level error of a record in
 		// flight at a gap stop is the transaction's (fencing tells the
 		// unit it lost the slot), not the partition's failure.
