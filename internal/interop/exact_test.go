@@ -105,7 +105,10 @@ func TestKmirrorExactTranslationToJava(t *testing.T) {
 	groups := []string{billing, g7, op, ph, gEnd, g33, half}
 	start := time.Now()
 	testcluster.Eventually(t, 60*time.Second, "kmirror's exact checkpoints", func() (bool, string) {
-		got := goTranslate(t, &p.Target, src, groups...)
+		got, err := tryGoTranslate(&p.Target, src, groups...)
+		if err != nil {
+			return false, err.Error()
+		}
 		safe := 0
 		for _, g := range m.Status().Flows[0].Groups {
 			if g.SafeToSwitch && g.CheckpointExact {

@@ -335,16 +335,27 @@ func (tr translation) add(group, topic string, p int32, o int64) {
 // Java program prints nothing for them).
 func goTranslate(t *testing.T, c *testcluster.Cluster, alias string, groups ...string) translation {
 	t.Helper()
+	out, err := tryGoTranslate(c, alias, groups...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// tryGoTranslate is goTranslate returning its error, for waits: before the
+// checkpoint emitter's first emission TranslateOffsets fails (no
+// checkpoint yet), which a wait must take for "not yet".
+func tryGoTranslate(c *testcluster.Cluster, alias string, groups ...string) (translation, error) {
 	out := translation{}
 	for _, g := range groups {
 		offs, err := remoteclusterutils.TranslateOffsets(context.Background(), alias, g,
 			remoteclusterutils.WithClientOpts(kgo.SeedBrokers(c.Brokers...)))
 		if err != nil {
-			t.Fatalf("kmirror TranslateOffsets(%s, %s): %v", alias, g, err)
+			return nil, fmt.Errorf("kmirror TranslateOffsets(%s, %s): %w", alias, g, err)
 		}
 		offs.Each(func(o kadm.Offset) { out.add(g, o.Topic, o.Partition, o.At) })
 	}
-	return out
+	return out, nil
 }
 
 // topology is what Topology.java prints, restricted to names containing
