@@ -127,9 +127,10 @@ type EmitterConfig struct {
 	// client from them (ListGroups, OffsetFetch) and closes it.
 	SourceOpts []kgo.Opt
 	// TargetOpts reach the target cluster; the emitter builds one client
-	// from them to create and write the checkpoints topic and, with
-	// SyncGroupOffsets, to list, fetch and commit target group offsets,
-	// plus short-lived readers of the checkpoints topic at start.
+	// from them to write the checkpoints topic and, with SyncGroupOffsets,
+	// to fetch and commit target group offsets, plus short-lived readers
+	// of the checkpoints topic at start; without TargetAdmin the same
+	// client also creates the checkpoints topic and makes the listings.
 	TargetOpts []kgo.Opt
 	// SourceAdmin, when not nil, is a client of the source cluster the
 	// emitter lists groups and topics with, instead of the client it
