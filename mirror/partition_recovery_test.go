@@ -757,46 +757,21 @@ func TestStaleSourceOfferRestartsNothing(t *testing.T) {
 	fc.RefreshTopicsInterval = time.Hour // the test hands the unit its offers
 	m, _ := runMirror(t, recoveryOpts(p, fc)...)
 	waitReplicated(t, m, 60)
-	f := m.flows[0]
-	f.unitsMu.Lock()
-	var u *unit
-	for _, x := range f.units {
-		u = x
-	}
-	f.unitsMu.Unlock()
-	u.offerMu.Lock()
-	stale := maps.Clone(u.offer)
-	u.offerMu.Unlock()
+	u, stale := onlyUnitOffer(m)
 	if len(stale) != 1 {
 		t.Fatalf("offer %v, want the topic's one partition", stale)
 	}
 
 	ctx := t.Context()
 	adm := testcluster.Admin(t, &p.Source)
-	if _, err := adm.DeleteTopic(ctx, topic); err != nil {
-		t.Fatal(err)
-	}
-	testcluster.Eventually(t, 30*time.Second, "source topic deleted", func() (bool, string) {
-		td, err := adm.ListTopics(ctx, topic)
-		return err == nil && td[topic].Err != nil, fmt.Sprint(td, err)
-	})
-	testcluster.Eventually(t, 30*time.Second, "source topic re-created", func() (bool, string) {
-		_, err := adm.CreateTopic(ctx, 1, 1, nil, topic)
-		return err == nil, fmt.Sprint(err)
-	})
+	newID := recreateSourceTopic(t, adm, topic)
 	testcluster.Produce(t, &p.Source, partRecords(topic, "b", 0, 0, 80)...)
-	var td kadm.TopicDetails
-	testcluster.Eventually(t, 30*time.Second, "the re-created topic listed", func() (bool, string) {
-		var err error
-		td, err = adm.ListTopics(ctx, topic)
-		return err == nil && td[topic].Err == nil, fmt.Sprint(td, err)
-	})
 	fresh := maps.Clone(stale)
 	for k, o := range fresh {
-		if o.id == td[topic].ID {
+		if o.id == newID {
 			t.Fatalf("the re-created topic has the old ID %s", o.id)
 		}
-		o.id = td[topic].ID
+		o.id = newID
 		fresh[k] = o
 	}
 	u.setOffer(fresh) // the discovery round that sees the re-creation
@@ -890,30 +865,11 @@ func TestGapStopAfterRecreationRestartAcceptsLoss(t *testing.T) {
 	fc.RefreshTopicsInterval = time.Hour // the test hands the unit the offer that shows the re-creation
 	m, _ := runMirror(t, recoveryOpts(p, fc)...)
 	waitReplicated(t, m, 10)
-	f := m.flows[0]
-	f.unitsMu.Lock()
-	var u *unit
-	for _, x := range f.units {
-		u = x
-	}
-	f.unitsMu.Unlock()
-	u.offerMu.Lock()
-	offer := maps.Clone(u.offer)
-	u.offerMu.Unlock()
+	u, offer := onlyUnitOffer(m)
 
 	ctx := t.Context()
 	adm := testcluster.Admin(t, &p.Source)
-	if _, err := adm.DeleteTopic(ctx, topic); err != nil {
-		t.Fatal(err)
-	}
-	testcluster.Eventually(t, 30*time.Second, "source topic deleted", func() (bool, string) {
-		td, err := adm.ListTopics(ctx, topic)
-		return err == nil && td[topic].Err != nil, fmt.Sprint(td, err)
-	})
-	testcluster.Eventually(t, 30*time.Second, "source topic re-created", func() (bool, string) {
-		_, err := adm.CreateTopic(ctx, 1, 1, nil, topic)
-		return err == nil, fmt.Sprint(err)
-	})
+	newID := recreateSourceTopic(t, adm, topic)
 	b := partRecords(topic, "b", 0, 0, 20)
 	testcluster.Produce(t, &p.Source, b...)
 	del := kadm.Offsets{}
@@ -922,14 +878,8 @@ func TestGapStopAfterRecreationRestartAcceptsLoss(t *testing.T) {
 		resp, err := adm.DeleteRecords(ctx, del)
 		return err == nil && resp.Error() == nil, fmt.Sprint(err, resp.Error())
 	})
-	var td kadm.TopicDetails
-	testcluster.Eventually(t, 30*time.Second, "the re-created topic listed", func() (bool, string) {
-		var err error
-		td, err = adm.ListTopics(ctx, topic)
-		return err == nil && td[topic].Err == nil, fmt.Sprint(td, err)
-	})
 	for k, o := range offer {
-		o.id = td[topic].ID
+		o.id = newID
 		offer[k] = o
 	}
 	u.setOffer(offer)
@@ -988,39 +938,14 @@ func TestGapStopAcceptedOldGapChecksRecreatedTopicStart(t *testing.T) {
 		ps := partStatus(m, 0)
 		return ps.State == StateFailed && strings.Contains(ps.Error, "10 records lost"), fmt.Sprintf("%+v", ps)
 	})
-	f := m.flows[0]
-	f.unitsMu.Lock()
-	var u *unit
-	for _, x := range f.units {
-		u = x
-	}
-	f.unitsMu.Unlock()
-	u.offerMu.Lock()
-	offer := maps.Clone(u.offer)
-	u.offerMu.Unlock()
+	u, offer := onlyUnitOffer(m)
 
-	if _, err := adm.DeleteTopic(ctx, topic); err != nil {
-		t.Fatal(err)
-	}
-	testcluster.Eventually(t, 30*time.Second, "source topic deleted", func() (bool, string) {
-		td, err := adm.ListTopics(ctx, topic)
-		return err == nil && td[topic].Err != nil, fmt.Sprint(td, err)
-	})
-	testcluster.Eventually(t, 30*time.Second, "source topic re-created", func() (bool, string) {
-		_, err := adm.CreateTopic(ctx, 1, 1, nil, topic)
-		return err == nil, fmt.Sprint(err)
-	})
+	newID := recreateSourceTopic(t, adm, topic)
 	b := partRecords(topic, "b", 0, 0, 20)
 	testcluster.Produce(t, &p.Source, b...)
 	deleteTo(5)
-	var td kadm.TopicDetails
-	testcluster.Eventually(t, 30*time.Second, "the re-created topic listed", func() (bool, string) {
-		var err error
-		td, err = adm.ListTopics(ctx, topic)
-		return err == nil && td[topic].Err == nil, fmt.Sprint(td, err)
-	})
 	for k, o := range offer {
-		o.id = td[topic].ID
+		o.id = newID
 		offer[k] = o
 	}
 	u.setOffer(offer)
@@ -1047,4 +972,44 @@ func TestGapStopAcceptedOldGapChecksRecreatedTopicStart(t *testing.T) {
 	if got, want := targetValues(t, p, remote, 0), wantValues(a[:10], b[5:]); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("target partition 0:\n got %v\nwant %v", got, want)
 	}
+}
+
+// onlyUnitOffer returns the one unit of m's first flow and a copy of its
+// current offer (the tests that hand the unit offers of their own).
+func onlyUnitOffer(m *Mirror) (*unit, map[tp]offered) {
+	f := m.flows[0]
+	f.unitsMu.Lock()
+	var u *unit
+	for _, x := range f.units {
+		u = x
+	}
+	f.unitsMu.Unlock()
+	u.offerMu.Lock()
+	defer u.offerMu.Unlock()
+	return u, maps.Clone(u.offer)
+}
+
+// recreateSourceTopic deletes topic (one partition) with adm and creates it
+// again, and returns the new topic's ID once it is listed.
+func recreateSourceTopic(t *testing.T, adm *kadm.Client, topic string) kadm.TopicID {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := adm.DeleteTopic(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "source topic deleted", func() (bool, string) {
+		td, err := adm.ListTopics(ctx, topic)
+		return err == nil && td[topic].Err != nil, fmt.Sprint(td, err)
+	})
+	testcluster.Eventually(t, 30*time.Second, "source topic re-created", func() (bool, string) {
+		_, err := adm.CreateTopic(ctx, 1, 1, nil, topic)
+		return err == nil, fmt.Sprint(err)
+	})
+	var td kadm.TopicDetails
+	testcluster.Eventually(t, 30*time.Second, "the re-created topic listed", func() (bool, string) {
+		var err error
+		td, err = adm.ListTopics(ctx, topic)
+		return err == nil && td[topic].Err == nil, fmt.Sprint(td, err)
+	})
+	return td[topic].ID
 }
