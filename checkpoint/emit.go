@@ -1161,6 +1161,32 @@ func (e *Emitter) publish() {
 		e.mu.Unlock()
 		return
 	}
+	if e.names != nil && len(e.status) == len(e.names) {
+		// The same groups as the snapshot (names is reset when a group
+		// comes or goes, and the snapshot was built from it): replaced
+		// group by group, so that a group's old partition statuses are
+		// garbage once its new ones exist, instead of both generations
+		// of every group being live at once (issue 22: 9 MB each at 80 000
+		// group partitions, on the first sync round after the first
+		// emission). Under mu throughout, so that Status never mixes two
+		// publishes (SafeToSwitch of one group next to another's of a
+		// later round): it waits for this loop instead, 75 ms when all
+		// of 2 000 groups of 40 partitions changed, far less otherwise.
+		e.mu.Lock()
+		for i, n := range e.names {
+			g := e.groups[n]
+			if g.touched || e.full {
+				g.status = e.groupStatus(g)
+				g.touched = false
+			}
+			gs := g.status
+			gs.Updated = g.fetched
+			e.status[i] = gs
+		}
+		e.mu.Unlock()
+		e.statusDirty = false
+		return
+	}
 	if e.names == nil {
 		e.names = make([]string, 0, len(e.groups))
 		for n := range e.groups {

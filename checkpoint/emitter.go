@@ -464,8 +464,11 @@ type Emitter struct {
 	// asks for it at the next round (tests).
 	nextSyncSweep  time.Time
 	forceSyncSweep bool
-	statusDirty    bool                 // the published snapshot must be rebuilt
-	cpAt           map[string]time.Time // by group: when its last checkpoint was written
+	// syncBatch is how many groups a sync round plans at a time
+	// (defaultSyncBatch; smaller in tests).
+	syncBatch   int
+	statusDirty bool                 // the published snapshot must be rebuilt
+	cpAt        map[string]time.Time // by group: when its last checkpoint was written
 
 	work workCounters
 
@@ -501,6 +504,7 @@ func NewEmitter(cfg EmitterConfig) (*Emitter, error) {
 		replicated: map[string]bool{},
 		pending:    map[*partEntry]struct{}{},
 		sweepEvery: targetSweepInterval,
+		syncBatch:  defaultSyncBatch,
 		cpAt:       map[string]time.Time{},
 	}, nil
 }
@@ -511,7 +515,10 @@ func (e *Emitter) CheckpointsTopic() string { return e.cpTopic }
 
 // Status returns the state of every group passing the group filter that
 // has committed offsets on the source, sorted by group id, as of the last
-// emission or sync. It does no I/O.
+// emission or sync. It does no I/O; it may wait for an emission or sync
+// publishing its statuses (tens of milliseconds when thousands of groups
+// changed). The slice returned is the caller's; its Partitions are shared
+// and never modified.
 func (e *Emitter) Status() []GroupStatus {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -58,12 +58,15 @@ func (r *run) sync(ctx context.Context) { r.e.sync(ctx, r) }
 //     that differ from the last seen or committed (reset by an operator)
 //     are planned too. A group at its translation stays so until one of
 //     those changes; a group whose fetch failed is skipped;
-//   - the log ends of their remote topics are listed, and the topic IDs of
-//     the topics to commit on (for OffsetCommit v10); a failure of either
-//     skips the round (a partial log-end listing only skips the partitions
-//     it lacks);
+//   - the log ends of their remote topics are listed; a failure skips the
+//     round (a partial listing only skips the partitions it lacks);
 //   - planSync decides, per partition, what to commit (never backwards,
-//     never past the target log end) and why not;
+//     never past the target log end) and why not, a batch of groups at a
+//     time, each batch's decisions recorded in its groups before the next
+//     is planned;
+//   - the topic IDs of the topics to commit on are listed (OffsetCommit
+//     v10); a failure sends no commit this round: the groups to commit show
+//     the error and are planned again at the next round;
 //   - the commits are sent, at most DefaultCommitParallelism at a time;
 //     an absent group is created by the commit, and a commit the broker
 //     refuses because members joined meanwhile marks the group active.
@@ -132,57 +135,22 @@ func (e *Emitter) sync(ctx context.Context, io syncIO) {
 	for i := range fetched {
 		byName[fetched[i].Group] = &fetched[i]
 	}
-	in := syncInputs{states: map[string]string{}, offsets: map[string]targetOffsets{},
-		ends: map[cpKeyTP]targetEnd{}, missing: map[string]bool{}}
+	// The groups to plan: those that changed (eligible: each has a
+	// translation).
 	var plannedGroups []*groupEntry
 	topics := map[string]bool{}
 	for _, g := range idle {
 		rg := byName[g.name]
-		var to targetOffsets
-		switch {
-		case rg == nil:
-			to.err = ferrs[g.name]
-			if to.err == nil {
-				to.err = errors.New("no response for group")
-			}
-		default:
-			to.err = kerr.ErrorForCode(rg.ErrorCode)
-		}
-		changed := to.err != nil || moved[g] || g.syncDirty || g.syncPending || e.full
+		changed := rg == nil || rg.ErrorCode != 0 || moved[g] || g.syncDirty || g.syncPending || e.full
 		if !changed {
 			changed = e.targetMoved(g, rg)
 		}
 		if !changed {
 			continue
 		}
-		if to.err == nil {
-			to.offsets = make(map[cpKeyTP]int64, len(g.parts))
-			for ti := range rg.Topics {
-				rt := &rg.Topics[ti]
-				src, ok := e.sourceOf[rt.Topic]
-				if !ok {
-					continue
-				}
-				for pi := range rt.Partitions {
-					rp := &rt.Partitions[pi]
-					if pe := g.parts[tpKey{topic: src, partition: rp.Partition}]; pe != nil && rp.ErrorCode == 0 {
-						to.offsets[pe.cpKey()] = rp.Offset
-					}
-				}
-			}
-		}
-		in.offsets[g.name] = to
-		if st, ok := listed[g.name]; ok {
-			in.states[g.name] = st.State
-		}
-		sg := e.syncGroupOf(g)
-		if len(sg.parts) == 0 {
-			continue
-		}
-		in.groups = append(in.groups, sg)
 		plannedGroups = append(plannedGroups, g)
-		for _, p := range sg.parts {
-			topics[p.key.remote] = true
+		for _, pe := range g.parts {
+			topics[pe.remote] = true
 		}
 	}
 	e.work.planned.Add(int64(len(plannedGroups)))
@@ -206,6 +174,8 @@ func (e *Emitter) sync(ctx context.Context, io syncIO) {
 		}
 		return
 	}
+	in := syncInputs{states: map[string]string{}, offsets: map[string]targetOffsets{},
+		ends: map[cpKeyTP]targetEnd{}, missing: map[string]bool{}}
 	if shardErr != nil {
 		in.endsErr = err
 	}
@@ -219,10 +189,32 @@ func (e *Emitter) sync(ctx context.Context, io syncIO) {
 		}
 	}
 
-	plan := planSync(in)
+	// Planned and applied e.syncBatch groups at a time: a round that plans
+	// thousands of groups (the first, a commit wave) holds the plan of one
+	// batch, not of every group partition at once (issue 22: 36 MB at
+	// 80 000 group partitions, as much again as the emitter's whole state).
+	var commits []groupCommit
+	per := max(e.syncBatch, 1)
+	for i := 0; i < len(plannedGroups); i += per {
+		batch := plannedGroups[i:min(i+per, len(plannedGroups))]
+		in.groups = in.groups[:0]
+		clear(in.offsets)
+		clear(in.states)
+		for _, g := range batch {
+			in.offsets[g.name] = e.targetOffsetsOf(g, byName[g.name], ferrs[g.name])
+			if st, ok := listed[g.name]; ok {
+				in.states[g.name] = st.State
+			}
+			in.groups = append(in.groups, e.syncGroupOf(g))
+		}
+		plan := planSync(in)
+		commits = append(commits, plan.commits...)
+		e.applyPlan(batch, in, plan)
+	}
+
 	var commitTopics []string
 	seen := map[string]bool{}
-	for _, c := range plan.commits {
+	for _, c := range commits {
 		for _, p := range c.parts {
 			if !seen[p.key.remote] {
 				seen[p.key.remote] = true
@@ -237,57 +229,23 @@ func (e *Emitter) sync(ctx context.Context, io syncIO) {
 		meta, merr = io.topicMeta(ctx, commitTopics) // topic IDs for OffsetCommit v10
 		if merr != nil {
 			if ctx.Err() == nil {
-				e.log.Warn("describing target topics; skipping this offset sync", "cluster", e.cfg.TargetAlias, "err", merr)
+				e.log.Warn("describing target topics; no group offsets committed this round", "cluster", e.cfg.TargetAlias, "err", merr)
 				e.fail("sync_group_offsets", merr)
 			}
 			for _, g := range plannedGroups {
 				g.syncPending = true
 			}
+			for _, c := range commits {
+				if g := e.groups[c.group]; g != nil && g.syncErr == "" {
+					g.syncErr = "describing target topics: " + merr.Error()
+					e.touch(g)
+				}
+			}
 			return
 		}
 	}
-	for _, g := range plannedGroups {
-		// The target offsets as fetched, for the next round's comparison.
-		to := in.offsets[g.name]
-		g.nTarget = 0
-		for _, pe := range g.parts {
-			pe.setSyncReason("") // a partition without translation is not planned
-			pe.seenTarget = -1
-			if o, ok := to.offsets[pe.cpKey()]; ok && o >= 0 {
-				pe.seenTarget = o
-				g.nTarget++
-			}
-		}
-		g.syncDirty, g.syncPending = false, false
-		e.touch(g)
-	}
-	for _, gs := range plan.groups {
-		g := e.groups[gs.name]
-		g.active, g.syncErr = gs.active, gs.err
-		if gs.err != "" {
-			g.syncPending = true
-		}
-		for _, ps := range gs.parts {
-			pe := g.parts[tpKey{topic: e.sourceOf[ps.key.remote], partition: ps.key.partition}]
-			pe.setSyncReason(ps.reason)
-			if ps.reason != "" && ps.reason != ReasonTargetAhead {
-				g.syncPending = true // retried every round: a log end, a topic, a commit may come
-			}
-			if ps.endKnown {
-				pe.targetOffset = ps.target
-			}
-			switch ps.reason {
-			case ReasonTargetPastLogEnd:
-				e.log.Warn("target group offset past the target log end; not moved (reset the group on the target, or let its consumers apply auto.offset.reset)",
-					"group", gs.name, "topic", ps.key.remote, "partition", ps.key.partition, "offset", ps.target, "log_end", ps.end)
-			case ReasonPastTargetEnd:
-				e.log.Warn("translated offset past the target log end; not committed",
-					"group", gs.name, "topic", ps.key.remote, "partition", ps.key.partition, "offset", ps.want, "log_end", ps.end)
-			}
-		}
-	}
-	plans := make([]*commitPlan, len(plan.commits))
-	for i, c := range plan.commits {
+	plans := make([]*commitPlan, len(commits))
+	for i, c := range commits {
 		plans[i] = &commitPlan{groupCommit: c}
 	}
 
@@ -347,6 +305,88 @@ func (e *Emitter) sync(ctx context.Context, io syncIO) {
 	}
 	if e.cfg.OnCommits != nil {
 		e.cfg.OnCommits(committed)
+	}
+}
+
+// defaultSyncBatch is how many groups a sync round plans at a time.
+const defaultSyncBatch = 256
+
+// targetOffsetsOf returns the plan's view of g's fetched target offsets:
+// rg is its response (nil when none came, ferr the request's error).
+func (e *Emitter) targetOffsetsOf(g *groupEntry, rg *kmsg.OffsetFetchResponseGroup, ferr error) targetOffsets {
+	var to targetOffsets
+	switch {
+	case rg == nil:
+		to.err = ferr
+		if to.err == nil {
+			to.err = errors.New("no response for group")
+		}
+		return to
+	default:
+		to.err = kerr.ErrorForCode(rg.ErrorCode)
+	}
+	if to.err != nil {
+		return to
+	}
+	to.offsets = make(map[cpKeyTP]int64, len(g.parts))
+	for ti := range rg.Topics {
+		rt := &rg.Topics[ti]
+		src, ok := e.sourceOf[rt.Topic]
+		if !ok {
+			continue
+		}
+		for pi := range rt.Partitions {
+			rp := &rt.Partitions[pi]
+			if pe := g.parts[tpKey{topic: src, partition: rp.Partition}]; pe != nil && rp.ErrorCode == 0 {
+				to.offsets[pe.cpKey()] = rp.Offset
+			}
+		}
+	}
+	return to
+}
+
+// applyPlan records a batch's plan in its groups: the target offsets as
+// fetched (for the next round's comparison), each partition's reason and
+// target offset, and what the next round must retry.
+func (e *Emitter) applyPlan(batch []*groupEntry, in syncInputs, plan syncPlan) {
+	for _, g := range batch {
+		to := in.offsets[g.name]
+		g.nTarget = 0
+		for _, pe := range g.parts {
+			pe.setSyncReason("") // a partition without translation is not planned
+			pe.seenTarget = -1
+			if o, ok := to.offsets[pe.cpKey()]; ok && o >= 0 {
+				pe.seenTarget = o
+				g.nTarget++
+			}
+		}
+		g.syncDirty, g.syncPending = false, false
+		e.touch(g)
+	}
+	for _, gs := range plan.groups {
+		g := e.groups[gs.name]
+		g.active, g.syncErr = gs.active, gs.err
+		if gs.err != "" {
+			g.syncPending = true
+		}
+		for _, ps := range gs.parts {
+			pe := g.parts[tpKey{topic: e.sourceOf[ps.key.remote], partition: ps.key.partition}]
+			pe.setSyncReason(ps.reason)
+			if ps.reason != "" && ps.reason != ReasonTargetAhead {
+				g.syncPending = true // retried every round: a log end, a topic, a commit may come
+			}
+			if ps.endKnown {
+				pe.targetOffset = ps.target
+			}
+			switch ps.reason {
+			case ReasonTargetPastLogEnd:
+				e.log.Warn("target group offset past the target log end; not moved (reset the group on the target, or let its consumers apply auto.offset.reset)",
+					"group", gs.name, "topic", ps.key.remote, "partition", ps.key.partition, "offset", ps.target, "log_end", ps.end)
+			case ReasonPastTargetEnd:
+				e.log.Warn("translated offset past the target log end; not committed",
+					"group", gs.name, "topic", ps.key.remote, "partition", ps.key.partition, "offset", ps.want, "log_end", ps.end)
+			}
+		}
 	}
 }
 

@@ -213,6 +213,7 @@ func planSync(in syncInputs) syncPlan {
 			continue
 		}
 		cp := groupCommit{group: g.name}
+		gs.parts = make([]partSync, 0, len(tps))
 		for _, tp := range tps {
 			ps := partSync{key: tp.p.key, want: tp.want, target: -1}
 			ps.reason, ps.commit = decidePart(in, tr, &ps)

@@ -1,0 +1,150 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+	"time"
+
+	"github.com/kmirror/kmirror/internal/heapwatch"
+)
+
+// BenchmarkEmitterMemory measures what the checkpoint emitter keeps per
+// group partition at issue 22's 6 000 partitions / 2 000 groups, without
+// a cluster (the in-memory model of incremental_test.go): 600 topics x 10
+// partitions replicated (one offset run and two syncs each), 2 000 groups
+// committed on every partition of 4 topics (80 000 group partitions).
+// One iteration is the first emission and group offset sync round, then an
+// idle emission and round. It reports the live heap the emitter keeps
+// afterwards (kept-MB, kept-B/gp per group partition) and the largest
+// live heap the collector marked during the first emission (peak-emit-MB)
+// and during the first round (peak-sync-MB), above the state before the
+// emission (the last collection's live heap sampled every millisecond with
+// GOGC=10: within about 10 % of the true peak, repeatable within a few
+// percent). With KMIRROR_HEAPPROFILE_PEAK=file it writes a heap profile of
+// the largest live heap of those two phases. The model's own data (its
+// commits, the target groups it keeps) counts too, a few MB.
+//
+//	go test -run '^$' -bench EmitterMemory -benchtime 3x ./checkpoint
+func BenchmarkEmitterMemory(b *testing.B) {
+	const topics, parts, groups, perGroup = 600, 10, 2000, 4
+	for range b.N {
+		b.StopTimer()
+		m := scaleModel(topics, parts)
+		for g := range groups {
+			c := map[tpKey]int64{}
+			for k := range perGroup {
+				t := m.topics[(g*perGroup+k)%topics]
+				for p := range int32(parts) {
+					c[tpKey{t, p}] = 10
+				}
+			}
+			m.commits[fmt.Sprintf("g%05d", g)] = c
+		}
+		s := newSide(b, m, false)
+		s.quiet = true
+		s.read(m.feed)
+		m.feed = nil
+		ctx := context.Background()
+		runtime.GC()
+		base := liveHeap()
+		old := debug.SetGCPercent(10)
+		var stopWatch func()
+		if path := os.Getenv("KMIRROR_HEAPPROFILE_PEAK"); path != "" {
+			runtime.MemProfileRate = 4096
+			stopWatch = heapwatch.Watch(path, time.Millisecond)
+		}
+		stop, peakc := watchLive()
+		b.StartTimer()
+		s.e.emit(ctx, s)
+		s.emitted = nil
+		close(stop)
+		peakEmit := <-peakc
+		stop, peakc = watchLive()
+		s.e.sync(ctx, s)
+		s.e.publish()
+		b.StopTimer()
+		close(stop)
+		peakSync := <-peakc
+		if stopWatch != nil {
+			stopWatch()
+		}
+		debug.SetGCPercent(old)
+		s.e.emit(ctx, s)
+		s.e.sync(ctx, s)
+		s.e.publish()
+		s.emitted, s.committed = nil, nil
+		m.commits = nil
+		runtime.GC()
+		kept := liveHeap() - base
+		runtime.KeepAlive(s)
+		b.ReportMetric(float64(kept)/(1<<20), "kept-MB")
+		b.ReportMetric(float64(kept)/float64(groups*perGroup*parts), "kept-B/gp")
+		b.ReportMetric(float64(peakEmit-base)/(1<<20), "peak-emit-MB")
+		b.ReportMetric(float64(peakSync-base)/(1<<20), "peak-sync-MB")
+		if n := len(s.e.Status()); n != groups {
+			b.Fatalf("%d group statuses, want %d", n, groups)
+		}
+	}
+}
+
+// scaleModel is a model (incremental_test.go) of topics x parts source
+// partitions of 20 records each, all replicated.
+func scaleModel(topics int, parts int32) *model {
+	m := newModel(1)
+	m.topics, m.parts = nil, parts
+	clear(m.remote)
+	clear(m.ends)
+	clear(m.repl)
+	clear(m.holes)
+	for i := range topics {
+		t := fmt.Sprintf("scale-%04d", i)
+		m.topics = append(m.topics, t)
+		m.remote["src."+t] = [16]byte{byte(i), byte(i >> 8), 1}
+		for p := range parts {
+			k := tpKey{t, p}
+			m.holes[k] = map[int64]bool{}
+			m.newSession(k)
+			m.produce(k, 20, 0)
+			m.replicate(k, 20)
+		}
+	}
+	return m
+}
+
+// liveHeap is the live heap the last collection marked.
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// watchLive samples liveHeap every millisecond until stop is closed and
+// sends the largest value seen.
+func watchLive() (stop chan struct{}, peak chan uint64) {
+	stop, peak = make(chan struct{}), make(chan uint64, 1)
+	go func() {
+		var max uint64
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			if v := liveHeap(); v > max {
+				max = v
+			}
+			select {
+			case <-stop:
+				if v := liveHeap(); v > max {
+					max = v
+				}
+				peak <- max
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return stop, peak
+}

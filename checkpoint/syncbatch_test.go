@@ -1,0 +1,148 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestSyncTopicMetaFailureCommitsNextRound: a round whose listing of the
+// target's topic IDs fails has already recorded its batches' decisions in
+// the groups (batched planning, issue 22) but sends nothing; the next
+// round commits exactly what a round that never failed commits.
+func TestSyncTopicMetaFailureCommitsNextRound(t *testing.T) {
+	build := func() *side {
+		m := scaleModel(3, 2)
+		for g := range 5 {
+			c := map[tpKey]int64{}
+			for _, tp := range m.topics[:1+g%3] {
+				for p := range m.parts {
+					c[tpKey{tp, p}] = int64(4 + g)
+				}
+			}
+			m.commits[fmt.Sprintf("g%d", g)] = c
+		}
+		s := newSide(t, m, false)
+		s.e.syncBatch = 2
+		s.read(m.feed)
+		m.feed = nil
+		s.e.emit(context.Background(), s)
+		return s
+	}
+	ctx := context.Background()
+	ok, failing := build(), build()
+
+	ok.e.sync(ctx, ok)
+	want := append([]string(nil), ok.committed...)
+	sort.Strings(want)
+	if len(want) != 18 { // 1+2+3+1+2 topics of 2 partitions
+		t.Fatalf("the round that never failed committed %d offsets, want 18: %v", len(want), want)
+	}
+
+	failing.metaErr = errors.New("topic authorization failed")
+	failing.e.sync(ctx, failing)
+	if len(failing.committed) != 0 {
+		t.Fatalf("committed %v with the topic listing failing", failing.committed)
+	}
+	for name, g := range failing.e.groups {
+		if !g.syncPending {
+			t.Errorf("group %s not planned again after the failed round", name)
+		}
+		if g.syncErr != "describing target topics: topic authorization failed" {
+			t.Errorf("group %s: sync error %q", name, g.syncErr)
+		}
+	}
+	failing.metaErr = nil
+	failing.e.sync(ctx, failing)
+	got := append([]string(nil), failing.committed...)
+	sort.Strings(got)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("commits of the round after the failure (-never failed +after failure):\n%s", d)
+	}
+	for name, g := range failing.e.groups {
+		if g.syncErr != "" || g.syncPending {
+			t.Errorf("group %s after the round that committed: sync error %q, pending %v", name, g.syncErr, g.syncPending)
+		}
+	}
+	if d := cmp.Diff(statusesOf(ok.e), statusesOf(failing.e)); d != "" {
+		t.Fatalf("statuses (-never failed +after failure):\n%s", d)
+	}
+}
+
+// TestPublishInPlace: when the groups are the same as the last snapshot's,
+// publish replaces their statuses one by one (issue 22: two generations
+// of every group's partition statuses were live at once on a round that
+// touched them all). The result equals a snapshot built anew, and a
+// snapshot handed out before is not changed by it.
+func TestPublishInPlace(t *testing.T) {
+	m := scaleModel(3, 2)
+	for g := range 4 {
+		c := map[tpKey]int64{}
+		for _, t := range m.topics[:1+g%3] {
+			for p := range m.parts {
+				c[tpKey{t, p}] = int64(3 + g)
+			}
+		}
+		m.commits[fmt.Sprintf("g%d", g)] = c
+	}
+	s := newSide(t, m, false)
+	s.read(m.feed)
+	m.feed = nil
+	ctx := context.Background()
+	s.e.emit(ctx, s)
+	s.e.sync(ctx, s)
+	s.e.publish()
+	before := s.e.Status()
+	kept := cloneStatuses(before)
+
+	// Every group moves: the same groups, all touched.
+	backing := &s.e.status[0]
+	for _, c := range m.commits {
+		for k := range c {
+			c[k] += 5
+		}
+	}
+	s.e.emit(ctx, s)
+	s.e.sync(ctx, s)
+	s.e.publish()
+	inPlace := statusesOf(s.e)
+	if &s.e.status[0] != backing {
+		t.Fatal("publish built a new snapshot for the same groups")
+	}
+
+	if d := cmp.Diff(kept, before); d != "" {
+		t.Fatalf("a snapshot handed out before changed (-then +now):\n%s", d)
+	}
+	if d := cmp.Diff(kept, inPlace); d == "" {
+		t.Fatal("the statuses did not change after every group moved")
+	}
+	s.e.names = nil // the groups changed: the snapshot is built anew
+	for _, g := range s.e.groups {
+		g.touched = true
+	}
+	s.e.statusDirty = true
+	s.e.publish()
+	if d := cmp.Diff(statusesOf(s.e), inPlace); d != "" {
+		t.Fatalf("statuses replaced in place differ from a snapshot built anew (-anew +in place):\n%s", d)
+	}
+	for _, gs := range inPlace {
+		for _, ps := range gs.Partitions {
+			if ps.SourceOffset < 8 || ps.Checkpointed < 0 {
+				t.Fatalf("group %s partition %s[%d]: source offset %d, checkpointed %d after the move", gs.Group, ps.Topic, ps.Partition, ps.SourceOffset, ps.Checkpointed)
+			}
+		}
+	}
+}
+
+// cloneStatuses returns a deep copy of statuses.
+func cloneStatuses(in []GroupStatus) []GroupStatus {
+	out := append([]GroupStatus(nil), in...)
+	for i := range out {
+		out[i].Partitions = append([]PartitionStatus(nil), out[i].Partitions...)
+	}
+	return out
+}
