@@ -282,6 +282,11 @@ func (e *Emitter) discardStale(st staleness) {
 		delete(e.syncTags, k)
 		delete(e.runTags, k)
 		e.discarded[k] = true
+		// Translated again at the next emission, from the history as it
+		// is now: markStale set the reason but kept how the stale
+		// translation was found (found by the property test: the full
+		// emitter's next translation differed, and reset the sync reason).
+		e.changed[k] = struct{}{}
 	}
 }
 

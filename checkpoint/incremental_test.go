@@ -489,6 +489,11 @@ func runIncrementalVsFull(t *testing.T, seed uint64, steps int) {
 		case r < 63:
 			m.rebuildTarget()
 			inc.e.forceSweep = true
+			// Every target group's offsets are gone: a group idle before
+			// and after (deleted by the rebuild, created Empty again before
+			// the next round) shows no state change, and is found at the
+			// next sync sweep, as after a deletion.
+			inc.e.forceSyncSweep = true
 			unseen = 0
 			for _, s := range sides {
 				s.tgroups, s.toffsets = map[string]string{}, map[string]map[cpKeyTP]int64{}

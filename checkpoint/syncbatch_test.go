@@ -146,3 +146,21 @@ func cloneStatuses(in []GroupStatus) []GroupStatus {
 	}
 	return out
 }
+
+// TestIncrementalEqualsFullFoundSeeds replays the long searches' seeds
+// (KMIRROR_INCREMENTAL_SEEDS=400, 600 steps) that found differences:
+//   - 157: the target rebuilt between two sync rounds, a group idle on
+//     both sides of it (deleted, then created Empty again) kept its last
+//     target offset in the incremental emitter's status; the model now
+//     asks for a sync sweep after a rebuild, as after a group deletion,
+//     which is what finds it in production (every minute);
+//   - 242, 355: a partition whose offset syncs were discarded as stale
+//     (a previous target log) kept how its last translation had been
+//     found, and its sync reason, until something else moved it; the full
+//     emitter translated it again at the next emission. Now the discard
+//     marks it changed (discardStale).
+func TestIncrementalEqualsFullFoundSeeds(t *testing.T) {
+	for _, seed := range []uint64{157, 242, 355} {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runIncrementalVsFull(t, seed, 600) })
+	}
+}
