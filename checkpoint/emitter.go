@@ -343,15 +343,18 @@ type PartitionStatus struct {
 	// Topic is the source topic; RemoteTopic its name on the target.
 	Topic, RemoteTopic string
 	Partition          int32
+	// Exact reports that Translated is the exact translation of
+	// SourceOffset (see the package documentation).
+	Exact bool
+	// CheckpointExact reports that Checkpointed is the exact translation of
+	// SourceOffset (the checkpoint's [TranslationHeader] is "exact").
+	CheckpointExact bool
 	// SourceOffset is the group's committed offset on the source.
 	SourceOffset int64
 	// Translated is the best known target offset for SourceOffset: the
 	// translation of the current offset, or the last checkpoint written for
 	// an offset not after it when that one is higher (-1 when none).
 	Translated int64
-	// Exact reports that Translated is the exact translation of
-	// SourceOffset (see the package documentation).
-	Exact bool
 	// Checkpointed is the downstream offset of the last checkpoint written
 	// for the partition (loaded from the topic at start or acknowledged).
 	Checkpointed int64
@@ -360,9 +363,6 @@ type PartitionStatus struct {
 	TargetOffset int64
 	// Reason says why the partition has no translation or is not synced.
 	Reason string
-	// CheckpointExact reports that Checkpointed is the exact translation of
-	// SourceOffset (the checkpoint's [TranslationHeader] is "exact").
-	CheckpointExact bool
 }
 
 // Emitter writes MM2 checkpoints for one flow and, optionally, syncs
@@ -436,9 +436,9 @@ type Emitter struct {
 	remoteIDs   map[string][16]byte // remote topic IDs at their last listing
 	remoteEnds  map[cpKeyTP]int64   // remote partitions' log ends at their last listing
 	srcIDs      map[string][16]byte // source topic IDs at their last listing
-	// byPart indexes the group partitions by source partition; remoteRefs
-	// counts them by remote topic.
-	byPart     map[tpKey]map[*partEntry]struct{}
+	// byPart indexes the group partitions by source partition (in no
+	// order); remoteRefs counts them by remote topic.
+	byPart     map[tpKey][]*partEntry
 	remoteRefs map[string]int
 	// remotes caches the remote name of each source topic, sourceOf the
 	// reverse, replicated the topic filter's verdicts of one emission.
@@ -496,7 +496,7 @@ func NewEmitter(cfg EmitterConfig) (*Emitter, error) {
 		remoteIDs:  map[string][16]byte{},
 		remoteEnds: map[cpKeyTP]int64{},
 		srcIDs:     map[string][16]byte{},
-		byPart:     map[tpKey]map[*partEntry]struct{}{},
+		byPart:     map[tpKey][]*partEntry{},
 		remoteRefs: map[string]int{},
 		remotes:    map[string]string{},
 		topicRefs:  map[string]*topicRef{},

@@ -274,7 +274,7 @@ func (e *Emitter) sync(ctx context.Context, io syncIO) {
 			continue
 		}
 		for i, cp := range p.parts {
-			pe := g.parts[tpKey{topic: e.sourceOf[cp.key.remote], partition: cp.key.partition}]
+			pe := g.parts.get(tpKey{topic: e.sourceOf[cp.key.remote], partition: cp.key.partition})
 			switch err := p.errs[i]; {
 			case err == nil:
 				if !g.tlisted { // the commit created the group, Empty
@@ -337,7 +337,7 @@ func (e *Emitter) targetOffsetsOf(g *groupEntry, rg *kmsg.OffsetFetchResponseGro
 		}
 		for pi := range rt.Partitions {
 			rp := &rt.Partitions[pi]
-			if pe := g.parts[tpKey{topic: src, partition: rp.Partition}]; pe != nil && rp.ErrorCode == 0 {
+			if pe := g.parts.get(tpKey{topic: src, partition: rp.Partition}); pe != nil && rp.ErrorCode == 0 {
 				to.offsets[pe.cpKey()] = rp.Offset
 			}
 		}
@@ -370,7 +370,7 @@ func (e *Emitter) applyPlan(batch []*groupEntry, in syncInputs, plan syncPlan) {
 			g.syncPending = true
 		}
 		for _, ps := range gs.parts {
-			pe := g.parts[tpKey{topic: e.sourceOf[ps.key.remote], partition: ps.key.partition}]
+			pe := g.parts.get(tpKey{topic: e.sourceOf[ps.key.remote], partition: ps.key.partition})
 			pe.setSyncReason(ps.reason)
 			if ps.reason != "" && ps.reason != ReasonTargetAhead {
 				g.syncPending = true // retried every round: a log end, a topic, a commit may come
@@ -403,7 +403,7 @@ func (e *Emitter) targetMoved(g *groupEntry, rg *kmsg.OffsetFetchResponseGroup) 
 		}
 		for pi := range rt.Partitions {
 			rp := &rt.Partitions[pi]
-			pe := g.parts[tpKey{topic: src, partition: rp.Partition}]
+			pe := g.parts.get(tpKey{topic: src, partition: rp.Partition})
 			if pe == nil {
 				continue
 			}

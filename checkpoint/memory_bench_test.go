@@ -9,6 +9,7 @@ import (
 	"runtime/metrics"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/kmirror/kmirror/internal/heapwatch"
 )
@@ -34,17 +35,7 @@ func BenchmarkEmitterMemory(b *testing.B) {
 	const topics, parts, groups, perGroup = 600, 10, 2000, 4
 	for range b.N {
 		b.StopTimer()
-		m := scaleModel(topics, parts)
-		for g := range groups {
-			c := map[tpKey]int64{}
-			for k := range perGroup {
-				t := m.topics[(g*perGroup+k)%topics]
-				for p := range int32(parts) {
-					c[tpKey{t, p}] = 10
-				}
-			}
-			m.commits[fmt.Sprintf("g%05d", g)] = c
-		}
+		m, _ := scaleWorld(topics, parts, groups, perGroup)
 		s := newSide(b, m, false)
 		s.quiet = true
 		s.read(m.feed)
@@ -90,6 +81,56 @@ func BenchmarkEmitterMemory(b *testing.B) {
 			b.Fatalf("%d group statuses, want %d", n, groups)
 		}
 	}
+}
+
+// BenchmarkIdleEmission is one idle emission and sync round at issue 22's
+// 80 000 group partitions on the in-memory model (no I/O: what the
+// emitter's own work costs when nothing changed; a real emission also
+// waits for the group listing and the OffsetFetch).
+//
+//	go test -run '^$' -bench IdleEmission ./checkpoint
+func BenchmarkIdleEmission(b *testing.B) {
+	m, groups := scaleWorld(600, 10, 2000, 4)
+	s := newSide(b, m, false)
+	s.quiet = true
+	s.read(m.feed)
+	m.feed = nil
+	ctx := context.Background()
+	s.e.emit(ctx, s)
+	s.e.sync(ctx, s)
+	s.e.publish()
+	before := s.e.workSnapshot()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		s.e.emit(ctx, s)
+		s.e.sync(ctx, s)
+	}
+	b.StopTimer()
+	if w := s.e.workSnapshot().minus(before); w.translations != 0 || w.written != 0 {
+		b.Fatalf("idle emissions did work: %+v", w)
+	}
+	if n := len(s.e.Status()); n != groups {
+		b.Fatalf("%d group statuses, want %d", n, groups)
+	}
+}
+
+// scaleWorld is scaleModel with groups groups, group g committed at
+// offset 10 on every partition of perGroup topics (from topic g*perGroup
+// on).
+func scaleWorld(topics int, parts int32, groups, perGroup int) (*model, int) {
+	m := scaleModel(topics, parts)
+	for g := range groups {
+		c := map[tpKey]int64{}
+		for k := range perGroup {
+			t := m.topics[(g*perGroup+k)%topics]
+			for p := range parts {
+				c[tpKey{t, p}] = 10
+			}
+		}
+		m.commits[fmt.Sprintf("g%05d", g)] = c
+	}
+	return m, groups
 }
 
 // scaleModel is a model (incremental_test.go) of topics x parts source
@@ -147,4 +188,17 @@ func watchLive() (stop chan struct{}, peak chan uint64) {
 		}
 	}()
 	return stop, peak
+}
+
+// TestPartitionStatusPacks: there is one PartitionStatus per group
+// partition in the emitter's cached statuses (80 000 at 2 000 groups);
+// its fields are ordered to pack into 88 bytes (104 in declaration order
+// by meaning). A field added or moved should keep it packed.
+func TestPartitionStatusPacks(t *testing.T) {
+	// Three strings, four int64s, and the int32 with the two bools in
+	// one 8-byte word: no padding.
+	want := 3*unsafe.Sizeof("") + 4*8 + 8
+	if n := unsafe.Sizeof(PartitionStatus{}); n != want {
+		t.Fatalf("PartitionStatus is %d bytes, want %d (order the fields by size)", n, want)
+	}
 }
