@@ -464,7 +464,8 @@ func (e *Emitter) groupFetchFailed(name string, err error) {
 // absorbGroup compares one group's fetched offsets with its state: new
 // and moved partitions are queued for translation (and checking), removed
 // ones dropped, a group without any commit forgotten. An unchanged group
-// costs one map lookup per partition.
+// costs a lookup in its sorted list per partition (one comparison when the
+// response lists them in the list's order).
 func (e *Emitter) absorbGroup(rg *kmsg.OffsetFetchResponseGroup, ts time.Time, st uint32, queueT func(*partEntry, bool)) {
 	g := e.groups[rg.Group]
 	if g != nil {
@@ -476,8 +477,9 @@ func (e *Emitter) absorbGroup(rg *kmsg.OffsetFetchResponseGroup, ts time.Time, s
 	}
 	commits, seen := 0, 0
 	var skipped []string
-	var added partList // new partitions, merged into g.parts after the loop (which looks up the old ones)
-	next := 0          // where the next partition of the response is likely to be in g.parts
+	var added partList                // new partitions, merged into g.parts after the loop (which looks up the old ones)
+	var addedIdx map[tpKey]*partEntry // added by key, once it is long (find)
+	next := 0                         // where the next partition of the response is likely to be in g.parts
 	for ti := range rg.Topics {
 		rt := &rg.Topics[ti]
 		replicated := e.isReplicated(rt.Topic)
@@ -503,21 +505,35 @@ func (e *Emitter) absorbGroup(rg *kmsg.OffsetFetchResponseGroup, ts time.Time, s
 			if rp.Metadata != nil {
 				md = *rp.Metadata
 			}
+			k := tpKey{topic: rt.Topic, partition: rp.Partition}
 			var pe *partEntry
-			pe, next = g.parts.getAt(tpKey{topic: rt.Topic, partition: rp.Partition}, next)
+			pe, next = g.parts.getAt(k, next)
 			if pe != nil {
 				next++
+			} else {
+				pe = added.find(k, &addedIdx)
 			}
-			if pe == nil {
+			// dup: listed twice by this response (not expected of a
+			// broker): the last offset wins, the partition counts once.
+			dup := pe != nil && pe.epoch == st
+			switch {
+			case pe == nil:
 				pe = e.addPart(g, rt.Topic, rp.Partition)
 				added = append(added, pe)
-			} else if pe.srcOffset == rp.Offset && pe.metadata == md {
-				pe.epoch = st
-				seen++
+				if addedIdx != nil {
+					addedIdx[k] = pe
+				}
+			case pe.srcOffset == rp.Offset && pe.metadata == md:
+				if !dup {
+					pe.epoch = st
+					seen++
+				}
 				continue
 			}
 			pe.srcOffset, pe.metadata, pe.epoch = rp.Offset, md, st
-			seen++
+			if !dup {
+				seen++
+			}
 			g.syncDirty = true
 			e.touch(g)
 			queueT(pe, true)
@@ -531,7 +547,8 @@ func (e *Emitter) absorbGroup(rg *kmsg.OffsetFetchResponseGroup, ts time.Time, s
 		return
 	}
 	if len(added) > 0 {
-		seen -= e.mergeParts(g, added)
+		g.parts = append(g.parts, added...)
+		slices.SortFunc(g.parts, func(a, b *partEntry) int { return cmpKey(a.key(), b.key()) })
 	}
 	if seen != len(g.parts) {
 		kept := g.parts[:0]
@@ -648,26 +665,25 @@ func (l partList) getAt(k tpKey, hint int) (*partEntry, int) {
 	return l[i], i
 }
 
-// mergeParts adds the new partitions of g (addPart'ed, not yet in
-// g.parts) and keeps g.parts sorted. A key listed twice by one response
-// (not expected of a broker) keeps its first entry; it returns how many
-// were dropped so.
-func (e *Emitter) mergeParts(g *groupEntry, added partList) int {
-	g.parts = append(g.parts, added...)
-	slices.SortStableFunc(g.parts, func(a, b *partEntry) int { return cmpKey(a.key(), b.key()) })
-	dropped := 0
-	kept := g.parts[:0]
-	for i, pe := range g.parts {
-		if i > 0 && cmpKey(pe.key(), g.parts[i-1].key()) == 0 {
-			e.removePart(pe)
-			dropped++
-			continue
+// find returns the partition of key k in l, an unsorted list (absorbGroup's
+// new partitions), nil when none: a scan while l is short, else a lookup in
+// *idx, built at the first call that needs it (the caller adds to it).
+func (l partList) find(k tpKey, idx *map[tpKey]*partEntry) *partEntry {
+	if *idx == nil && len(l) <= 64 {
+		for i := len(l) - 1; i >= 0; i-- {
+			if pe := l[i]; pe.partition == k.partition && pe.topic == k.topic {
+				return pe
+			}
 		}
-		kept = append(kept, pe)
+		return nil
 	}
-	clear(g.parts[len(kept):])
-	g.parts = kept
-	return dropped
+	if *idx == nil {
+		*idx = make(map[tpKey]*partEntry, 2*len(l))
+		for _, pe := range l {
+			(*idx)[pe.key()] = pe
+		}
+	}
+	return (*idx)[k]
 }
 
 // removePart drops a group partition from the indexes (not from its

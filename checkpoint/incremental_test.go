@@ -190,6 +190,8 @@ type side struct {
 	quiet bool
 	// metaErr fails topicMeta (the target's topic IDs) while set.
 	metaErr error
+	// edit, when set, changes fetchOffsets' response before it is returned.
+	edit func([]kmsg.OffsetFetchResponseGroup) []kmsg.OffsetFetchResponseGroup
 }
 
 func newSide(t testing.TB, m *model, full bool) *side {
@@ -254,6 +256,9 @@ func (s *side) fetchOffsets(_ context.Context, groups []string) ([]kmsg.OffsetFe
 			rg.Topics = append(rg.Topics, rt)
 		}
 		out = append(out, rg)
+	}
+	if s.edit != nil {
+		out = s.edit(out)
 	}
 	return out, nil
 }

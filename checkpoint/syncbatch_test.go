@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestSyncTopicMetaFailureCommitsNextRound: a round whose listing of the
@@ -162,5 +163,76 @@ func cloneStatuses(in []GroupStatus) []GroupStatus {
 func TestIncrementalEqualsFullFoundSeeds(t *testing.T) {
 	for _, seed := range []uint64{157, 242, 355} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { runIncrementalVsFull(t, seed, 600) })
+	}
+}
+
+// TestPartitionListedTwice: a response listing a group partition twice
+// (not expected of a broker) leaves one entry whose offset is the last
+// listed, and counts it once, whether the partition is new or known
+// (review of the sorted partition lists: a new one listed twice made two
+// entries, one of which was dropped after being queued for translation).
+func TestPartitionListedTwice(t *testing.T) {
+	m := scaleModel(1, 2)
+	topic := m.topics[0]
+	m.commits["g0"] = map[tpKey]int64{{topic, 0}: 5, {topic, 1}: 7}
+	s := newSide(t, m, false)
+	s.read(m.feed)
+	m.feed = nil
+	ctx := context.Background()
+	s.e.emit(ctx, s)
+
+	// g0: partition 1 listed twice (9, then 12), partition 0 left out; g1
+	// (new): partition 0 listed twice (4, then 6).
+	m.commits["g1"] = map[tpKey]int64{{topic, 0}: 4}
+	part := func(p int32, off int64) kmsg.OffsetFetchResponseGroupTopicPartition {
+		rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+		rp.Partition, rp.Offset, rp.Metadata = p, off, kmsg.StringPtr("m")
+		return rp
+	}
+	s.edit = func(out []kmsg.OffsetFetchResponseGroup) []kmsg.OffsetFetchResponseGroup {
+		for i := range out {
+			rt := kmsg.NewOffsetFetchResponseGroupTopic()
+			rt.Topic = topic
+			switch out[i].Group {
+			case "g0":
+				rt.Partitions = append(rt.Partitions, part(1, 9), part(1, 12))
+			case "g1":
+				rt.Partitions = append(rt.Partitions, part(0, 4), part(0, 6))
+			}
+			out[i].Topics = []kmsg.OffsetFetchResponseGroupTopic{rt}
+		}
+		return out
+	}
+	s.emitted = nil
+	s.e.emit(ctx, s)
+
+	var got []string
+	for _, name := range []string{"g0", "g1"} {
+		g := s.e.groups[name]
+		for _, pe := range g.parts {
+			got = append(got, fmt.Sprintf("%s %s[%d] at %d", name, pe.topic, pe.partition, pe.srcOffset))
+		}
+	}
+	want := []string{topic + "[1] at 12", topic + "[0] at 6"}
+	want[0], want[1] = "g0 "+want[0], "g1 "+want[1]
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("group partitions (-want +got):\n%s", d)
+	}
+	for k, l := range s.e.byPart {
+		if len(l) != 1 {
+			t.Errorf("byPart[%v] holds %d entries, want 1", k, len(l))
+		}
+	}
+	var cps []string
+	for _, cp := range s.emitted {
+		cps = append(cps, fmt.Sprintf("%s %s[%d] %d->%d", cp.Group, cp.Topic, cp.Partition, cp.UpstreamOffset, cp.DownstreamOffset))
+	}
+	remote := "src." + topic
+	wantCPs := []string{fmt.Sprintf("g0 %s[1] 12->12", remote), fmt.Sprintf("g1 %s[0] 6->6", remote)}
+	if d := cmp.Diff(wantCPs, cps); d != "" {
+		t.Fatalf("checkpoints of the emission (-want +got):\n%s", d)
+	}
+	if n := s.e.waitingForSyncs(); n != 0 {
+		t.Fatalf("%d group partitions counted as waiting for syncs, want 0", n)
 	}
 }
