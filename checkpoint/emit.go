@@ -1260,14 +1260,7 @@ func (e *Emitter) publish() {
 		// of 2 000 groups of 40 partitions changed, far less otherwise.
 		e.mu.Lock()
 		for i, n := range e.names {
-			g := e.groups[n]
-			if g.touched || e.full {
-				g.status = e.groupStatus(g)
-				g.touched = false
-			}
-			gs := g.status
-			gs.Updated = g.fetched
-			e.status[i] = gs
+			e.status[i] = e.currentStatus(e.groups[n])
 		}
 		e.mu.Unlock()
 		e.statusDirty = false
@@ -1282,19 +1275,24 @@ func (e *Emitter) publish() {
 	}
 	out := make([]GroupStatus, 0, len(e.names))
 	for _, n := range e.names {
-		g := e.groups[n]
-		if g.touched || e.full {
-			g.status = e.groupStatus(g)
-			g.touched = false
-		}
-		gs := g.status
-		gs.Updated = g.fetched
-		out = append(out, gs)
+		out = append(out, e.currentStatus(e.groups[n]))
 	}
 	e.statusDirty = false
 	e.mu.Lock()
 	e.status = out
 	e.mu.Unlock()
+}
+
+// currentStatus returns g's status for the snapshot, computed again when
+// g was touched since.
+func (e *Emitter) currentStatus(g *groupEntry) GroupStatus {
+	if g.touched || e.full {
+		g.status = e.groupStatus(g)
+		g.touched = false
+	}
+	gs := g.status
+	gs.Updated = g.fetched
+	return gs
 }
 
 // sortedParts returns a group's partitions sorted by remote topic and

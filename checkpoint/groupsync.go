@@ -329,19 +329,12 @@ func (e *Emitter) targetOffsetsOf(g *groupEntry, rg *kmsg.OffsetFetchResponseGro
 		return to
 	}
 	to.offsets = make(map[cpKeyTP]int64, len(g.parts))
-	for ti := range rg.Topics {
-		rt := &rg.Topics[ti]
-		src, ok := e.sourceOf[rt.Topic]
-		if !ok {
-			continue
+	e.eachTargetPart(g, rg, func(pe *partEntry, rp *kmsg.OffsetFetchResponseGroupTopicPartition) bool {
+		if rp.ErrorCode == 0 {
+			to.offsets[pe.cpKey()] = rp.Offset
 		}
-		for pi := range rt.Partitions {
-			rp := &rt.Partitions[pi]
-			if pe := g.parts.get(tpKey{topic: src, partition: rp.Partition}); pe != nil && rp.ErrorCode == 0 {
-				to.offsets[pe.cpKey()] = rp.Offset
-			}
-		}
-	}
+		return true
+	})
 	return to
 }
 
@@ -394,7 +387,28 @@ func (e *Emitter) applyPlan(batch []*groupEntry, in syncInputs, plan syncPlan) {
 // from those last seen or committed for its partitions (reset, deleted,
 // committed by someone else). Offsets of other topics are ignored.
 func (e *Emitter) targetMoved(g *groupEntry, rg *kmsg.OffsetFetchResponseGroup) bool {
-	matched := 0
+	matched, moved := 0, false
+	e.eachTargetPart(g, rg, func(pe *partEntry, rp *kmsg.OffsetFetchResponseGroupTopicPartition) bool {
+		o := rp.Offset
+		if rp.ErrorCode != 0 || o < 0 {
+			o = -1
+		}
+		if o != pe.seenTarget {
+			moved = true
+			return false
+		}
+		if o >= 0 {
+			matched++
+		}
+		return true
+	})
+	return moved || matched != g.nTarget
+}
+
+// eachTargetPart calls f with each partition of g's fetched target offsets
+// rg that is one of g's group partitions (by remote topic), until f returns
+// false.
+func (e *Emitter) eachTargetPart(g *groupEntry, rg *kmsg.OffsetFetchResponseGroup, f func(*partEntry, *kmsg.OffsetFetchResponseGroupTopicPartition) bool) {
 	for ti := range rg.Topics {
 		rt := &rg.Topics[ti]
 		src, ok := e.sourceOf[rt.Topic]
@@ -403,23 +417,11 @@ func (e *Emitter) targetMoved(g *groupEntry, rg *kmsg.OffsetFetchResponseGroup) 
 		}
 		for pi := range rt.Partitions {
 			rp := &rt.Partitions[pi]
-			pe := g.parts.get(tpKey{topic: src, partition: rp.Partition})
-			if pe == nil {
-				continue
-			}
-			o := rp.Offset
-			if rp.ErrorCode != 0 || o < 0 {
-				o = -1
-			}
-			if o != pe.seenTarget {
-				return true
-			}
-			if o >= 0 {
-				matched++
+			if pe := g.parts.get(tpKey{topic: src, partition: rp.Partition}); pe != nil && !f(pe, rp) {
+				return
 			}
 		}
 	}
-	return matched != g.nTarget
 }
 
 // syncable reports whether some partition of g has a best known

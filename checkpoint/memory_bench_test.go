@@ -36,10 +36,8 @@ func BenchmarkEmitterMemory(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		m, _ := scaleWorld(topics, parts, groups, perGroup)
-		s := newSide(b, m, false)
+		s := readSide(b, m)
 		s.quiet = true
-		s.read(m.feed)
-		m.feed = nil
 		ctx := context.Background()
 		runtime.GC()
 		base := liveHeap()
@@ -91,10 +89,8 @@ func BenchmarkEmitterMemory(b *testing.B) {
 //	go test -run '^$' -bench IdleEmission ./checkpoint
 func BenchmarkIdleEmission(b *testing.B) {
 	m, groups := scaleWorld(600, 10, 2000, 4)
-	s := newSide(b, m, false)
+	s := readSide(b, m)
 	s.quiet = true
-	s.read(m.feed)
-	m.feed = nil
 	ctx := context.Background()
 	s.e.emit(ctx, s)
 	s.e.sync(ctx, s)
@@ -131,6 +127,15 @@ func scaleWorld(topics int, parts int32, groups, perGroup int) (*model, int) {
 		m.commits[fmt.Sprintf("g%05d", g)] = c
 	}
 	return m, groups
+}
+
+// readSide is an incremental side of m that read the model's sync and
+// run records so far.
+func readSide(t testing.TB, m *model) *side {
+	s := newSide(t, m, false)
+	s.read(m.feed)
+	m.feed = nil
+	return s
 }
 
 // scaleModel is a model (incremental_test.go) of topics x parts source

@@ -17,20 +17,8 @@ import (
 // round commits exactly what a round that never failed commits.
 func TestSyncTopicMetaFailureCommitsNextRound(t *testing.T) {
 	build := func() *side {
-		m := scaleModel(3, 2)
-		for g := range 5 {
-			c := map[tpKey]int64{}
-			for _, tp := range m.topics[:1+g%3] {
-				for p := range m.parts {
-					c[tpKey{tp, p}] = int64(4 + g)
-				}
-			}
-			m.commits[fmt.Sprintf("g%d", g)] = c
-		}
-		s := newSide(t, m, false)
+		s := readSide(t, stairModel(5, 4))
 		s.e.syncBatch = 2
-		s.read(m.feed)
-		m.feed = nil
 		s.e.emit(context.Background(), s)
 		return s
 	}
@@ -80,19 +68,8 @@ func TestSyncTopicMetaFailureCommitsNextRound(t *testing.T) {
 // touched them all). The result equals a snapshot built anew, and a
 // snapshot handed out before is not changed by it.
 func TestPublishInPlace(t *testing.T) {
-	m := scaleModel(3, 2)
-	for g := range 4 {
-		c := map[tpKey]int64{}
-		for _, t := range m.topics[:1+g%3] {
-			for p := range m.parts {
-				c[tpKey{t, p}] = int64(3 + g)
-			}
-		}
-		m.commits[fmt.Sprintf("g%d", g)] = c
-	}
-	s := newSide(t, m, false)
-	s.read(m.feed)
-	m.feed = nil
+	m := stairModel(4, 3)
+	s := readSide(t, m)
 	ctx := context.Background()
 	s.e.emit(ctx, s)
 	s.e.sync(ctx, s)
@@ -175,9 +152,7 @@ func TestPartitionListedTwice(t *testing.T) {
 	m := scaleModel(1, 2)
 	topic := m.topics[0]
 	m.commits["g0"] = map[tpKey]int64{{topic, 0}: 5, {topic, 1}: 7}
-	s := newSide(t, m, false)
-	s.read(m.feed)
-	m.feed = nil
+	s := readSide(t, m)
 	ctx := context.Background()
 	s.e.emit(ctx, s)
 
@@ -235,4 +210,20 @@ func TestPartitionListedTwice(t *testing.T) {
 	if n := s.e.waitingForSyncs(); n != 0 {
 		t.Fatalf("%d group partitions counted as waiting for syncs, want 0", n)
 	}
+}
+
+// stairModel is scaleModel(3, 2) with groups g0, g1, ...: group g
+// committed at offset base+g on every partition of the first 1+g%3 topics.
+func stairModel(groups int, base int64) *model {
+	m := scaleModel(3, 2)
+	for g := range groups {
+		c := map[tpKey]int64{}
+		for _, tp := range m.topics[:1+g%3] {
+			for p := range m.parts {
+				c[tpKey{tp, p}] = base + int64(g)
+			}
+		}
+		m.commits[fmt.Sprintf("g%d", g)] = c
+	}
+	return m
 }
