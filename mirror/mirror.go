@@ -582,7 +582,8 @@ func (f *flow) mergedPartitions(units []*unit) *mergedUnits {
 // call it on every member to restart all. It returns an error naming the
 // flows when flow is unknown, or when partition is below -1 or set without
 // a topic. The restart itself is asynchronous: [Mirror.Status] shows the
-// partition RUNNING again once it happened (normally within milliseconds).
+// partition RUNNING again once it happened (normally within milliseconds; up
+// to a second on a unit of thousands of partitions).
 func (m *Mirror) RestartFailed(flow, topic string, partition int32) (int, error) {
 	if partition < -1 {
 		return 0, fmt.Errorf("mirror: RestartFailed: partition %d: use -1 for every partition of the topic, or a partition number", partition)

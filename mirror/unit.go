@@ -265,7 +265,7 @@ func budget[T int | int32](total T, n int32, floor T) T {
 }
 
 // snapshot appends the status of the unit's partitions to out, as the
-// control goroutine last published it (at most publishEvery after the
+// control goroutine last published it (at most publishGap after the
 // last change; no I/O, no lock of the hot path).
 func (u *unit) snapshot(out []PartitionStatus) []PartitionStatus {
 	if st := u.status.Load(); st != nil {
