@@ -708,17 +708,7 @@ func TestSourceTopicRecreatedWhileDownReplicatedFromItsStart(t *testing.T) {
 	if resume[k] != 59 || ids[k].source != before[topic].ID {
 		t.Fatalf("resume point %d recording source topic ID %s; want 59 recording %s", resume[k], ids[k].source, before[topic].ID)
 	}
-	if _, err := adm.DeleteTopic(ctx, topic); err != nil {
-		t.Fatalf("deleting %s on the source: %v", topic, err)
-	}
-	testcluster.Eventually(t, 30*time.Second, "source topic deleted", func() (bool, string) {
-		td, err := adm.ListTopics(ctx, topic)
-		return err == nil && td[topic].Err != nil, fmt.Sprint(td, err)
-	})
-	testcluster.Eventually(t, 30*time.Second, "source topic re-created", func() (bool, string) {
-		_, err := adm.CreateTopic(ctx, 1, 1, nil, topic)
-		return err == nil, fmt.Sprint(err)
-	})
+	recreateSourceTopic(t, adm, topic)
 	b := partRecords(topic, "b", 0, 0, 80)
 	testcluster.Produce(t, &p.Source, b...)
 

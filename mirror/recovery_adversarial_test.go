@@ -576,19 +576,7 @@ func TestStaleOfferRefillsAgain(t *testing.T) {
 	fc.RefreshTopicsInterval = time.Hour
 	m, _ := runMirror(t, recoveryOpts(p, fc)...)
 	waitReplicated(t, m, 100)
-	f := m.flows[0]
-	f.unitsMu.Lock()
-	var u *unit
-	for _, x := range f.units {
-		u = x
-	}
-	f.unitsMu.Unlock()
-	u.offerMu.Lock()
-	stale := map[tp]offered{}
-	for k, o := range u.offer {
-		stale[k] = o
-	}
-	u.offerMu.Unlock()
+	u, stale := onlyUnitOffer(m)
 
 	adm := testcluster.Admin(t, &p.Target)
 	if _, err := adm.DeleteTopic(t.Context(), remote); err != nil {
