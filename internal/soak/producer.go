@@ -65,6 +65,11 @@ func newProducer(brokers []string, stream, ledger string, parts int32, size, rat
 		kgo.MaxBufferedRecords(1<<20),
 		kgo.UnknownTopicRetries(-1),              // a restarting broker may not know the topic for a moment
 		kgo.MetadataMinAge(250*time.Millisecond), // back to a restarted broker's partitions soon
+		// A broker being restarted may close a new connection before its
+		// first response; franz-go then gives up at once (ErrFirstReadEOF,
+		// its guess at a TLS or SASL mistake) and a failed ledger record
+		// ends the run. The soak's configuration is known good: retry.
+		kgo.AlwaysRetryEOF(),
 	)
 	if err != nil {
 		return nil, err
