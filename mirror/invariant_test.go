@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/internal/cpwatch"
@@ -120,8 +121,9 @@ func checkpointInvariantHeld() bool {
 // TestCheckpointInvariantWatched: the engine's checkpoints reach the
 // invariant check every test's Mirror has (newMirror, watchCheckpoints),
 // and the offset syncs and runs the engine writes record the target
-// cluster ID (checkpoint.TargetClusterHeader) with which the checkpoint
-// emitter tells a rebuilt target's syncs apart.
+// cluster ID (checkpoint.TargetClusterHeader) and the remote topic's ID
+// (checkpoint.TargetTopicIDHeader), with which the checkpoint emitter
+// tells a rebuilt target's or a re-created remote topic's syncs apart.
 func TestCheckpointInvariantWatched(t *testing.T) {
 	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
@@ -158,6 +160,12 @@ func TestCheckpointInvariantWatched(t *testing.T) {
 	}
 
 	dstID := clusterID(t, &p.Target)
+	td, err := testcluster.Admin(t, &p.Target).ListTopics(context.Background(), remote)
+	if err != nil || td[remote].Err != nil {
+		t.Fatalf("listing %s: %v %v", remote, err, td[remote].Err)
+	}
+	remoteID := td[remote].ID
+	wantHs := []kgo.RecordHeader{{Key: checkpoint.TargetClusterHeader, Value: []byte(dstID)}, {Key: checkpoint.TargetTopicIDHeader, Value: remoteID[:]}}
 	pol, _ := policy.NewDefault()
 	for _, topic := range []string{pol.OffsetSyncsTopic(p.Target.Alias), checkpoint.OffsetRunsTopic(pol.OffsetSyncsTopic(p.Target.Alias))} {
 		recs := testcluster.ReadAll(t, &p.Source, topic)[0]
@@ -165,8 +173,8 @@ func TestCheckpointInvariantWatched(t *testing.T) {
 			t.Fatalf("%s: no records", topic)
 		}
 		for _, r := range recs {
-			if len(r.Headers) != 1 || r.Headers[0].Key != checkpoint.TargetClusterHeader || string(r.Headers[0].Value) != dstID {
-				t.Fatalf("%s record at %d: headers %q, want %s=%q", topic, r.Offset, r.Headers, checkpoint.TargetClusterHeader, dstID)
+			if d := cmp.Diff(wantHs, r.Headers); d != "" {
+				t.Fatalf("%s record at %d: headers (-want +got):\n%s", topic, r.Offset, d)
 			}
 		}
 	}

@@ -291,41 +291,44 @@ func (u *unit) sendSyncs(promote bool) {
 	}
 	for _, s := range u.life.syncs(promote) {
 		for _, d := range s.due {
-			u.env.sync(s.p.topic, s.p.partition, d[0], d[1])
+			u.env.sync(s.p.topic, s.p.partition, s.p.remoteID, d[0], d[1])
 		}
 		for _, r := range s.runs {
-			u.env.run(s.p.topic, s.p.partition, r)
+			u.env.run(s.p.topic, s.p.partition, s.p.remoteID, r)
 		}
 	}
 }
 
-// produceRun writes offset run r of source partition (topic, partition) to
-// the offset-runs topic, partition 0. Send failures are logged and counted
-// as offset-sync errors; a later version of the run supersedes it.
-func (f *flow) produceRun(topic string, partition int32, r checkpoint.OffsetRun) {
+// produceRun writes offset run r of source partition (topic, partition),
+// whose downstream offsets are in the remote topic with ID remoteID (zero:
+// unknown), to the offset-runs topic, partition 0. Send failures are
+// logged and counted as offset-sync errors; a later version of the run
+// supersedes it.
+func (f *flow) produceRun(topic string, partition int32, remoteID [16]byte, r checkpoint.OffsetRun) {
 	r.Topic, r.Partition = topic, partition
-	f.produceOffsetRecord(checkpoint.OffsetRunsTopic(f.offsetSyncsTopic), "offset run", topic, partition, r.Key, r.Value, false)
+	f.produceOffsetRecord(checkpoint.OffsetRunsTopic(f.offsetSyncsTopic), "offset run", topic, partition, remoteID, r.Key, r.Value, false)
 }
 
 // produceSync writes one offset sync (docs/mm2-compat.md §2.4) to partition 0
-// of the offset-syncs topic, with the target cluster ID in a header
-// (targetHeaders). Send failures are logged; a later sync supersedes it.
-func (f *flow) produceSync(topic string, partition int32, up, down int64) {
+// of the offset-syncs topic, with the target cluster ID and the remote
+// topic's ID in headers (targetHeaders). Send failures are logged; a later
+// sync supersedes it.
+func (f *flow) produceSync(topic string, partition int32, remoteID [16]byte, up, down int64) {
 	s := checkpoint.OffsetSync{Topic: topic, Partition: partition, UpstreamOffset: up, DownstreamOffset: down}
-	f.produceOffsetRecord(f.offsetSyncsTopic, "offset sync", topic, partition, s.Key, s.Value, true)
+	f.produceOffsetRecord(f.offsetSyncsTopic, "offset sync", topic, partition, remoteID, s.Key, s.Value, true)
 }
 
 // produceOffsetRecord writes the record of source partition (topic,
 // partition) that key and value encode (an offset sync or run, what) to
-// partition 0 of dest with the target headers. An encoding or send failure
-// is logged (and a send failure counted as an offset-sync error); count
-// says a success is counted as an offset sync.
-func (f *flow) produceOffsetRecord(dest, what, topic string, partition int32, key, value func() ([]byte, error), count bool) {
+// partition 0 of dest with the target headers of remote topic remoteID.
+// An encoding or send failure is logged (and a send failure counted as an
+// offset-sync error); count says a success is counted as an offset sync.
+func (f *flow) produceOffsetRecord(dest, what, topic string, partition int32, remoteID [16]byte, key, value func() ([]byte, error), count bool) {
 	k, err := key()
 	if err == nil {
 		var v []byte
 		if v, err = value(); err == nil {
-			f.syncCl.Produce(context.Background(), &kgo.Record{Topic: dest, Partition: 0, Key: k, Value: v, Headers: f.targetHeaders()},
+			f.syncCl.Produce(context.Background(), &kgo.Record{Topic: dest, Partition: 0, Key: k, Value: v, Headers: f.targetHeaders(remoteID)},
 				func(_ *kgo.Record, err error) {
 					switch {
 					case err != nil:
@@ -342,13 +345,19 @@ func (f *flow) produceOffsetRecord(dest, what, topic string, partition int32, ke
 }
 
 // targetHeaders returns the headers that record, on an offset sync or run,
-// the target cluster its downstream offsets belong to
-// (checkpoint.TargetClusterHeader; MM2's readers see only key and value):
-// the checkpoint emitter ignores syncs of a target rebuilt since. None
-// before the cluster ID is known.
-func (f *flow) targetHeaders() []kgo.RecordHeader {
-	if f.dstID == "" {
-		return nil
+// the target log its downstream offsets belong to: the target cluster
+// (checkpoint.TargetClusterHeader) and the remote topic's ID
+// (checkpoint.TargetTopicIDHeader), each when known (MM2's readers see only
+// key and value). The checkpoint emitter ignores syncs of a target rebuilt
+// since, and keeps those of a remote topic re-created since it last listed
+// the target.
+func (f *flow) targetHeaders(remoteID [16]byte) []kgo.RecordHeader {
+	var hs []kgo.RecordHeader
+	if f.dstID != "" {
+		hs = append(hs, kgo.RecordHeader{Key: checkpoint.TargetClusterHeader, Value: []byte(f.dstID)})
 	}
-	return []kgo.RecordHeader{{Key: checkpoint.TargetClusterHeader, Value: []byte(f.dstID)}}
+	if remoteID != ([16]byte{}) {
+		hs = append(hs, kgo.RecordHeader{Key: checkpoint.TargetTopicIDHeader, Value: remoteID[:]})
+	}
+	return hs
 }

@@ -36,8 +36,8 @@ type unitEnv struct {
 	producerOpts func(c ClusterConfig, role []kgo.Opt, extra ...kgo.Opt) []kgo.Opt
 	// sync produces one offset sync (nil when offset syncs are off);
 	// syncFlush waits for the offset syncs produced so far.
-	sync      func(topic string, partition int32, up, down int64)
-	run       func(topic string, partition int32, r checkpoint.OffsetRun)
+	sync      func(topic string, partition int32, remoteID [16]byte, up, down int64)
+	run       func(topic string, partition int32, remoteID [16]byte, r checkpoint.OffsetRun)
 	syncFlush func(ctx context.Context)
 	// gap records a gap in the flow's status; health records the outcome
 	// of the unit's last resume-point load or commit (nil: healthy).
