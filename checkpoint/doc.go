@@ -102,13 +102,18 @@
 //     that the replication (kmirror, or MM2's MirrorSourceConnector)
 //     writes for the current log: syncs and runs recorded
 //     ([TargetClusterHeader]) for another target cluster (a target rebuilt
-//     empty under the same alias), those of a remote topic re-created
-//     since a checkpoint recorded its topic ID ([TargetTopicIDHeader]) or
-//     since the previous emission, and any whose translation is past the
-//     log end (the only check for MM2-written syncs, which record no
-//     identity: a re-created remote topic that grew past the old offsets
-//     before a restart goes unnoticed until its first new sync resets the
-//     history). A checkpoint recorded for another target log, or past the
+//     empty under the same alias), those recorded ([TargetTopicIDHeader])
+//     for an older ID of their remote topic, those of a remote topic
+//     re-created since a checkpoint recorded its topic ID or since the
+//     previous emission unless they record the current ID (kmirror's
+//     replicator records it, so the syncs of a re-created topic's refill
+//     are kept however soon they arrive: an idle partition gets no
+//     others), and any whose translation is past the log end (the only
+//     check for MM2-written syncs, which record no identity: a re-created
+//     remote topic that grew past the old offsets before a restart goes
+//     unnoticed until its first new sync resets the history). Syncs that
+//     arrive while an emission lists the target are judged by the next
+//     emission, which translates from them. A checkpoint recorded for another target log, or past the
 //     log end, is forgotten, so the corrected one is written even though
 //     it is lower. MM2 never writes a lower checkpoint unless the group
 //     rewound upstream, and keeps pointing consumers that fail over past

@@ -302,6 +302,7 @@ func (e *Emitter) emit(ctx context.Context, io emitIO) bool {
 	e.storeMu.Lock()
 	changed := e.changed
 	e.changed = map[tpKey]struct{}{}
+	clear(e.retagged)
 	e.storeMu.Unlock()
 	for k := range changed {
 		for _, pe := range e.byPart[k] {
@@ -334,7 +335,7 @@ func (e *Emitter) emit(ctx context.Context, io emitIO) bool {
 			pe.g.syncDirty = true
 			e.touch(pe.g)
 		}
-		if pe.force || moved || e.tagStale(pe.key()) {
+		if pe.force || moved || e.tagStale(pe) {
 			queueC(pe)
 		}
 		pe.force = false
@@ -756,18 +757,14 @@ func (e *Emitter) setWaiting(pe *partEntry) {
 	}
 }
 
-// tagStale reports whether the newest syncs or runs of source partition k
-// are recorded for another target cluster than the one of the last
-// listing: checkTarget will discard them. Callers hold storeMu.
-func (e *Emitter) tagStale(k tpKey) bool {
-	if e.dstCluster == "" {
-		return false
-	}
-	if t := e.syncTags[k]; t != "" && t != e.dstCluster {
-		return true
-	}
-	t := e.runTags[k]
-	return t != "" && t != e.dstCluster
+// tagStale reports whether the newest syncs or runs of pe's source
+// partition are recorded for another target cluster or remote topic ID
+// than those of the last listing: checkTarget decides on them. Callers
+// hold storeMu.
+func (e *Emitter) tagStale(pe *partEntry) bool {
+	cur := targetID{cluster: e.dstCluster, topic: e.remoteIDs[pe.remote]}
+	k := pe.key()
+	return e.syncTags[k].differs(cur) || e.runTags[k].differs(cur)
 }
 
 // refreshSourceIDs lists the IDs of the source topics to translate (every
@@ -897,10 +894,22 @@ func (e *Emitter) viewChanges(v *targetView, queueC func(*partEntry)) {
 	}
 }
 
-// markStale clears the translation of every group partition of the stale
-// source partitions (callers hold storeMu).
+// markStale clears the translation of every group partition of the stale,
+// held and waiting source partitions (callers hold storeMu); a waiting one
+// is translated again next emission.
 func (e *Emitter) markStale(st staleness) {
+	keys := make([]tpKey, 0, len(st.parts)+len(st.held)+len(st.wait))
 	for k := range st.parts {
+		keys = append(keys, k)
+	}
+	for k := range st.held {
+		keys = append(keys, k) // in no other set (checkTarget)
+	}
+	for k := range st.wait {
+		keys = append(keys, k) // in no other set
+		e.changed[k] = struct{}{}
+	}
+	for _, k := range keys {
 		for _, pe := range e.byPart[k] {
 			pe.translated, pe.exact = -1, false
 			pe.setNotes(partNotes{reason: ReasonStaleTarget})

@@ -414,17 +414,20 @@ type Emitter struct {
 	storeMu sync.Mutex
 	store   *OffsetSyncStore
 	runs    *RunStore
-	// syncTags and runTags are the target cluster ID recorded
-	// ([TargetClusterHeader]) on the newest sync and run of each source
-	// partition; "" when not recorded (MM2, older kmirror).
-	syncTags, runTags map[tpKey]string
+	// syncTags and runTags are the target log recorded
+	// ([TargetClusterHeader], [TargetTopicIDHeader]) on the newest sync
+	// and run of each source partition; empty fields when not recorded
+	// (MM2, older kmirror).
+	syncTags, runTags map[tpKey]targetID
 	// discarded holds the source partitions whose syncs and runs were
 	// discarded as stale and that have had none since.
 	discarded map[tpKey]bool
 	// changed holds the source partitions whose syncs, runs or tags
 	// changed since the last emission took the set: only their group
-	// partitions are translated again.
-	changed map[tpKey]struct{}
+	// partitions are translated again. retagged holds those whose sync or
+	// run history restarted since (a record tagged for another target
+	// log: tagged), which the emission's translations may predate.
+	changed, retagged map[tpKey]struct{}
 
 	// The fields below are owned by the Run goroutine (emit.go).
 	cps         *checkpointState
@@ -436,6 +439,10 @@ type Emitter struct {
 	remoteIDs   map[string][16]byte // remote topic IDs at their last listing
 	remoteEnds  map[cpKeyTP]int64   // remote partitions' log ends at their last listing
 	srcIDs      map[string][16]byte // source topic IDs at their last listing
+	// retired holds per remote topic the IDs a listing showed replaced by
+	// another: Kafka never gives a topic ID twice, so a listing showing
+	// one again is behind (a broker's stale metadata).
+	retired map[string]map[[16]byte]bool
 	// byPart indexes the group partitions by source partition (in no
 	// order); remoteRefs counts them by remote topic.
 	byPart     map[tpKey][]*partEntry
@@ -489,11 +496,13 @@ func NewEmitter(cfg EmitterConfig) (*Emitter, error) {
 		cpTopic:    cfg.Policy.CheckpointsTopic(cfg.SourceAlias),
 		cps:        newCheckpointState(),
 		groups:     map[string]*groupEntry{},
-		syncTags:   map[tpKey]string{},
-		runTags:    map[tpKey]string{},
+		syncTags:   map[tpKey]targetID{},
+		runTags:    map[tpKey]targetID{},
 		discarded:  map[tpKey]bool{},
 		changed:    map[tpKey]struct{}{},
+		retagged:   map[tpKey]struct{}{},
 		remoteIDs:  map[string][16]byte{},
+		retired:    map[string]map[[16]byte]bool{},
 		remoteEnds: map[cpKeyTP]int64{},
 		srcIDs:     map[string][16]byte{},
 		byPart:     map[tpKey][]*partEntry{},

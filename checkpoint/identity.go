@@ -24,11 +24,14 @@ const (
 	// rebuilt empty under the same alias).
 	TargetClusterHeader = "kmirror-target-cluster"
 	// TargetTopicIDHeader is the record header kmirror puts on its
-	// checkpoints: the topic ID of the remote topic the checkpoint's
-	// downstream offset belongs to, as its raw 16 bytes (not the base64
-	// text kafka-topics.sh prints; a value of another length is ignored). The checkpoint emitter
-	// rewrites checkpoints recorded for another topic ID than the remote
-	// topic's current one (the remote topic was deleted and re-created).
+	// checkpoints, offset syncs and offset runs: the topic ID of the remote
+	// topic the described downstream offsets belong to, as its raw 16
+	// bytes (not the base64 text kafka-topics.sh prints; a value of
+	// another length is ignored). The checkpoint emitter rewrites
+	// checkpoints recorded for another topic ID than the remote topic's
+	// current one (the remote topic was deleted and re-created), and
+	// discards the syncs and runs recorded for an older one while keeping
+	// those of the current one (the re-created topic's refill).
 	TargetTopicIDHeader = "kmirror-target-topic-id"
 )
 
@@ -171,7 +174,29 @@ func (r *run) listTarget(ctx context.Context, topics []string) (*targetView, err
 
 // staleness is the outcome of the target-identity checks of one emission.
 type staleness struct {
-	parts map[tpKey]string // source partitions whose syncs and runs are stale -> why
+	// parts holds the source partitions whose syncs or runs (stores) are
+	// stale: they are discarded.
+	parts map[tpKey]staleStores
+	// held holds the source partitions found stale on the evidence of a
+	// translation made before their syncs or runs changed (they arrived,
+	// or their history restarted, while the target was listed): their
+	// translations are cleared like stale ones, but nothing is discarded,
+	// and the next emission translates them again from the syncs as they
+	// are then.
+	held map[tpKey]bool
+	// wait holds the source partitions whose syncs or runs name a remote
+	// topic ID this emitter has not listed, or whose remote topic's
+	// listing is behind (it shows a retired ID): their translations are
+	// cleared (group offset sync must not commit them either) and their
+	// syncs kept; the next emission translates and checks them again.
+	wait map[tpKey]bool
+}
+
+// staleStores says which of a source partition's histories are stale, and
+// why.
+type staleStores struct {
+	syncs, runs bool
+	why         string
 }
 
 // checkTarget compares what the stores and the known checkpoints describe
@@ -179,14 +204,18 @@ type staleness struct {
 // (Run goroutine; callers hold storeMu; the emission chooses them, see
 // emit.go). It forgets the checkpoints that are stale, so that the next one
 // is written even when it is lower, and returns the source partitions whose
-// offset syncs and runs describe a previous target log:
+// offset syncs or runs describe a previous target log:
 //
 //   - syncs or runs recorded (TargetClusterHeader) for another target
-//     cluster than the current one;
+//     cluster than the current one, or (TargetTopicIDHeader) for an older
+//     ID of the remote topic (one a listing showed replaced, or the one a
+//     checkpoint of the partition recorded): that history is dropped;
 //   - a remote topic whose ID changed since its previous listing, or
-//     since a checkpoint of the partition was written (its
-//     TargetTopicIDHeader): its syncs are dropped and its checkpoints
-//     forgotten;
+//     since a checkpoint of the partition was written: its checkpoints
+//     are forgotten, and its syncs and runs dropped unless they record
+//     their topic ID (those of the current ID are the replicator's refill
+//     of the re-created topic, which an idle partition never repeats;
+//     those of an older one are dropped by the rule above);
 //   - a translation past the remote partition's log end listed after it
 //     (a sync names a record the target acknowledged, so a translation of
 //     syncs of the current log is at most the end: this also catches
@@ -194,16 +223,46 @@ type staleness struct {
 //     partition missing from the listing only waits: a metadata blip must
 //     not drop the syncs of an idle partition);
 //   - a checkpoint past that log end is forgotten.
+//
+// A source partition whose syncs or runs changed after this emission took
+// the changed set is not judged on a translation that may predate them
+// (held); one whose history restarted then (retagged) is held even when
+// nothing looks stale, since its translation may be the previous log's.
+// One whose syncs name a topic ID not listed yet, or whose topic's listing
+// shows a retired ID, waits.
 func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
-	st := staleness{parts: map[tpKey]string{}}
-	mark := func(k tpKey, why string) {
-		if _, ok := st.parts[k]; !ok {
-			st.parts[k] = why
+	st := staleness{parts: map[tpKey]staleStores{}, held: map[tpKey]bool{}, wait: map[tpKey]bool{}}
+	mark := func(k tpKey, syncs, runs bool, why string) {
+		if st.held[k] {
+			return
+		}
+		if _, moved := e.changed[k]; moved {
+			delete(st.wait, k)
+			delete(st.parts, k)
+			st.held[k] = true
+			return
+		}
+		delete(st.wait, k)
+		old, ok := st.parts[k]
+		if !ok {
+			old.why = why
+		}
+		old.syncs, old.runs = old.syncs || syncs, old.runs || runs
+		st.parts[k] = old
+	}
+	wait := func(k tpKey) {
+		if _, stale := st.parts[k]; !stale && !st.held[k] {
+			st.wait[k] = true
 		}
 	}
+	var zero [16]byte
 	changed := map[string]bool{} // remote topics re-created since their previous listing
+	behind := map[string]bool{}  // remote topics listed with a retired ID
 	for remote, id := range v.ids {
-		if old, ok := e.remoteIDs[remote]; ok && old != id {
+		switch old, ok := e.remoteIDs[remote]; {
+		case e.retired[remote][id]:
+			behind[remote] = true
+		case ok && old != id:
 			changed[remote] = true
 		}
 	}
@@ -212,25 +271,66 @@ func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
 		e.work.checks.Add(1)
 		name := pe.g.name
 		k := pe.key()
+		if behind[pe.remote] {
+			wait(k)
+			continue
+		}
+		if _, restarted := e.retagged[k]; restarted {
+			st.held[k] = true
+			continue
+		}
 		cur := v.id(pe.remote)
-		if t := e.syncTags[k]; t != "" && v.cluster != "" && t != v.cluster {
-			mark(k, fmt.Sprintf("offset syncs recorded for target cluster %q, target is %q", t, v.cluster))
+		syncTag, hasSyncs := e.syncTags[k]
+		runTag, hasRuns := e.runTags[k]
+		if t := syncTag.cluster; t != "" && v.cluster != "" && t != v.cluster {
+			mark(k, true, false, fmt.Sprintf("offset syncs recorded for target cluster %q, target is %q", t, v.cluster))
 		}
-		if t := e.runTags[k]; t != "" && v.cluster != "" && t != v.cluster {
-			mark(k, fmt.Sprintf("offset runs recorded for target cluster %q, target is %q", t, v.cluster))
+		if t := runTag.cluster; t != "" && v.cluster != "" && t != v.cluster {
+			mark(k, false, true, fmt.Sprintf("offset runs recorded for target cluster %q, target is %q", t, v.cluster))
 		}
-		if changed[pe.remote] || clusterChanged {
-			mark(k, fmt.Sprintf("remote topic %s re-created (topic ID %x)", pe.remote, cur.topic))
-			e.cps.Forget(name, pe.remote, pe.partition)
-		}
+		var was targetID
 		last, hasLast := e.cps.Last(name, pe.remote, pe.partition)
 		if hasLast {
-			if was := e.cps.Target(name, pe.remote, pe.partition); was.differs(cur) {
-				mark(k, fmt.Sprintf("checkpoint of %s-%d written for target cluster %q topic ID %x, now cluster %q topic ID %x",
-					pe.remote, pe.partition, was.cluster, was.topic, cur.cluster, cur.topic))
-				e.cps.Forget(name, pe.remote, pe.partition)
-				hasLast = false
+			was = e.cps.Target(name, pe.remote, pe.partition)
+		}
+		// older: a topic ID known to precede the listed one.
+		older := func(id [16]byte) bool {
+			if id == zero || cur.topic == zero || id == cur.topic {
+				return false
 			}
+			return e.retired[pe.remote][id] || changed[pe.remote] && id == e.remoteIDs[pe.remote] || id == was.topic
+		}
+		for _, h := range []struct {
+			tag         targetID
+			has         bool
+			syncs, runs bool
+			what        string
+		}{{syncTag, hasSyncs, true, false, "offset syncs"}, {runTag, hasRuns, false, true, "offset runs"}} {
+			switch {
+			case !h.has || h.tag.topic == zero || cur.topic == zero || h.tag.topic == cur.topic:
+			case older(h.tag.topic):
+				mark(k, h.syncs, h.runs, fmt.Sprintf("%s recorded for remote topic %s ID %x, now ID %x", h.what, pe.remote, h.tag.topic, cur.topic))
+			default:
+				wait(k) // an ID not listed yet: most likely newer than this listing
+			}
+		}
+		// tagged: the partition has syncs, and they and its runs say
+		// which remote topic they describe (MM2's and older kmirror
+		// releases' do not).
+		tagged := hasSyncs && syncTag.topic != zero && (!hasRuns || runTag.topic != zero)
+		if changed[pe.remote] || clusterChanged {
+			if !tagged {
+				mark(k, true, true, fmt.Sprintf("remote topic %s re-created (topic ID %x)", pe.remote, cur.topic))
+			}
+			e.cps.Forget(name, pe.remote, pe.partition)
+		}
+		if hasLast && was.differs(cur) {
+			if !tagged {
+				mark(k, true, true, fmt.Sprintf("checkpoint of %s-%d written for target cluster %q topic ID %x, now cluster %q topic ID %x",
+					pe.remote, pe.partition, was.cluster, was.topic, cur.cluster, cur.topic))
+			}
+			e.cps.Forget(name, pe.remote, pe.partition)
+			hasLast = false
 		}
 		// A remote topic missing from one metadata answer (a broker
 		// restarting, a metadata blip) is not a reason to drop its
@@ -241,7 +341,7 @@ func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
 		switch {
 		case !ok:
 		case pe.translated > end:
-			mark(k, fmt.Sprintf("translation %d of %s-%d past the remote log end %d", pe.translated, pe.topic, pe.partition, end))
+			mark(k, true, true, fmt.Sprintf("translation %d of %s-%d past the remote log end %d", pe.translated, pe.topic, pe.partition, end))
 		}
 		if ok && hasLast && last.DownstreamOffset > end {
 			e.log.Warn("checkpoint past the target log end; it will be rewritten lower (target rebuilt, remote topic re-created or truncated)",
@@ -253,6 +353,15 @@ func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
 		e.dstCluster = v.cluster
 	}
 	for remote, id := range v.ids {
+		if behind[remote] {
+			continue
+		}
+		if old, ok := e.remoteIDs[remote]; ok && old != id {
+			if e.retired[remote] == nil {
+				e.retired[remote] = map[[16]byte]bool{}
+			}
+			e.retired[remote][old] = true
+		}
 		e.remoteIDs[remote] = id
 	}
 	return st
@@ -273,14 +382,19 @@ func (e *Emitter) discardStale(st staleness) {
 		return keys[i].partition < keys[j].partition
 	})
 	for _, k := range keys {
+		ss := st.parts[k]
 		e.log.Warn("offset syncs describe a previous target log; discarded, waiting for new ones",
-			"topic", k.topic, "partition", k.partition, "why", st.parts[k])
-		e.store.discard(k)
-		if e.runs != nil {
+			"topic", k.topic, "partition", k.partition, "why", ss.why, "syncs", ss.syncs, "runs", ss.runs)
+		if ss.syncs {
+			e.store.discard(k)
+			delete(e.syncTags, k)
+		}
+		if ss.runs && e.runs != nil {
 			e.runs.discard(k)
 		}
-		delete(e.syncTags, k)
-		delete(e.runTags, k)
+		if ss.runs {
+			delete(e.runTags, k)
+		}
 		e.discarded[k] = true
 		// Translated again at the next emission, from the history as it
 		// is now: markStale set the reason but kept how the stale
@@ -290,17 +404,19 @@ func (e *Emitter) discardStale(st staleness) {
 	}
 }
 
-// tagged applies the target cluster recorded on one sync or run record of
-// source partition k to tags (callers hold storeMu): a record recorded for
-// another cluster than the previous record of k starts a new target log,
-// so the history of k is discarded before the record is added. k is
-// marked changed: the next emission translates its group partitions.
-func (e *Emitter) tagged(tags map[tpKey]string, k tpKey, hs []kgo.RecordHeader, discard func(tpKey)) {
+// tagged applies the target log recorded on one sync or run record of
+// source partition k (its target cluster and remote topic ID) to tags
+// (callers hold storeMu): a record recorded for another cluster or remote
+// topic ID than the previous record of k starts a new target log, so the
+// history of k is discarded before the record is added. k is marked
+// changed: the next emission translates its group partitions.
+func (e *Emitter) tagged(tags map[tpKey]targetID, k tpKey, hs []kgo.RecordHeader, discard func(tpKey)) {
 	id := targetIDOf(hs)
-	if old, ok := tags[k]; ok && old != "" && id.cluster != "" && old != id.cluster {
+	if old, ok := tags[k]; ok && old.differs(id) {
 		discard(k)
+		e.retagged[k] = struct{}{}
 	}
-	tags[k] = id.cluster
+	tags[k] = id
 	delete(e.discarded, k)
 	e.changed[k] = struct{}{}
 }

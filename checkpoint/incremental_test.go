@@ -46,12 +46,19 @@ type model struct {
 	parts   int32
 	cluster string
 	nextID  byte
+	// tagIDs: the replicator records the remote topic's ID on its syncs
+	// and runs (TargetTopicIDHeader) besides the target cluster, as
+	// kmirror's does; without it, as older kmirror releases did.
+	tagIDs bool
 
-	srcEnd  map[tpKey]int64            // next source offset
-	holes   map[tpKey]map[int64]bool   // source offsets without a record
-	repl    map[tpKey]*replState       // the replicator
-	remote  map[string][16]byte        // remote topic IDs
-	ends    map[cpKeyTP]int64          // remote log ends
+	srcEnd map[tpKey]int64          // next source offset
+	holes  map[tpKey]map[int64]bool // source offsets without a record
+	repl   map[tpKey]*replState     // the replicator
+	remote map[string][16]byte      // remote topic IDs
+	ends   map[cpKeyTP]int64        // remote log ends
+	// logs are the remote logs' records as (source offset, target
+	// offset), for the "never past replicated data" oracle (exactAt).
+	logs    map[cpKeyTP][][2]int64
 	commits map[string]map[tpKey]int64 // source group offsets
 	skipped map[string]bool            // source topics the topic filter refuses now
 	session uint64
@@ -81,7 +88,7 @@ type replState struct {
 func newModel(seed uint64) *model {
 	m := &model{rng: rand.New(rand.NewPCG(seed, 22)), topics: []string{"t0", "t1", "t2"}, parts: 2, cluster: "dst-1",
 		srcEnd: map[tpKey]int64{}, holes: map[tpKey]map[int64]bool{}, repl: map[tpKey]*replState{},
-		remote: map[string][16]byte{}, ends: map[cpKeyTP]int64{}, commits: map[string]map[tpKey]int64{}, skipped: map[string]bool{}}
+		remote: map[string][16]byte{}, ends: map[cpKeyTP]int64{}, logs: map[cpKeyTP][][2]int64{}, commits: map[string]map[tpKey]int64{}, skipped: map[string]bool{}}
 	for _, t := range m.topics {
 		m.remote["src."+t] = m.newID()
 		for p := range m.parts {
@@ -120,6 +127,9 @@ func (m *model) produce(k tpKey, n, gap int64) {
 func (m *model) replicate(k tpKey, n int) {
 	r := m.repl[k]
 	hs := []kgo.RecordHeader{{Key: TargetClusterHeader, Value: []byte(m.cluster)}}
+	if m.tagIDs {
+		hs = targetID{cluster: m.cluster, topic: m.remote["src."+k.topic]}.headers()
+	}
 	copied := 0
 	for r.cur < m.srcEnd[k] && copied < n {
 		u := r.cur
@@ -130,6 +140,8 @@ func (m *model) replicate(k tpKey, n int) {
 		d := r.down
 		r.down++
 		copied++
+		lk := cpKeyTP{"src." + k.topic, k.partition}
+		m.logs[lk] = append(m.logs[lk], [2]int64{u, d})
 		if r.sessUp < 0 {
 			r.sessUp, r.sessDown = u, d
 		}
@@ -160,8 +172,22 @@ func (m *model) recreateRemote(topic string) {
 	m.remote["src."+topic] = m.newID()
 	for p := range m.parts {
 		m.ends[cpKeyTP{"src." + topic, p}] = 0
+		m.logs[cpKeyTP{"src." + topic, p}] = nil
 		m.newSession(tpKey{topic, p})
 	}
+}
+
+// exactAt returns the target offset a consumer of remote partition ck
+// resumes at to read every record from source offset up on: the target
+// offset of the first record copied from up or later, else the log end.
+// A checkpoint above it skips records.
+func (m *model) exactAt(ck cpKeyTP, up int64) int64 {
+	for _, r := range m.logs[ck] {
+		if r[0] >= up {
+			return r[1]
+		}
+	}
+	return m.ends[ck]
 }
 
 // rebuildTarget replaces the target cluster by an empty one under the same
@@ -192,6 +218,9 @@ type side struct {
 	metaErr error
 	// edit, when set, changes fetchOffsets' response before it is returned.
 	edit func([]kmsg.OffsetFetchResponseGroup) []kmsg.OffsetFetchResponseGroup
+	// onList, when set, runs as listTarget starts (records the syncs
+	// tailer adds while an emission lists the target).
+	onList func()
 }
 
 func newSide(t testing.TB, m *model, full bool) *side {
@@ -281,6 +310,9 @@ func (s *side) topicIDs(_ context.Context, topics []string) (map[string][16]byte
 }
 
 func (s *side) listTarget(_ context.Context, topics []string) (*targetView, error) {
+	if s.onList != nil {
+		s.onList()
+	}
 	v := &targetView{cluster: s.m.cluster, ids: map[string][16]byte{}, missing: map[string]bool{}, ends: kadm.ListedOffsets{}}
 	for _, t := range topics {
 		id, ok := s.m.remote[t]
@@ -424,12 +456,14 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		seeds, steps = n, 600 // a longer search: KMIRROR_INCREMENTAL_SEEDS=2000
 	}
 	for seed := range uint64(seeds) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { runIncrementalVsFull(t, seed, steps) })
+		// Odd seeds: syncs and runs record the remote topic's ID too.
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runIncrementalVsFull(t, seed, steps, seed%2 == 1) })
 	}
 }
 
-func runIncrementalVsFull(t *testing.T, seed uint64, steps int) {
+func runIncrementalVsFull(t *testing.T, seed uint64, steps int, tagIDs bool) {
 	m := newModel(seed)
+	m.tagIDs = tagIDs
 	inc, full := newSide(t, m, false), newSide(t, m, true)
 	// The incremental side plans its sync rounds a few groups at a time:
 	// batched planning must commit what one plan of every group does.
@@ -559,6 +593,10 @@ func runIncrementalVsFull(t *testing.T, seed uint64, steps int) {
 			for _, cp := range a {
 				if end := m.ends[cpKeyTP{cp.Topic, cp.Partition}]; cp.DownstreamOffset > end {
 					t.Fatalf("step %d: checkpoint %+v past the target log end %d\ntrace:\n%s", step, cp, end, strings.Join(trace, "\n"))
+				}
+				if x := m.exactAt(cpKeyTP{cp.Topic, cp.Partition}, cp.UpstreamOffset); cp.DownstreamOffset > x {
+					t.Fatalf("step %d: checkpoint %+v skips records: the first record from source offset %d is at target offset %d\ntrace:\n%s",
+						step, cp, cp.UpstreamOffset, x, strings.Join(trace, "\n"))
 				}
 			}
 		default:

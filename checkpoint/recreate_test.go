@@ -1,0 +1,181 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// recreatedWorld is one source partition, t0-0, whose records 0-9 were
+// replicated and checkpointed for group g at offset 10, and whose remote
+// topic was then re-created and refilled from the source's log start,
+// which had moved to 5 (records 0-4 deleted by retention): the new log
+// holds source 5-9 at target 0-4. The refill's syncs are returned, not
+// read yet. tagIDs: the replicator records the remote topic's ID on them.
+func recreatedWorld(t *testing.T, tagIDs bool) (*model, *side, []feedRec) {
+	return recreated(t, tagIDs, 10, 10)
+}
+
+// recreated is recreatedWorld with n source records, the group at commit.
+func recreated(t *testing.T, tagIDs bool, n, commit int64) (*model, *side, []feedRec) {
+	t.Helper()
+	m := newModel(1)
+	m.tagIDs = tagIDs
+	s := newSide(t, m, false)
+	k := tpKey{"t0", 0}
+	m.produce(k, n, 0)
+	m.replicate(k, int(n))
+	m.commits["g"] = map[tpKey]int64{k: commit}
+	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: commit, DownstreamOffset: commit, Metadata: "m"}})
+
+	for o := range int64(5) {
+		m.holes[k][o] = true // deleted at the source since
+	}
+	m.recreateRemote("t0")
+	m.replicate(k, int(n))
+	if end := m.ends[cpKeyTP{"src.t0", 0}]; end != n-5 {
+		t.Fatalf("refilled remote log end = %d, want %d", end, n-5)
+	}
+	refill := m.feed
+	m.feed = nil
+	return m, s, refill
+}
+
+// emitOnce runs one emission of s, with a sweep (an idle partition's
+// target change is found at a sweep), and checks the checkpoints written.
+func emitOnce(t *testing.T, s *side, want []Checkpoint) {
+	t.Helper()
+	s.read(s.m.feed)
+	s.m.feed = nil
+	s.emitted = nil
+	s.e.forceSweep = true
+	s.e.emit(context.Background(), s)
+	if d := cmp.Diff(want, s.emitted, cmpopts.EquateEmpty()); d != "" {
+		t.Fatalf("checkpoints written (-want +got):\n%s", d)
+	}
+}
+
+// TestRecreatedRemoteKeepsTheRefillsSyncs: the replicator refilled a
+// re-created remote topic and its syncs, which record the new topic ID,
+// were read before the emission that lists the new ID. They describe the
+// current log and are kept: the checkpoint goes down to the new log's
+// offset at once. Before, every sync of the partition was discarded as
+// stale, and an idle partition, which gets no other sync, stayed without a
+// checkpoint until its next record.
+func TestRecreatedRemoteKeepsTheRefillsSyncs(t *testing.T) {
+	_, s, refill := recreatedWorld(t, true)
+	s.read(refill)
+	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 5, Metadata: "m"}})
+	gs, _ := groupStatus(s.e, "g")
+	want := []PartitionStatus{{Topic: "t0", RemoteTopic: "src.t0", Partition: 0, Exact: true, CheckpointExact: true,
+		SourceOffset: 10, Translated: 5, Checkpointed: 5, TargetOffset: -1, Reason: ReasonNotSyncedYet}}
+	if d := cmp.Diff(want, gs.Partitions); d != "" {
+		t.Errorf("partition status (-want +got):\n%s", d)
+	}
+}
+
+// TestRecreatedRemoteUntaggedSyncsDiscarded: the same with syncs that do
+// not record the remote topic's ID (MM2's, older kmirror releases'): the
+// emitter cannot tell the refill's syncs from the old log's and discards
+// them all; the partition waits for the next sync.
+func TestRecreatedRemoteUntaggedSyncsDiscarded(t *testing.T) {
+	m, s, refill := recreatedWorld(t, false)
+	s.read(refill)
+	emitOnce(t, s, nil)
+	gs, _ := groupStatus(s.e, "g")
+	if len(gs.Partitions) != 1 || gs.Partitions[0].Reason != ReasonStaleTarget || gs.Partitions[0].Translated != -1 {
+		t.Fatalf("status %+v: want no translation, %q", gs, ReasonStaleTarget)
+	}
+	k := tpKey{"t0", 0}
+	m.produce(k, 1, 0)
+	m.replicate(k, 1) // source 10 at target 5
+	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 5, Metadata: "m"}})
+}
+
+// TestSyncsArrivingWhileListingAreKept is the race a review found: the
+// refill's syncs arrive while the emission lists the target, after it
+// translated the partition from the old log's syncs. The old translation
+// (10, past the new log end 5) is not checkpointed, but the syncs that
+// arrived are not discarded with the old ones: the next emission
+// translates from them. With syncs that record no topic ID too: only the
+// old log's syncs, replaced by the refill's, are gone.
+func TestSyncsArrivingWhileListingAreKept(t *testing.T) {
+	for _, tagIDs := range []bool{true, false} {
+		t.Run(fmt.Sprintf("tagIDs=%v", tagIDs), func(t *testing.T) {
+			_, s, refill := recreatedWorld(t, tagIDs)
+			s.onList = func() {
+				s.read(refill)
+				s.onList = nil
+			}
+			emitOnce(t, s, nil)
+			if len(s.e.discarded) != 0 {
+				t.Errorf("discarded %v: want nothing (the syncs changed during the listing)", s.e.discarded)
+			}
+			emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 5, Metadata: "m"}})
+		})
+	}
+}
+
+// TestSyncsOfAnUnlistedTopicIDWait: the refill's syncs name the new
+// remote topic ID while the emission's listing still shows the old one (a
+// metadata answer behind the replicator's). Their translation is not
+// checkpointed against the old log, and they are not discarded: the next
+// emission, whose listing shows the new ID, checkpoints it.
+func TestSyncsOfAnUnlistedTopicIDWait(t *testing.T) {
+	m, s, refill := recreatedWorld(t, true)
+	newID := m.remote["src.t0"]
+	oldID := s.e.remoteIDs["src.t0"]
+	if oldID == newID || oldID == ([16]byte{}) {
+		t.Fatalf("listed ID %x, new ID %x: want an older listed ID", oldID, newID)
+	}
+	s.read(refill)
+	m.remote["src.t0"] = oldID // the listing is behind
+	emitOnce(t, s, nil)
+	if len(s.e.discarded) != 0 {
+		t.Errorf("discarded %v: want nothing", s.e.discarded)
+	}
+	m.remote["src.t0"] = newID
+	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 5, Metadata: "m"}})
+}
+
+// TestRefillArrivingWhileListingWithinTheEnd (review): as
+// TestSyncsArrivingWhileListingAreKept, but the old log's translation (10)
+// is within the refilled log's end (15), so no check finds it stale. The
+// refill's first sync restarted the partition's history during the
+// listing: the translation made before is not checkpointed (it would
+// skip source 10-14, at target 5-9 now, and a later, lower one would
+// never replace it), and the next emission checkpoints the new log's.
+func TestRefillArrivingWhileListingWithinTheEnd(t *testing.T) {
+	_, s, refill := recreated(t, true, 20, 10)
+	s.onList = func() {
+		s.read(refill)
+		s.onList = nil
+	}
+	emitOnce(t, s, nil)
+	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 5, Metadata: "m"}})
+}
+
+// TestListingBehindKeepsTheSyncs (review): after the emitter listed the
+// re-created topic's new ID and checkpointed from the refill's syncs, a
+// listing answered from stale metadata shows the old ID again. Topic IDs
+// are never reused: the listing is behind, and the refill's syncs (which
+// an idle partition never repeats) are kept; the next listing shows the
+// new ID and the group's next commit is checkpointed from them.
+func TestListingBehindKeepsTheSyncs(t *testing.T) {
+	m, s, refill := recreatedWorld(t, true)
+	oldID := s.e.remoteIDs["src.t0"]
+	s.read(refill)
+	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 5, Metadata: "m"}})
+	newID := m.remote["src.t0"]
+	m.remote["src.t0"] = oldID
+	m.commits["g"][tpKey{"t0", 0}] = 8
+	emitOnce(t, s, nil)
+	if len(s.e.discarded) != 0 {
+		t.Fatalf("discarded %v: want nothing (the listing is behind)", s.e.discarded)
+	}
+	m.remote["src.t0"] = newID
+	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 8, DownstreamOffset: 3, Metadata: "m"}})
+}
