@@ -443,6 +443,9 @@ type Emitter struct {
 	// another: Kafka never gives a topic ID twice, so a listing showing
 	// one again is behind (a broker's stale metadata).
 	retired map[string]map[[16]byte]bool
+	// candidate holds per remote topic a retired ID the last listing
+	// showed: it is current again if the next listing shows it too.
+	candidate map[string][16]byte
 	// byPart indexes the group partitions by source partition (in no
 	// order); remoteRefs counts them by remote topic.
 	byPart     map[tpKey][]*partEntry
@@ -503,6 +506,7 @@ func NewEmitter(cfg EmitterConfig) (*Emitter, error) {
 		retagged:   map[tpKey]struct{}{},
 		remoteIDs:  map[string][16]byte{},
 		retired:    map[string]map[[16]byte]bool{},
+		candidate:  map[string][16]byte{},
 		remoteEnds: map[cpKeyTP]int64{},
 		srcIDs:     map[string][16]byte{},
 		byPart:     map[tpKey][]*partEntry{},

@@ -229,7 +229,9 @@ type staleStores struct {
 // (held); one whose history restarted then (retagged) is held even when
 // nothing looks stale, since its translation may be the previous log's.
 // One whose syncs name a topic ID not listed yet, or whose topic's listing
-// shows a retired ID, waits.
+// shows a retired ID (behind, unless the previous listing showed it too),
+// waits. The checkpoints of held and waiting partitions are forgotten, so
+// that group offset sync does not fall back on one of another log.
 func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
 	st := staleness{parts: map[tpKey]staleStores{}, held: map[tpKey]bool{}, wait: map[tpKey]bool{}}
 	mark := func(k tpKey, syncs, runs bool, why string) {
@@ -256,12 +258,18 @@ func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
 		}
 	}
 	var zero [16]byte
+	// A listing that shows a retired ID is behind (Kafka never gives an
+	// ID twice): the topic's partitions wait. Two listings in a row
+	// showing it bring it back (the order of two IDs is only known from
+	// the listings: a lagging broker's answer may have retired the
+	// current one).
 	changed := map[string]bool{} // remote topics re-created since their previous listing
-	behind := map[string]bool{}  // remote topics listed with a retired ID
+	unsure := map[string]bool{}  // remote topics listed with a retired ID
 	for remote, id := range v.ids {
 		switch old, ok := e.remoteIDs[remote]; {
-		case e.retired[remote][id]:
-			behind[remote] = true
+		case id == zero: // a broker that does not know topic IDs: unknown
+		case e.retired[remote][id] && e.candidate[remote] != id:
+			unsure[remote] = true
 		case ok && old != id:
 			changed[remote] = true
 		}
@@ -271,12 +279,17 @@ func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
 		e.work.checks.Add(1)
 		name := pe.g.name
 		k := pe.key()
-		if behind[pe.remote] {
+		if unsure[pe.remote] {
 			wait(k)
+			// Its checkpoint may be another log's: forgotten, so that
+			// group offset sync does not commit it meanwhile (the next
+			// emission writes it again if it still holds).
+			e.cps.Forget(name, pe.remote, pe.partition)
 			continue
 		}
 		if _, restarted := e.retagged[k]; restarted {
 			st.held[k] = true
+			e.cps.Forget(name, pe.remote, pe.partition)
 			continue
 		}
 		cur := v.id(pe.remote)
@@ -353,16 +366,28 @@ func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
 		e.dstCluster = v.cluster
 	}
 	for remote, id := range v.ids {
-		if behind[remote] {
-			continue
-		}
-		if old, ok := e.remoteIDs[remote]; ok && old != id {
+		switch {
+		case id == zero:
+		case changed[remote]:
 			if e.retired[remote] == nil {
 				e.retired[remote] = map[[16]byte]bool{}
 			}
-			e.retired[remote][old] = true
+			e.retired[remote][e.remoteIDs[remote]] = true
+			delete(e.retired[remote], id) // listed twice in a row: current after all
+			e.remoteIDs[remote] = id
+			delete(e.candidate, remote)
+		case unsure[remote]:
+			e.candidate[remote] = id
+		default:
+			e.remoteIDs[remote] = id
+			delete(e.candidate, remote)
 		}
-		e.remoteIDs[remote] = id
+	}
+	for k := range st.held {
+		for _, pe := range e.byPart[k] {
+			// Its checkpoint may be the old log's (see unsure above).
+			e.cps.Forget(pe.g.name, pe.remote, pe.partition)
+		}
 	}
 	return st
 }

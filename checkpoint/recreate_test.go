@@ -155,7 +155,18 @@ func TestRefillArrivingWhileListingWithinTheEnd(t *testing.T) {
 		s.onList = nil
 	}
 	emitOnce(t, s, nil)
+	// Nor does group offset sync commit the old log's checkpoint (10)
+	// meanwhile (second review: the held partition kept it).
+	s.committed = nil
+	s.e.sync(context.Background(), s)
+	if len(s.committed) != 0 {
+		t.Fatalf("group offset sync committed %v while the translation was held", s.committed)
+	}
 	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 5, Metadata: "m"}})
+	s.e.sync(context.Background(), s)
+	if d := cmp.Diff([]string{"g src.t0-0=5"}, s.committed); d != "" {
+		t.Errorf("group offset sync commits (-want +got):\n%s", d)
+	}
 }
 
 // TestListingBehindKeepsTheSyncs (review): after the emitter listed the
@@ -178,4 +189,31 @@ func TestListingBehindKeepsTheSyncs(t *testing.T) {
 	}
 	m.remote["src.t0"] = newID
 	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 8, DownstreamOffset: 3, Metadata: "m"}})
+}
+
+// TestRetiredIDListedTwiceIsCurrent (second review): a lagging broker's
+// answer showed an ID the emitter had not seen, which retired the current
+// one; every later listing shows the current ID again. Two listings in a
+// row bring it back, instead of its partitions waiting for good, and the
+// partition is checkpointed again from the next sync.
+func TestRetiredIDListedTwiceIsCurrent(t *testing.T) {
+	m, s, refill := recreatedWorld(t, true)
+	s.read(refill)
+	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 5, Metadata: "m"}})
+	cur := m.remote["src.t0"]
+	m.remote["src.t0"] = [16]byte{0xee} // the lagging answer
+	emitOnce(t, s, nil)
+	m.remote["src.t0"] = cur
+	emitOnce(t, s, nil) // a retired ID: behind, once
+	if !s.e.retired["src.t0"][cur] {
+		t.Fatalf("retired %v: want the current ID %x retired by the lagging answer", s.e.retired["src.t0"], cur)
+	}
+	k := tpKey{"t0", 0}
+	m.produce(k, 2, 0)
+	m.replicate(k, 2) // source 10-11 at target 5-6
+	m.commits["g"][k] = 12
+	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 12, DownstreamOffset: 7, Metadata: "m"}})
+	if s.e.retired["src.t0"][cur] || s.e.remoteIDs["src.t0"] != cur {
+		t.Errorf("remote ID %x, retired %v: want %x current again", s.e.remoteIDs["src.t0"], s.e.retired["src.t0"], cur)
+	}
 }
