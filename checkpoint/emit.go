@@ -876,7 +876,11 @@ func (e *Emitter) viewChanges(v *targetView, queueC func(*partEntry)) {
 		}
 	}
 	for remote, id := range v.ids {
-		if old, ok := e.remoteIDs[remote]; ok && old != id {
+		// A zero ID (a broker that does not know topic IDs) is unknown,
+		// and a retired one a listing behind unless the previous listing
+		// showed it too (checkTarget): neither is a change.
+		behind := e.retired[remote][id] && e.candidate[remote] != id
+		if old, ok := e.remoteIDs[remote]; ok && old != id && id != ([16]byte{}) && !behind {
 			all(remote, -1)
 		}
 	}

@@ -383,10 +383,13 @@ func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
 			delete(e.candidate, remote)
 		}
 	}
-	for k := range st.held {
-		for _, pe := range e.byPart[k] {
-			// Its checkpoint may be the old log's (see unsure above).
-			e.cps.Forget(pe.g.name, pe.remote, pe.partition)
+	// Held and waiting: their checkpoints may be another log's (see
+	// unsure above); group offset sync must not fall back on them.
+	for _, set := range []map[tpKey]bool{st.held, st.wait} {
+		for k := range set {
+			for _, pe := range e.byPart[k] {
+				e.cps.Forget(pe.g.name, pe.remote, pe.partition)
+			}
 		}
 	}
 	return st

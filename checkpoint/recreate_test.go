@@ -217,3 +217,28 @@ func TestRetiredIDListedTwiceIsCurrent(t *testing.T) {
 		t.Errorf("remote ID %x, retired %v: want %x current again", s.e.remoteIDs["src.t0"], s.e.retired["src.t0"], cur)
 	}
 }
+
+// TestWaitingPartitionNotSyncedFromItsOldCheckpoint (third review): while
+// the refill's syncs wait for a listing that shows their topic ID, group
+// offset sync does not fall back on the partition's checkpoint of the old
+// log (10, within the refilled log's end 15 but 5 records past the exact
+// 5): the target group, emptied with the deleted topic, would skip them
+// for good (group offset sync never moves an offset back).
+func TestWaitingPartitionNotSyncedFromItsOldCheckpoint(t *testing.T) {
+	m, s, refill := recreated(t, true, 20, 10)
+	newID := m.remote["src.t0"]
+	s.read(refill)
+	m.remote["src.t0"] = s.e.remoteIDs["src.t0"] // the listing is behind
+	emitOnce(t, s, nil)
+	s.committed = nil
+	s.e.sync(context.Background(), s)
+	if len(s.committed) != 0 {
+		t.Fatalf("group offset sync committed %v while the syncs waited", s.committed)
+	}
+	m.remote["src.t0"] = newID
+	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 5, Metadata: "m"}})
+	s.e.sync(context.Background(), s)
+	if d := cmp.Diff([]string{"g src.t0-0=5"}, s.committed); d != "" {
+		t.Errorf("group offset sync commits (-want +got):\n%s", d)
+	}
+}
