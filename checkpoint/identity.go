@@ -208,14 +208,17 @@ type staleStores struct {
 //
 //   - syncs or runs recorded (TargetClusterHeader) for another target
 //     cluster than the current one, or (TargetTopicIDHeader) for an older
-//     ID of the remote topic (one a listing showed replaced, or the one a
-//     checkpoint of the partition recorded): that history is dropped;
+//     ID of the remote topic (one an earlier listing showed replaced): that
+//     history is dropped; one recorded for another ID the emitter has not
+//     seen replaced (the previous listing's, or its checkpoint's, after a
+//     restart) waits, since only listings order two IDs, and is dropped
+//     once a listing has replaced it;
 //   - a remote topic whose ID changed since its previous listing, or
 //     since a checkpoint of the partition was written: its checkpoints
 //     are forgotten, and its syncs and runs dropped unless they record
 //     their topic ID (those of the current ID are the replicator's refill
 //     of the re-created topic, which an idle partition never repeats;
-//     those of an older one are dropped by the rule above);
+//     those of another one wait, then are dropped, by the rule above);
 //   - a translation past the remote partition's log end listed after it
 //     (a sync names a record the target acknowledged, so a translation of
 //     syncs of the current log is at most the end: this also catches
@@ -311,7 +314,7 @@ func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
 			if id == zero || cur.topic == zero || id == cur.topic {
 				return false
 			}
-			return e.retired[pe.remote][id] || changed[pe.remote] && id == e.remoteIDs[pe.remote] || id == was.topic
+			return e.retired[pe.remote][id]
 		}
 		for _, h := range []struct {
 			tag         targetID
