@@ -284,15 +284,10 @@ func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
 		k := pe.key()
 		if unsure[pe.remote] {
 			wait(k)
-			// Its checkpoint may be another log's: forgotten, so that
-			// group offset sync does not commit it meanwhile (the next
-			// emission writes it again if it still holds).
-			e.cps.Forget(name, pe.remote, pe.partition)
 			continue
 		}
 		if _, restarted := e.retagged[k]; restarted {
 			st.held[k] = true
-			e.cps.Forget(name, pe.remote, pe.partition)
 			continue
 		}
 		cur := v.id(pe.remote)
@@ -309,13 +304,6 @@ func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
 		if hasLast {
 			was = e.cps.Target(name, pe.remote, pe.partition)
 		}
-		// older: a topic ID known to precede the listed one.
-		older := func(id [16]byte) bool {
-			if id == zero || cur.topic == zero || id == cur.topic {
-				return false
-			}
-			return e.retired[pe.remote][id]
-		}
 		for _, h := range []struct {
 			tag         targetID
 			has         bool
@@ -324,7 +312,7 @@ func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
 		}{{syncTag, hasSyncs, true, false, "offset syncs"}, {runTag, hasRuns, false, true, "offset runs"}} {
 			switch {
 			case !h.has || h.tag.topic == zero || cur.topic == zero || h.tag.topic == cur.topic:
-			case older(h.tag.topic):
+			case e.retired[pe.remote][h.tag.topic]: // an ID an earlier listing replaced
 				mark(k, h.syncs, h.runs, fmt.Sprintf("%s recorded for remote topic %s ID %x, now ID %x", h.what, pe.remote, h.tag.topic, cur.topic))
 			default:
 				wait(k) // an ID not listed yet: most likely newer than this listing
@@ -386,8 +374,9 @@ func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
 			delete(e.candidate, remote)
 		}
 	}
-	// Held and waiting: their checkpoints may be another log's (see
-	// unsure above); group offset sync must not fall back on them.
+	// Held and waiting: their checkpoints may be another log's, so they
+	// are forgotten: group offset sync must not fall back on them (the
+	// next emission writes them again if they still hold).
 	for _, set := range []map[tpKey]bool{st.held, st.wait} {
 		for k := range set {
 			for _, pe := range e.byPart[k] {
@@ -420,10 +409,10 @@ func (e *Emitter) discardStale(st staleness) {
 			e.store.discard(k)
 			delete(e.syncTags, k)
 		}
-		if ss.runs && e.runs != nil {
-			e.runs.discard(k)
-		}
 		if ss.runs {
+			if e.runs != nil {
+				e.runs.discard(k)
+			}
 			delete(e.runTags, k)
 		}
 		e.discarded[k] = true

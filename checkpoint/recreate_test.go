@@ -29,7 +29,7 @@ func recreated(t *testing.T, tagIDs bool, n, commit int64) (*model, *side, []fee
 	m.produce(k, n, 0)
 	m.replicate(k, int(n))
 	m.commits["g"] = map[tpKey]int64{k: commit}
-	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: commit, DownstreamOffset: commit, Metadata: "m"}})
+	emitOnce(t, s, []Checkpoint{cpOf(commit, commit)})
 
 	for o := range int64(5) {
 		m.holes[k][o] = true // deleted at the source since
@@ -58,6 +58,29 @@ func emitOnce(t *testing.T, s *side, want []Checkpoint) {
 	}
 }
 
+// cpOf is group g's checkpoint of src.t0-0 at source offset up.
+func cpOf(up, down int64) Checkpoint {
+	return Checkpoint{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: up, DownstreamOffset: down, Metadata: "m"}
+}
+
+// syncRound runs one group offset sync round of s and checks its commits.
+func syncRound(t *testing.T, s *side, want []string) {
+	t.Helper()
+	s.committed = nil
+	s.e.sync(context.Background(), s)
+	if d := cmp.Diff(want, s.committed, cmpopts.EquateEmpty()); d != "" {
+		t.Fatalf("group offset sync commits (-want +got):\n%s", d)
+	}
+}
+
+// noneDiscarded checks that s's emitter discarded no offset syncs.
+func noneDiscarded(t *testing.T, s *side) {
+	t.Helper()
+	if len(s.e.discarded) != 0 {
+		t.Fatalf("discarded %v: want nothing", s.e.discarded)
+	}
+}
+
 // TestRecreatedRemoteKeepsTheRefillsSyncs: the replicator refilled a
 // re-created remote topic and its syncs, which record the new topic ID,
 // were read before the emission that lists the new ID. They describe the
@@ -68,7 +91,7 @@ func emitOnce(t *testing.T, s *side, want []Checkpoint) {
 func TestRecreatedRemoteKeepsTheRefillsSyncs(t *testing.T) {
 	_, s, refill := recreatedWorld(t, true)
 	s.read(refill)
-	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 5, Metadata: "m"}})
+	emitOnce(t, s, []Checkpoint{cpOf(10, 5)})
 	gs, _ := groupStatus(s.e, "g")
 	want := []PartitionStatus{{Topic: "t0", RemoteTopic: "src.t0", Partition: 0, Exact: true, CheckpointExact: true,
 		SourceOffset: 10, Translated: 5, Checkpointed: 5, TargetOffset: -1, Reason: ReasonNotSyncedYet}}
@@ -92,7 +115,7 @@ func TestRecreatedRemoteUntaggedSyncsDiscarded(t *testing.T) {
 	k := tpKey{"t0", 0}
 	m.produce(k, 1, 0)
 	m.replicate(k, 1) // source 10 at target 5
-	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 5, Metadata: "m"}})
+	emitOnce(t, s, []Checkpoint{cpOf(10, 5)})
 }
 
 // TestSyncsArrivingWhileListingAreKept is the race a review found: the
@@ -111,10 +134,8 @@ func TestSyncsArrivingWhileListingAreKept(t *testing.T) {
 				s.onList = nil
 			}
 			emitOnce(t, s, nil)
-			if len(s.e.discarded) != 0 {
-				t.Errorf("discarded %v: want nothing (the syncs changed during the listing)", s.e.discarded)
-			}
-			emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 5, Metadata: "m"}})
+			noneDiscarded(t, s) // the syncs changed during the listing
+			emitOnce(t, s, []Checkpoint{cpOf(10, 5)})
 		})
 	}
 }
@@ -134,11 +155,9 @@ func TestSyncsOfAnUnlistedTopicIDWait(t *testing.T) {
 	s.read(refill)
 	m.remote["src.t0"] = oldID // the listing is behind
 	emitOnce(t, s, nil)
-	if len(s.e.discarded) != 0 {
-		t.Errorf("discarded %v: want nothing", s.e.discarded)
-	}
+	noneDiscarded(t, s)
 	m.remote["src.t0"] = newID
-	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 5, Metadata: "m"}})
+	emitOnce(t, s, []Checkpoint{cpOf(10, 5)})
 }
 
 // TestRefillArrivingWhileListingWithinTheEnd (review): as
@@ -157,16 +176,9 @@ func TestRefillArrivingWhileListingWithinTheEnd(t *testing.T) {
 	emitOnce(t, s, nil)
 	// Nor does group offset sync commit the old log's checkpoint (10)
 	// meanwhile (second review: the held partition kept it).
-	s.committed = nil
-	s.e.sync(context.Background(), s)
-	if len(s.committed) != 0 {
-		t.Fatalf("group offset sync committed %v while the translation was held", s.committed)
-	}
-	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 5, Metadata: "m"}})
-	s.e.sync(context.Background(), s)
-	if d := cmp.Diff([]string{"g src.t0-0=5"}, s.committed); d != "" {
-		t.Errorf("group offset sync commits (-want +got):\n%s", d)
-	}
+	syncRound(t, s, nil) // not while the translation is held
+	emitOnce(t, s, []Checkpoint{cpOf(10, 5)})
+	syncRound(t, s, []string{"g src.t0-0=5"})
 }
 
 // TestListingBehindKeepsTheSyncs (review): after the emitter listed the
@@ -179,16 +191,14 @@ func TestListingBehindKeepsTheSyncs(t *testing.T) {
 	m, s, refill := recreatedWorld(t, true)
 	oldID := s.e.remoteIDs["src.t0"]
 	s.read(refill)
-	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 5, Metadata: "m"}})
+	emitOnce(t, s, []Checkpoint{cpOf(10, 5)})
 	newID := m.remote["src.t0"]
 	m.remote["src.t0"] = oldID
 	m.commits["g"][tpKey{"t0", 0}] = 8
 	emitOnce(t, s, nil)
-	if len(s.e.discarded) != 0 {
-		t.Fatalf("discarded %v: want nothing (the listing is behind)", s.e.discarded)
-	}
+	noneDiscarded(t, s) // the listing is behind
 	m.remote["src.t0"] = newID
-	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 8, DownstreamOffset: 3, Metadata: "m"}})
+	emitOnce(t, s, []Checkpoint{cpOf(8, 3)})
 }
 
 // TestRetiredIDListedTwiceIsCurrent (second and third reviews): a lagging
@@ -201,7 +211,7 @@ func TestListingBehindKeepsTheSyncs(t *testing.T) {
 func TestRetiredIDListedTwiceIsCurrent(t *testing.T) {
 	m, s, refill := recreatedWorld(t, true)
 	s.read(refill)
-	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 5, Metadata: "m"}})
+	emitOnce(t, s, []Checkpoint{cpOf(10, 5)})
 	cur := m.remote["src.t0"]
 	m.remote["src.t0"] = [16]byte{0xee} // the lagging answer
 	emitOnce(t, s, nil)
@@ -211,10 +221,8 @@ func TestRetiredIDListedTwiceIsCurrent(t *testing.T) {
 		t.Fatalf("retired %v: want the current ID %x retired by the lagging answer", s.e.retired["src.t0"], cur)
 	}
 	m.commits["g"][tpKey{"t0", 0}] = 8
-	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 8, DownstreamOffset: 3, Metadata: "m"}})
-	if len(s.e.discarded) != 0 {
-		t.Errorf("discarded %v: want the refill's syncs kept", s.e.discarded)
-	}
+	emitOnce(t, s, []Checkpoint{cpOf(8, 3)})
+	noneDiscarded(t, s) // the refill's syncs are kept
 	if s.e.retired["src.t0"][cur] || s.e.remoteIDs["src.t0"] != cur {
 		t.Errorf("remote ID %x, retired %v: want %x current again", s.e.remoteIDs["src.t0"], s.e.retired["src.t0"], cur)
 	}
@@ -232,15 +240,8 @@ func TestWaitingPartitionNotSyncedFromItsOldCheckpoint(t *testing.T) {
 	s.read(refill)
 	m.remote["src.t0"] = s.e.remoteIDs["src.t0"] // the listing is behind
 	emitOnce(t, s, nil)
-	s.committed = nil
-	s.e.sync(context.Background(), s)
-	if len(s.committed) != 0 {
-		t.Fatalf("group offset sync committed %v while the syncs waited", s.committed)
-	}
+	syncRound(t, s, nil) // not while the syncs wait
 	m.remote["src.t0"] = newID
-	emitOnce(t, s, []Checkpoint{{Group: "g", Topic: "src.t0", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 5, Metadata: "m"}})
-	s.e.sync(context.Background(), s)
-	if d := cmp.Diff([]string{"g src.t0-0=5"}, s.committed); d != "" {
-		t.Errorf("group offset sync commits (-want +got):\n%s", d)
-	}
+	emitOnce(t, s, []Checkpoint{cpOf(10, 5)})
+	syncRound(t, s, []string{"g src.t0-0=5"})
 }
