@@ -121,6 +121,10 @@
 //     is safe: the old value named records of a log that no longer
 //     exists, every reader takes the last record per key, and a lower
 //     offset can only make a failed-over consumer re-read, never skip.
+//     Group offset sync commits a partition only while the remote topic's
+//     ID is the one the last emission checked its translation against: a
+//     topic re-created since, or a translation whose check failed to list
+//     the target, waits for the next emission ([ReasonTargetUnchecked]).
 //   - Retention: per partition MM2's 64 exponentially spaced sync slots, the
 //     last n syncs ([WithRecentHistory]), and up to
 //     [DefaultRunsPerPartition] runs per partition; runs are deleted from the

@@ -465,7 +465,9 @@ type Emitter struct {
 	full bool
 	// sweepEvery is how often an emission lists every remote and source
 	// topic (targetSweepInterval); nextSweep is when the next one is due,
-	// zero at the first emission.
+	// zero at the first emission; forceSweep asks for one at the next
+	// emission (a sync round that found a remote topic under a new ID;
+	// tests).
 	sweepEvery time.Duration
 	nextSweep  time.Time
 	forceSweep bool

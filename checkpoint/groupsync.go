@@ -244,6 +244,7 @@ func (e *Emitter) sync(ctx context.Context, io syncIO) {
 			return
 		}
 	}
+	commits = e.dropUnchecked(commits, meta)
 	plans := make([]*commitPlan, len(commits))
 	for i, c := range commits {
 		plans[i] = &commitPlan{groupCommit: c}
@@ -306,6 +307,44 @@ func (e *Emitter) sync(ctx context.Context, io syncIO) {
 	if e.cfg.OnCommits != nil {
 		e.cfg.OnCommits(committed)
 	}
+}
+
+// dropUnchecked removes from commits the partitions of remote topics whose
+// ID in meta (this round's listing) is not the one the last emission
+// checked its translations and checkpoints against (e.remoteIDs): the
+// topic was re-created since, or no listing of it succeeded yet (a failed
+// one leaves the round's translations unchecked). A translation of the
+// previous log can be above the exact offset of the new one, and a target
+// group offset is never moved back: committing it would skip records for
+// good. Their groups are retried next round, and the next emission sweeps
+// the target, which finds the change and translates them again. A zero
+// ID (a broker without topic IDs) is not compared.
+func (e *Emitter) dropUnchecked(commits []groupCommit, meta kadm.TopicDetails) []groupCommit {
+	var zero [16]byte
+	out := commits[:0]
+	for _, c := range commits {
+		g := e.groups[c.group]
+		parts := c.parts[:0]
+		for _, p := range c.parts {
+			listed := meta[p.key.remote].ID
+			checked, ok := e.remoteIDs[p.key.remote]
+			if listed == zero || (ok && checked == listed) {
+				parts = append(parts, p)
+				continue
+			}
+			if pe := g.parts.get(tpKey{topic: e.sourceOf[p.key.remote], partition: p.key.partition}); pe != nil {
+				pe.setSyncReason(ReasonTargetUnchecked)
+			}
+			g.syncPending = true
+			e.forceSweep = true
+			e.touch(g)
+		}
+		if len(parts) > 0 {
+			c.parts = parts
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // defaultSyncBatch is how many groups a sync round plans at a time.

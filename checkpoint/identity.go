@@ -51,6 +51,15 @@ const (
 	// and does not move the offset: a consumer of the group resumes at the
 	// log end by its auto.offset.reset policy or by an operator's reset.
 	ReasonTargetPastLogEnd = "target group offset past target log end"
+	// ReasonTargetUnchecked: group offset sync found the remote topic
+	// under another topic ID than the one the last checkpoint emission
+	// checked the partition's translation against (the topic was
+	// re-created since, or the emission could not list the target). The
+	// offset is not committed this round: a translation of the previous
+	// log could skip records of the new one, and a target group offset is
+	// never moved back. The next emission lists the target and translates
+	// the partition again.
+	ReasonTargetUnchecked = "remote topic changed since its translation was checked"
 )
 
 // targetID identifies a target log: the target cluster and the remote

@@ -210,12 +210,17 @@ type side struct {
 	writes    int
 	emitted   []Checkpoint // written by the current emission
 	committed []string
-	mu        sync.Mutex
+	// skips are the commits above the model's exact offset (exactAt) of
+	// the group's source offset: commits that skip records.
+	skips []string
+	mu    sync.Mutex
 	// quiet: write and commit keep no record of what they were given
 	// (BenchmarkEmitterMemory measures the emitter, not the model).
 	quiet bool
 	// metaErr fails topicMeta (the target's topic IDs) while set.
 	metaErr error
+	// listErr fails listTarget (the emission's listing) while set.
+	listErr error
 	// edit, when set, changes fetchOffsets' response before it is returned.
 	edit func([]kmsg.OffsetFetchResponseGroup) []kmsg.OffsetFetchResponseGroup
 	// onList, when set, runs as listTarget starts (records the syncs
@@ -313,6 +318,14 @@ func (s *side) listTarget(_ context.Context, topics []string) (*targetView, erro
 	if s.onList != nil {
 		s.onList()
 	}
+	if s.listErr != nil {
+		return nil, s.listErr
+	}
+	return s.view(topics), nil
+}
+
+// view is the model target's view of topics.
+func (s *side) view(topics []string) *targetView {
 	v := &targetView{cluster: s.m.cluster, ids: map[string][16]byte{}, missing: map[string]bool{}, ends: kadm.ListedOffsets{}}
 	for _, t := range topics {
 		id, ok := s.m.remote[t]
@@ -326,7 +339,7 @@ func (s *side) listTarget(_ context.Context, topics []string) (*targetView, erro
 			v.ends[t][p] = kadm.ListedOffset{Topic: t, Partition: p, Offset: s.m.ends[cpKeyTP{t, p}]}
 		}
 	}
-	return v, nil
+	return v
 }
 
 func (s *side) createTopic(context.Context) error { return nil }
@@ -388,7 +401,7 @@ func (s *side) fetchTargetOffsets(_ context.Context, groups []string) ([]kmsg.Of
 }
 
 func (s *side) listEnds(_ context.Context, topics []string) (kadm.ListedOffsets, error) {
-	v, _ := s.listTarget(context.Background(), topics)
+	v := s.view(topics)
 	out := v.ends
 	for t := range v.missing {
 		out[t] = map[int32]kadm.ListedOffset{-1: {Topic: t, Partition: -1, Err: kerr.UnknownTopicOrPartition}}
@@ -429,6 +442,16 @@ func (s *side) commit(_ context.Context, plan *commitPlan, _ kadm.TopicDetails) 
 		if s.quiet {
 			continue
 		}
+		// The oracle: a target group offset above the first record copied
+		// from the group's source offset on skips records for good.
+		if g := s.e.groups[plan.group]; g != nil {
+			if pe := g.parts.get(tpKey{topic: s.e.sourceOf[p.key.remote], partition: p.key.partition}); pe != nil {
+				if x := s.m.exactAt(p.key, pe.srcOffset); p.offset > x {
+					s.skips = append(s.skips, fmt.Sprintf("%s %s-%d=%d at source offset %d, whose first record is at target offset %d",
+						plan.group, p.key.remote, p.key.partition, p.offset, pe.srcOffset, x))
+				}
+			}
+		}
 		s.committed = append(s.committed, fmt.Sprintf("%s %s-%d=%d", plan.group, p.key.remote, p.key.partition, p.offset))
 	}
 }
@@ -446,7 +469,8 @@ func statusesOf(e *Emitter) []GroupStatus {
 // sequences of commits, syncs, runs and target changes, the incremental
 // emitter writes the same checkpoints, commits the same group offsets and
 // reports the same statuses as a full recomputation, at every step; and
-// neither writes a checkpoint past the target's log end.
+// neither writes a checkpoint past the target's log end nor a checkpoint or
+// group offset above the first record copied from its source offset on.
 func TestIncrementalEqualsFull(t *testing.T) {
 	seeds, steps := 60, 250
 	if testing.Short() {
@@ -457,11 +481,18 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	}
 	for seed := range uint64(seeds) {
 		// Odd seeds: syncs and runs record the remote topic's ID too.
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { runIncrementalVsFull(t, seed, steps, seed%2 == 1) })
+		// Seeds 2-3 modulo 4: retention moves the source's log start, and
+		// deleting a remote topic deletes its target group offsets.
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runIncrementalVsFull(t, seed, steps, seed%2 == 1, seed%4 >= 2) })
 	}
 }
 
-func runIncrementalVsFull(t *testing.T, seed uint64, steps int, tagIDs bool) {
+// runIncrementalVsFull runs one seed of TestIncrementalEqualsFull: tagIDs
+// has syncs and runs record the remote topic's ID; retention adds source
+// log starts that move (replacing one sweep event in four), and makes a
+// remote topic's re-creation delete its target group offsets, as Kafka
+// does. Both off, a seed replays the sequence it had before they existed.
+func runIncrementalVsFull(t *testing.T, seed uint64, steps int, tagIDs, retention bool) {
 	m := newModel(seed)
 	m.tagIDs = tagIDs
 	inc, full := newSide(t, m, false), newSide(t, m, true)
@@ -524,6 +555,23 @@ func runIncrementalVsFull(t *testing.T, seed uint64, steps int, tagIDs bool) {
 			m.recreateRemote(topic)
 			inc.e.forceSweep = true
 			unseen = 0
+			// Kafka deletes the committed offsets of a deleted topic's
+			// partitions: the next sync round may commit afresh.
+			for _, s := range sides {
+				if !retention {
+					break
+				}
+				for _, offs := range s.toffsets {
+					for ck := range offs {
+						if ck.remote == "src."+topic {
+							delete(offs, ck)
+						}
+					}
+				}
+			}
+			if retention {
+				inc.e.forceSyncSweep = true
+			}
 			ev = "remote re-created " + topic
 		case r < 63:
 			m.rebuildTarget()
@@ -567,9 +615,18 @@ func runIncrementalVsFull(t *testing.T, seed uint64, steps int, tagIDs bool) {
 			}
 			inc.e.forceSyncSweep = true // found at the next sync sweep
 			ev = fmt.Sprintf("target group %s reset %v=%d", g, ck, o)
-		case r < 76:
+		case r < 75 || (r < 76 && !retention):
 			inc.e.forceSweep = true
 			ev = "sweep"
+		case r < 76:
+			// Retention deletes the head of a source partition: a refill
+			// of its remote topic maps source offsets lower than before.
+			k := anyKey()
+			n := m.rng.Int64N(m.srcEnd[k] + 1)
+			for o := range n {
+				m.holes[k][o] = true
+			}
+			ev = fmt.Sprintf("source log start %v=%d", k, n)
 		case r < 77:
 			topic := m.topics[m.rng.IntN(len(m.topics))]
 			m.skipped[topic] = !m.skipped[topic]
@@ -608,6 +665,11 @@ func runIncrementalVsFull(t *testing.T, seed uint64, steps int, tagIDs bool) {
 			ev = "sync"
 			if unseen == 1 {
 				unseen = 2
+			}
+			for _, s := range sides {
+				if len(s.skips) > 0 {
+					t.Fatalf("step %d: group commits skip records: %v\ntrace:\n%s", step, s.skips, strings.Join(trace, "\n"))
+				}
 			}
 			sort.Strings(inc.committed)
 			sort.Strings(full.committed)

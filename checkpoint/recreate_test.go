@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -244,4 +245,55 @@ func TestWaitingPartitionNotSyncedFromItsOldCheckpoint(t *testing.T) {
 	m.remote["src.t0"] = newID
 	emitOnce(t, s, []Checkpoint{cpOf(10, 5)})
 	syncRound(t, s, []string{"g src.t0-0=5"})
+}
+
+// TestSyncRoundAfterRecreationCommitsNothingUnchecked: the remote topic is
+// re-created and refilled after an emission translated the group at 10 on
+// the old log (where source offset 10 was at 10), and group offset sync
+// runs before the next emission lists the target. On the refilled log
+// source offset 10 is at 5: committing 10 would skip five records for
+// good (a target group offset is never moved back). Before, the round
+// committed 10. It now commits nothing and asks the next emission for a
+// sweep, which finds the new topic ID; the round after commits 5.
+func TestSyncRoundAfterRecreationCommitsNothingUnchecked(t *testing.T) {
+	_, s, refill := recreated(t, true, 20, 10)
+	s.read(refill)
+	syncRound(t, s, nil)
+	pe := s.e.groups["g"].parts[0]
+	if got := pe.notes().syncReason; got != ReasonTargetUnchecked {
+		t.Errorf("sync reason = %q, want %q", got, ReasonTargetUnchecked)
+	}
+	if !s.e.forceSweep {
+		t.Fatal("the sync round did not ask the next emission for a sweep")
+	}
+	s.emitted = nil
+	s.e.emit(context.Background(), s) // no forced sweep by the test
+	if d := cmp.Diff([]Checkpoint{cpOf(10, 5)}, s.emitted); d != "" {
+		t.Fatalf("checkpoints written (-want +got):\n%s", d)
+	}
+	syncRound(t, s, []string{"g src.t0-0=5"})
+}
+
+// TestSyncRoundAfterFailedListingCommitsNothingUnchecked: the group moves
+// to 15 after the remote topic was re-created; the emission translates it
+// with the old log's syncs (15) but cannot list the target, so nothing
+// checked the translation. On the refilled log source offset 15 is at 10.
+// Before, the sync round committed 15; it now commits nothing until an
+// emission has listed the target.
+func TestSyncRoundAfterFailedListingCommitsNothingUnchecked(t *testing.T) {
+	m, s, refill := recreated(t, false, 20, 10)
+	m.commits["g"][tpKey{"t0", 0}] = 15
+	s.listErr = errors.New("target unreachable")
+	emitOnce(t, s, nil)
+	syncRound(t, s, nil)
+	s.listErr = nil
+	s.read(refill)
+	emitOnce(t, s, nil) // untagged syncs: discarded, the partition waits
+	syncRound(t, s, nil)
+	k := tpKey{"t0", 0}
+	m.produce(k, 1, 0)
+	m.replicate(k, 1) // source 20 at target 15
+	m.commits["g"][k] = 20
+	emitOnce(t, s, []Checkpoint{cpOf(20, 15)})
+	syncRound(t, s, []string{"g src.t0-0=15"})
 }

@@ -139,7 +139,7 @@ func cloneStatuses(in []GroupStatus) []GroupStatus {
 //     marks it changed (discardStale).
 func TestIncrementalEqualsFullFoundSeeds(t *testing.T) {
 	for _, seed := range []uint64{157, 242, 355} {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { runIncrementalVsFull(t, seed, 600, false) })
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runIncrementalVsFull(t, seed, 600, false, false) })
 	}
 }
 
