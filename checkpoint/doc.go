@@ -122,9 +122,15 @@
 //     exists, every reader takes the last record per key, and a lower
 //     offset can only make a failed-over consumer re-read, never skip.
 //     Group offset sync commits a partition only while the remote topic's
-//     ID is the one the last emission checked its translation against: a
-//     topic re-created since, or a translation whose check failed to list
-//     the target, waits for the next emission ([ReasonTargetUnchecked]).
+//     ID is the one the last successful target listing of an emission
+//     showed: a topic re-created since (an emission whose listing failed
+//     checks nothing) waits for the next emission
+//     ([ReasonTargetUnchecked]). Under an unchanged ID the round commits
+//     the current translation, a translation of the same log, which it
+//     checks against the log end. A loaded checkpoint above the exact
+//     translation of a later source offset (one MM2 or an older release
+//     wrote on a previous remote log: it records no topic ID) is
+//     forgotten and written again lower.
 //   - Retention: per partition MM2's 64 exponentially spaced sync slots, the
 //     last n syncs ([WithRecentHistory]), and up to
 //     [DefaultRunsPerPartition] runs per partition; runs are deleted from the

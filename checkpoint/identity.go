@@ -52,13 +52,13 @@ const (
 	// log end by its auto.offset.reset policy or by an operator's reset.
 	ReasonTargetPastLogEnd = "target group offset past target log end"
 	// ReasonTargetUnchecked: group offset sync found the remote topic
-	// under another topic ID than the one the last checkpoint emission
-	// checked the partition's translation against (the topic was
-	// re-created since, or the emission could not list the target). The
-	// offset is not committed this round: a translation of the previous
-	// log could skip records of the new one, and a target group offset is
-	// never moved back. The next emission lists the target and translates
-	// the partition again.
+	// under another topic ID than the last successful target listing of a
+	// checkpoint emission showed (the topic was re-created since that
+	// listing; a listing that failed does not count). The offset is not
+	// committed this round: a translation of the previous log could skip
+	// records of the new one, and a target group offset is never moved
+	// back. The next emission lists the target and translates the
+	// partition again.
 	ReasonTargetUnchecked = "remote topic changed since its translation was checked"
 )
 
@@ -234,7 +234,9 @@ type staleStores struct {
 //     offset syncs written by MM2, which record no identity) (a remote
 //     partition missing from the listing only waits: a metadata blip must
 //     not drop the syncs of an idle partition);
-//   - a checkpoint past that log end is forgotten.
+//   - a checkpoint past that log end is forgotten, and so is one above
+//     the exact translation of a source offset at or past its own (no
+//     checkpoint of the current log can be).
 //
 // A source partition whose syncs or runs changed after this emission took
 // the changed set is not judged on a translation that may predate them
@@ -342,6 +344,22 @@ func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
 				mark(k, true, true, fmt.Sprintf("checkpoint of %s-%d written for target cluster %q topic ID %x, now cluster %q topic ID %x",
 					pe.remote, pe.partition, was.cluster, was.topic, cur.cluster, cur.topic))
 			}
+			e.cps.Forget(name, pe.remote, pe.partition)
+			hasLast = false
+		}
+		// Within one remote log, the exact translation of a source
+		// offset at or past the last checkpoint's upstream offset is at
+		// least that checkpoint's downstream offset (a checkpoint is an
+		// exact translation or a lower bound). A lower one shows the last
+		// checkpoint is another log's: one MM2 or an older release wrote
+		// (it records no topic ID) before the remote topic was re-created,
+		// loaded at start, so that this first listing has nothing to
+		// compare with. It is forgotten, so that the lower checkpoint is
+		// written and group offset sync does not fall back on the old one.
+		if hasLast && pe.exact && pe.translated >= 0 && pe.srcOffset >= last.UpstreamOffset && pe.translated < last.DownstreamOffset {
+			e.log.Warn("checkpoint above the exact translation of a later source offset; it will be rewritten lower (written for a previous remote log)",
+				"group", name, "topic", pe.remote, "partition", pe.partition, "checkpoint_upstream", last.UpstreamOffset,
+				"checkpoint_downstream", last.DownstreamOffset, "source_offset", pe.srcOffset, "translated", pe.translated)
 			e.cps.Forget(name, pe.remote, pe.partition)
 			hasLast = false
 		}

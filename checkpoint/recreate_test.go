@@ -297,3 +297,74 @@ func TestSyncRoundAfterFailedListingCommitsNothingUnchecked(t *testing.T) {
 	emitOnce(t, s, []Checkpoint{cpOf(20, 15)})
 	syncRound(t, s, []string{"g src.t0-0=15"})
 }
+
+// TestLoadedCheckpointOfThePreviousLogForgotten: a member starts after the
+// remote topic was re-created and refilled (source 5-9 at target 0-4, then
+// 10-19 at 5-14), and loads group g's last checkpoint, (10, 10), which MM2
+// or an older release wrote on the old log and which records no topic ID.
+// Its first listing has no earlier ID to compare with, and 10 is within
+// the new log's end (15). Before, the exact translation (10, 5) was
+// refused as older than the loaded checkpoint, and group offset sync fell
+// back on it and committed 10: five records skipped for good. The loaded
+// checkpoint is now forgotten, (10, 5) written and 5 committed.
+func TestLoadedCheckpointOfThePreviousLogForgotten(t *testing.T) {
+	for _, tagIDs := range []bool{true, false} {
+		t.Run(fmt.Sprintf("tagIDs=%v", tagIDs), func(t *testing.T) {
+			m := newModel(1)
+			m.tagIDs = tagIDs
+			k := tpKey{"t0", 0}
+			m.produce(k, 10, 0)
+			m.replicate(k, 10)
+			for o := range int64(5) {
+				m.holes[k][o] = true
+			}
+			m.recreateRemote("t0")
+			m.replicate(k, 10)
+			m.produce(k, 10, 0)
+			m.replicate(k, 10)
+			if end := m.ends[cpKeyTP{"src.t0", 0}]; end != 15 {
+				t.Fatalf("refilled remote log end = %d, want 15", end)
+			}
+			m.commits["g"] = map[tpKey]int64{k: 10}
+			s := newSide(t, m, false)
+			if !s.e.cps.Load(cpOf(10, 10)) {
+				t.Fatal("Load of the old checkpoint returned false")
+			}
+			refill := m.feed[len(m.feed)-2:] // the new log's last syncs: the older ones were compacted away
+			m.feed = nil
+			s.read(refill)
+			emitOnce(t, s, []Checkpoint{cpOf(10, 5)})
+			syncRound(t, s, []string{"g src.t0-0=5"})
+		})
+	}
+}
+
+// TestSyncRoundAfterRecreationOfAnIdlePartition: as
+// TestSyncRoundAfterRecreationCommitsNothingUnchecked, but the refill's
+// syncs arrive only after the next emission: nothing marks the partition
+// changed, and only the sweep the round asked for lists the new topic ID.
+// The old log's syncs are dropped then, and the partition checkpoints and
+// commits 5 once the refill's syncs are read.
+func TestSyncRoundAfterRecreationOfAnIdlePartition(t *testing.T) {
+	_, s, refill := recreated(t, true, 20, 10)
+	syncRound(t, s, nil)
+	if !s.e.forceSweep {
+		t.Fatal("the sync round did not ask the next emission for a sweep")
+	}
+	s.emitted = nil
+	s.e.emit(context.Background(), s) // no forced sweep by the test
+	if len(s.emitted) != 0 {
+		t.Fatalf("checkpoints written %v before the refill's syncs: want none", s.emitted)
+	}
+	if got := s.e.remoteIDs["src.t0"]; got != s.m.remote["src.t0"] {
+		t.Fatalf("remote topic ID after the emission = %x, want the new %x", got, s.m.remote["src.t0"])
+	}
+	syncRound(t, s, nil)
+	s.read(refill)
+	s.emitted = nil
+	s.e.emit(context.Background(), s)
+	if d := cmp.Diff([]Checkpoint{cpOf(10, 5)}, s.emitted); d != "" {
+		t.Fatalf("checkpoints written (-want +got):\n%s", d)
+	}
+	syncRound(t, s, []string{"g src.t0-0=5"})
+}

@@ -136,11 +136,18 @@ func cloneStatuses(in []GroupStatus) []GroupStatus {
 //     (a previous target log) kept how its last translation had been
 //     found, and its sync reason, until something else moved it; the full
 //     emitter translated it again at the next emission. Now the discard
-//     marks it changed (discardStale).
+//     marks it changed (discardStale);
+//   - 99 (syncs tagged with the remote topic ID): a remote topic was
+//     re-created between an emission and a sync round, which committed
+//     the old log's translations of two groups (23 and 19 where the
+//     refill put both source offsets at 0). Group offset sync now commits
+//     only under the topic ID the last emission's listing showed
+//     (dropUnchecked).
 func TestIncrementalEqualsFullFoundSeeds(t *testing.T) {
 	for _, seed := range []uint64{157, 242, 355} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { runIncrementalVsFull(t, seed, 600, false, false) })
 	}
+	t.Run("99", func(t *testing.T) { runIncrementalVsFull(t, 99, 600, true, false) })
 }
 
 // TestPartitionListedTwice: a response listing a group partition twice
