@@ -72,6 +72,11 @@ type BackTranslation struct {
 // position may have neither: it is absent from the result, never guessed
 // (the caller lists it). The result is keyed like positions; cl is not
 // closed (its options are used to build short-lived readers).
+//
+// TranslateBack does not reach B, so it cannot tell a remote topic
+// re-created on B (a new log) from the one the runs and syncs describe;
+// when that can have happened, use [ReadBackIndex] with
+// [BackIndex.ForRemoteTopicIDs] and the remote topics' current IDs.
 func TranslateBack(ctx context.Context, cl *kgo.Client, offsetSyncsTopic string, positions map[string]map[int32]int64, targetClusterID string) (map[string]map[int32]BackTranslation, error) {
 	idx, err := ReadBackIndex(ctx, cl, offsetSyncsTopic, targetClusterID)
 	if err != nil {
@@ -96,8 +101,8 @@ func TranslateBack(ctx context.Context, cl *kgo.Client, offsetSyncsTopic string,
 // [TranslateBack], which reads one and uses it). It is immutable and safe
 // for concurrent use.
 type BackIndex struct {
-	runs  map[backKey][]checkpoint.OffsetRun
-	syncs map[backKey][]checkpoint.OffsetSync
+	runs  map[backKey][]backRun
+	syncs map[backKey][]backSync
 	// recs maps positions to the source offset the copied record before
 	// each carries ([BackIndex.WithRecords]).
 	recs map[backKey]map[int64]int64
@@ -106,6 +111,31 @@ type BackIndex struct {
 type backKey struct {
 	topic     string
 	partition int32
+}
+
+// backRun and backSync are an offset run and an offset sync with the
+// remote topic ID recorded on them (checkpoint.TargetTopicIDHeader; zero:
+// none).
+type backRun struct {
+	checkpoint.OffsetRun
+	topicID [16]byte
+}
+
+type backSync struct {
+	checkpoint.OffsetSync
+	topicID [16]byte
+}
+
+// topicIDOf returns the remote topic ID recorded in hs (zero: none, or a
+// value of another length than 16 bytes).
+func topicIDOf(hs []kgo.RecordHeader) [16]byte {
+	var id [16]byte
+	for _, h := range hs {
+		if h.Key == checkpoint.TargetTopicIDHeader && len(h.Value) == 16 {
+			copy(id[:], h.Value)
+		}
+	}
+	return id
 }
 
 // ReadBackIndex reads the offset-syncs topic offsetSyncsTopic and the
@@ -131,7 +161,7 @@ func ReadBackIndex(ctx context.Context, cl *kgo.Client, offsetSyncsTopic, target
 		}
 		return true // written without the header (MM2, older kmirror): cannot tell
 	}
-	idx := &BackIndex{runs: map[backKey][]checkpoint.OffsetRun{}, syncs: map[backKey][]checkpoint.OffsetSync{}}
+	idx := &BackIndex{runs: map[backKey][]backRun{}, syncs: map[backKey][]backSync{}}
 	runsTopic := checkpoint.OffsetRunsTopic(offsetSyncsTopic)
 	runs, err := kread.ReadToEnd(ctx, cl.Opts(), runsTopic, kread.Options{Partitions: []int32{0}})
 	if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
@@ -140,7 +170,7 @@ func ReadBackIndex(ctx context.Context, cl *kgo.Client, offsetSyncsTopic, target
 	for _, r := range runs {
 		if run, err := checkpoint.DecodeOffsetRun(r.Key, r.Value); err == nil && mine(r.Headers) {
 			k := backKey{run.Topic, run.Partition}
-			idx.runs[k] = append(idx.runs[k], run)
+			idx.runs[k] = append(idx.runs[k], backRun{run, topicIDOf(r.Headers)})
 		}
 	}
 	syncs, err := kread.ReadToEnd(ctx, cl.Opts(), offsetSyncsTopic, kread.Options{Partitions: []int32{0}})
@@ -150,7 +180,7 @@ func ReadBackIndex(ctx context.Context, cl *kgo.Client, offsetSyncsTopic, target
 	for _, r := range syncs {
 		if s, err := checkpoint.DecodeOffsetSync(r.Key, r.Value); err == nil && mine(r.Headers) {
 			k := backKey{s.Topic, s.Partition}
-			idx.syncs[k] = append(idx.syncs[k], s)
+			idx.syncs[k] = append(idx.syncs[k], backSync{s, topicIDOf(r.Headers)})
 		}
 	}
 	return idx, nil
@@ -190,7 +220,7 @@ func (b *BackIndex) Translate(topic string, partition int32, position int64) (bt
 	found := false
 	for _, s := range b.syncs[k] {
 		if s.DownstreamOffset <= d && (!found || s.DownstreamOffset >= newest.DownstreamOffset) {
-			newest, found = s, true
+			newest, found = s.OffsetSync, true
 		}
 	}
 	if found {
@@ -201,6 +231,43 @@ func (b *BackIndex) Translate(topic string, partition int32, position int64) (bt
 		offer(BackTranslation{Topic: topic, Partition: partition, Position: d, Offset: at, Record: checkpoint.KindSync})
 	}
 	return bt, ok
+}
+
+// ForRemoteTopicIDs returns a BackIndex that keeps, for each source topic
+// of ids, only the offset runs and syncs recorded for that remote topic ID
+// (checkpoint.TargetTopicIDHeader) or recorded without one: ids maps the
+// source topic ("orders") to the current topic ID of its remote topic on
+// the target ("A.orders" on B), as kadm's TopicDetail.ID gives it. A
+// remote topic deleted and re-created after replication began holds a new
+// log, and the old log's runs and syncs map its offsets to the wrong
+// source offsets, which can be past what the group consumed: records
+// skipped on failback. Runs and syncs without the header (MM2's, older
+// kmirror releases') cannot be told apart and are kept. Source topics
+// absent from ids, or given a zero ID (a cluster without topic IDs), are
+// not filtered. Records read by [BackIndex.WithRecords] come from the
+// current log and are kept. b is not changed.
+func (b *BackIndex) ForRemoteTopicIDs(ids map[string][16]byte) *BackIndex {
+	var zero [16]byte
+	keep := func(k backKey, id [16]byte) bool {
+		want, ok := ids[k.topic]
+		return !ok || want == zero || id == zero || id == want
+	}
+	out := &BackIndex{runs: map[backKey][]backRun{}, syncs: map[backKey][]backSync{}, recs: b.recs}
+	for k, rs := range b.runs {
+		for _, r := range rs {
+			if keep(k, r.topicID) {
+				out.runs[k] = append(out.runs[k], r)
+			}
+		}
+	}
+	for k, ss := range b.syncs {
+		for _, s := range ss {
+			if keep(k, s.topicID) {
+				out.syncs[k] = append(out.syncs[k], s)
+			}
+		}
+	}
+	return out
 }
 
 // KindRecord is the record kind of a [BackTranslation] read from the copied

@@ -196,3 +196,68 @@ func TestBackIndexWithRecords(t *testing.T) {
 		t.Errorf("the index WithRecords was called on changed: %+v", got)
 	}
 }
+
+// TestBackIndexForRemoteTopicIDs: the remote topic was deleted and
+// re-created on B. Its first log held source offsets 100-199 at 0-99 (the
+// replication had started at 100); the refill holds 50-149 at 0-99 (from
+// the source's log start). A group at position 60 on the new log consumed
+// up to source 109. The old log's run maps it to 160: failing back there
+// skips 50 records, and without the remote topic's current ID the index
+// cannot tell (TranslateBack's answer). ForRemoteTopicIDs keeps the
+// current log's run and sync, and the sync that records no ID.
+func TestBackIndexForRemoteTopicIDs(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	syncsTopic := "mm2-offset-syncs." + p.Target.Alias + ".internal"
+	runsTopic := checkpoint.OffsetRunsTopic(syncsTopic)
+	createTopics(t, &p.Source, syncsTopic, runsTopic)
+	oldID, newID := [16]byte{1}, [16]byte{2}
+	tag := func(r *kgo.Record, id [16]byte) *kgo.Record {
+		r.Headers = append(r.Headers, kgo.RecordHeader{Key: checkpoint.TargetTopicIDHeader, Value: id[:]})
+		return r
+	}
+	run := func(up, down, count int64) *kgo.Record {
+		r := checkpoint.OffsetRun{Topic: "orders", Partition: 0, Session: 7, PrevUpstreamOffset: -1, PrevOffset: -1,
+			FirstUpstreamOffset: up, FirstOffset: down, Count: count, EndUpstreamOffset: -1, Committed: -1}
+		k, err := r.Key()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := r.Value()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw(runsTopic, k, v)
+	}
+	sync := func(up, down int64) *kgo.Record {
+		s := checkpoint.OffsetSync{Topic: "orders", Partition: 0, UpstreamOffset: up, DownstreamOffset: down}
+		k, _ := s.Key()
+		v, _ := s.Value()
+		return raw(syncsTopic, k, v)
+	}
+	testcluster.Produce(t, &p.Source, tag(run(100, 0, 100), oldID), tag(sync(100, 0), oldID), tag(sync(150, 50), oldID),
+		tag(run(50, 0, 100), newID), tag(sync(50, 0), newID), sync(95, 45))
+	idx, err := remoteclusterutils.ReadBackIndex(ctxT(t), testcluster.Client(t, &p.Source), syncsTopic, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := idx.Translate("orders", 0, 60); b.Offset != 160 {
+		t.Fatalf("unfiltered: %+v, want offset 160 from the old log's run (what this test guards against)", b)
+	}
+	cur := idx.ForRemoteTopicIDs(map[string][16]byte{"orders": newID})
+	want := remoteclusterutils.BackTranslation{Topic: "orders", Partition: 0, Position: 60, Offset: 110, Record: checkpoint.KindRun, Exact: true}
+	if b, ok := cur.Translate("orders", 0, 60); !ok || b != want {
+		t.Errorf("current log: %+v, %v, want %+v", b, ok, want)
+	}
+	// Past the new run: the newest kept sync at or before 120 is the
+	// untagged (95, 45), not the old log's (150, 50).
+	want = remoteclusterutils.BackTranslation{Topic: "orders", Partition: 0, Position: 120, Offset: 96, Record: checkpoint.KindSync}
+	if b, ok := cur.Translate("orders", 0, 120); !ok || b != want {
+		t.Errorf("past the run: %+v, %v, want %+v", b, ok, want)
+	}
+	// Another topic's ID, and a zero one, filter nothing.
+	for _, ids := range []map[string][16]byte{{"payments": newID}, {"orders": {}}} {
+		if b, _ := idx.ForRemoteTopicIDs(ids).Translate("orders", 0, 60); b.Offset != 160 {
+			t.Errorf("ForRemoteTopicIDs(%v): %+v, want the unfiltered 160", ids, b)
+		}
+	}
+}

@@ -130,7 +130,9 @@
 // source topics for failing back, from the forward flow's offset runs and
 // offset syncs (MM2's checkpoints cannot: the reverse flow never
 // replicates a remote topic back), and exactly from the copies themselves
-// with [BackIndex.WithRecords].
+// with [BackIndex.WithRecords]. [BackIndex.ForRemoteTopicIDs] keeps only
+// the runs and syncs of a remote topic's current log when it may have been
+// re-created.
 //
 // # Translation from the data
 //

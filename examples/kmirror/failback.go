@@ -459,6 +459,22 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	if err != nil {
 		return fail(fmt.Errorf("reading the offset runs and syncs of %s: %w", d.name(), err))
 	}
+	// The runs and syncs of a remote topic's previous log (deleted and
+	// re-created on B) would translate the current log's positions to
+	// source offsets past what was consumed there.
+	if len(remotes) > 0 {
+		tds, err := bAdm.ListTopics(rctx, remotes...)
+		if err != nil {
+			return fail(fmt.Errorf("listing the remote topics on %s: %w", b.Alias, err))
+		}
+		ids := map[string][16]byte{}
+		for remote, td := range tds {
+			if td.Err == nil {
+				ids[d.sourceTopic(remote)] = td.ID
+			}
+		}
+		back = back.ForRemoteTopicIDs(ids)
+	}
 	// Copies carrying their source offset (tail resume's offset element)
 	// translate exactly from themselves, whatever runs and syncs are left.
 	aMeta, err := aAdm.BrokerMetadata(rctx)
