@@ -29,7 +29,7 @@ import (
 // the replicator: random sequences of source commits, replication (offset
 // syncs and runs, with compaction holes), remote topics re-created, the
 // target cluster rebuilt, target groups joined, left, reset and deleted,
-// failed checkpoint writes, emissions and sync rounds. Both emitters must
+// failed checkpoint writes, emissions, sync rounds and member restarts. Both emitters must
 // write the same checkpoints at every emission and commit the same offsets
 // at every sync round, and report the same statuses.
 //
@@ -209,6 +209,10 @@ type side struct {
 	failEvery int                          // every failEvery-th checkpoint write fails (0: none)
 	writes    int
 	emitted   []Checkpoint // written by the current emission
+	// written is every checkpoint record written to the target's
+	// checkpoints topic, with the headers the emitter gave it, in order:
+	// what a restarted emitter loads.
+	written   []writtenCp
 	committed []string
 	// skips are the commits above the model's exact offset (exactAt) of
 	// the group's source offset: commits that skip records.
@@ -361,9 +365,46 @@ func (s *side) write(_ context.Context, _ time.Time, cps []Checkpoint) []Checkpo
 			continue
 		}
 		ok = append(ok, cp)
+		s.written = append(s.written, writtenCp{cp: cp, target: s.e.cps.Target(cp.Group, cp.Topic, cp.Partition), exact: s.e.cps.Exact(cp.Group, cp.Topic, cp.Partition)})
 	}
 	s.emitted = append(s.emitted, ok...)
 	return failed
+}
+
+// writtenCp is a checkpoint record as written: the checkpoint and what its
+// headers record (target identity, exact translation).
+type writtenCp struct {
+	cp     Checkpoint
+	target targetID
+	exact  bool
+}
+
+// restarted returns a new side for s's world: a new emitter, as a member
+// starting does, that loads the checkpoints s wrote (the last per key; as
+// MM2 or an older release wrote them, without target identity, unless the
+// model tags syncs) and reads every sync and run record in history; the
+// target's groups and their offsets are kept.
+func (s *side) restarted(t testing.TB, history []feedRec) *side {
+	t.Helper()
+	n := newSide(t, s.m, s.e.full)
+	n.e.syncBatch = s.e.syncBatch
+	n.failEvery, n.writes = s.failEvery, s.writes
+	n.tgroups, n.toffsets = s.tgroups, s.toffsets
+	n.written = s.written
+	for _, w := range s.written {
+		if !n.e.cps.Load(w.cp) {
+			continue
+		}
+		if s.m.tagIDs {
+			n.e.cps.SetTarget(w.cp.Group, w.cp.Topic, w.cp.Partition, w.target)
+			n.e.cps.SetExact(w.cp.Group, w.cp.Topic, w.cp.Partition, w.exact)
+		} else {
+			n.e.cps.SetTarget(w.cp.Group, w.cp.Topic, w.cp.Partition, targetID{})
+			n.e.cps.SetExact(w.cp.Group, w.cp.Topic, w.cp.Partition, false)
+		}
+	}
+	n.read(history)
+	return n
 }
 
 func (s *side) listTargetGroups(context.Context) (kadm.ListedGroups, error) {
@@ -483,7 +524,8 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		// Odd seeds: syncs and runs record the remote topic's ID too.
 		// Seeds 2-3 modulo 4: retention moves the source's log start, and
 		// deleting a remote topic deletes its target group offsets.
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { runIncrementalVsFull(t, seed, steps, seed%2 == 1, seed%4 >= 2) })
+		// Seeds 4-7 modulo 8: the member restarts now and then.
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runIncrementalVsFull(t, seed, steps, seed%2 == 1, seed%4 >= 2, seed%8 >= 4) })
 	}
 }
 
@@ -491,9 +533,15 @@ func TestIncrementalEqualsFull(t *testing.T) {
 // has syncs and runs record the remote topic's ID; retention adds source
 // log starts that move (replacing one sweep event in four), and makes a
 // remote topic's re-creation delete its target group offsets, as Kafka
-// does. Both off, a seed replays the sequence it had before they existed.
-func runIncrementalVsFull(t *testing.T, seed uint64, steps int, tagIDs, retention bool) {
+// does; restarts (an optional last argument) replaces half the other sweep
+// events by a member restart, and restarts one re-creation in three at
+// once (both emitters start again from the checkpoints written, untagged
+// unless tagIDs, and every sync and run read). All off, a seed replays
+// the sequence it had before they existed.
+func runIncrementalVsFull(t *testing.T, seed uint64, steps int, tagIDs, retention bool, restarts ...bool) {
 	m := newModel(seed)
+	restart := len(restarts) > 0 && restarts[0]
+	var history []feedRec // every sync and run record the emitters read
 	m.tagIDs = tagIDs
 	inc, full := newSide(t, m, false), newSide(t, m, true)
 	// The incremental side plans its sync rounds a few groups at a time:
@@ -573,8 +621,18 @@ func runIncrementalVsFull(t *testing.T, seed uint64, steps int, tagIDs, retentio
 				inc.e.forceSyncSweep = true
 			}
 			ev = "remote re-created " + topic
+			if restart && m.rng.IntN(3) == 0 {
+				// The member restarts before any emission saw it: its
+				// first listing has no earlier ID to compare with.
+				inc, full = inc.restarted(t, history), full.restarted(t, history)
+				sides = []*side{inc, full}
+				ev += ", restart"
+			}
 		case r < 63:
 			m.rebuildTarget()
+			for _, s := range sides {
+				s.written = nil // the checkpoints topic was on the old target
+			}
 			inc.e.forceSweep = true
 			// Every target group's offsets are gone: a group idle before
 			// and after (deleted by the rebuild, created Empty again before
@@ -615,6 +673,13 @@ func runIncrementalVsFull(t *testing.T, seed uint64, steps int, tagIDs, retentio
 			}
 			inc.e.forceSyncSweep = true // found at the next sync sweep
 			ev = fmt.Sprintf("target group %s reset %v=%d", g, ck, o)
+		case r == 74 && restart:
+			// The member restarts: new emitters load the checkpoints
+			// written and read the syncs and runs from the start.
+			inc, full = inc.restarted(t, history), full.restarted(t, history)
+			sides = []*side{inc, full}
+			unseen = 0 // the new incremental emitter lists the target at its first emission
+			ev = "restart"
 		case r < 75 || (r < 76 && !retention):
 			inc.e.forceSweep = true
 			ev = "sweep"
@@ -634,6 +699,7 @@ func runIncrementalVsFull(t *testing.T, seed uint64, steps int, tagIDs, retentio
 		case r < 90:
 			feed := m.feed
 			m.feed = nil
+			history = append(history, feed...)
 			for _, s := range sides {
 				s.emitted = nil
 				s.read(feed)
