@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -224,5 +226,41 @@ func TestFailoverRecordsPlannedDryRun(t *testing.T) {
 	code, out, errOut, _ = runDR(t, failoverMain, "-config", props, "-groups", group, "-dry-run", "-wait", "1s", "-json")
 	if code != drRefused || !strings.Contains(out, "no checkpoint yet") {
 		t.Errorf("without -records: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// TestFailoverRecordsCommits: the unplanned failover of
+// TestFailoverRecordsDryRun without -dry-run commits what it planned on
+// the target: partition 0 at the copies' exact 6 (the checkpoint says 4),
+// partition 1 at its checkpoint 1, partition 2 at the log start.
+func TestFailoverRecordsCommits(t *testing.T) {
+	_, deadSource, group, p := recordsSetupPair(t)
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", deadSource, "-groups", group, "-records",
+		"-source-timeout", "500ms", "-uncommitted", "earliest", "-json")
+	if code != drOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	var rep failoverReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Groups) != 1 || rep.Groups[0].Action != actionCommitted {
+		t.Fatalf("report %s", out)
+	}
+	remote := p.Source.Alias + "." + p.Topic("orders")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	offs, err := kadm.NewClient(testcluster.Client(t, &p.Target)).FetchOffsets(ctx, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int32]int64{}
+	offs.Each(func(o kadm.OffsetResponse) {
+		if o.Topic == remote {
+			got[o.Partition] = o.At
+		}
+	})
+	if d := cmp.Diff(map[int32]int64{0: 6, 1: 1, 2: 0}, got); d != "" {
+		t.Errorf("committed on the target (-want +got):\n%s\nreport %s", d, out)
 	}
 }
