@@ -126,11 +126,13 @@
 //     showed: a topic re-created since (an emission whose listing failed
 //     checks nothing) waits for the next emission
 //     ([ReasonTargetUnchecked]). Under an unchanged ID the round commits
-//     the current translation, a translation of the same log, which it
-//     checks against the log end. A loaded checkpoint above the exact
-//     translation of a later source offset (one MM2 or an older release
-//     wrote on a previous remote log: it records no topic ID) is
-//     forgotten and written again lower.
+//     the translation, or the last checkpoint when that is higher and
+//     records the remote topic's ID, checked against the log end. A
+//     loaded checkpoint that records no topic ID (MM2's, an older
+//     release's: it may be of a previous remote log) is forgotten and
+//     written again lower when it is above what the translation of a
+//     later source offset allows, and group offset sync never falls back
+//     on it.
 //   - Retention: per partition MM2's 64 exponentially spaced sync slots, the
 //     last n syncs ([WithRecentHistory]), and up to
 //     [DefaultRunsPerPartition] runs per partition; runs are deleted from the

@@ -982,13 +982,31 @@ func (e *Emitter) translate(pe *partEntry, topicID [16]byte) {
 // best returns the best known no-skip target offset for pe's current
 // source offset: its translation, or the last checkpoint of the partition
 // when that one is for an offset not after the current one and higher
-// (translations of older offsets never pass the current position).
+// (translations of older offsets never pass the current position) and
+// records the remote topic's ID (checkedLast).
 func (e *Emitter) best(group string, pe *partEntry) (int64, bool) {
-	last, ok := e.cps.Last(group, pe.remote, pe.partition)
+	last, ok := e.checkedLast(group, pe)
 	if !ok {
 		return bestOffset(pe.srcOffset, pe.translated, nil)
 	}
 	return bestOffset(pe.srcOffset, pe.translated, &last)
+}
+
+// checkedLast returns the last checkpoint of group on pe's remote
+// partition when it records a remote topic ID: the emitter wrote it
+// against a listing, or loaded it with the ID it was written for, which
+// checkTarget compared with the current one. One recording none (MM2's,
+// an older release's, or written while the target showed no topic IDs)
+// may be of a log the remote topic had before it was re-created, within
+// the new log's end: group offset sync and the statuses do not fall back
+// on it (committing it would skip records for good), at the cost of
+// re-reads when the translation is lower.
+func (e *Emitter) checkedLast(group string, pe *partEntry) (Checkpoint, bool) {
+	last, ok := e.cps.Last(group, pe.remote, pe.partition)
+	if !ok || e.cps.Target(group, pe.remote, pe.partition).topic == ([16]byte{}) {
+		return Checkpoint{}, false
+	}
+	return last, true
 }
 
 // listGroups returns the sorted consumer groups on the source passing the

@@ -483,7 +483,7 @@ func (e *Emitter) syncGroupOf(g *groupEntry) syncGroup {
 	sg := syncGroup{name: g.name}
 	for _, pe := range sortedParts(g) {
 		p := syncPart{key: pe.cpKey(), source: pe.srcOffset, translated: pe.translated, metadata: pe.metadata}
-		if last, ok := e.cps.Last(g.name, pe.remote, pe.partition); ok {
+		if last, ok := e.checkedLast(g.name, pe); ok {
 			p.last = &last
 		}
 		sg.parts = append(sg.parts, p)

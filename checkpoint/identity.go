@@ -234,8 +234,9 @@ type staleStores struct {
 //     offset syncs written by MM2, which record no identity) (a remote
 //     partition missing from the listing only waits: a metadata blip must
 //     not drop the syncs of an idle partition);
-//   - a checkpoint past that log end is forgotten, and so is one above
-//     the exact translation of a source offset at or past its own (no
+//   - a checkpoint past that log end is forgotten, and so is one that
+//     records no remote topic ID above the upper bound of the
+//     translation of a source offset at or past its own (no kmirror
 //     checkpoint of the current log can be).
 //
 // A source partition whose syncs or runs changed after this emission took
@@ -338,6 +339,7 @@ func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
 				mark(k, true, true, fmt.Sprintf("remote topic %s re-created (topic ID %x)", pe.remote, cur.topic))
 			}
 			e.cps.Forget(name, pe.remote, pe.partition)
+			hasLast = false
 		}
 		if hasLast && was.differs(cur) {
 			if !tagged {
@@ -347,19 +349,33 @@ func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
 			e.cps.Forget(name, pe.remote, pe.partition)
 			hasLast = false
 		}
-		// Within one remote log, the exact translation of a source
-		// offset at or past the last checkpoint's upstream offset is at
-		// least that checkpoint's downstream offset (a checkpoint is an
-		// exact translation or a lower bound). A lower one shows the last
-		// checkpoint is another log's: one MM2 or an older release wrote
-		// (it records no topic ID) before the remote topic was re-created,
-		// loaded at start, so that this first listing has nothing to
-		// compare with. It is forgotten, so that the lower checkpoint is
-		// written and group offset sync does not fall back on the old one.
-		if hasLast && pe.exact && pe.translated >= 0 && pe.srcOffset >= last.UpstreamOffset && pe.translated < last.DownstreamOffset {
-			e.log.Warn("checkpoint above the exact translation of a later source offset; it will be rewritten lower (written for a previous remote log)",
+		// A last checkpoint that records no remote topic ID (MM2's, an
+		// older release's, loaded at start) may be of a log the remote
+		// topic had before it was re-created: this emitter's first
+		// listing has nothing to compare with. Within one log, the exact
+		// translation of a source offset at or past the checkpoint's
+		// upstream offset is at least its downstream offset (a kmirror
+		// checkpoint is an exact translation or a lower bound), so a
+		// checkpoint above that translation's upper bound (the exact
+		// translation itself, or the safe one plus its re-read bound) is
+		// forgotten and the lower one written: one of a previous log, or
+		// one an MM2 release that overshot across transaction markers
+		// wrote. A checkpoint recording the listed ID is of this log (a
+		// lower translation then comes from a source topic ID listed
+		// behind, and is refused as MM2 does). Group offset sync never
+		// falls back on a checkpoint recording no ID ([Emitter.best]).
+		upper := int64(-1) // an upper bound of the exact translation, -1 none
+		switch {
+		case pe.translated < 0:
+		case pe.exact:
+			upper = pe.translated
+		case pe.reread >= 0:
+			upper = pe.translated + pe.reread
+		}
+		if hasLast && was.topic == zero && upper >= 0 && pe.srcOffset >= last.UpstreamOffset && upper < last.DownstreamOffset {
+			e.log.Warn("checkpoint recording no remote topic ID above what the current log allows; it will be rewritten lower (written for a previous remote log, or by an MM2 release that overshot)",
 				"group", name, "topic", pe.remote, "partition", pe.partition, "checkpoint_upstream", last.UpstreamOffset,
-				"checkpoint_downstream", last.DownstreamOffset, "source_offset", pe.srcOffset, "translated", pe.translated)
+				"checkpoint_downstream", last.DownstreamOffset, "source_offset", pe.srcOffset, "translated", pe.translated, "exact", pe.exact)
 			e.cps.Forget(name, pe.remote, pe.partition)
 			hasLast = false
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // recreatedWorld is one source partition, t0-0, whose records 0-9 were
@@ -367,4 +368,179 @@ func TestSyncRoundAfterRecreationOfAnIdlePartition(t *testing.T) {
 		t.Fatalf("checkpoints written (-want +got):\n%s", d)
 	}
 	syncRound(t, s, []string{"g src.t0-0=5"})
+}
+
+// loadedSide is a new emitter (a member starting) on m's world that loaded
+// cp from the checkpoints topic as MM2 or an older release wrote it (no
+// remote topic ID) and read feed.
+func loadedSide(t *testing.T, m *model, cp Checkpoint, feed []feedRec) *side {
+	t.Helper()
+	s := newSide(t, m, false)
+	if !s.e.cps.Load(cp) {
+		t.Fatalf("Load(%v) returned false", cp)
+	}
+	s.read(feed)
+	return s
+}
+
+// syncsOnly returns the offset syncs of feed without their headers, as
+// Apache MM2's replication writes them (and no offset runs).
+func syncsOnly(feed []feedRec) []feedRec {
+	var out []feedRec
+	for _, r := range feed {
+		if r.sync != nil {
+			out = append(out, feedRec{sync: r.sync})
+		}
+	}
+	return out
+}
+
+// TestLoadedCheckpointAboveASafeTranslationForgotten (review of
+// TestLoadedCheckpointOfThePreviousLogForgotten): the same with a safe
+// translation. Old log: source 0-29 at 0-29, checkpoint (30, 30) loaded.
+// Re-created and refilled from source log start 10: 10-39 at 0-29, of
+// which the emitter has read the syncs and runs of 10-29 only (the rest
+// come with the next offset flush). The group is at 35: its translation
+// is 20, safe, with at most 5 records re-read; the exact offset is 25.
+// Before, the loaded checkpoint stayed and group offset sync fell back on
+// it: 30 committed, five records skipped. It is now forgotten (20 + 5 <
+// 30), (35, 20) written and 20 committed.
+func TestLoadedCheckpointAboveASafeTranslationForgotten(t *testing.T) {
+	for _, tagIDs := range []bool{true, false} {
+		t.Run(fmt.Sprintf("tagIDs=%v", tagIDs), func(t *testing.T) {
+			m := newModel(1)
+			m.tagIDs = tagIDs
+			k := tpKey{"t0", 0}
+			m.produce(k, 30, 0)
+			m.replicate(k, 30)
+			for o := range int64(10) {
+				m.holes[k][o] = true
+			}
+			m.recreateRemote("t0")
+			m.feed = nil
+			m.replicate(k, 30)
+			read := m.feed
+			m.feed = nil
+			m.produce(k, 10, 0)
+			m.replicate(k, 10) // not read yet
+			m.feed = nil
+			m.commits["g"] = map[tpKey]int64{k: 35}
+			if x := m.exactAt(cpKeyTP{"src.t0", 0}, 35); x != 25 {
+				t.Fatalf("exact offset of 35 = %d, want 25", x)
+			}
+			s := loadedSide(t, m, cpOf(30, 30), read)
+			emitOnce(t, s, []Checkpoint{cpOf(35, 20)})
+			syncRound(t, s, []string{"g src.t0-0=20"})
+		})
+	}
+}
+
+// TestLoadedCheckpointWithSyncsOnlyForgotten: the scenario of
+// TestLoadedCheckpointOfThePreviousLogForgotten with Apache MM2's
+// replication (offset syncs without headers, no runs): the translation of
+// 10 is MM2's, safe, from the sync (10, 5) (nothing re-read). Before, group
+// offset sync committed the loaded old-log checkpoint's 10.
+func TestLoadedCheckpointWithSyncsOnlyForgotten(t *testing.T) {
+	m := newModel(1)
+	k := tpKey{"t0", 0}
+	m.produce(k, 10, 0)
+	m.replicate(k, 10)
+	for o := range int64(5) {
+		m.holes[k][o] = true
+	}
+	m.recreateRemote("t0")
+	m.feed = nil
+	m.replicate(k, 10)
+	m.produce(k, 10, 0)
+	m.replicate(k, 10)
+	feed := syncsOnly(m.feed)
+	m.feed = nil
+	m.commits["g"] = map[tpKey]int64{k: 10}
+	s := loadedSide(t, m, cpOf(10, 10), feed)
+	s.e.runs = nil
+	emitOnce(t, s, []Checkpoint{cpOf(10, 5)})
+	syncRound(t, s, []string{"g src.t0-0=5"})
+}
+
+// TestLoadedCheckpointNotCommittedWithoutTranslation: syncs only, and the
+// group's offset (7) is older than every sync of the log refilled from
+// source log start 10: no translation at all. The loaded checkpoint (5,
+// 5), of the old log, is kept in the checkpoints topic (nothing shows it
+// wrong; MM2 keeps it too), but group offset sync no longer falls back on
+// a checkpoint that records no remote topic ID: before, it committed 5,
+// past the new log's 0 where source 10 is.
+func TestLoadedCheckpointNotCommittedWithoutTranslation(t *testing.T) {
+	m := newModel(1)
+	k := tpKey{"t0", 0}
+	m.produce(k, 20, 0)
+	m.replicate(k, 20)
+	for o := range int64(10) {
+		m.holes[k][o] = true
+	}
+	m.recreateRemote("t0")
+	m.feed = nil
+	m.replicate(k, 20)
+	feed := syncsOnly(m.feed)
+	m.feed = nil
+	m.commits["g"] = map[tpKey]int64{k: 7}
+	s := loadedSide(t, m, cpOf(5, 5), feed)
+	s.e.runs = nil
+	emitOnce(t, s, nil)
+	syncRound(t, s, nil)
+	if last, ok := s.e.cps.Last("g", "src.t0", 0); !ok || last != cpOf(5, 5) {
+		t.Errorf("last checkpoint %v, %v: want the loaded %v kept", last, ok, cpOf(5, 5))
+	}
+}
+
+// staleSource answers the source topic IDs from ids instead of the model.
+type staleSource struct {
+	*side
+	ids map[string][16]byte
+}
+
+func (s staleSource) topicIDs(context.Context, []string) (map[string][16]byte, error) {
+	return s.ids, nil
+}
+
+// TestStaleSourceTopicIDDoesNotRewindACheckpoint (review): source topic t0
+// was re-created; its first incarnation (ID a) is at target 0-99, the
+// second (ID b) at 100-199 of the same remote log, and group g's
+// checkpoint at 50 of the second is (50, 150), recorded for the listed
+// remote topic ID. One lagging source broker then answers the old ID a:
+// the group's new offset 60 translates exactly with a's runs, to 60. That
+// checkpoint records the current remote topic, so it is of this log and
+// is kept: the lower (60, 60) is refused as MM2 refuses it. A first fix
+// forgot it and wrote (60, 60): consumers failing over would have re-read
+// 40 records of the deleted incarnation and 60 of the current one.
+func TestStaleSourceTopicIDDoesNotRewindACheckpoint(t *testing.T) {
+	m := newModel(1)
+	a, b := [16]byte{0xa0}, [16]byte{0xb0}
+	hs := []kgo.RecordHeader{{Key: TargetClusterHeader, Value: []byte(m.cluster)}}
+	run := func(id [16]byte, session uint64, down int64) feedRec {
+		r := OffsetRun{Topic: "t0", Partition: 0, Session: session, TopicID: id, Fresh: true, SessionOffset: down,
+			PrevUpstreamOffset: -1, PrevOffset: -1, FirstOffset: down, Count: 100, EndUpstreamOffset: -1, Committed: -1}
+		return feedRec{run: &r, headers: hs}
+	}
+	sync := func(up, down int64) feedRec {
+		s := OffsetSync{Topic: "t0", Partition: 0, UpstreamOffset: up, DownstreamOffset: down}
+		return feedRec{sync: &s, headers: hs}
+	}
+	m.ends[cpKeyTP{"src.t0", 0}] = 200
+	s := newSide(t, m, false)
+	s.read([]feedRec{run(a, 1, 0), sync(0, 0), sync(99, 99), run(b, 2, 100), sync(0, 100), sync(99, 199)})
+	k := tpKey{"t0", 0}
+	m.commits["g"] = map[tpKey]int64{k: 50}
+	emit := func(id [16]byte, want []Checkpoint) {
+		t.Helper()
+		s.emitted = nil
+		s.e.forceSweep = true
+		s.e.emit(context.Background(), staleSource{s, map[string][16]byte{"t0": id, "t1": {0xff, 2}, "t2": {0xff, 2}}})
+		if d := cmp.Diff(want, s.emitted, cmpopts.EquateEmpty()); d != "" {
+			t.Fatalf("checkpoints written (-want +got):\n%s", d)
+		}
+	}
+	emit(b, []Checkpoint{cpOf(50, 150)})
+	m.commits["g"][k] = 60
+	emit(a, nil) // the stale answer
+	emit(b, []Checkpoint{cpOf(60, 160)})
 }

@@ -130,9 +130,10 @@
 // source topics for failing back, from the forward flow's offset runs and
 // offset syncs (MM2's checkpoints cannot: the reverse flow never
 // replicates a remote topic back), and exactly from the copies themselves
-// with [BackIndex.WithRecords]. [BackIndex.ForRemoteTopicIDs] keeps only
-// the runs and syncs of a remote topic's current log when it may have been
-// re-created.
+// with [BackIndex.WithRecords]. [BackIndex.ForRemoteTopicIDs] drops the
+// runs and syncs recorded for another topic ID than a remote topic's
+// current one, when it may have been re-created (those recording none,
+// MM2's, are kept).
 //
 // # Translation from the data
 //

@@ -45,6 +45,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/heartbeat"
@@ -468,8 +469,14 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 			return fail(fmt.Errorf("listing the remote topics on %s: %w", b.Alias, err))
 		}
 		ids := map[string][16]byte{}
-		for remote, td := range tds {
-			if td.Err == nil {
+		for _, remote := range remotes {
+			td, ok := tds[remote]
+			switch {
+			case !ok, errors.Is(td.Err, kerr.UnknownTopicOrPartition): // gone: nothing of it to translate
+			case td.Err != nil:
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%s on %s: its topic ID cannot be read (%v), so failback cannot tell the offset runs and syncs of its current log from those of one it had before a re-creation: grant Describe on it and run failback again",
+					remote, b.Alias, td.Err))
+			default:
 				ids[d.sourceTopic(remote)] = td.ID
 			}
 		}
