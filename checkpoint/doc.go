@@ -127,7 +127,9 @@
 //     checks nothing) waits for the next emission
 //     ([ReasonTargetUnchecked]). Under an unchanged ID the round commits
 //     the translation, or the last checkpoint when that is higher and
-//     records the remote topic's ID, checked against the log end. A
+//     records the remote topic's ID, checked against the log end (a
+//     checkpoint records the ID only when the offset syncs and runs it
+//     was translated from record it: MM2's replicator's never do). A
 //     loaded checkpoint that records no topic ID (MM2's, an older
 //     release's: it may be of a previous remote log) is forgotten and
 //     written again lower when it is above what the translation of a

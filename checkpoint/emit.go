@@ -946,13 +946,33 @@ func (e *Emitter) queue(v *targetView, st staleness, check []*partEntry, out *[]
 		cp := Checkpoint{Group: pe.g.name, Topic: pe.remote, Partition: pe.partition,
 			UpstreamOffset: pe.srcOffset, DownstreamOffset: pe.translated, Metadata: pe.metadata}
 		if e.cps.NextExact(cp, pe.exact) {
-			e.cps.SetTarget(cp.Group, pe.remote, pe.partition, v.id(pe.remote))
+			e.cps.SetTarget(cp.Group, pe.remote, pe.partition, e.translatedFrom(v, pe))
 			*out = append(*out, cp)
 			pe.setSyncReason("") // decided for the old checkpoint
 			pe.g.syncDirty = true
 			e.touch(pe.g)
 		}
 	}
+}
+
+// translatedFrom returns the target log pe's translation is known to come
+// from, which its checkpoint records ([TargetTopicIDHeader]): the listed
+// cluster, and the listed remote topic ID when the partition's offset syncs
+// and runs record that same ID (checkTarget dropped or held those
+// recording another). Syncs recording none (Apache MM2's replication, an
+// older release's) may be of a log the topic had before it was re-created
+// (at a first listing nothing shows the change), so their checkpoints
+// record no topic ID: checkTarget may rewrite them lower, and group offset
+// sync does not fall back on them (checkedLast). Callers hold storeMu.
+func (e *Emitter) translatedFrom(v *targetView, pe *partEntry) targetID {
+	id := v.id(pe.remote)
+	k := pe.key()
+	st, hasSyncs := e.syncTags[k]
+	rt, hasRuns := e.runTags[k]
+	if (!hasSyncs && !hasRuns) || (hasSyncs && st.topic != id.topic) || (hasRuns && rt.topic != id.topic) {
+		id.topic = [16]byte{}
+	}
+	return id
 }
 
 // translate computes pe's translation (docs/mm2-compat.md §6.4 steps 2-3);
@@ -993,10 +1013,12 @@ func (e *Emitter) best(group string, pe *partEntry) (int64, bool) {
 }
 
 // checkedLast returns the last checkpoint of group on pe's remote
-// partition when it records a remote topic ID: the emitter wrote it
-// against a listing, or loaded it with the ID it was written for, which
-// checkTarget compared with the current one. One recording none (MM2's,
-// an older release's, or written while the target showed no topic IDs)
+// partition when it records a remote topic ID: the emitter translated it
+// from syncs and runs recording the listed ID (translatedFrom), or loaded
+// it with the ID it was written for, which checkTarget compared with the
+// current one. One recording none (MM2's, an older release's, one
+// translated from syncs recording none, or written while the target
+// showed no topic IDs)
 // may be of a log the remote topic had before it was re-created, within
 // the new log's end: group offset sync and the statuses do not fall back
 // on it (committing it would skip records for good), at the cost of

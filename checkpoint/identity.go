@@ -360,10 +360,11 @@ func (e *Emitter) checkTarget(v *targetView, check []*partEntry) staleness {
 		// translation itself, or the safe one plus its re-read bound) is
 		// forgotten and the lower one written: one of a previous log, or
 		// one an MM2 release that overshot across transaction markers
-		// wrote. A checkpoint recording the listed ID is of this log (a
-		// lower translation then comes from a source topic ID listed
-		// behind, and is refused as MM2 does). Group offset sync never
-		// falls back on a checkpoint recording no ID ([Emitter.best]).
+		// wrote. A checkpoint recording the listed ID was translated from
+		// syncs recording it (translatedFrom), so is of this log (a lower
+		// translation then comes from a source topic ID listed behind,
+		// and is refused as MM2 does). Group offset sync never falls back
+		// on a checkpoint recording no ID ([Emitter.best]).
 		upper := int64(-1) // an upper bound of the exact translation, -1 none
 		switch {
 		case pe.translated < 0:

@@ -90,8 +90,11 @@ func TestRebuiltTargetCheckpointsGoDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	dstID := md.Cluster // kfake: the alias; real Kafka: its KRaft cluster ID
-	if oldID.cluster != dstID || oldID.topic == ([16]byte{}) {
-		t.Fatalf("checkpoint headers %q: want the target cluster %q and the remote topic's ID", before[len(before)-1].Headers, dstID)
+	// The syncs record the target cluster, not the remote topic's ID (an
+	// older release's): the checkpoint translated from them records the
+	// cluster only (translatedFrom).
+	if oldID.cluster != dstID || oldID.topic != ([16]byte{}) {
+		t.Fatalf("checkpoint headers %q: want the target cluster %q and no remote topic ID", before[len(before)-1].Headers, dstID)
 	}
 
 	// The rebuild: the remote topic is re-created and holds 400 records;
@@ -142,8 +145,8 @@ func TestRebuiltTargetCheckpointsGoDown(t *testing.T) {
 			t.Fatal(err)
 		}
 		after = append(after, cp)
-		if id := targetIDOf(r.Headers); !id.differs(oldID) || id.cluster != dstID {
-			t.Errorf("checkpoint %+v recorded for %+v, want the re-created topic (old %+v)", cp, id, oldID)
+		if id := targetIDOf(r.Headers); id != (targetID{cluster: dstID}) {
+			t.Errorf("checkpoint %+v recorded for %+v, want the target cluster %q and no remote topic ID", cp, id, dstID)
 		}
 	}
 	want := []Checkpoint{

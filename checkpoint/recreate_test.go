@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // recreatedWorld is one source partition, t0-0, whose records 0-9 were
@@ -505,8 +504,9 @@ func (s staleSource) topicIDs(context.Context, []string) (map[string][16]byte, e
 // TestStaleSourceTopicIDDoesNotRewindACheckpoint (review): source topic t0
 // was re-created; its first incarnation (ID a) is at target 0-99, the
 // second (ID b) at 100-199 of the same remote log, and group g's
-// checkpoint at 50 of the second is (50, 150), recorded for the listed
-// remote topic ID. One lagging source broker then answers the old ID a:
+// checkpoint at 50 of the second is (50, 150), translated from syncs and
+// runs recording the remote topic's ID (kmirror's replicator), so
+// recording it too. One lagging source broker then answers the old ID a:
 // the group's new offset 60 translates exactly with a's runs, to 60. That
 // checkpoint records the current remote topic, so it is of this log and
 // is kept: the lower (60, 60) is refused as MM2 refuses it. A first fix
@@ -515,7 +515,7 @@ func (s staleSource) topicIDs(context.Context, []string) (map[string][16]byte, e
 func TestStaleSourceTopicIDDoesNotRewindACheckpoint(t *testing.T) {
 	m := newModel(1)
 	a, b := [16]byte{0xa0}, [16]byte{0xb0}
-	hs := []kgo.RecordHeader{{Key: TargetClusterHeader, Value: []byte(m.cluster)}}
+	hs := targetID{cluster: m.cluster, topic: m.remote["src.t0"]}.headers() // kmirror's replicator
 	run := func(id [16]byte, session uint64, down int64) feedRec {
 		r := OffsetRun{Topic: "t0", Partition: 0, Session: session, TopicID: id, Fresh: true, SessionOffset: down,
 			PrevUpstreamOffset: -1, PrevOffset: -1, FirstOffset: down, Count: 100, EndUpstreamOffset: -1, Committed: -1}
@@ -543,4 +543,86 @@ func TestStaleSourceTopicIDDoesNotRewindACheckpoint(t *testing.T) {
 	m.commits["g"][k] = 60
 	emit(a, nil) // the stale answer
 	emit(b, []Checkpoint{cpOf(60, 160)})
+}
+
+// TestRestartWithTheOldLogsUntaggedSyncsOnly (second review): a member
+// restarts after the remote topic was re-created and refilled from source
+// log start 20, before the refill's syncs (recording no topic ID: MM2's or
+// an older release's replicator) reached the syncs topic. Its first listing
+// has nothing to compare with, and the old log's translation of the
+// group's 30 (30, within the new log's end 40) is written. That checkpoint
+// recorded the listed, new topic ID, although nothing showed its syncs were
+// of that log; group offset sync then fell back on it and committed 30
+// where source 30 is at 10, even after the refill's syncs were read. It
+// now records no topic ID (translatedFrom): once the refill's syncs are
+// read it is rewritten to (30, 10), and 10 is committed.
+func TestRestartWithTheOldLogsUntaggedSyncsOnly(t *testing.T) {
+	m := newModel(1)
+	k := tpKey{"t0", 0}
+	m.produce(k, 30, 0)
+	m.replicate(k, 30)
+	history := m.feed
+	m.feed = nil
+	for o := range int64(20) {
+		m.holes[k][o] = true
+	}
+	m.recreateRemote("t0")
+	m.replicate(k, 10)
+	m.produce(k, 30, 0)
+	m.replicate(k, 30)
+	refill := m.feed
+	m.feed = nil
+	m.commits["g"] = map[tpKey]int64{k: 30}
+	if end, x := m.ends[cpKeyTP{"src.t0", 0}], m.exactAt(cpKeyTP{"src.t0", 0}, 30); end != 40 || x != 10 {
+		t.Fatalf("new log end %d, exact offset of 30 %d: want 40 and 10", end, x)
+	}
+	s := newSide(t, m, false)
+	s.read(history)
+	// The documented limit: until the refill's first sync is read, nothing
+	// tells the old log's translation from the new one's (a sync round now
+	// would commit it too).
+	emitOnce(t, s, []Checkpoint{cpOf(30, 30)})
+	if id := s.e.cps.Target("g", "src.t0", 0); id.topic != ([16]byte{}) {
+		t.Fatalf("checkpoint from syncs recording no topic ID records %x, want none", id.topic)
+	}
+	s.read(refill)
+	emitOnce(t, s, []Checkpoint{cpOf(30, 10)})
+	syncRound(t, s, []string{"g src.t0-0=10"})
+}
+
+// TestRestartWithUntaggedSyncsAndNoTranslation (second review): as
+// TestRestartWithTheOldLogsUntaggedSyncsOnly with MM2's replication (syncs
+// only) and a refill starting past the group's offset (source log start
+// 35, group at 30): once the refill's syncs are read the group has no
+// translation. Before, group offset sync fell back on the checkpoint the
+// first emission wrote from the old log's syncs (30, recording the new
+// topic ID) and committed it where source 30's first record is at 0.
+func TestRestartWithUntaggedSyncsAndNoTranslation(t *testing.T) {
+	m := newModel(1)
+	k := tpKey{"t0", 0}
+	m.produce(k, 30, 0)
+	m.replicate(k, 30)
+	history := syncsOnly(m.feed)
+	m.feed = nil
+	m.produce(k, 35, 0)
+	for o := range int64(35) {
+		m.holes[k][o] = true
+	}
+	m.recreateRemote("t0")
+	m.replicate(k, 30)
+	m.produce(k, 10, 0)
+	m.replicate(k, 10)
+	refill := syncsOnly(m.feed)
+	m.feed = nil
+	m.commits["g"] = map[tpKey]int64{k: 30}
+	s := newSide(t, m, false)
+	s.e.runs = nil
+	s.read(history)
+	emitOnce(t, s, []Checkpoint{cpOf(30, 30)}) // the documented limit, as above
+	s.read(refill)
+	emitOnce(t, s, nil)
+	syncRound(t, s, nil)
+	if len(s.skips) > 0 {
+		t.Fatalf("group offset sync skips records: %v", s.skips)
+	}
 }

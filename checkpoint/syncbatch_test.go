@@ -143,18 +143,22 @@ func cloneStatuses(in []GroupStatus) []GroupStatus {
 //     refill put both source offsets at 0). Group offset sync now commits
 //     only under the topic ID the last emission's listing showed
 //     (dropUnchecked);
-//   - 206 (untagged syncs and checkpoints, retention, restarts): the
-//     member restarted right after a remote topic was re-created and
-//     refilled from a later source log start, loaded the old log's
-//     checkpoint, and group offset sync fell back on it: 33 committed
-//     where the exact offset was 21. checkTarget now forgets a
-//     checkpoint above the exact translation of a later source offset.
+//   - 118 (untagged syncs, retention, restarts, a lagging syncs tailer):
+//     after a re-creation and a restart, an emission translated with the
+//     old log's syncs before the refill's were read, and the checkpoint
+//     recorded the listed (new) topic ID although nothing showed its
+//     syncs were of that log; it then passed for one of the current log
+//     ((3, 1) where source 3 is at 0), which group offset sync falls back
+//     on. Checkpoints now record the topic ID only when the partition's
+//     syncs and runs do (translatedFrom). (Seed 206 found the loaded
+//     untagged checkpoint group offset sync fell back on before
+//     checkedLast; the model's restarts have changed its sequence since.)
 func TestIncrementalEqualsFullFoundSeeds(t *testing.T) {
 	for _, seed := range []uint64{157, 242, 355} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { runIncrementalVsFull(t, seed, 600, false, false) })
 	}
 	t.Run("99", func(t *testing.T) { runIncrementalVsFull(t, 99, 600, true, false) })
-	t.Run("206", func(t *testing.T) { runIncrementalVsFull(t, 206, 600, false, true, true) })
+	t.Run("118", func(t *testing.T) { runIncrementalVsFull(t, 118, 600, false, true, true) })
 }
 
 // TestPartitionListedTwice: a response listing a group partition twice
