@@ -956,10 +956,12 @@ func (e *Emitter) queue(v *targetView, st staleness, check []*partEntry, out *[]
 }
 
 // translatedFrom returns the target log pe's translation is known to come
-// from, which its checkpoint records ([TargetTopicIDHeader]): the listed
-// cluster, and the listed remote topic ID when the partition's offset syncs
-// and runs record that same ID (checkTarget dropped or held those
-// recording another). Syncs recording none (Apache MM2's replication, an
+// from, which its checkpoint records ([TargetTopicIDHeader],
+// [TranslatedFromHeader]): the listed cluster, and the listed remote topic
+// ID when the partition's newest offset sync and run record that same ID
+// (checkTarget dropped or held the history when they record another, and
+// tagged held a translation made before the first record recording an
+// ID). Syncs recording none (Apache MM2's replication, an
 // older release's) may be of a log the topic had before it was re-created
 // (at a first listing nothing shows the change), so their checkpoints
 // record no topic ID: checkTarget may rewrite them lower, and group offset
@@ -1149,7 +1151,7 @@ func (e *Emitter) checkpointRecord(cp Checkpoint, ts time.Time) (*kgo.Record, er
 		return nil, err
 	}
 	return &kgo.Record{Topic: e.cpTopic, Partition: 0, Key: k, Value: v, Timestamp: ts,
-		Headers: append(e.cps.Target(cp.Group, cp.Topic, cp.Partition).headers(), e.translationHeader(cp))}, nil
+		Headers: checkpointHeaders(e.cps.Target(cp.Group, cp.Topic, cp.Partition), e.translationHeader(cp))}, nil
 }
 
 // translationHeader returns cp's [TranslationHeader]: how the translation

@@ -33,6 +33,17 @@ const (
 	// discards the syncs and runs recorded for an older one while keeping
 	// those of the current one (the re-created topic's refill).
 	TargetTopicIDHeader = "kmirror-target-topic-id"
+	// TranslatedFromHeader is the record header kmirror puts on a
+	// checkpoint whose translation was made from offset syncs and runs
+	// recording the remote topic's ID: that ID, as its raw 16 bytes (the
+	// same value as [TargetTopicIDHeader] then). Releases before it
+	// recorded the listed topic ID on every checkpoint, also on one
+	// translated from syncs recording none, which may be of a log the
+	// topic had before it was re-created; loading checkpoints, the
+	// emitter takes a checkpoint's topic ID from this header only, and
+	// treats one without it as MM2's (its group offset sync does not fall
+	// back on it).
+	TranslatedFromHeader = "kmirror-translated-from"
 )
 
 // Reasons of the target-identity checks. Both appear in the
@@ -91,6 +102,33 @@ func (id targetID) headers() []kgo.RecordHeader {
 		hs = append(hs, kgo.RecordHeader{Key: TargetTopicIDHeader, Value: append([]byte(nil), id.topic[:]...)})
 	}
 	return hs
+}
+
+// checkpointHeaders returns a checkpoint record's headers: id's (the
+// target cluster, the remote topic ID), [TranslatedFromHeader] when id has
+// a topic ID (a checkpoint records one only when its translation was made
+// from syncs and runs recording it: translatedFrom), and translation.
+func checkpointHeaders(id targetID, translation kgo.RecordHeader) []kgo.RecordHeader {
+	hs := id.headers()
+	if id.topic != ([16]byte{}) {
+		hs = append(hs, kgo.RecordHeader{Key: TranslatedFromHeader, Value: append([]byte(nil), id.topic[:]...)})
+	}
+	return append(hs, translation)
+}
+
+// checkpointTargetOf reads the target identity recorded on a checkpoint
+// record: its cluster, and the remote topic ID its translation was made
+// from ([TranslatedFromHeader]; zero without it, whatever
+// [TargetTopicIDHeader] says).
+func checkpointTargetOf(hs []kgo.RecordHeader) targetID {
+	id := targetIDOf(hs)
+	id.topic = [16]byte{}
+	for _, h := range hs {
+		if h.Key == TranslatedFromHeader && len(h.Value) == 16 {
+			copy(id.topic[:], h.Value)
+		}
+	}
+	return id
 }
 
 // targetIDOf reads the target identity recorded in a record's headers; a
@@ -472,12 +510,18 @@ func (e *Emitter) discardStale(st staleness) {
 // source partition k (its target cluster and remote topic ID) to tags
 // (callers hold storeMu): a record recorded for another cluster or remote
 // topic ID than the previous record of k starts a new target log, so the
-// history of k is discarded before the record is added. k is marked
-// changed: the next emission translates its group partitions.
+// history of k is discarded before the record is added. After a record
+// recording no remote topic ID (MM2's, an older release's), one recording
+// an ID may start a new log too (the refill of a re-created topic): a
+// translation made before it is held (retagged), not checkpointed with
+// the new ID, though nothing is discarded. k is marked changed: the next
+// emission translates its group partitions.
 func (e *Emitter) tagged(tags map[tpKey]targetID, k tpKey, hs []kgo.RecordHeader, discard func(tpKey)) {
 	id := targetIDOf(hs)
 	if old, ok := tags[k]; ok && old.differs(id) {
 		discard(k)
+		e.retagged[k] = struct{}{}
+	} else if ok && old.topic == ([16]byte{}) && id.topic != ([16]byte{}) {
 		e.retagged[k] = struct{}{}
 	}
 	tags[k] = id

@@ -576,6 +576,9 @@ func runIncrementalVsFull(t *testing.T, seed uint64, steps int, tagIDs, retentio
 		compact := aux.IntN(2) == 0
 		inc, full = inc.restarted(t, history, legacy, compact), full.restarted(t, history, legacy, compact)
 		sides = []*side{inc, full}
+		if !m.tagIDs && aux.IntN(4) == 0 {
+			m.tagIDs = true // kmirror's replicator takes over from MM2's (or an older release's)
+		}
 	}
 	if m.rng.IntN(2) == 0 {
 		for _, s := range sides {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // recreatedWorld is one source partition, t0-0, whose records 0-9 were
@@ -624,5 +625,142 @@ func TestRestartWithUntaggedSyncsAndNoTranslation(t *testing.T) {
 	syncRound(t, s, nil)
 	if len(s.skips) > 0 {
 		t.Fatalf("group offset sync skips records: %v", s.skips)
+	}
+}
+
+// untaggedThenTaggedRefill is the world of the third review: t0-0's old
+// log was replicated by MM2 or an older release (syncs recording no
+// topic ID), source 0-19 at 0-19; the remote topic was re-created and
+// kmirror refilled it from source log start 5 (5-19 at 0-14, syncs
+// recording the new ID), and group g is at 10, whose exact offset is 5.
+// It returns the old log's records and the refill's.
+func untaggedThenTaggedRefill(t *testing.T) (m *model, old, refill []feedRec) {
+	t.Helper()
+	m = newModel(1)
+	k := tpKey{"t0", 0}
+	m.produce(k, 20, 0)
+	m.replicate(k, 20)
+	old = m.feed
+	m.feed = nil
+	for o := range int64(5) {
+		m.holes[k][o] = true
+	}
+	m.recreateRemote("t0")
+	m.tagIDs = true
+	m.replicate(k, 20)
+	refill = m.feed
+	m.feed = nil
+	m.commits["g"] = map[tpKey]int64{k: 10}
+	if x := m.exactAt(cpKeyTP{"src.t0", 0}, 10); x != 5 {
+		t.Fatalf("exact offset of 10 = %d, want 5", x)
+	}
+	return m, old, refill
+}
+
+// TestTaggedRefillArrivingWhileListingAfterUntaggedSyncs (third review):
+// a member starts with the old log's untagged syncs read; the refill's
+// first syncs, recording the new topic ID, arrive while the emission
+// lists the target, after it translated g from the old log's syncs (10,
+// within the new log's end 15). Before, nothing held that translation (an
+// untagged history does not differ from a tagged record), and its
+// checkpoint recorded the new ID from the tags at queue time: group offset
+// sync committed 10 and kept falling back on it. The record that first
+// records an ID now holds the translation; the next emission writes (10,
+// 5) and 5 is committed.
+func TestTaggedRefillArrivingWhileListingAfterUntaggedSyncs(t *testing.T) {
+	m, old, refill := untaggedThenTaggedRefill(t)
+	s := newSide(t, m, false)
+	s.read(old)
+	s.onList = func() {
+		s.read(refill)
+		s.onList = nil
+	}
+	emitOnce(t, s, nil)
+	syncRound(t, s, nil)
+	emitOnce(t, s, []Checkpoint{cpOf(10, 5)})
+	syncRound(t, s, []string{"g src.t0-0=5"})
+}
+
+// TestTaggedRefillArrivingWhileListingOfARunningEmitter: the same with an
+// emitter that checkpointed g on the old log before the re-creation.
+func TestTaggedRefillArrivingWhileListingOfARunningEmitter(t *testing.T) {
+	m := newModel(1)
+	k := tpKey{"t0", 0}
+	s := newSide(t, m, false)
+	m.produce(k, 20, 0)
+	m.replicate(k, 20)
+	m.commits["g"] = map[tpKey]int64{k: 10}
+	emitOnce(t, s, []Checkpoint{cpOf(10, 10)})
+	for o := range int64(5) {
+		m.holes[k][o] = true
+	}
+	m.recreateRemote("t0")
+	m.tagIDs = true
+	m.replicate(k, 20)
+	refill := m.feed
+	m.feed = nil
+	s.onList = func() {
+		s.read(refill)
+		s.onList = nil
+	}
+	emitOnce(t, s, nil)
+	syncRound(t, s, nil)
+	emitOnce(t, s, []Checkpoint{cpOf(10, 5)})
+	syncRound(t, s, []string{"g src.t0-0=5"})
+}
+
+// TestLoadedCheckpointOfAnEarlierReleaseNotTrusted (third review): a
+// release before TranslatedFromHeader recorded the listed topic ID on
+// every checkpoint, also on one it translated from an old log's syncs
+// recording none at a first listing: (30, 30), recording the new log's ID,
+// where source 30 is at 10 on the new log. Loaded, it is taken for MM2's
+// (checkpointTargetOf): rewritten lower, and never fallen back on. Before,
+// it was exempt from the bound and group offset sync committed 30.
+func TestLoadedCheckpointOfAnEarlierReleaseNotTrusted(t *testing.T) {
+	m := newModel(1)
+	k := tpKey{"t0", 0}
+	m.produce(k, 30, 0)
+	m.replicate(k, 30)
+	m.feed = nil
+	for o := range int64(20) {
+		m.holes[k][o] = true
+	}
+	m.recreateRemote("t0")
+	m.replicate(k, 10)
+	m.produce(k, 30, 0)
+	m.replicate(k, 30)
+	refill := m.feed // recording no topic ID
+	m.feed = nil
+	m.commits["g"] = map[tpKey]int64{k: 30}
+	earlier := targetID{cluster: m.cluster, topic: m.remote["src.t0"]}.headers() // no TranslatedFromHeader
+	s := loadedSide(t, m, cpOf(30, 30), refill)
+	s.e.cps.SetTarget("g", "src.t0", 0, checkpointTargetOf(earlier))
+	emitOnce(t, s, []Checkpoint{cpOf(30, 10)})
+	syncRound(t, s, []string{"g src.t0-0=10"})
+}
+
+// TestCheckpointHeadersRoundTrip: a checkpoint translated from syncs
+// recording the remote topic ID carries it in TargetTopicIDHeader (for
+// earlier releases) and TranslatedFromHeader, and loads with it; one
+// recording none carries the cluster only; an earlier release's topic ID
+// without TranslatedFromHeader loads as none.
+func TestCheckpointHeadersRoundTrip(t *testing.T) {
+	tr := kgo.RecordHeader{Key: TranslationHeader, Value: []byte("exact")}
+	id := targetID{cluster: "dst", topic: [16]byte{7}}
+	hs := checkpointHeaders(id, tr)
+	want := []kgo.RecordHeader{{Key: TargetClusterHeader, Value: []byte("dst")}, {Key: TargetTopicIDHeader, Value: id.topic[:]},
+		{Key: TranslatedFromHeader, Value: id.topic[:]}, tr}
+	if d := cmp.Diff(want, hs); d != "" {
+		t.Errorf("headers (-want +got):\n%s", d)
+	}
+	if got := checkpointTargetOf(hs); got != id {
+		t.Errorf("loaded %+v, want %+v", got, id)
+	}
+	clusterOnly := targetID{cluster: "dst"}
+	if got := checkpointTargetOf(checkpointHeaders(clusterOnly, tr)); got != clusterOnly {
+		t.Errorf("loaded %+v, want %+v", got, clusterOnly)
+	}
+	if got := checkpointTargetOf(append(id.headers(), tr)); got != clusterOnly {
+		t.Errorf("an earlier release's checkpoint loaded as %+v, want %+v", got, clusterOnly)
 	}
 }

@@ -35,7 +35,7 @@ func (e *Emitter) loadCheckpoints(ctx context.Context) (int, error) {
 			bad++
 			continue
 		}
-		e.cps.SetTarget(cp.Group, cp.Topic, cp.Partition, targetIDOf(r.Headers))
+		e.cps.SetTarget(cp.Group, cp.Topic, cp.Partition, checkpointTargetOf(r.Headers))
 		e.cps.SetExact(cp.Group, cp.Topic, cp.Partition, headerSaysExact(r.Headers))
 		if r.Timestamp.After(e.cpAt[cp.Group]) {
 			e.cpAt[cp.Group] = r.Timestamp
