@@ -393,8 +393,9 @@ type PartitionStatus struct {
 //     remote topic re-created or truncated) are discarded, and a
 //     checkpoint of such a log is replaced even by a lower one, so that no
 //     checkpoint is past the target's log end; checkpoints record the
-//     target cluster and remote topic ID in headers
-//     ([TargetClusterHeader], [TargetTopicIDHeader]);
+//     target cluster in a header ([TargetClusterHeader]), and the remote
+//     topic ID when the syncs and runs they were translated from record
+//     it ([TargetTopicIDHeader], [TranslatedFromHeader]);
 //   - with SyncGroupOffsets, every SyncInterval: commit the translations
 //     into the groups that have no active members on the target, never
 //     moving a group's offset backwards nor past the target log end; a
@@ -426,7 +427,11 @@ type Emitter struct {
 	// changed since the last emission took the set: only their group
 	// partitions are translated again. retagged holds those whose sync or
 	// run history restarted since (a record tagged for another target
-	// log: tagged), which the emission's translations may predate.
+	// log, or the first recording a remote topic ID after records
+	// recording none: tagged), which the emission's translations may
+	// predate: they are held for one emission (their status says
+	// ReasonStaleTarget meanwhile, also after a harmless switch from MM2's
+	// replicator to kmirror's).
 	changed, retagged map[tpKey]struct{}
 
 	// The fields below are owned by the Run goroutine (emit.go).

@@ -23,26 +23,31 @@ const (
 	// for another cluster ID than the target's current one (a target
 	// rebuilt empty under the same alias).
 	TargetClusterHeader = "kmirror-target-cluster"
-	// TargetTopicIDHeader is the record header kmirror puts on its
-	// checkpoints, offset syncs and offset runs: the topic ID of the remote
-	// topic the described downstream offsets belong to, as its raw 16
-	// bytes (not the base64 text kafka-topics.sh prints; a value of
-	// another length is ignored). The checkpoint emitter rewrites
-	// checkpoints recorded for another topic ID than the remote topic's
-	// current one (the remote topic was deleted and re-created), and
-	// discards the syncs and runs recorded for an older one while keeping
-	// those of the current one (the re-created topic's refill).
+	// TargetTopicIDHeader is the record header kmirror puts on its offset
+	// syncs and offset runs: the topic ID of the remote topic the
+	// described downstream offsets belong to, as its raw 16 bytes (not the
+	// base64 text kafka-topics.sh prints; a value of another length is
+	// ignored). The checkpoint emitter discards the syncs and runs
+	// recorded for an older ID than the remote topic's current one (it was
+	// deleted and re-created) while keeping those of the current one (the
+	// re-created topic's refill). Checkpoints carry it too, with the value
+	// of [TranslatedFromHeader] when they carry that one (earlier releases
+	// put the listed ID on every checkpoint); the emitter reads
+	// [TranslatedFromHeader] on checkpoints, never this header.
 	TargetTopicIDHeader = "kmirror-target-topic-id"
 	// TranslatedFromHeader is the record header kmirror puts on a
-	// checkpoint whose translation was made from offset syncs and runs
-	// recording the remote topic's ID: that ID, as its raw 16 bytes (the
-	// same value as [TargetTopicIDHeader] then). Releases before it
-	// recorded the listed topic ID on every checkpoint, also on one
-	// translated from syncs recording none, which may be of a log the
-	// topic had before it was re-created; loading checkpoints, the
-	// emitter takes a checkpoint's topic ID from this header only, and
-	// treats one without it as MM2's (its group offset sync does not fall
-	// back on it).
+	// checkpoint whose translation was made while the source partition's
+	// newest offset sync and run recorded the listed remote topic ID (a
+	// change of log restarts their history, so the translation is of that
+	// log): that ID, as its raw 16 bytes (a value of another length is
+	// ignored), the same value as [TargetTopicIDHeader] then. kmirror
+	// releases without this header recorded the listed topic ID on every
+	// checkpoint, also on one translated from syncs recording none, which
+	// may be of a log the topic had before it was re-created. Loading
+	// checkpoints, the emitter takes a checkpoint's topic ID from this
+	// header only and treats one without it as MM2's: its group offset
+	// sync does not fall back on it, and it is rewritten lower when it is
+	// above what the translation of a later source offset allows.
 	TranslatedFromHeader = "kmirror-translated-from"
 )
 
