@@ -314,12 +314,7 @@ func TestLoadedCheckpointOfThePreviousLogForgotten(t *testing.T) {
 			m := newModel(1)
 			m.tagIDs = tagIDs
 			k := tpKey{"t0", 0}
-			m.produce(k, 10, 0)
-			m.replicate(k, 10)
-			for o := range int64(5) {
-				m.holes[k][o] = true
-			}
-			m.recreateRemote("t0")
+			oldLogRecreated(m, 10, 5)
 			m.replicate(k, 10)
 			m.produce(k, 10, 0)
 			m.replicate(k, 10)
@@ -370,6 +365,24 @@ func TestSyncRoundAfterRecreationOfAnIdlePartition(t *testing.T) {
 	syncRound(t, s, []string{"g src.t0-0=5"})
 }
 
+// oldLogRecreated replicates n records of t0-0 (source 0 to n-1 at target
+// 0 to n-1), then deletes the source offsets below start (retention) and
+// re-creates the remote topic: empty, under a new ID, its refill not
+// replicated yet. It returns the old log's sync and run records and leaves
+// m.feed empty.
+func oldLogRecreated(m *model, n, start int64) []feedRec {
+	k := tpKey{"t0", 0}
+	m.produce(k, n, 0)
+	m.replicate(k, int(n))
+	old := m.feed
+	m.feed = nil
+	for o := range start {
+		m.holes[k][o] = true
+	}
+	m.recreateRemote("t0")
+	return old
+}
+
 // loadedSide is a new emitter (a member starting) on m's world that loaded
 // cp from the checkpoints topic as MM2 or an older release wrote it (no
 // remote topic ID) and read feed.
@@ -411,13 +424,7 @@ func TestLoadedCheckpointAboveASafeTranslationForgotten(t *testing.T) {
 			m := newModel(1)
 			m.tagIDs = tagIDs
 			k := tpKey{"t0", 0}
-			m.produce(k, 30, 0)
-			m.replicate(k, 30)
-			for o := range int64(10) {
-				m.holes[k][o] = true
-			}
-			m.recreateRemote("t0")
-			m.feed = nil
+			oldLogRecreated(m, 30, 10)
 			m.replicate(k, 30)
 			read := m.feed
 			m.feed = nil
@@ -443,13 +450,7 @@ func TestLoadedCheckpointAboveASafeTranslationForgotten(t *testing.T) {
 func TestLoadedCheckpointWithSyncsOnlyForgotten(t *testing.T) {
 	m := newModel(1)
 	k := tpKey{"t0", 0}
-	m.produce(k, 10, 0)
-	m.replicate(k, 10)
-	for o := range int64(5) {
-		m.holes[k][o] = true
-	}
-	m.recreateRemote("t0")
-	m.feed = nil
+	oldLogRecreated(m, 10, 5)
 	m.replicate(k, 10)
 	m.produce(k, 10, 0)
 	m.replicate(k, 10)
@@ -472,13 +473,7 @@ func TestLoadedCheckpointWithSyncsOnlyForgotten(t *testing.T) {
 func TestLoadedCheckpointNotCommittedWithoutTranslation(t *testing.T) {
 	m := newModel(1)
 	k := tpKey{"t0", 0}
-	m.produce(k, 20, 0)
-	m.replicate(k, 20)
-	for o := range int64(10) {
-		m.holes[k][o] = true
-	}
-	m.recreateRemote("t0")
-	m.feed = nil
+	oldLogRecreated(m, 20, 10)
 	m.replicate(k, 20)
 	feed := syncsOnly(m.feed)
 	m.feed = nil
@@ -560,14 +555,7 @@ func TestStaleSourceTopicIDDoesNotRewindACheckpoint(t *testing.T) {
 func TestRestartWithTheOldLogsUntaggedSyncsOnly(t *testing.T) {
 	m := newModel(1)
 	k := tpKey{"t0", 0}
-	m.produce(k, 30, 0)
-	m.replicate(k, 30)
-	history := m.feed
-	m.feed = nil
-	for o := range int64(20) {
-		m.holes[k][o] = true
-	}
-	m.recreateRemote("t0")
+	history := oldLogRecreated(m, 30, 20)
 	m.replicate(k, 10)
 	m.produce(k, 30, 0)
 	m.replicate(k, 30)
@@ -601,15 +589,8 @@ func TestRestartWithTheOldLogsUntaggedSyncsOnly(t *testing.T) {
 func TestRestartWithUntaggedSyncsAndNoTranslation(t *testing.T) {
 	m := newModel(1)
 	k := tpKey{"t0", 0}
-	m.produce(k, 30, 0)
-	m.replicate(k, 30)
-	history := syncsOnly(m.feed)
-	m.feed = nil
+	history := syncsOnly(oldLogRecreated(m, 30, 35))
 	m.produce(k, 35, 0)
-	for o := range int64(35) {
-		m.holes[k][o] = true
-	}
-	m.recreateRemote("t0")
 	m.replicate(k, 30)
 	m.produce(k, 10, 0)
 	m.replicate(k, 10)
@@ -638,14 +619,7 @@ func untaggedThenTaggedRefill(t *testing.T) (m *model, old, refill []feedRec) {
 	t.Helper()
 	m = newModel(1)
 	k := tpKey{"t0", 0}
-	m.produce(k, 20, 0)
-	m.replicate(k, 20)
-	old = m.feed
-	m.feed = nil
-	for o := range int64(5) {
-		m.holes[k][o] = true
-	}
-	m.recreateRemote("t0")
+	old = oldLogRecreated(m, 20, 5)
 	m.tagIDs = true
 	m.replicate(k, 20)
 	refill = m.feed
@@ -719,13 +693,7 @@ func TestTaggedRefillArrivingWhileListingOfARunningEmitter(t *testing.T) {
 func TestLoadedCheckpointOfAnEarlierReleaseNotTrusted(t *testing.T) {
 	m := newModel(1)
 	k := tpKey{"t0", 0}
-	m.produce(k, 30, 0)
-	m.replicate(k, 30)
-	m.feed = nil
-	for o := range int64(20) {
-		m.holes[k][o] = true
-	}
-	m.recreateRemote("t0")
+	oldLogRecreated(m, 30, 20)
 	m.replicate(k, 10)
 	m.produce(k, 30, 0)
 	m.replicate(k, 30)
