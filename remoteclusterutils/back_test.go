@@ -28,21 +28,10 @@ func TestTranslateBack(t *testing.T) {
 		r := checkpoint.OffsetRun{Topic: "orders", Partition: partition, Session: 7, SessionUpstreamOffset: 0, SessionOffset: 0,
 			PrevUpstreamOffset: prevUp, PrevOffset: prevDown, FirstUpstreamOffset: up, FirstOffset: down, Count: count,
 			EndUpstreamOffset: -1, Committed: -1}
-		k, err := r.Key()
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := r.Value()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tag(raw(runsTopic, k, v), "dst")
+		return tag(encoded(t, runsTopic, r), "dst")
 	}
 	sync := func(partition int32, up, down int64) *kgo.Record {
-		s := checkpoint.OffsetSync{Topic: "orders", Partition: partition, UpstreamOffset: up, DownstreamOffset: down}
-		k, _ := s.Key()
-		v, _ := s.Value()
-		return raw(syncsTopic, k, v)
+		return encoded(t, syncsTopic, checkpoint.OffsetSync{Topic: "orders", Partition: partition, UpstreamOffset: up, DownstreamOffset: down})
 	}
 	// Partition 0: 0-99 at 0-99, a source gap 100-109, 110-149 at 100-139.
 	old := run(0, -1, -1, 0, 0, 500)
@@ -216,23 +205,11 @@ func TestBackIndexForRemoteTopicIDs(t *testing.T) {
 		return r
 	}
 	run := func(up, down, count int64) *kgo.Record {
-		r := checkpoint.OffsetRun{Topic: "orders", Partition: 0, Session: 7, PrevUpstreamOffset: -1, PrevOffset: -1,
-			FirstUpstreamOffset: up, FirstOffset: down, Count: count, EndUpstreamOffset: -1, Committed: -1}
-		k, err := r.Key()
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := r.Value()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return raw(runsTopic, k, v)
+		return encoded(t, runsTopic, checkpoint.OffsetRun{Topic: "orders", Partition: 0, Session: 7, PrevUpstreamOffset: -1, PrevOffset: -1,
+			FirstUpstreamOffset: up, FirstOffset: down, Count: count, EndUpstreamOffset: -1, Committed: -1})
 	}
 	sync := func(up, down int64) *kgo.Record {
-		s := checkpoint.OffsetSync{Topic: "orders", Partition: 0, UpstreamOffset: up, DownstreamOffset: down}
-		k, _ := s.Key()
-		v, _ := s.Value()
-		return raw(syncsTopic, k, v)
+		return encoded(t, syncsTopic, checkpoint.OffsetSync{Topic: "orders", Partition: 0, UpstreamOffset: up, DownstreamOffset: down})
 	}
 	testcluster.Produce(t, &p.Source, tag(run(100, 0, 100), oldID), tag(sync(100, 0), oldID), tag(sync(150, 50), oldID),
 		tag(run(50, 0, 100), newID), tag(sync(50, 0), newID), sync(95, 45))

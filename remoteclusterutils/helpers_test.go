@@ -36,11 +36,21 @@ func mm2Value(version int16, upstream, downstream int64, metadata string, traili
 // cp encodes c with the checkpoint codec.
 func cp(t testing.TB, topic string, c checkpoint.Checkpoint) *kgo.Record {
 	t.Helper()
-	k, err := c.Key()
+	return encoded(t, topic, c)
+}
+
+// encoded is a record for partition 0 of topic holding r's key and value
+// (a checkpoint, an offset sync or an offset run).
+func encoded(t testing.TB, topic string, r interface {
+	Key() ([]byte, error)
+	Value() ([]byte, error)
+}) *kgo.Record {
+	t.Helper()
+	k, err := r.Key()
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := c.Value()
+	v, err := r.Value()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -240,11 +240,7 @@ func TestFailoverRecordsCommits(t *testing.T) {
 	if code != drOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	var rep failoverReport
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Groups) != 1 || rep.Groups[0].Action != actionCommitted {
+	if rep := decodeFailover(t, out); len(rep.Groups) != 1 || rep.Groups[0].Action != actionCommitted {
 		t.Fatalf("report %s", out)
 	}
 	remote := p.Source.Alias + "." + p.Topic("orders")
