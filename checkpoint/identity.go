@@ -136,6 +136,16 @@ func checkpointTargetOf(hs []kgo.RecordHeader) targetID {
 	return id
 }
 
+// RecordedTarget reads the target identity kmirror records on an offset
+// sync or offset run (hs are its record headers): the target cluster ID
+// ([TargetClusterHeader], empty when absent) and the remote topic ID
+// ([TargetTopicIDHeader] as 16 raw bytes, zero when absent or of another
+// length). Records MM2 wrote carry neither.
+func RecordedTarget(hs []kgo.RecordHeader) (cluster string, topicID [16]byte) {
+	id := targetIDOf(hs)
+	return id.cluster, id.topic
+}
+
 // targetIDOf reads the target identity recorded in a record's headers; a
 // topic ID header of another length than 16 bytes is ignored.
 func targetIDOf(hs []kgo.RecordHeader) targetID {

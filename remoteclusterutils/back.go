@@ -126,15 +126,9 @@ type backSync struct {
 	topicID [16]byte
 }
 
-// topicIDOf returns the remote topic ID recorded in hs (zero: none, or a
-// value of another length than 16 bytes).
+// topicIDOf returns the remote topic ID recorded in hs (zero: none).
 func topicIDOf(hs []kgo.RecordHeader) [16]byte {
-	var id [16]byte
-	for _, h := range hs {
-		if h.Key == checkpoint.TargetTopicIDHeader && len(h.Value) == 16 {
-			copy(id[:], h.Value)
-		}
-	}
+	_, id := checkpoint.RecordedTarget(hs)
 	return id
 }
 
