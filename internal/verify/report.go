@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/kmirror/kmirror/internal/statustopic"
 )
 
 // Range is a run of source records that follow each other in the source
@@ -261,9 +263,55 @@ type Report struct {
 	// (nanoseconds in JSON).
 	Started time.Time     `json:"started"`
 	Elapsed time.Duration `json:"elapsed_ns"`
+	// FlowState is the flow's target state as its status topic on the
+	// target records it (the state `kmirror failover`, Connect's
+	// PUT /connectors/{name}/stop or pause, or Mirror.SetTargetState
+	// wrote); nil when the topic holds none (a flow never stopped or
+	// paused, or one Apache MM2 runs).
+	FlowState *FlowState `json:"flow_state,omitempty"`
 	// Topics holds one report per source topic, sorted by name.
 	Topics []TopicReport `json:"topics"`
 	Totals Totals        `json:"totals"`
+}
+
+// FlowState is a flow's target state read by [Run] (KIP-875's connector
+// target state: RUNNING, PAUSED or STOPPED). A flow that is not RUNNING
+// copies no records: those the source took after At are missing on the
+// target until it runs again, which the report counts as any other missing
+// record.
+type FlowState struct {
+	// State is "RUNNING", "PAUSED" or "STOPPED"; empty when Error is set.
+	State string `json:"state,omitempty"`
+	// At is when the state was written; By who wrote it (a worker id, or a
+	// command such as "kmirror failover"); Reason the writer's reason.
+	At     time.Time `json:"at,omitzero"`
+	By     string    `json:"by,omitempty"`
+	Reason string    `json:"reason,omitempty"`
+	// Error says why the status topic could not be read (an ACL without
+	// READ on it, for example); the comparison does not depend on it.
+	Error string `json:"error,omitempty"`
+}
+
+// line returns the report's text line for s.
+func (s *FlowState) line() string {
+	if s.Error != "" {
+		return "flow state: unknown (" + s.Error + ")"
+	}
+	var b strings.Builder
+	b.WriteString("flow state: " + s.State)
+	if !s.At.IsZero() {
+		b.WriteString(" since " + s.At.UTC().Format(time.RFC3339))
+	}
+	if s.By != "" {
+		b.WriteString(" by " + s.By)
+	}
+	if s.Reason != "" {
+		b.WriteString(" (" + s.Reason + ")")
+	}
+	if s.State != string(statustopic.Running) {
+		b.WriteString(": the flow copies no records, so those the source took since are missing on the target until it runs again")
+	}
+	return b.String()
 }
 
 // Mismatch reports whether the target differs from the source: records
@@ -317,7 +365,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.ExactlyOnce {
 		eo = "on (duplicates fail)"
 	}
-	fmt.Fprintf(&b, "verify %s->%s: %s; exactly-once: %s; ignored headers: %s\n\n", r.Source, r.Target, r.Window, eo, orNone(r.IgnoredHeaders))
+	fmt.Fprintf(&b, "verify %s->%s: %s; exactly-once: %s; ignored headers: %s\n", r.Source, r.Target, r.Window, eo, orNone(r.IgnoredHeaders))
+	if r.FlowState != nil {
+		b.WriteString(r.FlowState.line() + "\n")
+	}
+	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "topic\tremote topic\tpart\tsource from\tsource end\ttarget from\ttarget end\tcompared\tmissing\tdeleted on target\tduplicated\taltered\tout of order\tunexpected\t")
 	for _, tr := range r.Topics {

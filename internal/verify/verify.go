@@ -85,6 +85,7 @@ import (
 
 	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/internal/provhdr"
+	"github.com/kmirror/kmirror/internal/statustopic"
 	"github.com/kmirror/kmirror/policy"
 )
 
@@ -368,6 +369,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	rep.FlowState = v.flowState(ctx)
 	var estimate int64
 	for _, t := range tasks {
 		estimate += t.estimate
@@ -423,6 +425,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Elapsed = time.Since(rep.Started)
 	rep.total()
 	return rep, ctx.Err()
+}
+
+// flowState reads the flow's target state from its status topic on the
+// target (nil: none recorded). A failure to read it is reported in the
+// result, never as the comparison's error.
+func (v *verifier) flowState(ctx context.Context) *FlowState {
+	c := v.cfg
+	actx, cancel := context.WithTimeout(ctx, c.AdminTimeout)
+	defer cancel()
+	rec, found, err := statustopic.ReadTargetState(actx, v.tgtOpts, c.Source.Alias)
+	switch {
+	case err != nil:
+		return &FlowState{Error: err.Error()}
+	case !found:
+		return nil
+	}
+	return &FlowState{State: string(rec.State), At: rec.At, By: rec.By, Reason: rec.Reason}
 }
 
 // plan lists topics, remote topics, their configs and offsets, and returns

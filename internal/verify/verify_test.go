@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kmirror/kmirror/internal/ensuretopic"
+	"github.com/kmirror/kmirror/internal/statustopic"
 	"github.com/kmirror/kmirror/internal/testcluster"
 	"github.com/kmirror/kmirror/internal/verify"
 	"github.com/kmirror/kmirror/policy"
@@ -802,5 +804,45 @@ func TestStampMap(t *testing.T) {
 	e2.produceTarget(t, 0, 0, 1, 2)
 	if p := run(t, e2.config()).Topics[0].Partitions[0]; p.Stamps != nil {
 		t.Errorf("stamps without provenance: %+v", p.Stamps)
+	}
+}
+
+// TestReportsTheFlowState: a flow an operator stopped (kmirror failover)
+// copies nothing, so the records the source took since are missing; the
+// report says the flow is STOPPED, by whom and since when, beside the
+// missing records. With no target-state record the report has no state.
+func TestReportsTheFlowState(t *testing.T) {
+	e := newEnv(t, 1, nil)
+	e.produceSource(t, 0, 30)
+	e.produceTarget(t, 0, ids(0, 19)...)
+	rep := run(t, e.config())
+	if rep.FlowState != nil {
+		t.Fatalf("flow state %+v before any target-state record, want none", rep.FlowState)
+	}
+
+	ctx := context.Background()
+	if _, err := ensuretopic.Ensure(ctx, kadm.NewClient(testcluster.Client(t, &e.p.Target)), statustopic.Spec(e.p.Source.Alias, e.p.Target.Alias, -1)); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 4, 9, 30, 0, 0, time.UTC)
+	st := statustopic.TargetStateRecord{Flow: e.p.Source.Alias + "->" + e.p.Target.Alias, State: statustopic.Stopped,
+		At: at, By: "kmirror failover", Reason: "region drill"}
+	if err := statustopic.WriteTargetState(ctx, testcluster.Client(t, &e.p.Target), e.p.Source.Alias, st); err != nil {
+		t.Fatal(err)
+	}
+	rep = run(t, e.config())
+	want := &verify.FlowState{State: "STOPPED", At: at, By: "kmirror failover", Reason: "region drill"}
+	if diff := cmp.Diff(want, rep.FlowState); diff != "" {
+		t.Errorf("flow state (-want +got):\n%s", diff)
+	}
+	checkPart(t, rep, 0, summary{Compared: 30, Matched: 20, Missing: 10, MissingAfterLastCopied: 10, TargetRecords: 20,
+		MissingRanges: []verify.Range{{From: 20, To: 29, Records: 10}}})
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	line := "flow state: STOPPED since 2026-12-04T09:30:00Z by kmirror failover (region drill): the flow copies no records, so those the source took since are missing on the target until it runs again\n"
+	if !strings.Contains(b.String(), line) {
+		t.Errorf("report text lacks %q:\n%s", line, b.String())
 	}
 }
