@@ -654,6 +654,12 @@ func (m *lifecycle) batchAck(f *feed, up int64, n int32, down, size int64, ts ti
 	if p == nil || p.head == len(p.queue) {
 		return
 	}
+	if in := p.queue[p.head]; in.rec != nil || in.up != up {
+		// Not expected: shallow copy sends a partition's batch only when
+		// nothing else of it is in flight, so its ack is for the head.
+		// Popping another entry would count its records as copied.
+		return
+	}
 	m.pop(p)
 	if p.err == nil || p.acksAfterStop() {
 		if m.cfg.syncs {

@@ -584,10 +584,11 @@ func TestLifecycleRules(t *testing.T) {
 				h.expect(fmt.Sprintf("quiet restart %d", i+1), "check t; restart t/0 at 11")
 				f = h.cur(t0)
 			}
-			r := h.fetch(f, 11, 12)
+			h.post(event{kind: evFetched, f: f, a: 12, b: 12, x: &evExtra{recs: []inflight{{up: 11, size: 10, n: 1}}}})
+			r := h.fetch(f, 12)
 			h.m.apply(event{kind: evBatchAck, f: f, a: 11, b: 100, c: 1, d: 10, x: &evExtra{ts: h.now}}, nil)
 			h.expectState("the batch acknowledged", t0, StateRunning, 11, 10)
-			h.fail(f, r[1], kerr.UnknownTopicOrPartition)
+			h.fail(f, r[0], kerr.UnknownTopicOrPartition)
 			h.expect("after an acknowledged batch, quiet anew", "stop t/0; pause t/0")
 			h.advance(unknownQuietFirst)
 			h.expect("quiet restart after the batch", "check t; restart t/0 at 12")
@@ -897,6 +898,31 @@ func TestLifecycleRules(t *testing.T) {
 			h.m.apply(event{kind: evBatchAck, f: nf, a: 0, b: 103, c: 2, d: 20, x: &evExtra{ts: h.now}}, nil)
 			if w.pending || w.topicID != [16]byte{9} || w.sessUp != 0 {
 				t.Errorf("after the new log's batch: session of topic %v from %d (pending %v), want topic 9's from 0", w.topicID, w.sessUp, w.pending)
+			}
+		},
+	}, {
+		// An ack for a batch that is not the head of the queue (never sent
+		// by shallow copy: a partition has one batch in flight at most)
+		// leaves the queue as it is instead of popping the head.
+		name: "shallow copy: a batch ack that is not for the queue's head pops nothing",
+		cfg:  lifeConfig{syncs: true},
+		run: func(h *harness) {
+			f := start(h, t0, 9)
+			r := h.fetch(f, 10)
+			h.m.apply(event{kind: evBatchAck, f: f, a: 10, b: 100, c: 1, d: 10, x: &evExtra{ts: h.now}}, nil)
+			p := h.m.parts[t0]
+			if p.inFlight() != 1 || p.queue[p.head].rec != r[0] || p.acked != 9 {
+				t.Fatalf("after a batch ack for the record's offset: %d in flight, acked %d; want the record still in flight, 9", p.inFlight(), p.acked)
+			}
+			h.ack(f, r[0], 100)
+			h.post(event{kind: evFetched, f: f, a: 14, b: 14, x: &evExtra{recs: []inflight{{up: 11, size: 30, n: 3}}}})
+			h.m.apply(event{kind: evBatchAck, f: f, a: 12, b: 101, c: 2, d: 20, x: &evExtra{ts: h.now}}, nil)
+			if p.inFlight() != 1 || p.acked != 10 {
+				t.Fatalf("after a batch ack for another first offset: %d in flight, acked %d; want the batch still in flight, 10", p.inFlight(), p.acked)
+			}
+			h.m.apply(event{kind: evBatchAck, f: f, a: 11, b: 101, c: 3, d: 30, x: &evExtra{ts: h.now}}, nil)
+			if p.inFlight() != 0 || p.acked != 13 || p.ackedDown != 103 {
+				t.Errorf("after the batch's ack: %d in flight, acked %d -> %d; want 0, 13 -> 103", p.inFlight(), p.acked, p.ackedDown)
 			}
 		},
 	}, {
