@@ -29,6 +29,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -63,6 +64,11 @@ type verifyOptions struct {
 	maxDetails  int
 	ignore      []string
 	timeout     time.Duration
+	// flowName and flowTopics (the flow's topic filter) are set by
+	// verifyConfig, for the message when nothing is selected.
+	flowName   string
+	topicsExpr string // -topics as given
+	flowTopics func(topic string) bool
 }
 
 func parseVerifyFlags(args []string, stderr io.Writer, now time.Time) (*verifyOptions, error) {
@@ -102,7 +108,7 @@ func parseVerifyFlags(args []string, stderr io.Writer, now time.Time) (*verifyOp
 		if err != nil {
 			return nil, &usageError{fmt.Errorf("-topics %q: %v", topics, err)}
 		}
-		o.topics = re
+		o.topics, o.topicsExpr = re, topics
 	}
 	if o.last < 0 {
 		return nil, &usageError{fmt.Errorf("-last %d: must be positive (omit it to compare whole partitions)", o.last)}
@@ -168,6 +174,10 @@ func verifyConfig(props *mirror.Properties, o *verifyOptions) (verify.Config, er
 		}
 		return filter.Match(t) && !pol.IsHeartbeatsTopic(t)
 	}
+	o.flowTopics = func(t string) bool {
+		return filter.Match(t) && !pol.IsInternalTopic(t) && !policy.IsCycle(pol, target, t) && !pol.IsHeartbeatsTopic(t)
+	}
+	o.flowName = flow.Name()
 	return verify.Config{
 		Source:        verify.Cluster{Alias: src.Alias, Opts: src.Client, Consumer: src.Consumer, Admin: src.Admin},
 		Target:        verify.Cluster{Alias: dst.Alias, Opts: dst.Client, Consumer: dst.Consumer, Admin: dst.Admin},
@@ -220,6 +230,11 @@ func verifyMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		pr.finish()
 	}
 	var ce *verify.ConfigError
+	var nt *verify.NoTopicsError
+	if errors.As(err, &nt) {
+		fmt.Fprintln(stderr, "kmirror verify:", noTopicsMessage(o, nt))
+		return verifyUsage
+	}
 	if errors.As(err, &ce) {
 		fmt.Fprintln(stderr, "kmirror verify:", strings.TrimPrefix(err.Error(), "verify: "))
 		return verifyUsage
@@ -247,6 +262,29 @@ func verifyMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return verifyIncomplete
 	}
 	return verifyOK
+}
+
+// noTopicsMessage says that nothing was selected, by what, and which
+// topics the flow replicates (at most 20 named).
+func noTopicsMessage(o *verifyOptions, e *verify.NoTopicsError) string {
+	var flowTopics []string
+	for _, t := range e.Topics {
+		if o.flowTopics == nil || o.flowTopics(t) {
+			flowTopics = append(flowTopics, t)
+		}
+	}
+	have := "it replicates none of the source's " + strconv.Itoa(len(e.Topics)) + " topics (check its topics and topics.exclude)"
+	if len(flowTopics) > 0 {
+		shown := flowTopics[:min(len(flowTopics), 20)]
+		have = "its source topics are " + strings.Join(shown, ", ")
+		if len(flowTopics) > len(shown) {
+			have += fmt.Sprintf(" and %d more", len(flowTopics)-len(shown))
+		}
+	}
+	if o.topics != nil {
+		return fmt.Sprintf("-topics %q matches no source topic of flow %s (a full match of the regex): %s", o.topicsExpr, o.flowName, have)
+	}
+	return fmt.Sprintf("flow %s selects no source topic: %s", o.flowName, have)
 }
 
 func isTerminal(w io.Writer) bool {

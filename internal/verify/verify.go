@@ -224,6 +224,21 @@ type ConfigError struct {
 // Error returns "verify: <field>: <reason>".
 func (e *ConfigError) Error() string { return fmt.Sprintf("verify: %s: %s", e.Field, e.Reason) }
 
+// NoTopicsError is returned by [Run] when [Config.Select] (or the default
+// selection) accepts none of the source cluster's topics: a report
+// comparing nothing would read as OK. Topics are the source's topics,
+// sorted, for a message that says what the selection could have named.
+type NoTopicsError struct {
+	Source string   // the source cluster alias
+	Topics []string // every topic of the source cluster, sorted
+}
+
+// Error returns "verify: no topic of source cluster <alias> selected
+// (it has N topics)".
+func (e *NoTopicsError) Error() string {
+	return fmt.Sprintf("verify: no topic of source cluster %s selected (it has %d topics)", e.Source, len(e.Topics))
+}
+
 // ClusterError is a cluster that could not be reached or refused a
 // metadata request (Op) needed before any comparison.
 type ClusterError struct {
@@ -485,6 +500,13 @@ func (v *verifier) plan(ctx context.Context, rep *Report) ([]*partTask, error) {
 			}
 		}
 		sort.Strings(names)
+		if len(names) == 0 {
+			// A comparison of nothing would pass: a misspelt selection
+			// must not gate a fail-over drill as OK.
+			all := srcTopics.Names()
+			sort.Strings(all)
+			return nil, &NoTopicsError{Source: c.Source.Alias, Topics: all}
+		}
 	}
 	remotes := make([]string, len(names))
 	for i, t := range names {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -632,6 +633,22 @@ func TestTopicSelection(t *testing.T) {
 	}
 	if rep.Mismatch() || rep.Totals.Partitions != 2 {
 		t.Errorf("empty topics: %s", rep.Verdict())
+	}
+}
+
+// TestNothingSelected: a selection that accepts no source topic is an
+// error listing the source's topics, not a report comparing nothing (which
+// would read as OK).
+func TestNothingSelected(t *testing.T) {
+	e := newEnv(t, 1, nil)
+	e.produceSource(t, 0, 3)
+	cfg := e.config()
+	cfg.Topics = nil
+	cfg.Select = func(string) bool { return false }
+	_, err := verify.Run(context.Background(), cfg)
+	var nt *verify.NoTopicsError
+	if !errors.As(err, &nt) || nt.Source != e.p.Source.Alias || !slices.Contains(nt.Topics, e.topic) {
+		t.Fatalf("error %v (%T), want a *NoTopicsError of source %s listing %s", err, err, e.p.Source.Alias, e.topic)
 	}
 }
 
