@@ -96,19 +96,24 @@ func New(opts ...Opt) (*Mirror, error) {
 			return nil, &ConfigError{Key: name, Reason: "flow configured twice"}
 		}
 		seen[name] = true
-		src, ok := clusters[fc.Source]
-		if !ok {
-			return nil, &ConfigError{Key: name, Value: fc.Source, Reason: fmt.Sprintf("unknown source cluster alias (configured: %v)", sortedKeys(clusters))}
+		for _, side := range []struct{ field, alias, other string }{{"Source", fc.Source, fc.Target}, {"Target", fc.Target, fc.Source}} {
+			if a, b, arrow := strings.Cut(side.alias, "->"); arrow {
+				// A flow name where an alias belongs.
+				return nil, &ConfigError{Key: "FlowConfig." + side.field, Value: side.alias,
+					Reason: fmt.Sprintf("%s is one cluster alias, not a flow: write Source: %q, Target: %q", side.field, a, b)}
+			}
+			if _, ok := clusters[side.alias]; !ok {
+				return nil, &ConfigError{Key: name, Value: side.alias, Reason: fmt.Sprintf("unknown %s cluster alias (configured: %v)", strings.ToLower(side.field), sortedKeys(clusters))}
+			}
 		}
-		dst, ok := clusters[fc.Target]
-		if !ok {
-			return nil, &ConfigError{Key: name, Value: fc.Target, Reason: fmt.Sprintf("unknown target cluster alias (configured: %v)", sortedKeys(clusters))}
-		}
+		src, dst := clusters[fc.Source], clusters[fc.Target]
 		if err := validateFlowAliases(fc); err != nil {
 			return nil, err
 		}
-		if len(src.Client) == 0 || len(dst.Client) == 0 {
-			return nil, &ConfigError{Key: name, Reason: "both clusters need client options (at least kgo.SeedBrokers)"}
+		for _, c := range []ClusterConfig{src, dst} {
+			if len(c.Client) == 0 {
+				return nil, &ConfigError{Key: name, Value: c.Alias, Reason: fmt.Sprintf("cluster %s has no client options: set its ClusterConfig.Client (at least kgo.SeedBrokers)", c.Alias)}
+			}
 		}
 		if fc.Tasks < 0 || fc.Tasks > maxTasks {
 			return nil, &ConfigError{Key: name + ".tasks.max", Value: fmt.Sprint(fc.Tasks),

@@ -588,6 +588,13 @@ func TestBadConfigurationNamesTheValue(t *testing.T) {
 		{"same source and target", []Opt{cl("a"), WithFlow(FlowConfig{Source: "a", Target: "a"})}, []string{"a->a", "different"}},
 		{"unknown cluster", []Opt{cl("a"), WithFlow(FlowConfig{Source: "a", Target: "zz"})}, []string{"zz", "unknown target"}},
 		{"no flow", []Opt{cl("a")}, []string{"no replication flow"}},
+		// A new user's try: Source: "east->west" read as an unknown alias
+		// under a garbled key, and a cluster without client options was
+		// not named.
+		{"flow name as the source", []Opt{cl("east"), cl("west"), WithFlow(FlowConfig{Source: "east->west"})},
+			[]string{`FlowConfig.Source="east->west"`, `Source is one cluster alias, not a flow: write Source: "east", Target: "west"`}},
+		{"cluster without client options", []Opt{cl("a"), WithCluster(ClusterConfig{Alias: "b"}), WithFlow(FlowConfig{Source: "a", Target: "b"})},
+			[]string{"cluster b has no client options: set its ClusterConfig.Client"}},
 		{"negative flush interval", []Opt{cl("a"), cl("b"), WithFlow(FlowConfig{Source: "a", Target: "b", OffsetFlushInterval: -time.Second})}, []string{"a->b.offset.flush.interval.ms", "negative"}},
 		// Regression (issue 21's trial): session 3 s with the default 3 s
 		// heartbeat kept the member expiring and /status losing its groups.

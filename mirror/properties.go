@@ -203,6 +203,7 @@ func ParseProperties(r io.Reader, opts ...LoadOpt) (*Properties, error) {
 		b.warn(Warning{Key: w.Key, Line: w.Line, Message: w.Message})
 	}
 	b.build()
+	b.explainErrors()
 	if err := configErrors(b.errs); err != nil {
 		return nil, err
 	}
@@ -319,6 +320,24 @@ type propsBuilder struct {
 	errs []error // see fail
 	// lines of the effective dump: key -> "value  # origin"
 	lines map[string]string
+}
+
+// explainErrors adds to an error about a key the warning that suggests
+// that key ("a.bootstrap.servers: required" when line 3 sets
+// a.bootstrap.server): the error alone does not show the misspelling,
+// and no warning is printed when the file has errors.
+func (b *propsBuilder) explainErrors() {
+	for _, e := range b.errs {
+		var ce *ConfigError
+		if !errors.As(e, &ce) || ce.Key == "" {
+			continue
+		}
+		for _, w := range b.p.warnings {
+			if strings.Contains(w.Message, "did you mean "+ce.Key+"?") || strings.Contains(w.Message, "did you mean "+ce.Key+",") {
+				ce.Reason += fmt.Sprintf("; line %d sets %s: did you mean %s?", w.Line, w.Key, ce.Key)
+			}
+		}
+	}
 }
 
 func (b *propsBuilder) warn(w Warning) {

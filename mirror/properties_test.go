@@ -911,3 +911,15 @@ func TestPropertiesMembersAndExactlyOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingSettingNamesItsMisspelling (a new user's try): a misspelt
+// a.bootstrap.server only produced "a.bootstrap.servers: required", and
+// the warning suggesting the right key was never printed (a file with
+// errors prints no warnings): the error now names the line and the key.
+func TestMissingSettingNamesItsMisspelling(t *testing.T) {
+	_, err := ParseProperties(strings.NewReader("clusters = a, b\na.bootstrap.server = x:1\nb.bootstrap.servers = y:1\na->b.enabled = true\n"))
+	want := "mirror: a.bootstrap.servers: required: set a.bootstrap.servers (or a top-level bootstrap.servers); line 2 sets a.bootstrap.server: did you mean a.bootstrap.servers?"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %q", err, want)
+	}
+}

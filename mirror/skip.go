@@ -29,6 +29,7 @@ const (
 	skipCollisionAllowed          // another flow writes the same remote topic; allowed: replicated, checkpoints and group sync off
 	skipProvenance                // the records sampled from it were all copied from the target (cycle by provenance)
 	skipAwaitRecord               // empty, named after an unknown cluster alias: created on the target at its first record from elsewhere
+	skipNotOnSource               // listed in topics by name, but the source has no topic of that name (a typo, or not created yet)
 )
 
 // skip is the classification of one selected topic that is not replicated.
@@ -256,6 +257,16 @@ func (s *skipSet) clear(topic string) {
 	s.mu.Unlock()
 }
 
+// clearKind forgets topic if it is skipped for kind k.
+func (s *skipSet) clearKind(topic string, k skipKind) {
+	s.mu.Lock()
+	if s.kinds[topic] == k {
+		delete(s.topics, topic)
+		delete(s.kinds, topic)
+	}
+	s.mu.Unlock()
+}
+
 // clearWaiting forgets topic unless it is an allowed collision (which is
 // replicated and stays listed): its remote topic exists now.
 func (s *skipSet) clearWaiting(topic string) {
@@ -267,8 +278,9 @@ func (s *skipSet) clearWaiting(topic string) {
 	s.mu.Unlock()
 }
 
-// retain forgets every topic for which keep returns false (the lead's
-// discovery calls it with the topics that still exist on the source).
+// retain forgets every topic for which keep returns false (discovery
+// calls it with the topics that still exist on the source, and those
+// listed by name that do not).
 func (s *skipSet) retain(keep func(topic string) bool) {
 	s.mu.Lock()
 	for t := range s.topics {

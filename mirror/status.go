@@ -130,8 +130,10 @@ type FlowStatus struct {
 	// LastHeartbeat is when the flow last wrote a heartbeat (zero if never).
 	LastHeartbeat time.Time `json:"last_heartbeat,omitzero"`
 	// Skipped lists the topics the flow's filter selects but that it does
-	// not replicate, or whose checkpoints it does not emit, each with the
-	// reason (sorted by topic). Each is also logged once at WARN (INFO for
+	// not replicate, or whose checkpoints it does not emit, and the topics
+	// named in its topics list that the source cluster does not have (a
+	// misspelt name; cleared once the topic exists), each with the reason
+	// (sorted by topic). Each is also logged once at WARN (INFO for
 	// the remote topics of this Mirror's own reverse flows).
 	Skipped []SkippedTopic `json:"skipped,omitempty"`
 	// TopicErrors lists the topics that the flow selects and that a topic

@@ -164,7 +164,17 @@ func (f *flow) discover(ctx context.Context) error {
 		}
 		selected = append(selected, t)
 	}
-	f.skips.retain(func(t string) bool { _, ok := src[t]; return ok })
+	f.skips.retain(func(t string) bool { _, ok := src[t]; return ok || rules.listed[t] })
+	// A topic named in topics that the source does not have: reported, as
+	// a misspelt name would otherwise read as a flow that replicates
+	// nothing (MM2 says nothing); forgotten once the topic exists.
+	for t := range rules.listed {
+		if _, ok := src[t]; ok {
+			f.skips.clearKind(t, skipNotOnSource)
+			continue
+		}
+		f.skips.note(t, skip{skipNotOnSource, fmt.Sprintf("listed in topics, but source cluster %s has no topic of that name: check the spelling (names are case-sensitive); it is replicated once it is created", f.src.Alias)}, now)
+	}
 	// Two flows of this Mirror must never write one remote topic: the
 	// collisions with the other flows' selections (topology.go).
 	if cs := f.topo.resolve(f.name, selected); len(cs) > 0 {

@@ -390,3 +390,45 @@ func TestEngineCrosswiseAliasesNoChain(t *testing.T) {
 		t.Errorf("Y: topics %v, want only %s", got, onY)
 	}
 }
+
+// TestEngineListedTopicMissingOnSourceWarns (a new user's try: a misspelt
+// topic in topics replicated nothing, with no word in the status or the
+// log): a name listed in topics that the source lacks is in Skipped with
+// one WARN line, and the entry goes once the topic is created and
+// replicated.
+func TestEngineListedTopicMissingOnSourceWarns(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "us", "eu")
+	orders, typo := p.Topic("orders"), p.Topic("ordres")
+	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
+	testcluster.Produce(t, &p.Source, &kgo.Record{Topic: orders, Value: []byte("v")})
+	var lb logBuf
+	fc := fastFlow(p)
+	fc.Topics = []string{orders, typo}
+	fc.DisableHeartbeatsReplication = true
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithLogger(lb.logger()))...)
+	defer stop()
+	waitReplicated(t, m, 1)
+	testcluster.Eventually(t, 10*time.Second, "missing topic reported", func() (bool, string) {
+		sk := m.Status().Flows[0].Skipped
+		return len(sk) == 1 && sk[0].Topic == typo && !sk[0].Replicated, fmt.Sprintf("%+v", sk)
+	})
+	time.Sleep(3 * fc.RefreshTopicsInterval) // several refreshes: still one line
+	sk := m.Status().Flows[0].Skipped
+	if len(sk) != 1 || !strings.Contains(sk[0].Reason, "source cluster "+p.Source.Alias+" has no topic of that name: check the spelling") {
+		t.Fatalf("Skipped %+v, want %s with the missing-topic reason", sk, typo)
+	}
+	if lines := lb.lines("level=WARN", `msg="topic not replicated"`, "topic="+typo); len(lines) != 1 {
+		t.Errorf("%d WARN lines for %s, want 1:\n%s", len(lines), typo, strings.Join(lb.lines("topic="), "\n"))
+	}
+	testcluster.CreateTopic(t, &p.Source, typo, 1, nil)
+	testcluster.Produce(t, &p.Source, &kgo.Record{Topic: typo, Value: []byte("w")})
+	waitReplicated(t, m, 2)
+	testcluster.Eventually(t, 10*time.Second, "entry gone once the topic exists", func() (bool, string) {
+		sk := m.Status().Flows[0].Skipped
+		return len(sk) == 0, fmt.Sprintf("%+v", sk)
+	})
+	if got := values(t, &p.Target, p.Source.Alias+"."+typo); got["w"] != 1 || len(got) != 1 {
+		t.Errorf("remote topic of %s holds %v, want the one record w", typo, got)
+	}
+}

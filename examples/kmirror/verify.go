@@ -357,8 +357,10 @@ func count(n int64) string {
 // usageError names what to write instead.
 func chooseFlow(props *mirror.Properties, name string) (flow *mirror.FlowConfig, src, dst *mirror.ClusterConfig, err error) {
 	var names []string
+	disabled := false
 	for _, f := range props.Flows() {
 		if f.Disabled {
+			disabled = disabled || f.Name() == name
 			continue
 		}
 		names = append(names, f.Name())
@@ -372,6 +374,8 @@ func chooseFlow(props *mirror.Properties, name string) (flow *mirror.FlowConfig,
 		return nil, nil, nil, &usageError{errors.New("the configuration has no enabled flow (<source>-><target>.enabled = true)")}
 	case name == "" && len(names) > 1:
 		return nil, nil, nil, &usageError{fmt.Errorf("the configuration has %d flows: choose one with -flow (%s)", len(names), strings.Join(names, ", "))}
+	case flow == nil && disabled:
+		return nil, nil, nil, &usageError{fmt.Errorf("-flow %q: the flow is disabled (%s.enabled is not true), so nothing replicates it; the configuration's enabled flows: %s", name, name, strings.Join(names, ", "))}
 	case flow == nil:
 		return nil, nil, nil, &usageError{fmt.Errorf("-flow %q: no enabled flow of that name; the configuration has %s", name, strings.Join(names, ", "))}
 	}

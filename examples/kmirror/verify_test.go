@@ -144,6 +144,8 @@ func TestVerifyCommandUsageAndUnreachable(t *testing.T) {
 	good := writeVerifyProps(t, "a", "b", "127.0.0.1:1", "127.0.0.1:1", ".*")
 	two := filepath.Join(t.TempDir(), "two.properties")
 	os.WriteFile(two, []byte("clusters = a, b\na.bootstrap.servers = 127.0.0.1:1\nb.bootstrap.servers = 127.0.0.1:1\na->b.enabled = true\nb->a.enabled = true\n"), 0o600)
+	disabled := filepath.Join(t.TempDir(), "disabled.properties")
+	os.WriteFile(disabled, []byte("clusters = a, b\na.bootstrap.servers = 127.0.0.1:1\nb.bootstrap.servers = 127.0.0.1:1\na->b.enabled = true\nb->a.enabled = false\n"), 0o600)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -155,8 +157,9 @@ func TestVerifyCommandUsageAndUnreachable(t *testing.T) {
 		{"both windows", []string{"-config", good, "-last", "5", "-since", "1h"}, verifyUsage, "-last and -since both set"},
 		{"bad since", []string{"-config", good, "-since", "yesterday"}, verifyUsage, `-since "yesterday"`},
 		{"bad topics regex", []string{"-config", good, "-topics", "("}, verifyUsage, `-topics "("`},
-		{"unknown flow", []string{"-config", good, "-flow", "b->a"}, verifyUsage, `-flow "b->a": no enabled flow of that name; the configuration has a->b`},
+		{"unknown flow", []string{"-config", good, "-flow", "a->c"}, verifyUsage, `-flow "a->c": no enabled flow of that name; the configuration has a->b`},
 		{"several flows", []string{"-config", two}, verifyUsage, "choose one with -flow (a->b, b->a)"},
+		{"disabled flow", []string{"-config", disabled, "-flow", "b->a"}, verifyUsage, `-flow "b->a": the flow is disabled (b->a.enabled is not true), so nothing replicates it; the configuration's enabled flows: a->b`},
 		{"unknown flag", []string{"-config", good, "-bogus"}, verifyUsage, "-bogus"},
 		{"unreachable", []string{"-config", good, "-timeout", "2s", "-progress", "0"}, verifyIncomplete, `source cluster "a"`},
 	} {

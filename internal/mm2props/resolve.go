@@ -399,13 +399,11 @@ func (r *resolver) classifyFlow(s Setting) error {
 	src, dst, rest, ok := r.pairOf(s.Key)
 	if !ok {
 		msg := "no effect: the cluster pair is not made of aliases listed in clusters (" + strings.Join(r.cfg.Aliases, ", ") + ")"
-		if i := strings.Index(s.Key, "->"); i > 0 {
-			a := s.Key[:i]
-			if !r.aliases[a] {
-				if sug := clientconf.Suggest(a, r.cfg.Aliases); sug != "" {
-					msg += fmt.Sprintf("; did you mean %s?", sug)
-				}
+		if sug, caseOnly := r.suggestPair(s.Key); sug != "" {
+			if caseOnly {
+				msg += "; aliases are case-sensitive"
 			}
+			msg += fmt.Sprintf("; did you mean %s?", sug)
 		}
 		r.warn(s.Key, s.Line, msg)
 		return nil
@@ -630,8 +628,76 @@ func isTopRoleKey(k string) bool {
 	return ok
 }
 
+// suggestPair returns the flow key meant by key, "<a>-><b>.<setting>"
+// whose a or b is not a listed alias, with each side replaced by the alias
+// it most likely means (the same letters in another case, or the nearest
+// spelling); "" when a side matches none. caseOnly: only the case differs.
+func (r *resolver) suggestPair(key string) (sug string, caseOnly bool) {
+	i := strings.Index(key, "->")
+	if i <= 0 {
+		return "", false
+	}
+	a, rest := key[:i], key[i+2:]
+	j := strings.Index(rest, ".")
+	if j <= 0 {
+		return "", false
+	}
+	b, setting := rest[:j], rest[j+1:]
+	caseOnly = true
+	fix := func(x string) string {
+		if r.aliases[x] {
+			return x
+		}
+		if k := slices.IndexFunc(r.cfg.Aliases, func(al string) bool { return strings.EqualFold(al, x) }); k >= 0 {
+			return r.cfg.Aliases[k]
+		}
+		caseOnly = false
+		return clientconf.Suggest(x, r.cfg.Aliases)
+	}
+	fa, fb := fix(a), fix(b)
+	if fa == "" || fb == "" || fa == fb {
+		return "", false
+	}
+	return fa + "->" + fb + "." + setting, caseOnly
+}
+
+// flowShaped returns the flow key s most likely meant when s is a flow
+// key written with a space around the arrow ("a -> b.enabled": Java's
+// properties format ends the key at the space, so the key is "a") or
+// with another arrow ("a=>b.enabled", "a-b.enabled", "a>b.enabled");
+// "" when s does not look like one.
+func (r *resolver) flowShaped(s Setting) string {
+	k := s.Key
+	if r.aliases[k] {
+		// The key ended at a space, '=' or ':'; the value holds the rest.
+		v := strings.TrimLeft(strings.TrimSpace(s.Value), "-=>: \t")
+		if end := strings.IndexAny(v, " \t=:"); end >= 0 {
+			v = v[:end]
+		}
+		if i := strings.Index(v, "."); i > 0 && r.aliases[v[:i]] && v[:i] != k {
+			return k + "->" + v
+		}
+		return ""
+	}
+	dot := strings.Index(k, ".")
+	if dot <= 0 {
+		return ""
+	}
+	head := k[:dot]
+	for _, sep := range []string{"=>", "-", ">", "=", "_"} {
+		if a, b, ok := strings.Cut(head, sep); ok && r.aliases[a] && r.aliases[b] && a != b {
+			return a + "->" + b + k[dot:]
+		}
+	}
+	return ""
+}
+
 func (r *resolver) unknownTop(s Setting) {
 	k := s.Key
+	if sug := r.flowShaped(s); sug != "" {
+		r.warn(k, s.Line, fmt.Sprintf("unknown setting: ignored; a flow's settings are written <source>-><target>.<setting> with no spaces: did you mean %s?", sug))
+		return
+	}
 	// "<x>.<cluster key>" where x is not an alias: probably a misspelt
 	// or unlisted alias.
 	if i := strings.Index(k, "."); i > 0 && meaningfulClusterKey(k[i+1:]) && !isTopKey(k) {

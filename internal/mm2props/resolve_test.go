@@ -334,6 +334,33 @@ topics=orders
 	}
 }
 
+// TestFlowKeySuggestions (a new user's try): flow keys with a space
+// around the arrow (Java's properties format ends the key at the space),
+// another arrow, or aliases in the wrong case get the whole key to write.
+func TestFlowKeySuggestions(t *testing.T) {
+	c := resolve(t, `clusters=a,b
+a->b.enabled=true
+a.bootstrap.servers=x:1
+b.bootstrap.servers=x:1
+a -> b.topics = orders
+b=>a.enabled=true
+b-a.topics=x
+A->B.emit.checkpoints.enabled=false
+a->bb.sync.group.offsets.enabled=true
+`, Options{})
+	for key, substr := range map[string]string{
+		"a":                                "written <source>-><target>.<setting> with no spaces: did you mean a->b.topics?",
+		"b":                                "did you mean b->a.enabled?",
+		"b-a.topics":                       "did you mean b->a.topics?",
+		"A->B.emit.checkpoints.enabled":    "aliases are case-sensitive; did you mean a->b.emit.checkpoints.enabled?",
+		"a->bb.sync.group.offsets.enabled": "; did you mean a->b.sync.group.offsets.enabled?",
+	} {
+		if !hasWarning(c, key, substr) {
+			t.Errorf("no warning %q for %s:\n%s", substr, key, strings.Join(warnings(c), "\n"))
+		}
+	}
+}
+
 func TestScopeWarnings(t *testing.T) {
 	c := resolve(t, `clusters=primary,secondary
 primary->secondary.enabled=true
