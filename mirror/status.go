@@ -45,7 +45,8 @@ type Status struct {
 
 // FlowStatus is the state of one replication flow.
 type FlowStatus struct {
-	// Name is "source->target".
+	// Name is "source->target"; Source and Target are the two cluster
+	// aliases.
 	Name   string `json:"name"`
 	Source string `json:"source"`
 	Target string `json:"target"`
@@ -278,11 +279,17 @@ type MemberStatus struct {
 
 // PartitionStatus is the replication state of one source partition.
 type PartitionStatus struct {
+	// Topic is the source topic; RemoteTopic its remote topic on the
+	// target (named by the replication policy); Partition the partition
+	// number, the same on both clusters.
 	Topic       string `json:"topic"`
 	RemoteTopic string `json:"remote_topic"`
 	Partition   int32  `json:"partition"`
-	State       State  `json:"state"`
-	Error       string `json:"error,omitempty"`
+	// State is the partition's replication state (RUNNING, RETRYING,
+	// FAILED, PAUSED, UNASSIGNED, ...); Error the error behind RETRYING or
+	// FAILED (empty otherwise).
+	State State  `json:"state"`
+	Error string `json:"error,omitempty"`
 	// SourceEnd is the source high watermark last seen (-1 if unknown).
 	SourceEnd int64 `json:"source_end"`
 	// Replicated is the next source offset to replicate: one past the last
