@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/policy"
@@ -599,5 +600,18 @@ func TestChainGateTwoDeployments(t *testing.T) {
 	check("D3", d3, "local.t1", known3, pvXY, never, verdict{true, skipNone})
 	if _, sk := d3.gate("remote.t1", known3, pvYX, sample(rec(idA))); !strings.Contains(sk.reason, `cluster alias "remote", the flow's own source`) {
 		t.Errorf("reason %q", sk.reason)
+	}
+}
+
+// TestListedNameMatchingAnotherTopic: an entry of topics read as a name
+// ("orders.v1") is still a regular expression whose dots match any
+// character: when it selects "orders-v1" it is not reported as missing.
+func TestListedNameMatchingAnotherTopic(t *testing.T) {
+	t.Parallel()
+	src := kadm.TopicDetails{"orders-v1": {Topic: "orders-v1"}, "payments": {Topic: "payments"}}
+	for name, want := range map[string]bool{"orders.v1": true, "orders.v2": false, "ordres": false, "payments": false} {
+		if got := matchesAny(name, src); got != want {
+			t.Errorf("matchesAny(%q) = %v, want %v", name, got, want)
+		}
 	}
 }
