@@ -61,7 +61,9 @@ const runFlagFresh = 1
 // session or follows a target offset the session did not write (a gap in
 // the target partition). SessionUpstreamOffset and SessionOffset name the
 // session's first record. ReadFrom is the source offset the session
-// started reading at (its resume point plus one; 0 when Fresh): it passed
+// started reading at (its resume point plus one; 0 when Fresh and read
+// from the log start; the first record's offset when it started at the
+// log end with no resume point, auto.offset.reset=latest): it passed
 // every source offset from there on, so copies made by earlier sessions of
 // records it passed are no longer last copies. Fresh says the session
 // started with no resume point (the first replication of this source-topic

@@ -397,6 +397,7 @@ func (m *lifecycle) start(k tp, st startPos) {
 		off = p.acked + 1 // the resume point, or the target's tail
 	case m.cfg.startLatest:
 		off = atEnd
+		p.sw.runs.readFromFirstAck()
 	}
 	m.emit(action{kind: actStart, p: p, off: off})
 }
@@ -1117,6 +1118,7 @@ func (m *lifecycle) restart(o *partState) {
 		off = atStart
 	case m.cfg.startLatest:
 		off = atEnd
+		n.sw.runs.readFromFirstAck()
 	default:
 		off = atStart
 	}

@@ -170,6 +170,20 @@ func newRunWriter(committed int64, topicID [16]byte) runWriter {
 		topicID: topicID, lastUp: -1, lastDown: -1, endUp: -1}
 }
 
+// readFromFirstAck makes a session that has not started read from its
+// first acknowledged record: one that starts at the source's log end
+// (StartLatest with no resume point) passed none of the offsets before
+// that record. With readFrom 0 it claimed them all, and the exact
+// translator took an earlier session's copies of them for superseded: a
+// group between them was checkpointed past records the target holds
+// (found by a review: a member killed before its first resume point was
+// stored, and the next one started at the end again).
+func (w *runWriter) readFromFirstAck() {
+	if !w.started {
+		w.readFrom = -1
+	}
+}
+
 // newSession closes the current run and starts a new session at the next
 // acknowledgement, reading from readFrom (-1: from that record).
 func (w *runWriter) newSession(fresh bool, readFrom int64) {
