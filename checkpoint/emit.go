@@ -605,9 +605,28 @@ func (e *Emitter) isReplicated(topic string) bool {
 	ok, known := e.replicated[topic]
 	if !known {
 		ok = e.cfg.TopicFilter(topic)
+		if ok {
+			// A policy that names two source topics alike (many to one)
+			// gives them one remote topic, whose offsets translate for
+			// only one of them: the first one seen keeps it. (Its group
+			// partitions would otherwise share checkpoint keys, and group
+			// offset sync would look the other topic's up.)
+			if other, taken := e.sourceOf[e.remoteName(topic)]; taken && other != topic {
+				ok = false
+			}
+		}
 		e.replicated[string([]byte(topic))] = ok // the response's string stays unreferenced
 	}
 	return ok
+}
+
+// remoteName returns the remote topic of source topic topic, without
+// interning it.
+func (e *Emitter) remoteName(topic string) string {
+	if remote, ok := e.remotes[topic]; ok {
+		return remote
+	}
+	return e.remoteTopic(topic)
 }
 
 // addPart adds a group partition: indexed by source partition, counted

@@ -276,6 +276,9 @@ func (e *Emitter) sync(ctx context.Context, io syncIO) {
 		}
 		for i, cp := range p.parts {
 			pe := g.parts.get(tpKey{topic: e.sourceOf[cp.key.remote], partition: cp.key.partition})
+			if pe == nil {
+				continue // removed since the plan (not expected: the plan is applied under storeMu)
+			}
 			switch err := p.errs[i]; {
 			case err == nil:
 				if !g.tlisted { // the commit created the group, Empty
@@ -403,6 +406,9 @@ func (e *Emitter) applyPlan(batch []*groupEntry, in syncInputs, plan syncPlan) {
 		}
 		for _, ps := range gs.parts {
 			pe := g.parts.get(tpKey{topic: e.sourceOf[ps.key.remote], partition: ps.key.partition})
+			if pe == nil {
+				continue // not expected: the plan names the group's partitions
+			}
 			pe.setSyncReason(ps.reason)
 			if ps.reason != "" && ps.reason != ReasonTargetAhead {
 				g.syncPending = true // retried every round: a log end, a topic, a commit may come

@@ -244,10 +244,14 @@ func (f *flow) shouldReplicate(topic string) bool {
 }
 
 // checkpointTopic says whether checkpoints and group offset sync cover
-// topic: replicated, and not an allowed collision (whose remote topic mixes
-// the records of several sources, so no offset of it translates).
+// topic: replicated, and not skipped by discovery: an allowed collision
+// (whose remote topic mixes the records of several sources, so no offset
+// of it translates) or any topic discovery does not replicate, such as a
+// refused collision, whose remote topic is another source topic's (its
+// group partitions named that topic's remote partitions, and the emitter
+// crashed on them: found by a review).
 func (f *flow) checkpointTopic(topic string) bool {
-	return f.shouldReplicate(topic) && !f.skips.noCheckpoints(topic)
+	return f.shouldReplicate(topic) && !f.skips.skipped(topic)
 }
 
 // skippedRecords is the units' callback for records the provenance check

@@ -292,6 +292,15 @@ func (s *skipSet) retain(keep func(topic string) bool) {
 	s.mu.Unlock()
 }
 
+// skipped reports whether topic is skipped for any reason: not replicated,
+// or replicated without checkpoints (an allowed collision).
+func (s *skipSet) skipped(topic string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.kinds[topic]
+	return ok
+}
+
 // noCheckpoints reports whether checkpoints and group offset sync must skip
 // topic: an allowed collision.
 func (s *skipSet) noCheckpoints(topic string) bool {

@@ -12,7 +12,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/internal/testcluster"
+	"github.com/kmirror/kmirror/policy"
 )
 
 // topicNames lists the topics of c whose names match re.
@@ -430,5 +432,68 @@ func TestEngineListedTopicMissingOnSourceWarns(t *testing.T) {
 	})
 	if got := values(t, &p.Target, p.Source.Alias+"."+typo); got["w"] != 1 || len(got) != 1 {
 		t.Errorf("remote topic of %s holds %v, want the one record w", typo, got)
+	}
+}
+
+// mergeNamePolicy names source topic from like to on the target: a
+// many-to-one custom policy.
+type mergeNamePolicy struct {
+	*policy.Default
+	from, to string
+}
+
+func (p mergeNamePolicy) FormatRemoteTopic(alias, topic string) string {
+	if topic == p.from {
+		topic = p.to
+	}
+	return p.Default.FormatRemoteTopic(alias, topic)
+}
+
+// TestEngineRefusedCollisionNotCheckpointed (found by a review): a custom
+// policy names a topic created while the flow runs like a replicated one;
+// discovery refuses it as a collision, but checkpoints still covered it,
+// and a group committed on it crashed the checkpoint emitter at the next
+// group offset sync round (checkpoints and group offset sync of every
+// group stopped). The refused topic is not checkpointed, and the other
+// group goes on being synced.
+func TestEngineRefusedCollisionNotCheckpointed(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	def, err := policy.NewDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := p.Topic("ordersA"), p.Topic("ordersB")
+	ga, gb := p.Group("ga"), p.Group("gb")
+	testcluster.CreateTopic(t, &p.Source, a, 1, nil)
+	produceN(t, &p.Source, a, 0, 20)
+	trCommit(t, &p.Source, ga, a, map[int32]int64{0: 5})
+	fc := trFlow(p)
+	fc.Policy = mergeNamePolicy{Default: def, from: b, to: a}
+	remote := def.FormatRemoteTopic(p.Source.Alias, a)
+	m, _ := trStart(t, p, fc)
+	testcluster.Eventually(t, 30*time.Second, "ga synced", func() (bool, string) {
+		got := tryCommitted(&p.Target, ga, remote)
+		return got[0] == 5, fmt.Sprint(got)
+	})
+	testcluster.CreateTopic(t, &p.Source, b, 1, nil)
+	produceN(t, &p.Source, b, 0, 20)
+	testcluster.Eventually(t, 30*time.Second, b+" skipped as a collision", func() (bool, string) {
+		st := m.Status().Flows[0]
+		return len(st.Skipped) == 1 && st.Skipped[0].Topic == b && strings.Contains(st.Skipped[0].Reason, "collision"), fmt.Sprintf("%+v", st.Skipped)
+	})
+	trCommit(t, &p.Source, gb, b, map[int32]int64{0: 7})
+	trCommit(t, &p.Source, ga, a, map[int32]int64{0: 9})
+	testcluster.Eventually(t, 30*time.Second, "ga synced again", func() (bool, string) {
+		got := tryCommitted(&p.Target, ga, remote)
+		gs, _ := groupStatusOf(m, 0, ga)
+		return got[0] == 9, fmt.Sprintf("%v %+v", got, gs)
+	})
+	testcluster.Eventually(t, 30*time.Second, "gb skipped", func() (bool, string) {
+		gs, ok := groupStatusOf(m, 0, gb)
+		return ok && gs.State == checkpoint.StateSkipped, fmt.Sprintf("%+v", gs)
+	})
+	if got := tryCommitted(&p.Target, gb, remote); len(got) != 0 {
+		t.Errorf("gb committed %v on %s, the remote topic of %s: want nothing", got, remote, a)
 	}
 }

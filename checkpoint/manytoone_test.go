@@ -1,0 +1,51 @@
+package checkpoint
+
+import (
+	"context"
+	"testing"
+
+	"github.com/kmirror/kmirror/policy"
+)
+
+// mergingPolicy names source topic t1 like t0 on the target (src.t0): a
+// many-to-one custom policy.
+type mergingPolicy struct{ *policy.Default }
+
+func (p mergingPolicy) FormatRemoteTopic(alias, topic string) string {
+	if topic == "t1" {
+		topic = "t0"
+	}
+	return p.Default.FormatRemoteTopic(alias, topic)
+}
+
+// TestTwoSourceTopicsOfOneRemoteTopic (found by a review): with a policy
+// naming two source topics alike, a group committed on the second one got
+// group partitions of the first one's remote topic; group offset sync
+// looked them up by the remote topic's source topic, found none and
+// crashed the emitter. The first source topic keeps the remote topic; the
+// second one's group is skipped as not replicated, and the first one's
+// group is checkpointed and synced as before.
+func TestTwoSourceTopicsOfOneRemoteTopic(t *testing.T) {
+	m := newModel(1)
+	s := newSide(t, m, false)
+	def, err := policy.NewDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.e.cfg.Policy = mergingPolicy{def}
+	k := tpKey{"t0", 0}
+	m.produce(k, 10, 0)
+	m.replicate(k, 10)
+	m.commits["ga"] = map[tpKey]int64{k: 5}
+	m.commits["gb"] = map[tpKey]int64{{"t1", 0}: 3}
+	emitOnce(t, s, []Checkpoint{{Group: "ga", Topic: "src.t0", Partition: 0, UpstreamOffset: 5, DownstreamOffset: 5, Metadata: "m"}})
+	syncRound(t, s, []string{"ga src.t0-0=5"})
+	m.commits["ga"][k] = 8
+	emitOnce(t, s, []Checkpoint{{Group: "ga", Topic: "src.t0", Partition: 0, UpstreamOffset: 8, DownstreamOffset: 8, Metadata: "m"}})
+	syncRound(t, s, []string{"ga src.t0-0=8"})
+	gs, ok := groupStatus(s.e, "gb")
+	if !ok || gs.State != StateSkipped || gs.Reason != ReasonTopicNotReplicated || len(gs.Partitions) != 0 {
+		t.Errorf("gb: %+v (found %v), want skipped: topic not replicated", gs, ok)
+	}
+	s.e.emit(context.Background(), s) // nothing new: no crash, nothing written
+}
