@@ -130,11 +130,17 @@ type flow struct {
 	pubSlots map[int32]statustopic.SlotRecord
 	pubDone  bool
 
-	unitsMu        sync.Mutex     // guards the member fields below; taken before unit or partition locks, never after
-	owned          map[int32]bool // slots the group assigned to this member
-	slotSince      map[int32]time.Time
-	applied        TargetState // the target state this member applied
-	appliedAt      time.Time
+	unitsMu   sync.Mutex     // guards the member fields below; taken before unit or partition locks, never after
+	owned     map[int32]bool // slots the group assigned to this member
+	slotSince map[int32]time.Time
+	applied   TargetState // the target state this member applies: what the group's callbacks let start
+	appliedAt time.Time
+	// reported is the target state this member reports applied
+	// (FlowStatus.AppliedState, its member record): applied, once what
+	// applying it stops has stopped (units flushed, resume points stored,
+	// singleton duties ended), so that a STOPPED read there means nothing
+	// more is written (kmirror failover waits for it).
+	reported       TargetState
 	pausedParts    map[int32][]PartitionStatus // owned slots' partitions as their units stopped for PAUSED or STOPPED
 	retiredRecords int64                       // counters of the units stopped so far (FlowStatus.Records never goes down)
 	retiredBytes   int64
@@ -210,7 +216,7 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 		resumeTopic: connectoffsets.TopicName(fc.Source),
 		statusTopic: statustopic.Topic(fc.Source), statusInterval: statustopic.DefaultInterval, view: statustopic.NewView(),
 		targetWake: make(chan struct{}, 1), pubWake: make(chan struct{}, 1), pubChunks: map[int32]int{}, pubSlots: map[int32]statustopic.SlotRecord{},
-		owned: map[int32]bool{}, slotSince: map[int32]time.Time{}, applied: TargetRunning, pausedParts: map[int32][]PartitionStatus{}}
+		owned: map[int32]bool{}, slotSince: map[int32]time.Time{}, applied: TargetRunning, reported: TargetRunning, pausedParts: map[int32][]PartitionStatus{}}
 	if f.groupID == "" {
 		f.groupID = defaultGroupID(fc.Source, fc.Target)
 	}

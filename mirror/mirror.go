@@ -403,13 +403,13 @@ func (f *flow) statusOf(withGroups bool) FlowStatus {
 	f.unitsMu.Lock()
 	fs.Member = MemberStatus{GroupID: f.groupID, MemberID: f.memberID, Generation: f.generation, Tasks: int(f.tasks),
 		Slots: f.ownedLocked(), Singleton: f.single != nil, Rebalances: f.rebalances, RebalanceSeconds: f.rebalanceTime.Seconds()}
-	fs.AppliedState = f.applied
+	fs.AppliedState = f.reported
 	fs.Member.Waiting = waiting
 	if f.legacyWaiting != "" {
 		fs.Member.Waiting = f.legacyWaiting
 	}
-	if f.applied != TargetRunning && (fs.State == StateRunning || fs.State == StateDisabled) {
-		fs.State, fs.Since = State(f.applied), f.appliedAt
+	if f.reported != TargetRunning && (fs.State == StateRunning || fs.State == StateDisabled) {
+		fs.State, fs.Since = State(f.reported), f.appliedAt
 	}
 	// Live units, and those a release or a pause is stopping (their
 	// counters move to the retired totals when they have stopped, in the

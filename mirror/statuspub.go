@@ -135,6 +135,7 @@ func (f *flow) openStatus(ctx context.Context) error {
 	if f.applied != st {
 		f.applied, f.appliedAt = st, time.Now()
 	}
+	f.reported = f.applied // nothing runs yet
 	f.unitsMu.Unlock()
 	if st != TargetRunning {
 		f.log.Info("target state at start", "state", st)
@@ -280,7 +281,7 @@ func (f *flow) lightSig(b []byte) []byte {
 	}
 	b = strconv.AppendBool(b, f.single != nil)
 	b = append(b, '|')
-	b = append(b, f.applied...)
+	b = append(b, f.reported...)
 	b = append(b, '|')
 	b = append(b, f.legacyWaiting...)
 	b = append(b, '|')

@@ -108,12 +108,15 @@ func (m *Mirror) flowNamed(op, name string) (*flow, error) {
 }
 
 // applyTarget makes this member run what target state st lets run, and
-// returns once it does (the state it reports in its member record then
-// changes): RUNNING starts a unit per owned slot (and the singleton duties
-// with slot 0); PAUSED stops the units gracefully, keeping their slots, and
-// runs the singleton duties; STOPPED stops both. Only the target-state
-// goroutine calls it, so applications never overlap; the group's
-// callbacks read f.applied to start what it allows.
+// returns once it does: RUNNING starts a unit per owned slot (and the
+// singleton duties with slot 0); PAUSED stops the units gracefully,
+// keeping their slots, and runs the singleton duties; STOPPED stops both.
+// Only the target-state goroutine calls it, so applications never overlap;
+// the group's callbacks read f.applied, set first, to start what it
+// allows. The state it reports (f.reported: its status and member record)
+// changes only once what it stops has stopped: a member reporting STOPPED
+// writes nothing more (found by a review: it reported STOPPED while a
+// slow produce of its units was still landing records).
 func (f *flow) applyTarget(st TargetState) {
 	f.unitsMu.Lock()
 	if f.leaving || st == f.applied {
@@ -149,6 +152,9 @@ func (f *flow) applyTarget(st TargetState) {
 			}
 		}
 		f.pausedParts[u.slot] = ps
+	}
+	if f.applied == st {
+		f.reported = st // (a later application may have begun meanwhile: it reports its own)
 	}
 	f.unitsMu.Unlock()
 	f.log.Info("target state applied", "state", st, "was", prev, "stopped_units", len(us), "started_units", started,

@@ -3,10 +3,12 @@ package mirror
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/statustopic"
 	"github.com/kmirror/kmirror/internal/testcluster"
@@ -206,5 +208,81 @@ func TestPauseResumeStopSeenByEveryMember(t *testing.T) {
 	}
 	if err := m1.SetTargetState(ctx, flow, "HALTED", "", ""); err == nil || err.Error() != `mirror: SetTargetState: target state "HALTED": write RUNNING, PAUSED or STOPPED` {
 		t.Fatalf("bad state: %v", err)
+	}
+}
+
+// TestStopReportedOnceUnitsStopped (found by a review): a member reported
+// STOPPED in its status-topic record (what kmirror failover waits for)
+// while its units were still stopping gracefully, and a produce the target
+// held landed records after it. It reports STOPPED once they stopped.
+func TestStopReportedOnceUnitsStopped(t *testing.T) {
+	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	if p.Target.Fake == nil {
+		t.Skip("holds a produce request with kfake's control functions")
+	}
+	orders := p.Topic("orders")
+	remote := p.Source.Alias + "." + orders
+	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
+	produceN(t, &p.Source, orders, 0, 20)
+	fc := fastFlow(p)
+	fc.Tasks = 1
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithWorkerID("w1:8083"), WithStatusInterval(200*time.Millisecond))...)
+	testcluster.Eventually(t, 60*time.Second, "20 records replicated", func() (bool, string) {
+		return targetEnd(t, &p.Target, remote) == 20, memberStates(m)
+	})
+
+	// From now on, produce requests carrying the remote topic are held 3 s
+	// by the target (a slow or congested target); the status topic's are not.
+	var remoteID atomic.Value
+	{
+		td, err := testcluster.Admin(t, &p.Target).ListTopics(context.Background(), remote)
+		if err != nil {
+			t.Fatal(err)
+		}
+		remoteID.Store([16]byte(td[remote].ID))
+	}
+	var held atomic.Int32
+	var slow atomic.Bool
+	slow.Store(true)
+	c := p.Target.Fake
+	c.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		pr := req.(*kmsg.ProduceRequest)
+		for _, tp := range pr.Topics {
+			if (tp.Topic == remote || (tp.TopicID != [16]byte{} && tp.TopicID == remoteID.Load().([16]byte))) && slow.Load() {
+				held.Add(1)
+				c.SleepControl(func() { time.Sleep(3 * time.Second) })
+				break
+			}
+		}
+		return nil, nil, false
+	})
+	produceN(t, &p.Source, orders, 0, 10)
+	testcluster.Eventually(t, 10*time.Second, "a produce of the remote topic in flight", func() (bool, string) {
+		return held.Load() > 0, fmt.Sprint(held.Load())
+	})
+	slow.Store(false) // only the one in flight is slow
+
+	ctx := context.Background()
+	if err := m.SetTargetState(ctx, fc.Name(), TargetStopped, "test", "failover"); err != nil {
+		t.Fatal(err)
+	}
+	var ackEnd int64
+	var ackAt time.Time
+	testcluster.Eventually(t, 10*time.Second, "the member reports STOPPED in the status topic", func() (bool, string) {
+		ms, err := statustopic.ReadMembers(ctx, p.Target.Opts(), p.Source.Alias, time.Now())
+		if err != nil {
+			return false, err.Error()
+		}
+		if len(ms) != 1 || ms[0].Applied != statustopic.Stopped {
+			return false, fmt.Sprintf("%+v", ms)
+		}
+		ackEnd, ackAt = targetEnd(t, &p.Target, remote), time.Now()
+		return true, ""
+	})
+	time.Sleep(3500 * time.Millisecond) // past the held produce, had it still been in flight
+	if end := targetEnd(t, &p.Target, remote); end != ackEnd || end != 30 {
+		t.Fatalf("the member acknowledged STOPPED at %s with %d records on %s (want all 30); %d records there 3.5 s later: the flow wrote %d records after it acknowledged the stop",
+			ackAt.Format("15:04:05.000"), ackEnd, remote, end, end-ackEnd)
 	}
 }
