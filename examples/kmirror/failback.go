@@ -631,6 +631,15 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	if len(rep.Problems) > 0 {
 		return refuse()
 	}
+	// A partition committed on A above its translation is not moved back
+	// (failback run again after the consumers moved on at home).
+	commitsA, err := groupCommits(rctx, aAdm, reportGroups(rep.Groups))
+	if err != nil {
+		return fail(fmt.Errorf("fetching the groups' offsets on %s: %w", a.Alias, err))
+	}
+	for i := range rep.Groups {
+		keepAhead(&rep.Groups[i], commitsA[rep.Groups[i].Group])
+	}
 	if o.dryRun {
 		finish("dry-run", drOK)
 		return rep, nil
@@ -640,9 +649,12 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	t = time.Now()
 	for i := range rep.Groups {
 		g := &rep.Groups[i]
+		if g.Action == actionNone {
+			continue
+		}
 		offs := kadm.Offsets{}
 		for _, p := range g.Partitions {
-			if p.Offset >= 0 && p.Topic != "" {
+			if p.Offset >= 0 && p.Topic != "" && p.Ahead == 0 {
 				offs.Add(kadm.Offset{Topic: p.Topic, Partition: p.Partition, At: p.Offset, LeaderEpoch: -1})
 			}
 		}
@@ -669,6 +681,15 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	rep.TimingsMs.Resume = time.Since(t).Milliseconds()
 	finish("done", drOK)
 	return rep, nil
+}
+
+// reportGroups returns the groups of a report, in its order.
+func reportGroups(gs []groupReport) []string {
+	out := make([]string, 0, len(gs))
+	for _, g := range gs {
+		out = append(out, g.Group)
+	}
+	return out
 }
 
 // sourceTopicOf names, for a remote topic on A of the reverse flow

@@ -296,6 +296,9 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		if in.TargetMembers, err = groupMembers(rctx, dstAdm, groupNames(tr)); err != nil {
 			return fmt.Errorf("describing the groups on %s: %w", d.dst.Alias, err)
 		}
+		if in.TargetCommitted, err = groupCommits(rctx, dstAdm, groupNames(tr)); err != nil {
+			return fmt.Errorf("fetching the groups' offsets on %s: %w", d.dst.Alias, err)
+		}
 		in.TargetStarts, in.TargetEnds, err = neverCommittedBounds(rctx, dstAdm, tr)
 		if err != nil {
 			return fmt.Errorf("listing offsets on %s: %w", d.dst.Alias, err)
@@ -426,6 +429,59 @@ func groupMembers(ctx context.Context, adm *kadm.Client, groups []string) (map[s
 		out[g] = len(dg.Members)
 	}
 	return out, nil
+}
+
+// groupCommits returns the groups' committed offsets on the cluster adm
+// reaches: group -> topic -> partition -> offset (groups that committed
+// nothing there are absent).
+func groupCommits(ctx context.Context, adm *kadm.Client, groups []string) (map[string]map[string]map[int32]int64, error) {
+	out := map[string]map[string]map[int32]int64{}
+	if len(groups) == 0 {
+		return out, nil
+	}
+	resps := adm.FetchManyOffsets(ctx, groups...)
+	for g, r := range resps {
+		if errors.Is(r.Err, kerr.GroupIDNotFound) {
+			continue
+		}
+		if r.Err != nil {
+			return nil, fmt.Errorf("group %s: %w", g, r.Err)
+		}
+		r.Fetched.Each(func(o kadm.OffsetResponse) {
+			if o.Err != nil || o.At < 0 {
+				return
+			}
+			if out[g] == nil {
+				out[g] = map[string]map[int32]int64{}
+			}
+			if out[g][o.Topic] == nil {
+				out[g][o.Topic] = map[int32]int64{}
+			}
+			out[g][o.Topic][o.Partition] = o.At
+		})
+	}
+	return out, nil
+}
+
+// keepAhead marks the partitions of gr whose group is committed above the
+// offset to commit (Ahead): never moved back. A group whose every
+// partition is ahead has nothing to commit.
+func keepAhead(gr *groupReport, committed map[string]map[int32]int64) {
+	n, ahead := 0, 0
+	for i := range gr.Partitions {
+		p := &gr.Partitions[i]
+		if p.Offset < 0 || p.Topic == "" {
+			continue
+		}
+		n++
+		if at, ok := committed[p.Topic][p.Partition]; ok && at > p.Offset {
+			p.Ahead = at
+			ahead++
+		}
+	}
+	if n > 0 && ahead == n && gr.Action == actionCommit {
+		gr.Action, gr.Reason = actionNone, "the group is committed past the translation on every partition already (run before?): nothing moved back"
+	}
 }
 
 // neverCommittedBounds lists the log start and end offsets of the target
@@ -753,7 +809,7 @@ func commitGroups(ctx context.Context, adm *kadm.Client, tr map[string][]remotec
 		}
 		offs := kadm.Offsets{}
 		for _, p := range g.Partitions {
-			if p.Offset >= 0 {
+			if p.Offset >= 0 && p.Ahead == 0 {
 				offs.Add(kadm.Offset{Topic: p.Topic, Partition: p.Partition, At: p.Offset, LeaderEpoch: -1, Metadata: meta[p.Topic][p.Partition]})
 			}
 		}

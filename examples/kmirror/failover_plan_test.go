@@ -81,6 +81,24 @@ func TestPlanFailover(t *testing.T) {
 			offsets: map[string][]int64{"g": {99, 5}},
 		},
 		{
+			name: "committed ahead on every partition: nothing to commit",
+			in: planInput{Mode: modeUnplanned, Uncommitted: uncommittedFail,
+				Checkpoints:     map[string][]remoteclusterutils.PartitionTranslation{"g": {exact(0, 50), exact(1, 50)}},
+				TargetCommitted: map[string]map[string]map[int32]int64{"g": {"A.orders": {0: 90, 1: 51}}}},
+			actions: map[string]string{"g": actionNone},
+			offsets: map[string][]int64{"g": {50, 50}},
+		},
+		{
+			// Failover run again after the consumers moved on on the
+			// target: never moved back (found by a review).
+			name: "committed ahead on the target: kept; a group ahead everywhere has nothing to do",
+			in: planInput{Mode: modeUnplanned, Uncommitted: uncommittedFail,
+				Checkpoints:     map[string][]remoteclusterutils.PartitionTranslation{"some": {exact(0, 50), exact(1, 50)}, "all": {exact(0, 50)}},
+				TargetCommitted: map[string]map[string]map[int32]int64{"some": {"A.orders": {0: 90, 1: 40}}, "all": {"A.orders": {0: 50}, "B.other": {0: 1}}}},
+			actions: map[string]string{"some": actionCommit, "all": actionCommit},
+			offsets: map[string][]int64{"some": {50, 50}, "all": {50}},
+		},
+		{
 			name: "active on the target: never moved, the others are",
 			in: planInput{Mode: modeUnplanned, Uncommitted: uncommittedFail,
 				Checkpoints:   map[string][]remoteclusterutils.PartitionTranslation{"busy": {exact(0, 1)}, "idle": {exact(0, 2)}},
@@ -138,6 +156,14 @@ func TestPlanFailover(t *testing.T) {
 			}
 			if d := cmp.Diff(c.actions, got); d != "" {
 				t.Errorf("actions (-want +got):\n%s", d)
+			}
+			for _, g := range p.Groups {
+				for _, pr := range g.Partitions {
+					at, ok := c.in.TargetCommitted[g.Group][pr.Topic][pr.Partition]
+					if want := map[bool]int64{true: at, false: 0}[ok && at > pr.Offset]; pr.Ahead != want {
+						t.Errorf("group %s %s[%d]: ahead %d, want %d", g.Group, pr.Topic, pr.Partition, pr.Ahead, want)
+					}
+				}
 			}
 			if len(p.Problems) != len(c.problems) {
 				t.Fatalf("problems %q, want %d like %q", p.Problems, len(c.problems), c.problems)

@@ -200,6 +200,12 @@ type partitionReport struct {
 	// NeverCommitted marks a partition the group has no checkpoint for, on
 	// a topic it committed another partition of.
 	NeverCommitted bool `json:"never_committed,omitempty"`
+	// Ahead is the group's committed offset on the cluster the command
+	// commits on when it is above Offset (failover, failback): its
+	// consumers read past the translation there already (an earlier
+	// failover or failback, run again), so the partition is not moved
+	// back and Offset is not committed. 0: not ahead.
+	Ahead int64 `json:"ahead,omitempty"`
 }
 
 func newPartitionReport(d *drFlow, p remoteclusterutils.PartitionTranslation, now time.Time) partitionReport {
@@ -359,8 +365,12 @@ func writeTable(w io.Writer, gs []groupReport, withAction bool) {
 	for _, g := range gs {
 		for _, p := range g.Partitions {
 			if withAction {
+				from := orDash(p.From)
+				if p.Ahead > 0 {
+					from = fmt.Sprintf("kept: at %d, ahead", p.Ahead)
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", g.Group, p.Topic, p.Partition, offsetText(p.SourceOffset),
-					offsetText(p.Offset), orDash(p.From), p.translation(), ageText(p))
+					offsetText(p.Offset), from, p.translation(), ageText(p))
 				continue
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", g.Group, p.Topic, p.Partition, offsetText(p.SourceOffset),
