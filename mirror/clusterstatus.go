@@ -244,6 +244,7 @@ func (f *flow) clusterStatusOf(fs FlowStatus, now time.Time, withSlots bool) Clu
 	self := f.memberRecord(fs, now)
 	f.viewMu.Lock()
 	in.targetRec, _ = f.view.TargetState()
+	in.badTarget = f.view.BadTarget
 	in.members = f.view.Members()
 	for k := range tasks {
 		if !withSlots {
@@ -269,6 +270,7 @@ func (f *flow) clusterStatusOf(fs FlowStatus, now time.Time, withSlots bool) Clu
 // clusterInput is what buildCluster works from.
 type clusterInput struct {
 	name, source, target string
+	badTarget            string // why the newest target-state record cannot be read ("" none)
 	tasks                int32
 	selfID               string
 	now                  time.Time
@@ -432,6 +434,9 @@ func buildCluster(in clusterInput) ClusterFlowStatus {
 		}
 	}
 	cf.Mismatches, cf.Warnings = disagreements(live, owner, in)
+	if in.badTarget != "" {
+		cf.Warnings = append(cf.Warnings, fmt.Sprintf("flow %s: %s; the flow keeps target state %s", in.name, in.badTarget, cf.TargetState))
+	}
 	return cf
 }
 
@@ -565,7 +570,11 @@ func (f *flow) checkDisagreements(cf ClusterFlowStatus) {
 		return
 	}
 	for _, w := range cf.Warnings {
-		f.log.Warn("members disagree", "warning", w)
+		msg := "members disagree"
+		if strings.Contains(w, "the target-state record at offset") {
+			msg = "unreadable target-state record"
+		}
+		f.log.Warn(msg, "warning", w)
 	}
 }
 

@@ -3,11 +3,13 @@ package mirror
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/statustopic"
@@ -284,5 +286,41 @@ func TestStopReportedOnceUnitsStopped(t *testing.T) {
 	if end := targetEnd(t, &p.Target, remote); end != ackEnd || end != 30 {
 		t.Fatalf("the member acknowledged STOPPED at %s with %d records on %s (want all 30); %d records there 3.5 s later: the flow wrote %d records after it acknowledged the stop",
 			ackAt.Format("15:04:05.000"), ackEnd, remote, end, end-ackEnd)
+	}
+}
+
+// TestHandWrittenStopApplied (found by a review): a STOPPED written by
+// hand with an "at" that is not RFC 3339 was ignored without a word and
+// the flow kept replicating. It applies; a record that cannot be read at
+// all is a warning of the flow's status, naming what to write.
+func TestHandWrittenStopApplied(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	orders := p.Topic("orders")
+	remote := p.Source.Alias + "." + orders
+	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
+	produceN(t, &p.Source, orders, 0, 20)
+	fc := fastFlow(p)
+	fc.Tasks = 1
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithStatusInterval(200*time.Millisecond))...)
+	testcluster.Eventually(t, 60*time.Second, "20 records replicated", func() (bool, string) {
+		return targetEnd(t, &p.Target, remote) == 20, memberStates(m)
+	})
+	write := func(v string) {
+		testcluster.Produce(t, &p.Target, &kgo.Record{Topic: statustopic.Topic(p.Source.Alias), Key: []byte(statustopic.TargetStateKey), Value: []byte(v)})
+	}
+	write(`{"flow":"` + fc.Name() + `","state":"HALTED"}`)
+	testcluster.Eventually(t, 10*time.Second, "a warning names the unreadable record", func() (bool, string) {
+		ws := m.Status().Flows[0].Warnings
+		return len(ws) == 1 && strings.Contains(ws[0], "the target-state record at offset") && strings.Contains(ws[0], "the flow keeps target state RUNNING"), fmt.Sprint(ws)
+	})
+	write(`{"flow":"` + fc.Name() + `","state":"STOPPED","at":"2026-12-01 10:00:00","by":"ops"}`)
+	testcluster.Eventually(t, 10*time.Second, "STOPPED applied", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		return fs.AppliedState == TargetStopped && len(fs.Warnings) == 0, fmt.Sprintf("%s %q", fs.AppliedState, fs.Warnings)
+	})
+	produceN(t, &p.Source, orders, 0, 10)
+	time.Sleep(time.Second)
+	if n := targetEnd(t, &p.Target, remote); n != 20 {
+		t.Errorf("%d records on %s after the stop, want 20", n, remote)
 	}
 }

@@ -107,11 +107,23 @@ func Marshal(v any) ([]byte, error) {
 
 // DecodeTargetState decodes a target-state record's value; its state,
 // which may be written in any case, is returned in its canonical spelling
-// (RUNNING, PAUSED, STOPPED).
+// (RUNNING, PAUSED, STOPPED). An "at" that is not an RFC 3339 time (a
+// record written by hand) leaves At zero instead of failing: the state is
+// what the members apply.
 func DecodeTargetState(value []byte) (TargetStateRecord, error) {
-	var rec TargetStateRecord
-	if err := json.Unmarshal(value, &rec); err != nil {
-		return rec, fmt.Errorf("decoding the target-state record: %w", err)
+	var raw struct {
+		TargetStateRecord
+		At json.RawMessage `json:"at"`
+	}
+	if err := json.Unmarshal(value, &raw); err != nil {
+		return TargetStateRecord{}, fmt.Errorf("decoding the target-state record: %w", err)
+	}
+	rec := raw.TargetStateRecord
+	if len(raw.At) > 0 {
+		var at time.Time
+		if json.Unmarshal(raw.At, &at) == nil {
+			rec.At = at
+		}
 	}
 	st, err := ParseTargetState(string(rec.State))
 	if err != nil {

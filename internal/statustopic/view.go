@@ -30,6 +30,11 @@ type View struct {
 	Next int64
 	// Bad counts records whose value did not decode (skipped).
 	Bad int
+	// BadTarget says why the newest target-state record could not be
+	// decoded ("" when it could, or there is none): the flow keeps the
+	// state of the last one that could (a hand-written record with a
+	// typo must not be ignored without a word).
+	BadTarget string
 }
 
 // NewView returns an empty View (target state RUNNING, not found).
@@ -49,14 +54,16 @@ func (v *View) Apply(r *kgo.Record) (targetChanged bool) {
 	case k == TargetStateKey:
 		if r.Value == nil {
 			changed := v.target.State != Running
-			v.target, v.targetFound = TargetStateRecord{State: Running}, false
+			v.target, v.targetFound, v.BadTarget = TargetStateRecord{State: Running}, false, ""
 			return changed
 		}
 		rec, err := DecodeTargetState(r.Value)
 		if err != nil {
 			v.Bad++
+			v.BadTarget = fmt.Sprintf("the target-state record at offset %d of %s cannot be read (%v): write it with PUT /connectors/{flow}/stop|pause|resume or Mirror.SetTargetState, or by hand as {\"flow\":\"A->B\",\"state\":\"STOPPED\",\"at\":\"2026-12-01T10:00:00Z\"} (at in RFC 3339)", r.Offset, r.Topic, err)
 			return false
 		}
+		v.BadTarget = ""
 		changed := rec.State != v.target.State || !v.targetFound
 		v.target, v.targetFound = rec, true
 		return changed
