@@ -179,6 +179,11 @@ func TestConnectEndpointsAnswerForEveryMember(t *testing.T) {
 	errCase(http.MethodGet, "/connectors/src-%3Edst/tasks/4/status", 404, `^Task 4 of connector src->dst not found: its tasks are the slots 0 to 3 \(tasks.max 4\)$`)
 	errCase(http.MethodGet, "/nothing/here", 404, `^GET /nothing/here: no such endpoint`)
 	errCase(http.MethodPut, "/connectors/nope/pause", 404, `^Connector nope not found`)
+	// A known endpoint with another method: 405, as Connect (a review found 404).
+	errCase(http.MethodGet, "/connectors/src-%3Edst/stop", 405, `^GET /connectors/src->dst/stop: method not allowed; use PUT$`)
+	errCase(http.MethodPut, "/connectors/src-%3Edst/status", 405, `^PUT /connectors/src->dst/status: method not allowed; use GET$`)
+	// A reason too long for the status topic: 400, not the broker's 500.
+	errCase(http.MethodPut, "/connectors/src-%3Edst/pause?reason="+strings.Repeat("x", 5000), 400, `^\?reason= is 5000 bytes: at most 4096 \(it is stored in the flow's status topic\)$`)
 
 	var info infoDoc
 	if code := getJSON(t, bases[0]+"/connectors/src-%3Edst", &info); code != 200 || info.Name != "src->dst" || len(info.Tasks) != 4 ||

@@ -290,6 +290,25 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 
 // notFound answers every path no route serves, in Connect's error shape.
 func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
+	// A known endpoint asked with another method: 405 and the methods it
+	// takes, as Connect's REST API answers (the catch-all route would
+	// otherwise answer 404 for it).
+	var allowed []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pat := h.mux.Handler(probe); pat != "" && pat != "/" {
+			allowed = append(allowed, m)
+		}
+	}
+	if len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed; use %s", r.Method, r.URL.Path, strings.Join(allowed, " or ")))
+		return
+	}
 	writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s: no such endpoint; kmirror serves GET /status, /connectors, /connectors/{flow}[/status|/config|/tasks|/tasks/{id}/status], "+
 		"POST /connectors/{flow}/restart, PUT /connectors/{flow}/pause|resume|stop, GET /metrics, /healthz, /readyz", r.Method, r.URL.Path))
 }
@@ -601,6 +620,11 @@ func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
 // with no body, as Connect does; GET the status to see it applied. The
 // optional ?reason= is kept in the record. An unknown flow is 404, a
 // failed write 500, in Connect's error shape.
+// maxReason bounds the ?reason= of a pause, resume or stop: it is written
+// into the target-state record, which the status topic's records must
+// hold.
+const maxReason = 4 << 10
+
 func (h *handler) target(state mirror.TargetState) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name := h.resolve(w, r)
@@ -608,7 +632,12 @@ func (h *handler) target(state mirror.TargetState) http.HandlerFunc {
 			return
 		}
 		by := "PUT " + r.URL.Path + " on " + h.worker
-		if err := h.m.SetTargetState(r.Context(), name, state, by, r.URL.Query().Get("reason")); err != nil {
+		reason := r.URL.Query().Get("reason")
+		if len(reason) > maxReason {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("?reason= is %d bytes: at most %d (it is stored in the flow's status topic)", len(reason), maxReason))
+			return
+		}
+		if err := h.m.SetTargetState(r.Context(), name, state, by, reason); err != nil {
 			writeError(w, http.StatusInternalServerError, err.Error())
 			return
 		}
