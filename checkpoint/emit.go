@@ -608,10 +608,12 @@ func (e *Emitter) isReplicated(topic string) bool {
 		if ok {
 			// A policy that names two source topics alike (many to one)
 			// gives them one remote topic, whose offsets translate for
-			// only one of them: the first one seen keeps it. (Its group
-			// partitions would otherwise share checkpoint keys, and group
-			// offset sync would look the other topic's up.)
-			if other, taken := e.sourceOf[e.remoteName(topic)]; taken && other != topic {
+			// only one of them: the one with group partitions keeps it,
+			// until it has none. (Their group partitions would otherwise
+			// share checkpoint keys, and group offset sync would look the
+			// other topic's up.)
+			remote := e.remoteName(topic)
+			if other, taken := e.sourceOf[remote]; taken && other != topic && e.remoteRefs[remote] > 0 {
 				ok = false
 			}
 		}
@@ -640,12 +642,15 @@ func (e *Emitter) addPart(g *groupEntry, topic string, partition int32) *partEnt
 			remote = e.remoteTopic(topic)
 			e.remotes[topic] = remote
 			e.sourceOf[remote] = topic
+		} else if s := e.sourceOf[remote]; s == topic {
+			topic = s // interned
 		} else {
-			topic = e.sourceOf[remote]
+			topic = string([]byte(topic))
 		}
 		ref = &topicRef{topic: topic, remote: remote}
 		e.topicRefs[topic] = ref
 	}
+	e.sourceOf[ref.remote] = ref.topic // the source topic the remote topic's group partitions are of now (isReplicated)
 	pe := &partEntry{g: g, topicRef: ref, partition: partition, translated: -1, targetOffset: -1, seenTarget: -1}
 	k := pe.key()
 	e.byPart[k] = append(e.byPart[k], pe)

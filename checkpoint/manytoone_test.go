@@ -49,3 +49,33 @@ func TestTwoSourceTopicsOfOneRemoteTopic(t *testing.T) {
 	}
 	s.e.emit(context.Background(), s) // nothing new: no crash, nothing written
 }
+
+// TestRemoteTopicPassesToTheOtherSourceTopic: once no group partition of
+// the first source topic is left, the second one may take the remote
+// topic (the first one deleted, the policy merging the second into its
+// name on purpose): its group partitions are tracked.
+func TestRemoteTopicPassesToTheOtherSourceTopic(t *testing.T) {
+	m := newModel(1)
+	s := newSide(t, m, false)
+	def, err := policy.NewDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.e.cfg.Policy = mergingPolicy{def}
+	k0, k1 := tpKey{"t0", 0}, tpKey{"t1", 0}
+	m.produce(k0, 10, 0)
+	m.replicate(k0, 10)
+	m.commits["ga"] = map[tpKey]int64{k0: 5}
+	m.commits["gb"] = map[tpKey]int64{k1: 3}
+	emitOnce(t, s, []Checkpoint{{Group: "ga", Topic: "src.t0", Partition: 0, UpstreamOffset: 5, DownstreamOffset: 5, Metadata: "m"}})
+	if gs, _ := groupStatus(s.e, "gb"); gs.Reason != ReasonTopicNotReplicated || len(gs.Partitions) != 0 {
+		t.Fatalf("gb while ga has t0's group partition: %+v, want skipped: topic not replicated", gs)
+	}
+	delete(m.commits, "ga") // ga deleted: no group partition of t0 is left
+	emitOnce(t, s, nil)
+	emitOnce(t, s, nil) // (t1's records are not in the model's syncs: no translation)
+	gs, _ := groupStatus(s.e, "gb")
+	if len(gs.Partitions) != 1 || gs.Partitions[0].Topic != "t1" || gs.Partitions[0].RemoteTopic != "src.t0" || gs.Reason == ReasonTopicNotReplicated {
+		t.Errorf("gb once t0 has no group partition: %+v, want its partition t1[0] of src.t0 tracked", gs)
+	}
+}
