@@ -79,3 +79,80 @@ func TestRemoteTopicPassesToTheOtherSourceTopic(t *testing.T) {
 		t.Errorf("gb once t0 has no group partition: %+v, want its partition t1[0] of src.t0 tracked", gs)
 	}
 }
+
+// TestSecondTopicCheckpointedAfterTheFirstIsGone (found by a review):
+// once the first source topic of a shared remote topic has no group
+// partition left (its groups deleted, the topic gone from the source), the
+// second one is the one replicated to the remote topic and its groups are
+// checkpointed. The first one held the remote topic for the emitter's
+// lifetime.
+func TestSecondTopicCheckpointedAfterTheFirstIsGone(t *testing.T) {
+	m := newModel(1)
+	s := newSide(t, m, false)
+	def, err := policy.NewDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.e.cfg.Policy = mergingPolicy{def}
+	k0, k1 := tpKey{"t0", 0}, tpKey{"t1", 0}
+	m.produce(k0, 10, 0)
+	m.replicate(k0, 10)
+	m.commits["ga"] = map[tpKey]int64{k0: 5}
+	emitOnce(t, s, []Checkpoint{{Group: "ga", Topic: "src.t0", Partition: 0, UpstreamOffset: 5, DownstreamOffset: 5, Metadata: "m"}})
+
+	// t0 is deleted on the source with its group; the engine now
+	// replicates t1 into src.t0 (the filter accepts t1, refuses t0).
+	delete(m.commits, "ga")
+	m.skipped["t0"] = true
+	emitOnce(t, s, nil)
+	if _, ok := groupStatus(s.e, "ga"); ok {
+		t.Fatalf("ga still known")
+	}
+	m.produce(k1, 10, 0)
+	m.replicate(k1, 10)
+	m.commits["gb"] = map[tpKey]int64{k1: 3}
+	s.read(m.feed)
+	m.feed = nil
+	s.emitted = nil
+	s.e.forceSweep = true
+	s.e.emit(context.Background(), s)
+	gs, ok := groupStatus(s.e, "gb")
+	if !ok || gs.State == StateSkipped || len(s.emitted) != 1 {
+		t.Errorf("gb: %+v (found %v), emitted %+v; want gb checkpointed on src.t0 (t0 and its groups are gone)", gs, ok, s.emitted)
+	}
+}
+
+// TestRefusedTopicSeenFirstGivesTheRemoteTopicBack (found by a review):
+// the engine replicates t0; t1, named alike, is created and a group
+// commits on it before discovery's next round notes its collision skip, so
+// the filter still accepts t1 at one emission and t1 takes the remote
+// topic. Once discovery refuses t1, a group on t0, the topic replicated,
+// is checkpointed at once (it was "topic not replicated" forever).
+func TestRefusedTopicSeenFirstGivesTheRemoteTopicBack(t *testing.T) {
+	m := newModel(1)
+	s := newSide(t, m, false)
+	def, err := policy.NewDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.e.cfg.Policy = mergingPolicy{def}
+	k0, k1 := tpKey{"t0", 0}, tpKey{"t1", 0}
+	m.produce(k0, 10, 0)
+	m.replicate(k0, 10)
+	m.produce(k1, 10, 0)
+	m.commits["gb"] = map[tpKey]int64{k1: 3}
+	s.read(m.feed)
+	m.feed = nil
+	s.e.forceSweep = true
+	s.e.emit(context.Background(), s) // t1 not refused yet by discovery
+
+	m.skipped["t1"] = true // discovery's round: t1 is a refused collision
+	m.commits["ga"] = map[tpKey]int64{k0: 5}
+	s.emitted = nil
+	s.e.forceSweep = true
+	s.e.emit(context.Background(), s)
+	gs, ok := groupStatus(s.e, "ga")
+	if !ok || gs.State == StateSkipped || len(s.emitted) != 1 {
+		t.Errorf("ga: %+v (found %v), emitted %+v; want ga checkpointed on src.t0 (t0 is the replicated topic)", gs, ok, s.emitted)
+	}
+}
