@@ -3,6 +3,7 @@ package mirror
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/kmirror/kmirror/internal/kclient"
@@ -131,7 +132,15 @@ func (f *flow) applyTarget(st TargetState) {
 	var stop, single []int32
 	var started []int32
 	if st != TargetRunning {
+		// The running units, and those a release is stopping: the state
+		// is reported once they all stopped (a revoked unit still
+		// flushing writes records; found by a review).
 		stop = sortedSlots(f.units)
+		for _, k := range sortedSlots(f.stopping) {
+			if !slices.Contains(stop, k) {
+				stop = append(stop, k)
+			}
+		}
 	}
 	if st == TargetStopped {
 		single = []int32{0}
