@@ -75,8 +75,12 @@ type failbackReport struct {
 	// (the reverse flow missing or incomplete).
 	ConfigLines []string `json:"config_lines,omitempty"`
 	// ReverseHeartbeat is the newest heartbeat of the reverse flow on A.
-	ReverseHeartbeat time.Time     `json:"reverse_heartbeat,omitzero"`
-	Groups           []groupReport `json:"groups"`
+	ReverseHeartbeat time.Time `json:"reverse_heartbeat,omitzero"`
+	// Rerun says an earlier kmirror failback had resumed the forward
+	// flow: groups committed past their translation on A are kept there
+	// (partitionReport.Ahead).
+	Rerun  bool          `json:"rerun,omitempty"`
+	Groups []groupReport `json:"groups"`
 	// Outage lists, per partition of the forward flow's topics, the
 	// records written to A after replication stopped (never on B).
 	Outage      []outageRange `json:"outage_records"`
@@ -173,13 +177,20 @@ func (r *failbackReport) writeText(w io.Writer) {
 			fmt.Fprintln(w, "  "+l)
 		}
 	}
+	if r.Rerun {
+		fmt.Fprintf(w, "flow %s was resumed by an earlier failback: groups committed past their translation on A keep their offsets\n", r.Flow)
+	}
 	if len(r.Groups) > 0 {
 		fmt.Fprintln(w)
 		tw := newTable(w, "GROUP\tON B\tPARTITION\tPOSITION ON B\tON A\tOFFSET ON A\tFROM\tTRANSLATION")
 		for _, g := range r.Groups {
 			for _, p := range g.Partitions {
+				from := orDash(p.From)
+				if p.Ahead > 0 {
+					from = fmt.Sprintf("kept: at %d, ahead", p.Ahead)
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", g.Group, p.SourceTopic, p.Partition, offsetText(p.SourceOffset),
-					orDash(p.Topic), offsetText(p.Offset), orDash(p.From), p.translation())
+					orDash(p.Topic), offsetText(p.Offset), from, p.translation())
 			}
 		}
 		tw.Flush()
@@ -631,14 +642,23 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	if len(rep.Problems) > 0 {
 		return refuse()
 	}
-	// A partition committed on A above its translation is not moved back
-	// (failback run again after the consumers moved on at home).
-	commitsA, err := groupCommits(rctx, aAdm, reportGroups(rep.Groups))
+	// Run again after an earlier failback resumed the forward flow: a
+	// partition committed on A above its translation is not moved back
+	// (the consumers moved on at home). On a first failback the
+	// translations are committed even below A's offsets: those are from
+	// before the failover, and the group may have been rewound on B.
+	prev, found, err := statustopic.ReadTargetState(rctx, clusterOpts(b, b.Consumer), d.flow.Source)
 	if err != nil {
-		return fail(fmt.Errorf("fetching the groups' offsets on %s: %w", a.Alias, err))
+		return fail(fmt.Errorf("reading the target state of %s on %s: %w", d.name(), b.Alias, err))
 	}
-	for i := range rep.Groups {
-		keepAhead(&rep.Groups[i], commitsA[rep.Groups[i].Group])
+	if rep.Rerun = found && prev.State == statustopic.Running && strings.HasPrefix(prev.By, failbackBy); rep.Rerun {
+		commitsA, err := groupCommits(rctx, aAdm, reportGroups(rep.Groups))
+		if err != nil {
+			return fail(fmt.Errorf("fetching the groups' offsets on %s: %w", a.Alias, err))
+		}
+		for i := range rep.Groups {
+			keepAhead(&rep.Groups[i], commitsA[rep.Groups[i].Group])
+		}
 	}
 	if o.dryRun {
 		finish("dry-run", drOK)
@@ -674,7 +694,7 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 		return refuse()
 	}
 	t = time.Now()
-	if err := writeTargetState(ctx, d, bCl, statustopic.Running, "kmirror failback"); err != nil {
+	if err := writeTargetState(ctx, d, bCl, statustopic.Running, failbackBy); err != nil {
 		return fail(err)
 	}
 	rep.TargetState = string(statustopic.Running)
@@ -682,6 +702,9 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	finish("done", drOK)
 	return rep, nil
 }
+
+// failbackBy is the By of the target state failback writes.
+const failbackBy = "kmirror failback"
 
 // reportGroups returns the groups of a report, in its order.
 func reportGroups(gs []groupReport) []string {

@@ -46,6 +46,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -83,6 +84,10 @@ type failoverReport struct {
 	SourceError string    `json:"source_error,omitempty"`
 	DetectedAt  time.Time `json:"detected_at"`
 	Uncommitted string    `json:"uncommitted"`
+	// Rerun says an earlier kmirror failover had stopped the flow: groups
+	// committed past their translation on the target are kept there
+	// (partitionReport.Ahead).
+	Rerun bool `json:"rerun,omitempty"`
 	// TargetState is the flow's persisted target state the command wrote
 	// (STOPPED), empty when it wrote none (dry run, refused before).
 	TargetState string `json:"target_state,omitempty"`
@@ -190,6 +195,9 @@ func (r *failoverReport) writeText(w io.Writer) {
 	if r.SourceError != "" {
 		fmt.Fprintf(w, "source unreachable: %s\n", r.SourceError)
 	}
+	if r.Rerun {
+		fmt.Fprintf(w, "flow %s was stopped by an earlier failover: groups committed past their translation on the target keep their offsets\n", r.Flow)
+	}
 	if r.TargetState != "" {
 		fmt.Fprintf(w, "flow %s: target state %s written", r.Flow, r.TargetState)
 		if r.Members != nil {
@@ -273,6 +281,16 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	}
 
 	in := planInput{Mode: rep.Mode, Uncommitted: o.uncommitted, Upstream: d.sourceTopic}
+	// Run again after an earlier failover stopped the flow: its groups'
+	// consumers may have moved on on the target (planInput.Rerun).
+	sctx, cancel := context.WithTimeout(ctx, o.timeout)
+	prev, found, err := statustopic.ReadTargetState(sctx, clusterOpts(d.dst, d.dst.Consumer), d.flow.Source)
+	cancel()
+	if err != nil {
+		return failed(rep, finish, fmt.Errorf("reading the target state of %s on %s: %w", d.name(), d.dst.Alias, err))
+	}
+	in.Rerun = found && prev.State == statustopic.Stopped && strings.HasPrefix(prev.By, failoverBy)
+	rep.Rerun = in.Rerun
 	read := func() error { // the target's side of the plan
 		rctx, cancel := context.WithTimeout(ctx, o.timeout)
 		defer cancel()
@@ -334,7 +352,7 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 
 	// Stop the flow for good, and wait for its members.
 	t := now()
-	if err := writeTargetState(ctx, d, dstCl, statustopic.Stopped, "kmirror failover ("+rep.Mode+")"); err != nil {
+	if err := writeTargetState(ctx, d, dstCl, statustopic.Stopped, failoverBy+" ("+rep.Mode+")"); err != nil {
 		return failed(rep, finish, err)
 	}
 	rep.TargetState = string(statustopic.Stopped)
@@ -372,6 +390,9 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	finish("done", drOK)
 	return rep, nil
 }
+
+// failoverBy starts the By of the target state failover writes.
+const failoverBy = "kmirror failover"
 
 // failed ends the report of a command stopped by a cluster error.
 func failed(rep *failoverReport, finish func(string, int), err error) (*failoverReport, error) {

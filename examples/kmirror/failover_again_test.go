@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -63,7 +64,7 @@ func TestFailoverAgainKeepsGroupsAhead(t *testing.T) {
 		}
 	}
 	rep := decodeFailover(t, out)
-	if code != drOK || len(rep.Groups) != 1 || rep.Groups[0].Action != actionNone || len(rep.Groups[0].Partitions) != int(w.parts) {
+	if code != drOK || !rep.Rerun || len(rep.Groups) != 1 || rep.Groups[0].Action != actionNone || len(rep.Groups[0].Partitions) != int(w.parts) {
 		t.Fatalf("second failover: exit %d, groups %+v; want exit 0 and the group not moved\n%s", code, rep.Groups, errOut)
 	}
 	for _, p := range rep.Groups[0].Partitions {
@@ -134,6 +135,10 @@ func TestFailbackAgainKeepsGroupsAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut, _ := runDR(t, failbackMain, "-config", w.props, "-flow", flow, "-groups", w.group, "-wait", "5s", "-json")
+	var rep failbackReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || !rep.Rerun {
+		t.Errorf("second failback: rerun %v (%v), want true: an earlier failback resumed the flow\n%s", rep.Rerun, err, out)
+	}
 	got := w.committed(w.aAddrs)
 	for p := range w.parts {
 		if got[w.topic][p] != 115 {

@@ -55,9 +55,16 @@ type planInput struct {
 	// TargetMembers is the number of members of each group on the target.
 	TargetMembers map[string]int
 	// TargetCommitted are the groups' committed offsets on the target:
-	// group -> target topic -> partition -> offset. A partition committed
-	// above its translation is not moved back (partitionReport.Ahead).
+	// group -> target topic -> partition -> offset. With Rerun, a
+	// partition committed above its translation is not moved back
+	// (partitionReport.Ahead).
 	TargetCommitted map[string]map[string]map[int32]int64
+	// Rerun says an earlier kmirror failover stopped the flow: the groups'
+	// consumers may have moved on on the target since, and are not moved
+	// back. On a first failover the translations are committed even below
+	// the target's offsets: group offset sync never moves a group back, so
+	// after a rewind on the source the target can be ahead of it.
+	Rerun bool
 	// TargetStarts and TargetEnds are the log start and end offsets of the
 	// target partitions never committed (for -uncommitted earliest|latest).
 	TargetStarts, TargetEnds map[string]map[int32]int64
@@ -90,9 +97,10 @@ func (p plan) commitable() bool { return len(p.Problems) == 0 }
 //     is not at the group's current offset is refused (catch-up not
 //     reached); partitions the flow has not replicated up to the snapshot
 //     (Lagging) refuse the whole failover;
-//   - a group with members on the target is never moved, and a
-//     partition committed on the target above its translation is never
-//     moved back (Ahead: failover run again after the consumers moved on);
+//   - a group with members on the target is never moved; run again
+//     after an earlier failover stopped the flow (Rerun), a partition
+//     committed on the target above its translation is not moved back
+//     (Ahead: its consumers moved on there);
 //   - a partition never committed is refused with -uncommitted fail, else
 //     committed at the target log start (earliest) or end (latest);
 //   - unplanned: each group's RPO is the time from its newest checkpoint
@@ -201,7 +209,9 @@ func planFailover(in planInput) plan {
 			gr.Action, gr.Reason = actionRefused, strings.Join(reasons, "; ")
 			out.Problems = append(out.Problems, fmt.Sprintf("group %s: %s", g, gr.Reason))
 		}
-		keepAhead(&gr, in.TargetCommitted[g])
+		if in.Rerun {
+			keepAhead(&gr, in.TargetCommitted[g])
+		}
 		out.Groups = append(out.Groups, gr)
 	}
 	for _, l := range in.Lagging {
