@@ -62,7 +62,11 @@ type topicRules struct {
 	filter         mm2filter.Filter
 	heartbeats     bool            // heartbeats.replication.enabled
 	listed         map[string]bool // topics named literally in FlowConfig.Topics
-	inbound        map[string]bool // sources of this Mirror's flows into source (their remote topics on source are expected cycles)
+	// listedRe is, per listed name, its entry in FlowConfig.Topics as the
+	// full-match regular expression it also is ("orders.v1" selects
+	// "orders-v1"; "orders\.v1" does not).
+	listedRe map[string]*regexp.Regexp
+	inbound  map[string]bool // sources of this Mirror's flows into source (their remote topics on source are expected cycles)
 
 	// Known at run time only (nil/"" before): alias -> cluster ID of every
 	// cluster of the Mirror, and the target's cluster ID; with them a name
@@ -78,10 +82,31 @@ type topicRules struct {
 func newTopicRules(fc FlowConfig, filter mm2filter.Filter, inbound map[string]bool) topicRules {
 	r := topicRules{pol: fc.Policy, source: fc.Source, target: fc.Target, filter: filter,
 		heartbeats: !fc.DisableHeartbeatsReplication, listed: map[string]bool{}, inbound: inbound}
-	for _, t := range listedTopics(fc.Topics) {
-		r.listed[t] = true
+	r.listedRe = map[string]*regexp.Regexp{}
+	for _, e := range fc.Topics {
+		for _, t := range listedTopics([]string{e}) {
+			r.listed[t] = true
+			if re, err := regexp.Compile("^(?:" + strings.TrimSpace(e) + ")$"); err == nil {
+				r.listedRe[t] = re
+			}
+		}
 	}
 	return r
+}
+
+// listedSelects reports whether the entry of topics that names t (read as
+// the regular expression it is) selects a source topic other than t.
+func (r *topicRules) listedSelects(t string, src map[string]bool) bool {
+	re := r.listedRe[t]
+	if re == nil {
+		return false
+	}
+	for n := range src {
+		if n != t && re.MatchString(n) {
+			return true
+		}
+	}
+	return false
 }
 
 // withClusterIDs returns a copy of r that also judges names by cluster ID:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -135,26 +134,6 @@ func (f *flow) refreshLoop(ctx context.Context) {
 // topic's failed creation, partition increase or describe is recorded as a
 // topic error (topicerrors.go) and the other topics go on; the round then
 // returns errTopicsFailed so the refresh loop retries it soon.
-// matchesAny reports whether a source topic other than name itself
-// matches name read as the regular expression it is in topics, its dots
-// matching any character ("orders.v1" selects "orders-v1"): such an entry
-// is not a name missing from the source.
-func matchesAny(name string, src kadm.TopicDetails) bool {
-	if !strings.Contains(name, ".") {
-		return false
-	}
-	re, err := regexp.Compile("^(?:" + strings.ReplaceAll(regexp.QuoteMeta(name), `\.`, ".") + ")$")
-	if err != nil {
-		return false
-	}
-	for t := range src {
-		if re.MatchString(t) {
-			return true
-		}
-	}
-	return false
-}
-
 func (f *flow) discover(ctx context.Context) error {
 	src, err := f.srcAdm.ListTopics(ctx)
 	if err != nil {
@@ -189,8 +168,19 @@ func (f *flow) discover(ctx context.Context) error {
 	// A topic named in topics that the source does not have: reported, as
 	// a misspelt name would otherwise read as a flow that replicates
 	// nothing (MM2 says nothing); forgotten once the topic exists.
+	var srcNames map[string]bool
 	for t := range rules.listed {
-		if _, ok := src[t]; ok || matchesAny(t, src) {
+		if _, ok := src[t]; ok {
+			f.skips.clearKind(t, skipNotOnSource)
+			continue
+		}
+		if srcNames == nil {
+			srcNames = make(map[string]bool, len(src))
+			for n := range src {
+				srcNames[n] = true
+			}
+		}
+		if rules.listedSelects(t, srcNames) {
 			f.skips.clearKind(t, skipNotOnSource)
 			continue
 		}

@@ -613,18 +613,19 @@ func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, doc)
 }
 
-// target returns the handler of PUT /connectors/{name}/pause, /resume and
-// /stop (Kafka Connect's; KIP-875 for stop): it persists state as the
-// flow's target state in its status topic (Mirror.SetTargetState), which
-// every member of the flow applies within 5 s, and answers 202 Accepted
-// with no body, as Connect does; GET the status to see it applied. The
-// optional ?reason= is kept in the record. An unknown flow is 404, a
-// failed write 500, in Connect's error shape.
 // maxReason bounds the ?reason= of a pause, resume or stop: it is written
 // into the target-state record, which the status topic's records must
 // hold.
 const maxReason = 4 << 10
 
+// target returns the handler of PUT /connectors/{name}/pause, /resume and
+// /stop (Kafka Connect's; KIP-875 for stop): it persists state as the
+// flow's target state in its status topic (Mirror.SetTargetState), which
+// every member of the flow applies within 5 s, and answers 202 Accepted
+// with no body, as Connect does; GET the status to see it applied. The
+// optional ?reason= (at most maxReason bytes, else 400) is kept in the
+// record. An unknown flow is 404, a failed write 500, in Connect's error
+// shape.
 func (h *handler) target(state mirror.TargetState) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name := h.resolve(w, r)
