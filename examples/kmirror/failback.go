@@ -76,9 +76,9 @@ type failbackReport struct {
 	ConfigLines []string `json:"config_lines,omitempty"`
 	// ReverseHeartbeat is the newest heartbeat of the reverse flow on A.
 	ReverseHeartbeat time.Time `json:"reverse_heartbeat,omitzero"`
-	// Rerun says an earlier kmirror failback had resumed the forward
-	// flow: groups committed past their translation on A are kept there
-	// (partitionReport.Ahead).
+	// Rerun says an earlier kmirror failback of the flow committed (the
+	// status topic's DR record): the groups it committed, when committed
+	// past their translation on A, are kept there (partitionReport.Ahead).
 	Rerun  bool          `json:"rerun,omitempty"`
 	Groups []groupReport `json:"groups"`
 	// Outage lists, per partition of the forward flow's topics, the
@@ -178,7 +178,7 @@ func (r *failbackReport) writeText(w io.Writer) {
 		}
 	}
 	if r.Rerun {
-		fmt.Fprintf(w, "flow %s was resumed by an earlier failback: groups committed past their translation on A keep their offsets\n", r.Flow)
+		fmt.Fprintf(w, "flow %s: an earlier failback committed: the groups it committed keep their offsets on A where they are past their translation\n", r.Flow)
 	}
 	if len(r.Groups) > 0 {
 		fmt.Fprintln(w)
@@ -642,22 +642,25 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	if len(rep.Problems) > 0 {
 		return refuse()
 	}
-	// Run again after an earlier failback resumed the forward flow: a
-	// partition committed on A above its translation is not moved back
-	// (the consumers moved on at home). On a first failback the
-	// translations are committed even below A's offsets: those are from
-	// before the failover, and the group may have been rewound on B.
-	prev, found, err := statustopic.ReadTargetState(rctx, clusterOpts(b, b.Consumer), d.flow.Source)
+	// For a group an earlier failback committed (the status topic's DR
+	// record), a partition committed on A above its translation is not
+	// moved back (the consumers moved on at home). Other groups get their
+	// translations even below A's offsets: those are from before the
+	// failover, and the group may have been rewound on B.
+	prev, found, err := statustopic.ReadDR(rctx, clusterOpts(b, b.Consumer), d.flow.Source)
 	if err != nil {
-		return fail(fmt.Errorf("reading the target state of %s on %s: %w", d.name(), b.Alias, err))
+		return fail(fmt.Errorf("reading the status topic of %s on %s: %w", d.name(), b.Alias, err))
 	}
-	if rep.Rerun = found && prev.State == statustopic.Running && strings.HasPrefix(prev.By, failbackBy); rep.Rerun {
+	if rep.Rerun = found && prev.Command == drFailback; rep.Rerun {
+		done := setOf(prev.Groups)
 		commitsA, err := groupCommits(rctx, aAdm, reportGroups(rep.Groups))
 		if err != nil {
 			return fail(fmt.Errorf("fetching the groups' offsets on %s: %w", a.Alias, err))
 		}
 		for i := range rep.Groups {
-			keepAhead(&rep.Groups[i], commitsA[rep.Groups[i].Group])
+			if done[rep.Groups[i].Group] {
+				keepAhead(&rep.Groups[i], commitsA[rep.Groups[i].Group])
+			}
 		}
 	}
 	if o.dryRun {
@@ -690,11 +693,14 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 		g.Action = actionCommitted
 	}
 	rep.TimingsMs.Commit = time.Since(t).Milliseconds()
+	if err := recordDR(ctx, d, bCl, drFailback, prev, found, rep.Groups, time.Now()); err != nil {
+		rep.Problems = append(rep.Problems, err.Error())
+	}
 	if len(rep.Problems) > 0 {
 		return refuse()
 	}
 	t = time.Now()
-	if err := writeTargetState(ctx, d, bCl, statustopic.Running, failbackBy); err != nil {
+	if err := writeTargetState(ctx, d, bCl, statustopic.Running, "kmirror failback"); err != nil {
 		return fail(err)
 	}
 	rep.TargetState = string(statustopic.Running)
@@ -702,9 +708,6 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	finish("done", drOK)
 	return rep, nil
 }
-
-// failbackBy is the By of the target state failback writes.
-const failbackBy = "kmirror failback"
 
 // reportGroups returns the groups of a report, in its order.
 func reportGroups(gs []groupReport) []string {

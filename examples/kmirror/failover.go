@@ -46,7 +46,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -84,8 +83,9 @@ type failoverReport struct {
 	SourceError string    `json:"source_error,omitempty"`
 	DetectedAt  time.Time `json:"detected_at"`
 	Uncommitted string    `json:"uncommitted"`
-	// Rerun says an earlier kmirror failover had stopped the flow: groups
-	// committed past their translation on the target are kept there
+	// Rerun says an earlier kmirror failover of the flow committed (the
+	// status topic's DR record): the groups it committed, when committed
+	// past their translation on the target, are kept there
 	// (partitionReport.Ahead).
 	Rerun bool `json:"rerun,omitempty"`
 	// TargetState is the flow's persisted target state the command wrote
@@ -196,7 +196,7 @@ func (r *failoverReport) writeText(w io.Writer) {
 		fmt.Fprintf(w, "source unreachable: %s\n", r.SourceError)
 	}
 	if r.Rerun {
-		fmt.Fprintf(w, "flow %s was stopped by an earlier failover: groups committed past their translation on the target keep their offsets\n", r.Flow)
+		fmt.Fprintf(w, "flow %s: an earlier failover committed: the groups it committed keep their offsets on the target where they are past their translation\n", r.Flow)
 	}
 	if r.TargetState != "" {
 		fmt.Fprintf(w, "flow %s: target state %s written", r.Flow, r.TargetState)
@@ -281,16 +281,18 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	}
 
 	in := planInput{Mode: rep.Mode, Uncommitted: o.uncommitted, Upstream: d.sourceTopic}
-	// Run again after an earlier failover stopped the flow: its groups'
-	// consumers may have moved on on the target (planInput.Rerun).
+	// Run again after an earlier failover committed: its groups'
+	// consumers may have moved on on the target (planInput.Committed).
 	sctx, cancel := context.WithTimeout(ctx, o.timeout)
-	prev, found, err := statustopic.ReadTargetState(sctx, clusterOpts(d.dst, d.dst.Consumer), d.flow.Source)
+	prev, found, err := statustopic.ReadDR(sctx, clusterOpts(d.dst, d.dst.Consumer), d.flow.Source)
 	cancel()
 	if err != nil {
-		return failed(rep, finish, fmt.Errorf("reading the target state of %s on %s: %w", d.name(), d.dst.Alias, err))
+		return failed(rep, finish, fmt.Errorf("reading the status topic of %s on %s: %w", d.name(), d.dst.Alias, err))
 	}
-	in.Rerun = found && prev.State == statustopic.Stopped && strings.HasPrefix(prev.By, failoverBy)
-	rep.Rerun = in.Rerun
+	if found && prev.Command == drFailover {
+		in.Committed = setOf(prev.Groups)
+		rep.Rerun = true
+	}
 	read := func() error { // the target's side of the plan
 		rctx, cancel := context.WithTimeout(ctx, o.timeout)
 		defer cancel()
@@ -352,7 +354,7 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 
 	// Stop the flow for good, and wait for its members.
 	t := now()
-	if err := writeTargetState(ctx, d, dstCl, statustopic.Stopped, failoverBy+" ("+rep.Mode+")"); err != nil {
+	if err := writeTargetState(ctx, d, dstCl, statustopic.Stopped, "kmirror failover ("+rep.Mode+")"); err != nil {
 		return failed(rep, finish, err)
 	}
 	rep.TargetState = string(statustopic.Stopped)
@@ -383,6 +385,9 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		finish("interrupted", drUnreachable)
 		return rep, ctx.Err()
 	}
+	if err := recordDR(ctx, d, dstCl, drFailover, prev, found, rep.Groups, now()); err != nil {
+		rep.Problems = append(rep.Problems, err.Error())
+	}
 	if len(rep.Problems) > 0 {
 		finish("refused", drRefused)
 		return rep, nil
@@ -391,8 +396,50 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	return rep, nil
 }
 
-// failoverBy starts the By of the target state failover writes.
-const failoverBy = "kmirror failover"
+// The commands of the status topic's DR record (statustopic.DRRecord).
+const (
+	drFailover = "failover"
+	drFailback = "failback"
+)
+
+// recordDR writes the status topic's DR record after command committed
+// the groups of gs (those committed, or kept ahead on every partition),
+// with the groups of the previous record prev when it is of the same
+// command (found). A failover's record replaces a failback's and the
+// other way round: the next failover after a failback is a first run.
+func recordDR(ctx context.Context, d *drFlow, cl *kgo.Client, command string, prev statustopic.DRRecord, found bool, gs []groupReport, now time.Time) error {
+	set := map[string]bool{}
+	if found && prev.Command == command {
+		for _, g := range prev.Groups {
+			set[g] = true
+		}
+	}
+	n := len(set)
+	for _, g := range gs {
+		if g.Action == actionCommitted || (g.Action == actionNone && len(g.Partitions) > 0) {
+			set[g.Group] = true
+		}
+	}
+	if len(set) == 0 || (len(set) == n && found && prev.Command == command) {
+		return nil // nothing committed, or nothing new
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	rec := statustopic.DRRecord{Command: command, Flow: d.name(), At: now.UTC(), Groups: keysOf(set)}
+	if err := statustopic.WriteDR(wctx, cl, d.flow.Source, rec); err != nil {
+		return fmt.Errorf("%w: the groups are committed, but a run of kmirror %s again would not know it and could move them back", err, command)
+	}
+	return nil
+}
+
+// setOf returns the set of ss.
+func setOf(ss []string) map[string]bool {
+	out := make(map[string]bool, len(ss))
+	for _, s := range ss {
+		out[s] = true
+	}
+	return out
+}
 
 // failed ends the report of a command stopped by a cluster error.
 func failed(rep *failoverReport, finish func(string, int), err error) (*failoverReport, error) {

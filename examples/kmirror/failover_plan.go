@@ -55,16 +55,17 @@ type planInput struct {
 	// TargetMembers is the number of members of each group on the target.
 	TargetMembers map[string]int
 	// TargetCommitted are the groups' committed offsets on the target:
-	// group -> target topic -> partition -> offset. With Rerun, a
-	// partition committed above its translation is not moved back
-	// (partitionReport.Ahead).
+	// group -> target topic -> partition -> offset. For a group of
+	// Committed, a partition committed above its translation is not moved
+	// back (partitionReport.Ahead).
 	TargetCommitted map[string]map[string]map[int32]int64
-	// Rerun says an earlier kmirror failover stopped the flow: the groups'
-	// consumers may have moved on on the target since, and are not moved
-	// back. On a first failover the translations are committed even below
-	// the target's offsets: group offset sync never moves a group back, so
-	// after a rewind on the source the target can be ahead of it.
-	Rerun bool
+	// Committed are the groups an earlier kmirror failover of the flow
+	// committed (the status topic's DR record): their consumers may have
+	// moved on on the target since, and are not moved back. Other groups
+	// get their translations even below the target's offsets: group
+	// offset sync never moves a group back, so after a rewind on the
+	// source the target can be ahead of it.
+	Committed map[string]bool
 	// TargetStarts and TargetEnds are the log start and end offsets of the
 	// target partitions never committed (for -uncommitted earliest|latest).
 	TargetStarts, TargetEnds map[string]map[int32]int64
@@ -97,10 +98,10 @@ func (p plan) commitable() bool { return len(p.Problems) == 0 }
 //     is not at the group's current offset is refused (catch-up not
 //     reached); partitions the flow has not replicated up to the snapshot
 //     (Lagging) refuse the whole failover;
-//   - a group with members on the target is never moved; run again
-//     after an earlier failover stopped the flow (Rerun), a partition
-//     committed on the target above its translation is not moved back
-//     (Ahead: its consumers moved on there);
+//   - a group with members on the target is never moved; for a group an
+//     earlier failover committed (Committed), a partition committed on
+//     the target above its translation is not moved back (Ahead: its
+//     consumers moved on there);
 //   - a partition never committed is refused with -uncommitted fail, else
 //     committed at the target log start (earliest) or end (latest);
 //   - unplanned: each group's RPO is the time from its newest checkpoint
@@ -209,7 +210,7 @@ func planFailover(in planInput) plan {
 			gr.Action, gr.Reason = actionRefused, strings.Join(reasons, "; ")
 			out.Problems = append(out.Problems, fmt.Sprintf("group %s: %s", g, gr.Reason))
 		}
-		if in.Rerun {
+		if in.Committed[g] {
 			keepAhead(&gr, in.TargetCommitted[g])
 		}
 		out.Groups = append(out.Groups, gr)

@@ -198,3 +198,53 @@ func WriteTargetState(ctx context.Context, cl *kgo.Client, source string, rec Ta
 	}
 	return nil
 }
+
+// DRKey is the key of the record kmirror failover and kmirror failback
+// write in the status topic once they committed group offsets: the last
+// of the two to commit for the flow, and the groups it committed. A run of
+// the same command finds its groups there: their consumers may have moved
+// on since, and are not moved back.
+const DRKey = "dr"
+
+// DRRecord is the value of the [DRKey] record.
+type DRRecord struct {
+	// Command is "failover" or "failback".
+	Command string `json:"command"`
+	// Flow is the flow's name, "source->target".
+	Flow string `json:"flow"`
+	// At is when the commits ended.
+	At time.Time `json:"at"`
+	// Groups are the groups the command committed (those of earlier runs
+	// of the same command included), sorted.
+	Groups []string `json:"groups"`
+}
+
+// ReadDR returns the [DRKey] record of the flows from source alias source,
+// on the cluster opts reach; found is false when there is none, or none
+// that decodes (a record this release cannot read says nothing of what
+// was committed).
+func ReadDR(ctx context.Context, opts []kgo.Opt, source string) (rec DRRecord, found bool, err error) {
+	all, err := ReadAll(ctx, opts, source)
+	if err != nil {
+		return DRRecord{}, false, err
+	}
+	v, ok := all[DRKey]
+	if !ok || json.Unmarshal(v, &rec) != nil || rec.Command == "" {
+		return DRRecord{}, false, nil
+	}
+	return rec, true, nil
+}
+
+// WriteDR writes rec as the [DRKey] record of the flows from source alias
+// source with cl, a client of the flow's target cluster whose status topic
+// exists, and waits for the acknowledgement.
+func WriteDR(ctx context.Context, cl *kgo.Client, source string, rec DRRecord) error {
+	v, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: Topic(source), Key: []byte(DRKey), Value: v}).FirstErr(); err != nil {
+		return fmt.Errorf("writing the %s record of %s to %s: %w", rec.Command, rec.Flow, Topic(source), err)
+	}
+	return nil
+}

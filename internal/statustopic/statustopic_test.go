@@ -2,6 +2,7 @@ package statustopic
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -90,5 +91,35 @@ func TestReadAndWriteTargetState(t *testing.T) {
 	rec, found, err = ReadTargetState(ctx, p.Target.Opts(), p.Source.Alias)
 	if err != nil || !found || rec.State != Stopped || rec.Flow != flow || rec.By != "test" {
 		t.Fatalf("after PAUSED then STOPPED: %+v, found %v, %v; want STOPPED by test", rec, found, err)
+	}
+}
+
+// TestReadAndWriteDR: the DR record kmirror failover and failback write
+// once they committed reads back; none, or one that does not decode, is
+// not found (it says nothing of what was committed).
+func TestReadAndWriteDR(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	ctx := context.Background()
+	if _, found, err := ReadDR(ctx, p.Target.Opts(), p.Source.Alias); err != nil || found {
+		t.Fatalf("before any record: found %v, %v", found, err)
+	}
+	if _, err := ensuretopic.Ensure(ctx, kadm.NewClient(testcluster.Client(t, &p.Target)), Spec(p.Source.Alias, p.Target.Alias, -1)); err != nil {
+		t.Fatal(err)
+	}
+	cl := testcluster.Client(t, &p.Target)
+	want := DRRecord{Command: "failover", Flow: p.Source.Alias + "->" + p.Target.Alias, At: time.Date(2026, 12, 4, 17, 0, 0, 0, time.UTC), Groups: []string{"a", "b"}}
+	if err := WriteDR(ctx, cl, p.Source.Alias, want); err != nil {
+		t.Fatal(err)
+	}
+	got, found, err := ReadDR(ctx, p.Target.Opts(), p.Source.Alias)
+	if err != nil || !found || got.Command != want.Command || got.Flow != want.Flow || !got.At.Equal(want.At) || fmt.Sprint(got.Groups) != "[a b]" {
+		t.Fatalf("read back %+v, found %v, %v; want %+v", got, found, err, want)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: Topic(p.Source.Alias), Key: []byte(DRKey), Value: []byte(`{"command":`)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := ReadDR(ctx, p.Target.Opts(), p.Source.Alias); err != nil || found {
+		t.Errorf("after an undecodable record: found %v, %v; want not found", found, err)
 	}
 }

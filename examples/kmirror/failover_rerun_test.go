@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/checkpoint"
+	"github.com/kmirror/kmirror/internal/ensuretopic"
+	"github.com/kmirror/kmirror/internal/statustopic"
+)
+
+type rerunWorld struct {
+	t     *testing.T
+	props string
+	cl    *kgo.Client
+	ctx   context.Context
+}
+
+// newRerunWorld: A dead, B holding A.orders (10 records), a checkpoint of
+// group g at 5 and the flow's status topic.
+func newRerunWorld(t *testing.T) *rerunWorld {
+	b, err := kfake.NewCluster(kfake.ClusterID("B"), kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	props := filepath.Join(t.TempDir(), "mm2.properties")
+	body := fmt.Sprintf("clusters = A, B\nA.bootstrap.servers = 127.0.0.1:%d\nB.bootstrap.servers = %s\nA->B.enabled = true\n",
+		freeLoopbackPort(t), b.ListenAddrs()[0])
+	if err := os.WriteFile(props, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range []string{"A.orders", "A.checkpoints.internal"} {
+		if err := b.CreateTopic(tp, 1, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	for i := 0; i < 10; i++ {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "A.orders", Value: []byte("x")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cp := checkpoint.Checkpoint{Group: "g", Topic: "A.orders", Partition: 0, UpstreamOffset: 5, DownstreamOffset: 5}
+	k, _ := cp.Key()
+	v, _ := cp.Value()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "A.checkpoints.internal", Key: k, Value: v,
+		Headers: []kgo.RecordHeader{{Key: checkpoint.TranslationHeader, Value: []byte("exact")}}}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ensuretopic.Ensure(ctx, kadm.NewClient(cl), statustopic.Spec("A", "B", -1)); err != nil {
+		t.Fatal(err)
+	}
+	return &rerunWorld{t: t, props: props, cl: cl, ctx: ctx}
+}
+
+func (w *rerunWorld) member(state statustopic.TargetState) {
+	w.t.Helper()
+	r, err := statustopic.MemberRecordOf("A", statustopic.MemberRecord{Flow: "A->B", MemberID: "m1", WorkerID: "w1:8080",
+		Applied: state, State: string(state), IntervalMS: 5000, At: time.Now().UTC()})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := w.cl.ProduceSync(w.ctx, r).FirstErr(); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *rerunWorld) commitB(at int64) {
+	w.t.Helper()
+	o := kadm.Offsets{}
+	o.Add(kadm.Offset{Topic: "A.orders", Partition: 0, At: at, LeaderEpoch: -1})
+	if err := kadm.NewClient(w.cl).CommitAllOffsets(w.ctx, "g", o); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *rerunWorld) committedB() int64 {
+	w.t.Helper()
+	offs, err := kadm.NewClient(w.cl).FetchOffsets(w.ctx, "g")
+	if err != nil {
+		return -1 // no group
+	}
+	o, ok := offs.Lookup("A.orders", 0)
+	if !ok {
+		return -1
+	}
+	return o.At
+}
+
+// TestFailoverAfterWaitRefusalIsNoRerun (found by a review): a first
+// failover refused because a member had not reported STOPPED within -wait
+// committed nothing; the group on B is still where group offset sync left
+// it before a rewind on A (9, ahead of the translation 5). Run again as
+// the report says, the failover is its first commit: the translation 5 is
+// committed (it was taken for a rerun and kept 9, skipping the rewound
+// records).
+func TestFailoverAfterWaitRefusalIsNoRerun(t *testing.T) {
+	w := newRerunWorld(t)
+	w.commitB(9) // synced before the rewind on A
+	w.member(statustopic.Running)
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	if code != drRefused || w.committedB() != 9 {
+		t.Fatalf("first failover: exit %d, committed %d\n%s\n%s", code, w.committedB(), out, errOut)
+	}
+	w.member(statustopic.Stopped)
+	code, out, errOut, _ = runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	rep := decodeFailover(t, out)
+	if got := w.committedB(); code != drOK || rep.Rerun || got != 5 {
+		t.Fatalf("failover run again after a -wait refusal (nothing committed before): exit %d, rerun %v, g on B at %d; want the translation 5 committed\n%s\n%s",
+			code, rep.Rerun, got, out, errOut)
+	}
+}
+
+// TestFailoverAfterOperatorStopKeepsAhead (found by a review): after a
+// failover committed 5, the consumers on B moved on to 9; an operator then
+// PUT /stop on the flow (idempotent), which rewrites the target-state
+// record. The failover run again keeps 9 (it moved the group back when
+// reruns were told from the target-state record).
+func TestFailoverAfterOperatorStopKeepsAhead(t *testing.T) {
+	w := newRerunWorld(t)
+	w.member(statustopic.Stopped)
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	if code != drOK || w.committedB() != 5 {
+		t.Fatalf("first failover: exit %d, committed %d\n%s\n%s", code, w.committedB(), out, errOut)
+	}
+	w.commitB(9) // consumers on B moved on
+	rec := statustopic.TargetStateRecord{Flow: "A->B", State: statustopic.Stopped, At: time.Now().UTC(), By: "PUT /connectors/A->B/stop on w1:8080"}
+	if err := statustopic.WriteTargetState(w.ctx, w.cl, "A", rec); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut, _ = runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	rep := decodeFailover(t, out)
+	if got := w.committedB(); got != 9 {
+		t.Fatalf("failover run again after an operator's stop: exit %d, rerun %v, g on B moved from 9 to %d\n%s\n%s",
+			code, rep.Rerun, got, out, errOut)
+	}
+}
+
+// TestFailoverWithUnreadableTargetStateRecord (found by a review): a
+// hand-written target-state record that cannot be read (state "HALT") is a
+// /status warning for the members; failover overwrites it with STOPPED and
+// commits (it refused to run when it read that record to tell a rerun).
+func TestFailoverWithUnreadableTargetStateRecord(t *testing.T) {
+	w := newRerunWorld(t)
+	w.member(statustopic.Stopped)
+	r, err := statustopic.TargetStateRecordOf("A", statustopic.TargetStateRecord{Flow: "A->B", State: statustopic.Stopped, At: time.Now().UTC(), By: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Value = []byte(`{"flow":"A->B","state":"HALT","at":"today","by":"ops"}`)
+	if err := w.cl.ProduceSync(w.ctx, r).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	if got := w.committedB(); code != drOK || got != 5 {
+		t.Fatalf("failover over an unreadable target-state record: exit %d, g on B at %d; want 0 and 5\n%s\n%s", code, got, out, errOut)
+	}
+}
