@@ -184,7 +184,11 @@ func (f *flow) discover(ctx context.Context) error {
 			f.skips.clearKind(t, skipNotOnSource)
 			continue
 		}
-		f.skips.note(t, skip{skipNotOnSource, fmt.Sprintf("listed in topics, but source cluster %s has no topic of that name: check the spelling (names are case-sensitive); it is replicated once it is created", f.src.Alias)}, now)
+		then := "it is replicated once it is created"
+		if !rules.filter.Match(t) {
+			then = "topics.exclude matches it too, so it would not be replicated either"
+		}
+		f.skips.note(t, skip{skipNotOnSource, fmt.Sprintf("listed in topics, but source cluster %s has no topic of that name: check the spelling (names are case-sensitive); %s", f.src.Alias, then)}, now)
 	}
 	// Two flows of this Mirror must never write one remote topic: the
 	// collisions with the other flows' selections (topology.go).
