@@ -651,8 +651,8 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	if err != nil {
 		return fail(fmt.Errorf("reading the status topic of %s on %s: %w", d.name(), b.Alias, err))
 	}
-	if rep.Rerun = found && prev.Command == drFailback; rep.Rerun {
-		done := setOf(prev.Groups)
+	done := committedBy(prev, drFailback)
+	if rep.Rerun = found && len(done) > 0; rep.Rerun {
 		commitsA, err := groupCommits(rctx, aAdm, reportGroups(rep.Groups))
 		if err != nil {
 			return fail(fmt.Errorf("fetching the groups' offsets on %s: %w", a.Alias, err))
@@ -693,7 +693,7 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 		g.Action = actionCommitted
 	}
 	rep.TimingsMs.Commit = time.Since(t).Milliseconds()
-	if err := recordDR(ctx, d, bCl, drFailback, prev, found, rep.Groups, time.Now()); err != nil {
+	if err := recordDR(ctx, d, bCl, drFailback, prev, rep.Groups, time.Now()); err != nil {
 		rep.Problems = append(rep.Problems, err.Error())
 	}
 	if len(rep.Problems) > 0 {

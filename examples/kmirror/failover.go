@@ -289,10 +289,8 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	if err != nil {
 		return failed(rep, finish, fmt.Errorf("reading the status topic of %s on %s: %w", d.name(), d.dst.Alias, err))
 	}
-	if found && prev.Command == drFailover {
-		in.Committed = setOf(prev.Groups)
-		rep.Rerun = true
-	}
+	in.Committed = committedBy(prev, drFailover)
+	rep.Rerun = found && len(in.Committed) > 0
 	read := func() error { // the target's side of the plan
 		rctx, cancel := context.WithTimeout(ctx, o.timeout)
 		defer cancel()
@@ -381,12 +379,12 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	t = now()
 	commitGroups(ctx, dstAdm, in.Checkpoints, rep)
 	rep.TimingsMs.Commit = now().Sub(t).Milliseconds()
+	if err := recordDR(ctx, d, dstCl, drFailover, prev, rep.Groups, now()); err != nil {
+		rep.Problems = append(rep.Problems, err.Error())
+	}
 	if ctx.Err() != nil {
 		finish("interrupted", drUnreachable)
 		return rep, ctx.Err()
-	}
-	if err := recordDR(ctx, d, dstCl, drFailover, prev, found, rep.Groups, now()); err != nil {
-		rep.Problems = append(rep.Problems, err.Error())
 	}
 	if len(rep.Problems) > 0 {
 		finish("refused", drRefused)
@@ -402,41 +400,41 @@ const (
 	drFailback = "failback"
 )
 
-// recordDR writes the status topic's DR record after command committed
-// the groups of gs (those committed, or kept ahead on every partition),
-// with the groups of the previous record prev when it is of the same
-// command (found). A failover's record replaces a failback's and the
-// other way round: the next failover after a failback is a first run.
-func recordDR(ctx context.Context, d *drFlow, cl *kgo.Client, command string, prev statustopic.DRRecord, found bool, gs []groupReport, now time.Time) error {
-	set := map[string]bool{}
-	if found && prev.Command == command {
-		for _, g := range prev.Groups {
-			set[g] = true
-		}
+// recordDR records in the status topic's DR record that command
+// committed the groups of gs (those committed, or kept ahead on every
+// partition), over the groups of the previous record prev: per group, the
+// command that committed it last. It writes even when ctx ended (the
+// commits are done: a later run must know of them), within 10 s.
+func recordDR(ctx context.Context, d *drFlow, cl *kgo.Client, command string, prev statustopic.DRRecord, gs []groupReport, now time.Time) error {
+	groups := map[string]string{}
+	for g, c := range prev.Groups {
+		groups[g] = c
 	}
-	n := len(set)
+	changed := false
 	for _, g := range gs {
-		if g.Action == actionCommitted || (g.Action == actionNone && len(g.Partitions) > 0) {
-			set[g.Group] = true
+		if (g.Action == actionCommitted || (g.Action == actionNone && len(g.Partitions) > 0)) && groups[g.Group] != command {
+			groups[g.Group], changed = command, true
 		}
 	}
-	if len(set) == 0 || (len(set) == n && found && prev.Command == command) {
-		return nil // nothing committed, or nothing new
+	if !changed {
+		return nil
 	}
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	rec := statustopic.DRRecord{Command: command, Flow: d.name(), At: now.UTC(), Groups: keysOf(set)}
+	rec := statustopic.DRRecord{Flow: d.name(), At: now.UTC(), Groups: groups}
 	if err := statustopic.WriteDR(wctx, cl, d.flow.Source, rec); err != nil {
 		return fmt.Errorf("%w: the groups are committed, but a run of kmirror %s again would not know it and could move them back", err, command)
 	}
 	return nil
 }
 
-// setOf returns the set of ss.
-func setOf(ss []string) map[string]bool {
-	out := make(map[string]bool, len(ss))
-	for _, s := range ss {
-		out[s] = true
+// committedBy returns the groups of rec that command committed last.
+func committedBy(rec statustopic.DRRecord, command string) map[string]bool {
+	out := map[string]bool{}
+	for g, c := range rec.Groups {
+		if c == command {
+			out[g] = true
+		}
 	}
 	return out
 }

@@ -22,7 +22,11 @@ type rerunWorld struct {
 	props string
 	cl    *kgo.Client
 	ctx   context.Context
+	addrs []string // B's
 }
+
+// opts reach B.
+func (w *rerunWorld) opts() []kgo.Opt { return []kgo.Opt{kgo.SeedBrokers(w.addrs...)} }
 
 // newRerunWorld: A dead, B holding A.orders (10 records), a checkpoint of
 // group g at 5 and the flow's status topic.
@@ -65,7 +69,7 @@ func newRerunWorld(t *testing.T) *rerunWorld {
 	if _, err := ensuretopic.Ensure(ctx, kadm.NewClient(cl), statustopic.Spec("A", "B", -1)); err != nil {
 		t.Fatal(err)
 	}
-	return &rerunWorld{t: t, props: props, cl: cl, ctx: ctx}
+	return &rerunWorld{t: t, props: props, cl: cl, ctx: ctx, addrs: b.ListenAddrs()}
 }
 
 func (w *rerunWorld) member(state statustopic.TargetState) {
@@ -169,5 +173,46 @@ func TestFailoverWithUnreadableTargetStateRecord(t *testing.T) {
 	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
 	if got := w.committedB(); code != drOK || got != 5 {
 		t.Fatalf("failover over an unreadable target-state record: exit %d, g on B at %d; want 0 and 5\n%s\n%s", code, got, out, errOut)
+	}
+}
+
+// TestFailoverAgainAfterAFailbackOfAnotherGroup (found by a review):
+// failover of g commits 5; g's consumers move on on B to 9; a failback of
+// another group h records h alone (the record was replaced as a whole,
+// forgetting g); failover of g run again keeps g at 9. A failback of g
+// itself, on the contrary, makes the next failover of g a first commit.
+func TestFailoverAgainAfterAFailbackOfAnotherGroup(t *testing.T) {
+	w := newRerunWorld(t)
+	w.member(statustopic.Stopped)
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	if code != drOK || w.committedB() != 5 {
+		t.Fatalf("first failover: exit %d, committed %d\n%s\n%s", code, w.committedB(), out, errOut)
+	}
+	w.commitB(9) // g's consumers moved on on B
+	rec, found, err := statustopic.ReadDR(w.ctx, w.opts(), "A")
+	if err != nil || !found || rec.Groups["g"] != drFailover {
+		t.Fatalf("dr record after the failover: %+v, found %v, %v; want g committed by failover", rec, found, err)
+	}
+	// What a failback of h writes over it (recordDR: per group).
+	rec.Groups["h"], rec.At = drFailback, time.Now().UTC()
+	if err := statustopic.WriteDR(w.ctx, w.cl, "A", rec); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut, _ = runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	rep := decodeFailover(t, out)
+	if got := w.committedB(); code != drOK || !rep.Rerun || got != 9 {
+		t.Fatalf("failover of g after a failback of h only: exit %d, rerun %v, g on B at %d; want 9 kept\n%s\n%s", code, rep.Rerun, got, out, errOut)
+	}
+	// A failback of g: the next failover of g is a first commit.
+	rec.Groups["g"] = drFailback
+	if err := statustopic.WriteDR(w.ctx, w.cl, "A", rec); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut, _ = runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	if got := w.committedB(); code != drOK || got != 5 {
+		t.Fatalf("failover of g after a failback of g: exit %d, g on B at %d; want the translation 5\n%s\n%s", code, got, out, errOut)
+	}
+	if rec, _, _ := statustopic.ReadDR(w.ctx, w.opts(), "A"); rec.Groups["g"] != drFailover || rec.Groups["h"] != drFailback {
+		t.Errorf("dr record after the last failover: %+v; want g by failover, h by failback", rec.Groups)
 	}
 }

@@ -200,23 +200,21 @@ func WriteTargetState(ctx context.Context, cl *kgo.Client, source string, rec Ta
 }
 
 // DRKey is the key of the record kmirror failover and kmirror failback
-// write in the status topic once they committed group offsets: the last
-// of the two to commit for the flow, and the groups it committed. A run of
-// the same command finds its groups there: their consumers may have moved
-// on since, and are not moved back.
+// write in the status topic once they committed group offsets: per group,
+// the command that committed it last. A run of the same command finds its
+// groups there: their consumers may have moved on since, and are not moved
+// back.
 const DRKey = "dr"
 
 // DRRecord is the value of the [DRKey] record.
 type DRRecord struct {
-	// Command is "failover" or "failback".
-	Command string `json:"command"`
 	// Flow is the flow's name, "source->target".
 	Flow string `json:"flow"`
-	// At is when the commits ended.
+	// At is when the last commits ended.
 	At time.Time `json:"at"`
-	// Groups are the groups the command committed (those of earlier runs
-	// of the same command included), sorted.
-	Groups []string `json:"groups"`
+	// Groups maps each group either command committed to the one that
+	// committed it last: "failover" or "failback".
+	Groups map[string]string `json:"groups"`
 }
 
 // ReadDR returns the [DRKey] record of the flows from source alias source,
@@ -229,7 +227,7 @@ func ReadDR(ctx context.Context, opts []kgo.Opt, source string) (rec DRRecord, f
 		return DRRecord{}, false, err
 	}
 	v, ok := all[DRKey]
-	if !ok || json.Unmarshal(v, &rec) != nil || rec.Command == "" {
+	if !ok || json.Unmarshal(v, &rec) != nil {
 		return DRRecord{}, false, nil
 	}
 	return rec, true, nil
@@ -244,7 +242,7 @@ func WriteDR(ctx context.Context, cl *kgo.Client, source string, rec DRRecord) e
 		return err
 	}
 	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: Topic(source), Key: []byte(DRKey), Value: v}).FirstErr(); err != nil {
-		return fmt.Errorf("writing the %s record of %s to %s: %w", rec.Command, rec.Flow, Topic(source), err)
+		return fmt.Errorf("writing the record of the groups committed by kmirror failover and failback for %s to %s: %w", rec.Flow, Topic(source), err)
 	}
 	return nil
 }

@@ -108,15 +108,15 @@ func TestReadAndWriteDR(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := testcluster.Client(t, &p.Target)
-	want := DRRecord{Command: "failover", Flow: p.Source.Alias + "->" + p.Target.Alias, At: time.Date(2026, 12, 4, 17, 0, 0, 0, time.UTC), Groups: []string{"a", "b"}}
+	want := DRRecord{Flow: p.Source.Alias + "->" + p.Target.Alias, At: time.Date(2026, 12, 4, 17, 0, 0, 0, time.UTC), Groups: map[string]string{"a": "failover", "b": "failback"}}
 	if err := WriteDR(ctx, cl, p.Source.Alias, want); err != nil {
 		t.Fatal(err)
 	}
 	got, found, err := ReadDR(ctx, p.Target.Opts(), p.Source.Alias)
-	if err != nil || !found || got.Command != want.Command || got.Flow != want.Flow || !got.At.Equal(want.At) || fmt.Sprint(got.Groups) != "[a b]" {
+	if err != nil || !found || got.Flow != want.Flow || !got.At.Equal(want.At) || fmt.Sprint(got.Groups) != "map[a:failover b:failback]" {
 		t.Fatalf("read back %+v, found %v, %v; want %+v", got, found, err, want)
 	}
-	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: Topic(p.Source.Alias), Key: []byte(DRKey), Value: []byte(`{"command":`)}).FirstErr(); err != nil {
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: Topic(p.Source.Alias), Key: []byte(DRKey), Value: []byte(`{"groups":`)}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 	if _, found, err := ReadDR(ctx, p.Target.Opts(), p.Source.Alias); err != nil || found {
