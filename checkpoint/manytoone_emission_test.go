@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-
-	"github.com/kmirror/kmirror/policy"
 )
 
 // TestOneEmissionNeverGivesTheRemoteTopicToBoth (found by a review): a
@@ -18,13 +16,7 @@ import (
 // source topics have group partitions of src.t0. The next emission gives
 // it back to t0 and gb flips to skipped.
 func TestOneEmissionNeverGivesTheRemoteTopicToBoth(t *testing.T) {
-	m := newModel(1)
-	s := newSide(t, m, false)
-	def, err := policy.NewDefault()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.e.cfg.Policy = mergingPolicy{def}
+	m, s := mergedWorld(t)
 	k0, k1 := tpKey{"t0", 0}, tpKey{"t1", 0}
 	m.produce(k0, 10, 0)
 	m.replicate(k0, 10)
@@ -55,28 +47,14 @@ func TestOneEmissionNeverGivesTheRemoteTopicToBoth(t *testing.T) {
 	}
 }
 
-type merging3 struct{ *policy.Default }
-
-func (p merging3) FormatRemoteTopic(alias, topic string) string {
-	if topic == "t1" || topic == "t2" {
-		topic = "t0"
-	}
-	return p.Default.FormatRemoteTopic(alias, topic)
-}
-
-// The same with three topics named alike and only ordinary commits: g0's
-// group on t2 (absorbed first) asks t0's verdict through the recursion of
-// b364c59 and caches "replicated"; ga then moves off t0 (its commit on t0
-// deleted, it commits x), gb on t1 takes src.t0, and gc, new on t0,
-// is accepted on the cached verdict.
+// TestOneEmissionNeverGivesTheRemoteTopicToTwoOfThree (found by a
+// review): the same with three topics named alike and only ordinary
+// commits: g0's group on t2 (absorbed first) asks t0's verdict and caches
+// "replicated"; ga then moves off t0 (its commit on t0 deleted, it commits
+// x), gb on t1 would take src.t0, and gc, new on t0, was accepted on the
+// cached verdict.
 func TestOneEmissionNeverGivesTheRemoteTopicToTwoOfThree(t *testing.T) {
-	m := newModel(1)
-	s := newSide(t, m, false)
-	def, err := policy.NewDefault()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.e.cfg.Policy = merging3{def}
+	m, s := mergedWorld(t)
 	k0, k1, k2, kx := tpKey{"t0", 0}, tpKey{"t1", 0}, tpKey{"t2", 0}, tpKey{"x", 0}
 	m.produce(k0, 10, 0)
 	m.replicate(k0, 10)

@@ -7,15 +7,29 @@ import (
 	"github.com/kmirror/kmirror/policy"
 )
 
-// mergingPolicy names source topic t1 like t0 on the target (src.t0): a
-// many-to-one custom policy.
+// mergingPolicy names source topics t1 and t2 like t0 on the target
+// (src.t0): a many-to-one custom policy.
 type mergingPolicy struct{ *policy.Default }
 
 func (p mergingPolicy) FormatRemoteTopic(alias, topic string) string {
-	if topic == "t1" {
+	if topic == "t1" || topic == "t2" {
 		topic = "t0"
 	}
 	return p.Default.FormatRemoteTopic(alias, topic)
+}
+
+// mergedWorld returns a model and an emitter whose policy is
+// mergingPolicy.
+func mergedWorld(t *testing.T) (*model, *side) {
+	t.Helper()
+	m := newModel(1)
+	s := newSide(t, m, false)
+	def, err := policy.NewDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.e.cfg.Policy = mergingPolicy{def}
+	return m, s
 }
 
 // TestTwoSourceTopicsOfOneRemoteTopic (found by a review): with a policy
@@ -26,13 +40,7 @@ func (p mergingPolicy) FormatRemoteTopic(alias, topic string) string {
 // second one's group is skipped as not replicated, and the first one's
 // group is checkpointed and synced as before.
 func TestTwoSourceTopicsOfOneRemoteTopic(t *testing.T) {
-	m := newModel(1)
-	s := newSide(t, m, false)
-	def, err := policy.NewDefault()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.e.cfg.Policy = mergingPolicy{def}
+	m, s := mergedWorld(t)
 	k := tpKey{"t0", 0}
 	m.produce(k, 10, 0)
 	m.replicate(k, 10)
@@ -55,13 +63,7 @@ func TestTwoSourceTopicsOfOneRemoteTopic(t *testing.T) {
 // topic (the first one deleted, the policy merging the second into its
 // name on purpose): its group partitions are tracked.
 func TestRemoteTopicPassesToTheOtherSourceTopic(t *testing.T) {
-	m := newModel(1)
-	s := newSide(t, m, false)
-	def, err := policy.NewDefault()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.e.cfg.Policy = mergingPolicy{def}
+	m, s := mergedWorld(t)
 	k0, k1 := tpKey{"t0", 0}, tpKey{"t1", 0}
 	m.produce(k0, 10, 0)
 	m.replicate(k0, 10)
@@ -87,13 +89,7 @@ func TestRemoteTopicPassesToTheOtherSourceTopic(t *testing.T) {
 // checkpointed. The first one held the remote topic for the emitter's
 // lifetime.
 func TestSecondTopicCheckpointedAfterTheFirstIsGone(t *testing.T) {
-	m := newModel(1)
-	s := newSide(t, m, false)
-	def, err := policy.NewDefault()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.e.cfg.Policy = mergingPolicy{def}
+	m, s := mergedWorld(t)
 	k0, k1 := tpKey{"t0", 0}, tpKey{"t1", 0}
 	m.produce(k0, 10, 0)
 	m.replicate(k0, 10)
@@ -129,13 +125,7 @@ func TestSecondTopicCheckpointedAfterTheFirstIsGone(t *testing.T) {
 // topic. Once discovery refuses t1, a group on t0, the topic replicated,
 // is checkpointed at once (it was "topic not replicated" forever).
 func TestRefusedTopicSeenFirstGivesTheRemoteTopicBack(t *testing.T) {
-	m := newModel(1)
-	s := newSide(t, m, false)
-	def, err := policy.NewDefault()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.e.cfg.Policy = mergingPolicy{def}
+	m, s := mergedWorld(t)
 	k0, k1 := tpKey{"t0", 0}, tpKey{"t1", 0}
 	m.produce(k0, 10, 0)
 	m.replicate(k0, 10)
