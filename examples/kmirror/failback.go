@@ -363,22 +363,9 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	if err != nil {
 		return fail(err)
 	}
-	committed := map[string]map[string]map[int32]int64{} // group -> topic on B -> partition -> offset
-	fetched := bAdm.FetchManyOffsets(rctx, names...)
-	for _, g := range names {
-		r := fetched[g]
-		if r.Err != nil {
-			return fail(fmt.Errorf("fetching the offsets of %s on %s: %w", g, b.Alias, r.Err))
-		}
-		committed[g] = map[string]map[int32]int64{}
-		r.Fetched.Each(func(x kadm.OffsetResponse) {
-			if x.Err == nil && x.At >= 0 {
-				if committed[g][x.Topic] == nil {
-					committed[g][x.Topic] = map[int32]int64{}
-				}
-				committed[g][x.Topic][x.Partition] = x.At
-			}
-		})
+	committed, err := groupCommits(rctx, bAdm, names) // group -> topic on B -> partition -> offset
+	if err != nil {
+		return fail(fmt.Errorf("fetching the groups' offsets on %s: %w", b.Alias, err))
 	}
 	var revCps map[string][]remoteclusterutils.PartitionTranslation
 	deadline := time.Now().Add(o.wait)
@@ -652,8 +639,9 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 		return fail(fmt.Errorf("reading the status topic of %s on %s: %w", d.name(), b.Alias, err))
 	}
 	done := committedBy(prev, drFailback)
-	if rep.Rerun = found && len(done) > 0; rep.Rerun {
-		commitsA, err := groupCommits(rctx, aAdm, reportGroups(rep.Groups))
+	rep.Rerun = found && len(done) > 0
+	if again := inSet(reportGroups(rep.Groups), done); len(again) > 0 {
+		commitsA, err := groupCommits(rctx, aAdm, again)
 		if err != nil {
 			return fail(fmt.Errorf("fetching the groups' offsets on %s: %w", a.Alias, err))
 		}

@@ -314,7 +314,9 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		if in.TargetMembers, err = groupMembers(rctx, dstAdm, groupNames(tr)); err != nil {
 			return fmt.Errorf("describing the groups on %s: %w", d.dst.Alias, err)
 		}
-		if in.TargetCommitted, err = groupCommits(rctx, dstAdm, groupNames(tr)); err != nil {
+		// Only the groups an earlier failover committed are kept ahead:
+		// only theirs are fetched.
+		if in.TargetCommitted, err = groupCommits(rctx, dstAdm, inSet(groupNames(tr), in.Committed)); err != nil {
 			return fmt.Errorf("fetching the groups' offsets on %s: %w", d.dst.Alias, err)
 		}
 		in.TargetStarts, in.TargetEnds, err = neverCommittedBounds(rctx, dstAdm, tr)
@@ -495,6 +497,17 @@ func groupMembers(ctx context.Context, adm *kadm.Client, groups []string) (map[s
 		out[g] = len(dg.Members)
 	}
 	return out, nil
+}
+
+// inSet returns the names of ns that set holds, in their order.
+func inSet(ns []string, set map[string]bool) []string {
+	var out []string
+	for _, n := range ns {
+		if set[n] {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // groupCommits returns the groups' committed offsets on the cluster adm
