@@ -608,15 +608,12 @@ func (e *Emitter) isReplicated(topic string) bool {
 		if ok {
 			// A policy that names two source topics alike (many to one)
 			// gives them one remote topic, whose offsets translate for
-			// only one of them: the one with group partitions keeps it,
+			// only one of them (their group partitions would share
+			// checkpoint keys). The one with group partitions keeps it
 			// until it has none at the start of an emission (one judged
-			// replicated in this emission keeps it to its end, so that
-			// one emission never gives it to both) or is not replicated
-			// any more (discovery refused it as a collision after this
-			// emitter saw it first).
-			// (Their group partitions would otherwise
-			// share checkpoint keys, and group offset sync would look the
-			// other topic's up.)
+			// replicated in an emission keeps it to its end, so that one
+			// emission never gives it to both) or is not replicated any
+			// more (discovery refused it after this emitter saw it).
 			remote := e.remoteName(topic)
 			if other, taken := e.sourceOf[remote]; taken && other != topic && (e.remoteRefs[remote] > 0 || e.replicated[other]) && e.isReplicated(other) {
 				ok = false

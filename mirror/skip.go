@@ -3,6 +3,7 @@ package mirror
 import (
 	"context"
 	"fmt"
+	"iter"
 	"log/slog"
 	"regexp"
 	"sort"
@@ -96,12 +97,12 @@ func newTopicRules(fc FlowConfig, filter mm2filter.Filter, inbound map[string]bo
 
 // listedSelects reports whether the entry of topics that names t (read as
 // the regular expression it is) selects a source topic other than t.
-func (r *topicRules) listedSelects(t string, src map[string]bool) bool {
+func (r *topicRules) listedSelects(t string, names iter.Seq[string]) bool {
 	re := r.listedRe[t]
 	if re == nil {
 		return false
 	}
-	for n := range src {
+	for n := range names {
 		if n != t && re.MatchString(n) {
 			return true
 		}

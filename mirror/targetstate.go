@@ -162,9 +162,7 @@ func (f *flow) applyTarget(st TargetState) {
 		}
 		f.pausedParts[u.slot] = ps
 	}
-	if f.applied == st {
-		f.reported = st // (a later application may have begun meanwhile: it reports its own)
-	}
+	f.reported = st
 	f.unitsMu.Unlock()
 	f.log.Info("target state applied", "state", st, "was", prev, "stopped_units", len(us), "started_units", started,
 		"took", time.Since(begin).Round(time.Millisecond))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -168,19 +169,8 @@ func (f *flow) discover(ctx context.Context) error {
 	// A topic named in topics that the source does not have: reported, as
 	// a misspelt name would otherwise read as a flow that replicates
 	// nothing (MM2 says nothing); forgotten once the topic exists.
-	var srcNames map[string]bool
 	for t := range rules.listed {
-		if _, ok := src[t]; ok {
-			f.skips.clearKind(t, skipNotOnSource)
-			continue
-		}
-		if srcNames == nil {
-			srcNames = make(map[string]bool, len(src))
-			for n := range src {
-				srcNames[n] = true
-			}
-		}
-		if rules.listedSelects(t, srcNames) {
+		if _, ok := src[t]; ok || rules.listedSelects(t, maps.Keys(src)) {
 			f.skips.clearKind(t, skipNotOnSource)
 			continue
 		}

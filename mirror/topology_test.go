@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -615,12 +616,12 @@ func TestListedNameMatchingAnotherTopic(t *testing.T) {
 		if !r.listed[name] {
 			t.Errorf("%q not listed", name)
 		}
-		if got := r.listedSelects(name, src); got != want {
+		if got := r.listedSelects(name, maps.Keys(src)); got != want {
 			t.Errorf("listedSelects(%q) = %v, want %v", name, got, want)
 		}
 	}
 	src["orders-v2"] = true
-	if r.listedSelects("orders.v2", src) {
+	if r.listedSelects("orders.v2", maps.Keys(src)) {
 		t.Error(`orders\.v2 selects orders-v2`)
 	}
 }
