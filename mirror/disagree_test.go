@@ -54,7 +54,10 @@ func TestMembersDisagreeReported(t *testing.T) {
 	fc.SessionTimeout, fc.HeartbeatInterval = 3*time.Second, 300*time.Millisecond
 	settings := func(tasks, password string) map[string]string {
 		return map[string]string{fc.Name() + ".tasks.max": "2", fc.Name() + ".sync.topic.configs.enabled": tasks,
-			p.Target.Alias + ".sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="` + password + `";`}
+			p.Target.Alias + ".sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="` + password + `";`,
+			// A new user's try (stop 38): a "user:password" credential
+			// reached the status topic unmasked.
+			p.Target.Alias + ".basic.auth.user.info": "u:" + password}
 	}
 	var logs [2]lockedBuffer
 	start := func(i int, w, sync, password string) *Mirror {

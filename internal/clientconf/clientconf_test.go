@@ -631,6 +631,10 @@ func TestMaskAndIsSecret(t *testing.T) {
 		{"a.producer.some.token.value", "v", Masked},
 		{"client.secret", "v", Masked},
 		{"basic.auth.user.info.credentials", "v", Masked},
+		// A new user's try (stop 38): a schema registry's "user:password"
+		// was published in the status topic by WithFlowSettings.
+		{"e.basic.auth.user.info", "user:InfoS3cret", Masked},
+		{"schema.registry.basic.auth.userinfo", "user:p", Masked},
 		{"ssl.key.password", "", ""},
 		{"bootstrap.servers", "a:9092", "a:9092"},
 		{"ssl.truststore.location", "/etc/ca.pem", "/etc/ca.pem"},

@@ -9,12 +9,13 @@ const Masked = "[hidden]"
 // "sasl.jaas.config", or a prefixed one such as
 // "primary.consumer.ssl.key.password") must never be shown: JAAS
 // configurations, passwords, private keys and keystores (every ssl.key*
-// key), and any key mentioning a secret, token, credential or JAAS. The
+// key), user-info credentials ("basic.auth.user.info", "user:password"),
+// and any key mentioning a secret, token, credential or JAAS. The
 // test is by name only, case-insensitive, and deliberately broad: a false
 // positive hides a harmless value, a false negative leaks a secret.
 func IsSecret(key string) bool {
 	k := strings.ToLower(key)
-	for _, s := range []string{"password", "secret", "token", "credential", "jaas", "ssl.key", "private"} {
+	for _, s := range []string{"password", "secret", "token", "credential", "jaas", "ssl.key", "private", "user.info", "userinfo"} {
 		if strings.Contains(k, s) {
 			return true
 		}
