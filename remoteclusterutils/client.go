@@ -17,7 +17,11 @@ import (
 
 // ErrNoCheckpointsTopic is wrapped by the error returned when the
 // checkpoints topic of the requested alias does not exist on the cluster;
-// the error is a *[NoCheckpointsTopicError] with the details.
+// the error is a *[NoCheckpointsTopicError] with the details. Right after
+// a mirror starts this is transient (the flow creates the topic as it
+// starts, within a second or so): retry, as for [ErrNoCheckpointYet].
+// When it lasts, the client reaches the wrong cluster or the alias or the
+// policy's separators differ from the writer's.
 var ErrNoCheckpointsTopic = errors.New("remoteclusterutils: checkpoints topic not found")
 
 // ErrNoCheckpointYet is wrapped by the error [TranslateOffsets] and
@@ -89,7 +93,8 @@ func (e *NoCheckpointsTopicError) Error() string {
 	if len(e.KnownAliases) > 0 {
 		fmt.Fprintf(&b, "; checkpoints topics exist for aliases %q", e.KnownAliases)
 	} else {
-		b.WriteString("; no alias has a checkpoints topic on this cluster (is the client connected to the target cluster?)")
+		b.WriteString("; no alias has a checkpoints topic on this cluster: the mirror creates it when its flow starts, so " +
+			"retry if it has just started; otherwise check that the client reaches the target cluster")
 	}
 	if len(e.OtherCandidates) > 0 {
 		fmt.Fprintf(&b, "; topics %q look like checkpoints topics written with other separator settings (see WithPolicy: policy.WithSeparator, policy.WithInternalTopicSeparator)", e.OtherCandidates)

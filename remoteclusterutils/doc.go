@@ -86,7 +86,8 @@
 //     overrun its timeout).
 //   - A missing checkpoints topic is a *[NoCheckpointsTopicError] naming the
 //     topic, the alias and the aliases whose checkpoints topics do exist (Java
-//     blocks until the consumer's API timeout). A topic that holds no
+//     blocks until the consumer's API timeout); right after a mirror starts
+//     it is transient, so a caller retries it too. A topic that holds no
 //     checkpoint at all yet (the emitter's first emission has not happened)
 //     is a *[NoCheckpointYetError] wrapping [ErrNoCheckpointYet]: retry
 //     later (Java returns an empty map). A group with no checkpoints in a

@@ -217,7 +217,7 @@ func TestMissingCheckpointsTopic(t *testing.T) {
 	empty := testcluster.NewFake(t, "lonely")
 	_, err = remoteclusterutils.NewClient(testcluster.Client(t, &empty)).TranslateOffsets(ctxT(t), "src", "g1")
 	const want2 = `remoteclusterutils: checkpoints topic "src.checkpoints.internal" for remote cluster alias "src" does not exist on this cluster; ` +
-		`no alias has a checkpoints topic on this cluster (is the client connected to the target cluster?)`
+		`no alias has a checkpoints topic on this cluster: the mirror creates it when its flow starts, so retry if it has just started; otherwise check that the client reaches the target cluster`
 	if err == nil || err.Error() != want2 {
 		t.Errorf("error text:\n got %v\nwant %s", err, want2)
 	}
