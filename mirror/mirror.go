@@ -77,6 +77,13 @@ func New(opts ...Opt) (*Mirror, error) {
 		if cl.Alias == "" {
 			return nil, &ConfigError{Key: "clusters", Reason: "a cluster alias is empty: an empty alias does not make remote topics keep their names; " + identityAdvice("")}
 		}
+		if strings.Contains(cl.Alias, "->") {
+			// Checked before the flows: a flow naming this alias would
+			// otherwise be told to split it into two aliases that need not
+			// exist (a new user's try, stop 38).
+			return nil, &ConfigError{Key: "clusters", Value: cl.Alias, Reason: `a cluster alias must not contain "->", which separates the source and target aliases of a flow name: ` +
+				`give ClusterConfig.Alias a name such as "` + strings.ReplaceAll(cl.Alias, "->", "-") + `"`}
+		}
 		if _, dup := clusters[cl.Alias]; dup {
 			return nil, &ConfigError{Key: "clusters", Value: cl.Alias, Reason: "cluster alias listed twice"}
 		}

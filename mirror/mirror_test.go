@@ -593,6 +593,11 @@ func TestBadConfigurationNamesTheValue(t *testing.T) {
 		// not named.
 		{"flow name as the source", []Opt{cl("east"), cl("west"), WithFlow(FlowConfig{Source: "east->west"})},
 			[]string{`FlowConfig.Source="east->west"`, `Source is one cluster alias, not a flow: write Source: "east", Target: "west"`}},
+		// A new user's try (stop 38): a cluster alias "a->b" made a flow
+		// from it be told to write Source "a", Target "b", aliases that
+		// did not exist.
+		{"cluster alias with an arrow", []Opt{cl("a->b"), cl("c"), WithFlow(FlowConfig{Source: "a->b", Target: "c"})},
+			[]string{`"a->b"`, `a cluster alias must not contain "->"`, `such as "a-b"`}},
 		{"cluster without client options", []Opt{cl("a"), WithCluster(ClusterConfig{Alias: "b"}), WithFlow(FlowConfig{Source: "a", Target: "b"})},
 			[]string{"cluster b has no client options: set its ClusterConfig.Client"}},
 		{"negative flush interval", []Opt{cl("a"), cl("b"), WithFlow(FlowConfig{Source: "a", Target: "b", OffsetFlushInterval: -time.Second})}, []string{"a->b.offset.flush.interval.ms", "negative"}},

@@ -222,6 +222,13 @@ func Resolve(entries []Entry, o Options) (*Config, error) {
 			r.fail(&Error{Key: "clusters", Value: cs.Value, Line: cs.Line, Reason: "contains an empty alias"})
 			return nil, r.err()
 		}
+		if f := strings.Fields(a); len(f) > 1 {
+			// MM2 splits the list at commas only: "east west" is one alias,
+			// and every east.* key then had no effect (a new user's try).
+			r.fail(&Error{Key: "clusters", Value: cs.Value, Line: cs.Line, Reason: fmt.Sprintf(
+				"alias %q contains white space: separate the aliases with commas, clusters = %s", a, strings.Join(f, ", "))})
+			return nil, r.err()
+		}
 		if r.aliases[a] {
 			r.warn("clusters", cs.Line, fmt.Sprintf("alias %s is listed twice", a))
 			continue

@@ -429,6 +429,9 @@ func TestResolveErrors(t *testing.T) {
 		{"topics=a", "", "clusters", "required"},
 		{"clusters=", "", "clusters", "lists no cluster alias"},
 		{"clusters=A,,B", "", "clusters", "empty alias"},
+		// A new user's try (stop 38): "east west" was one alias, and the
+		// message said east.bootstrap.servers had no effect.
+		{"clusters = east west\neast.bootstrap.servers=a:9092", "", "clusters", `alias "east west" contains white space: separate the aliases with commas, clusters = east, west`},
 		{"clusters=A,B\nA->A.enabled=true", "", "A->A.enabled", "two different clusters"},
 		{"clusters=A,B\nA->B.enabled=true", "C", "--clusters", "not an alias"},
 		{"clusters=A,B\nemit.heartbeats.enabled=maybe", "", "emit.heartbeats.enabled", "must be true or false"},
