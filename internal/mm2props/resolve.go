@@ -540,7 +540,24 @@ func (r *resolver) flowClientKey(s Setting, src, dst, rest string) {
 		for _, p := range []string{"source.cluster.", "target.cluster.", "source.", "target."} {
 			k = strings.TrimPrefix(k, p)
 		}
-		r.warn(s.Key, s.Line, fmt.Sprintf("per-flow client settings are not supported by kmirror: set %s.%s, which applies to every flow using %s", alias, k, alias))
+		r.warn(s.Key, s.Line, perFlowClientAdvice(alias, k))
+	}
+}
+
+// perFlowClientAdvice is the warning for a per-flow client key whose
+// per-cluster form is alias.k. It recommends that form only where kmirror
+// reads it: a new user's try (stop 38) was told to set
+// e.basic.auth.user.info, which is itself ignored.
+func perFlowClientAdvice(alias, k string) string {
+	const unsupported = "per-flow client settings are not supported by kmirror"
+	switch {
+	case clientconf.IsConnectionKey(k) || k == "client.id" ||
+		strings.HasPrefix(k, "consumer.") || strings.HasPrefix(k, "producer.") || strings.HasPrefix(k, "admin."):
+		return fmt.Sprintf("%s: set %s.%s, which applies to every flow using %s", unsupported, alias, k, alias)
+	case clientconf.KnownKey(clientconf.Consumer, k) || clientconf.KnownKey(clientconf.Producer, k) || clientconf.KnownKey(clientconf.Admin, k):
+		return fmt.Sprintf("%s: set %s.consumer.%s, %s.producer.%s or %s.admin.%s, which apply to every flow using %s", unsupported, alias, k, alias, k, alias, k, alias)
+	default:
+		return fmt.Sprintf("%s, and %s is not a Kafka client setting kmirror knows: ignored", unsupported, k)
 	}
 }
 

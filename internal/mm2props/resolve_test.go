@@ -246,6 +246,9 @@ S->T.producer.override.buffer.memory=4000
 S->T.producer.override.acks=1
 S->T.producer.acks=all
 S->T.consumer.max.poll.records=10
+S->T.source.cluster.basic.auth.user.info=u:p
+S->T.target.cluster.security.protocol=PLAINTEXT
+S->T.source.cluster.request.timeout.ms=5000
 emit.heartbeats.enabled=false
 `, Options{})
 	f := c.Flows[0]
@@ -266,9 +269,14 @@ emit.heartbeats.enabled=false
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	for key, substr := range map[string]string{
-		"S->T.producer.override.acks":    "set T.producer.acks",
-		"S->T.producer.acks":             "only the offset-syncs producer",
-		"S->T.consumer.max.poll.records": "set S.consumer.max.poll.records",
+		// A new user's try (stop 38): the per-cluster form is advised only
+		// where kmirror reads it.
+		"S->T.source.cluster.basic.auth.user.info": "basic.auth.user.info is not a Kafka client setting kmirror knows: ignored",
+		"S->T.target.cluster.security.protocol":    "set T.security.protocol, which applies to every flow using T",
+		"S->T.source.cluster.request.timeout.ms":   "set S.consumer.request.timeout.ms, S.producer.request.timeout.ms or S.admin.request.timeout.ms",
+		"S->T.producer.override.acks":              "set T.producer.acks",
+		"S->T.producer.acks":                       "only the offset-syncs producer",
+		"S->T.consumer.max.poll.records":           "set S.consumer.max.poll.records",
 	} {
 		if !hasWarning(c, key, substr) {
 			t.Errorf("no warning %q for %s: %q", substr, key, warnings(c))
