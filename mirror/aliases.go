@@ -58,6 +58,16 @@ func validateFlowAliases(fc FlowConfig) *ConfigError {
 			return &ConfigError{Key: "clusters", Value: a[:64] + "...", Reason: fmt.Sprintf("cluster alias too long (%d bytes): heartbeat records carry at most %d", len(a), maxAliasBytes)}
 		}
 	}
+	if sa, ok := p.(interface{ SourceAlias() string }); ok && sa.SourceAlias() != "" && sa.SourceAlias() != fc.Source {
+		// IdentityReplicationPolicy reads every topic as coming from its
+		// source.cluster.alias: the target's alias there makes every topic a
+		// cycle (nothing replicated), another alias holds back every empty
+		// topic as of unknown origin (a new user's try, stop 38).
+		return &ConfigError{Key: name + ".source.cluster.alias", Value: sa.SourceAlias(), Reason: fmt.Sprintf(
+			"the flow's IdentityReplicationPolicy reads every topic as replicated from %q, but flow %s reads from %s: "+
+				"write FlowConfig.Policy from policy.NewIdentity(%q) (MM2 sets source.cluster.alias to the flow's source alias), or policy.NewIdentity(\"\")",
+			sa.SourceAlias(), name, fc.Source, fc.Source)}
+	}
 	if fc.Disabled {
 		return nil // heartbeats only: the aliases appear in heartbeat records, never in topic names
 	}

@@ -221,7 +221,9 @@ type FlowConfig struct {
 	// Policy names remote topics and internal topics
 	// (`replication.policy.class`, `.separator`,
 	// `.internal.topic.separator.enabled`). nil means policy.Default with
-	// separator ".".
+	// separator ".". An identity policy is policy.NewIdentity(Source) (MM2's
+	// source.cluster.alias is the flow's source alias) or
+	// policy.NewIdentity(""); New refuses any other alias.
 	Policy policy.ReplicationPolicy
 
 	// ReplicationFactor is `replication.factor` for remote topics. 0 means

@@ -598,6 +598,10 @@ func TestBadConfigurationNamesTheValue(t *testing.T) {
 		// did not exist.
 		{"cluster alias with an arrow", []Opt{cl("a->b"), cl("c"), WithFlow(FlowConfig{Source: "a->b", Target: "c"})},
 			[]string{`"a->b"`, `a cluster alias must not contain "->"`, `such as "a-b"`}},
+		// A new user's try (stop 38): the identity policy's alias was not
+		// checked; the target's alias makes every topic a cycle.
+		{"identity policy of another alias", []Opt{cl("a"), cl("b"), WithFlow(FlowConfig{Source: "a", Target: "b", Policy: identity(t, "b")})},
+			[]string{`a->b.source.cluster.alias`, `reads every topic as replicated from "b"`, `policy.NewIdentity("a")`}},
 		{"cluster without client options", []Opt{cl("a"), WithCluster(ClusterConfig{Alias: "b"}), WithFlow(FlowConfig{Source: "a", Target: "b"})},
 			[]string{"cluster b has no client options: set its ClusterConfig.Client"}},
 		{"negative flush interval", []Opt{cl("a"), cl("b"), WithFlow(FlowConfig{Source: "a", Target: "b", OffsetFlushInterval: -time.Second})}, []string{"a->b.offset.flush.interval.ms", "negative"}},
