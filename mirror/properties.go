@@ -204,10 +204,13 @@ func ParseProperties(r io.Reader, opts ...LoadOpt) (*Properties, error) {
 	}
 	b.build()
 	b.explainErrors()
+	sort.SliceStable(b.p.warnings, func(i, j int) bool { return b.p.warnings[i].Line < b.p.warnings[j].Line })
 	if err := configErrors(b.errs); err != nil {
+		if ces, ok := err.(*ConfigErrors); ok {
+			ces.Warnings = b.p.warnings
+		}
 		return nil, err
 	}
-	sort.SliceStable(b.p.warnings, func(i, j int) bool { return b.p.warnings[i].Line < b.p.warnings[j].Line })
 	b.p.effective = b.dump()
 	return b.p, nil
 }
@@ -626,6 +629,12 @@ func reasonLine(reason string) int {
 // *[ConfigError], finds the first one.
 type ConfigErrors struct {
 	Errs []*ConfigError
+	// Warnings are the file's warnings found along with the errors (those
+	// [Properties.Warnings] would return once the errors are fixed), by
+	// line, so that a file's every problem can be shown at once. Nil when
+	// reading stopped before the settings could be judged (a syntax error
+	// in `clusters`, say). Error does not include them.
+	Warnings []Warning
 }
 
 // Error returns the single error's message, or "mirror: N configuration

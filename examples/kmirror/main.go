@@ -336,7 +336,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	props, err := mirror.LoadProperties(o.config, loadOpts...)
 	if err != nil {
-		// An unreadable file or an invalid setting: exit code 2.
+		// An unreadable file or an invalid setting: exit code 2. The
+		// file's warnings are printed too, so that one run shows every
+		// problem (a new user's try, stop 38, saw them only once the
+		// errors were fixed).
+		var ces *mirror.ConfigErrors
+		if errors.As(err, &ces) && len(ces.Warnings) > 0 {
+			err = fmt.Errorf("%w\n%s", err, warningLines(ces.Warnings))
+		}
 		return &usageError{err}
 	}
 	if o.check {
@@ -536,4 +543,15 @@ func describeMemoryLimit(b int64) string {
 		return "none"
 	}
 	return strconv.FormatFloat(float64(b)/(1<<20), 'f', -1, 64) + " MiB"
+}
+
+// warningLines lists a file's warnings under the errors of a file that
+// has both: "N warning(s) as well:" and one indented line each.
+func warningLines(ws []mirror.Warning) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d warning(s) as well:", len(ws))
+	for _, w := range ws {
+		b.WriteString("\n\t" + w.String())
+	}
+	return b.String()
 }

@@ -28,7 +28,9 @@ func TestCheckStrict(t *testing.T) {
 		{"typo, -check -strict", []string{"-check", "-strict", "-config", typo}, 3, "# line 5: a->b.topcis: unknown flow setting", "kmirror: -strict: the configuration has 1 warning(s); fix them, or run without -strict\n"},
 		{"clean, -check -strict", []string{"-check", "-strict", "-config", clean}, 0, "# configuration valid: 2 flow(s): a->b, b->a (heartbeats only)", ""},
 		{"error and warning, -check -strict", []string{"-check", "-strict", "-config", bad}, 2, "",
-			"kmirror: mirror: a->b.replication.factor=\"two\": line 6: not a replication factor (a whole number up to 32767, or -1 for the broker default)\n"},
+			"kmirror: mirror: a->b.replication.factor=\"two\": line 6: not a replication factor (a whole number up to 32767, or -1 for the broker default)\n" +
+				"1 warning(s) as well:\n\tline 5: a->b.topcis: unknown flow setting: ignored (did you mean a->b.topics?); " +
+				"without it the flow's topics is the top-level topics or MM2's default .*, which selects every topic\n"},
 		{"typo, -strict without -check", []string{"-strict", "-config", typo}, 3, "", "kmirror: -strict: the configuration has 1 warning(s); fix them, or run without -strict\n"},
 	}
 	for _, tc := range tests {
@@ -52,7 +54,7 @@ func TestCheckStrict(t *testing.T) {
 }
 
 // TestCheckEveryError: -check reports every error of the file at once,
-// each with its line number, and exits 2.
+// each with its line number, then the file's warnings, and exits 2.
 func TestCheckEveryError(t *testing.T) {
 	cfg := writeProps(t, strictBase+
 		"a->b.topcis = x\n"+ // 5: a warning only
@@ -74,6 +76,9 @@ func TestCheckEveryError(t *testing.T) {
 		"\temit.checkpoints.interval.seconds=\"0\": line 8: an interval of 0 is invalid",
 		"\ta->b.topics=\"(?!internal).*\": line 9: ",
 		"\ta.consumer.auto.offset.reset=\"none\": line 10: ",
+		// The file's warnings follow its errors (a new user's try, stop 38).
+		"1 warning(s) as well:",
+		"\tline 5: a->b.topcis: unknown flow setting: ignored (did you mean a->b.topics?)",
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), msg.String())

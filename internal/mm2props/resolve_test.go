@@ -321,6 +321,7 @@ topics.blacklist = foo.*
 config.storage.replication.factor: 1
 source->target.enabled = true
 topics=orders
+source->target.topcis = orders.*
 `, Options{})
 	want := []string{
 		"---%<---: unknown setting: ignored",
@@ -328,6 +329,9 @@ topics=orders
 		"sync.topics.configs.enabled: unknown setting: ignored (did you mean sync.topic.configs.enabled?)",
 		"topic.blacklist: unknown setting: ignored (did you mean topics.exclude, or its deprecated spelling topics.blacklist?)",
 		"topics.blacklist: deprecated spelling of topics.exclude (KIP-629), removed in Kafka 4.0, whose MM2 ignores it; kmirror honours it where topics.exclude is not set: rename it to topics.exclude",
+		// A new user's try (stop 38): a misspelt selection widens it.
+		"source->target.topcis: unknown flow setting: ignored (did you mean source->target.topics?); " +
+			"without it the flow's topics is the top-level topics or MM2's default .*, which selects every topic",
 	}
 	if diff := cmp.Diff(want, warnings(c)); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
