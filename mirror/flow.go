@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/plugin/kslog"
 
@@ -320,11 +322,11 @@ func (f *flow) probe(ctx context.Context) error {
 	var errs []error
 	srcDown := false
 	if err := f.srcAdmCl.Ping(pctx); err != nil && ctx.Err() == nil {
-		errs = append(errs, fmt.Errorf("source cluster %s unreachable: %w", f.src.Alias, err))
+		errs = append(errs, unreachable("source cluster", f.src.Alias, err))
 		srcDown = true
 	}
 	if err := f.dstAdmCl.Ping(pctx); err != nil && ctx.Err() == nil {
-		errs = append(errs, fmt.Errorf("target cluster %s unreachable: %w", f.dst.Alias, err))
+		errs = append(errs, unreachable("target cluster", f.dst.Alias, err))
 	}
 	if ctx.Err() == nil {
 		err := errors.Join(errs...)
@@ -624,6 +626,26 @@ func (f *flow) recordGap(g *GapError) {
 	f.mu.Unlock()
 }
 
+// unreachable is the error of a request to the cluster alias (what is
+// "cluster", "source cluster" or "target cluster") that failed with err:
+// "<what> <alias> unreachable: <err>", with a hint where err says that a
+// broker answered and then refused the client. A listener whose security
+// protocol the client does not speak, or SASL credentials it rejects,
+// end in the broker closing the connection (EOF) or in
+// SASL_AUTHENTICATION_FAILED, not in a cluster that is down (a new
+// user's try, stop 38). Secrets are never part of err.
+func unreachable(what, alias string, err error) error {
+	switch {
+	case errors.Is(err, kerr.SaslAuthenticationFailed):
+		return fmt.Errorf("%s %s unreachable: %w (the broker rejected the credentials: check %s.sasl.jaas.config and %s.sasl.mechanism)",
+			what, alias, err, alias, alias)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%s %s unreachable: %w (the broker closed the connection: a security.protocol the listener does not speak, "+
+			"or SASL credentials it rejects, look like this: check %s.security.protocol and %s.sasl.*)", what, alias, err, alias, alias)
+	}
+	return fmt.Errorf("%s %s unreachable: %w", what, alias, err)
+}
+
 func (f *flow) wakeRefresh() {
 	select {
 	case f.refreshWake <- struct{}{}:
@@ -637,7 +659,7 @@ func (f *flow) preflight(ctx context.Context) error {
 	check := func(adm *kadm.Client, alias string, rfs map[string]int16) error {
 		md, err := adm.BrokerMetadata(ctx)
 		if err != nil {
-			return fmt.Errorf("cluster %s unreachable: %w", alias, err)
+			return unreachable("cluster", alias, err)
 		}
 		n := len(md.Brokers)
 		keys := make([]string, 0, len(rfs))

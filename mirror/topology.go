@@ -2,7 +2,6 @@ package mirror
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -169,11 +168,11 @@ func (f *flow) replicates(topic string) bool {
 func (f *flow) learnClusterIDs(ctx context.Context) error {
 	sm, err := f.srcAdm.BrokerMetadata(ctx)
 	if err != nil {
-		return fmt.Errorf("cluster %s unreachable: %w", f.src.Alias, err)
+		return unreachable("cluster", f.src.Alias, err)
 	}
 	dm, err := f.dstAdm.BrokerMetadata(ctx)
 	if err != nil {
-		return fmt.Errorf("cluster %s unreachable: %w", f.dst.Alias, err)
+		return unreachable("cluster", f.dst.Alias, err)
 	}
 	f.srcID, f.dstID = sm.Cluster, dm.Cluster
 	f.refreshRules()

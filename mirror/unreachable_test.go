@@ -1,0 +1,78 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// TestUnreachableHints: a broker that closes the connection or rejects
+// the credentials is not reported as a cluster that is down without a
+// word (a new user's try, stop 38: "cluster east unreachable: EOF").
+func TestUnreachableHints(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{io.EOF, "source cluster east unreachable: EOF (the broker closed the connection: a security.protocol the listener does not speak, " +
+			"or SASL credentials it rejects, look like this: check east.security.protocol and east.sasl.*)"},
+		{fmt.Errorf("reading: %w", io.ErrUnexpectedEOF), "source cluster east unreachable: reading: unexpected EOF (the broker closed the connection:"},
+		{kerr.SaslAuthenticationFailed, "source cluster east unreachable: SASL_AUTHENTICATION_FAILED: " + kerr.SaslAuthenticationFailed.Description +
+			" (the broker rejected the credentials: check east.sasl.jaas.config and east.sasl.mechanism)"},
+		{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), "source cluster east unreachable: dial tcp 127.0.0.1:1: connect: connection refused"},
+	} {
+		got := unreachable("source cluster", "east", tc.err)
+		if !strings.HasPrefix(got.Error(), tc.want) || (!strings.Contains(tc.want, "(") && got.Error() != tc.want) {
+			t.Errorf("unreachable(%v):\n got %s\nwant %s", tc.err, got, tc.want)
+		}
+		if !errors.Is(got, tc.err) {
+			t.Errorf("unreachable(%v) does not wrap it", tc.err)
+		}
+	}
+}
+
+// TestWrongSASLPasswordNamed: a flow whose target rejects its SASL
+// password is RETRYING with an error that points at the credentials, and
+// never shows the password.
+func TestWrongSASLPasswordNamed(t *testing.T) {
+	t.Parallel()
+	src := testcluster.NewFake(t, "src")
+	dst, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID("dst"), kfake.EnableSASL(), kfake.Superuser("PLAIN", "u", "right"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dst.Close)
+	testcluster.CreateTopic(t, &src, "orders", 1, nil)
+	const wrong = "Wr0ngPassw0rd"
+	m, err := newMirror(t, WithCluster(ClusterConfig{Alias: "src", Client: src.Opts()}),
+		WithCluster(ClusterConfig{Alias: "dst", Client: []kgo.Opt{kgo.SeedBrokers(dst.ListenAddrs()...),
+			kgo.SASL(plain.Auth{User: "u", Pass: wrong}.AsMechanism()), kgo.DialTimeout(time.Second)}}),
+		WithFlow(FlowConfig{Source: "src", Target: "dst", AdminTimeout: 2 * time.Second}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	testcluster.Eventually(t, 30*time.Second, "RETRYING pointing at the credentials", func() (bool, string) {
+		st := m.Status().Flows[0]
+		ok := st.State == StateRetrying && strings.Contains(st.Error, "cluster dst unreachable") &&
+			(strings.Contains(st.Error, "check dst.security.protocol and dst.sasl.*") || strings.Contains(st.Error, "the broker rejected the credentials"))
+		return ok, fmt.Sprintf("%s: %s", st.State, st.Error)
+	})
+	if st := m.Status().Flows[0]; strings.Contains(st.Error, wrong) {
+		t.Errorf("the error shows the password: %s", st.Error)
+	}
+}
