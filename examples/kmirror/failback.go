@@ -166,6 +166,7 @@ func failbackMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 func (r *failbackReport) writeText(w io.Writer) {
+	a, b, _ := strings.Cut(r.Flow, "->")
 	fmt.Fprintf(w, "failback of %s (reverse flow %s)", r.Flow, r.Reverse)
 	if r.DryRun {
 		fmt.Fprint(w, " (dry run: nothing changed)")
@@ -178,11 +179,12 @@ func (r *failbackReport) writeText(w io.Writer) {
 		}
 	}
 	if r.Rerun {
-		fmt.Fprintf(w, "flow %s: an earlier failback committed: the groups it committed keep their offsets on A where they are past their translation\n", r.Flow)
+		fmt.Fprintf(w, "flow %s: an earlier failback committed: the groups it committed keep their offsets on %s where they are past their translation\n", r.Flow, a)
 	}
 	if len(r.Groups) > 0 {
 		fmt.Fprintln(w)
-		tw := newTable(w, "GROUP\tON B\tPARTITION\tPOSITION ON B\tON A\tOFFSET ON A\tFROM\tTRANSLATION")
+		// The clusters by their aliases (A and B in the README's runbook).
+		tw := newTable(w, fmt.Sprintf("GROUP\tON %[2]s\tPARTITION\tPOSITION ON %[2]s\tON %[1]s\tOFFSET ON %[1]s\tFROM\tTRANSLATION", a, b))
 		for _, g := range r.Groups {
 			for _, p := range g.Partitions {
 				from := orDash(p.From)
@@ -203,7 +205,7 @@ func (r *failbackReport) writeText(w io.Writer) {
 		}
 	}
 	if len(r.Groups) > 0 {
-		fmt.Fprintf(w, "\nrecords written to %s after replication stopped (never on B; the groups read each once): %d\n", strings.SplitN(r.Flow, "->", 2)[0], r.OutageTotal)
+		fmt.Fprintf(w, "\nrecords written to %s after replication stopped (never on %s; the groups read each once): %d\n", a, b, r.OutageTotal)
 		for _, o := range r.Outage {
 			fmt.Fprintf(w, "  %s[%d]: offsets %d-%d (%d records)\n", o.Topic, o.Partition, o.From, o.To-1, o.Count)
 		}
