@@ -181,12 +181,22 @@ func (f *flow) learnClusterIDs(ctx context.Context) error {
 	}
 	pv, err := newProvenance(f.srcID, f.dstID)
 	if err != nil {
-		f.log.Warn("provenance header off for this flow", "err", err)
+		args := []any{"err", err}
+		if f.srcID == "kfake" && f.dstID == "kfake" {
+			// The same hint as refreshRules' warning, which the one above
+			// contradicted (a new user's try, stop 38).
+			args = append(args, "hint", kfakeIDHint)
+		}
+		f.log.Warn("provenance header off for this flow", args...)
 		return nil
 	}
 	f.prov = pv
 	return nil
 }
+
+// kfakeIDHint is logged with warnings about clusters sharing an ID when
+// the ID is kfake's default.
+const kfakeIDHint = "in-process kfake clusters are all named kfake: give each its own ID with kfake.ClusterID(alias)"
 
 // refreshRules rebuilds the flow's live topic rules with every cluster ID
 // the Mirror's flows learned so far.
@@ -195,7 +205,7 @@ func (f *flow) refreshRules() *topicRules {
 	if shared != "" {
 		args := []any{"clusters", shared}
 		if f.srcID == "kfake" || f.dstID == "kfake" {
-			args = append(args, "hint", "in-process kfake clusters are all named kfake: give each its own ID with kfake.ClusterID(alias)")
+			args = append(args, "hint", kfakeIDHint)
 		}
 		f.log.Warn("several cluster aliases name the same cluster: they are judged as one cluster", args...)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -74,5 +75,43 @@ func TestWrongSASLPasswordNamed(t *testing.T) {
 	})
 	if st := m.Status().Flows[0]; strings.Contains(st.Error, wrong) {
 		t.Errorf("the error shows the password: %s", st.Error)
+	}
+}
+
+// TestSameKfakeIDWarningsAgree: two in-process kfake clusters left with
+// kfake's default cluster ID draw two warnings, and both say to give each
+// its own ID (the provenance one said only to turn the header off, for a
+// copy within one cluster: a new user's try, stop 38).
+func TestSameKfakeIDWarningsAgree(t *testing.T) {
+	t.Parallel()
+	var clusters [2]*kfake.Cluster
+	for i := range clusters {
+		c, err := kfake.NewCluster(kfake.NumBrokers(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		clusters[i] = c
+	}
+	var logs lockedBuffer
+	m, err := newMirror(t, WithCluster(ClusterConfig{Alias: "src", Client: []kgo.Opt{kgo.SeedBrokers(clusters[0].ListenAddrs()...)}}),
+		WithCluster(ClusterConfig{Alias: "dst", Client: []kgo.Opt{kgo.SeedBrokers(clusters[1].ListenAddrs()...)}}),
+		WithFlow(FlowConfig{Source: "src", Target: "dst"}), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	testcluster.Eventually(t, 20*time.Second, "both warnings logged", func() (bool, string) {
+		s := logs.String()
+		return strings.Contains(s, "provenance header off") && strings.Contains(s, "several cluster aliases name the same cluster"), s
+	})
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if (strings.Contains(line, "provenance header off") || strings.Contains(line, "several cluster aliases")) &&
+			!strings.Contains(line, "give each its own ID with kfake.ClusterID(alias)") {
+			t.Errorf("a warning lacks the kfake hint: %s", line)
+		}
 	}
 }
