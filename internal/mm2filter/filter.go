@@ -79,6 +79,10 @@ func regexAdvice(re string, err error) string {
 		return fmt.Sprintf("Go's RE2 has no backreferences (\\1): list the alternatives explicitly (%v)", err)
 	case strings.Contains(re, "*+") || strings.Contains(re, "++") || strings.Contains(re, "?+"):
 		return fmt.Sprintf("Go's RE2 has no possessive quantifiers: drop the trailing + (RE2 never backtracks) (%v)", err)
+	case strings.HasPrefix(re, "*") || strings.HasPrefix(re, "?"):
+		// A glob, as in a shell (a new user's try, stop 38).
+		glob := strings.NewReplacer(".", `\.`, "*", ".*", "?", ".").Replace(re)
+		return fmt.Sprintf("a pattern is a regular expression, not a glob: for names matching %s write %s (%v)", re, glob, err)
 	}
 	return fmt.Sprintf("not a valid regular expression: %v", err)
 }

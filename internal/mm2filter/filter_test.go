@@ -44,6 +44,8 @@ func TestRegexError(t *testing.T) {
 		{"groups.exclude", `(a)\1`, "backreferences", true},
 		{"topics", "a*+", "possessive", false},
 		{"topics", "[", "not a valid regular expression", false},
+		{"topics", "*payments", `a pattern is a regular expression, not a glob: for names matching *payments write .*payments`, false},
+		{"topics", "*.orders", `for names matching *.orders write .*\.orders`, false},
 	} {
 		inc, ex := []string{tc.re}, []string(nil)
 		if tc.exclude {
