@@ -301,15 +301,22 @@ func (f *flow) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32)
 // its resume points.
 func (f *flow) release(slots []int32, graceful bool) {
 	f.unitsMu.Lock()
+	owned := 0
 	for _, k := range slots {
+		if f.owned[k] {
+			owned++
+		}
 		delete(f.owned, k)
 		delete(f.slotSince, k)
 		delete(f.pausedParts, k)
 	}
 	f.unitsMu.Unlock()
 	start := time.Now()
-	us, _ := f.stopSlots(slots, graceful, slots)
-	if len(slots) == 0 {
+	us, stopped := f.stopSlots(slots, graceful, slots)
+	if len(slots) == 0 || (owned == 0 && !stopped) {
+		// Nothing of this member's: the group's revocation, as the member
+		// leaves, of slots that leave already released (it was logged
+		// twice, the second time with took=0s).
 		return
 	}
 	f.unitsMu.Lock()
@@ -319,7 +326,7 @@ func (f *flow) release(slots []int32, graceful bool) {
 		f.tombstoneSlots(slots) // a member leaving writes them with its own tombstone (leave)
 	}
 	f.unitsMu.Lock()
-	owned := f.ownedLocked()
+	still := f.ownedLocked()
 	if f.leaving {
 		// The member stopped: Status keeps showing where its partitions
 		// ended.
@@ -332,7 +339,7 @@ func (f *flow) release(slots []int32, graceful bool) {
 	if !graceful {
 		how = "lost"
 	}
-	f.log.Info("slots "+how, "slots", slots, "owned", owned, "took", time.Since(start).Round(time.Millisecond))
+	f.log.Info("slots "+how, "slots", slots, "owned", still, "took", time.Since(start).Round(time.Millisecond))
 	f.wakePublish()
 }
 

@@ -115,3 +115,27 @@ func TestSameKfakeIDWarningsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestLeaveLogsRevokedOnce: a member that stops logs its slots' release
+// once (the group's revocation during LeaveGroup, of slots the member had
+// released already, logged it a second time with took=0s).
+func TestLeaveLogsRevokedOnce(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	orders := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, orders, 2, nil)
+	fc := fastFlow(p)
+	fc.Tasks = 2
+	var logs lockedBuffer
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))...)
+	testcluster.Eventually(t, 30*time.Second, "both slots owned", func() (bool, string) {
+		st := m.Status().Flows[0]
+		return len(st.Member.Slots) == 2, fmt.Sprintf("slots %v", st.Member.Slots)
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(logs.String(), `msg="slots revoked"`); n != 1 {
+		t.Errorf("%d \"slots revoked\" lines, want 1:\n%s", n, logs.String())
+	}
+}
