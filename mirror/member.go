@@ -246,7 +246,9 @@ func (f *flow) onAssigned(_ context.Context, cl *kgo.Client, assigned map[string
 	applied := f.applied
 	f.unitsMu.Unlock()
 	if len(started) > 0 || len(slots) > 0 {
-		f.log.Info("slots assigned", "member", memberID, "generation", gen, "new", started, "owned", owned, "target_state", applied)
+		// The member as /status and the status topic name it (member_id,
+		// group_member_id), so that the two can be matched.
+		f.log.Info("slots assigned", "member_id", f.selfID, "group_member_id", memberID, "generation", gen, "new", started, "owned", owned, "target_state", applied)
 	}
 	f.wakePublish()
 }
