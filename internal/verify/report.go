@@ -494,7 +494,10 @@ func (p PartitionReport) details(topic, remote string) []string {
 		for i, r := range st.Runs {
 			runs[i] = r.String()
 		}
-		out = append(out, fmt.Sprintf("%s: source->target offsets from the copies' provenance: %s (%d stamped, %d without a source offset)",
+		// Of every target record read, also those read before the
+		// compared window to find its start (-last, -since): a new user's
+		// try (stop 38) took the runs for the records compared.
+		out = append(out, fmt.Sprintf("%s: source->target offsets from the copies' provenance, for every target record read (the compared records and any read before them to find where they start): %s (%d stamped, %d without a source offset)",
 			at, strings.Join(runs, "; "), st.Stamped, st.Unstamped))
 		for _, d := range st.DisagreementRecords {
 			out = append(out, fmt.Sprintf("%s: stamp disagrees: %s[%d] offset %d carries source offset %d, its content matched source offset %d",

@@ -808,7 +808,7 @@ func TestStampMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range []string{
-		e.topic + "[0]: source->target offsets from the copies' provenance: source 0-9 -> target 0-9 (10 records); source 11-31 -> target 11-13 (3 records); source 14 -> target 14; source 12-19 -> target 15-22 (8 records) (22 stamped, 1 without a source offset)",
+		e.topic + "[0]: source->target offsets from the copies' provenance, for every target record read (the compared records and any read before them to find where they start): source 0-9 -> target 0-9 (10 records); source 11-31 -> target 11-13 (3 records); source 14 -> target 14; source 12-19 -> target 15-22 (8 records) (22 stamped, 1 without a source offset)",
 		e.topic + "[0]: stamp disagrees: " + e.remote + "[0] offset 13 carries source offset 31, its content matched source offset 13",
 	} {
 		if !strings.Contains(b.String(), line) {
