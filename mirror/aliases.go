@@ -16,7 +16,7 @@ const maxAliasBytes = 1<<15 - 1
 func identityAdvice(prefix string) string {
 	return fmt.Sprintf("for remote topics that keep their source names use IdentityReplicationPolicy: write\n"+
 		"  %sreplication.policy.class = %s\n  %sreplication.policy.separator = %s\n"+
-		"(Go: FlowConfig.Policy from policy.NewIdentity); the provenance header keeps identity flows from looping",
+		"(Go: FlowConfig.Policy from policy.NewIdentity with the flow's source alias); the provenance header keeps identity flows from looping",
 		prefix, policy.IdentityPolicyClass, prefix, policy.DefaultSeparator)
 }
 
