@@ -98,7 +98,14 @@ func (w *syncWriter) queue(u, d int64) {
 
 // promote queues the delayed position (MM2's commit()) and records idle,
 // the partition's polled position when nothing is in flight (-1
-// otherwise), and committed, its stored resume point (-1 none).
+// otherwise), and committed, its stored resume point (-1 none). It makes
+// every run that changed due: in exactly-once mode the flush is a
+// committed transaction (lifecycle.txnCommitted promotes), and the runs
+// are taken afterwards with takeRuns(false). Without this they were
+// written only when a sync fell due on its own, which the flushes'
+// promoted syncs kept from happening: the offset runs stopped a few
+// hundred records into the stream, and the checkpoints with them (a
+// helper trying to break exactly-once mode, stop 38).
 func (w *syncWriter) promote(idle, committed int64) {
 	if w.delayed {
 		w.delayed = false
@@ -106,6 +113,7 @@ func (w *syncWriter) promote(idle, committed int64) {
 		w.queue(w.delayedUp, w.delayedDown)
 	}
 	w.runs.idle(idle, committed)
+	w.runs.due = true
 }
 
 // take returns the due syncs in order and clears them.

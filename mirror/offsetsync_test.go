@@ -112,6 +112,36 @@ func TestRunWriterMarkers(t *testing.T) {
 	}
 }
 
+// TestRunsDueAtATransactionFlush: in exactly-once mode an offset flush is
+// a committed transaction, after which the runs are taken with
+// takeRuns(false); promote makes them due. Before, they were written only
+// when a sync fell due by itself, which the flushes' promoted syncs
+// prevented: the runs stopped early in the stream and the checkpoints
+// stayed there (a helper trying to break exactly-once mode, stop 38).
+func TestRunsDueAtATransactionFlush(t *testing.T) {
+	t.Parallel()
+	w := newSyncWriter(-1, [16]byte{})
+	w.ack(0, 0, 100)
+	w.takeRuns(false) // the session's announcement
+	var up, down int64 = 1, 1
+	for txn := range 30 { // 30 transactions of 8 records, a flush every 10th
+		for range 8 {
+			w.ack(up, down, 100)
+			up, down = up+1, down+1
+		}
+		w.marker()
+		down++ // the marker's offset
+		if txn%10 == 9 {
+			w.promote(-1, up-1)
+			_ = w.take()
+			rs := w.takeRuns(false)
+			if len(rs) == 0 || rs[len(rs)-1].FirstUpstreamOffset+rs[len(rs)-1].Count != up {
+				t.Fatalf("flush after transaction %d: runs %+v, want them up to upstream offset %d", txn, shapes(rs), up-1)
+			}
+		}
+	}
+}
+
 // TestRunWriterReincarnate: the source topic is re-created while two
 // records of the old topic are in flight; their acknowledgements stay in
 // the old session, the next one starts the new topic's fresh session.

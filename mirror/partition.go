@@ -237,9 +237,11 @@ func (p *partState) queued(r *kgo.Record) bool {
 const fetchErrStale = 30 * time.Second
 
 // idleUp returns the polled position when nothing is in flight, else -1
-// (the offset-run writer's idle position).
+// (the offset-run writer's idle position). Exactly once, records
+// acknowledged in a transaction not committed yet are in flight: the
+// sync writer knows only committed ones.
 func (p *partState) idleUp() int64 {
-	if p.err != nil || p.transientErr != nil || p.dropped || p.head != len(p.queue) {
+	if p.err != nil || p.transientErr != nil || p.dropped || p.head != len(p.queue) || (p.eos && p.committed != p.acked) {
 		return -1
 	}
 	return p.polledTo

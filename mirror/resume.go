@@ -166,7 +166,11 @@ const firstFlushAfter = time.Second
 
 // flush stores resume points and queues the newest offset sync of every
 // partition. Exactly once, resume points are stored by the transactions
-// (commitTxn): flush only sends the syncs due.
+// (commitTxn): flush queues the newest committed position of every
+// partition and sends the syncs and runs due. (It used to send only what
+// was due: the last transaction of a stream, committed within an offset
+// flush interval of the one before, left its sync and run unwritten until
+// the next transaction, and the group checkpointed short of the copies.)
 func (u *unit) flush(ctx context.Context) {
 	u.drain(ctx) // every result posted so far counts
 	if u.env.cfg.Isolation == ReadCommitted && time.Since(u.lastLSOCheck) >= openTxnCheckEvery(&u.env.cfg) {
@@ -174,7 +178,7 @@ func (u *unit) flush(ctx context.Context) {
 		u.checkOpenTransactions(ctx)
 	}
 	if u.env.cfg.ExactlyOnce {
-		u.sendSyncs(false)
+		u.sendSyncs(true)
 		if u.dirty {
 			u.publish() // the open-transaction check changed a status (the transactions store the resume points)
 		}
