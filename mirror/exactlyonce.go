@@ -116,6 +116,9 @@ func (u *unit) commitTxn(ctx context.Context) (err error) {
 		return err
 	}
 	u.inTxn = false
+	if len(v.ups) > 0 {
+		u.progressed.Store(true)
+	}
 	promote := time.Since(u.lastPromote) >= e.cfg.OffsetFlushInterval
 	if promote {
 		u.lastPromote = time.Now()

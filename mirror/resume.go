@@ -188,6 +188,9 @@ func (u *unit) flush(ctx context.Context) {
 	if ctx.Err() != nil && err != nil {
 		return
 	}
+	if stored > 0 {
+		u.progressed.Store(true)
+	}
 	if err != nil {
 		u.env.metrics.flowErr(u.env.labels, "resume_commit")
 		err = fmt.Errorf("storing resume points on %s: %w", u.env.dst.Alias, err)

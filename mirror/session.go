@@ -211,6 +211,7 @@ func (u *unit) run(ctx, hard context.Context) {
 	for ctx.Err() == nil {
 		err := u.session(ctx, hard)
 		u.drainIdle() // what the session's goroutines posted last
+		progressed := u.progressed.Swap(false)
 		if err == nil || ctx.Err() != nil {
 			return
 		}
@@ -237,12 +238,26 @@ func (u *unit) run(ctx, hard context.Context) {
 			continue
 		}
 		u.env.health(u.slot, fmt.Errorf("unit %d: %w", u.slot, err))
-		u.log.Warn("unit restarts from its last committed resume points", "err", err)
-		delay = backoff(delay)
+		delay = restartDelay(delay, progressed)
+		u.log.Warn("unit restarts from its last committed resume points", "err", err, "in", delay)
 		if !u.sleep(ctx, delay) {
 			return
 		}
 	}
+}
+
+// restartDelay is how long a unit waits before its next session after a
+// session that ended with an error, the previous wait having been prev
+// (0: none yet): the backoff, which starts over when the session stored
+// resume points (progressed: it was healthy). It only grew before: after
+// a few isolated refusals over a process's life, each one stopped the
+// slot's every partition for up to 30 s (a helper trying to break
+// exactly-once mode, stop 38).
+func restartDelay(prev time.Duration, progressed bool) time.Duration {
+	if progressed {
+		prev = 0
+	}
+	return backoff(prev)
 }
 
 // sleep waits for d, or until ctx ends (false), applying the events

@@ -172,6 +172,12 @@ type unit struct {
 
 	lastLSOCheck time.Time // control goroutine
 
+	// progressed: the session stored resume points (a transaction with
+	// records committed, exactly once, or a flush that stored some), so
+	// the restart after it waits the first backoff again (run). Set by the
+	// poll loop or the control goroutine, read by run between sessions.
+	progressed atomic.Bool
+
 	// Exactly once, owned by the poll loop: the open transaction.
 	inTxn       bool
 	txnStart    time.Time
