@@ -214,7 +214,7 @@ type lifeConfig struct {
 	openTxnAfter time.Duration
 	// advise adds what to do to a record's own produce error of remote
 	// topic remote (the unit's limits; nil: the error as is).
-	advise func(remote string, in inflight, r *kgo.Record, err error) error
+	advise func(remote string, in inflight, r *kgo.Record, span timeSpan, err error) error
 	// acked counts a record acknowledged, of size bytes and timestamp ts,
 	// of p (the metrics; nil: none).
 	acked func(p *partState, size int64, ts time.Time)
@@ -615,10 +615,10 @@ func (m *lifecycle) applyResult(p *partState, in inflight, r *kgo.Record, err er
 	}
 	if err != nil {
 		if m.cfg.advise != nil {
-			err = m.cfg.advise(p.remote, in, r, err)
+			err = m.cfg.advise(p.remote, in, r, p.inflightTimes(in), err)
 		}
 		m.fail(p, &PartitionError{Flow: m.cfg.flow, Topic: p.topic, Partition: p.partition, Err: err},
-			!recordError(err) || assumedLimit(err), true)
+			!recordError(err) || assumedLimit(err) || batchRefused(err), true)
 		p.txnFailed = p.eos
 		return
 	}

@@ -214,8 +214,9 @@ func (e *RecordTooLargeError) Unwrap() error { return kerr.MessageTooLarge }
 
 // adviseProduceErr adds what to do to a record's own produce error of
 // remote topic remote: r is the record produced (in.rec, or the record the
-// promise returned).
-func (u *unit) adviseProduceErr(remote string, in inflight, r *kgo.Record, err error) error {
+// promise returned); span the timestamps of the partition's records in
+// flight with it (partState.inflightTimes).
+func (u *unit) adviseProduceErr(remote string, in inflight, r *kgo.Record, span timeSpan, err error) error {
 	var tl *RecordTooLargeError
 	if errors.As(err, &tl) {
 		return err
@@ -226,14 +227,52 @@ func (u *unit) adviseProduceErr(remote string, in inflight, r *kgo.Record, err e
 		if in.rec != nil {
 			size = recordBatchSize(in.rec)
 		}
+		if size > 0 && size <= u.recordLimit(remote) {
+			return &batchRefusedError{offset: in.up, size: size, setting: setting, err: err}
+		}
 		return fmt.Errorf("%w: the record at offset %d (%d bytes as a record batch) is above %s or the target broker's limit: "+
 			"raise it, then restart the partition", err, in.up, size, setting)
 	}
-	var ts time.Time
-	if r != nil {
-		ts = r.Timestamp
+	if r != nil && !r.Timestamp.IsZero() {
+		if span.oldest.IsZero() || r.Timestamp.Before(span.oldest) {
+			span.oldest = r.Timestamp
+		}
+		if span.newest.IsZero() || r.Timestamp.After(span.newest) {
+			span.newest = r.Timestamp
+		}
 	}
-	return timestampAdvice(err, remote, u.env.dst.Alias, ts)
+	return timestampAdvice(err, remote, u.env.dst.Alias, span)
+}
+
+// batchRefusedError is the target's MESSAGE_TOO_LARGE for a record that
+// fits the limit the unit's producer applies: the broker refused the
+// batch the producer built up to that limit, so the limit is stale (the
+// remote topic's max.message.bytes lowered since it was read, config sync
+// copying the source topic's, or a lower broker-wide message.max.bytes).
+// It is not the record's own error: the partition is restarted
+// automatically, and the restart reads the limit again and reopens the
+// producer with it (a helper trying to break the record limits, stop 38:
+// a partition of 100-byte records stopped for good, with advice to raise
+// the limit and the stale one quoted).
+type batchRefusedError struct {
+	offset, size int64
+	setting      string
+	err          error
+}
+
+func (e *batchRefusedError) Error() string {
+	return fmt.Sprintf("%v: the target refused a batch holding the record at offset %d (%d bytes as a record batch, within the %s "+
+		"the producer applied): the remote topic's max.message.bytes was probably lowered since it was read, or the target broker's "+
+		"message.max.bytes is lower; the partition is restarted automatically with the limit read again", e.err, e.offset, e.size, e.setting)
+}
+
+// Unwrap returns the target's error (kerr.MessageTooLarge).
+func (e *batchRefusedError) Unwrap() error { return e.err }
+
+// batchRefused reports whether err is a batch refused at a stale limit.
+func batchRefused(err error) bool {
+	var br *batchRefusedError
+	return errors.As(err, &br)
 }
 
 // topicLimits describes the max.message.bytes of remote topics on the

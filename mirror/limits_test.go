@@ -285,3 +285,69 @@ func checkBatchSizes(t *testing.T, cases []*kgo.Record) {
 		}
 	}
 }
+
+// TestLoweredLimitRecoversByItself: the source topic's max.message.bytes
+// is lowered to 16 KiB (its records are 100 bytes) and config sync copies
+// it to the remote topic. The unit's producer still batches up to the
+// limit it read before (1 MiB) until its topic refresh reads the new one,
+// so the target refuses batches of records that each fit. That is not
+// the records' fault: the partition restarts by itself with the limit
+// read again, and every record arrives, with no operator. Before, it
+// stopped for good, told to raise a limit every record fits, quoting the
+// stale 1 MiB (a helper trying to break the record limits, stop 38).
+func TestLoweredLimitRecoversByItself(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("lowered")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	fc := recoveryFlow(p, topic)
+	fc.RefreshTopicsInterval = time.Minute // the limit is read again only by the partition's restart
+	fc.SyncTopicConfigsInterval = 200 * time.Millisecond
+	m, _ := runMirror(t, recoveryOpts(p, fc)...)
+	small := testcluster.Client(t, &p.Source, kgo.ProducerBatchMaxBytes(16000), kgo.ProducerLinger(50*time.Millisecond),
+		kgo.ProducerBatchCompression(kgo.NoCompression()))
+	produce := func(from, to int) {
+		var rs []*kgo.Record
+		for i := from; i < to; i++ {
+			rs = append(rs, &kgo.Record{Topic: topic, Value: randomBytes(100, byte(i))})
+		}
+		if err := small.ProduceSync(t.Context(), rs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(0, 10)
+	testcluster.Eventually(t, 30*time.Second, "first records", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.Replicated == 10, fmt.Sprintf("%+v", ps)
+	})
+	setTopicConfig(t, &p.Source, topic, "max.message.bytes", "16384")
+	lim := "16384"
+	waitTopicConfigs(t, &p.Target, remote, kadm.AlterConfig{Op: kadm.SetConfig, Name: "max.message.bytes", Value: &lim})
+	produce(10, 5010)
+	sawRefusal := false
+	testcluster.Eventually(t, 60*time.Second, "5010 records replicated without an operator", func() (bool, string) {
+		ps := partStatus(m, 0)
+		if ps.State == StateFailed {
+			sawRefusal = true
+			if ps.NextRetry.IsZero() {
+				t.Fatalf("the partition waits for an operator on records that fit the new limit:\n%s", ps.Error)
+			}
+			if !strings.Contains(ps.Error, "the target refused a batch holding the record at offset") ||
+				!strings.Contains(ps.Error, "restarted automatically with the limit read again") {
+				t.Errorf("error does not say the batch was refused at a stale limit: %s", ps.Error)
+			}
+		}
+		return ps.Replicated == 5010, fmt.Sprintf("%+v", ps)
+	})
+	got := testcluster.ReadAll(t, &p.Target, remote)[0]
+	if len(got) != 5010 {
+		t.Fatalf("target has %d records, want 5010", len(got))
+	}
+	for i, r := range got {
+		if !bytes.Equal(r.Value, randomBytes(100, byte(i))) {
+			t.Fatalf("target record %d is not source record %d", r.Offset, i)
+		}
+	}
+	t.Logf("a batch was refused on the way: %t", sawRefusal)
+}

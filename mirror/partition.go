@@ -22,6 +22,34 @@ type inflight struct {
 	n    int32       // shallow-copy batch: its record count (0: one record)
 }
 
+// timeSpan is the oldest and newest record timestamps of a set of
+// records (both zero when none is known).
+type timeSpan struct{ oldest, newest time.Time }
+
+// inflightTimes returns the span of the timestamps of in (the oldest
+// record without a result, failed) and of p's records in flight after it:
+// the target refuses a batch as a whole, and the record that broke its
+// timestamp rule may be any of them.
+func (p *partState) inflightTimes(in inflight) timeSpan {
+	var s timeSpan
+	add := func(r *kgo.Record) {
+		if r == nil || r.Timestamp.IsZero() {
+			return
+		}
+		if s.oldest.IsZero() || r.Timestamp.Before(s.oldest) {
+			s.oldest = r.Timestamp
+		}
+		if s.newest.IsZero() || r.Timestamp.After(s.newest) {
+			s.newest = r.Timestamp
+		}
+	}
+	add(in.rec)
+	for _, q := range p.queue[p.head:] {
+		add(q.rec)
+	}
+	return s
+}
+
 // feed is the poll loop's handle of one incarnation of a source
 // partition: what the poll (or shallow) loop needs to fetch and produce
 // it, and the two signals that stop its produces. The control goroutine

@@ -56,34 +56,54 @@ func recordError(err error) bool {
 
 // timestampAdvice adds to an INVALID_TIMESTAMP produce error the setting
 // of the remote topic that refused the record and how to fix it; other
-// errors are returned as they are. ts is the record's timestamp (zero when
-// unknown, as for a shallow-copied batch): one in the past names
-// message.timestamp.before.max.ms, one in the future
+// errors are returned as they are. span holds the oldest and newest
+// timestamps of the records the refused batch may hold (the failed
+// record and those in flight after it: the target refuses a batch as a
+// whole, so the failed record is not always the one that broke the rule;
+// zero when unknown, as for a shallow-copied batch). Records only in the
+// past name message.timestamp.before.max.ms, only in the future
 // message.timestamp.after.max.ms (KIP-937; older brokers check
-// message.timestamp.difference.max.ms). The wrapped error keeps its
-// kerr code for errors.Is.
-func timestampAdvice(err error, remote, target string, ts time.Time) error {
+// message.timestamp.difference.max.ms); records on both sides name the
+// setting of the one further from now first, and the other too (a helper
+// trying to break the record limits, stop 38, was told to delete
+// after.max.ms for a batch refused by before.max.ms). The wrapped error
+// keeps its kerr code for errors.Is.
+func timestampAdvice(err error, remote, target string, span timeSpan) error {
 	if !errors.Is(err, kerr.InvalidTimestamp) {
 		return err
 	}
-	key, broker, del := "message.timestamp.before.max.ms or message.timestamp.after.max.ms",
-		"log.message.timestamp.before.max.ms or log.message.timestamp.after.max.ms",
-		"message.timestamp.before.max.ms,message.timestamp.after.max.ms"
-	rec := ""
-	switch now := time.Now(); {
-	case ts.IsZero():
-	case ts.Before(now):
-		rec = fmt.Sprintf(" %s (%s old)", ts.UTC().Format(time.RFC3339Nano), now.Sub(ts).Round(time.Second))
-		key, broker, del = "message.timestamp.before.max.ms", "log.message.timestamp.before.max.ms", "message.timestamp.before.max.ms"
-	default:
-		rec = fmt.Sprintf(" %s (%s ahead)", ts.UTC().Format(time.RFC3339Nano), ts.Sub(now).Round(time.Second))
-		key, broker, del = "message.timestamp.after.max.ms", "log.message.timestamp.after.max.ms", "message.timestamp.after.max.ms"
+	const (
+		before, after = "message.timestamp.before.max.ms", "message.timestamp.after.max.ms"
+	)
+	now := time.Now()
+	old := func(ts time.Time) string {
+		return fmt.Sprintf("%s (%s old)", ts.UTC().Format(time.RFC3339Nano), now.Sub(ts).Round(time.Second))
 	}
-	return fmt.Errorf("%w; the remote topic %s on %s refuses the record's timestamp%s by its %s "+
+	ahead := func(ts time.Time) string {
+		return fmt.Sprintf("%s (%s ahead)", ts.UTC().Format(time.RFC3339Nano), ts.Sub(now).Round(time.Second))
+	}
+	var key, broker, del, rec, also string
+	past := !span.oldest.IsZero() && span.oldest.Before(now)
+	future := !span.newest.IsZero() && span.newest.After(now)
+	switch {
+	case past && future && now.Sub(span.oldest) >= span.newest.Sub(now):
+		key, rec, also = before, " "+old(span.oldest), fmt.Sprintf(" (or its %s, for the record at %s)", after, ahead(span.newest))
+		broker, del = "log."+before, before+","+after
+	case past && future:
+		key, rec, also = after, " "+ahead(span.newest), fmt.Sprintf(" (or its %s, for the record at %s)", before, old(span.oldest))
+		broker, del = "log."+after, before+","+after
+	case past:
+		key, rec, broker, del = before, " "+old(span.oldest), "log."+before, before
+	case future:
+		key, rec, broker, del = after, " "+ahead(span.newest), "log."+after, after
+	default:
+		key, broker, del = before+" or "+after, "log."+before+" or log."+after, before+","+after
+	}
+	return fmt.Errorf("%w; the remote topic %s on %s refuses the record's timestamp%s by its %s%s "+
 		"(or the target broker's %s when the topic sets none; message.timestamp.difference.max.ms before Kafka 4.0): "+
 		"delete the topic's setting (kafka-configs.sh --alter --entity-type topics --entity-name %s --delete-config %s) or raise it, "+
 		"then restart the failed partition; kmirror's default config.properties.exclude never copies it",
-		err, remote, target, rec, key, broker, remote, del)
+		err, remote, target, rec, key, also, broker, remote, del)
 }
 
 // transientProduceErr reports produce failures that say nothing about the

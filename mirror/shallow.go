@@ -1101,7 +1101,7 @@ func (s *shallow) fail(sp *shPart, err error) {
 		auto = 1
 	}
 	s.u.box.post(event{kind: evFailed, f: f, a: auto, err: &PartitionError{Flow: s.u.env.name, Topic: sp.k.topic, Partition: sp.k.partition,
-		Err: timestampAdvice(err, f.remote, s.u.env.dst.Alias, time.Time{})}})
+		Err: timestampAdvice(err, f.remote, s.u.env.dst.Alias, timeSpan{})}})
 }
 
 // fallsBack reports the produce errors by which the target refuses a batch

@@ -372,28 +372,89 @@ func TestTimestampAdvice(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
 	for _, c := range []struct {
-		ts         time.Time
+		span       timeSpan
 		want, not  string
 		deleteKeys string
 	}{
-		{now.Add(-2 * time.Hour), "(2h0m0s old) by its message.timestamp.before.max.ms (or the target broker's log.message.timestamp.before.max.ms", "after.max.ms", beforeKey},
-		{now.Add(3 * time.Hour), "(3h0m0s ahead) by its message.timestamp.after.max.ms (or the target broker's log.message.timestamp.after.max.ms", "before.max.ms", afterKey},
-		{time.Time{}, "refuses the record's timestamp by its message.timestamp.before.max.ms or message.timestamp.after.max.ms (or the target broker's log.message.timestamp.before.max.ms or log.message.timestamp.after.max.ms", " old)", beforeKey + "," + afterKey},
+		{timeSpan{now.Add(-2 * time.Hour), now.Add(-time.Hour)}, "(2h0m0s old) by its message.timestamp.before.max.ms (or the target broker's log.message.timestamp.before.max.ms", "after.max.ms", beforeKey},
+		{timeSpan{now.Add(time.Hour), now.Add(3 * time.Hour)}, "(3h0m0s ahead) by its message.timestamp.after.max.ms (or the target broker's log.message.timestamp.after.max.ms", "before.max.ms", afterKey},
+		{timeSpan{}, "refuses the record's timestamp by its message.timestamp.before.max.ms or message.timestamp.after.max.ms (or the target broker's log.message.timestamp.before.max.ms or log.message.timestamp.after.max.ms", " old)", beforeKey + "," + afterKey},
+		// A batch with a record 10 s ahead (clock skew) and one 2 h old:
+		// the old one is the likely culprit, named first, and both
+		// settings are given (a helper trying to break the record limits,
+		// stop 38: only after.max.ms was named).
+		{timeSpan{now.Add(-2 * time.Hour), now.Add(10 * time.Second)},
+			"(2h0m0s old) by its message.timestamp.before.max.ms (or its message.timestamp.after.max.ms, for the record at ", "\x00", beforeKey + "," + afterKey},
+		{timeSpan{now.Add(-10 * time.Second), now.Add(3 * time.Hour)},
+			"(3h0m0s ahead) by its message.timestamp.after.max.ms (or its message.timestamp.before.max.ms, for the record at ", "\x00", beforeKey + "," + afterKey},
 	} {
-		err := timestampAdvice(kerr.InvalidTimestamp, "a.orders", "b", c.ts)
+		err := timestampAdvice(kerr.InvalidTimestamp, "a.orders", "b", c.span)
 		s := err.Error()
 		if !errors.Is(err, kerr.InvalidTimestamp) || !recordError(err) {
 			t.Errorf("%v: the advice hides INVALID_TIMESTAMP", err)
 		}
 		if !strings.HasPrefix(s, kerr.InvalidTimestamp.Error()+"; the remote topic a.orders on b refuses the record's timestamp") ||
 			!strings.Contains(s, c.want) || !strings.Contains(s, "--entity-name a.orders --delete-config "+c.deleteKeys+")") {
-			t.Errorf("advice for %v:\n%s\nwant it to contain %q", c.ts, s, c.want)
+			t.Errorf("advice for %v:\n%s\nwant it to contain %q", c.span, s, c.want)
 		}
 		if strings.Contains(s, c.not) {
-			t.Errorf("advice for %v contains %q: %s", c.ts, c.not, s)
+			t.Errorf("advice for %v contains %q: %s", c.span, c.not, s)
 		}
 	}
-	if err := timestampAdvice(kerr.MessageTooLarge, "a.orders", "b", now); err != kerr.MessageTooLarge {
+	if err := timestampAdvice(kerr.MessageTooLarge, "a.orders", "b", timeSpan{now, now}); err != kerr.MessageTooLarge {
 		t.Errorf("timestampAdvice(MESSAGE_TOO_LARGE) = %v, want it unchanged", err)
+	}
+}
+
+// TestRefusedBatchTimestampsNamed: a Kafka broker refuses a whole batch
+// with INVALID_TIMESTAMP when one of its records is out of range. The
+// remote topic refuses records more than an hour old (emulated below as
+// Kafka enforces message.timestamp.before.max.ms); the partition holds a
+// record 10 s ahead (producer clock skew) and then one 2 h old. The error
+// names before.max.ms and the 2 h old record first (a helper trying to
+// break the record limits, stop 38: it named only after.max.ms, from the
+// batch's first record, and the operator would have deleted the wrong
+// setting).
+func TestRefusedBatchTimestampsNamed(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("tsmix")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	now := time.Now().Truncate(time.Millisecond)
+	testcluster.Produce(t, &p.Source,
+		&kgo.Record{Topic: topic, Value: []byte("skewed"), Timestamp: now.Add(10 * time.Second)},
+		&kgo.Record{Topic: topic, Value: []byte("old"), Timestamp: now.Add(-2 * time.Hour)},
+		&kgo.Record{Topic: topic, Value: []byte("recent"), Timestamp: now})
+	dec := kgo.DefaultDecompressor()
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Err: kerr.InvalidTimestamp, Count: -1,
+		When: func(req kmsg.Request) bool {
+			for _, rt := range req.(*kmsg.ProduceRequest).Topics {
+				for _, rp := range rt.Partitions {
+					fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: remote},
+						&kmsg.FetchResponseTopicPartition{RecordBatches: rp.Records}, dec, nil)
+					for _, r := range fp.Records {
+						if time.Since(r.Timestamp) > time.Hour {
+							return true
+						}
+					}
+				}
+			}
+			return false
+		}})
+	m, _ := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic))...)
+	testcluster.Eventually(t, 30*time.Second, "partition 0 FAILED", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateFailed, fmt.Sprintf("%+v", ps)
+	})
+	ps := partStatus(m, 0)
+	for _, want := range []string{
+		"refuses the record's timestamp " + now.Add(-2*time.Hour).UTC().Format(time.RFC3339Nano) + " (2h0m",
+		"old) by its message.timestamp.before.max.ms (or its message.timestamp.after.max.ms, for the record at " + now.Add(10*time.Second).UTC().Format(time.RFC3339Nano),
+		"--delete-config message.timestamp.before.max.ms,message.timestamp.after.max.ms)",
+	} {
+		if !strings.Contains(ps.Error, want) {
+			t.Errorf("the error lacks %q:\n%s", want, ps.Error)
+		}
 	}
 }
