@@ -19,6 +19,7 @@ type inflight struct {
 	up   int64       // upstream (source) offset
 	size int64       // key + value + header keys and values, in bytes
 	rec  *kgo.Record // nil for a shallow-copy batch (evBatchAck)
+	ts   int64       // the record's timestamp, Unix milliseconds, as fetched (0: a shallow-copy batch); rec's fields are the producer's while in flight
 	n    int32       // shallow-copy batch: its record count (0: one record)
 }
 
@@ -32,20 +33,21 @@ type timeSpan struct{ oldest, newest time.Time }
 // timestamp rule may be any of them.
 func (p *partState) inflightTimes(in inflight) timeSpan {
 	var s timeSpan
-	add := func(r *kgo.Record) {
-		if r == nil || r.Timestamp.IsZero() {
+	add := func(ms int64) {
+		if ms == 0 {
 			return
 		}
-		if s.oldest.IsZero() || r.Timestamp.Before(s.oldest) {
-			s.oldest = r.Timestamp
+		ts := time.UnixMilli(ms)
+		if s.oldest.IsZero() || ts.Before(s.oldest) {
+			s.oldest = ts
 		}
-		if s.newest.IsZero() || r.Timestamp.After(s.newest) {
-			s.newest = r.Timestamp
+		if s.newest.IsZero() || ts.After(s.newest) {
+			s.newest = ts
 		}
 	}
-	add(in.rec)
+	add(in.ts)
 	for _, q := range p.queue[p.head:] {
-		add(q.rec)
+		add(q.ts) // not q.rec.Timestamp: the poll loop may be producing it
 	}
 	return s
 }
