@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -364,4 +366,73 @@ func TestExactlyOnceCheckpointsFollowTheStream(t *testing.T) {
 		}
 		return true, ""
 	})
+}
+
+// TestExactlyOnceRefusedTopicLeavesOthersFlowing: exactly once, one slot,
+// two topics; the target refuses every produce to one remote topic (an
+// ACL being rolled out), a failure retried automatically. Each retry that
+// fails aborts the transaction the slot's topics share and restarts its
+// session; the other topic still commits between them, and once the ACL
+// is fixed both topics end exactly once. Before, the retries came due as
+// each session started, and the other topic committed nothing while the
+// refusal lasted (a helper trying to break exactly-once mode, stop 38).
+func TestExactlyOnceRefusedTopicLeavesOthersFlowing(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	good, bad := p.Topic("good"), p.Topic("bad")
+	const parts, records = 3, 12000
+	testcluster.CreateTopic(t, &p.Source, good, parts, nil)
+	testcluster.CreateTopic(t, &p.Source, bad, parts, nil)
+	fc := fastFlow(p)
+	fc.Topics, fc.Tasks, fc.ExactlyOnce = []string{good, bad}, 1, true
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc), withPartRetryFirst(200*time.Millisecond))...)
+	pg := produceSteadily(t, &p.Source, good, parts, records, 1000)
+	pb := produceSteadily(t, &p.Source, bad, parts, records, 1000)
+	rg, rb := p.Source.Alias+"."+good, p.Source.Alias+"."+bad
+	committed := func(remote string) int {
+		recs, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, true)
+		if err != nil {
+			return -1
+		}
+		n := 0
+		for _, rs := range recs {
+			n += len(rs)
+		}
+		return n
+	}
+	testcluster.Eventually(t, 30*time.Second, "both topics flowing", func() (bool, string) {
+		a, b := committed(rg), committed(rb)
+		return a > 500 && b > 500, fmt.Sprint(a, b)
+	})
+	h := p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: rb, Err: kerr.TopicAuthorizationFailed, Count: -1})
+	time.Sleep(time.Second)
+	g0 := committed(rg)
+	time.Sleep(6 * time.Second)
+	if g1 := committed(rg); g1-g0 < 1000 {
+		t.Errorf("the good topic committed %d records in the 6 s the other was refused (%d -> %d; the source wrote about 6 000), want at least 1 000: %+v",
+			g1-g0, g0, g1, m.Status().Flows[0].Partitions)
+	}
+	h.Remove()
+	<-pg.done
+	<-pb.done
+	testcluster.Eventually(t, 90*time.Second, "everything replicated", func() (bool, string) {
+		a, b := committed(rg), committed(rb)
+		return a >= records && b >= records, fmt.Sprint(a, b)
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range [][2]string{{good, rg}, {bad, rb}} {
+		src := testcluster.ReadAll(t, &p.Source, tp[0])
+		dst, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), tp[1], true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for part := range int32(parts) {
+			if dups := exactCopy(t, part, src[part], dst[part]); dups != 0 {
+				t.Errorf("%s[%d]: %d duplicates read_committed, exactly once", tp[1], part, dups)
+			}
+		}
+	}
 }

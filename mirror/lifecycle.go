@@ -329,6 +329,9 @@ func (m *lifecycle) apply(ev event, arena [][]inflight) {
 	case evRemoteID:
 		m.remoteID(ev.x.topic, ev.x.remote, ev.x.id, ev.err)
 	case evSession:
+		if ev.a != 0 {
+			m.now = time.Unix(0, ev.a)
+		}
 		m.newSession()
 	}
 }
@@ -945,16 +948,38 @@ func (m *lifecycle) remoteID(topic, remote string, id kadm.TopicID, err error) {
 	m.redecide = true
 }
 
-// newSession starts a new session of the unit (evSession): the
+// newSession starts a new session of the unit (evSession, at m.now): the
 // partitions of the last one move to carry (counters, and failures with
 // their restart schedule, carry over when they start again).
+//
+// Exactly once, a failed partition's automatic retry comes no sooner than
+// its retry delay after the session starts. A retry that fails again
+// aborts the transaction it shares with the healthy partitions and ends
+// the session; one due by the time the next session started (the unit's
+// backoff is longer than the first retry delays) was restarted at once,
+// and the healthy partitions of its unit committed nothing, session after
+// session (a helper trying to break exactly-once mode, stop 38: a topic
+// refused by an ACL stopped the other topic of its slot). Now they
+// replicate for at least the retry delay, which doubles, between two
+// such aborts. An operator's restart is not delayed.
 func (m *lifecycle) newSession() {
 	clear(m.limits)
 	for k, p := range m.parts {
 		p.retired = true
+		if m.cfg.eos && p.err != nil && p.autoRetry && !p.restartAsked {
+			p.nextRetry = laterOf(p.nextRetry, m.now.Add(p.retryDelay))
+		}
 		m.carry[k] = p
 	}
 	m.parts = map[tp]*partState{}
+}
+
+// laterOf returns the later of a and b.
+func laterOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // restartStep is what decide does with one partition.

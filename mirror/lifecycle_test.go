@@ -1259,3 +1259,40 @@ func TestLifecycleTailStart(t *testing.T) {
 		h.expect(c.name, c.want)
 	}
 }
+
+// TestNewSessionDefersExactlyOnceRetries: exactly once, a failed
+// partition's automatic retry comes no sooner than its retry delay after a
+// new session starts, so that the healthy partitions of its unit commit
+// before a retry that fails again aborts their transaction; an operator's
+// restart and at-least-once partitions keep their schedule. (A retry due
+// when the next session started ran at once, and a topic refused by an ACL
+// stopped every other topic of its slot: a helper trying to break
+// exactly-once mode, stop 38.)
+func TestNewSessionDefersExactlyOnceRetries(t *testing.T) {
+	t.Parallel()
+	t0 := time.Unix(1_800_000_000, 0)
+	for _, tc := range []struct {
+		name      string
+		eos       bool
+		asked     bool
+		nextRetry time.Time
+		want      time.Time
+	}{
+		{"due before the session", true, false, t0.Add(-time.Second), t0.Add(2 * time.Second)},
+		{"due after the session's retry delay", true, false, t0.Add(5 * time.Second), t0.Add(5 * time.Second)},
+		{"an operator asked", true, true, t0.Add(-time.Second), t0.Add(-time.Second)},
+		{"at least once", false, false, t0.Add(-time.Second), t0.Add(-time.Second)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newLifecycle(lifeConfig{flow: "a->b", eos: tc.eos})
+			k := tp{"orders", 0}
+			p := newPartState("orders", "a.orders", 0, 9, [16]byte{}, tc.eos, t0)
+			p.err, p.autoRetry, p.retryDelay, p.nextRetry, p.restartAsked = errors.New("refused"), true, 2*time.Second, tc.nextRetry, tc.asked
+			m.parts[k] = p
+			m.apply(event{kind: evSession, a: t0.UnixNano()}, nil)
+			if got := m.carry[k].nextRetry; !got.Equal(tc.want) {
+				t.Errorf("next retry %v after the session started, want %v", got.Sub(t0), tc.want.Sub(t0))
+			}
+		})
+	}
+}
