@@ -629,8 +629,16 @@ func (m *lifecycle) applyResult(p *partState, in inflight, r *kgo.Record, err er
 	if p.newLog && p.ackedOld && !p.eos {
 		p.ackedOld, p.ackedID = false, p.logID()
 	}
-	p.retries, p.retryDelay = 0, 0 // replicating again: the next failure starts the backoff anew
-	p.unknownTries = 0
+	if !p.eos {
+		// Replicating again: the next failure starts the backoff anew.
+		// Exactly once, only a committed transaction says so
+		// (txnCommitted): the acks of one that aborts reset nothing (a
+		// review, stop 38: a retry whose batch after a few acked records
+		// was refused kept the first retry delay forever, restarting the
+		// slot's session every few seconds).
+		p.retries, p.retryDelay = 0, 0
+		p.unknownTries = 0
+	}
 	p.records++
 	p.bytes += in.size
 	if m.cfg.acked != nil {
@@ -677,7 +685,9 @@ func (m *lifecycle) batchAck(f *feed, up int64, n int32, down, size int64, ts ti
 		if p.newLog && p.ackedOld && !p.eos {
 			p.ackedOld, p.ackedID = false, p.logID() // as applyResult
 		}
-		p.unknownTries = 0 // acknowledged: the next unknown remote topic is retried quietly anew
+		if !p.eos {
+			p.unknownTries = 0 // acknowledged: the next unknown remote topic is retried quietly anew (exactly once: committed, txnCommitted)
+		}
 		p.records += int64(n)
 		p.bytes += size
 		if m.cfg.acked != nil {
@@ -952,8 +962,8 @@ func (m *lifecycle) remoteID(topic, remote string, id kadm.TopicID, err error) {
 // partitions of the last one move to carry (counters, and failures with
 // their restart schedule, carry over when they start again).
 //
-// Exactly once, a failed partition's automatic retry comes no sooner than
-// its retry delay after the session starts. A retry that fails again
+// Exactly once, a failed partition's automatic retry already due when the
+// session starts comes its retry delay after that. A retry that fails again
 // aborts the transaction it shares with the healthy partitions and ends
 // the session; one due by the time the next session started (the unit's
 // backoff is longer than the first retry delays) was restarted at once,
@@ -966,20 +976,15 @@ func (m *lifecycle) newSession() {
 	clear(m.limits)
 	for k, p := range m.parts {
 		p.retired = true
-		if m.cfg.eos && p.err != nil && p.autoRetry && !p.restartAsked {
-			p.nextRetry = laterOf(p.nextRetry, m.now.Add(p.retryDelay))
+		if m.cfg.eos && p.err != nil && p.autoRetry && !p.restartAsked && !p.nextRetry.After(m.now) {
+			// Only a retry already due is pushed: one pushed at every
+			// session start could wait forever while sessions restart
+			// more often than its delay (a review, stop 38).
+			p.nextRetry = m.now.Add(p.retryDelay)
 		}
 		m.carry[k] = p
 	}
 	m.parts = map[tp]*partState{}
-}
-
-// laterOf returns the later of a and b.
-func laterOf(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // restartStep is what decide does with one partition.
@@ -1233,6 +1238,11 @@ func (m *lifecycle) txnCommitted(ups []resumeUp, promote bool) {
 		p.committed, p.committedID = up.off, up.srcID
 		if p.newLog && p.ackedOld {
 			p.ackedOld, p.ackedID = false, p.logID() // the committed offset is the new log's
+		}
+		if len(p.pending) > 0 {
+			// Records of the partition are committed: it replicates, and
+			// its next failure starts the backoff anew.
+			p.retries, p.retryDelay, p.unknownTries = 0, 0, 0
 		}
 		if m.cfg.syncs && len(p.pending) > 0 {
 			for _, s := range p.pending {

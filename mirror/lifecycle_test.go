@@ -1296,3 +1296,86 @@ func TestNewSessionDefersExactlyOnceRetries(t *testing.T) {
 		})
 	}
 }
+
+// TestExactlyOnceRetryNotStarvedBySessionRestarts: exactly once, partition
+// bad/0 fails on an error that can go away (TOPIC_AUTHORIZATION_FAILED,
+// automatic retry 2 s later). The unit's session then restarts every
+// second for a reason that has nothing to do with bad/0 (another
+// partition's transient failures, a limit rebuild, a fencing, ...).
+// newSession pushed bad/0's retry to now+retryDelay at every session, so
+// it never came (a review, stop 38); it now pushes only a retry already
+// due.
+func TestExactlyOnceRetryNotStarvedBySessionRestarts(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, lifeConfig{flow: "a->b", eos: true, retryFirst: 2 * time.Second})
+	bad, good := tp{"bad", 0}, tp{"good", 0}
+	fb := h.start(bad, startPos{remote: "a.bad", committed: 9})
+	h.start(good, startPos{remote: "a.good", committed: 9})
+	recs := h.fetch(fb, 10)
+	h.fail(fb, recs[0], kerr.TopicAuthorizationFailed)
+	h.post(event{kind: evTxnAborted}) // the transaction holding it aborts: the session ends
+	h.took()
+	restarted := false
+	for i := 0; i < 60; i++ {
+		h.advance(time.Second)
+		// A new session, ended a second later by something else.
+		h.post(event{kind: evSession, a: h.now.UnixNano()})
+		h.start(bad, startPos{remote: "a.bad", committed: 9})
+		h.start(good, startPos{remote: "a.good", committed: 9})
+		if strings.Contains(h.took(), "restart bad/0") {
+			restarted = true
+			break
+		}
+		h.advance(500 * time.Millisecond)
+		if strings.Contains(h.took(), "restart bad/0") {
+			restarted = true
+			break
+		}
+	}
+	if !restarted {
+		ps := h.status(bad)
+		t.Fatalf("bad/0 never retried in 90 s of sessions 1.5 s apart (retry delay 2 s): state %s, next retry in %v, retries %d",
+			ps.State, ps.NextRetry.Sub(h.now), ps.Retries)
+	}
+}
+
+// TestExactlyOnceBackoffGrowsWithoutCommits: exactly once, the target refuses
+// (MESSAGE_TOO_LARGE) the batch holding the record at offset 12 although
+// it fits the producer's limit (batchRefusedError: retried
+// automatically), after acknowledging records 10 and 11 of the same
+// transaction in an earlier batch. Every retry acknowledges 10 and 11
+// again, which resets the partition's backoff (retries, retryDelay) even
+// though their transaction aborts with the failure: nothing is ever
+// committed, yet the retry delay never grew past the first one, and each
+// retry aborted the slot's transaction and ended its session: the slot
+// restarted every first retry delay (5 s in production) for ever (a
+// review, stop 38). Exactly once, only a commit resets the backoff now.
+func TestExactlyOnceBackoffGrowsWithoutCommits(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, lifeConfig{flow: "a->b", eos: true, retryFirst: time.Second})
+	k := tp{"t", 0}
+	f := h.start(k, startPos{remote: "a.t", committed: 9})
+	var delays []time.Duration
+	for round := 0; round < 6; round++ {
+		recs := h.fetch(f, 10, 11, 12)
+		h.ack(f, recs[0], 100)
+		h.ack(f, recs[1], 101)
+		h.fail(f, recs[2], &batchRefusedError{offset: 12, size: 100, setting: "max.message.bytes of a.t on b (1048588 bytes)", err: kerr.MessageTooLarge})
+		p := h.m.parts[k]
+		if p.committed != 9 {
+			t.Fatalf("committed %d", p.committed)
+		}
+		delays = append(delays, p.nextRetry.Sub(p.failedAt))
+		h.post(event{kind: evTxnAborted})
+		h.post(event{kind: evSession, a: h.now.UnixNano()})
+		h.start(k, startPos{remote: "a.t", committed: 9})
+		h.took()
+		for i := 0; i < 1000 && !strings.Contains(h.took(), "restart t/0"); i++ {
+			h.advance(100 * time.Millisecond)
+		}
+		f = h.cur(k)
+	}
+	if delays[len(delays)-1] <= delays[0] {
+		t.Fatalf("retry delays of a partition that never commits a record: %v (the backoff never grows: acks of aborted transactions reset it)", delays)
+	}
+}

@@ -263,7 +263,9 @@ type batchRefusedError struct {
 func (e *batchRefusedError) Error() string {
 	return fmt.Sprintf("%v: the target refused a batch holding the record at offset %d (%d bytes as a record batch, within the %s "+
 		"the producer applied): the remote topic's max.message.bytes was probably lowered since it was read, or the target broker's "+
-		"message.max.bytes is lower; the partition is restarted automatically with the limit read again", e.err, e.offset, e.size, e.setting)
+		"message.max.bytes is lower; the partition is restarted automatically with the limit read again (if this repeats, the target "+
+		"refuses batches below that limit: compare the topic's compression.type with the source's and the brokers' message.max.bytes)",
+		e.err, e.offset, e.size, e.setting)
 }
 
 // Unwrap returns the target's error (kerr.MessageTooLarge).

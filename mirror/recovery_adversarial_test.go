@@ -168,7 +168,9 @@ func probeStreaming(t *testing.T, mode string) {
 }
 
 // TestRecordErrorSurvivesSessionRestart: partition 0 stopped on
-// MESSAGE_TOO_LARGE, then a transient outage on partition 1 restarts the
+// INVALID_RECORD (a record error; a MESSAGE_TOO_LARGE for a record this
+// small is a batch refused at a stale limit since stop 38, retried by
+// itself), then a transient outage on partition 1 restarts the
 // unit's session. Partition 0 stays FAILED (same Since, no NextRetry),
 // does not replicate by itself, and RestartFailed then brings it back with
 // every record once, in order.
@@ -192,7 +194,7 @@ func TestRecordErrorSurvivesSessionRestart(t *testing.T) {
 	waitReplicated(t, m, 20)
 
 	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
-		Err: kerr.MessageTooLarge, Count: 1})
+		Err: kerr.InvalidRecord, Count: 1})
 	c0 := partRecords(topic, "c", 0, 0, 10)
 	testcluster.Produce(t, &p.Source, c0...)
 	var failed PartitionStatus
@@ -220,7 +222,7 @@ func TestRecordErrorSurvivesSessionRestart(t *testing.T) {
 	})
 	time.Sleep(time.Second)
 	p0 := partStatus(m, 0)
-	if p0.State != StateFailed || p0.Replicated != 10 || !p0.Since.Equal(failed.Since) || !p0.NextRetry.IsZero() || !strings.Contains(p0.Error, "MESSAGE_TOO_LARGE") {
+	if p0.State != StateFailed || p0.Replicated != 10 || !p0.Since.Equal(failed.Since) || !p0.NextRetry.IsZero() || !strings.Contains(p0.Error, "INVALID_RECORD") {
 		t.Errorf("partition 0 after the session restart: %+v\nwant FAILED as before: %+v", p0, failed)
 	}
 	if st := m.Status().Flows[0]; st.FailedPartitions != 1 {
