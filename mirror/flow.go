@@ -176,6 +176,7 @@ type flow struct {
 	lastHB     time.Time
 	probeErr   error                       // last cluster probe failure, nil when both answer
 	listErr    error                       // last discovery's failure to list a cluster's topics, nil when both listed
+	groupErr   error                       // the member's last failure to join the flow's group while it held no slot, nil once assigned
 	topicErrs  map[topicErrKey]*TopicError // per-topic errors of the refresh jobs (topicerrors.go)
 	commitErrs map[int32]error             // last resume-point load or commit failure per unit
 	srcDown    bool                        // the last probe found the source unreachable: lag unknown
@@ -277,7 +278,7 @@ func (f *flow) skippedRecords(n int) {
 func (f *flow) health(set func()) {
 	f.mu.Lock()
 	set()
-	errs := []error{f.probeErr, f.listErr}
+	errs := []error{f.probeErr, f.listErr, f.groupErr}
 	for _, k := range sortedSlots(f.commitErrs) {
 		errs = append(errs, f.commitErrs[k])
 	}

@@ -190,13 +190,38 @@ func (f *flow) groupLoop(ctx context.Context) {
 			return
 		}
 		fs.EachError(func(_ string, _ int32, err error) {
-			if errors.Is(err, context.Canceled) || time.Since(logged) < 10*time.Second {
+			if errors.Is(err, context.Canceled) {
+				return
+			}
+			f.unitsMu.Lock()
+			slotless := len(f.owned) == 0
+			f.unitsMu.Unlock()
+			if slotless {
+				// The member replicates nothing until it joins: the flow
+				// is RETRYING with the reason, until the group assigns it
+				// (onAssigned). It said RUNNING, with no error (a helper
+				// with a session timeout the broker refuses, stop 38).
+				f.health(func() { f.groupErr = f.groupJoinErr(err) })
+			}
+			if time.Since(logged) < 10*time.Second {
 				return
 			}
 			logged = time.Now()
 			f.log.Warn("group membership", "group", f.groupID, "err", err)
 		})
 	}
+}
+
+// groupJoinErr is the flow's error for err, the member's failure to join
+// its group on the target: what it is, and what to write when the
+// broker refused the session timeout.
+func (f *flow) groupJoinErr(err error) error {
+	if errors.Is(err, kerr.InvalidSessionTimeout) {
+		return fmt.Errorf("joining the flow's group %s on %s: %w: the target's brokers refuse session.timeout.ms %v "+
+			"(group.min.session.timeout.ms and group.max.session.timeout.ms bound it, Kafka's defaults 6 s and 30 min): "+
+			"set %s.session.timeout.ms within them", f.groupID, f.dst.Alias, err, f.cfg.SessionTimeout, f.dst.Alias)
+	}
+	return fmt.Errorf("joining the flow's group %s on %s: %w", f.groupID, f.dst.Alias, err)
 }
 
 // slotsOf returns the sorted slots of assigned (partitions of the
@@ -208,6 +233,7 @@ func (f *flow) slotsOf(assigned map[string][]int32) []int32 {
 }
 
 func (f *flow) onAssigned(_ context.Context, cl *kgo.Client, assigned map[string][]int32) {
+	f.health(func() { f.groupErr = nil }) // joined (kgo calls this after every join, also with nothing new)
 	slots := f.slotsOf(assigned)
 	memberID, gen := cl.GroupMetadata()
 	f.unitsMu.Lock()

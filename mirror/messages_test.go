@@ -139,3 +139,25 @@ func TestLeaveLogsRevokedOnce(t *testing.T) {
 		t.Errorf("%d \"slots revoked\" lines, want 1:\n%s", n, logs.String())
 	}
 }
+
+// TestGroupJoinRefusedIsRetrying: a session timeout the target's brokers
+// refuse (below group.min.session.timeout.ms) keeps the member out of the
+// flow's group: the flow is RETRYING, naming the setting to change, where
+// it said RUNNING with no error and replicated nothing (a helper trying to
+// break exactly-once mode, stop 38).
+func TestGroupJoinRefusedIsRetrying(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(20*time.Second))
+	orders := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, orders, 2, nil)
+	fc := fastFlow(p)
+	fc.SessionTimeout, fc.HeartbeatInterval = 3*time.Second, 300*time.Millisecond
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	want := "joining the flow's group kmirror." + fc.Name() + " on " + p.Target.Alias + ": "
+	testcluster.Eventually(t, 30*time.Second, "RETRYING naming the session timeout", func() (bool, string) {
+		st := m.Status().Flows[0]
+		return st.State == StateRetrying && strings.Contains(st.Error, want) && strings.Contains(st.Error, "INVALID_SESSION_TIMEOUT") &&
+				strings.Contains(st.Error, "refuse session.timeout.ms 3s") && strings.Contains(st.Error, "set "+p.Target.Alias+".session.timeout.ms within them"),
+			fmt.Sprintf("%s: %s", st.State, st.Error)
+	})
+}
