@@ -1,7 +1,6 @@
 package mirror
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -56,17 +55,10 @@ func TestWrongSASLPasswordNamed(t *testing.T) {
 	t.Cleanup(dst.Close)
 	testcluster.CreateTopic(t, &src, "orders", 1, nil)
 	const wrong = "Wr0ngPassw0rd"
-	m, err := newMirror(t, WithCluster(ClusterConfig{Alias: "src", Client: src.Opts()}),
+	m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: "src", Client: src.Opts()}),
 		WithCluster(ClusterConfig{Alias: "dst", Client: []kgo.Opt{kgo.SeedBrokers(dst.ListenAddrs()...),
 			kgo.SASL(plain.Auth{User: "u", Pass: wrong}.AsMechanism()), kgo.DialTimeout(time.Second)}}),
 		WithFlow(FlowConfig{Source: "src", Target: "dst", AdminTimeout: 2 * time.Second}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	defer func() { cancel(); <-done }()
 	testcluster.Eventually(t, 30*time.Second, "RETRYING pointing at the credentials", func() (bool, string) {
 		st := m.Status().Flows[0]
 		ok := st.State == StateRetrying && strings.Contains(st.Error, "cluster dst unreachable") &&
@@ -94,16 +86,9 @@ func TestSameKfakeIDWarningsAgree(t *testing.T) {
 		clusters[i] = c
 	}
 	var logs lockedBuffer
-	m, err := newMirror(t, WithCluster(ClusterConfig{Alias: "src", Client: []kgo.Opt{kgo.SeedBrokers(clusters[0].ListenAddrs()...)}}),
+	runMirror(t, WithCluster(ClusterConfig{Alias: "src", Client: []kgo.Opt{kgo.SeedBrokers(clusters[0].ListenAddrs()...)}}),
 		WithCluster(ClusterConfig{Alias: "dst", Client: []kgo.Opt{kgo.SeedBrokers(clusters[1].ListenAddrs()...)}}),
 		WithFlow(FlowConfig{Source: "src", Target: "dst"}), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	defer func() { cancel(); <-done }()
 	testcluster.Eventually(t, 20*time.Second, "both warnings logged", func() (bool, string) {
 		s := logs.String()
 		return strings.Contains(s, "provenance header off") && strings.Contains(s, "several cluster aliases name the same cluster"), s
