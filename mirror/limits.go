@@ -233,13 +233,8 @@ func (u *unit) adviseProduceErr(remote string, in inflight, r *kgo.Record, span 
 		return fmt.Errorf("%w: the record at offset %d (%d bytes as a record batch) is above %s or the target broker's limit: "+
 			"raise it, then restart the partition", err, in.up, size, setting)
 	}
-	if r != nil && !r.Timestamp.IsZero() {
-		if span.oldest.IsZero() || r.Timestamp.Before(span.oldest) {
-			span.oldest = r.Timestamp
-		}
-		if span.newest.IsZero() || r.Timestamp.After(span.newest) {
-			span.newest = r.Timestamp
-		}
+	if r != nil {
+		span.add(r.Timestamp) // its promise ran: the record is ours again
 	}
 	return timestampAdvice(err, remote, u.env.dst.Alias, span)
 }

@@ -27,27 +27,35 @@ type inflight struct {
 // records (both zero when none is known).
 type timeSpan struct{ oldest, newest time.Time }
 
+// add widens s to ts (a zero ts, unknown, is ignored).
+func (s *timeSpan) add(ts time.Time) {
+	if ts.IsZero() {
+		return
+	}
+	if s.oldest.IsZero() || ts.Before(s.oldest) {
+		s.oldest = ts
+	}
+	if s.newest.IsZero() || ts.After(s.newest) {
+		s.newest = ts
+	}
+}
+
 // inflightTimes returns the span of the timestamps of in (the oldest
 // record without a result, failed) and of p's records in flight after it:
 // the target refuses a batch as a whole, and the record that broke its
-// timestamp rule may be any of them.
+// timestamp rule may be any of them. The timestamps are the ones kept as
+// fetched (inflight.ts), not q.rec.Timestamp: the poll loop may be
+// producing that record.
 func (p *partState) inflightTimes(in inflight) timeSpan {
 	var s timeSpan
 	add := func(ms int64) {
-		if ms == 0 {
-			return
-		}
-		ts := time.UnixMilli(ms)
-		if s.oldest.IsZero() || ts.Before(s.oldest) {
-			s.oldest = ts
-		}
-		if s.newest.IsZero() || ts.After(s.newest) {
-			s.newest = ts
+		if ms != 0 {
+			s.add(time.UnixMilli(ms))
 		}
 	}
 	add(in.ts)
 	for _, q := range p.queue[p.head:] {
-		add(q.ts) // not q.rec.Timestamp: the poll loop may be producing it
+		add(q.ts)
 	}
 	return s
 }
