@@ -393,17 +393,7 @@ func TestExactlyOnceRefusedTopicLeavesOthersFlowing(t *testing.T) {
 	pg := produceSteadily(t, &p.Source, good, parts, records, 1000)
 	pb := produceSteadily(t, &p.Source, bad, parts, records, 1000)
 	rg, rb := p.Source.Alias+"."+good, p.Source.Alias+"."+bad
-	committed := func(remote string) int {
-		recs, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, true)
-		if err != nil {
-			return -1
-		}
-		n := 0
-		for _, rs := range recs {
-			n += len(rs)
-		}
-		return n
-	}
+	committed := func(remote string) int { return committedRecords(p, remote) }
 	testcluster.Eventually(t, 30*time.Second, "both topics flowing", func() (bool, string) {
 		a, b := committed(rg), committed(rb)
 		return a > 500 && b > 500, fmt.Sprint(a, b)
@@ -438,4 +428,19 @@ func TestExactlyOnceRefusedTopicLeavesOthersFlowing(t *testing.T) {
 			}
 		}
 	}
+}
+
+// committedRecords counts the records of remote on the target that
+// read_committed consumers see, in all its partitions (-1 when it cannot
+// be read yet).
+func committedRecords(p *testcluster.Pair, remote string) int {
+	recs, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, true)
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, rs := range recs {
+		n += len(rs)
+	}
+	return n
 }
