@@ -358,6 +358,7 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 		feeds     map[tp]*feed // copy on write of u.feeds
 		add       = map[string]map[int32]kgo.Offset{}
 		remove    = map[string][]int32{}
+		set       = map[string]map[int32]kgo.EpochOffset{}
 		resume    = map[string][]int32{}
 		pause     = map[string][]int32{}
 		purge     = map[string]bool{}
@@ -378,11 +379,15 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 		feeds[f.k] = f
 		return f
 	}
+	var kicks []kick
 	consume := func(p *partState, off int64) {
 		if add[p.topic] == nil {
 			add[p.topic] = map[int32]kgo.Offset{}
 		}
 		add[p.topic][p.partition] = kgoOffset(off)
+		if u.kickAdds && off >= 0 {
+			kicks = append(kicks, kick{p.f, off})
+		}
 	}
 	for _, a := range acts {
 		switch a.kind {
@@ -427,13 +432,26 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 			case a.off >= 0 && a.gap == nil:
 				next = a.off // an accepted gap resumes without a gap check
 			}
-			setFeed(a.p, next)
+			f := setFeed(a.p, next)
 			if a.purge {
 				purge[a.p.remote] = true
 			}
-			remove[a.p.topic] = append(remove[a.p.topic], a.p.partition)
+			if restartInPlace(u.sh != nil, a.off, a.old.f) {
+				// The consumer's cursor of the partition moves to the
+				// restart offset: kgo ends the fetch in flight and the
+				// next one names it at once, where a removed and added
+				// partition would wait for the end of an idle unit's
+				// long poll (fetchMaxWait).
+				if set[a.p.topic] == nil {
+					set[a.p.topic] = map[int32]kgo.EpochOffset{}
+				}
+				set[a.p.topic][a.p.partition] = kgo.EpochOffset{Epoch: -1, Offset: a.off}
+				f.cursor.Store(true)
+			} else {
+				remove[a.p.topic] = append(remove[a.p.topic], a.p.partition)
+				consume(a.p, a.off)
+			}
 			resume[a.p.topic] = append(resume[a.p.topic], a.p.partition)
-			consume(a.p, a.off)
 			u.logRestart(a)
 		case actRefill:
 			u.log.Warn("the remote topic was deleted and re-created on the target: refilling it from the source's log start",
@@ -482,6 +500,17 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 	}
 	if len(add) > 0 {
 		u.consume(add)
+		if u.sh == nil {
+			// The session's first partitions are in its first fetch;
+			// later ones join a running consumer (pollKicks).
+			u.kicks.add(time.Now(), kicks)
+			u.kickAdds = true
+		}
+	}
+	if len(set) > 0 {
+		// Drops what was fetched and not polled yet of every partition
+		// (kgo fetches it again) and ends the fetches in flight.
+		u.cons.SetOffsets(set)
 	}
 	if len(resume) > 0 {
 		u.cons.ResumeFetchPartitions(resume)
@@ -493,6 +522,18 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 		id, err := u.remoteTopicID(ctx, c.remote)
 		m.apply(event{kind: evRemoteID, err: err, x: &evExtra{topic: c.topic, remote: c.remote, id: id}}, nil)
 	}
+}
+
+// restartInPlace reports whether a restart at offset off of a partition
+// whose previous feed was old moves the consumer's cursor (kgo's
+// SetOffsets) instead of removing the partition and adding it back. Only
+// on the normal path (not shallow), at an exact offset, and when old's
+// records were polled from the unit's consumer (old.cursor): kgo's
+// SetOffsets ignores a partition it holds no cursor of (not assigned yet,
+// or not consumed: a failed partition carried over from an earlier
+// session), which would never resume.
+func restartInPlace(shallow bool, off int64, old *feed) bool {
+	return !shallow && off >= 0 && old != nil && old.cursor.Load()
 }
 
 // kgoOffset is the consumer offset of a lifecycle start offset.

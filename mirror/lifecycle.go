@@ -714,8 +714,7 @@ const (
 // Quiet retries of a partition whose remote topic the target did not know
 // (UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID on produce): up to
 // unknownQuietTries in a row, the first after unknownQuietFirst, doubling
-// (6.2 s of backoff in all; each restart may also wait up to fetchMaxWait
-// for the unit's fetch in flight), before the failure is reported as any
+// (6.2 s of backoff in all), before the failure is reported as any
 // other.
 const (
 	unknownQuietTries = 5

@@ -80,6 +80,10 @@ type feed struct {
 	// stops at or a record too large) stopped its produces. The inbox
 	// refuses its fetched records once it is set (see inbox.postFetched).
 	stopped atomic.Bool
+	// cursor: the unit's consumer holds a cursor of the partition in use
+	// for this feed: records of it were polled (the poll loop sets it), or
+	// it restarted by moving that cursor (restartInPlace).
+	cursor atomic.Bool
 	// ack is the producer's promise for its records (posts the result).
 	ack func(*kgo.Record, error)
 	pm  *partMetrics // nil without a Registerer

@@ -29,14 +29,24 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 		// An interval-bounded transaction holding records commits when its
 		// interval ends even if the source goes quiet: the poll waits no
 		// longer than that (kgo returns no empty fetches).
-		pollCtx, cancelPoll := ctx, context.CancelFunc(nil)
+		// It also ends when partitions were added that it may have to
+		// get fetched at once (pollKicks).
+		pollCtx, cancelPoll := context.WithCancel(ctx)
+		var deadline time.Time
 		if eos && u.inTxn && u.txnRecords > 0 && u.env.cfg.TransactionBoundary == TransactionBoundaryInterval {
-			pollCtx, cancelPoll = context.WithDeadline(ctx, u.txnStart.Add(u.env.cfg.TransactionInterval))
+			deadline = u.txnStart.Add(u.env.cfg.TransactionInterval)
 		}
-		fs := u.cons.PollRecords(pollCtx, 10000)
-		if cancelPoll != nil {
-			cancelPoll()
+		if due := u.kicks.waiting(cancelPoll); !due.IsZero() && (deadline.IsZero() || due.Before(deadline)) {
+			deadline = due
 		}
+		waitCtx, cancelWait := pollCtx, cancelPoll
+		if !deadline.IsZero() {
+			waitCtx, cancelWait = context.WithDeadline(pollCtx, deadline)
+		}
+		fs := u.cons.PollRecords(waitCtx, 10000)
+		u.kicks.waiting(nil)
+		cancelWait()
+		cancelPoll()
 		if ctx.Err() != nil || fs.IsClientClosed() {
 			if eos && u.inTxn && hard.Err() == nil && !fs.IsClientClosed() {
 				cctx, cancel := context.WithTimeout(hard, shutdownTimeout)
@@ -72,6 +82,9 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 			f := feeds[tp{fp.Topic, fp.Partition}]
 			if f == nil || len(fp.Records) == 0 {
 				return
+			}
+			if !f.cursor.Load() {
+				f.cursor.Store(true) // restartInPlace
 			}
 			if !f.live() {
 				// Stopped (failed, or held for a restart): its successor
@@ -162,6 +175,11 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 			buf, out = batch[:0], recs[:0]
 		})
 		u.codec.settle()
+		if set := kickOffsets(u.kicks.take(time.Now())); set != nil {
+			// After this poll's records were handed on: a partition
+			// named here polled nothing yet (pollKicks).
+			u.cons.SetOffsets(set)
+		}
 		if eos && u.txnDue() {
 			if err := u.commitTxn(ctx); err != nil {
 				return err

@@ -21,12 +21,11 @@ import (
 // which at thousands of idle partitions was the largest cost of an idle
 // member after the collector (issue 22): about a third of an idle
 // member's allocation at 6 000 partitions with a 1 s wait, and the
-// allocation is what a soft memory limit turns into collector CPU. A
-// partition added or restarted while the unit's other partitions are idle
-// starts at the end of the fetch in flight (franz-go does not cut it
-// short to add a partition), at most this long after; a restart, which
-// removes the partition and adds it back after a metadata update,
-// typically waits all of it.
+// allocation is what a soft memory limit turns into collector CPU.
+// franz-go does not cut a fetch in flight short to add a partition: a
+// restart moves the partition's cursor instead (restartInPlace), and other
+// partitions added to a running session are kicked by the poll loop
+// (pollKicks), so neither waits for an idle unit's fetch.
 const fetchMaxWait = 5 * time.Second
 
 // replicationConsumerRole is the source consumer's role options of a
@@ -65,6 +64,8 @@ func (u *unit) open() error {
 		iso = kgo.ReadUncommitted()
 	}
 	var err error
+	u.kicks.reset()
+	u.kickAdds = false
 	sizer := new(fetchHook)
 	if u.cons, err = kclient.New(e.clientOpts(e.src, replicationConsumerRole(e.src.Consumer),
 		kgo.WithHooks(sizer),

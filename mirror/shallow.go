@@ -142,7 +142,12 @@ type shallow struct {
 	posRetry  time.Time // no new round before (a failed one's pause)
 	wakeAt    time.Time // the earliest pause that ends (retryAt, metadata, positions): the loop's next look
 
-	fetching  map[int32]bool // source brokers with a fetch in flight
+	fetching map[int32]bool // source brokers with a fetch in flight
+	// longPolls holds the cancel of each source broker's fetch in flight
+	// that waits the long fetch.max.wait.ms (no partition of the broker
+	// was held out of it): a partition of the broker ready to fetch
+	// after it was sent (added or restarted) ends it (startFetches).
+	longPolls map[int32]context.CancelFunc
 	producing map[int32]bool // target brokers with a produce in flight
 	fetchCh   chan shFetched
 	metaCh    chan shMeta
@@ -187,7 +192,7 @@ func (u *unit) shallowLoop(ctx, hard context.Context) error {
 	s := &shallow{u: u, parts: map[tp]*shPart{},
 		srcLeader: map[tp]int32{}, srcIDs: map[string][16]byte{}, srcNames: map[[16]byte]string{},
 		dstLeader: map[tp]int32{}, dstIDs: map[string][16]byte{}, dstNames: map[[16]byte]string{},
-		fetching: map[int32]bool{}, producing: map[int32]bool{},
+		fetching: map[int32]bool{}, longPolls: map[int32]context.CancelFunc{}, producing: map[int32]bool{},
 		fetchCh: make(chan shFetched, 16), prodCh: make(chan shProduced, 16), metaCh: make(chan shMeta, 2), posCh: make(chan shPositions, 1),
 		acks: -1, maxBuf: budget(e.cfg.MaxBufferedBytes, e.tasks, 1<<20), dec: kgo.DefaultDecompressor()}
 	if a, ok := u.prod.OptValue(kgo.RequiredAcks).(kgo.Acks); ok && a == kgo.LeaderAck() {
@@ -584,8 +589,8 @@ const shallowHeldWait = 500 * time.Millisecond
 // out and may be ready before a long poll would end). Raw fetches have no
 // fetch session (KIP-227): each one names all its partitions, which makes
 // how often an idle unit fetches its main idle cost. A partition added or
-// restarted while a fetch to its leader is in flight joins the next one,
-// at most long later, as on the normal path.
+// restarted while a long poll to its leader is in flight ends it
+// (longPolls) and joins the next fetch.
 func shallowFetchWait(long time.Duration, held bool) time.Duration {
 	if held {
 		return min(long, shallowHeldWait)
@@ -609,7 +614,17 @@ func (s *shallow) startFetches(ctx context.Context) {
 		}
 		leader, ok := s.srcLeader[k]
 		if ok && s.fetching[leader] {
-			continue // the cheap test first: an idle unit's brokers all have a fetch in flight
+			// The cheap test first: an idle unit's brokers all have a
+			// fetch in flight, naming all their partitions.
+			if cancel := s.longPolls[leader]; cancel != nil && !sp.fetching && s.ready(sp, now) {
+				// Added or restarted since the broker's long poll was
+				// sent: it joins the next fetch, which is sent as
+				// soon as this one ends (not up to fetch.max.wait.ms
+				// later).
+				cancel()
+				delete(s.longPolls, leader)
+			}
+			continue
 		}
 		if !sp.f.live() {
 			continue // restarted through the inbox, or never
@@ -664,11 +679,24 @@ func (s *shallow) startFetches(ctx context.Context) {
 		s.fetching[broker] = true
 		s.pending++
 		b := s.u.cons.Broker(int(broker))
+		fctx, cancel := context.WithCancel(ctx)
+		delete(s.longPolls, broker)
+		if !held[broker] {
+			s.longPolls[broker] = cancel
+		}
 		go func() {
-			resp, err := req.RequestWith(ctx, b)
+			resp, err := req.RequestWith(fctx, b)
+			cancel()
 			s.fetchCh <- shFetched{broker: broker, parts: gens, resp: resp, err: err}
 		}()
 	}
+}
+
+// ready reports whether sp would be named by a fetch sent now (the
+// conditions of startFetches for a partition whose leader is known and has
+// no fetch in flight).
+func (s *shallow) ready(sp *shPart, now time.Time) bool {
+	return sp.f.live() && !now.Before(sp.retryAt) && !sp.fetching && sp.pos >= 0 && sp.bytes < s.maxBuf/2
 }
 
 // fetched processes a fetch response: each partition's batches become

@@ -178,6 +178,12 @@ type unit struct {
 	// poll loop or the control goroutine, read by run between sessions.
 	progressed atomic.Bool
 
+	// kicks: partitions added to the session's running consumer, for the
+	// poll loop to get fetched at once; kickAdds (control goroutine): the
+	// session added its first partitions, later ones are kicked.
+	kicks    pollKicks
+	kickAdds bool
+
 	// Exactly once, owned by the poll loop: the open transaction.
 	inTxn       bool
 	txnStart    time.Time

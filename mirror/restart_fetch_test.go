@@ -1,0 +1,178 @@
+package mirror
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// longFetchWait is the source consumer's fetch.max.wait.ms in the restart
+// tests: longer than they wait for the restarted partition, so a restart
+// that waited for an idle unit's fetch in flight fails them.
+const longFetchWait = 60 * time.Second
+
+// restartWithIdleNeighbour fails partition 0 of a two-partition topic once
+// (one TOPIC_AUTHORIZATION_FAILED) while partition 1 is idle, with a
+// source fetch.max.wait.ms of longFetchWait, and checks that partition 0
+// restarts by itself and replicates its records well before an idle
+// fetch would end: every record once, in order.
+func restartWithIdleNeighbour(t *testing.T, name string, shallow, eos bool) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's request control")
+	}
+	topic := p.Topic(name)
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	a0, b1 := partRecords(topic, "a", 0, 0, 10), partRecords(topic, "b", 1, 0, 10)
+	testcluster.Produce(t, &p.Source, append(a0, b1...)...)
+	fc := recoveryFlow(p, topic)
+	fc.ShallowCopy, fc.DisableProvenanceHeader = shallow, shallow
+	fc.ExactlyOnce = eos
+	m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts(),
+		Consumer: []kgo.Opt{kgo.FetchMaxWait(longFetchWait)}}),
+		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts()}),
+		WithFlow(fc), withPartRetryFirst(200*time.Millisecond))
+	if eos {
+		waitReplicatedCommitted(t, m, 20)
+	} else {
+		waitReplicated(t, m, 20)
+	}
+
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
+		Err: kerr.TopicAuthorizationFailed, Count: 1})
+	c0 := partRecords(topic, "c", 0, 0, 10)
+	testcluster.Produce(t, &p.Source, c0...)
+	testcluster.Eventually(t, longFetchWait/3, "partition 0 restarted and caught up while partition 1 is idle", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateRunning && ps.Replicated == 20 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	for part, want := range map[int32][]string{0: wantValues(a0, c0), 1: wantValues(b1)} {
+		got := targetValues(t, p, remote, part)
+		if eos {
+			// Transaction markers (and the aborted transaction) take
+			// offsets on the target: the values, once each, in order.
+			got, want = valuesOnly(got), valuesOnly(want)
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("target partition %d:\n got %v\nwant %v", part, got, want)
+		}
+	}
+}
+
+// valuesOnly strips the offsets off targetValues' "offset:value" entries.
+func valuesOnly(vs []string) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		_, out[i], _ = strings.Cut(v, ":")
+	}
+	return out
+}
+
+// TestRestartDoesNotWaitForIdleFetch (regression): a partition restarted
+// by itself after a transient produce refusal was removed from the unit's
+// consumer and added back, and kgo named it only in the fetch after the
+// one in flight, which in an idle unit waits fetch.max.wait.ms (5 s by
+// default): every automatic retry and operator restart took that long to
+// move a record. The restart now moves the consumer's cursor (SetOffsets),
+// which ends the fetch in flight.
+func TestRestartDoesNotWaitForIdleFetch(t *testing.T) {
+	t.Parallel()
+	restartWithIdleNeighbour(t, "rfetch", false, false)
+}
+
+// TestRestartDoesNotWaitForIdleFetchExactlyOnce: exactly once, the
+// refusal aborts the transaction and ends the session; the failed
+// partition is carried into the next session unconsumed and added to the
+// running consumer at its retry, which the poll loop gets fetched at once
+// (pollKicks).
+func TestRestartDoesNotWaitForIdleFetchExactlyOnce(t *testing.T) {
+	t.Parallel()
+	restartWithIdleNeighbour(t, "rfetchx", false, true)
+}
+
+// TestRestartDoesNotWaitForIdleFetchShallowCopy: shallow copy's raw fetch
+// to the partition's leader, long-polling for the idle partition 1, is
+// cut short when the restarted partition is ready to join it.
+func TestRestartDoesNotWaitForIdleFetchShallowCopy(t *testing.T) {
+	t.Parallel()
+	restartWithIdleNeighbour(t, "rfetchsh", true, false)
+}
+
+// TestRestartInPlace: the cursor of a restarted partition moves in place
+// only on the normal path, at an exact offset, when its previous feed
+// polled records from the consumer.
+func TestRestartInPlace(t *testing.T) {
+	polled, fresh := &feed{}, &feed{}
+	polled.cursor.Store(true)
+	for _, c := range []struct {
+		name    string
+		shallow bool
+		off     int64
+		old     *feed
+		want    bool
+	}{
+		{"polled, exact offset", false, 42, polled, true},
+		{"polled, offset 0", false, 0, polled, true},
+		{"shallow copy", true, 42, polled, false},
+		{"from the log start", false, atStart, polled, false},
+		{"at the log end", false, atEnd, polled, false},
+		{"never polled (not assigned yet, or carried over unconsumed)", false, 42, fresh, false},
+		{"no previous feed", false, 42, nil, false},
+	} {
+		if got := restartInPlace(c.shallow, c.off, c.old); got != c.want {
+			t.Errorf("%s: restartInPlace = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestPollKicks: the kicks queued by the control goroutine are due
+// kickDelay after the first of them, wake a waiting poll once, and move
+// only the cursors of live partitions that polled nothing, at the offset
+// they were added at.
+func TestPollKicks(t *testing.T) {
+	var k pollKicks
+	t0 := time.Unix(1000, 0)
+	mk := func(topic string, part int32) *feed {
+		f := &feed{k: tp{topic, part}, partition: part, gate: newProduceGate()}
+		return f
+	}
+	idle, polled, stopped := mk("t", 0), mk("t", 1), mk("u", 2)
+	polled.cursor.Store(true)
+	stopped.stopped.Store(true)
+	woken := 0
+	if due := k.waiting(func() { woken++ }); !due.IsZero() {
+		t.Fatalf("due %v with nothing queued, want zero", due)
+	}
+	k.add(t0, []kick{{idle, 7}, {polled, 9}})
+	k.add(t0.Add(50*time.Millisecond), []kick{{stopped, 3}, {mk("t", 3), atStart}})
+	if woken != 2 {
+		t.Errorf("woken %d times, want 2 (once per add while the poll waits)", woken)
+	}
+	if due := k.waiting(nil); !due.Equal(t0.Add(kickDelay)) {
+		t.Errorf("due %v, want %v (kickDelay after the first add)", due, t0.Add(kickDelay))
+	}
+	if ks := k.take(t0.Add(kickDelay - time.Millisecond)); ks != nil {
+		t.Errorf("took %d kicks before they were due", len(ks))
+	}
+	ks := k.take(t0.Add(kickDelay))
+	if len(ks) != 4 {
+		t.Fatalf("took %d kicks, want 4", len(ks))
+	}
+	got := kickOffsets(ks)
+	want := map[string]map[int32]kgo.EpochOffset{"t": {0: {Epoch: -1, Offset: 7}}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("kickOffsets = %v, want %v (the idle partition only)", got, want)
+	}
+	if ks := k.take(t0.Add(time.Hour)); ks != nil || !k.waiting(nil).IsZero() {
+		t.Errorf("kicks left after take: %d", len(ks))
+	}
+}
