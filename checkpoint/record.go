@@ -110,6 +110,23 @@ func (c Checkpoint) Value() ([]byte, error) {
 	return b, nil
 }
 
+// DecodeCheckpointKey parses a checkpoint record's key alone: the returned
+// Checkpoint holds its Group, Topic and Partition, nothing else. It reads
+// the key of a tombstone (nil value), which removes the earlier checkpoint
+// of its key for every reader of the topic (MirrorClient keeps the last
+// record of each key; compaction keeps none).
+//
+// Errors: nil key [ErrNullKey]; unparsable key [ErrMalformed], naming the
+// field and its byte offset.
+func DecodeCheckpointKey(key []byte) (Checkpoint, error) {
+	var zero [2 + 8 + 8 + 2]byte // a version-0 value: offsets 0, empty metadata
+	c, err := DecodeCheckpoint(key, zero[:])
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	return Checkpoint{Group: c.Group, Topic: c.Topic, Partition: c.Partition}, nil
+}
+
 // DecodeCheckpoint parses a checkpoint record's key and value the way Java's
 // Checkpoint.deserializeRecord does: the v0 layout, trailing bytes ignored.
 //

@@ -27,6 +27,17 @@ func (e *Emitter) loadCheckpoints(ctx context.Context) (int, error) {
 	bad := 0
 	for _, r := range recs {
 		cp, err := DecodeCheckpoint(r.Key, r.Value)
+		if errors.Is(err, ErrTombstone) {
+			// Removes the key's earlier checkpoint, as it does for every
+			// reader of the topic (MirrorClient keeps the last record of a
+			// key, compaction keeps none): the emitter writes the key
+			// again at its next emission instead of taking the deleted
+			// checkpoint as written.
+			if kc, kerr := DecodeCheckpointKey(r.Key); kerr == nil {
+				e.cps.Forget(kc.Group, kc.Topic, kc.Partition)
+				continue
+			}
+		}
 		if err != nil && !errors.Is(err, ErrUnknownVersion) {
 			bad++
 			continue

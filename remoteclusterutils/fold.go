@@ -59,10 +59,6 @@ type ckey struct {
 	partition    int32
 }
 
-// zeroValue is a valid v0 checkpoint value (version 0, offsets 0, empty
-// metadata), used to decode the key of a tombstone with the shared codec.
-var zeroValue = make([]byte, 20)
-
 // folder folds checkpoint records, in log order, into the latest valid
 // checkpoint per (group, topic, partition). It is pure: no I/O.
 type folder struct {
@@ -109,7 +105,7 @@ func (f *folder) add(offset int64, key, value []byte) (k ckey, ok bool) {
 	switch {
 	case err == nil:
 	case errors.Is(err, checkpoint.ErrTombstone):
-		kc, kerr := checkpoint.DecodeCheckpoint(key, zeroValue)
+		kc, kerr := checkpoint.DecodeCheckpointKey(key)
 		if kerr != nil {
 			f.skip(offset, &f.stats.Undecodable, "tombstone with an undecodable key", kerr)
 			return k, false
