@@ -153,6 +153,40 @@ func TestBuildSASLErrorsHideSecrets(t *testing.T) {
 	}
 }
 
+// A BEGIN line with four dashes instead of five (an easy slip when pasting
+// an inline PEM key) made parsePEM read the key's base64 as the block's
+// label and quote it in the error. A label that is not [A-Z0-9 ]{1,64} is
+// never quoted.
+func TestPEMErrorNeverQuotesKeyMaterial(t *testing.T) {
+	const material = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7SECRETKEYMATERIAL"
+	const want = "clientconf: ssl.keystore.key: malformed PEM BEGIN line: it must be -----BEGIN <LABEL>----- with exactly five dashes on each side, e.g. -----BEGIN PRIVATE KEY-----"
+	for _, key := range []string{
+		"-----BEGIN PRIVATE KEY---- " + material + " -----END PRIVATE KEY-----",   // four dashes
+		"-----BEGIN PRIVATE KEY------ " + material + " -----END PRIVATE KEY-----", // six dashes
+		"-----BEGIN PRIVATE KEY " + material + " -----END PRIVATE KEY-----",       // none
+	} {
+		_, err := Build(Client, map[string]string{
+			"bootstrap.servers":              "a:9092",
+			"security.protocol":              "SSL",
+			"ssl.keystore.type":              "PEM",
+			"ssl.keystore.key":               key,
+			"ssl.keystore.certificate.chain": "-----BEGIN CERTIFICATE----- MIIB -----END CERTIFICATE-----",
+		}, Env{})
+		if err == nil || err.Error() != want {
+			t.Errorf("BEGIN line %.30q: error\n%v\nwant\n%s", key, err, want)
+		}
+	}
+	// A well-formed label is still named.
+	_, err := Build(Client, map[string]string{
+		"security.protocol":           "SSL",
+		"ssl.truststore.type":         "PEM",
+		"ssl.truststore.certificates": "-----BEGIN CERTIFICATE----- MIIB -----END CERTIFICATE----",
+	}, Env{})
+	if want := `clientconf: ssl.truststore.certificates: PEM block "CERTIFICATE" has no END line`; err == nil || err.Error() != want {
+		t.Errorf("END line with four dashes: error\n%v\nwant\n%s", err, want)
+	}
+}
+
 func TestBuildSASLIgnoredWithoutSASLProtocol(t *testing.T) {
 	// B40: top-level SASL settings copied to a PLAINTEXT cluster are inert.
 	b := mustBuild(t, Client, map[string]string{"security.protocol": "PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": scramJAAS("dst-user", "pw")}, Env{})

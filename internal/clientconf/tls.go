@@ -277,6 +277,12 @@ func parsePEM(s string) ([]pemBlock, error) {
 		}
 		label := s[:j]
 		s = s[j+5:]
+		if !validPEMLabel(label) || strings.HasPrefix(s, "-") {
+			// The text up to the next five dashes is not a label: the BEGIN
+			// line lost or gained a dash, and what was read as the label may
+			// be the base64 of a private key. Never quote it.
+			return nil, errors.New(malformedBEGIN)
+		}
 		end := "-----END " + label + "-----"
 		k := strings.Index(s, end)
 		if k < 0 {
@@ -303,6 +309,25 @@ func parsePEM(s string) ([]pemBlock, error) {
 		return nil, errors.New("no PEM block found")
 	}
 	return out, nil
+}
+
+// malformedBEGIN is parsePEM's error for a BEGIN line whose label cannot be
+// read; it quotes nothing from the input, which may be key material.
+const malformedBEGIN = "malformed PEM BEGIN line: it must be -----BEGIN <LABEL>----- with exactly five dashes on each side, e.g. -----BEGIN PRIVATE KEY-----"
+
+// validPEMLabel reports whether label can be a PEM label (RFC 7468's labels
+// as OpenSSL and Kafka write them: upper-case letters, digits and single
+// spaces, at most 64 characters). Only a valid label may appear in an error.
+func validPEMLabel(label string) bool {
+	if label == "" || len(label) > 64 || label[0] == ' ' || label[len(label)-1] == ' ' || strings.Contains(label, "  ") {
+		return false
+	}
+	for _, r := range label {
+		if !(r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == ' ') {
+			return false
+		}
+	}
+	return true
 }
 
 func certPool(s string) (*x509.CertPool, int, error) {
