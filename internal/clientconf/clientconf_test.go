@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -184,6 +185,43 @@ func TestPEMErrorNeverQuotesKeyMaterial(t *testing.T) {
 	}, Env{})
 	if want := `clientconf: ssl.truststore.certificates: PEM block "CERTIFICATE" has no END line`; err == nil || err.Error() != want {
 		t.Errorf("END line with four dashes: error\n%v\nwant\n%s", err, want)
+	}
+}
+
+// An unescaped double quote inside a password, or a space in an unquoted
+// one, made the rest of the password an "option name" that the error
+// quoted. Text after a secret-bearing option is never quoted, and neither
+// is a value with no login module class.
+func TestJAASErrorNeverQuotesPassword(t *testing.T) {
+	const plain = "org.apache.kafka.common.security.plain.PlainLoginModule required "
+	const quoteAdvice = `unexpected text after option %s: quote the value (%[1]s="...") and escape each " inside it as \"`
+	for _, c := range []struct{ jaas, secret, want string }{
+		{plain + `username="alice" password="p"ssw0rd";`, "ssw0rd", fmt.Sprintf(quoteAdvice, "password")},
+		{plain + `username="alice" password=correct horsebattery;`, "horsebattery", fmt.Sprintf(quoteAdvice, "password")},
+		{plain + `username="alice" password=correct horse battery;`, "horse", fmt.Sprintf(quoteAdvice, "password")},
+		{plain + `username="alice" password=correct 42horses;`, "horses", fmt.Sprintf(quoteAdvice, "password")},
+		{plain + `username="alice" password="correct" "horse";`, "horse", fmt.Sprintf(quoteAdvice, "password")},
+		{plain + `password="p"ssw0rd" username="alice";`, "ssw0rd", fmt.Sprintf(quoteAdvice, "password")},
+		{`hunter2`, "hunter2", `sasl.jaas.config must start with a login module class and a control flag, e.g. org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="...";`},
+		{`hunter2 hunter3;`, "hunter", `sasl.jaas.config must start with a login module class and a control flag, e.g. org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="...";`},
+	} {
+		_, err := Build(Client, map[string]string{
+			"bootstrap.servers": "a:9092",
+			"security.protocol": "SASL_SSL",
+			"sasl.mechanism":    "PLAIN",
+			"sasl.jaas.config":  c.jaas,
+		}, Env{})
+		want := "clientconf: sasl.jaas.config: " + c.want
+		if err == nil || err.Error() != want {
+			t.Errorf("sasl.jaas.config=%s: error\n%v\nwant\n%s", c.jaas, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), c.secret) {
+			t.Errorf("error shows part of the password (%q): %v", c.secret, err)
+		}
+	}
+	// Text after a non-secret option is still named, as Kafka does.
+	if _, err := ParseJAAS(plain + `username="al" ice password="x";`); err == nil || err.Error() != `value not specified for option "ice"` {
+		t.Errorf("ParseJAAS: error %v, want value not specified for option \"ice\"", err)
 	}
 }
 

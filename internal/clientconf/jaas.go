@@ -24,7 +24,9 @@ type JAAS struct {
 // double or single quotes with backslash escapes; comments (/* */, and
 // "/" or "//" to the end of the line) are skipped, so unquoted values
 // cannot contain "/". The terminating ';' is required. Errors never contain
-// option values (they are secrets).
+// option values (they are secrets), nor text that may be part of one: text
+// after a secret-bearing option ([IsSecret]) that is not another option,
+// or a first word that is not a class name.
 func ParseJAAS(s string) (*JAAS, error) {
 	t := &jaasLexer{in: []rune(s)}
 	tok, err := t.next()
@@ -42,15 +44,23 @@ func ParseJAAS(s string) (*JAAS, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !looksLikeClass(j.Module) && (tok.kind != tWord || !isControlFlag(tok.text)) {
+		// A value holding only a password is a plausible slip: quote
+		// neither a first word that is not a class name nor the next one.
+		return nil, errors.New("sasl.jaas.config must start with a login module class and a control flag, e.g. org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\" password=\"...\";")
+	}
 	if tok.kind != tWord {
 		return nil, fmt.Errorf("login module %s has no control flag (required, requisite, sufficient or optional)", j.Module)
 	}
-	switch strings.ToLower(tok.text) {
-	case "required", "requisite", "sufficient", "optional":
-		j.Flag = strings.ToLower(tok.text)
-	default:
+	if !isControlFlag(tok.text) {
 		return nil, fmt.Errorf("invalid login module control flag %q (want required, requisite, sufficient or optional)", tok.text)
 	}
+	j.Flag = strings.ToLower(tok.text)
+	// prev is the option read last: text after a secret-bearing option
+	// that is not "name=value" is most likely the rest of its value (an
+	// unescaped quote, or a space in an unquoted value), so errors then
+	// name prev and never quote that text.
+	prev := ""
 	for {
 		tok, err = t.next()
 		if err != nil {
@@ -63,6 +73,9 @@ func ParseJAAS(s string) (*JAAS, error) {
 			break
 		}
 		if tok.kind != tWord && tok.kind != tString {
+			if prev != "" && IsSecret(prev) {
+				return nil, afterSecretErr(prev)
+			}
 			return nil, errors.New("expected an option name")
 		}
 		key := tok.text
@@ -71,6 +84,9 @@ func ParseJAAS(s string) (*JAAS, error) {
 			return nil, err
 		}
 		if eq.kind != tEquals {
+			if prev != "" && IsSecret(prev) || tok.kind == tString {
+				return nil, afterOptionErr(prev)
+			}
 			return nil, fmt.Errorf("value not specified for option %q", key)
 		}
 		val, err := t.next()
@@ -78,9 +94,13 @@ func ParseJAAS(s string) (*JAAS, error) {
 			return nil, err
 		}
 		if val.kind != tWord && val.kind != tString {
+			if prev != "" && IsSecret(prev) || tok.kind == tString {
+				return nil, afterOptionErr(prev)
+			}
 			return nil, fmt.Errorf("value not specified for option %q (unquoted values must not start with a digit, '.' or '-': quote them)", key)
 		}
 		j.Options[key] = val.text
+		prev = key
 	}
 	tok, err = t.next()
 	if err != nil {
@@ -90,6 +110,41 @@ func ParseJAAS(s string) (*JAAS, error) {
 		return nil, errors.New("sasl.jaas.config must contain exactly one login module entry")
 	}
 	return j, nil
+}
+
+// isControlFlag reports whether word is a JAAS control flag (any case).
+func isControlFlag(word string) bool {
+	switch strings.ToLower(word) {
+	case "required", "requisite", "sufficient", "optional":
+		return true
+	}
+	return false
+}
+
+// looksLikeClass reports whether word can be a login module class name
+// (qualified, like every Kafka login module, or ending in LoginModule), and
+// so may be quoted in an error.
+func looksLikeClass(word string) bool {
+	return strings.Contains(word, ".") || strings.HasSuffix(word, "LoginModule")
+}
+
+// afterSecretErr is ParseJAAS's error for text that follows the value of
+// option opt (a secret-bearing one, see [IsSecret]) and is not another
+// "name=value" option: that text is probably the rest of the value, cut
+// by an unescaped quote or a space, so it is not quoted.
+func afterSecretErr(opt string) error {
+	return fmt.Errorf(`unexpected text after option %s: quote the value (%s="...") and escape each " inside it as \"`, opt, opt)
+}
+
+// afterOptionErr is ParseJAAS's error for an option name that is a quoted
+// string or follows a secret-bearing option and has no value: the text is
+// probably the rest of the previous value, so it is not quoted. prev is the
+// previous option ("" if none).
+func afterOptionErr(prev string) error {
+	if prev == "" {
+		return errors.New(`an option name must be a word followed by =, e.g. username="alice"`)
+	}
+	return afterSecretErr(prev)
 }
 
 type tokKind int
