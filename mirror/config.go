@@ -199,7 +199,12 @@ type FlowConfig struct {
 
 	// Topics is `topics`: regexes (Go RE2 syntax, full match) of source
 	// topics to replicate. nil means [".*"]; an empty non-nil slice
-	// replicates no topic.
+	// replicates no topic. As in MM2, the entries of this list and of the
+	// other filter lists are joined with "|" into one regex, so an entry
+	// may be a piece of a regex that MM2's list parsing cut at a comma
+	// ("(orders", "payments)" is (orders|payments)); a list whose joined
+	// form Java refuses ("orders-[0-9]{1", "3}") is a *ConfigError, where
+	// MM2's connector fails at start.
 	Topics []string
 	// TopicsExclude is `topics.exclude`; nil means [DefaultTopicsExclude].
 	TopicsExclude []string

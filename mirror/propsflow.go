@@ -385,11 +385,16 @@ func (fb *flowBuild) checkFilters() {
 		var ce *ConfigError
 		if errors.As(err, &ce) {
 			// The regex at fault is in one of the two settings.
-			line := incS.Line
+			s, list := incS, inc
 			if ce.Key == exS.Key {
-				line = exS.Line
+				s, list = exS, ex
 			}
-			ce.Reason = withLine(line, ce.Reason)
+			if s.Key != "" && len(list) > 1 && ce.Value == strings.Join(list, ",") {
+				// An error about the whole list: show it as the file
+				// writes it.
+				ce.Value = strings.TrimSpace(s.Value)
+			}
+			ce.Reason = withLine(s.Line, ce.Reason)
 		}
 		return err
 	}

@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"errors"
 	"reflect"
 	"strconv"
 	"strings"
@@ -120,6 +121,59 @@ func TestEmitterDefaultsAreRegistry(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, the flow setting's default is %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+// propsHead is a two-cluster file with the flow A->B on lines 1-4.
+const propsHead = "clusters = A, B\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\nA->B.enabled = true\n"
+
+// MM2 splits a list at commas and joins the pieces with "|":
+// orders-[0-9]{1,3} becomes the Java regex orders-[0-9]{1|3}, which Java
+// refuses (the connector fails). kmirror compiled the pieces alone (Go
+// reads "orders-[0-9]{1" and "3}" with literal braces) and replicated no
+// orders-NNN topic, without a word. It is now an error on the key, with
+// its line, the value as written and a rewrite.
+func TestPropsRegexWithCommaInRepetitionIsAnError(t *testing.T) {
+	for _, v := range []string{"orders-[0-9]{1,3}", "orders-[0-9]{1, 3}"} {
+		_, err := ParseProperties(strings.NewReader(propsHead + "A->B.topics = " + v + "\n"))
+		want := &ConfigError{Key: "A->B.topics", Value: v, Reason: "line 5: MM2 splits this list at its commas and joins the pieces with |, so the regex is orders-[0-9]{1|3}, " +
+			"which Java refuses (PatternSyntaxException: the connector fails): a regex in this list cannot contain a comma; " +
+			"write orders-[0-9][0-9]?[0-9]? (the same repetition without a comma), or orders-[0-9]+"}
+		var ce *ConfigError
+		if !errors.As(err, &ce) || *ce != *want {
+			t.Errorf("A->B.topics = %s: error\n%v\nwant\n%v", v, err, want)
+		}
+	}
+	// The same in an exclude list names that key and its line.
+	_, err := ParseProperties(strings.NewReader(propsHead + "A->B.groups = .*\nA->B.groups.exclude = tmp-[a-z]{2,}\n"))
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "A->B.groups.exclude" || ce.Value != "tmp-[a-z]{2,}" || !strings.HasPrefix(ce.Reason, "line 6: ") ||
+		!strings.HasSuffix(ce.Reason, "write tmp-[a-z][a-z]+ (the same repetition without a comma), or tmp-[a-z]+") {
+		t.Errorf("groups.exclude = tmp-[a-z]{2,}: error %v", err)
+	}
+}
+
+// MM2 joins the pieces of "(orders, payments)\..*" into the valid Java
+// regex (orders|payments)..* (Properties drops the backslash) and
+// replicates orders.eu and payments.eu. kmirror compiled each piece alone
+// and refused the file, naming "(orders", which is not what it says.
+func TestPropsRegexGroupAcrossCommaMatchesAsMM2(t *testing.T) {
+	p, err := ParseProperties(strings.NewReader(propsHead + "A->B.topics = (orders, payments)\\..*\n"))
+	if err != nil {
+		t.Fatalf("ParseProperties: %v\nwant it accepted as MM2 does: (orders|payments)..*", err)
+	}
+	f := p.Flows()[0]
+	if want := []string{"(orders", "payments)..*"}; !reflect.DeepEqual(f.Topics, want) {
+		t.Errorf("Topics = %q, want %q", f.Topics, want)
+	}
+	flt, err := newFilter("topics", f.Topics, "topics.exclude", DefaultTopicsExclude)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"orders.eu": true, "payments.eu": true, "billing.eu": false, "orders": false} {
+		if got := flt.Match(name); got != want {
+			t.Errorf("topic %s replicated = %v, want %v", name, got, want)
 		}
 	}
 }

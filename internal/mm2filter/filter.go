@@ -2,12 +2,25 @@
 // topics.exclude, groups and groups.exclude, config.properties.exclude):
 // the behaviour of MM2's DefaultTopicFilter, DefaultGroupFilter and
 // DefaultConfigPropertyFilter, with Go RE2 regexes.
+//
+// As in MM2 (MirrorUtils.compilePatternList), a list's items are joined
+// with "|" into one regex that must match the whole name. MM2's list
+// parsing cuts a regex at its commas, so the joined form is what MM2 runs:
+// "(orders, payments)\..*" is accepted as (orders|payments)\..*. Where the
+// joined form is a regex Java refuses (the connector fails) kmirror refuses
+// the list when it is loaded, with a rewrite: "orders-[0-9]{1,3}" becomes
+// orders-[0-9]{1|3}, which Go would read with literal braces, silently
+// selecting other topics. A { that starts no repetition is refused for the
+// same reason (Java refuses it; RE2 reads it as a literal).
 package mm2filter
 
 import (
 	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Filter is a compiled include/exclude pair: a name passes when it fully
@@ -20,19 +33,24 @@ type Filter struct {
 // RegexError is a regex Go cannot compile, with advice on what to write
 // instead.
 type RegexError struct {
-	Key    string // the configuration key that holds the regex
-	Regex  string
+	Key   string // the configuration key that holds the regex
+	Regex string // the item at fault, or the whole list (List)
+	// List is set when the error is about the list as a whole (its items
+	// joined with "|", as MM2 compiles them): Regex is then the items
+	// joined with commas, as the list is written.
+	List   bool
 	Reason string
 }
 
 func (e *RegexError) Error() string { return fmt.Sprintf("%s=%q: %s", e.Key, e.Regex, e.Reason) }
 
-// New compiles include and exclude regex lists (Go RE2 syntax, each
-// anchored to match the whole name, as Java's Matcher.matches). An empty
+// New compiles include and exclude regex lists (Go RE2 syntax; each list's
+// items joined with "|" and anchored to match the whole name, as MM2's
+// Pattern.compile(String.join("|", list)) and Matcher.matches). An empty
 // include list matches nothing; an empty exclude list excludes nothing.
-// The error is a *RegexError naming the key and the regex and, for
-// Java-only syntax (lookaround, backreferences, possessive quantifiers),
-// saying what to write instead.
+// The error is a *RegexError naming the key and the regex (or the list)
+// and, for Java-only syntax (lookaround, backreferences, possessive
+// quantifiers) and regexes cut at a comma, saying what to write instead.
 func New(includeKey string, include []string, excludeKey string, exclude []string) (Filter, error) {
 	var f Filter
 	var err error
@@ -53,18 +71,298 @@ func (f Filter) Match(name string) bool {
 	return f.exclude == nil || !f.exclude.MatchString(name)
 }
 
+// compileList compiles list as MM2's MirrorUtils.compilePatternList does:
+// the items joined with "|" into one regex, anchored for a whole match. A
+// regex with a comma was cut into items by MM2's list parsing, so the
+// joined form is what MM2 compiles: "(orders, payments)" is
+// (orders|payments), and "a{1,3}" is a{1|3}, which Java refuses. Both
+// are judged as Java would, and an error about the whole list says so.
 func compileList(key string, list []string) (*regexp.Regexp, error) {
-	var parts []string
-	for _, re := range list {
-		if _, err := regexp.Compile(re); err != nil {
-			return nil, &RegexError{Key: key, Regex: re, Reason: regexAdvice(re, err)}
-		}
-		parts = append(parts, "(?:"+re+")")
-	}
-	if len(parts) == 0 {
+	if len(list) == 0 {
 		return nil, nil
 	}
-	return regexp.MustCompile("^(?:" + strings.Join(parts, "|") + ")$"), nil
+	joined := strings.Join(list, "|")
+	split := len(list) > 1 && slices.ContainsFunc(list, func(p string) bool { return !balanced(p) })
+	if i := badBrace(joined); i >= 0 {
+		if split {
+			return nil, &RegexError{Key: key, Regex: strings.Join(list, ","), List: true, Reason: commaAdvice(list, joined, "which Java refuses (PatternSyntaxException: the connector fails)")}
+		}
+		return nil, &RegexError{Key: key, Regex: itemAt(list, i), Reason: "Java (MM2) refuses a { that does not start a repetition {n}, {n,} or {n,m} (PatternSyntaxException: the connector fails): write \\{ for a literal brace"}
+	}
+	re, err := regexp.Compile("^(?:" + joined + ")$")
+	if err == nil {
+		return re, nil
+	}
+	if split {
+		_, err := regexp.Compile(joined)
+		why := regexAdvice(joined, err)
+		if strings.HasPrefix(why, "not a valid regular expression") {
+			why = commaAdvice(list, joined, "which is "+why)
+		}
+		return nil, &RegexError{Key: key, Regex: strings.Join(list, ","), List: true, Reason: why}
+	}
+	for _, p := range list {
+		if _, err := regexp.Compile(p); err != nil {
+			return nil, &RegexError{Key: key, Regex: p, Reason: regexAdvice(p, err)}
+		}
+	}
+	_, err = regexp.Compile(joined)
+	return nil, &RegexError{Key: key, Regex: strings.Join(list, ","), List: true, Reason: regexAdvice(joined, err)}
+}
+
+// commaAdvice explains a list whose items, joined with "|" as MM2 does,
+// are not a valid regex (what is what the joined regex is), with a
+// rewrite without a comma when one can be derived.
+func commaAdvice(list []string, joined, what string) string {
+	msg := "MM2 splits this list at its commas and joins the pieces with |, so the regex is " + joined + ", " + what + ": a regex in this list cannot contain a comma; "
+	switch exact, loose := rewriteCounted(strings.Join(list, ",")); {
+	case exact != "":
+		return msg + "write " + exact + " (the same repetition without a comma), or " + loose
+	case loose != "":
+		return msg + "write " + loose + " (any count: a range of counts needs a comma)"
+	}
+	return msg + "write each alternative as a list item of its own, or join them with | inside a group, e.g. (orders|payments)\\..*"
+}
+
+// itemAt returns the item of list that holds byte i of its "|"-joined form.
+func itemAt(list []string, i int) string {
+	for _, p := range list {
+		if i <= len(p) {
+			return p
+		}
+		i -= len(p) + 1
+	}
+	return list[len(list)-1]
+}
+
+// Kinds of [rtok].
+const (
+	tAtom   = iota // a character, escape, class or "."
+	tOpen          // (
+	tClose         // )
+	tAlt           // |
+	tQuant         // *, + or ?
+	tRepeat        // a counted repetition {n}, {n,} or {n,m}
+	tBrace         // a { that starts no repetition (Java refuses it)
+	tOpenCl        // a [ whose class is not closed
+)
+
+// rtok is a token of a regex: its kind and byte range.
+type rtok struct {
+	kind       int
+	start, end int
+}
+
+// countedRE matches a counted repetition at the start of a string.
+var countedRE = regexp.MustCompile(`^\{([0-9]+)(,([0-9]*))?\}`)
+
+// tokens splits re into the tokens the comma checks need, with Java's
+// rules: escapes (\p{..}, \x{..}, \N{..} and \Q..\E whole), classes
+// (nested ones too), groups, alternation, quantifiers and braces.
+func tokens(re string) []rtok {
+	var out []rtok
+	for i := 0; i < len(re); {
+		start := i
+		kind := tAtom
+		switch c := re[i]; c {
+		case '\\':
+			i += 2
+			if i > len(re) {
+				i = len(re)
+				break
+			}
+			switch re[i-1] {
+			case 'p', 'P', 'x', 'N':
+				if i < len(re) && re[i] == '{' {
+					if j := strings.IndexByte(re[i:], '}'); j >= 0 {
+						i += j + 1
+					}
+				}
+			case 'Q':
+				if j := strings.Index(re[i:], "\\E"); j >= 0 {
+					i += j + 2
+				} else {
+					i = len(re)
+				}
+			default:
+				_, n := utf8.DecodeRuneInString(re[i-1:])
+				i += n - 1
+			}
+		case '[':
+			i++
+			if i < len(re) && re[i] == '^' {
+				i++
+			}
+			if i < len(re) && re[i] == ']' {
+				i++
+			}
+			depth := 1
+			for i < len(re) && depth > 0 {
+				switch re[i] {
+				case '\\':
+					i++
+				case '[':
+					depth++
+				case ']':
+					depth--
+				}
+				i++
+			}
+			if depth > 0 {
+				i, kind = len(re), tOpenCl
+			}
+		case '(':
+			i, kind = i+1, tOpen
+		case ')':
+			i, kind = i+1, tClose
+		case '|':
+			i, kind = i+1, tAlt
+		case '*', '+', '?':
+			i, kind = i+1, tQuant
+		case '{':
+			if m := countedRE.FindString(re[i:]); m != "" {
+				i, kind = i+len(m), tRepeat
+			} else {
+				i, kind = i+1, tBrace
+			}
+		default:
+			_, n := utf8.DecodeRuneInString(re[i:])
+			i += n
+		}
+		out = append(out, rtok{kind: kind, start: start, end: i})
+	}
+	return out
+}
+
+// badBrace returns the byte offset of the first { in re that Java refuses
+// (one that starts no counted repetition), or -1.
+func badBrace(re string) int {
+	for _, t := range tokens(re) {
+		if t.kind == tBrace {
+			return t.start
+		}
+	}
+	return -1
+}
+
+// balanced reports whether re closes every group, class and brace it
+// opens and closes none it does not open: an item that is not balanced is
+// most likely part of a regex that MM2's list parsing cut at a comma.
+func balanced(re string) bool {
+	depth, braces := 0, 0
+	for _, t := range tokens(re) {
+		switch {
+		case t.kind == tOpen:
+			depth++
+		case t.kind == tClose:
+			if depth--; depth < 0 {
+				return false
+			}
+		case t.kind == tOpenCl:
+			return false
+		case t.kind == tBrace:
+			braces++
+		case t.kind == tAtom && (re[t.start] == '}' || re[t.start] == ']'):
+			if re[t.start] == ']' || braces == 0 {
+				return false
+			}
+			braces--
+		}
+	}
+	return depth == 0 && braces == 0
+}
+
+// maxRewrite is the largest repetition count rewriteCounted writes out.
+const maxRewrite = 8
+
+// rewriteCounted rewrites the counted repetitions with a comma in re
+// ({m,n} and {m,}) without one: exact repeats the atom (orders-[0-9]{1,3}
+// is orders-[0-9][0-9]?[0-9]?; "" for counts above maxRewrite), loose uses
+// + or * (orders-[0-9]+). Both are "" when the rewrite is not a valid list:
+// an atom that cannot be found, or a comma left inside an item.
+func rewriteCounted(re string) (exact, loose string) {
+	toks := tokens(re)
+	var ex, lo strings.Builder
+	exactOK := true
+	last := 0 // bytes of re before it are written
+	for k, t := range toks {
+		if t.kind != tRepeat || !strings.Contains(re[t.start:t.end], ",") || k == 0 {
+			continue
+		}
+		// The atom the repetition applies to: the token before it, or
+		// the whole group it closes.
+		a := toks[k-1]
+		switch a.kind {
+		case tAtom:
+		case tClose:
+			depth := 0
+			for j := k - 1; j >= 0; j-- {
+				if toks[j].kind == tClose {
+					depth++
+				} else if toks[j].kind == tOpen {
+					if depth--; depth == 0 {
+						a.start = toks[j].start
+						break
+					}
+				}
+			}
+			if depth != 0 {
+				return "", ""
+			}
+		default:
+			return "", ""
+		}
+		m := countedRE.FindStringSubmatch(re[t.start:t.end])
+		lo1, _ := strconv.Atoi(m[1])
+		atom := re[a.start:a.end]
+		var e string
+		hi, _ := strconv.Atoi(m[3])
+		switch {
+		case m[3] != "" && hi < lo1:
+			return "", "" // Java refuses it too
+		case lo1 > maxRewrite || hi > maxRewrite:
+			exactOK = false
+		case m[3] == "" && lo1 == 0:
+			e = atom + "*"
+		case m[3] == "":
+			e = strings.Repeat(atom, lo1-1) + atom + "+"
+		default:
+			e = strings.Repeat(atom, lo1) + strings.Repeat(atom+"?", hi-lo1)
+		}
+		l := atom + "+"
+		if lo1 == 0 {
+			l = atom + "*"
+		}
+		ex.WriteString(re[last:a.start] + e)
+		lo.WriteString(re[last:a.start] + l)
+		last = t.end
+	}
+	if last == 0 {
+		return "", ""
+	}
+	ex.WriteString(re[last:])
+	lo.WriteString(re[last:])
+	// Commas left must separate items that are whole regexes.
+	if !validList(lo.String()) {
+		return "", ""
+	}
+	// Shown as a list is written: items separated by ", ".
+	sep := strings.NewReplacer(",", ", ")
+	if !exactOK {
+		return "", sep.Replace(lo.String())
+	}
+	return sep.Replace(ex.String()), sep.Replace(lo.String())
+}
+
+// validList reports whether every comma-separated item of v is balanced
+// and holds no brace Java refuses.
+func validList(v string) bool {
+	for _, p := range strings.Split(v, ",") {
+		if !balanced(p) || badBrace(p) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // regexAdvice explains a regex Go cannot compile, with a rewrite hint for

@@ -67,3 +67,75 @@ func TestRegexError(t *testing.T) {
 		}
 	}
 }
+
+// MM2 compiles a list as its items joined with "|" (MirrorUtils
+// compilePatternList), so a group its list parsing cut at a comma is whole
+// again: "(orders, payments)\..*" is the regex (orders|payments)\..*, and
+// an inline flag applies to the items after it, as in Java.
+func TestListJoinedWithBarAsMM2Does(t *testing.T) {
+	for _, tc := range []struct {
+		list []string
+		want map[string]bool
+	}{
+		{[]string{"(orders", `payments)\..*`}, map[string]bool{"orders.eu": true, "payments.eu": true, "billing.eu": false, "orders": false, "payments": false}},
+		{[]string{"[a", "b]x"}, map[string]bool{"ax": true, "bx": true, "|x": true, ",x": false}}, // [a|b]x
+		{[]string{"(?i)orders", "payments"}, map[string]bool{"ORDERS": true, "Payments": true}},
+		{[]string{"orders-[0-9]{1}", "orders-[0-9]{2}"}, map[string]bool{"orders-1": true, "orders-12": true, "orders-123": false}},
+	} {
+		f, err := New("topics", tc.list, "topics.exclude", nil)
+		if err != nil {
+			t.Fatalf("New(%q): %v", tc.list, err)
+		}
+		for name, want := range tc.want {
+			if got := f.Match(name); got != want {
+				t.Errorf("list %q: Match(%q) = %v, want %v", tc.list, name, got, want)
+			}
+		}
+	}
+}
+
+// A regex with a comma inside a counted repetition is cut by MM2's list
+// parsing: orders-[0-9]{1,3} becomes orders-[0-9]{1|3}, which Java refuses
+// (the connector fails). Go would read the braces as literals and match
+// no orders-NNN topic; kmirror refuses the list with a rewrite instead.
+func TestRegexCommaInRepetitionRefusedWithRewrite(t *testing.T) {
+	const split = "MM2 splits this list at its commas and joins the pieces with |, so the regex is "
+	const noComma = ": a regex in this list cannot contain a comma; "
+	const java = ", which Java refuses (PatternSyntaxException: the connector fails)"
+	for _, tc := range []struct {
+		list   []string
+		regex  string
+		reason string
+		whole  bool
+	}{
+		{[]string{"orders-[0-9]{1", "3}"}, "orders-[0-9]{1,3}",
+			split + "orders-[0-9]{1|3}" + java + noComma + "write orders-[0-9][0-9]?[0-9]? (the same repetition without a comma), or orders-[0-9]+", true},
+		{[]string{`x\d{0`, "2}", "y"}, `x\d{0,2},y`,
+			split + `x\d{0|2}|y` + java + noComma + `write x\d?\d?, y (the same repetition without a comma), or x\d*, y`, true},
+		{[]string{"(ab){2", "}"}, "(ab){2,}",
+			split + "(ab){2|}" + java + noComma + "write (ab)(ab)+ (the same repetition without a comma), or (ab)+", true},
+		{[]string{"x{1", "20}"}, "x{1,20}",
+			split + "x{1|20}" + java + noComma + "write x+ (any count: a range of counts needs a comma)", true},
+		{[]string{"(a", "b"}, "(a,b",
+			split + "(a|b, which is not a valid regular expression: error parsing regexp: missing closing ): `(a|b`" + noComma +
+				`write each alternative as a list item of its own, or join them with | inside a group, e.g. (orders|payments)\..*`, true},
+		{[]string{"orders", "app-{env}"}, "app-{env}",
+			`Java (MM2) refuses a { that does not start a repetition {n}, {n,} or {n,m} (PatternSyntaxException: the connector fails): write \{ for a literal brace`, false},
+	} {
+		_, err := New("a->b.topics", tc.list, "a->b.topics.exclude", nil)
+		var re *RegexError
+		if !errors.As(err, &re) {
+			t.Fatalf("New(%q): err %v, want a *RegexError", tc.list, err)
+		}
+		want := RegexError{Key: "a->b.topics", Regex: tc.regex, List: tc.whole, Reason: tc.reason}
+		if *re != want {
+			t.Errorf("New(%q):\n got %+v\nwant %+v", tc.list, *re, want)
+		}
+	}
+	// A repetition with a comma in one item (the Go API, or a list of one)
+	// is a valid Java regex.
+	f, err := New("topics", []string{"orders-[0-9]{1,3}", `\p{L}+`}, "topics.exclude", nil)
+	if err != nil || !f.Match("orders-123") || f.Match("orders-1234") || !f.Match("abc") {
+		t.Errorf("one item with {1,3}: err %v, or wrong matches", err)
+	}
+}
