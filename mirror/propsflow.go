@@ -335,11 +335,10 @@ func (fb *flowBuild) finish() {
 				"(MM2 names remote topics \".<topic>\" then, which count as internal and are never replicated further); %s", identityAdvice(strings.TrimSuffix(s.Key, k))))
 		}
 	}
-	srcAlias := f.Source
-	if s, ok := f.Get("source.cluster.alias"); ok && strings.TrimSpace(s.Value) != "" {
-		srcAlias = strings.TrimSpace(s.Value)
-	}
-	pol, err := policy.FromConfig(fb.class, fb.sep, fb.isep, srcAlias)
+	// source.cluster.alias is ignored, as the loader warns (mm2props): an
+	// identity policy reads topics as coming from the flow's source alias,
+	// the alias topic names use everywhere else in kmirror.
+	pol, err := policy.FromConfig(fb.class, fb.sep, fb.isep, f.Source)
 	if err != nil {
 		key := "replication.policy.class"
 		if s, ok := f.Get(key); ok {

@@ -177,3 +177,39 @@ func TestPropsRegexGroupAcrossCommaMatchesAsMM2(t *testing.T) {
 		}
 	}
 }
+
+// A top-level source.cluster.alias (practitioners' F4) with the identity
+// policy (F3, F6, F7, F9) runs in MM2. kmirror's loader warned that it
+// ignores the key and then fed it to the IdentityReplicationPolicy anyway,
+// so the file was refused for a key it does not contain
+// ("source->target.source.cluster.alias"), without a line and with Go API
+// advice. The key is now ignored as the warning says: each flow's
+// identity policy reads topics as coming from the flow's source alias.
+func TestPropsIdentityPolicyIgnoresSourceClusterAlias(t *testing.T) {
+	const warn = "line 5: source.cluster.alias: MM2 copies source.cluster.alias=site-a into the connectors of every flow it applies to, " +
+		"overriding the source alias used in topic names (remote topics, offset-syncs and checkpoints topics) while the herders keep the aliases of clusters; " +
+		"kmirror names topics after the aliases in clusters and ignores this key: rename the cluster alias instead"
+	for _, key := range []string{"source.cluster.alias", "source->target.source.cluster.alias"} {
+		file := "clusters = source, target\nsource.bootstrap.servers = a:9092\ntarget.bootstrap.servers = b:9092\nsource->target.enabled = true\n" +
+			key + " = site-a\nreplication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy\n"
+		p, err := ParseProperties(strings.NewReader(file))
+		if err != nil {
+			t.Fatalf("%s: ParseProperties: %v", key, err)
+		}
+		for _, f := range p.Flows() {
+			sa, ok := f.Policy.(interface{ SourceAlias() string })
+			if !ok || sa.SourceAlias() != f.Source {
+				t.Errorf("%s: flow %s: policy %T, want an identity policy with source alias %q", key, f.Name(), f.Policy, f.Source)
+			}
+		}
+		var got []string
+		for _, w := range p.Warnings() {
+			if w.Line == 5 {
+				got = append(got, w.String())
+			}
+		}
+		if want := strings.Replace(warn, "source.cluster.alias:", key+":", 1); len(got) != 1 || got[0] != want {
+			t.Errorf("%s: warnings of line 5: %q\nwant %q", key, got, want)
+		}
+	}
+}
