@@ -405,6 +405,10 @@ func (r *resolver) classify(s Setting) error {
 func (r *resolver) classifyFlow(s Setting) error {
 	src, dst, rest, ok := r.pairOf(s.Key)
 	if !ok {
+		if sug := r.flowShaped(s); sug != "" {
+			r.warn(s.Key, s.Line, fmt.Sprintf("unknown setting: ignored; a flow's settings are written <source>-><target>.<setting> with no spaces: did you mean %s?", sug))
+			return nil
+		}
 		msg := "no effect: the cluster pair is not made of aliases listed in clusters (" + strings.Join(r.cfg.Aliases, ", ") + ")"
 		if sug, caseOnly := r.suggestPair(s.Key); sug != "" {
 			if caseOnly {
@@ -692,11 +696,14 @@ func (r *resolver) suggestPair(key string) (sug string, caseOnly bool) {
 
 // flowShaped returns the flow key s most likely meant when s is a flow
 // key written with a space around the arrow ("a -> b.enabled": Java's
-// properties format ends the key at the space, so the key is "a") or
-// with another arrow ("a=>b.enabled", "a-b.enabled", "a>b.enabled");
-// "" when s does not look like one.
+// properties format ends the key at the space, so the key is "a"; "a->
+// b.enabled": the key is "a->") or with another arrow ("a=>b.enabled",
+// "a-b.enabled", "a>b.enabled"); "" when s does not look like one.
 func (r *resolver) flowShaped(s Setting) string {
 	k := s.Key
+	if a, ok := strings.CutSuffix(k, "->"); ok && r.aliases[a] {
+		k = a
+	}
 	if r.aliases[k] {
 		// The key ended at a space, '=' or ':'; the value holds the rest.
 		v := strings.TrimLeft(strings.TrimSpace(s.Value), "-=>: \t")

@@ -373,6 +373,24 @@ a->bb.sync.group.offsets.enabled=true
 	}
 }
 
+// A space right after the arrow ("a-> b.enabled = true") ends the key at
+// "a->", which MM2 and kmirror ignore; the warning said the pair was "not
+// made of aliases listed in clusters (a, b)" although it names a and b,
+// and not what to write.
+func TestFlowKeySpaceAfterArrowSuggestsKey(t *testing.T) {
+	c := resolve(t, "clusters=a,b\na.bootstrap.servers=x:1\nb.bootstrap.servers=x:1\na-> b.enabled = true\nb->\ta.topics=orders\n", Options{})
+	want := []string{
+		"a->: unknown setting: ignored; a flow's settings are written <source>-><target>.<setting> with no spaces: did you mean a->b.enabled?",
+		"b->: unknown setting: ignored; a flow's settings are written <source>-><target>.<setting> with no spaces: did you mean b->a.topics?",
+	}
+	if diff := cmp.Diff(want, warnings(c)); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	if c.Warnings[0].Line != 4 {
+		t.Errorf("warning on line %d, want 4", c.Warnings[0].Line)
+	}
+}
+
 func TestScopeWarnings(t *testing.T) {
 	c := resolve(t, `clusters=primary,secondary
 primary->secondary.enabled=true
