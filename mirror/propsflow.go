@@ -358,11 +358,45 @@ func (fb *flowBuild) finish() {
 	if fc.DisableOffsetSyncs && !fc.DisableCheckpoints {
 		b.line(r.name+".emit.checkpoints.enabled", "false", "emit.offset-syncs.enabled=false: nothing to translate checkpoints with")
 	}
+	fb.checkGroupOffsetSync()
 	// Aliases are checked where this flow puts them into topic names.
 	if err := validateFlowAliases(*fc); err != nil {
 		b.fail(err)
 	}
 	b.line(r.name+".remote.topic.example", pol.FormatRemoteTopic(f.Source, "orders"), "name of source topic orders on "+f.Target)
+}
+
+// checkGroupOffsetSync warns about sync.group.offsets.enabled=true on a
+// flow that runs no checkpoint task (emit.checkpoints.enabled=false, a
+// negative emit.checkpoints.interval.seconds, or
+// emit.offset-syncs.enabled=false): the task syncs the group offsets, so
+// none is synced, in MM2 as in kmirror.
+func (fb *flowBuild) checkGroupOffsetSync() {
+	fc, f := &fb.fc, fb.f
+	if !fc.SyncGroupOffsets || fc.Disabled || !fc.DisableCheckpoints && !fc.DisableOffsetSyncs {
+		return
+	}
+	var cause mm2props.Setting
+	if fc.DisableCheckpoints {
+		if s, ok := f.Get("emit.checkpoints.enabled"); ok {
+			if on, err := mm2props.ParseBool(s); err == nil && !on {
+				cause = s
+			}
+		}
+		if cause.Key == "" {
+			cause, _ = f.Get("emit.checkpoints.interval.seconds") // negative
+		}
+	} else {
+		cause, _ = f.Get("emit.offset-syncs.enabled")
+	}
+	if cause.Key == "" {
+		return // not from the file's keys
+	}
+	s, _ := f.Get("sync.group.offsets.enabled")
+	fb.b.warn(Warning{Key: s.Key, Line: s.Line, Message: fmt.Sprintf(
+		"no effect: no group offset is synced, because %s=%s (line %d) stops the checkpoint task, which syncs them (MM2 runs none either): "+
+			"remove %s, or remove %s to emit checkpoints",
+		cause.Key, strings.TrimSpace(cause.Value), cause.Line, s.Key, cause.Key)})
 }
 
 // checkFilters compiles the filter lists (a bad regex is an error of the

@@ -213,3 +213,43 @@ func TestPropsIdentityPolicyIgnoresSourceClusterAlias(t *testing.T) {
 		}
 	}
 }
+
+// sync.group.offsets.enabled=true on a flow without a checkpoint task
+// (emit.checkpoints.enabled=false, a negative emit.checkpoints.interval.seconds
+// or emit.offset-syncs.enabled=false) syncs no group offset, in MM2 as in
+// kmirror; the key was accepted without a word. The warning names both keys.
+func TestPropsSyncGroupOffsetsWithoutCheckpointsWarns(t *testing.T) {
+	for _, tc := range []struct {
+		lines string
+		want  Warning
+	}{
+		{"A->B.emit.checkpoints.enabled = false\nA->B.sync.group.offsets.enabled = true\n", Warning{Key: "A->B.sync.group.offsets.enabled", Line: 6,
+			Message: "no effect: no group offset is synced, because A->B.emit.checkpoints.enabled=false (line 5) stops the checkpoint task, which syncs them (MM2 runs none either): " +
+				"remove A->B.sync.group.offsets.enabled, or remove A->B.emit.checkpoints.enabled to emit checkpoints"}},
+		{"sync.group.offsets.enabled = true\nemit.checkpoints.interval.seconds = -1\n", Warning{Key: "sync.group.offsets.enabled", Line: 5,
+			Message: "no effect: no group offset is synced, because emit.checkpoints.interval.seconds=-1 (line 6) stops the checkpoint task, which syncs them (MM2 runs none either): " +
+				"remove sync.group.offsets.enabled, or remove emit.checkpoints.interval.seconds to emit checkpoints"}},
+		{"A->B.sync.group.offsets.enabled = true\nA->B.emit.offset-syncs.enabled = false\n", Warning{Key: "A->B.sync.group.offsets.enabled", Line: 5,
+			Message: "no effect: no group offset is synced, because A->B.emit.offset-syncs.enabled=false (line 6) stops the checkpoint task, which syncs them (MM2 runs none either): " +
+				"remove A->B.sync.group.offsets.enabled, or remove A->B.emit.offset-syncs.enabled to emit checkpoints"}},
+	} {
+		p, err := ParseProperties(strings.NewReader(propsHead + tc.lines))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []Warning
+		for _, w := range p.Warnings() {
+			if strings.Contains(w.Key, "sync.group.offsets") {
+				got = append(got, w)
+			}
+		}
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s: warnings %v\nwant [%v]", tc.lines, got, tc.want)
+		}
+	}
+	// With checkpoints on, no warning.
+	p, err := ParseProperties(strings.NewReader(propsHead + "A->B.sync.group.offsets.enabled = true\n"))
+	if err != nil || len(p.Warnings()) != 0 {
+		t.Errorf("checkpoints on: err %v, warnings %v", err, p.Warnings())
+	}
+}
