@@ -139,3 +139,22 @@ func TestRegexCommaInRepetitionRefusedWithRewrite(t *testing.T) {
 		t.Errorf("one item with {1,3}: err %v, or wrong matches", err)
 	}
 }
+
+// FuzzNew checks that any comma-separated list compiles or fails with a
+// *RegexError, without panicking (the comma checks scan regexes by hand).
+func FuzzNew(f *testing.F) {
+	for _, s := range []string{"orders-[0-9]{1,3}", `(orders, payments)\..*`, `[a\`, `\Q{,\E`, `(ab){2,}, c`, `\p{L}{1,2}`, "x{1,20}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		list := strings.Split(s, ",")
+		for i := range list {
+			list[i] = strings.TrimSpace(list[i])
+		}
+		_, err := New("topics", list, "topics.exclude", nil)
+		var re *RegexError
+		if err != nil && !errors.As(err, &re) {
+			t.Fatalf("New(%q): %v is not a *RegexError", list, err)
+		}
+	})
+}
