@@ -682,8 +682,9 @@ func catchUp(ctx context.Context, d *drFlow, o *failoverOptions, dstCl *kgo.Clie
 		}
 	}
 	deadline := now().Add(o.wait)
+	gaps := newGapProbe(d, o)
 	for {
-		lagging, err := lagBehind(ctx, d, o, starts, ends)
+		lagging, err := lagBehind(ctx, d, o, starts, ends, gaps)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -775,8 +776,12 @@ func sourceGroups(ctx context.Context, adm *kadm.Client, d *drFlow, sel func(str
 }
 
 // lagBehind lists the source partitions whose resume point on the target
-// (mm2-offsets.<source>.internal) has not reached the snapshot end offset.
-func lagBehind(ctx context.Context, d *drFlow, o *failoverOptions, starts, ends map[string]map[int32]int64) ([]string, error) {
+// (mm2-offsets.<source>.internal) has not reached the snapshot end offset,
+// not counting offsets that hold no record to replicate: on a topic written
+// transactionally the end offset counts the last commit marker (and any
+// aborted records), which a resume point (the last data record copied)
+// never reaches, so gaps asks the source what lies between.
+func lagBehind(ctx context.Context, d *drFlow, o *failoverOptions, starts, ends map[string]map[int32]int64, gaps *gapProbe) ([]string, error) {
 	rctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	recs, err := kread.ReadToEnd(rctx, clusterOpts(d.dst, d.dst.Consumer), connectoffsets.TopicName(d.flow.Source), kread.Options{ReadCommitted: true})
@@ -802,6 +807,7 @@ func lagBehind(ctx context.Context, d *drFlow, o *failoverOptions, starts, ends 
 		}
 	}
 	var out []string
+	behind := map[string]map[int32]kread.Range{} // the gaps to look into
 	for _, t := range keysOf(ends) {
 		for _, p := range keysOf(ends[t]) {
 			end := ends[t][p]
@@ -811,9 +817,101 @@ func lagBehind(ctx context.Context, d *drFlow, o *failoverOptions, starts, ends 
 			got, ok := resume[tp{t, p}]
 			if !ok {
 				out = append(out, fmt.Sprintf("%s[%d]: nothing replicated of offsets %d-%d", t, p, starts[t][p], end-1))
-			} else if got+1 < end {
-				out = append(out, fmt.Sprintf("%s[%d]: replicated up to %d of %d", t, p, got, end-1))
+				continue
 			}
+			if from := max(got+1, starts[t][p]); from < end {
+				if behind[t] == nil {
+					behind[t] = map[int32]kread.Range{}
+				}
+				behind[t][p] = kread.Range{From: from, To: end}
+			}
+		}
+	}
+	if len(behind) == 0 {
+		return out, nil
+	}
+	next, err := gaps.firstData(ctx, behind)
+	if err != nil {
+		return nil, fmt.Errorf("reading the source partitions behind on %s: %w", d.src.Alias, err)
+	}
+	for _, t := range keysOf(behind) {
+		for _, p := range keysOf(behind[t]) {
+			r, got := behind[t][p], resume[tp{t, p}]
+			switch n, ok := next[t][p]; {
+			case !ok:
+				out = append(out, fmt.Sprintf("%s[%d]: replicated up to offset %d; offsets %d-%d of the source not readable (read_committed) within %s: an open transaction, or a slow source",
+					t, p, got, r.From, r.To-1, gaps.wait))
+			case n < r.To:
+				out = append(out, fmt.Sprintf("%s[%d]: replicated up to offset %d; the next record to replicate is at offset %d (source end offset %d)", t, p, got, n, r.To))
+			}
+		}
+	}
+	return out, nil
+}
+
+// gapProbe finds the first record to replicate (read_committed: neither a
+// transaction marker nor an aborted record) between resume points and the
+// snapshot end offsets on the source. It keeps what it found: the ends do
+// not move, so a gap proven empty is never read again, and a record found
+// is read again only once a resume point passed it.
+type gapProbe struct {
+	opts  []kgo.Opt                     // the source's consumer options
+	wait  time.Duration                 // bound of one read
+	found map[string]map[int32][2]int64 // per partition: {from, first data record in [from, end), end when none}
+}
+
+// gapProbeWait bounds one read of the gaps: a partition whose gap holds an
+// open transaction never resolves (its last stable offset is below the
+// end), and the catch-up wait reads again every round.
+const gapProbeWait = 2 * time.Second
+
+// newGapProbe returns the probe of the flow's source.
+func newGapProbe(d *drFlow, o *failoverOptions) *gapProbe {
+	return &gapProbe{opts: clusterOpts(d.src, d.src.Consumer), wait: min(gapProbeWait, o.timeout), found: map[string]map[int32][2]int64{}}
+}
+
+// firstData returns per partition of ranges the offset of its first record
+// to replicate, To when there is none; partitions unresolved within the
+// probe's wait are absent.
+func (g *gapProbe) firstData(ctx context.Context, ranges map[string]map[int32]kread.Range) (map[string]map[int32]int64, error) {
+	out := map[string]map[int32]int64{}
+	read := map[string]map[int32]kread.Range{}
+	for t, ps := range ranges {
+		for p, r := range ps {
+			if f, ok := g.found[t][p]; ok && f[0] <= r.From && f[1] >= r.From {
+				if out[t] == nil {
+					out[t] = map[int32]int64{}
+				}
+				out[t][p] = f[1] // [f[0], f[1]) holds no record to replicate
+				continue
+			}
+			if read[t] == nil {
+				read[t] = map[int32]kread.Range{}
+			}
+			read[t][p] = r
+		}
+	}
+	if len(read) == 0 {
+		return out, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, g.wait)
+	defer cancel()
+	got, err := kread.FirstData(rctx, g.opts, read)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	for t, ps := range got {
+		for p, n := range ps {
+			if out[t] == nil {
+				out[t] = map[int32]int64{}
+			}
+			if g.found[t] == nil {
+				g.found[t] = map[int32][2]int64{}
+			}
+			out[t][p], g.found[t][p] = n, [2]int64{read[t][p].From, n}
 		}
 	}
 	return out, nil

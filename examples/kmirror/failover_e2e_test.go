@@ -773,3 +773,100 @@ func TestPlannedFailover(t *testing.T) {
 		t.Errorf("consumer on B: %d reads, %d re-read (want 0), %d of 300 records seen", len(reads), again, len(seen))
 	}
 }
+
+// TestPlannedFailoverTransactionalSource: the source topic is written by a
+// transactional producer, so each partition's end offset counts a COMMIT
+// marker, an aborted record and its ABORT marker past the last data record.
+// The planned failover counts a partition caught up when only those lie
+// between its resume point and the end (it waited the whole -wait and
+// refused with "replicated up to 9 of 10"), and names the next record to
+// replicate when a committed one does.
+func TestPlannedFailoverTransactionalSource(t *testing.T) {
+	w := newDRWorld(t, "")
+	txn := w.client(w.aAddrs, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionalID("failover-txn"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Per partition: offsets 0-9 committed, COMMIT 10, aborted 11, ABORT 12
+	// (the first call); then 13 committed, COMMIT 14 (the second).
+	inTxn := func(n int, end kgo.TransactionEndTry) {
+		t.Helper()
+		if err := txn.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for p := range w.parts {
+			for range n {
+				if err := txn.ProduceSync(ctx, &kgo.Record{Topic: w.topic, Partition: p, Value: []byte("v")}).FirstErr(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := txn.EndTransaction(ctx, end); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inTxn(10, kgo.TryCommit)
+	inTxn(1, kgo.TryAbort)
+	commitAt := map[int32]int64{0: 5, 1: 5, 2: 5}
+	w.consumeManual(w.aAddrs, "A", w.topic, commitAt, commitAt)
+	runner := func() func() {
+		_, runnerLog, stop, wait := started(t, "-config", w.props, "-clusters", "B", "-log-level", "warn")
+		return func() {
+			stop()
+			if err := wait(); err != nil {
+				t.Errorf("runner: %v\n%s", err, runnerLog)
+			}
+		}
+	}
+	stop := runner()
+	eventually(t, "the group's commits checkpointed, 30 records on B", func() string {
+		if code, out, errOut, _ := runDR(t, translateMain, "-config", w.props, "-flow", "A->B", "-groups", w.group); code != drOK {
+			return fmt.Sprintf("translate: exit %d: %s %s", code, out, errOut)
+		}
+		if n := len(w.consumeAll(w.bAddrs, w.remote)); n != 30 {
+			return fmt.Sprintf("%d records", n)
+		}
+		return ""
+	})
+	stop() // graceful: resume points stored at offset 9
+	inTxn(1, kgo.TryCommit)
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-flow", "A->B", "-groups", w.group, "-wait", "0s", "-dry-run", "-json")
+	rep := decodeFailover(t, out)
+	var want []string
+	for p := range w.parts {
+		want = append(want, fmt.Sprintf("catch-up not reached: orders[%d]: replicated up to offset 9; the next record to replicate is at offset 13 (source end offset 15)", p))
+	}
+	if code != drRefused || !slices.Equal(rep.Problems, want) {
+		t.Fatalf("dry run with one committed record to replicate per partition: exit %d, problems %q; want %d, %q\n%s", code, rep.Problems, drRefused, want, errOut)
+	}
+	defer runner()()
+	eventually(t, "33 records on B", func() string {
+		if n := len(w.consumeAll(w.bAddrs, w.remote)); n != 33 {
+			return fmt.Sprintf("%d records", n)
+		}
+		return ""
+	})
+	code, out, errOut, took := runDR(t, failoverMain, "-config", w.props, "-flow", "A->B", "-groups", w.group, "-wait", "15s", "-json")
+	rep = decodeFailover(t, out)
+	if code != drOK || rep.Result != "done" || len(rep.Problems) != 0 {
+		t.Fatalf("planned failover of a fully replicated transactional topic: exit %d (%s) after %v, problems %q; want 0 (done)\n%s",
+			code, rep.Result, took.Round(time.Second), rep.Problems, errOut)
+	}
+	if got, want := fmt.Sprint(w.committed(w.bAddrs)), fmt.Sprintf("map[%s:map[0:5 1:5 2:5]]", w.remote); got != want {
+		t.Errorf("group on B: %s, want %s", got, want)
+	}
+}
+
+// consumeAll reads every record of topic (read_committed) on addrs.
+func (w *drWorld) consumeAll(addrs []string, topic string) []*kgo.Record {
+	w.t.Helper()
+	cl := w.client(addrs, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var out []*kgo.Record
+	for ctx.Err() == nil {
+		fs := cl.PollFetches(ctx)
+		out = append(out, fs.Records()...)
+	}
+	return out
+}

@@ -193,3 +193,81 @@ func names(ranges map[string]map[int32]Range) string {
 	}
 	return fmt.Sprintf("%d topics", len(ranges))
 }
+
+// FirstData returns, per partition of ranges, the offset of the first data
+// record in [From, To) read_committed, or To when the range holds nothing
+// but transaction markers and aborted records (or compacted-away offsets).
+// It reads only up to that first record, with one client, so it is cheap
+// on a range of millions of records. A partition that did not resolve
+// before ctx ended (an open transaction keeps the last stable offset below
+// To; a slow cluster) is absent from the result; ctx ending is not an
+// error. A range with To <= From, or From < 0, is absent too. A fetch
+// error fails the call.
+func FirstData(ctx context.Context, opts []kgo.Opt, ranges map[string]map[int32]Range) (map[string]map[int32]int64, error) {
+	type key struct {
+		topic     string
+		partition int32
+	}
+	want := map[key]int64{}
+	start := map[string]map[int32]kgo.Offset{}
+	for t, ps := range ranges {
+		for p, r := range ps {
+			if r.To <= r.From || r.From < 0 {
+				continue
+			}
+			if start[t] == nil {
+				start[t] = map[int32]kgo.Offset{}
+			}
+			start[t][p] = kgo.NewOffset().At(r.From)
+			want[key{t, p}] = r.To
+		}
+	}
+	out := map[string]map[int32]int64{}
+	set := func(k key, off int64) {
+		if out[k.topic] == nil {
+			out[k.topic] = map[int32]int64{}
+		}
+		out[k.topic][k.partition] = off
+		delete(want, k)
+	}
+	if len(want) == 0 {
+		return out, nil
+	}
+	cl, err := kclient.New(append(append([]kgo.Opt{}, opts...), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(), // markers show how far the read got
+		kgo.FetchMaxWait(200*time.Millisecond),
+		kgo.FetchMaxPartitionBytes(64<<10), // the first batch is enough
+		kgo.ConsumePartitions(start))...)
+	if err != nil {
+		return nil, err
+	}
+	defer kclient.CloseConsumer(cl, kclient.Partitions(start))
+	for len(want) > 0 && ctx.Err() == nil {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		var ferr error
+		fs.EachError(func(t string, _ int32, err error) {
+			if pctx.Err() == nil && ferr == nil {
+				ferr = fmt.Errorf("reading %s: %w", t, err)
+			}
+		})
+		if ferr != nil {
+			return nil, ferr
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			k := key{r.Topic, r.Partition}
+			end, ok := want[k]
+			switch {
+			case !ok:
+			case r.Offset >= end:
+				set(k, end)
+			case !r.Attrs.IsControl():
+				set(k, r.Offset)
+			case r.Offset == end-1:
+				set(k, end)
+			}
+		})
+	}
+	return out, nil
+}

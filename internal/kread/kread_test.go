@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -64,5 +65,65 @@ func TestReadRanges(t *testing.T) {
 	}
 	if v := values(got, 1); v != "[]" {
 		t.Errorf("partition 1 empty range = %s, want nothing", v)
+	}
+}
+
+// TestFirstData: the first record to replicate of each range, read
+// committed: a range holding only a COMMIT marker, an aborted record and its
+// ABORT marker has none (To), a range reaching a committed or plain record
+// has its offset, and a partition whose range ends inside an open
+// transaction does not resolve (absent) before the context ends.
+func TestFirstData(t *testing.T) {
+	t.Parallel()
+	c := testcluster.NewFake(t, "x")
+	testcluster.CreateTopic(t, &c, "t", 2, nil)
+	ctx := context.Background()
+	txn := testcluster.Client(t, &c, kgo.TransactionalID("kread-first"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	inTxn := func(end kgo.TransactionEndTry, open bool, recs ...*kgo.Record) {
+		t.Helper()
+		if err := txn.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if err := txn.ProduceSync(ctx, r).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !open {
+			if err := txn.EndTransaction(ctx, end); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rec := func(p int32, v string) *kgo.Record { return &kgo.Record{Topic: "t", Partition: p, Value: []byte(v)} }
+	// Partition 0: committed 0-2, COMMIT 3, aborted 4, ABORT 5, plain 6.
+	inTxn(kgo.TryCommit, false, rec(0, "a"), rec(0, "b"), rec(0, "c"))
+	inTxn(kgo.TryAbort, false, rec(0, "x"))
+	testcluster.Produce(t, &c, rec(0, "d"))
+	// Partition 1: plain 0, then an open transaction (1).
+	testcluster.Produce(t, &c, rec(1, "e"))
+	inTxn(kgo.TryAbort, true, rec(1, "open"))
+	rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	got, err := kread.FirstData(rctx, c.Opts(), map[string]map[int32]kread.Range{"t": {0: {From: 3, To: 6}, 1: {From: 1, To: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, want := fmt.Sprint(got), "map[t:map[0:6]]"; s != want {
+		t.Errorf("markers and aborted records only, and an open transaction: %s, want %s", s, want)
+	}
+	got, err = kread.FirstData(ctx, c.Opts(), map[string]map[int32]kread.Range{"t": {0: {From: 2, To: 6}, 1: {From: 0, To: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, want := fmt.Sprint(got), "map[t:map[0:2 1:0]]"; s != want {
+		t.Errorf("ranges starting at a committed and a plain record: %s, want %s", s, want)
+	}
+	got, err = kread.FirstData(ctx, c.Opts(), map[string]map[int32]kread.Range{"t": {0: {From: 4, To: 7}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, want := fmt.Sprint(got), "map[t:map[0:6]]"; s != want {
+		t.Errorf("an aborted record, its marker, then a plain record: %s, want %s", s, want)
 	}
 }
