@@ -142,9 +142,13 @@ type flow struct {
 	// applying it stops has stopped (units flushed, resume points stored,
 	// singleton duties ended), so that a STOPPED read there means nothing
 	// more is written (kmirror failover waits for it).
-	reported       TargetState
-	pausedParts    map[int32][]PartitionStatus // owned slots' partitions as their units stopped for PAUSED or STOPPED
-	retiredRecords int64                       // counters of the units stopped so far (FlowStatus.Records never goes down)
+	reported    TargetState
+	pausedParts map[int32][]PartitionStatus // owned slots' partitions as their units stopped for PAUSED or STOPPED, or as fillPausedParts found them
+	// pausedUnread lists, per slot, the partitions fillPausedParts added
+	// to pausedParts without their stored resume point (unreadable then):
+	// their lag stays unknown until a later fill reads it.
+	pausedUnread   map[int32]map[tp]bool
+	retiredRecords int64 // counters of the units stopped so far (FlowStatus.Records never goes down)
 	retiredBytes   int64
 	units          map[int32]*unit
 	statusSeq      atomic.Uint64 // bumped at each store of a unit's status (publishLoop's change check)
@@ -219,7 +223,8 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 		resumeTopic: connectoffsets.TopicName(fc.Source),
 		statusTopic: statustopic.Topic(fc.Source), statusInterval: statustopic.DefaultInterval, view: statustopic.NewView(),
 		targetWake: make(chan struct{}, 1), pubWake: make(chan struct{}, 1), pubChunks: map[int32]int{}, pubSlots: map[int32]statustopic.SlotRecord{},
-		owned: map[int32]bool{}, slotSince: map[int32]time.Time{}, applied: TargetRunning, reported: TargetRunning, pausedParts: map[int32][]PartitionStatus{}}
+		owned: map[int32]bool{}, slotSince: map[int32]time.Time{}, applied: TargetRunning, reported: TargetRunning, pausedParts: map[int32][]PartitionStatus{},
+		pausedUnread: map[int32]map[tp]bool{}}
 	if f.groupID == "" {
 		f.groupID = defaultGroupID(fc.Source, fc.Target)
 	}

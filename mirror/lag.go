@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -23,7 +24,11 @@ import (
 //     UNASSIGNED), every status interval.
 //   - Partitions of a paused or stopped member: its owner refreshes their
 //     source end offsets at each publication (their resume points are
-//     the final ones its units stored).
+//     the final ones its units stored). Owned slots no unit ran since the
+//     flow was paused or stopped (a member started on a PAUSED or STOPPED
+//     flow, a slot assigned while it is, partitions discovered since) get
+//     their partitions from discovery's catalog and the stored resume
+//     points (fillPausedParts).
 //   - A flow that has not started (RETRYING at start-up): the lag of its
 //     selected topics from the source's end offsets and the stored resume
 //     points, or unknown when either cluster does not answer.
@@ -183,10 +188,107 @@ func (f *flow) unownedSlotRecords(ctx context.Context, now time.Time) []statusto
 	return out
 }
 
+// dropPausedLocked forgets the paused partitions of slot k (its unit
+// starts, or the slot is released). f.unitsMu must be held.
+func (f *flow) dropPausedLocked(k int32) {
+	delete(f.pausedParts, k)
+	delete(f.pausedUnread, k)
+}
+
+// pausedMissingLocked returns, per owned slot no unit runs while the
+// applied target state is PAUSED or STOPPED, the partitions of discovery's
+// catalog that pausedParts lacks or holds without their resume point.
+// f.unitsMu must be held.
+func (f *flow) pausedMissingLocked(cat *catalog) map[int32][]tp {
+	if f.cfg.Disabled || cat == nil || f.leaving || f.applied == TargetRunning {
+		return nil
+	}
+	var out map[int32][]tp
+	for k := range f.owned {
+		if f.units[k] != nil || f.stopping[k] != nil {
+			continue // its stop fills pausedParts from the unit's own status
+		}
+		have := map[tp]bool{}
+		for _, p := range f.pausedParts[k] {
+			have[tp{p.Topic, p.Partition}] = !f.pausedUnread[k][tp{p.Topic, p.Partition}]
+		}
+		for p := range cat.slot(k) {
+			if !have[p] {
+				if out == nil {
+					out = map[int32][]tp{}
+				}
+				out[k] = append(out[k], p)
+			}
+		}
+	}
+	return out
+}
+
+// fillPausedParts adds to pausedParts the partitions of owned slots no
+// unit ran since the flow was paused or stopped (a member that started on
+// a PAUSED or STOPPED flow starts no unit, so nothing recorded them: it
+// reported lag 0 and no partition, and the singleton does not count owned
+// slots): discovery's partitions of the slot, state the applied target
+// state, resume point as stored, so that refreshPausedLag gives them
+// their lag. With the resume points unreadable they are added with their
+// lag unknown, and read again at the next call.
+func (f *flow) fillPausedParts(ctx context.Context) {
+	cat := f.catalog.Load()
+	f.unitsMu.Lock()
+	missing := f.pausedMissingLocked(cat)
+	f.unitsMu.Unlock()
+	if len(missing) == 0 {
+		return
+	}
+	rp, err := f.storedResumePoints(ctx)
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		f.log.Debug("lag of the paused partitions unknown", "err", err)
+	}
+	f.unitsMu.Lock()
+	defer f.unitsMu.Unlock()
+	missing = f.pausedMissingLocked(cat) // as things are now
+	for k, ps := range missing {
+		offers := cat.slot(k)
+		for _, p := range ps {
+			i := slices.IndexFunc(f.pausedParts[k], func(s PartitionStatus) bool { return s.Topic == p.topic && s.Partition == p.partition })
+			if i < 0 {
+				f.pausedParts[k] = append(f.pausedParts[k], PartitionStatus{Topic: p.topic, RemoteTopic: offers[p].remote, Partition: p.partition,
+					State: State(f.applied), SourceEnd: -1, Replicated: -1, Committed: -1, Since: f.slotSince[k]})
+				i = len(f.pausedParts[k]) - 1
+			}
+			ps := &f.pausedParts[k][i]
+			if err != nil {
+				ps.LagUnknown = true
+				if f.pausedUnread[k] == nil {
+					f.pausedUnread[k] = map[tp]bool{}
+				}
+				f.pausedUnread[k][p] = true
+				continue
+			}
+			delete(f.pausedUnread[k], p)
+			if c, ok := rp[p]; ok {
+				ps.Committed, ps.Replicated = c, c+1
+			}
+		}
+		slices.SortFunc(f.pausedParts[k], func(a, b PartitionStatus) int {
+			if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+				return c
+			}
+			return int(a.Partition - b.Partition)
+		})
+	}
+}
+
 // refreshPausedLag lists the source end offsets of the partitions this
 // member keeps paused or stopped and updates their lag (their next offset
-// is where their units stopped). On failure their lag becomes unknown.
+// is where their units stopped, or the stored resume point for those
+// fillPausedParts added, which it calls first). On failure their lag
+// becomes unknown.
 func (f *flow) refreshPausedLag(ctx context.Context) {
+	f.fillPausedParts(ctx)
 	f.unitsMu.Lock()
 	var topics []string
 	for _, ps := range f.pausedParts {
@@ -206,9 +308,12 @@ func (f *flow) refreshPausedLag(ctx context.Context) {
 	}
 	f.unitsMu.Lock()
 	defer f.unitsMu.Unlock()
-	for _, ps := range f.pausedParts {
+	for k, ps := range f.pausedParts {
 		for i := range ps {
 			p := &ps[i]
+			if f.pausedUnread[k][tp{p.Topic, p.Partition}] {
+				continue // the resume point is unknown: so is the lag
+			}
 			st, ok1 := starts.Lookup(p.Topic, p.Partition)
 			en, ok2 := ends.Lookup(p.Topic, p.Partition)
 			if err != nil || !ok1 || !ok2 || st.Err != nil || en.Err != nil {

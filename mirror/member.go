@@ -294,7 +294,7 @@ func (f *flow) startOwnedLocked() []int32 {
 		}
 		u := newUnit(k, f.env)
 		f.units[k] = u
-		delete(f.pausedParts, k)
+		f.dropPausedLocked(k)
 		u.setOffer(f.catalog.Load().slot(k))
 		u.start(f.hard)
 		started = append(started, k)
@@ -336,7 +336,7 @@ func (f *flow) release(slots []int32, graceful bool) {
 		}
 		delete(f.owned, k)
 		delete(f.slotSince, k)
-		delete(f.pausedParts, k)
+		f.dropPausedLocked(k)
 	}
 	f.unitsMu.Unlock()
 	start := time.Now()

@@ -324,3 +324,112 @@ func TestHandWrittenStopApplied(t *testing.T) {
 		t.Errorf("%d records on %s after the stop, want 20", n, remote)
 	}
 }
+
+// partLine describes the partitions for the assertions below: state,
+// resume point, next offset, source end, lag.
+func partLine(ps []PartitionStatus) string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, fmt.Sprintf("%s[%d] %s committed %d replicated %d end %d lag %d unknown %v",
+			p.Topic, p.Partition, p.State, p.Committed, p.Replicated, p.SourceEnd, p.Lag, p.LagUnknown))
+	}
+	return strings.Join(out, "; ")
+}
+
+// TestMemberStartedPausedShowsLag: a member started on a flow whose
+// persisted target state is PAUSED starts no unit; its owned slots' partitions
+// are shown (discovery's catalog, the stored resume points) PAUSED with
+// their lag, and STOPPED once the flow is stopped. It reported no partition
+// and lag 0 while 8 records waited on the source: the lag hid.
+func TestMemberStartedPausedShowsLag(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	orders := p.Topic("orders")
+	remote := p.Source.Alias + "." + orders
+	testcluster.CreateTopic(t, &p.Source, orders, 2, nil)
+	produceN(t, &p.Source, orders, 0, 10)
+	produceN(t, &p.Source, orders, 1, 10)
+	fc := fastFlow(p)
+	fc.Tasks = 2
+	opts := append(clusterOpts(p), WithFlow(fc), WithStatusInterval(200*time.Millisecond))
+	first, stopFirst := runMirror(t, opts...)
+	testcluster.Eventually(t, 30*time.Second, "20 records replicated", func() (bool, string) {
+		return targetEnd(t, &p.Target, remote) == 20, memberStates(first)
+	})
+	if err := stopFirst(); err != nil { // graceful: resume points 9 and 9 stored
+		t.Fatal(err)
+	}
+	produceN(t, &p.Source, orders, 0, 5)
+	produceN(t, &p.Source, orders, 1, 3)
+	ctx := context.Background()
+	pre, err := New(opts...) // not running: SetTargetState uses its own client
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pre.Close()
+	if err := pre.SetTargetState(ctx, fc.Name(), TargetPaused, "test", "maintenance"); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := runMirror(t, opts...)
+	check := func(st TargetState, state State) {
+		t.Helper()
+		want := fmt.Sprintf("%[1]s[0] %[2]s committed 9 replicated 10 end 15 lag 5 unknown false; %[1]s[1] %[2]s committed 9 replicated 10 end 13 lag 3 unknown false", orders, state)
+		testcluster.Eventually(t, 15*time.Second, "the member "+string(state)+" with both slots and lag 8", func() (bool, string) {
+			fs := m.Status().Flows[0]
+			cf := m.ClusterStatus().Flows[0]
+			var slotParts []PartitionStatus
+			for _, s := range cf.Slots {
+				slotParts = append(slotParts, s.Partitions...)
+			}
+			ok := fs.State == state && fs.AppliedState == st && len(fs.Member.Slots) == 2 && fs.Lag == 8 && !fs.LagUnknown &&
+				partLine(fs.Partitions) == want && cf.Lag == 8 && !cf.LagUnknown && partLine(slotParts) == want
+			return ok, fmt.Sprintf("Status: %s lag %d (unknown %v): %s; ClusterStatus: %s lag %d (unknown %v), slots' partitions: %s; want %s",
+				fs.State, fs.Lag, fs.LagUnknown, partLine(fs.Partitions), cf.State, cf.Lag, cf.LagUnknown, partLine(slotParts), want)
+		})
+	}
+	check(TargetPaused, StatePaused)
+	if err := m.SetTargetState(ctx, fc.Name(), TargetStopped, "test", ""); err != nil {
+		t.Fatal(err)
+	}
+	check(TargetStopped, StateStopped)
+	if n := targetEnd(t, &p.Target, remote); n != 20 {
+		t.Errorf("%d records on the target, want 20 (nothing replicated while paused)", n)
+	}
+}
+
+// TestPausedThenStoppedPartitionsRelabeled: a flow paused, then stopped,
+// then paused again: every partition takes each new state, in Status and
+// in the slots of ClusterStatus. They kept the label of the first
+// transition (applyTarget relabeled only the partitions of the units it
+// stopped, and a paused member has none).
+func TestPausedThenStoppedPartitionsRelabeled(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	orders := p.Topic("orders")
+	remote := p.Source.Alias + "." + orders
+	testcluster.CreateTopic(t, &p.Source, orders, 2, nil)
+	produceN(t, &p.Source, orders, 0, 10)
+	fc := fastFlow(p)
+	fc.Tasks = 2
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithStatusInterval(200*time.Millisecond))...)
+	testcluster.Eventually(t, 30*time.Second, "10 records replicated", func() (bool, string) {
+		return targetEnd(t, &p.Target, remote) == 10 && len(m.Status().Flows[0].Partitions) == 2, memberStates(m)
+	})
+	ctx := context.Background()
+	for _, st := range []TargetState{TargetPaused, TargetStopped, TargetPaused} {
+		if err := m.SetTargetState(ctx, fc.Name(), st, "test", ""); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("%[1]s[0] %[2]s committed 9 replicated 10 end 10 lag 0 unknown false; %[1]s[1] %[2]s committed -1 replicated -1 end 0 lag 0 unknown false", orders, st)
+		testcluster.Eventually(t, 10*time.Second, "every partition "+string(st), func() (bool, string) {
+			fs := m.Status().Flows[0]
+			cf := m.ClusterStatus().Flows[0]
+			var slotParts []PartitionStatus
+			for _, s := range cf.Slots {
+				slotParts = append(slotParts, s.Partitions...)
+			}
+			return fs.State == State(st) && fs.AppliedState == st && partLine(fs.Partitions) == want && partLine(slotParts) == want,
+				fmt.Sprintf("Status %s: %s; ClusterStatus %s: %s; want %s", fs.State, partLine(fs.Partitions), cf.State, partLine(slotParts), want)
+		})
+	}
+}
