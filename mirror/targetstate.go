@@ -145,6 +145,19 @@ func (f *flow) applyTarget(st TargetState) {
 	if st == TargetStopped {
 		single = []int32{0}
 	}
+	if st != TargetRunning {
+		// The partitions kept paused or stopped take the new state
+		// (PAUSED <-> STOPPED; FAILED ones stay FAILED): they kept the
+		// label of the first pause or stop, so a paused, then stopped
+		// flow showed every partition PAUSED (found by a review).
+		for _, ps := range f.pausedParts {
+			for i := range ps {
+				if ps[i].State == StatePaused || ps[i].State == StateStopped {
+					ps[i].State = State(st)
+				}
+			}
+		}
+	}
 	started = f.startOwnedLocked()
 	f.unitsMu.Unlock()
 	begin := time.Now()
