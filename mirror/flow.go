@@ -137,6 +137,11 @@ type flow struct {
 	slotSince map[int32]time.Time
 	applied   TargetState // the target state this member applies: what the group's callbacks let start
 	appliedAt time.Time
+	// appliedOffset and reportedOffset are the offsets of the target-state
+	// records applied and reported come from (-1: none): the member record
+	// says which record it applied (kmirror failover waits for its own).
+	appliedOffset  int64
+	reportedOffset int64
 	// reported is the target state this member reports applied
 	// (FlowStatus.AppliedState, its member record): applied, once what
 	// applying it stops has stopped (units flushed, resume points stored,
@@ -223,7 +228,7 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 		resumeTopic: connectoffsets.TopicName(fc.Source),
 		statusTopic: statustopic.Topic(fc.Source), statusInterval: statustopic.DefaultInterval, view: statustopic.NewView(),
 		targetWake: make(chan struct{}, 1), pubWake: make(chan struct{}, 1), pubChunks: map[int32]int{}, pubSlots: map[int32]statustopic.SlotRecord{},
-		owned: map[int32]bool{}, slotSince: map[int32]time.Time{}, applied: TargetRunning, reported: TargetRunning, pausedParts: map[int32][]PartitionStatus{},
+		owned: map[int32]bool{}, slotSince: map[int32]time.Time{}, applied: TargetRunning, reported: TargetRunning, appliedOffset: -1, reportedOffset: -1, pausedParts: map[int32][]PartitionStatus{},
 		pausedUnread: map[int32]map[tp]bool{}}
 	if f.groupID == "" {
 		f.groupID = defaultGroupID(fc.Source, fc.Target)

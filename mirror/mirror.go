@@ -410,7 +410,7 @@ func (f *flow) statusOf(withGroups bool) FlowStatus {
 	f.unitsMu.Lock()
 	fs.Member = MemberStatus{GroupID: f.groupID, MemberID: f.memberID, Generation: f.generation, Tasks: int(f.tasks),
 		Slots: f.ownedLocked(), Singleton: f.single != nil, Rebalances: f.rebalances, RebalanceSeconds: f.rebalanceTime.Seconds()}
-	fs.AppliedState = f.reported
+	fs.AppliedState, fs.appliedOffset = f.reported, f.reportedOffset
 	fs.Member.Waiting = waiting
 	if f.legacyWaiting != "" {
 		fs.Member.Waiting = f.legacyWaiting

@@ -60,6 +60,9 @@ type FlowStatus struct {
 	// member takes to apply a change). See [Mirror.SetTargetState].
 	TargetState  TargetState `json:"target_state"`
 	AppliedState TargetState `json:"applied_state"`
+	// appliedOffset is the offset of the target-state record AppliedState
+	// comes from (-1: none): the member record's applied_state_offset.
+	appliedOffset int64
 	// Error is the last error of the flow (empty when none): the reason of
 	// FAILED, the retriable error behind RETRYING (a cluster does not
 	// answer, listing its topics fails, storing resume points fails), or,

@@ -130,12 +130,13 @@ func (f *flow) openStatus(ctx context.Context) error {
 			idle = time.Now()
 		}
 	}
-	st := f.desiredTarget()
+	st, off := f.desiredTargetOffset()
 	f.unitsMu.Lock()
 	if f.applied != st {
 		f.applied, f.appliedAt = st, time.Now()
 	}
-	f.reported = f.applied // nothing runs yet
+	f.appliedOffset = off
+	f.reported, f.reportedOffset = f.applied, off // nothing runs yet
 	f.unitsMu.Unlock()
 	if st != TargetRunning {
 		f.log.Info("target state at start", "state", st)
@@ -306,7 +307,7 @@ func changeSig(fs FlowStatus) string { return changeSigHead(fs) + changeSigParts
 
 // changeSigHead is the part of changeSig that is not the partitions'.
 func changeSigHead(fs FlowStatus) string {
-	return fmt.Sprintf("%s|%s|%v|%v|%s|", fs.State, fs.AppliedState, fs.Member.Slots, fs.Member.Singleton, fs.Member.Waiting)
+	return fmt.Sprintf("%s|%s@%d|%v|%v|%s|", fs.State, fs.AppliedState, fs.appliedOffset, fs.Member.Slots, fs.Member.Singleton, fs.Member.Waiting)
 }
 
 // changeSigParts is the partitions' part of changeSig.
@@ -355,7 +356,7 @@ func (f *flow) memberRecord(fs FlowStatus, now time.Time) statustopic.MemberReco
 		GroupMemberID: fs.Member.MemberID, Generation: fs.Member.Generation, Tasks: int(f.tasks), HeartbeatsOnly: f.cfg.Disabled, Started: startedTime(f.startedAt.Load()),
 		Fingerprint: f.fingerprint, Config: f.fpConfig,
 		Slots: append([]int32{}, fs.Member.Slots...), Singleton: fs.Member.Singleton,
-		Applied: statustopic.TargetState(fs.AppliedState), State: string(fs.State), Error: fs.Error, Waiting: fs.Member.Waiting,
+		Applied: statustopic.TargetState(fs.AppliedState), AppliedOffset: &fs.appliedOffset, State: string(fs.State), Error: fs.Error, Waiting: fs.Member.Waiting,
 		Records: fs.Records, Bytes: fs.Bytes, ProvenanceSkipped: fs.ProvenanceSkipped, Lag: fs.Lag, LagUnknown: fs.LagUnknown,
 		TopicErrorLag: topicErrorLag(fs),
 		Rebalances:    fs.Member.Rebalances, IntervalMS: f.statusInterval.Milliseconds(), At: now.UTC()}

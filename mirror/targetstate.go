@@ -117,15 +117,30 @@ func (m *Mirror) flowNamed(op, name string) (*flow, error) {
 // allows. The state it reports (f.reported: its status and member record)
 // changes only once what it stops has stopped: a member reporting STOPPED
 // writes nothing more (found by a review: it reported STOPPED while a
-// slow produce of its units was still landing records).
-func (f *flow) applyTarget(st TargetState) {
+// slow produce of its units was still landing records). off is the offset
+// of the target-state record st comes from, reported with it in the member
+// record (applied_state_offset): the same state written again only moves
+// it.
+func (f *flow) applyTarget(st TargetState, off int64) {
 	f.unitsMu.Lock()
-	if f.leaving || st == f.applied {
+	if f.leaving {
 		f.unitsMu.Unlock()
 		return
 	}
+	if st == f.applied {
+		// The same state written again (kmirror failover's STOPPED on a
+		// stopped flow): applied already (applications never overlap, so
+		// reported is applied), now from that record too.
+		changed := off != f.reportedOffset
+		f.appliedOffset, f.reportedOffset = off, off
+		f.unitsMu.Unlock()
+		if changed {
+			f.wakePublish()
+		}
+		return
+	}
 	prev := f.applied
-	f.applied, f.appliedAt = st, time.Now()
+	f.applied, f.appliedAt, f.appliedOffset = st, time.Now(), off
 	for k := range f.owned {
 		f.slotSince[k] = f.appliedAt
 	}
@@ -175,7 +190,7 @@ func (f *flow) applyTarget(st TargetState) {
 		}
 		f.pausedParts[u.slot] = ps
 	}
-	f.reported = st
+	f.reported, f.reportedOffset = st, off
 	f.unitsMu.Unlock()
 	f.log.Info("target state applied", "state", st, "was", prev, "stopped_units", len(us), "started_units", started,
 		"took", time.Since(begin).Round(time.Millisecond))
@@ -192,17 +207,23 @@ func (f *flow) targetLoop(ctx context.Context) {
 			return
 		case <-f.targetWake:
 		}
-		st := f.desiredTarget()
-		f.applyTarget(st)
+		f.applyTarget(f.desiredTargetOffset())
 	}
 }
 
 // desiredTarget returns the target state the status topic holds.
 func (f *flow) desiredTarget() TargetState {
+	st, _ := f.desiredTargetOffset()
+	return st
+}
+
+// desiredTargetOffset returns the target state the status topic holds and
+// the offset of its record (-1: none).
+func (f *flow) desiredTargetOffset() (TargetState, int64) {
 	f.viewMu.Lock()
 	defer f.viewMu.Unlock()
 	rec, _ := f.view.TargetState()
-	return TargetState(rec.State)
+	return TargetState(rec.State), f.view.TargetOffset()
 }
 
 func (f *flow) wakeTarget() {

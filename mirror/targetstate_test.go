@@ -433,3 +433,39 @@ func TestPausedThenStoppedPartitionsRelabeled(t *testing.T) {
 		})
 	}
 }
+
+// TestMemberReportsAppliedRecordOffset: a member's record names the
+// target-state record it applied (applied_state_offset), and a STOPPED
+// written again on a stopped flow moves it (kmirror failover waits for
+// its own STOPPED, not for one applied before a later resume).
+func TestMemberReportsAppliedRecordOffset(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	testcluster.CreateTopic(t, &p.Source, p.Topic("orders"), 1, nil)
+	fc := fastFlow(p)
+	fc.Tasks = 1
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithStatusInterval(200*time.Millisecond))...)
+	ctx := context.Background()
+	prev := int64(-1)
+	for i := range 2 {
+		if err := m.SetTargetState(ctx, fc.Name(), TargetStopped, "test", ""); err != nil {
+			t.Fatal(err)
+		}
+		v, err := statustopic.ReadView(ctx, p.Target.Opts(), p.Source.Alias)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := v.TargetOffset()
+		if want <= prev {
+			t.Fatalf("write %d of STOPPED at offset %d, not after %d", i+1, want, prev)
+		}
+		prev = want
+		testcluster.Eventually(t, 10*time.Second, fmt.Sprintf("the member reports STOPPED from offset %d", want), func() (bool, string) {
+			ms, err := statustopic.ReadMembers(ctx, p.Target.Opts(), p.Source.Alias, time.Now())
+			if err != nil {
+				return false, err.Error()
+			}
+			return len(ms) == 1 && ms[0].Applied == statustopic.Stopped && ms[0].AppliedOffset == want, fmt.Sprintf("%+v", ms)
+		})
+	}
+}

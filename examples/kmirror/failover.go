@@ -116,7 +116,8 @@ type timings struct {
 // membersReport says how the wait for the members ended.
 type membersReport struct {
 	// Live members (record younger than 3 status intervals) and how many
-	// of them report STOPPED applied.
+	// of them report STOPPED applied from the record the command wrote or
+	// a later one.
 	Live    int `json:"live"`
 	Stopped int `json:"stopped"`
 	// WaitedMs is how long the command waited.
@@ -354,11 +355,12 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 
 	// Stop the flow for good, and wait for its members.
 	t := now()
-	if err := writeTargetState(ctx, d, dstCl, statustopic.Stopped, "kmirror failover ("+rep.Mode+")"); err != nil {
+	stopAt, err := writeTargetState(ctx, d, dstCl, statustopic.Stopped, "kmirror failover ("+rep.Mode+")")
+	if err != nil {
 		return failed(rep, finish, err)
 	}
 	rep.TargetState = string(statustopic.Stopped)
-	mr, err := waitMembers(ctx, d, statustopic.Stopped, o.wait, now)
+	mr, err := waitMembers(ctx, d, statustopic.Stopped, stopAt, o.wait, now)
 	rep.Members = mr
 	rep.TimingsMs.Stop = now().Sub(t).Milliseconds()
 	if err != nil {
@@ -918,23 +920,27 @@ func (g *gapProbe) firstData(ctx context.Context, ranges map[string]map[int32]kr
 }
 
 // writeTargetState persists the flow's target state (seam 2) in its status
-// topic on the target, creating the topic if the members have not.
-func writeTargetState(ctx context.Context, d *drFlow, cl *kgo.Client, state statustopic.TargetState, by string) error {
+// topic on the target, creating the topic if the members have not, and
+// returns the record's offset.
+func writeTargetState(ctx context.Context, d *drFlow, cl *kgo.Client, state statustopic.TargetState, by string) (int64, error) {
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if _, err := ensuretopic.Ensure(wctx, kadm.NewClient(cl), statustopic.Spec(d.flow.Source, d.dst.Alias, -1)); err != nil {
-		return fmt.Errorf("status topic of %s: %w", d.name(), err)
+		return -1, fmt.Errorf("status topic of %s: %w", d.name(), err)
 	}
 	rec := statustopic.TargetStateRecord{Flow: d.name(), State: state, At: time.Now().UTC(), By: by}
-	return statustopic.WriteTargetState(wctx, cl, d.flow.Source, rec)
+	return statustopic.WriteTargetStateOffset(wctx, cl, d.flow.Source, rec)
 }
 
 // membersStopped counts the live members and those of them that applied
-// state.
-func membersStopped(ms []statustopic.MemberState, state statustopic.TargetState) (live, applied int) {
+// state from the target-state record at offset since or a later one. A
+// member that reports state from an earlier record may not have applied a
+// change written between (a resume it is about to apply); a member of a
+// release that does not report the record's offset counts as earlier.
+func membersStopped(ms []statustopic.MemberState, state statustopic.TargetState, since int64) (live, applied int) {
 	for _, m := range ms {
 		live++
-		if m.Applied == state {
+		if m.Applied == state && m.AppliedOffset >= since {
 			applied++
 		}
 	}
@@ -942,8 +948,9 @@ func membersStopped(ms []statustopic.MemberState, state statustopic.TargetState)
 }
 
 // waitMembers waits up to wait until every live member of the flow reports
-// state applied, or none is live.
-func waitMembers(ctx context.Context, d *drFlow, state statustopic.TargetState, wait time.Duration, now func() time.Time) (*membersReport, error) {
+// state applied from the record at offset since or a later one, or none is
+// live.
+func waitMembers(ctx context.Context, d *drFlow, state statustopic.TargetState, since int64, wait time.Duration, now func() time.Time) (*membersReport, error) {
 	start := now()
 	deadline := start.Add(wait)
 	opts := clusterOpts(d.dst, d.dst.Consumer)
@@ -955,7 +962,7 @@ func waitMembers(ctx context.Context, d *drFlow, state statustopic.TargetState, 
 			return nil, fmt.Errorf("reading the members of %s: %w", d.name(), err)
 		}
 		t := now()
-		live, applied := membersStopped(ms, state)
+		live, applied := membersStopped(ms, state, since)
 		r := &membersReport{Live: live, Stopped: applied, WaitedMs: t.Sub(start).Milliseconds()}
 		if applied == live || !t.Before(deadline) {
 			return r, nil

@@ -20,14 +20,73 @@ import (
 	"github.com/kmirror/kmirror/remoteclusterutils"
 )
 
+// TestMembersStopped: a member counts as stopped when it applied STOPPED
+// from the record failover wrote (offset 5) or a later one; STOPPED from
+// an earlier record (before a resume it may not have applied yet), or
+// from a release that does not say which record (-1), does not count.
 func TestMembersStopped(t *testing.T) {
-	ms := []statustopic.MemberState{{MemberID: "a", Applied: statustopic.Stopped}, {MemberID: "b", Applied: statustopic.Running}}
-	if live, applied := membersStopped(ms, statustopic.Stopped); live != 2 || applied != 1 {
-		t.Errorf("membersStopped = %d live, %d applied; want 2, 1", live, applied)
+	ms := []statustopic.MemberState{
+		{MemberID: "a", Applied: statustopic.Stopped, AppliedOffset: 5},
+		{MemberID: "b", Applied: statustopic.Running, AppliedOffset: 9},
+		{MemberID: "c", Applied: statustopic.Stopped, AppliedOffset: 3},
+		{MemberID: "d", Applied: statustopic.Stopped, AppliedOffset: -1},
+		{MemberID: "e", Applied: statustopic.Stopped, AppliedOffset: 7},
 	}
-	if live, applied := membersStopped(nil, statustopic.Stopped); live != 0 || applied != 0 {
+	if live, applied := membersStopped(ms, statustopic.Stopped, 5); live != 5 || applied != 2 {
+		t.Errorf("membersStopped = %d live, %d applied; want 5, 2 (a and e)", live, applied)
+	}
+	if live, applied := membersStopped(nil, statustopic.Stopped, 5); live != 0 || applied != 0 {
 		t.Errorf("no members: %d, %d", live, applied)
 	}
+}
+
+// followMember runs, until the test ends, member id of the flow A->B as
+// far as the status topic of A on the cluster at addrs shows it: it writes
+// its record (RUNNING from no record) at once, and again, with the state
+// and the record's offset, after each target-state record it reads, as a
+// member applying them does.
+func followMember(t *testing.T, addrs []string, id string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{statustopic.Topic("A"): {0: kgo.NewOffset().AtStart()}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	write := func(st statustopic.TargetState, off int64) error {
+		r, err := statustopic.MemberRecordOf("A", statustopic.MemberRecord{Flow: "A->B", MemberID: id, WorkerID: "w1:8080",
+			Applied: st, AppliedOffset: &off, State: string(st), IntervalMS: 5000, At: time.Now().UTC()})
+		if err == nil {
+			err = cl.ProduceSync(ctx, r).FirstErr()
+		}
+		return err
+	}
+	if err := write(statustopic.Running, -1); err != nil {
+		cancel()
+		cl.Close()
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		cl.Close()
+	})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+				if string(r.Key) != statustopic.TargetStateKey || r.Value == nil {
+					return
+				}
+				if rec, err := statustopic.DecodeTargetState(r.Value); err == nil {
+					if err := write(rec.State, r.Offset); err != nil && ctx.Err() == nil {
+						t.Errorf("member %s: %v", id, err)
+					}
+				}
+			})
+		}
+	}()
 }
 
 // TestFailoverWaitsForMembers: after writing STOPPED, failover commits only
@@ -93,8 +152,8 @@ func TestFailoverWaitsForMembers(t *testing.T) {
 			t.Fatalf("committed %v while a member had not stopped", offs)
 		}
 	}
-	member(statustopic.Stopped)
-	code, out, errOut, _ = runDR(t, failoverMain, "-config", props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	followMember(t, b.ListenAddrs(), "m1") // applies the STOPPED the next run writes
+	code, out, errOut, _ = runDR(t, failoverMain, "-config", props, "-groups", "g", "-source-timeout", "500ms", "-wait", "5s", "-json")
 	rep = decodeFailover(t, out)
 	if code != drOK || rep.Members.Live != 1 || rep.Members.Stopped != 1 || rep.Groups[0].Action != actionCommitted {
 		t.Fatalf("failover with the member STOPPED: exit %d\n%s\n%s", code, out, errOut)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -72,10 +73,12 @@ func newRerunWorld(t *testing.T) *rerunWorld {
 	return &rerunWorld{t: t, props: props, cl: cl, ctx: ctx, addrs: b.ListenAddrs()}
 }
 
-func (w *rerunWorld) member(state statustopic.TargetState) {
+// member writes the record of member m1, which applied state from the
+// target-state record at offset off (nil: a release that does not say).
+func (w *rerunWorld) member(state statustopic.TargetState, off *int64) {
 	w.t.Helper()
 	r, err := statustopic.MemberRecordOf("A", statustopic.MemberRecord{Flow: "A->B", MemberID: "m1", WorkerID: "w1:8080",
-		Applied: state, State: string(state), IntervalMS: 5000, At: time.Now().UTC()})
+		Applied: state, AppliedOffset: off, State: string(state), IntervalMS: 5000, At: time.Now().UTC()})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -116,13 +119,13 @@ func (w *rerunWorld) committedB() int64 {
 func TestFailoverAfterWaitRefusalIsNoRerun(t *testing.T) {
 	w := newRerunWorld(t)
 	w.commitB(9) // synced before the rewind on A
-	w.member(statustopic.Running)
+	w.member(statustopic.Running, nil)
 	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
 	if code != drRefused || w.committedB() != 9 {
 		t.Fatalf("first failover: exit %d, committed %d\n%s\n%s", code, w.committedB(), out, errOut)
 	}
-	w.member(statustopic.Stopped)
-	code, out, errOut, _ = runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	followMember(t, w.addrs, "m1")
+	code, out, errOut, _ = runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "5s", "-json")
 	rep := decodeFailover(t, out)
 	if got := w.committedB(); code != drOK || rep.Rerun || got != 5 {
 		t.Fatalf("failover run again after a -wait refusal (nothing committed before): exit %d, rerun %v, g on B at %d; want the translation 5 committed\n%s\n%s",
@@ -137,8 +140,8 @@ func TestFailoverAfterWaitRefusalIsNoRerun(t *testing.T) {
 // reruns were told from the target-state record).
 func TestFailoverAfterOperatorStopKeepsAhead(t *testing.T) {
 	w := newRerunWorld(t)
-	w.member(statustopic.Stopped)
-	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	followMember(t, w.addrs, "m1")
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "5s", "-json")
 	if code != drOK || w.committedB() != 5 {
 		t.Fatalf("first failover: exit %d, committed %d\n%s\n%s", code, w.committedB(), out, errOut)
 	}
@@ -147,7 +150,7 @@ func TestFailoverAfterOperatorStopKeepsAhead(t *testing.T) {
 	if err := statustopic.WriteTargetState(w.ctx, w.cl, "A", rec); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut, _ = runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	code, out, errOut, _ = runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "5s", "-json")
 	rep := decodeFailover(t, out)
 	if got := w.committedB(); got != 9 {
 		t.Fatalf("failover run again after an operator's stop: exit %d, rerun %v, g on B moved from 9 to %d\n%s\n%s",
@@ -161,7 +164,7 @@ func TestFailoverAfterOperatorStopKeepsAhead(t *testing.T) {
 // commits (it refused to run when it read that record to tell a rerun).
 func TestFailoverWithUnreadableTargetStateRecord(t *testing.T) {
 	w := newRerunWorld(t)
-	w.member(statustopic.Stopped)
+	followMember(t, w.addrs, "m1")
 	r, err := statustopic.TargetStateRecordOf("A", statustopic.TargetStateRecord{Flow: "A->B", State: statustopic.Stopped, At: time.Now().UTC(), By: "ops"})
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +173,7 @@ func TestFailoverWithUnreadableTargetStateRecord(t *testing.T) {
 	if err := w.cl.ProduceSync(w.ctx, r).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "5s", "-json")
 	if got := w.committedB(); code != drOK || got != 5 {
 		t.Fatalf("failover over an unreadable target-state record: exit %d, g on B at %d; want 0 and 5\n%s\n%s", code, got, out, errOut)
 	}
@@ -183,8 +186,8 @@ func TestFailoverWithUnreadableTargetStateRecord(t *testing.T) {
 // itself, on the contrary, makes the next failover of g a first commit.
 func TestFailoverAgainAfterAFailbackOfAnotherGroup(t *testing.T) {
 	w := newRerunWorld(t)
-	w.member(statustopic.Stopped)
-	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	followMember(t, w.addrs, "m1")
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "5s", "-json")
 	if code != drOK || w.committedB() != 5 {
 		t.Fatalf("first failover: exit %d, committed %d\n%s\n%s", code, w.committedB(), out, errOut)
 	}
@@ -198,7 +201,7 @@ func TestFailoverAgainAfterAFailbackOfAnotherGroup(t *testing.T) {
 	if err := statustopic.WriteDR(w.ctx, w.cl, "A", rec); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut, _ = runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	code, out, errOut, _ = runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "5s", "-json")
 	rep := decodeFailover(t, out)
 	if got := w.committedB(); code != drOK || !rep.Rerun || got != 9 {
 		t.Fatalf("failover of g after a failback of h only: exit %d, rerun %v, g on B at %d; want 9 kept\n%s\n%s", code, rep.Rerun, got, out, errOut)
@@ -208,11 +211,53 @@ func TestFailoverAgainAfterAFailbackOfAnotherGroup(t *testing.T) {
 	if err := statustopic.WriteDR(w.ctx, w.cl, "A", rec); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut, _ = runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	code, out, errOut, _ = runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "5s", "-json")
 	if got := w.committedB(); code != drOK || got != 5 {
 		t.Fatalf("failover of g after a failback of g: exit %d, g on B at %d; want the translation 5\n%s\n%s", code, got, out, errOut)
 	}
 	if rec, _, _ := statustopic.ReadDR(w.ctx, w.opts(), "A"); rec.Groups["g"] != drFailover || rec.Groups["h"] != drFailback {
 		t.Errorf("dr record after the last failover: %+v; want g by failover, h by failback", rec.Groups)
+	}
+}
+
+// TestFailoverWaitsForItsOwnStop: the flow was stopped (its only member
+// reports STOPPED from that record), then resumed; the member has not
+// published since (it is about to start replicating again). A failover
+// writes STOPPED and waits for the member to apply that record: the
+// member's STOPPED from before the resume does not count (it did, and the
+// offsets were committed while the member could be restarting
+// replication, checkpoints and group offset sync). Once the member applies
+// the new record, the failover commits.
+func TestFailoverWaitsForItsOwnStop(t *testing.T) {
+	w := newRerunWorld(t)
+	write := func(st statustopic.TargetState, by string) int64 {
+		t.Helper()
+		off, err := statustopic.WriteTargetStateOffset(w.ctx, w.cl, "A", statustopic.TargetStateRecord{Flow: "A->B", State: st, At: time.Now().UTC(), By: by})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return off
+	}
+	stop := write(statustopic.Stopped, "PUT /connectors/A->B/stop on w1:8080")
+	w.member(statustopic.Stopped, &stop) // applied that stop
+	write(statustopic.Running, "PUT /connectors/A->B/resume on w1:8080")
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	rep := decodeFailover(t, out)
+	want := []string{"1 of 1 live member(s) of A->B did not report STOPPED within -wait 1s: nothing committed; run failover again once they did"}
+	if got := w.committedB(); code != drRefused || rep.Members == nil || *rep.Members != (membersReport{Live: 1, Stopped: 0, WaitedMs: rep.Members.WaitedMs}) ||
+		!slices.Equal(rep.Problems, want) || got != -1 {
+		t.Fatalf("failover while the only member's STOPPED predates a resume: exit %d, members %+v, problems %q, g on B at %d; want %d, 1 live 0 stopped, %q, nothing committed\n%s",
+			code, rep.Members, rep.Problems, got, drRefused, want, errOut)
+	}
+	w.member(statustopic.Stopped, nil) // a release that does not say which record: as old
+	code, out, _, _ = runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	if rep := decodeFailover(t, out); code != drRefused || rep.Members == nil || rep.Members.Stopped != 0 || w.committedB() != -1 {
+		t.Fatalf("failover with a member record without applied_state_offset: exit %d, members %+v, g on B at %d; want refused, nothing committed", code, rep.Members, w.committedB())
+	}
+	followMember(t, w.addrs, "m1")
+	code, out, errOut, _ = runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "5s", "-json")
+	rep = decodeFailover(t, out)
+	if got := w.committedB(); code != drOK || rep.Members == nil || rep.Members.Live != 1 || rep.Members.Stopped != 1 || got != 5 {
+		t.Fatalf("failover once the member applies its STOPPED: exit %d, members %+v, g on B at %d; want 0, 1 of 1, 5\n%s", code, rep.Members, got, errOut)
 	}
 }

@@ -97,6 +97,14 @@ type MemberRecord struct {
 	Singleton bool `json:"singleton"`
 	// Applied is the target state the member has applied.
 	Applied TargetState `json:"applied_state"`
+	// AppliedOffset is the offset in the status topic of the target-state
+	// record whose state Applied is (-1: none, the default RUNNING), so
+	// that a command that wrote a state can tell a member that applied it
+	// from one that applied the same state from an earlier record, before
+	// a later change it has not applied yet. Nil in the records of releases
+	// before it: [MemberState.AppliedOffset] is then -1, older than any
+	// record.
+	AppliedOffset *int64 `json:"applied_state_offset,omitempty"`
 	// State and Error are the member's own flow state (RUNNING, RETRYING,
 	// PAUSED, ...) and its error.
 	State string `json:"state"`

@@ -189,14 +189,23 @@ func ReadTargetState(ctx context.Context, opts []kgo.Opt, source string) (rec Ta
 // target's acknowledgement. The status topic must exist (the flow's members
 // create it; spec creates it otherwise, see [Spec] and ensuretopic).
 func WriteTargetState(ctx context.Context, cl *kgo.Client, source string, rec TargetStateRecord) error {
+	_, err := WriteTargetStateOffset(ctx, cl, source, rec)
+	return err
+}
+
+// WriteTargetStateOffset is [WriteTargetState] returning the record's
+// offset in the status topic: a member has applied it once its record's
+// [MemberRecord.AppliedOffset] is at or past it.
+func WriteTargetStateOffset(ctx context.Context, cl *kgo.Client, source string, rec TargetStateRecord) (int64, error) {
 	r, err := TargetStateRecordOf(source, rec)
 	if err != nil {
-		return err
+		return -1, err
 	}
-	if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
-		return fmt.Errorf("writing the target state %s of %s to %s: %w", rec.State, rec.Flow, Topic(source), err)
+	res := cl.ProduceSync(ctx, r)
+	if err := res.FirstErr(); err != nil {
+		return -1, fmt.Errorf("writing the target state %s of %s to %s: %w", rec.State, rec.Flow, Topic(source), err)
 	}
-	return nil
+	return res[0].Record.Offset, nil
 }
 
 // DRKey is the key of the record kmirror failover and kmirror failback

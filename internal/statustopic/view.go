@@ -20,12 +20,13 @@ import (
 // slot chunk, and when a slot's or member's record was tombstoned. It is
 // not safe for concurrent use.
 type View struct {
-	target      TargetStateRecord
-	targetFound bool
-	members     map[string]MemberRecord
-	memberGone  map[string]time.Time
-	slots       map[int32]map[int]SlotRecord
-	slotGone    map[int32]time.Time
+	target       TargetStateRecord
+	targetFound  bool
+	targetOffset int64 // of the record target comes from, -1 none
+	members      map[string]MemberRecord
+	memberGone   map[string]time.Time
+	slots        map[int32]map[int]SlotRecord
+	slotGone     map[int32]time.Time
 	// Next is the offset after the last record applied.
 	Next int64
 	// Bad counts records whose value did not decode (skipped).
@@ -39,23 +40,24 @@ type View struct {
 
 // NewView returns an empty View (target state RUNNING, not found).
 func NewView() *View {
-	return &View{target: TargetStateRecord{State: Running}, members: map[string]MemberRecord{},
+	return &View{target: TargetStateRecord{State: Running}, targetOffset: -1, members: map[string]MemberRecord{},
 		memberGone: map[string]time.Time{}, slots: map[int32]map[int]SlotRecord{}, slotGone: map[int32]time.Time{}}
 }
 
 // Apply feeds one record of the topic (log order). It reports whether the
-// target state changed. Records it cannot decode are counted in Bad and
-// otherwise ignored (a newer kmirror may write fields this one ignores,
-// never a shape it cannot read).
+// target state changed, or was written again (a new record of the same
+// state: [View.TargetOffset] moved, and members report the offset they
+// applied). Records it cannot decode are counted in Bad and otherwise
+// ignored (a newer kmirror may write fields this one ignores, never a
+// shape it cannot read).
 func (v *View) Apply(r *kgo.Record) (targetChanged bool) {
 	v.Next = r.Offset + 1
 	k := string(r.Key)
 	switch {
 	case k == TargetStateKey:
 		if r.Value == nil {
-			changed := v.target.State != Running
-			v.target, v.targetFound, v.BadTarget = TargetStateRecord{State: Running}, false, ""
-			return changed
+			v.target, v.targetFound, v.targetOffset, v.BadTarget = TargetStateRecord{State: Running}, false, r.Offset, ""
+			return true
 		}
 		rec, err := DecodeTargetState(r.Value)
 		if err != nil {
@@ -64,9 +66,8 @@ func (v *View) Apply(r *kgo.Record) (targetChanged bool) {
 			return false
 		}
 		v.BadTarget = ""
-		changed := rec.State != v.target.State || !v.targetFound
-		v.target, v.targetFound = rec, true
-		return changed
+		v.target, v.targetFound, v.targetOffset = rec, true, r.Offset
+		return true
 	case strings.HasPrefix(k, MemberPrefix):
 		id := strings.TrimPrefix(k, MemberPrefix)
 		if r.Value == nil {
@@ -120,6 +121,10 @@ func (v *View) Apply(r *kgo.Record) (targetChanged bool) {
 // TargetState returns the target-state record (State RUNNING, found false,
 // when none was written).
 func (v *View) TargetState() (TargetStateRecord, bool) { return v.target, v.targetFound }
+
+// TargetOffset returns the offset of the record [View.TargetState] comes
+// from (a tombstone's for RUNNING after one), -1 when none was written.
+func (v *View) TargetOffset() int64 { return v.targetOffset }
 
 // Members returns every member's last record (live or stale), by member id.
 func (v *View) Members() map[string]MemberRecord {
@@ -227,8 +232,11 @@ func (s SlotRecord) Stale(now time.Time) bool {
 type MemberState struct {
 	MemberID string
 	WorkerID string
-	// Applied is the target state the member reports it has applied.
-	Applied TargetState
+	// Applied is the target state the member reports it has applied, and
+	// AppliedOffset the offset of the target-state record it applied it
+	// from (-1: none, or a member of a release that does not say).
+	Applied       TargetState
+	AppliedOffset int64
 	// Age is how old its last record was at the read.
 	Age time.Duration
 }
@@ -271,7 +279,11 @@ func (v *View) LiveMembers(now time.Time) []MemberState {
 		if m.Stale(now) {
 			continue
 		}
-		out = append(out, MemberState{MemberID: id, WorkerID: m.WorkerID, Applied: m.Applied, Age: max(now.Sub(m.At), 0)})
+		off := int64(-1)
+		if m.AppliedOffset != nil {
+			off = *m.AppliedOffset
+		}
+		out = append(out, MemberState{MemberID: id, WorkerID: m.WorkerID, Applied: m.Applied, AppliedOffset: off, Age: max(now.Sub(m.At), 0)})
 	}
 	slices.SortFunc(out, func(a, b MemberState) int { return strings.Compare(a.MemberID, b.MemberID) })
 	return out

@@ -104,3 +104,42 @@ func TestViewMembersAndTargetState(t *testing.T) {
 		t.Fatalf("after the tombstone: %+v %v, next %d", rec, found, v.Next)
 	}
 }
+
+// TestAppliedStateOffset: the View names the offset of the target-state
+// record it holds (a record of the same state written again is a change,
+// so members report the new offset); a member record carries the offset of
+// the record it applied as applied_state_offset (0 kept: a pointer), and a
+// record of an older release without it reads as -1.
+func TestAppliedStateOffset(t *testing.T) {
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	v := NewView()
+	if off := v.TargetOffset(); off != -1 {
+		t.Fatalf("empty view: target offset %d, want -1", off)
+	}
+	stop := []byte(`{"flow":"a->b","state":"STOPPED"}`)
+	if !v.Apply(&kgo.Record{Key: []byte(TargetStateKey), Value: stop, Offset: 3}) || v.TargetOffset() != 3 {
+		t.Fatalf("first STOPPED: target offset %d, want 3 and a change", v.TargetOffset())
+	}
+	if !v.Apply(&kgo.Record{Key: []byte(TargetStateKey), Value: stop, Offset: 6}) || v.TargetOffset() != 6 {
+		t.Fatalf("STOPPED written again: target offset %d, want 6 and a change", v.TargetOffset())
+	}
+	zero := int64(0)
+	for i, m := range []MemberRecord{
+		{Flow: "a->b", MemberID: "new-0", Applied: Stopped, AppliedOffset: &zero, IntervalMS: 5000, At: now},
+		{Flow: "a->b", MemberID: "old", Applied: Stopped, IntervalMS: 5000, At: now},
+	} {
+		r, err := MemberRecordOf("a", m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := m.AppliedOffset != nil; strings.Contains(string(r.Value), `"applied_state_offset":0`) != want {
+			t.Errorf("member %s: %s; applied_state_offset present: want %v", m.MemberID, r.Value, want)
+		}
+		r.Offset = int64(7 + i)
+		v.Apply(r)
+	}
+	live := v.LiveMembers(now)
+	if len(live) != 2 || live[0].MemberID != "new-0" || live[0].AppliedOffset != 0 || live[1].MemberID != "old" || live[1].AppliedOffset != -1 {
+		t.Fatalf("live members %+v; want new-0 at offset 0, old at -1", live)
+	}
+}
