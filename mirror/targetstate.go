@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -42,6 +43,21 @@ func ParseTargetState(s string) (TargetState, error) {
 	return TargetState(t), err
 }
 
+// ErrTargetStateRefused is matched (errors.Is) by the errors of
+// [Mirror.SetTargetState] that refuse the request itself: an unknown flow,
+// a state other than the three, a flow that runs nothing to pause or stop.
+// Nothing was written, and asking again fails the same way (the runner
+// answers them 409 Conflict). Its other errors are failed writes.
+var ErrTargetStateRefused = errors.New("mirror: target state refused")
+
+// refusedError marks an error of SetTargetState as a refusal of the
+// request (ErrTargetStateRefused); its message is err's.
+type refusedError struct{ err error }
+
+func (e refusedError) Error() string        { return e.err.Error() }
+func (e refusedError) Unwrap() error        { return e.err }
+func (e refusedError) Is(target error) bool { return target == ErrTargetStateRefused }
+
 // SetTargetState persists state as the target state of flow ("source->target",
 // as [FlowStatus.Name]) in the flow's status topic on its target cluster
 // and returns once the target acknowledged it; every member of the flow
@@ -50,26 +66,28 @@ func ParseTargetState(s string) (TargetState, error) {
 // who asks (a user, a command; empty: this Mirror's worker id, see
 // [WithWorkerID]) and reason is free text; both are kept in the record.
 //
-// It is Kafka Connect's PUT /connectors/<name>/pause, /resume and /stop,
-// which answer 202 Accepted: the members apply the state asynchronously.
+// It is Kafka Connect's PUT /connectors/<name>/pause, /resume and /stop
+// (Connect answers 202 Accepted to pause and resume, 204 No Content to
+// stop): the members apply the state asynchronously.
 // [FlowStatus.TargetState] shows the state asked for, [FlowStatus.State]
 // PAUSED or STOPPED once this member applied it, and [Mirror.ClusterStatus]
 // what each member applied. The Mirror need not be running: the call
 // creates the status topic if it is missing (as members do) with its own
-// client. Errors: an unknown flow (the error lists the flows), a state
-// other than the three, a flow that is only heartbeats (FlowConfig.Disabled
-// with DisableHeartbeats: it has no members), or the target cluster not
-// acknowledging the write before ctx ends.
+// client. Errors: refusals of the request, which match
+// [ErrTargetStateRefused] (an unknown flow, listing the flows; a state
+// other than the three; a flow that is only heartbeats,
+// FlowConfig.Disabled with DisableHeartbeats: it has no members), or the
+// target cluster not acknowledging the write before ctx ends.
 func (m *Mirror) SetTargetState(ctx context.Context, flow string, state TargetState, by, reason string) error {
 	if _, err := statustopic.ParseTargetState(string(state)); err != nil {
-		return fmt.Errorf("mirror: SetTargetState: %w", err)
+		return refusedError{fmt.Errorf("mirror: SetTargetState: %w", err)}
 	}
 	f, err := m.flowNamed("SetTargetState", flow)
 	if err != nil {
-		return err
+		return refusedError{err}
 	}
 	if f.cfg.Disabled && f.cfg.DisableHeartbeats {
-		return fmt.Errorf("mirror: SetTargetState: flow %s neither replicates nor emits heartbeats: it runs nothing to pause or stop", flow)
+		return refusedError{fmt.Errorf("mirror: SetTargetState: flow %s neither replicates nor emits heartbeats: it runs nothing to pause or stop", flow)}
 	}
 	if by == "" {
 		by = f.workerID

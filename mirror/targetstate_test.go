@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -467,5 +468,48 @@ func TestMemberReportsAppliedRecordOffset(t *testing.T) {
 			}
 			return len(ms) == 1 && ms[0].Applied == statustopic.Stopped && ms[0].AppliedOffset == want, fmt.Sprintf("%+v", ms)
 		})
+	}
+}
+
+// TestSetTargetStateRefusals: the errors of SetTargetState that refuse the
+// request (unknown flow, unknown state, a flow that runs nothing) match
+// ErrTargetStateRefused, with their messages unchanged; a write the target
+// does not acknowledge does not (the runner answers 409 for the first, 500
+// for the second).
+func TestSetTargetStateRefusals(t *testing.T) {
+	t.Parallel()
+	dst, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dst.Close)
+	inert := FlowConfig{Source: "src", Target: "dst", Disabled: true, DisableHeartbeats: true}
+	down := FlowConfig{Source: "dst", Target: "src"} // src: nothing listens
+	m, err := New(WithCluster(ClusterConfig{Alias: "src", Client: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}}),
+		WithCluster(ClusterConfig{Alias: "dst", Client: []kgo.Opt{kgo.SeedBrokers(dst.ListenAddrs()...)}}),
+		WithFlow(inert), WithFlow(down))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx := context.Background()
+	for _, c := range []struct {
+		flow  string
+		state TargetState
+		msg   string
+	}{
+		{"nope->dst", TargetPaused, `mirror: SetTargetState: unknown flow "nope->dst": the flows are ["src->dst" "dst->src"] (names are "source->target")`},
+		{"src->dst", TargetState("HALTED"), `mirror: SetTargetState: target state "HALTED": write RUNNING, PAUSED or STOPPED`},
+		{"src->dst", TargetPaused, "mirror: SetTargetState: flow src->dst neither replicates nor emits heartbeats: it runs nothing to pause or stop"},
+	} {
+		err := m.SetTargetState(ctx, c.flow, c.state, "test", "")
+		if !errors.Is(err, ErrTargetStateRefused) || err.Error() != c.msg {
+			t.Errorf("SetTargetState(%s, %s) = %v (refused: %v); want %q, refused", c.flow, c.state, err, errors.Is(err, ErrTargetStateRefused), c.msg)
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if err := m.SetTargetState(wctx, down.Name(), TargetPaused, "test", ""); err == nil || errors.Is(err, ErrTargetStateRefused) {
+		t.Errorf("SetTargetState with the target unreachable: %v; want an error that is no refusal", err)
 	}
 }
