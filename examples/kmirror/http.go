@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -621,13 +622,32 @@ const maxReason = 4 << 10
 // target returns the handler of PUT /connectors/{name}/pause, /resume and
 // /stop (Kafka Connect's; KIP-875 for stop): it persists state as the
 // flow's target state in its status topic (Mirror.SetTargetState), which
-// every member of the flow applies within 5 s, and answers 202 Accepted
-// with no body, as Connect does; GET the status to see it applied. The
-// optional ?reason= (at most maxReason bytes, else 400) is kept in the
-// record. An unknown flow is 404, a failed write 500, in Connect's error
-// shape.
+// every member of the flow applies within 5 s, and answers as Connect does,
+// with no body: 202 Accepted to pause and resume, 204 No Content to stop;
+// GET the status to see it applied. name is the flow or
+// MirrorSourceConnector: the target state is the whole flow's, so
+// MirrorCheckpointConnector and MirrorHeartbeatConnector, which MM2 pauses
+// alone, are refused (400, naming the flow's endpoint) rather than pause
+// replication. The optional ?reason= (at most maxReason bytes, else 400) is
+// kept in the record. An unknown flow is 404, a request SetTargetState
+// refuses (a flow that runs nothing to pause or stop) 409, a failed write
+// 500, in Connect's error shape.
 func (h *handler) target(state mirror.TargetState) http.HandlerFunc {
+	verb := map[mirror.TargetState]string{mirror.TargetPaused: "pause", mirror.TargetRunning: "resume", mirror.TargetStopped: "stop"}[state]
 	return func(w http.ResponseWriter, r *http.Request) {
+		if n := r.PathValue("name"); n == mm2Checkpoint || n == mm2Heartbeat {
+			flow := "<source->target>"
+			if f := r.URL.Query().Get("flow"); f != "" {
+				flow = f
+			} else if len(h.flows) == 1 {
+				flow = h.flows[0].Name()
+			}
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("PUT /connectors/%s/%s: kmirror cannot %s %s alone: a flow's target state is the whole flow's "+
+				"(PAUSED stops replication while checkpoints, heartbeats and group offset sync go on; STOPPED stops them too). "+
+				"Use PUT /connectors/%s/%s (URL-encode the arrow: %s) or PUT /connectors/%s/%s",
+				n, verb, verb, n, flow, verb, strings.ReplaceAll(flow, ">", "%3E"), mm2Source, verb))
+			return
+		}
 		name := h.resolve(w, r)
 		if name == "" {
 			return
@@ -639,7 +659,15 @@ func (h *handler) target(state mirror.TargetState) http.HandlerFunc {
 			return
 		}
 		if err := h.m.SetTargetState(r.Context(), name, state, by, reason); err != nil {
-			writeError(w, http.StatusInternalServerError, err.Error())
+			code := http.StatusInternalServerError
+			if errors.Is(err, mirror.ErrTargetStateRefused) {
+				code = http.StatusConflict
+			}
+			writeError(w, code, err.Error())
+			return
+		}
+		if state == mirror.TargetStopped {
+			w.WriteHeader(http.StatusNoContent) // Connect's stop is a void method
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
