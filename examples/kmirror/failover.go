@@ -46,6 +46,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -278,7 +279,7 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	rep.Mode, rep.DetectedAt = modePlanned, now().UTC()
 	if srcErr != nil {
 		rep.Mode, rep.SourceError = modeUnplanned, srcErr.Error()
-		fmt.Fprintf(log, "kmirror failover: source %s did not answer within %s: unplanned failover from the last checkpoints\n", d.src.Alias, o.sourceTimeout)
+		fmt.Fprintf(log, "kmirror failover: %s: unplanned failover from the last checkpoints\n", sourceDown(d.src.Alias, srcErr, o.sourceTimeout))
 	}
 
 	in := planInput{Mode: rep.Mode, Uncommitted: o.uncommitted, Upstream: d.sourceTopic}
@@ -452,6 +453,17 @@ func failed(rep *failoverReport, finish func(string, int), err error) (*failover
 	}
 	finish("interrupted", drUnreachable)
 	return rep, err
+}
+
+// sourceDown words why the source probe failed from its error: a timeout
+// is "did not answer within", anything else (a refused connection, an
+// unknown host, a TLS or SASL failure) is said as it is ("did not answer
+// within 1s" for a connection refused at once misled).
+func sourceDown(alias string, err error, timeout time.Duration) string {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Sprintf("source %s did not answer within %s", alias, timeout)
+	}
+	return fmt.Sprintf("source %s unreachable: %v", alias, err)
 }
 
 // probe reports whether the cluster answers a metadata request within

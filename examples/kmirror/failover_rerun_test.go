@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -259,5 +260,22 @@ func TestFailoverWaitsForItsOwnStop(t *testing.T) {
 	rep = decodeFailover(t, out)
 	if got := w.committedB(); code != drOK || rep.Members == nil || rep.Members.Live != 1 || rep.Members.Stopped != 1 || got != 5 {
 		t.Fatalf("failover once the member applies its STOPPED: exit %d, members %+v, g on B at %d; want 0, 1 of 1, 5\n%s", code, rep.Members, got, errOut)
+	}
+}
+
+// TestFailoverSaysWhySourceIsDown: the unplanned failover's line says why
+// the source probe failed from its error: a connection refused at once is
+// "unreachable: ... connection refused" (it said "did not answer within
+// 1s"), a timeout "did not answer within".
+func TestFailoverSaysWhySourceIsDown(t *testing.T) {
+	w := newRerunWorld(t)
+	followMember(t, w.addrs, "m1")
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "1s", "-wait", "5s", "-json")
+	re := regexp.MustCompile(`^kmirror failover: source A unreachable: cluster A: unable to dial: dial tcp 127\.0\.0\.1:\d+: connect: connection refused: unplanned failover from the last checkpoints\n`)
+	if code != drOK || !re.MatchString(errOut) {
+		t.Fatalf("failover with A refusing connections: exit %d, stderr %q; want 0 and a line matching %s\n%s", code, errOut, re, out)
+	}
+	if got, want := sourceDown("A", fmt.Errorf("cluster A: %w", context.DeadlineExceeded), time.Second), "source A did not answer within 1s"; got != want {
+		t.Errorf("sourceDown of a timeout = %q, want %q", got, want)
 	}
 }
