@@ -341,28 +341,29 @@ type GroupStatus struct {
 // are -1 when unknown.
 type PartitionStatus struct {
 	// Topic is the source topic; RemoteTopic its name on the target.
-	Topic, RemoteTopic string
-	Partition          int32
+	Topic       string `json:"topic"`
+	RemoteTopic string `json:"remote_topic"`
+	Partition   int32  `json:"partition"`
 	// Exact reports that Translated is the exact translation of
 	// SourceOffset (see the package documentation).
-	Exact bool
+	Exact bool `json:"exact"`
 	// CheckpointExact reports that Checkpointed is the exact translation of
 	// SourceOffset (the checkpoint's [TranslationHeader] is "exact").
-	CheckpointExact bool
+	CheckpointExact bool `json:"checkpoint_exact"`
 	// SourceOffset is the group's committed offset on the source.
-	SourceOffset int64
+	SourceOffset int64 `json:"source_offset"`
 	// Translated is the best known target offset for SourceOffset: the
 	// translation of the current offset, or the last checkpoint written for
 	// an offset not after it when that one is higher (-1 when none).
-	Translated int64
+	Translated int64 `json:"translated"`
 	// Checkpointed is the downstream offset of the last checkpoint written
 	// for the partition (loaded from the topic at start or acknowledged).
-	Checkpointed int64
+	Checkpointed int64 `json:"checkpointed"`
 	// TargetOffset is the group's committed offset on the target as last
 	// seen or committed by offset sync (-1 when unknown or sync is off).
-	TargetOffset int64
+	TargetOffset int64 `json:"target_offset"`
 	// Reason says why the partition has no translation or is not synced.
-	Reason string
+	Reason string `json:"reason,omitempty"`
 }
 
 // Emitter writes MM2 checkpoints for one flow and, optionally, syncs
