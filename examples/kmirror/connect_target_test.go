@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -139,5 +140,44 @@ func TestTargetStateOfInertFlowIs409(t *testing.T) {
 	}
 	if st, found := targetStateOn(t, opts); found {
 		t.Errorf("target state %s written by a refused request", st)
+	}
+}
+
+// TestRestartQueryLikeConnect: POST /connectors/{flow}/restart reads
+// onlyFailed and includeTasks as Connect does (default false). A bare POST
+// is Connect's restart of the connector object alone: 204, nothing
+// restarted (it restarted the FAILED partitions, as onlyFailed=true,
+// while an explicit onlyFailed=false was refused). onlyFailed=true
+// restarts the FAILED partitions (202); every task (includeTasks alone),
+// an unreadable flag, and a partition filter without onlyFailed=true are
+// refused with the way to ask.
+func TestRestartQueryLikeConnect(t *testing.T) {
+	srv, _ := targetHandler(t, mirror.FlowConfig{Source: "src", Target: "dst"})
+	for _, c := range []struct {
+		query string
+		code  int
+		msg   string // the error's message, "" for none
+	}{
+		{"", http.StatusNoContent, ""},
+		{"?onlyFailed=false&includeTasks=false", http.StatusNoContent, ""},
+		{"?includeTasks=true", http.StatusBadRequest, "includeTasks=true without onlyFailed=true restarts every task: kmirror never restarts a RUNNING partition; add onlyFailed=true to restart the FAILED ones"},
+		{"?onlyFailed=yes", http.StatusBadRequest, "onlyFailed=yes: want true or false"},
+		{"?topic=orders", http.StatusBadRequest, "topic= and partition= select FAILED partitions to restart: add onlyFailed=true"},
+	} {
+		resp, err := http.Post(srv.URL+"/connectors/src-%3Edst/restart"+c.query, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if c.msg == "" {
+			if resp.StatusCode != c.code || len(body) != 0 {
+				t.Errorf("POST restart%s: HTTP %d %q; want %d, no body", c.query, resp.StatusCode, body, c.code)
+			}
+			continue
+		}
+		if ecode, msg := connectError(t, body); resp.StatusCode != c.code || ecode != c.code || msg != c.msg {
+			t.Errorf("POST restart%s: HTTP %d %s; want %d %q", c.query, resp.StatusCode, body, c.code, c.msg)
+		}
 	}
 }

@@ -564,21 +564,64 @@ type restartDoc struct {
 	WorkerID   string         `json:"worker_id"`
 }
 
-// restart: POST /connectors/{name}/restart[?onlyFailed=true][&topic=T[&partition=P]],
-// Kafka Connect's restart of a connector's failed tasks (KIP-745), per
-// source partition: it restarts the flow's FAILED partitions that this
-// process replicates (all, those of source topic T, or partition P of it)
-// with Mirror.RestartFailed and answers 202 Accepted with what it
-// restarted (restartDoc). kmirror never restarts a RUNNING partition, so
-// onlyFailed=false is refused (400), as are a bad partition and a
-// partition without a topic; an unknown flow is 404 in Connect's shape.
-// With several members, send it to each (a member restarts only its own
-// partitions; GET /status shows which member owns a FAILED partition).
+// restart: POST /connectors/{name}/restart[?onlyFailed=true[&includeTasks=true]][&topic=T[&partition=P]],
+// Kafka Connect's restart (KIP-745), its two flags read as Connect does
+// (default false), a task being the flow's source partitions:
+//
+//   - onlyFailed=true (includeTasks true or false): the failed tasks,
+//     per source partition: it restarts the flow's FAILED partitions
+//     that this process replicates (all, those of source topic T, or
+//     partition P of it) with Mirror.RestartFailed and answers 202
+//     Accepted with what it restarted (restartDoc);
+//   - neither (a bare POST): Connect restarts the connector object alone,
+//     never a task, and answers 204 No Content. A kmirror flow has no
+//     connector object apart from its partitions: nothing is restarted,
+//     204 (it restarted the FAILED partitions, unlike Connect and unlike
+//     an explicit onlyFailed=false, which it refused);
+//   - includeTasks=true alone (restart every task): refused, 400: kmirror
+//     never restarts a RUNNING partition.
+//
+// Also 400: a flag neither true nor false, topic or partition without
+// onlyFailed=true, a bad partition, a partition without a topic; an
+// unknown flow is 404 in Connect's shape. With several members, send it to
+// each (a member restarts only its own partitions; GET /status shows which
+// member owns a FAILED partition).
 func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	bad := func(msg string) { writeError(w, http.StatusBadRequest, msg) }
-	if v := q.Get("onlyFailed"); v != "" && v != "true" {
-		bad(fmt.Sprintf("onlyFailed=%s: kmirror restarts only FAILED partitions; use onlyFailed=true or leave it out", v))
+	flag := func(name string) (bool, bool) {
+		switch v := q.Get(name); strings.ToLower(v) {
+		case "", "false":
+			return false, true
+		case "true":
+			return true, true
+		default:
+			bad(fmt.Sprintf("%s=%s: want true or false", name, v))
+			return false, false
+		}
+	}
+	onlyFailed, ok := flag("onlyFailed")
+	if !ok {
+		return
+	}
+	includeTasks, ok := flag("includeTasks")
+	if !ok {
+		return
+	}
+	if !onlyFailed {
+		switch {
+		case includeTasks:
+			bad("includeTasks=true without onlyFailed=true restarts every task: kmirror never restarts a RUNNING partition; add onlyFailed=true to restart the FAILED ones")
+			return
+		case q.Has("topic") || q.Has("partition"):
+			bad("topic= and partition= select FAILED partitions to restart: add onlyFailed=true")
+			return
+		}
+		if h.resolve(w, r) != "" {
+			// Connect's restart of the connector object alone: kmirror's
+			// flow has none apart from its partitions.
+			w.WriteHeader(http.StatusNoContent)
+		}
 		return
 	}
 	topic, partition := q.Get("topic"), int32(-1)

@@ -115,15 +115,19 @@ func TestRestartFailedEndpoint(t *testing.T) {
 		code int
 	}{
 		{"/connectors/nope/restart?onlyFailed=true", http.StatusNotFound},
-		{"/connectors/src-%3Edst/restart?onlyFailed=false", http.StatusBadRequest},
-		{"/connectors/src-%3Edst/restart?partition=x", http.StatusBadRequest},
-		{"/connectors/src-%3Edst/restart?partition=0", http.StatusBadRequest}, // no topic
+		{"/connectors/src-%3Edst/restart?onlyFailed=true&partition=x", http.StatusBadRequest},
+		{"/connectors/src-%3Edst/restart?onlyFailed=true&partition=0", http.StatusBadRequest}, // no topic
+		{"/connectors/src-%3Edst/restart?includeTasks=true", http.StatusBadRequest},           // every task
+		{"/connectors/src-%3Edst/restart", http.StatusNoContent},                              // the connector object alone: nothing restarted
 	} {
 		if code, body := post(t, base+c.url); code != c.code {
 			t.Errorf("POST %s: HTTP %d, want %d: %s", c.url, code, c.code, body)
 		}
 	}
-	code, body := post(t, base+"/connectors/src-%3Edst/restart?onlyFailed=true&topic=orders&partition=0")
+	if d := status(base); task(d, 0).State != mirror.StateFailed {
+		t.Fatalf("a bare POST restart (Connect: the connector object alone) restarted partition 0: %+v", d.Tasks)
+	}
+	code, body := post(t, base+"/connectors/src-%3Edst/restart?onlyFailed=true&includeTasks=true&topic=orders&partition=0")
 	var doc restartDoc
 	if err := json.Unmarshal(body, &doc); err != nil || code != http.StatusAccepted {
 		t.Fatalf("POST restart: HTTP %d, %v: %s", code, err, body)
@@ -139,7 +143,7 @@ func TestRestartFailedEndpoint(t *testing.T) {
 		}
 		return ""
 	})
-	if code, body := post(t, base+"/connectors/src-%3Edst/restart"); code != http.StatusAccepted || !strings.Contains(string(body), `"restarted": 0`) {
+	if code, body := post(t, base+"/connectors/src-%3Edst/restart?onlyFailed=true"); code != http.StatusAccepted || !strings.Contains(string(body), `"restarted": 0`) {
 		t.Errorf("POST restart with nothing failed: HTTP %d %s, want 202 with restarted 0", code, body)
 	}
 	cancel()
