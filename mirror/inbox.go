@@ -386,7 +386,7 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 		}
 		add[p.topic][p.partition] = kgoOffset(off)
 		if u.kickAdds && off >= 0 {
-			kicks = append(kicks, kick{p.f, off})
+			kicks = append(kicks, kick{f: p.f, off: off})
 		}
 	}
 	for _, a := range acts {

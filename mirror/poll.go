@@ -175,10 +175,14 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 			buf, out = batch[:0], recs[:0]
 		})
 		u.codec.settle()
-		if set := kickOffsets(u.kicks.take(time.Now())); set != nil {
+		if ks := u.kicks.take(time.Now()); ks != nil {
 			// After this poll's records were handed on: a partition
 			// named here polled nothing yet (pollKicks).
-			u.cons.SetOffsets(set)
+			set, moved := kickOffsets(ks, *u.feeds.Load())
+			if set != nil {
+				u.cons.SetOffsets(set)
+			}
+			u.kicks.again(time.Now(), moved)
 		}
 		if eos && u.txnDue() {
 			if err := u.commitTxn(ctx); err != nil {

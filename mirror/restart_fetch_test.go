@@ -134,26 +134,28 @@ func TestRestartInPlace(t *testing.T) {
 	}
 }
 
-// TestPollKicks: the kicks queued by the control goroutine are due
-// kickDelay after the first of them, wake a waiting poll once, and move
-// only the cursors of live partitions that polled nothing, at the offset
-// they were added at.
+// TestPollKicks: each kick is due kickDelay after its add, wakes a
+// waiting poll, and moves only the cursor of a live partition that polled
+// nothing and is still its partition's feed, at the offset it was added
+// at; a moved kick is tried again after twice its delay, kickTries times
+// in all.
 func TestPollKicks(t *testing.T) {
 	var k pollKicks
 	t0 := time.Unix(1000, 0)
 	mk := func(topic string, part int32) *feed {
-		f := &feed{k: tp{topic, part}, partition: part, gate: newProduceGate()}
-		return f
+		return &feed{k: tp{topic, part}, partition: part, gate: newProduceGate()}
 	}
-	idle, polled, stopped := mk("t", 0), mk("t", 1), mk("u", 2)
+	idle, polled, stopped, replaced, late := mk("t", 0), mk("t", 1), mk("u", 2), mk("u", 3), mk("v", 0)
 	polled.cursor.Store(true)
 	stopped.stopped.Store(true)
+	feeds := map[tp]*feed{idle.k: idle, polled.k: polled, stopped.k: stopped, late.k: late,
+		replaced.k: mk("u", 3)} // replaced: a re-created topic's new feed
 	woken := 0
 	if due := k.waiting(func() { woken++ }); !due.IsZero() {
 		t.Fatalf("due %v with nothing queued, want zero", due)
 	}
-	k.add(t0, []kick{{idle, 7}, {polled, 9}})
-	k.add(t0.Add(50*time.Millisecond), []kick{{stopped, 3}, {mk("t", 3), atStart}})
+	k.add(t0, []kick{{f: idle, off: 7}, {f: polled, off: 9}, {f: replaced, off: 150}})
+	k.add(t0.Add(50*time.Millisecond), []kick{{f: stopped, off: 3}, {f: mk("t", 3), off: atStart}, {f: late, off: 4}})
 	if woken != 2 {
 		t.Errorf("woken %d times, want 2 (once per add while the poll waits)", woken)
 	}
@@ -163,16 +165,48 @@ func TestPollKicks(t *testing.T) {
 	if ks := k.take(t0.Add(kickDelay - time.Millisecond)); ks != nil {
 		t.Errorf("took %d kicks before they were due", len(ks))
 	}
-	ks := k.take(t0.Add(kickDelay))
-	if len(ks) != 4 {
-		t.Fatalf("took %d kicks, want 4", len(ks))
+	now := t0.Add(kickDelay)
+	ks := k.take(now)
+	if len(ks) != 3 {
+		t.Fatalf("took %d kicks at %v, want the first add's 3", len(ks), kickDelay)
 	}
-	got := kickOffsets(ks)
-	want := map[string]map[int32]kgo.EpochOffset{"t": {0: {Epoch: -1, Offset: 7}}}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("kickOffsets = %v, want %v (the idle partition only)", got, want)
+	set, moved := kickOffsets(ks, feeds)
+	if want := map[string]map[int32]kgo.EpochOffset{"t": {0: {Epoch: -1, Offset: 7}}}; fmt.Sprint(set) != fmt.Sprint(want) {
+		t.Errorf("kickOffsets = %v, want %v (the idle partition only: not the polled one, nor the replaced feed)", set, want)
 	}
-	if ks := k.take(t0.Add(time.Hour)); ks != nil || !k.waiting(nil).IsZero() {
-		t.Errorf("kicks left after take: %d", len(ks))
+	k.again(now, moved)
+	if due := k.waiting(nil); !due.Equal(t0.Add(50*time.Millisecond + kickDelay)) {
+		t.Errorf("due %v, want the second add's kicks at %v", due, t0.Add(50*time.Millisecond+kickDelay))
+	}
+	ks = k.take(t0.Add(50*time.Millisecond + kickDelay))
+	set, _ = kickOffsets(ks, feeds)
+	if want := map[string]map[int32]kgo.EpochOffset{"v": {0: {Epoch: -1, Offset: 4}}}; fmt.Sprint(set) != fmt.Sprint(want) {
+		t.Errorf("second add: kickOffsets = %v, want %v (not the stopped one, nor the one at the log start)", set, want)
+	}
+	// The idle partition is tried again at 2, 4, 8 and 16 delays after
+	// each try: kickTries tries in all, then dropped.
+	var tries []time.Duration
+	for range 10 {
+		due := k.waiting(nil)
+		if due.IsZero() {
+			break
+		}
+		ks := k.take(due)
+		_, moved := kickOffsets(ks, feeds)
+		for _, m := range moved {
+			if m.f == idle {
+				tries = append(tries, due.Sub(t0))
+			}
+		}
+		k.again(due, moved)
+	}
+	if want := []time.Duration{300 * time.Millisecond, 700 * time.Millisecond, 1500 * time.Millisecond, 3100 * time.Millisecond}; fmt.Sprint(tries) != fmt.Sprint(want) {
+		t.Errorf("idle partition tried again at %v, want %v", tries, want)
+	}
+	// One that polls meanwhile is not tried again.
+	k.add(now, []kick{{f: idle, off: 7}})
+	idle.cursor.Store(true)
+	if set, moved := kickOffsets(k.take(now.Add(kickDelay)), feeds); set != nil || moved != nil {
+		t.Errorf("a partition that polled is moved: %v", set)
 	}
 }
