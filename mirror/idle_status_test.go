@@ -88,16 +88,22 @@ func TestIdleMemberWritesNoPartitionStatus(t *testing.T) {
 }
 
 // TestChangeSig: the change signature names the flow's state, applied
-// target state, slots, singleton and waiting reason, and each partition's
-// state in order; an equal status gives an equal signature, and a changed
-// partition state a different one.
+// target state and the offset of its record, slots, singleton and waiting
+// reason, and each partition's state in order; an equal status gives an
+// equal signature, and a changed partition state or the same target state
+// applied again from a later record a different one.
 func TestChangeSig(t *testing.T) {
-	fs := FlowStatus{State: StateRunning, AppliedState: TargetRunning, Member: MemberStatus{Slots: []int32{0, 2}, Singleton: true},
+	fs := FlowStatus{State: StateRunning, AppliedState: TargetRunning, appliedOffset: 3, Member: MemberStatus{Slots: []int32{0, 2}, Singleton: true},
 		Partitions: []PartitionStatus{{Topic: "t", Partition: 0, State: StateRunning}, {Topic: "u", Partition: 11, State: StateFailed}}}
-	want := "RUNNING|RUNNING|[0 2]|true||t/0=RUNNING;u/11=FAILED;"
+	want := "RUNNING|RUNNING@3|[0 2]|true||t/0=RUNNING;u/11=FAILED;"
 	if got := changeSig(fs); got != want {
 		t.Fatalf("changeSig = %q, want %q", got, want)
 	}
+	fs.appliedOffset = 4
+	if got := changeSig(fs); got == want {
+		t.Error("the same target state applied from a later record gives the same signature")
+	}
+	fs.appliedOffset = 3
 	fs.Partitions[1].State = StateRetrying
 	if got := changeSig(fs); got == want {
 		t.Fatal("a changed partition state gives the same signature")
