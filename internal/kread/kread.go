@@ -145,18 +145,10 @@ func ReadRanges(ctx context.Context, opts []kgo.Opt, ranges map[string]map[int32
 	defer kclient.CloseConsumer(cl, kclient.Partitions(start))
 	lastProgress := time.Now()
 	for len(want) > 0 {
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		fs := cl.PollFetches(pctx)
-		cancel()
+		fs, ferr := pollSecond(ctx, cl)
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("reading %s: %w", names(ranges), err)
 		}
-		var ferr error
-		fs.EachError(func(t string, _ int32, err error) {
-			if pctx.Err() == nil && ferr == nil {
-				ferr = fmt.Errorf("reading %s: %w", t, err)
-			}
-		})
 		if ferr != nil {
 			return nil, ferr
 		}
@@ -243,15 +235,7 @@ func FirstData(ctx context.Context, opts []kgo.Opt, ranges map[string]map[int32]
 	}
 	defer kclient.CloseConsumer(cl, kclient.Partitions(start))
 	for len(want) > 0 && ctx.Err() == nil {
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		fs := cl.PollFetches(pctx)
-		cancel()
-		var ferr error
-		fs.EachError(func(t string, _ int32, err error) {
-			if pctx.Err() == nil && ferr == nil {
-				ferr = fmt.Errorf("reading %s: %w", t, err)
-			}
-		})
+		fs, ferr := pollSecond(ctx, cl)
 		if ferr != nil {
 			return nil, ferr
 		}
@@ -270,4 +254,21 @@ func FirstData(ctx context.Context, opts []kgo.Opt, ranges map[string]map[int32]
 		})
 	}
 	return out, nil
+}
+
+// pollSecond polls cl for at most a second (ctx bounds it too) and
+// returns the fetches and the first fetch error of a topic, naming it
+// (none when the second ran out: kgo reports that as every partition's
+// error).
+func pollSecond(ctx context.Context, cl *kgo.Client) (kgo.Fetches, error) {
+	pctx, cancel := context.WithTimeout(ctx, time.Second)
+	fs := cl.PollFetches(pctx)
+	var ferr error
+	fs.EachError(func(t string, _ int32, err error) {
+		if pctx.Err() == nil && ferr == nil {
+			ferr = fmt.Errorf("reading %s: %w", t, err)
+		}
+	})
+	cancel()
+	return fs, ferr
 }
