@@ -2,11 +2,15 @@ package kread_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/kread"
 	"github.com/kmirror/kmirror/internal/testcluster"
@@ -125,5 +129,24 @@ func TestFirstData(t *testing.T) {
 	}
 	if s, want := fmt.Sprint(got), "map[t:map[0:6]]"; s != want {
 		t.Errorf("an aborted record, its marker, then a plain record: %s, want %s", s, want)
+	}
+}
+
+// TestReadRangesReportsRefusedFetch (regression): a fetch the source
+// refuses for good (TOPIC_AUTHORIZATION_FAILED) is the read's error. The
+// poll loop cancelled its context before it looked at the fetch errors,
+// took every error for its own timeout, and waited for the caller's
+// deadline instead.
+func TestReadRangesReportsRefusedFetch(t *testing.T) {
+	t.Parallel()
+	c := testcluster.NewFake(t, "x")
+	testcluster.CreateTopic(t, &c, "t", 1, nil)
+	testcluster.Produce(t, &c, &kgo.Record{Topic: "t", Value: []byte("v")})
+	c.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Topic: "t", Err: kerr.TopicAuthorizationFailed, Count: -1})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := kread.ReadRanges(ctx, c.Opts(), map[string]map[int32]kread.Range{"t": {0: {From: 0, To: 1}}}, false)
+	if !errors.Is(err, kerr.TopicAuthorizationFailed) || ctx.Err() != nil {
+		t.Fatalf("ReadRanges = %v (context %v), want TOPIC_AUTHORIZATION_FAILED before the deadline", err, ctx.Err())
 	}
 }
