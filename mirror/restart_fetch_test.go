@@ -25,6 +25,21 @@ const longFetchWait = 60 * time.Second
 // restarts by itself and replicates its records well before an idle
 // fetch would end: every record once, in order.
 func restartWithIdleNeighbour(t *testing.T, name string, shallow, eos bool) {
+	restartWithIdleNeighbourOpts(t, name, restartCase{shallow: shallow, eos: eos, retryFirst: 200 * time.Millisecond})
+}
+
+// restartCase is restartWithIdleNeighbourOpts's setting: shallow copy,
+// exactly once, the first automatic restart's delay, and a hook run on
+// the pair before the refusal (slow metadata answers, say).
+type restartCase struct {
+	shallow, eos bool
+	retryFirst   time.Duration
+	before       func(p *testcluster.Pair)
+}
+
+// restartWithIdleNeighbourOpts is restartWithIdleNeighbour with c.
+func restartWithIdleNeighbourOpts(t *testing.T, name string, c restartCase) {
+	shallow, eos := c.shallow, c.eos
 	p := testcluster.New(t, "src", "dst")
 	if p.Target.Fake == nil {
 		t.Skip("needs kfake's request control")
@@ -40,13 +55,16 @@ func restartWithIdleNeighbour(t *testing.T, name string, shallow, eos bool) {
 	m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts(),
 		Consumer: []kgo.Opt{kgo.FetchMaxWait(longFetchWait)}}),
 		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts()}),
-		WithFlow(fc), withPartRetryFirst(200*time.Millisecond))
+		WithFlow(fc), withPartRetryFirst(c.retryFirst))
 	if eos {
 		waitReplicatedCommitted(t, m, 20)
 	} else {
 		waitReplicated(t, m, 20)
 	}
 
+	if c.before != nil {
+		c.before(p)
+	}
 	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0},
 		Err: kerr.TopicAuthorizationFailed, Count: 1})
 	c0 := partRecords(topic, "c", 0, 0, 10)
