@@ -255,8 +255,16 @@ func (f *flow) onAssigned(_ context.Context, cl *kgo.Client, assigned map[string
 		// others': it must not replicate with another mapping.
 		f.legacyWaiting = fmt.Sprintf("the group runs members of an older kmirror release, which share %d slots; this member has tasks.max %d: it replicates nothing (restart it with tasks.max=%d, or upgrade every member first)",
 			f.unitsParts.Load(), f.tasks, f.unitsParts.Load())
+		// The units (and the singleton duties) it runs with its own
+		// mapping copy partitions the older members now own too: they
+		// stop, gracefully, and the slots stay owned. kgo hands a kept
+		// slot to onAssigned no more, so they start again at the first
+		// assignment after the group left the fallback (below), not here
+		// (startOwnedLocked waits while legacyWaiting is set).
+		running := sortedSlots(f.owned)
 		f.unitsMu.Unlock()
-		f.log.Error("not replicating: "+f.legacyWaiting, "slots", slots)
+		f.log.Error("not replicating: "+f.legacyWaiting, "slots", slots, "stopping", running)
+		f.stopSlots(running, true, running)
 		f.wakePublish()
 		return
 	}
@@ -281,9 +289,13 @@ func (f *flow) onAssigned(_ context.Context, cl *kgo.Client, assigned map[string
 
 // startOwnedLocked starts what the applied target state lets run on the
 // owned slots and is not running yet: a unit per owned slot while
-// RUNNING, the singleton duties with slot 0 unless STOPPED. It returns
-// the slots whose unit it started. f.unitsMu must be held.
+// RUNNING, the singleton duties with slot 0 unless STOPPED; nothing while
+// the member waits for a group of older members to leave (legacyWaiting).
+// It returns the slots whose unit it started. f.unitsMu must be held.
 func (f *flow) startOwnedLocked() []int32 {
+	if f.legacyWaiting != "" {
+		return nil // the group runs another slot mapping (onAssigned)
+	}
 	var started []int32
 	for _, k := range sortedSlots(f.owned) {
 		if k == 0 && f.single == nil && f.applied != TargetStopped {
