@@ -554,7 +554,12 @@ func (f *flow) checkDisagreements(cf ClusterFlowStatus) {
 			waiting = fmt.Sprintf("the member holding slot 0 (%s) has the flow disabled (%s.enabled=false): it creates no remote topic, so partitions of topics without one are not replicated", m.WorkerID, f.name)
 		}
 	}
-	if w := epochWaiting(cf.Members, f.epoch()); w != "" {
+	f.unitsMu.Lock()
+	owns := len(f.owned) > 0
+	f.unitsMu.Unlock()
+	if w := epochWaiting(cf.Members, f.epoch()); w != "" && !owns {
+		// A member that owns slots was given them by the group's leader
+		// for its own epoch: it replicates, whatever the records say.
 		waiting = w
 	}
 	sig := strings.Join(cf.Warnings, "\n")
@@ -579,12 +584,18 @@ func (f *flow) checkDisagreements(cf ClusterFlowStatus) {
 }
 
 // epochWaiting says why a member of epoch self waits for the newest epoch
-// among members (the epoch of the member started last, as the group's
-// leader decides), or "" when self is of it.
+// among the members in the flow's group (the epoch of the member started
+// last, as the group's leader decides), or "" when self is of it. A member
+// whose record names no group membership (GroupMemberID empty or
+// generation 0: it never joined, say its session timeout is refused) is
+// not one the leader decides with, and is left out.
 func epochWaiting(members []ClusterMember, self epochMeta) string {
 	var ems []epochMember
 	var newestWorkers []string
 	for _, m := range members {
+		if !m.Self && (m.GroupMemberID == "" || m.Generation <= 0) {
+			continue
+		}
 		ems = append(ems, epochMember{ID: m.WorkerID, Epoch: epochMeta{Tasks: int32(m.Tasks), Enabled: !m.HeartbeatsOnly, Started: m.Started.UnixMilli()}})
 	}
 	d := decideEpoch(ems)
