@@ -273,14 +273,17 @@ func batchRefused(err error) bool {
 }
 
 // topicLimits describes the max.message.bytes of remote topics on the
-// target: the values found (0 for a topic whose value could not be read)
-// and the error of the request as a whole.
+// target: the values found (a topic whose value could not be read is left
+// out) and the error of the request as a whole.
 func topicLimits(ctx context.Context, adm *kadm.Client, remotes []string) (map[string]int32, error) {
 	out := make(map[string]int32, len(remotes))
 	if len(remotes) == 0 {
 		return out, nil
 	}
-	rcs, err := adm.DescribeTopicConfigs(ctx, remotes...)
+	// Described per topic where the target refuses one (describeTopicConfigs):
+	// a remote topic without DESCRIBE_CONFIGS keeps the limit known (Kafka's
+	// default until read), the others get theirs.
+	rcs, err := describeTopicConfigs(ctx, adm, remotes)
 	if err != nil {
 		return out, err
 	}

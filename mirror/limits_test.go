@@ -10,7 +10,10 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
@@ -350,4 +353,29 @@ func TestLoweredLimitRecoversByItself(t *testing.T) {
 		}
 	}
 	t.Logf("a batch was refused on the way: %t", sawRefusal)
+}
+
+// TestTopicLimitsReadDespiteOneRefusedTopic: the target refuses
+// DESCRIBE_CONFIGS on one remote topic. kadm fails the whole call for it,
+// so no remote topic's max.message.bytes was read and every one was
+// written with Kafka's default limit; now the others' limits are read and
+// only the refused topic is left out.
+func TestTopicLimitsReadDespiteOneRefusedTopic(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
+	open, closed := p.Topic("open"), p.Topic("closed")
+	big := "4000000"
+	testcluster.CreateTopic(t, &p.Target, open, 1, map[string]*string{"max.message.bytes": &big})
+	testcluster.CreateTopic(t, &p.Target, closed, 1, map[string]*string{"max.message.bytes": &big})
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.DescribeConfigs}, Resource: closed, Err: kerr.TopicAuthorizationFailed, Count: -1})
+	got, err := topicLimits(context.Background(), testcluster.Admin(t, &p.Target), []string{open, closed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int32{open: 4000000}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("limits %v, want %v", got, want)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -505,5 +506,92 @@ func TestRemoteTopicNameTooLongDoesNotStopOthers(t *testing.T) {
 	}
 	if got := len(testcluster.ReadAll(t, &p.Target, p.Source.Alias+"."+good)[0]); got != 10 {
 		t.Errorf("target holds %d records of %s, want 10", got, good)
+	}
+}
+
+// TestDescribeConfigsRefusedForOneTopicCreatesTheOthers: the flow may not
+// DESCRIBE_CONFIGS one new source topic ("secret": an ACL granted per
+// prefix). kadm turns that one resource's TOPIC_AUTHORIZATION_FAILED into
+// the error of the whole DescribeTopicConfigs call; kmirror used to return
+// it from the round, so no remote topic at all was created and the flow
+// read RUNNING with no topic error. Now the other topic is created and
+// replicated, and "secret" carries a topic error of op "create" naming the
+// refusal; once the source allows it, its remote topic is created too.
+func TestDescribeConfigsRefusedForOneTopicCreatesTheOthers(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Source.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
+	good, secret := p.Topic("good"), p.Topic("secret")
+	ret := "7200000"
+	testcluster.CreateTopic(t, &p.Source, good, 1, map[string]*string{"retention.ms": &ret})
+	testcluster.CreateTopic(t, &p.Source, secret, 1, nil)
+	testcluster.Produce(t, &p.Source, &kgo.Record{Topic: good, Value: []byte("g")}, &kgo.Record{Topic: secret, Value: []byte("s")})
+	fault := p.Source.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.DescribeConfigs}, Resource: secret, Err: kerr.TopicAuthorizationFailed, Count: -1})
+	fc := fastFlow(p)
+	fc.DisableHeartbeatsReplication = true
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	remoteGood, remoteSecret := p.Source.Alias+"."+good, p.Source.Alias+"."+secret
+	wantErr := fmt.Sprintf("describing configs of %s on %s to create %s: %s", secret, p.Source.Alias, remoteSecret, kerr.TopicAuthorizationFailed)
+	testcluster.Eventually(t, 20*time.Second, "good replicated, secret's creation refused", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		return fs.Records == 1 && len(fs.TopicErrors) == 1 && fs.TopicErrors[0].Error == wantErr,
+			fmt.Sprintf("%s %q records %d topic errors %+v", fs.State, fs.Error, fs.Records, fs.TopicErrors)
+	})
+	fs := m.Status().Flows[0]
+	if te := fs.TopicErrors[0]; te.Topic != secret || te.RemoteTopic != remoteSecret || te.Op != TopicOpCreate || te.Lag != 1 {
+		t.Errorf("topic error %+v, want topic %s, remote %s, op create, lag 1", te, secret, remoteSecret)
+	}
+	if got := topicNames(t, &p.Target, ".*("+regexp.QuoteMeta(good)+"|"+regexp.QuoteMeta(secret)+")"); len(got) != 1 || got[0] != remoteGood {
+		t.Errorf("target topics %v, want [%s]", got, remoteGood)
+	}
+	if got := describeOverrides(t, testcluster.Admin(t, &p.Target), remoteGood)["retention.ms"]; got != ret {
+		t.Errorf("%s retention.ms %q, want the source's %s", remoteGood, got, ret)
+	}
+	fault.Remove()
+	testcluster.Eventually(t, 20*time.Second, "secret created and replicated once allowed", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		return fs.Records == 2 && len(fs.TopicErrors) == 0, fmt.Sprintf("records %d topic errors %+v", fs.Records, fs.TopicErrors)
+	})
+}
+
+// TestDescribeConfigsRefusedForOneTopicSyncsTheOthers: config sync and the
+// reading of the remote topics' max.message.bytes described every topic in
+// one call too, so one topic the source refuses to describe stopped config
+// sync of every topic. Now the other topic's change is synced and the
+// refused topic carries a topic error of op "config".
+func TestDescribeConfigsRefusedForOneTopicSyncsTheOthers(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Source.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
+	a, b := p.Topic("synced"), p.Topic("hidden")
+	for _, tn := range []string{a, b} {
+		testcluster.CreateTopic(t, &p.Source, tn, 1, nil)
+	}
+	fc := fastFlow(p)
+	fc.Topics = []string{a, b}
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Produce(t, &p.Source, append(valueRecords(a, "a", 0, 3), valueRecords(b, "b", 0, 3)...)...)
+	waitReplicated(t, m, 6)
+	p.Source.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.DescribeConfigs}, Resource: b, Err: kerr.TopicAuthorizationFailed, Count: -1})
+	ret := "123456789"
+	srcAdm, dstAdm := testcluster.Admin(t, &p.Source), testcluster.Admin(t, &p.Target)
+	if _, err := srcAdm.AlterTopicConfigs(context.Background(), []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: &ret}}, a); err != nil {
+		t.Fatal(err)
+	}
+	remoteA, remoteB := p.Source.Alias+"."+a, p.Source.Alias+"."+b
+	wantErr := fmt.Sprintf("describing configs of %s on %s: %s", b, p.Source.Alias, kerr.TopicAuthorizationFailed)
+	testcluster.Eventually(t, 20*time.Second, "a's config synced, b's describe refused", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		got := describeOverrides(t, dstAdm, remoteA)["retention.ms"]
+		return got == ret && len(fs.TopicErrors) == 1 && fs.TopicErrors[0].Error == wantErr,
+			fmt.Sprintf("a retention.ms %q; %s %q %+v", got, fs.State, fs.Error, fs.TopicErrors)
+	})
+	if te := m.Status().Flows[0].TopicErrors[0]; te.Topic != b || te.RemoteTopic != remoteB || te.Op != TopicOpConfig || te.Lag != 0 {
+		t.Errorf("topic error %+v, want topic %s, op config, lag 0", te, b)
 	}
 }

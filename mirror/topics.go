@@ -383,13 +383,9 @@ const maxTopicName = 249
 // returned only when nothing could be attempted (the source topics'
 // configs could not be described at all).
 func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm.TopicDetails) (failed bool, err error) {
-	rcs, err := f.srcAdm.DescribeTopicConfigs(ctx, topics...)
+	byTopic, err := describeTopicConfigs(ctx, f.srcAdm, topics)
 	if err != nil {
 		return false, fmt.Errorf("describing configs of %d topics on %s: %w", len(topics), f.src.Alias, err)
-	}
-	byTopic := map[string]kadm.ResourceConfig{}
-	for _, rc := range rcs {
-		byTopic[rc.Name] = rc
 	}
 	for _, t := range topics {
 		remote := f.pol.FormatRemoteTopic(f.cfg.Source, t)
@@ -403,10 +399,7 @@ func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm
 			continue
 		}
 		configs := map[string]*string{}
-		rc, ok := byTopic[t]
-		if !ok {
-			rc.Err = errors.New("the source answered no configs for it")
-		}
+		rc := byTopic[t]
 		if rc.Err != nil {
 			f.topicFailed(t, remote, TopicOpCreate, fmt.Errorf("describing configs of %s on %s to create %s: %w", t, f.src.Alias, remote, rc.Err))
 			failed = true
@@ -443,6 +436,50 @@ func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm
 		f.log.Info("remote topic created", "topic", remote, "partitions", len(src[t].Partitions), "configs", len(configs))
 	}
 	return failed, nil
+}
+
+// describeTopicConfigs describes the configs of topics on the cluster of
+// adm, keyed by topic, with each topic's own error in its ResourceConfig's
+// Err (a topic the cluster answered nothing for gets one too). kadm turns one
+// resource's authorization error (TOPIC_AUTHORIZATION_FAILED: no
+// DESCRIBE_CONFIGS on that topic) into the error of the whole call, so one
+// refused topic would hide the configs of every other: the topics are then
+// described one by one, and each refused one carries its error. err is only
+// a failure of the whole call that is not an authorization error (the
+// cluster not answering), or the context's.
+func describeTopicConfigs(ctx context.Context, adm *kadm.Client, topics []string) (map[string]kadm.ResourceConfig, error) {
+	out := make(map[string]kadm.ResourceConfig, len(topics))
+	if len(topics) == 0 {
+		return out, nil
+	}
+	rcs, err := adm.DescribeTopicConfigs(ctx, topics...)
+	var auth *kadm.AuthError
+	switch {
+	case err == nil:
+		for _, rc := range rcs {
+			out[rc.Name] = rc
+		}
+	case !errors.As(err, &auth) || ctx.Err() != nil:
+		return nil, err
+	default:
+		for _, t := range topics {
+			one, err := adm.DescribeTopicConfigs(ctx, t)
+			if err != nil && ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if err != nil {
+				out[t] = kadm.ResourceConfig{Name: t, Err: err}
+			} else if i := slices.IndexFunc(one, func(rc kadm.ResourceConfig) bool { return rc.Name == t }); i >= 0 {
+				out[t] = one[i]
+			}
+		}
+	}
+	for _, t := range topics {
+		if _, ok := out[t]; !ok {
+			out[t] = kadm.ResourceConfig{Name: t, Err: errors.New("the cluster answered no configs for it")}
+		}
+	}
+	return out, nil
 }
 
 // copyConfig is MM2's config filter (docs/mm2-compat.md §5.3): not sensitive,
@@ -533,7 +570,7 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 	if len(topics) == 0 {
 		return nil
 	}
-	srcRC, err := f.srcAdm.DescribeTopicConfigs(ctx, topics...)
+	srcRC, err := describeTopicConfigs(ctx, f.srcAdm, topics)
 	if err != nil {
 		return fmt.Errorf("describing topic configs on %s: %w", f.src.Alias, err)
 	}
@@ -541,7 +578,7 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 	for i, t := range topics {
 		remotes[i] = f.pol.FormatRemoteTopic(f.cfg.Source, t)
 	}
-	dstRC, err := f.dstAdm.DescribeTopicConfigs(ctx, remotes...)
+	dstRC, err := describeTopicConfigs(ctx, f.dstAdm, remotes)
 	if err != nil {
 		return fmt.Errorf("describing topic configs on %s: %w", f.dst.Alias, err)
 	}
@@ -568,8 +605,9 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 	}
 	f.retainTopicErrs(func(t string, op TopicOp) bool { return op != TopicOpConfig || synced[t] }, "topic configs no longer synced")
 	failed := false
-	for _, rc := range srcRC {
-		remote := f.pol.FormatRemoteTopic(f.cfg.Source, rc.Name)
+	for _, t := range topics {
+		rc := srcRC[t]
+		remote := f.pol.FormatRemoteTopic(f.cfg.Source, t)
 		if rc.Err != nil {
 			f.topicFailed(rc.Name, remote, TopicOpConfig, fmt.Errorf("describing configs of %s on %s: %w", rc.Name, f.src.Alias, rc.Err))
 			failed = true
