@@ -265,6 +265,15 @@ type FlowConfig struct {
 	// for a negative value, which MM2 treats as "never").
 	RefreshTopicsInterval time.Duration
 	// DisableTopicConfigSync is `sync.topic.configs.enabled=false`.
+	//
+	// Config sync deliberately differs from MM2's: a key only the remote
+	// topic sets is kept while the flow runs (MM2 deletes every override
+	// of a key the source leaves at its default, at every sync; kmirror
+	// deletes only an override it copied, and all of them once, at the
+	// first sync after the flow starts or slot 0 moves), and with the
+	// identity policy in both directions in one Mirror a flow copies a key
+	// only when its source's value changed, so neither flow reverts a
+	// change made on the other cluster (README, "Remote topic configs").
 	DisableTopicConfigSync bool
 	// SyncTopicConfigsInterval is `sync.topic.configs.interval.seconds`; 0
 	// means [DefaultSyncTopicConfigsInterval]. It must not be negative: to

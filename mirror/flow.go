@@ -179,7 +179,7 @@ type flow struct {
 	stateErr   string
 	since      time.Time
 	gaps       []GapError
-	setConfigs map[string]map[string]string // remote topic -> config keys kmirror set and their values
+	synced     map[string]*syncedConfigs // remote topic -> what config sync last saw of it (topics.go)
 	nTopics    int
 	groupStat  func() []GroupStatus
 	lastHB     time.Time
@@ -223,7 +223,7 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 		log: log.With("flow", fc.Name()), metrics: m, labels: m.labelsOf(fc.Source, fc.Target),
 		refreshWake: make(chan struct{}, 1), units: map[int32]*unit{}, stopping: map[int32]*unit{},
 		state: StateUnassigned, since: time.Now(),
-		setConfigs: map[string]map[string]string{}, commitErrs: map[int32]error{}, topicErrs: map[topicErrKey]*TopicError{},
+		synced: map[string]*syncedConfigs{}, commitErrs: map[int32]error{}, topicErrs: map[topicErrKey]*TopicError{},
 		tasks: int32(fc.Tasks), groupID: fc.GroupID, unitsTopic: unitsTopicName(fc.Source),
 		resumeTopic: connectoffsets.TopicName(fc.Source),
 		statusTopic: statustopic.Topic(fc.Source), statusInterval: statustopic.DefaultInterval, view: statustopic.NewView(),

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -84,6 +83,9 @@ func (f *flow) refreshLoop(ctx context.Context) {
 		}
 		single := f.isSingleton.Load()
 		wasSingleton = single
+		if !single {
+			f.forgetSynced()
+		}
 		for _, j := range jobs {
 			if time.Now().Before(j.next) {
 				continue
@@ -432,7 +434,13 @@ func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm
 			continue
 		}
 		f.topicOK(t, TopicOpCreate)
-		f.rememberConfigs(remote, configs)
+		if err == nil { // created with configs (not one that existed already)
+			created := make(map[string]string, len(configs))
+			for k, v := range configs {
+				created[k] = *v
+			}
+			f.remember(remote, created, maps.Clone(created))
+		}
 		f.log.Info("remote topic created", "topic", remote, "partitions", len(src[t].Partitions), "configs", len(configs))
 	}
 	return failed, nil
@@ -539,24 +547,151 @@ func (f *flow) copiedGuards(src kadm.ResourceConfig, cur map[string]string) []st
 	return out
 }
 
-func (f *flow) rememberConfigs(remote string, configs map[string]*string) {
-	m := map[string]string{}
-	for k, v := range configs {
-		if v != nil {
-			m[k] = *v
-		}
-	}
+// syncedConfigs is what config sync last saw of one remote topic and its
+// source topic: at its last successful sync, or at the remote topic's
+// creation. It lives in memory only, so a flow that starts, or whose member
+// takes slot 0 over, has none for any topic (first observation: see
+// configAlters).
+type syncedConfigs struct {
+	// src holds the source topic's values of the keys config sync copies
+	// (copyConfig).
+	src map[string]string
+	// dst holds the remote topic's own settings (DYNAMIC_TOPIC_CONFIG) of
+	// the keys config.properties.exclude lets through, after the sync.
+	dst map[string]string
+}
+
+// remember records what config sync saw of remote topic remote (see
+// syncedConfigs).
+func (f *flow) remember(remote string, src, dst map[string]string) {
 	f.mu.Lock()
-	f.setConfigs[remote] = m
+	f.synced[remote] = &syncedConfigs{src: src, dst: dst}
 	f.mu.Unlock()
 }
 
-// syncConfigs copies changed source topic configs to the remote topics with
-// incremental SET operations (KIP-894). Unlike MM2 it never reverts a
-// target-side setting the source does not set (docs/field-failures.md
-// docs/field-failures.md case B21): a key is deleted on the target only when kmirror itself set it
-// earlier and the source has dropped its override since. Excluded keys are
-// never touched, with one exception: a timestamp guard
+// forgetSynced drops what config sync saw: the member no longer holds slot
+// 0, so another member syncs the configs, and what this one saw is stale
+// when slot 0 comes back.
+func (f *flow) forgetSynced() {
+	f.mu.Lock()
+	if len(f.synced) > 0 {
+		f.synced = map[string]*syncedConfigs{}
+	}
+	f.mu.Unlock()
+}
+
+// configAlters returns the alterations (sorted by key) config sync makes to
+// a remote topic: want holds the source topic's values of the keys config
+// sync copies (copyConfig), defaults the keys the source topic leaves at
+// its default that the filter would copy (the keys MM2 4.x sends as DELETE),
+// cur the remote topic's own settings (DYNAMIC_TOPIC_CONFIG), prev what the
+// flow saw at its last sync of the topic (nil at the first observation),
+// and syncedBack whether another flow of the Mirror copies the remote
+// topic's configs back onto the source topic (identity active-active).
+//
+// One way (syncedBack false) a key the source copies is SET wherever the
+// remote topic's value differs, as MM2 does. A key the source no longer
+// sets is DELETEd where kmirror set it (the remote topic still holds the
+// value kmirror last copied; a setting made on the target only stays,
+// unlike MM2, which deletes it at every sync: docs/field-failures.md case
+// B21). At the first observation kmirror cannot tell the values it set
+// before from the target's own, so it does what MM2 does: a key in defaults
+// that the remote topic sets is DELETEd (a source override dropped while
+// kmirror was stopped, or while slot 0 moved, is removed).
+//
+// Both ways (syncedBack true) the two flows would undo each other's copies
+// (the flow back would copy the old value over a change made on the
+// flow's source), so a key is pushed only when the source's value changed
+// since the flow last saw it. When the remote topic's value changed too (or
+// at the first observation, when the flow cannot know which side changed),
+// the two sides disagree and the flow whose source alias sorts first wins:
+// its push goes through, the other flow leaves the key alone, so both
+// settle on one value.
+func (f *flow) configAlters(want map[string]string, defaults map[string]bool, cur map[string]string, prev *syncedConfigs, syncedBack bool) []kadm.AlterConfig {
+	keys := map[string]bool{}
+	for k := range want {
+		keys[k] = true
+	}
+	for k := range cur {
+		if f.configs.Match(k) {
+			keys[k] = true
+		}
+	}
+	var alters []kadm.AlterConfig
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		s, sok := want[k]
+		d, dok := cur[k]
+		if sok == dok && s == d {
+			continue
+		}
+		if syncedBack {
+			srcChanged, dstChanged := true, true
+			if prev != nil {
+				ps, psok := prev.src[k]
+				pd, pdok := prev.dst[k]
+				srcChanged = sok != psok || s != ps
+				dstChanged = dok != pdok || d != pd
+			}
+			if !srcChanged || (dstChanged && f.cfg.Source > f.cfg.Target) {
+				continue // the flow back copies the target's change, or wins the disagreement
+			}
+			if !sok && prev == nil && !defaults[k] {
+				continue // the source neither sets nor defaults it (sensitive, static broker config)
+			}
+		} else if !sok {
+			if prev != nil {
+				if pv, had := prev.src[k]; !had || pv != d {
+					continue // not a value kmirror copied: the target's own
+				}
+			} else if !defaults[k] {
+				continue
+			}
+		}
+		if sok {
+			v := s
+			alters = append(alters, kadm.AlterConfig{Op: kadm.SetConfig, Name: k, Value: &v})
+		} else {
+			alters = append(alters, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k})
+		}
+	}
+	return alters
+}
+
+// syncedBack reports whether another flow of the Mirror copies the configs
+// of remote topic remote (on f's target) back onto f's source topic topic:
+// the flow back of an active-active pair whose policy maps the topic to the
+// same name both ways (identity), with config sync on. Two deployments that
+// each run one direction are not seen (see configAlters).
+func (f *flow) syncedBack(topic, remote string) bool {
+	if f.topo == nil {
+		return false
+	}
+	f.topo.mu.Lock()
+	flows := make([]*flow, 0, len(f.topo.flows))
+	for _, g := range f.topo.flows {
+		flows = append(flows, g)
+	}
+	f.topo.mu.Unlock()
+	for _, g := range flows {
+		if g == f || g.cfg.Source != f.cfg.Target || g.cfg.Target != f.cfg.Source || g.cfg.DisableTopicConfigSync {
+			continue
+		}
+		if g.pol.FormatRemoteTopic(g.cfg.Source, remote) == topic && g.shouldReplicate(remote) {
+			return true
+		}
+	}
+	return false
+}
+
+// syncConfigs copies the source topics' configs to the remote topics with
+// incremental SET and DELETE operations (KIP-894), as MM2 4.x does, with
+// these differences (configAlters): a setting made on the remote topic only
+// is not deleted while the flow runs (docs/field-failures.md case B21), only
+// a key kmirror set and the source dropped since is (at the first sync after
+// the flow starts, as MM2 at every sync, every key the source leaves at its
+// default); and with a flow back that copies the same topic's configs
+// (identity active-active) only the source's changes are pushed. Excluded
+// keys are never touched, with one exception: a timestamp guard
 // (message.timestamp.before.max.ms, .after.max.ms, .difference.max.ms)
 // that the remote topic sets to the source topic's value, as a kmirror
 // whose default list did not exclude it copied it, is deleted
@@ -609,42 +744,29 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 		rc := srcRC[t]
 		remote := f.pol.FormatRemoteTopic(f.cfg.Source, t)
 		if rc.Err != nil {
-			f.topicFailed(rc.Name, remote, TopicOpConfig, fmt.Errorf("describing configs of %s on %s: %w", rc.Name, f.src.Alias, rc.Err))
+			f.topicFailed(t, remote, TopicOpConfig, fmt.Errorf("describing configs of %s on %s: %w", t, f.src.Alias, rc.Err))
 			failed = true
 			continue
 		}
 		if err := dstErr[remote]; err != nil {
-			f.topicFailed(rc.Name, remote, TopicOpConfig, fmt.Errorf("describing configs of %s on %s: %w", remote, f.dst.Alias, err))
+			f.topicFailed(t, remote, TopicOpConfig, fmt.Errorf("describing configs of %s on %s: %w", remote, f.dst.Alias, err))
 			failed = true
 			continue
 		}
-		want := map[string]*string{}
+		want := map[string]string{}
+		defaults := map[string]bool{}
 		for _, c := range rc.Configs {
-			if f.copyConfig(c) {
-				want[c.Key] = c.Value
+			switch {
+			case f.copyConfig(c):
+				want[c.Key] = *c.Value
+			case c.Source == kmsg.ConfigSourceDefaultConfig && !c.Sensitive && f.configs.Match(c.Key):
+				defaults[c.Key] = true
 			}
 		}
 		f.mu.Lock()
-		prevSet := f.setConfigs[remote]
+		prev := f.synced[remote]
 		f.mu.Unlock()
-		var alters []kadm.AlterConfig
-		keys := make([]string, 0, len(want))
-		for k := range want {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if cur, ok := current[remote][k]; !ok || cur != *want[k] {
-				alters = append(alters, kadm.AlterConfig{Op: kadm.SetConfig, Name: k, Value: want[k]})
-			}
-		}
-		for k := range prevSet {
-			if _, still := want[k]; !still {
-				if _, onTarget := current[remote][k]; onTarget && current[remote][k] == prevSet[k] {
-					alters = append(alters, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k})
-				}
-			}
-		}
+		alters := f.configAlters(want, defaults, current[remote], prev, f.syncedBack(t, remote))
 		// A timestamp guard an earlier kmirror copied (before the default
 		// list excluded it) refuses the source's older records: delete it
 		// (once, if the loop above already does).
@@ -673,7 +795,7 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 				if refused(err) {
 					err = fmt.Errorf("%w; the target refuses it (alter policy, ACL or quota): allow it there, or leave these keys out with config.properties.exclude", err)
 				}
-				f.topicFailed(rc.Name, remote, TopicOpConfig, fmt.Errorf("altering %d configs of %s on %s (%s): %w", len(alters), remote, f.dst.Alias, alterKeys(alters), err))
+				f.topicFailed(t, remote, TopicOpConfig, fmt.Errorf("altering %d configs of %s on %s (%s): %w", len(alters), remote, f.dst.Alias, alterKeys(alters), err))
 				failed = true
 				continue
 			}
@@ -683,13 +805,35 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 					"topic", remote, "configs", strings.Join(guards, ", "))
 			}
 		}
-		f.topicOK(rc.Name, TopicOpConfig)
-		f.rememberConfigs(remote, want)
+		f.topicOK(t, TopicOpConfig)
+		f.remember(remote, want, syncedDst(f.configs.Match, current[remote], alters))
 	}
 	if failed {
 		return errTopicsFailed
 	}
 	return nil
+}
+
+// syncedDst returns the remote topic's settings of the keys match lets
+// through once alters (all applied) are: cur, its DYNAMIC_TOPIC_CONFIG
+// values before them, with each SET and DELETE applied.
+func syncedDst(match func(string) bool, cur map[string]string, alters []kadm.AlterConfig) map[string]string {
+	out := map[string]string{}
+	for k, v := range cur {
+		if match(k) {
+			out[k] = v
+		}
+	}
+	for _, a := range alters {
+		switch {
+		case !match(a.Name):
+		case a.Op == kadm.DeleteConfig:
+			delete(out, a.Name)
+		case a.Value != nil:
+			out[a.Name] = *a.Value
+		}
+	}
+	return out
 }
 
 // alterKeys names the config keys of alters ("retention.ms=SET,

@@ -1,0 +1,240 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// TestConfigAlters pins config sync's decisions (configAlters) one way and
+// both ways (identity active-active), in steady state and at the first
+// observation after a start.
+func TestConfigAlters(t *testing.T) {
+	ms := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	seen := func(src, dst map[string]string) *syncedConfigs { return &syncedConfigs{src: src, dst: dst} }
+	const r = "retention.ms"
+	for _, tc := range []struct {
+		name     string
+		source   string // the flow's source alias (the target is "b", or "a" when the source is "b")
+		want     map[string]string
+		defaults []string
+		cur      map[string]string
+		prev     *syncedConfigs
+		back     bool
+		alters   string
+	}{
+		{name: "one way: source value set", source: "a", want: ms(r, "1"), cur: ms(), prev: seen(ms(), ms()), alters: "retention.ms=SET:1"},
+		{name: "one way: target drift of a copied key reverted (as MM2)", source: "a", want: ms(r, "1"), cur: ms(r, "2"), prev: seen(ms(r, "1"), ms(r, "1")), alters: "retention.ms=SET:1"},
+		{name: "one way: a change made while stopped is copied", source: "a", want: ms(r, "1"), cur: ms(r, "2"), alters: "retention.ms=SET:1"},
+		{name: "one way: dropped override kmirror copied deleted", source: "a", defaults: []string{r}, cur: ms(r, "1"), prev: seen(ms(r, "1"), ms(r, "1")), alters: "retention.ms=DELETE"},
+		{name: "one way: target-only setting kept while running (B21)", source: "a", defaults: []string{r}, cur: ms(r, "5"), prev: seen(ms(), ms(r, "5")), alters: ""},
+		{name: "one way: target changed a dropped key: kept", source: "a", defaults: []string{r}, cur: ms(r, "5"), prev: seen(ms(r, "1"), ms(r, "1")), alters: ""},
+		{name: "one way: first sync deletes overrides of source defaults (as MM2)", source: "a", defaults: []string{r}, cur: ms(r, "7"), alters: "retention.ms=DELETE"},
+		{name: "one way: first sync keeps excluded keys", source: "a", cur: ms("min.insync.replicas", "2"), alters: ""},
+		{name: "one way: first sync keeps keys the source does not default", source: "a", cur: ms(r, "7"), alters: ""},
+		{name: "both ways: source change pushed", source: "b", want: ms(r, "2"), cur: ms(r, "1"), prev: seen(ms(r, "1"), ms(r, "1")), back: true, alters: "retention.ms=SET:2"},
+		{name: "both ways: target change not undone", source: "a", want: ms(r, "1"), cur: ms(r, "2"), prev: seen(ms(r, "1"), ms(r, "1")), back: true, alters: ""},
+		{name: "both ways: dropped override deleted", source: "b", defaults: []string{r}, cur: ms(r, "1"), prev: seen(ms(r, "1"), ms(r, "1")), back: true, alters: "retention.ms=DELETE"},
+		{name: "both ways: override added on the target not deleted", source: "a", defaults: []string{r}, cur: ms(r, "1"), prev: seen(ms(), ms()), back: true, alters: ""},
+		{name: "both ways: both changed, first alias wins", source: "a", want: ms(r, "3"), cur: ms(r, "4"), prev: seen(ms(r, "1"), ms(r, "1")), back: true, alters: "retention.ms=SET:3"},
+		{name: "both ways: both changed, second alias yields", source: "b", want: ms(r, "4"), cur: ms(r, "3"), prev: seen(ms(r, "1"), ms(r, "1")), back: true, alters: ""},
+		{name: "both ways: first sync, first alias wins", source: "a", want: ms(r, "3"), cur: ms(r, "4"), back: true, alters: "retention.ms=SET:3"},
+		{name: "both ways: first sync, second alias yields", source: "b", want: ms(r, "4"), cur: ms(r, "3"), back: true, alters: ""},
+		{name: "both ways: first sync, first alias deletes the other's override", source: "a", defaults: []string{r}, cur: ms(r, "3"), back: true, alters: "retention.ms=DELETE"},
+		{name: "both ways: first sync, equal values", source: "b", want: ms(r, "3"), cur: ms(r, "3"), back: true, alters: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			target := "b"
+			if tc.source == "b" {
+				target = "a"
+			}
+			f := &flow{cfg: FlowConfig{Source: tc.source, Target: target}}
+			var err error
+			if f.configs, err = newFilter("config.properties.exclude", []string{".*"}, "config.properties.exclude", DefaultConfigPropertiesExclude); err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want
+			if want == nil {
+				want = map[string]string{}
+			}
+			defaults := map[string]bool{}
+			for _, k := range tc.defaults {
+				defaults[k] = true
+			}
+			var got []string
+			for _, a := range f.configAlters(want, defaults, tc.cur, tc.prev, tc.back) {
+				if a.Op == kadm.DeleteConfig {
+					got = append(got, a.Name+"=DELETE")
+				} else {
+					got = append(got, a.Name+"=SET:"+*a.Value)
+				}
+			}
+			if s := strings.Join(got, ","); s != tc.alters {
+				t.Errorf("alters %q, want %q", s, tc.alters)
+			}
+		})
+	}
+}
+
+// aaConfigPair returns an identity active-active pair of clusters a and b
+// with topic orders on both (retention.ms=3600000 on both) and the two
+// flows, whose config sync intervals are ab and ba.
+func aaConfigPair(t *testing.T, ab, ba time.Duration, retA, retB string) (*testcluster.Pair, string, FlowConfig, FlowConfig) {
+	t.Helper()
+	p := testcluster.New(t, "a", "b")
+	orders := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, orders, 1, map[string]*string{"retention.ms": &retA})
+	testcluster.CreateTopic(t, &p.Target, orders, 1, map[string]*string{"retention.ms": &retB})
+	fab, fba := fastFlow(p), fastFlow(p)
+	fba.Source, fba.Target = p.Target.Alias, p.Source.Alias
+	fab.Policy, fba.Policy = identity(t, fab.Source), identity(t, fba.Source)
+	fab.Topics, fba.Topics = []string{regexp.QuoteMeta(orders)}, []string{regexp.QuoteMeta(orders)}
+	fab.SyncTopicConfigsInterval, fba.SyncTopicConfigsInterval = ab, ba
+	return p, orders, fab, fba
+}
+
+// retentions samples retention.ms of topic on a and b every 100 ms for d.
+func retentions(t *testing.T, aAdm, bAdm *kadm.Client, topic string, d time.Duration) []string {
+	var seen []string
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		time.Sleep(100 * time.Millisecond)
+		seen = append(seen, describe(t, aAdm, topic)["retention.ms"]+"/"+describe(t, bAdm, topic)["retention.ms"])
+	}
+	return seen
+}
+
+// TestActiveActiveIdentityConfigChangeKept: identity policy both ways
+// (records stopped by the provenance header). Config sync used to loop:
+// the flow b->a copied b's old retention.ms over the value an operator
+// had just set on a (or the two clusters swapped values every interval).
+// Now a change made on either cluster reaches the other and stays.
+func TestActiveActiveIdentityConfigChangeKept(t *testing.T) {
+	t.Parallel()
+	// Different intervals make the order of the two syncs deterministic;
+	// with the loop, the slower a->b lost the change every time.
+	p, orders, ab, ba := aaConfigPair(t, 2*time.Second, 200*time.Millisecond, "3600000", "3600000")
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(ab), WithFlow(ba))...)
+	testcluster.Eventually(t, 20*time.Second, "both flows running", func() (bool, string) {
+		st := m.Status()
+		return len(st.Flows[0].Partitions) == 1 && len(st.Flows[1].Partitions) == 1, fmt.Sprint(st.Flows)
+	})
+	time.Sleep(time.Second)
+	ctx := context.Background()
+	aAdm, bAdm := testcluster.Admin(t, &p.Source), testcluster.Admin(t, &p.Target)
+	for _, step := range []struct {
+		on   *kadm.Client
+		name string
+		want string
+	}{{aAdm, "a", "86400000"}, {bAdm, "b", "172800000"}} {
+		want := step.want
+		if _, err := step.on.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: &want}}, orders); err != nil {
+			t.Fatal(err)
+		}
+		seen := retentions(t, aAdm, bAdm, orders, 5*time.Second) // two a->b rounds, 25 b->a rounds
+		if last := seen[len(seen)-1]; last != want+"/"+want {
+			t.Errorf("retention.ms a/b after the operator set %s on %s: %s, want %s/%s; every 100ms: %v", want, step.name, last, want, want, seen)
+		}
+	}
+}
+
+// TestActiveActiveIdentityConfigDisagreementAtStart: the two sides differ
+// when the flows start (a change made on one cluster while kmirror was
+// stopped): neither flow can tell which side changed, so the flow from the
+// cluster whose alias sorts first wins, and both settle on its value (not
+// swap values every interval).
+func TestActiveActiveIdentityConfigDisagreementAtStart(t *testing.T) {
+	t.Parallel()
+	p, orders, ab, ba := aaConfigPair(t, 200*time.Millisecond, 200*time.Millisecond, "3600000", "7200000")
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(ab), WithFlow(ba))...)
+	testcluster.Eventually(t, 20*time.Second, "both flows running", func() (bool, string) {
+		st := m.Status()
+		return len(st.Flows[0].Partitions) == 1 && len(st.Flows[1].Partitions) == 1, fmt.Sprint(st.Flows)
+	})
+	aAdm, bAdm := testcluster.Admin(t, &p.Source), testcluster.Admin(t, &p.Target)
+	testcluster.Eventually(t, 10*time.Second, "a's value on both", func() (bool, string) {
+		a, b := describe(t, aAdm, orders)["retention.ms"], describe(t, bAdm, orders)["retention.ms"]
+		return a == "3600000" && b == "3600000", a + "/" + b
+	})
+	for i, v := range retentions(t, aAdm, bAdm, orders, 2*time.Second) {
+		if v != "3600000/3600000" {
+			t.Fatalf("sample %d: retention.ms a/b %s after both settled on 3600000", i, v)
+		}
+	}
+}
+
+// TestDroppedSourceOverrideDeletedAfterRestart: the source topic's
+// retention.ms override, copied to the remote topic, is dropped while
+// kmirror is stopped. What kmirror set lives in memory, so the restarted
+// flow used to keep the copied override forever; its first sync now
+// deletes the remote topic's override of a key the source leaves at its
+// default, as MM2 4.x does at every sync.
+func TestDroppedSourceOverrideDeletedAfterRestart(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	orders := p.Topic("orders")
+	ret, two := "7200000", "2"
+	testcluster.CreateTopic(t, &p.Source, orders, 1, map[string]*string{"retention.ms": &ret})
+	remote := p.Source.Alias + "." + orders
+	dstAdm, srcAdm := testcluster.Admin(t, &p.Target), testcluster.Admin(t, &p.Source)
+	ctx := context.Background()
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fastFlow(p)))...)
+	testcluster.Eventually(t, 20*time.Second, "remote topic", func() (bool, string) {
+		return len(m.Status().Flows[0].Partitions) == 1 && describeOverrides(t, dstAdm, remote)["retention.ms"] == ret, fmt.Sprint(m.Status().Flows[0])
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srcAdm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "retention.ms"}}, orders); err != nil {
+		t.Fatal(err)
+	}
+	// An excluded key set on the target only is never touched.
+	if _, err := dstAdm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "min.insync.replicas", Value: &two}}, remote); err != nil {
+		t.Fatal(err)
+	}
+	m2, _ := runMirror(t, append(clusterOpts(p), WithFlow(fastFlow(p)))...)
+	testcluster.Eventually(t, 20*time.Second, "the dropped override deleted on the remote topic", func() (bool, string) {
+		o := describeOverrides(t, dstAdm, remote)
+		_, ok := o["retention.ms"]
+		return len(m2.Status().Flows[0].Partitions) == 1 && !ok, fmt.Sprint(o)
+	})
+	if got := describeOverrides(t, dstAdm, remote); fmt.Sprint(got) != "map[min.insync.replicas:2]" {
+		t.Errorf("remote topic overrides %v, want only the target's min.insync.replicas=2", got)
+	}
+}
+
+// TestDroppedSourceOverrideDeletedWhileRunning is the same change without
+// a restart: the override kmirror copied is deleted.
+func TestDroppedSourceOverrideDeletedWhileRunning(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	orders := p.Topic("orders")
+	ret := "7200000"
+	testcluster.CreateTopic(t, &p.Source, orders, 1, map[string]*string{"retention.ms": &ret})
+	remote := p.Source.Alias + "." + orders
+	dstAdm, srcAdm := testcluster.Admin(t, &p.Target), testcluster.Admin(t, &p.Source)
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fastFlow(p)))...)
+	testcluster.Eventually(t, 20*time.Second, "remote topic", func() (bool, string) {
+		return len(m.Status().Flows[0].Partitions) == 1 && describeOverrides(t, dstAdm, remote)["retention.ms"] == ret, fmt.Sprint(m.Status().Flows[0])
+	})
+	if _, err := srcAdm.AlterTopicConfigs(context.Background(), []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "retention.ms"}}, orders); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 10*time.Second, "override dropped on remote", func() (bool, string) {
+		o := describeOverrides(t, dstAdm, remote)
+		_, ok := o["retention.ms"]
+		return !ok, fmt.Sprint(o)
+	})
+}
