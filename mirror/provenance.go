@@ -1,7 +1,6 @@
 package mirror
 
 import (
-	"bytes"
 	"errors"
 	"strconv"
 
@@ -47,7 +46,7 @@ const (
 	// (redpanda_migrator output): the ID of the cluster the migrator first
 	// read the record from; it skips a record whose value is its
 	// destination's ID.
-	redpandaProvenanceHeader = "redpanda-migrator-provenance"
+	redpandaProvenanceHeader = provhdr.RedpandaHeader
 )
 
 // ParseProvenance returns the cluster IDs listed in a [ProvenanceHeader]
@@ -81,27 +80,16 @@ func FormatProvenance(ids ...string) []byte {
 	return out
 }
 
-func appendEscapedID(dst []byte, id string) []byte {
-	if len(id) > 0 && id[0] == '#' {
-		dst = append(dst, '\\') // not an offset element
-	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; c == '\\' || c == ',' {
-			dst = append(dst, '\\')
-		}
-		dst = append(dst, id[i])
-	}
-	return dst
-}
+func appendEscapedID(dst []byte, id string) []byte { return provhdr.AppendEscaped(dst, id) }
 
 // provVerdict is the outcome of the provenance check of one record.
 type provVerdict uint8
 
 const (
-	provPass     provVerdict = iota // replicate, with the source appended
-	provTarget                      // the target is in the record's provenance: it came from there
-	provLooped                      // the source is in the record's provenance: it came back around a loop (a hop that ignores the header)
-	provRedpanda                    // the Redpanda migrator's header names the target (or the source) as the record's origin
+	provPass     = provVerdict(provhdr.Pass)     // replicate, with the source appended
+	provTarget   = provVerdict(provhdr.Target)   // the target is in the record's provenance: it came from there
+	provLooped   = provVerdict(provhdr.Looped)   // the source is in the record's provenance: it came back around a loop (a hop that ignores the header)
+	provRedpanda = provVerdict(provhdr.Redpanda) // the Redpanda migrator's header names the target (or the source) as the record's origin
 )
 
 // skipped reports whether a record with this verdict is not replicated.
@@ -156,71 +144,14 @@ func newProvenance(sourceID, targetID string) (*provenance, error) {
 
 // check returns whether the record with headers h may be written to the
 // target, and the index of its [ProvenanceHeader] header (-1 if none) for
-// stamp. It never allocates. A record is skipped when the target (or the
-// source, which means it came back around a loop through a hop that ignores
-// the header) is in its provenance, or when the Redpanda migrator's header
-// names either. When a record carries several kmirror headers (another
-// tool duplicated it), every one is checked and the last is extended.
+// stamp: provhdr.Check with the flow's cluster IDs (verify skips the source
+// records a flow does not copy by the same check). It never allocates.
 func (p *provenance) check(h []kgo.RecordHeader) (v provVerdict, idx int) {
-	idx = -1
 	if p == nil {
 		return provPass, -1
 	}
-	for i := range h {
-		switch h[i].Key {
-		case ProvenanceHeader:
-			idx = i
-			if v == provPass {
-				v = p.scan(h[i].Value)
-			}
-		case redpandaProvenanceHeader:
-			if v == provPass && (bytes.Equal(h[i].Value, p.rawDst) || bytes.Equal(h[i].Value, p.rawSrc)) {
-				v = provRedpanda
-			}
-		}
-	}
-	return v, idx
-}
-
-// scan compares each escaped element of value with the escaped target and
-// source IDs (escaping is one-to-one, so comparing escaped forms compares
-// IDs).
-func (p *provenance) scan(value []byte) provVerdict {
-	if bytes.IndexByte(value, '\\') < 0 { // no escapes (Kafka cluster IDs never need one): split with IndexByte
-		for {
-			i := bytes.IndexByte(value, ',')
-			if i < 0 {
-				return p.match(value)
-			}
-			if v := p.match(value[:i]); v != provPass {
-				return v
-			}
-			value = value[i+1:]
-		}
-	}
-	start := 0
-	for i := 0; i < len(value); i++ {
-		switch value[i] {
-		case '\\':
-			i++ // the escaped byte belongs to the element
-		case ',':
-			if v := p.match(value[start:i]); v != provPass {
-				return v
-			}
-			start = i + 1
-		}
-	}
-	return p.match(value[start:])
-}
-
-func (p *provenance) match(el []byte) provVerdict {
-	switch {
-	case bytes.Equal(el, p.dst):
-		return provTarget
-	case bytes.Equal(el, p.src):
-		return provLooped
-	}
-	return provPass
+	pv, idx := provhdr.Check(h, p.src, p.dst, p.rawSrc, p.rawDst)
+	return provVerdict(pv), idx
 }
 
 // stamp returns h with the source cluster appended to the record's
