@@ -127,9 +127,10 @@ type Side struct {
 // partition of its remote topic.
 //
 // Source records of the window split into Matched + Missing +
-// DeletedOnTarget == Compared. Target records read split into copies of
+// DeletedOnTarget == Compared, plus ProvenanceSkipped records not compared
+// (the flow does not copy them). Target records read split into copies of
 // window records (first copies, Duplicated, OutOfOrder and Altered ones),
-// TargetOutsideWindow, TargetLeadIn and Unexpected.
+// TargetOutsideWindow, TargetLeadIn, TargetOriginals and Unexpected.
 type PartitionReport struct {
 	// Partition is the partition number, the same on both sides.
 	Partition int32 `json:"partition"`
@@ -150,8 +151,17 @@ type PartitionReport struct {
 	// recognized as a copy of a source record read, -1 if none.
 	TargetFirstMatch int64 `json:"target_first_match"`
 
-	// Compared counts the source records of the window.
+	// Compared counts the source records of the window expected on the
+	// target.
 	Compared int64 `json:"compared"`
+	// ProvenanceSkipped counts the source records of the window that are
+	// not expected on the target and so not compared: kmirror's provenance
+	// check, the one the flow applies, does not copy them, as their
+	// kmirror-provenance header lists the target cluster (the flow back of
+	// an active-active pair with the identity policy copied them from
+	// there) or the source itself, or the Redpanda migrator's header names
+	// either. Only when both clusters report distinct cluster IDs.
+	ProvenanceSkipped int64 `json:"provenance_skipped"`
 	// Matched counts window records found on the target (at least once).
 	Matched int64 `json:"matched"`
 	// Missing counts window records not found on the target; MissingRanges
@@ -177,6 +187,10 @@ type PartitionReport struct {
 	// the context, or copies of records the source deleted (its log start
 	// is above 0).
 	TargetLeadIn int64 `json:"target_lead_in"`
+	// TargetOriginals counts target records written on the target, not
+	// copied there: a ProvenanceSkipped source record (read before or with
+	// the copies around it) is their copy, made by the flow back.
+	TargetOriginals int64 `json:"target_originals"`
 	// TargetOutsideWindow counts target records that copy source records
 	// read outside the window (before it, to recognize replays, or after
 	// it, produced after the comparison started).
@@ -231,12 +245,14 @@ type Totals struct {
 	Topics                 int   `json:"topics"`
 	Partitions             int   `json:"partitions"`
 	Compared               int64 `json:"compared"`
+	ProvenanceSkipped      int64 `json:"provenance_skipped"`
 	Matched                int64 `json:"matched"`
 	Missing                int64 `json:"missing"`
 	MissingAfterLastCopied int64 `json:"missing_after_last_copied"`
 	DeletedOnTarget        int64 `json:"deleted_on_target"`
 	TargetRecords          int64 `json:"target_records"`
 	TargetLeadIn           int64 `json:"target_lead_in"`
+	TargetOriginals        int64 `json:"target_originals"`
 	TargetOutsideWindow    int64 `json:"target_outside_window"`
 	Duplicated             int64 `json:"duplicated"`
 	Altered                int64 `json:"altered"`
@@ -335,12 +351,14 @@ func (r *Report) total() {
 		for _, p := range tr.Partitions {
 			t.Partitions++
 			t.Compared += p.Compared
+			t.ProvenanceSkipped += p.ProvenanceSkipped
 			t.Matched += p.Matched
 			t.Missing += p.Missing
 			t.MissingAfterLastCopied += p.MissingAfterLastCopied
 			t.DeletedOnTarget += p.DeletedOnTarget
 			t.TargetRecords += p.TargetRecords
 			t.TargetLeadIn += p.TargetLeadIn
+			t.TargetOriginals += p.TargetOriginals
 			t.TargetOutsideWindow += p.TargetOutsideWindow
 			t.Duplicated += p.Duplicated
 			t.Altered += p.Altered
@@ -452,6 +470,9 @@ func (r *Report) Verdict() string {
 	if t.DeletedOnTarget > 0 {
 		del = fmt.Sprintf(", %d deleted on the target by retention", t.DeletedOnTarget)
 	}
+	if t.ProvenanceSkipped > 0 {
+		del += fmt.Sprintf(", %d not expected (they came from the target: provenance)", t.ProvenanceSkipped)
+	}
 	return fmt.Sprintf("OK: %d source records compared in %d partition(s), none missing%s%s (%s)", t.Compared, t.Partitions, dup, del, elapsed)
 }
 
@@ -469,6 +490,12 @@ func (p PartitionReport) details(topic, remote string) []string {
 	}
 	if p.DeletedOnTarget > 0 {
 		out = append(out, fmt.Sprintf("%s: %d deleted on the target (log start %d), source offsets %s", at, p.DeletedOnTarget, p.Target.LogStart, ranges(p.DeletedOnTargetRanges)))
+	}
+	if p.ProvenanceSkipped > 0 {
+		out = append(out, fmt.Sprintf("%s: %d source records not expected on the target: their provenance header lists the target cluster (or the source), so the flow does not copy them back", at, p.ProvenanceSkipped))
+	}
+	if p.TargetOriginals > 0 {
+		out = append(out, fmt.Sprintf("%s: %d target records written on the target, not copies (the source holds their copies, made by the flow back)", at, p.TargetOriginals))
 	}
 	if p.NotCompared != nil {
 		out = append(out, fmt.Sprintf("%s: source offsets %d-%d not compared: the target deleted their copies (target log start %d)", at, p.NotCompared.From, p.NotCompared.To, p.Target.LogStart))

@@ -20,6 +20,14 @@
 // message.timestamp.type=LogAppendTime (the target broker restamps every
 // record); the topic report says so.
 //
+// Source records that kmirror's provenance check (provhdr.Check, the one
+// the engine applies) does not copy are not expected on the target: their
+// kmirror-provenance header lists the target's cluster ID (with the
+// identity policy both ways, the flow back copied them from the target) or
+// the source's. They are counted ([PartitionReport.ProvenanceSkipped]),
+// not compared, and a target record they copy is the target's own
+// ([PartitionReport.TargetOriginals]), not a copy.
+//
 // Every target record is classified against the source records read:
 // the first copy of a source record (in order, or out of order when it
 // fills a hole left behind copies of later records), a duplicate (a replay:
@@ -322,6 +330,12 @@ type verifier struct {
 	tgtRead        atomic.Int64
 	partsDone      atomic.Int64
 	windowDescribe string
+	// prov is set when both clusters report distinct cluster IDs: source
+	// records the engine's provenance check would not copy
+	// (provhdr.Check with these IDs) are then not expected on the target.
+	prov               bool
+	srcID, tgtID       []byte // escaped (provhdr.AppendEscaped)
+	rawSrcID, rawTgtID []byte
 }
 
 type topicPlan struct {
@@ -481,6 +495,22 @@ func (v *verifier) plan(ctx context.Context, rep *Report) ([]*partTask, error) {
 	srcTopics, err := v.src.ListTopics(actx, c.Topics...)
 	if err != nil {
 		return nil, srcErr("listing topics", err)
+	}
+	// The cluster IDs, for the engine's provenance check: a source record
+	// that came from the target (active-active with the identity policy)
+	// is not copied back, so it is not expected there.
+	sm, err := v.src.BrokerMetadata(actx)
+	if err != nil {
+		return nil, srcErr("reading the cluster ID", err)
+	}
+	tm, err := v.tgt.BrokerMetadata(actx)
+	if err != nil {
+		return nil, tgtErr("reading the cluster ID", err)
+	}
+	if sm.Cluster != "" && tm.Cluster != "" && sm.Cluster != tm.Cluster {
+		v.prov = true
+		v.srcID, v.tgtID = provhdr.AppendEscaped(nil, sm.Cluster), provhdr.AppendEscaped(nil, tm.Cluster)
+		v.rawSrcID, v.rawTgtID = []byte(sm.Cluster), []byte(tm.Cluster)
 	}
 	var names []string
 	if c.Topics != nil {
@@ -848,6 +878,12 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 	}, r)
 	defer m.finishStamps() // what was read, also when the comparison stops early
 
+	// origins counts, by content without the timestamp, the source records
+	// the provenance check skipped (at most MaxSkip pending): copies the
+	// flow back made of records written on the target, whose originals the
+	// target holds among the flow's copies and are no copies themselves.
+	origins := map[uint64]int{}
+	var pendingOrigins int64
 	extended := false
 	// feed reads one source record into the matcher; false at the end.
 	// With trailing, the read may go past the window's end (once, to the
@@ -881,6 +917,20 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 			zone = zoneTrailing
 		}
 		f := h.fields(rec)
+		if v.prov {
+			if pv, _ := provhdr.Check(rec.Headers, v.srcID, v.tgtID, v.rawSrcID, v.rawTgtID); pv != provhdr.Pass {
+				// The flow does not copy it (it came from the target, or
+				// around a loop): not expected on the target.
+				if zone == zoneWindow {
+					r.ProvenanceSkipped++
+				}
+				if pv == provhdr.Target && pendingOrigins < c.MaxSkip {
+					origins[h.fingerprint(f, false)]++
+					pendingOrigins++
+				}
+				return true, nil
+			}
+		}
 		m.addSource(srcEntry{off: rec.Offset, f: f, fp: h.fingerprint(f, t.tp.compareTS), zone: zone})
 		return true, nil
 	}
@@ -942,7 +992,28 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 		f := h.fields(rec)
 		tg := tgtRec{off: rec.Offset, f: f, fp: h.fingerprint(f, t.tp.compareTS)}
 		tg.stamp, tg.stamped = stampOf(rec)
-		for m.wants(tg) {
+		// original reports (and takes) a source record skipped by
+		// provenance that copies this target record: the record was
+		// written on the target, not copied there.
+		original := func() bool {
+			if pendingOrigins == 0 {
+				return false
+			}
+			k := h.fingerprint(f, false)
+			if origins[k] == 0 {
+				return false
+			}
+			if origins[k]--; origins[k] == 0 {
+				delete(origins, k)
+			}
+			pendingOrigins--
+			return true
+		}
+		isOriginal := false
+		for {
+			if isOriginal = original(); isOriginal || !m.wants(tg) {
+				break
+			}
 			ok, err := feed(true)
 			if err != nil {
 				return err
@@ -950,6 +1021,11 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 			if !ok {
 				break
 			}
+		}
+		if isOriginal {
+			r.TargetRecords++
+			r.TargetOriginals++
+			continue
 		}
 		m.target(tg)
 	}

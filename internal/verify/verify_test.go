@@ -863,3 +863,62 @@ func TestReportsTheFlowState(t *testing.T) {
 		t.Errorf("report text lacks %q:\n%s", line, b.String())
 	}
 }
+
+// TestRecordsFromTheTargetNotExpected: with the identity policy both ways
+// (active-active), the source topic also holds the copies the flow back
+// made of records written on the target; their provenance header lists
+// the target's cluster ID, so the flow (the engine's provenance check)
+// never copies them back. verify used to expect them on the target and
+// reported the target's originals around the flow's copies as out of order
+// (or altered). Now they are counted as ProvenanceSkipped, not compared,
+// and the target's originals as TargetOriginals: no mismatch.
+func TestRecordsFromTheTargetNotExpected(t *testing.T) {
+	e := newEnv(t, 1, nil)
+	ctx := context.Background()
+	sm, err := testcluster.Admin(t, &e.p.Source).BrokerMetadata(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := testcluster.Admin(t, &e.p.Target).BrokerMetadata(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov := func(id string, off int) kgo.RecordHeader {
+		return kgo.RecordHeader{Key: verify.ProvenanceHeader, Value: []byte(fmt.Sprintf("%s,#%d", id, off))}
+	}
+	// Source: 0, 2, 4, 5 written there; 1 and 3 copied from the target
+	// (offsets 0 and 3 there).
+	var src, tgt []*kgo.Record
+	for i := range 6 {
+		r := e.rec(0, i)
+		switch i {
+		case 1:
+			r.Headers = append(r.Headers, prov(tm.Cluster, 0))
+		case 3:
+			r.Headers = append(r.Headers, prov(tm.Cluster, 3))
+		}
+		src = append(src, r)
+	}
+	// Target: original 1, copies of 0 and 2, original 3, copies of 4, 5.
+	for _, i := range []int{1, 0, 2, 3, 4, 5} {
+		r := e.copyOf(0, i)
+		if i != 1 && i != 3 {
+			r.Headers = append(r.Headers, prov(sm.Cluster, i))
+		}
+		tgt = append(tgt, r)
+	}
+	testcluster.Produce(t, &e.p.Source, src...)
+	testcluster.Produce(t, &e.p.Target, tgt...)
+	rep := run(t, e.config())
+	p := checkPart(t, rep, 0, summary{Compared: 4, Matched: 4, TargetRecords: 6})
+	if p.ProvenanceSkipped != 2 || p.TargetOriginals != 2 || rep.Totals.ProvenanceSkipped != 2 || rep.Totals.TargetOriginals != 2 {
+		t.Errorf("provenance skipped %d (total %d), target originals %d (total %d), want 2 each",
+			p.ProvenanceSkipped, rep.Totals.ProvenanceSkipped, p.TargetOriginals, rep.Totals.TargetOriginals)
+	}
+	if rep.Mismatch() {
+		t.Errorf("mismatch: %s", rep.Verdict())
+	}
+	if v, want := rep.Verdict(), "OK: 4 source records compared in 1 partition(s), none missing, 2 not expected (they came from the target: provenance)"; !strings.HasPrefix(v, want) {
+		t.Errorf("verdict %q, want it to start with %q", v, want)
+	}
+}
