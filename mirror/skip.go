@@ -327,6 +327,17 @@ func (s *skipSet) skipped(topic string) bool {
 	return ok
 }
 
+// gated reports whether topic is held back by the naming gate (origin.go:
+// empty and named after an unknown alias, or its newest records all came
+// from the target): discovery judges it again in every round that creates
+// topics, with refresh.topics.enabled=false too.
+func (s *skipSet) gated(topic string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := s.kinds[topic]
+	return k == skipAwaitRecord || k == skipProvenance
+}
+
 // noCheckpoints reports whether checkpoints and group offset sync must skip
 // topic: an allowed collision.
 func (s *skipSet) noCheckpoints(topic string) bool {

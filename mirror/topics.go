@@ -213,7 +213,12 @@ func (f *flow) discover(ctx context.Context) error {
 	// With refresh.topics.enabled=false the remote topics are created in
 	// the first round this member holds slot 0 only (MM2 creates them when
 	// its connector starts); a topic that failed then (a topic error) is
-	// retried until it succeeds, as it would be at each restart. (The
+	// retried until it succeeds, as it would be at each restart, and a
+	// topic the naming gate held back (empty and named after an unknown
+	// alias, or its newest records all from the target: MM2 has no such
+	// gate and creates it at start) is judged again in every round, so
+	// that it is created once it holds a record from elsewhere, as its
+	// skip reason says. (The
 	// first round used to be judged by the catalog, which discovery at
 	// start-up, before slot 0 is assigned, already set: nothing was ever
 	// created.)
@@ -222,7 +227,7 @@ func (f *flow) discover(ctx context.Context) error {
 	if create || retryOnly {
 		var missing []string
 		for _, t := range selected {
-			if retryOnly && !f.hasTopicErr(t, notReplicatedOps...) {
+			if retryOnly && !f.hasTopicErr(t, notReplicatedOps...) && !f.skips.gated(t) {
 				continue
 			}
 			remote := f.pol.FormatRemoteTopic(f.cfg.Source, t)

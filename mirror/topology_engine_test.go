@@ -550,3 +550,41 @@ func TestVerifyActiveActiveIdentity(t *testing.T) {
 		}
 	}
 }
+
+// TestRefreshOffGatedTopicCreatedAtItsFirstRecord: with
+// refresh.topics.enabled=false, an empty topic named like a remote topic of
+// an alias the Mirror does not know ("ext.orders") is held back by the
+// naming gate until it holds a record. The rounds after the first only
+// retried topics with a topic error, so the topic was never created and
+// its records never replicated, against its skip reason. Now gated topics
+// are judged again in every round: its remote topic is created at its
+// first record and the record copied (MM2, which has no such gate,
+// creates it at start).
+func TestRefreshOffGatedTopicCreatedAtItsFirstRecord(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	ext := "ext." + p.Topic("orders")
+	plain := p.Topic("plain")
+	testcluster.CreateTopic(t, &p.Source, ext, 1, nil)
+	testcluster.CreateTopic(t, &p.Source, plain, 1, nil)
+	fc := fastFlow(p)
+	fc.DisableRefreshTopics = true
+	fc.DisableHeartbeatsReplication = true
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Eventually(t, 20*time.Second, "plain replicated, ext.orders awaiting a record", func() (bool, string) {
+		st := m.Status().Flows[0]
+		return len(st.Partitions) == 1 && len(st.Skipped) == 1 && st.Skipped[0].Topic == ext, fmt.Sprintf("%+v", st)
+	})
+	testcluster.Produce(t, &p.Source, &kgo.Record{Topic: ext, Value: []byte("first")}, &kgo.Record{Topic: plain, Value: []byte("p")})
+	remote := p.Source.Alias + "." + ext
+	testcluster.Eventually(t, 20*time.Second, "ext.orders created and its record copied", func() (bool, string) {
+		st := m.Status().Flows[0]
+		return st.Records == 2 && len(st.Partitions) == 2 && len(st.Skipped) == 0, fmt.Sprintf("records %d partitions %d skipped %+v", st.Records, len(st.Partitions), st.Skipped)
+	})
+	if got := topicNames(t, &p.Target, ".*"+regexp.QuoteMeta(p.Topic("orders"))); len(got) != 1 || got[0] != remote {
+		t.Errorf("target topics %v, want [%s]", got, remote)
+	}
+	if got := testcluster.ReadAll(t, &p.Target, remote); len(got[0]) != 1 || string(got[0][0].Value) != "first" {
+		t.Errorf("%s holds %v, want the one record \"first\"", remote, got)
+	}
+}
