@@ -828,10 +828,12 @@ func lagBehind(ctx context.Context, d *drFlow, o *failoverOptions, starts, ends 
 			if end <= starts[t][p] {
 				continue // empty
 			}
+			// A partition without a resume point has nothing replicated:
+			// caught up only when it holds no record to replicate (only
+			// markers and aborted records), which the probe tells.
 			got, ok := resume[tp{t, p}]
 			if !ok {
-				out = append(out, fmt.Sprintf("%s[%d]: nothing replicated of offsets %d-%d", t, p, starts[t][p], end-1))
-				continue
+				got = -1
 			}
 			if from := max(got+1, starts[t][p]); from < end {
 				if behind[t] == nil {
@@ -850,13 +852,17 @@ func lagBehind(ctx context.Context, d *drFlow, o *failoverOptions, starts, ends 
 	}
 	for _, t := range keysOf(behind) {
 		for _, p := range keysOf(behind[t]) {
-			r, got := behind[t][p], resume[tp{t, p}]
+			r := behind[t][p]
+			done := "nothing replicated"
+			if got, ok := resume[tp{t, p}]; ok {
+				done = fmt.Sprintf("replicated up to offset %d", got)
+			}
 			switch n, ok := next[t][p]; {
 			case !ok:
-				out = append(out, fmt.Sprintf("%s[%d]: replicated up to offset %d; offsets %d-%d of the source not readable (read_committed) within %s: an open transaction, or a slow source",
-					t, p, got, r.From, r.To-1, gaps.wait))
+				out = append(out, fmt.Sprintf("%s[%d]: %s; offsets %d-%d of the source not readable (read_committed) within %s: an open transaction, or a slow source",
+					t, p, done, r.From, r.To-1, gaps.wait))
 			case n < r.To:
-				out = append(out, fmt.Sprintf("%s[%d]: replicated up to offset %d; the next record to replicate is at offset %d (source end offset %d)", t, p, got, n, r.To))
+				out = append(out, fmt.Sprintf("%s[%d]: %s; the next record to replicate is at offset %d (source end offset %d)", t, p, done, n, r.To))
 			}
 		}
 	}
