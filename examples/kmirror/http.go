@@ -587,6 +587,11 @@ type restartDoc struct {
 // each (a member restarts only its own partitions; GET /status shows which
 // member owns a FAILED partition).
 func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
+	// An unknown connector is 404 whatever the query, as in Connect.
+	name := h.resolve(w, r)
+	if name == "" {
+		return
+	}
 	q := r.URL.Query()
 	bad := func(msg string) { writeError(w, http.StatusBadRequest, msg) }
 	flag := func(name string) (bool, bool) {
@@ -617,11 +622,9 @@ func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
 			bad("topic= and partition= select FAILED partitions to restart: add onlyFailed=true")
 			return
 		}
-		if h.resolve(w, r) != "" {
-			// Connect's restart of the connector object alone: kmirror's
-			// flow has none apart from its partitions.
-			w.WriteHeader(http.StatusNoContent)
-		}
+		// Connect's restart of the connector object alone: kmirror's
+		// flow has none apart from its partitions.
+		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	topic, partition := q.Get("topic"), int32(-1)
@@ -632,10 +635,6 @@ func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		partition = int32(n)
-	}
-	name := h.resolve(w, r)
-	if name == "" {
-		return
 	}
 	var fs mirror.FlowStatus
 	for _, f := range h.m.Status().Flows {
@@ -678,21 +677,15 @@ const maxReason = 4 << 10
 func (h *handler) target(state mirror.TargetState) http.HandlerFunc {
 	verb := map[mirror.TargetState]string{mirror.TargetPaused: "pause", mirror.TargetRunning: "resume", mirror.TargetStopped: "stop"}[state]
 	return func(w http.ResponseWriter, r *http.Request) {
+		name := h.resolve(w, r) // an unknown connector or flow is 404, as in Connect
+		if name == "" {
+			return
+		}
 		if n := r.PathValue("name"); n == mm2Checkpoint || n == mm2Heartbeat {
-			flow := "<source->target>"
-			if f := r.URL.Query().Get("flow"); f != "" {
-				flow = f
-			} else if len(h.flows) == 1 {
-				flow = h.flows[0].Name()
-			}
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("PUT /connectors/%s/%s: kmirror cannot %s %s alone: a flow's target state is the whole flow's "+
 				"(PAUSED stops replication while checkpoints, heartbeats and group offset sync go on; STOPPED stops them too). "+
 				"Use PUT /connectors/%s/%s (URL-encode the arrow: %s) or PUT /connectors/%s/%s",
-				n, verb, verb, n, flow, verb, strings.ReplaceAll(flow, ">", "%3E"), mm2Source, verb))
-			return
-		}
-		name := h.resolve(w, r)
-		if name == "" {
+				n, verb, verb, n, name, verb, strings.ReplaceAll(name, ">", "%3E"), mm2Source, verb))
 			return
 		}
 		by := "PUT " + r.URL.Path + " on " + h.worker
