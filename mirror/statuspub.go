@@ -54,19 +54,6 @@ func (f *flow) statusTopicSpec() ensuretopic.Spec {
 	return statustopic.Spec(f.cfg.Source, f.dst.Alias, f.cfg.OffsetStorageReplicationFactor)
 }
 
-// adminFor returns an admin client of the flow's target: the flow's own
-// while it runs, else a new one that done closes.
-func (f *flow) adminFor(c ClusterConfig) (*kadm.Client, func(), error) {
-	if f.dstAdm != nil && c.Alias == f.dst.Alias {
-		return f.dstAdm, func() {}, nil
-	}
-	cl, adm, err := f.newAdmin(c)
-	if err != nil {
-		return nil, nil, fmt.Errorf("admin client of %s: %w", c.Alias, err)
-	}
-	return adm, cl.Close, nil
-}
-
 // openStatus creates the status topic if it is missing, opens the flow's
 // status client (it tails the topic from its start and writes the
 // member's records) and reads the topic to its end, so that the flow

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+
 	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/internal/statustopic"
 )
@@ -98,12 +100,9 @@ func (m *Mirror) SetTargetState(ctx context.Context, flow string, state TargetSt
 		return fmt.Errorf("mirror: SetTargetState: client of %s: %w", f.dst.Alias, err)
 	}
 	defer cl.Close()
-	adm, closeAdm, err := f.adminFor(f.dst)
-	if err != nil {
-		return fmt.Errorf("mirror: SetTargetState: %w", err)
-	}
-	defer closeAdm()
-	if _, err := f.ensureTopic(ctx, adm, f.statusTopicSpec()); err != nil {
+	// Its own client's admin, not the flow's: SetTargetState may run while
+	// the flow opens or closes its clients (found by a reviewer, -race).
+	if _, err := f.ensureTopic(ctx, kadm.NewClient(cl), f.statusTopicSpec()); err != nil {
 		return fmt.Errorf("mirror: SetTargetState: %w", err)
 	}
 	if err := statustopic.WriteTargetState(ctx, cl, f.cfg.Source, rec); err != nil {
