@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -275,15 +274,15 @@ func batchRefused(err error) bool {
 // topicLimits describes the max.message.bytes of remote topics on the
 // target: the values found (a topic whose value could not be read is left
 // out) and the error of the request as a whole.
-func topicLimits(ctx context.Context, adm *kadm.Client, remotes []string) (map[string]int32, error) {
+func topicLimits(ctx context.Context, cl *kgo.Client, remotes []string) (map[string]int32, error) {
 	out := make(map[string]int32, len(remotes))
 	if len(remotes) == 0 {
 		return out, nil
 	}
-	// Described per topic where the target refuses one (describeTopicConfigs):
-	// a remote topic without DESCRIBE_CONFIGS keeps the limit known (Kafka's
-	// default until read), the others get theirs.
-	rcs, err := describeTopicConfigs(ctx, adm, remotes)
+	// A remote topic the target refuses to describe (no DESCRIBE_CONFIGS)
+	// keeps the limit known (Kafka's default until read), the others get
+	// theirs (describeTopicConfigs).
+	rcs, err := describeTopicConfigs(ctx, cl, remotes)
 	if err != nil {
 		return out, err
 	}
@@ -360,7 +359,7 @@ func (u *unit) refreshLimits(ctx context.Context, remotes map[string]bool) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, 10*time.Second))
 	defer cancel()
-	got, err := topicLimits(ctx, kadm.NewClient(u.prod), names)
+	got, err := topicLimits(ctx, u.prod, names)
 	if err != nil {
 		u.log.Warn("reading the remote topics' max.message.bytes before a restart", "err", err)
 	}
@@ -432,7 +431,7 @@ func (f *flow) readLimits(ctx context.Context, cat *catalog) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, min(f.cfg.AdminTimeout, 10*time.Second))
 	defer cancel()
-	got, err := topicLimits(ctx, f.dstAdm, names)
+	got, err := topicLimits(ctx, f.dstAdmCl, names)
 	if err != nil {
 		f.log.Debug("reading the remote topics' max.message.bytes", "err", err)
 		return

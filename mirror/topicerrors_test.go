@@ -595,3 +595,54 @@ func TestDescribeConfigsRefusedForOneTopicSyncsTheOthers(t *testing.T) {
 		t.Errorf("topic error %+v, want topic %s, op config, lag 0", te, b)
 	}
 }
+
+// TestDescribeConfigsRefusedForOneTopicStaysBatched: one topic of many the
+// source refuses to describe. describeTopicConfigs used to describe every
+// topic again one by one then, serially, in every config sync round (and
+// the round's topic error makes the refresh loop retry soon): N+1
+// DescribeConfigs round trips per round while the ACL is missing. The
+// response's per-resource error codes name the refused topic, so one
+// batched request per round serves every topic.
+func TestDescribeConfigsRefusedForOneTopicStaysBatched(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Source.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
+	const n = 40
+	var topics []string
+	for i := 0; i < n; i++ {
+		tn := p.Topic(fmt.Sprintf("t%02d", i))
+		topics = append(topics, tn)
+		testcluster.CreateTopic(t, &p.Source, tn, 1, nil)
+	}
+	fc := fastFlow(p)
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	fc.SyncTopicConfigsInterval = time.Second
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Eventually(t, 30*time.Second, "all partitions", func() (bool, string) {
+		return len(m.Status().Flows[0].Partitions) == n, ""
+	})
+	p.Source.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.DescribeConfigs}, Resource: topics[7], Err: kerr.TopicAuthorizationFailed, Count: -1})
+	var batch, single atomic.Int64
+	p.Source.Fake.ControlKey(int16(kmsg.DescribeConfigs), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		p.Source.Fake.KeepControl()
+		if len(kreq.(*kmsg.DescribeConfigsRequest).Resources) > 1 {
+			batch.Add(1)
+		} else {
+			single.Add(1)
+		}
+		return nil, nil, false
+	})
+	wantErr := fmt.Sprintf("describing configs of %s on %s: %s", topics[7], p.Source.Alias, kerr.TopicAuthorizationFailed)
+	testcluster.Eventually(t, 10*time.Second, "the refused topic's error", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		return len(fs.TopicErrors) == 1 && fs.TopicErrors[0].Topic == topics[7] && fs.TopicErrors[0].Error == wantErr, fmt.Sprintf("%+v", fs.TopicErrors)
+	})
+	time.Sleep(3 * time.Second)
+	b, s := batch.Load(), single.Load()
+	t.Logf("source DescribeConfigs: %d batched, %d of one topic", b, s)
+	if b == 0 || s > 2 {
+		t.Errorf("%d single-topic DescribeConfigs for %d batched ones (%d topics, one refused): want every round in one batched request", s, b, n)
+	}
+}

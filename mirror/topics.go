@@ -390,7 +390,7 @@ const maxTopicName = 249
 // returned only when nothing could be attempted (the source topics'
 // configs could not be described at all).
 func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm.TopicDetails) (failed bool, err error) {
-	byTopic, err := describeTopicConfigs(ctx, f.srcAdm, topics)
+	byTopic, err := describeTopicConfigs(ctx, f.srcAdmCl, topics)
 	if err != nil {
 		return false, fmt.Errorf("describing configs of %d topics on %s: %w", len(topics), f.src.Alias, err)
 	}
@@ -452,39 +452,47 @@ func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm
 }
 
 // describeTopicConfigs describes the configs of topics on the cluster of
-// adm, keyed by topic, with each topic's own error in its ResourceConfig's
-// Err (a topic the cluster answered nothing for gets one too). kadm turns one
-// resource's authorization error (TOPIC_AUTHORIZATION_FAILED: no
-// DESCRIBE_CONFIGS on that topic) into the error of the whole call, so one
-// refused topic would hide the configs of every other: the topics are then
-// described one by one, and each refused one carries its error. err is only
-// a failure of the whole call that is not an authorization error (the
-// cluster not answering), or the context's.
-func describeTopicConfigs(ctx context.Context, adm *kadm.Client, topics []string) (map[string]kadm.ResourceConfig, error) {
+// cl in one DescribeConfigs request (kgo routes it), keyed by topic, with
+// each topic's own error in its ResourceConfig's Err (a topic the cluster
+// answered nothing for gets one too). kadm's DescribeTopicConfigs is not
+// used: it turns one resource's authorization error
+// (TOPIC_AUTHORIZATION_FAILED: no DESCRIBE_CONFIGS on that topic) into the
+// error of the whole call, which hid the configs of every other topic (and
+// describing them one by one instead cost one request per topic in every
+// round). err is only a failure of the whole request (the cluster not
+// answering), or the context's.
+func describeTopicConfigs(ctx context.Context, cl *kgo.Client, topics []string) (map[string]kadm.ResourceConfig, error) {
 	out := make(map[string]kadm.ResourceConfig, len(topics))
 	if len(topics) == 0 {
 		return out, nil
 	}
-	rcs, err := adm.DescribeTopicConfigs(ctx, topics...)
-	var auth *kadm.AuthError
-	switch {
-	case err == nil:
-		for _, rc := range rcs {
-			out[rc.Name] = rc
-		}
-	case !errors.As(err, &auth) || ctx.Err() != nil:
-		return nil, err
-	default:
-		for _, t := range topics {
-			one, err := adm.DescribeTopicConfigs(ctx, t)
-			if err != nil && ctx.Err() != nil {
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.IncludeSynonyms = true // as kadm
+	for _, t := range topics {
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, t
+		req.Resources = append(req.Resources, rr)
+	}
+	for _, shard := range cl.RequestSharded(ctx, req) {
+		if shard.Err != nil {
+			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if err != nil {
-				out[t] = kadm.ResourceConfig{Name: t, Err: err}
-			} else if i := slices.IndexFunc(one, func(rc kadm.ResourceConfig) bool { return rc.Name == t }); i >= 0 {
-				out[t] = one[i]
+			return nil, shard.Err
+		}
+		for _, r := range shard.Resp.(*kmsg.DescribeConfigsResponse).Resources {
+			rc := kadm.ResourceConfig{Name: r.ResourceName, Err: kerr.ErrorForCode(r.ErrorCode)}
+			if r.ErrorMessage != nil {
+				rc.ErrMessage = *r.ErrorMessage
 			}
+			for _, c := range r.Configs {
+				kc := kadm.Config{Key: c.Name, Value: c.Value, Sensitive: c.IsSensitive, Source: c.Source}
+				for _, syn := range c.ConfigSynonyms {
+					kc.Synonyms = append(kc.Synonyms, kadm.ConfigSynonym{Key: syn.Name, Value: syn.Value, Source: syn.Source})
+				}
+				rc.Configs = append(rc.Configs, kc)
+			}
+			out[rc.Name] = rc
 		}
 	}
 	for _, t := range topics {
@@ -710,7 +718,7 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 	if len(topics) == 0 {
 		return nil
 	}
-	srcRC, err := describeTopicConfigs(ctx, f.srcAdm, topics)
+	srcRC, err := describeTopicConfigs(ctx, f.srcAdmCl, topics)
 	if err != nil {
 		return fmt.Errorf("describing topic configs on %s: %w", f.src.Alias, err)
 	}
@@ -718,7 +726,7 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 	for i, t := range topics {
 		remotes[i] = f.pol.FormatRemoteTopic(f.cfg.Source, t)
 	}
-	dstRC, err := describeTopicConfigs(ctx, f.dstAdm, remotes)
+	dstRC, err := describeTopicConfigs(ctx, f.dstAdmCl, remotes)
 	if err != nil {
 		return fmt.Errorf("describing topic configs on %s: %w", f.dst.Alias, err)
 	}
