@@ -3,6 +3,7 @@ package mirror
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
 	"testing"
@@ -75,7 +76,11 @@ func TestConfigAlters(t *testing.T) {
 				defaults[k] = true
 			}
 			var got []string
-			for _, a := range f.configAlters(want, defaults, tc.cur, tc.prev, tc.back) {
+			var back func(string) bool
+			if tc.back {
+				back = func(string) bool { return true }
+			}
+			for _, a := range f.configAlters(want, defaults, tc.cur, tc.prev, back) {
 				if a.Op == kadm.DeleteConfig {
 					got = append(got, a.Name+"=DELETE")
 				} else {
@@ -237,4 +242,68 @@ func TestDroppedSourceOverrideDeletedWhileRunning(t *testing.T) {
 		_, ok := o["retention.ms"]
 		return !ok, fmt.Sprint(o)
 	})
+}
+
+// TestCopiedBackPerKeyAndTopic pins which keys of a remote topic count as
+// copied back by the flow back (copiedBack): only the keys the flow back's
+// own config.properties.exclude lets through, and only while it
+// replicates the topic. It used to be decided per topic (the flow back
+// selects it), so a key the flow back excludes, or a topic it skips (a
+// refused collision, a cycle), was left to a flow back that never copies
+// it, and the two sides differed forever.
+func TestCopiedBackPerKeyAndTopic(t *testing.T) {
+	mk := func(src, dst string, exclude ...string) *flow {
+		fc := FlowConfig{Source: src, Target: dst, Topics: []string{"orders"}, Policy: identity(t, src),
+			ConfigPropertiesExclude: append(append([]string(nil), DefaultConfigPropertiesExclude...), exclude...)}
+		f, err := newFlow(fc, ClusterConfig{Alias: src}, ClusterConfig{Alias: dst}, slog.New(slog.DiscardHandler), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	ab, ba := mk("a", "b"), mk("b", "a", `retention\.ms`)
+	topo := newTopology([]string{"a", "b"})
+	topo.flows[ab.name], topo.flows[ba.name] = ab, ba
+	ab.topo, ba.topo = topo, topo
+	back := ab.copiedBack("orders", "orders")
+	if back == nil || back("retention.ms") || !back("segment.ms") {
+		t.Fatalf("a->b: want segment.ms copied back by b->a, retention.ms (b->a excludes it) not")
+	}
+	if back := ab.copiedBack("other", "other"); back != nil {
+		t.Errorf("a->b: a topic b->a does not select is not copied back")
+	}
+	ba.skips.note("orders", skip{skipCollision, "refused collision"}, time.Now())
+	if back := ab.copiedBack("orders", "orders"); back != nil {
+		t.Errorf("a->b: a topic b->a skips (refused collision) is not copied back")
+	}
+	ba.skips.clear("orders")
+	ba.skips.note("orders", skip{skipCollisionAllowed, "allowed collision"}, time.Now())
+	if back := ab.copiedBack("orders", "orders"); back == nil || !back("segment.ms") {
+		t.Errorf("a->b: an allowed collision is replicated, so copied back")
+	}
+}
+
+// TestActiveActiveKeyExcludedByFlowBackSyncedOneWay: identity both ways,
+// but the flow back (a->b) excludes retention.ms with its own
+// config.properties.exclude, so b->a is the only flow copying that key.
+// b->a (alias "b" sorts second) used to believe a->b copies retention.ms
+// back and yielded at the first observation: nobody copied b's value.
+// Now b->a syncs it one way.
+func TestActiveActiveKeyExcludedByFlowBackSyncedOneWay(t *testing.T) {
+	t.Parallel()
+	p, orders, ab, ba := aaConfigPair(t, 200*time.Millisecond, 200*time.Millisecond, "3600000", "7200000")
+	ab.ConfigPropertiesExclude = append(append([]string(nil), DefaultConfigPropertiesExclude...), `retention\.ms`)
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(ab), WithFlow(ba))...)
+	testcluster.Eventually(t, 20*time.Second, "both flows running", func() (bool, string) {
+		st := m.Status()
+		return len(st.Flows[0].Partitions) == 1 && len(st.Flows[1].Partitions) == 1, fmt.Sprint(st.Flows)
+	})
+	aAdm, bAdm := testcluster.Admin(t, &p.Source), testcluster.Admin(t, &p.Target)
+	testcluster.Eventually(t, 5*time.Second, "b's retention.ms copied to a by b->a (the only flow copying it)", func() (bool, string) {
+		v := describe(t, aAdm, orders)["retention.ms"]
+		return v == "7200000", "a: retention.ms=" + v
+	})
+	if v := describe(t, bAdm, orders)["retention.ms"]; v != "7200000" {
+		t.Errorf("b: retention.ms=%s, want its own 7200000 (a->b excludes the key)", v)
+	}
 }

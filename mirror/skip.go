@@ -327,6 +327,15 @@ func (s *skipSet) skipped(topic string) bool {
 	return ok
 }
 
+// notReplicated reports whether topic is skipped for a reason that stops
+// its records (anything but an allowed collision).
+func (s *skipSet) notReplicated(topic string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.kinds[topic]
+	return ok && !k.replicated()
+}
+
 // gated reports whether topic is held back by the naming gate (origin.go:
 // empty and named after an unknown alias, or its newest records all came
 // from the target): discovery judges it again in every round that creates

@@ -599,10 +599,11 @@ func (f *flow) forgetSynced() {
 // its default that the filter would copy (the keys MM2 4.x sends as DELETE),
 // cur the remote topic's own settings (DYNAMIC_TOPIC_CONFIG), prev what the
 // flow saw at its last sync of the topic (nil at the first observation),
-// and syncedBack whether another flow of the Mirror copies the remote
-// topic's configs back onto the source topic (identity active-active).
+// and back, when not nil, whether another flow of the Mirror copies a key's
+// value from the remote topic back onto the source topic (identity
+// active-active; copiedBack).
 //
-// One way (syncedBack false) a key the source copies is SET wherever the
+// One way (back nil or false for the key) a key the source copies is SET wherever the
 // remote topic's value differs, as MM2 does. A key the source no longer
 // sets is DELETEd where kmirror set it (the remote topic still holds the
 // value kmirror last copied; a setting made on the target only stays,
@@ -612,7 +613,7 @@ func (f *flow) forgetSynced() {
 // that the remote topic sets is DELETEd (a source override dropped while
 // kmirror was stopped, or while slot 0 moved, is removed).
 //
-// Both ways (syncedBack true) the two flows would undo each other's copies
+// Both ways (back true for the key) the two flows would undo each other's copies
 // (the flow back would copy the old value over a change made on the
 // flow's source), so a key is pushed only when the source's value changed
 // since the flow last saw it. When the remote topic's value changed too (or
@@ -620,7 +621,7 @@ func (f *flow) forgetSynced() {
 // the two sides disagree and the flow whose source alias sorts first wins:
 // its push goes through, the other flow leaves the key alone, so both
 // settle on one value.
-func (f *flow) configAlters(want map[string]string, defaults map[string]bool, cur map[string]string, prev *syncedConfigs, syncedBack bool) []kadm.AlterConfig {
+func (f *flow) configAlters(want map[string]string, defaults map[string]bool, cur map[string]string, prev *syncedConfigs, back func(key string) bool) []kadm.AlterConfig {
 	keys := map[string]bool{}
 	for k := range want {
 		keys[k] = true
@@ -637,7 +638,7 @@ func (f *flow) configAlters(want map[string]string, defaults map[string]bool, cu
 		if sok == dok && s == d {
 			continue
 		}
-		if syncedBack {
+		if back != nil && back(k) {
 			srcChanged, dstChanged := true, true
 			if prev != nil {
 				ps, psok := prev.src[k]
@@ -670,14 +671,19 @@ func (f *flow) configAlters(want map[string]string, defaults map[string]bool, cu
 	return alters
 }
 
-// syncedBack reports whether another flow of the Mirror copies the configs
-// of remote topic remote (on f's target) back onto f's source topic topic:
-// the flow back of an active-active pair whose policy maps the topic to the
-// same name both ways (identity), with config sync on. Two deployments that
-// each run one direction are not seen (see configAlters).
-func (f *flow) syncedBack(topic, remote string) bool {
+// copiedBack returns, for remote topic remote (on f's target) of source
+// topic topic, whether another flow of the Mirror copies a config key back
+// from the remote topic onto topic, or nil when none copies any: a flow
+// back of an active-active pair whose policy maps the topic to the same
+// name both ways (identity), with config sync on, that replicates the
+// remote topic (selected, and not skipped by its discovery: a cycle, a
+// refused collision), for the keys its own config.properties.exclude lets
+// through. For any other key nobody copies the remote topic's value back,
+// so f syncs it one way. Two deployments that each run one direction are
+// not seen (see configAlters).
+func (f *flow) copiedBack(topic, remote string) func(key string) bool {
 	if f.topo == nil {
-		return false
+		return nil
 	}
 	f.topo.mu.Lock()
 	flows := make([]*flow, 0, len(f.topo.flows))
@@ -685,15 +691,21 @@ func (f *flow) syncedBack(topic, remote string) bool {
 		flows = append(flows, g)
 	}
 	f.topo.mu.Unlock()
+	var backs []*flow
 	for _, g := range flows {
-		if g == f || g.cfg.Source != f.cfg.Target || g.cfg.Target != f.cfg.Source || g.cfg.DisableTopicConfigSync {
+		if g == f || g.cfg.Source != f.cfg.Target || g.cfg.Target != f.cfg.Source || g.cfg.Disabled || g.cfg.DisableTopicConfigSync {
 			continue
 		}
-		if g.pol.FormatRemoteTopic(g.cfg.Source, remote) == topic && g.shouldReplicate(remote) {
-			return true
+		if g.pol.FormatRemoteTopic(g.cfg.Source, remote) == topic && g.shouldReplicate(remote) && !g.skips.notReplicated(remote) {
+			backs = append(backs, g)
 		}
 	}
-	return false
+	if len(backs) == 0 {
+		return nil
+	}
+	return func(k string) bool {
+		return slices.ContainsFunc(backs, func(g *flow) bool { return g.configs.Match(k) })
+	}
 }
 
 // syncConfigs copies the source topics' configs to the remote topics with
@@ -779,7 +791,7 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 		f.mu.Lock()
 		prev := f.synced[remote]
 		f.mu.Unlock()
-		alters := f.configAlters(want, defaults, current[remote], prev, f.syncedBack(t, remote))
+		alters := f.configAlters(want, defaults, current[remote], prev, f.copiedBack(t, remote))
 		// A timestamp guard an earlier kmirror copied (before the default
 		// list excluded it) refuses the source's older records: delete it
 		// (once, if the loop above already does).
