@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -306,4 +308,41 @@ func TestActiveActiveKeyExcludedByFlowBackSyncedOneWay(t *testing.T) {
 	if v := describe(t, bAdm, orders)["retention.ms"]; v != "7200000" {
 		t.Errorf("b: retention.ms=%s, want its own 7200000 (a->b excludes the key)", v)
 	}
+}
+
+// TestSyncedConfigsDroppedWithTopic: what config sync remembers per remote
+// topic (flow.synced) was never dropped for a topic that went away while
+// the member held slot 0: with topic churn it grew without bound. Now a
+// round drops the entries of remote topics not among its own.
+func TestSyncedConfigsDroppedWithTopic(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	keep, gone := p.Topic("keep"), p.Topic("gone")
+	ret := "7200000"
+	for _, tn := range []string{keep, gone} {
+		testcluster.CreateTopic(t, &p.Source, tn, 1, map[string]*string{"retention.ms": &ret})
+	}
+	fc := fastFlow(p)
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	fc.Topics = []string{regexp.QuoteMeta(keep), regexp.QuoteMeta(gone)}
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	f := m.flows[0]
+	remoteKeep, remoteGone := p.Source.Alias+"."+keep, p.Source.Alias+"."+gone
+	synced := func() string {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return fmt.Sprint(slices.Sorted(maps.Keys(f.synced)))
+	}
+	both := fmt.Sprint([]string{remoteGone, remoteKeep})
+	testcluster.Eventually(t, 20*time.Second, "both topics synced", func() (bool, string) {
+		s := synced()
+		return s == both, s
+	})
+	if _, err := testcluster.Admin(t, &p.Source).DeleteTopics(context.Background(), gone); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 20*time.Second, "only the remaining topic remembered", func() (bool, string) {
+		s := synced()
+		return s == fmt.Sprint([]string{remoteKeep}), s
+	})
 }

@@ -728,6 +728,7 @@ func (f *flow) copiedBack(topic, remote string) func(key string) bool {
 func (f *flow) syncConfigs(ctx context.Context) error {
 	topics := f.catalog.Load().topicList()
 	if len(topics) == 0 {
+		f.pruneSynced(nil)
 		return nil
 	}
 	srcRC, err := describeTopicConfigs(ctx, f.srcAdmCl, topics)
@@ -833,10 +834,28 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 		f.topicOK(t, TopicOpConfig)
 		f.remember(remote, want, syncedDst(f.configs.Match, current[remote], alters))
 	}
+	f.pruneSynced(remotes)
 	if failed {
 		return errTopicsFailed
 	}
 	return nil
+}
+
+// pruneSynced drops what config sync remembers of remote topics not among
+// remotes, the round's (gone from the source, or no longer replicated):
+// with topic churn it would grow without bound.
+func (f *flow) pruneSynced(remotes []string) {
+	in := make(map[string]bool, len(remotes))
+	for _, r := range remotes {
+		in[r] = true
+	}
+	f.mu.Lock()
+	for r := range f.synced {
+		if !in[r] {
+			delete(f.synced, r)
+		}
+	}
+	f.mu.Unlock()
 }
 
 // syncedDst returns the remote topic's settings of the keys match lets
