@@ -8,17 +8,22 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
 // TestConfigAlters pins config sync's decisions (configAlters) one way and
-// both ways (identity active-active), in steady state and at the first
-// observation after a start.
+// both ways (identity active-active), in steady state, at the first
+// observation after a start (first), and for a topic first seen while the
+// flow runs. A DELETE sent in its own request after the others (decided
+// without memory of the topic, or refused before) reads "=DELETE(alone)".
 func TestConfigAlters(t *testing.T) {
 	ms := func(kv ...string) map[string]string {
 		m := map[string]string{}
@@ -36,18 +41,24 @@ func TestConfigAlters(t *testing.T) {
 		defaults []string
 		cur      map[string]string
 		prev     *syncedConfigs
+		first    bool
 		back     bool
 		alters   string
 	}{
 		{name: "one way: source value set", source: "a", want: ms(r, "1"), cur: ms(), prev: seen(ms(), ms()), alters: "retention.ms=SET:1"},
 		{name: "one way: target drift of a copied key reverted (as MM2)", source: "a", want: ms(r, "1"), cur: ms(r, "2"), prev: seen(ms(r, "1"), ms(r, "1")), alters: "retention.ms=SET:1"},
 		{name: "one way: a change made while stopped is copied", source: "a", want: ms(r, "1"), cur: ms(r, "2"), alters: "retention.ms=SET:1"},
+		{name: "one way: a topic first seen while running gets the source's values", source: "a", want: ms(r, "1"), cur: ms(r, "2"), alters: "retention.ms=SET:1"},
 		{name: "one way: dropped override kmirror copied deleted", source: "a", defaults: []string{r}, cur: ms(r, "1"), prev: seen(ms(r, "1"), ms(r, "1")), alters: "retention.ms=DELETE"},
 		{name: "one way: target-only setting kept while running (B21)", source: "a", defaults: []string{r}, cur: ms(r, "5"), prev: seen(ms(), ms(r, "5")), alters: ""},
 		{name: "one way: target changed a dropped key: kept", source: "a", defaults: []string{r}, cur: ms(r, "5"), prev: seen(ms(r, "1"), ms(r, "1")), alters: ""},
-		{name: "one way: first sync deletes overrides of source defaults (as MM2)", source: "a", defaults: []string{r}, cur: ms(r, "7"), alters: "retention.ms=DELETE"},
-		{name: "one way: first sync keeps excluded keys", source: "a", cur: ms("min.insync.replicas", "2"), alters: ""},
-		{name: "one way: first sync keeps keys the source does not default", source: "a", cur: ms(r, "7"), alters: ""},
+		{name: "one way: first sync deletes overrides of source defaults (as MM2), alone", source: "a", defaults: []string{r}, cur: ms(r, "7"), first: true, alters: "retention.ms=DELETE(alone)"},
+		{name: "one way: first sync sets, then deletes alone", source: "a", want: ms("segment.ms", "1"), defaults: []string{r}, cur: ms(r, "7"), first: true, alters: "segment.ms=SET:1,retention.ms=DELETE(alone)"},
+		{name: "one way: first sync keeps excluded keys", source: "a", cur: ms("min.insync.replicas", "2"), first: true, alters: ""},
+		{name: "one way: first sync keeps keys the source does not default", source: "a", cur: ms(r, "7"), first: true, alters: ""},
+		{name: "one way: topic first seen while running keeps the target's own override", source: "a", defaults: []string{r}, cur: ms(r, "7"), alters: ""},
+		{name: "one way: refused first-sync DELETE sent again, alone", source: "a", want: ms("segment.ms", "1"), defaults: []string{r}, cur: ms(r, "7", "segment.ms", "1"), prev: &syncedConfigs{src: ms("segment.ms", "1"), dst: ms(r, "7", "segment.ms", "1"), undeleted: map[string]bool{r: true}}, alters: "retention.ms=DELETE(alone)"},
+		{name: "one way: refused first-sync DELETE dropped once the source sets the key", source: "a", want: ms(r, "7"), cur: ms(r, "7"), prev: &syncedConfigs{src: ms(), dst: ms(r, "7"), undeleted: map[string]bool{r: true}}, alters: ""},
 		{name: "both ways: source change pushed", source: "b", want: ms(r, "2"), cur: ms(r, "1"), prev: seen(ms(r, "1"), ms(r, "1")), back: true, alters: "retention.ms=SET:2"},
 		{name: "both ways: target change not undone", source: "a", want: ms(r, "1"), cur: ms(r, "2"), prev: seen(ms(r, "1"), ms(r, "1")), back: true, alters: ""},
 		{name: "both ways: dropped override deleted", source: "b", defaults: []string{r}, cur: ms(r, "1"), prev: seen(ms(r, "1"), ms(r, "1")), back: true, alters: "retention.ms=DELETE"},
@@ -56,7 +67,7 @@ func TestConfigAlters(t *testing.T) {
 		{name: "both ways: both changed, second alias yields", source: "b", want: ms(r, "4"), cur: ms(r, "3"), prev: seen(ms(r, "1"), ms(r, "1")), back: true, alters: ""},
 		{name: "both ways: first sync, first alias wins", source: "a", want: ms(r, "3"), cur: ms(r, "4"), back: true, alters: "retention.ms=SET:3"},
 		{name: "both ways: first sync, second alias yields", source: "b", want: ms(r, "4"), cur: ms(r, "3"), back: true, alters: ""},
-		{name: "both ways: first sync, first alias deletes the other's override", source: "a", defaults: []string{r}, cur: ms(r, "3"), back: true, alters: "retention.ms=DELETE"},
+		{name: "both ways: first sync, first alias deletes the other's override, alone", source: "a", defaults: []string{r}, cur: ms(r, "3"), back: true, alters: "retention.ms=DELETE(alone)"},
 		{name: "both ways: first sync, equal values", source: "b", want: ms(r, "3"), cur: ms(r, "3"), back: true, alters: ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,12 +93,16 @@ func TestConfigAlters(t *testing.T) {
 			if tc.back {
 				back = func(string) bool { return true }
 			}
-			for _, a := range f.configAlters(want, defaults, tc.cur, tc.prev, back) {
+			alters, deletes := f.configAlters(want, defaults, tc.cur, tc.prev, tc.first, back)
+			for _, a := range alters {
 				if a.Op == kadm.DeleteConfig {
 					got = append(got, a.Name+"=DELETE")
 				} else {
 					got = append(got, a.Name+"=SET:"+*a.Value)
 				}
+			}
+			for _, a := range deletes {
+				got = append(got, a.Name+"=DELETE(alone)")
 			}
 			if s := strings.Join(got, ","); s != tc.alters {
 				t.Errorf("alters %q, want %q", s, tc.alters)
@@ -310,6 +325,101 @@ func TestActiveActiveKeyExcludedByFlowBackSyncedOneWay(t *testing.T) {
 	}
 }
 
+// TestFirstSyncRefusedDeleteKeepsSourceChange: one way. While kmirror is
+// stopped the source changes retention.ms and the target gets its own
+// setting of another copyable key the source leaves at its default
+// (segment.ms here; in the field remote.storage.enable=true on a tiered
+// storage target, whose DELETE Kafka refuses). The first sync after the
+// restart deletes that override, as MM2. It used to send the DELETE in the
+// request of the SET: the target refused the request, the SET was lost
+// with it, and since nothing was remembered every retry was a first
+// observation again. Now the DELETE goes alone, after the SET: the SET
+// lands, the refused DELETE is a topic error retried once per sync
+// interval, and it goes through once the target allows it.
+func TestFirstSyncRefusedDeleteKeepsSourceChange(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's request control (KMIRROR_*_BROKERS name real brokers)")
+	}
+	orders := p.Topic("orders")
+	ret := "3600000"
+	testcluster.CreateTopic(t, &p.Source, orders, 1, map[string]*string{"retention.ms": &ret})
+	remote := p.Source.Alias + "." + orders
+	dstAdm, srcAdm := testcluster.Admin(t, &p.Target), testcluster.Admin(t, &p.Source)
+	ctx := context.Background()
+	fc := fastFlow(p)
+	fc.SyncTopicConfigsInterval = time.Second
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Eventually(t, 20*time.Second, "remote topic", func() (bool, string) {
+		return len(m.Status().Flows[0].Partitions) == 1 && describeOverrides(t, dstAdm, remote)["retention.ms"] == ret, fmt.Sprint(m.Status().Flows[0])
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	own, newRet := "86400000", "7200000"
+	if _, err := dstAdm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "segment.ms", Value: &own}}, remote); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srcAdm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: &newRet}}, orders); err != nil {
+		t.Fatal(err)
+	}
+	// The target refuses to delete segment.ms (as Kafka refuses to delete
+	// remote.storage.enable=true), and the whole request with it.
+	var refusing atomic.Bool
+	var refusals atomic.Int64
+	refusing.Store(true)
+	p.Target.Fake.ControlKey(int16(kmsg.IncrementalAlterConfigs), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		p.Target.Fake.KeepControl()
+		req := kreq.(*kmsg.IncrementalAlterConfigsRequest)
+		refuse := false
+		for _, r := range req.Resources {
+			for _, c := range r.Configs {
+				if c.Name == "segment.ms" && c.Op == 1 { // DELETE
+					refuse = refusing.Load()
+				}
+			}
+		}
+		if !refuse {
+			return nil, nil, false
+		}
+		refusals.Add(1)
+		resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+		for _, r := range req.Resources {
+			rr := kmsg.NewIncrementalAlterConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
+			rr.ErrorCode = kerr.InvalidConfig.Code
+			msg := "Disabling this feature on the topic level is not supported"
+			rr.ErrorMessage = &msg
+			resp.Resources = append(resp.Resources, rr)
+		}
+		return resp, nil, true
+	})
+	m2, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Eventually(t, 10*time.Second, "the source's new retention.ms on the remote topic, the refused DELETE a topic error", func() (bool, string) {
+		o := describeOverrides(t, dstAdm, remote)
+		tes := m2.Status().Flows[0].TopicErrors
+		return o["retention.ms"] == newRet && o["segment.ms"] == own && len(tes) == 1 && tes[0].Op == TopicOpConfig &&
+				strings.Contains(tes[0].Error, "(segment.ms=DELETE)") && strings.Contains(tes[0].Error, "Disabling this feature"),
+			fmt.Sprintf("remote overrides %v; topic errors %+v", o, tes)
+	})
+	before := refusals.Load()
+	time.Sleep(3 * time.Second)
+	if n := refusals.Load() - before; n > 4 {
+		t.Errorf("%d refused DELETEs in 3 s with a sync interval of 1 s: retried faster than the interval", n)
+	}
+	if tes := m2.Status().Flows[0].TopicErrors; len(tes) != 1 {
+		t.Errorf("topic errors %+v, want the refused DELETE's", tes)
+	}
+	refusing.Store(false)
+	testcluster.Eventually(t, 10*time.Second, "the DELETE goes through once allowed, the error clears", func() (bool, string) {
+		o := describeOverrides(t, dstAdm, remote)
+		_, has := o["segment.ms"]
+		tes := m2.Status().Flows[0].TopicErrors
+		return !has && o["retention.ms"] == newRet && len(tes) == 0, fmt.Sprintf("remote overrides %v; topic errors %+v", o, tes)
+	})
+}
+
 // TestSyncedConfigsDroppedWithTopic: what config sync remembers per remote
 // topic (flow.synced) was never dropped for a topic that went away while
 // the member held slot 0: with topic churn it grew without bound. Now a
@@ -345,4 +455,101 @@ func TestSyncedConfigsDroppedWithTopic(t *testing.T) {
 		s := synced()
 		return s == fmt.Sprint([]string{remoteKeep}), s
 	})
+}
+
+// TestPrecreatedRemoteTopicSettingKeptWhileRunning: the flow is running;
+// an operator pre-creates the remote topic on the target with its own
+// retention.ms (a longer DR retention), then the source topic appears (no
+// override). README: a key only the target sets is kept while the flow
+// runs. The topic had no memory (its remote topic already existed), so its
+// first sync was taken for the first observation after a start and deleted
+// the operator's setting; now only the flow's first round after a start or
+// a slot-0 move deletes such overrides.
+func TestPrecreatedRemoteTopicSettingKeptWhileRunning(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	first, orders := p.Topic("first"), p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, first, 1, nil)
+	fc := fastFlow(p)
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	fc.Topics = []string{regexp.QuoteMeta(first), regexp.QuoteMeta(orders)}
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Eventually(t, 20*time.Second, "flow running", func() (bool, string) {
+		return len(m.Status().Flows[0].Partitions) == 1, ""
+	})
+	remote := p.Source.Alias + "." + orders
+	long, seg := "2592000000", "3600000"
+	testcluster.CreateTopic(t, &p.Target, remote, 1, map[string]*string{"retention.ms": &long})
+	testcluster.CreateTopic(t, &p.Source, orders, 1, map[string]*string{"segment.ms": &seg})
+	dstAdm := testcluster.Admin(t, &p.Target)
+	testcluster.Eventually(t, 20*time.Second, "orders replicated, its segment.ms synced", func() (bool, string) {
+		o := describeOverrides(t, dstAdm, remote)
+		return len(m.Status().Flows[0].Partitions) == 2 && o["segment.ms"] == seg, fmt.Sprint(o)
+	})
+	time.Sleep(time.Second) // five config sync rounds
+	if got := describeOverrides(t, dstAdm, remote)["retention.ms"]; got != long {
+		t.Errorf("pre-created %s retention.ms %q while the flow runs, want the operator's %s", remote, got, long)
+	}
+}
+
+// TestActiveActiveIdentityThreeClustersSettleIdle: three clusters, identity
+// both ways between every pair, values differing at start: all settle on
+// the value of the alias sorting first, and once settled no
+// IncrementalAlterConfigs is sent while idle.
+func TestActiveActiveIdentityThreeClustersSettleIdle(t *testing.T) {
+	t.Parallel()
+	cs := []testcluster.Cluster{testcluster.NewFake(t, "a"), testcluster.NewFake(t, "b"), testcluster.NewFake(t, "c")}
+	var alters atomic.Int64
+	for i := range cs {
+		c := cs[i]
+		c.Fake.ControlKey(int16(kmsg.IncrementalAlterConfigs), func(kmsg.Request) (kmsg.Response, error, bool) {
+			c.Fake.KeepControl()
+			alters.Add(1)
+			return nil, nil, false
+		})
+	}
+	vals := []string{"3600000", "7200000", "10800000"}
+	for i := range cs {
+		v := vals[i]
+		testcluster.CreateTopic(t, &cs[i], "orders", 1, map[string]*string{"retention.ms": &v})
+	}
+	var opts []Opt
+	for _, c := range cs {
+		opts = append(opts, WithCluster(ClusterConfig{Alias: c.Alias, Client: c.Opts()}))
+	}
+	for _, s := range cs {
+		for _, d := range cs {
+			if s.Alias == d.Alias {
+				continue
+			}
+			fc := FlowConfig{Source: s.Alias, Target: d.Alias, Topics: []string{"orders"},
+				RefreshTopicsInterval: 200 * time.Millisecond, SyncTopicConfigsInterval: 150 * time.Millisecond,
+				OffsetFlushInterval: 100 * time.Millisecond, DisableHeartbeats: true, DisableCheckpoints: true,
+				AdminTimeout: 10 * time.Second, Policy: identity(t, s.Alias), AllowTopicCollisions: true}
+			opts = append(opts, WithFlow(fc))
+		}
+	}
+	runMirror(t, opts...)
+	adms := []*kadm.Client{testcluster.Admin(t, &cs[0]), testcluster.Admin(t, &cs[1]), testcluster.Admin(t, &cs[2])}
+	get := func() string {
+		s := ""
+		for _, a := range adms {
+			s += describe(t, a, "orders")["retention.ms"] + "/"
+		}
+		return s
+	}
+	const agreed = "3600000/3600000/3600000/"
+	testcluster.Eventually(t, 20*time.Second, "all agree", func() (bool, string) {
+		s := get()
+		return s == agreed, s
+	})
+	time.Sleep(time.Second)
+	before := alters.Load()
+	time.Sleep(3 * time.Second) // 20 rounds of 6 flows
+	if n := alters.Load() - before; n != 0 {
+		t.Errorf("%d IncrementalAlterConfigs while idle (values %s)", n, get())
+	}
+	if s := get(); s != agreed {
+		t.Errorf("values changed while idle: %s", s)
+	}
 }

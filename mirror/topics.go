@@ -444,7 +444,7 @@ func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm
 			for k, v := range configs {
 				created[k] = *v
 			}
-			f.remember(remote, created, maps.Clone(created))
+			f.remember(remote, &syncedConfigs{src: created, dst: maps.Clone(created)})
 		}
 		f.log.Info("remote topic created", "topic", remote, "partitions", len(src[t].Partitions), "configs", len(configs))
 	}
@@ -561,10 +561,9 @@ func (f *flow) copiedGuards(src kadm.ResourceConfig, cur map[string]string) []st
 }
 
 // syncedConfigs is what config sync last saw of one remote topic and its
-// source topic: at its last successful sync, or at the remote topic's
-// creation. It lives in memory only, so a flow that starts, or whose member
-// takes slot 0 over, has none for any topic (first observation: see
-// configAlters).
+// source topic: at its last sync whose SETs went through, or at the remote
+// topic's creation. It lives in memory only: a flow that starts, or whose
+// member takes slot 0 over, has none for any topic (see configAlters).
 type syncedConfigs struct {
 	// src holds the source topic's values of the keys config sync copies
 	// (copyConfig).
@@ -572,56 +571,110 @@ type syncedConfigs struct {
 	// dst holds the remote topic's own settings (DYNAMIC_TOPIC_CONFIG) of
 	// the keys config.properties.exclude lets through, after the sync.
 	dst map[string]string
+	// undeleted holds the keys whose first-observation DELETE the target
+	// refused (a tiered-storage broker refuses to delete
+	// remote.storage.enable, for one): sent again, in their own request,
+	// from retry on (one sync interval after the refusal) while the remote
+	// topic sets them and the source topic does not.
+	undeleted map[string]bool
+	retry     time.Time
 }
 
 // remember records what config sync saw of remote topic remote (see
-// syncedConfigs).
-func (f *flow) remember(remote string, src, dst map[string]string) {
+// syncedConfigs); the topic has had its first sync.
+func (f *flow) remember(remote string, s *syncedConfigs) {
 	f.mu.Lock()
-	f.synced[remote] = &syncedConfigs{src: src, dst: dst}
+	f.synced[remote] = s
+	delete(f.firstSync, remote)
 	f.mu.Unlock()
 }
 
 // forgetSynced drops what config sync saw: the member no longer holds slot
 // 0, so another member syncs the configs, and what this one saw is stale
-// when slot 0 comes back.
+// when slot 0 comes back, whose first config sync round is again a first
+// observation (syncRound).
 func (f *flow) forgetSynced() {
 	f.mu.Lock()
 	if len(f.synced) > 0 {
 		f.synced = map[string]*syncedConfigs{}
 	}
+	f.firstSync = nil
+	f.syncFresh = true
 	f.mu.Unlock()
 }
 
-// configAlters returns the alterations (sorted by key) config sync makes to
-// a remote topic: want holds the source topic's values of the keys config
-// sync copies (copyConfig), defaults the keys the source topic leaves at
-// its default that the filter would copy (the keys MM2 4.x sends as DELETE),
-// cur the remote topic's own settings (DYNAMIC_TOPIC_CONFIG), prev what the
-// flow saw at its last sync of the topic (nil at the first observation),
-// and back, when not nil, whether another flow of the Mirror copies a key's
-// value from the remote topic back onto the source topic (identity
-// active-active; copiedBack).
+// syncRound starts a config sync round over remote topics remotes (the
+// round's topics were described): what config sync remembers of remote
+// topics no longer among them is dropped (topic churn must not grow it),
+// and in the flow's first round after a start or a slot-0 move (syncFresh)
+// the topics it has no memory of are marked for the first-observation rule
+// (firstSync, see configAlters), which they keep until their first sync
+// goes through. A topic first seen later, in a running flow, is not.
+func (f *flow) syncRound(remotes []string) {
+	in := make(map[string]bool, len(remotes))
+	for _, r := range remotes {
+		in[r] = true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for r := range f.synced {
+		if !in[r] {
+			delete(f.synced, r)
+		}
+	}
+	for r := range f.firstSync {
+		if !in[r] {
+			delete(f.firstSync, r)
+		}
+	}
+	if !f.syncFresh {
+		return
+	}
+	f.syncFresh = false
+	f.firstSync = map[string]bool{}
+	for _, r := range remotes {
+		if f.synced[r] == nil {
+			f.firstSync[r] = true
+		}
+	}
+}
+
+// configAlters returns the alterations (each list sorted by key) config
+// sync makes to a remote topic: want holds the source topic's values of
+// the keys config sync copies (copyConfig), defaults the keys the source
+// topic leaves at its default that the filter would copy (the keys MM2 4.x
+// sends as DELETE), cur the remote topic's own settings
+// (DYNAMIC_TOPIC_CONFIG), prev what the flow saw at its last sync of the
+// topic (nil when it has no memory of it), first whether the topic is in
+// the flow's first config sync round after a start or a slot-0 move
+// (syncRound), and back, when not nil, whether another flow of the Mirror
+// copies a key's value from the remote topic back onto the source topic
+// (identity active-active; copiedBack). alters are sent in one request;
+// deletes, the DELETEs decided without memory of the topic (and those the
+// target refused before, prev.undeleted), in their own request after it,
+// so that a refused DELETE does not lose the SETs.
 //
-// One way (back nil or false for the key) a key the source copies is SET wherever the
-// remote topic's value differs, as MM2 does. A key the source no longer
-// sets is DELETEd where kmirror set it (the remote topic still holds the
-// value kmirror last copied; a setting made on the target only stays,
-// unlike MM2, which deletes it at every sync: docs/field-failures.md case
-// B21). At the first observation kmirror cannot tell the values it set
-// before from the target's own, so it does what MM2 does: a key in defaults
-// that the remote topic sets is DELETEd (a source override dropped while
-// kmirror was stopped, or while slot 0 moved, is removed).
+// One way (back nil or false for the key) a key the source copies is SET
+// wherever the remote topic's value differs, as MM2 does. A key the source
+// no longer sets is DELETEd where kmirror set it (the remote topic still
+// holds the value kmirror last copied; a setting made on the target only
+// stays, unlike MM2, which deletes it at every sync: docs/field-failures.md
+// case B21). In the first round (first) kmirror cannot tell the values it
+// set before from the target's own, so it does what MM2 does: a key in
+// defaults that the remote topic sets is DELETEd (a source override dropped
+// while kmirror was stopped, or while slot 0 moved, is removed). A topic
+// with no memory that is not in the first round (its remote topic created
+// by an operator while the flow runs) gets only the SETs.
 //
-// Both ways (back true for the key) the two flows would undo each other's copies
-// (the flow back would copy the old value over a change made on the
+// Both ways (back true for the key) the two flows would undo each other's
+// copies (the flow back would copy the old value over a change made on the
 // flow's source), so a key is pushed only when the source's value changed
 // since the flow last saw it. When the remote topic's value changed too (or
-// at the first observation, when the flow cannot know which side changed),
-// the two sides disagree and the flow whose source alias sorts first wins:
-// its push goes through, the other flow leaves the key alone, so both
-// settle on one value.
-func (f *flow) configAlters(want map[string]string, defaults map[string]bool, cur map[string]string, prev *syncedConfigs, back func(key string) bool) []kadm.AlterConfig {
+// without memory, when the flow cannot know which side changed), the two
+// sides disagree and the flow whose source alias sorts first wins: its push
+// goes through, the other flow leaves the key alone, so both settle on one
+// value.
+func (f *flow) configAlters(want map[string]string, defaults map[string]bool, cur map[string]string, prev *syncedConfigs, first bool, back func(key string) bool) (alters, deletes []kadm.AlterConfig) {
 	keys := map[string]bool{}
 	for k := range want {
 		keys[k] = true
@@ -631,11 +684,14 @@ func (f *flow) configAlters(want map[string]string, defaults map[string]bool, cu
 			keys[k] = true
 		}
 	}
-	var alters []kadm.AlterConfig
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		s, sok := want[k]
 		d, dok := cur[k]
 		if sok == dok && s == d {
+			continue
+		}
+		if !sok && prev != nil && prev.undeleted[k] {
+			deletes = append(deletes, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k}) // refused before: again
 			continue
 		}
 		if back != nil && back(k) {
@@ -657,18 +713,21 @@ func (f *flow) configAlters(want map[string]string, defaults map[string]bool, cu
 				if pv, had := prev.src[k]; !had || pv != d {
 					continue // not a value kmirror copied: the target's own
 				}
-			} else if !defaults[k] {
+			} else if !first || !defaults[k] {
 				continue
 			}
 		}
-		if sok {
+		switch {
+		case sok:
 			v := s
 			alters = append(alters, kadm.AlterConfig{Op: kadm.SetConfig, Name: k, Value: &v})
-		} else {
+		case prev == nil:
+			deletes = append(deletes, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k})
+		default:
 			alters = append(alters, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k})
 		}
 	}
-	return alters
+	return alters, deletes
 }
 
 // copiedBack returns, for remote topic remote (on f's target) of source
@@ -708,41 +767,69 @@ func (f *flow) copiedBack(topic, remote string) func(key string) bool {
 	}
 }
 
+// alterTopicConfigs applies alters to remote topic remote on the target:
+// the error of the request, or the topic's (with the broker's message).
+func (f *flow) alterTopicConfigs(ctx context.Context, remote string, alters []kadm.AlterConfig) error {
+	resp, err := f.dstAdm.AlterTopicConfigs(ctx, alters, remote)
+	if err == nil {
+		for _, r := range resp {
+			if r.Err != nil {
+				err = r.Err
+				if r.ErrMessage != "" {
+					err = fmt.Errorf("%w (broker: %s)", err, r.ErrMessage)
+				}
+			}
+		}
+	}
+	if err != nil && refused(err) {
+		err = fmt.Errorf("%w; the target refuses it (alter policy, ACL or quota): allow it there, or leave these keys out with config.properties.exclude", err)
+	}
+	return err
+}
+
 // syncConfigs copies the source topics' configs to the remote topics with
 // incremental SET and DELETE operations (KIP-894), as MM2 4.x does, with
 // these differences (configAlters): a setting made on the remote topic only
 // is not deleted while the flow runs (docs/field-failures.md case B21), only
-// a key kmirror set and the source dropped since is (at the first sync after
-// the flow starts, as MM2 at every sync, every key the source leaves at its
-// default); and with a flow back that copies the same topic's configs
-// (identity active-active) only the source's changes are pushed. Excluded
-// keys are never touched, with one exception: a timestamp guard
+// a key kmirror set and the source dropped since is (in the flow's first
+// round after a start or a slot-0 move, as MM2 at every sync, every key the
+// source leaves at its default, in a request of their own); and with a flow
+// back that copies the same topic's configs (identity active-active) only
+// the source's changes are pushed. Excluded keys are never touched, with
+// one exception: a timestamp guard
 // (message.timestamp.before.max.ms, .after.max.ms, .difference.max.ms)
 // that the remote topic sets to the source topic's value, as a kmirror
 // whose default list did not exclude it copied it, is deleted
 // (copiedGuards). Each topic is synced on its own: one topic's failure
 // (describing its configs on either cluster, or altering them) is recorded
 // as a topic error of op "config" and the others are synced; the job then
-// returns errTopicsFailed. An error is returned only when the configs could
-// not be described at all.
+// returns errTopicsFailed. A first-observation DELETE the target refuses is
+// a topic error too, but retried only once per sync interval (not with the
+// job's quicker retries: a refusal by the broker's rules does not pass),
+// and the topic's SETs go on meanwhile. An error is returned only when the
+// configs could not be described at all.
 func (f *flow) syncConfigs(ctx context.Context) error {
-	topics := f.catalog.Load().topicList()
+	cat := f.catalog.Load()
+	topics := cat.topicList()
+	remotes := make([]string, len(topics))
+	for i, t := range topics {
+		remotes[i] = f.pol.FormatRemoteTopic(f.cfg.Source, t)
+	}
 	if len(topics) == 0 {
-		f.pruneSynced(nil)
+		if cat != nil { // discovery ran: the round is a round with no topics
+			f.syncRound(nil)
+		}
 		return nil
 	}
 	srcRC, err := describeTopicConfigs(ctx, f.srcAdmCl, topics)
 	if err != nil {
 		return fmt.Errorf("describing topic configs on %s: %w", f.src.Alias, err)
 	}
-	remotes := make([]string, len(topics))
-	for i, t := range topics {
-		remotes[i] = f.pol.FormatRemoteTopic(f.cfg.Source, t)
-	}
 	dstRC, err := describeTopicConfigs(ctx, f.dstAdmCl, remotes)
 	if err != nil {
 		return fmt.Errorf("describing topic configs on %s: %w", f.dst.Alias, err)
 	}
+	f.syncRound(remotes)
 	current := map[string]map[string]string{}
 	dstErr := map[string]error{}
 	for _, rc := range dstRC {
@@ -790,9 +877,9 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 			}
 		}
 		f.mu.Lock()
-		prev := f.synced[remote]
+		prev, first := f.synced[remote], f.firstSync[remote]
 		f.mu.Unlock()
-		alters := f.configAlters(want, defaults, current[remote], prev, f.copiedBack(t, remote))
+		alters, deletes := f.configAlters(want, defaults, current[remote], prev, first, f.copiedBack(t, remote))
 		// A timestamp guard an earlier kmirror copied (before the default
 		// list excluded it) refuses the source's older records: delete it
 		// (once, if the loop above already does).
@@ -803,23 +890,9 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 			}
 		}
 		if len(alters) > 0 {
-			resp, err := f.dstAdm.AlterTopicConfigs(ctx, alters, remote)
-			if err == nil {
-				for _, r := range resp {
-					if r.Err != nil {
-						err = r.Err
-						if r.ErrMessage != "" {
-							err = fmt.Errorf("%w (broker: %s)", err, r.ErrMessage)
-						}
-					}
-				}
-			}
-			if err != nil {
+			if err := f.alterTopicConfigs(ctx, remote, alters); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
-				}
-				if refused(err) {
-					err = fmt.Errorf("%w; the target refuses it (alter policy, ACL or quota): allow it there, or leave these keys out with config.properties.exclude", err)
 				}
 				f.topicFailed(t, remote, TopicOpConfig, fmt.Errorf("altering %d configs of %s on %s (%s): %w", len(alters), remote, f.dst.Alias, alterKeys(alters), err))
 				failed = true
@@ -831,31 +904,41 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 					"topic", remote, "configs", strings.Join(guards, ", "))
 			}
 		}
-		f.topicOK(t, TopicOpConfig)
-		f.remember(remote, want, syncedDst(f.configs.Match, current[remote], alters))
+		next := &syncedConfigs{src: want, dst: syncedDst(f.configs.Match, current[remote], alters)}
+		// The DELETEs decided without memory of the topic go in their own
+		// request, after the SETs: the target may refuse them (a tiered
+		// storage broker refuses to delete remote.storage.enable), which
+		// must not lose the SETs. A refused one is a topic error, retried
+		// once per sync interval while it still applies.
+		held := false
+		if len(deletes) > 0 {
+			now := time.Now()
+			if prev != nil && now.Before(prev.retry) {
+				// Refused before (a DELETE decided at a first observation
+				// has prev nil): the topic error stays until the retry.
+				next.undeleted, next.retry, held = alterNames(deletes), prev.retry, true
+			} else if err := f.alterTopicConfigs(ctx, remote, deletes); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				next.undeleted, next.retry, held = alterNames(deletes), now.Add(f.cfg.SyncTopicConfigsInterval), true
+				f.topicFailed(t, remote, TopicOpConfig, fmt.Errorf("deleting %d configs of %s on %s (%s), the remote topic's overrides of keys source topic %s leaves at its default (first sync after a start, as MM2), retried every %s: %w",
+					len(deletes), remote, f.dst.Alias, alterKeys(deletes), t, f.cfg.SyncTopicConfigsInterval, err))
+			} else {
+				next.dst = syncedDst(f.configs.Match, next.dst, deletes)
+				f.log.Info("remote topic configs synced", "topic", remote, "changes", len(deletes),
+					"deleted", alterKeys(deletes), "reason", "overrides of keys the source topic leaves at its default, at the first sync after a start")
+			}
+		}
+		if !held {
+			f.topicOK(t, TopicOpConfig)
+		}
+		f.remember(remote, next)
 	}
-	f.pruneSynced(remotes)
 	if failed {
 		return errTopicsFailed
 	}
 	return nil
-}
-
-// pruneSynced drops what config sync remembers of remote topics not among
-// remotes, the round's (gone from the source, or no longer replicated):
-// with topic churn it would grow without bound.
-func (f *flow) pruneSynced(remotes []string) {
-	in := make(map[string]bool, len(remotes))
-	for _, r := range remotes {
-		in[r] = true
-	}
-	f.mu.Lock()
-	for r := range f.synced {
-		if !in[r] {
-			delete(f.synced, r)
-		}
-	}
-	f.mu.Unlock()
 }
 
 // syncedDst returns the remote topic's settings of the keys match lets
@@ -876,6 +959,15 @@ func syncedDst(match func(string) bool, cur map[string]string, alters []kadm.Alt
 		case a.Value != nil:
 			out[a.Name] = *a.Value
 		}
+	}
+	return out
+}
+
+// alterNames returns the keys alters name.
+func alterNames(alters []kadm.AlterConfig) map[string]bool {
+	out := make(map[string]bool, len(alters))
+	for _, a := range alters {
+		out[a.Name] = true
 	}
 	return out
 }
