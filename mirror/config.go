@@ -267,10 +267,10 @@ type FlowConfig struct {
 	// DisableTopicConfigSync is `sync.topic.configs.enabled=false`.
 	//
 	// Config sync deliberately differs from MM2's: a key only the remote
-	// topic sets is kept while the flow runs (MM2 deletes every override
-	// of a key the source leaves at its default, at every sync; kmirror
-	// deletes only an override it copied, and all of them once, at the
-	// first sync after the flow starts or slot 0 moves), and with the
+	// topic sets is never reverted (MM2 deletes every override of a key
+	// the source leaves at its default, at every sync; kmirror deletes
+	// only an override it copied that the source dropped while the flow
+	// ran), and with the
 	// identity policy in both directions in one Mirror a flow copies a key
 	// only when its source's value changed, so neither flow reverts a
 	// change made on the other cluster (README, "Remote topic configs").

@@ -13,16 +13,15 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
 // TestConfigAlters pins config sync's decisions (configAlters) one way and
-// both ways (identity active-active), in steady state, at the first
-// observation after a start (first), and for a topic first seen while the
-// flow runs. A DELETE sent in its own request after the others (decided
+// both ways (identity active-active), in steady state and without memory
+// of the topic (after a start, a slot-0 move, or a remote topic created by
+// an operator). A DELETE sent in its own request after the others (decided
 // without memory of the topic, or refused before) reads "=DELETE(alone)".
 func TestConfigAlters(t *testing.T) {
 	ms := func(kv ...string) map[string]string {
@@ -41,7 +40,6 @@ func TestConfigAlters(t *testing.T) {
 		defaults []string
 		cur      map[string]string
 		prev     *syncedConfigs
-		first    bool
 		back     bool
 		alters   string
 	}{
@@ -52,13 +50,13 @@ func TestConfigAlters(t *testing.T) {
 		{name: "one way: dropped override kmirror copied deleted", source: "a", defaults: []string{r}, cur: ms(r, "1"), prev: seen(ms(r, "1"), ms(r, "1")), alters: "retention.ms=DELETE"},
 		{name: "one way: target-only setting kept while running (B21)", source: "a", defaults: []string{r}, cur: ms(r, "5"), prev: seen(ms(), ms(r, "5")), alters: ""},
 		{name: "one way: target changed a dropped key: kept", source: "a", defaults: []string{r}, cur: ms(r, "5"), prev: seen(ms(r, "1"), ms(r, "1")), alters: ""},
-		{name: "one way: first sync deletes overrides of source defaults (as MM2), alone", source: "a", defaults: []string{r}, cur: ms(r, "7"), first: true, alters: "retention.ms=DELETE(alone)"},
-		{name: "one way: first sync sets, then deletes alone", source: "a", want: ms("segment.ms", "1"), defaults: []string{r}, cur: ms(r, "7"), first: true, alters: "segment.ms=SET:1,retention.ms=DELETE(alone)"},
-		{name: "one way: first sync keeps excluded keys", source: "a", cur: ms("min.insync.replicas", "2"), first: true, alters: ""},
-		{name: "one way: first sync keeps keys the source does not default", source: "a", cur: ms(r, "7"), first: true, alters: ""},
+		{name: "one way: no memory: an override of a source default is kept (MM2 deletes it)", source: "a", defaults: []string{r}, cur: ms(r, "7"), alters: ""},
+		{name: "one way: no memory: sets only", source: "a", want: ms("segment.ms", "1"), defaults: []string{r}, cur: ms(r, "7"), alters: "segment.ms=SET:1"},
+		{name: "one way: no memory: excluded keys kept", source: "a", cur: ms("min.insync.replicas", "2"), alters: ""},
+		{name: "one way: no memory: keys the source does not default kept", source: "a", cur: ms(r, "7"), alters: ""},
 		{name: "one way: topic first seen while running keeps the target's own override", source: "a", defaults: []string{r}, cur: ms(r, "7"), alters: ""},
-		{name: "one way: refused first-sync DELETE sent again, alone", source: "a", want: ms("segment.ms", "1"), defaults: []string{r}, cur: ms(r, "7", "segment.ms", "1"), prev: &syncedConfigs{src: ms("segment.ms", "1"), dst: ms(r, "7", "segment.ms", "1"), undeleted: map[string]bool{r: true}}, alters: "retention.ms=DELETE(alone)"},
-		{name: "one way: refused first-sync DELETE dropped once the source sets the key", source: "a", want: ms(r, "7"), cur: ms(r, "7"), prev: &syncedConfigs{src: ms(), dst: ms(r, "7"), undeleted: map[string]bool{r: true}}, alters: ""},
+		{name: "refused DELETE sent again, alone", source: "a", want: ms("segment.ms", "1"), defaults: []string{r}, cur: ms(r, "7", "segment.ms", "1"), prev: &syncedConfigs{src: ms("segment.ms", "1"), dst: ms(r, "7", "segment.ms", "1"), undeleted: map[string]bool{r: true}}, alters: "retention.ms=DELETE(alone)"},
+		{name: "refused DELETE dropped once the source sets the key", source: "a", want: ms(r, "7"), cur: ms(r, "7"), prev: &syncedConfigs{src: ms(), dst: ms(r, "7"), undeleted: map[string]bool{r: true}}, alters: ""},
 		{name: "both ways: source change pushed", source: "b", want: ms(r, "2"), cur: ms(r, "1"), prev: seen(ms(r, "1"), ms(r, "1")), back: true, alters: "retention.ms=SET:2"},
 		{name: "both ways: target change not undone", source: "a", want: ms(r, "1"), cur: ms(r, "2"), prev: seen(ms(r, "1"), ms(r, "1")), back: true, alters: ""},
 		{name: "both ways: dropped override deleted", source: "b", defaults: []string{r}, cur: ms(r, "1"), prev: seen(ms(r, "1"), ms(r, "1")), back: true, alters: "retention.ms=DELETE"},
@@ -93,7 +91,7 @@ func TestConfigAlters(t *testing.T) {
 			if tc.back {
 				back = func(string) bool { return true }
 			}
-			alters, deletes := f.configAlters(want, defaults, tc.cur, tc.prev, tc.first, back)
+			alters, deletes := f.configAlters(want, defaults, tc.cur, tc.prev, back)
 			for _, a := range alters {
 				if a.Op == kadm.DeleteConfig {
 					got = append(got, a.Name+"=DELETE")
@@ -197,17 +195,19 @@ func TestActiveActiveIdentityConfigDisagreementAtStart(t *testing.T) {
 	}
 }
 
-// TestDroppedSourceOverrideDeletedAfterRestart: the source topic's
-// retention.ms override, copied to the remote topic, is dropped while
-// kmirror is stopped. What kmirror set lives in memory, so the restarted
-// flow used to keep the copied override forever; its first sync now
-// deletes the remote topic's override of a key the source leaves at its
-// default, as MM2 4.x does at every sync.
-func TestDroppedSourceOverrideDeletedAfterRestart(t *testing.T) {
+// TestTargetOnlySettingsKeptAcrossRestart: config sync's memory of what
+// it copied lives in memory, so after a restart it cannot tell a value it
+// copied from the target's own. It keeps the remote topic's settings of
+// keys the source leaves at its default (a setting made on the target only
+// is never reverted; MM2 deletes them at every sync), excluded keys are
+// never touched, and the source's later changes are still copied. A source
+// override dropped while kmirror was stopped therefore stays on the remote
+// topic (README, Remote topic configs).
+func TestTargetOnlySettingsKeptAcrossRestart(t *testing.T) {
 	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders := p.Topic("orders")
-	ret, two := "7200000", "2"
+	ret, two, own, newRet := "7200000", "2", "86400000", "3600000"
 	testcluster.CreateTopic(t, &p.Source, orders, 1, map[string]*string{"retention.ms": &ret})
 	remote := p.Source.Alias + "." + orders
 	dstAdm, srcAdm := testcluster.Admin(t, &p.Target), testcluster.Admin(t, &p.Source)
@@ -219,22 +219,25 @@ func TestDroppedSourceOverrideDeletedAfterRestart(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srcAdm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.DeleteConfig, Name: "retention.ms"}}, orders); err != nil {
-		t.Fatal(err)
-	}
-	// An excluded key set on the target only is never touched.
-	if _, err := dstAdm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "min.insync.replicas", Value: &two}}, remote); err != nil {
-		t.Fatal(err)
+	// While kmirror is stopped the target gets settings of its own: a
+	// copyable key (segment.ms) and an excluded one (min.insync.replicas).
+	for k, v := range map[string]*string{"segment.ms": &own, "min.insync.replicas": &two} {
+		if _, err := dstAdm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: k, Value: v}}, remote); err != nil {
+			t.Fatal(err)
+		}
 	}
 	m2, _ := runMirror(t, append(clusterOpts(p), WithFlow(fastFlow(p)))...)
-	testcluster.Eventually(t, 20*time.Second, "the dropped override deleted on the remote topic", func() (bool, string) {
-		o := describeOverrides(t, dstAdm, remote)
-		_, ok := o["retention.ms"]
-		return len(m2.Status().Flows[0].Partitions) == 1 && !ok, fmt.Sprint(o)
+	testcluster.Eventually(t, 20*time.Second, "the restarted flow replicating", func() (bool, string) {
+		return len(m2.Status().Flows[0].Partitions) == 1, fmt.Sprint(m2.Status().Flows[0])
 	})
-	if got := describeOverrides(t, dstAdm, remote); fmt.Sprint(got) != "map[min.insync.replicas:2]" {
-		t.Errorf("remote topic overrides %v, want only the target's min.insync.replicas=2", got)
+	if _, err := srcAdm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: &newRet}}, orders); err != nil {
+		t.Fatal(err)
 	}
+	want := fmt.Sprint(map[string]string{"min.insync.replicas": two, "retention.ms": newRet, "segment.ms": own})
+	testcluster.Eventually(t, 10*time.Second, "the source's change copied, the target's own settings kept", func() (bool, string) {
+		got := fmt.Sprint(describeOverrides(t, dstAdm, remote))
+		return got == want, got + ", want " + want
+	})
 }
 
 // TestDroppedSourceOverrideDeletedWhileRunning is the same change without
@@ -323,101 +326,6 @@ func TestActiveActiveKeyExcludedByFlowBackSyncedOneWay(t *testing.T) {
 	if v := describe(t, bAdm, orders)["retention.ms"]; v != "7200000" {
 		t.Errorf("b: retention.ms=%s, want its own 7200000 (a->b excludes the key)", v)
 	}
-}
-
-// TestFirstSyncRefusedDeleteKeepsSourceChange: one way. While kmirror is
-// stopped the source changes retention.ms and the target gets its own
-// setting of another copyable key the source leaves at its default
-// (segment.ms here; in the field remote.storage.enable=true on a tiered
-// storage target, whose DELETE Kafka refuses). The first sync after the
-// restart deletes that override, as MM2. It used to send the DELETE in the
-// request of the SET: the target refused the request, the SET was lost
-// with it, and since nothing was remembered every retry was a first
-// observation again. Now the DELETE goes alone, after the SET: the SET
-// lands, the refused DELETE is a topic error retried once per sync
-// interval, and it goes through once the target allows it.
-func TestFirstSyncRefusedDeleteKeepsSourceChange(t *testing.T) {
-	t.Parallel()
-	p := testcluster.New(t, "src", "dst")
-	if p.Target.Fake == nil {
-		t.Skip("needs kfake's request control (KMIRROR_*_BROKERS name real brokers)")
-	}
-	orders := p.Topic("orders")
-	ret := "3600000"
-	testcluster.CreateTopic(t, &p.Source, orders, 1, map[string]*string{"retention.ms": &ret})
-	remote := p.Source.Alias + "." + orders
-	dstAdm, srcAdm := testcluster.Admin(t, &p.Target), testcluster.Admin(t, &p.Source)
-	ctx := context.Background()
-	fc := fastFlow(p)
-	fc.SyncTopicConfigsInterval = time.Second
-	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
-	testcluster.Eventually(t, 20*time.Second, "remote topic", func() (bool, string) {
-		return len(m.Status().Flows[0].Partitions) == 1 && describeOverrides(t, dstAdm, remote)["retention.ms"] == ret, fmt.Sprint(m.Status().Flows[0])
-	})
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
-	own, newRet := "86400000", "7200000"
-	if _, err := dstAdm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "segment.ms", Value: &own}}, remote); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := srcAdm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: &newRet}}, orders); err != nil {
-		t.Fatal(err)
-	}
-	// The target refuses to delete segment.ms (as Kafka refuses to delete
-	// remote.storage.enable=true), and the whole request with it.
-	var refusing atomic.Bool
-	var refusals atomic.Int64
-	refusing.Store(true)
-	p.Target.Fake.ControlKey(int16(kmsg.IncrementalAlterConfigs), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-		p.Target.Fake.KeepControl()
-		req := kreq.(*kmsg.IncrementalAlterConfigsRequest)
-		refuse := false
-		for _, r := range req.Resources {
-			for _, c := range r.Configs {
-				if c.Name == "segment.ms" && c.Op == 1 { // DELETE
-					refuse = refusing.Load()
-				}
-			}
-		}
-		if !refuse {
-			return nil, nil, false
-		}
-		refusals.Add(1)
-		resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-		for _, r := range req.Resources {
-			rr := kmsg.NewIncrementalAlterConfigsResponseResource()
-			rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
-			rr.ErrorCode = kerr.InvalidConfig.Code
-			msg := "Disabling this feature on the topic level is not supported"
-			rr.ErrorMessage = &msg
-			resp.Resources = append(resp.Resources, rr)
-		}
-		return resp, nil, true
-	})
-	m2, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
-	testcluster.Eventually(t, 10*time.Second, "the source's new retention.ms on the remote topic, the refused DELETE a topic error", func() (bool, string) {
-		o := describeOverrides(t, dstAdm, remote)
-		tes := m2.Status().Flows[0].TopicErrors
-		return o["retention.ms"] == newRet && o["segment.ms"] == own && len(tes) == 1 && tes[0].Op == TopicOpConfig &&
-				strings.Contains(tes[0].Error, "(segment.ms=DELETE)") && strings.Contains(tes[0].Error, "Disabling this feature"),
-			fmt.Sprintf("remote overrides %v; topic errors %+v", o, tes)
-	})
-	before := refusals.Load()
-	time.Sleep(3 * time.Second)
-	if n := refusals.Load() - before; n > 4 {
-		t.Errorf("%d refused DELETEs in 3 s with a sync interval of 1 s: retried faster than the interval", n)
-	}
-	if tes := m2.Status().Flows[0].TopicErrors; len(tes) != 1 {
-		t.Errorf("topic errors %+v, want the refused DELETE's", tes)
-	}
-	refusing.Store(false)
-	testcluster.Eventually(t, 10*time.Second, "the DELETE goes through once allowed, the error clears", func() (bool, string) {
-		o := describeOverrides(t, dstAdm, remote)
-		_, has := o["segment.ms"]
-		tes := m2.Status().Flows[0].TopicErrors
-		return !has && o["retention.ms"] == newRet && len(tes) == 0, fmt.Sprintf("remote overrides %v; topic errors %+v", o, tes)
-	})
 }
 
 // TestSyncedConfigsDroppedWithTopic: what config sync remembers per remote

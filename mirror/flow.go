@@ -180,8 +180,6 @@ type flow struct {
 	since      time.Time
 	gaps       []GapError
 	synced     map[string]*syncedConfigs // remote topic -> what config sync last saw of it (topics.go)
-	syncFresh  bool                      // the next config sync round is the first after a start or a slot-0 move (syncRound)
-	firstSync  map[string]bool           // remote topics of that round whose first sync has not gone through yet
 	nTopics    int
 	groupStat  func() []GroupStatus
 	lastHB     time.Time
@@ -225,7 +223,7 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 		log: log.With("flow", fc.Name()), metrics: m, labels: m.labelsOf(fc.Source, fc.Target),
 		refreshWake: make(chan struct{}, 1), units: map[int32]*unit{}, stopping: map[int32]*unit{},
 		state: StateUnassigned, since: time.Now(),
-		synced: map[string]*syncedConfigs{}, syncFresh: true, commitErrs: map[int32]error{}, topicErrs: map[topicErrKey]*TopicError{},
+		synced: map[string]*syncedConfigs{}, commitErrs: map[int32]error{}, topicErrs: map[topicErrKey]*TopicError{},
 		tasks: int32(fc.Tasks), groupID: fc.GroupID, unitsTopic: unitsTopicName(fc.Source),
 		resumeTopic: connectoffsets.TopicName(fc.Source),
 		statusTopic: statustopic.Topic(fc.Source), statusInterval: statustopic.DefaultInterval, view: statustopic.NewView(),

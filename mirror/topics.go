@@ -571,8 +571,8 @@ type syncedConfigs struct {
 	// dst holds the remote topic's own settings (DYNAMIC_TOPIC_CONFIG) of
 	// the keys config.properties.exclude lets through, after the sync.
 	dst map[string]string
-	// undeleted holds the keys whose first-observation DELETE the target
-	// refused (a tiered-storage broker refuses to delete
+	// undeleted holds the keys whose DELETE decided without memory
+	// (identity both ways, configAlters) the target refused (a tiered-storage broker refuses to delete
 	// remote.storage.enable, for one): sent again, in their own request,
 	// from retry on (one sync interval after the refusal) while the remote
 	// topic sets them and the source topic does not.
@@ -585,31 +585,23 @@ type syncedConfigs struct {
 func (f *flow) remember(remote string, s *syncedConfigs) {
 	f.mu.Lock()
 	f.synced[remote] = s
-	delete(f.firstSync, remote)
 	f.mu.Unlock()
 }
 
 // forgetSynced drops what config sync saw: the member no longer holds slot
 // 0, so another member syncs the configs, and what this one saw is stale
-// when slot 0 comes back, whose first config sync round is again a first
-// observation (syncRound).
+// when slot 0 comes back (configAlters then has no memory of any topic).
 func (f *flow) forgetSynced() {
 	f.mu.Lock()
 	if len(f.synced) > 0 {
 		f.synced = map[string]*syncedConfigs{}
 	}
-	f.firstSync = nil
-	f.syncFresh = true
 	f.mu.Unlock()
 }
 
 // syncRound starts a config sync round over remote topics remotes (the
 // round's topics were described): what config sync remembers of remote
-// topics no longer among them is dropped (topic churn must not grow it),
-// and in the flow's first round after a start or a slot-0 move (syncFresh)
-// the topics it has no memory of are marked for the first-observation rule
-// (firstSync, see configAlters), which they keep until their first sync
-// goes through. A topic first seen later, in a running flow, is not.
+// topics no longer among them is dropped (topic churn must not grow it).
 func (f *flow) syncRound(remotes []string) {
 	in := make(map[string]bool, len(remotes))
 	for _, r := range remotes {
@@ -622,21 +614,6 @@ func (f *flow) syncRound(remotes []string) {
 			delete(f.synced, r)
 		}
 	}
-	for r := range f.firstSync {
-		if !in[r] {
-			delete(f.firstSync, r)
-		}
-	}
-	if !f.syncFresh {
-		return
-	}
-	f.syncFresh = false
-	f.firstSync = map[string]bool{}
-	for _, r := range remotes {
-		if f.synced[r] == nil {
-			f.firstSync[r] = true
-		}
-	}
 }
 
 // configAlters returns the alterations (each list sorted by key) config
@@ -645,26 +622,25 @@ func (f *flow) syncRound(remotes []string) {
 // topic leaves at its default that the filter would copy (the keys MM2 4.x
 // sends as DELETE), cur the remote topic's own settings
 // (DYNAMIC_TOPIC_CONFIG), prev what the flow saw at its last sync of the
-// topic (nil when it has no memory of it), first whether the topic is in
-// the flow's first config sync round after a start or a slot-0 move
-// (syncRound), and back, when not nil, whether another flow of the Mirror
-// copies a key's value from the remote topic back onto the source topic
-// (identity active-active; copiedBack). alters are sent in one request;
-// deletes, the DELETEs decided without memory of the topic (and those the
-// target refused before, prev.undeleted), in their own request after it,
-// so that a refused DELETE does not lose the SETs.
+// topic (nil when it has no memory of it), and back, when not nil, whether
+// another flow of the Mirror copies a key's value from the remote topic
+// back onto the source topic (identity active-active; copiedBack). alters
+// are sent in one request; deletes, the DELETEs decided without memory of
+// the topic (both ways, below; and those the target refused before,
+// prev.undeleted), in their own request after it, so that a refused DELETE
+// does not lose the SETs.
 //
 // One way (back nil or false for the key) a key the source copies is SET
 // wherever the remote topic's value differs, as MM2 does. A key the source
 // no longer sets is DELETEd where kmirror set it (the remote topic still
-// holds the value kmirror last copied; a setting made on the target only
-// stays, unlike MM2, which deletes it at every sync: docs/field-failures.md
-// case B21). In the first round (first) kmirror cannot tell the values it
-// set before from the target's own, so it does what MM2 does: a key in
-// defaults that the remote topic sets is DELETEd (a source override dropped
-// while kmirror was stopped, or while slot 0 moved, is removed). A topic
-// with no memory that is not in the first round (its remote topic created
-// by an operator while the flow runs) gets only the SETs.
+// holds the value kmirror last copied). A setting made on the target only
+// is never reverted, unlike MM2, which deletes every override of a key the
+// source leaves at its default at every sync (docs/field-failures.md case
+// B21). Without memory of the topic (after a start, a slot-0 move, or a
+// remote topic an operator created) kmirror cannot tell a value it copied
+// from the target's own, so such a key is left alone: a source override
+// dropped while kmirror was stopped stays on the remote topic (README,
+// Remote topic configs).
 //
 // Both ways (back true for the key) the two flows would undo each other's
 // copies (the flow back would copy the old value over a change made on the
@@ -674,7 +650,7 @@ func (f *flow) syncRound(remotes []string) {
 // sides disagree and the flow whose source alias sorts first wins: its push
 // goes through, the other flow leaves the key alone, so both settle on one
 // value.
-func (f *flow) configAlters(want map[string]string, defaults map[string]bool, cur map[string]string, prev *syncedConfigs, first bool, back func(key string) bool) (alters, deletes []kadm.AlterConfig) {
+func (f *flow) configAlters(want map[string]string, defaults map[string]bool, cur map[string]string, prev *syncedConfigs, back func(key string) bool) (alters, deletes []kadm.AlterConfig) {
 	keys := map[string]bool{}
 	for k := range want {
 		keys[k] = true
@@ -709,12 +685,11 @@ func (f *flow) configAlters(want map[string]string, defaults map[string]bool, cu
 				continue // the source neither sets nor defaults it (sensitive, static broker config)
 			}
 		} else if !sok {
-			if prev != nil {
-				if pv, had := prev.src[k]; !had || pv != d {
-					continue // not a value kmirror copied: the target's own
-				}
-			} else if !first || !defaults[k] {
-				continue
+			if prev == nil {
+				continue // no memory: kmirror cannot tell a value it copied from the target's own, which stays
+			}
+			if pv, had := prev.src[k]; !had || pv != d {
+				continue // not a value kmirror copied: the target's own
 			}
 		}
 		switch {
@@ -803,7 +778,8 @@ func (f *flow) alterTopicConfigs(ctx context.Context, remote string, alters []ka
 // (copiedGuards). Each topic is synced on its own: one topic's failure
 // (describing its configs on either cluster, or altering them) is recorded
 // as a topic error of op "config" and the others are synced; the job then
-// returns errTopicsFailed. A first-observation DELETE the target refuses is
+// returns errTopicsFailed. A DELETE decided without memory (identity both
+// ways) that the target refuses is
 // a topic error too, but retried only once per sync interval (not with the
 // job's quicker retries: a refusal by the broker's rules does not pass),
 // and the topic's SETs go on meanwhile. An error is returned only when the
@@ -877,9 +853,9 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 			}
 		}
 		f.mu.Lock()
-		prev, first := f.synced[remote], f.firstSync[remote]
+		prev := f.synced[remote]
 		f.mu.Unlock()
-		alters, deletes := f.configAlters(want, defaults, current[remote], prev, first, f.copiedBack(t, remote))
+		alters, deletes := f.configAlters(want, defaults, current[remote], prev, f.copiedBack(t, remote))
 		// A timestamp guard an earlier kmirror copied (before the default
 		// list excluded it) refuses the source's older records: delete it
 		// (once, if the loop above already does).
@@ -914,20 +890,20 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 		if len(deletes) > 0 {
 			now := time.Now()
 			if prev != nil && now.Before(prev.retry) {
-				// Refused before (a DELETE decided at a first observation
-				// has prev nil): the topic error stays until the retry.
+				// Refused before (a DELETE decided without memory has
+				// prev nil): the topic error stays until the retry.
 				next.undeleted, next.retry, held = alterNames(deletes), prev.retry, true
 			} else if err := f.alterTopicConfigs(ctx, remote, deletes); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
 				next.undeleted, next.retry, held = alterNames(deletes), now.Add(f.cfg.SyncTopicConfigsInterval), true
-				f.topicFailed(t, remote, TopicOpConfig, fmt.Errorf("deleting %d configs of %s on %s (%s), the remote topic's overrides of keys source topic %s leaves at its default (first sync after a start, as MM2), retried every %s: %w",
+				f.topicFailed(t, remote, TopicOpConfig, fmt.Errorf("deleting %d configs of %s on %s (%s), the remote topic's overrides of keys source topic %s leaves at its default (decided without memory of the topic: identity both ways), retried every %s: %w",
 					len(deletes), remote, f.dst.Alias, alterKeys(deletes), t, f.cfg.SyncTopicConfigsInterval, err))
 			} else {
 				next.dst = syncedDst(f.configs.Match, next.dst, deletes)
 				f.log.Info("remote topic configs synced", "topic", remote, "changes", len(deletes),
-					"deleted", alterKeys(deletes), "reason", "overrides of keys the source topic leaves at its default, at the first sync after a start")
+					"deleted", alterKeys(deletes), "reason", "overrides of keys the source topic leaves at its default, decided without memory of the topic (identity both ways)")
 			}
 		}
 		if !held {
