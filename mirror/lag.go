@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -273,12 +272,7 @@ func (f *flow) fillPausedParts(ctx context.Context) {
 				ps.Committed, ps.Replicated = c, c+1
 			}
 		}
-		slices.SortFunc(f.pausedParts[k], func(a, b PartitionStatus) int {
-			if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-				return c
-			}
-			return int(a.Partition - b.Partition)
-		})
+		slices.SortFunc(f.pausedParts[k], comparePartitions)
 	}
 }
 

@@ -10,18 +10,26 @@ import (
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
-// TestHeartbeatsOnlyMemberReportsAppliedOffset: a member whose flow
-// only emits heartbeats (Disabled) must report the STOPPED kmirror failover
-// writes (applied_state_offset at or past it), or the failover waits its
-// whole -wait and refuses. Also after a RUNNING written between two STOPPED.
-func TestHeartbeatsOnlyMemberReportsAppliedOffset(t *testing.T) {
-	t.Parallel()
+// heartbeatsOnlyMember runs a member of a flow that only emits heartbeats
+// (Disabled, one slot, status every 200 ms) on a new pair.
+func heartbeatsOnlyMember(t *testing.T) (*testcluster.Pair, FlowConfig, *Mirror) {
+	t.Helper()
 	p := testcluster.New(t, "src", "dst")
 	testcluster.CreateTopic(t, &p.Source, p.Topic("orders"), 1, nil)
 	fc := fastFlow(p)
 	fc.Tasks = 1
 	fc.Disabled = true
 	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithStatusInterval(200*time.Millisecond))...)
+	return p, fc, m
+}
+
+// TestHeartbeatsOnlyMemberReportsAppliedOffset: a member whose flow
+// only emits heartbeats (Disabled) must report the STOPPED kmirror failover
+// writes (applied_state_offset at or past it), or the failover waits its
+// whole -wait and refuses. Also after a RUNNING written between two STOPPED.
+func TestHeartbeatsOnlyMemberReportsAppliedOffset(t *testing.T) {
+	t.Parallel()
+	p, fc, m := heartbeatsOnlyMember(t)
 	ctx := context.Background()
 	testcluster.Eventually(t, 10*time.Second, "the member's record", func() (bool, string) {
 		ms, err := statustopic.ReadMembers(ctx, p.Target.Opts(), p.Source.Alias, time.Now())
@@ -54,12 +62,7 @@ func TestHeartbeatsOnlyMemberReportsAppliedOffset(t *testing.T) {
 // admin now. The race showed in about 1 run in 4 to 8.
 func TestSetTargetStateWhileRunStarts(t *testing.T) {
 	t.Parallel()
-	p := testcluster.New(t, "src", "dst")
-	testcluster.CreateTopic(t, &p.Source, p.Topic("orders"), 1, nil)
-	fc := fastFlow(p)
-	fc.Tasks = 1
-	fc.Disabled = true
-	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithStatusInterval(200*time.Millisecond))...)
+	_, fc, m := heartbeatsOnlyMember(t)
 	if err := m.SetTargetState(context.Background(), fc.Name(), TargetStopped, "test", ""); err != nil {
 		t.Fatal(err)
 	}

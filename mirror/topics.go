@@ -572,8 +572,9 @@ type syncedConfigs struct {
 	// the keys config.properties.exclude lets through, after the sync.
 	dst map[string]string
 	// undeleted holds the keys whose DELETE decided without memory
-	// (identity both ways, configAlters) the target refused (a tiered-storage broker refuses to delete
-	// remote.storage.enable, for one): sent again, in their own request,
+	// (identity both ways, configAlters) the target refused (a
+	// tiered-storage broker refuses to delete remote.storage.enable, for
+	// one): sent again, in their own request,
 	// from retry on (one sync interval after the refusal) while the remote
 	// topic sets them and the source topic does not.
 	undeleted map[string]bool
@@ -765,12 +766,10 @@ func (f *flow) alterTopicConfigs(ctx context.Context, remote string, alters []ka
 // syncConfigs copies the source topics' configs to the remote topics with
 // incremental SET and DELETE operations (KIP-894), as MM2 4.x does, with
 // these differences (configAlters): a setting made on the remote topic only
-// is not deleted while the flow runs (docs/field-failures.md case B21), only
-// a key kmirror set and the source dropped since is (in the flow's first
-// round after a start or a slot-0 move, as MM2 at every sync, every key the
-// source leaves at its default, in a request of their own); and with a flow
-// back that copies the same topic's configs (identity active-active) only
-// the source's changes are pushed. Excluded keys are never touched, with
+// is never deleted (docs/field-failures.md case B21), only a key kmirror
+// set and the source dropped since is; and with a flow back that copies the
+// same topic's configs (identity active-active) only the source's changes
+// are pushed. Excluded keys are never touched, with
 // one exception: a timestamp guard
 // (message.timestamp.before.max.ms, .after.max.ms, .difference.max.ms)
 // that the remote topic sets to the source topic's value, as a kmirror
@@ -779,10 +778,9 @@ func (f *flow) alterTopicConfigs(ctx context.Context, remote string, alters []ka
 // (describing its configs on either cluster, or altering them) is recorded
 // as a topic error of op "config" and the others are synced; the job then
 // returns errTopicsFailed. A DELETE decided without memory (identity both
-// ways) that the target refuses is
-// a topic error too, but retried only once per sync interval (not with the
-// job's quicker retries: a refusal by the broker's rules does not pass),
-// and the topic's SETs go on meanwhile. An error is returned only when the
+// ways) that the target refuses is a topic error too, but retried only once
+// per sync interval (not with the job's quicker retries: a refusal by the
+// broker's rules does not pass), and the topic's SETs go on meanwhile. An error is returned only when the
 // configs could not be described at all.
 func (f *flow) syncConfigs(ctx context.Context) error {
 	cat := f.catalog.Load()

@@ -105,28 +105,7 @@ type Range struct {
 // records are not returned. opts reach the cluster. It fails as a whole
 // (a fetch error, ctx, or IdleStop without progress).
 func ReadRanges(ctx context.Context, opts []kgo.Opt, ranges map[string]map[int32]Range, readCommitted bool) (map[string]map[int32][]*kgo.Record, error) {
-	type key struct {
-		topic     string
-		partition int32
-	}
-	want := map[key]int64{}
-	start := map[string]map[int32]kgo.Offset{}
-	for t, ps := range ranges {
-		for p, r := range ps {
-			if r.To <= r.From || r.To <= 0 {
-				continue
-			}
-			if start[t] == nil {
-				start[t] = map[int32]kgo.Offset{}
-			}
-			at := kgo.NewOffset().At(r.From)
-			if r.From < 0 {
-				at = kgo.NewOffset().AtStart()
-			}
-			start[t][p] = at
-			want[key{t, p}] = r.To
-		}
-	}
+	want, start := plan(ranges, func(r Range) bool { return r.To > r.From && r.To > 0 })
 	out := map[string]map[int32][]*kgo.Record{}
 	if len(want) == 0 {
 		return out, nil
@@ -196,24 +175,7 @@ func names(ranges map[string]map[int32]Range) string {
 // error. A range with To <= From, or From < 0, is absent too. A fetch
 // error fails the call.
 func FirstData(ctx context.Context, opts []kgo.Opt, ranges map[string]map[int32]Range) (map[string]map[int32]int64, error) {
-	type key struct {
-		topic     string
-		partition int32
-	}
-	want := map[key]int64{}
-	start := map[string]map[int32]kgo.Offset{}
-	for t, ps := range ranges {
-		for p, r := range ps {
-			if r.To <= r.From || r.From < 0 {
-				continue
-			}
-			if start[t] == nil {
-				start[t] = map[int32]kgo.Offset{}
-			}
-			start[t][p] = kgo.NewOffset().At(r.From)
-			want[key{t, p}] = r.To
-		}
-	}
+	want, start := plan(ranges, func(r Range) bool { return r.To > r.From && r.From >= 0 })
 	out := map[string]map[int32]int64{}
 	set := func(k key, off int64) {
 		if out[k.topic] == nil {
@@ -271,4 +233,35 @@ func pollSecond(ctx context.Context, cl *kgo.Client) (kgo.Fetches, error) {
 	})
 	cancel()
 	return fs, ferr
+}
+
+// key is a topic partition.
+type key struct {
+	topic     string
+	partition int32
+}
+
+// plan returns, for the ranges keep accepts, the end offset (To) to read
+// to per partition and the consumer's start offsets (From, or the log
+// start for a negative From).
+func plan(ranges map[string]map[int32]Range, keep func(Range) bool) (map[key]int64, map[string]map[int32]kgo.Offset) {
+	want := map[key]int64{}
+	start := map[string]map[int32]kgo.Offset{}
+	for t, ps := range ranges {
+		for p, r := range ps {
+			if !keep(r) {
+				continue
+			}
+			if start[t] == nil {
+				start[t] = map[int32]kgo.Offset{}
+			}
+			at := kgo.NewOffset().At(r.From)
+			if r.From < 0 {
+				at = kgo.NewOffset().AtStart()
+			}
+			start[t][p] = at
+			want[key{t, p}] = r.To
+		}
+	}
+	return want, start
 }
