@@ -380,13 +380,7 @@ func TestMemberStartedPausedShowsLag(t *testing.T) {
 		testcluster.Eventually(t, 15*time.Second, "the member "+string(state)+" with both slots and lag 8", func() (bool, string) {
 			fs := m.Status().Flows[0]
 			cf := m.ClusterStatus().Flows[0]
-			var slotParts []PartitionStatus
-			for _, s := range cf.Slots {
-				slotParts = append(slotParts, s.Partitions...)
-			}
-			// Listed slot by slot: which slot holds which partition
-			// depends on the topic's name, so sort them for the line.
-			slices.SortFunc(slotParts, func(a, b PartitionStatus) int { return cmp.Compare(a.Partition, b.Partition) })
+			slotParts := slotPartitions(cf)
 			ok := fs.State == state && fs.AppliedState == st && len(fs.Member.Slots) == 2 && fs.Lag == 8 && !fs.LagUnknown &&
 				partLine(fs.Partitions) == want && cf.Lag == 8 && !cf.LagUnknown && partLine(slotParts) == want
 			return ok, fmt.Sprintf("Status: %s lag %d (unknown %v): %s; ClusterStatus: %s lag %d (unknown %v), slots' partitions: %s; want %s",
@@ -430,10 +424,7 @@ func TestPausedThenStoppedPartitionsRelabeled(t *testing.T) {
 		testcluster.Eventually(t, 10*time.Second, "every partition "+string(st), func() (bool, string) {
 			fs := m.Status().Flows[0]
 			cf := m.ClusterStatus().Flows[0]
-			var slotParts []PartitionStatus
-			for _, s := range cf.Slots {
-				slotParts = append(slotParts, s.Partitions...)
-			}
+			slotParts := slotPartitions(cf)
 			return fs.State == State(st) && fs.AppliedState == st && partLine(fs.Partitions) == want && partLine(slotParts) == want,
 				fmt.Sprintf("Status %s: %s; ClusterStatus %s: %s; want %s", fs.State, partLine(fs.Partitions), cf.State, partLine(slotParts), want)
 		})
@@ -517,4 +508,17 @@ func TestSetTargetStateRefusals(t *testing.T) {
 	if err := m.SetTargetState(wctx, down.Name(), TargetPaused, "test", ""); err == nil || errors.Is(err, ErrTargetStateRefused) {
 		t.Errorf("SetTargetState with the target unreachable: %v; want an error that is no refusal", err)
 	}
+}
+
+// slotPartitions lists the partitions of a flow's cluster view sorted by
+// partition. The view lists them slot by slot, and which slot holds which
+// partition depends on the topic's name (random per test), so a test
+// comparing a line of them must sort.
+func slotPartitions(cf ClusterFlowStatus) []PartitionStatus {
+	var out []PartitionStatus
+	for _, s := range cf.Slots {
+		out = append(out, s.Partitions...)
+	}
+	slices.SortFunc(out, func(a, b PartitionStatus) int { return cmp.Compare(a.Partition, b.Partition) })
+	return out
 }
