@@ -154,13 +154,43 @@ func CreateTopic(t testing.TB, c *Cluster, topic string, partitions int32, confi
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := Admin(t, c).CreateTopic(ctx, partitions, -1, configs, topic)
+	adm := Admin(t, c)
+	resp, err := adm.CreateTopic(ctx, partitions, -1, configs, topic)
 	if err == nil {
 		err = resp.Err
 	}
 	if err != nil {
 		t.Fatalf("create topic %s on %s: %v", topic, c.Alias, err)
 	}
+	// A real broker answers CreateTopics before its metadata lists the
+	// topic with leaders (UNKNOWN_TOPIC_OR_PARTITION or
+	// LEADER_NOT_AVAILABLE for a moment, seen in CI): code under test
+	// listing it then would take it for missing.
+	for {
+		tds, err := adm.ListTopics(ctx, topic)
+		if err == nil && topicReady(tds[topic], partitions) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("topic %s created on %s but not listed with leaders within 30s: %+v, %v", topic, c.Alias, tds[topic], err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// topicReady reports whether td lists the topic with partitions
+// partitions (when positive), each with a leader.
+func topicReady(td kadm.TopicDetail, partitions int32) bool {
+	if td.Err != nil || (partitions > 0 && len(td.Partitions) != int(partitions)) {
+		return false
+	}
+	for _, pd := range td.Partitions {
+		if pd.Err != nil || pd.Leader < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Produce writes records to c synchronously; each record's Topic and

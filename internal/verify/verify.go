@@ -492,7 +492,7 @@ func (v *verifier) plan(ctx context.Context, rep *Report) ([]*partTask, error) {
 		return &ClusterError{Side: "target", Alias: c.Target.Alias, Op: op, Err: err}
 	}
 
-	srcTopics, err := v.src.ListTopics(actx, c.Topics...)
+	srcTopics, err := listTopicsSettled(actx, v.src, c.AdminTimeout/3, c.Topics...)
 	if err != nil {
 		return nil, srcErr("listing topics", err)
 	}
@@ -544,7 +544,7 @@ func (v *verifier) plan(ctx context.Context, rep *Report) ([]*partTask, error) {
 	}
 	var tgtTopics kadm.TopicDetails
 	if len(remotes) > 0 {
-		if tgtTopics, err = v.tgt.ListTopics(actx, remotes...); err != nil {
+		if tgtTopics, err = listTopicsSettled(actx, v.tgt, c.AdminTimeout/3, remotes...); err != nil {
 			return nil, tgtErr("listing topics", err)
 		}
 	}
@@ -644,6 +644,13 @@ func (v *verifier) plan(ctx context.Context, rep *Report) ([]*partTask, error) {
 		parts := sd.Partitions.Numbers()
 		slices.Sort(parts)
 		td, tOK := tgtTopics[tr.Remote]
+		if tOK && td.Err != nil && !errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+			// Not a missing topic: a target that could not describe it
+			// (still without a leader after the listing's retries) must
+			// not report its records missing.
+			tr.Error = fmt.Sprintf("describing the remote topic %s: %v", tr.Remote, td.Err)
+			continue
+		}
 		tOK = tOK && td.Err == nil
 		switch {
 		case !tOK:
@@ -698,6 +705,47 @@ func (v *verifier) plan(ctx context.Context, rep *Report) ([]*partTask, error) {
 		}
 	}
 	return tasks, nil
+}
+
+// listTopicsSettled lists topics (every topic when none is named) and
+// lists again, every 250 ms for at most wait, while a topic or partition
+// has a retriable error (LEADER_NOT_AVAILABLE: a topic just created or
+// whose leader is moving). UNKNOWN_TOPIC_OR_PARTITION is an answer, not
+// retried: the topic does not exist. The last listing is returned when
+// wait passes or ctx ends with errors left (the caller reports them per
+// topic); an error only when a listing failed as a whole.
+func listTopicsSettled(ctx context.Context, adm *kadm.Client, wait time.Duration, topics ...string) (kadm.TopicDetails, error) {
+	stop := time.Now().Add(wait)
+	for {
+		tds, err := adm.ListTopics(ctx, topics...)
+		if err != nil || !unsettled(tds) || time.Now().After(stop) {
+			return tds, err
+		}
+		select {
+		case <-ctx.Done():
+			return tds, nil
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// unsettled reports whether a listing has a retriable topic or partition
+// error other than UNKNOWN_TOPIC_OR_PARTITION.
+func unsettled(tds kadm.TopicDetails) bool {
+	retry := func(err error) bool {
+		return err != nil && kerr.IsRetriable(err) && !errors.Is(err, kerr.UnknownTopicOrPartition)
+	}
+	for _, td := range tds {
+		if retry(td.Err) {
+			return true
+		}
+		for _, pd := range td.Partitions {
+			if retry(pd.Err) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (v *verifier) note(plans []*topicPlan, name string, remote bool, msg string) {

@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -151,7 +153,8 @@ func checkPart(t *testing.T, rep *verify.Report, part int32, want summary) verif
 	for _, p := range rep.Topics[0].Partitions {
 		if p.Partition == part {
 			if d := cmp.Diff(want, summarize(p), cmpopts.EquateEmpty()); d != "" {
-				t.Errorf("partition %d (-want +got):\n%s", part, d)
+				t.Errorf("partition %d (-want +got):\n%s\nthe topic's notes: %q; the partition's source %+v, target %+v, error %q",
+					part, d, rep.Topics[0].Notes, p.Source, p.Target, p.Error)
 			}
 			return p
 		}
@@ -920,5 +923,85 @@ func TestRecordsFromTheTargetNotExpected(t *testing.T) {
 	}
 	if v, want := rep.Verdict(), "OK: 4 source records compared in 1 partition(s), none missing, 2 not expected (they came from the target: provenance)"; !strings.HasPrefix(v, want) {
 		t.Errorf("verdict %q, want it to start with %q", v, want)
+	}
+}
+
+// leaderless makes fake answer the first n metadata requests naming only
+// topic (every one when n < 0) with LEADER_NOT_AVAILABLE for it, as a real
+// broker does for a topic just created; it returns how many it answered.
+func leaderless(fake *kfake.Cluster, topic string, n int) func() int {
+	var mu sync.Mutex
+	answered := 0
+	fake.ControlKey(int16(kmsg.Metadata), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		fake.KeepControl()
+		req := kreq.(*kmsg.MetadataRequest)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(req.Topics) != 1 || req.Topics[0].Topic == nil || *req.Topics[0].Topic != topic || (n >= 0 && answered >= n) {
+			return nil, nil, false
+		}
+		answered++
+		resp := req.ResponseKind().(*kmsg.MetadataResponse)
+		for i, addr := range fake.ListenAddrs() {
+			host, port, _ := strings.Cut(addr, ":")
+			b := kmsg.NewMetadataResponseBroker()
+			b.NodeID, b.Host = int32(i), host
+			fmt.Sscan(port, &b.Port)
+			resp.Brokers = append(resp.Brokers, b)
+		}
+		rt := kmsg.NewMetadataResponseTopic()
+		rt.Topic = kmsg.StringPtr(topic)
+		rt.ErrorCode = kerr.LeaderNotAvailable.Code
+		resp.Topics = append(resp.Topics, rt)
+		return resp, nil, true
+	})
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return answered
+	}
+}
+
+// TestTargetTopicWithoutLeaderRetried: regression test for a CI failure
+// on real Kafka. A remote topic listed with LEADER_NOT_AVAILABLE (just
+// created, or its leader moving) was taken for a missing topic: every
+// record of the copy was reported missing. The listing is now repeated
+// until the topic has leaders.
+func TestTargetTopicWithoutLeaderRetried(t *testing.T) {
+	e := newEnv(t, 1, nil)
+	if e.p.Target.Fake == nil {
+		t.Skip("needs kfake's request control (KMIRROR_*_BROKERS name real brokers)")
+	}
+	e.produceSource(t, 0, 10)
+	e.produceTarget(t, 0, ids(0, 9)...)
+	answered := leaderless(e.p.Target.Fake, e.remote, 2)
+	rep := run(t, e.config())
+	checkPart(t, rep, 0, summary{Compared: 10, Matched: 10, TargetRecords: 10})
+	if len(rep.Topics[0].Notes) != 0 || rep.Topics[0].Error != "" {
+		t.Errorf("notes %q, error %q; want none", rep.Topics[0].Notes, rep.Topics[0].Error)
+	}
+	if n := answered(); n != 2 {
+		t.Errorf("%d listings answered LEADER_NOT_AVAILABLE, want 2", n)
+	}
+}
+
+// TestTargetTopicWithoutLeaderReported: a remote topic that stays without
+// a leader is reported as a topic error naming LEADER_NOT_AVAILABLE, not
+// as a copy missing every record.
+func TestTargetTopicWithoutLeaderReported(t *testing.T) {
+	e := newEnv(t, 1, nil)
+	if e.p.Target.Fake == nil {
+		t.Skip("needs kfake's request control (KMIRROR_*_BROKERS name real brokers)")
+	}
+	e.produceSource(t, 0, 10)
+	e.produceTarget(t, 0, ids(0, 9)...)
+	leaderless(e.p.Target.Fake, e.remote, -1)
+	cfg := e.config()
+	cfg.AdminTimeout = 3 * time.Second
+	rep := run(t, cfg)
+	tr := rep.Topics[0]
+	want := "describing the remote topic " + e.remote + ": " + kerr.LeaderNotAvailable.Error()
+	if tr.Error != want || len(tr.Partitions) != 0 {
+		t.Errorf("topic error %q with %d partition reports; want %q and none", tr.Error, len(tr.Partitions), want)
 	}
 }
