@@ -47,6 +47,12 @@
 //
 // Bytes are the source records' payload: keys, values, header keys and
 // header values (MM2's byte-count counts values only).
+//
+// The series of a partition the Mirror no longer replicates (its slot
+// moved to another member) are dropped once it has been out of
+// [mirror.Mirror.Status] and idle for 5 minutes: records, bytes, record
+// age, source gaps, and its remote topic's latency histogram with the
+// topic's last partition.
 package mirrorprom
 
 import (
@@ -111,22 +117,28 @@ var (
 )
 
 func newVecs(r prometheus.Registerer) *vecs {
+	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kmirror_replication_latency_seconds",
+		Help:    "Time from the source record timestamp to its acknowledgement by the target, per remote topic (MM2 replication-latency-ms).",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 18)}, []string{"source", "target", "topic"})
+	gaps := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_source_gap_records_total",
+		Help: "Records lost on the source before they were replicated (retention, DeleteRecords, topic re-created), per source topic-partition."}, partLabels)
+	parts := &partCollector{
+		m:       map[partKey]*partSeries{},
+		gapSeen: map[partKey]time.Time{},
+		latency: latency,
+		gaps:    gaps,
+		records: prometheus.NewDesc("kmirror_replication_records_total",
+			"Records replicated and acknowledged by the target, per remote topic-partition (MM2 record-count).", partLabels, nil),
+		bytes: prometheus.NewDesc("kmirror_replication_bytes_total",
+			"Bytes of replicated records (key, value, header keys and values) per remote topic-partition (MM2 byte-count counts values only; rate() gives byte-rate).", partLabels, nil),
+		age: prometheus.NewDesc("kmirror_record_age_seconds",
+			"Age of the last record fetched from the source (now - record timestamp) (MM2 record-age-ms).", partLabels, nil),
+	}
 	return &vecs{
-		reg: r,
-		parts: &partCollector{
-			m: map[partKey]*partSeries{},
-			records: prometheus.NewDesc("kmirror_replication_records_total",
-				"Records replicated and acknowledged by the target, per remote topic-partition (MM2 record-count).", partLabels, nil),
-			bytes: prometheus.NewDesc("kmirror_replication_bytes_total",
-				"Bytes of replicated records (key, value, header keys and values) per remote topic-partition (MM2 byte-count counts values only; rate() gives byte-rate).", partLabels, nil),
-			age: prometheus.NewDesc("kmirror_record_age_seconds",
-				"Age of the last record fetched from the source (now - record timestamp) (MM2 record-age-ms).", partLabels, nil),
-		},
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "kmirror_replication_latency_seconds",
-			Help:    "Time from the source record timestamp to its acknowledgement by the target, per remote topic (MM2 replication-latency-ms).",
-			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18)}, []string{"source", "target", "topic"}),
-		gaps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_source_gap_records_total",
-			Help: "Records lost on the source before they were replicated (retention, DeleteRecords, topic re-created), per source topic-partition."}, partLabels),
+		reg:     r,
+		parts:   parts,
+		latency: latency,
+		gaps:    gaps,
 		flowErrs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_errors_total",
 			Help: "Errors per flow and kind (fetch, resume_commit, offset_sync, partition_failed)."}, []string{"source", "target", "kind"}),
 		syncs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_offset_syncs_total",
@@ -147,7 +159,7 @@ func newVecs(r prometheus.Registerer) *vecs {
 			Help: "Checkpoint records written to <source>.checkpoints.internal and acknowledged, per flow."}, flowLabels),
 		groupCommit: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kmirror_group_offsets_synced_total",
 			Help: "Partition offsets committed into target consumer groups by group-offset sync, per flow."}, flowLabels),
-		state: &stateCollector{},
+		state: &stateCollector{parts: parts},
 	}
 }
 
@@ -184,10 +196,7 @@ type flowRec struct {
 }
 
 func (f *flowRec) Partition(remoteTopic string, partition int32) mirror.PartitionMetrics {
-	return &partRec{
-		s:       f.v.parts.series(f.src, f.dst, remoteTopic, partition),
-		latency: f.v.latency.WithLabelValues(f.src, f.dst, remoteTopic),
-	}
+	return &partRec{c: f.v.parts, s: f.v.parts.series(f.src, f.dst, remoteTopic, partition)}
 }
 
 func (f *flowRec) Checkpoints() mirror.CheckpointMetrics {
@@ -199,7 +208,7 @@ func (f *flowRec) Checkpoints() mirror.CheckpointMetrics {
 }
 
 func (f *flowRec) SourceGap(topic string, partition int32, lost int64) {
-	f.v.gaps.WithLabelValues(f.src, f.dst, topic, strconv.Itoa(int(partition))).Add(float64(lost))
+	f.v.parts.gap(partKey{src: f.src, dst: f.dst, topic: topic, partition: partition}, lost)
 }
 
 func (f *flowRec) Error(kind string) { f.v.flowErrs.WithLabelValues(f.src, f.dst, kind).Inc() }
@@ -220,21 +229,27 @@ func (f *flowRec) ProvenanceSkipped(records int) {
 }
 
 // partRec holds one partition's resolved series: the per-record calls
-// look nothing up.
+// look nothing up (one atomic load tells whether the series were dropped).
 type partRec struct {
-	s       *partSeries
-	latency prometheus.Observer
+	c *partCollector
+	s *partSeries
 }
 
 func (p *partRec) Fetched(ts time.Time) {
+	if p.s.dropped.Load() {
+		p.c.revive(p.s)
+	}
 	p.s.age.Store(math.Float64bits(time.Since(ts).Seconds()))
 }
 
 func (p *partRec) Acked(bytes int64, ts time.Time) {
+	if p.s.dropped.Load() {
+		p.c.revive(p.s)
+	}
 	p.s.records.Add(1)
 	p.s.bytes.Add(uint64(bytes))
 	if !ts.IsZero() {
-		p.latency.Observe(time.Since(ts).Seconds())
+		p.s.latency.Load().Observe(time.Since(ts).Seconds())
 	}
 }
 
@@ -251,7 +266,8 @@ func (c *checkpointRec) GroupOffsetsSynced(n int)          { c.commits.Add(float
 // stateCollector derives gauges from Mirror.Status at scrape time:
 // nothing on the replication path.
 type stateCollector struct {
-	m *mirror.Mirror
+	m     *mirror.Mirror
+	parts *partCollector // swept with each Status (staleAfter)
 }
 
 var (
@@ -328,7 +344,9 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(descConfigMismatch, float64(len(cf.Mismatches)), cf.Source, cf.Target)
 	}
-	for _, fs := range c.m.Status().Flows {
+	st := c.m.Status()
+	c.parts.sweep(st.Flows, time.Now())
+	for _, fs := range st.Flows {
 		gauge(descFlowState, 1, fs.Source, fs.Target, string(fs.State))
 		gauge(descFlowLagUnknown, boolGauge(fs.LagUnknown), fs.Source, fs.Target)
 		if !fs.LagUnknown {
@@ -393,13 +411,32 @@ type partKey struct {
 }
 
 // partSeries is one partition's three series: two whole-number counters
-// and the age gauge (float64 bits).
+// and the age gauge (float64 bits), and its topic's latency histogram.
 type partSeries struct {
 	k              partKey
 	part           string // the partition label
 	records, bytes atomic.Uint64
 	age            atomic.Uint64
+	latency        atomic.Pointer[observer] // the remote topic's kmirror_replication_latency_seconds
+	// dropped is set when sweep removed the series from the scrape; the
+	// partition's next record puts them back (revive).
+	dropped atomic.Bool
+	// Under partCollector.mu (sweep): when the partition was last in
+	// Status or counted something, and its counts then.
+	seen                 time.Time
+	seenRecords, seenAge uint64
 }
+
+// observer holds a histogram child for an atomic.Pointer.
+type observer struct{ prometheus.Observer }
+
+// staleAfter is how long the series of a partition this member no longer
+// replicates (its slot moved to another member, or it otherwise left
+// Status) stay scraped, counting nothing, before they are dropped: a
+// member exports the partitions of its own slots, not every partition it
+// ever replicated. A rebalance that gives the partition back within it
+// keeps its counters.
+var staleAfter = 5 * time.Minute
 
 // partCollector exports the per-partition series. At thousands of
 // partitions, three client_golang series per partition (each with its
@@ -408,8 +445,14 @@ type partSeries struct {
 // scraped. The output is the same as the vectors': counters and a
 // gauge, one sample per partition from its first Partition call.
 type partCollector struct {
-	mu                  sync.Mutex
-	m                   map[partKey]*partSeries
+	mu sync.Mutex
+	m  map[partKey]*partSeries
+	// gapSeen: the source topic-partitions with a
+	// kmirror_source_gap_records_total series, and when each was last in
+	// Status or had a gap.
+	gapSeen             map[partKey]time.Time
+	latency             *prometheus.HistogramVec // source, target, topic (remote)
+	gaps                *prometheus.CounterVec   // source, target, topic (source), partition
 	records, bytes, age *prometheus.Desc
 }
 
@@ -420,10 +463,89 @@ func (c *partCollector) series(src, dst, topic string, partition int32) *partSer
 	defer c.mu.Unlock()
 	s := c.m[k]
 	if s == nil {
-		s = &partSeries{k: k, part: strconv.Itoa(int(partition))}
+		s = &partSeries{k: k, part: strconv.Itoa(int(partition)), seen: time.Now()}
+		s.latency.Store(&observer{c.latency.WithLabelValues(src, dst, topic)})
 		c.m[k] = s
 	}
 	return s
+}
+
+// revive puts back the series of s, which sweep dropped while a recorder
+// of the partition still held them (the partition counts again). When a
+// new recorder of the partition made other series since, those stay and s
+// is left out of the scrape.
+func (c *partCollector) revive(s *partSeries) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !s.dropped.Load() {
+		return
+	}
+	if c.m[s.k] == nil {
+		c.m[s.k] = s
+		s.latency.Store(&observer{c.latency.WithLabelValues(s.k.src, s.k.dst, s.k.topic)})
+	}
+	s.seen = time.Now()
+	s.dropped.Store(false)
+}
+
+// gap counts lost records of source topic-partition k.
+func (c *partCollector) gap(k partKey, lost int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gapSeen[k] = time.Now()
+	c.gaps.WithLabelValues(k.src, k.dst, k.topic, strconv.Itoa(int(k.partition))).Add(float64(lost))
+}
+
+// sweep drops the series of the partitions that have been neither in
+// flows (this member's Status) nor counting for longer than staleAfter:
+// their records, bytes and age series, their remote topic's latency
+// histogram once no partition of the topic is left, and their source gap
+// series.
+func (c *partCollector) sweep(flows []mirror.FlowStatus, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range flows {
+		f := &flows[i]
+		for j := range f.Partitions {
+			p := &f.Partitions[j]
+			if s := c.m[partKey{src: f.Source, dst: f.Target, topic: p.RemoteTopic, partition: p.Partition}]; s != nil {
+				s.seen = now
+			}
+			gk := partKey{src: f.Source, dst: f.Target, topic: p.Topic, partition: p.Partition}
+			if _, ok := c.gapSeen[gk]; ok {
+				c.gapSeen[gk] = now
+			}
+		}
+	}
+	var topics map[partKey]bool // of dropped series, partition 0
+	for k, s := range c.m {
+		if r, a := s.records.Load(), s.age.Load(); r != s.seenRecords || a != s.seenAge {
+			s.seen, s.seenRecords, s.seenAge = now, r, a
+		}
+		if now.Sub(s.seen) <= staleAfter {
+			continue
+		}
+		delete(c.m, k)
+		s.dropped.Store(true)
+		if topics == nil {
+			topics = map[partKey]bool{}
+		}
+		topics[partKey{src: k.src, dst: k.dst, topic: k.topic}] = true
+	}
+	if topics != nil {
+		for k := range c.m {
+			delete(topics, partKey{src: k.src, dst: k.dst, topic: k.topic})
+		}
+		for k := range topics {
+			c.latency.DeleteLabelValues(k.src, k.dst, k.topic)
+		}
+	}
+	for k, seen := range c.gapSeen {
+		if now.Sub(seen) > staleAfter {
+			delete(c.gapSeen, k)
+			c.gaps.DeleteLabelValues(k.src, k.dst, k.topic, strconv.Itoa(int(k.partition)))
+		}
+	}
 }
 
 // Describe sends the three descriptors (prometheus.Collector).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -319,5 +320,138 @@ func BenchmarkScrapePartitions(b *testing.B) {
 		if n := len(mfs); n == 0 {
 			b.Fatal("no families")
 		}
+	}
+}
+
+// TestLeftPartitionSeriesDropped: a member exports the per-partition
+// series (records, bytes, record age) of the partitions of its own slots
+// only, as METRICS.md says: once a second member took some of its slots,
+// the series of the partitions it handed over (and the latency histogram
+// of a topic none of whose partitions it replicates any more, and a
+// source gap series of such a partition) leave its scrape after the stale
+// period, instead of staying for as long as the process runs. A
+// partition that comes back counts again.
+func TestLeftPartitionSeriesDropped(t *testing.T) {
+	defer mirrorprom.SetStaleAfter(300 * time.Millisecond)()
+	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	orders, single := p.Topic("orders"), p.Topic("single")
+	testcluster.CreateTopic(t, &p.Source, orders, 8, nil)
+	testcluster.CreateTopic(t, &p.Source, single, 1, nil)
+	var in []*kgo.Record
+	for i := range 8 {
+		in = append(in, &kgo.Record{Topic: orders, Partition: int32(i), Value: []byte("v")})
+	}
+	testcluster.Produce(t, &p.Source, append(in, &kgo.Record{Topic: single, Value: []byte("v")})...)
+	fc := mirror.FlowConfig{Source: p.Source.Alias, Target: p.Target.Alias, Topics: []string{orders, single}, Tasks: 2,
+		DisableHeartbeats: true, DisableCheckpoints: true, OffsetFlushInterval: 100 * time.Millisecond,
+		RefreshTopicsInterval: 200 * time.Millisecond}
+	start := func(worker string, opts ...mirror.Opt) (*mirror.Mirror, func()) {
+		m, err := mirror.New(append([]mirror.Opt{mirror.WithCluster(mirror.ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
+			mirror.WithCluster(mirror.ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts()}),
+			mirror.WithFlow(fc), mirror.WithWorkerID(worker), mirror.WithStatusInterval(100 * time.Millisecond)}, opts...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- m.Run(context.Background()) }()
+		return m, func() {
+			m.Close()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	reg := prometheus.NewRegistry()
+	pm := mirrorprom.New(reg)
+	m1, stop1 := start("m1", mirror.WithMetrics(pm))
+	defer stop1()
+	flow := "source=" + p.Source.Alias + ",target=" + p.Target.Alias
+	remote, remoteSingle := p.Source.Alias+"."+orders, p.Source.Alias+"."+single
+	// exported: the partitions (remote topic/partition) of the records
+	// series; owned: those of m1's Status.
+	exported := func(got map[string]float64) []string {
+		var out []string
+		for k := range got {
+			if rest, ok := strings.CutPrefix(k, "kmirror_replication_records_total{partition="); ok {
+				part, _, _ := strings.Cut(rest, ",")
+				out = append(out, k[strings.Index(k, ",topic=")+7:len(k)-1]+"/"+part)
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	owned := func() []string {
+		var out []string
+		for _, ps := range m1.Status().Flows[0].Partitions {
+			out = append(out, fmt.Sprintf("%s/%d", ps.RemoteTopic, ps.Partition))
+		}
+		sort.Strings(out)
+		return out
+	}
+	testcluster.Eventually(t, 30*time.Second, "m1 replicated every partition", func() (bool, string) {
+		e := exported(samples(t, reg))
+		return len(e) == 9 && len(owned()) == 9, fmt.Sprintf("exported %v, owned %v", e, owned())
+	})
+	pm.Flow(p.Source.Alias, p.Target.Alias).SourceGap(single, 0, 3)
+	_, stop2 := start("m2")
+	testcluster.Eventually(t, 60*time.Second, "m1 exports the partitions of its own slot only", func() (bool, string) {
+		got := samples(t, reg)
+		e, o := exported(got), owned()
+		return len(o) > 0 && len(o) < 9 && slices.Equal(e, o), fmt.Sprintf("m1 owns %v, exports %v", o, e)
+	})
+	got := samples(t, reg)
+	o := owned()
+	singleOwned := slices.Contains(o, remoteSingle+"/0")
+	if _, ok := got["kmirror_replication_latency_seconds{"+flow+",topic="+remoteSingle+"}"]; ok != singleOwned {
+		t.Errorf("latency histogram of %s scraped: %v; m1 replicates it: %v (%v)", remoteSingle, ok, singleOwned, o)
+	}
+	if _, ok := got["kmirror_source_gap_records_total{partition=0,"+flow+",topic="+single+"}"]; ok != singleOwned {
+		t.Errorf("gap series of %s scraped: %v; m1 replicates it: %v (%v)", single, ok, singleOwned, o)
+	}
+	stop2()
+	for i := range 8 {
+		testcluster.Produce(t, &p.Source, &kgo.Record{Topic: orders, Partition: int32(i), Value: []byte("w")})
+	}
+	testcluster.Eventually(t, 60*time.Second, "m1 counts every partition again", func() (bool, string) {
+		got := samples(t, reg)
+		e := exported(got)
+		var n float64
+		for i := range 8 {
+			n += got[fmt.Sprintf("kmirror_replication_records_total{partition=%d,%s,topic=%s}", i, flow, remote)]
+		}
+		return len(e) == 9 && n >= 8, fmt.Sprintf("exports %v, %v records of %s", e, n, remote)
+	})
+}
+
+// TestDroppedSeriesRevived: series dropped for being out of Status and
+// idle for the stale period come back, with their counts, when a recorder
+// that still holds them counts again; the topic's latency histogram is
+// dropped with its last partition and starts again.
+func TestDroppedSeriesRevived(t *testing.T) {
+	defer mirrorprom.SetStaleAfter(time.Millisecond)()
+	reg := prometheus.NewRegistry()
+	pm := mirrorprom.New(reg)
+	newMirror(t, mirror.WithMetrics(pm)) // not running: its Status has no partition
+	rec := pm.Flow("a", "b").Partition("a.orders", 0)
+	rec.Acked(10, time.Now())
+	const records, latency = "kmirror_replication_records_total{partition=0,source=a,target=b,topic=a.orders}",
+		"kmirror_replication_latency_seconds{source=a,target=b,topic=a.orders}"
+	if got := samples(t, reg); got[records] != 1 || got[latency] != 1 {
+		t.Fatalf("a partition that just counted: records %v, latency %v, want 1 and 1", got[records], got[latency])
+	}
+	// A scrape sweeps while the collectors gather: what it drops leaves
+	// that scrape or the next.
+	testcluster.Eventually(t, 5*time.Second, "idle partition out of Status dropped", func() (bool, string) {
+		time.Sleep(2 * time.Millisecond)
+		got := samples(t, reg)
+		_, r := got[records]
+		_, l := got[latency]
+		return !r && !l, fmt.Sprintf("records series scraped: %v, latency of a topic without partitions scraped: %v", r, l)
+	})
+	rec.Acked(5, time.Now())
+	got := samples(t, reg)
+	if got[records] != 2 || got["kmirror_replication_bytes_total{partition=0,source=a,target=b,topic=a.orders}"] != 15 || got[latency] != 1 {
+		t.Errorf("revived series: records %v bytes %v latency %v, want 2, 15 and 1", got[records],
+			got["kmirror_replication_bytes_total{partition=0,source=a,target=b,topic=a.orders}"], got[latency])
 	}
 }
