@@ -477,6 +477,7 @@ func (f *flow) statusOf(withGroups bool) FlowStatus {
 		fs.Lag += max(te.Lag, 0)
 	}
 	if single {
+		unassigned = notOwned(unassigned, fs.Partitions)
 		fs.UnassignedPartitions = unassigned
 		for _, p := range unassigned {
 			fs.Lag += p.Lag
@@ -535,6 +536,29 @@ type mergedUnits struct {
 // it). An idle member's status, gathered every status interval, then costs
 // nothing per partition (issue 22: sorting every partition every 5 s was
 // a tenth of an idle member's CPU at 6 000 partitions).
+// notOwned returns the partitions of unassigned (its own copy) that are
+// not in own. f.unassigned lists the slots nobody owned when the status
+// topic was last read, every status interval: a slot this member was
+// given since has its partitions in own, and listed twice they counted
+// their lag twice and made the Prometheus scrape fail on duplicate
+// series.
+func notOwned(unassigned, own []PartitionStatus) []PartitionStatus {
+	if len(unassigned) == 0 || len(own) == 0 {
+		return unassigned
+	}
+	mine := make(map[tp]bool, len(own))
+	for _, p := range own {
+		mine[tp{p.Topic, p.Partition}] = true
+	}
+	out := unassigned[:0]
+	for _, p := range unassigned {
+		if !mine[tp{p.Topic, p.Partition}] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func (f *flow) mergedPartitions(units []*unit) *mergedUnits {
 	snaps := make([]*[]PartitionStatus, len(units))
 	for i, u := range units {
