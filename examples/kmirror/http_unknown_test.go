@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/kmirror/kmirror/mirror"
@@ -31,6 +33,44 @@ func TestUnknownConnectorIs404WhateverTheQuery(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusNotFound {
 			t.Errorf("%s %s: HTTP %d %s; want 404 (unknown connector, as Connect)", c.method, c.path, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestConnectorsUnknownExpandIgnored: Connect's GET /connectors ignores an
+// expand value other than status and info (it logs "Ignoring unknown
+// expansion type") and answers 200 with each connector's known
+// expansions; kmirror answered 400, so a client sending an expansion of a
+// newer Connect, or expand=STATUS, got no list at all.
+func TestConnectorsUnknownExpandIgnored(t *testing.T) {
+	srv, _ := targetHandler(t, mirror.FlowConfig{Source: "src", Target: "dst"})
+	for _, c := range []struct {
+		query string
+		want  []string // the keys of the flow's entry
+	}{
+		{"?expand=foo", []string{}},
+		{"?expand=STATUS", []string{}},
+		{"?expand=info&expand=foo", []string{"info"}},
+		{"?expand=foo&expand=status", []string{"status"}},
+	} {
+		resp, err := http.Get(srv.URL + "/connectors" + c.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var got map[string]map[string]json.RawMessage
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &got) != nil {
+			t.Errorf("GET /connectors%s: HTTP %d %s; want 200 and the map of connectors, as Connect", c.query, resp.StatusCode, body)
+			continue
+		}
+		entry, ok := got["src->dst"]
+		keys := []string{}
+		for k := range entry {
+			keys = append(keys, k)
+		}
+		if !ok || !slices.Equal(keys, c.want) {
+			t.Errorf("GET /connectors%s: %s; want src->dst with the expansions %v", c.query, body, c.want)
 		}
 	}
 }
