@@ -443,7 +443,8 @@ var staleAfter = 5 * time.Minute
 // own label pairs and hash entries) held about 2 KiB per partition
 // (issue 22); this keeps about 100 bytes and builds the samples when
 // scraped. The output is the same as the vectors': counters and a
-// gauge, one sample per partition from its first Partition call.
+// gauge, one sample per partition from its first Partition call until
+// sweep drops it (staleAfter).
 type partCollector struct {
 	mu sync.Mutex
 	m  map[partKey]*partSeries
