@@ -47,8 +47,38 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 			}
 		}
 	}
-	current := u.confirmSourceIDs(ctx, ask)
+	// Source topics the unit replicates that the offer no longer has:
+	// deleted on the source, when the source says so (gone).
+	offered := map[string]bool{}
+	for k := range offer {
+		offered[k.topic] = true
+	}
+	gone := map[string]bool{}
+	for k := range m.parts {
+		if !offered[k.topic] {
+			gone[k.topic] = true
+		}
+	}
+	current := u.confirmSourceIDs(ctx, union(ask, gone))
 	unconfirmed := false // some topic's ID is not settled: retry soon
+	if deleted := u.settleDeleted(gone, current, &unconfirmed); len(deleted) > 0 {
+		// The next session starts the offered partitions only (MM2
+		// reconfigures its tasks when the topic set changes): the
+		// deleted topics' partitions leave the unit's status, lag and
+		// metrics. Their state stays in carry: a topic re-created
+		// under the same name is then a re-creation seen between
+		// sessions (a gap for what was not replicated of the old log).
+		unreplicated := int64(0)
+		for _, p := range m.parts {
+			if deleted[p.topic] {
+				unreplicated += max(p.hw-p.acked-1, 0)
+			}
+		}
+		u.log.Warn("source topics deleted: the unit's session restarts without their partitions",
+			"topics", sortedKeys(deleted), "unreplicated_records", unreplicated)
+		u.rebuild = true
+		return true
+	}
 	settled := map[string]kadm.TopicID{}
 	for topic := range ask {
 		if id, ok := u.settleID(topic, offeredID[topic], current); ok {
@@ -58,7 +88,7 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 		}
 	}
 	for topic := range u.disputes {
-		if !ask[topic] {
+		if !ask[topic] && !gone[topic] {
 			delete(u.disputes, topic) // the offer agrees now
 		}
 	}
@@ -180,6 +210,42 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 	}
 	u.execute(ctx)
 	return len(ready) == len(add) && !unconfirmed
+}
+
+// settleDeleted returns the topics of gone (replicated by the unit, not
+// offered any more) that the source settled as deleted: it answered "no
+// such topic" (current has the zero ID) disputeTries times in a row
+// against the topic ID the unit knows (settleID: a broker whose metadata
+// lags must not stop a topic's replication). A topic the source still
+// has (deselected, or missing from one listing) keeps running; one not
+// settled yet sets *unconfirmed (the offer is applied again soon).
+func (u *unit) settleDeleted(gone map[string]bool, current map[string]kadm.TopicID, unconfirmed *bool) map[string]bool {
+	deleted := map[string]bool{}
+	for topic := range gone {
+		id, ok := u.settleID(topic, u.life.topicIDs[topic], current)
+		switch {
+		case !ok:
+			*unconfirmed = true
+		case id == (kadm.TopicID{}):
+			deleted[topic] = true
+		}
+	}
+	return deleted
+}
+
+// union returns the keys of a and b.
+func union(a, b map[string]bool) map[string]bool {
+	if len(b) == 0 {
+		return a
+	}
+	out := make(map[string]bool, len(a)+len(b))
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
 }
 
 // pendingStart is an offered partition about to start at start.

@@ -373,6 +373,10 @@ func (u *unit) session(ctx, hard context.Context) error {
 	u.drainIdle() // the last session's events first: they concern its partitions
 	u.endSession = nil
 	u.life.apply(event{kind: evSession, a: time.Now().UnixNano()}, nil)
+	// The status published lists the last session's partitions until
+	// this one publishes its own: a partition not offered any more (its
+	// source topic deleted) must leave it even when nothing starts.
+	u.dirty = true
 	empty := map[tp]*feed{}
 	u.feeds.Store(&empty)
 	u.log.Debug("unit started", "resume_points", len(u.resume), "exactly_once", e.cfg.ExactlyOnce)

@@ -1,0 +1,68 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// TestSourceTopicDeletedLeavesStatus: regression test for a helper's
+// finding (stop 40). A source topic deleted while the flow ran stayed in
+// Status as RUNNING for as long as the member ran, with its lag and its
+// metrics series: within a session partitions were only ever added. The
+// unit's session now restarts without the partitions of a topic the source
+// confirms deleted (as MM2 reconfigures its tasks), the other topic keeps
+// replicating, and a topic re-created under the name is replicated from
+// its new log.
+func TestSourceTopicDeletedLeavesStatus(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	gone, kept := p.Topic("gone"), p.Topic("kept")
+	testcluster.CreateTopic(t, &p.Source, gone, 2, nil)
+	testcluster.CreateTopic(t, &p.Source, kept, 1, nil)
+	testcluster.Produce(t, &p.Source, append(partRecords(gone, "g", 0, 0, 5), partRecords(gone, "g", 1, 0, 5)...)...)
+	testcluster.Produce(t, &p.Source, partRecords(kept, "k", 0, 0, 5)...)
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fastFlow(p)))...)
+	waitReplicated(t, m, 15)
+	topics := func() string {
+		var out []string
+		for _, ps := range m.Status().Flows[0].Partitions {
+			out = append(out, fmt.Sprintf("%s[%d] %s replicated %d", ps.Topic, ps.Partition, ps.State, ps.Replicated))
+		}
+		slices.Sort(out)
+		return fmt.Sprint(out)
+	}
+	if _, err := testcluster.Admin(t, &p.Source).DeleteTopic(context.Background(), gone); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprint([]string{kept + "[0] RUNNING replicated 5"})
+	testcluster.Eventually(t, 30*time.Second, "only "+kept+" in the status", func() (bool, string) {
+		got := topics()
+		return got == want, got
+	})
+	testcluster.Produce(t, &p.Source, partRecords(kept, "k", 0, 5, 8)...)
+	remoteKept := p.Source.Alias + "." + kept
+	testcluster.Eventually(t, 30*time.Second, kept+" still replicated", func() (bool, string) {
+		n := targetEnd(t, &p.Target, remoteKept)
+		return n == 8, fmt.Sprintf("%d records on the target; status %s", n, topics())
+	})
+	testcluster.Eventually(t, 10*time.Second, "the flow RUNNING without lag", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		return fs.Lag == 0 && !fs.LagUnknown && fs.State == StateRunning, fmt.Sprintf("%s lag %d (unknown %v)", fs.State, fs.Lag, fs.LagUnknown)
+	})
+
+	// Re-created under the same name: its new log is replicated after the
+	// old copies on the remote topic.
+	testcluster.CreateTopic(t, &p.Source, gone, 2, nil)
+	testcluster.Produce(t, &p.Source, partRecords(gone, "n", 0, 0, 3)...)
+	remoteGone := p.Source.Alias + "." + gone
+	testcluster.Eventually(t, 30*time.Second, "the re-created topic replicated", func() (bool, string) {
+		got := targetValues(t, p, remoteGone, 0)
+		want := []string{"0:g0", "1:g1", "2:g2", "3:g3", "4:g4", "5:n0", "6:n1", "7:n2"}
+		return slices.Equal(got, want), fmt.Sprintf("%v; status %s", got, topics())
+	})
+}
