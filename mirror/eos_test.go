@@ -444,3 +444,73 @@ func committedRecords(p *testcluster.Pair, remote string) int {
 	}
 	return n
 }
+
+// TestExactlyOnceFencingUsesConfiguredTransactionTimeout: the target's
+// brokers allow transactions of at most 30 s (transaction.max.timeout.ms)
+// and the target's producer options set transaction.timeout.ms = 20 s. The
+// units asked for 20 s, but the leader's fencing of every slot before a
+// fresh assignment (fenceSlots) asked for the default 60 s, which the
+// coordinator refused: the member never joined its group and replicated
+// nothing. Every InitProducerId of the flow's transactional ids now asks for
+// the configured 20 s, and the records arrive exactly once.
+func TestExactlyOnceFencingUsesConfiguredTransactionTimeout(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst", kfake.BrokerConfigs(map[string]string{"transaction.max.timeout.ms": "30000"}))
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's broker configuration (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic := p.Topic("txntimeout")
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.ExactlyOnce, fc.Tasks = true, 2
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	prefix := transactionalID(defaultGroupID(fc.Source, fc.Target), 0)
+	prefix = prefix[:len(prefix)-1]
+	var mu sync.Mutex
+	asked := map[int32]int{} // transaction timeout (ms) -> InitProducerId requests of the flow's ids
+	c := p.Target.Fake
+	c.ControlKey(int16(kmsg.InitProducerID), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if req := kreq.(*kmsg.InitProducerIDRequest); req.TransactionalID != nil && strings.HasPrefix(*req.TransactionalID, prefix) {
+			mu.Lock()
+			asked[req.TransactionTimeoutMillis]++
+			mu.Unlock()
+		}
+		return nil, nil, false
+	})
+	m, stop := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
+		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts(), Producer: []kgo.Opt{kgo.TransactionTimeout(20 * time.Second)}}),
+		WithFlow(fc))
+	var in []*kgo.Record
+	var want [2][]string
+	for i := 0; i < 20; i++ {
+		part := int32(i % 2)
+		v := fmt.Sprintf("r%d", i)
+		in = append(in, &kgo.Record{Topic: topic, Partition: part, Value: []byte(v)})
+		want[part] = append(want[part], v)
+	}
+	testcluster.Produce(t, &p.Source, in...)
+	waitReplicatedCommitted(t, m, 20)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), p.Source.Alias+"."+topic, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for part := int32(0); part < 2; part++ {
+		var vs []string
+		for _, r := range got[part] {
+			vs = append(vs, string(r.Value))
+		}
+		if fmt.Sprint(vs) != fmt.Sprint(want[part]) {
+			t.Errorf("partition %d: read_committed %v, want %v", part, vs, want[part])
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 1 || asked[20000] < 2 {
+		t.Errorf("InitProducerId transaction timeouts (ms -> requests) %v, want only 20000 (the fencing and both units)", asked)
+	}
+}

@@ -379,9 +379,13 @@ func (f *flow) fenceSlots(n int32) error {
 			defer func() { <-sem }()
 			id := transactionalID(f.groupID, k)
 			// The units' transaction timeout, so that the coordinator sees
-			// one timeout per id whoever initializes it.
-			if err := fenceTransactionalID(ctx, f.clientOpts(f.dst, f.dst.Producer, kgo.TransactionalID(id),
-				kgo.TransactionTimeout(transactionTimeout(&f.cfg)))); err != nil {
+			// one timeout per id whoever initializes it: before the
+			// target's producer options, as the units put it (unit.open),
+			// so that an explicit transaction.timeout.ms wins here too (a
+			// broker whose transaction.max.timeout.ms is below the default
+			// refused every fencing, and the group never assigned a slot).
+			role := append([]kgo.Opt{kgo.TransactionTimeout(transactionTimeout(&f.cfg))}, f.dst.Producer...)
+			if err := fenceTransactionalID(ctx, f.clientOpts(f.dst, role, kgo.TransactionalID(id))); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("fencing transactional id %s on %s: %w", id, f.dst.Alias, err))
 				mu.Unlock()
