@@ -514,3 +514,62 @@ func TestExactlyOnceFencingUsesConfiguredTransactionTimeout(t *testing.T) {
 		t.Errorf("InitProducerId transaction timeouts (ms -> requests) %v, want only 20000 (the fencing and both units)", asked)
 	}
 }
+
+// TestExactlyOnceTransactionMaxRecordsCaps: TransactionMaxRecords caps the
+// records of one transaction. With 60 records waiting on the source and a
+// cap of 7, the unit's first poll returned all 60 (kgo's polls take up to
+// 10 000 records) and they went into one transaction, committed only after
+// the whole poll. Now a poll takes no more than the open transaction has
+// room for: the target's log holds the 60 records in transactions of at
+// most 7 data records each, every one followed by its COMMIT marker.
+func TestExactlyOnceTransactionMaxRecordsCaps(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("txncap")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	var in []*kgo.Record
+	var want []string
+	for i := 0; i < 60; i++ {
+		v := fmt.Sprintf("r%d", i)
+		in = append(in, &kgo.Record{Topic: topic, Value: []byte(v)})
+		want = append(want, v)
+	}
+	testcluster.Produce(t, &p.Source, in...)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.ExactlyOnce, fc.Tasks = true, 1
+	fc.TransactionBoundary, fc.TransactionInterval = TransactionBoundaryInterval, 200*time.Millisecond
+	fc.TransactionMaxRecords = 7
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	waitReplicatedCommitted(t, m, 60)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	remote := p.Source.Alias + "." + topic
+	var vs []string
+	data, txns := 0, 0
+	for _, b := range readRawBatches(t, &p.Target, remote, 0) {
+		if b.control {
+			if data > 7 {
+				t.Errorf("transaction %d holds %d records, more than TransactionMaxRecords (7)", txns, data)
+			}
+			txns++
+			data = 0
+			continue
+		}
+		data += int(b.count)
+		for _, r := range b.recs {
+			vs = append(vs, string(r.Value))
+		}
+	}
+	if data != 0 {
+		t.Errorf("%d records after the last transaction marker", data)
+	}
+	if fmt.Sprint(vs) != fmt.Sprint(want) {
+		t.Errorf("target records %v, want %v", vs, want)
+	}
+	if txns < 9 {
+		t.Errorf("%d transactions for 60 records of at most 7, want 9 or more", txns)
+	}
+}

@@ -43,7 +43,7 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 		if !deadline.IsZero() {
 			waitCtx, cancelWait = context.WithDeadline(pollCtx, deadline)
 		}
-		fs := u.cons.PollRecords(waitCtx, 10000)
+		fs := u.cons.PollRecords(waitCtx, u.pollMax(eos))
 		u.kicks.waiting(nil)
 		cancelWait()
 		cancelPoll()
@@ -190,6 +190,23 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 			}
 		}
 	}
+}
+
+// pollMax is how many records the poll loop takes at most in one poll:
+// 10 000, and exactly once no more than the open transaction has room for
+// under TransactionMaxRecords (a poll's records all go into the open
+// transaction, which commits only after them: a cap checked after the poll
+// let one transaction hold up to a whole poll more).
+func (u *unit) pollMax(eos bool) int {
+	n := 10000
+	if eos && u.env.cfg.TransactionMaxRecords > 0 {
+		room := u.env.cfg.TransactionMaxRecords
+		if u.inTxn {
+			room -= u.txnRecords
+		}
+		n = min(n, max(room, 1))
+	}
+	return n
 }
 
 // checkGap compares a fetched record's offset with the next offset expected
