@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kmirror/kmirror/internal/connectoffsets"
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
@@ -571,5 +572,94 @@ func TestExactlyOnceTransactionMaxRecordsCaps(t *testing.T) {
 	}
 	if txns < 9 {
 		t.Errorf("%d transactions for 60 records of at most 7, want 9 or more", txns)
+	}
+}
+
+// TestExactlyOnceGracefulStopDuringCommit: a graceful stop (here the end
+// of Run's context; Close and a revocation are the same) that comes while
+// the unit commits a transaction, its records still in flight to the
+// target, lets that commit finish, as the stop's own final commit does.
+// The commit ran on the context the stop cancels: it aborted the
+// transaction, the stop stored no resume point for its records, and the
+// next owner replayed them (resume point 49 and 50 records visible instead
+// of 59 and 60).
+func TestExactlyOnceGracefulStopDuringCommit(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's request control (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic := p.Topic("stopcommit")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	var want []string
+	produce := func(from, to int) {
+		var rs []*kgo.Record
+		for i := from; i < to; i++ {
+			rs = append(rs, &kgo.Record{Topic: topic, Value: []byte(fmt.Sprint(i))})
+			want = append(want, fmt.Sprint(i))
+		}
+		testcluster.Produce(t, &p.Source, rs...)
+	}
+	produce(0, 50)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.ExactlyOnce, fc.Tasks = true, 1
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	var logs syncBuffer
+	m, err := newMirror(t, append(clusterOpts(p), WithFlow(fc), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	waitReplicatedCommitted(t, m, 50)
+
+	// The next transactional produce (records 50..59) is answered only
+	// after the stop began.
+	var armed atomic.Bool
+	armed.Store(true)
+	stalled, release := make(chan struct{}), make(chan struct{})
+	c := p.Target.Fake
+	c.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if req := kreq.(*kmsg.ProduceRequest); req.TransactionID != nil && armed.CompareAndSwap(true, false) {
+			close(stalled)
+			c.SleepControl(func() { <-release })
+		}
+		return nil, nil, false
+	})
+	produce(50, 60)
+	select {
+	case <-stalled:
+	case <-time.After(30 * time.Second):
+		t.Fatal("records 50..59 were never produced to the target")
+	}
+	cancel() // graceful: the contexts it cancels are canceled on return
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "transaction aborted") {
+		t.Errorf("the graceful stop aborted a transaction:\n%s", logs.String())
+	}
+	rp, _, err := readResumePoints(context.Background(), p.Target.Opts(), connectoffsets.TopicName(p.Source.Alias), p.Source.Alias, slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rp[tp{topic, 0}]; got != 59 {
+		t.Errorf("resume point after the graceful stop %d, want 59 (the last record)", got)
+	}
+	dst, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), p.Source.Alias+"."+topic, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []string
+	for _, r := range dst[0] {
+		vs = append(vs, string(r.Value))
+	}
+	if fmt.Sprint(vs) != fmt.Sprint(want) {
+		t.Errorf("read_committed target %v, want %v", vs, want)
 	}
 }

@@ -185,7 +185,11 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 			u.kicks.again(time.Now(), moved)
 		}
 		if eos && u.txnDue() {
-			if err := u.commitTxn(ctx); err != nil {
+			// On hard, not ctx: a graceful stop (Close, a revocation)
+			// that comes while the commit runs lets it finish, as the
+			// stop's own commit below would; canceled, it aborted the
+			// transaction, and the next owner replayed its records.
+			if err := u.commitTxn(hard); err != nil {
 				return err
 			}
 		}
