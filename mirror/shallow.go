@@ -916,6 +916,13 @@ func (s *shallow) startProduces(hard context.Context) {
 			// In flight from here (one entry for the batch), unless the
 			// control goroutine stopped the partition.
 			if !s.u.box.postFetched(sp.f, []inflight{{up: it.base, size: int64(len(it.raw)), n: it.n}}, it.end, -1) {
+				// Failed (a normal-path record refused) or held for a
+				// restart: its successor fetches these batches again.
+				// Dropped: counted in the unit's buffer until the
+				// partition restarts (an operator's restart, for a
+				// record's own error), they could hold back every fetch
+				// of the unit, its healthy partitions' too.
+				s.dropItems(sp)
 				break
 			}
 			req := reqs[leader]

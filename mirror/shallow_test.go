@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -807,5 +808,130 @@ func TestShallowListOffsetsDoNotHoldTheLoop(t *testing.T) {
 	}
 	if !s.toResolve {
 		t.Error("partition 1's new position is not asked for")
+	}
+}
+
+// TestShallowFailedPartitionReleasesBuffer: two partitions of one topic
+// fail on a record of the normal path (here a resume point inside their
+// first batch: its records go through the unit's kgo producer, which the
+// target refuses with INVALID_RECORD, a record's own error that waits for
+// an operator). The batches the shallow loop had fetched after that record
+// stayed queued, counted in the unit's buffer, until the partition
+// restarted: with the two queues filling the buffer, the unit fetched
+// nothing more, and another topic of the same unit stopped replicating.
+// They are dropped once the partition is stopped; the healthy topic's
+// records arrive.
+func TestShallowFailedPartitionReleasesBuffer(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's request control (KMIRROR_*_BROKERS name real brokers)")
+	}
+	stuck, healthy := p.Topic("stuck"), p.Topic("healthy")
+	testcluster.CreateTopic(t, &p.Source, stuck, 2, nil)
+	testcluster.CreateTopic(t, &p.Source, healthy, 1, nil)
+	pad := strings.Repeat("x", 1000)
+	src := testcluster.Client(t, &p.Source, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	for b := 0; b < 30; b++ { // 30 batches of 40 records of 1 kB per partition
+		var rs []*kgo.Record
+		for part := int32(0); part < 2; part++ {
+			for i := 0; i < 40; i++ {
+				rs = append(rs, &kgo.Record{Topic: stuck, Partition: part, Value: []byte(fmt.Sprintf("%d-%d-%s", b, i, pad))})
+			}
+		}
+		if err := src.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The remote topic and the resume points in advance: each partition
+	// resumes at offset 5, inside its first batch.
+	remote := p.Source.Alias + "." + stuck
+	testcluster.CreateTopic(t, &p.Target, remote, 2, nil)
+	compact := "compact"
+	testcluster.CreateTopic(t, &p.Target, connectoffsets.TopicName(p.Source.Alias), 25, map[string]*string{"cleanup.policy": &compact})
+	for part := int32(0); part < 2; part++ {
+		storeResumePoint(t, p, stuck, part, 4)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	td, err := testcluster.Admin(t, &p.Target).ListTopics(ctx, remote)
+	if err != nil || td[remote].Err != nil {
+		t.Fatalf("remote topic %s: %v %v", remote, err, td[remote].Err)
+	}
+	remoteID := [16]byte(td[remote].ID)
+	// The target refuses the records kgo produces to the stuck topic (an
+	// idempotent producer's batches; copied batches carry no producer id).
+	c := p.Target.Fake
+	c.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		req := kreq.(*kmsg.ProduceRequest)
+		refuse := false
+		for _, rt := range req.Topics {
+			for _, rp := range rt.Partitions {
+				h, ok := readBatchHeader(rp.Records)
+				if ok && h.producerID >= 0 && (rt.TopicID == remoteID || rt.Topic == remote) {
+					refuse = true
+				}
+			}
+		}
+		if !refuse {
+			return nil, nil, false
+		}
+		resp := req.ResponseKind().(*kmsg.ProduceResponse)
+		for _, rt := range req.Topics {
+			st := kmsg.NewProduceResponseTopic()
+			st.Topic, st.TopicID = rt.Topic, rt.TopicID
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewProduceResponseTopicPartition()
+				sp.Partition = rp.Partition
+				sp.ErrorCode = kerr.NotLeaderForPartition.Code // retried: the resume points kgo sends alongside
+				if rt.TopicID == remoteID || rt.Topic == remote {
+					sp.ErrorCode = kerr.InvalidRecord.Code
+				}
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	fc := shallowFlow(p)
+	fc.Topics = []string{regexp.QuoteMeta(stuck), regexp.QuoteMeta(healthy)}
+	fc.Tasks = 1
+	fc.MaxBufferedBytes = 1 << 20 // the unit's buffer: 1 MiB, a partition's share 512 KiB
+	fc.FetchMaxPartitionBytes = 256 << 10
+	m, _ := trStart(t, p, fc)
+	testcluster.Eventually(t, 30*time.Second, "both partitions of the stuck topic failed", func() (bool, string) {
+		n := 0
+		for _, ps := range m.Status().Flows[0].Partitions {
+			if ps.Topic == stuck && ps.State == StateFailed {
+				n++
+			}
+		}
+		return n == 2, fmt.Sprintf("%+v", m.Status().Flows[0].Partitions)
+	})
+	var want []*kgo.Record
+	for i := 0; i < 10; i++ {
+		want = append(want, &kgo.Record{Topic: healthy, Value: []byte(fmt.Sprint("healthy-", i))})
+	}
+	testcluster.Produce(t, &p.Source, want...)
+	remoteHealthy := p.Source.Alias + "." + healthy
+	testcluster.Eventually(t, 30*time.Second, "the healthy topic replicated", func() (bool, string) {
+		for _, ps := range m.Status().Flows[0].Partitions {
+			if ps.Topic == healthy {
+				return ps.Replicated == 10, fmt.Sprintf("%+v", ps)
+			}
+		}
+		return false, "no status of the healthy topic"
+	})
+	got := testcluster.ReadAll(t, &p.Target, remoteHealthy)[0]
+	var vs []string
+	for _, r := range got {
+		vs = append(vs, string(r.Value))
+	}
+	if fmt.Sprint(vs) != "[healthy-0 healthy-1 healthy-2 healthy-3 healthy-4 healthy-5 healthy-6 healthy-7 healthy-8 healthy-9]" {
+		t.Errorf("healthy topic on the target: %v", vs)
+	}
+	if n := len(testcluster.ReadAll(t, &p.Target, remote)); n != 0 {
+		t.Errorf("the stuck topic has records on %d target partitions, want none", n)
 	}
 }
