@@ -136,7 +136,9 @@ func topicIDOf(hs []kgo.RecordHeader) [16]byte {
 // offset-runs topic beside it (checkpoint.OffsetRunsTopic; a missing one
 // is empty) from the cluster cl reaches, to the end offsets observed at the
 // call, keeping the records of targetClusterID (all when empty; see
-// [TranslateBack]). Undecodable records are skipped.
+// [TranslateBack]). Undecodable records, and syncs with a negative offset
+// (which no writer produces; the checkpoint emitter's sync store rejects
+// them too), are skipped.
 func ReadBackIndex(ctx context.Context, cl *kgo.Client, offsetSyncsTopic, targetClusterID string) (*BackIndex, error) {
 	if cl == nil {
 		return nil, ErrNilClient
@@ -172,7 +174,8 @@ func ReadBackIndex(ctx context.Context, cl *kgo.Client, offsetSyncsTopic, target
 		return nil, fmt.Errorf("remoteclusterutils: reading %s: %w", offsetSyncsTopic, err)
 	}
 	for _, r := range syncs {
-		if s, err := checkpoint.DecodeOffsetSync(r.Key, r.Value); err == nil && mine(r.Headers) {
+		// The codec does not range-check offsets: a negative one is no sync.
+		if s, err := checkpoint.DecodeOffsetSync(r.Key, r.Value); err == nil && s.UpstreamOffset >= 0 && s.DownstreamOffset >= 0 && mine(r.Headers) {
 			k := backKey{s.Topic, s.Partition}
 			idx.syncs[k] = append(idx.syncs[k], backSync{s, topicIDOf(r.Headers)})
 		}

@@ -1,6 +1,7 @@
 package remoteclusterutils_test
 
 import (
+	"encoding/binary"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -120,6 +121,48 @@ func TestTranslateBackSyncs(t *testing.T) {
 		if diff := cmp.Diff(map[int32]int64{0: tc.want}, offs); diff != "" || len(got) != 1 {
 			t.Errorf("%s: TranslateBack(%d) (-want +got):\n%s (%v)", tc.name, tc.committed, diff, got)
 		}
+	}
+}
+
+// TestTranslateBackNegativeSyncs: an offset-sync record with a negative
+// offset (never written by MM2 or kmirror: garbage, or another writer's)
+// is not a sync: it must not translate a position back. Such a sync with
+// downstream offset -1 counted as "at or before" every position, so a
+// position before the partition's only valid sync (compaction keeps the
+// newest) went back to one past its upstream offset: 9001 here, records
+// 0-9000 skipped on failback.
+func TestTranslateBackNegativeSyncs(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	syncsTopic := p.Topic("mm2-offset-syncs.dst.internal")
+	createTopics(t, &p.Source, syncsTopic)
+	// Hand-built values: the codec refuses to write negative offsets.
+	negative := func(partition int32, up, down int64) *kgo.Record {
+		k, err := checkpoint.OffsetSync{Topic: "orders", Partition: partition}.Key()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := binary.BigEndian.AppendUint64(nil, uint64(up))
+		return raw(syncsTopic, k, binary.BigEndian.AppendUint64(v, uint64(down)))
+	}
+	testcluster.Produce(t, &p.Source,
+		encoded(t, syncsTopic, checkpoint.OffsetSync{Topic: "orders", Partition: 0, UpstreamOffset: 120, DownstreamOffset: 100}),
+		negative(0, 9000, -1),
+		encoded(t, syncsTopic, checkpoint.OffsetSync{Topic: "orders", Partition: 1, UpstreamOffset: 10, DownstreamOffset: 10}),
+		negative(1, -5, 20),
+	)
+	got, err := remoteclusterutils.TranslateBack(ctxT(t), testcluster.Client(t, &p.Source), syncsTopic,
+		map[string]map[int32]int64{"orders": {0: 50, 1: 30}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Partition 0 at 50 is before its only valid sync (100): no answer.
+	// Partition 1 at 30: one past the valid sync 10->10, not the negative
+	// upstream offset of the sync at 20.
+	want := map[string]map[int32]remoteclusterutils.BackTranslation{"orders": {
+		1: {Topic: "orders", Partition: 1, Position: 30, Offset: 11, Record: checkpoint.KindSync},
+	}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("TranslateBack with negative-offset syncs (-want +got):\n%s", d)
 	}
 }
 
