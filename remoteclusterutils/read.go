@@ -33,7 +33,7 @@ var fetchPartitionMax int32 = 16 << 20
 func (c *Client) readCheckpoints(ctx context.Context, alias, topic string, f *folder) error {
 	adm := kadm.NewClient(c.cl) // not closed: that would close c.cl
 
-	start, end, err := c.bounds(ctx, adm, alias, topic)
+	start, end, err := c.bounds(ctx, alias, topic)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (c *Client) readCheckpoints(ctx context.Context, alias, topic string, f *fo
 			case errors.Is(err, kerr.OffsetOutOfRange):
 				// Retention or DeleteRecords moved the log start past
 				// offset: continue from the new start.
-				s, _, berr := c.bounds(ctx, adm, alias, topic)
+				s, _, berr := c.bounds(ctx, alias, topic)
 				if berr != nil {
 					return berr
 				}
@@ -164,10 +164,10 @@ func processFetch(resp *kmsg.FetchResponse, topic string, topicID [16]byte, offs
 
 // bounds returns the log start offset and the end offset (last stable
 // offset) of partition 0 of topic.
-func (c *Client) bounds(ctx context.Context, adm *kadm.Client, alias, topic string) (start, end int64, err error) {
+func (c *Client) bounds(ctx context.Context, alias, topic string) (start, end int64, err error) {
 	backoff := retryBackoff
 	for {
-		start, end, err = listBounds(ctx, adm, topic)
+		start, end, err = listBounds(ctx, c.cl, topic)
 		if err == nil {
 			return start, end, nil
 		}
@@ -195,29 +195,45 @@ func (c *Client) bounds(ctx context.Context, adm *kadm.Client, alias, topic stri
 	}
 }
 
-func listBounds(ctx context.Context, adm *kadm.Client, topic string) (start, end int64, err error) {
-	starts, err := adm.ListStartOffsets(ctx, topic)
+// listBounds lists the log start offset and the end offset (the last
+// stable offset: equal to the high watermark unless a transaction on the
+// topic is still open) of partition 0 of topic, asking about partition 0
+// only: the other partitions of a topic created with more (by hand, or
+// with the broker's default count) do not matter, as MM2 reads partition
+// 0 only, and one of them offline must not fail or stall the read.
+func listBounds(ctx context.Context, cl *kgo.Client, topic string) (start, end int64, err error) {
+	if start, err = listOffset(ctx, cl, topic, -2, 0); err != nil { // -2: the log start
+		return 0, 0, err
+	}
+	if end, err = listOffset(ctx, cl, topic, -1, 1); err != nil { // -1, read_committed: the last stable offset
+		return 0, 0, err
+	}
+	return start, end, nil
+}
+
+// listOffset sends one ListOffsets request for partition 0 of topic.
+func listOffset(ctx context.Context, cl *kgo.Client, topic string, timestamp int64, isolation int8) (int64, error) {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.IsolationLevel = isolation
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition = checkpointsPartNum
+	rp.Timestamp = timestamp
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
-	if err := starts.Error(); err != nil {
-		return 0, 0, err
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if t.Topic == topic && p.Partition == checkpointsPartNum {
+				return p.Offset, kerr.ErrorForCode(p.ErrorCode)
+			}
+		}
 	}
-	// read_committed end: the last stable offset. Equal to the high
-	// watermark unless a transaction on the topic is still open.
-	ends, err := adm.ListCommittedOffsets(ctx, topic)
-	if err != nil {
-		return 0, 0, err
-	}
-	if err := ends.Error(); err != nil {
-		return 0, 0, err
-	}
-	s, ok1 := starts.Lookup(topic, checkpointsPartNum)
-	e, ok2 := ends.Lookup(topic, checkpointsPartNum)
-	if !ok1 || !ok2 {
-		return 0, 0, fmt.Errorf("no offsets listed for partition 0: %w", kerr.UnknownTopicOrPartition)
-	}
-	return s.Offset, e.Offset, nil
+	return 0, fmt.Errorf("no offsets listed for partition 0: %w", kerr.UnknownTopicOrPartition)
 }
 
 // partitionLeader returns the leader, leader epoch and topic ID of

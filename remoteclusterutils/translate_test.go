@@ -5,10 +5,13 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/internal/testcluster"
@@ -230,6 +233,63 @@ func contains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// TestCheckpointsTopicOtherPartitionOffline: a checkpoints topic created
+// with more than one partition (by hand, or with the broker's default
+// partition count) whose partition 1 has no leader (its broker is down, as
+// in a disaster) is read like MM2 reads it: partition 0 only, so the other
+// partition's error does not matter. The end offsets were listed for every
+// partition and any partition's error failed the call (retried until the
+// deadline).
+func TestCheckpointsTopicOtherPartitionOffline(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Real {
+		t.Skip("fakes a partition without a leader (kfake)")
+	}
+	topic := p.Source.Alias + ".checkpoints.internal"
+	createTopicsWith(t, &p.Target, 3, compact, topic)
+	testcluster.Produce(t, &p.Target,
+		raw(topic, mm2Key("g", "src.t", 0), mm2Value(0, 10, 9, "")),
+		raw(topic, mm2Key("g", "src.t", 1), mm2Value(0, 20, 19, "")))
+	p.Target.Fake.ControlKey(int16(kmsg.ListOffsets), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		req := kreq.(*kmsg.ListOffsetsRequest)
+		resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+		resp.Version = req.Version
+		for _, rt := range req.Topics {
+			if rt.Topic != topic {
+				return nil, nil, false
+			}
+			st := kmsg.NewListOffsetsResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewListOffsetsResponseTopicPartition()
+				sp.Partition, sp.Timestamp, sp.LeaderEpoch = rp.Partition, -1, -1
+				switch {
+				case rp.Partition != 0:
+					sp.ErrorCode = kerr.NotLeaderForPartition.Code // offline
+				case rp.Timestamp == -2: // start
+					sp.Offset = 0
+				default: // end
+					sp.Offset = 2
+				}
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		p.Target.Fake.KeepControl()
+		return resp, nil, true
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	got, err := remoteclusterutils.NewClient(testcluster.Client(t, &p.Target)).TranslateOffsets(ctx, p.Source.Alias, "g")
+	if err != nil {
+		t.Fatalf("TranslateOffsets with partition 1 offline: %v", err)
+	}
+	want := remoteclusterutils.Offsets{"src.t": {0: off("src.t", 0, 9, ""), 1: off("src.t", 1, 19, "")}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
 }
 
 // TestContextEnds: a cancelled context fails the call with no partial
