@@ -1,8 +1,10 @@
 package remoteclusterutils_test
 
 import (
+	"context"
 	"encoding/binary"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -163,6 +165,36 @@ func TestTranslateBackNegativeSyncs(t *testing.T) {
 	}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("TranslateBack with negative-offset syncs (-want +got):\n%s", d)
+	}
+}
+
+// TestTranslateBackOtherPartitionOffline: an offset-syncs topic created
+// with more than one partition whose partition 1 has no leader (its broker
+// is down) is read like MM2 reads it: partition 0 only. Its end offsets
+// were listed for every partition and partition 1's error failed
+// TranslateBack.
+func TestTranslateBackOtherPartitionOffline(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Real {
+		t.Skip("fakes a partition without a leader (kfake)")
+	}
+	syncsTopic := p.Topic("mm2-offset-syncs.dst.internal")
+	createTopicsWith(t, &p.Source, 3, compact, syncsTopic)
+	testcluster.Produce(t, &p.Source,
+		encoded(t, syncsTopic, checkpoint.OffsetSync{Topic: "orders", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 10}))
+	offlinePartitions(t, &p.Source, syncsTopic, 0, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got, err := remoteclusterutils.TranslateBack(ctx, testcluster.Client(t, &p.Source), syncsTopic,
+		map[string]map[int32]int64{"orders": {0: 30}}, "")
+	if err != nil {
+		t.Fatalf("TranslateBack with partition 1 of %s offline: %v", syncsTopic, err)
+	}
+	want := map[string]map[int32]remoteclusterutils.BackTranslation{"orders": {
+		0: {Topic: "orders", Partition: 0, Position: 30, Offset: 11, Record: checkpoint.KindSync},
+	}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
 	}
 }
 

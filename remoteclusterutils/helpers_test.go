@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/internal/testcluster"
@@ -108,4 +109,39 @@ func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// offlinePartitions makes the kfake cluster c answer ListOffsets for topic
+// as if every partition but 0 had no leader (NOT_LEADER_FOR_PARTITION),
+// partition 0 having the log start offset start and the end offset end.
+func offlinePartitions(t testing.TB, c *testcluster.Cluster, topic string, start, end int64) {
+	t.Helper()
+	c.Fake.ControlKey(int16(kmsg.ListOffsets), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		req := kreq.(*kmsg.ListOffsetsRequest)
+		resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+		resp.Version = req.Version
+		for _, rt := range req.Topics {
+			if rt.Topic != topic {
+				return nil, nil, false
+			}
+			st := kmsg.NewListOffsetsResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewListOffsetsResponseTopicPartition()
+				sp.Partition, sp.Timestamp, sp.LeaderEpoch = rp.Partition, -1, -1
+				switch {
+				case rp.Partition != 0:
+					sp.ErrorCode = kerr.NotLeaderForPartition.Code
+				case rp.Timestamp == -2: // the log start
+					sp.Offset = start
+				default: // the end
+					sp.Offset = end
+				}
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		c.Fake.KeepControl()
+		return resp, nil, true
+	})
 }

@@ -9,9 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/internal/testcluster"
@@ -252,34 +250,7 @@ func TestCheckpointsTopicOtherPartitionOffline(t *testing.T) {
 	testcluster.Produce(t, &p.Target,
 		raw(topic, mm2Key("g", "src.t", 0), mm2Value(0, 10, 9, "")),
 		raw(topic, mm2Key("g", "src.t", 1), mm2Value(0, 20, 19, "")))
-	p.Target.Fake.ControlKey(int16(kmsg.ListOffsets), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-		req := kreq.(*kmsg.ListOffsetsRequest)
-		resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
-		resp.Version = req.Version
-		for _, rt := range req.Topics {
-			if rt.Topic != topic {
-				return nil, nil, false
-			}
-			st := kmsg.NewListOffsetsResponseTopic()
-			st.Topic = rt.Topic
-			for _, rp := range rt.Partitions {
-				sp := kmsg.NewListOffsetsResponseTopicPartition()
-				sp.Partition, sp.Timestamp, sp.LeaderEpoch = rp.Partition, -1, -1
-				switch {
-				case rp.Partition != 0:
-					sp.ErrorCode = kerr.NotLeaderForPartition.Code // offline
-				case rp.Timestamp == -2: // start
-					sp.Offset = 0
-				default: // end
-					sp.Offset = 2
-				}
-				st.Partitions = append(st.Partitions, sp)
-			}
-			resp.Topics = append(resp.Topics, st)
-		}
-		p.Target.Fake.KeepControl()
-		return resp, nil, true
-	})
+	offlinePartitions(t, &p.Target, topic, 0, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	got, err := remoteclusterutils.NewClient(testcluster.Client(t, &p.Target)).TranslateOffsets(ctx, p.Source.Alias, "g")

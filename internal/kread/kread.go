@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/kclient"
 )
@@ -53,7 +55,12 @@ func ReadPartitions(ctx context.Context, opts []kgo.Opt, topic string, o Options
 		return nil, err
 	}
 	defer admCl.Close()
-	ends, err := kadm.NewClient(admCl).ListEndOffsets(ctx, topic)
+	var ends kadm.ListedOffsets
+	if len(o.Partitions) > 0 {
+		ends, err = listEnds(ctx, admCl, topic, o.Partitions)
+	} else {
+		ends, err = kadm.NewClient(admCl).ListEndOffsets(ctx, topic)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -86,6 +93,37 @@ func ReadPartitions(ctx context.Context, opts []kgo.Opt, topic string, o Options
 	out := got[topic]
 	if out == nil {
 		out = map[int32][]*kgo.Record{}
+	}
+	return out, nil
+}
+
+// listEnds lists the end offsets of partitions of topic only: kadm's
+// ListEndOffsets asks about every partition of the topic, so one of the
+// others without a leader (its broker down) failed or stalled a read of
+// partition 0 (MM2 reads its internal topics' partition 0 only).
+func listEnds(ctx context.Context, cl *kgo.Client, topic string, partitions []int32) (kadm.ListedOffsets, error) {
+	req := kmsg.NewPtrListOffsetsRequest()
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	for _, p := range partitions {
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition, rp.Timestamp = p, -1 // -1: the end offset
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	out := kadm.ListedOffsets{}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if out[t.Topic] == nil {
+				out[t.Topic] = map[int32]kadm.ListedOffset{}
+			}
+			out[t.Topic][p.Partition] = kadm.ListedOffset{Topic: t.Topic, Partition: p.Partition, Timestamp: p.Timestamp,
+				Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, Err: kerr.ErrorForCode(p.ErrorCode)}
+		}
 	}
 	return out, nil
 }
