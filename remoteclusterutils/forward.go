@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/internal/kread"
@@ -138,9 +137,10 @@ type RecordTranslation struct {
 //     exact.
 //
 // The result is keyed like offsets, every partition present (with Err
-// when not translated). The error is for failed reads (the partitions'
-// offsets not listed, a fetch failure, ctx). cl is not closed (its
-// options are used to build short-lived readers).
+// when not translated; a partition whose offsets could not be listed, no
+// such partition or no leader, has that error). The error is for failed
+// reads (a fetch failure, ctx). cl is not closed (its options are used to
+// build short-lived readers).
 func TranslateFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID string, offsets map[string]map[int32]int64) (map[string]map[int32]RecordTranslation, error) {
 	if cl == nil {
 		return nil, ErrNilClient
@@ -153,14 +153,19 @@ func TranslateFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID s
 	if len(topics) == 0 {
 		return out, nil
 	}
-	adm := kadm.NewClient(cl)
-	starts, err := adm.ListStartOffsets(ctx, topics...)
-	if err != nil {
-		return nil, fmt.Errorf("remoteclusterutils: listing the log start offsets of %d remote topics: %w", len(topics), err)
+	// The offsets of the partitions asked about only: another partition of
+	// a remote topic without a leader (its broker down) must not fail or
+	// stall the others.
+	asked := make(map[string][]int32, len(offsets))
+	for t, ps := range offsets {
+		for p := range ps {
+			asked[t] = append(asked[t], p)
+		}
 	}
-	ends, err := adm.ListCommittedOffsets(ctx, topics...)
-	if err != nil {
-		return nil, fmt.Errorf("remoteclusterutils: listing the last stable offsets of %d remote topics: %w", len(topics), err)
+	starts := kread.ListOffsets(ctx, cl, asked, -2, false)
+	ends := kread.ListOffsets(ctx, cl, asked, -1, true)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("remoteclusterutils: listing the offsets of %d remote topics: %w", len(topics), err)
 	}
 	type job struct {
 		topic     string

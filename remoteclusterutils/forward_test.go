@@ -1,10 +1,12 @@
 package remoteclusterutils_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -539,5 +541,32 @@ func TestTranslateFromRecordsLongStretches(t *testing.T) {
 	}
 	if r := got[remote][0]; !errors.Is(r.Err, remoteclusterutils.ErrNotCaughtUp) || r.LastCopied != 44 {
 		t.Errorf("X 46: %+v, want not caught up at 44", r)
+	}
+}
+
+// TestTranslateFromRecordsOtherPartitionOffline: a remote topic whose
+// partition 1 has no leader (its broker down) does not stop the
+// translation of partition 0: the log start and end offsets were listed
+// for every partition of the topic, and the listing waited for partition 1
+// until the deadline and failed the whole call.
+func TestTranslateFromRecordsOtherPartitionOffline(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Real {
+		t.Skip("fakes a partition without a leader (kfake)")
+	}
+	remote := p.Topic("src.orders")
+	createTopicsWith(t, &p.Target, 3, nil, remote)
+	writeLog(t, &p.Target, remote, 0, []logItem{stamped(0), stamped(1), stamped(2)})
+	offlinePartitions(t, &p.Target, remote, 0, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got, err := remoteclusterutils.TranslateFromRecords(ctx, testcluster.Client(t, &p.Target), "SRC",
+		map[string]map[int32]int64{remote: {0: 2}})
+	if err != nil {
+		t.Fatalf("TranslateFromRecords with partition 1 of %s offline: %v", remote, err)
+	}
+	r := got[remote][0]
+	if r.Err != nil || r.Offset != 2 || !r.Exact || r.LastCopied != 2 {
+		t.Errorf("partition 0: %+v, want offset 2, exact, last copied 2", r)
 	}
 }

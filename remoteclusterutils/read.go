@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kmirror/kmirror/internal/kread"
 )
 
 // Fetch sizes and pacing of the checkpoints reader.
@@ -202,38 +204,23 @@ func (c *Client) bounds(ctx context.Context, alias, topic string) (start, end in
 // with the broker's default count) do not matter, as MM2 reads partition
 // 0 only, and one of them offline must not fail or stall the read.
 func listBounds(ctx context.Context, cl *kgo.Client, topic string) (start, end int64, err error) {
-	if start, err = listOffset(ctx, cl, topic, -2, 0); err != nil { // -2: the log start
+	if start, err = listOffset(ctx, cl, topic, -2, false); err != nil { // -2: the log start
 		return 0, 0, err
 	}
-	if end, err = listOffset(ctx, cl, topic, -1, 1); err != nil { // -1, read_committed: the last stable offset
+	if end, err = listOffset(ctx, cl, topic, -1, true); err != nil { // -1, read_committed: the last stable offset
 		return 0, 0, err
 	}
 	return start, end, nil
 }
 
-// listOffset sends one ListOffsets request for partition 0 of topic.
-func listOffset(ctx context.Context, cl *kgo.Client, topic string, timestamp int64, isolation int8) (int64, error) {
-	req := kmsg.NewPtrListOffsetsRequest()
-	req.IsolationLevel = isolation
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewListOffsetsRequestTopicPartition()
-	rp.Partition = checkpointsPartNum
-	rp.Timestamp = timestamp
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		return 0, err
+// listOffset lists one offset of partition 0 of topic.
+func listOffset(ctx context.Context, cl *kgo.Client, topic string, timestamp int64, readCommitted bool) (int64, error) {
+	l := kread.ListOffsets(ctx, cl, map[string][]int32{topic: {checkpointsPartNum}}, timestamp, readCommitted)
+	o, ok := l.Lookup(topic, checkpointsPartNum)
+	if !ok {
+		return 0, fmt.Errorf("no offsets listed for partition 0: %w", kerr.UnknownTopicOrPartition)
 	}
-	for _, t := range resp.Topics {
-		for _, p := range t.Partitions {
-			if t.Topic == topic && p.Partition == checkpointsPartNum {
-				return p.Offset, kerr.ErrorForCode(p.ErrorCode)
-			}
-		}
-	}
-	return 0, fmt.Errorf("no offsets listed for partition 0: %w", kerr.UnknownTopicOrPartition)
+	return o.Offset, o.Err
 }
 
 // partitionLeader returns the leader, leader epoch and topic ID of

@@ -57,7 +57,7 @@ func ReadPartitions(ctx context.Context, opts []kgo.Opt, topic string, o Options
 	defer admCl.Close()
 	var ends kadm.ListedOffsets
 	if len(o.Partitions) > 0 {
-		ends, err = listEnds(ctx, admCl, topic, o.Partitions)
+		ends = ListOffsets(ctx, admCl, map[string][]int32{topic: o.Partitions}, -1, false)
 	} else {
 		ends, err = kadm.NewClient(admCl).ListEndOffsets(ctx, topic)
 	}
@@ -97,35 +97,53 @@ func ReadPartitions(ctx context.Context, opts []kgo.Opt, topic string, o Options
 	return out, nil
 }
 
-// listEnds lists the end offsets of partitions of topic only: kadm's
-// ListEndOffsets asks about every partition of the topic, so one of the
-// others without a leader (its broker down) failed or stalled a read of
-// partition 0 (MM2 reads its internal topics' partition 0 only).
-func listEnds(ctx context.Context, cl *kgo.Client, topic string, partitions []int32) (kadm.ListedOffsets, error) {
+// ListOffsets lists one offset of each of the given partitions only
+// (timestamp -2: the log start offset; -1: the end offset, the last stable
+// offset when readCommitted) with one ListOffsets request, which kgo sends
+// to each partition's leader. kadm's listings ask about every partition of
+// a topic, so one of the others without a leader (its broker down) failed
+// or stalled a read of partition 0 (MM2 reads its internal topics'
+// partition 0 only). A partition whose request failed (no such topic or
+// partition, no leader, ctx) carries the error.
+func ListOffsets(ctx context.Context, cl *kgo.Client, partitions map[string][]int32, timestamp int64, readCommitted bool) kadm.ListedOffsets {
 	req := kmsg.NewPtrListOffsetsRequest()
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	for _, p := range partitions {
-		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Partition, rp.Timestamp = p, -1 // -1: the end offset
-		rt.Partitions = append(rt.Partitions, rp)
+	if readCommitted {
+		req.IsolationLevel = 1
 	}
-	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		return nil, err
+	for topic, ps := range partitions {
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = topic
+		for _, p := range ps {
+			rp := kmsg.NewListOffsetsRequestTopicPartition()
+			rp.Partition, rp.Timestamp = p, timestamp
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		req.Topics = append(req.Topics, rt)
 	}
 	out := kadm.ListedOffsets{}
-	for _, t := range resp.Topics {
-		for _, p := range t.Partitions {
-			if out[t.Topic] == nil {
-				out[t.Topic] = map[int32]kadm.ListedOffset{}
+	set := func(o kadm.ListedOffset) {
+		if out[o.Topic] == nil {
+			out[o.Topic] = map[int32]kadm.ListedOffset{}
+		}
+		out[o.Topic][o.Partition] = o
+	}
+	for _, sh := range cl.RequestSharded(ctx, req) {
+		if sh.Err != nil {
+			for _, t := range sh.Req.(*kmsg.ListOffsetsRequest).Topics {
+				for _, p := range t.Partitions {
+					set(kadm.ListedOffset{Topic: t.Topic, Partition: p.Partition, Offset: -1, Err: sh.Err})
+				}
 			}
-			out[t.Topic][p.Partition] = kadm.ListedOffset{Topic: t.Topic, Partition: p.Partition, Timestamp: p.Timestamp,
-				Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, Err: kerr.ErrorForCode(p.ErrorCode)}
+			continue
+		}
+		for _, t := range sh.Resp.(*kmsg.ListOffsetsResponse).Topics {
+			for _, p := range t.Partitions {
+				set(kadm.ListedOffset{Topic: t.Topic, Partition: p.Partition, Timestamp: p.Timestamp,
+					Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, Err: kerr.ErrorForCode(p.ErrorCode)})
+			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Range is a range of offsets of one partition to read: [From, To). From
