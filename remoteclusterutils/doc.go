@@ -67,8 +67,9 @@
 //     even if its offset is lower than an earlier one's (an upstream rewind
 //     makes MM2 emit a lower checkpoint).
 //   - Undecodable records are skipped (as Java does). Records with a negative
-//     downstream offset, a negative partition or an empty topic are skipped
-//     where Java throws. A tombstone (nil value) removes the earlier
+//     downstream offset are skipped where Java throws; records with a
+//     negative partition or an empty topic, which Java returns as they are,
+//     are skipped too (no consumer can resume there). A tombstone (nil value) removes the earlier
 //     checkpoint of its key, which is what log compaction converges to, so
 //     results do not change when the cleaner runs; Java throws. Versions
 //     other than 0 are parsed with the v0 layout, trailing bytes ignored.

@@ -40,12 +40,14 @@ type ReadStats struct {
 	Tombstones int
 	// Invalid counts skipped records that decode but cannot be used: a
 	// negative downstream offset (Java MirrorClient throws
-	// IllegalArgumentException), a negative partition or an empty topic.
-	// The earlier checkpoint of the same key, if any, stays in effect.
+	// IllegalArgumentException), a negative partition or an empty topic
+	// (Java returns those as they are). The earlier checkpoint of the same
+	// key, if any, stays in effect.
 	Invalid int
 	// UnknownVersion counts records whose value version is not 0; they are
 	// parsed with the v0 layout, trailing bytes ignored, and used (as Java
-	// does). They are also counted in Checkpoints.
+	// does). They are also counted in Checkpoints, or in Invalid when the
+	// parsed checkpoint cannot be used.
 	UnknownVersion int
 }
 
