@@ -71,7 +71,11 @@ type BackTranslation struct {
 // partition survives) and offset runs are deleted after 7 days, an old
 // position may have neither: it is absent from the result, never guessed
 // (the caller lists it). The result is keyed like positions; cl is not
-// closed (its options are used to build short-lived readers).
+// closed (its options are used to build short-lived readers). When
+// neither the offset-syncs topic nor the offset-runs topic exists on the
+// cluster cl reaches, the error wraps [ErrNoOffsetSyncsTopic]: nothing
+// could be translated, and an empty result would look like positions too
+// old to translate.
 //
 // TranslateBack does not reach B, so it cannot tell a remote topic
 // re-created on B (a new log) from the one the runs and syncs describe;
@@ -81,6 +85,10 @@ func TranslateBack(ctx context.Context, cl *kgo.Client, offsetSyncsTopic string,
 	idx, err := ReadBackIndex(ctx, cl, offsetSyncsTopic, targetClusterID)
 	if err != nil {
 		return nil, err
+	}
+	if !idx.found {
+		return nil, fmt.Errorf("%w: %s (and %s) on the cluster the client reaches: give the forward flow's offset-syncs topic, on the cluster of its offset-syncs.topic.location (the source by default)",
+			ErrNoOffsetSyncsTopic, offsetSyncsTopic, checkpoint.OffsetRunsTopic(offsetSyncsTopic))
 	}
 	out := make(map[string]map[int32]BackTranslation, len(positions))
 	for topic, ps := range positions {
@@ -106,7 +114,24 @@ type BackIndex struct {
 	// recs maps positions to the source offset the copied record before
 	// each carries ([BackIndex.WithRecords]).
 	recs map[backKey]map[int64]int64
+	// found: the offset-syncs or the offset-runs topic exists.
+	found bool
 }
+
+// ErrNoOffsetSyncsTopic is wrapped by the error [TranslateBack] returns
+// when neither the offset-syncs topic it was given nor the offset-runs
+// topic beside it exists on the cluster its client reaches: the client
+// reaches the wrong cluster (the forward flow's offset-syncs.topic.location
+// decides where they are: the source by default) or the topic name is not
+// the forward flow's. A flow creates its offset-syncs topic as it starts.
+var ErrNoOffsetSyncsTopic = errors.New("remoteclusterutils: offset-syncs topic not found")
+
+// Found reports whether the offset-syncs topic or the offset-runs topic
+// beside it existed when [ReadBackIndex] read them. An index of neither
+// translates nothing: a caller that can translate from the copies alone
+// ([BackIndex.WithRecords]) may go on, others should report the topic
+// name and cluster (see [ErrNoOffsetSyncsTopic]).
+func (b *BackIndex) Found() bool { return b.found }
 
 type backKey struct {
 	topic     string
@@ -163,6 +188,7 @@ func ReadBackIndex(ctx context.Context, cl *kgo.Client, offsetSyncsTopic, target
 	if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
 		return nil, fmt.Errorf("remoteclusterutils: reading %s: %w", runsTopic, err)
 	}
+	idx.found = err == nil
 	for _, r := range runs {
 		if run, err := checkpoint.DecodeOffsetRun(r.Key, r.Value); err == nil && mine(r.Headers) {
 			k := backKey{run.Topic, run.Partition}
@@ -173,6 +199,7 @@ func ReadBackIndex(ctx context.Context, cl *kgo.Client, offsetSyncsTopic, target
 	if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
 		return nil, fmt.Errorf("remoteclusterutils: reading %s: %w", offsetSyncsTopic, err)
 	}
+	idx.found = idx.found || err == nil
 	for _, r := range syncs {
 		// The codec does not range-check offsets: a negative one is no sync.
 		if s, err := checkpoint.DecodeOffsetSync(r.Key, r.Value); err == nil && s.UpstreamOffset >= 0 && s.DownstreamOffset >= 0 && mine(r.Headers) {
@@ -249,7 +276,7 @@ func (b *BackIndex) ForRemoteTopicIDs(ids map[string][16]byte) *BackIndex {
 		want, ok := ids[k.topic]
 		return !ok || want == zero || id == zero || id == want
 	}
-	out := &BackIndex{runs: map[backKey][]backRun{}, syncs: map[backKey][]backSync{}, recs: b.recs}
+	out := &BackIndex{runs: map[backKey][]backRun{}, syncs: map[backKey][]backSync{}, recs: b.recs, found: b.found}
 	for k, rs := range b.runs {
 		for _, r := range rs {
 			if keep(k, r.topicID) {
@@ -305,7 +332,7 @@ func (b *BackIndex) WithRecords(ctx context.Context, cl *kgo.Client, sourceClust
 			ranges[remote][p] = kread.Range{From: d - 1, To: d}
 		}
 	}
-	out := &BackIndex{runs: b.runs, syncs: b.syncs, recs: map[backKey]map[int64]int64{}}
+	out := &BackIndex{runs: b.runs, syncs: b.syncs, recs: map[backKey]map[int64]int64{}, found: b.found}
 	for k, m := range b.recs {
 		out.recs[k] = m
 	}

@@ -3,6 +3,8 @@ package remoteclusterutils_test
 import (
 	"context"
 	"encoding/binary"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -311,5 +313,33 @@ func TestBackIndexForRemoteTopicIDs(t *testing.T) {
 		if b, _ := idx.ForRemoteTopicIDs(ids).Translate("orders", 0, 60); b.Offset != 160 {
 			t.Errorf("ForRemoteTopicIDs(%v): %+v, want the unfiltered 160", ids, b)
 		}
+	}
+}
+
+// TestTranslateBackNoSyncsTopic: regression test for a helper's finding
+// (stop 40). TranslateBack given an offset-syncs topic the cluster does
+// not have (the wrong cluster, alias or offset-syncs.topic.location)
+// returned an empty result and no error, which reads as "positions too old
+// to translate". It now returns ErrNoOffsetSyncsTopic naming the topic;
+// ReadBackIndex still reads (Found false) for callers that translate from
+// the copies alone.
+func TestTranslateBackNoSyncsTopic(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	syncsTopic := p.Topic("mm2-offset-syncs.dst.internal")
+	cl := testcluster.Client(t, &p.Source)
+	got, err := remoteclusterutils.TranslateBack(ctxT(t), cl, syncsTopic, map[string]map[int32]int64{"orders": {0: 5}}, "")
+	if !errors.Is(err, remoteclusterutils.ErrNoOffsetSyncsTopic) || !strings.Contains(err.Error(), syncsTopic) || got != nil {
+		t.Fatalf("TranslateBack without the topic: %v, %v; want ErrNoOffsetSyncsTopic naming %s", got, err, syncsTopic)
+	}
+	idx, err := remoteclusterutils.ReadBackIndex(ctxT(t), cl, syncsTopic, "")
+	if err != nil || idx.Found() {
+		t.Fatalf("ReadBackIndex without the topic: found %v, %v; want an empty index, not found", idx != nil && idx.Found(), err)
+	}
+	createTopics(t, &p.Source, syncsTopic)
+	if idx, err = remoteclusterutils.ReadBackIndex(ctxT(t), cl, syncsTopic, ""); err != nil || !idx.Found() {
+		t.Fatalf("ReadBackIndex of an empty topic: found %v, %v; want found", idx != nil && idx.Found(), err)
+	}
+	if got, err = remoteclusterutils.TranslateBack(ctxT(t), cl, syncsTopic, map[string]map[int32]int64{"orders": {0: 5}}, ""); err != nil || len(got) != 0 {
+		t.Fatalf("TranslateBack of an empty topic: %v, %v; want nothing translated, no error", got, err)
 	}
 }
