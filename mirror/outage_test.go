@@ -3,6 +3,7 @@ package mirror
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,5 +119,62 @@ func TestIdlePartitionFetchErrorClears(t *testing.T) {
 	h.advance(fetchErrStale + time.Second)
 	if s := h.status(f.k); s.State != StateRunning || s.Error != "" {
 		t.Errorf("fetch error not repeated for %v: %s %q, want RUNNING", fetchErrStale, s.State, s.Error)
+	}
+}
+
+// TestEndedSessionStopsItsPollLoopFirst: regression test for a helper's
+// finding (stop 40, reading the code). A session ended by a transient
+// produce failure returned with its poll loop still running: the loop
+// reads the unit's clients, which the next session replaces, and what it
+// posted last (exactly once: an aborted transaction's end) was applied to
+// the next session's partitions. The session now returns after its poll
+// loop, and replication resumes with nothing lost.
+func TestEndedSessionStopsItsPollLoopFirst(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's request control")
+	}
+	topic := p.Topic("ended")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	testcluster.Produce(t, &p.Source, valueRecords(topic, "a", 0, 10)...)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.Tasks = 1
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	var mu sync.Mutex
+	var ended []string
+	hooks := &unitHooks{sessionEnded: func(err error, loops int32) {
+		mu.Lock()
+		defer mu.Unlock()
+		ended = append(ended, fmt.Sprintf("%d poll loops running after %v", loops, err))
+	}}
+	m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
+		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts(), Producer: []kgo.Opt{kgo.RecordRetries(3)}}),
+		WithFlow(fc), withUnitHooks(hooks))
+	waitReplicated(t, m, 10)
+	outage := p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Err: kerr.NotEnoughReplicas, Count: -1})
+	testcluster.Produce(t, &p.Source, valueRecords(topic, "b", 0, 10)...)
+	testcluster.Eventually(t, 30*time.Second, "a session ended by the failed produce", func() (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(ended) > 0, fmt.Sprint(ended)
+	})
+	outage.Remove()
+	testcluster.Eventually(t, 30*time.Second, "replication resumed", func() (bool, string) {
+		ps := m.Status().Flows[0].Partitions
+		return len(ps) == 1 && ps[0].Replicated == 20 && ps[0].State == StateRunning, fmt.Sprintf("%+v", ps)
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("sessions ended: %q", ended)
+	for _, e := range ended {
+		if !strings.HasPrefix(e, "0 poll loops") {
+			t.Errorf("a session ended with its poll loop running: %s", e)
+		}
+	}
+	want := append(valueRecords(topic, "a", 0, 10), valueRecords(topic, "b", 0, 10)...)
+	if lost, _ := missingValues(t, p, p.Source.Alias+"."+topic, want); lost != 0 {
+		t.Errorf("%d records lost", lost)
 	}
 }

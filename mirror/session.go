@@ -211,6 +211,9 @@ func (u *unit) run(ctx, hard context.Context) {
 	var delay time.Duration
 	for ctx.Err() == nil {
 		err := u.session(ctx, hard)
+		if h := u.env.hooks; h != nil && h.sessionEnded != nil {
+			h.sessionEnded(err, u.pollLoops.Load())
+		}
 		u.drainIdle() // what the session's goroutines posted last
 		progressed := u.progressed.Swap(false)
 		if err == nil || ctx.Err() != nil {
@@ -384,7 +387,11 @@ func (u *unit) session(ctx, hard context.Context) error {
 	pollCtx, stopPoll := context.WithCancel(ctx)
 	defer stopPoll()
 	pollErr := make(chan error, 1)
-	go func() { pollErr <- u.pollLoop(pollCtx, hard) }()
+	u.pollLoops.Add(1)
+	go func() {
+		defer u.pollLoops.Add(-1)
+		pollErr <- u.pollLoop(pollCtx, hard)
+	}()
 
 	flushT := time.NewTicker(e.cfg.OffsetFlushInterval)
 	defer flushT.Stop()
@@ -414,8 +421,16 @@ loop:
 		}
 		if u.endSession != nil {
 			// Nothing past the last stored resume points is trusted: the
-			// next session replays from there (at least once).
+			// next session replays from there (at least once). The poll
+			// loop ends first, the producer closed under it: it uses the
+			// unit's clients, which the next session replaces, and what it
+			// posts last (an aborted transaction's end) concerns this
+			// session's partitions, not the next one's (a helper reading
+			// the code, stop 40).
 			e.metrics.flowErr(e.labels, "produce")
+			stopPoll()
+			u.closeProd()
+			u.awaitPoll(ctx, pollErr)
 			return fmt.Errorf("produce to %s failed: %w", e.dst.Alias, u.endSession)
 		}
 		if u.rebuild {
@@ -512,6 +527,20 @@ loop:
 		return errRebuild
 	}
 	return nil
+}
+
+// awaitPoll waits for the session's poll loop, stopped, to return,
+// applying what it posts meanwhile (an exactly-once loop asks this
+// goroutine for the resume points of the transaction it ends).
+func (u *unit) awaitPoll(ctx context.Context, pollErr <-chan error) {
+	for {
+		select {
+		case <-pollErr:
+			return
+		case <-u.box.wake:
+			u.drain(ctx)
+		}
+	}
 }
 
 // shutdown flushes in-flight records and stores the final resume points and

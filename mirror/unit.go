@@ -98,6 +98,9 @@ type unitHooks struct {
 	// snapshot runs on the control goroutine each time the unit takes a
 	// status snapshot of its partitions (unit.publish).
 	snapshot func()
+	// sessionEnded runs on the control goroutine when a session returned
+	// err, with the unit's poll loops still running then.
+	sessionEnded func(err error, pollLoops int32)
 }
 
 // offered is a source partition discovery found ready to replicate: its
@@ -143,6 +146,9 @@ type unit struct {
 	life      *lifecycle
 	resume    map[tp]int64
 	resumeIDs map[tp]resumeIDs
+	// pollLoops counts the unit's running poll loops (tests: a session
+	// never starts while the last one's runs).
+	pollLoops atomic.Int32
 	// disputes counts, per source topic, the source's answers in a row
 	// that named another topic ID than the offer (confirmSourceIDs).
 	disputes map[string]idDispute
