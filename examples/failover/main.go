@@ -80,14 +80,15 @@ type report struct {
 	ConsumedBeforeFailure int // processed on us-east-1 before the failure
 	NotReplicated         int // acknowledged by us-east-1, not on ap-northeast-2 at the failure (RPO)
 	LagAtFailure          int64
-	Consumed              int // distinct orders processed
-	Reads                 int // records processed, duplicates included
-	Duplicates            int // Reads - Consumed
-	DupFailover           int // reads on ap-northeast-2 of orders already processed
-	DupCheckpointed       int // of them, orders before the group's checkpointed position (translation)
-	DupLate               int // of them, orders processed after the last checkpoint the target got
-	DupFailback           int // reads on us-east-1 after fail-back of orders already processed
-	Lost                  int // acknowledged, never processed
+	LagUnknownAtFailure   bool // the engine could not list the source's end: read LagAtFailure as a floor
+	Consumed              int  // distinct orders processed
+	Reads                 int  // records processed, duplicates included
+	Duplicates            int  // Reads - Consumed
+	DupFailover           int  // reads on ap-northeast-2 of orders already processed
+	DupCheckpointed       int  // of them, orders before the group's checkpointed position (translation)
+	DupLate               int  // of them, orders processed after the last checkpoint the target got
+	DupFailback           int  // reads on us-east-1 after fail-back of orders already processed
+	Lost                  int  // acknowledged, never processed
 	Detection             time.Duration
 	RTO                   time.Duration // failure -> first record read on ap-northeast-2
 	FailbackPause         time.Duration // consumer stopped on ap-northeast-2 -> first read on us-east-1
@@ -277,8 +278,14 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep report, err error)
 	}()
 
 	st := fwd.Status().Flows[0]
-	rep.LagAtFailure = st.Lag
-	say("runbook 2: replication lag as last seen: %d records (flow state %s; the engine's cluster probe turns it RETRYING within about a second of the failure)", st.Lag, st.State)
+	rep.LagAtFailure, rep.LagUnknownAtFailure = st.Lag, st.LagUnknown
+	lag := fmt.Sprintf("%d records", st.Lag)
+	if st.LagUnknown {
+		// The source is gone: its end offsets cannot be listed, so Lag
+		// counts only what is known (read it as at least Lag).
+		lag = fmt.Sprintf("at least %d records (the source's end is unknown)", st.Lag)
+	}
+	say("runbook 2: replication lag as last seen: %s (flow state %s; the engine's cluster probe turns it RETRYING within about a second of the failure)", lag, st.State)
 	stopStart := time.Now()
 	if err := fwd.Close(); err != nil {
 		return rep, err
@@ -529,7 +536,11 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "  records produced (acknowledged)      %7d  (%s %d before the failure, %s %d during the outage, %s %d after fail-back)\n",
 		r.Produced, east, r.ProducedBeforeFailure, seoul, r.ProducedOutage, east, r.ProducedAfter)
 	fmt.Fprintf(w, "  consumed before the failure          %7d\n", r.ConsumedBeforeFailure)
-	fmt.Fprintf(w, "  not yet replicated at the failure    %7d  (engine-reported lag %d; read after fail-back)\n", r.NotReplicated, r.LagAtFailure)
+	lag := fmt.Sprint(r.LagAtFailure)
+	if r.LagUnknownAtFailure {
+		lag = "at least " + lag
+	}
+	fmt.Fprintf(w, "  not yet replicated at the failure    %7d  (engine-reported lag %s; read after fail-back)\n", r.NotReplicated, lag)
 	fmt.Fprintf(w, "  consumed in total (distinct)         %7d  of %d reads\n", r.Consumed, r.Reads)
 	fmt.Fprintf(w, "  records lost                         %7d\n", r.Lost)
 	fmt.Fprintf(w, "  records read twice                   %7d  (%d at failover, %d at fail-back)\n", r.Duplicates, r.DupFailover, r.DupFailback)
