@@ -66,3 +66,73 @@ func TestSourceTopicDeletedLeavesStatus(t *testing.T) {
 		return slices.Equal(got, want), fmt.Sprintf("%v; status %s", got, topics())
 	})
 }
+
+// TestSessionRestartKeepsOtherTopicsInStatus: a source topic deleted while
+// the flow runs restarts its unit's session (TestSourceTopicDeletedLeavesStatus);
+// the unit's other topic must stay in Status throughout. The new session
+// marked its status to be published at its start (evSession), and the
+// first drain of its offer published the lifecycle before any partition
+// had started: for at least publishEvery the unit's status listed none of
+// its partitions (the flow's lag and the status topic's view with them),
+// at every session restart that took longer than publishEvery to load its
+// resume points (real Kafka, a loaded machine). Here every status
+// publication takes 60 ms (a test hook), so that the next session's first
+// publication always comes more than publishEvery after the last one.
+func TestSessionRestartKeepsOtherTopicsInStatus(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	gone, kept := p.Topic("gone"), p.Topic("kept")
+	testcluster.CreateTopic(t, &p.Source, gone, 1, nil)
+	testcluster.CreateTopic(t, &p.Source, kept, 1, nil)
+	testcluster.Produce(t, &p.Source, partRecords(gone, "g", 0, 0, 5)...)
+	testcluster.Produce(t, &p.Source, partRecords(kept, "k", 0, 0, 5)...)
+	fc := fastFlow(p)
+	fc.Tasks = 1 // both topics in one unit: the deletion restarts the kept topic's session too
+	slow := &unitHooks{snapshot: func() { time.Sleep(60 * time.Millisecond) }}
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), withUnitHooks(slow))...)
+	waitReplicated(t, m, 10)
+	has := func(topic string) (bool, []PartitionStatus) {
+		ps := m.Status().Flows[0].Partitions
+		for _, s := range ps {
+			if s.Topic == topic {
+				return true, ps
+			}
+		}
+		return false, ps
+	}
+	stop := make(chan struct{})
+	missing := make(chan []PartitionStatus, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if ok, ps := has(kept); !ok {
+				select {
+				case missing <- ps:
+				default:
+				}
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	if _, err := testcluster.Admin(t, &p.Source).DeleteTopic(context.Background(), gone); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 30*time.Second, gone+" out of the status", func() (bool, string) {
+		ok, ps := has(gone)
+		return !ok, fmt.Sprintf("%+v", ps)
+	})
+	time.Sleep(200 * time.Millisecond) // the session after the restart publishes again
+	close(stop)
+	<-done
+	select {
+	case ps := <-missing:
+		t.Errorf("%s left the status while its unit's session restarted: %+v", kept, ps)
+	default:
+	}
+}

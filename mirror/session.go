@@ -376,10 +376,6 @@ func (u *unit) session(ctx, hard context.Context) error {
 	u.drainIdle() // the last session's events first: they concern its partitions
 	u.endSession = nil
 	u.life.apply(event{kind: evSession, a: time.Now().UnixNano()}, nil)
-	// The status published lists the last session's partitions until
-	// this one publishes its own: a partition not offered any more (its
-	// source topic deleted) must leave it even when nothing starts.
-	u.dirty = true
 	empty := map[tp]*feed{}
 	u.feeds.Store(&empty)
 	u.log.Debug("unit started", "resume_points", len(u.resume), "exactly_once", e.cfg.ExactlyOnce)
@@ -406,6 +402,7 @@ func (u *unit) session(ctx, hard context.Context) error {
 	firstFlush := time.After(min(firstFlushAfter, e.cfg.OffsetFlushInterval))
 	var retry <-chan time.Time // partitions whose remote partition the producer does not know yet
 	pending := true            // the offer may hold partitions not started yet
+	firstOffer := true         // the session's status is published once its first offer was applied
 	var failed error
 	pollDone := false
 	var partRetry <-chan time.Time // the next restart of failed partitions is due
@@ -417,6 +414,20 @@ loop:
 			pending = false
 			if !u.applyOffer(ctx) {
 				retry = time.After(500 * time.Millisecond)
+			}
+			if firstOffer {
+				// The status published lists the last session's
+				// partitions until this one publishes its own: a
+				// partition not offered any more (its source topic
+				// deleted) must leave it even when nothing starts. Not
+				// before the offer's partitions started (dirty at
+				// evSession): the first drain of applyOffer published
+				// the session's empty lifecycle, and for at least
+				// publishEvery the unit listed none of its partitions
+				// (TestSessionRestartKeepsOtherTopicsInStatus).
+				firstOffer = false
+				u.dirty = true
+				u.publishSoon()
 			}
 		}
 		if u.endSession != nil {
