@@ -492,7 +492,19 @@ func (v *verifier) plan(ctx context.Context, rep *Report) ([]*partTask, error) {
 		return &ClusterError{Side: "target", Alias: c.Target.Alias, Op: op, Err: err}
 	}
 
-	srcTopics, err := listTopicsSettled(actx, v.src, c.AdminTimeout/3, c.Topics...)
+	// Listed whole (Topics nil), only the topics selected are waited for:
+	// another topic without a leader (a broker down) must not hold the run.
+	sel := c.Select
+	if sel == nil {
+		sel = func(t string) bool {
+			return !c.Policy.IsInternalTopic(t) && !c.Policy.IsHeartbeatsTopic(t) && !policy.IsCycle(c.Policy, c.Target.Alias, t)
+		}
+	}
+	var wanted func(string) bool
+	if c.Topics == nil {
+		wanted = sel
+	}
+	srcTopics, err := listTopicsSettled(actx, v.src, c.AdminTimeout/3, wanted, c.Topics...)
 	if err != nil {
 		return nil, srcErr("listing topics", err)
 	}
@@ -518,12 +530,6 @@ func (v *verifier) plan(ctx context.Context, rep *Report) ([]*partTask, error) {
 		slices.Sort(names)
 		names = slices.Compact(names)
 	} else {
-		sel := c.Select
-		if sel == nil {
-			sel = func(t string) bool {
-				return !c.Policy.IsInternalTopic(t) && !c.Policy.IsHeartbeatsTopic(t) && !policy.IsCycle(c.Policy, c.Target.Alias, t)
-			}
-		}
 		for _, t := range srcTopics.Names() {
 			if sel(t) {
 				names = append(names, t)
@@ -544,7 +550,7 @@ func (v *verifier) plan(ctx context.Context, rep *Report) ([]*partTask, error) {
 	}
 	var tgtTopics kadm.TopicDetails
 	if len(remotes) > 0 {
-		if tgtTopics, err = listTopicsSettled(actx, v.tgt, c.AdminTimeout/3, remotes...); err != nil {
+		if tgtTopics, err = listTopicsSettled(actx, v.tgt, c.AdminTimeout/3, nil, remotes...); err != nil {
 			return nil, tgtErr("listing topics", err)
 		}
 	}
@@ -710,15 +716,17 @@ func (v *verifier) plan(ctx context.Context, rep *Report) ([]*partTask, error) {
 // listTopicsSettled lists topics (every topic when none is named) and
 // lists again, every 250 ms for at most wait, while a topic or partition
 // has a retriable error (LEADER_NOT_AVAILABLE: a topic just created or
-// whose leader is moving). UNKNOWN_TOPIC_OR_PARTITION is an answer, not
-// retried: the topic does not exist. The last listing is returned when
-// wait passes or ctx ends with errors left (the caller reports them per
-// topic); an error only when a listing failed as a whole.
-func listTopicsSettled(ctx context.Context, adm *kadm.Client, wait time.Duration, topics ...string) (kadm.TopicDetails, error) {
+// whose leader is moving), of the topics wanted accepts only when wanted
+// is not nil (the others of a whole listing are not used).
+// UNKNOWN_TOPIC_OR_PARTITION is an answer, not retried: the topic does
+// not exist. The last listing is returned when wait passes or ctx ends
+// with errors left (the caller reports them per topic); an error only
+// when a listing failed as a whole.
+func listTopicsSettled(ctx context.Context, adm *kadm.Client, wait time.Duration, wanted func(string) bool, topics ...string) (kadm.TopicDetails, error) {
 	stop := time.Now().Add(wait)
 	for {
 		tds, err := adm.ListTopics(ctx, topics...)
-		if err != nil || !unsettled(tds) || time.Now().After(stop) {
+		if err != nil || !unsettled(tds, wanted) || time.Now().After(stop) {
 			return tds, err
 		}
 		select {
@@ -730,12 +738,16 @@ func listTopicsSettled(ctx context.Context, adm *kadm.Client, wait time.Duration
 }
 
 // unsettled reports whether a listing has a retriable topic or partition
-// error other than UNKNOWN_TOPIC_OR_PARTITION.
-func unsettled(tds kadm.TopicDetails) bool {
+// error other than UNKNOWN_TOPIC_OR_PARTITION, in a topic wanted accepts
+// (any topic when wanted is nil).
+func unsettled(tds kadm.TopicDetails, wanted func(string) bool) bool {
 	retry := func(err error) bool {
 		return err != nil && kerr.IsRetriable(err) && !errors.Is(err, kerr.UnknownTopicOrPartition)
 	}
-	for _, td := range tds {
+	for name, td := range tds {
+		if wanted != nil && !wanted(name) {
+			continue
+		}
 		if retry(td.Err) {
 			return true
 		}

@@ -1005,3 +1005,61 @@ func TestTargetTopicWithoutLeaderReported(t *testing.T) {
 		t.Errorf("topic error %q with %d partition reports; want %q and none", tr.Error, len(tr.Partitions), want)
 	}
 }
+
+// TestUnselectedLeaderlessTopicNotWaitedFor: the source is listed whole
+// when Topics is nil, and listTopicsSettled listed it again for up to a
+// third of AdminTimeout while any topic had a retriable error, selected
+// or not: one partition without a leader anywhere on the source (a broker
+// down, the very case a fail-over drill runs in) held every run 10 s (the
+// default AdminTimeout's third) and left the rest of the planning two
+// thirds of its deadline. Only the selected topics' errors are waited for.
+func TestUnselectedLeaderlessTopicNotWaitedFor(t *testing.T) {
+	e := newEnv(t, 1, nil)
+	if e.p.Source.Fake == nil {
+		t.Skip("needs kfake's request control (KMIRROR_*_BROKERS name real brokers)")
+	}
+	e.produceSource(t, 0, 10)
+	e.produceTarget(t, 0, ids(0, 9)...)
+	// The source's listing of every topic, as it answers it, plus an
+	// unselected topic without a leader.
+	cl := testcluster.Client(t, &e.p.Source)
+	whole, err := kmsg.NewPtrMetadataRequest().RequestWith(context.Background(), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := e.p.Source.Fake
+	var mu sync.Mutex
+	listings := 0
+	fake.ControlKey(int16(kmsg.Metadata), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		fake.KeepControl()
+		req := kreq.(*kmsg.MetadataRequest)
+		if req.Topics != nil {
+			return nil, nil, false
+		}
+		mu.Lock()
+		listings++
+		mu.Unlock()
+		resp := req.ResponseKind().(*kmsg.MetadataResponse)
+		resp.Brokers, resp.ClusterID, resp.ControllerID = whole.Brokers, whole.ClusterID, whole.ControllerID
+		resp.Topics = append(resp.Topics, whole.Topics...)
+		rt := kmsg.NewMetadataResponseTopic()
+		rt.Topic = kmsg.StringPtr(e.p.Topic("unselected"))
+		rt.ErrorCode = kerr.LeaderNotAvailable.Code
+		resp.Topics = append(resp.Topics, rt)
+		return resp, nil, true
+	})
+	cfg := e.config()
+	cfg.Topics = nil
+	cfg.Select = func(topic string) bool { return topic == e.topic }
+	cfg.AdminTimeout = 30 * time.Second
+	start := time.Now()
+	rep := run(t, cfg)
+	took := time.Since(start)
+	checkPart(t, rep, 0, summary{Compared: 10, Matched: 10, TargetRecords: 10})
+	mu.Lock()
+	n := listings
+	mu.Unlock()
+	if took > 5*time.Second || n > 2 {
+		t.Errorf("the run took %v with %d listings of every source topic; an unselected topic without a leader must not be waited for", took, n)
+	}
+}
