@@ -530,14 +530,9 @@ type mergedUnits struct {
 	records, bytes int64
 }
 
-// mergedPartitions returns the merged statuses of units' stored snapshots,
-// the last result again while every unit still holds the snapshot it was
-// built from (a snapshot is never changed once stored: a new one replaces
-// it). An idle member's status, gathered every status interval, then costs
-// nothing per partition (issue 22: sorting every partition every 5 s was
-// a tenth of an idle member's CPU at 6 000 partitions).
-// notOwned returns the partitions of unassigned (its own copy) that are
-// not in own. f.unassigned lists the slots nobody owned when the status
+// notOwned returns the partitions of unassigned that are not in own,
+// filtered in place: unassigned must be the caller's own copy (statusOf
+// copies f.unassigned under f.mu). f.unassigned lists the slots nobody owned when the status
 // topic was last read, every status interval: a slot this member was
 // given since has its partitions in own, and listed twice they counted
 // their lag twice and made the Prometheus scrape fail on duplicate
@@ -559,6 +554,12 @@ func notOwned(unassigned, own []PartitionStatus) []PartitionStatus {
 	return out
 }
 
+// mergedPartitions returns the merged statuses of units' stored snapshots,
+// the last result again while every unit still holds the snapshot it was
+// built from (a snapshot is never changed once stored: a new one replaces
+// it). An idle member's status, gathered every status interval, then costs
+// nothing per partition (issue 22: sorting every partition every 5 s was
+// a tenth of an idle member's CPU at 6 000 partitions).
 func (f *flow) mergedPartitions(units []*unit) *mergedUnits {
 	snaps := make([]*[]PartitionStatus, len(units))
 	for i, u := range units {
