@@ -885,6 +885,23 @@ func (m *lifecycle) sourceRecreated(topic string, id kadm.TopicID) {
 	m.emit(action{kind: actRecreate, topic: topic, parts: reset})
 }
 
+// forget drops what the lifecycle keeps of source topic topic, deleted
+// on the source while the unit replicated it (applyOffer's settleDeleted;
+// called at the start of the session that no longer runs it): its carried
+// partitions and its topic IDs. Deleted topics left nothing behind, so a
+// cluster whose topics come and go does not grow the unit's memory; a
+// topic re-created under the name later starts as a new one (its stored
+// resume points checked against its new ID by applyOffer).
+func (m *lifecycle) forget(topic string) {
+	for k := range m.carry {
+		if k.topic == topic {
+			delete(m.carry, k)
+		}
+	}
+	delete(m.topicIDs, topic)
+	delete(m.remoteIDs, topic)
+}
+
 // recreatedGap reports the gap of p, a partition of a source topic
 // re-created with ID id (was old): what it had not replicated of the old
 // log, up to its high watermark. p reads the new log from now on (newID).

@@ -1379,3 +1379,35 @@ func TestExactlyOnceBackoffGrowsWithoutCommits(t *testing.T) {
 		t.Fatalf("retry delays of a partition that never commits a record: %v (the backoff never grows: acks of aborted transactions reset it)", delays)
 	}
 }
+
+// TestLifecycleForgetDeletedTopic: a source topic deleted while the unit
+// replicated it is forgotten at the next session's start: its carried
+// partitions and its IDs go, the other topic's stay (a cluster whose
+// topics come and go does not grow the unit's state).
+func TestLifecycleForgetDeletedTopic(t *testing.T) {
+	h := newHarness(t, lifeConfig{flow: "a->b"})
+	gone, kept := [16]byte{1}, [16]byte{2}
+	for _, k := range []tp{{"gone", 0}, {"gone", 1}, {"kept", 0}} {
+		id := kept
+		if k.topic == "gone" {
+			id = gone
+		}
+		h.m.topicIDs[k.topic], h.m.remoteIDs[k.topic] = id, id
+		h.start(k, startPos{remote: "a." + k.topic, committed: 9, topicID: id, remoteID: id})
+	}
+	h.post(event{kind: evSession, a: h.now.UnixNano()})
+	h.m.forget("gone")
+	var carried []string
+	for k := range h.m.carry {
+		carried = append(carried, fmt.Sprintf("%s[%d]", k.topic, k.partition))
+	}
+	if fmt.Sprint(carried) != "[kept[0]]" || len(h.m.parts) != 0 {
+		t.Errorf("carried %v, running %d; want [kept[0]] and none", carried, len(h.m.parts))
+	}
+	if _, ok := h.m.topicIDs["gone"]; ok || h.m.topicIDs["kept"] != kept || h.m.remoteIDs["kept"] != kept {
+		t.Errorf("topic IDs %v, remote IDs %v; want only kept's", h.m.topicIDs, h.m.remoteIDs)
+	}
+	if _, ok := h.m.remoteIDs["gone"]; ok {
+		t.Errorf("remote IDs %v still name the deleted topic", h.m.remoteIDs)
+	}
+}

@@ -65,9 +65,10 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 		// The next session starts the offered partitions only (MM2
 		// reconfigures its tasks when the topic set changes): the
 		// deleted topics' partitions leave the unit's status, lag and
-		// metrics. Their state stays in carry: a topic re-created
-		// under the same name is then a re-creation seen between
-		// sessions (a gap for what was not replicated of the old log).
+		// metrics, and the lifecycle forgets them at the next
+		// session's start (forget): a topic re-created under the name
+		// later is a new one, its stored resume points checked against
+		// the new topic ID as for a re-creation while no unit ran.
 		unreplicated := int64(0)
 		for _, p := range m.parts {
 			if deleted[p.topic] {
@@ -76,7 +77,7 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 		}
 		u.log.Warn("source topics deleted: the unit's session restarts without their partitions",
 			"topics", sortedKeys(deleted), "unreplicated_records", unreplicated)
-		u.rebuild = true
+		u.rebuild, u.forget = true, deleted
 		return true
 	}
 	settled := map[string]kadm.TopicID{}
@@ -217,14 +218,21 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 // such topic" (current has the zero ID) disputeTries times in a row
 // against the topic ID the unit knows (settleID: a broker whose metadata
 // lags must not stop a topic's replication). A topic the source still
-// has (deselected, or missing from one listing) keeps running; one not
-// settled yet sets *unconfirmed (the offer is applied again soon).
+// has (deselected, or missing from one listing) keeps running; one whose
+// dispute is under way sets *unconfirmed (the offer is applied again
+// soon).
 func (u *unit) settleDeleted(gone map[string]bool, current map[string]kadm.TopicID, unconfirmed *bool) map[string]bool {
 	deleted := map[string]bool{}
 	for topic := range gone {
 		id, ok := u.settleID(topic, u.life.topicIDs[topic], current)
+		_, answered := current[topic]
 		switch {
-		case !ok:
+		case !ok && answered:
+			// A dispute under way: asked again soon. A topic the
+			// source did not answer about (an error such as
+			// TOPIC_AUTHORIZATION_FAILED, or no topic ID: a broker
+			// before Kafka 2.8) waits for the next offer instead of a
+			// request every half second.
 			*unconfirmed = true
 		case id == (kadm.TopicID{}):
 			deleted[topic] = true

@@ -376,6 +376,10 @@ func (u *unit) session(ctx, hard context.Context) error {
 	u.drainIdle() // the last session's events first: they concern its partitions
 	u.endSession = nil
 	u.life.apply(event{kind: evSession, a: time.Now().UnixNano()}, nil)
+	for topic := range u.forget {
+		u.life.forget(topic)
+	}
+	u.forget = nil
 	empty := map[tp]*feed{}
 	u.feeds.Store(&empty)
 	u.log.Debug("unit started", "resume_points", len(u.resume), "exactly_once", e.cfg.ExactlyOnce)

@@ -146,6 +146,10 @@ type unit struct {
 	life      *lifecycle
 	resume    map[tp]int64
 	resumeIDs map[tp]resumeIDs
+	// forget (control goroutine): source topics deleted, whose state the
+	// lifecycle drops at the next session's start (applyOffer sets it
+	// with the rebuild that ends the session).
+	forget map[string]bool
 	// pollLoops counts the unit's running poll loops (tests: a session
 	// never starts while the last one's runs).
 	pollLoops atomic.Int32
