@@ -64,7 +64,7 @@ func logSummary(log *slog.Logger, prev, cur mirror.Status, dt time.Duration) {
 		if n := len(f.TopicErrors); n > 0 {
 			attrs = append(attrs, slog.Int("topic_errors", n))
 		}
-		log.LogAttrs(context.Background(), slog.LevelInfo, summaryMessage, append(attrs, slog.Duration("interval", dt))...)
+		log.LogAttrs(context.Background(), slog.LevelInfo, summaryMessage, append(attrs, slog.Duration("interval", dt.Round(time.Millisecond)))...)
 	}
 }
 

@@ -376,6 +376,9 @@ func chooseFlow(props *mirror.Properties, name string) (flow *mirror.FlowConfig,
 		return nil, nil, nil, &usageError{fmt.Errorf("the configuration has %d flows: choose one with -flow (%s)", len(names), strings.Join(names, ", "))}
 	case flow == nil && disabled:
 		return nil, nil, nil, &usageError{fmt.Errorf("-flow %q: the flow is disabled (%s.enabled is not true), so nothing replicates it; the configuration's enabled flows: %s", name, name, strings.Join(names, ", "))}
+	case flow == nil && strings.HasSuffix(name, "-"):
+		// -flow A->B unquoted: the shell took >B for a redirection.
+		return nil, nil, nil, &usageError{fmt.Errorf("-flow %q: no enabled flow of that name; quote the arrow (-flow '%s<target>'): unquoted, the shell reads >B as a redirection to a file B; the configuration has %s", name, name+">", strings.Join(names, ", "))}
 	case flow == nil:
 		return nil, nil, nil, &usageError{fmt.Errorf("-flow %q: no enabled flow of that name; the configuration has %s", name, strings.Join(names, ", "))}
 	}

@@ -158,6 +158,7 @@ func TestVerifyCommandUsageAndUnreachable(t *testing.T) {
 		{"bad since", []string{"-config", good, "-since", "yesterday"}, verifyUsage, `-since "yesterday"`},
 		{"bad topics regex", []string{"-config", good, "-topics", "("}, verifyUsage, `-topics "("`},
 		{"unknown flow", []string{"-config", good, "-flow", "a->c"}, verifyUsage, `-flow "a->c": no enabled flow of that name; the configuration has a->b`},
+		{"arrow unquoted", []string{"-config", good, "-flow", "a-"}, verifyUsage, `-flow "a-": no enabled flow of that name; quote the arrow (-flow 'a-><target>'): unquoted, the shell reads >B as a redirection to a file B; the configuration has a->b`},
 		{"several flows", []string{"-config", two}, verifyUsage, "choose one with -flow (a->b, b->a)"},
 		{"disabled flow", []string{"-config", disabled, "-flow", "b->a"}, verifyUsage, `-flow "b->a": the flow is disabled (b->a.enabled is not true), so nothing replicates it; the configuration's enabled flows: a->b`},
 		{"unknown flag", []string{"-config", good, "-bogus"}, verifyUsage, "-bogus"},
