@@ -344,7 +344,8 @@ func TestLeftPartitionSeriesDropped(t *testing.T) {
 	testcluster.Produce(t, &p.Source, append(in, &kgo.Record{Topic: single, Value: []byte("v")})...)
 	fc := mirror.FlowConfig{Source: p.Source.Alias, Target: p.Target.Alias, Topics: []string{orders, single}, Tasks: 2,
 		DisableHeartbeats: true, DisableCheckpoints: true, OffsetFlushInterval: 100 * time.Millisecond,
-		RefreshTopicsInterval: 200 * time.Millisecond}
+		DisableHeartbeatsReplication: p.Real, // the shared real source's heartbeats topic (other tests') would be a tenth partition
+		RefreshTopicsInterval:        200 * time.Millisecond}
 	start := func(worker string, opts ...mirror.Opt) (*mirror.Mirror, func()) {
 		m, err := mirror.New(append([]mirror.Opt{mirror.WithCluster(mirror.ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
 			mirror.WithCluster(mirror.ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts()}),
