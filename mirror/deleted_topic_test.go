@@ -3,9 +3,12 @@ package mirror
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
@@ -134,5 +137,51 @@ func TestSessionRestartKeepsOtherTopicsInStatus(t *testing.T) {
 	case ps := <-missing:
 		t.Errorf("%s left the status while its unit's session restarted: %+v", kept, ps)
 	default:
+	}
+}
+
+// TestSettleDeletedNeedsTheSourcesAnswer: only "no such topic", answered
+// disputeTries times in a row against the known ID, deletes a topic the
+// offer lacks. A topic the source did not answer about (its Metadata
+// request failed, or an error for the topic) is never taken for deleted
+// (a review of stop 40's last edit: it was, which would have dropped a
+// live topic at a source outage), and only an answered dispute asks again
+// soon.
+func TestSettleDeletedNeedsTheSourcesAnswer(t *testing.T) {
+	known := [16]byte{7}
+	tests := []struct {
+		name        string
+		answers     []map[string][16]byte // one per offer applied
+		deleted     bool                  // after the last
+		unconfirmed bool                  // after the last
+	}{
+		{"no answer", []map[string][16]byte{nil, nil, nil, nil}, false, false},
+		{"no answer about the topic", []map[string][16]byte{{"other": {}}, {"other": {}}, {"other": {}}}, false, false},
+		{"the known ID", []map[string][16]byte{{"t": known}, {"t": known}, {"t": known}}, false, false},
+		{"no such topic twice", []map[string][16]byte{{"t": {}}, {"t": {}}}, false, true},
+		{"no such topic three times", []map[string][16]byte{{"t": {}}, {"t": {}}, {"t": {}}}, true, false},
+		{"interrupted by the known ID", []map[string][16]byte{{"t": {}}, {"t": {}}, {"t": known}, {"t": {}}}, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			u := &unit{log: slog.New(slog.DiscardHandler), life: newLifecycle(lifeConfig{})}
+			u.life.topicIDs["t"] = known
+			var deleted map[string]bool
+			var unconfirmed bool
+			for _, a := range tc.answers {
+				current := map[string]kadm.TopicID{}
+				for k, v := range a {
+					current[k] = v
+				}
+				if a == nil {
+					current = nil
+				}
+				unconfirmed = false
+				deleted = u.settleDeleted(map[string]bool{"t": true}, current, &unconfirmed)
+			}
+			if deleted["t"] != tc.deleted || unconfirmed != tc.unconfirmed {
+				t.Errorf("deleted %v, unconfirmed %v; want %v, %v", deleted["t"], unconfirmed, tc.deleted, tc.unconfirmed)
+			}
+		})
 	}
 }

@@ -225,16 +225,19 @@ func (u *unit) settleDeleted(gone map[string]bool, current map[string]kadm.Topic
 	deleted := map[string]bool{}
 	for topic := range gone {
 		id, ok := u.settleID(topic, u.life.topicIDs[topic], current)
-		_, answered := current[topic]
-		switch {
-		case !ok && answered:
-			// A dispute under way: asked again soon. A topic the
-			// source did not answer about (an error such as
-			// TOPIC_AUTHORIZATION_FAILED, or no topic ID: a broker
-			// before Kafka 2.8) waits for the next offer instead of a
-			// request every half second.
-			*unconfirmed = true
-		case id == (kadm.TopicID{}):
+		if !ok {
+			// Not settled. A dispute under way is asked about again
+			// soon; a topic the source did not answer about (no answer
+			// at all, an error such as TOPIC_AUTHORIZATION_FAILED, or
+			// no topic ID: a broker before Kafka 2.8) is not deleted
+			// and waits for the next offer instead of a request every
+			// half second.
+			if _, answered := current[topic]; answered {
+				*unconfirmed = true
+			}
+			continue
+		}
+		if id == (kadm.TopicID{}) {
 			deleted[topic] = true
 		}
 	}
