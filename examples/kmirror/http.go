@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -561,6 +562,40 @@ type restartDoc struct {
 	Restarted  int            `json:"restarted"`
 	Partitions []partitionDoc `json:"partitions"`
 	WorkerID   string         `json:"worker_id"`
+	// Hint says, when nothing was restarted, why: no partition of this
+	// member matched the filter (the topic is not one it replicates, or the
+	// partition is not one of the topic's here), or none that matched was
+	// FAILED. Empty when something was restarted.
+	Hint string `json:"hint,omitempty"`
+}
+
+// restartHint explains a restart that restarted nothing, from the member's
+// partitions of the flow (ps) and the request's filter (topic "" and
+// partition -1 match all).
+func restartHint(ps []mirror.PartitionStatus, topic string, partition int32, flowPath string) string {
+	var ofTopic []int32
+	matched := 0
+	for _, p := range ps {
+		if topic != "" && p.Topic != topic {
+			continue
+		}
+		ofTopic = append(ofTopic, p.Partition)
+		if partition < 0 || p.Partition == partition {
+			matched++
+		}
+	}
+	status := "GET " + flowPath + "/status lists every member's partitions and their states"
+	switch {
+	case len(ps) == 0:
+		return "this member replicates no partition of the flow now; " + status
+	case topic != "" && len(ofTopic) == 0:
+		return fmt.Sprintf("this member replicates no partition of source topic %q (topic= names a source topic, not its remote topic); %s", topic, status)
+	case matched == 0:
+		slices.Sort(ofTopic)
+		return fmt.Sprintf("this member replicates partitions %v of source topic %q, not partition %d; %s", ofTopic, topic, partition, status)
+	default:
+		return fmt.Sprintf("none of the %d matching partitions of this member is FAILED; %s", matched, status)
+	}
 }
 
 // restart: POST /connectors/{name}/restart[?onlyFailed=true[&includeTasks=true]][&topic=T[&partition=P]],
@@ -651,6 +686,9 @@ func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
 		if p.State == mirror.StateFailed && (topic == "" || p.Topic == topic) && (partition < 0 || p.Partition == partition) {
 			doc.Partitions = append(doc.Partitions, partitionDocs([]mirror.PartitionStatus{p})...)
 		}
+	}
+	if n == 0 {
+		doc.Hint = restartHint(fs.Partitions, topic, partition, "/connectors/"+url.PathEscape(r.PathValue("name")))
 	}
 	writeJSON(w, http.StatusAccepted, doc)
 }

@@ -143,8 +143,22 @@ func TestRestartFailedEndpoint(t *testing.T) {
 		}
 		return ""
 	})
-	if code, body := post(t, base+"/connectors/src-%3Edst/restart?onlyFailed=true"); code != http.StatusAccepted || !strings.Contains(string(body), `"restarted": 0`) {
-		t.Errorf("POST restart with nothing failed: HTTP %d %s, want 202 with restarted 0", code, body)
+	if code, body := post(t, base+"/connectors/src-%3Edst/restart?onlyFailed=true"); code != http.StatusAccepted || !strings.Contains(string(body), `"restarted": 0`) ||
+		!strings.Contains(string(body), "none of the 2 matching partitions of this member is FAILED") {
+		t.Errorf("POST restart with nothing failed: HTTP %d %s, want 202 with restarted 0 and a hint", code, body)
+	}
+	// TestRestartNothingMatchedHint: a filter matching none of the
+	// member's partitions says so (it answered restarted 0 and nothing
+	// else, as if the partition had been restarted elsewhere).
+	for _, c := range []struct{ query, hint string }{
+		{"&topic=orders&partition=7", `this member replicates partitions [0 1] of source topic \"orders\", not partition 7`},
+		{"&topic=src.orders", `this member replicates no partition of source topic \"src.orders\" (topic= names a source topic, not its remote topic)`},
+	} {
+		code, body := post(t, base+"/connectors/src-%3Edst/restart?onlyFailed=true"+c.query)
+		if code != http.StatusAccepted || !strings.Contains(string(body), `"restarted": 0`) || !strings.Contains(string(body), c.hint) ||
+			!strings.Contains(string(body), "GET /connectors/src-%3Edst/status lists") {
+			t.Errorf("POST restart%s: HTTP %d %s, want 202, restarted 0, hint %s", c.query, code, body, c.hint)
+		}
 	}
 	cancel()
 	if err := wait(); err != nil {
