@@ -241,6 +241,8 @@ func newHandler(m *mirror.Mirror, metrics http.Handler, grace time.Duration) *ha
 	h.mux.HandleFunc("GET /connectors/{name}/status", h.connectorStatus)
 	h.mux.HandleFunc("GET /connectors/{name}/tasks", h.connectorTasks)
 	h.mux.HandleFunc("GET /connectors/{name}/tasks/{id}/status", h.taskStatus)
+	h.mux.HandleFunc("GET /connectors/{name}/offsets", h.connectorOffsets)
+	h.mux.HandleFunc("GET /connectors/{name}/topics", h.connectorTopics)
 	h.mux.HandleFunc("POST /connectors/{name}/restart", h.restart)
 	h.mux.HandleFunc("PUT /connectors/{name}/pause", h.target(mirror.TargetPaused))
 	h.mux.HandleFunc("PUT /connectors/{name}/resume", h.target(mirror.TargetRunning))
@@ -311,7 +313,7 @@ func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed; use %s", r.Method, r.URL.Path, strings.Join(allowed, " or ")))
 		return
 	}
-	writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s: no such endpoint; kmirror serves GET /status, /connectors, /connectors/{flow}[/status|/config|/tasks|/tasks/{id}/status], "+
+	writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s: no such endpoint; kmirror serves GET /status, /connectors, /connectors/{flow}[/status|/config|/tasks|/tasks/{id}/status|/offsets|/topics], "+
 		"POST /connectors/{flow}/restart, PUT /connectors/{flow}/pause|resume|stop, GET /metrics, /healthz, /readyz", r.Method, r.URL.Path))
 }
 
@@ -526,6 +528,103 @@ func (h *handler) connectorTasks(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// offsetsDoc is Connect's GET /connectors/{name}/offsets (KIP-875).
+type offsetsDoc struct {
+	Offsets []offsetDoc `json:"offsets"`
+}
+
+// offsetDoc is one source partition and its offset, in the shape
+// MirrorSourceConnector's are stored and listed: the partition map's keys
+// in the order MM2 writes them, the offset the last replicated source
+// record's.
+type offsetDoc struct {
+	Partition struct {
+		Cluster   string `json:"cluster"`
+		Partition int32  `json:"partition"`
+		Topic     string `json:"topic"`
+	} `json:"partition"`
+	Offset struct {
+		Offset int64 `json:"offset"`
+	} `json:"offset"`
+}
+
+// connectorOffsets: GET /connectors/{name}/offsets (Connect's, KIP-875) for
+// a flow or MirrorSourceConnector: every source partition of the flow with
+// a stored resume point, whichever member replicates it, as MM2 lists them:
+// {"offsets":[{"partition":{"cluster":S,"partition":p,"topic":t},
+// "offset":{"offset":o}}]}, o the last source offset replicated (MM2
+// resumes at o+1), sorted by topic and partition. The figures are the
+// cluster view's (ClusterStatus: each slot's as its owner last published
+// it, at most a status interval old; those of slots no member owns read
+// from the stored resume points), as Connect's are as of the last offset
+// flush. MirrorCheckpointConnector and MirrorHeartbeatConnector are
+// refused (400): MM2 stores only {"offset":0} placeholders for them and
+// kmirror none. Altering offsets (PATCH, DELETE) is not served: 405.
+func (h *handler) connectorOffsets(w http.ResponseWriter, r *http.Request) {
+	flow := h.resolve(w, r)
+	if flow == "" {
+		return
+	}
+	if n := r.PathValue("name"); n == mm2Checkpoint || n == mm2Heartbeat {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("GET /connectors/%s/offsets: kmirror keeps no Connect offsets for %s (MM2 stores only {\"offset\":0} placeholders for it); "+
+			"the flow's resume points are GET /connectors/%s/offsets (URL-encode the arrow: %s) or GET /connectors/%s/offsets", n, n, flow, strings.ReplaceAll(flow, ">", "%3E"), mm2Source))
+		return
+	}
+	doc := offsetsDoc{Offsets: []offsetDoc{}}
+	for _, cf := range h.m.ClusterStatus().Flows {
+		if cf.Name != flow {
+			continue
+		}
+		for _, ss := range cf.Slots {
+			for _, p := range ss.Partitions {
+				if p.Committed < 0 {
+					continue
+				}
+				var o offsetDoc
+				o.Partition.Cluster, o.Partition.Partition, o.Partition.Topic = cf.Source, p.Partition, p.Topic
+				o.Offset.Offset = p.Committed
+				doc.Offsets = append(doc.Offsets, o)
+			}
+		}
+	}
+	slices.SortFunc(doc.Offsets, func(a, b offsetDoc) int {
+		if c := strings.Compare(a.Partition.Topic, b.Partition.Topic); c != 0 {
+			return c
+		}
+		return int(a.Partition.Partition) - int(b.Partition.Partition)
+	})
+	writeJSON(w, http.StatusOK, doc)
+}
+
+// connectorTopics: GET /connectors/{name}/topics (Connect's active topics,
+// KIP-558): {"<name>":{"topics":[...]}}, the remote topics the flow
+// replicates into on the target, sorted, from the cluster view (every
+// slot's partitions, whichever member owns them). Connect lists the
+// topics a connector produced to since its topics were last reset; kmirror
+// lists those it replicates now, so a topic deleted on the source leaves
+// the list.
+func (h *handler) connectorTopics(w http.ResponseWriter, r *http.Request) {
+	flow := h.resolve(w, r)
+	if flow == "" {
+		return
+	}
+	topics := []string{}
+	for _, cf := range h.m.ClusterStatus().Flows {
+		if cf.Name != flow {
+			continue
+		}
+		for _, ss := range cf.Slots {
+			for _, p := range ss.Partitions {
+				if p.RemoteTopic != "" {
+					topics = append(topics, p.RemoteTopic)
+				}
+			}
+		}
+	}
+	slices.Sort(topics)
+	writeJSON(w, http.StatusOK, map[string]map[string][]string{r.PathValue("name"): {"topics": slices.Compact(topics)}})
 }
 
 // taskStatus: GET /connectors/{name}/tasks/{id}/status, one slot.
