@@ -362,6 +362,18 @@ func (f *flow) epoch() epochMeta {
 	return epochMeta{Tasks: f.tasks, Enabled: !f.cfg.Disabled, Started: f.startedAt.Load(), Fingerprint: f.fingerprint}
 }
 
+// fenceOpts are the client options that fence transactional id id: the
+// units' transaction timeout, so that the coordinator sees one timeout per
+// id whoever initializes it, put before the target's producer options, as
+// the units put it (unit.open), so that an explicit transaction.timeout.ms
+// wins here too (a broker whose transaction.max.timeout.ms is below kgo's
+// default refused every fencing: the group never assigned a slot, and an
+// offline resize failed).
+func (f *flow) fenceOpts(id string) []kgo.Opt {
+	role := append([]kgo.Opt{kgo.TransactionTimeout(transactionTimeout(&f.cfg))}, f.dst.Producer...)
+	return f.clientOpts(f.dst, role, kgo.TransactionalID(id))
+}
+
 // fenceSlots fences the transactional ids of slots 0..n-1 (the leader, at
 // a fresh assignment of an exactly-once flow), 16 at a time: their
 // producers' open transactions abort and they can never commit again.
@@ -378,14 +390,7 @@ func (f *flow) fenceSlots(n int32) error {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			id := transactionalID(f.groupID, k)
-			// The units' transaction timeout, so that the coordinator sees
-			// one timeout per id whoever initializes it: before the
-			// target's producer options, as the units put it (unit.open),
-			// so that an explicit transaction.timeout.ms wins here too (a
-			// broker whose transaction.max.timeout.ms is below the default
-			// refused every fencing, and the group never assigned a slot).
-			role := append([]kgo.Opt{kgo.TransactionTimeout(transactionTimeout(&f.cfg))}, f.dst.Producer...)
-			if err := fenceTransactionalID(ctx, f.clientOpts(f.dst, role, kgo.TransactionalID(id))); err != nil {
+			if err := fenceTransactionalID(ctx, f.fenceOpts(id)); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("fencing transactional id %s on %s: %w", id, f.dst.Alias, err))
 				mu.Unlock()

@@ -130,7 +130,7 @@ func (f *flow) resizeSlots(ctx context.Context) (SlotsResize, error) {
 	}
 	for k := 0; k < r.From && !f.cfg.Disabled; k++ { // a disabled flow (heartbeats only) never produced in transactions
 		id := transactionalID(f.groupID, int32(k))
-		if err := fenceTransactionalID(ctx, f.clientOpts(f.dst, f.dst.Producer, kgo.TransactionalID(id))); err != nil {
+		if err := fenceTransactionalID(ctx, f.fenceOpts(id)); err != nil {
 			if !f.cfg.ExactlyOnce && errors.Is(err, kerr.TransactionalIDAuthorizationFailed) {
 				// An at-least-once flow's principal without the
 				// TransactionalId ACL never ran an exactly-once producer

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
@@ -109,5 +111,65 @@ func TestResizeSlots(t *testing.T) {
 		if dups := exactCopy(t, part, src[part], dst[part]); dups != 0 {
 			t.Errorf("partition %d: %d duplicates across the resize", part, dups)
 		}
+	}
+}
+
+// TestResizeFencingUsesTheUnitsTransactionTimeout: the offline resize
+// fenced the old slots' transactional ids with kgo's default transaction
+// timeout (40 s) where the units and the leader's fencing use the flow's
+// (60 s, or the target's transaction.timeout.ms), so the coordinator saw
+// two timeouts for one id, and a target whose transaction.max.timeout.ms
+// sits between them refused the resize's fencing alone.
+func TestResizeFencingUsesTheUnitsTransactionTimeout(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("counts InitProducerId requests with kfake's control hook (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic := p.Topic("resizetxn")
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.ExactlyOnce, fc.Tasks = true, 2
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	group := defaultGroupID(fc.Source, fc.Target)
+	var mu sync.Mutex
+	asked := map[int32]int{} // transaction timeout (ms) -> InitProducerId requests of the flow's ids
+	c := p.Target.Fake
+	c.ControlKey(int16(kmsg.InitProducerID), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if req := kreq.(*kmsg.InitProducerIDRequest); req.TransactionalID != nil && strings.HasPrefix(*req.TransactionalID, group+"-") {
+			mu.Lock()
+			asked[req.TransactionTimeoutMillis]++
+			mu.Unlock()
+		}
+		return nil, nil, false
+	})
+	var in []*kgo.Record
+	for i := range 10 {
+		in = append(in, &kgo.Record{Topic: topic, Partition: int32(i % 2), Value: []byte(fmt.Sprint(i))})
+	}
+	testcluster.Produce(t, &p.Source, in...)
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	waitReplicatedCommitted(t, m, 10)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	fc.Tasks = 3
+	resizer, err := newMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := resizer.ResizeSlots(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].From != 2 || got[0].To != 3 || fmt.Sprint(got[0].Fenced) != fmt.Sprint([]string{group + "-0", group + "-1"}) {
+		t.Fatalf("ResizeSlots: %+v; want 2 -> 3 with %s-0 and %s-1 fenced", got, group, group)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 1 || asked[60000] < 4 {
+		t.Errorf("InitProducerId transaction timeouts (ms -> requests) %v, want only 60000 (the run's fencing and units, then the resize's two)", asked)
 	}
 }
