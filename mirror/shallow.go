@@ -1069,6 +1069,12 @@ func (s *shallow) produced(r shProduced) {
 		default:
 			err = kerr.ErrorForCode(res.ErrorCode)
 		}
+		// Stopped (its topic purged) or replaced by a successor state (a
+		// restarted or refilled partition) while this batch was in
+		// flight: an error must not queue anything on it again, which
+		// would stay counted in the unit's buffer with nothing left to
+		// send or drop it.
+		stale := sp.stopped || s.parts[sp.k] != sp
 		switch {
 		case err == nil:
 			s.pop(sp)
@@ -1078,6 +1084,9 @@ func (s *shallow) produced(r shProduced) {
 		case errors.Is(err, kgo.ErrClientClosed) || errors.Is(err, context.Canceled):
 			// The unit stops: nothing acknowledged, the next session
 			// replays from the resume point.
+			u.box.post(event{kind: evUnpush, f: f, a: it.base})
+			s.pop(sp)
+		case stale:
 			u.box.post(event{kind: evUnpush, f: f, a: it.base})
 			s.pop(sp)
 		case fallsBack(err):
@@ -1107,9 +1116,6 @@ func (s *shallow) produced(r shProduced) {
 			sp.items = append([]*shItem{fb}, sp.items...)
 			sp.bytes += fb.size()
 			s.buffered += fb.size()
-		case sp.stopped:
-			u.box.post(event{kind: evUnpush, f: f, a: it.base})
-			s.pop(sp)
 		case retriableProduce(err):
 			u.box.post(event{kind: evUnpush, f: f, a: it.base})
 			s.needMeta = true
