@@ -168,7 +168,11 @@ func (c *Client) withTimeout(ctx context.Context) (context.Context, context.Canc
 // returns an empty map); an error
 // wrapping context.DeadlineExceeded or context.Canceled if ctx (or the
 // default [DefaultTimeout]) ends first, with no partial result (Java returns
-// what it read so far); Kafka errors such as authorization failures.
+// what it read so far); Kafka errors such as authorization failures. A
+// cluster that cannot be reached (a refused or timed-out connection: a
+// broker restarting) is retried until then, as Java's consumer retries
+// until its timeout; the error then wraps the last dial error too. An
+// address that does not resolve fails at once.
 func (c *Client) TranslateOffsets(ctx context.Context, remoteClusterAlias, group string) (Offsets, error) {
 	f, err := c.read(ctx, remoteClusterAlias, group, false)
 	if err != nil {
@@ -201,8 +205,11 @@ func (c *Client) read(ctx context.Context, alias, group string, all bool) (*fold
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	topic := c.cfg.policy.CheckpointsTopic(alias)
-	f := newFolder(group, all, c.cfg.logger)
-	if err := c.readCheckpoints(ctx, alias, topic, f); err != nil {
+	var f *folder
+	if err := retryUnreachable(ctx, c.cfg.logger, func() error {
+		f = newFolder(group, all, c.cfg.logger)
+		return c.readCheckpoints(ctx, alias, topic, f)
+	}); err != nil {
 		return nil, err
 	}
 	if l := c.cfg.logger; l != nil {
@@ -269,7 +276,11 @@ func listed[T any](c *Client, ctx context.Context, fn func(policy.ReplicationPol
 	}
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	names, err := c.topicNames(ctx)
+	var names []string
+	err := retryUnreachable(ctx, c.cfg.logger, func() (err error) {
+		names, err = c.topicNames(ctx)
+		return err
+	})
 	if err != nil {
 		return zero, fmt.Errorf("remoteclusterutils: listing topics: %w", err)
 	}

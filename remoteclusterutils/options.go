@@ -125,7 +125,9 @@ func WithPolicy(p policy.ReplicationPolicy) Opt {
 }
 
 // WithTimeout sets the bound applied to calls whose context has no
-// deadline (default [DefaultTimeout], 30 s). It must be positive.
+// deadline (default [DefaultTimeout], 30 s). It must be positive. A cluster
+// that cannot be reached (connection refused or timed out) is retried
+// until the bound (or ctx's deadline) ends.
 func WithTimeout(d time.Duration) Opt {
 	return optFunc(func(c *cfg) { c.timeout = d })
 }
