@@ -213,8 +213,10 @@ type lifeConfig struct {
 	gapStop      bool
 	openTxnAfter time.Duration
 	// advise adds what to do to a record's own produce error of remote
-	// topic remote (the unit's limits; nil: the error as is).
-	advise func(remote string, in inflight, r *kgo.Record, span timeSpan, err error) error
+	// topic remote (the unit's limits; nil: the error as is). span and
+	// keyless describe the records the refused batch may hold
+	// (partState.inflightTimes, partState.firstKeyless).
+	advise func(remote string, in inflight, r *kgo.Record, span timeSpan, keyless int64, err error) error
 	// acked counts a record acknowledged, of size bytes and timestamp ts,
 	// of p (the metrics; nil: none).
 	acked func(p *partState, size int64, ts time.Time)
@@ -618,7 +620,7 @@ func (m *lifecycle) applyResult(p *partState, in inflight, r *kgo.Record, err er
 	}
 	if err != nil {
 		if m.cfg.advise != nil {
-			err = m.cfg.advise(p.remote, in, r, p.inflightTimes(in), err)
+			err = m.cfg.advise(p.remote, in, r, p.inflightTimes(in), p.firstKeyless(in), err)
 		}
 		m.fail(p, &PartitionError{Flow: m.cfg.flow, Topic: p.topic, Partition: p.partition, Err: err},
 			!recordError(err) || assumedLimit(err) || batchRefused(err), true)

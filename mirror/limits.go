@@ -214,8 +214,9 @@ func (e *RecordTooLargeError) Unwrap() error { return kerr.MessageTooLarge }
 // adviseProduceErr adds what to do to a record's own produce error of
 // remote topic remote: r is the record produced (in.rec, or the record the
 // promise returned); span the timestamps of the partition's records in
-// flight with it (partState.inflightTimes).
-func (u *unit) adviseProduceErr(remote string, in inflight, r *kgo.Record, span timeSpan, err error) error {
+// flight with it (partState.inflightTimes), keyless the offset of the
+// first of them without a key (partState.firstKeyless; -1 none).
+func (u *unit) adviseProduceErr(remote string, in inflight, r *kgo.Record, span timeSpan, keyless int64, err error) error {
 	var tl *RecordTooLargeError
 	if errors.As(err, &tl) {
 		return err
@@ -235,7 +236,10 @@ func (u *unit) adviseProduceErr(remote string, in inflight, r *kgo.Record, span 
 	if r != nil {
 		span.add(r.Timestamp) // its promise ran: the record is ours again
 	}
-	return timestampAdvice(err, remote, u.env.dst.Alias, span)
+	if errors.Is(err, kerr.InvalidTimestamp) {
+		return timestampAdvice(err, remote, u.env.dst.Alias, span)
+	}
+	return recordAdvice(err, remote, u.env.dst.Alias, in.up, keyless)
 }
 
 // batchRefusedError is the target's MESSAGE_TOO_LARGE for a record that

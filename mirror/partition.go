@@ -21,6 +21,9 @@ type inflight struct {
 	rec  *kgo.Record // nil for a shallow-copy batch (evBatchAck)
 	ts   int64       // the record's timestamp, Unix milliseconds, as fetched (0: a shallow-copy batch); rec's fields are the producer's while in flight
 	n    int32       // shallow-copy batch: its record count (0: one record)
+	// nokey: the record has no key (null), as fetched: a compacted remote
+	// topic refuses it with INVALID_RECORD (firstKeyless).
+	nokey bool
 }
 
 // timeSpan is the oldest and newest record timestamps of a set of
@@ -58,6 +61,22 @@ func (p *partState) inflightTimes(in inflight) timeSpan {
 		add(q.ts)
 	}
 	return s
+}
+
+// firstKeyless returns the source offset of the first record without a
+// key among in (the oldest record without a result, failed) and p's
+// records in flight after it, or -1: the target refuses a batch as a
+// whole, and the record that broke a rule may be any of them.
+func (p *partState) firstKeyless(in inflight) int64 {
+	if in.nokey {
+		return in.up
+	}
+	for _, q := range p.queue[p.head:] {
+		if q.nokey {
+			return q.up
+		}
+	}
+	return -1
 }
 
 // feed is the poll loop's handle of one incarnation of a source

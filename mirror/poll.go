@@ -137,7 +137,7 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 					}
 				}
 				u.env.metrics.polled(f.pm, r)
-				batch = append(batch, inflight{up: r.Offset, size: size, rec: r, ts: r.Timestamp.UnixMilli()})
+				batch = append(batch, inflight{up: r.Offset, size: size, rec: r, ts: r.Timestamp.UnixMilli(), nokey: r.Key == nil})
 				if sz := recordBatchSize(r); sz > lim {
 					// Refused before it is produced, and nothing after it
 					// is: the partition fails at this record once the

@@ -106,6 +106,37 @@ func timestampAdvice(err error, remote, target string, span timeSpan) error {
 		err, remote, target, rec, key, also, broker, remote, del)
 }
 
+// recordAdvice adds to a record's own produce error that names no setting
+// (INVALID_RECORD, CORRUPT_MESSAGE, UNSUPPORTED_FOR_MESSAGE_FORMAT) the
+// source offset of the record the partition stopped at (off: the target
+// refused the batch holding it; franz-go drops the broker's error message)
+// and, for INVALID_RECORD, the likely cause: keyless is the offset of the
+// first record without a key the batch may hold (-1 none), which a remote
+// topic with cleanup.policy=compact refuses (a source topic made compact
+// after those records were written holds such records; config sync copies
+// its cleanup.policy). Other errors are returned as they are. The wrapped
+// error keeps its kerr code for errors.Is.
+func recordAdvice(err error, remote, target string, off, keyless int64) error {
+	if !errors.Is(err, kerr.InvalidRecord) && !errors.Is(err, kerr.CorruptMessage) && !errors.Is(err, kerr.UnsupportedForMessageFormat) {
+		return err
+	}
+	const restart = "then restart the partition (Mirror.RestartFailed, or POST /connectors/<flow>/restart?onlyFailed=true)"
+	var why string
+	switch {
+	case errors.Is(err, kerr.InvalidRecord) && keyless >= 0:
+		why = fmt.Sprintf("the record at offset %d has no key, which a topic with cleanup.policy=compact refuses: "+
+			"set the cleanup.policy of %s to delete (and add cleanup.policy to config.properties.exclude, or config sync copies the source topic's back), "+
+			"or wait until the source's log cleaner removed the record, %s", keyless, remote, restart)
+	case errors.Is(err, kerr.InvalidRecord):
+		why = "the target's validation refused it (a record without a key on a compacted topic, or a broker-side validation " +
+			"of the remote topic such as schema validation): fix the cause on the target, " + restart
+	default:
+		why = restart
+	}
+	return fmt.Errorf("%w; the remote topic %s on %s refused the batch holding the record at offset %d, and nothing from this record on was replicated: %s",
+		err, remote, target, off, why)
+}
+
 // transientProduceErr reports produce failures that say nothing about the
 // record or the partition: the target did not take it in time (kgo's
 // delivery timeout or retry limit, or a retriable error once retries are
