@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
@@ -141,4 +144,60 @@ func TestRestartAfterRewindAndTargetAhead(t *testing.T) {
 		}
 	}
 	s.finish()
+}
+
+// TestMemberJoinedAfterTargetListing: the target's ListGroups says Empty
+// while g1 has a member there (one that joined right after the listing):
+// the commit the sync round sends is refused, the target offset stays the
+// member's own (300), and the group is reported active.
+func TestMemberJoinedAfterTargetListing(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	orders, g1 := p.Topic("orders"), p.Group("g1")
+	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
+	remote := p.Source.Alias + "." + orders
+	produceN(t, &p.Source, orders, 0, 1000)
+	m, _ := trStart(t, p, trFlow(p))
+	testcluster.Eventually(t, 30*time.Second, "replicated", func() (bool, string) {
+		e := endOffsets(t, &p.Target, remote)[0]
+		return e == 1000, fmt.Sprint(e)
+	})
+	// The target's ListGroups always says Empty: kmirror's view is stale
+	// (a member joined right after the listing).
+	p.Target.Fake.ControlKey(int16(kmsg.ListGroups), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		p.Target.Fake.KeepControl()
+		resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
+		g := kmsg.NewListGroupsResponseGroup()
+		g.Group, g.ProtocolType, g.GroupState = g1, "consumer", "Empty"
+		resp.Groups = append(resp.Groups, g)
+		return resp, nil, true
+	})
+	cl := testcluster.Client(t, &p.Target, kgo.ConsumerGroup(g1), kgo.ConsumeTopics(remote),
+		kgo.DisableAutoCommit(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var read []*kgo.Record
+	for len(read) < 300 {
+		fs := cl.PollRecords(ctx, 300-len(read))
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		read = append(read, fs.Records()...)
+	}
+	if err := cl.CommitRecords(ctx, read[299]); err != nil {
+		t.Fatal(err)
+	}
+	trCommit(t, &p.Source, g1, orders, map[int32]int64{0: 800})
+	testcluster.Eventually(t, 20*time.Second, "commit refused", func() (bool, string) {
+		gs, _ := groupStatusOf(m, 0, g1)
+		return gs.Offsets[remote][0] == 800 && gs.Reason == checkpoint.ReasonActiveOnTarget, fmt.Sprintf("%+v", gs)
+	})
+	time.Sleep(500 * time.Millisecond) // five more sync rounds
+	gs, _ := groupStatusOf(m, 0, g1)
+	if got := committed(t, &p.Target, g1, remote)[0]; got != 300 {
+		t.Errorf("target offset %d, want 300", got)
+	}
+	if gs.Reason != checkpoint.ReasonActiveOnTarget || gs.SafeToSwitch {
+		t.Errorf("status %+v, want active on target", gs)
+	}
 }
