@@ -466,6 +466,10 @@ type Emitter struct {
 	// (a log end unknown, a failed write or listing).
 	pending map[*partEntry]struct{}
 	waiting int // group partitions waiting for their first sync (waitingForSyncs)
+	// syncsIn is signalled (never blocking) by the syncs tailer after it
+	// added offset syncs or runs: Run emits early if some of them are for a
+	// waiting partition.
+	syncsIn chan struct{}
 	stamp   uint32
 	// full makes every emission and sync a full recomputation (tests).
 	full bool
@@ -527,6 +531,7 @@ func NewEmitter(cfg EmitterConfig) (*Emitter, error) {
 		sweepEvery: targetSweepInterval,
 		syncBatch:  defaultSyncBatch,
 		cpAt:       map[string]time.Time{},
+		syncsIn:    make(chan struct{}, 1),
 	}, nil
 }
 
@@ -619,17 +624,46 @@ func (e *Emitter) Run(ctx context.Context) error {
 	var retry time.Duration // after a failed emission, retry sooner than period
 	waiting := 0            // partitions of known groups still without an offset sync
 	eagerUntil := time.Now().Add(eagerWindow)
+	var lastEmit time.Time
+	nextEmit := time.Now() // when emitT fires
+	schedule := func(d time.Duration) {
+		emitT.Reset(d)
+		nextEmit = time.Now().Add(d)
+	}
+	bySyncs := false // the pending emission was brought forward by syncs of waiting partitions
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-e.syncsIn:
+			// Syncs or runs arrived. Outside the eager window, emit early
+			// (at most every eagerInterval) only if some are for a
+			// partition waiting for its first translation: a partition
+			// that never gets one (an empty source partition a group
+			// committed 0 on, as Java consumers do) must not make every
+			// emission eager for good (found by a breaker: one OffsetFetch
+			// of every group every second, forever).
+			now := time.Now()
+			if waiting == 0 || now.Before(eagerUntil) || !e.syncsForWaiting() {
+				continue
+			}
+			at := lastEmit.Add(eagerInterval)
+			if at.Before(now) {
+				at = now
+			}
+			if at.Before(nextEmit) {
+				schedule(at.Sub(now))
+				bySyncs = true
+			}
+			continue
 		case <-emitT.C:
+			lastEmit = time.Now()
 			if r.emit(ctx) {
 				retry = 0
-				emitT.Reset(period)
+				schedule(period)
 			} else {
 				retry = backoff(retry)
-				emitT.Reset(min(retry, period))
+				schedule(min(retry, period))
 			}
 			// Improvement over MM2 (which waits a whole interval, 60 s by
 			// default): while committed partitions wait for their first
@@ -640,14 +674,18 @@ func (e *Emitter) Run(ctx context.Context) error {
 			// first-record syncs (coarse: d+1); the newest-position syncs
 			// of the next offset flushes make them exact, so emission
 			// (and group sync) stays eager for eagerWindow after groups
-			// became translatable.
+			// became translatable. Past that window, partitions still
+			// waiting make the next emission early only when syncs for
+			// them arrive (the syncsIn case above).
 			nowWaiting := e.waitingForSyncs()
 			if nowWaiting < waiting {
 				eagerUntil = time.Now().Add(eagerWindow)
 			}
-			eager := nowWaiting > 0 || time.Now().Before(eagerUntil)
-			if eager {
-				emitT.Reset(min(period, eagerInterval))
+			inWindow := time.Now().Before(eagerUntil)
+			eager := inWindow || bySyncs
+			bySyncs = false
+			if inWindow {
+				schedule(min(period, eagerInterval))
 			}
 			if c.SyncGroupOffsets && !firstSync && (nowWaiting < waiting || eager) && ctx.Err() == nil {
 				r.sync(ctx)
@@ -671,6 +709,22 @@ const (
 	eagerInterval = time.Second
 	eagerWindow   = 15 * time.Second
 )
+
+// syncsForWaiting reports whether a source partition whose syncs or runs
+// changed since the last emission has a group partition waiting for its
+// first translation (Run goroutine only: it owns byPart).
+func (e *Emitter) syncsForWaiting() bool {
+	e.storeMu.Lock()
+	defer e.storeMu.Unlock()
+	for k := range e.changed {
+		for _, pe := range e.byPart[k] {
+			if pe.waiting {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // waitingForSyncs counts the committed partitions of known groups that have
 // no offset sync yet, or none since their stale ones were discarded. Run

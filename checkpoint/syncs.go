@@ -173,6 +173,12 @@ func (e *Emitter) tailSyncs(ctx context.Context, ready chan<- struct{}) {
 			}
 		})
 		e.storeMu.Unlock()
+		if n > 0 {
+			select {
+			case e.syncsIn <- struct{}{}:
+			default:
+			}
+		}
 		if isReady {
 			continue
 		}
