@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -20,16 +19,8 @@ import (
 // hangs), well before -shutdown-timeout; the log counts the offset syncs
 // left unwritten. The measured time is logged; 10 s is the failure bound.
 func TestRunnerStopsPromptlyWhenSourceHangs(t *testing.T) {
-	src, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID("src"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
-	dst, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID("dst"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(dst.Close)
+	src := fakeCluster(t, "src")
+	dst := fakeCluster(t, "dst")
 	if err := src.CreateTopic("orders", 2, nil); err != nil {
 		t.Fatal(err)
 	}

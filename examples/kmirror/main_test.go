@@ -22,6 +22,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kmirror/kmirror/mirror"
 )
@@ -106,6 +107,18 @@ func started(t *testing.T, args ...string) (base string, stderr *syncBuffer, can
 		return "no 'http listening' log line yet"
 	})
 	return base, stderr, cancel, wait
+}
+
+// fakeCluster starts a one-broker kfake cluster with cluster ID id,
+// closed when the test ends.
+func fakeCluster(t *testing.T, id string, opts ...kfake.Opt) *kfake.Cluster {
+	t.Helper()
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.ClusterID(id)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }
 
 func get(t *testing.T, url string) (int, []byte) {

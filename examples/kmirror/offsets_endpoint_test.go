@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -21,16 +20,8 @@ import (
 // connector's offsets are refused with the endpoint to use, and altering
 // offsets is 405.
 func TestConnectorOffsetsAndTopics(t *testing.T) {
-	src, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID("src"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
-	dst, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID("dst"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(dst.Close)
+	src := fakeCluster(t, "src")
+	dst := fakeCluster(t, "dst")
 	for _, tp := range []string{"orders", "audit"} {
 		if err := src.CreateTopic(tp, 2, nil); err != nil {
 			t.Fatal(err)

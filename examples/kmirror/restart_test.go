@@ -39,16 +39,8 @@ func post(t *testing.T, url string) (int, []byte) {
 // and every record then arrives. Bad requests are 400 and an unknown flow
 // 404.
 func TestRestartFailedEndpoint(t *testing.T) {
-	src, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID("src"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(src.Close)
-	dst, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID("dst"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(dst.Close)
+	src := fakeCluster(t, "src")
+	dst := fakeCluster(t, "dst")
 	if err := src.CreateTopic("orders", 2, nil); err != nil {
 		t.Fatal(err)
 	}
