@@ -173,7 +173,7 @@ const firstFlushAfter = time.Second
 // the next transaction, and the group checkpointed short of the copies.)
 func (u *unit) flush(ctx context.Context) {
 	u.drain(ctx) // every result posted so far counts
-	if u.env.cfg.Isolation == ReadCommitted && time.Since(u.lastLSOCheck) >= openTxnCheckEvery(&u.env.cfg) {
+	if time.Since(u.lastLSOCheck) >= openTxnCheckEvery(&u.env.cfg) {
 		u.lastLSOCheck = time.Now()
 		u.checkOpenTransactions(ctx)
 	}
