@@ -181,7 +181,7 @@ func ParseProperties(r io.Reader, opts ...LoadOpt) (*Properties, error) {
 			return nil, fmt.Errorf("mirror: %w", e)
 		}
 		key := se.Key
-		if key == "" {
+		if key == "" || mm2props.IsFragmentKey(key) {
 			key = fmt.Sprintf("line %d", se.Line)
 		}
 		errs = append(errs, &ConfigError{Key: key, Reason: fmt.Sprintf("line %d: %s", se.Line, se.Msg)})
@@ -195,6 +195,9 @@ func ParseProperties(r io.Reader, opts ...LoadOpt) (*Properties, error) {
 	}
 	b := &propsBuilder{rc: rc, lc: lc, p: &Properties{seeds: map[string][]string{}}, seen: map[string]bool{}, errs: errs}
 	for _, e := range entries {
+		if mm2props.IsFragmentKey(e.Key) {
+			continue // warned about without showing it
+		}
 		if strings.ContainsFunc(e.Key+e.Value, func(r rune) bool { return r >= 0x80 && r <= 0xff }) {
 			b.warn(Warning{Key: e.Key, Line: e.Line, Message: "non-ASCII bytes: MM2 reads properties files as ISO-8859-1 (a UTF-8 é becomes Ã©), and so does kmirror; write non-ASCII characters as \\uXXXX escapes"})
 		}
@@ -344,7 +347,7 @@ func (b *propsBuilder) explainErrors() {
 }
 
 func (b *propsBuilder) warn(w Warning) {
-	id := w.Key + "\x00" + w.Message
+	id := fmt.Sprintf("%s\x00%s\x00%d", w.Key, w.Message, w.Line)
 	if b.seen[id] {
 		return
 	}

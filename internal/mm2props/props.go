@@ -37,7 +37,9 @@
 // settings `<source>-><target>.*` over top-level ones, the herder pairs,
 // deprecated *.blacklist names (KIP-629), config providers (EnvVar, File
 // and Directory providers), and a warning for every key MM2 or kmirror
-// ignores, with the closest valid key for misspellings.
+// ignores, with the closest valid key for misspellings. A key with a quote
+// or ';' ([IsFragmentKey]), the rest of a value cut by a line break, is
+// ignored with a warning that does not show it: it may hold a password.
 //
 // Why not github.com/magiconair/properties: its lexer (v1.18.13), even with
 // DisableExpansion, reads "key\\<newline>  part=v" as key "key\n" with
@@ -71,7 +73,8 @@ type Entry struct {
 
 // SyntaxError is returned for input java.util.Properties rejects: a
 // malformed \uXXXX escape. It never contains the value (which may be
-// secret); Key is the (partial) key of the logical line.
+// secret); Key is the (partial) key of the logical line, which Error shows
+// unless it may be part of a secret value ([IsFragmentKey]).
 type SyntaxError struct {
 	Line int    // 1-based natural line where the logical line starts
 	Key  string // the key of the line, as far as it could be read
@@ -79,7 +82,7 @@ type SyntaxError struct {
 }
 
 func (e *SyntaxError) Error() string {
-	if e.Key == "" {
+	if e.Key == "" || IsFragmentKey(e.Key) {
 		return fmt.Sprintf("mm2props: line %d: %s", e.Line, e.Msg)
 	}
 	return fmt.Sprintf("mm2props: line %d: key %q: %s", e.Line, e.Key, e.Msg)

@@ -185,6 +185,7 @@ func Resolve(entries []Entry, o Options) (*Config, error) {
 		aliases: map[string]bool{}, topConn: map[string]Setting{}, topClient: map[string]Setting{},
 		topWorker: map[string]Setting{}, clusters: map[string]*clusterRaw{},
 		flows: map[[2]string]map[string]Setting{}, warned: map[string]bool{}}
+	entries = r.dropFragments(entries)
 	count := map[string]int{}
 	for _, e := range entries {
 		count[e.Key]++
@@ -259,6 +260,35 @@ func Resolve(entries []Entry, o Options) (*Config, error) {
 	})
 	sort.SliceStable(r.cfg.NoEffect, func(i, j int) bool { return r.cfg.NoEffect[i].Line < r.cfg.NoEffect[j].Line })
 	return r.cfg, r.err()
+}
+
+// IsFragmentKey reports whether key, as the properties reader returned
+// it, cannot be a setting because it contains a quote or ';' (no Kafka or
+// MM2 key does): it is then most likely a piece of a quoted value, such as
+// the password of a sasl.jaas.config continued on the next line without a
+// trailing backslash (`password=` then `"secret";` on its own line makes
+// `"secret";` a key). Messages must not show such a key.
+func IsFragmentKey(key string) bool { return strings.ContainsAny(key, "\"';") }
+
+// dropFragments removes the entries whose key is a fragment
+// ([IsFragmentKey]), with a warning each that does not show the key.
+func (r *resolver) dropFragments(entries []Entry) []Entry {
+	out := entries[:0:0]
+	var prev *Entry
+	for i, e := range entries {
+		if !IsFragmentKey(e.Key) {
+			out = append(out, e)
+			prev = &entries[i]
+			continue
+		}
+		msg := "not a setting (a key cannot contain a quote or ';'; the text is not shown, as it may be part of a password): ignored"
+		if prev != nil && clientconf.IsSecret(prev.Key) {
+			msg = fmt.Sprintf("not a setting: probably the rest of the value of %s (line %d), cut by a line break; "+
+				"end each line of a value but its last with a backslash (\\); ignored (the text is not shown, as it may be part of a password)", prev.Key, prev.Line)
+		}
+		r.cfg.Warnings = append(r.cfg.Warnings, Warning{Key: clientconf.Masked, Line: e.Line, Message: msg})
+	}
+	return out
 }
 
 // fail records err (nil is ignored).

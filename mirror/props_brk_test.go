@@ -1,0 +1,65 @@
+package mirror
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestJAASFragmentKeyNotShown: a sasl.jaas.config cut by a line break
+// without a trailing backslash leaves the rest of the value on the next
+// line, which java.util.Properties reads as a key of its own: the password
+// became the key `"alice-s3cret";` and the "unknown setting" warning showed
+// it (also with non-ASCII bytes, and in a malformed \uXXXX error).
+func TestJAASFragmentKeyNotShown(t *testing.T) {
+	t.Parallel()
+	const head = "clusters = A, B\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\nA->B.enabled = true\n" +
+		"A.security.protocol = SASL_SSL\nA.sasl.mechanism = PLAIN\n"
+	for _, tc := range []struct {
+		name, tail, wantWarning string
+		wantLine                int
+	}{
+		{"value on the next line", "A.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\" password=\n" +
+			"    \"alice-s3cret\";\n", "probably the rest of the value of A.sasl.jaas.config (line 7), cut by a line break; end each line of a value but its last with a backslash", 8},
+		{"non-ASCII", "A.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\" password=\n" +
+			"\"alice-s3cret\u00e9\";\n", "probably the rest of the value of A.sasl.jaas.config (line 7)", 8},
+		{"quote in a key", "A.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\" password=\"x\";\n" +
+			"topics = .*\npass\"alice-s3cret\n", "not a setting (a key cannot contain a quote or ';'", 9},
+	} {
+		p, err := ParseProperties(strings.NewReader(head+tc.tail), WithLookupEnv(lookupTestEnv))
+		var warnings []Warning
+		var ces *ConfigErrors
+		switch {
+		case err == nil:
+			warnings = p.Warnings()
+			if strings.Contains(p.Effective(), "s3cret") {
+				t.Errorf("%s: the effective configuration shows the password:\n%s", tc.name, p.Effective())
+			}
+		case errors.As(err, &ces):
+			warnings = ces.Warnings
+			if strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("%s: error shows the password: %v", tc.name, err)
+			}
+		default:
+			t.Fatalf("%s: error %T %v", tc.name, err, err)
+		}
+		found := false
+		for _, w := range warnings {
+			if strings.Contains(w.String(), "s3cret") {
+				t.Errorf("%s: warning shows the password: %s", tc.name, w)
+			}
+			if w.Line == tc.wantLine && w.Key == "[hidden]" && strings.Contains(w.Message, tc.wantWarning) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: no warning for line %d with key [hidden] containing %q in %v", tc.name, tc.wantLine, tc.wantWarning, warnings)
+		}
+	}
+	// A malformed \uXXXX escape in such a key: the error names the line only.
+	_, err := ParseProperties(strings.NewReader(head+"\"alice-s3cret\\u12\";\n"), WithLookupEnv(lookupTestEnv))
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "line 7" || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("malformed escape in a fragment: error %v, want key \"line 7\" without the text", err)
+	}
+}
