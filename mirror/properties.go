@@ -195,8 +195,8 @@ func ParseProperties(r io.Reader, opts ...LoadOpt) (*Properties, error) {
 	}
 	b := &propsBuilder{rc: rc, lc: lc, p: &Properties{seeds: map[string][]string{}}, seen: map[string]bool{}, errs: errs}
 	for _, e := range entries {
-		if mm2props.IsFragmentKey(e.Key) {
-			continue // warned about without showing it
+		if mm2props.IsFragmentKey(e.Key) || e.Line == 1 && strings.HasPrefix(e.Key, mm2props.Latin1BOM) {
+			continue // warned about without showing it, or as a byte order mark
 		}
 		if strings.ContainsFunc(e.Key+e.Value, func(r rune) bool { return r >= 0x80 && r <= 0xff }) {
 			b.warn(Warning{Key: e.Key, Line: e.Line, Message: "non-ASCII bytes: MM2 reads properties files as ISO-8859-1 (a UTF-8 é becomes Ã©), and so does kmirror; write non-ASCII characters as \\uXXXX escapes"})

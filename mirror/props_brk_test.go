@@ -63,3 +63,39 @@ func TestJAASFragmentKeyNotShown(t *testing.T) {
 		t.Errorf("malformed escape in a fragment: error %v, want key \"line 7\" without the text", err)
 	}
 }
+
+// TestByteOrderMark: a file saved as "UTF-8 with BOM" (Windows editors)
+// starts with EF BB BF, which MM2 reads as ISO-8859-1 characters at the
+// start of the first key. The error was "clusters: required: list the
+// cluster aliases" for a file whose line 1 is `clusters = A, B`.
+func TestByteOrderMark(t *testing.T) {
+	t.Parallel()
+	const rest = "A.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\nA->B.enabled = true\n"
+	_, err := ParseProperties(strings.NewReader("\xef\xbb\xbfclusters = A, B\r\n"+rest), WithLookupEnv(lookupTestEnv))
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "clusters" ||
+		!strings.Contains(ce.Reason, "line 1: required, but this line sets \u00ef\u00bb\u00bfclusters, not clusters: the file starts with a UTF-8 byte order mark (bytes EF BB BF)") ||
+		!strings.Contains(ce.Reason, "save the file without the mark") {
+		t.Errorf("BOM before clusters: error %v, want one naming the byte order mark", err)
+	}
+
+	// Before a comment: valid, with one warning about the mark.
+	p, err := ParseProperties(strings.NewReader("\xef\xbb\xbf# mm2.properties\nclusters = A, B\n"+rest), WithLookupEnv(lookupTestEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws := p.Warnings(); len(ws) != 1 || ws[0].Line != 1 || !strings.Contains(ws[0].Message, "byte order mark (bytes EF BB BF)") {
+		t.Errorf("BOM before a comment: warnings %v, want one about the byte order mark", ws)
+	}
+
+	// Before another key: the error about it names the mark's line.
+	_, err = ParseProperties(strings.NewReader("\xef\xbb\xbfA.bootstrap.servers = a:9092\nclusters = A, B\nB.bootstrap.servers = b:9092\nA->B.enabled = true\n"), WithLookupEnv(lookupTestEnv))
+	if !errors.As(err, &ce) || ce.Key != "A.bootstrap.servers" ||
+		!strings.Contains(ce.Reason, "line 1 sets \u00ef\u00bb\u00bfA.bootstrap.servers: did you mean A.bootstrap.servers?") {
+		t.Errorf("BOM before A.bootstrap.servers: error %v", err)
+	}
+	var ces *ConfigErrors
+	if !errors.As(err, &ces) || len(ces.Warnings) != 1 || !strings.Contains(ces.Warnings[0].Message, "byte order mark") {
+		t.Errorf("BOM before A.bootstrap.servers: warnings %v, want only the byte order mark's", ces)
+	}
+}

@@ -185,6 +185,7 @@ func Resolve(entries []Entry, o Options) (*Config, error) {
 		aliases: map[string]bool{}, topConn: map[string]Setting{}, topClient: map[string]Setting{},
 		topWorker: map[string]Setting{}, clusters: map[string]*clusterRaw{},
 		flows: map[[2]string]map[string]Setting{}, warned: map[string]bool{}}
+	entries, bomKey := r.dropBOM(entries)
 	entries = r.dropFragments(entries)
 	count := map[string]int{}
 	for _, e := range entries {
@@ -215,6 +216,11 @@ func Resolve(entries []Entry, o Options) (*Config, error) {
 
 	cs, ok := r.all["clusters"]
 	if !ok {
+		if bomKey == "clusters" {
+			r.fail(&Error{Key: "clusters", Line: 1, Reason: "required, but this line sets " + Latin1BOM + "clusters, not clusters: " + bomReason +
+				", so MM2 finds no clusters either; save the file without the mark (as UTF-8 without BOM, or ASCII)"})
+			return nil, r.err()
+		}
 		r.fail(&Error{Key: "clusters", Reason: "required: list the cluster aliases, e.g. clusters = A, B"})
 		return nil, r.err()
 	}
@@ -260,6 +266,29 @@ func Resolve(entries []Entry, o Options) (*Config, error) {
 	})
 	sort.SliceStable(r.cfg.NoEffect, func(i, j int) bool { return r.cfg.NoEffect[i].Line < r.cfg.NoEffect[j].Line })
 	return r.cfg, r.err()
+}
+
+// Latin1BOM is a UTF-8 byte order mark (bytes EF BB BF) as MM2 reads it:
+// as three ISO-8859-1 characters that start the first key of the file.
+const Latin1BOM = "\u00ef\u00bb\u00bf"
+
+const bomReason = "the file starts with a UTF-8 byte order mark (bytes EF BB BF), which MM2 reads as ISO-8859-1 characters at the start of the first key"
+
+// dropBOM removes the first entry when its key starts with a byte order
+// mark, with a warning naming the key meant, and returns that key ("" if
+// none).
+func (r *resolver) dropBOM(entries []Entry) ([]Entry, string) {
+	if len(entries) == 0 || entries[0].Line != 1 || !strings.HasPrefix(entries[0].Key, Latin1BOM) {
+		return entries, ""
+	}
+	e := entries[0]
+	meant := strings.TrimPrefix(e.Key, Latin1BOM)
+	msg := bomReason + ", so line 1 is a setting without effect in MM2 and kmirror (here harmless): save the file without the mark (as UTF-8 without BOM, or ASCII)"
+	if meant != "" && meant[0] != '#' && meant[0] != '!' {
+		msg = fmt.Sprintf("%s, so line 1 sets %s, not %s, and neither MM2 nor kmirror applies it: save the file without the mark (as UTF-8 without BOM, or ASCII); did you mean %s?", bomReason, e.Key, meant, meant)
+	}
+	r.cfg.Warnings = append(r.cfg.Warnings, Warning{Key: e.Key, Line: 1, Message: msg})
+	return entries[1:], meant
 }
 
 // IsFragmentKey reports whether key, as the properties reader returned
