@@ -463,9 +463,13 @@ func (r *resolver) classify(s Setting) error {
 
 func (r *resolver) classifyFlow(s Setting) error {
 	src, dst, rest, ok := r.pairOf(s.Key)
-	if !ok {
+	if !ok || rest == "" {
 		if sug := r.flowShaped(s); sug != "" {
 			r.warn(s.Key, s.Line, fmt.Sprintf("unknown setting: ignored; a flow's settings are written <source>-><target>.<setting> with no spaces: did you mean %s?", sug))
+			return nil
+		}
+		if a, b, cut := strings.Cut(strings.TrimSuffix(s.Key, "."), "->"); cut && r.aliases[a] && r.aliases[b] {
+			r.warn(s.Key, s.Line, "no setting after the cluster pair: ignored; a flow's settings are written <source>-><target>.<setting>, e.g. "+a+"->"+b+".topics")
 			return nil
 		}
 		msg := "no effect: the cluster pair is not made of aliases listed in clusters (" + strings.Join(r.cfg.Aliases, ", ") + ")"
@@ -757,9 +761,25 @@ func (r *resolver) suggestPair(key string) (sug string, caseOnly bool) {
 // key written with a space around the arrow ("a -> b.enabled": Java's
 // properties format ends the key at the space, so the key is "a"; "a->
 // b.enabled": the key is "a->") or with another arrow ("a=>b.enabled",
-// "a-b.enabled", "a>b.enabled"); "" when s does not look like one.
+// "a-b.enabled", "a>b.enabled") or with a space around the dot after the
+// pair ("a->b .enabled": the key is "a->b"; "a->b. enabled": "a->b."); ""
+// when s does not look like one.
 func (r *resolver) flowShaped(s Setting) string {
 	k := s.Key
+	if a, b, ok := strings.Cut(strings.TrimSuffix(k, "."), "->"); ok && r.aliases[a] && r.aliases[b] {
+		// The key ended at a space; the value holds ".setting = value"
+		// or "setting = value".
+		v := strings.TrimSpace(s.Value)
+		if !strings.HasSuffix(k, ".") && !strings.HasPrefix(v, ".") {
+			return ""
+		}
+		v = strings.TrimLeft(v, ". \t")
+		end := strings.IndexAny(v, " \t=:")
+		if end <= 0 {
+			return "" // "a->b.=x": no setting name
+		}
+		return a + "->" + b + "." + v[:end]
+	}
 	if a, ok := strings.CutSuffix(k, "->"); ok && r.aliases[a] {
 		k = a
 	}

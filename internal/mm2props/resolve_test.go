@@ -715,3 +715,21 @@ func TestResolveEveryError(t *testing.T) {
 		t.Errorf("no clusters and a bad provider: %v, want both errors", err)
 	}
 }
+
+// TestFlowKeySpaceAroundDotSuggestsKey: a space before or after the dot
+// that follows the pair ("a->b .topics", "a->b. topics") ends the key at
+// "a->b" or "a->b.": the first was said to be "not made of aliases listed
+// in clusters (a, b)", the second an "unknown flow setting" without
+// advice.
+func TestFlowKeySpaceAroundDotSuggestsKey(t *testing.T) {
+	c := resolve(t, "clusters=a,b\na.bootstrap.servers=x:1\nb.bootstrap.servers=x:1\na->b.enabled=true\n"+
+		"a->b .topics = orders\nb->a. groups=g\na->b.=x\n", Options{})
+	want := []string{
+		"a->b: unknown setting: ignored; a flow's settings are written <source>-><target>.<setting> with no spaces: did you mean a->b.topics?",
+		"b->a.: unknown setting: ignored; a flow's settings are written <source>-><target>.<setting> with no spaces: did you mean b->a.groups?",
+		"a->b.: no setting after the cluster pair: ignored; a flow's settings are written <source>-><target>.<setting>, e.g. a->b.topics",
+	}
+	if diff := cmp.Diff(want, warnings(c)); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
