@@ -70,6 +70,10 @@ var notMM2 = map[string]string{
 	"topics.auto.create":        "not an MM2 setting (MM2 and kmirror always create remote topics): remove it",
 	"auto.create.topics.enable": "a broker setting, not an MM2 setting: remove it",
 	"sync.topic.configs":        "not an MM2 setting: did you mean sync.topic.configs.enabled?",
+	// MirrorMaker 1's --whitelist, written as MM2 keys by people migrating.
+	"whitelist":        "not an MM2 setting (MirrorMaker 1's --whitelist): list the topics to replicate in topics (regexes, comma-separated); without it MM2 and kmirror replicate every topic (.*)",
+	"topics.whitelist": "not an MM2 setting: list the topics to replicate in topics (regexes, comma-separated); without it MM2 and kmirror replicate every topic (.*)",
+	"groups.whitelist": "not an MM2 setting: list the consumer groups to checkpoint in groups (regexes, comma-separated); without it MM2 and kmirror checkpoint every group (.*)",
 }
 
 // isFlowClientKey reports whether key (a flow-scoped key without the

@@ -733,3 +733,22 @@ func TestFlowKeySpaceAroundDotSuggestsKey(t *testing.T) {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 }
+
+// TestWhitelistKeysNameTheInclusionKey: MirrorMaker 1's whitelist, and the
+// topics.whitelist / groups.whitelist people write by analogy with the
+// deprecated *.blacklist keys, are no MM2 keys: they were "unknown
+// setting: ignored" without advice, while every topic (or group) was
+// replicated.
+func TestWhitelistKeysNameTheInclusionKey(t *testing.T) {
+	c := resolve(t, "clusters=a,b\na.bootstrap.servers=x:1\nb.bootstrap.servers=x:1\na->b.enabled=true\n"+
+		"topics.whitelist=orders.*\na->b.groups.whitelist=app-.*\nwhitelist=payments\n", Options{})
+	for key, substr := range map[string]string{
+		"topics.whitelist":      "not an MM2 setting: list the topics to replicate in topics (regexes, comma-separated); without it MM2 and kmirror replicate every topic (.*)",
+		"a->b.groups.whitelist": "not an MM2 setting: list the consumer groups to checkpoint in groups",
+		"whitelist":             "not an MM2 setting (MirrorMaker 1's --whitelist): list the topics to replicate in topics",
+	} {
+		if !hasWarning(c, key, substr) {
+			t.Errorf("no warning %q for %s:\n%s", substr, key, strings.Join(warnings(c), "\n"))
+		}
+	}
+}
