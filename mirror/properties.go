@@ -133,6 +133,9 @@ func LoadProperties(path string, opts ...LoadOpt) (*Properties, error) {
 //     config.properties.blacklist are honoured when the new key is absent
 //     (MM2 3.x; 4.0 ignores them).
 //   - A top-level use.defaults.from applies to every flow (MM2 drops it).
+//   - replication.policy.class also accepts the short names
+//     DefaultReplicationPolicy and IdentityReplicationPolicy (MM2 cannot
+//     load them).
 //   - An unresolvable ${provider:...} placeholder is an error (MM2 keeps the
 //     text and fails later, e.g. when authenticating with it).
 //   - Replication factors left unset are -1 (the broker default); MM2 uses

@@ -99,3 +99,27 @@ func TestByteOrderMark(t *testing.T) {
 		t.Errorf("BOM before A.bootstrap.servers: warnings %v, want only the byte order mark's", ces)
 	}
 }
+
+// TestShortPolicyClassWarns: kmirror reads replication.policy.class =
+// IdentityReplicationPolicy as the identity policy, but MM2 loads the
+// class by name and fails on it; the difference was silent, so a file
+// checked with kmirror failed when run with MM2.
+func TestShortPolicyClassWarns(t *testing.T) {
+	t.Parallel()
+	p, err := ParseProperties(strings.NewReader("clusters = A, B\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\n"+
+		"A->B.enabled = true\nB->A.enabled = true\nreplication.policy.class = IdentityReplicationPolicy\n"), WithLookupEnv(lookupTestEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Flows()[0].Policy.FormatRemoteTopic("A", "orders"); got != "orders" {
+		t.Errorf("remote topic %q, want orders (identity policy)", got)
+	}
+	want := []string{`line 6: replication.policy.class: kmirror accepts the short class name, MM2 does not ("Class IdentityReplicationPolicy cannot be found": its connectors fail): write org.apache.kafka.connect.mirror.IdentityReplicationPolicy`}
+	var got []string
+	for _, w := range p.Warnings() {
+		got = append(got, w.String())
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("warnings\n%s\nwant (once, for both flows)\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -141,6 +141,9 @@ var flowHandlers = map[string]func(*flowBuild, mm2keys.Row){
 	"replication.policy.class": func(fb *flowBuild, row mm2keys.Row) {
 		if s, ok := fb.r.get(row.Key); ok {
 			fb.class = strings.TrimSpace(s.Value)
+			if full := "org.apache.kafka.connect.mirror." + fb.class; full == policy.DefaultPolicyClass || full == policy.IdentityPolicyClass {
+				fb.b.warn(Warning{Key: s.Key, Line: s.Line, Message: fmt.Sprintf("kmirror accepts the short class name, MM2 does not (\"Class %s cannot be found\": its connectors fail): write %s", fb.class, full)})
+			}
 		} else {
 			fb.r.def(row.Key, policy.DefaultPolicyClass)
 		}

@@ -481,7 +481,7 @@ func TestCaseEmptySeparatorOrAliasTeachesIdentity(t *testing.T) {
 func TestTopologyProperties(t *testing.T) {
 	t.Parallel()
 	const file = "clusters=A,B,T\nbootstrap.servers=x:1\nA->T.enabled=true\nB->T.enabled=true\n" +
-		"replication.policy.class=IdentityReplicationPolicy\nallow.topic.collisions=true\nB->T.provenance.header.enabled=false\n" +
+		"replication.policy.class=org.apache.kafka.connect.mirror.IdentityReplicationPolicy\nallow.topic.collisions=true\nB->T.provenance.header.enabled=false\n" +
 		"A->T.topics=orders\nB->T.topics=orders\n"
 	p, err := ParseProperties(strings.NewReader(file))
 	if err != nil {
