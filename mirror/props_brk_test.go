@@ -23,6 +23,8 @@ func TestJAASFragmentKeyNotShown(t *testing.T) {
 			"    \"alice-s3cret\";\n", "probably the rest of the value of A.sasl.jaas.config (line 7), cut by a line break; end each line of a value but its last with a backslash", 8},
 		{"non-ASCII", "A.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\" password=\n" +
 			"\"alice-s3cret\u00e9\";\n", "probably the rest of the value of A.sasl.jaas.config (line 7)", 8},
+		{"bare word after a password", "A.ssl.key.password =\n   alice-s3cret\n",
+			"probably the rest of the value of A.ssl.key.password (line 7)", 8},
 		{"quote in a key", "A.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\" password=\"x\";\n" +
 			"topics = .*\npass\"alice-s3cret\n", "not a setting (a key cannot contain a quote or ';'", 9},
 	} {

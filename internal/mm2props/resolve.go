@@ -300,17 +300,27 @@ func (r *resolver) dropBOM(entries []Entry) ([]Entry, string) {
 func IsFragmentKey(key string) bool { return strings.ContainsAny(key, "\"';") }
 
 // dropFragments removes the entries whose key is a fragment
-// ([IsFragmentKey]), with a warning each that does not show the key.
+// ([IsFragmentKey]), and those with a key without a dot and no value
+// (a bare word, such as an unquoted password) that follow a secret
+// setting or fragment not ending in ';', with a warning each that does
+// not show the key.
 func (r *resolver) dropFragments(entries []Entry) []Entry {
 	out := entries[:0:0]
 	var prev *Entry
+	open := false // the entry before is a secret value or fragment not ending in ';'
 	for i, e := range entries {
-		if !IsFragmentKey(e.Key) {
+		bare := open && e.Value == "" && !strings.Contains(e.Key, ".")
+		if !IsFragmentKey(e.Key) && !bare {
 			out = append(out, e)
 			prev = &entries[i]
+			open = clientconf.IsSecret(e.Key) && !strings.HasSuffix(strings.TrimSpace(e.Value), ";")
 			continue
 		}
+		open = !strings.HasSuffix(strings.TrimSpace(e.Key+e.Value), ";")
 		msg := "not a setting (a key cannot contain a quote or ';'; the text is not shown, as it may be part of a password): ignored"
+		if bare && !IsFragmentKey(e.Key) {
+			msg = "not a setting (a word alone, after a secret value; the text is not shown, as it may be part of a password): ignored"
+		}
 		if prev != nil && clientconf.IsSecret(prev.Key) {
 			msg = fmt.Sprintf("not a setting: probably the rest of the value of %s (line %d), cut by a line break; "+
 				"end each line of a value but its last with a backslash (\\); ignored (the text is not shown, as it may be part of a password)", prev.Key, prev.Line)
