@@ -2,6 +2,8 @@ package mirror
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -373,6 +375,19 @@ func (b *propsBuilder) line(key, value, origin string) {
 	b.lines[key] = value
 }
 
+// lineShown is line for a value shown otherwise than it is (a config
+// provider's value as its placeholder, Setting.Shown): the flow settings
+// the members publish and compare carry a fingerprint of the value
+// itself, so that members whose providers answer differently (an
+// environment variable set apart on each) still show a mismatch.
+func (b *propsBuilder) lineShown(key, shown, actual, origin string) {
+	b.line(key, shown, origin)
+	if shown != actual && !clientconf.IsSecret(key) {
+		sum := sha256.Sum256([]byte(actual))
+		b.p.settings[key] = shown + " (provided value sha256:" + hex.EncodeToString(sum[:4]) + ")"
+	}
+}
+
 // build maps the clusters and flows; errors are recorded with fail.
 func (b *propsBuilder) build() {
 	used := map[string]bool{}
@@ -425,10 +440,13 @@ func (b *propsBuilder) clientError(err error, origin func(string) mm2props.Setti
 		key = s.Key
 	}
 	v := ce.Value
+	if s.FromProvider {
+		v = strings.TrimSpace(s.Written)
+	}
 	if clientconf.IsSecret(key) {
 		v = ""
 	}
-	return &ConfigError{Key: key, Value: v, Reason: withLine(s.Line, ce.Reason)}
+	return &ConfigError{Key: key, Value: v, Reason: withLine(s.Line, s.HideProvided(ce.Reason))}
 }
 
 func (b *propsBuilder) clientWarnings(ws []clientconf.Warning, origin func(string) mm2props.Setting, prefix string) {
@@ -438,7 +456,7 @@ func (b *propsBuilder) clientWarnings(ws []clientconf.Warning, origin func(strin
 		if key == "" {
 			key = prefix + w.Key
 		}
-		b.warn(Warning{Key: key, Line: s.Line, Message: w.Message})
+		b.warn(Warning{Key: key, Line: s.Line, Message: s.HideProvided(w.Message)})
 	}
 }
 
@@ -469,7 +487,7 @@ func (b *propsBuilder) cluster(c *mm2props.Cluster) (cc ClusterConfig, ok bool) 
 	}
 	b.p.seeds[a] = base.Conn.Seeds
 	for _, l := range base.Lines {
-		b.line(origin(l.Key).Key, l.Value, propsEffect(origin(l.Key).Key, a+"."+l.Key, l.Effect))
+		b.lineShown(origin(l.Key).Key, providedAsWritten(origin(l.Key), l.Value), l.Value, propsEffect(origin(l.Key).Key, a+"."+l.Key, l.Effect))
 	}
 	baseFP := clientconf.Fingerprint(vals)
 	type roleOut struct {
@@ -504,7 +522,7 @@ func (b *propsBuilder) cluster(c *mm2props.Cluster) (cc ClusterConfig, ok bool) 
 			if !strings.HasPrefix(s.Key, a+"."+r.role.String()+".") && s.Key != "" {
 				continue // inherited connection key, shown once above
 			}
-			b.line(s.Key, l.Value, propsEffect(s.Key, a+"."+r.role.String()+"."+l.Key, l.Effect))
+			b.lineShown(s.Key, providedAsWritten(s, l.Value), l.Value, propsEffect(s.Key, a+"."+r.role.String()+"."+l.Key, l.Effect))
 		}
 	}
 	if !ok {
@@ -519,15 +537,28 @@ func (b *propsBuilder) cluster(c *mm2props.Cluster) (cc ClusterConfig, ok bool) 
 		switch {
 		case !r.same:
 			*r.dst = append(r.built.Conn.Opts(), r.built.Tuning...)
-			b.line(a+"."+r.role.String(), propsConnSummary(r.built.Conn), "own connection settings")
+			sum := propsConnSummary(r.built.Conn)
+			b.lineShown(a+"."+r.role.String(), hideProvided(sum, c.Client, r.m), sum, "own connection settings")
 		case saslDiffers && r.built.Conn.SASL != nil:
 			*r.dst = append([]kgo.Opt{kgo.SASL(r.built.Conn.SASL)}, r.built.Tuning...)
 		default:
 			*r.dst = r.built.Tuning
 		}
 	}
-	b.line(a+".client", propsConnSummary(base.Conn), "connection of every client of "+a)
+	sum := propsConnSummary(base.Conn)
+	b.lineShown(a+".client", hideProvided(sum, c.Client), sum, "connection of every client of "+a)
 	return cc, true
+}
+
+// hideProvided replaces in msg every value a config provider supplied to
+// a setting of ms with its placeholder as written (Setting.HideProvided).
+func hideProvided(msg string, ms ...map[string]mm2props.Setting) string {
+	for _, m := range ms {
+		for _, s := range m {
+			msg = s.HideProvided(msg)
+		}
+	}
+	return msg
 }
 
 // propsSASLKeys identifies the SASL settings of a settings map.
@@ -592,7 +623,7 @@ func (r flowReader) get(key string) (mm2props.Setting, bool) {
 		if s.Key == key {
 			origin = "top level"
 		}
-		r.b.line(r.name+"."+key, strings.TrimSpace(s.Value), origin)
+		r.b.lineShown(r.name+"."+key, strings.TrimSpace(s.Shown()), strings.TrimSpace(s.Value), origin)
 	}
 	return s, ok
 }
@@ -602,11 +633,21 @@ func (r flowReader) def(key, value string) {
 }
 
 func propsErr(s mm2props.Setting, format string, args ...any) error {
-	v := s.Value
+	v := s.Shown()
 	if clientconf.IsSecret(s.Key) {
 		v = ""
 	}
-	return &ConfigError{Key: s.Key, Value: v, Reason: withLine(s.Line, fmt.Sprintf(format, args...))}
+	return &ConfigError{Key: s.Key, Value: v, Reason: withLine(s.Line, s.HideProvided(fmt.Sprintf(format, args...)))}
+}
+
+// providedAsWritten returns v, the effective value of setting s for a
+// dump, or the value as the file writes it when a config provider
+// supplied it (its ${provider:...} placeholder, as Kafka Connect shows).
+func providedAsWritten(s mm2props.Setting, v string) string {
+	if s.FromProvider {
+		return strings.TrimSpace(s.Written)
+	}
+	return v
 }
 
 // withLine prefixes reason with "line N: " (line > 0).

@@ -141,6 +141,9 @@ func (p *providers) resolve(s Setting) (Setting, []Warning, error) {
 		return s, warns, nil
 	}
 	out.WriteString(s.Value[last:])
+	if !s.FromProvider {
+		s.Written = s.Value
+	}
 	s.Value = out.String()
 	s.FromProvider = true
 	return s, warns, nil

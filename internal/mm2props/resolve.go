@@ -35,6 +35,54 @@ type Setting struct {
 	Line int
 	// FromProvider reports that a ${provider:...} placeholder was replaced.
 	FromProvider bool
+	// Written is the value as the file writes it, placeholders and all,
+	// when FromProvider (else empty): what dumps and messages show instead
+	// of Value, as Kafka Connect shows a connector's configuration with
+	// its placeholders (a provider's value is often a secret under a key
+	// that does not say so).
+	Written string
+}
+
+// Shown returns what a dump or message may show of s's value: Written
+// when a config provider supplied it, else Value.
+func (s Setting) Shown() string {
+	if s.FromProvider {
+		return s.Written
+	}
+	return s.Value
+}
+
+// HideProvided replaces, in msg, each occurrence of the value a config
+// provider supplied to s that stands as a word of its own (not inside a
+// longer name or number) with the value as written; msg is returned as it
+// is when s has no provided value.
+func (s Setting) HideProvided(msg string) string {
+	v := strings.TrimSpace(s.Value)
+	if !s.FromProvider || v == "" {
+		return msg
+	}
+	w := strings.TrimSpace(s.Written)
+	word := func(b byte) bool {
+		return b == '_' || b == '-' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+	}
+	var out strings.Builder
+	last := 0 // msg[:last] is written
+	for from := 0; ; {
+		i := strings.Index(msg[from:], v)
+		if i < 0 {
+			out.WriteString(msg[last:])
+			return out.String()
+		}
+		i += from
+		j := i + len(v)
+		if (i > 0 && word(msg[i-1])) || (j < len(msg) && word(msg[j])) {
+			from = i + 1
+			continue
+		}
+		out.WriteString(msg[last:i])
+		out.WriteString(w)
+		last, from = j, j
+	}
 }
 
 // Warning is a setting MM2 or kmirror ignores, or reads differently than

@@ -752,3 +752,23 @@ func TestWhitelistKeysNameTheInclusionKey(t *testing.T) {
 		}
 	}
 }
+
+// TestHideProvided: a provided value is replaced by its placeholder where
+// it stands as a word of its own, never inside a longer name.
+func TestHideProvided(t *testing.T) {
+	t.Parallel()
+	s := Setting{Key: "A.client.id", Value: "a", Written: "${env:ID}", FromProvider: true}
+	for in, want := range map[string]string{
+		"bootstrap=alpha.example:9092 client.id=a": "bootstrap=alpha.example:9092 client.id=${env:ID}",
+		"a":        "${env:ID}",
+		"aa a-b a": "aa a-b ${env:ID}",
+	} {
+		if got := s.HideProvided(in); got != want {
+			t.Errorf("HideProvided(%q) = %q, want %q", in, got, want)
+		}
+	}
+	plain := Setting{Key: "A.client.id", Value: "a"}
+	if got := plain.HideProvided("client.id=a"); got != "client.id=a" {
+		t.Errorf("a value written in the file was replaced: %q", got)
+	}
+}
