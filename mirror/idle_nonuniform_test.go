@@ -1,0 +1,151 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// TestIdleNonUniformRequestsBounded (issue 22: idle cost proportional to
+// what changes): a flow in a non-uniform steady state, then counted over
+// an idle window: every request either cluster receives must be one of an
+// idle flow's, at the rate of the interval it belongs to, and none may
+// grow with the groups, the failed partitions or the group partitions
+// that wait for a translation. The shape: a topic with two empty
+// partitions (12 groups committed 0 on them, as Java consumers do), one
+// of them committed past the replicated data on another partition; a
+// topic whose partition 0 the target refuses for good (INVALID_RECORD:
+// FAILED until an operator restarts it); a topic excluded by
+// topics.exclude that every group also committed on; a group deleted on
+// the source once checkpointed. With the flow PAUSED, the same plus the
+// lag refreshed from the source's end offsets at each status publication.
+//
+// The bounds are counts of intervals in the window, plus one for the phase
+// (kfake, one broker a cluster, so one request per broker is one request).
+func TestIdleNonUniformRequestsBounded(t *testing.T) {
+	t.Parallel()
+	for _, paused := range []bool{false, true} {
+		t.Run(map[bool]string{false: "running", true: "paused"}[paused], func(t *testing.T) {
+			t.Parallel()
+			testIdleNonUniform(t, paused)
+		})
+	}
+}
+
+func testIdleNonUniform(t *testing.T, paused bool) {
+	const groups = 12
+	p := testcluster.New(t, "src", "dst")
+	if p.Source.Fake == nil {
+		t.Skip("counts requests with kfake's control hook (KMIRROR_*_BROKERS name real brokers)")
+	}
+	a, f, x := p.Topic("a"), p.Topic("f"), p.Topic("x")
+	scoped(t, func(tb testing.TB) {
+		testcluster.CreateTopic(tb, &p.Source, a, 4, nil)
+		testcluster.CreateTopic(tb, &p.Source, f, 2, nil)
+		testcluster.CreateTopic(tb, &p.Source, x, 2, nil)
+		idleProduce(tb, &p.Source, a, 10, 0, 1)
+		idleProduce(tb, &p.Source, f, 5, 0, 1)
+		idleProduce(tb, &p.Source, x, 5, 0, 1)
+		for i := range groups {
+			g := p.Group(fmt.Sprintf("g%02d", i))
+			idleCommit(tb, &p.Source, g, a, map[int32]int64{0: 10, 1: int64(50 * (i % 2)), 2: 0, 3: 0})
+			idleCommit(tb, &p.Source, g, f, map[int32]int64{0: 3, 1: 5})
+			idleCommit(tb, &p.Source, g, x, map[int32]int64{0: 5, 1: 5})
+		}
+		idleCommit(tb, &p.Source, p.Group("gone"), a, map[int32]int64{0: 4, 1: 4})
+	})
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "src." + f, Partitions: []int32{0}, Err: kerr.InvalidRecord, Count: -1})
+
+	fc := idleFlow(p)
+	fc.Tasks = 2
+	fc.TopicsExclude = []string{".*" + x}
+	src, dst := tallyRequests(p.Source.Fake), tallyRequests(p.Target.Fake)
+	start := time.Now()
+	m, _ := runMirror(t, append(idleClusterOpts(p), WithFlow(fc))...)
+	waitPartState(t, m, 1, StateFailed)
+	waitCheckpointed(t, m, map[string]int{p.Group("g00"): 3, p.Group("g11"): 2, p.Group("gone"): 2})
+	scoped(t, func(tb testing.TB) {
+		if _, err := testcluster.Admin(tb, &p.Source).DeleteGroup(context.Background(), p.Group("gone")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if paused {
+		if err := m.SetTargetState(t.Context(), m.Status().Flows[0].Name, TargetPaused, "test", ""); err != nil {
+			t.Fatal(err)
+		}
+		testcluster.Eventually(t, 30*time.Second, "paused", func() (bool, string) {
+			fs := m.Status().Flows[0]
+			return fs.State == StatePaused, string(fs.State)
+		})
+	}
+	// Past the checkpoint emitter's eager window (15 s after start) and
+	// the group deletion's first emission.
+	time.Sleep(max(16*time.Second-time.Since(start), 2*fc.EmitCheckpointsInterval))
+	const window = 10 * time.Second
+	s, g := idleWindow(t, src, dst, window)
+
+	// n is how many times something every d happens in the window, at most.
+	n := func(d time.Duration) int { return int(window/d) + 1 }
+	probe := n(max(fc.OffsetFlushInterval, time.Second)) // flow.probe: one broker-only Metadata per cluster
+	discover := n(fc.RefreshTopicsInterval)              // Metadata of all topics on both clusters, the remote topics' configs
+	emit := n(fc.EmitCheckpointsInterval)                // source: ListGroups (with its broker-only Metadata), one batched OffsetFetch
+	syncRound := n(fc.SyncGroupOffsetsInterval)          // target: ListGroups (with its broker-only Metadata)
+	status := n(5 * time.Second)                         // status interval: the member record; paused, the lag's end offsets
+	heartbeats := n(fc.EmitHeartbeatsInterval)
+	// Each replication consumer (at most Tasks) long-polls 5 s; the
+	// offset-syncs tailer 500 ms; the status topic's consumer 1 s, the
+	// coordination topic's (member) 5 s.
+	wantSrc := map[string]int{
+		"ListGroups":         emit,
+		"OffsetFetch":        emit,
+		"OffsetFetch.groups": emit * groups, // "gone" no longer asked about
+		"Metadata[]":         probe + emit,
+		"Metadata[ALL]":      discover,
+		"Fetch(wait=500)":    n(500 * time.Millisecond),
+		"Fetch(wait=5000)":   fc.Tasks * n(5*time.Second),
+	}
+	wantSrc["Metadata"] = wantSrc["Metadata[]"] + wantSrc["Metadata[ALL]"]
+	wantSrc["Fetch"] = wantSrc["Fetch(wait=500)"] + wantSrc["Fetch(wait=5000)"]
+	if paused {
+		// No replication consumer; the lag of the paused partitions from
+		// the source's end and start offsets, per publication.
+		wantSrc["Fetch(wait=5000)"] = 0
+		wantSrc["Fetch"] = wantSrc["Fetch(wait=500)"]
+		wantSrc["ListOffsets"] = 2 * status
+		wantSrc["Metadata[a,f]"], wantSrc["Metadata[f,a]"] = status, status
+		wantSrc["Metadata"] += status
+	}
+	wantDst := map[string]int{
+		"ListGroups":       syncRound,
+		"Metadata[]":       probe + syncRound,
+		"Metadata[ALL]":    discover,
+		"DescribeConfigs":  discover,
+		"Produce":          heartbeats + status,
+		"Heartbeat":        n(DefaultHeartbeatInterval),
+		"Fetch(wait=1000)": n(time.Second),
+		"Fetch(wait=5000)": n(5 * time.Second),
+		"Fetch+parts":      2, // kgo's session of the status topic's consumer renewed
+	}
+	wantDst["Metadata"] = wantDst["Metadata[]"] + wantDst["Metadata[ALL]"]
+	wantDst["Fetch"] = wantDst["Fetch(wait=1000)"] + wantDst["Fetch(wait=5000)"]
+	check := func(side string, got, want map[string]int) {
+		for k, v := range got {
+			if w, ok := want[k]; !ok || v > w {
+				t.Errorf("%s: %d %s requests in an idle %v, want at most %d (%s)", side, v, k, window, w, fmtCounts(want))
+			}
+		}
+	}
+	check("source", s, wantSrc)
+	check("target", g, wantDst)
+	// The emissions ran: every group but the deleted one was asked about.
+	if s["OffsetFetch.groups"] < 2*groups {
+		t.Errorf("source: %d group offset fetches in %v, want at least %d (the emissions stopped?)", s["OffsetFetch.groups"], window, 2*groups)
+	}
+}
