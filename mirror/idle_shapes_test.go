@@ -244,3 +244,39 @@ func idleCommit(t testing.TB, c *testcluster.Cluster, group, topic string, offse
 		t.Fatalf("commit %s on %s: %v", group, c.Alias, err)
 	}
 }
+
+// waitCheckpointed waits until every group in want has n partitions with a
+// checkpoint.
+func waitCheckpointed(t *testing.T, m *Mirror, want map[string]int) {
+	t.Helper()
+	testcluster.Eventually(t, 30*time.Second, "checkpointed", func() (bool, string) {
+		for g, n := range want {
+			gs, _ := groupStatusOf(m, 0, g)
+			c := 0
+			for _, ps := range gs.Partitions {
+				if ps.Checkpointed >= 0 {
+					c++
+				}
+			}
+			if c < n {
+				return false, fmt.Sprintf("%s: %d of %d: %+v", g, c, n, gs)
+			}
+		}
+		return true, ""
+	})
+}
+
+// waitPartState waits until at least n partitions of the member's first
+// flow are in state st.
+func waitPartState(t *testing.T, m *Mirror, n int, st State) {
+	t.Helper()
+	testcluster.Eventually(t, 30*time.Second, "partitions in state", func() (bool, string) {
+		c := 0
+		for _, ps := range m.Status().Flows[0].Partitions {
+			if ps.State == st {
+				c++
+			}
+		}
+		return c >= n, fmt.Sprintf("%d of %d %s: %+v", c, n, st, m.Status().Flows[0].Partitions)
+	})
+}
