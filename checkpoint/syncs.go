@@ -84,7 +84,11 @@ func (e *Emitter) tailSyncs(ctx context.Context, ready chan<- struct{}) {
 		cl, err = kclient.New(append(append([]kgo.Opt{}, c.OffsetSyncsOpts...),
 			kgo.ConsumePartitions(parts),
 			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-			kgo.FetchMaxWait(500*time.Millisecond),
+			// The broker answers as soon as a sync arrives; the wait only
+			// bounds an idle fetch: 5 s, as the replication consumers',
+			// so that an idle flow's reader costs one fetch every 5 s, not
+			// two a second (a helper counting idle requests by API key).
+			kgo.FetchMaxWait(5*time.Second),
 		)...)
 		if err == nil {
 			break

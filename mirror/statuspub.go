@@ -54,6 +54,12 @@ func (f *flow) statusTopicSpec() ensuretopic.Spec {
 	return statustopic.Spec(f.cfg.Source, f.dst.Alias, f.cfg.OffsetStorageReplicationFactor)
 }
 
+// statusFetchWait bounds the status client's idle fetches: the broker
+// answers as soon as a record arrives, so a longer wait costs no delay,
+// only fewer requests while nothing changes (it was 1 s: one fetch a
+// second on the target for every member of every flow).
+const statusFetchWait = 5 * time.Second
+
 // openStatus creates the status topic if it is missing, opens the flow's
 // status client (it tails the topic from its start and writes the
 // member's records) and reads the topic to its end, so that the flow
@@ -67,7 +73,7 @@ func (f *flow) openStatus(ctx context.Context) error {
 		opts := append(append([]kgo.Opt{}, f.dst.Consumer...), f.dst.Producer...)
 		cl, err := kclient.New(f.clientOpts(f.dst, opts, append(slices.Clone(statusProducerOpts),
 			kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{f.statusTopic: {0: kgo.NewOffset().AtStart()}}),
-			kgo.FetchMaxWait(time.Second))...)...)
+			kgo.FetchMaxWait(statusFetchWait))...)...)
 		if err != nil {
 			return fmt.Errorf("status topic client on %s: %w", f.dst.Alias, err)
 		}
