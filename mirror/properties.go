@@ -487,7 +487,7 @@ func (b *propsBuilder) cluster(c *mm2props.Cluster) (cc ClusterConfig, ok bool) 
 	}
 	b.p.seeds[a] = base.Conn.Seeds
 	for _, l := range base.Lines {
-		b.lineShown(origin(l.Key).Key, providedAsWritten(origin(l.Key), l.Value), l.Value, propsEffect(origin(l.Key).Key, a+"."+l.Key, l.Effect))
+		b.lineShown(origin(l.Key).Key, providedAsWritten(origin(l.Key), l.Value), l.Value, hideProvided(propsEffect(origin(l.Key).Key, a+"."+l.Key, l.Effect), c.Client))
 	}
 	baseFP := clientconf.Fingerprint(vals)
 	type roleOut struct {
@@ -522,7 +522,7 @@ func (b *propsBuilder) cluster(c *mm2props.Cluster) (cc ClusterConfig, ok bool) 
 			if !strings.HasPrefix(s.Key, a+"."+r.role.String()+".") && s.Key != "" {
 				continue // inherited connection key, shown once above
 			}
-			b.lineShown(s.Key, providedAsWritten(s, l.Value), l.Value, propsEffect(s.Key, a+"."+r.role.String()+"."+l.Key, l.Effect))
+			b.lineShown(s.Key, providedAsWritten(s, l.Value), l.Value, hideProvided(propsEffect(s.Key, a+"."+r.role.String()+"."+l.Key, l.Effect), c.Client, r.m))
 		}
 	}
 	if !ok {

@@ -752,7 +752,7 @@ func TestPropertiesEffectiveIsSortedAndComplete(t *testing.T) {
 	for _, want := range []string{
 		"primary.sasl.jaas.config = [hidden]",
 		"mirror.sasl.jaas.config = [hidden]",
-		`primary.client = bootstrap=${env:SOURCE_BOOTSTRAP_SERVER} protocol=SASL_PLAINTEXT sasl=SCRAM-SHA-512 user="reader"`, // a provided value shows as written
+		`primary.client = bootstrap=${env:SOURCE_BOOTSTRAP_SERVER} protocol=SASL_PLAINTEXT sasl=SCRAM-SHA-512 user="${env:SOURCE_USERNAME}"`, // provided values show as written
 		"primary->mirror.source.consumer.auto.offset.reset = latest    # primary.consumer.auto.offset.reset",
 		"primary->mirror.sync.group.offsets.interval.seconds = 15    # primary->mirror.sync.group.offsets.interval.seconds",
 		"mirror.producer.max.request.size = 5242880    # kgo.ProducerBatchMaxBytes(5242880)",

@@ -65,3 +65,39 @@ func TestProvidedValuesShownAsWritten(t *testing.T) {
 		t.Errorf("a provided broker list without a port: %v; want the error to name ${env:KM_BOOT}, not the value", err)
 	}
 }
+
+// TestProvidedPiecesHidden: a provided broker list written with spaces
+// after its commas ("h1:9092, h2:9092") and a username a placeholder
+// supplies inside sasl.jaas.config were shown resolved in the connection
+// summary (A.client, which members publish) and in the credentials note of
+// the -check dump: HideProvided looked only for the whole value, which
+// neither shows as written.
+func TestProvidedPiecesHidden(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"KM_B": "hushA:9092, hushB:9092", "KM_U": "usr-hush", "KM_P": "pw-hush"}
+	lookup := func(n string) (string, bool) { v, ok := env[n]; return v, ok }
+	p, err := ParseProperties(strings.NewReader("config.providers = env\n"+
+		"config.providers.env.class = org.apache.kafka.common.config.provider.EnvVarConfigProvider\n"+
+		"clusters = A, B\nB.bootstrap.servers = b.example:9092\nA->B.enabled = true\n"+
+		"A.bootstrap.servers = ${env:KM_B}\nA.security.protocol = SASL_PLAINTEXT\nA.sasl.mechanism = PLAIN\n"+
+		"A.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username=\"${env:KM_U}\" password=\"${env:KM_P}\";\n"),
+		WithLookupEnv(lookup))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff := p.Effective()
+	for _, want := range []string{`A.client = bootstrap=${env:KM_B},${env:KM_B} protocol=SASL_PLAINTEXT sasl=PLAIN user="${env:KM_U}"`,
+		`# credentials of PLAIN (user "${env:KM_U}")`} {
+		if !strings.Contains(eff, want) {
+			t.Errorf("effective configuration lacks %q:\n%s", want, eff)
+		}
+	}
+	if strings.Contains(eff, "hush") {
+		t.Errorf("effective configuration shows a provided value:\n%s", eff)
+	}
+	for k, v := range p.FlowSettings("A->B") {
+		if strings.Contains(v, "hush") {
+			t.Errorf("flow setting %s = %q shows a provided value", k, v)
+		}
+	}
+}

@@ -113,6 +113,7 @@ func (p *providers) resolve(s Setting) (Setting, []Warning, error) {
 	}
 	var warns []Warning
 	var out strings.Builder
+	var provided []providedValue
 	last := 0
 	for _, m := range placeholderRE.FindAllStringSubmatchIndex(s.Value, -1) {
 		name := s.Value[m[2]:m[3]]
@@ -135,6 +136,7 @@ func (p *providers) resolve(s Setting) (Setting, []Warning, error) {
 		}
 		out.WriteString(s.Value[last:m[0]])
 		out.WriteString(v)
+		provided = append(provided, providedValue{value: v, placeholder: s.Value[m[0]:m[1]]})
 		last = m[1]
 	}
 	if last == 0 {
@@ -146,6 +148,7 @@ func (p *providers) resolve(s Setting) (Setting, []Warning, error) {
 	}
 	s.Value = out.String()
 	s.FromProvider = true
+	s.provided = append(s.provided[:len(s.provided):len(s.provided)], provided...)
 	return s, warns, nil
 }
 

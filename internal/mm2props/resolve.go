@@ -41,6 +41,9 @@ type Setting struct {
 	// its placeholders (a provider's value is often a secret under a key
 	// that does not say so).
 	Written string
+	// provided: the value each placeholder of Written supplied
+	// (HideProvided).
+	provided []providedValue
 }
 
 // Shown returns what a dump or message may show of s's value: Written
@@ -52,37 +55,55 @@ func (s Setting) Shown() string {
 	return s.Value
 }
 
-// HideProvided replaces, in msg, each occurrence of the value a config
+// providedValue is a value one placeholder of a setting supplied, with the
+// placeholder as written.
+type providedValue struct{ value, placeholder string }
+
+// HideProvided replaces, in msg, each occurrence of a value a config
 // provider supplied to s that stands as a word of its own (not inside a
-// longer name or number) with the value as written; msg is returned as it
-// is when s has no provided value.
+// longer name or number): the whole value, by the value as written; the
+// value of each placeholder, and each comma-separated element of it (a
+// broker or topic list a message shows element by element), by its
+// placeholder. msg is returned as it is when s has no provided value.
 func (s Setting) HideProvided(msg string) string {
-	v := strings.TrimSpace(s.Value)
-	if !s.FromProvider || v == "" {
+	if !s.FromProvider {
 		return msg
 	}
-	w := strings.TrimSpace(s.Written)
+	type pair struct{ find, with string }
+	pairs := []pair{{strings.TrimSpace(s.Value), strings.TrimSpace(s.Written)}}
+	for _, p := range s.provided {
+		pairs = append(pairs, pair{strings.TrimSpace(p.value), p.placeholder})
+		if strings.Contains(p.value, ",") {
+			for _, e := range strings.Split(p.value, ",") {
+				pairs = append(pairs, pair{strings.TrimSpace(e), p.placeholder})
+			}
+		}
+	}
 	word := func(b byte) bool {
 		return b == '_' || b == '-' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 	}
 	var out strings.Builder
-	last := 0 // msg[:last] is written
-	for from := 0; ; {
-		i := strings.Index(msg[from:], v)
-		if i < 0 {
-			out.WriteString(msg[last:])
-			return out.String()
+	for i := 0; i < len(msg); {
+		// The longest value standing as a word at i, so that a value is
+		// never cut by a shorter one, nor a placeholder written over.
+		best := -1
+		for k, p := range pairs {
+			j := i + len(p.find)
+			if p.find == "" || !strings.HasPrefix(msg[i:], p.find) || (best >= 0 && len(p.find) <= len(pairs[best].find)) ||
+				(i > 0 && word(msg[i-1])) || (j < len(msg) && word(msg[j])) {
+				continue
+			}
+			best = k
 		}
-		i += from
-		j := i + len(v)
-		if (i > 0 && word(msg[i-1])) || (j < len(msg) && word(msg[j])) {
-			from = i + 1
+		if best < 0 {
+			out.WriteByte(msg[i])
+			i++
 			continue
 		}
-		out.WriteString(msg[last:i])
-		out.WriteString(w)
-		last, from = j, j
+		out.WriteString(pairs[best].with)
+		i += len(pairs[best].find)
 	}
+	return out.String()
 }
 
 // Warning is a setting MM2 or kmirror ignores, or reads differently than

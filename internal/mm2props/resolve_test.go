@@ -772,3 +772,40 @@ func TestHideProvided(t *testing.T) {
 		t.Errorf("a value written in the file was replaced: %q", got)
 	}
 }
+
+// TestHideProvidedPieces: the value of each placeholder, and each element
+// of a provided list, is replaced by its placeholder (a message shows a
+// list element by element, or one placeholder's value out of a longer
+// value); a value is never replaced inside a placeholder written over a
+// longer one.
+func TestHideProvidedPieces(t *testing.T) {
+	t.Parallel()
+	const key = "A.sasl.jaas.config"
+	p, _, err := newProviders(map[string]Setting{
+		"config.providers":           {Key: "config.providers", Value: "env"},
+		"config.providers.env.class": {Key: "config.providers.env.class", Value: EnvVarConfigProvider},
+	}, &Options{LookupEnv: func(n string) (string, bool) {
+		return map[string]string{"U": "svc", "L": "h1:9092, h2:9092", "E": "env"}[n], true
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolved := func(v string) Setting {
+		t.Helper()
+		r, _, err := p.resolve(Setting{Key: key, Value: v})
+		if err != nil || !r.FromProvider {
+			t.Fatalf("resolve(%q): %+v, %v", v, r, err)
+		}
+		return r
+	}
+	for _, c := range []struct{ value, msg, want string }{
+		{`M required username="${env:U}";`, `user "svc"`, `user "${env:U}"`},
+		{"${env:L}", "bootstrap=h1:9092,h2:9092", "bootstrap=${env:L},${env:L}"},
+		{"${env:L}", "seeds h1:9092, h2:9092", "seeds ${env:L}"},
+		{"${env:E}:${env:U}", "env:svc and env", "${env:E}:${env:U} and ${env:E}"},
+	} {
+		if got := resolved(c.value).HideProvided(c.msg); got != c.want {
+			t.Errorf("value %q: HideProvided(%q) = %q, want %q", c.value, c.msg, got, c.want)
+		}
+	}
+}
