@@ -145,3 +145,56 @@ func TestRecordAdvice(t *testing.T) {
 		}
 	}
 }
+
+// TestShallowInvalidRecordNamesKeylessRecord (regression): with shallow
+// copy, a batch the compacted remote topic refuses with INVALID_RECORD
+// falls back to the normal path, whose records the target refuses again;
+// the records of that path were put in flight without noting a missing
+// key, so the partition's error gave the generic advice, not the keyless
+// record and the cleanup.policy to change.
+func TestShallowInvalidRecordNamesKeylessRecord(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection")
+	}
+	topic := p.Topic("keyless")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	dec := kgo.DefaultDecompressor()
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0}, Err: kerr.InvalidRecord, Count: -1,
+		When: func(req kmsg.Request) bool {
+			for _, rt := range req.(*kmsg.ProduceRequest).Topics {
+				for _, rp := range rt.Partitions {
+					fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: remote, Partition: rp.Partition},
+						&kmsg.FetchResponseTopicPartition{RecordBatches: rp.Records}, dec, nil)
+					for _, r := range fp.Records {
+						if r.Key == nil {
+							return true
+						}
+					}
+				}
+			}
+			return false
+		}})
+	var recs []*kgo.Record
+	for i := range 6 {
+		r := &kgo.Record{Topic: topic, Key: []byte(fmt.Sprint("k", i)), Value: []byte(fmt.Sprint("v", i))}
+		if i == 4 {
+			r.Key = nil
+		}
+		recs = append(recs, r)
+	}
+	produceWith(t, &p.Source, kgo.NoCompression(), recs[:4])
+	produceWith(t, &p.Source, kgo.NoCompression(), recs[4:])
+	fc := recoveryFlow(p, topic)
+	fc.ShallowCopy, fc.DisableProvenanceHeader = true, true
+	m, _ := runMirror(t, recoveryOpts(p, fc)...)
+	testcluster.Eventually(t, 30*time.Second, "partition 0 FAILED at offset 4", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateFailed && ps.Replicated == 4, fmt.Sprintf("%+v", ps)
+	})
+	if err := partStatus(m, 0).Error; !strings.Contains(err, "the record at offset 4 has no key, which a topic with cleanup.policy=compact refuses") {
+		t.Errorf("partition error does not name the keyless record at offset 4:\n%s", err)
+	}
+}

@@ -992,7 +992,7 @@ func (s *shallow) produceRecords(sp *shPart, it *shItem) {
 	polledTo := it.end
 	lim := s.u.recordLimit(f.remote)
 	for _, r := range it.recs {
-		batch = append(batch, inflight{up: r.Offset, size: recordSize(r), rec: r, ts: r.Timestamp.UnixMilli()})
+		batch = append(batch, inflight{up: r.Offset, size: recordSize(r), rec: r, ts: r.Timestamp.UnixMilli(), nokey: r.Key == nil})
 		if sz := recordBatchSize(r); sz > lim {
 			tooLarge = s.u.tooLarge(f.remote, r, sz, lim)
 			polledTo = r.Offset
