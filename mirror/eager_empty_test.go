@@ -19,7 +19,9 @@ import (
 // it fetched every group's offsets once a second, forever (a breaker's
 // finding: 10 OffsetFetch requests in 10 s with a 10 s interval). Past the
 // start's eager window it now emits at its interval unless syncs arrive
-// for a waiting partition.
+// for a waiting partition: records then written to partition 1 get it
+// translated and checkpointed within seconds, not at the next interval
+// (the emitter's syncsIn early emission, which no test exercised).
 func TestEmptyPartitionKeepsNoEagerEmissions(t *testing.T) {
 	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
@@ -47,7 +49,9 @@ func TestEmptyPartitionKeepsNoEagerEmissions(t *testing.T) {
 		return nil, nil, false
 	})
 	fc := trFlow(p)
-	fc.EmitCheckpointsInterval, fc.SyncGroupOffsetsInterval = 5*time.Second, 5*time.Second
+	// The interval far longer than the bound of the early emission below;
+	// the sync rounds every 5 s, each an OffsetFetch of the group.
+	fc.EmitCheckpointsInterval, fc.SyncGroupOffsetsInterval = time.Minute, 5*time.Second
 	m, _ := trStart(t, p, fc)
 	parts := func() (p0, p1 checkpoint.PartitionStatus) {
 		gs, _ := groupStatusOf(m, 0, g)
@@ -73,6 +77,15 @@ func TestEmptyPartitionKeepsNoEagerEmissions(t *testing.T) {
 	before := fetches.Load()
 	time.Sleep(6 * time.Second)
 	if n := fetches.Load() - before; n > 2 {
-		t.Errorf("%d OffsetFetch requests of %s in 6 s with a 5 s interval, want at most 2 (an emission every second while a partition waits)", n, g)
+		t.Errorf("%d OffsetFetch requests of %s in 6 s with a 5 s sync interval, want at most 2 (an emission every second while a partition waits)", n, g)
 	}
+
+	// Records reach partition 1: its first offset sync makes the next
+	// emission early (at most eagerInterval after the last), about 40 s
+	// before the interval's.
+	produceN(t, &p.Source, orders, 1, 3)
+	testcluster.Eventually(t, 20*time.Second, "partition 1 translated and checkpointed early, at its first offset sync", func() (bool, string) {
+		_, p1 := parts()
+		return p1.Translated == 0 && p1.Checkpointed == 0, fmt.Sprintf("%+v", p1)
+	})
 }
