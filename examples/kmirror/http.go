@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kmirror/kmirror/mirror"
+	"github.com/kmirror/kmirror/policy"
 )
 
 // statusDoc is the body of GET /status: every flow in the shape of Kafka
@@ -599,15 +600,39 @@ func (h *handler) connectorOffsets(w http.ResponseWriter, r *http.Request) {
 }
 
 // connectorTopics: GET /connectors/{name}/topics (Connect's active topics,
-// KIP-558): {"<name>":{"topics":[...]}}, the remote topics the flow
-// replicates into on the target, sorted, from the cluster view (every
-// slot's partitions, whichever member owns them). Connect lists the
-// topics a connector produced to since its topics were last reset; kmirror
-// lists those it replicates now, so a topic deleted on the source leaves
-// the list.
+// KIP-558): {"<name>":{"topics":[...]}}, for a flow or
+// MirrorSourceConnector the remote topics the flow replicates into on the
+// target, sorted, from the cluster view (every slot's partitions,
+// whichever member owns them); for MirrorCheckpointConnector the flow's
+// checkpoints topic (none when it emits no checkpoints), for
+// MirrorHeartbeatConnector its heartbeats topic: the topics each writes.
+// Connect lists the topics a connector produced to since its topics were
+// last reset; kmirror lists those it writes now, so a topic deleted on the
+// source leaves the list.
 func (h *handler) connectorTopics(w http.ResponseWriter, r *http.Request) {
 	flow := h.resolve(w, r)
 	if flow == "" {
+		return
+	}
+	name := r.PathValue("name")
+	if name == mm2Checkpoint || name == mm2Heartbeat {
+		topics := []string{}
+		for _, f := range h.flows {
+			if f.Name() != flow {
+				continue
+			}
+			pol := f.Policy
+			if pol == nil {
+				pol, _ = policy.NewDefault()
+			}
+			switch {
+			case name == mm2Heartbeat:
+				topics = append(topics, pol.HeartbeatsTopic())
+			case !f.DisableCheckpoints:
+				topics = append(topics, pol.CheckpointsTopic(f.Source))
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]map[string][]string{name: {"topics": topics}})
 		return
 	}
 	topics := []string{}

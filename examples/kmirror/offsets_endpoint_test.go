@@ -85,6 +85,14 @@ func TestConnectorOffsetsAndTopics(t *testing.T) {
 		t.Errorf("GET topics (-want +got):\n%s", d)
 	}
 
+	// The checkpoint connector writes no remote topic (and, its
+	// checkpoints disabled here, no checkpoints topic either).
+	topics = nil
+	getJSON(t, base+"/connectors/MirrorCheckpointConnector/topics", &topics)
+	if d := cmp.Diff(map[string]map[string][]string{"MirrorCheckpointConnector": {"topics": {}}}, topics); d != "" {
+		t.Errorf("GET checkpoint connector topics (-want +got):\n%s", d)
+	}
+
 	if code, body := get(t, base+"/connectors/MirrorCheckpointConnector/offsets"); code != http.StatusBadRequest ||
 		!strings.Contains(string(body), "kmirror keeps no Connect offsets for MirrorCheckpointConnector") || !strings.Contains(string(body), "src-%3Edst") {
 		t.Errorf("GET checkpoint connector offsets: HTTP %d %s; want 400 naming the flow's endpoint", code, body)
