@@ -3,6 +3,8 @@ package mirror
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,7 +113,23 @@ func testIdleNonUniform(t *testing.T, paused bool) {
 		"Metadata[ALL]":      discover,
 		"Fetch(wait=5000)":   (fc.Tasks + 1) * n(5*time.Second),
 	}
-	wantSrc["Metadata"] = wantSrc["Metadata[]"] + wantSrc["Metadata[ALL]"]
+	// Each unit's open-transaction check every openTxnCheckEvery (30 s
+	// here): the high watermarks and last stable offsets, and the log
+	// starts (with their topics' Metadata) of partitions that polled
+	// nothing; each unit's replication producer refreshes the metadata of
+	// its remote topics and the resume points' topic every
+	// replicationProducerMetadataMaxAge (30 s). Rarer than the window,
+	// they fall in it only when the set-up took long (a loaded machine):
+	// left out, the test failed then.
+	txnCheck := fc.Tasks * n(openTxnCheckEvery(&fc))
+	srcTopics := "Metadata[" + strings.Join(slices.Sorted(slices.Values([]string{a, f})), ",") + "]"
+	prodMeta := "Metadata[" + strings.Join(slices.Sorted(slices.Values([]string{"src." + a, "src." + f, "mm2-offsets.src.internal"})), ",") + "]"
+	if !paused {
+		wantSrc["ApiVersions"] = txnCheck // its connection, idle longer than kgo's 20 s, opened again
+		wantSrc["ListOffsets"] = 3 * txnCheck
+		wantSrc[srcTopics] = txnCheck
+	}
+	wantSrc["Metadata"] = wantSrc["Metadata[]"] + wantSrc["Metadata[ALL]"] + wantSrc[srcTopics]
 	wantSrc["Fetch"] = wantSrc["Fetch(wait=5000)"]
 	if paused {
 		// No replication consumer; the lag of the paused partitions from
@@ -119,7 +137,7 @@ func testIdleNonUniform(t *testing.T, paused bool) {
 		wantSrc["Fetch(wait=5000)"] = n(5 * time.Second) // the offset-syncs tailer alone
 		wantSrc["Fetch"] = wantSrc["Fetch(wait=5000)"]
 		wantSrc["ListOffsets"] = 2 * status
-		wantSrc["Metadata[a,f]"], wantSrc["Metadata[f,a]"] = status, status
+		wantSrc[srcTopics] = status
 		wantSrc["Metadata"] += status
 	}
 	wantDst := map[string]int{
@@ -132,7 +150,10 @@ func testIdleNonUniform(t *testing.T, paused bool) {
 		"Fetch(wait=5000)": 2 * n(5*time.Second),
 		"Fetch+parts":      2, // kgo's session of the status topic's consumer renewed
 	}
-	wantDst["Metadata"] = wantDst["Metadata[]"] + wantDst["Metadata[ALL]"]
+	if !paused {
+		wantDst[prodMeta] = fc.Tasks * n(replicationProducerMetadataMaxAge)
+	}
+	wantDst["Metadata"] = wantDst["Metadata[]"] + wantDst["Metadata[ALL]"] + wantDst[prodMeta]
 	wantDst["Fetch"] = wantDst["Fetch(wait=5000)"]
 	check := func(side string, got, want map[string]int) {
 		for k, v := range got {

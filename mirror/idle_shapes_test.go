@@ -25,7 +25,7 @@ import (
 // that names partitions (a full fetch, or an incremental one that changed
 // its session) is counted as "Fetch+parts", and OffsetFetch also counts the
 // groups it asks about ("OffsetFetch.groups"), Fetch its MaxWait
-// ("Fetch(wait=ms)") and Metadata the topics it names ("Metadata[a,b]",
+// ("Fetch(wait=ms)") and Metadata the topics it names, sorted ("Metadata[a,b]",
 // "Metadata[]" for brokers only, "Metadata[ALL]").
 type reqTally struct {
 	mu    sync.Mutex
@@ -75,6 +75,7 @@ func (r *reqTally) add(kreq kmsg.Request) {
 					names = append(names, "id")
 				}
 			}
+			slices.Sort(names) // one key whatever the order a map gave them
 			if req.Topics == nil {
 				names = []string{"ALL"}
 			}
