@@ -206,7 +206,7 @@ func (c *Client) read(ctx context.Context, alias, group string, all bool) (*fold
 	defer cancel()
 	topic := c.cfg.policy.CheckpointsTopic(alias)
 	var f *folder
-	if err := retryUnreachable(ctx, c.cfg.logger, func() error {
+	if err := retryUnreachable(ctx, c.cfg.logger, "remoteclusterutils: ", func() error {
 		f = newFolder(group, all, c.cfg.logger)
 		return c.readCheckpoints(ctx, alias, topic, f)
 	}); err != nil {
@@ -277,7 +277,7 @@ func listed[T any](c *Client, ctx context.Context, fn func(policy.ReplicationPol
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	var names []string
-	err := retryUnreachable(ctx, c.cfg.logger, func() (err error) {
+	err := retryUnreachable(ctx, c.cfg.logger, "", func() (err error) { // wrapped below
 		names, err = c.topicNames(ctx)
 		return err
 	})

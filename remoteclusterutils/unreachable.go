@@ -29,9 +29,9 @@ func unreachable(err error) bool {
 
 // retryUnreachable runs fn until it returns an error other than an
 // unreachable cluster's, or ctx ends: then the error wraps ctx's and the
-// last dial error. Attempts back off from 250 ms to 2 s; log (may be nil)
+// last dial error, its message starting with prefix. Attempts back off from 250 ms to 2 s; log (may be nil)
 // gets a warning at the first failure and every 10 s after.
-func retryUnreachable(ctx context.Context, log *slog.Logger, fn func() error) error {
+func retryUnreachable(ctx context.Context, log *slog.Logger, prefix string, fn func() error) error {
 	start, backoff := time.Now(), 250*time.Millisecond
 	var logged time.Time
 	for {
@@ -47,8 +47,8 @@ func retryUnreachable(ctx context.Context, log *slog.Logger, fn func() error) er
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("remoteclusterutils: the cluster could not be reached for %v, until the call's deadline (WithTimeout, or ctx's): %w; last error: %w",
-				time.Since(start).Round(time.Millisecond), ctx.Err(), err)
+			return fmt.Errorf("%sthe cluster could not be reached for %v, until the call's deadline (WithTimeout, or ctx's): %w; last error: %w",
+				prefix, time.Since(start).Round(time.Millisecond), ctx.Err(), err)
 		case <-t.C:
 		}
 		backoff = min(2*backoff, 2*time.Second)
