@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/checkpoint"
@@ -175,21 +174,7 @@ func TestMemberJoinedAfterTargetListing(t *testing.T) {
 		resp.Groups = append(resp.Groups, g)
 		return resp, nil, true
 	})
-	cl := testcluster.Client(t, &p.Target, kgo.ConsumerGroup(g1), kgo.ConsumeTopics(remote),
-		kgo.DisableAutoCommit(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var read []*kgo.Record
-	for len(read) < 300 {
-		fs := cl.PollRecords(ctx, 300-len(read))
-		if err := fs.Err0(); err != nil {
-			t.Fatal(err)
-		}
-		read = append(read, fs.Records()...)
-	}
-	if err := cl.CommitRecords(ctx, read[299]); err != nil {
-		t.Fatal(err)
-	}
+	joinAndCommit(t, &p.Target, g1, remote, 300)
 	trCommit(t, &p.Source, g1, orders, map[int32]int64{0: 800})
 	testcluster.Eventually(t, 20*time.Second, "commit refused", func() (bool, string) {
 		gs, _ := groupStatusOf(m, 0, g1)

@@ -1,18 +1,15 @@
 package mirror
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -145,49 +142,12 @@ func idleWindow(t *testing.T, src, dst *reqTally, d time.Duration) (s, g map[str
 	return s, g
 }
 
-// idleShape is one shape of the exploration: setup creates the topics and
-// groups before the Mirror starts, steady waits for its steady state, and
-// after (optional) changes something once it is steady.
-type idleShape struct {
-	name   string
-	flow   func(fc *FlowConfig)
-	setup  func(t testing.TB, p *testcluster.Pair)
-	steady func(t *testing.T, p *testcluster.Pair, m *Mirror)
-	opts   []Opt
-}
-
-func runIdleShape(t *testing.T, sh idleShape, window time.Duration) (s, g map[string]int) {
-	p := testcluster.New(t, "src", "dst")
-	if p.Source.Fake == nil {
-		t.Skip("counts requests with kfake's control hook")
-	}
-	scoped(t, func(tb testing.TB) { sh.setup(tb, p) })
-	fc := idleFlow(p)
-	if sh.flow != nil {
-		sh.flow(&fc)
-	}
-	src, dst := tallyRequests(p.Source.Fake), tallyRequests(p.Target.Fake)
-	start := time.Now()
-	opts := append(append(idleClusterOpts(p), WithFlow(fc)), sh.opts...)
-	m, _ := runMirror(t, opts...)
-	sh.steady(t, p, m)
-	// Past the checkpoint emitter's eager window (15 s after start).
-	if d := 16*time.Second - time.Since(start); d > 0 {
-		time.Sleep(d)
-	}
-	return idleWindow(t, src, dst, window)
-}
-
 // idleClusterOpts are clusterOpts with kmirror's own metadata ages: the
 // test clusters' options refresh every client's metadata every second
 // (kgo.MetadataMaxAge), which an idle count would take for kmirror's.
 func idleClusterOpts(p *testcluster.Pair) []Opt {
 	opts := func(c *testcluster.Cluster) []kgo.Opt {
-		o := append([]kgo.Opt{kgo.SeedBrokers(c.Brokers...)}, c.Extra...)
-		if os.Getenv("IDLE_KGOLOG") != "" {
-			o = append(o, kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelInfo, func() string { return time.Now().Format("15:04:05.000 ") + c.Alias + " " })))
-		}
-		return o
+		return append([]kgo.Opt{kgo.SeedBrokers(c.Brokers...)}, c.Extra...)
 	}
 	return []Opt{
 		WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: opts(&p.Source)}),
@@ -218,32 +178,6 @@ func scoped(t *testing.T, fn func(tb testing.TB)) {
 	s := &scopeTB{TB: t}
 	defer s.done()
 	fn(s)
-}
-
-// idleProduce writes n records to each of partitions of topic on c.
-func idleProduce(t testing.TB, c *testcluster.Cluster, topic string, n int, partitions ...int32) {
-	t.Helper()
-	var rs []*kgo.Record
-	for _, part := range partitions {
-		for i := range n {
-			rs = append(rs, &kgo.Record{Topic: topic, Partition: part, Value: []byte(strconv.Itoa(i))})
-		}
-	}
-	testcluster.Produce(t, c, rs...)
-}
-
-// idleCommit commits offsets (partition -> offset) of topic for group on c.
-func idleCommit(t testing.TB, c *testcluster.Cluster, group, topic string, offsets map[int32]int64) {
-	t.Helper()
-	var os kadm.Offsets
-	for p, o := range offsets {
-		os.Add(kadm.Offset{Topic: topic, Partition: p, At: o, LeaderEpoch: -1})
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := testcluster.Admin(t, c).CommitAllOffsets(ctx, group, os); err != nil {
-		t.Fatalf("commit %s on %s: %v", group, c.Alias, err)
-	}
 }
 
 // waitCheckpointed waits until every group in want has n partitions with a

@@ -52,22 +52,7 @@ func TestInvalidRecordNamesOffsetAndKeylessRecord(t *testing.T) {
 			}
 		}
 	}
-	dec := kgo.DefaultDecompressor()
-	fault := p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0}, Err: kerr.InvalidRecord, Count: -1,
-		When: func(req kmsg.Request) bool {
-			for _, rt := range req.(*kmsg.ProduceRequest).Topics {
-				for _, rp := range rt.Partitions {
-					fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: remote, Partition: rp.Partition},
-						&kmsg.FetchResponseTopicPartition{RecordBatches: rp.Records}, dec, nil)
-					for _, r := range fp.Records {
-						if r.Key == nil {
-							return true
-						}
-					}
-				}
-			}
-			return false
-		}})
+	fault := refuseKeyless(p, remote)
 	produce(0, 4)
 	fc := recoveryFlow(p, topic)
 	m, _ := runMirror(t, recoveryOpts(p, fc)...)
@@ -161,22 +146,7 @@ func TestShallowInvalidRecordNamesKeylessRecord(t *testing.T) {
 	topic := p.Topic("keyless")
 	remote := p.Source.Alias + "." + topic
 	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
-	dec := kgo.DefaultDecompressor()
-	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0}, Err: kerr.InvalidRecord, Count: -1,
-		When: func(req kmsg.Request) bool {
-			for _, rt := range req.(*kmsg.ProduceRequest).Topics {
-				for _, rp := range rt.Partitions {
-					fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: remote, Partition: rp.Partition},
-						&kmsg.FetchResponseTopicPartition{RecordBatches: rp.Records}, dec, nil)
-					for _, r := range fp.Records {
-						if r.Key == nil {
-							return true
-						}
-					}
-				}
-			}
-			return false
-		}})
+	refuseKeyless(p, remote)
 	var recs []*kgo.Record
 	for i := range 6 {
 		r := &kgo.Record{Topic: topic, Key: []byte(fmt.Sprint("k", i)), Value: []byte(fmt.Sprint("v", i))}
@@ -197,4 +167,26 @@ func TestShallowInvalidRecordNamesKeylessRecord(t *testing.T) {
 	if err := partStatus(m, 0).Error; !strings.Contains(err, "the record at offset 4 has no key, which a topic with cleanup.policy=compact refuses") {
 		t.Errorf("partition error does not name the keyless record at offset 4:\n%s", err)
 	}
+}
+
+// refuseKeyless makes the target refuse, with INVALID_RECORD, every produce
+// to partition 0 of remote whose batch holds a record without a key (as a
+// compacted topic does), until the returned fault is removed.
+func refuseKeyless(p *testcluster.Pair, remote string) *kfake.FaultHandle {
+	dec := kgo.DefaultDecompressor()
+	return p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Partitions: []int32{0}, Err: kerr.InvalidRecord, Count: -1,
+		When: func(req kmsg.Request) bool {
+			for _, rt := range req.(*kmsg.ProduceRequest).Topics {
+				for _, rp := range rt.Partitions {
+					fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{Topic: remote, Partition: rp.Partition},
+						&kmsg.FetchResponseTopicPartition{RecordBatches: rp.Records}, dec, nil)
+					for _, r := range fp.Records {
+						if r.Key == nil {
+							return true
+						}
+					}
+				}
+			}
+			return false
+		}})
 }

@@ -55,14 +55,7 @@ func TestCompactedOddRecordsCopiedExactly(t *testing.T) {
 			if len(src) != 8 || src[0].Offset != 47 {
 				t.Fatalf("source after compaction: %d records at %v, want 8 from offset 47 (holes)", len(src), offsetsOf(src))
 			}
-			fc := recoveryFlow(p, topic)
-			switch mode {
-			case "eos":
-				fc.ExactlyOnce = true
-			case "shallow":
-				fc.ShallowCopy, fc.DisableProvenanceHeader = true, true
-			}
-			m, _ := runMirror(t, recoveryOpts(p, fc)...)
+			m := runEdgeMode(t, p, topic, mode)
 			testcluster.Eventually(t, 30*time.Second, "replicated", func() (bool, string) {
 				ps := partStatus(m, 0)
 				return ps.Replicated == 60 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
@@ -181,14 +174,7 @@ func TestLogAppendTimeSourceCopied(t *testing.T) {
 				testcluster.Produce(t, &p.Source, &kgo.Record{Topic: topic, Value: []byte(fmt.Sprint(i)), Timestamp: old}, &kgo.Record{Topic: topic, Value: []byte(fmt.Sprint("b", i)), Timestamp: old.Add(time.Hour)})
 				time.Sleep(20 * time.Millisecond)
 			}
-			fc := recoveryFlow(p, topic)
-			switch mode {
-			case "eos":
-				fc.ExactlyOnce = true
-			case "shallow":
-				fc.ShallowCopy, fc.DisableProvenanceHeader = true, true
-			}
-			m, _ := runMirror(t, recoveryOpts(p, fc)...)
+			m := runEdgeMode(t, p, topic, mode)
 			testcluster.Eventually(t, 30*time.Second, "replicated", func() (bool, string) {
 				ps := partStatus(m, 0)
 				return ps.Replicated == 10 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
@@ -258,14 +244,7 @@ func TestMixedCodecsAndAbortedTransactions(t *testing.T) {
 					cl.Close()
 				}
 			}
-			fc := recoveryFlow(p, topic)
-			switch mode {
-			case "eos":
-				fc.ExactlyOnce = true
-			case "shallow":
-				fc.ShallowCopy, fc.DisableProvenanceHeader = true, true
-			}
-			m, _ := runMirror(t, recoveryOpts(p, fc)...)
+			m := runEdgeMode(t, p, topic, mode)
 			end := endOffsets(t, &p.Source, topic)[0]
 			testcluster.Eventually(t, 30*time.Second, "replicated", func() (bool, string) {
 				ps := partStatus(m, 0)
@@ -296,4 +275,19 @@ func bytesRepeat(s string, n int) []byte {
 		b = append(b, s...)
 	}
 	return b
+}
+
+// runEdgeMode runs recoveryFlow on topic in mode: "alo" (at least once),
+// "eos" (exactly once) or "shallow" (shallow copy, no provenance header).
+func runEdgeMode(t *testing.T, p *testcluster.Pair, topic, mode string) *Mirror {
+	t.Helper()
+	fc := recoveryFlow(p, topic)
+	switch mode {
+	case "eos":
+		fc.ExactlyOnce = true
+	case "shallow":
+		fc.ShallowCopy, fc.DisableProvenanceHeader = true, true
+	}
+	m, _ := runMirror(t, recoveryOpts(p, fc)...)
+	return m
 }

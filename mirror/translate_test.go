@@ -85,7 +85,7 @@ func trStart(t *testing.T, p *testcluster.Pair, flows ...FlowConfig) (*Mirror, f
 	return m, stop
 }
 
-func produceN(t *testing.T, c *testcluster.Cluster, topic string, partition int32, n int) {
+func produceN(t testing.TB, c *testcluster.Cluster, topic string, partition int32, n int) {
 	t.Helper()
 	rs := make([]*kgo.Record, n)
 	for i := range rs {
@@ -94,7 +94,30 @@ func produceN(t *testing.T, c *testcluster.Cluster, topic string, partition int3
 	testcluster.Produce(t, c, rs...)
 }
 
-func trCommit(t *testing.T, c *testcluster.Cluster, group, topic string, offsets map[int32]int64) {
+// joinAndCommit joins group on c as a consumer of topic, reads n records
+// from the start, commits offset n and stays a member until the test ends
+// or the returned client is closed.
+func joinAndCommit(t *testing.T, c *testcluster.Cluster, group, topic string, n int) *kgo.Client {
+	t.Helper()
+	cl := testcluster.Client(t, c, kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
+		kgo.DisableAutoCommit(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var read []*kgo.Record
+	for len(read) < n {
+		fs := cl.PollRecords(ctx, n-len(read))
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		read = append(read, fs.Records()...)
+	}
+	if err := cl.CommitRecords(ctx, read[n-1]); err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+func trCommit(t testing.TB, c *testcluster.Cluster, group, topic string, offsets map[int32]int64) {
 	t.Helper()
 	var os kadm.Offsets
 	for p, o := range offsets {
@@ -530,21 +553,7 @@ func TestCaseB06ActiveTargetGroupUntouched(t *testing.T) {
 	})
 
 	// A consumer of g1 on dst reads 300 records, commits 300 and stays.
-	cl := testcluster.Client(t, &p.Target, kgo.ConsumerGroup(g1), kgo.ConsumeTopics(remote),
-		kgo.DisableAutoCommit(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var read []*kgo.Record
-	for len(read) < 300 {
-		fs := cl.PollRecords(ctx, 300-len(read))
-		if err := fs.Err0(); err != nil {
-			t.Fatal(err)
-		}
-		read = append(read, fs.Records()...)
-	}
-	if err := cl.CommitRecords(ctx, read[299]); err != nil {
-		t.Fatal(err)
-	}
+	cl := joinAndCommit(t, &p.Target, g1, remote, 300)
 	s := sampleInvariants(t, &p.Target, remote, g1)
 	s.limit(g1, 800)
 	trCommit(t, &p.Source, g1, orders, map[int32]int64{0: 800})
