@@ -439,10 +439,7 @@ func (b *propsBuilder) clientError(err error, origin func(string) mm2props.Setti
 	if s.Key != "" {
 		key = s.Key
 	}
-	v := ce.Value
-	if s.FromProvider {
-		v = strings.TrimSpace(s.Written)
-	}
+	v := providedAsWritten(s, ce.Value)
 	if clientconf.IsSecret(key) {
 		v = ""
 	}
@@ -551,14 +548,16 @@ func (b *propsBuilder) cluster(c *mm2props.Cluster) (cc ClusterConfig, ok bool) 
 }
 
 // hideProvided replaces in msg every value a config provider supplied to
-// a setting of ms with its placeholder as written (Setting.HideProvided).
+// a setting of ms with its placeholder as written, in one pass
+// (mm2props.HideProvided).
 func hideProvided(msg string, ms ...map[string]mm2props.Setting) string {
+	var ss []mm2props.Setting
 	for _, m := range ms {
 		for _, s := range m {
-			msg = s.HideProvided(msg)
+			ss = append(ss, s)
 		}
 	}
-	return msg
+	return mm2props.HideProvided(msg, ss...)
 }
 
 // propsSASLKeys identifies the SASL settings of a settings map.

@@ -1069,24 +1069,21 @@ func (s *shallow) produced(r shProduced) {
 		default:
 			err = kerr.ErrorForCode(res.ErrorCode)
 		}
-		// Stopped (its topic purged) or replaced by a successor state (a
-		// restarted or refilled partition) while this batch was in
-		// flight: an error must not queue anything on it again, which
-		// would stay counted in the unit's buffer with nothing left to
-		// send or drop it.
-		stale := sp.stopped || s.parts[sp.k] != sp
 		switch {
 		case err == nil:
 			s.pop(sp)
 			s.copied++
 			u.box.post(event{kind: evBatchAck, f: f, a: it.base, b: res.BaseOffset, c: int64(it.n), d: int64(len(it.raw)),
 				x: &evExtra{ts: time.UnixMilli(it.maxTs)}})
-		case errors.Is(err, kgo.ErrClientClosed) || errors.Is(err, context.Canceled):
+		case errors.Is(err, kgo.ErrClientClosed) || errors.Is(err, context.Canceled),
+			sp.stopped || s.parts[sp.k] != sp:
 			// The unit stops: nothing acknowledged, the next session
-			// replays from the resume point.
-			u.box.post(event{kind: evUnpush, f: f, a: it.base})
-			s.pop(sp)
-		case stale:
+			// replays from the resume point. Or the partition was stopped
+			// (its topic purged) or replaced by a successor state (a
+			// restarted or refilled partition) while this batch was in
+			// flight: an error must not queue anything on it again, which
+			// would stay counted in the unit's buffer with nothing left to
+			// send or drop it.
 			u.box.post(event{kind: evUnpush, f: f, a: it.base})
 			s.pop(sp)
 		case fallsBack(err):

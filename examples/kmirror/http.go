@@ -574,21 +574,15 @@ func (h *handler) connectorOffsets(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	doc := offsetsDoc{Offsets: []offsetDoc{}}
-	for _, cf := range h.m.ClusterStatus().Flows {
-		if cf.Name != flow {
+	source, parts := h.clusterPartitions(flow)
+	for _, p := range parts {
+		if p.Committed < 0 {
 			continue
 		}
-		for _, ss := range cf.Slots {
-			for _, p := range ss.Partitions {
-				if p.Committed < 0 {
-					continue
-				}
-				var o offsetDoc
-				o.Partition.Cluster, o.Partition.Partition, o.Partition.Topic = cf.Source, p.Partition, p.Topic
-				o.Offset.Offset = p.Committed
-				doc.Offsets = append(doc.Offsets, o)
-			}
-		}
+		var o offsetDoc
+		o.Partition.Cluster, o.Partition.Partition, o.Partition.Topic = source, p.Partition, p.Topic
+		o.Offset.Offset = p.Committed
+		doc.Offsets = append(doc.Offsets, o)
 	}
 	slices.SortFunc(doc.Offsets, func(a, b offsetDoc) int {
 		if c := strings.Compare(a.Partition.Topic, b.Partition.Topic); c != 0 {
@@ -636,20 +630,30 @@ func (h *handler) connectorTopics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	topics := []string{}
+	_, parts := h.clusterPartitions(flow)
+	for _, p := range parts {
+		if p.RemoteTopic != "" {
+			topics = append(topics, p.RemoteTopic)
+		}
+	}
+	slices.Sort(topics)
+	writeJSON(w, http.StatusOK, map[string]map[string][]string{name: {"topics": slices.Compact(topics)}})
+}
+
+// clusterPartitions returns flow's source alias and the partitions of
+// every slot of the cluster view (Mirror.ClusterStatus), whichever member
+// owns them.
+func (h *handler) clusterPartitions(flow string) (source string, parts []mirror.PartitionStatus) {
 	for _, cf := range h.m.ClusterStatus().Flows {
 		if cf.Name != flow {
 			continue
 		}
 		for _, ss := range cf.Slots {
-			for _, p := range ss.Partitions {
-				if p.RemoteTopic != "" {
-					topics = append(topics, p.RemoteTopic)
-				}
-			}
+			parts = append(parts, ss.Partitions...)
 		}
+		return cf.Source, parts
 	}
-	slices.Sort(topics)
-	writeJSON(w, http.StatusOK, map[string]map[string][]string{r.PathValue("name"): {"topics": slices.Compact(topics)}})
+	return "", nil
 }
 
 // taskStatus: GET /connectors/{name}/tasks/{id}/status, one slot.

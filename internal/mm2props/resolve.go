@@ -59,33 +59,43 @@ func (s Setting) Shown() string {
 // placeholder as written.
 type providedValue struct{ value, placeholder string }
 
+// HideProvided is the package function [HideProvided] for s alone.
+func (s Setting) HideProvided(msg string) string { return HideProvided(msg, s) }
+
 // HideProvided replaces, in msg, each occurrence of a value a config
-// provider supplied to s that stands as a word of its own (not inside a
-// longer name or number): the whole value, by the value as written; the
-// value of each placeholder, and each comma-separated element of it (a
+// provider supplied to one of ss that stands as a word of its own (not
+// inside a longer name or number): a whole value, by the value as written;
+// the value of each placeholder, and each comma-separated element of it (a
 // broker or topic list a message shows element by element), by its
-// placeholder. msg is returned as it is when s has no provided value.
-func (s Setting) HideProvided(msg string) string {
-	if !s.FromProvider {
-		return msg
-	}
+// placeholder. One pass over msg takes the longest value at each place, so
+// that a value is never cut by a shorter one, nor a placeholder written
+// over by another setting's value. msg is returned as it is when no
+// setting has a provided value.
+func HideProvided(msg string, ss ...Setting) string {
 	type pair struct{ find, with string }
-	pairs := []pair{{strings.TrimSpace(s.Value), strings.TrimSpace(s.Written)}}
-	for _, p := range s.provided {
-		pairs = append(pairs, pair{strings.TrimSpace(p.value), p.placeholder})
-		if strings.Contains(p.value, ",") {
-			for _, e := range strings.Split(p.value, ",") {
-				pairs = append(pairs, pair{strings.TrimSpace(e), p.placeholder})
+	var pairs []pair
+	for _, s := range ss {
+		if !s.FromProvider {
+			continue
+		}
+		pairs = append(pairs, pair{strings.TrimSpace(s.Value), strings.TrimSpace(s.Written)})
+		for _, p := range s.provided {
+			pairs = append(pairs, pair{strings.TrimSpace(p.value), p.placeholder})
+			if strings.Contains(p.value, ",") {
+				for _, e := range strings.Split(p.value, ",") {
+					pairs = append(pairs, pair{strings.TrimSpace(e), p.placeholder})
+				}
 			}
 		}
+	}
+	if len(pairs) == 0 {
+		return msg
 	}
 	word := func(b byte) bool {
 		return b == '_' || b == '-' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 	}
 	var out strings.Builder
 	for i := 0; i < len(msg); {
-		// The longest value standing as a word at i, so that a value is
-		// never cut by a shorter one, nor a placeholder written over.
 		best := -1
 		for k, p := range pairs {
 			j := i + len(p.find)

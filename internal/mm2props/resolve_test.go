@@ -809,3 +809,19 @@ func TestHideProvidedPieces(t *testing.T) {
 		}
 	}
 }
+
+// TestHideProvidedSettingsTogether: the values of several settings are
+// hidden in one pass. Hiding them one setting after another let a later
+// value ("env") match inside the placeholder an earlier one had just
+// written ("${env:B}" became "${${env:E}:B}").
+func TestHideProvidedSettingsTogether(t *testing.T) {
+	t.Parallel()
+	boot := Setting{Key: "A.bootstrap.servers", Value: "h1:9092", Written: "${env:B}", FromProvider: true,
+		provided: []providedValue{{value: "h1:9092", placeholder: "${env:B}"}}}
+	id := Setting{Key: "A.client.id", Value: "env", Written: "${env:E}", FromProvider: true,
+		provided: []providedValue{{value: "env", placeholder: "${env:E}"}}}
+	const want = "bootstrap=${env:B} client.id=${env:E}"
+	if got := HideProvided("bootstrap=h1:9092 client.id=env", boot, id); got != want {
+		t.Errorf("HideProvided = %q, want %q", got, want)
+	}
+}
