@@ -3,6 +3,7 @@ package mirror
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -1418,6 +1419,7 @@ func (m *lifecycle) aging(now time.Time) bool {
 // time.
 func (m *lifecycle) snapshot(out []PartitionStatus) []PartitionStatus {
 	m.snapAt = m.now
+	out = slices.Grow(out, len(m.parts)) // one allocation of the exact size: a snapshot is kept until the next one
 	for _, p := range m.sortedParts() {
 		out = append(out, p.status(m.now, m.cfg.openTxnAfter))
 	}
