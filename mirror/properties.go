@@ -707,8 +707,10 @@ func (e *ConfigErrors) Unwrap() []error {
 }
 
 // configErrors converts the errors found into a *ConfigErrors (duplicates,
-// such as a bad top-level key read by every flow, once), or returns the
-// first error that is not a *ConfigError.
+// such as a bad top-level key read by every flow, once; a setting of the
+// file refused by two checks, such as a client key's range and its flow
+// mapping, once, by the first), or returns the first error that is not a
+// *ConfigError.
 func configErrors(errs []error) error {
 	if len(errs) == 0 {
 		return nil
@@ -720,10 +722,14 @@ func configErrors(errs []error) error {
 		if !errors.As(err, &ce) {
 			return err
 		}
-		if seen[ce.Error()] {
+		id := ce.Error()
+		if n := reasonLine(ce.Reason); n > 0 {
+			id = fmt.Sprintf("%s=%q@%d", ce.Key, ce.Value, n)
+		}
+		if seen[id] {
 			continue
 		}
-		seen[ce.Error()] = true
+		seen[id] = true
 		out.Errs = append(out.Errs, ce)
 	}
 	// By line; errors of no single line (line 0) last.

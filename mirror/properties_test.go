@@ -699,6 +699,9 @@ func TestPropertiesErrors(t *testing.T) {
 		{"B->B.topics=x", "B->B.topics", "x", "two different clusters"},
 		{"A.producer.acks=2", "A.producer.acks", "2", "must be all"},
 		{"A.sasl.jaas.config=x", "", "", ""}, // inert without a SASL protocol: no error
+		// The group's timeouts together, with the line (mirror.New's check has none).
+		{"B.heartbeat.interval.ms=50000", "B.heartbeat.interval.ms", "50000", "line 5: must be lower than B.session.timeout.ms (10000 ms)"},
+		{"B.session.timeout.ms=2000", "B.session.timeout.ms", "2000", "line 5: must be higher than B.heartbeat.interval.ms (3000 ms, the default)"},
 	} {
 		_, err := ParseProperties(strings.NewReader(base+tc.line+"\n"), WithLookupEnv(lookupTestEnv))
 		if tc.key == "" {
@@ -795,6 +798,31 @@ func TestEmptyKeyErrorNamesTheLine(t *testing.T) {
 	var ce *ConfigError
 	if !errors.As(err, &ce) || ce.Key != "line 1" {
 		t.Errorf("error %#v, want a *ConfigError with Key \"line 1\"", err)
+	}
+}
+
+// TestPropertiesOneErrorPerSetting: a setting two checks refuse (the
+// client key's range and the flow's mapping of it) is reported once, and
+// so is a target's setting read by two flows into it.
+func TestPropertiesOneErrorPerSetting(t *testing.T) {
+	t.Parallel()
+	const file = "clusters=A,B,C\nA.bootstrap.servers=a:1\nB.bootstrap.servers=b:1\nC.bootstrap.servers=c:1\n" +
+		"A->B.enabled=true\nC->B.enabled=true\nA.consumer.fetch.max.bytes=-1\nB.heartbeat.interval.ms=50000\n"
+	_, err := ParseProperties(strings.NewReader(file), WithLookupEnv(lookupTestEnv))
+	var all *ConfigErrors
+	if !errors.As(err, &all) {
+		t.Fatalf("error %T %v, want a *ConfigErrors", err, err)
+	}
+	var got []string
+	for _, ce := range all.Errs {
+		got = append(got, fmt.Sprintf("%s=%q: %s", ce.Key, ce.Value, ce.Reason))
+	}
+	want := []string{
+		`A.consumer.fetch.max.bytes="-1": line 7: must be between 1 and 2147483647`,
+		`B.heartbeat.interval.ms="50000": line 8: must be lower than B.session.timeout.ms (10000 ms); Kafka advises a heartbeat interval of at most a third of the session timeout, e.g. B.heartbeat.interval.ms = 3333`,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("errors (-want +got):\n%s", d)
 	}
 }
 

@@ -322,6 +322,26 @@ func groupTimeout(fb *flowBuild, row mm2keys.Row) {
 	}
 }
 
+// checkGroupTimeouts refuses a heartbeat interval not below the session
+// timeout of the flow's group of members (the target's worker settings),
+// with the line of the setting that made it so, as -check does offline:
+// mirror.New refuses the same FlowConfig without a line.
+func (fb *flowBuild) checkGroupTimeouts() {
+	d := fb.fc.withDefaults()
+	if d.HeartbeatInterval < d.SessionTimeout {
+		return
+	}
+	t := fb.f.Target
+	advice := fmt.Sprintf("Kafka advises a heartbeat interval of at most a third of the session timeout, e.g. %s.heartbeat.interval.ms = %d",
+		t, (d.SessionTimeout / 3).Milliseconds())
+	if s, ok := fb.tc.Worker["heartbeat.interval.ms"]; ok {
+		fb.b.fail(propsErr(s, "must be lower than %s.session.timeout.ms (%d ms); %s", t, d.SessionTimeout.Milliseconds(), advice))
+		return
+	}
+	s := fb.tc.Worker["session.timeout.ms"] // the heartbeat interval is the default
+	fb.b.fail(propsErr(s, "must be higher than %s.heartbeat.interval.ms (%d ms, the default); %s", t, d.HeartbeatInterval.Milliseconds(), advice))
+}
+
 // finish does the checks that involve several keys: the filters' regexes
 // and what a replaced exclude list lets through, the replication policy,
 // the aliases it puts into topic names, and checkpoints without offset
@@ -330,6 +350,7 @@ func (fb *flowBuild) finish() {
 	b, r, f := fb.b, fb.r, fb.f
 	fc := &fb.fc
 	fb.checkFilters()
+	fb.checkGroupTimeouts()
 
 	// Replication policy.
 	for _, k := range []string{"source.cluster.alias", "target.cluster.alias"} {
