@@ -114,6 +114,7 @@ func (p *providers) resolve(s Setting) (Setting, []Warning, error) {
 	var warns []Warning
 	var out strings.Builder
 	var provided []providedValue
+	var fails []string
 	last := 0
 	for _, m := range placeholderRE.FindAllStringSubmatchIndex(s.Value, -1) {
 		name := s.Value[m[2]:m[3]]
@@ -132,12 +133,16 @@ func (p *providers) resolve(s Setting) (Setting, []Warning, error) {
 		}
 		v, err := pr.lookup(p, path, key)
 		if err != nil {
-			return s, nil, &Error{Key: s.Key, Line: s.Line, Reason: err.Error()}
+			fails = append(fails, err.Error()) // every one, not only the first: one run of -check names them all
+			continue
 		}
 		out.WriteString(s.Value[last:m[0]])
 		out.WriteString(v)
 		provided = append(provided, providedValue{value: v, placeholder: s.Value[m[0]:m[1]]})
 		last = m[1]
+	}
+	if len(fails) > 0 {
+		return s, nil, &Error{Key: s.Key, Line: s.Line, Reason: strings.Join(fails, "; ")}
 	}
 	if last == 0 {
 		return s, warns, nil

@@ -467,6 +467,9 @@ func TestResolveErrors(t *testing.T) {
 		{"clusters=A,B\nemit.heartbeats.enabled=maybe", "", "emit.heartbeats.enabled", "must be true or false"},
 		{"clusters=A,B\nA.bootstrap.servers=${env:NOPE}\nconfig.providers=env\nconfig.providers.env.class=" + EnvVarConfigProvider, "", "A.bootstrap.servers", "environment variable NOPE is not set"},
 		{"clusters=A,B\nconfig.providers=vault", "", "config.providers.vault.class", "has no class"},
+		// Every placeholder that cannot be found, not only the first.
+		{"clusters=A,B\nA.bootstrap.servers=${env:NOPE}:1,${env:ALSO}:2\nconfig.providers=env\nconfig.providers.env.class=" + EnvVarConfigProvider, "", "A.bootstrap.servers",
+			"(line 2): ${env:NOPE}: environment variable NOPE is not set; ${env:ALSO}: environment variable ALSO is not set"},
 	} {
 		o := Options{}
 		if tc.o != "" {
