@@ -539,6 +539,13 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 					topic, p, d.pol.FormatRemoteTopic(a.Alias, topic), p, reached[topic][p], a.Alias))
 				continue
 			}
+			if end.Offset < from {
+				// A's log does not reach what was replicated from it: the
+				// topic was re-created (or truncated) on A since.
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%s[%d]: what reached %s translates back to offset %d, past the log end %d on %s: %s was re-created or truncated on %s since %s replicated it, so the records written to it since cannot be counted",
+					topic, p, b.Alias, from, end.Offset, a.Alias, topic, a.Alias, d.name()))
+				continue
+			}
 			if end.Offset > from {
 				rep.Outage = append(rep.Outage, outageRange{Topic: topic, Partition: p, From: from, To: end.Offset, Count: end.Offset - from})
 				rep.OutageTotal += end.Offset - from
@@ -570,13 +577,23 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 					if byRecords[g] != nil {
 						idx = byRecords[g]
 					}
-					if bt, ok := idx.Translate(pr.Topic, p, pos); ok {
+					bt, ok := idx.Translate(pr.Topic, p, pos)
+					switch {
+					case ok:
 						pr.Offset, pr.From = bt.Offset, bt.Record
 						pr.Translation, pr.RereadMax = string(remoteclusterutils.TranslationExact), 0
 						if !bt.Exact {
 							pr.Translation, pr.Record, pr.RereadMax = string(remoteclusterutils.TranslationSafe), bt.Record, -1
 						}
-					} else {
+						// A translation past A's log end names records A no
+						// longer holds (the topic re-created or truncated
+						// there): committed, the consumer would skip the new
+						// log's records below it once the log grows there.
+						if end, found := aEnds.Lookup(pr.Topic, p); found && end.Err == nil && bt.Offset > end.Offset {
+							reasons = append(reasons, fmt.Sprintf("%s[%d] at %d on %s translates back to %s[%d] offset %d, past its log end %d on %s: %s was re-created or truncated on %s since %s replicated it; commit the group's offset there yourself (its log start reads the new log)",
+								topic, p, pos, b.Alias, pr.Topic, p, bt.Offset, end.Offset, a.Alias, pr.Topic, a.Alias, d.name()))
+						}
+					default:
 						reasons = append(reasons, fmt.Sprintf("%s[%d] at %d on %s: neither an offset run nor an offset sync of %s covers it (offset runs older than 7 days are deleted, the offset-syncs topic keeps the newest sync per partition)",
 							topic, p, pos, b.Alias, d.name()))
 					}
