@@ -27,8 +27,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -369,6 +371,16 @@ func chooseFlow(props *mirror.Properties, name string) (flow *mirror.FlowConfig,
 			flow = &f
 		}
 	}
+	// A pair whose alias clusters does not list is ignored (as by MM2):
+	// its enabled line is in the file already, so say what is missing.
+	if unlisted := unlistedPairs(props); flow == nil && len(unlisted) > 0 {
+		if len(names) == 0 {
+			return nil, nil, nil, &usageError{errors.New(strings.Join(slices.Collect(maps.Values(unlisted)), "; "))}
+		}
+		if line, ok := unlisted[name]; ok {
+			return nil, nil, nil, &usageError{fmt.Errorf("-flow %q: %s", name, line)}
+		}
+	}
 	switch {
 	case len(names) == 0:
 		return nil, nil, nil, &usageError{errors.New("the configuration has no enabled flow (<source>-><target>.enabled = true)")}
@@ -395,4 +407,49 @@ func chooseFlow(props *mirror.Properties, name string) (flow *mirror.FlowConfig,
 		return nil, nil, nil, &usageError{fmt.Errorf("flow %s: cluster settings not found", flow.Name())}
 	}
 	return flow, src, dst, nil
+}
+
+// unlistedPairs words the <source>-><target>.enabled lines of props that
+// have no effect because an alias of the pair is not in clusters, by
+// pair.
+func unlistedPairs(props *mirror.Properties) map[string]string {
+	// The aliases of clusters, from the effective configuration (Clusters
+	// holds those taking part in a flow only).
+	listed := map[string]bool{}
+	var aliases []string
+	for _, l := range strings.Split(props.Effective(), "\n") {
+		if v, ok := strings.CutPrefix(l, "clusters = "); ok {
+			for _, a := range strings.Split(v, ",") {
+				if a = strings.TrimSpace(a); a != "" {
+					listed[a] = true
+					aliases = append(aliases, a)
+				}
+			}
+			break
+		}
+	}
+	out := map[string]string{}
+	for _, w := range props.Warnings() {
+		pair, ok := strings.CutSuffix(w.Key, ".enabled")
+		src, dst, arrow := strings.Cut(pair, "->")
+		if !ok || !arrow {
+			continue
+		}
+		var missing []string
+		for _, a := range []string{src, dst} {
+			if !listed[a] && !slices.Contains(missing, a) {
+				missing = append(missing, a)
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		at := ""
+		if w.Line > 0 {
+			at = fmt.Sprintf("line %d: ", w.Line)
+		}
+		out[pair] = fmt.Sprintf("%s%s has no effect: %s is not in clusters (%s): add it there (with its %s.bootstrap.servers), or correct the alias",
+			at, w.Key, strings.Join(missing, " and "), strings.Join(aliases, ", "), missing[0])
+	}
+	return out
 }

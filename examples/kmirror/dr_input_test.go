@@ -1,0 +1,50 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDRFlowOfAnUnlistedClusterNamesIt (breaker): the file enables A->B
+// but B is not in clusters (a cluster missing from the list, or a typo in
+// the flow's alias). The DR commands said "the configuration has no
+// enabled flow (<source>-><target>.enabled = true)": the line the file
+// already has. They exit 2 naming the flow's line and the alias to add to
+// clusters.
+func TestDRFlowOfAnUnlistedClusterNamesIt(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	missing := write("missing.properties", "clusters = A\nA.bootstrap.servers = 127.0.0.1:1\nA->B.enabled = true\n")
+	typo := write("typo.properties", "clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:2\nA->b.enabled = true\n")
+	for _, c := range []struct {
+		file string
+		flow string
+		want []string
+	}{
+		{missing, "", []string{"A->B.enabled", "B is not in clusters (A)"}},
+		{missing, "A->B", []string{"A->B.enabled", "B is not in clusters (A)"}},
+		{typo, "", []string{"A->b.enabled", "b is not in clusters (A, B)"}},
+		{typo, "A->B", []string{"A->b.enabled", "b is not in clusters (A, B)"}},
+	} {
+		for name, main := range drCommands {
+			args := []string{"-config", c.file, "-groups", "g", "-timeout", "1s"}
+			if c.flow != "" {
+				args = append(args, "-flow", c.flow)
+			}
+			code, out, errOut, _ := runDR(t, main, args...)
+			for _, w := range c.want {
+				if code != drUsage || !strings.Contains(errOut, w) {
+					t.Errorf("%s %s -flow %q: exit %d, stderr %q; want %d naming %q\n%s", name, filepath.Base(c.file), c.flow, code, errOut, drUsage, w, out)
+				}
+			}
+		}
+	}
+}
