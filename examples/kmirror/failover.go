@@ -336,6 +336,7 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	if rep.Mode == modePlanned {
 		t := now()
 		in.Source, in.Lagging, err = catchUp(ctx, d, o, dstCl, &in, read, now)
+		in.AtStart = commitsAtStart(in.Source, in.SourceStarts)
 		rep.TimingsMs.CatchUp = now().Sub(t).Milliseconds()
 		if err != nil {
 			return failed(rep, finish, err)
@@ -695,6 +696,7 @@ func catchUp(ctx context.Context, d *drFlow, o *failoverOptions, dstCl *kgo.Clie
 			})
 		}
 	}
+	in.SourceStarts = starts
 	deadline := now().Add(o.wait)
 	gaps := newGapProbe(d, o)
 	for {
@@ -705,7 +707,7 @@ func catchUp(ctx context.Context, d *drFlow, o *failoverOptions, dstCl *kgo.Clie
 		if err := read(); err != nil {
 			return nil, nil, err
 		}
-		if len(lagging) == 0 && checkpointedAtCommits(groups, in.Checkpoints, d.sourceTopic) {
+		if len(lagging) == 0 && checkpointedAtCommits(groups, in.Checkpoints, d.sourceTopic, starts) {
 			return groups, nil, nil
 		}
 		if o.dryRun || !now().Before(deadline) {
@@ -721,8 +723,9 @@ func catchUp(ctx context.Context, d *drFlow, o *failoverOptions, dstCl *kgo.Clie
 
 // checkpointedAtCommits reports whether every committed partition of the
 // groups has a checkpoint at its current offset that will not become
-// exact later (exact, MM2's, or from offset syncs alone).
-func checkpointedAtCommits(groups map[string]sourceGroup, tr map[string][]remoteclusterutils.PartitionTranslation, upstream func(string) string) bool {
+// exact later (exact, MM2's, or from offset syncs alone), or, committed at
+// or before the source log start (starts), none that ever will.
+func checkpointedAtCommits(groups map[string]sourceGroup, tr map[string][]remoteclusterutils.PartitionTranslation, upstream func(string) string, starts map[string]map[int32]int64) bool {
 	for g, sg := range groups {
 		have := map[string]map[int32]remoteclusterutils.PartitionTranslation{}
 		for _, p := range tr[g] {
@@ -735,6 +738,9 @@ func checkpointedAtCommits(groups map[string]sourceGroup, tr map[string][]remote
 		for t, ps := range sg.Committed {
 			for part, at := range ps {
 				cp, ok := have[t][part]
+				if s, known := starts[t][part]; ok && cp.NeverCommitted && known && at <= s {
+					continue // no sync or run covers it: committed at the target log start
+				}
 				if !ok || cp.NeverCommitted || cp.SourceOffset != at {
 					return false
 				}
@@ -745,6 +751,29 @@ func checkpointedAtCommits(groups map[string]sourceGroup, tr map[string][]remote
 		}
 	}
 	return true
+}
+
+// commitsAtStart returns the groups' commits at or before their source
+// partition's log start (planInput.AtStart).
+func commitsAtStart(groups map[string]sourceGroup, starts map[string]map[int32]int64) map[string]map[string]map[int32]int64 {
+	out := map[string]map[string]map[int32]int64{}
+	for g, sg := range groups {
+		for t, ps := range sg.Committed {
+			for part, at := range ps {
+				if s, ok := starts[t][part]; !ok || at > s {
+					continue
+				}
+				if out[g] == nil {
+					out[g] = map[string]map[int32]int64{}
+				}
+				if out[g][t] == nil {
+					out[g][t] = map[int32]int64{}
+				}
+				out[g][t][part] = at
+			}
+		}
+	}
+	return out
 }
 
 // sourceGroups reads the groups -groups matches on the source: members and

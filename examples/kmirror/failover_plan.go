@@ -66,9 +66,20 @@ type planInput struct {
 	// offset sync never moves a group back, so after a rewind on the
 	// source the target can be ahead of it.
 	Committed map[string]bool
+	// SourceStarts (planned) are the log start offsets of the flow's
+	// source partitions: source topic -> partition -> offset.
+	SourceStarts map[string]map[int32]int64
 	// TargetStarts and TargetEnds are the log start and end offsets of the
 	// target partitions never committed (for -uncommitted earliest|latest).
 	TargetStarts, TargetEnds map[string]map[int32]int64
+	// AtStart (planned) are the groups' commits on the source at or
+	// before the source partition's log start (a commit on an empty
+	// partition, 0 by Java's consumer): group -> source topic ->
+	// partition -> offset. No offset sync or run ever covers them, so no
+	// checkpoint comes; the group consumed nothing retained there, and a
+	// never-committed partition of them is committed at the target log
+	// start (From earliest) whatever -uncommitted says.
+	AtStart map[string]map[string]map[int32]int64
 	// Lagging (planned) lists the partitions the flow has not replicated
 	// up to the source's end offsets snapshot ("orders[2]: replicated up
 	// to 4999 of 5000").
@@ -150,7 +161,9 @@ func planFailover(in planInput) plan {
 				for _, part := range keysOf(src.Committed[t]) {
 					at := src.Committed[t][part]
 					cp, ok := have[t][part]
+					_, atStart := in.AtStart[g][t][part]
 					switch {
+					case ok && cp.NeverCommitted && atStart: // committed at the target log start below
 					case !ok || cp.NeverCommitted:
 						behind = append(behind, fmt.Sprintf("%s[%d] committed at %d, no checkpoint yet", t, part, at))
 					case cp.SourceOffset != at:
@@ -173,7 +186,13 @@ func planFailover(in planInput) plan {
 				SourceOffset: p.SourceOffset, Offset: p.Offset, Translation: string(p.Translation), Record: p.Record,
 				RereadMax: p.Reread, CheckpointTime: p.CheckpointTime, NeverCommitted: p.NeverCommitted,
 				CheckpointOffset: p.CheckpointOffset, RecordFallback: p.RecordFallback}
-			if p.NeverCommitted {
+			at, atStart := in.AtStart[g][upstream(p.Topic)][p.Partition]
+			if p.NeverCommitted && atStart {
+				pr.SourceOffset, pr.From, pr.Offset = at, uncommittedEarliest, lookup(in.TargetStarts, p.Topic, p.Partition)
+				if pr.Offset < 0 {
+					refuse("%s[%d]: the earliest offset of the target partition is unknown", p.Topic, p.Partition)
+				}
+			} else if p.NeverCommitted {
 				switch in.Uncommitted {
 				case uncommittedEarliest:
 					pr.From, pr.Offset = uncommittedEarliest, lookup(in.TargetStarts, p.Topic, p.Partition)
