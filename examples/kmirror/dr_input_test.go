@@ -48,3 +48,22 @@ func TestDRFlowOfAnUnlistedClusterNamesIt(t *testing.T) {
 		}
 	}
 }
+
+// TestDRUnknownGroupNamesWhatExists (breaker): -groups with a typo ("G"
+// for the group g) matches nothing. failover said "no group matching
+// -groups has a checkpoint on the target" without the value, and neither
+// it nor translate said which groups the flow has checkpointed. Both exit
+// 1 naming the value and the groups to write instead; nothing committed.
+func TestDRUnknownGroupNamesWhatExists(t *testing.T) {
+	w := newRerunWorld(t)
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "G", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	rep := decodeFailover(t, out)
+	if want := `no group matching -groups "G" has a checkpoint in A.checkpoints.internal on B (nothing to fail over); the groups checkpointed there: g`; code != drRefused ||
+		len(rep.Problems) != 1 || rep.Problems[0] != want || w.committedB() != -1 || rep.TargetState != "" {
+		t.Errorf("failover -groups G: exit %d, problems %q, g on B at %d, target state %q; want %d, [%q], nothing written\n%s", code, rep.Problems, w.committedB(), rep.TargetState, drRefused, want, errOut)
+	}
+	code, out, errOut, _ = runDR(t, translateMain, "-config", w.props, "-groups", "G")
+	if want := `kmirror translate: no group matching "G" has a checkpoint in A.checkpoints.internal on B (groups.exclude or groups of the flow, no commit on a replicated topic, or no emission yet); the groups checkpointed there: g`; code != drRefused || !strings.Contains(errOut, want) {
+		t.Errorf("translate -groups G: exit %d, stderr %q; want %d and %q\n%s", code, errOut, drRefused, want, out)
+	}
+}

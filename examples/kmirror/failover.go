@@ -47,6 +47,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -346,6 +347,13 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	}
 	p = planFailover(in)
 	rep.Groups, rep.Problems = p.Groups, p.Problems
+	if len(p.Groups) == 0 { // the value, and what to write instead
+		rctx, cancel := context.WithTimeout(ctx, o.timeout)
+		rep.Problems = append(slices.DeleteFunc(rep.Problems, func(s string) bool { return s == noGroupProblem }),
+			fmt.Sprintf("no group matching -groups %q has a checkpoint in %s on %s (nothing to fail over)%s",
+				o.groups, d.pol.CheckpointsTopic(d.flow.Source), d.dst.Alias, d.checkpointedGroups(rctx, dstCl)))
+		cancel()
+	}
 	if !p.commitable() {
 		finish("refused", drRefused)
 		return rep, nil

@@ -90,6 +90,10 @@ type planInput struct {
 	Upstream func(targetTopic string) string
 }
 
+// noGroupProblem is the plan's problem when no group matched (the
+// command words it with the -groups value).
+const noGroupProblem = "no group matching -groups has a checkpoint on the target (nothing to fail over)"
+
 // plan is planFailover's answer.
 type plan struct {
 	Groups []groupReport
@@ -238,7 +242,7 @@ func planFailover(in planInput) plan {
 		out.Problems = append(out.Problems, "catch-up not reached: "+l)
 	}
 	if len(out.Groups) == 0 {
-		out.Problems = append(out.Problems, "no group matching -groups has a checkpoint on the target (nothing to fail over)")
+		out.Problems = append(out.Problems, noGroupProblem)
 	}
 	return out
 }

@@ -41,6 +41,8 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -473,8 +475,8 @@ func translateMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	switch {
 	case len(rep.Groups) == 0:
 		fmt.Fprintf(stderr, "kmirror translate: no group matching %q has a checkpoint in %s on %s "+
-			"(groups.exclude or groups of the flow, no commit on a replicated topic, or no emission yet)\n",
-			c.groups, rep.CheckpointsTopic, d.dst.Alias)
+			"(groups.exclude or groups of the flow, no commit on a replicated topic, or no emission yet)%s\n",
+			c.groups, rep.CheckpointsTopic, d.dst.Alias, d.checkpointedGroups(rctx, cl))
 		return drRefused
 	case rep.Summary.NeverCommitted > 0:
 		fmt.Fprintf(stderr, "kmirror translate: %d partition(s) never committed: a consumer with auto.offset.reset=none does not read them; "+
@@ -482,6 +484,24 @@ func translateMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return drRefused
 	}
 	return drOK
+}
+
+// checkpointedGroups says which groups have a checkpoint of the flow on
+// its target ("; the groups checkpointed there: a, b"), for a -groups that
+// matched none; empty when none has or they cannot be read.
+func (d *drFlow) checkpointedGroups(ctx context.Context, cl *kgo.Client) string {
+	all, err := remoteclusterutils.NewClient(cl, remoteclusterutils.WithPolicy(d.pol)).TranslateGroups(ctx, d.flow.Source, nil)
+	if err != nil || len(all) == 0 {
+		return ""
+	}
+	names := groupNames(all)
+	slices.Sort(names)
+	const most = 20
+	more := ""
+	if len(names) > most {
+		names, more = names[:most], fmt.Sprintf(" (and %d more)", len(names)-most)
+	}
+	return "; the groups checkpointed there: " + strings.Join(names, ", ") + more
 }
 
 // sourceProbeTimeout bounds translate -records' reads of the source.
