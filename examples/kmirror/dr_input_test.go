@@ -67,3 +67,33 @@ func TestDRUnknownGroupNamesWhatExists(t *testing.T) {
 		t.Errorf("translate -groups G: exit %d, stderr %q; want %d and %q\n%s", code, errOut, drRefused, want, out)
 	}
 }
+
+// TestDRGroupsRegexStaysAFullMatch (breaker): -groups is a full match, the
+// runbook's safety against moving groups the operator did not name. The
+// regex was wrapped as "^(?:" + value + ")$", so -groups 'a)|(b' compiled
+// to ^(?:a)|(b)$: every group starting with "a" or ending with "b" (e.g.
+// the active "analytics" and "web"). A value that is no regex by itself is
+// refused (exit 2, naming it).
+func TestDRGroupsRegexStaysAFullMatch(t *testing.T) {
+	props := filepath.Join(t.TempDir(), "mm2.properties")
+	if err := os.WriteFile(props, []byte("clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:2\nA->B.enabled = true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, main := range drCommands {
+		code, out, errOut, _ := runDR(t, main, "-config", props, "-groups", "a)|(b", "-timeout", "1s")
+		if code != drUsage || !strings.Contains(errOut, `-groups "a)|(b"`) {
+			t.Errorf("%s -groups 'a)|(b': exit %d, stderr %q; want %d naming the value\n%s", name, code, errOut, drUsage, out)
+		}
+	}
+	var c drCommon
+	c.config, c.groups = props, "orders-.*|payments"
+	d, err := c.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g, want := range map[string]bool{"orders-1": true, "payments": true, "payments-x": false, "x-orders-1": false} {
+		if d.groups.MatchString(g) != want {
+			t.Errorf("-groups %q matches %q: %v, want %v", c.groups, g, !want, want)
+		}
+	}
+}

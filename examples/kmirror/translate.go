@@ -117,6 +117,11 @@ func (c *drCommon) parse(fs *flag.FlagSet, args []string) error {
 	case c.timeout <= 0:
 		return &usageError{fmt.Errorf("-timeout %s: must be positive", c.timeout)}
 	}
+	// Compiled alone first: wrapped, a value such as 'a)|(b' compiles to
+	// ^(?:a)|(b)$, which is no full match.
+	if _, err := regexp.Compile(c.groups); err != nil {
+		return &usageError{fmt.Errorf("-groups %q: %v (RE2 syntax, full match)", c.groups, err)}
+	}
 	if _, err := regexp.Compile("^(?:" + c.groups + ")$"); err != nil {
 		return &usageError{fmt.Errorf("-groups %q: %v (RE2 syntax, full match)", c.groups, err)}
 	}
