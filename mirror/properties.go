@@ -709,8 +709,9 @@ func (e *ConfigErrors) Unwrap() []error {
 // configErrors converts the errors found into a *ConfigErrors (duplicates,
 // such as a bad top-level key read by every flow, once; a setting of the
 // file refused by two checks, such as a client key's range and its flow
-// mapping, once, by the first), or returns the first error that is not a
-// *ConfigError.
+// mapping, or a placeholder no config provider could resolve and then the
+// placeholder itself as a value, once, by the first), or returns the
+// first error that is not a *ConfigError.
 func configErrors(errs []error) error {
 	if len(errs) == 0 {
 		return nil
@@ -724,7 +725,7 @@ func configErrors(errs []error) error {
 		}
 		id := ce.Error()
 		if n := reasonLine(ce.Reason); n > 0 {
-			id = fmt.Sprintf("%s=%q@%d", ce.Key, ce.Value, n)
+			id = fmt.Sprintf("%s@%d", ce.Key, n)
 		}
 		if seen[id] {
 			continue

@@ -824,6 +824,14 @@ func TestPropertiesOneErrorPerSetting(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("errors (-want +got):\n%s", d)
 	}
+
+	// A placeholder no provider resolves is not then refused as a broker
+	// list too (a new user's try, stop 42: "has an invalid port").
+	_, err = ParseProperties(strings.NewReader("clusters=A,B\nconfig.providers=env\nconfig.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider\n"+
+		"A.bootstrap.servers=${env:NOT_SET_ANYWHERE}\nB.bootstrap.servers=b:1\nA->B.enabled=true\n"), WithLookupEnv(lookupTestEnv))
+	if err == nil || err.Error() != "mirror: A.bootstrap.servers: line 4: ${env:NOT_SET_ANYWHERE}: environment variable NOT_SET_ANYWHERE is not set" {
+		t.Errorf("unresolved placeholder: %v, want its one error", err)
+	}
 }
 
 // TestPropertiesEveryError: every error of a file is reported at once, in

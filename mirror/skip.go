@@ -6,6 +6,7 @@ import (
 	"iter"
 	"log/slog"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -316,6 +317,20 @@ func (s *skipSet) retain(keep func(topic string) bool) {
 		}
 	}
 	s.mu.Unlock()
+}
+
+// ofKind returns the topics skipped for kind k, sorted.
+func (s *skipSet) ofKind(k skipKind) []string {
+	s.mu.Lock()
+	var out []string
+	for t, tk := range s.kinds {
+		if tk == k {
+			out = append(out, t)
+		}
+	}
+	s.mu.Unlock()
+	slices.Sort(out)
+	return out
 }
 
 // skipped reports whether topic is skipped for any reason: not replicated,

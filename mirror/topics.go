@@ -46,6 +46,10 @@ func (f *flow) refreshLoop(ctx context.Context) {
 		}
 		jobs = append(jobs, &job{every: every, next: first, run: f.discover,
 			name: "refresh topics", topics: true})
+		if every > listedCheckEvery && !f.cfg.DisableRefreshTopics {
+			jobs = append(jobs, &job{every: listedCheckEvery, next: now.Add(listedCheckEvery), run: f.checkListedCreated,
+				name: "check listed topics"})
+		}
 		if !f.cfg.DisableTopicConfigSync {
 			jobs = append(jobs, &job{every: f.cfg.SyncTopicConfigsInterval, next: now.Add(f.cfg.SyncTopicConfigsInterval), run: f.syncConfigs,
 				name: "sync topic configs", singleton: true})
@@ -123,6 +127,40 @@ func (f *flow) refreshLoop(ctx context.Context) {
 	}
 }
 
+// listedCheckEvery is how often a flow looks for the topics its topics
+// setting names literally that the source did not have at the last
+// discovery (skipNotOnSource). MM2 finds a new topic only at the next
+// refresh.topics.interval.seconds (600 s by default), while the flow's
+// status says the topic does not exist and counts none of its records in
+// the lag. A topic an operator named is expected: one Metadata request of
+// those names every 10 s, only while some are missing, finds it sooner.
+const listedCheckEvery = 10 * time.Second
+
+// checkListedCreated asks the source for the listed topics it did not have
+// and, when one exists now, wakes discovery, which replicates it. It sends
+// nothing while no listed topic is missing. Its errors are not reported:
+// discovery, on its own interval, reports the source unreachable.
+func (f *flow) checkListedCreated(ctx context.Context) error {
+	names := f.skips.ofKind(skipNotOnSource)
+	if len(names) == 0 {
+		return nil
+	}
+	lctx, cancel := context.WithTimeout(ctx, f.cfg.AdminTimeout)
+	defer cancel()
+	td, err := f.srcAdm.ListTopics(lctx, names...)
+	if err != nil {
+		return nil
+	}
+	for _, t := range names {
+		if d, ok := td[t]; ok && d.Err == nil {
+			f.log.Info("a topic listed in topics was created on the source: discovering it now", "topic", t)
+			f.wakeRefresh()
+			return nil
+		}
+	}
+	return nil
+}
+
 // discover lists the source topics the flow replicates and publishes, by
 // slot, the partitions ready to replicate (those whose remote partition
 // exists) to the units this member runs. On the member holding slot 0 it
@@ -176,7 +214,10 @@ func (f *flow) discover(ctx context.Context) error {
 			f.skips.clearKind(t, skipNotOnSource)
 			continue
 		}
-		then := "it is replicated once it is created"
+		then := fmt.Sprintf("it is replicated within %v of its creation", min(f.cfg.RefreshTopicsInterval, listedCheckEvery))
+		if f.cfg.DisableRefreshTopics {
+			then = "refresh.topics.enabled=false: a topic created after the start is replicated only after a restart"
+		}
 		if !rules.filter.Match(t) {
 			then = "topics.exclude matches it too, so it would not be replicated either"
 		}

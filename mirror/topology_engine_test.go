@@ -437,6 +437,38 @@ func TestEngineListedTopicMissingOnSourceWarns(t *testing.T) {
 	}
 }
 
+// TestListedTopicCreatedAfterStartReplicatedSoon (a new user's try, stop
+// 42): a topic named in topics and created after the start waited for the
+// next refresh.topics.interval.seconds (600 s by default, as in MM2), with
+// the status saying it did not exist and a lag of 0. The flow now asks for
+// the missing listed names every listedCheckEvery and discovers the topic
+// as soon as it exists; the skip reason says when it will be replicated.
+func TestListedTopicCreatedAfterStartReplicatedSoon(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "us", "eu")
+	later := p.Topic("later")
+	fc := fastFlow(p)
+	fc.Topics = []string{later}
+	fc.RefreshTopicsInterval = 10 * time.Minute // MM2's 600 s: the refresh never comes in this test
+	fc.DisableHeartbeatsReplication = true
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	defer stop()
+	testcluster.Eventually(t, 20*time.Second, "missing topic reported", func() (bool, string) {
+		sk := m.Status().Flows[0].Skipped
+		return len(sk) == 1 && sk[0].Topic == later && strings.HasSuffix(sk[0].Reason, "it is replicated within 10s of its creation"), fmt.Sprintf("%+v", sk)
+	})
+	testcluster.CreateTopic(t, &p.Source, later, 2, nil)
+	testcluster.Produce(t, &p.Source, &kgo.Record{Topic: later, Partition: 0, Value: []byte("a")},
+		&kgo.Record{Topic: later, Partition: 1, Value: []byte("b")}, &kgo.Record{Topic: later, Partition: 1, Value: []byte("c")})
+	testcluster.Eventually(t, 60*time.Second, "the topic created later replicated", func() (bool, string) {
+		st := m.Status().Flows[0]
+		return st.Records == 3 && len(st.Skipped) == 0, fmt.Sprintf("records %d, skipped %+v", st.Records, st.Skipped)
+	})
+	if got := values(t, &p.Target, p.Source.Alias+"."+later); len(got) != 3 || got["a"] != 1 || got["b"] != 1 || got["c"] != 1 {
+		t.Errorf("remote topic of %s holds %v, want a, b and c once each", later, got)
+	}
+}
+
 // mergeNamePolicy names source topic from like to on the target: a
 // many-to-one custom policy.
 type mergeNamePolicy struct {

@@ -163,6 +163,8 @@ func TestRestartQueryLikeConnect(t *testing.T) {
 		{"?includeTasks=true", http.StatusBadRequest, "includeTasks=true without onlyFailed=true restarts every task: kmirror never restarts a RUNNING partition; add onlyFailed=true to restart the FAILED ones"},
 		{"?onlyFailed=yes", http.StatusBadRequest, "onlyFailed=yes: want true or false"},
 		{"?topic=orders", http.StatusBadRequest, "topic= and partition= select FAILED partitions to restart: add onlyFailed=true"},
+		// In the query's terms, not the Go call's (a new user's try, stop 42).
+		{"?partition=1&onlyFailed=true", http.StatusBadRequest, "partition=1 without topic=: name the source topic of the partition (&topic=<source topic>&partition=1), or leave partition= out to restart every FAILED partition"},
 	} {
 		resp, err := http.Post(srv.URL+"/connectors/src-%3Edst/restart"+c.query, "", nil)
 		if err != nil {

@@ -798,6 +798,10 @@ func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
 		}
 		partition = int32(n)
 	}
+	if partition >= 0 && topic == "" {
+		bad(fmt.Sprintf("partition=%d without topic=: name the source topic of the partition (&topic=<source topic>&partition=%d), or leave partition= out to restart every FAILED partition", partition, partition))
+		return
+	}
 	var fs mirror.FlowStatus
 	for _, f := range h.m.Status().Flows {
 		if f.Name == name {

@@ -595,7 +595,7 @@ func (r *resolver) classifyFlow(s Setting) error {
 		msg := "unknown flow setting: ignored"
 		if sug := clientconf.Suggest(rest, allFlowKeys()); sug != "" {
 			msg += fmt.Sprintf(" (did you mean %s%s?)", prefix, describeSuggestion(sug))
-			if sug == "topics" || sug == "groups" {
+			if _, set := r.all[prefix+sug]; (sug == "topics" || sug == "groups") && !set {
 				// A misspelt selection widens it (a new user's try, stop 38).
 				msg += fmt.Sprintf("; without it the flow's %s is the top-level %s or MM2's default .*, which selects every %s",
 					sug, sug, strings.TrimSuffix(sug, "s"))

@@ -322,6 +322,8 @@ config.storage.replication.factor: 1
 source->target.enabled = true
 topics=orders
 source->target.topcis = orders.*
+source->target.groups = billing.*
+source->target.grups = audit.*
 `, Options{})
 	want := []string{
 		"---%<---: unknown setting: ignored",
@@ -332,6 +334,9 @@ source->target.topcis = orders.*
 		// A new user's try (stop 38): a misspelt selection widens it.
 		"source->target.topcis: unknown flow setting: ignored (did you mean source->target.topics?); " +
 			"without it the flow's topics is the top-level topics or MM2's default .*, which selects every topic",
+		// The same misspelling beside the right key does not widen anything
+		// (a new user's try, stop 42: the warning said it did).
+		"source->target.grups: unknown flow setting: ignored (did you mean source->target.groups?)",
 	}
 	if diff := cmp.Diff(want, warnings(c)); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
