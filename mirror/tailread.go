@@ -245,10 +245,12 @@ func (u *unit) tailStarts(ctx context.Context, starts []pendingStart) {
 	if len(parts) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, min(e.cfg.AdminTimeout, tailStartTimeout))
+	// The read's own bound is a failed read like any other (WARN); only
+	// the unit's context ending (it stops) is not worth one.
+	rctx, cancel := context.WithTimeout(ctx, min(e.cfg.AdminTimeout, tailStartTimeout))
 	defer cancel()
 	began := time.Now()
-	got, err := readTailStarts(ctx, e.clientOpts(e.dst, nil), e.clientOpts(e.src, nil), e.prov.src,
+	got, err := readTailStarts(rctx, e.clientOpts(e.dst, nil), e.clientOpts(e.src, nil), e.prov.src,
 		e.cfg.Isolation != ReadUncommitted, parts)
 	if err != nil && ctx.Err() == nil && !u.tailWarned {
 		u.tailWarned = true
