@@ -175,12 +175,24 @@ func (p *provenance) stamp(h []kgo.RecordHeader, idx int) []kgo.RecordHeader {
 		h[idx].Value = p.src
 		return h
 	}
-	v := make([]byte, len(old)+1+len(p.src))
-	copy(v, old)
-	v[len(old)] = ','
-	copy(v[len(old)+1:], p.src)
-	h[idx].Value = v
+	v := make([]byte, 0, len(old)+2+len(p.src))
+	v = append(closeEscape(append(v, old...), old), ',')
+	h[idx].Value = append(v, p.src...)
 	return h
+}
+
+// closeEscape appends to dst (which ends with old) the "\" that keeps a
+// lone "\" at the end of an old provenance value (malformed: the reader
+// keeps it as a literal backslash of the last ID) from escaping the ","
+// a stamp appends after it: the source ID would be read as part of the
+// earlier one, so the copy would name no source as its last hop (tail
+// resume would not recognize it, nor would the next hop's loop check).
+// Regression: TestTailResumeProvenanceTrailingBackslash.
+func closeEscape(dst, old []byte) []byte {
+	if escapedAt(old, len(old)) {
+		dst = append(dst, '\\')
+	}
+	return dst
 }
 
 // stampArena is stamp for a batch of records: a first hop's new header
@@ -230,7 +242,7 @@ func (p *provenance) stampAt(vals []byte, arena, h []kgo.RecordHeader, idx int, 
 	if idx >= 0 {
 		old = withoutOffset(h[idx].Value)
 	}
-	need := len(old) + 1 + len(p.src) + provOffsetRoom
+	need := len(old) + 2 + len(p.src) + provOffsetRoom
 	var v []byte
 	if cap(vals)-len(vals) >= need {
 		start := len(vals)
@@ -260,16 +272,16 @@ func (p *provenance) stampAt(vals []byte, arena, h []kgo.RecordHeader, idx int, 
 const provOffsetRoom = 2 + 19
 
 // provValueRoom is the arena room stampAt needs per record beyond the
-// record's existing provenance value: a comma, the source ID and the
-// offset element.
-func (p *provenance) provValueRoom() int { return 1 + len(p.src) + provOffsetRoom }
+// record's existing provenance value: a "\" closing a trailing escape
+// (closeEscape), a comma, the source ID and the offset element.
+func (p *provenance) provValueRoom() int { return 2 + len(p.src) + provOffsetRoom }
 
 // appendValue appends to dst the provenance value old (without offset
 // element) extended with the source ID and offset element off.
 func (p *provenance) appendValue(dst, old []byte, off int64) []byte {
 	dst = append(dst, old...)
 	if len(old) > 0 {
-		dst = append(dst, ',')
+		dst = append(closeEscape(dst, old), ',')
 	}
 	dst = append(dst, p.src...)
 	dst = append(dst, ',', '#')
