@@ -42,6 +42,14 @@ type BackTranslation struct {
 	// resuming there re-reads nothing the group consumed on the remote
 	// topic (except records a restarted replication had copied twice).
 	Exact bool
+	// SourceTopicID is the ID of the source topic incarnation the copy at
+	// Position-1 was replicated from, as the offset run holding it (or
+	// linking Position to it) recorded it (checkpoint.OffsetRun.TopicID);
+	// zero when unknown (no such run left, offset syncs alone, MM2, older
+	// kmirror). A source topic deleted and re-created since has another ID:
+	// Offset is then an offset of the old log, and a consumer resuming
+	// there on the new one would skip its records below Offset.
+	SourceTopicID [16]byte
 }
 
 // TranslateBack translates consumer groups' positions on remote topics
@@ -216,6 +224,11 @@ func ReadBackIndex(ctx context.Context, cl *kgo.Client, offsetSyncsTopic, target
 // offset run or sync covers it.
 func (b *BackIndex) Translate(topic string, partition int32, position int64) (bt BackTranslation, ok bool) {
 	k := backKey{topic, partition}
+	defer func() {
+		if ok {
+			bt.SourceTopicID = b.sourceTopicIDAt(k, position)
+		}
+	}()
 	offer := func(c BackTranslation) {
 		if !ok || c.Offset > bt.Offset || (c.Offset == bt.Offset && c.Exact && !bt.Exact) {
 			bt, ok = c, true
@@ -255,6 +268,21 @@ func (b *BackIndex) Translate(topic string, partition int32, position int64) (bt
 		offer(BackTranslation{Topic: topic, Partition: partition, Position: d, Offset: at, Record: checkpoint.KindSync})
 	}
 	return bt, ok
+}
+
+// sourceTopicIDAt returns the source topic ID recorded by the offset run
+// holding the copy at position-1 of k's remote partition, or linking
+// position to it (zero: none).
+func (b *BackIndex) sourceTopicIDAt(k backKey, position int64) [16]byte {
+	var zero [16]byte
+	d := position
+	for _, run := range b.runs[k] {
+		if d >= 1 && run.TopicID != zero &&
+			((d-1 >= run.FirstOffset && d-1 <= run.LastOffset()) || (d == run.FirstOffset && run.PrevOffset == d-1)) {
+			return run.TopicID
+		}
+	}
+	return zero
 }
 
 // ForRemoteTopicIDs returns a BackIndex that keeps, for each source topic

@@ -343,3 +343,30 @@ func TestTranslateBackNoSyncsTopic(t *testing.T) {
 		t.Fatalf("TranslateBack of an empty topic: %v, %v; want nothing translated, no error", got, err)
 	}
 }
+
+// TestBackTranslationSourceTopicID: a translation carries the source topic
+// ID the offset run holding the copy before the position recorded (the
+// incarnation of the source topic it names an offset of), whatever the
+// answer came from; zero where no run with an ID covers it (syncs alone,
+// MM2's).
+func TestBackTranslationSourceTopicID(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	syncsTopic := "mm2-offset-syncs." + p.Target.Alias + ".internal"
+	runsTopic := checkpoint.OffsetRunsTopic(syncsTopic)
+	createTopics(t, &p.Source, syncsTopic, runsTopic)
+	id := [16]byte{9}
+	testcluster.Produce(t, &p.Source,
+		encoded(t, runsTopic, checkpoint.OffsetRun{Topic: "orders", Partition: 0, Session: 7, TopicID: id, PrevUpstreamOffset: -1, PrevOffset: -1,
+			FirstUpstreamOffset: 0, FirstOffset: 0, Count: 100, EndUpstreamOffset: -1, Committed: -1}),
+		encoded(t, syncsTopic, checkpoint.OffsetSync{Topic: "orders", Partition: 0, UpstreamOffset: 150, DownstreamOffset: 150}))
+	idx, err := remoteclusterutils.ReadBackIndex(ctxT(t), testcluster.Client(t, &p.Source), syncsTopic, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, ok := idx.Translate("orders", 0, 100); !ok || b.Offset != 100 || b.SourceTopicID != id {
+		t.Errorf("position 100 (the run's last copy before it): %+v, %v; want offset 100, source topic ID %v", b, ok, id)
+	}
+	if b, ok := idx.Translate("orders", 0, 160); !ok || b.Offset != 151 || b.SourceTopicID != ([16]byte{}) {
+		t.Errorf("position 160 (the sync alone): %+v, %v; want offset 151, no source topic ID", b, ok)
+	}
+}

@@ -15,7 +15,11 @@ package main
 //   - its positions on A's topics as replicated to B ("A.orders") are
 //     translated back to A's topics ("orders") with the forward flow's
 //     offset runs and syncs (remoteclusterutils.TranslateBack); a
-//     partition neither covers is listed, never guessed;
+//     partition neither covers is listed, never guessed; one whose
+//     translation is of another incarnation of the source topic (its topic
+//     ID on A is not the one the offset runs or resume points recorded:
+//     deleted and re-created on A since) is refused, since an old-log
+//     offset would skip the new log's records below it;
 //   - its positions on B's own topics ("orders" on B, "B.orders" on A)
 //     come from the reverse flow's checkpoints on A (B.checkpoints.internal);
 //   - the offsets are committed into the group on A (never into a group
@@ -35,6 +39,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -49,6 +54,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/heartbeat"
+	"github.com/kmirror/kmirror/internal/connectoffsets"
 	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/internal/kread"
 	"github.com/kmirror/kmirror/internal/mm2filter"
@@ -427,6 +433,14 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	if err != nil {
 		return fail(fmt.Errorf("listing the topics of %s: %w", a.Alias, err))
 	}
+	// A's current topic IDs, against those the forward flow recorded
+	// (incarnation below).
+	curIDs := map[string][16]byte{}
+	for topic, td := range tdsA {
+		if td.Err == nil {
+			curIDs[topic] = td.ID
+		}
+	}
 	for topic := range tdsA {
 		if fwdTopics(topic) {
 			if r := d.pol.FormatRemoteTopic(a.Alias, topic); !slices.Contains(remotes, r) {
@@ -520,10 +534,33 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	if back, err = back.WithRecords(rctx, bCl, aMeta.Cluster, remoteOf, positions); err != nil {
 		return fail(fmt.Errorf("reading the copies on %s: %w", b.Alias, err))
 	}
+	// The source topic incarnation the forward flow replicated, where its
+	// offset runs do not say: its resume points on B record it.
+	resumeIDs, err := resumeSourceIDs(rctx, d)
+	if err != nil {
+		return fail(err)
+	}
+	// incarnation compares the source topic ID a translation of topic's
+	// partition p is from (its offset run's, else the partition's resume
+	// point's) with A's current one; other is true when both are known and
+	// differ: the topic was deleted and re-created on A since, and the
+	// translation names an offset of the old log.
+	incarnation := func(topic string, p int32, bt remoteclusterutils.BackTranslation) (was, now [16]byte, other bool) {
+		var zero [16]byte
+		was, now = bt.SourceTopicID, curIDs[topic]
+		if was == zero {
+			was = resumeIDs[topic][p]
+		}
+		return was, now, was != zero && now != zero && was != now
+	}
 	// The outage records: on A after what reached B.
 	aEnds, err := aAdm.ListEndOffsets(rctx, sortedTopics(reached)...)
 	if err != nil && len(reached) > 0 {
 		return fail(fmt.Errorf("listing the end offsets on %s: %w", a.Alias, err))
+	}
+	aStarts, err := aAdm.ListStartOffsets(rctx, sortedTopics(reached)...)
+	if err != nil && len(reached) > 0 {
+		return fail(fmt.Errorf("listing the start offsets on %s: %w", a.Alias, err))
 	}
 	for _, topic := range sortedTopics(reached) {
 		for _, p := range keysOf(reached[topic]) {
@@ -534,6 +571,14 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 			from := int64(0)
 			if b, ok := back.Translate(topic, p, reached[topic][p]); ok {
 				from = b.Offset
+				if _, _, other := incarnation(topic, p, b); other {
+					// What reached B is of the old log: none of the
+					// current one did.
+					from = 0
+					if st, ok := aStarts.Lookup(topic, p); ok && st.Err == nil {
+						from = st.Offset
+					}
+				}
 			} else if reached[topic][p] > 0 {
 				rep.Problems = append(rep.Problems, fmt.Sprintf("%s[%d]: what reached B (up to %s[%d] offset %d) has no offset run or sync left to translate it back: the records written to %s after replication stopped cannot be counted",
 					topic, p, d.pol.FormatRemoteTopic(a.Alias, topic), p, reached[topic][p], a.Alias))
@@ -585,11 +630,23 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 						if !bt.Exact {
 							pr.Translation, pr.Record, pr.RereadMax = string(remoteclusterutils.TranslationSafe), bt.Record, -1
 						}
+						// A translation of another incarnation of the topic
+						// (deleted and re-created on A since the forward
+						// flow replicated it) names an offset of the old
+						// log: committed, the consumer would skip the new
+						// log's records below it, whether or not the new log
+						// has grown past it. Data written by MM2 records no
+						// topic ID: only the log end check below applies.
 						// A translation past A's log end names records A no
 						// longer holds (the topic re-created or truncated
 						// there): committed, the consumer would skip the new
 						// log's records below it once the log grows there.
-						if end, found := aEnds.Lookup(pr.Topic, p); found && end.Err == nil && bt.Offset > end.Offset {
+						if was, now, other := incarnation(pr.Topic, p, bt); other {
+							reasons = append(reasons, fmt.Sprintf("%s[%d] at %d on %s translates back to %s[%d] offset %d of the %s %s replicated (topic ID %s), but %s on %s has topic ID %s now: it was deleted and re-created there since, and committing %d would skip the new log's records below it. "+
+								"Reset the group on %s to the new log's start yourself (kafka-consumer-groups.sh --bootstrap-server <%s> --group %s --topic %s:%d --reset-offsets --to-earliest --execute), or delete the group there; then run failback for the other groups, or resume %s (PUT /connectors/%s/resume)",
+								topic, p, pos, b.Alias, pr.Topic, p, bt.Offset, pr.Topic, d.name(), kafkaTopicID(was), pr.Topic, a.Alias, kafkaTopicID(now), bt.Offset,
+								a.Alias, a.Alias, g, pr.Topic, p, d.name(), d.name()))
+						} else if end, found := aEnds.Lookup(pr.Topic, p); found && end.Err == nil && bt.Offset > end.Offset {
 							reasons = append(reasons, fmt.Sprintf("%s[%d] at %d on %s translates back to %s[%d] offset %d, past its log end %d on %s: %s was re-created or truncated on %s since %s replicated it; commit the group's offset there yourself (its log start reads the new log)",
 								topic, p, pos, b.Alias, pr.Topic, p, bt.Offset, end.Offset, a.Alias, pr.Topic, a.Alias, d.name()))
 						}
@@ -715,6 +772,50 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	finish("done", drOK)
 	return rep, nil
 }
+
+// sourceTopicIDHeader is the header of the forward flow's resume points
+// (mm2-offsets.<source>.internal on the target) naming the ID of the
+// source topic whose log the offset belongs to (mirror/resume.go).
+const sourceTopicIDHeader = "kmirror-source-topic-id"
+
+// resumeSourceIDs reads the forward flow's resume points on the target
+// and returns the source topic ID each records: source topic ->
+// partition -> ID (absent: none recorded, e.g. written by MM2).
+func resumeSourceIDs(ctx context.Context, d *drFlow) (map[string]map[int32][16]byte, error) {
+	out := map[string]map[int32][16]byte{}
+	recs, err := kread.ReadToEnd(ctx, clusterOpts(d.dst, d.dst.Consumer), connectoffsets.TopicName(d.flow.Source), kread.Options{ReadCommitted: true})
+	if err != nil {
+		if errors.Is(err, kerr.UnknownTopicOrPartition) || strings.Contains(err.Error(), "UNKNOWN_TOPIC_OR_PARTITION") {
+			return out, nil
+		}
+		return nil, fmt.Errorf("reading the resume points of %s on %s: %w", d.name(), d.dst.Alias, err)
+	}
+	for _, r := range recs {
+		conn, alias, t, p, err := connectoffsets.ParseSourceKey(r.Key)
+		if err != nil || conn != connectoffsets.SourceConnector || alias != d.flow.Source {
+			continue
+		}
+		var id [16]byte
+		for _, h := range r.Headers {
+			if h.Key == sourceTopicIDHeader && len(h.Value) == len(id) {
+				copy(id[:], h.Value)
+			}
+		}
+		if r.Value == nil || id == ([16]byte{}) {
+			delete(out[t], p) // the newest resume point records none
+			continue
+		}
+		if out[t] == nil {
+			out[t] = map[int32][16]byte{}
+		}
+		out[t][p] = id
+	}
+	return out, nil
+}
+
+// kafkaTopicID prints a topic ID as Kafka's tools do (kafka-topics.sh
+// --describe: URL-safe base64, no padding).
+func kafkaTopicID(id [16]byte) string { return base64.RawURLEncoding.EncodeToString(id[:]) }
 
 // reportGroups returns the groups of a report, in its order.
 func reportGroups(gs []groupReport) []string {

@@ -97,6 +97,12 @@ func TestFailbackAfterRemoteTopicRecreated(t *testing.T) {
 	// The first log: offsets start[p].. of orders at 0...
 	w.produce(w.aAddrs, "A", w.topic, 20)
 	end := endOnA()
+	// The runs record orders' topic ID on A (the source incarnation).
+	srcTds, err := kadm.NewClient(w.client(w.aAddrs)).ListTopics(ctx, w.topic)
+	if err != nil || srcTds[w.topic].Err != nil {
+		t.Fatalf("listing %s on A: %v %v", w.topic, err, srcTds[w.topic].Err)
+	}
+	srcID := [16]byte(srcTds[w.topic].ID)
 	var oldID [16]byte
 	start := map[int32]int64{}
 	eventually(t, "the first log replicated, with its runs", func() string {
@@ -111,7 +117,7 @@ func TestFailbackAfterRemoteTopicRecreated(t *testing.T) {
 			if ends[p] < 20 || start[p] < 100 {
 				return fmt.Sprintf("end offsets of %s on B: %v, orders' end on A %d", w.remote, ends, end)
 			}
-			want := remoteclusterutils.BackTranslation{Topic: w.topic, Partition: p, Position: ends[p], Offset: end, Record: checkpoint.KindRun, Exact: true}
+			want := remoteclusterutils.BackTranslation{Topic: w.topic, Partition: p, Position: ends[p], Offset: end, Record: checkpoint.KindRun, Exact: true, SourceTopicID: srcID}
 			if bt, ok := idx.Translate(w.topic, p, ends[p]); !ok || bt != want {
 				return fmt.Sprintf("partition %d: %+v (%t), want %+v from a run tagged %x", p, bt, ok, want, id)
 			}
@@ -140,7 +146,7 @@ func TestFailbackAfterRemoteTopicRecreated(t *testing.T) {
 			if ends[p] != end {
 				return fmt.Sprintf("end offsets of %s on B: %v, want %d", w.remote, ends, end)
 			}
-			want := remoteclusterutils.BackTranslation{Topic: w.topic, Partition: p, Position: end, Offset: end, Record: checkpoint.KindRun, Exact: true}
+			want := remoteclusterutils.BackTranslation{Topic: w.topic, Partition: p, Position: end, Offset: end, Record: checkpoint.KindRun, Exact: true, SourceTopicID: srcID}
 			if bt, ok := idx.Translate(w.topic, p, end); !ok || bt != want {
 				return fmt.Sprintf("partition %d: %+v (%t), want %+v from a run tagged %x", p, bt, ok, want, id)
 			}
