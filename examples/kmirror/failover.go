@@ -37,7 +37,9 @@ package main
 //
 // Exit codes: 0 done (-dry-run: the plan has no problem); 1 refused or
 // something unaccounted (members on the source, an active group on the
-// target, a never-committed partition with fail, catch-up not reached);
+// target, a never-committed partition with fail, catch-up not reached),
+// nothing committed, even when the plan made again after the stop is the
+// one that refuses;
 // 2 bad flags or configuration; 3 the target unreachable or interrupted.
 
 import (
@@ -390,6 +392,14 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	in.Source = nil // planned: checked before the stop
 	p = planFailover(in)
 	rep.Groups, rep.Problems = p.Groups, p.Problems
+	if !p.commitable() {
+		// Found only now (a group became active on the target while the
+		// flow stopped, a checkpoint changed): exit 1 means nothing was
+		// committed, so no group is.
+		rep.Problems = append(rep.Problems, fmt.Sprintf("found after %s was stopped: nothing committed; the flow stays STOPPED: run failover again once the problems above are resolved", d.name()))
+		finish("refused", drRefused)
+		return rep, nil
+	}
 	t = now()
 	commitGroups(ctx, dstAdm, in.Checkpoints, rep)
 	rep.TimingsMs.Commit = now().Sub(t).Milliseconds()

@@ -47,6 +47,13 @@ func TestMembersStopped(t *testing.T) {
 // member applying them does.
 func followMember(t *testing.T, addrs []string, id string) {
 	t.Helper()
+	followMemberThen(t, addrs, id, nil)
+}
+
+// followMemberThen is followMember calling onStopped, when not nil, on
+// reading a STOPPED record, before it reports it applied.
+func followMemberThen(t *testing.T, addrs []string, id string, onStopped func()) {
+	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{statustopic.Topic("A"): {0: kgo.NewOffset().AtStart()}}))
 	if err != nil {
@@ -80,6 +87,9 @@ func followMember(t *testing.T, addrs []string, id string) {
 					return
 				}
 				if rec, err := statustopic.DecodeTargetState(r.Value); err == nil {
+					if rec.State == statustopic.Stopped && onStopped != nil {
+						onStopped()
+					}
 					if err := write(rec.State, r.Offset); err != nil && ctx.Err() == nil {
 						t.Errorf("member %s: %v", id, err)
 					}
