@@ -285,7 +285,8 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		fmt.Fprintf(log, "kmirror failover: %s: unplanned failover from the last checkpoints\n", sourceDown(d.src.Alias, srcErr, o.sourceTimeout))
 	}
 
-	in := planInput{Mode: rep.Mode, Uncommitted: o.uncommitted, Upstream: d.sourceTopic}
+	in := planInput{Mode: rep.Mode, Uncommitted: o.uncommitted, Upstream: d.sourceTopic,
+		Remote: func(t string) string { return d.pol.FormatRemoteTopic(d.flow.Source, t) }}
 	// Run again after an earlier failover committed: its groups'
 	// consumers may have moved on on the target (planInput.Committed).
 	sctx, cancel := context.WithTimeout(ctx, o.timeout)
@@ -324,7 +325,7 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		if in.TargetCommitted, err = groupCommits(rctx, dstAdm, inSet(groupNames(tr), in.Committed)); err != nil {
 			return fmt.Errorf("fetching the groups' offsets on %s: %w", d.dst.Alias, err)
 		}
-		in.TargetStarts, in.TargetEnds, err = neverCommittedBounds(rctx, dstAdm, tr)
+		in.TargetStarts, in.TargetEnds, err = neverCommittedBounds(rctx, dstAdm, tr, atStartTopics(in)...)
 		if err != nil {
 			return fmt.Errorf("listing offsets on %s: %w", d.dst.Alias, err)
 		}
@@ -596,12 +597,32 @@ func keepAhead(gr *groupReport, committed map[string]map[int32]int64) {
 	}
 }
 
+// atStartTopics names the target topics of the groups' commits at the
+// source log start (planInput.AtStart).
+func atStartTopics(in planInput) []string {
+	var out []string
+	for _, ts := range in.AtStart {
+		for t := range ts {
+			if r := in.Remote(t); !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
 // neverCommittedBounds lists the log start and end offsets of the target
-// partitions the groups never committed.
-func neverCommittedBounds(ctx context.Context, adm *kadm.Client, tr map[string][]remoteclusterutils.PartitionTranslation) (starts, ends map[string]map[int32]int64, err error) {
+// partitions the groups never committed, and of the topics extra.
+func neverCommittedBounds(ctx context.Context, adm *kadm.Client, tr map[string][]remoteclusterutils.PartitionTranslation, extra ...string) (starts, ends map[string]map[int32]int64, err error) {
 	starts, ends = map[string]map[int32]int64{}, map[string]map[int32]int64{}
 	var topics []string
 	seen := map[string]bool{}
+	for _, t := range extra {
+		if !seen[t] {
+			seen[t] = true
+			topics = append(topics, t)
+		}
+	}
 	for _, ps := range tr {
 		for _, p := range ps {
 			if p.NeverCommitted && !seen[p.Topic] {
@@ -621,15 +642,24 @@ func neverCommittedBounds(ctx context.Context, adm *kadm.Client, tr map[string][
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := lo.Error(); err != nil {
-			return nil, nil, err
-		}
+		var perr error
 		lo.Each(func(o kadm.ListedOffset) {
+			if o.Err != nil {
+				// A topic of extra not on the target (yet): its
+				// partitions stay unknown (the plan refuses them).
+				if !slices.Contains(extra, o.Topic) && perr == nil {
+					perr = o.Err
+				}
+				return
+			}
 			if l.into[o.Topic] == nil {
 				l.into[o.Topic] = map[int32]int64{}
 			}
 			l.into[o.Topic][o.Partition] = o.Offset
 		})
+		if perr != nil {
+			return nil, nil, perr
+		}
 	}
 	return starts, ends, nil
 }
@@ -715,6 +745,7 @@ func catchUp(ctx context.Context, d *drFlow, o *failoverOptions, dstCl *kgo.Clie
 		}
 	}
 	in.SourceStarts = starts
+	in.AtStart = commitsAtStart(groups, starts) // read lists their target log starts
 	deadline := now().Add(o.wait)
 	gaps := newGapProbe(d, o)
 	for {
@@ -756,7 +787,7 @@ func checkpointedAtCommits(groups map[string]sourceGroup, tr map[string][]remote
 		for t, ps := range sg.Committed {
 			for part, at := range ps {
 				cp, ok := have[t][part]
-				if s, known := starts[t][part]; ok && cp.NeverCommitted && known && at <= s {
+				if s, known := starts[t][part]; (!ok || cp.NeverCommitted) && known && at <= s {
 					continue // no sync or run covers it: committed at the target log start
 				}
 				if !ok || cp.NeverCommitted || cp.SourceOffset != at {

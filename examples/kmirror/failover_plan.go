@@ -77,8 +77,10 @@ type planInput struct {
 	// partition, 0 by Java's consumer): group -> source topic ->
 	// partition -> offset. No offset sync or run ever covers them, so no
 	// checkpoint comes; the group consumed nothing retained there, and a
-	// never-committed partition of them is committed at the target log
-	// start (From earliest) whatever -uncommitted says.
+	// never-committed partition of them, or one of a topic the group has
+	// no checkpoint of at all (its only commits there are at the log
+	// start), is committed at the target log start (From earliest,
+	// AtLogStart) whatever -uncommitted says.
 	AtStart map[string]map[string]map[int32]int64
 	// Lagging (planned) lists the partitions the flow has not replicated
 	// up to the source's end offsets snapshot ("orders[2]: replicated up
@@ -86,8 +88,10 @@ type planInput struct {
 	Lagging []string
 	// Now is when the failure was detected (unplanned) or the plan made.
 	Now time.Time
-	// Upstream names the source topic of a target topic.
+	// Upstream names the source topic of a target topic, Remote the
+	// target topic of a source topic.
 	Upstream func(targetTopic string) string
+	Remote   func(sourceTopic string) string
 }
 
 // noGroupProblem is the plan's problem when no group matched (the
@@ -136,6 +140,11 @@ func planFailover(in planInput) plan {
 			names = append(names, g)
 		}
 	}
+	for g := range in.AtStart { // after the stop, Source is nil
+		if _, ok := in.Checkpoints[g]; !ok && !slices.Contains(names, g) {
+			names = append(names, g)
+		}
+	}
 	slices.Sort(names)
 	for _, g := range names {
 		gr := groupReport{Group: g, Action: actionCommit, Partitions: []partitionReport{}}
@@ -167,7 +176,7 @@ func planFailover(in planInput) plan {
 					cp, ok := have[t][part]
 					_, atStart := in.AtStart[g][t][part]
 					switch {
-					case ok && cp.NeverCommitted && atStart: // committed at the target log start below
+					case (!ok || cp.NeverCommitted) && atStart: // committed at the target log start below
 					case !ok || cp.NeverCommitted:
 						behind = append(behind, fmt.Sprintf("%s[%d] committed at %d, no checkpoint yet", t, part, at))
 					case cp.SourceOffset != at:
@@ -192,7 +201,7 @@ func planFailover(in planInput) plan {
 				CheckpointOffset: p.CheckpointOffset, RecordFallback: p.RecordFallback}
 			at, atStart := in.AtStart[g][upstream(p.Topic)][p.Partition]
 			if p.NeverCommitted && atStart {
-				pr.SourceOffset, pr.From, pr.Offset = at, uncommittedEarliest, lookup(in.TargetStarts, p.Topic, p.Partition)
+				pr = atLogStart(in, p.Topic, upstream(p.Topic), p.Partition, at)
 				if pr.Offset < 0 {
 					refuse("%s[%d]: the earliest offset of the target partition is unknown", p.Topic, p.Partition)
 				}
@@ -222,6 +231,20 @@ func planFailover(in planInput) plan {
 			}
 			gr.Partitions = append(gr.Partitions, pr)
 		}
+		// Commits at the source log start on a topic the group has no
+		// checkpoint of at all (not even a never-committed partition).
+		for _, t := range keysOf(in.AtStart[g]) {
+			for _, part := range keysOf(in.AtStart[g][t]) {
+				if _, ok := have[t][part]; ok || in.Remote == nil {
+					continue
+				}
+				pr := atLogStart(in, in.Remote(t), t, part, in.AtStart[g][t][part])
+				if pr.Offset < 0 {
+					refuse("%s[%d]: the earliest offset of the target partition is unknown", pr.Topic, part)
+				}
+				gr.Partitions = append(gr.Partitions, pr)
+			}
+		}
 		if len(never) > 0 {
 			refuse("never committed: %s (a consumer with auto.offset.reset=none would never read them): choose -uncommitted earliest or latest",
 				strings.Join(never, ", "))
@@ -245,6 +268,19 @@ func planFailover(in planInput) plan {
 		out.Problems = append(out.Problems, noGroupProblem)
 	}
 	return out
+}
+
+// atLogStart is the report of a partition the group committed at at or
+// before the source log start (planInput.AtStart): committed at the target
+// log start. A commit at 0 consumed nothing: nothing is re-read.
+func atLogStart(in planInput, topic, sourceTopic string, part int32, at int64) partitionReport {
+	pr := partitionReport{Topic: topic, SourceTopic: sourceTopic, Partition: part, SourceOffset: at,
+		From: uncommittedEarliest, Offset: lookup(in.TargetStarts, topic, part),
+		Translation: string(remoteclusterutils.TranslationNone), RereadMax: -1, AtLogStart: true}
+	if at == 0 {
+		pr.RereadMax = 0
+	}
+	return pr
 }
 
 func lookup(m map[string]map[int32]int64, t string, p int32) int64 {

@@ -207,6 +207,11 @@ type partitionReport struct {
 	// NeverCommitted marks a partition the group has no checkpoint for, on
 	// a topic it committed another partition of.
 	NeverCommitted bool `json:"never_committed,omitempty"`
+	// AtLogStart marks a partition the group committed at or before the
+	// source log start (failover, planned): no offset sync or run covers
+	// such a commit, so no checkpoint translates it; it is committed at
+	// the target log start (From earliest).
+	AtLogStart bool `json:"at_log_start,omitempty"`
 	// Ahead is the group's committed offset on the cluster the command
 	// commits on when it is above Offset (failover, failback): its
 	// consumers read past the translation there already (an earlier
@@ -268,6 +273,10 @@ type summary struct {
 	// FromRecords counts the exact partitions translated from the copies
 	// (translate -records).
 	FromRecords int `json:"from_records,omitempty"`
+	// AtLogStart counts the partitions committed on the source at or
+	// before its log start (failover, planned), committed at the target
+	// log start: no translation exists or is needed.
+	AtLogStart int `json:"at_log_start,omitempty"`
 }
 
 func summarize(gs []groupReport) summary {
@@ -278,6 +287,8 @@ func summarize(gs []groupReport) summary {
 			switch {
 			case p.NeverCommitted:
 				s.NeverCommitted++
+			case p.AtLogStart:
+				s.AtLogStart++
 			case p.Translation == string(remoteclusterutils.TranslationExact):
 				s.Exact++
 				if p.Record == remoteclusterutils.KindRecord {
@@ -298,8 +309,12 @@ func (s summary) String() string {
 	if s.FromRecords > 0 {
 		exact = fmt.Sprintf("%d (%d from the copies)", s.Exact, s.FromRecords)
 	}
-	return fmt.Sprintf("%d group(s), %d partition(s): %s exact, %d safe, %d unknown (written by MM2), %d never committed",
+	out := fmt.Sprintf("%d group(s), %d partition(s): %s exact, %d safe, %d unknown (written by MM2), %d never committed",
 		s.Groups, s.Partitions, exact, s.Safe, s.Unknown, s.NeverCommitted)
+	if s.AtLogStart > 0 {
+		out += fmt.Sprintf(", %d committed at the source log start", s.AtLogStart)
+	}
+	return out
 }
 
 // groupReports builds the per-group reports of translations, sorted by
@@ -333,6 +348,8 @@ func (p partitionReport) translation() string {
 	switch {
 	case p.NeverCommitted:
 		return "NEVER COMMITTED"
+	case p.AtLogStart:
+		return "AT SOURCE LOG START"
 	case p.Translation == string(remoteclusterutils.TranslationSafe) && p.RereadMax >= 0:
 		return fmt.Sprintf("safe (%s), re-read <= %d", p.Record, p.RereadMax)
 	case p.Translation == string(remoteclusterutils.TranslationSafe):
