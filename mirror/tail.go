@@ -3,6 +3,7 @@ package mirror
 import (
 	"bytes"
 	"math"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -185,31 +186,54 @@ func sameBytes(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equa
 // an older kmirror, or another producer).
 func lastOwnRecord(recs []*kgo.Record, src []byte) (rec *kgo.Record, off int64) {
 	for i := len(recs) - 1; i >= 0; i-- {
-		r := recs[i]
-		var v []byte
-		found := false
-		for _, h := range r.Headers {
-			if h.Key == ProvenanceHeader {
-				v, found = h.Value, true
-			}
-		}
-		if !found {
-			continue
-		}
-		o, ok := ProvenanceOffset(v)
-		if !ok {
-			continue
-		}
-		ids := withoutOffset(v)
-		k := bytes.LastIndexByte(ids, ',')
-		for k > 0 && escapedAt(ids, k) {
-			k = bytes.LastIndexByte(ids[:k], ',')
-		}
-		if bytes.Equal(ids[k+1:], src) {
-			return r, o
+		if o, ok := ownOffset(recs[i], src); ok {
+			return recs[i], o
 		}
 	}
 	return nil, -1
+}
+
+// ownOffset returns the source offset a record of a remote partition
+// records in its provenance header when src (the flow's source cluster ID)
+// is its last hop: the record is a copy this flow made.
+func ownOffset(r *kgo.Record, src []byte) (int64, bool) {
+	var v []byte
+	found := false
+	for _, h := range r.Headers {
+		if h.Key == ProvenanceHeader {
+			v, found = h.Value, true
+		}
+	}
+	if !found {
+		return -1, false
+	}
+	o, ok := ProvenanceOffset(v)
+	if !ok {
+		return -1, false
+	}
+	ids := withoutOffset(v)
+	k := bytes.LastIndexByte(ids, ',')
+	for k > 0 && escapedAt(ids, k) {
+		k = bytes.LastIndexByte(ids[:k], ',')
+	}
+	if !bytes.Equal(ids[k+1:], src) {
+		return -1, false
+	}
+	return o, true
+}
+
+// detachRecord returns a copy of r that shares no memory with the fetched
+// batch r came from (its key, value and headers copied), so that keeping
+// it does not keep the batch.
+func detachRecord(r *kgo.Record) *kgo.Record {
+	c := *r
+	c.Key, c.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
+	c.Headers = make([]kgo.RecordHeader, len(r.Headers))
+	for i, h := range r.Headers {
+		c.Headers[i] = kgo.RecordHeader{Key: strings.Clone(h.Key), Value: bytes.Clone(h.Value)}
+	}
+	c.Context = nil
+	return &c
 }
 
 // tailProducer reports whether producer cl writes each partition in order

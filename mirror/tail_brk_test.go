@@ -307,3 +307,47 @@ func TestTailBrkSourceTransactionsAtTail(t *testing.T) {
 		t.Errorf("outcomes %v, want ahead 1", c)
 	}
 }
+
+// TestTailFallbackLogBounded: a failed tail read of many partitions logs
+// the first tailFallbackLines partitions one by one and the rest in one
+// line with the count by reason (one INFO line per partition was
+// thousands of lines at thousands of partitions).
+func TestTailFallbackLogBounded(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("injects fetch errors: kfake only")
+	}
+	topic := p.Topic("many")
+	remote := p.Source.Alias + "." + topic
+	const parts = 14
+	testcluster.CreateTopic(t, &p.Source, topic, parts, nil)
+	var recs []*kgo.Record
+	for i := range parts {
+		recs = append(recs, &kgo.Record{Topic: topic, Key: []byte(fmt.Sprint("k", i)), Value: []byte(fmt.Sprint("v", i))})
+	}
+	testcluster.Produce(t, &p.Source, recs...)
+	fc := fastFlow(p)
+	fc.Topics, fc.Tasks = []string{topic}, 1
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	waitReplicated(t, m, parts)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	h := p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Topic: remote, Err: kerr.TopicAuthorizationFailed, Count: -1})
+	defer h.Remove()
+	var lb logBuf
+	m, _ = runMirror(t, append(clusterOpts(p), WithFlow(fc), WithLogger(lb.logger()))...)
+	testcluster.Eventually(t, 30*time.Second, "every partition started", func() (bool, string) {
+		var n int64
+		for _, c := range tailCounts(m) {
+			n += c
+		}
+		return n == parts, fmt.Sprint(tailCounts(m))
+	})
+	one := lb.lines("level=INFO", "resume from the target's tail: falling back to the stored resume point")
+	rest := lb.lines("level=INFO", "resume from the target's tail: more partitions fall back")
+	if len(one) != tailFallbackLines || len(rest) != 1 || !strings.Contains(rest[0], fmt.Sprintf("partitions=%d of=%d", parts-tailFallbackLines, parts)) {
+		t.Errorf("%d per-partition lines (want %d) and summary %q (want one, %d of %d)", len(one), tailFallbackLines, rest, parts-tailFallbackLines, parts)
+	}
+}

@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -137,5 +138,27 @@ func TestLastOwnRecord(t *testing.T) {
 		if at != c.at || off != c.off {
 			t.Errorf("%s: lastOwnRecord = record %d, offset %d; want %d, %d", c.name, at, off, c.at, c.off)
 		}
+	}
+}
+
+// TestDetachRecordSharesNothing: the tail read keeps the last copy of the
+// flow's own per partition, detached from its fetched batch, so that a
+// window of hundreds of records per partition (the first start after
+// MM2's copies, which carry no offsets) is not held whole: a write into
+// the batch's memory after the read must not reach the kept copy.
+func TestDetachRecordSharesNothing(t *testing.T) {
+	batch := []byte("keyvalueS,#7")
+	r := &kgo.Record{Topic: "us.orders", Partition: 3, Offset: 42, Key: batch[0:3], Value: batch[3:8],
+		Headers: []kgo.RecordHeader{{Key: ProvenanceHeader, Value: batch[8:]}}, Timestamp: time.UnixMilli(1700000000000)}
+	c := detachRecord(r)
+	for i := range batch {
+		batch[i] = 'x'
+	}
+	got := fmt.Sprintf("%s/%d@%d %s=%s %s=%s %d", c.Topic, c.Partition, c.Offset, c.Key, c.Value, c.Headers[0].Key, c.Headers[0].Value, c.Timestamp.UnixMilli())
+	if want := "us.orders/3@42 key=value " + ProvenanceHeader + "=S,#7 1700000000000"; got != want {
+		t.Errorf("detached record %s, want %s", got, want)
+	}
+	if off, ok := ownOffset(c, []byte("S")); !ok || off != 7 {
+		t.Errorf("ownOffset of the detached copy = %d, %t; want 7, true", off, ok)
 	}
 }

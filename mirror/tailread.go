@@ -109,18 +109,27 @@ func readTailStarts(ctx context.Context, dstOpts, srcOpts []kgo.Opt, src []byte,
 		if len(ranges) == 0 {
 			break
 		}
-		got, err := kread.ReadRanges(ctx, dstOpts, ranges, true)
+		// Only the last copy of the flow's own per partition is kept, and
+		// detached from its batch: a window of 512 records of every
+		// partition held whole (the first start after MM2, whose copies
+		// carry no offsets, reads the wide window everywhere) was 512 x
+		// partitions x record size, GBs at thousands of partitions.
+		type own struct {
+			r   *kgo.Record
+			off int64
+		}
+		last := map[tp]own{}
+		err := kread.ReadRangesEach(ctx, dstOpts, ranges, true, func(r *kgo.Record) {
+			if off, ok := ownOffset(r, src); ok {
+				last[byRemote[r.Topic][r.Partition].k] = own{detachRecord(r), off}
+			}
+		})
 		if err != nil {
 			return fail(fmt.Errorf("reading the remote partitions' tails: %w", err), false)
 		}
-		for remote, ps := range ranges {
-			for part := range ps {
-				p := byRemote[remote][part]
-				if r, off := lastOwnRecord(got[remote][part], src); r != nil {
-					f := facts[p.k]
-					f.tail, f.tailOff, f.logAppend = r, off, r.Attrs.TimestampType() == 1
-				}
-			}
+		for k, o := range last {
+			f := facts[k]
+			f.tail, f.tailOff, f.logAppend = o.r, o.off, o.r.Attrs.TimestampType() == 1
 		}
 	}
 
@@ -229,6 +238,10 @@ func setKeys(m map[string]bool) []string {
 // partitions: past it they start from their resume points.
 const tailStartTimeout = 10 * time.Second
 
+// tailFallbackLines is how many partitions falling back from the tail
+// are logged one by one per session start; the rest get one line.
+const tailFallbackLines = 10
+
 // tailStarts moves the start of the partitions of starts (about to start
 // from stored resume points, or from nothing) to the target's tail where
 // it is verified later (readTailStarts), and counts each start's outcome.
@@ -259,6 +272,7 @@ func (u *unit) tailStarts(ctx context.Context, starts []pendingStart) {
 	}
 	var counts [tailOutcomes]int
 	ahead := 0
+	var fellBack []string // "topic[partition]: reason", logged one by one up to tailFallbackLines
 	for i := range starts {
 		st := &starts[i]
 		ts, ok := got[st.k]
@@ -272,9 +286,24 @@ func (u *unit) tailStarts(ctx context.Context, starts []pendingStart) {
 			u.log.Debug("partition resumes from the target's tail", "topic", st.k.topic, "partition", st.k.partition,
 				"resume_point", st.start.committed, "tail", ts.after, "not_copied_again", ts.after-max(st.start.committed, -1))
 		} else if ts.out.fallback() {
-			u.log.Info("resume from the target's tail: falling back to the stored resume point", "topic", st.k.topic,
-				"partition", st.k.partition, "resume_point", st.start.committed, "reason", ts.out.String())
+			if len(fellBack) < tailFallbackLines {
+				u.log.Info("resume from the target's tail: falling back to the stored resume point", "topic", st.k.topic,
+					"partition", st.k.partition, "resume_point", st.start.committed, "reason", ts.out.String())
+			}
+			fellBack = append(fellBack, fmt.Sprintf("%s[%d]: %s", st.k.topic, st.k.partition, ts.out))
 		}
+	}
+	if len(fellBack) > tailFallbackLines {
+		// One line for the rest: a failed read of thousands of partitions
+		// logged a line for each.
+		byReason := map[string]int{}
+		for o, n := range counts {
+			if n > 0 && tailOutcome(o).fallback() {
+				byReason[tailOutcome(o).String()] = n
+			}
+		}
+		u.log.Info("resume from the target's tail: more partitions fall back to their stored resume points",
+			"partitions", len(fellBack)-tailFallbackLines, "of", len(fellBack), "by_reason", byReason)
 	}
 	for o, n := range counts {
 		if n > 0 && e.tailNoted != nil {

@@ -161,10 +161,29 @@ type Range struct {
 // records are not returned. opts reach the cluster. It fails as a whole
 // (a fetch error, ctx, or IdleStop without progress).
 func ReadRanges(ctx context.Context, opts []kgo.Opt, ranges map[string]map[int32]Range, readCommitted bool) (map[string]map[int32][]*kgo.Record, error) {
-	want, start := plan(ranges, func(r Range) bool { return r.To > r.From && r.To > 0 })
 	out := map[string]map[int32][]*kgo.Record{}
+	err := ReadRangesEach(ctx, opts, ranges, readCommitted, func(r *kgo.Record) {
+		if out[r.Topic] == nil {
+			out[r.Topic] = map[int32][]*kgo.Record{}
+		}
+		out[r.Topic][r.Partition] = append(out[r.Topic][r.Partition], r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReadRangesEach reads as ReadRanges does and calls each with every record
+// ReadRanges would return, in log order per partition, on the calling
+// goroutine, keeping none of them: a caller that needs a few records of
+// large ranges holds only those. A record's Key, Value and header values
+// may share the memory of its fetched batch: a record kept after each
+// returns keeps that batch, unless the caller copies what it keeps.
+func ReadRangesEach(ctx context.Context, opts []kgo.Opt, ranges map[string]map[int32]Range, readCommitted bool, each func(*kgo.Record)) error {
+	want, start := plan(ranges, func(r Range) bool { return r.To > r.From && r.To > 0 })
 	if len(want) == 0 {
-		return out, nil
+		return nil
 	}
 	iso := kgo.ReadUncommitted()
 	if readCommitted {
@@ -175,17 +194,17 @@ func ReadRanges(ctx context.Context, opts []kgo.Opt, ranges map[string]map[int32
 		kgo.FetchMaxWait(200*time.Millisecond),
 		kgo.ConsumePartitions(start))...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer kclient.CloseConsumer(cl, kclient.Partitions(start))
 	lastProgress := time.Now()
 	for len(want) > 0 {
 		fs, ferr := pollSecond(ctx, cl)
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("reading %s: %w", names(ranges), err)
+			return fmt.Errorf("reading %s: %w", names(ranges), err)
 		}
 		if ferr != nil {
-			return nil, ferr
+			return ferr
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			k := key{r.Topic, r.Partition}
@@ -195,20 +214,17 @@ func ReadRanges(ctx context.Context, opts []kgo.Opt, ranges map[string]map[int32
 			}
 			lastProgress = time.Now()
 			if !r.Attrs.IsControl() && r.Offset < end {
-				if out[r.Topic] == nil {
-					out[r.Topic] = map[int32][]*kgo.Record{}
-				}
-				out[r.Topic][r.Partition] = append(out[r.Topic][r.Partition], r)
+				each(r)
 			}
 			if r.Offset >= end-1 {
 				delete(want, k)
 			}
 		})
 		if len(want) > 0 && time.Since(lastProgress) > IdleStop {
-			return nil, fmt.Errorf("reading %s: no record for %v while %d partitions had not reached the end of their ranges", names(ranges), IdleStop, len(want))
+			return fmt.Errorf("reading %s: no record for %v while %d partitions had not reached the end of their ranges", names(ranges), IdleStop, len(want))
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // names returns the topics of ranges for errors: one name, or the count.
