@@ -7,10 +7,15 @@ package main
 //
 // Run after a failover of the flow A->B, once A is back: it moves the
 // consumer groups -groups matches home to A. It never replicates by
-// itself: the reverse flow B->A must be enabled in the file, have a live
-// member (its heartbeats reach A) and have checkpointed each group's
-// current offsets on B's own topics; otherwise it exits 1 and prints what
-// the file needs. Then, per group:
+// itself: the reverse flow B->A must be enabled in the file, replicate
+// and have checkpointed each group's current offsets on B's own topics;
+// otherwise it exits 1 and prints what the file needs. That B->A
+// replicates is read from its kmirror members in its status topic on A
+// (mm2-kmirror-status.B.internal): one live and RUNNING, not only emitting
+// heartbeats (a runner whose file disables B->A still emits its
+// heartbeats into A, as MM2 does). With no live kmirror member there (the
+// flow run by Apache MM2), a fresh heartbeat of B->A on A is the evidence
+// (reverse_evidence in the report says which). Then, per group:
 //
 //   - its positions on A's topics as replicated to B ("A.orders") are
 //     translated back to A's topics ("orders") with the forward flow's
@@ -33,7 +38,7 @@ package main
 // to truncate).
 //
 // Exit codes: 0 done; 1 refused or something unaccounted (reverse flow
-// missing, not live or not caught up, an active group, a partition without
+// missing, not replicating or not caught up, an active group, a partition without
 // a translation); 2 bad flags or configuration; 3 a cluster unreachable
 // or interrupted.
 
@@ -82,6 +87,10 @@ type failbackReport struct {
 	ConfigLines []string `json:"config_lines,omitempty"`
 	// ReverseHeartbeat is the newest heartbeat of the reverse flow on A.
 	ReverseHeartbeat time.Time `json:"reverse_heartbeat,omitzero"`
+	// ReverseEvidence says what showed whether the reverse flow
+	// replicates: its live kmirror members in its status topic on A, or,
+	// with none (Apache MM2), its heartbeats only.
+	ReverseEvidence string `json:"reverse_evidence,omitempty"`
 	// Rerun says an earlier kmirror failback of the flow committed (the
 	// status topic's DR record): the groups it committed, when committed
 	// past their translation on A, are kept there (partitionReport.Ahead).
@@ -183,6 +192,9 @@ func (r *failbackReport) writeText(w io.Writer) {
 		for _, l := range r.ConfigLines {
 			fmt.Fprintln(w, "  "+l)
 		}
+	}
+	if r.ReverseEvidence != "" {
+		fmt.Fprintf(w, "reverse flow %s: %s\n", r.Reverse, r.ReverseEvidence)
 	}
 	if r.Rerun {
 		fmt.Fprintf(w, "flow %s: an earlier failback committed: the groups it committed keep their offsets on %s where they are past their translation\n", r.Flow, a)
@@ -350,20 +362,50 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 		return fail(fmt.Errorf("describing the groups on %s (is it back?): %w", a.Alias, err))
 	}
 
-	// The reverse flow is live: its heartbeats reach A.
+	// The reverse flow replicates. Its heartbeats alone prove nothing: a
+	// runner emits them for every pair, a disabled one too (MM2's
+	// emit.heartbeats.enabled is per pair, whatever <pair>.enabled says).
+	// kmirror's members of the flow publish whether they replicate in its
+	// status topic on A: when some are live, they decide. With none (the
+	// flow run by Apache MM2, which writes no such topic), the heartbeats
+	// are all failback can know.
 	hb, err := newestHeartbeat(rctx, clusterOpts(a, a.Consumer), d.pol.HeartbeatsTopic(), b.Alias, a.Alias)
 	if err != nil {
 		return fail(fmt.Errorf("reading the heartbeats on %s: %w", a.Alias, err))
 	}
 	rep.ReverseHeartbeat = hb
+	view, err := statustopic.ReadView(rctx, clusterOpts(a, a.Consumer), b.Alias)
+	if err != nil && !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		return fail(fmt.Errorf("reading the status topic of %s on %s: %w", rep.Reverse, a.Alias, err))
+	}
+	var rs reverseStatus
+	if err == nil {
+		rs = reverseMembers(view, time.Now())
+	}
 	interval := rev.EmitHeartbeatsInterval
 	if interval <= 0 {
 		interval = mirror.DefaultEmitHeartbeatsInterval
 	}
-	if hb.IsZero() || time.Since(hb) > max(3*interval, 15*time.Second) {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("the reverse flow %s has no live member: its newest heartbeat on %s is %s; start kmirror on the file (kmirror -config FILE, or -clusters %s for that flow alone)",
-			rep.Reverse, a.Alias, heartbeatAge(hb), a.Alias))
+	switch {
+	case rs.Replicating > 0:
+		rep.ReverseEvidence = fmt.Sprintf("status topic %s on %s: %d of %d live member(s) replicating", statustopic.Topic(b.Alias), a.Alias, rs.Replicating, rs.Live)
+	case rs.Live > 0:
+		rep.ReverseEvidence = fmt.Sprintf("status topic %s on %s: none of %d live member(s) replicating", statustopic.Topic(b.Alias), a.Alias, rs.Live)
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%[1]s is not replicating: no member of it is RUNNING (its status topic %[2]s on %[3]s has %[4]d live member(s): %[5]s); heartbeats alone come from any process with emit.heartbeats.enabled, and a flow that does not replicate never checkpoints the groups. "+
+			"Start a runner with %[1]s.enabled = true (kmirror -config FILE, or -clusters %[3]s for the flows into %[3]s alone; a runner whose file disables %[1]s only emits its heartbeats), or resume %[1]s if it is paused or stopped (PUT /connectors/%[1]s/resume), then run failback again",
+			rep.Reverse, statustopic.Topic(b.Alias), a.Alias, rs.Live, strings.Join(rs.NotReplicating, "; ")))
 		return refuse()
+	default:
+		why := fmt.Sprintf("no live kmirror member in %s on %s (a flow run by Apache MM2 publishes none)", statustopic.Topic(b.Alias), a.Alias)
+		if err != nil {
+			why = fmt.Sprintf("%s on %s unreadable (%v)", statustopic.Topic(b.Alias), a.Alias, err)
+		}
+		rep.ReverseEvidence = "heartbeats only: " + why
+		if hb.IsZero() || time.Since(hb) > max(3*interval, 15*time.Second) {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("the reverse flow %s has no live member: its newest heartbeat on %s is %s, and %s; start kmirror on the file (kmirror -config FILE, or -clusters %s for that flow alone)",
+				rep.Reverse, a.Alias, heartbeatAge(hb), why, a.Alias))
+			return refuse()
+		}
 	}
 
 	// Positions on B, and the reverse flow caught up on B's own topics.
@@ -888,6 +930,47 @@ func newestHeartbeat(ctx context.Context, opts []kgo.Opt, topic, source, target 
 		}
 	}
 	return newest, nil
+}
+
+// reverseStatus is what the reverse flow's status topic on A says of its
+// live members.
+type reverseStatus struct {
+	Live, Replicating int
+	// NotReplicating says, per live member that does not replicate, why.
+	NotReplicating []string
+}
+
+// reverseMembers reads the live members of the reverse flow in its status
+// topic's view v at now. A member replicates unless its file disables the
+// flow (it only emits heartbeats), it applied PAUSED or STOPPED, or it
+// FAILED.
+func reverseMembers(v *statustopic.View, now time.Time) reverseStatus {
+	var rs reverseStatus
+	ms := v.Members()
+	for _, id := range keysOf(ms) {
+		m := ms[id]
+		if m.Stale(now) {
+			continue
+		}
+		rs.Live++
+		var why string
+		switch {
+		case m.HeartbeatsOnly || m.State == string(mirror.StateDisabled):
+			why = "heartbeats only (its file sets enabled = false)"
+		case m.Applied != "" && m.Applied != statustopic.Running:
+			why = "target state " + string(m.Applied) + " applied"
+		case m.State == string(mirror.StateFailed) || m.State == string(mirror.StateStopped):
+			why = m.State
+			if m.Error != "" {
+				why += ": " + m.Error
+			}
+		default:
+			rs.Replicating++
+			continue
+		}
+		rs.NotReplicating = append(rs.NotReplicating, fmt.Sprintf("member %s (worker %s): %s", id, orDefault(m.WorkerID, "?"), why))
+	}
+	return rs
 }
 
 func heartbeatAge(t time.Time) string {
