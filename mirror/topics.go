@@ -152,7 +152,10 @@ func (f *flow) checkListedCreated(ctx context.Context) error {
 		return nil
 	}
 	for _, t := range names {
-		if d, ok := td[t]; ok && d.Err == nil {
+		// An internal topic is answered when named, but discovery's
+		// listing of all topics leaves it out: waking it would find
+		// nothing, every listedCheckEvery.
+		if d, ok := td[t]; ok && d.Err == nil && !d.IsInternal {
 			f.log.Info("a topic listed in topics was created on the source: discovering it now", "topic", t)
 			f.wakeRefresh()
 			return nil
