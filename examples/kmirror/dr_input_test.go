@@ -97,3 +97,21 @@ func TestDRGroupsRegexStaysAFullMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestDRUnlistedPairsInFileOrder: two enabled pairs naming clusters not in
+// clusters are both named, in the file's order (the message was
+// joined from a map, so its order changed from one run to the next).
+func TestDRUnlistedPairsInFileOrder(t *testing.T) {
+	props := filepath.Join(t.TempDir(), "mm2.properties")
+	if err := os.WriteFile(props, []byte("clusters = A\nA.bootstrap.servers = 127.0.0.1:1\nA->C.enabled = true\nA->B.enabled = true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const want = "line 3: A->C.enabled has no effect: C is not in clusters (A): add it there (with its C.bootstrap.servers), or correct the alias; " +
+		"line 4: A->B.enabled has no effect: B is not in clusters (A): add it there (with its B.bootstrap.servers), or correct the alias"
+	for range 16 { // a map's order differs between runs: 16 runs all in order
+		code, out, errOut, _ := runDR(t, translateMain, "-config", props, "-groups", "g", "-timeout", "1s")
+		if code != drUsage || !strings.Contains(errOut, want) {
+			t.Fatalf("translate: exit %d, stderr %q; want %d and %q\n%s", code, errOut, drUsage, want, out)
+		}
+	}
+}

@@ -27,7 +27,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -375,10 +374,14 @@ func chooseFlow(props *mirror.Properties, name string) (flow *mirror.FlowConfig,
 	// its enabled line is in the file already, so say what is missing.
 	if unlisted := unlistedPairs(props); flow == nil && len(unlisted) > 0 {
 		if len(names) == 0 {
-			return nil, nil, nil, &usageError{errors.New(strings.Join(slices.Collect(maps.Values(unlisted)), "; "))}
+			var all []string
+			for _, u := range unlisted {
+				all = append(all, u.msg)
+			}
+			return nil, nil, nil, &usageError{errors.New(strings.Join(all, "; "))}
 		}
-		if line, ok := unlisted[name]; ok {
-			return nil, nil, nil, &usageError{fmt.Errorf("-flow %q: %s", name, line)}
+		if i := slices.IndexFunc(unlisted, func(u unlistedPair) bool { return u.pair == name }); i >= 0 {
+			return nil, nil, nil, &usageError{fmt.Errorf("-flow %q: %s", name, unlisted[i].msg)}
 		}
 	}
 	switch {
@@ -409,10 +412,14 @@ func chooseFlow(props *mirror.Properties, name string) (flow *mirror.FlowConfig,
 	return flow, src, dst, nil
 }
 
+// unlistedPair is a <source>-><target>.enabled line without effect
+// (unlistedPairs).
+type unlistedPair struct{ pair, msg string }
+
 // unlistedPairs words the <source>-><target>.enabled lines of props that
-// have no effect because an alias of the pair is not in clusters, by
-// pair.
-func unlistedPairs(props *mirror.Properties) map[string]string {
+// have no effect because an alias of the pair is not in clusters, in the
+// order of props' warnings (the file's).
+func unlistedPairs(props *mirror.Properties) []unlistedPair {
 	// The aliases of clusters, from the effective configuration (Clusters
 	// holds those taking part in a flow only).
 	listed := map[string]bool{}
@@ -428,7 +435,7 @@ func unlistedPairs(props *mirror.Properties) map[string]string {
 			break
 		}
 	}
-	out := map[string]string{}
+	var out []unlistedPair
 	for _, w := range props.Warnings() {
 		pair, ok := strings.CutSuffix(w.Key, ".enabled")
 		src, dst, arrow := strings.Cut(pair, "->")
@@ -448,8 +455,8 @@ func unlistedPairs(props *mirror.Properties) map[string]string {
 		if w.Line > 0 {
 			at = fmt.Sprintf("line %d: ", w.Line)
 		}
-		out[pair] = fmt.Sprintf("%s%s has no effect: %s is not in clusters (%s): add it there (with its %s.bootstrap.servers), or correct the alias",
-			at, w.Key, strings.Join(missing, " and "), strings.Join(aliases, ", "), missing[0])
+		out = append(out, unlistedPair{pair, fmt.Sprintf("%s%s has no effect: %s is not in clusters (%s): add it there (with its %s.bootstrap.servers), or correct the alias",
+			at, w.Key, strings.Join(missing, " and "), strings.Join(aliases, ", "), missing[0])})
 	}
 	return out
 }
