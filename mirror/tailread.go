@@ -272,7 +272,7 @@ func (u *unit) tailStarts(ctx context.Context, starts []pendingStart) {
 	}
 	var counts [tailOutcomes]int
 	ahead := 0
-	var fellBack []string // "topic[partition]: reason", logged one by one up to tailFallbackLines
+	fellBack := 0 // partitions falling back: the first tailFallbackLines logged one by one
 	for i := range starts {
 		st := &starts[i]
 		ts, ok := got[st.k]
@@ -286,14 +286,14 @@ func (u *unit) tailStarts(ctx context.Context, starts []pendingStart) {
 			u.log.Debug("partition resumes from the target's tail", "topic", st.k.topic, "partition", st.k.partition,
 				"resume_point", st.start.committed, "tail", ts.after, "not_copied_again", ts.after-max(st.start.committed, -1))
 		} else if ts.out.fallback() {
-			if len(fellBack) < tailFallbackLines {
+			if fellBack < tailFallbackLines {
 				u.log.Info("resume from the target's tail: falling back to the stored resume point", "topic", st.k.topic,
 					"partition", st.k.partition, "resume_point", st.start.committed, "reason", ts.out.String())
 			}
-			fellBack = append(fellBack, fmt.Sprintf("%s[%d]: %s", st.k.topic, st.k.partition, ts.out))
+			fellBack++
 		}
 	}
-	if len(fellBack) > tailFallbackLines {
+	if fellBack > tailFallbackLines {
 		// One line for the rest: a failed read of thousands of partitions
 		// logged a line for each.
 		byReason := map[string]int{}
@@ -303,7 +303,7 @@ func (u *unit) tailStarts(ctx context.Context, starts []pendingStart) {
 			}
 		}
 		u.log.Info("resume from the target's tail: more partitions fall back to their stored resume points",
-			"partitions", len(fellBack)-tailFallbackLines, "of", len(fellBack), "by_reason", byReason)
+			"partitions", fellBack-tailFallbackLines, "of", fellBack, "by_reason", byReason)
 	}
 	for o, n := range counts {
 		if n > 0 && e.tailNoted != nil {
