@@ -315,7 +315,13 @@ func (s *sim) caughtUp() bool {
 // incarnation: the lowest target offset of a last copy of a record >= g,
 // else the target position the next copy takes. known restricts the copies
 // to what the emitter can know.
-func (s *sim) exactAt(g int64, known bool) int64 {
+func (s *sim) exactAt(g int64, known bool) int64 { return s.exactTable(known)(g) }
+
+// exactTable returns exactAt(g, known) as a function of g for the current
+// state: which copies are last copies does not depend on g, so they are
+// found once and a translation of every group offset (the quiet end of a
+// history) costs one look-up each.
+func (s *sim) exactTable(known bool) func(g int64) int64 {
 	inc := len(s.incs) - 1
 	newest := -1
 	for i := range s.sessions {
@@ -343,9 +349,14 @@ func (s *sim) exactAt(g int64, known bool) int64 {
 			end = ns.startPos
 		}
 	}
-	best := end
+	// from[u]: the lowest target offset of a last copy of a record >= u
+	// (end if none).
+	from := make([]int64, len(s.src())+1)
+	for u := range from {
+		from[u] = end
+	}
 	for p, c := range s.target {
-		if int64(p) >= end || s.sessions[c.sess].inc != inc || c.up < g {
+		if int64(p) >= end || s.sessions[c.sess].inc != inc {
 			continue
 		}
 		last := true
@@ -359,10 +370,18 @@ func (s *sim) exactAt(g int64, known bool) int64 {
 			}
 		}
 		if last {
-			best = min(best, int64(p))
+			from[c.up] = min(from[c.up], int64(p))
 		}
 	}
-	return best
+	for u := len(from) - 2; u >= 0; u-- {
+		from[u] = min(from[u], from[u+1])
+	}
+	return func(g int64) int64 {
+		if g >= int64(len(from)) {
+			return end
+		}
+		return from[max(g, 0)]
+	}
 }
 
 func (s *sim) query() {
@@ -524,16 +543,17 @@ func TestExactTranslationProperty(t *testing.T) {
 		s.read(math.MaxInt32)
 		s.flush()
 		s.flush()
+		exactAt, knownAt := s.exactTable(false), s.exactTable(true)
 		for g := int64(0); g <= int64(len(s.src()))+1; g++ {
 			tr := s.live.Translate(simTopic, 0, s.ids[len(s.ids)-1], g)
 			if !tr.OK {
 				continue
 			}
-			if truth := s.exactAt(g, false); tr.Offset > truth {
+			if truth := exactAt(g); tr.Offset > truth {
 				t.Fatalf("seed %d: quiet end: %d -> %d, past %d\n%s", seed, g, tr.Offset, truth, s.dump())
 			}
-			if tr.Exact && tr.Offset != s.exactAt(g, true) && !s.lossy {
-				t.Fatalf("seed %d: quiet end: %d -> %d claimed exact, want %d\n%s", seed, g, tr.Offset, s.exactAt(g, true), s.dump())
+			if tr.Exact && tr.Offset != knownAt(g) && !s.lossy {
+				t.Fatalf("seed %d: quiet end: %d -> %d claimed exact, want %d\n%s", seed, g, tr.Offset, knownAt(g), s.dump())
 			}
 			if s.runsOn {
 				quiet[calm][few]++

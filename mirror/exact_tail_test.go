@@ -116,16 +116,17 @@ func TestExactTranslationPropertyTailResume(t *testing.T) {
 				s.read(math.MaxInt32)
 				tailFlush(s)
 				tailFlush(s)
+				exactAt, knownAt := s.exactTable(false), s.exactTable(true)
 				for g := int64(0); g <= int64(len(s.src()))+1; g++ {
 					tr := s.live.Translate(simTopic, 0, s.ids[len(s.ids)-1], g)
 					if !tr.OK {
 						continue
 					}
-					if truth := s.exactAt(g, false); tr.Offset > truth {
+					if truth := exactAt(g); tr.Offset > truth {
 						t.Fatalf("seed %d: quiet end: %d -> %d, past %d\n%s", seed, g, tr.Offset, truth, s.dump())
 					}
-					if tr.Exact && tr.Offset != s.exactAt(g, true) && !s.lossy {
-						t.Fatalf("seed %d: quiet end: %d -> %d claimed exact, want %d\n%s", seed, g, tr.Offset, s.exactAt(g, true), s.dump())
+					if tr.Exact && tr.Offset != knownAt(g) && !s.lossy {
+						t.Fatalf("seed %d: quiet end: %d -> %d claimed exact, want %d\n%s", seed, g, tr.Offset, knownAt(g), s.dump())
 					}
 				}
 			}
