@@ -167,7 +167,7 @@ func TestFetchSizeFollowsDecodedBytes(t *testing.T) {
 		t.Errorf("the unit's FetchMaxBytes (-replayed +unit):\n%s", diff)
 	}
 	copied := testcluster.ReadAll(t, &p.Target, p.Source.Alias+"."+topic)[0]
-	if diff := cmp.Diff(recsOf(want), copiesOf(t, copied, clusterID(t, &p.Source), want)); diff != "" {
+	if diff := cmp.Diff(recsOf(want), copiesOf(t, copied, clusterID(t, &p.Source), want), bytesExact); diff != "" {
 		t.Errorf("%s differs from the source (-want +got):\n%s", topic, diff)
 	}
 }
