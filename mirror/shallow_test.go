@@ -132,16 +132,38 @@ func shallowFlow(p *testcluster.Pair) FlowConfig {
 	return fc
 }
 
-// produceWith produces recs with a client using codec, each ProduceSync
-// call of n records forming one batch per partition.
+// produceWith produces recs with a client using codec, each call of n
+// records forming one batch per partition: the records are buffered within
+// the one-second linger, then flushed at once (ProduceSync would wait the
+// whole linger out, a second per call).
 func produceWith(t *testing.T, c *testcluster.Cluster, codec kgo.CompressionCodec, recs []*kgo.Record, opts ...kgo.Opt) {
 	t.Helper()
 	cl := testcluster.Client(t, c, append([]kgo.Opt{kgo.ProducerBatchCompression(codec), kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.ProducerLinger(time.Second), kgo.ProducerBatchMaxBytes(4 << 20)}, opts...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatalf("produce: %v", err)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	wg.Add(len(recs))
+	for _, r := range recs {
+		cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+			defer wg.Done()
+			mu.Lock()
+			defer mu.Unlock()
+			if first == nil {
+				first = err
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatalf("produce: flush: %v", err)
+	}
+	wg.Wait()
+	if first != nil {
+		t.Fatalf("produce: %v", first)
 	}
 }
 
