@@ -22,6 +22,7 @@ import (
 // partition, including those of the old member's slots 4..7. They now
 // stop (slots kept) and start again once the group left the fallback.
 func TestLegacyFallbackStopsRunningUnits(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
 	if p.Real {
 		t.Skip("kfake only")

@@ -49,6 +49,7 @@ func fullBySlot(parts []PartitionStatus, tasks int32) map[int32][]statustopic.Pa
 // are those computed afresh; and an unchanged member gets the very same
 // merge back (no partition visited).
 func TestMergedPartitionsMatchFullMerge(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(22, 6000))
 	f := &flow{tasks: 4}
 	units := []*unit{{slot: 0}, {slot: 1}, {slot: 2}}

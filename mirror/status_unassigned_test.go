@@ -17,6 +17,7 @@ import (
 // duplicate kmirror_replication_lag_records series for up to a status
 // interval after every takeover.
 func TestUnassignedNotListedWhenOwned(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders := p.Topic("orders")
 	testcluster.CreateTopic(t, &p.Source, orders, 2, nil)

@@ -21,6 +21,7 @@ import (
 // still landed records after it. It reports STOPPED once that unit
 // stopped too.
 func TestStopReportedOnceRevokedUnitsStopped(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
 	if p.Target.Fake == nil {
 		t.Skip("kfake only")

@@ -221,6 +221,7 @@ func TestPauseResumeStopSeenByEveryMember(t *testing.T) {
 // while its units were still stopping gracefully, and a produce the target
 // held landed records after it. It reports STOPPED once they stopped.
 func TestStopReportedOnceUnitsStopped(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
 	if p.Target.Fake == nil {
 		t.Skip("holds a produce request with kfake's control functions")
@@ -297,6 +298,7 @@ func TestStopReportedOnceUnitsStopped(t *testing.T) {
 // the flow kept replicating. It applies; a record that cannot be read at
 // all is a warning of the flow's status, naming what to write.
 func TestHandWrittenStopApplied(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	orders := p.Topic("orders")
 	remote := p.Source.Alias + "." + orders

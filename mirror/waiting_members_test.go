@@ -20,6 +20,7 @@ import (
 // never joined the group are left out of the epoch check, and a member
 // that owns slots is not waiting.
 func TestWaitingOnlyForGroupMembers(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(2*time.Second))
 	if p.Real {
 		t.Skip("kfake only")
