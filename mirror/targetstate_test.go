@@ -24,7 +24,9 @@ func targetEnd(t *testing.T, c *testcluster.Cluster, topic string) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ends, err := testcluster.Admin(t, c).ListEndOffsets(ctx, topic)
+	adm, done := testcluster.ShortAdmin(t, c)
+	defer done()
+	ends, err := adm.ListEndOffsets(ctx, topic)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,7 +136,9 @@ func committed(t testing.TB, c *testcluster.Cluster, group, topic string) map[in
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := testcluster.Admin(t, c).FetchOffsets(ctx, group)
+	adm, done := testcluster.ShortAdmin(t, c)
+	defer done()
+	resp, err := adm.FetchOffsets(ctx, group)
 	if errors.Is(err, kerr.GroupIDNotFound) {
 		return map[int32]int64{}
 	}
@@ -157,7 +159,9 @@ func endOffsets(t testing.TB, c *testcluster.Cluster, topic string) map[int32]in
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ends, err := testcluster.Admin(t, c).ListEndOffsets(ctx, topic)
+	adm, done := testcluster.ShortAdmin(t, c)
+	defer done()
+	ends, err := adm.ListEndOffsets(ctx, topic)
 	if err != nil {
 		t.Fatalf("end offsets of %s on %s: %v", topic, c.Alias, err)
 	}

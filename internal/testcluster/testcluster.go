@@ -149,6 +149,19 @@ func Admin(t testing.TB, c *Cluster) *kadm.Client {
 	return kadm.NewClient(Client(t, c))
 }
 
+// ShortAdmin returns an admin client for c and a function that closes it,
+// for helpers that tests call in polling loops: an [Admin] client lives
+// until the test ends and refreshes its metadata every second, so one per
+// poll adds a request a second per poll already made.
+func ShortAdmin(t testing.TB, c *Cluster) (*kadm.Client, func()) {
+	t.Helper()
+	cl, err := kgo.NewClient(c.Opts()...)
+	if err != nil {
+		t.Fatalf("client for %s: %v", c.Alias, err)
+	}
+	return kadm.NewClient(cl), cl.Close
+}
+
 // CreateTopic creates topic on c with partitions and configs, failing the test on error.
 func CreateTopic(t testing.TB, c *Cluster, topic string, partitions int32, configs map[string]*string) {
 	t.Helper()
