@@ -72,10 +72,13 @@ func testIdleNonUniform(t *testing.T, paused bool) {
 	fc.Tasks = 2
 	fc.TopicsExclude = []string{".*" + x}
 	src, dst := tallyRequests(p.Source.Fake), tallyRequests(p.Target.Fake)
-	start := time.Now()
 	m, _ := runMirror(t, append(idleClusterOpts(p), WithFlow(fc))...)
 	waitPartState(t, m, 1, StateFailed)
 	waitCheckpointed(t, m, map[string]int{p.Group("g00"): 3, p.Group("g11"): 2, p.Group("gone"): 2})
+	// g00's three checkpoints are every partition that can be translated
+	// (a[0], a[1], f[1]): the last of them became translatable at or before
+	// the emission that wrote them.
+	translatable := time.Now()
 	scoped(t, func(tb testing.TB) {
 		if _, err := testcluster.Admin(tb, &p.Source).DeleteGroup(context.Background(), p.Group("gone")); err != nil {
 			t.Fatal(err)
@@ -90,9 +93,13 @@ func testIdleNonUniform(t *testing.T, paused bool) {
 			return fs.State == StatePaused, string(fs.State)
 		})
 	}
-	// Past the checkpoint emitter's eager window (15 s after start) and
-	// the group deletion's first emission.
-	time.Sleep(max(16*time.Second-time.Since(start), 2*fc.EmitCheckpointsInterval))
+	// Past the checkpoint emitter's eager window (15 s after the last
+	// partition became translatable, not after the start: measured from the
+	// start, a set-up slowed by a loaded machine left the window's first
+	// seconds eager, one emission a second each with a group sync round,
+	// and the target's ListGroups went over its bound) and the group
+	// deletion's first emission.
+	time.Sleep(max(16*time.Second-time.Since(translatable), 2*fc.EmitCheckpointsInterval))
 	const window = 10 * time.Second
 	s, g := idleWindow(t, src, dst, window)
 
