@@ -230,6 +230,52 @@ func heartbeatGaps(t *testing.T, c *testcluster.Cluster, src, dst string, from, 
 	return gap
 }
 
+// readSettled reads topic on c from the log start to its end offsets
+// (read_committed when committed), retrying a read that gives up until
+// timeout: with nothing polled for kread.IdleStop, a read stops with an
+// error, which happens when a killed member's transaction holds the last
+// stable offset until it is fenced or times out, or when a loaded machine
+// (-race, child processes) starves the reader. The result is the whole
+// topic, as one read gives it.
+func readSettled(t *testing.T, c *testcluster.Cluster, topic string, committed bool, timeout time.Duration) map[int32][]*kgo.Record {
+	t.Helper()
+	var recs map[int32][]*kgo.Record
+	testcluster.Eventually(t, timeout, "reading "+topic, func() (bool, string) {
+		var err error
+		recs, err = testcluster.ReadTopic(context.Background(), c.Opts(), topic, committed)
+		if err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+	return recs
+}
+
+// endsReach reports whether every partition p of topic on c has an end
+// offset of at least n[p], a condition of holding n[p] records (each takes
+// an offset): checked first in a wait that reads the whole topic, which
+// costs seconds of CPU under -race, while the mirror is still catching up.
+func endsReach(t *testing.T, c *testcluster.Cluster, topic string, n map[int32]int) (bool, string) {
+	t.Helper()
+	adm, done := testcluster.ShortAdmin(t, c)
+	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return false, err.Error()
+	}
+	for part, want := range n {
+		if o, ok := ends.Lookup(topic, part); !ok || o.Offset < int64(want) {
+			return false, fmt.Sprintf("partition %d: end offset %d, %d records to hold", part, o.Offset, want)
+		}
+	}
+	return true, ""
+}
+
 // TestMembersShareAndHandOver runs a flow in three member processes over a
 // 12-partition topic while a steady stream of records arrives; the member
 // holding the singleton duties is SIGKILLed, later another member is
@@ -375,8 +421,18 @@ func TestMembersShareAndHandOver(t *testing.T) {
 	end := time.Now()
 
 	src := testcluster.ReadAll(t, &p.Source, orders)
+	counts := map[int32]int{}
+	for part, rs := range src {
+		counts[part] = len(rs)
+	}
 	testcluster.Eventually(t, 120*time.Second, "everything replicated", func() (bool, string) {
-		dst := testcluster.ReadAll(t, &p.Target, remote)
+		if ok, why := endsReach(t, &p.Target, remote, counts); !ok {
+			return false, why
+		}
+		dst, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, false)
+		if err != nil {
+			return false, err.Error() // a stalled read (see readSettled): not yet
+		}
 		for part := int32(0); part < parts; part++ {
 			if len(dst[part]) < len(src[part]) || !slices.ContainsFunc(dst[part], func(r *kgo.Record) bool {
 				return string(r.Value) == string(src[part][len(src[part])-1].Value)
@@ -391,7 +447,7 @@ func TestMembersShareAndHandOver(t *testing.T) {
 			t.Errorf("member %s after SIGTERM: %v", m.name, err)
 		}
 	}
-	dst := testcluster.ReadAll(t, &p.Target, remote)
+	dst := readSettled(t, &p.Target, remote, false, 60*time.Second)
 	stored := storedResumePoints(t, p, orders)
 	totalDups := 0
 	for part := int32(0); part < parts; part++ {
@@ -487,10 +543,7 @@ func soak(t *testing.T, exactlyOnce bool, kills int) int {
 			t.Errorf("member %s after SIGTERM: %v", m.name, err)
 		}
 	}
-	dst, err := readTarget()
-	if err != nil {
-		t.Fatal(err)
-	}
+	dst := readSettled(t, &p.Target, remote, true, 180*time.Second)
 	dups := 0
 	for part := int32(0); part < parts; part++ {
 		if exactlyOnce {
@@ -634,17 +687,14 @@ func TestExactlyOnceZombieFenced(t *testing.T) {
 			t.Errorf("member %s after SIGTERM: %v", m.name, err)
 		}
 	}
-	dst, err := testcluster.ReadTopic(ctx, p.Target.Opts(), remote, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dst := readSettled(t, &p.Target, remote, true, 60*time.Second)
 	for part := int32(0); part < parts; part++ {
 		if dups := exactCopy(t, part, src[part], dst[part]); dups != 0 {
 			t.Errorf("partition %d: %d duplicates visible to read_committed", part, dups)
 		}
 	}
 	// What the log holds beyond what read_committed shows: aborted writes.
-	all := testcluster.ReadAll(t, &p.Target, remote)
+	all := readSettled(t, &p.Target, remote, false, 60*time.Second)
 	n, vis := 0, 0
 	for part := int32(0); part < parts; part++ {
 		n += len(all[part])
