@@ -101,6 +101,7 @@ func twoRunners(t *testing.T) (bases [2]string, src *kfake.Cluster) {
 // flows. PUT pause/resume through one member is applied by both, which
 // stay ready.
 func TestConnectEndpointsAnswerForEveryMember(t *testing.T) {
+	t.Parallel()
 	bases, _ := twoRunners(t)
 	workers := []string{strings.TrimPrefix(bases[0], "http://"), strings.TrimPrefix(bases[1], "http://")}
 	slices.Sort(workers)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
 // The go-run test runs this test binary in two extra roles, chosen by
@@ -31,6 +34,11 @@ func TestMain(m *testing.M) {
 		os.Args = append([]string{"kmirror"}, strings.Split(os.Getenv(argsEnv), "\x1f")...)
 		main() // exits
 	}
+	// The parallel tests (those that hold no fixed port, environment or
+	// signal handler) mostly wait for runners: four side by side unless
+	// -parallel says otherwise (see TESTING.md).
+	flag.Parse()
+	testcluster.SetDefaultParallel(4, 4)
 	os.Exit(m.Run())
 }
 

@@ -205,6 +205,7 @@ func sum(m map[string]float64) float64 {
 // on embedded clusters with demo topics, and checks that /metrics and
 // /status move as records flow, then stops it as SIGTERM would.
 func TestEmbeddedSeedActiveStandby(t *testing.T) {
+	t.Parallel()
 	base, stderr, cancel, wait := started(t, "-embedded", "-config", "testdata/seed-active-standby.properties",
 		"-demo-topics", "orders:3,payments:2", "-demo-rate", "20", "-log-level", "warn")
 

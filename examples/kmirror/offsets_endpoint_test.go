@@ -20,6 +20,7 @@ import (
 // connector's offsets are refused with the endpoint to use, and altering
 // offsets is 405.
 func TestConnectorOffsetsAndTopics(t *testing.T) {
+	t.Parallel()
 	src := fakeCluster(t, "src")
 	dst := fakeCluster(t, "dst")
 	for _, tp := range []string{"orders", "audit"} {

@@ -39,6 +39,7 @@ func post(t *testing.T, url string) (int, []byte) {
 // and every record then arrives. Bad requests are 400 and an unknown flow
 // 404.
 func TestRestartFailedEndpoint(t *testing.T) {
+	t.Parallel()
 	src := fakeCluster(t, "src")
 	dst := fakeCluster(t, "dst")
 	if err := src.CreateTopic("orders", 2, nil); err != nil {

@@ -25,6 +25,7 @@ const embeddedAB = "clusters = a, b\na.bootstrap.servers = a:9092\nb.bootstrap.s
 // "replication summary" line per flow; a flow fed with records shows a
 // positive rate. With 0 there is none.
 func TestSummaryInterval(t *testing.T) {
+	t.Parallel()
 	cfg := writeProps(t, embeddedAB)
 	_, logs, _, _ := started(t, "-config", cfg, "-embedded", "-demo-topics", "orders:2", "-demo-rate", "100", "-summary-interval", "300ms")
 	re := regexp.MustCompile(`level=INFO msg="replication summary" flow=a->b state=RUNNING records_per_sec=([0-9.]+) bytes_per_sec=([0-9]+) lag=[0-9]+ groups_checkpointed=[0-9]+ interval=[0-9.]+m?s`)
@@ -41,6 +42,7 @@ func TestSummaryInterval(t *testing.T) {
 }
 
 func TestSummaryDisabled(t *testing.T) {
+	t.Parallel()
 	cfg := writeProps(t, embeddedAB)
 	base, logs, cancel, wait := started(t, "-config", cfg, "-embedded", "-demo-topics", "orders:1", "-demo-rate", "50", "-summary-interval", "0")
 	// 200 records at 50/s: the runner ran for several seconds.

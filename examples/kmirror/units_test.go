@@ -18,6 +18,7 @@ import (
 // resizes to a new tasks.max (fencing the old slots' transactional ids);
 // the second run has nothing to change.
 func TestUnitsResize(t *testing.T) {
+	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
 	props := writeVerifyProps(t, p.Source.Alias, p.Target.Alias, strings.Join(p.Source.Brokers, ","), strings.Join(p.Target.Brokers, ","), p.TopicsPattern())
 	ctx := context.Background()

@@ -98,6 +98,7 @@ func TestVersionFlag(t *testing.T) {
 // TestVersionBinary builds the runner as the Dockerfile does (no VCS
 // stamping, revision through -ldflags) and runs `kmirror -version`.
 func TestVersionBinary(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the runner")
 	}
