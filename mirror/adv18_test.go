@@ -162,15 +162,19 @@ func TestLimitFlappingWhileRecordsFlowExactCopy(t *testing.T) {
 			return
 		}
 		defer cl.Close()
-		for i := range n {
-			r := &kgo.Record{Topic: topic, Partition: int32(i % 2), Value: []byte(fmt.Sprintf("v-%05d", i))}
-			if err := cl.ProduceSync(context.Background(), r).FirstErr(); err != nil {
+		// Ten records at a time, then a pause: a stream of about 8 s, as
+		// long as one record at a time (a round trip each) took on an idle
+		// machine, which a loaded one stretched to over a minute.
+		for i := 0; i < n; i += 10 {
+			var batch []*kgo.Record
+			for j := i; j < min(i+10, n); j++ {
+				batch = append(batch, &kgo.Record{Topic: topic, Partition: int32(j % 2), Value: []byte(fmt.Sprintf("v-%05d", j))})
+			}
+			if err := cl.ProduceSync(context.Background(), batch...).FirstErr(); err != nil {
 				done <- err
 				return
 			}
-			if i%10 == 0 {
-				time.Sleep(5 * time.Millisecond)
-			}
+			time.Sleep(10 * time.Millisecond)
 		}
 		done <- nil
 	}()
