@@ -194,7 +194,10 @@ func (e *Emitter) emit(ctx context.Context, cl *kgo.Client) {
 	at := time.UnixMilli(h.Timestamp)
 	pctx, cancel := context.WithTimeout(ctx, c.AdminTimeout)
 	defer cancel()
-	err = cl.ProduceSync(pctx, &kgo.Record{Topic: c.Topic, Partition: 0, Key: k, Value: v, Timestamp: at}).FirstErr()
+	// Not ProduceSync: it waits for a record already sent to a target that
+	// stopped answering up to the delivery timeout, however the context
+	// ends, and a stop waits for this emitter.
+	err = kclient.ProduceWait(pctx, cl, &kgo.Record{Topic: c.Topic, Partition: 0, Key: k, Value: v, Timestamp: at})
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Warn("writing heartbeat", "topic", c.Topic, "cluster", c.TargetAlias, "err", err)

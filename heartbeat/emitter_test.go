@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
@@ -142,5 +143,66 @@ func TestNewEmitterErrors(t *testing.T) {
 				t.Errorf("NewEmitter error = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestEmitterStopsWhileTargetSilent: a heartbeat write the target never
+// answers does not hold the emitter's stop. Run used ProduceSync, which
+// waits for a record already sent until the delivery timeout
+// (admin.timeout.ms, here 10 minutes) however its context ends, and a
+// Mirror's Shutdown waited for the emitter past its own bound.
+func TestEmitterStopsWhileTargetSilent(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("holds produce requests with kfake's control hooks: runs on the embedded backend, not with KMIRROR_*_BROKERS")
+	}
+	topic := p.Topic("heartbeats")
+	e, err := NewEmitter(EmitterConfig{
+		SourceAlias: p.Source.Alias, TargetAlias: p.Target.Alias,
+		TargetOpts: p.Target.Opts(), Topic: topic, Interval: 50 * time.Millisecond,
+		AdminTimeout: 10 * time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	testcluster.Eventually(t, 10*time.Second, "one heartbeat", func() (bool, string) {
+		_, n := e.Last()
+		return n >= 1, fmt.Sprint(n)
+	})
+	// From now on every produce request is held, unanswered, until the
+	// test ends.
+	release := make(chan struct{})
+	defer close(release)
+	held := make(chan struct{}, 1)
+	p.Target.Fake.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		p.Target.Fake.KeepControl()
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+		p.Target.Fake.SleepControl(func() { <-release })
+		return nil, nil, false
+	})
+	select {
+	case <-held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no heartbeat was produced within 30 s")
+	}
+	_, before := e.Last()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return within 30 s of its context's end while the target held a heartbeat write (delivery timeout 10 minutes)")
+	}
+	if _, n := e.Last(); n != before {
+		t.Errorf("heartbeats counted after the unanswered write: %d, want %d", n, before)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -481,7 +480,7 @@ func (f *flow) publish(ctx context.Context, fs FlowStatus, extra []statustopic.S
 	}
 	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	return produceWait(pctx, f.statusCl, recs...)
+	return kclient.ProduceWait(pctx, f.statusCl, recs...)
 }
 
 // slotRewriteEvery is how many publication intervals an owned slot's
@@ -547,7 +546,7 @@ func (f *flow) tombstoneSlots(slots []int32) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(f.hard), leaveTimeout)
 	defer cancel()
-	if err := produceWait(ctx, f.statusCl, recs...); err != nil && f.hard.Err() == nil {
+	if err := kclient.ProduceWait(ctx, f.statusCl, recs...); err != nil && f.hard.Err() == nil {
 		f.log.Warn("deleting the status of the slots handed over", "slots", slots, "err", err)
 	}
 }
@@ -585,7 +584,7 @@ func (f *flow) closeStatusWith(slots []int32) {
 	recs = append(recs, statustopic.MemberTombstone(f.cfg.Source, f.selfID))
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(f.hard), statusStopTimeout)
 	defer cancel()
-	if err := produceWait(ctx, f.statusCl, recs...); err != nil && f.hard.Err() == nil {
+	if err := kclient.ProduceWait(ctx, f.statusCl, recs...); err != nil && f.hard.Err() == nil {
 		f.log.Warn("deleting the member's status records", "slots", slots, "err", err)
 	}
 }
@@ -597,38 +596,6 @@ func topicErrorLag(fs FlowStatus) int64 {
 		n += max(te.Lag, 0)
 	}
 	return n
-}
-
-// produceWait produces recs and waits until the target acknowledged them
-// all or ctx ends, whichever comes first: unlike ProduceSync it does not
-// wait for records already sent to a broker that stopped answering (they
-// complete or fail in the background, in order, before any later record
-// of the status topic's one partition).
-func produceWait(ctx context.Context, cl *kgo.Client, recs ...*kgo.Record) error {
-	var mu sync.Mutex
-	var first error
-	var wg sync.WaitGroup
-	wg.Add(len(recs))
-	for _, r := range recs {
-		cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
-			mu.Lock()
-			if first == nil {
-				first = err
-			}
-			mu.Unlock()
-			wg.Done()
-		})
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		mu.Lock()
-		defer mu.Unlock()
-		return first
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // startedTime is the time of Unix milliseconds ms (zero for 0).

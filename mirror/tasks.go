@@ -114,7 +114,9 @@ func (f *flow) runTasks(ctx context.Context) error {
 }
 
 // taskProducerOpts make the heartbeat and checkpoint producers give up on
-// a record after 15 s (and at once when their context ends): an idempotent
+// a record after 15 s (the heartbeat emitter after admin.timeout.ms; both
+// stop waiting for their writes at once when their context ends, a record
+// already sent completing or failing in the background): an idempotent
 // kgo producer never fails a batch already sent to a dead broker, which
 // would hold a graceful stop forever. One request in flight keeps
 // checkpoints in order (last record wins per key).

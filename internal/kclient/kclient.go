@@ -10,6 +10,7 @@
 package kclient
 
 import (
+	"context"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -71,4 +72,37 @@ func Partitions(m map[string]map[int32]kgo.Offset) map[string][]int32 {
 		}
 	}
 	return out
+}
+
+// ProduceWait produces recs and waits until the target acknowledged them
+// all or ctx ends, whichever comes first: unlike ProduceSync it does not
+// wait for records already sent to a broker that stopped answering (they
+// complete or fail in the background, in order, before any later record
+// of the same partition). The heartbeat emitter and the status topic's
+// publisher use it so that a stop is not held by a dead target.
+func ProduceWait(ctx context.Context, cl *kgo.Client, recs ...*kgo.Record) error {
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	wg.Add(len(recs))
+	for _, r := range recs {
+		cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+			mu.Lock()
+			if first == nil {
+				first = err
+			}
+			mu.Unlock()
+			wg.Done()
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		mu.Lock()
+		defer mu.Unlock()
+		return first
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
