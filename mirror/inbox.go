@@ -380,13 +380,18 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 		return f
 	}
 	var kicks []kick
+	var fromStart []*partState // added to a running session at the log start
 	consume := func(p *partState, off int64) {
 		if add[p.topic] == nil {
 			add[p.topic] = map[int32]kgo.Offset{}
 		}
 		add[p.topic][p.partition] = kgoOffset(off)
-		if u.kickAdds && off >= 0 {
+		switch {
+		case !u.kickAdds:
+		case off >= 0:
 			kicks = append(kicks, kick{f: p.f, off: off})
+		case off == atStart && u.sh == nil:
+			fromStart = append(fromStart, p)
 		}
 	}
 	for _, a := range acts {
@@ -462,7 +467,12 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 			recreated = append(recreated, a.topic)
 			for _, p := range a.parts {
 				setFeed(p, 0) // the new topic's log starts at 0: no gap check against the old offsets
-				consume(p, atStart)
+				if add[p.topic] == nil {
+					add[p.topic] = map[int32]kgo.Offset{}
+				}
+				// Not listed exactly (startsExact): kgo still maps the name
+				// to the old topic until the purge below.
+				add[p.topic][p.partition] = kgoOffset(atStart)
 			}
 		}
 	}
@@ -498,6 +508,9 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 		// per name and outlives the removal.
 		u.cons.RemoveConsumePartitions(remove)
 	}
+	if len(fromStart) > 0 {
+		kicks = append(kicks, u.startsExact(ctx, fromStart, add)...)
+	}
 	if len(add) > 0 {
 		u.consume(add)
 		if u.sh == nil {
@@ -522,6 +535,37 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 		id, err := u.remoteTopicID(ctx, c.remote)
 		m.apply(event{kind: evRemoteID, err: err, x: &evExtra{topic: c.topic, remote: c.remote, id: id}}, nil)
 	}
+}
+
+// startsExact lists the log start of ps, partitions added to a running
+// session at the log start (add holds them at atStart), and adds each one
+// listed at that exact offset instead, with its kick: kgo resolves a
+// partition added at the log start itself, and names it only in the
+// fetch after the one in flight to its leader, which an idle unit's
+// fetches hold up to fetchMaxWait (pollKicks). The same offset kgo would
+// list (the log start only moves up; a start deleted before the fetch
+// resets to the new start, ConsumeResetOffset AtStart); one ListOffsets
+// per leader, bounded by fetchMaxWait: a partition not listed is added
+// at the log start unkicked, as before.
+func (u *unit) startsExact(ctx context.Context, ps []*partState, add map[string]map[int32]kgo.Offset) []kick {
+	byTopic := map[string][]int32{}
+	for _, p := range ps {
+		byTopic[p.topic] = append(byTopic[p.topic], p.partition)
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, fetchMaxWait))
+	defer cancel()
+	starts, err := listOffsets(ctx, u.cons, byTopic, 0, -2)
+	if err != nil {
+		return nil
+	}
+	var kicks []kick
+	for _, p := range ps {
+		if off, ok := starts[tp{p.topic, p.partition}]; ok && off >= 0 {
+			add[p.topic][p.partition] = kgo.NewOffset().At(off)
+			kicks = append(kicks, kick{f: p.f, off: off})
+		}
+	}
+	return kicks
 }
 
 // restartInPlace reports whether a restart at offset off of a partition

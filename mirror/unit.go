@@ -381,6 +381,12 @@ func (u *unit) checkOpenTransactions(ctx context.Context) {
 // check's cost (issue 22). Partitions answered with an error are left out;
 // err is set when no answer came at all.
 func listLatest(ctx context.Context, cl *kgo.Client, parts map[string][]int32, isolation int8) (map[tp]int64, error) {
+	return listOffsets(ctx, cl, parts, isolation, -1)
+}
+
+// listOffsets is listLatest for ListOffsets timestamp ts (-1 latest, -2
+// earliest, or Unix milliseconds).
+func listOffsets(ctx context.Context, cl *kgo.Client, parts map[string][]int32, isolation int8, ts int64) (map[tp]int64, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.ReplicaID = -1
 	req.IsolationLevel = isolation
@@ -391,7 +397,7 @@ func listLatest(ctx context.Context, cl *kgo.Client, parts map[string][]int32, i
 		for _, p := range ps {
 			rp := kmsg.NewListOffsetsRequestTopicPartition()
 			rp.Partition = p
-			rp.Timestamp = -1 // latest
+			rp.Timestamp = ts
 			rp.CurrentLeaderEpoch = -1
 			rt.Partitions = append(rt.Partitions, rp)
 			n++
