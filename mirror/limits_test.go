@@ -182,14 +182,18 @@ func TestRecordTooLargeMatchedToItsRecord(t *testing.T) {
 			}
 			failedAtBig("partition 0 FAILED at the 1.5 MiB record")
 			for i := range 2 {
+				// The failure the restart ends: the status may show it
+				// a moment after the restart (published at most every
+				// publishEvery), so the restart's own failure is the one
+				// that began later.
+				prev := partStatus(m, 0).Since
 				if n, err := m.RestartFailed(flow, topic, 0); n != 1 || err != nil {
 					t.Fatalf("RestartFailed = %d, %v; want 1, nil", n, err)
 				}
-				testcluster.Eventually(t, 30*time.Second, "restarted", func() (bool, string) {
+				testcluster.Eventually(t, 30*time.Second, "restarted and FAILED again", func() (bool, string) {
 					ps := partStatus(m, 0)
-					return ps.State == StateFailed && ps.Since.After(time.Time{}) && ps.Retries == 0, fmt.Sprintf("%+v", ps)
+					return ps.State == StateFailed && ps.Since.After(prev) && ps.Retries == 0, fmt.Sprintf("%+v (failed before since %v)", ps, prev)
 				})
-				time.Sleep(500 * time.Millisecond)
 				failedAtBig(fmt.Sprintf("restart %d: FAILED again at the same record", i+1))
 			}
 			setTopicConfig(t, &p.Target, remote, "max.message.bytes", "4194304")
