@@ -35,12 +35,6 @@ import (
 //     resuming at the old log's offset would skip the new log's records
 //     before it, silently. MM2 resumes there.
 
-// The resume points' headers naming topic IDs (16 bytes each).
-const (
-	remoteTopicIDHeader = "kmirror-remote-topic-id"
-	sourceTopicIDHeader = "kmirror-source-topic-id"
-)
-
 // resumeIDs are the topic IDs a resume point records (zero: none, e.g.
 // written by MM2 or an older kmirror).
 type resumeIDs struct {
@@ -53,32 +47,12 @@ func (ids resumeIDs) headers() []kgo.RecordHeader {
 	for _, h := range []struct {
 		key string
 		id  kadm.TopicID
-	}{{remoteTopicIDHeader, ids.remote}, {sourceTopicIDHeader, ids.source}} {
+	}{{connectoffsets.RemoteTopicIDHeader, ids.remote}, {connectoffsets.SourceTopicIDHeader, ids.source}} {
 		if h.id != (kadm.TopicID{}) {
 			hs = append(hs, kgo.RecordHeader{Key: h.key, Value: append([]byte(nil), h.id[:]...)})
 		}
 	}
 	return hs
-}
-
-// resumeIDsOf returns the topic IDs a resume point's headers record.
-func resumeIDsOf(hs []kgo.RecordHeader) resumeIDs {
-	var ids resumeIDs
-	for _, h := range hs {
-		var dst *kadm.TopicID
-		switch h.Key {
-		case remoteTopicIDHeader:
-			dst = &ids.remote
-		case sourceTopicIDHeader:
-			dst = &ids.source
-		default:
-			continue
-		}
-		if len(h.Value) == len(dst) {
-			copy(dst[:], h.Value)
-		}
-	}
-	return ids
 }
 
 // readResumePoints reads the resume-point topic to its end offsets and
@@ -95,27 +69,14 @@ func readResumePoints(ctx context.Context, opts []kgo.Opt, topic, source string,
 	if err != nil {
 		return nil, nil, err
 	}
-	out, ids = map[tp]int64{}, map[tp]resumeIDs{}
-	for _, r := range recs {
-		conn, alias, t, part, err := connectoffsets.ParseSourceKey(r.Key)
-		if err != nil || conn != "MirrorSourceConnector" || alias != source {
-			continue // other connectors' or other flows' entries, or foreign data
-		}
-		if r.Value == nil {
-			delete(out, tp{t, part})
-			delete(ids, tp{t, part})
-			continue
-		}
-		off, err := connectoffsets.ParseSourceValue(r.Value)
-		if err != nil {
-			log.Warn("skipping malformed resume point", "topic", topic, "offset", r.Offset, "err", err)
-			continue
-		}
-		out[tp{t, part}] = off
-		if id := resumeIDsOf(r.Headers); id != (resumeIDs{}) {
-			ids[tp{t, part}] = id
-		} else {
-			delete(ids, tp{t, part})
+	points := connectoffsets.ResumePoints(recs, source, func(r *kgo.Record, err error) {
+		log.Warn("skipping malformed resume point", "topic", topic, "offset", r.Offset, "err", err)
+	})
+	out, ids = make(map[tp]int64, len(points)), map[tp]resumeIDs{}
+	for k, rp := range points {
+		out[tp{k.Topic, k.Partition}] = rp.Offset
+		if id := (resumeIDs{kadm.TopicID(rp.RemoteTopicID), kadm.TopicID(rp.SourceTopicID)}); id != (resumeIDs{}) {
+			ids[tp{k.Topic, k.Partition}] = id
 		}
 	}
 	return out, ids, nil

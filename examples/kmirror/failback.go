@@ -815,11 +815,6 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	return rep, nil
 }
 
-// sourceTopicIDHeader is the header of the forward flow's resume points
-// (mm2-offsets.<source>.internal on the target) naming the ID of the
-// source topic whose log the offset belongs to (mirror/resume.go).
-const sourceTopicIDHeader = "kmirror-source-topic-id"
-
 // resumeSourceIDs reads the forward flow's resume points on the target
 // and returns the source topic ID each records: source topic ->
 // partition -> ID (absent: none recorded, e.g. written by MM2).
@@ -832,25 +827,14 @@ func resumeSourceIDs(ctx context.Context, d *drFlow) (map[string]map[int32][16]b
 		}
 		return nil, fmt.Errorf("reading the resume points of %s on %s: %w", d.name(), d.dst.Alias, err)
 	}
-	for _, r := range recs {
-		conn, alias, t, p, err := connectoffsets.ParseSourceKey(r.Key)
-		if err != nil || conn != connectoffsets.SourceConnector || alias != d.flow.Source {
-			continue
+	for k, rp := range connectoffsets.ResumePoints(recs, d.flow.Source, nil) {
+		if rp.SourceTopicID == ([16]byte{}) {
+			continue // the newest resume point records none
 		}
-		var id [16]byte
-		for _, h := range r.Headers {
-			if h.Key == sourceTopicIDHeader && len(h.Value) == len(id) {
-				copy(id[:], h.Value)
-			}
+		if out[k.Topic] == nil {
+			out[k.Topic] = map[int32][16]byte{}
 		}
-		if r.Value == nil || id == ([16]byte{}) {
-			delete(out[t], p) // the newest resume point records none
-			continue
-		}
-		if out[t] == nil {
-			out[t] = map[int32][16]byte{}
-		}
-		out[t][p] = id
+		out[k.Topic][k.Partition] = rp.SourceTopicID
 	}
 	return out, nil
 }

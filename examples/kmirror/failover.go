@@ -880,24 +880,7 @@ func lagBehind(ctx context.Context, d *drFlow, o *failoverOptions, starts, ends 
 	if err != nil {
 		return nil, fmt.Errorf("reading the resume points of %s on %s: %w", d.name(), d.dst.Alias, err)
 	}
-	type tp struct {
-		t string
-		p int32
-	}
-	resume := map[tp]int64{}
-	for _, r := range recs {
-		conn, alias, t, p, err := connectoffsets.ParseSourceKey(r.Key)
-		if err != nil || conn != connectoffsets.SourceConnector || alias != d.flow.Source {
-			continue
-		}
-		if r.Value == nil {
-			delete(resume, tp{t, p})
-			continue
-		}
-		if off, err := connectoffsets.ParseSourceValue(r.Value); err == nil {
-			resume[tp{t, p}] = off
-		}
-	}
+	resume := connectoffsets.ResumePoints(recs, d.flow.Source, nil)
 	var out []string
 	behind := map[string]map[int32]kread.Range{} // the gaps to look into
 	for _, t := range keysOf(ends) {
@@ -909,9 +892,9 @@ func lagBehind(ctx context.Context, d *drFlow, o *failoverOptions, starts, ends 
 			// A partition without a resume point has nothing replicated:
 			// caught up only when it holds no record to replicate (only
 			// markers and aborted records), which the probe tells.
-			got, ok := resume[tp{t, p}]
-			if !ok {
-				got = -1
+			got := int64(-1)
+			if rp, ok := resume[connectoffsets.SourcePartition{Topic: t, Partition: p}]; ok {
+				got = rp.Offset
 			}
 			if from := max(got+1, starts[t][p]); from < end {
 				if behind[t] == nil {
@@ -932,8 +915,8 @@ func lagBehind(ctx context.Context, d *drFlow, o *failoverOptions, starts, ends 
 		for _, p := range keysOf(behind[t]) {
 			r := behind[t][p]
 			done := "nothing replicated"
-			if got, ok := resume[tp{t, p}]; ok {
-				done = fmt.Sprintf("replicated up to offset %d", got)
+			if rp, ok := resume[connectoffsets.SourcePartition{Topic: t, Partition: p}]; ok {
+				done = fmt.Sprintf("replicated up to offset %d", rp.Offset)
 			}
 			switch n, ok := next[t][p]; {
 			case !ok:
