@@ -595,14 +595,16 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 		}
 		return was, now, was != zero && now != zero && was != now
 	}
-	// The outage records: on A after what reached B.
-	aEnds, err := aAdm.ListEndOffsets(rctx, sortedTopics(reached)...)
-	if err != nil && len(reached) > 0 {
-		return fail(fmt.Errorf("listing the end offsets on %s: %w", a.Alias, err))
-	}
-	aStarts, err := aAdm.ListStartOffsets(rctx, sortedTopics(reached)...)
-	if err != nil && len(reached) > 0 {
-		return fail(fmt.Errorf("listing the start offsets on %s: %w", a.Alias, err))
+	// The outage records: on A after what reached B. Listed only for the
+	// topics that reached B: kadm lists every topic of A when given none.
+	var aEnds, aStarts kadm.ListedOffsets
+	if len(reached) > 0 {
+		if aEnds, err = aAdm.ListEndOffsets(rctx, sortedTopics(reached)...); err != nil {
+			return fail(fmt.Errorf("listing the end offsets on %s: %w", a.Alias, err))
+		}
+		if aStarts, err = aAdm.ListStartOffsets(rctx, sortedTopics(reached)...); err != nil {
+			return fail(fmt.Errorf("listing the start offsets on %s: %w", a.Alias, err))
+		}
 	}
 	for _, topic := range sortedTopics(reached) {
 		for _, p := range keysOf(reached[topic]) {
