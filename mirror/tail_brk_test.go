@@ -350,4 +350,9 @@ func TestTailFallbackLogBounded(t *testing.T) {
 	if len(one) != tailFallbackLines || len(rest) != 1 || !strings.Contains(rest[0], fmt.Sprintf("partitions=%d of=%d", parts-tailFallbackLines, parts)) {
 		t.Errorf("%d per-partition lines (want %d) and summary %q (want one, %d of %d)", len(one), tailFallbackLines, rest, parts-tailFallbackLines, parts)
 	}
+	// by_reason counts the partitions of the summary, not those logged
+	// one by one above it (it counted all 14).
+	if len(rest) == 1 && !strings.Contains(rest[0], fmt.Sprintf("by_reason=map[unreadable:%d]", parts-tailFallbackLines)) {
+		t.Errorf("summary %q: want by_reason=map[unreadable:%d]", rest[0], parts-tailFallbackLines)
+	}
 }

@@ -272,7 +272,8 @@ func (u *unit) tailStarts(ctx context.Context, starts []pendingStart) {
 	}
 	var counts [tailOutcomes]int
 	ahead := 0
-	fellBack := 0 // partitions falling back: the first tailFallbackLines logged one by one
+	fellBack := 0                   // partitions falling back: the first tailFallbackLines logged one by one
+	var restByReason map[string]int // the others, by reason
 	for i := range starts {
 		st := &starts[i]
 		ts, ok := got[st.k]
@@ -289,21 +290,21 @@ func (u *unit) tailStarts(ctx context.Context, starts []pendingStart) {
 			if fellBack < tailFallbackLines {
 				u.log.Info("resume from the target's tail: falling back to the stored resume point", "topic", st.k.topic,
 					"partition", st.k.partition, "resume_point", st.start.committed, "reason", ts.out.String())
+			} else {
+				if restByReason == nil {
+					restByReason = map[string]int{}
+				}
+				restByReason[ts.out.String()]++
 			}
 			fellBack++
 		}
 	}
 	if fellBack > tailFallbackLines {
-		// One line for the rest: a failed read of thousands of partitions
-		// logged a line for each.
-		byReason := map[string]int{}
-		for o, n := range counts {
-			if n > 0 && tailOutcome(o).fallback() {
-				byReason[tailOutcome(o).String()] = n
-			}
-		}
+		// One line for the rest (by_reason counts them, not the lines
+		// above): a failed read of thousands of partitions logged a line
+		// for each.
 		u.log.Info("resume from the target's tail: more partitions fall back to their stored resume points",
-			"partitions", fellBack-tailFallbackLines, "of", fellBack, "by_reason", byReason)
+			"partitions", fellBack-tailFallbackLines, "of", fellBack, "by_reason", restByReason)
 	}
 	for o, n := range counts {
 		if n > 0 && e.tailNoted != nil {
