@@ -175,9 +175,22 @@ func toFlowDoc(name string, cf mirror.ClusterFlowStatus, fs mirror.FlowStatus, w
 		ProvenanceSkipped: fs.ProvenanceSkipped, TopicErrors: fs.TopicErrors}
 	// Connect names the worker running the connector: the member holding
 	// the singleton duties; the trace is the error of the worst member.
+	// When none holds them (the flow STOPPED, or their holder died and
+	// its session has not expired), the owner of slot 0, else the first
+	// live member by worker id: the same answer from every member, where
+	// each used to name itself (TestStoppedConnectorWorkerIDSameOnEveryMember).
+	singleton := false
 	for _, m := range cf.Members {
 		if m.Singleton {
-			d.Connector.WorkerID = m.WorkerID
+			d.Connector.WorkerID, singleton = m.WorkerID, true
+		}
+	}
+	if !singleton {
+		switch {
+		case len(cf.Slots) > 0 && cf.Slots[0].WorkerID != "":
+			d.Connector.WorkerID = cf.Slots[0].WorkerID
+		case len(cf.Members) > 0:
+			d.Connector.WorkerID = cf.Members[0].WorkerID // sorted by worker id
 		}
 	}
 	if fs.Error != "" && (fs.State == cf.State || cf.State == mirror.StateRunning) {
