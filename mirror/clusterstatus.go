@@ -239,13 +239,16 @@ func (f *flow) clusterStatusOf(fs FlowStatus, now time.Time, withSlots bool) Clu
 		// anyone, so their lag is not unknown.
 		tasks = 1
 	}
-	in := clusterInput{name: f.name, source: f.cfg.Source, target: f.cfg.Target, tasks: tasks, selfID: f.selfID, now: now,
+	in := clusterInput{name: f.name, source: f.cfg.Source, target: f.cfg.Target, selfID: f.selfID, now: now,
 		slots: map[int32]statustopic.SlotRecord{}, gone: map[int32]time.Time{}}
 	self := f.memberRecord(fs, now)
 	f.viewMu.Lock()
 	in.targetRec, _ = f.view.TargetState()
 	in.badTarget = f.view.BadTarget
 	in.members = f.view.Members()
+	in.members[f.selfID] = self
+	tasks = viewSlots(in.members, f.selfID, now, tasks)
+	in.tasks = tasks
 	for k := range tasks {
 		if !withSlots {
 			break // nothing per slot is read
@@ -258,13 +261,36 @@ func (f *flow) clusterStatusOf(fs FlowStatus, now time.Time, withSlots bool) Clu
 		}
 	}
 	f.viewMu.Unlock()
-	in.members[f.selfID] = self
 	if withSlots {
 		for _, s := range f.slotRecords(fs, now) {
 			in.slots[s.Slot] = s
 		}
 	}
 	return buildCluster(in)
+}
+
+// viewSlots is the number of slots the cluster view lists: those of the
+// newest configuration among the live members in the flow's group, as the
+// group's leader decides (decideEpoch: the member started last), else
+// own (this member's). During a rolling change of tasks.max, a member
+// still on the old value owns nothing and listed only its own count of
+// slots, so the partitions of the newest configuration's other slots
+// vanished from its answers (tasks, offsets, topics, lag) while the newest
+// member listed them (TestTasksMaxRollingViewSameOnEveryMember). A member
+// whose record names no group membership (it never joined) is left out,
+// as in epochWaiting; this member always counts.
+func viewSlots(members map[string]statustopic.MemberRecord, selfID string, now time.Time, own int32) int32 {
+	var ems []epochMember
+	for id, m := range members {
+		if id != selfID && (m.Stale(now) || m.GroupMemberID == "" || m.Generation <= 0) {
+			continue
+		}
+		ems = append(ems, epochMember{ID: id, Epoch: epochMeta{Tasks: int32(m.Tasks), Enabled: !m.HeartbeatsOnly, Started: m.Started.UnixMilli()}})
+	}
+	if d := decideEpoch(ems); len(ems) > 0 && d.Slots > 0 {
+		return d.Slots
+	}
+	return own
 }
 
 // clusterInput is what buildCluster works from.

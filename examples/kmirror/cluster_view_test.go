@@ -3,7 +3,13 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/mirror"
 )
@@ -56,4 +62,89 @@ func TestStoppedConnectorWorkerIDSameOnEveryMember(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestTasksMaxRollingViewSameOnEveryMember: during a rolling change of
+// tasks.max (4 -> 6), the member started last with 6 owns the 6 slots and
+// the two older members (4) own nothing and wait. Their answers listed
+// only 4 tasks, so the partitions of slots 4 and 5 vanished from their
+// GET /connectors/{flow}/status, /tasks and /offsets (with 8 partitions:
+// offsets of partitions [0 1 2 3 6 7] from the old members, all 8 from
+// the new one), and their lag left those slots out. Every member must
+// list the slots of the newest configuration, as the group's leader
+// assigns them.
+func TestTasksMaxRollingViewSameOnEveryMember(t *testing.T) {
+	t.Parallel()
+	src := fakeCluster(t, "src")
+	dst := fakeCluster(t, "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	const parts = 8
+	if err := src.CreateTopic("orders", parts, nil); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...), kgo.DefaultProduceTopic("orders"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for p := range int32(parts) {
+		if err := cl.ProduceSync(t.Context(), &kgo.Record{Partition: p, Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	props := func(tasks int) string {
+		return writeProps(t, fmt.Sprintf("clusters = src, dst\nsrc.bootstrap.servers = %s\ndst.bootstrap.servers = %s\nsrc->dst.enabled = true\nsrc->dst.topics = orders\n"+
+			"tasks.max = %d\nemit.heartbeats.enabled = false\nsrc->dst.emit.checkpoints.enabled = false\n", src.ListenAddrs()[0], dst.ListenAddrs()[0], tasks))
+	}
+	old := props(4)
+	var bases []string
+	for range 2 {
+		b, _, _, _ := started(t, "-config", old, "-status-interval", "200ms", "-log-level", "warn")
+		bases = append(bases, b)
+	}
+	for _, base := range bases {
+		eventually(t, base+" sees both old members with every offset", func() string {
+			var d flowDoc
+			getJSON(t, base+"/connectors/src-%3Edst/status", &d)
+			var o offsetsDoc
+			getJSON(t, base+"/connectors/src-%3Edst/offsets", &o)
+			if len(d.Members) != 2 || len(o.Offsets) != parts {
+				return fmt.Sprintf("%d members, %d offsets", len(d.Members), len(o.Offsets))
+			}
+			return ""
+		})
+	}
+	time.Sleep(10 * time.Millisecond) // the new member starts last
+	newBase, _, _, _ := started(t, "-config", props(6), "-status-interval", "200ms", "-log-level", "warn")
+	eventually(t, "the new member owns the 6 slots", func() string {
+		var d flowDoc
+		getJSON(t, newBase+"/connectors/src-%3Edst/status", &d)
+		if len(d.Tasks) != 6 || len(d.Members) != 3 {
+			return fmt.Sprintf("%d tasks, %d members", len(d.Tasks), len(d.Members))
+		}
+		for _, tk := range d.Tasks {
+			if tk.WorkerID != strings.TrimPrefix(newBase, "http://") || tk.State != mirror.StateRunning {
+				return fmt.Sprintf("task %d %s on %q", tk.ID, tk.State, tk.WorkerID)
+			}
+		}
+		return ""
+	})
+	for _, base := range append(bases, newBase) {
+		eventually(t, base+" lists the newest configuration's 6 tasks and every partition", func() string {
+			var d flowDoc
+			getJSON(t, base+"/connectors/src-%3Edst/status", &d)
+			var o offsetsDoc
+			getJSON(t, base+"/connectors/src-%3Edst/offsets", &o)
+			var got []int32
+			for _, e := range o.Offsets {
+				got = append(got, e.Partition.Partition)
+			}
+			slices.Sort(got)
+			var tasks []taskConfigDoc
+			getJSON(t, base+"/connectors/src-%3Edst/tasks", &tasks)
+			if len(d.Tasks) != 6 || len(tasks) != 6 || len(got) != parts {
+				return fmt.Sprintf("status lists %d tasks, /tasks %d, /offsets partitions %v", len(d.Tasks), len(tasks), got)
+			}
+			return ""
+		})
+	}
 }
