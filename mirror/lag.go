@@ -194,6 +194,35 @@ func (f *flow) dropPausedLocked(k int32) {
 	delete(f.pausedUnread, k)
 }
 
+// pausedPlaceholdersLocked adds to pausedParts, their lag unknown, the
+// partitions discovery's catalog puts in the newly owned slots ks that no
+// unit runs (the applied target state is PAUSED or STOPPED), and marks
+// them unread so that fillPausedParts reads their resume points. Without
+// them a slot taken over while the flow is paused or stopped showed no
+// partition and lag 0 until the next due publication (up to a status
+// interval, 5 s by default), where "lag never hides" says never 0
+// (TestStoppedHandOverNeverShowsLagZero). f.unitsMu must be held.
+func (f *flow) pausedPlaceholdersLocked(ks []int32) {
+	cat := f.catalog.Load()
+	if f.cfg.Disabled || cat == nil || f.leaving || f.applied == TargetRunning {
+		return
+	}
+	for _, k := range ks {
+		if f.units[k] != nil || f.stopping[k] != nil || len(f.pausedParts[k]) > 0 {
+			continue
+		}
+		for p, o := range cat.slot(k) {
+			f.pausedParts[k] = append(f.pausedParts[k], PartitionStatus{Topic: p.topic, RemoteTopic: o.remote, Partition: p.partition,
+				State: State(f.applied), SourceEnd: -1, Replicated: -1, Committed: -1, Since: f.slotSince[k], LagUnknown: true})
+			if f.pausedUnread[k] == nil {
+				f.pausedUnread[k] = map[tp]bool{}
+			}
+			f.pausedUnread[k][p] = true
+		}
+		slices.SortFunc(f.pausedParts[k], comparePartitions)
+	}
+}
+
 // pausedMissingLocked returns, per owned slot no unit runs while the
 // applied target state is PAUSED or STOPPED, the partitions of discovery's
 // catalog that pausedParts lacks or holds without their resume point.

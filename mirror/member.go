@@ -269,13 +269,16 @@ func (f *flow) onAssigned(_ context.Context, cl *kgo.Client, assigned map[string
 		return
 	}
 	f.legacyWaiting = ""
+	var fresh []int32
 	for _, k := range slots {
 		if k >= 0 && k < f.tasks && !f.owned[k] {
 			f.owned[k] = true
 			f.slotSince[k] = time.Now()
+			fresh = append(fresh, k)
 		}
 	}
 	started := f.startOwnedLocked()
+	f.pausedPlaceholdersLocked(fresh) // paused or stopped: their lag unknown, not 0
 	owned := f.ownedLocked()
 	applied := f.applied
 	f.unitsMu.Unlock()

@@ -148,3 +148,107 @@ func TestTasksMaxRollingViewSameOnEveryMember(t *testing.T) {
 		})
 	}
 }
+
+// TestStoppedHandOverNeverShowsLagZero: with the flow STOPPED and records
+// produced since, every partition has a lag; when a member leaves, the
+// member taking its slots over showed them with lag 0 (not null, not
+// unknown) until it had listed the source's end offsets: "lag never
+// hides" says never 0.
+func TestStoppedHandOverNeverShowsLagZero(t *testing.T) {
+	t.Parallel()
+	src := fakeCluster(t, "src")
+	dst := fakeCluster(t, "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	if err := src.CreateTopic("orders", 8, nil); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...), kgo.DefaultProduceTopic("orders"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	produce := func() {
+		for p := range int32(8) {
+			if err := cl.ProduceSync(t.Context(), &kgo.Record{Partition: p, Value: []byte("v")}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	produce()
+	cfg := writeProps(t, fmt.Sprintf("clusters = src, dst\nsrc.bootstrap.servers = %s\ndst.bootstrap.servers = %s\nsrc->dst.enabled = true\nsrc->dst.topics = orders\n"+
+		"tasks.max = 4\nemit.heartbeats.enabled = false\nsrc->dst.emit.checkpoints.enabled = false\n", src.ListenAddrs()[0], dst.ListenAddrs()[0]))
+	stay, _, _, _ := started(t, "-config", cfg, "-status-interval", "200ms", "-log-level", "warn")
+	_, _, cancel, wait := started(t, "-config", cfg, "-status-interval", "200ms", "-log-level", "warn")
+	status := func(base string) flowDoc {
+		var d flowDoc
+		getJSON(t, base+"/connectors/src-%3Edst/status", &d)
+		return d
+	}
+	eventually(t, "both members replicate every record", func() string {
+		d := status(stay)
+		if len(d.Members) != 2 || d.Records != 8 || d.Lag == nil || *d.Lag != 0 {
+			return fmt.Sprintf("%d members, %d records, lag %v", len(d.Members), d.Records, d.Lag)
+		}
+		return ""
+	})
+	if code, body := put(t, stay+"/connectors/src-%3Edst/stop"); code != http.StatusNoContent {
+		t.Fatalf("PUT stop: HTTP %d %s", code, body)
+	}
+	eventually(t, "both members STOPPED", func() string {
+		d := status(stay)
+		for _, m := range d.Members {
+			if m.AppliedState != mirror.TargetStopped {
+				return fmt.Sprintf("member %s applied %s", m.WorkerID, m.AppliedState)
+			}
+		}
+		if len(d.Members) != 2 {
+			return fmt.Sprintf("%d members", len(d.Members))
+		}
+		return ""
+	})
+	produce() // every partition now lags by one record
+	eventually(t, "every partition lags by 1", func() string {
+		d := status(stay)
+		if d.Lag == nil || *d.Lag != 8 {
+			return fmt.Sprintf("lag %v", d.Lag)
+		}
+		return ""
+	})
+	self := strings.TrimPrefix(stay, "http://")
+	cancel()
+	done := make(chan error, 1)
+	go func() { done <- wait() }()
+	var bad []string
+	deadline := time.Now().Add(liveness)
+	for {
+		d := status(stay)
+		owned := 0
+		for _, tk := range d.Tasks {
+			if tk.WorkerID != self {
+				continue
+			}
+			owned++
+			if len(tk.Partitions) == 0 && tk.Lag != nil && *tk.Lag == 0 {
+				bad = append(bad, fmt.Sprintf("task %d owned, no partition, lag 0", tk.ID))
+			}
+			for _, p := range tk.Partitions {
+				if p.Lag != nil && *p.Lag == 0 {
+					bad = append(bad, fmt.Sprintf("task %d partition %d lag 0", tk.ID, p.Partition))
+				}
+			}
+		}
+		if owned == 4 && len(d.Members) == 1 && d.Lag != nil && *d.Lag == 8 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the staying member did not take every slot over with lag 8 within %s: %d owned, lag %v", liveness, owned, d.Lag)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(bad) > 0 {
+		slices.Sort(bad)
+		t.Errorf("while taking the slots over, the STOPPED flow showed %d lag-0 samples, e.g. %v", len(bad), slices.Compact(bad))
+	}
+}
