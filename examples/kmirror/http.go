@@ -706,7 +706,9 @@ type restartDoc struct {
 	// Hint says, when nothing was restarted, why: no partition of this
 	// member matched the filter (the topic is not one it replicates, or the
 	// partition is not one of the topic's here), or none that matched was
-	// FAILED. Empty when something was restarted.
+	// FAILED; with the matching FAILED partitions of other members, named
+	// with their worker ids (failedElsewhere). Empty when something was
+	// restarted.
 	Hint string `json:"hint,omitempty"`
 }
 
@@ -834,8 +836,52 @@ func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
 	}
 	if n == 0 {
 		doc.Hint = restartHint(fs.Partitions, topic, partition, "/connectors/"+url.PathEscape(r.PathValue("name")))
+		if elsewhere := h.failedElsewhere(name, topic, partition); elsewhere != "" {
+			doc.Hint = elsewhere + "; " + doc.Hint
+		}
 	}
 	writeJSON(w, http.StatusAccepted, doc)
+}
+
+// failedElsewhere names, from the cluster view, the other members owning
+// FAILED partitions of flow that match the restart's filter (topic "" and
+// partition -1 match all), with the request to send to each, or "" when
+// there are none. A member restarts only its own partitions: sent to
+// another member (behind a Service, whichever answers), the restart
+// answered only "none of the matching partitions of this member is
+// FAILED", as if none had failed (TestRestartOnOtherMemberNamesTheOwner).
+func (h *handler) failedElsewhere(flow, topic string, partition int32) string {
+	byWorker := map[string][]string{}
+	var workers []string
+	for _, cf := range h.m.ClusterStatus().Flows {
+		if cf.Name != flow {
+			continue
+		}
+		for _, ss := range cf.Slots {
+			if ss.WorkerID == "" || ss.WorkerID == h.worker {
+				continue
+			}
+			for _, p := range ss.Partitions {
+				if p.State != mirror.StateFailed || (topic != "" && p.Topic != topic) || (partition >= 0 && p.Partition != partition) {
+					continue
+				}
+				if byWorker[ss.WorkerID] == nil {
+					workers = append(workers, ss.WorkerID)
+				}
+				byWorker[ss.WorkerID] = append(byWorker[ss.WorkerID], fmt.Sprintf("%s[%d]", p.Topic, p.Partition))
+			}
+		}
+	}
+	if len(workers) == 0 {
+		return ""
+	}
+	slices.Sort(workers)
+	var parts []string
+	for _, wk := range workers {
+		parts = append(parts, fmt.Sprintf("%s on %s", strings.Join(byWorker[wk], ", "), wk))
+	}
+	return fmt.Sprintf("the matching FAILED partitions are another member's (%s): a member restarts only its own partitions, so send this request to that member (its worker id is its -listen host:port)",
+		strings.Join(parts, "; "))
 }
 
 // maxReason bounds the ?reason= of a pause, resume or stop: it is written

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -156,5 +157,84 @@ func TestRestartFailedEndpoint(t *testing.T) {
 	cancel()
 	if err := wait(); err != nil {
 		t.Errorf("stop: %v\nlog:\n%s", err, logs)
+	}
+}
+
+// TestRestartOnOtherMemberNamesTheOwner: with two members, a partition
+// FAILED on one of them and POST .../restart?onlyFailed=true sent to the
+// other (behind a Service, whichever answers) restarted nothing and said
+// only "none of the 1 matching partitions of this member is FAILED", as
+// if nothing had failed. A member restarts only its own partitions, so
+// the hint must name the member(s) whose matching partitions are FAILED
+// and where to send the request.
+func TestRestartOnOtherMemberNamesTheOwner(t *testing.T) {
+	t.Parallel()
+	src := fakeCluster(t, "src")
+	dst := fakeCluster(t, "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	if err := src.CreateTopic("orders", 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...), kgo.DefaultProduceTopic("orders"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	produce := func() {
+		for p := range int32(2) {
+			if err := cl.ProduceSync(t.Context(), &kgo.Record{Partition: p, Value: []byte("v")}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	produce()
+	cfg := writeProps(t, fmt.Sprintf("clusters = src, dst\nsrc.bootstrap.servers = %s\ndst.bootstrap.servers = %s\nsrc->dst.enabled = true\nsrc->dst.topics = orders\n"+
+		"tasks.max = 2\nemit.heartbeats.enabled = false\nsrc->dst.emit.checkpoints.enabled = false\n", src.ListenAddrs()[0], dst.ListenAddrs()[0]))
+	var bases [2]string
+	for i := range bases {
+		bases[i], _, _, _ = started(t, "-config", cfg, "-status-interval", "200ms", "-log-level", "warn")
+	}
+	status := func(base string) flowDoc {
+		var d flowDoc
+		getJSON(t, base+"/connectors/src-%3Edst/status", &d)
+		return d
+	}
+	eventually(t, "each member owns one slot, every record replicated", func() string {
+		d := status(bases[0])
+		owners := map[string]bool{}
+		for _, tk := range d.Tasks {
+			owners[tk.WorkerID] = true
+		}
+		if len(d.Members) != 2 || len(owners) != 2 || d.Records != 2 {
+			return fmt.Sprintf("%d members, owners %v, %d records", len(d.Members), owners, d.Records)
+		}
+		return ""
+	})
+	dst.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "src.orders", Partitions: []int32{0}, Err: kerr.InvalidRecord, Count: 1})
+	produce()
+	var owner string
+	for _, base := range bases {
+		eventually(t, "partition 0 FAILED in the cluster view of "+base, func() string {
+			for _, tk := range status(base).Tasks {
+				for _, p := range tk.Partitions {
+					if p.Partition == 0 && p.State == mirror.StateFailed {
+						owner = tk.WorkerID
+						return ""
+					}
+				}
+			}
+			return "not yet"
+		})
+	}
+	other := bases[0]
+	if "http://"+owner == other {
+		other = bases[1]
+	}
+	code, body := post(t, other+"/connectors/src-%3Edst/restart?onlyFailed=true&topic=orders")
+	var doc restartDoc
+	if err := json.Unmarshal(body, &doc); err != nil || code != http.StatusAccepted || doc.Restarted != 0 {
+		t.Fatalf("POST restart to the member without the FAILED partition: HTTP %d %v %s", code, err, body)
+	}
+	if !strings.Contains(doc.Hint, owner) || !strings.Contains(doc.Hint, "orders[0]") {
+		t.Errorf("hint %q: want it to name the member %s holding the FAILED partition orders[0]", doc.Hint, owner)
 	}
 }
