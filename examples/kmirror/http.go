@@ -324,7 +324,13 @@ func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(allowed) > 0 {
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: method not allowed; use %s", r.Method, r.URL.Path, strings.Join(allowed, " or ")))
+		msg := fmt.Sprintf("%s %s: method not allowed; use %s", r.Method, r.URL.Path, strings.Join(allowed, " or "))
+		if (r.Method == http.MethodPatch || r.Method == http.MethodDelete) && strings.HasSuffix(r.URL.Path, "/offsets") {
+			// Connect's KIP-875 alter and reset: "use GET" alone read as a
+			// typo in the method (TestAlterOffsetsRefusalSaysWhy).
+			msg += " to list them: kmirror moves no resume point on request (Connect's KIP-875 alter and reset are not served, in any state of the flow)"
+		}
+		writeError(w, http.StatusMethodNotAllowed, msg)
 		return
 	}
 	writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s: no such endpoint; kmirror serves GET /status, /connectors, /connectors/{flow}[/status|/config|/tasks|/tasks/{id}/status|/offsets|/topics], "+

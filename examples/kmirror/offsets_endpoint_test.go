@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/mirror"
 )
 
 // TestConnectorOffsetsAndTopics: GET /connectors/{flow}/offsets answers
@@ -107,5 +110,29 @@ func TestConnectorOffsetsAndTopics(t *testing.T) {
 	cancel()
 	if err := wait(); err != nil {
 		t.Errorf("stop: %v\nlog:\n%s", err, logs)
+	}
+}
+
+// TestAlterOffsetsRefusalSaysWhy: Connect's KIP-875 reset and alter
+// (DELETE and PATCH /connectors/{flow}/offsets, after PUT .../stop)
+// answered only "method not allowed; use GET", which reads as a typo in
+// the method; the 405 must say that kmirror moves no resume point on
+// request, whatever the flow's state.
+func TestAlterOffsetsRefusalSaysWhy(t *testing.T) {
+	t.Parallel()
+	srv, _ := targetHandler(t, mirror.FlowConfig{Source: "src", Target: "dst", Topics: []string{"orders"}})
+	for _, method := range []string{http.MethodDelete, http.MethodPatch} {
+		req, _ := http.NewRequest(method, srv.URL+"/connectors/src-%3Edst/offsets", strings.NewReader(`{"offsets":[]}`))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		code, msg := connectError(t, body)
+		if resp.StatusCode != http.StatusMethodNotAllowed || code != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET" ||
+			!strings.Contains(msg, "kmirror moves no resume point on request") {
+			t.Errorf("%s offsets: HTTP %d Allow %q: %s; want 405, Allow GET, saying that kmirror moves no resume point on request", method, resp.StatusCode, resp.Header.Get("Allow"), msg)
+		}
 	}
 }
