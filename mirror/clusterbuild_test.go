@@ -88,6 +88,20 @@ func TestBuildCluster(t *testing.T) {
 			slots: []slotWant{{StateRunning, "m1:8083", ago(time.Minute), 0, false, 0}, {StateUnassigned, "", ago(time.Minute), 7, false, 1}, {StateUnassigned, "", ago(30 * time.Second), 0, true, 0}},
 		},
 		{
+			// The member holding the singleton duties was SIGKILLed and its
+			// record is stale: nobody refreshes the lag of its slot or of
+			// the slots it computed, which read 0 while records kept
+			// coming (regression: a breaker saw lag 0 for 8 s).
+			name: "the singleton gone: the lag of the slots nobody refreshes is unknown, their last lag still counted",
+			in: clusterInput{tasks: 3, selfID: "m2", members: map[string]statustopic.MemberRecord{
+				"m1": member("m1", 3, ago(4*time.Second), "RUNNING", running, 0), "m2": member("m2", 3, now, "RUNNING", running, 1)},
+				slots: map[int32]statustopic.SlotRecord{0: slot(0, "m1", ago(4*time.Second), "RUNNING", part(0, 0)),
+					1: slot(1, "m2", now, "RUNNING", part(1, 1)), 2: slot(2, "", ago(4*time.Second), "UNASSIGNED", part(2, 3))}},
+			state: StateRunning, lag: 4, unknown: true, members: 1, partState: StateRunning,
+			slots: []slotWant{{StateUnassigned, "", ago(4 * time.Second), 0, true, 1}, {StateRunning, "m2:8083", ago(time.Minute), 1, false, 1},
+				{StateUnassigned, "", ago(4*time.Second + time.Minute), 3, true, 1}},
+		},
+		{
 			name: "two members claim a slot during a rebalance: the newer generation owns it",
 			in: clusterInput{tasks: 2, selfID: "m1", members: map[string]statustopic.MemberRecord{
 				"m1": member("m1", 4, now, "RUNNING", running, 0, 1), "m2": member("m2", 3, now, "RUNNING", running, 1)},

@@ -322,8 +322,9 @@ var stateRank = map[State]int{StateRunning: 0, StateDisabled: 0, StatePaused: 0,
 //     last owner or its tombstone; its partitions and their lag are those
 //     of its last record (the singleton's computation, or what the gone
 //     owner last published), so its lag is still counted;
-//   - LagUnknown: a partition or member says so, or an UNASSIGNED slot has
-//     no record at all.
+//   - LagUnknown: a partition or member says so, an UNASSIGNED slot has
+//     no record at all, or its lag is not refreshed: no live member holds
+//     the singleton duties, which compute it (its last lag still counts).
 func buildCluster(in clusterInput) ClusterFlowStatus {
 	cf := ClusterFlowStatus{Name: in.name, Source: in.source, Target: in.target, Tasks: int(in.tasks),
 		TargetState: TargetState(in.targetRec.State), TargetStateBy: in.targetRec.By, TargetStateReason: in.targetRec.Reason,
@@ -345,6 +346,13 @@ func buildCluster(in clusterInput) ClusterFlowStatus {
 				owner[k] = m
 			}
 		}
+	}
+	// A live member holding the singleton duties refreshes the lag of the
+	// slots no live member owns; without one (it died and its session has
+	// not expired, or the flow is stopped) nobody does.
+	singletonLive := false
+	for _, m := range live {
+		singletonLive = singletonLive || m.Singleton
 	}
 	topicErrLag := int64(0)
 	for id, m := range live {
@@ -386,7 +394,9 @@ func buildCluster(in clusterInput) ClusterFlowStatus {
 				ss.Since, ss.Updated = rec.Since, rec.At
 				ss.Partitions = partitionStatuses(rec.Partitions)
 				if rec.Stale(in.now) {
-					ss.LagUnknown = len(ss.Partitions) == 0
+					// Rewritten only when it changes: stale, it is still
+					// current while its writer lives.
+					ss.LagUnknown = len(ss.Partitions) == 0 || !singletonLive
 				}
 			case hasRec:
 				// Its owner is gone (or handing it over): the last it
@@ -402,6 +412,11 @@ func buildCluster(in clusterInput) ClusterFlowStatus {
 				for i := range ss.Partitions {
 					ss.Partitions[i].State = StateUnassigned
 				}
+				// Nobody refreshes it: the lag it last published only
+				// bounds the lag from below while records keep coming
+				// (0 for 8 s after a SIGKILL of the member holding the
+				// singleton duties, TestBuildCluster).
+				ss.LagUnknown = !singletonLive
 			default:
 				ss.Since = in.gone[k]
 				ss.LagUnknown = true
