@@ -66,8 +66,9 @@ type flow struct {
 	// Clients, created in run and closed before it returns.
 	srcAdmCl, dstAdmCl *kgo.Client // admin clients (also the probe's)
 	srcAdm, dstAdm     *kadm.Client
-	syncCl             *kgo.Client // offset-sync producer (nil when off)
-	group              *kgo.Client // the member (nil until joined)
+	syncCl             *kgo.Client        // offset-sync producer (nil when off)
+	group              *kgo.Client        // the member (nil until joined)
+	groupCancel        context.CancelFunc // ends group's context (kgo.WithContext): fails its requests in flight (leave)
 
 	env *unitEnv // what units receive; set by run
 	// partRetryFirst is the first automatic restart delay of a failed

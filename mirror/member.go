@@ -172,11 +172,15 @@ func (f *flow) join() error {
 		kgo.OnPartitionsLost(f.onLost),
 		kgo.FetchMaxWait(5*time.Second),
 	)
+	// Its own context, which leave ends to bound Close.
+	ctx, cancel := context.WithCancel(context.Background())
+	opts = append(opts, kgo.WithContext(ctx))
 	cl, err := kclient.New(opts...)
 	if err != nil {
+		cancel()
 		return fmt.Errorf("group member on %s: %w", f.dst.Alias, err)
 	}
-	f.group = cl
+	f.group, f.groupCancel = cl, cancel
 	return nil
 }
 
@@ -495,14 +499,26 @@ func (f *flow) leave(hard context.Context) {
 	if f.group == nil {
 		return
 	}
+	// leaveTimeout bounds the LeaveGroup and the Close together. Close
+	// leaves the group itself when no leave ran first (after hard ended)
+	// and waits for a LeaveGroup in flight whatever the context it was
+	// sent with, until the target answers or kgo's read timeout ends it
+	// (from its request timeout overhead, 10 s by default): Mirror.Shutdown
+	// with a 1 s bound and a target that stopped answering took 70 s
+	// (TestShutdownBoundedWithSilentTarget). The member's context ends at
+	// the deadline, which fails its requests in flight.
+	deadline := time.Now().Add(leaveTimeout)
 	if hard.Err() == nil {
-		ctx, cancel := context.WithTimeout(hard, leaveTimeout)
+		ctx, cancel := context.WithDeadline(hard, deadline)
 		if err := f.group.LeaveGroupContext(ctx); err != nil && !errors.Is(err, kerr.UnknownMemberID) && ctx.Err() == nil {
 			f.log.Warn("leaving the group", "group", f.groupID, "err", err)
 		}
 		cancel()
 	}
+	abandon := time.AfterFunc(time.Until(deadline), f.groupCancel)
 	f.group.Close()
+	abandon.Stop()
+	f.groupCancel()
 }
 
 // singleton runs the duties only one member of a flow does at a time: the

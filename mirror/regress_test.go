@@ -224,3 +224,57 @@ func TestShutdownBoundedWithDeadTarget(t *testing.T) {
 		t.Fatal("Run did not return within 60 s of a 1 s Shutdown with a dead target")
 	}
 }
+
+// TestShutdownBoundedWithSilentTarget (regression): the target stops
+// answering (every request held, as a blackholed or frozen cluster does)
+// while records, heartbeats, checkpoints and group offsets flow; a
+// Shutdown bounded by 1 s returns within the liveness bound. The member's
+// Close waited for its LeaveGroup, sent on the client's own context, until
+// kgo's read timeout ended it (70 s with kgo's default
+// request.timeout overhead of 10 s, here 10 minutes).
+func TestShutdownBoundedWithSilentTarget(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("holds the target's requests with kfake's control hooks: runs on the embedded backend, not with KMIRROR_*_BROKERS")
+	}
+	orders, g := p.Topic("orders"), p.Group("g")
+	testcluster.CreateTopic(t, &p.Source, orders, 2, nil)
+	testcluster.Produce(t, &p.Source, workload(orders, 2, 100, time.Now())...)
+	trCommit(t, &p.Source, g, orders, map[int32]int64{0: 10, 1: 20})
+	fc := fastFlow(p)
+	fc.SyncGroupOffsets = true
+	fc.AdminTimeout = 10 * time.Minute
+	fc.RebalanceTimeout = 10 * time.Minute
+	m, err := newMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
+		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: append(p.Target.Opts(), kgo.RequestTimeoutOverhead(10*time.Minute))}),
+		WithFlow(fc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- m.Run(context.Background()) }()
+	waitReplicated(t, m, 200)
+	// From now on every request to the target is held, unanswered, until
+	// the test ends.
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) }) // before the clusters close (cleanups run last first)
+	dst := p.Target.Fake
+	dst.Control(func(kmsg.Request) (kmsg.Response, error, bool) {
+		dst.KeepControl()
+		dst.SleepControl(func() { <-release })
+		return nil, nil, false
+	})
+	testcluster.Produce(t, &p.Source, workload(orders, 2, 100, time.Now())...)
+	time.Sleep(time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	go m.Shutdown(ctx) // waits for Run to return
+	select {
+	case <-done:
+		t.Logf("Run returned %v after a 1 s Shutdown with the target silent", time.Since(start).Round(time.Millisecond))
+	case <-time.After(60 * time.Second):
+		t.Fatal("Run did not return within 60 s of a 1 s Shutdown with the target silent (request timeout overhead, rebalance and admin timeouts 10 minutes)")
+	}
+}
