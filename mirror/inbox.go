@@ -545,14 +545,25 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 // fetches hold up to fetchMaxWait (pollKicks). The same offset kgo would
 // list (the log start only moves up; a start deleted before the fetch
 // resets to the new start, ConsumeResetOffset AtStart); one ListOffsets
-// per leader, bounded by fetchMaxWait: a partition not listed is added
-// at the log start unkicked, as before.
+// per leader, bounded by startsExactTimeout: a partition not listed is
+// added at the log start unkicked, as before. The listing holds the
+// control goroutine (status, restarts, exactly-once commits wait), hence
+// a bound shorter than the long poll it saves.
+//
+// A start deleted right after it was listed costs the kicks: each moves
+// kgo's cursor back to it, kgo's fetch is out of range and it lists the
+// start again, and once the kicks ran out the partition waits for the
+// fetch in flight as before (nothing lost or doubled; kgo does not say
+// where it reset to, so a kick cannot follow it).
+// startsExactTimeout bounds startsExact's listing.
+const startsExactTimeout = 2 * time.Second
+
 func (u *unit) startsExact(ctx context.Context, ps []*partState, add map[string]map[int32]kgo.Offset) []kick {
 	byTopic := map[string][]int32{}
 	for _, p := range ps {
 		byTopic[p.topic] = append(byTopic[p.topic], p.partition)
 	}
-	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, fetchMaxWait))
+	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, startsExactTimeout))
 	defer cancel()
 	starts, err := listOffsets(ctx, u.cons, byTopic, 0, -2)
 	if err != nil {
