@@ -179,20 +179,6 @@ func sameRecord(src, dst *kgo.Record, logAppend bool) bool {
 // sameBytes is bytes.Equal that also tells null from empty.
 func sameBytes(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
 
-// lastOwnRecord returns the last record of recs (a remote partition's
-// tail, in offset order) that this flow wrote: its last provenance header
-// names the flow's source cluster (escaped ID src) as the last hop and
-// carries that hop's offset. It returns nil when none does (written by MM2,
-// an older kmirror, or another producer).
-func lastOwnRecord(recs []*kgo.Record, src []byte) (rec *kgo.Record, off int64) {
-	for i := len(recs) - 1; i >= 0; i-- {
-		if o, ok := ownOffset(recs[i], src); ok {
-			return recs[i], o
-		}
-	}
-	return nil, -1
-}
-
 // ownOffset returns the source offset a record of a remote partition
 // records in its provenance header when src (the flow's source cluster ID)
 // is its last hop: the record is a copy this flow made.

@@ -162,3 +162,18 @@ func TestDetachRecordSharesNothing(t *testing.T) {
 		t.Errorf("ownOffset of the detached copy = %d, %t; want 7, true", off, ok)
 	}
 }
+
+// lastOwnRecord returns the last record of recs (a remote partition's
+// tail, in offset order) that this flow wrote: its last provenance header
+// names the flow's source cluster (escaped ID src) as the last hop and
+// carries that hop's offset. It returns nil when none does (written by MM2,
+// an older kmirror, or another producer). A test helper over ownOffset:
+// readTailStarts keeps the last such record per partition as it reads.
+func lastOwnRecord(recs []*kgo.Record, src []byte) (rec *kgo.Record, off int64) {
+	for i := len(recs) - 1; i >= 0; i-- {
+		if o, ok := ownOffset(recs[i], src); ok {
+			return recs[i], o
+		}
+	}
+	return nil, -1
+}
