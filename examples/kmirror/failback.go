@@ -824,7 +824,7 @@ func resumeSourceIDs(ctx context.Context, d *drFlow) (map[string]map[int32][16]b
 	out := map[string]map[int32][16]byte{}
 	recs, err := kread.ReadToEnd(ctx, clusterOpts(d.dst, d.dst.Consumer), connectoffsets.TopicName(d.flow.Source), kread.Options{ReadCommitted: true})
 	if err != nil {
-		if errors.Is(err, kerr.UnknownTopicOrPartition) || strings.Contains(err.Error(), "UNKNOWN_TOPIC_OR_PARTITION") {
+		if topicMissing(err) {
 			return out, nil
 		}
 		return nil, fmt.Errorf("reading the resume points of %s on %s: %w", d.name(), d.dst.Alias, err)
@@ -839,6 +839,13 @@ func resumeSourceIDs(ctx context.Context, d *drFlow) (map[string]map[int32][16]b
 		out[k.Topic][k.Partition] = rp.SourceTopicID
 	}
 	return out, nil
+}
+
+// topicMissing reports whether a read of a topic failed because the topic
+// does not exist: UNKNOWN_TOPIC_OR_PARTITION, wrapped or only named in
+// the text of a listing's error.
+func topicMissing(err error) bool {
+	return errors.Is(err, kerr.UnknownTopicOrPartition) || strings.Contains(err.Error(), "UNKNOWN_TOPIC_OR_PARTITION")
 }
 
 // kafkaTopicID prints a topic ID as Kafka's tools do (kafka-topics.sh
@@ -900,7 +907,7 @@ func sortedTopics[V any](m map[string]V) []string { return keysOf(m) }
 func newestHeartbeat(ctx context.Context, opts []kgo.Opt, topic, source, target string) (time.Time, error) {
 	recs, err := kread.ReadToEnd(ctx, opts, topic, kread.Options{})
 	if err != nil {
-		if strings.Contains(err.Error(), "UNKNOWN_TOPIC_OR_PARTITION") {
+		if topicMissing(err) {
 			return time.Time{}, nil
 		}
 		return time.Time{}, err
