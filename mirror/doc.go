@@ -94,8 +94,10 @@
 //     topic ID, policy) restarts by itself with backoff (5 s doubling to 5
 //     min, [PartitionStatus.NextRetry]); one stopped by the record's own
 //     error (too large, invalid, corrupt, bad timestamp) waits for
-//     [Mirror.RestartFailed]. A remote topic deleted and re-created on the
-//     target is refilled from the source's log start.
+//     [Mirror.RestartFailed] (this member's partitions) or
+//     [Mirror.RestartFailedInCluster] (every member's). A remote topic
+//     deleted and re-created on the target is refilled from the source's
+//     log start.
 //   - One topic never stops the others: when the target refuses to create
 //     a remote topic, add its partitions or alter its configs (a policy,
 //     an ACL, a quota), the other topics replicate, the flow stays

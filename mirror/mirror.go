@@ -16,6 +16,7 @@ import (
 
 	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/internal/logx"
+	"github.com/kmirror/kmirror/internal/statustopic"
 )
 
 // Mirror replicates topics between Kafka clusters along the configured
@@ -616,38 +617,102 @@ func (f *flow) mergedPartitions(units []*unit) *mergedUnits {
 //
 // Units of work run per slot and a member runs only its own slots: the
 // call acts on the partitions this process replicates (FlowStatus.Member);
-// call it on every member to restart all. It returns an error naming the
+// [Mirror.RestartFailedInCluster] restarts those of every member. It returns an error naming the
 // flows when flow is unknown, or when partition is below -1 or set without
 // a topic. The restart itself is asynchronous: [Mirror.Status] shows the
 // partition RUNNING again once it happened (normally within milliseconds; up
 // to a second on a unit of thousands of partitions).
 func (m *Mirror) RestartFailed(flow, topic string, partition int32) (int, error) {
+	f, err := m.restartTarget("RestartFailed", flow, topic, partition)
+	if err != nil {
+		return 0, err
+	}
+	return f.restartFailed(topic, partition), nil
+}
+
+// RestartFailedInCluster restarts the FAILED partitions of flow matching
+// topic and partition on every member of the flow, not only this one: it
+// restarts this member's as [Mirror.RestartFailed] does and returns how
+// many, then writes a restart request to the flow's status topic
+// (mm2-kmirror-status.<source>.internal on the target, key
+// "restart-request"), which every other running member applies to its own
+// FAILED partitions as soon as it reads it (normally within a second;
+// [Mirror.ClusterStatus] shows them RUNNING again once their members
+// published). It is how Kafka Connect's distributed workers serve POST
+// /connectors/<name>/restart?onlyFailed=true (KIP-745) sent to any
+// worker: the request goes through a topic every worker reads. by says
+// who asks (empty: this Mirror's worker id, see [WithWorkerID]) and is
+// kept in the record and the members' logs.
+//
+// Each member applies a request once, and only one written after it
+// started (a member that starts later has no partition that failed before
+// the request). Members of releases before this call ignore the record.
+// Errors: those of RestartFailed (nothing restarted, nothing written), or
+// the target not acknowledging the request before ctx ends, in which case
+// this member's partitions were restarted (the count is returned) and the
+// other members' were not.
+func (m *Mirror) RestartFailedInCluster(ctx context.Context, flow, topic string, partition int32, by string) (int, error) {
+	f, err := m.restartTarget("RestartFailedInCluster", flow, topic, partition)
+	if err != nil {
+		return 0, err
+	}
+	n := f.restartFailed(topic, partition)
+	if by == "" {
+		by = f.workerID
+	}
+	rec := statustopic.RestartRecord{Flow: f.name, Topic: topic, Partition: partition, At: time.Now().UTC(), By: by, FromMember: f.selfID}
+	r, err := statustopic.RestartRecordOf(f.cfg.Source, rec)
+	if err != nil {
+		return n, fmt.Errorf("mirror: RestartFailedInCluster: %w", err)
+	}
+	err = f.writeStatusRecord(ctx, func(cl *kgo.Client) error {
+		if err := kclient.ProduceWait(ctx, cl, r); err != nil {
+			return fmt.Errorf("writing the restart request to %s: %w", f.statusTopic, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("mirror: RestartFailedInCluster: this member restarted %d partitions; the other members were not asked: %w", n, err)
+	}
+	f.log.Info("restart of failed partitions requested of every member", "topic", topic, "partition", partition, "by", by, "restarted_here", n)
+	return n, nil
+}
+
+// restartTarget checks RestartFailed's arguments for op and returns the
+// flow named flow.
+func (m *Mirror) restartTarget(op, flow, topic string, partition int32) (*flow, error) {
 	if partition < -1 {
-		return 0, fmt.Errorf("mirror: RestartFailed: partition %d: use -1 for every partition of the topic, or a partition number", partition)
+		return nil, fmt.Errorf("mirror: %s: partition %d: use -1 for every partition of the topic, or a partition number", op, partition)
 	}
 	if partition >= 0 && topic == "" {
-		return 0, fmt.Errorf("mirror: RestartFailed: partition %d given without a topic: name the source topic, or use -1", partition)
+		return nil, fmt.Errorf("mirror: %s: partition %d given without a topic: name the source topic, or use -1", op, partition)
 	}
 	var names []string
 	for _, f := range m.flows {
-		if f.name != flow {
-			names = append(names, f.name)
-			continue
+		if f.name == flow {
+			return f, nil
 		}
-		f.unitsMu.Lock()
-		units := make([]*unit, 0, len(f.units))
-		for _, u := range f.units {
-			units = append(units, u)
-		}
-		f.unitsMu.Unlock()
-		n := 0
-		for _, u := range units {
-			n += u.requestRestart(topic, partition)
-		}
-		if n > 0 {
-			f.log.Info("failed partitions restart requested", "topic", topic, "partition", partition, "count", n)
-		}
-		return n, nil
+		names = append(names, f.name)
 	}
-	return 0, fmt.Errorf("mirror: RestartFailed: unknown flow %q: the flows are %q (names are \"source->target\")", flow, names)
+	return nil, fmt.Errorf("mirror: %s: unknown flow %q: the flows are %q (names are \"source->target\")", op, flow, names)
+}
+
+// restartFailed asks this member's units of the flow to restart their
+// FAILED partitions matching topic ("": all) and partition (-1: all) and
+// returns how many they restart.
+func (f *flow) restartFailed(topic string, partition int32) int {
+	f.unitsMu.Lock()
+	units := make([]*unit, 0, len(f.units))
+	for _, u := range f.units {
+		units = append(units, u)
+	}
+	f.unitsMu.Unlock()
+	n := 0
+	for _, u := range units {
+		n += u.requestRestart(topic, partition)
+	}
+	if n > 0 {
+		f.log.Info("failed partitions restart requested", "topic", topic, "partition", partition, "count", n)
+	}
+	return n
 }

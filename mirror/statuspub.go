@@ -122,6 +122,11 @@ func (f *flow) openStatus(ctx context.Context) error {
 			idle = time.Now()
 		}
 	}
+	f.viewMu.Lock()
+	// Restart requests written before the member started are history: a
+	// partition failed since restarts on a request written since.
+	_, f.restartSeen = f.view.Restart()
+	f.viewMu.Unlock()
 	st, off := f.desiredTargetOffset()
 	f.unitsMu.Lock()
 	if f.applied != st {
@@ -162,15 +167,47 @@ func (f *flow) pollStatus(ctx context.Context) (int, error) {
 	return n, ferr
 }
 
-// tailLoop keeps the view of the status topic current until ctx ends.
+// tailLoop keeps the view of the status topic current until ctx ends, and
+// applies the restart requests it reads (applyRestart).
 func (f *flow) tailLoop(ctx context.Context) {
 	var logged time.Time
 	for ctx.Err() == nil {
-		if _, err := f.pollStatus(ctx); err != nil && ctx.Err() == nil && time.Since(logged) > time.Minute {
+		n, err := f.pollStatus(ctx)
+		if err != nil && ctx.Err() == nil && time.Since(logged) > time.Minute {
 			logged = time.Now()
 			f.log.Warn("reading the status topic", "topic", f.statusTopic, "err", err)
 		}
+		if n > 0 {
+			f.applyRestart()
+		}
 	}
+}
+
+// applyRestart restarts this member's FAILED partitions that a restart
+// request read since the last call asks for (RestartFailedInCluster),
+// unless this member wrote it (it restarted its own before writing).
+func (f *flow) applyRestart() {
+	f.viewMu.Lock()
+	rec, off := f.view.Restart()
+	fresh := off > f.restartSeen
+	if fresh {
+		f.restartSeen = off
+	}
+	f.viewMu.Unlock()
+	if !restartApplies(rec, fresh, f.name, f.selfID) {
+		return
+	}
+	n := f.restartFailed(rec.Topic, rec.Partition)
+	f.log.Info("restart request read from the status topic", "topic", rec.Topic, "partition", rec.Partition,
+		"by", rec.By, "from_member", rec.FromMember, "offset", off, "restarted", n)
+}
+
+// restartApplies decides whether a member (flow name, member id self)
+// applies restart request rec: one it has not seen (fresh), of its flow,
+// asking something (Partition -2: a tombstone or an unreadable record),
+// and written by another member.
+func restartApplies(rec statustopic.RestartRecord, fresh bool, flow, self string) bool {
+	return fresh && rec.Flow == flow && rec.Partition >= -1 && rec.FromMember != self
 }
 
 func (f *flow) wakePublish() {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/internal/statustopic"
@@ -95,21 +96,28 @@ func (m *Mirror) SetTargetState(ctx context.Context, flow string, state TargetSt
 		by = f.workerID
 	}
 	rec := statustopic.TargetStateRecord{Flow: f.name, State: statustopic.TargetState(state), At: time.Now().UTC(), By: by, Reason: reason}
-	cl, err := kclient.New(f.clientOpts(f.dst, f.dst.Producer, statusProducerOpts...)...)
-	if err != nil {
-		return fmt.Errorf("mirror: SetTargetState: client of %s: %w", f.dst.Alias, err)
-	}
-	defer cl.Close()
-	// Its own client's admin, not the flow's: SetTargetState may run while
-	// the flow opens or closes its clients (found by a reviewer, -race).
-	if _, err := f.ensureTopic(ctx, kadm.NewClient(cl), f.statusTopicSpec()); err != nil {
-		return fmt.Errorf("mirror: SetTargetState: %w", err)
-	}
-	if err := statustopic.WriteTargetState(ctx, cl, f.cfg.Source, rec); err != nil {
+	if err := f.writeStatusRecord(ctx, func(cl *kgo.Client) error { return statustopic.WriteTargetState(ctx, cl, f.cfg.Source, rec) }); err != nil {
 		return fmt.Errorf("mirror: SetTargetState: %w", err)
 	}
 	f.log.Info("target state written", "state", state, "by", by, "reason", reason)
 	return nil
+}
+
+// writeStatusRecord calls write with a client of its own on the flow's
+// target, once the status topic exists (created as members create it):
+// the operator's requests (SetTargetState, RestartFailedInCluster) may
+// come while the flow opens or closes its clients, or before it runs.
+func (f *flow) writeStatusRecord(ctx context.Context, write func(*kgo.Client) error) error {
+	cl, err := kclient.New(f.clientOpts(f.dst, f.dst.Producer, statusProducerOpts...)...)
+	if err != nil {
+		return fmt.Errorf("client of %s: %w", f.dst.Alias, err)
+	}
+	defer cl.Close()
+	// Its own client's admin, not the flow's (found by a reviewer, -race).
+	if _, err := f.ensureTopic(ctx, kadm.NewClient(cl), f.statusTopicSpec()); err != nil {
+		return err
+	}
+	return write(cl)
 }
 
 // flowNamed returns the flow named name, or an error for op naming the

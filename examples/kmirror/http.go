@@ -694,27 +694,32 @@ func (h *handler) taskStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 // restartDoc is the body of POST /connectors/{name}/restart: the FAILED
-// partitions of this process the request restarted.
+// partitions of this process the request restarted, and those of the
+// other members it asked to restart through the status topic.
 type restartDoc struct {
 	Name string `json:"name"` // the flow, "source->target"
 	// Topic and Partition echo the request's filter ("" and -1: all).
 	Topic     string `json:"topic,omitempty"`
 	Partition int32  `json:"partition"`
-	// Restarted counts the partitions asked to restart (Mirror.RestartFailed);
-	// Partitions lists the matching partitions of this member that were
-	// FAILED just before the request, in state FAILED as they were
-	// (Connect reports them RESTARTING): GET the status to see them
-	// RUNNING again. A partition that failed between the two makes
-	// Restarted differ from len(Partitions).
+	// Restarted counts this member's partitions asked to restart
+	// (Mirror.RestartFailedInCluster); Partitions lists the matching
+	// partitions of this member that were FAILED just before the request,
+	// in state FAILED as they were (Connect reports them RESTARTING): GET
+	// the status to see them RUNNING again. A partition that failed
+	// between the two makes Restarted differ from len(Partitions).
 	Restarted  int            `json:"restarted"`
 	Partitions []partitionDoc `json:"partitions"`
 	WorkerID   string         `json:"worker_id"`
-	// Hint says, when nothing was restarted, why: no partition of this
-	// member matched the filter (the topic is not one it replicates, or the
-	// partition is not one of the topic's here), or none that matched was
-	// FAILED; with the matching FAILED partitions of other members, named
-	// with their worker ids (failedElsewhere). Empty when something was
-	// restarted.
+	// OtherMembers lists the matching FAILED partitions of the other
+	// members, by worker id, as the cluster view showed them just before
+	// the request: each member restarts its own on reading the request in
+	// the status topic (within a second; a partition that failed after
+	// their last status publication is restarted too, and not listed).
+	OtherMembers []otherRestart `json:"other_members"`
+	// Hint says, when nothing matched on any member, why: no partition of
+	// this member matched the filter (the topic is not one it replicates,
+	// or the partition is not one of the topic's here), or none that
+	// matched was FAILED. Empty otherwise.
 	Hint string `json:"hint,omitempty"`
 }
 
@@ -754,8 +759,11 @@ func restartHint(ps []mirror.PartitionStatus, topic string, partition int32, flo
 //   - onlyFailed=true (includeTasks true or false): the failed tasks,
 //     per source partition: it restarts the flow's FAILED partitions
 //     that this process replicates (all, those of source topic T, or
-//     partition P of it) with Mirror.RestartFailed and answers 202
-//     Accepted with what it restarted (restartDoc);
+//     partition P of it) with Mirror.RestartFailedInCluster, which asks
+//     the other members to restart theirs through the status topic, and
+//     answers 202 Accepted with what it restarted and what the others'
+//     statuses showed FAILED (restartDoc); 500 when the request could
+//     not be written (this member's partitions were restarted);
 //   - neither (a bare POST): Connect restarts the connector object alone,
 //     never a task, and answers 204 No Content. A kmirror flow has no
 //     connector object apart from its partitions: nothing is restarted,
@@ -767,8 +775,7 @@ func restartHint(ps []mirror.PartitionStatus, topic string, partition int32, flo
 // Also 400: a flag neither true nor false, topic or partition without
 // onlyFailed=true, a bad partition, a partition without a topic; an
 // unknown flow is 404 in Connect's shape. With several members, send it to
-// each (a member restarts only its own partitions; GET /status shows which
-// member owns a FAILED partition).
+// any one: as in Connect, every member restarts its own.
 func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
 	// An unknown connector is 404 whatever the query, as in Connect.
 	name := h.resolve(w, r)
@@ -829,36 +836,46 @@ func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
 			fs = f
 		}
 	}
-	n, err := h.m.RestartFailed(name, topic, partition)
+	// The other members' matching FAILED partitions, as the cluster view
+	// shows them before the request.
+	others := h.failedElsewhere(name, topic, partition)
+	n, err := h.m.RestartFailedInCluster(r.Context(), name, topic, partition, "POST "+r.URL.Path+" on "+h.worker)
 	if err != nil {
-		bad(err.Error())
+		// The request was checked above and the flow resolved: the error
+		// is the restart request's write (this member's partitions were
+		// restarted, the others' not; the message says so).
+		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	doc := restartDoc{Name: name, Topic: topic, Partition: partition, Restarted: n, Partitions: []partitionDoc{}, WorkerID: h.worker}
+	doc := restartDoc{Name: name, Topic: topic, Partition: partition, Restarted: n, Partitions: []partitionDoc{}, WorkerID: h.worker, OtherMembers: others}
 	for _, p := range fs.Partitions {
 		if p.State == mirror.StateFailed && (topic == "" || p.Topic == topic) && (partition < 0 || p.Partition == partition) {
 			doc.Partitions = append(doc.Partitions, partitionDocs([]mirror.PartitionStatus{p})...)
 		}
 	}
-	if n == 0 {
+	if n == 0 && len(others) == 0 {
 		doc.Hint = restartHint(fs.Partitions, topic, partition, "/connectors/"+url.PathEscape(r.PathValue("name")))
-		if elsewhere := h.failedElsewhere(name, topic, partition); elsewhere != "" {
-			doc.Hint = elsewhere + "; " + doc.Hint
-		}
 	}
 	writeJSON(w, http.StatusAccepted, doc)
 }
 
-// failedElsewhere names, from the cluster view, the other members owning
+// otherRestart is one other member's matching FAILED partitions in
+// restartDoc: its worker id and the partitions ("topic[partition]").
+type otherRestart struct {
+	WorkerID   string   `json:"worker_id"`
+	Partitions []string `json:"partitions"`
+}
+
+// failedElsewhere returns, from the cluster view, the other members owning
 // FAILED partitions of flow that match the restart's filter (topic "" and
-// partition -1 match all), with the request to send to each, or "" when
-// there are none. A member restarts only its own partitions: sent to
-// another member (behind a Service, whichever answers), the restart
-// answered only "none of the matching partitions of this member is
-// FAILED", as if none had failed (TestRestartOnOtherMemberNamesTheOwner).
-func (h *handler) failedElsewhere(flow, topic string, partition int32) string {
+// partition -1 match all), sorted by worker id. A member restarts only its
+// own partitions, so the request reaches them through the status topic
+// (Mirror.RestartFailedInCluster); before it did, a request sent to
+// another member (behind a Service, whichever answers) answered only
+// "none of the matching partitions of this member is FAILED"
+// (TestRestartOnOtherMemberRestartsTheOwners).
+func (h *handler) failedElsewhere(flow, topic string, partition int32) []otherRestart {
 	byWorker := map[string][]string{}
-	var workers []string
 	for _, cf := range h.m.ClusterStatus().Flows {
 		if cf.Name != flow {
 			continue
@@ -871,23 +888,16 @@ func (h *handler) failedElsewhere(flow, topic string, partition int32) string {
 				if p.State != mirror.StateFailed || (topic != "" && p.Topic != topic) || (partition >= 0 && p.Partition != partition) {
 					continue
 				}
-				if byWorker[ss.WorkerID] == nil {
-					workers = append(workers, ss.WorkerID)
-				}
 				byWorker[ss.WorkerID] = append(byWorker[ss.WorkerID], fmt.Sprintf("%s[%d]", p.Topic, p.Partition))
 			}
 		}
 	}
-	if len(workers) == 0 {
-		return ""
+	out := make([]otherRestart, 0, len(byWorker))
+	for wk, ps := range byWorker {
+		out = append(out, otherRestart{WorkerID: wk, Partitions: ps})
 	}
-	slices.Sort(workers)
-	var parts []string
-	for _, wk := range workers {
-		parts = append(parts, fmt.Sprintf("%s on %s", strings.Join(byWorker[wk], ", "), wk))
-	}
-	return fmt.Sprintf("the matching FAILED partitions are another member's (%s): a member restarts only its own partitions, so send this request to that member (its worker id is its -listen host:port)",
-		strings.Join(parts, "; "))
+	slices.SortFunc(out, func(a, b otherRestart) int { return strings.Compare(a.WorkerID, b.WorkerID) })
+	return out
 }
 
 // maxReason bounds the ?reason= of a pause, resume or stop: it is written

@@ -160,14 +160,15 @@ func TestRestartFailedEndpoint(t *testing.T) {
 	}
 }
 
-// TestRestartOnOtherMemberNamesTheOwner: with two members, a partition
+// TestRestartOnOtherMemberRestartsTheOwners: with two members, a partition
 // FAILED on one of them and POST .../restart?onlyFailed=true sent to the
 // other (behind a Service, whichever answers) restarted nothing and said
 // only "none of the 1 matching partitions of this member is FAILED", as
-// if nothing had failed. A member restarts only its own partitions, so
-// the hint must name the member(s) whose matching partitions are FAILED
-// and where to send the request.
-func TestRestartOnOtherMemberNamesTheOwner(t *testing.T) {
+// if nothing had failed; a later fix only named the owner. As in Connect,
+// any member takes the request: it goes to the others through the status
+// topic, the answer lists the owner's FAILED partition, and the owner
+// restarts it (its record then arrives).
+func TestRestartOnOtherMemberRestartsTheOwners(t *testing.T) {
 	t.Parallel()
 	src := fakeCluster(t, "src")
 	dst := fakeCluster(t, "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
@@ -234,7 +235,23 @@ func TestRestartOnOtherMemberNamesTheOwner(t *testing.T) {
 	if err := json.Unmarshal(body, &doc); err != nil || code != http.StatusAccepted || doc.Restarted != 0 {
 		t.Fatalf("POST restart to the member without the FAILED partition: HTTP %d %v %s", code, err, body)
 	}
-	if !strings.Contains(doc.Hint, owner) || !strings.Contains(doc.Hint, "orders[0]") {
-		t.Errorf("hint %q: want it to name the member %s holding the FAILED partition orders[0]", doc.Hint, owner)
+	if len(doc.OtherMembers) != 1 || doc.OtherMembers[0].WorkerID != owner || fmt.Sprint(doc.OtherMembers[0].Partitions) != "[orders[0]]" || doc.Hint != "" {
+		t.Errorf("POST restart answered %s: want other_members [{%s [orders[0]]}] and no hint", body, owner)
+	}
+	for _, base := range bases {
+		eventually(t, "partition 0 RUNNING again, all 4 records replicated, in the cluster view of "+base, func() string {
+			d := status(base)
+			for _, tk := range d.Tasks {
+				for _, p := range tk.Partitions {
+					if p.State != mirror.StateRunning {
+						return fmt.Sprintf("%s[%d] %s", p.Topic, p.Partition, p.State)
+					}
+				}
+			}
+			if d.Records != 4 {
+				return fmt.Sprintf("%d records", d.Records)
+			}
+			return ""
+		})
 	}
 }

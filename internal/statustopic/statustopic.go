@@ -255,3 +255,43 @@ func WriteDR(ctx context.Context, cl *kgo.Client, source string, rec DRRecord) e
 	}
 	return nil
 }
+
+// RestartKey is the key of the flow's restart-request record: a request,
+// written by one member, that every other member of the flow restart its
+// own FAILED partitions matching a filter (Kafka Connect's distributed
+// herder writes its KIP-745 restart requests to the config topic for the
+// same reason: any worker may receive the REST call, each restarts what
+// it runs). Compaction keeps the last request only; members apply each
+// request they read after their start once, and never one written before
+// it.
+const RestartKey = "restart-request"
+
+// RestartRecord is the value of the [RestartKey] record.
+type RestartRecord struct {
+	// Flow is the flow's name, "source->target".
+	Flow string `json:"flow"`
+	// Topic is the source topic whose FAILED partitions restart ("": every
+	// topic) and Partition the partition of it (-1: every partition).
+	Topic     string `json:"topic,omitempty"`
+	Partition int32  `json:"partition"`
+	// At is when it was written.
+	At time.Time `json:"at"`
+	// By says who asked (a worker id, a user); FromMember is the member id
+	// of the member that wrote it, which restarted its own partitions
+	// before writing and skips the record when it reads it back.
+	By         string `json:"by,omitempty"`
+	FromMember string `json:"from_member,omitempty"`
+}
+
+// RestartRecordOf returns the status-topic record carrying rec, for the
+// status topic of the flow's source alias source.
+func RestartRecordOf(source string, rec RestartRecord) (*kgo.Record, error) {
+	if rec.Partition < -1 {
+		return nil, fmt.Errorf("restart request: partition %d: use -1 for every partition, or a partition number", rec.Partition)
+	}
+	v, err := Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	return &kgo.Record{Topic: Topic(source), Key: []byte(RestartKey), Value: v}, nil
+}

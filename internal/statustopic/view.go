@@ -20,13 +20,15 @@ import (
 // slot chunk, and when a slot's or member's record was tombstoned. It is
 // not safe for concurrent use.
 type View struct {
-	target       TargetStateRecord
-	targetFound  bool
-	targetOffset int64 // of the record target comes from, -1 none
-	members      map[string]MemberRecord
-	memberGone   map[string]time.Time
-	slots        map[int32]map[int]SlotRecord
-	slotGone     map[int32]time.Time
+	target        TargetStateRecord
+	targetFound   bool
+	targetOffset  int64 // of the record target comes from, -1 none
+	restart       RestartRecord
+	restartOffset int64 // of the last restart request, -1 none
+	members       map[string]MemberRecord
+	memberGone    map[string]time.Time
+	slots         map[int32]map[int]SlotRecord
+	slotGone      map[int32]time.Time
 	// Next is the offset after the last record applied.
 	Next int64
 	// Bad counts records whose value did not decode (skipped).
@@ -40,7 +42,7 @@ type View struct {
 
 // NewView returns an empty View (target state RUNNING, not found).
 func NewView() *View {
-	return &View{target: TargetStateRecord{State: Running}, targetOffset: -1, members: map[string]MemberRecord{},
+	return &View{target: TargetStateRecord{State: Running}, targetOffset: -1, restart: RestartRecord{Partition: -2}, restartOffset: -1, members: map[string]MemberRecord{},
 		memberGone: map[string]time.Time{}, slots: map[int32]map[int]SlotRecord{}, slotGone: map[int32]time.Time{}}
 }
 
@@ -68,6 +70,19 @@ func (v *View) Apply(r *kgo.Record) (targetChanged bool) {
 		v.BadTarget = ""
 		v.target, v.targetFound, v.targetOffset = rec, true, r.Offset
 		return true
+	case k == RestartKey:
+		var rec RestartRecord
+		if r.Value == nil || json.Unmarshal(r.Value, &rec) != nil || rec.Partition < -1 {
+			// A tombstone or a record this release cannot read asks
+			// nothing; it still moves the offset, so that an older
+			// request is not taken for a new one.
+			if r.Value != nil {
+				v.Bad++
+			}
+			v.restart, v.restartOffset = RestartRecord{Partition: -2}, r.Offset
+			return false
+		}
+		v.restart, v.restartOffset = rec, r.Offset
 	case strings.HasPrefix(k, MemberPrefix):
 		id := strings.TrimPrefix(k, MemberPrefix)
 		if r.Value == nil {
@@ -125,6 +140,11 @@ func (v *View) TargetState() (TargetStateRecord, bool) { return v.target, v.targ
 // TargetOffset returns the offset of the record [View.TargetState] comes
 // from (a tombstone's for RUNNING after one), -1 when none was written.
 func (v *View) TargetOffset() int64 { return v.targetOffset }
+
+// Restart returns the last restart-request record and its offset (-1:
+// none was written). With none, after a tombstone or after a record that
+// does not decode, the record's Partition is -2: it asks nothing.
+func (v *View) Restart() (RestartRecord, int64) { return v.restart, v.restartOffset }
 
 // Members returns every member's last record (live or stale), by member id.
 func (v *View) Members() map[string]MemberRecord {

@@ -143,3 +143,46 @@ func TestAppliedStateOffset(t *testing.T) {
 		t.Fatalf("live members %+v; want new-0 at offset 0, old at -1", live)
 	}
 }
+
+// TestViewRestartRequest: the View keeps the last restart request and its
+// offset; a tombstone or a record it cannot read moves the offset and asks
+// nothing (Partition -2), so an older request is never taken for new.
+func TestViewRestartRequest(t *testing.T) {
+	at := time.Date(2026, 12, 5, 13, 0, 0, 0, time.UTC)
+	req := func(topic string, p int32) *kgo.Record {
+		r, err := RestartRecordOf("a", RestartRecord{Flow: "a->b", Topic: topic, Partition: p, At: at, By: "w1", FromMember: "w1-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if _, err := RestartRecordOf("a", RestartRecord{Flow: "a->b", Partition: -3}); err == nil || !strings.Contains(err.Error(), "partition -3") {
+		t.Errorf("RestartRecordOf partition -3: err %v, want one naming it", err)
+	}
+	tomb := &kgo.Record{Key: []byte(RestartKey)}
+	bad := &kgo.Record{Key: []byte(RestartKey), Value: []byte("{not json")}
+	for _, c := range []struct {
+		name      string
+		recs      []*kgo.Record
+		wantOff   int64
+		wantTopic string
+		wantPart  int32
+		wantBad   int
+	}{
+		{"none", nil, -1, "", -2, 0},
+		{"one", []*kgo.Record{req("orders", 3)}, 0, "orders", 3, 0},
+		{"the last of two", []*kgo.Record{req("orders", 3), req("", -1)}, 1, "", -1, 0},
+		{"tombstone after", []*kgo.Record{req("orders", 3), tomb}, 1, "", -2, 0},
+		{"unreadable after", []*kgo.Record{req("orders", 3), bad}, 1, "", -2, 1},
+		{"after a tombstone", []*kgo.Record{tomb, req("orders", 0)}, 1, "orders", 0, 0},
+	} {
+		v := feed(c.recs...)
+		rec, off := v.Restart()
+		if off != c.wantOff || rec.Topic != c.wantTopic || rec.Partition != c.wantPart || v.Bad != c.wantBad {
+			t.Errorf("%s: Restart() = %+v at %d (bad %d), want topic %q partition %d at %d (bad %d)", c.name, rec, off, v.Bad, c.wantTopic, c.wantPart, c.wantOff, c.wantBad)
+		}
+		if c.wantPart >= 0 && (rec.Flow != "a->b" || rec.FromMember != "w1-1" || !rec.At.Equal(at)) {
+			t.Errorf("%s: Restart() = %+v: want flow a->b from w1-1 at %v", c.name, rec, at)
+		}
+	}
+}
