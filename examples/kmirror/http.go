@@ -323,7 +323,13 @@ func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(allowed) > 0 {
-		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		// A GET route serves HEAD too (net/http's ServeMux), which the
+		// Allow header lists (RFC 9110) and the message leaves out.
+		header := allowed
+		if slices.Contains(allowed, http.MethodGet) {
+			header = append(slices.Clone(allowed), http.MethodHead)
+		}
+		w.Header().Set("Allow", strings.Join(header, ", "))
 		msg := fmt.Sprintf("%s %s: method not allowed; use %s", r.Method, r.URL.Path, strings.Join(allowed, " or "))
 		if (r.Method == http.MethodPatch || r.Method == http.MethodDelete) && strings.HasSuffix(r.URL.Path, "/offsets") {
 			// Connect's KIP-875 alter and reset: "use GET" alone read as a

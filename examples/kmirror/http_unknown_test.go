@@ -74,3 +74,35 @@ func TestConnectorsUnknownExpandIgnored(t *testing.T) {
 		}
 	}
 }
+
+// TestMethodNotAllowedListsHead: a 405's Allow header lists HEAD with GET,
+// which every GET route serves (it listed GET alone); a POST-only route
+// lists POST alone.
+func TestMethodNotAllowedListsHead(t *testing.T) {
+	srv, _ := targetHandler(t, mirror.FlowConfig{Source: "src", Target: "dst"})
+	for _, c := range []struct{ method, path, allow string }{
+		{http.MethodPost, "/status", "GET, HEAD"},
+		{http.MethodDelete, "/connectors/src-%3Edst/status", "GET, HEAD"},
+		{http.MethodGet, "/connectors/src-%3Edst/restart", "POST"},
+		{http.MethodPost, "/connectors/src-%3Edst/pause", "PUT"},
+	} {
+		req, _ := http.NewRequest(c.method, srv.URL+c.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != c.allow {
+			t.Errorf("%s %s: HTTP %d Allow %q, want 405 Allow %q", c.method, c.path, resp.StatusCode, resp.Header.Get("Allow"), c.allow)
+		}
+	}
+	// HEAD of a GET route is served, not refused.
+	resp, err := http.Head(srv.URL + "/connectors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("HEAD /connectors: HTTP %d, want 200", resp.StatusCode)
+	}
+}

@@ -104,8 +104,8 @@ func TestConnectorOffsetsAndTopics(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodPatch, base+"/connectors/src-%3Edst/offsets", strings.NewReader(`{"offsets":[]}`))
 	if resp, err := http.DefaultClient.Do(req); err != nil {
 		t.Fatal(err)
-	} else if resp.Body.Close(); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET" {
-		t.Errorf("PATCH offsets: HTTP %d Allow %q, want 405 Allow GET", resp.StatusCode, resp.Header.Get("Allow"))
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
+		t.Errorf("PATCH offsets: HTTP %d Allow %q, want 405 Allow GET, HEAD", resp.StatusCode, resp.Header.Get("Allow"))
 	}
 	cancel()
 	if err := wait(); err != nil {
@@ -130,9 +130,9 @@ func TestAlterOffsetsRefusalSaysWhy(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		code, msg := connectError(t, body)
-		if resp.StatusCode != http.StatusMethodNotAllowed || code != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET" ||
+		if resp.StatusCode != http.StatusMethodNotAllowed || code != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" ||
 			!strings.Contains(msg, "kmirror moves no resume point on request") {
-			t.Errorf("%s offsets: HTTP %d Allow %q: %s; want 405, Allow GET, saying that kmirror moves no resume point on request", method, resp.StatusCode, resp.Header.Get("Allow"), msg)
+			t.Errorf("%s offsets: HTTP %d Allow %q: %s; want 405, Allow GET, HEAD, saying that kmirror moves no resume point on request", method, resp.StatusCode, resp.Header.Get("Allow"), msg)
 		}
 	}
 }
