@@ -789,16 +789,9 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 				offs.Add(kadm.Offset{Topic: p.Topic, Partition: p.Partition, At: p.Offset, LeaderEpoch: -1})
 			}
 		}
-		resp, err := aAdm.CommitOffsets(rctx, g.Group, offs)
-		if err == nil {
-			err = resp.Error()
+		if problem := commitReported(rctx, aAdm, g, offs, a.Alias, drFailback); problem != "" {
+			rep.Problems = append(rep.Problems, problem)
 		}
-		if err != nil {
-			g.Action, g.Reason = actionRefused, fmt.Sprintf("commit refused on %s: %v", a.Alias, err)
-			rep.Problems = append(rep.Problems, fmt.Sprintf("group %s: %s", g.Group, g.Reason))
-			continue
-		}
-		g.Action = actionCommitted
 	}
 	rep.TimingsMs.Commit = time.Since(t).Milliseconds()
 	if err := recordDR(ctx, d, bCl, drFailback, prev, rep.Groups, time.Now()); err != nil {

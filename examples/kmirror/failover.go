@@ -50,6 +50,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -437,7 +438,7 @@ func recordDR(ctx context.Context, d *drFlow, cl *kgo.Client, command string, pr
 	}
 	changed := false
 	for _, g := range gs {
-		if (g.Action == actionCommitted || (g.Action == actionNone && len(g.Partitions) > 0)) && groups[g.Group] != command {
+		if (g.Action == actionCommitted || g.Action == actionPartial || (g.Action == actionNone && len(g.Partitions) > 0)) && groups[g.Group] != command {
 			groups[g.Group], changed = command, true
 		}
 	}
@@ -1056,7 +1057,8 @@ func waitMembers(ctx context.Context, d *drFlow, state statustopic.TargetState, 
 
 // commitGroups commits the offsets of the groups the plan did not refuse
 // and marks them committed; a refused commit (the group became active)
-// refuses the group.
+// refuses the group, and one refused on some partitions only marks it
+// partial (commitReported).
 func commitGroups(ctx context.Context, adm *kadm.Client, tr map[string][]remoteclusterutils.PartitionTranslation, rep *failoverReport) {
 	for i := range rep.Groups {
 		g := &rep.Groups[i]
@@ -1076,15 +1078,56 @@ func commitGroups(ctx context.Context, adm *kadm.Client, tr map[string][]remotec
 				offs.Add(kadm.Offset{Topic: p.Topic, Partition: p.Partition, At: p.Offset, LeaderEpoch: -1, Metadata: meta[p.Topic][p.Partition]})
 			}
 		}
-		resp, err := adm.CommitOffsets(ctx, g.Group, offs)
-		if err == nil {
-			err = resp.Error()
+		if problem := commitReported(ctx, adm, g, offs, "", drFailover); problem != "" {
+			rep.Problems = append(rep.Problems, problem)
 		}
-		if err != nil {
-			g.Action, g.Reason = actionRefused, fmt.Sprintf("commit refused: %v", err)
-			rep.Problems = append(rep.Problems, fmt.Sprintf("group %s: %s", g.Group, g.Reason))
-			continue
-		}
-		g.Action = actionCommitted
 	}
+}
+
+// commitReported commits offs as group g's offsets with adm (on cluster
+// where, "" for the report's own target) and records the outcome in g:
+// committed; refused (the request failed, or the broker refused every
+// partition); or partial, when the broker refused some partitions only (an
+// OffsetCommit answers per partition: a topic's authorization, metadata
+// too large), whose CommitError it sets while the others stay committed.
+// It returns the report's problem line, "" when all were committed. A
+// partial group counts as committed by command in the DR record, so that
+// a run again keeps its committed partitions where its consumers moved
+// them and commits the others (TestFailoverPartialCommitRecorded).
+func commitReported(ctx context.Context, adm *kadm.Client, g *groupReport, offs kadm.Offsets, where, command string) string {
+	on := ""
+	if where != "" {
+		on = " on " + where
+	}
+	resp, err := adm.CommitOffsets(ctx, g.Group, offs)
+	if err != nil {
+		g.Action, g.Reason = actionRefused, fmt.Sprintf("commit refused%s: %v", on, err)
+		return fmt.Sprintf("group %s: %s", g.Group, g.Reason)
+	}
+	var refused []string
+	total := 0
+	resp.Each(func(r kadm.OffsetResponse) {
+		total++
+		if r.Err == nil {
+			return
+		}
+		refused = append(refused, fmt.Sprintf("%s[%d]: %v", r.Topic, r.Partition, r.Err))
+		for i := range g.Partitions {
+			if p := &g.Partitions[i]; p.Topic == r.Topic && p.Partition == r.Partition {
+				p.CommitError = r.Err.Error()
+			}
+		}
+	})
+	slices.Sort(refused)
+	switch {
+	case len(refused) == 0:
+		g.Action = actionCommitted
+		return ""
+	case len(refused) == total:
+		g.Action, g.Reason = actionRefused, fmt.Sprintf("commit refused%s: %s", on, strings.Join(refused, "; "))
+	default:
+		g.Action, g.Reason = actionPartial, fmt.Sprintf("commit refused%s on %d of %d partitions (%s); the other %d were committed: fix the cause and run kmirror %s again (it keeps the committed partitions where the group's consumers moved them)",
+			on, len(refused), total, strings.Join(refused, "; "), total-len(refused), command)
+	}
+	return fmt.Sprintf("group %s: %s", g.Group, g.Reason)
 }

@@ -30,7 +30,10 @@ const (
 	actionCommit    = "commit"    // planned, not done yet (dry run, or before the stop)
 	actionCommitted = "committed" // done
 	actionRefused   = "refused"   // not moved; Reason says why
-	actionNone      = "none"      // nothing to move (no commit on a replicated topic)
+	// actionPartial: committed on some partitions; the broker refused the
+	// others (their partitionReport.CommitError; Reason lists them).
+	actionPartial = "partial"
+	actionNone    = "none" // nothing to move (no commit on a replicated topic)
 )
 
 // sourceGroup is a consumer group as the source sees it (planned

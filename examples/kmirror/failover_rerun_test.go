@@ -25,6 +25,7 @@ type rerunWorld struct {
 	cl    *kgo.Client
 	ctx   context.Context
 	addrs []string // B's
+	b     *kfake.Cluster
 }
 
 // opts reach B.
@@ -32,7 +33,11 @@ func (w *rerunWorld) opts() []kgo.Opt { return []kgo.Opt{kgo.SeedBrokers(w.addrs
 
 // newRerunWorld: A dead, B holding A.orders (10 records), a checkpoint of
 // group g at 5 and the flow's status topic.
-func newRerunWorld(t *testing.T) *rerunWorld {
+func newRerunWorld(t *testing.T) *rerunWorld { return newRerunWorldN(t, 1) }
+
+// newRerunWorldN is newRerunWorld with n partitions of A.orders, each of
+// 10 records with g's checkpoint at 5.
+func newRerunWorldN(t *testing.T, n int32) *rerunWorld {
 	b, err := kfake.NewCluster(kfake.ClusterID("B"), kfake.NumBrokers(1))
 	if err != nil {
 		t.Fatal(err)
@@ -44,34 +49,37 @@ func newRerunWorld(t *testing.T) *rerunWorld {
 	if err := os.WriteFile(props, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, tp := range []string{"A.orders", "A.checkpoints.internal"} {
-		if err := b.CreateTopic(tp, 1, nil); err != nil {
-			t.Fatal(err)
-		}
+	if err := b.CreateTopic("A.orders", n, nil); err != nil {
+		t.Fatal(err)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.ListenAddrs()...))
+	if err := b.CreateTopic("A.checkpoints.internal", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	for i := 0; i < 10; i++ {
-		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "A.orders", Value: []byte("x")}).FirstErr(); err != nil {
+	for p := range n {
+		for i := 0; i < 10; i++ {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "A.orders", Partition: p, Value: []byte("x")}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cp := checkpoint.Checkpoint{Group: "g", Topic: "A.orders", Partition: p, UpstreamOffset: 5, DownstreamOffset: 5}
+		k, _ := cp.Key()
+		v, _ := cp.Value()
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "A.checkpoints.internal", Key: k, Value: v,
+			Headers: []kgo.RecordHeader{{Key: checkpoint.TranslationHeader, Value: []byte("exact")}}}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
-	}
-	cp := checkpoint.Checkpoint{Group: "g", Topic: "A.orders", Partition: 0, UpstreamOffset: 5, DownstreamOffset: 5}
-	k, _ := cp.Key()
-	v, _ := cp.Value()
-	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "A.checkpoints.internal", Key: k, Value: v,
-		Headers: []kgo.RecordHeader{{Key: checkpoint.TranslationHeader, Value: []byte("exact")}}}).FirstErr(); err != nil {
-		t.Fatal(err)
 	}
 	if _, err := ensuretopic.Ensure(ctx, kadm.NewClient(cl), statustopic.Spec("A", "B", -1)); err != nil {
 		t.Fatal(err)
 	}
-	return &rerunWorld{t: t, props: props, cl: cl, ctx: ctx, addrs: b.ListenAddrs()}
+	return &rerunWorld{t: t, props: props, cl: cl, ctx: ctx, addrs: b.ListenAddrs(), b: b}
 }
 
 // member writes the record of member m1, which applied state from the

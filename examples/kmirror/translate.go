@@ -212,6 +212,10 @@ type partitionReport struct {
 	// such a commit, so no checkpoint translates it; it is committed at
 	// the target log start (From earliest).
 	AtLogStart bool `json:"at_log_start,omitempty"`
+	// CommitError (failover, failback) is the broker's error for this
+	// partition's commit when it refused it while committing others of
+	// the group (the group's action is then "partial").
+	CommitError string `json:"commit_error,omitempty"`
 	// Ahead is the group's committed offset on the cluster the command
 	// commits on when it is above Offset (failover, failback): its
 	// consumers read past the translation there already (an earlier
@@ -250,7 +254,8 @@ type translateReport struct {
 type groupReport struct {
 	Group string `json:"group"`
 	// Action (failover, failback): "commit" (dry run), "committed",
-	// "refused"; Reason why refused.
+	// "refused", "partial" (some partitions committed, the others refused:
+	// their CommitError), or "none"; Reason why refused or partial.
 	Action string `json:"action,omitempty"`
 	Reason string `json:"reason,omitempty"`
 	// LastCheckpoint is the newest checkpoint time of the group.
