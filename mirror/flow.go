@@ -121,11 +121,8 @@ type flow struct {
 	fpConfig       map[string]string
 	viewMu         sync.Mutex
 	view           *statustopic.View
-	// restartSeen is the offset of the last restart request the member
-	// applied, or read before it started (viewMu): RestartFailedInCluster.
-	restartSeen int64
-	targetWake  chan struct{} // the target state changed in the view
-	pubWake     chan struct{} // something to publish now
+	targetWake     chan struct{} // the target state changed in the view
+	pubWake        chan struct{} // something to publish now
 	// pubMu serialises the writes of this member's records (publish,
 	// tombstoneSlots, closeStatus) and guards pubChunks and pubDone; it is
 	// taken before unitsMu, never under it.

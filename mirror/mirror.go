@@ -672,7 +672,7 @@ func (m *Mirror) RestartFailedInCluster(ctx context.Context, flow, topic string,
 		return nil
 	})
 	if err != nil {
-		return n, fmt.Errorf("mirror: RestartFailedInCluster: this member restarted %d partitions; the other members were not asked: %w", n, err)
+		return n, fmt.Errorf("mirror: RestartFailedInCluster: this member restarted %d partition(s); the other members were not asked: %w", n, err)
 	}
 	f.log.Info("restart of failed partitions requested of every member", "topic", topic, "partition", partition, "by", by, "restarted_here", n)
 	return n, nil

@@ -125,7 +125,7 @@ func (f *flow) openStatus(ctx context.Context) error {
 	f.viewMu.Lock()
 	// Restart requests written before the member started are history: a
 	// partition failed since restarts on a request written since.
-	_, f.restartSeen = f.view.Restart()
+	f.view.TakeRestarts()
 	f.viewMu.Unlock()
 	st, off := f.desiredTargetOffset()
 	f.unitsMu.Lock()
@@ -183,31 +183,28 @@ func (f *flow) tailLoop(ctx context.Context) {
 	}
 }
 
-// applyRestart restarts this member's FAILED partitions that a restart
-// request read since the last call asks for (RestartFailedInCluster),
-// unless this member wrote it (it restarted its own before writing).
+// applyRestart restarts this member's FAILED partitions that the restart
+// requests read since the last call ask for (RestartFailedInCluster),
+// each in turn, except those this member wrote (it restarted its own
+// before writing).
 func (f *flow) applyRestart() {
 	f.viewMu.Lock()
-	rec, off := f.view.Restart()
-	fresh := off > f.restartSeen
-	if fresh {
-		f.restartSeen = off
-	}
+	reqs := f.view.TakeRestarts()
 	f.viewMu.Unlock()
-	if !restartApplies(rec, fresh, f.name, f.selfID) {
-		return
+	for _, rec := range reqs {
+		if !restartApplies(rec.RestartRecord, f.name, f.selfID) {
+			continue
+		}
+		n := f.restartFailed(rec.Topic, rec.Partition)
+		f.log.Info("restart request read from the status topic", "topic", rec.Topic, "partition", rec.Partition,
+			"by", rec.By, "from_member", rec.FromMember, "offset", rec.Offset, "restarted", n)
 	}
-	n := f.restartFailed(rec.Topic, rec.Partition)
-	f.log.Info("restart request read from the status topic", "topic", rec.Topic, "partition", rec.Partition,
-		"by", rec.By, "from_member", rec.FromMember, "offset", off, "restarted", n)
 }
 
 // restartApplies decides whether a member (flow name, member id self)
-// applies restart request rec: one it has not seen (fresh), of its flow,
-// asking something (Partition -2: a tombstone or an unreadable record),
-// and written by another member.
-func restartApplies(rec statustopic.RestartRecord, fresh bool, flow, self string) bool {
-	return fresh && rec.Flow == flow && rec.Partition >= -1 && rec.FromMember != self
+// applies restart request rec: one of its flow written by another member.
+func restartApplies(rec statustopic.RestartRecord, flow, self string) bool {
+	return rec.Flow == flow && rec.Partition >= -1 && rec.FromMember != self
 }
 
 func (f *flow) wakePublish() {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -845,7 +846,11 @@ func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
 	// The other members' matching FAILED partitions, as the cluster view
 	// shows them before the request.
 	others := h.failedElsewhere(name, topic, partition)
-	n, err := h.m.RestartFailedInCluster(r.Context(), name, topic, partition, "POST "+r.URL.Path+" on "+h.worker)
+	// The request is written even when the caller hangs up: this
+	// member's partitions restart at once, and the others' must too.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), restartWriteTimeout)
+	defer cancel()
+	n, err := h.m.RestartFailedInCluster(wctx, name, topic, partition, "POST "+r.URL.Path+" on "+h.worker)
 	if err != nil {
 		// The request was checked above and the flow resolved: the error
 		// is the restart request's write (this member's partitions were
@@ -864,6 +869,10 @@ func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusAccepted, doc)
 }
+
+// restartWriteTimeout bounds the write of a restart request to the status
+// topic (the target unreachable: 500).
+const restartWriteTimeout = 30 * time.Second
 
 // otherRestart is one other member's matching FAILED partitions in
 // restartDoc: its worker id and the partitions ("topic[partition]").

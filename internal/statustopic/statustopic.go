@@ -286,12 +286,23 @@ type RestartRecord struct {
 // RestartRecordOf returns the status-topic record carrying rec, for the
 // status topic of the flow's source alias source.
 func RestartRecordOf(source string, rec RestartRecord) (*kgo.Record, error) {
-	if rec.Partition < -1 {
-		return nil, fmt.Errorf("restart request: partition %d: use -1 for every partition, or a partition number", rec.Partition)
+	if err := rec.check(); err != nil {
+		return nil, err
 	}
 	v, err := Marshal(rec)
 	if err != nil {
 		return nil, err
 	}
 	return &kgo.Record{Topic: Topic(source), Key: []byte(RestartKey), Value: v}, nil
+}
+
+// check refuses a restart request no member could apply as meant.
+func (rec RestartRecord) check() error {
+	switch {
+	case rec.Partition < -1:
+		return fmt.Errorf("restart request: partition %d: use -1 for every partition, or a partition number", rec.Partition)
+	case rec.Partition >= 0 && rec.Topic == "":
+		return fmt.Errorf("restart request: partition %d without a topic: name the source topic, or use -1", rec.Partition)
+	}
+	return nil
 }

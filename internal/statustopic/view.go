@@ -20,15 +20,16 @@ import (
 // slot chunk, and when a slot's or member's record was tombstoned. It is
 // not safe for concurrent use.
 type View struct {
-	target        TargetStateRecord
-	targetFound   bool
-	targetOffset  int64 // of the record target comes from, -1 none
-	restart       RestartRecord
-	restartOffset int64 // of the last restart request, -1 none
-	members       map[string]MemberRecord
-	memberGone    map[string]time.Time
-	slots         map[int32]map[int]SlotRecord
-	slotGone      map[int32]time.Time
+	target       TargetStateRecord
+	targetFound  bool
+	targetOffset int64 // of the record target comes from, -1 none
+	// restarts are the restart requests applied since the last
+	// TakeRestarts, in log order (at most maxPendingRestarts, the newest).
+	restarts   []RestartEntry
+	members    map[string]MemberRecord
+	memberGone map[string]time.Time
+	slots      map[int32]map[int]SlotRecord
+	slotGone   map[int32]time.Time
 	// Next is the offset after the last record applied.
 	Next int64
 	// Bad counts records whose value did not decode (skipped).
@@ -42,7 +43,7 @@ type View struct {
 
 // NewView returns an empty View (target state RUNNING, not found).
 func NewView() *View {
-	return &View{target: TargetStateRecord{State: Running}, targetOffset: -1, restart: RestartRecord{Partition: -2}, restartOffset: -1, members: map[string]MemberRecord{},
+	return &View{target: TargetStateRecord{State: Running}, targetOffset: -1, members: map[string]MemberRecord{},
 		memberGone: map[string]time.Time{}, slots: map[int32]map[int]SlotRecord{}, slotGone: map[int32]time.Time{}}
 }
 
@@ -71,18 +72,18 @@ func (v *View) Apply(r *kgo.Record) (targetChanged bool) {
 		v.target, v.targetFound, v.targetOffset = rec, true, r.Offset
 		return true
 	case k == RestartKey:
+		if r.Value == nil {
+			return false // compaction's tombstone: asks nothing
+		}
 		var rec RestartRecord
-		if r.Value == nil || json.Unmarshal(r.Value, &rec) != nil || rec.Partition < -1 {
-			// A tombstone or a record this release cannot read asks
-			// nothing; it still moves the offset, so that an older
-			// request is not taken for a new one.
-			if r.Value != nil {
-				v.Bad++
-			}
-			v.restart, v.restartOffset = RestartRecord{Partition: -2}, r.Offset
+		if err := json.Unmarshal(r.Value, &rec); err != nil || rec.check() != nil {
+			v.Bad++
 			return false
 		}
-		v.restart, v.restartOffset = rec, r.Offset
+		if len(v.restarts) == maxPendingRestarts {
+			v.restarts = slices.Delete(v.restarts, 0, 1)
+		}
+		v.restarts = append(v.restarts, RestartEntry{RestartRecord: rec, Offset: r.Offset})
 	case strings.HasPrefix(k, MemberPrefix):
 		id := strings.TrimPrefix(k, MemberPrefix)
 		if r.Value == nil {
@@ -141,10 +142,27 @@ func (v *View) TargetState() (TargetStateRecord, bool) { return v.target, v.targ
 // from (a tombstone's for RUNNING after one), -1 when none was written.
 func (v *View) TargetOffset() int64 { return v.targetOffset }
 
-// Restart returns the last restart-request record and its offset (-1:
-// none was written). With none, after a tombstone or after a record that
-// does not decode, the record's Partition is -2: it asks nothing.
-func (v *View) Restart() (RestartRecord, int64) { return v.restart, v.restartOffset }
+// RestartEntry is a restart request read from the topic and its offset.
+type RestartEntry struct {
+	RestartRecord
+	Offset int64
+}
+
+// maxPendingRestarts bounds the restart requests a View keeps between two
+// TakeRestarts (a reader that never takes them, or a flood of requests:
+// the newest are kept).
+const maxPendingRestarts = 256
+
+// TakeRestarts returns the restart requests applied since the last call,
+// in log order, and forgets them: a member applies each once, every one
+// (several may arrive in one fetch), and drops those of the topic's
+// history read before it started. Tombstones and records that do not
+// decode are not returned.
+func (v *View) TakeRestarts() []RestartEntry {
+	out := v.restarts
+	v.restarts = nil
+	return out
+}
 
 // Members returns every member's last record (live or stale), by member id.
 func (v *View) Members() map[string]MemberRecord {

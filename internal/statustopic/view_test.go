@@ -1,6 +1,7 @@
 package statustopic
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -144,9 +145,10 @@ func TestAppliedStateOffset(t *testing.T) {
 	}
 }
 
-// TestViewRestartRequest: the View keeps the last restart request and its
-// offset; a tombstone or a record it cannot read moves the offset and asks
-// nothing (Partition -2), so an older request is never taken for new.
+// TestViewRestartRequest: the View hands out every restart request it
+// read since the last TakeRestarts, in log order with its offset, once;
+// tombstones ask nothing and records it cannot read (or a partition
+// without a topic, which only a hand-written record has) are counted bad.
 func TestViewRestartRequest(t *testing.T) {
 	at := time.Date(2026, 12, 5, 13, 0, 0, 0, time.UTC)
 	req := func(topic string, p int32) *kgo.Record {
@@ -156,33 +158,60 @@ func TestViewRestartRequest(t *testing.T) {
 		}
 		return r
 	}
-	if _, err := RestartRecordOf("a", RestartRecord{Flow: "a->b", Partition: -3}); err == nil || !strings.Contains(err.Error(), "partition -3") {
-		t.Errorf("RestartRecordOf partition -3: err %v, want one naming it", err)
+	for _, c := range []struct {
+		rec  RestartRecord
+		want string
+	}{
+		{RestartRecord{Flow: "a->b", Partition: -3}, "partition -3"},
+		{RestartRecord{Flow: "a->b", Partition: 2}, "partition 2 without a topic"},
+	} {
+		if _, err := RestartRecordOf("a", c.rec); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("RestartRecordOf %+v: err %v, want one saying %q", c.rec, err, c.want)
+		}
 	}
 	tomb := &kgo.Record{Key: []byte(RestartKey)}
 	bad := &kgo.Record{Key: []byte(RestartKey), Value: []byte("{not json")}
+	noTopic := &kgo.Record{Key: []byte(RestartKey), Value: []byte(`{"flow":"a->b","partition":2}`)}
+	type got struct {
+		Topic     string
+		Partition int32
+		Offset    int64
+	}
 	for _, c := range []struct {
-		name      string
-		recs      []*kgo.Record
-		wantOff   int64
-		wantTopic string
-		wantPart  int32
-		wantBad   int
+		name    string
+		recs    []*kgo.Record
+		want    []got
+		wantBad int
 	}{
-		{"none", nil, -1, "", -2, 0},
-		{"one", []*kgo.Record{req("orders", 3)}, 0, "orders", 3, 0},
-		{"the last of two", []*kgo.Record{req("orders", 3), req("", -1)}, 1, "", -1, 0},
-		{"tombstone after", []*kgo.Record{req("orders", 3), tomb}, 1, "", -2, 0},
-		{"unreadable after", []*kgo.Record{req("orders", 3), bad}, 1, "", -2, 1},
-		{"after a tombstone", []*kgo.Record{tomb, req("orders", 0)}, 1, "orders", 0, 0},
+		{"none", nil, nil, 0},
+		{"one", []*kgo.Record{req("orders", 3)}, []got{{"orders", 3, 0}}, 0},
+		{"two in one read, both in order", []*kgo.Record{req("orders", 3), req("", -1)}, []got{{"orders", 3, 0}, {"", -1, 1}}, 0},
+		{"a tombstone asks nothing", []*kgo.Record{req("orders", 3), tomb}, []got{{"orders", 3, 0}}, 0},
+		{"unreadable and topic-less records skipped", []*kgo.Record{bad, req("orders", 0), noTopic}, []got{{"orders", 0, 1}}, 2},
 	} {
 		v := feed(c.recs...)
-		rec, off := v.Restart()
-		if off != c.wantOff || rec.Topic != c.wantTopic || rec.Partition != c.wantPart || v.Bad != c.wantBad {
-			t.Errorf("%s: Restart() = %+v at %d (bad %d), want topic %q partition %d at %d (bad %d)", c.name, rec, off, v.Bad, c.wantTopic, c.wantPart, c.wantOff, c.wantBad)
+		var out []got
+		for _, e := range v.TakeRestarts() {
+			out = append(out, got{e.Topic, e.Partition, e.Offset})
+			if e.Flow != "a->b" || e.FromMember != "w1-1" || !e.At.Equal(at) {
+				t.Errorf("%s: request %+v: want flow a->b from w1-1 at %v", c.name, e, at)
+			}
 		}
-		if c.wantPart >= 0 && (rec.Flow != "a->b" || rec.FromMember != "w1-1" || !rec.At.Equal(at)) {
-			t.Errorf("%s: Restart() = %+v: want flow a->b from w1-1 at %v", c.name, rec, at)
+		if fmt.Sprint(out) != fmt.Sprint(c.want) || v.Bad != c.wantBad {
+			t.Errorf("%s: TakeRestarts() = %v (bad %d), want %v (bad %d)", c.name, out, v.Bad, c.want, c.wantBad)
 		}
+		if again := v.TakeRestarts(); len(again) != 0 {
+			t.Errorf("%s: TakeRestarts() again = %v, want none (each is handed out once)", c.name, again)
+		}
+	}
+	// A reader that never takes them keeps the newest maxPendingRestarts.
+	v := NewView()
+	for i := range maxPendingRestarts + 10 {
+		r := req("orders", 0)
+		r.Offset = int64(i)
+		v.Apply(r)
+	}
+	if rs := v.TakeRestarts(); len(rs) != maxPendingRestarts || rs[0].Offset != 10 {
+		t.Errorf("after %d requests never taken: %d kept from offset %d, want %d from 10", maxPendingRestarts+10, len(rs), rs[0].Offset, maxPendingRestarts)
 	}
 }
