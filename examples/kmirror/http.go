@@ -726,7 +726,8 @@ type restartDoc struct {
 	// Hint says, when nothing matched on any member, why: no partition of
 	// this member matched the filter (the topic is not one it replicates,
 	// or the partition is not one of the topic's here), or none that
-	// matched was FAILED. Empty otherwise.
+	// matched was FAILED; and, when the flow is PAUSED or STOPPED, that
+	// nothing restarts before it resumes. Empty otherwise.
 	Hint string `json:"hint,omitempty"`
 }
 
@@ -864,8 +865,16 @@ func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
 			doc.Partitions = append(doc.Partitions, partitionDocs([]mirror.PartitionStatus{p})...)
 		}
 	}
-	if n == 0 && len(others) == 0 {
-		doc.Hint = restartHint(fs.Partitions, topic, partition, "/connectors/"+url.PathEscape(r.PathValue("name")))
+	flowPath := "/connectors/" + url.PathEscape(r.PathValue("name"))
+	switch {
+	case n == 0 && (fs.AppliedState == mirror.TargetPaused || fs.AppliedState == mirror.TargetStopped):
+		// Its FAILED partitions keep their state in the status, but no
+		// unit runs: none restarts (nor do the other members'), and
+		// the resume restarts them all (TestRestartWhilePausedSaysSo).
+		doc.Hint = fmt.Sprintf("the flow is %s: none of its partitions runs, so none restarts now, on this member or another; its FAILED partitions restart when it resumes (PUT %s/resume)",
+			fs.AppliedState, flowPath)
+	case n == 0 && len(others) == 0:
+		doc.Hint = restartHint(fs.Partitions, topic, partition, flowPath)
 	}
 	writeJSON(w, http.StatusAccepted, doc)
 }

@@ -255,3 +255,122 @@ func TestRestartOnOtherMemberRestartsTheOwners(t *testing.T) {
 		})
 	}
 }
+
+// twoMembersOneFailed runs two members of flow src->dst (orders, two
+// partitions, one slot each) and fails orders[0] with a record error
+// (INVALID_RECORD, once); it returns once both members' cluster views show
+// it FAILED, with the base URLs, the owner's worker id and the base URL of
+// the other member.
+func twoMembersOneFailed(t *testing.T) (bases [2]string, owner, other string, status func(string) flowDoc) {
+	t.Helper()
+	src := fakeCluster(t, "src")
+	dst := fakeCluster(t, "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	if err := src.CreateTopic("orders", 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...), kgo.DefaultProduceTopic("orders"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	produce := func() {
+		for p := range int32(2) {
+			if err := cl.ProduceSync(t.Context(), &kgo.Record{Partition: p, Value: []byte("v")}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	produce()
+	cfg := writeProps(t, fmt.Sprintf("clusters = src, dst\nsrc.bootstrap.servers = %s\ndst.bootstrap.servers = %s\nsrc->dst.enabled = true\nsrc->dst.topics = orders\n"+
+		"tasks.max = 2\nemit.heartbeats.enabled = false\nsrc->dst.emit.checkpoints.enabled = false\n", src.ListenAddrs()[0], dst.ListenAddrs()[0]))
+	for i := range bases {
+		bases[i], _, _, _ = started(t, "-config", cfg, "-status-interval", "200ms", "-log-level", "warn")
+	}
+	status = func(base string) flowDoc {
+		var d flowDoc
+		getJSON(t, base+"/connectors/src-%3Edst/status", &d)
+		return d
+	}
+	eventually(t, "each member owns one slot", func() string {
+		d := status(bases[0])
+		owners := map[string]bool{}
+		for _, tk := range d.Tasks {
+			owners[tk.WorkerID] = true
+		}
+		if len(d.Members) != 2 || len(owners) != 2 || d.Records != 2 {
+			return fmt.Sprintf("%d members, owners %v, %d records", len(d.Members), owners, d.Records)
+		}
+		return ""
+	})
+	dst.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "src.orders", Partitions: []int32{0}, Err: kerr.InvalidRecord, Count: 1})
+	produce()
+	for _, base := range bases {
+		eventually(t, "partition 0 FAILED in "+base, func() string {
+			for _, tk := range status(base).Tasks {
+				for _, p := range tk.Partitions {
+					if p.Partition == 0 && p.State == mirror.StateFailed {
+						owner = tk.WorkerID
+						return ""
+					}
+				}
+			}
+			return "not yet"
+		})
+	}
+	other = bases[0]
+	if "http://"+owner == other {
+		other = bases[1]
+	}
+	return
+}
+
+// TestRestartWhilePausedSaysSo: a flow PAUSED keeps its FAILED partitions
+// FAILED in its status, but no unit runs, so a restart restarts nothing
+// (they restart when it resumes). POST .../restart?onlyFailed=true sent
+// to the owner answered restarted 0, listed orders[0] FAILED and said
+// "none of the 1 matching partitions of this member is FAILED"; sent to
+// the other member it listed orders[0] under other_members, whose members
+// "restart them", and no hint. Both now say the flow is PAUSED and that
+// resuming restarts them.
+func TestRestartWhilePausedSaysSo(t *testing.T) {
+	t.Parallel()
+	bases, owner, other, status := twoMembersOneFailed(t)
+	if code, body := put(t, other+"/connectors/src-%3Edst/pause"); code != http.StatusAccepted {
+		t.Fatalf("pause: HTTP %d %s", code, body)
+	}
+	for _, base := range bases {
+		eventually(t, "PAUSED applied on "+base, func() string {
+			if d := status(base); d.Connector.State != "PAUSED" {
+				return fmt.Sprintf("%+v", d.Connector)
+			}
+			return ""
+		})
+	}
+	for _, base := range []string{"http://" + owner, other} {
+		code, body := post(t, base+"/connectors/src-%3Edst/restart?onlyFailed=true")
+		var doc restartDoc
+		if err := json.Unmarshal(body, &doc); err != nil || code != http.StatusAccepted || doc.Restarted != 0 {
+			t.Fatalf("POST restart to %s: HTTP %d %v %s", base, code, err, body)
+		}
+		if !strings.Contains(doc.Hint, "PAUSED") || !strings.Contains(doc.Hint, "/resume") || strings.Contains(doc.Hint, "is FAILED") {
+			t.Errorf("POST restart to %s while PAUSED: hint %q: want it to say the flow is PAUSED and resuming restarts them", base, doc.Hint)
+		}
+	}
+	if code, body := put(t, other+"/connectors/src-%3Edst/resume"); code != http.StatusAccepted {
+		t.Fatalf("resume: HTTP %d %s", code, body)
+	}
+	eventually(t, "every partition RUNNING after the resume, all 4 records replicated", func() string {
+		d := status(other)
+		for _, tk := range d.Tasks {
+			for _, p := range tk.Partitions {
+				if p.State != mirror.StateRunning {
+					return fmt.Sprintf("%s[%d] %s", p.Topic, p.Partition, p.State)
+				}
+			}
+		}
+		if d.Records != 4 {
+			return fmt.Sprintf("%d records", d.Records)
+		}
+		return ""
+	})
+}
