@@ -627,7 +627,7 @@ func (m *Mirror) RestartFailed(flow, topic string, partition int32) (int, error)
 	if err != nil {
 		return 0, err
 	}
-	return f.restartFailed(topic, partition), nil
+	return f.restartFailed(-1, topic, partition), nil
 }
 
 // RestartFailedInCluster restarts the FAILED partitions of flow matching
@@ -652,18 +652,51 @@ func (m *Mirror) RestartFailed(flow, topic string, partition int32) (int, error)
 // this member's partitions were restarted (the count is returned) and the
 // other members' were not.
 func (m *Mirror) RestartFailedInCluster(ctx context.Context, flow, topic string, partition int32, by string) (int, error) {
-	f, err := m.restartTarget("RestartFailedInCluster", flow, topic, partition)
+	const op = "RestartFailedInCluster"
+	f, err := m.restartTarget(op, flow, topic, partition)
 	if err != nil {
 		return 0, err
 	}
-	n := f.restartFailed(topic, partition)
+	return f.restartInCluster(ctx, op, -1, topic, partition, by)
+}
+
+// RestartTaskInCluster restarts the FAILED partitions of task (slot) task
+// of flow, on whichever member owns it: Kafka Connect's POST
+// /connectors/<name>/tasks/<task>/restart, a task being one of the flow's
+// tasks.max slots ([SlotStatus.Slot]). Like [Mirror.RestartFailedInCluster],
+// it restarts them here if this member owns the slot and writes a restart
+// request (with the slot) to the flow's status topic for the others, and
+// returns how many it restarted here. Unlike Connect it never restarts a
+// RUNNING partition: a slot is not a process of its own. Errors: an unknown
+// flow or a negative task (nothing restarted, nothing written), or the
+// request not acknowledged before ctx ends.
+func (m *Mirror) RestartTaskInCluster(ctx context.Context, flow string, task int32, by string) (int, error) {
+	const op = "RestartTaskInCluster"
+	if task < 0 {
+		return 0, fmt.Errorf("mirror: %s: task %d: tasks are numbered from 0 (the flow's slots)", op, task)
+	}
+	f, err := m.restartTarget(op, flow, "", -1)
+	if err != nil {
+		return 0, err
+	}
+	return f.restartInCluster(ctx, op, task, "", -1, by)
+}
+
+// restartInCluster restarts this member's FAILED partitions of slot (-1:
+// every slot) matching topic and partition, then writes the restart
+// request for the other members (op names the caller in errors).
+func (f *flow) restartInCluster(ctx context.Context, op string, slot int32, topic string, partition int32, by string) (int, error) {
+	n := f.restartFailed(slot, topic, partition)
 	if by == "" {
 		by = f.workerID
 	}
 	rec := statustopic.RestartRecord{Flow: f.name, Topic: topic, Partition: partition, At: time.Now().UTC(), By: by, FromMember: f.selfID}
+	if slot >= 0 {
+		rec.Slot = &slot
+	}
 	r, err := statustopic.RestartRecordOf(f.cfg.Source, rec)
 	if err != nil {
-		return n, fmt.Errorf("mirror: RestartFailedInCluster: %w", err)
+		return n, fmt.Errorf("mirror: %s: %w", op, err)
 	}
 	err = f.writeStatusRecord(ctx, func(cl *kgo.Client) error {
 		if err := kclient.ProduceWait(ctx, cl, r); err != nil {
@@ -672,9 +705,9 @@ func (m *Mirror) RestartFailedInCluster(ctx context.Context, flow, topic string,
 		return nil
 	})
 	if err != nil {
-		return n, fmt.Errorf("mirror: RestartFailedInCluster: this member restarted %d partition(s); the other members were not asked: %w", n, err)
+		return n, fmt.Errorf("mirror: %s: this member restarted %d partition(s); the other members were not asked: %w", op, n, err)
 	}
-	f.log.Info("restart of failed partitions requested of every member", "topic", topic, "partition", partition, "by", by, "restarted_here", n)
+	f.log.Info("restart of failed partitions requested of every member", "slot", slot, "topic", topic, "partition", partition, "by", by, "restarted_here", n)
 	return n, nil
 }
 
@@ -697,14 +730,16 @@ func (m *Mirror) restartTarget(op, flow, topic string, partition int32) (*flow, 
 	return nil, fmt.Errorf("mirror: %s: unknown flow %q: the flows are %q (names are \"source->target\")", op, flow, names)
 }
 
-// restartFailed asks this member's units of the flow to restart their
-// FAILED partitions matching topic ("": all) and partition (-1: all) and
-// returns how many they restart.
-func (f *flow) restartFailed(topic string, partition int32) int {
+// restartFailed asks this member's units of the flow (of slot slot only,
+// unless it is -1) to restart their FAILED partitions matching topic ("":
+// all) and partition (-1: all) and returns how many they restart.
+func (f *flow) restartFailed(slot int32, topic string, partition int32) int {
 	f.unitsMu.Lock()
 	units := make([]*unit, 0, len(f.units))
-	for _, u := range f.units {
-		units = append(units, u)
+	for k, u := range f.units {
+		if slot < 0 || k == slot {
+			units = append(units, u)
+		}
 	}
 	f.unitsMu.Unlock()
 	n := 0

@@ -195,8 +195,12 @@ func (f *flow) applyRestart() {
 		if !restartApplies(rec.RestartRecord, f.name, f.selfID) {
 			continue
 		}
-		n := f.restartFailed(rec.Topic, rec.Partition)
-		f.log.Info("restart request read from the status topic", "topic", rec.Topic, "partition", rec.Partition,
+		slot := int32(-1)
+		if rec.Slot != nil {
+			slot = *rec.Slot
+		}
+		n := f.restartFailed(slot, rec.Topic, rec.Partition)
+		f.log.Info("restart request read from the status topic", "slot", slot, "topic", rec.Topic, "partition", rec.Partition,
 			"by", rec.By, "from_member", rec.FromMember, "offset", rec.Offset, "restarted", n)
 	}
 }

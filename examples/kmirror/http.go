@@ -259,6 +259,7 @@ func newHandler(m *mirror.Mirror, metrics http.Handler, grace time.Duration) *ha
 	h.mux.HandleFunc("GET /connectors/{name}/offsets", h.connectorOffsets)
 	h.mux.HandleFunc("GET /connectors/{name}/topics", h.connectorTopics)
 	h.mux.HandleFunc("POST /connectors/{name}/restart", h.restart)
+	h.mux.HandleFunc("POST /connectors/{name}/tasks/{id}/restart", h.taskRestart)
 	h.mux.HandleFunc("PUT /connectors/{name}/pause", h.target(mirror.TargetPaused))
 	h.mux.HandleFunc("PUT /connectors/{name}/resume", h.target(mirror.TargetRunning))
 	h.mux.HandleFunc("PUT /connectors/{name}/stop", h.target(mirror.TargetStopped))
@@ -341,7 +342,7 @@ func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s: no such endpoint; kmirror serves GET /status, /connectors, /connectors/{flow}[/status|/config|/tasks|/tasks/{id}/status|/offsets|/topics], "+
-		"POST /connectors/{flow}/restart, PUT /connectors/{flow}/pause|resume|stop, GET /metrics, /healthz, /readyz", r.Method, r.URL.Path))
+		"POST /connectors/{flow}/restart, /connectors/{flow}/tasks/{id}/restart, PUT /connectors/{flow}/pause|resume|stop, GET /metrics, /healthz, /readyz", r.Method, r.URL.Path))
 }
 
 // The MM2 connector names, which select the flow they run for.
@@ -688,16 +689,50 @@ func (h *handler) taskStatus(w http.ResponseWriter, r *http.Request) {
 	if flow == "" {
 		return
 	}
+	if d, id, ok := h.task(w, r, flow); ok {
+		writeJSON(w, http.StatusOK, d.Tasks[id])
+	}
+}
+
+// task returns the flow's document and the task {id} of the request
+// names, or answers 404 (Connect's "Task ... not found", with the tasks
+// there are) and returns false.
+func (h *handler) task(w http.ResponseWriter, r *http.Request, flow string) (flowDoc, int32, bool) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 32)
 	for _, d := range h.flowDocs(flow) {
 		if err == nil && id >= 0 && int(id) < len(d.Tasks) {
-			writeJSON(w, http.StatusOK, d.Tasks[id])
-			return
+			return d, int32(id), true
 		}
 		writeError(w, http.StatusNotFound, fmt.Sprintf("Task %s of connector %s not found: its tasks are the slots 0 to %d (tasks.max %d)", r.PathValue("id"), r.PathValue("name"), len(d.Tasks)-1, len(d.Tasks)))
-		return
+		return flowDoc{}, 0, false
 	}
 	writeError(w, http.StatusNotFound, "No status found for connector "+flow)
+	return flowDoc{}, 0, false
+}
+
+// taskRestart: POST /connectors/{name}/tasks/{id}/restart, Kafka
+// Connect's restart of one task: the FAILED partitions of slot {id}
+// restart on whichever member owns it (Mirror.RestartTaskInCluster; a
+// RUNNING partition never restarts). It answers as Connect does, 204 No
+// Content with no body (GET .../tasks/{id}/status shows the partitions
+// RUNNING again); an unknown task or flow is 404, a restart request that
+// could not be written 500.
+func (h *handler) taskRestart(w http.ResponseWriter, r *http.Request) {
+	flow := h.resolve(w, r)
+	if flow == "" {
+		return
+	}
+	_, id, ok := h.task(w, r, flow)
+	if !ok {
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), restartWriteTimeout)
+	defer cancel()
+	if _, err := h.m.RestartTaskInCluster(wctx, flow, id, "POST "+r.URL.Path+" on "+h.worker); err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // restartDoc is the body of POST /connectors/{name}/restart: the FAILED

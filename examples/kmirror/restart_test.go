@@ -374,3 +374,104 @@ func TestRestartWhilePausedSaysSo(t *testing.T) {
 		return ""
 	})
 }
+
+// TestTaskRestartOnAnyMember: Kafka Connect's POST
+// /connectors/{flow}/tasks/{id}/restart was 404 ("no such endpoint"). A
+// task is a slot: sent to a member that does not own the slot, it
+// restarts the slot's FAILED partitions on the owner (through the status
+// topic) and answers 204 as Connect; the other slot's restart leaves them
+// FAILED; an unknown task is 404.
+func TestTaskRestartOnAnyMember(t *testing.T) {
+	t.Parallel()
+	src := fakeCluster(t, "src")
+	dst := fakeCluster(t, "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	if err := src.CreateTopic("orders", 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...), kgo.DefaultProduceTopic("orders"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	produce := func() {
+		for p := range int32(2) {
+			if err := cl.ProduceSync(t.Context(), &kgo.Record{Partition: p, Value: []byte("v")}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	produce()
+	cfg := writeProps(t, fmt.Sprintf("clusters = src, dst\nsrc.bootstrap.servers = %s\ndst.bootstrap.servers = %s\nsrc->dst.enabled = true\nsrc->dst.topics = orders\n"+
+		"tasks.max = 2\nemit.heartbeats.enabled = false\nsrc->dst.emit.checkpoints.enabled = false\n", src.ListenAddrs()[0], dst.ListenAddrs()[0]))
+	var bases [2]string
+	for i := range bases {
+		bases[i], _, _, _ = started(t, "-config", cfg, "-status-interval", "200ms", "-log-level", "warn")
+	}
+	status := func(base string) flowDoc {
+		var d flowDoc
+		getJSON(t, base+"/connectors/src-%3Edst/status", &d)
+		return d
+	}
+	eventually(t, "each member owns one slot, every record replicated", func() string {
+		d := status(bases[0])
+		owners := map[string]bool{}
+		for _, tk := range d.Tasks {
+			owners[tk.WorkerID] = true
+		}
+		if len(d.Members) != 2 || len(owners) != 2 || d.Records != 2 {
+			return fmt.Sprintf("%d members, owners %v, %d records", len(d.Members), owners, d.Records)
+		}
+		return ""
+	})
+	dst.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "src.orders", Partitions: []int32{0}, Err: kerr.InvalidRecord, Count: 1})
+	produce()
+	var owner string
+	task, other := int32(-1), int32(-1)
+	eventually(t, "partition 0 FAILED in the cluster view", func() string {
+		for _, tk := range status(bases[0]).Tasks {
+			for _, p := range tk.Partitions {
+				if p.Partition == 0 && p.State == mirror.StateFailed {
+					owner, task, other = tk.WorkerID, tk.ID, 1-tk.ID
+					return ""
+				}
+			}
+		}
+		return "not yet"
+	})
+	notOwner := bases[0]
+	if "http://"+owner == notOwner {
+		notOwner = bases[1]
+	}
+	taskURL := func(id int32) string { return fmt.Sprintf("%s/connectors/src-%%3Edst/tasks/%d/restart", notOwner, id) }
+	if code, body := post(t, taskURL(7)); code != http.StatusNotFound || !strings.Contains(string(body), "slots 0 to 1") {
+		t.Errorf("POST tasks/7/restart: HTTP %d %s, want 404 naming the slots 0 to 1", code, body)
+	}
+	if code, body := post(t, taskURL(other)); code != http.StatusNoContent {
+		t.Fatalf("POST tasks/%d/restart (the other slot): HTTP %d %s, want 204", other, code, body)
+	}
+	time.Sleep(time.Second) // the request read and applied (or not) by the owner
+	for _, tk := range status(bases[0]).Tasks {
+		for _, p := range tk.Partitions {
+			if p.Partition == 0 && p.State != mirror.StateFailed {
+				t.Fatalf("the restart of task %d (not orders[0]'s) left orders[0] %s, want FAILED", other, p.State)
+			}
+		}
+	}
+	if code, body := post(t, taskURL(task)); code != http.StatusNoContent || len(body) != 0 {
+		t.Fatalf("POST tasks/%d/restart to the member not owning it: HTTP %d %q, want 204 and no body", task, code, body)
+	}
+	eventually(t, "partition 0 RUNNING again, all 4 records replicated", func() string {
+		d := status(bases[0])
+		for _, tk := range d.Tasks {
+			for _, p := range tk.Partitions {
+				if p.State != mirror.StateRunning {
+					return fmt.Sprintf("%s[%d] %s", p.Topic, p.Partition, p.State)
+				}
+			}
+		}
+		if d.Records != 4 {
+			return fmt.Sprintf("%d records", d.Records)
+		}
+		return ""
+	})
+}

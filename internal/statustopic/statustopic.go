@@ -274,6 +274,9 @@ type RestartRecord struct {
 	// topic) and Partition the partition of it (-1: every partition).
 	Topic     string `json:"topic,omitempty"`
 	Partition int32  `json:"partition"`
+	// Slot, when set, restricts the request to the partitions of that
+	// slot (Connect's task restart); unset: every slot.
+	Slot *int32 `json:"slot,omitempty"`
 	// At is when it was written.
 	At time.Time `json:"at"`
 	// By says who asked (a worker id, a user); FromMember is the member id
@@ -303,6 +306,8 @@ func (rec RestartRecord) check() error {
 		return fmt.Errorf("restart request: partition %d: use -1 for every partition, or a partition number", rec.Partition)
 	case rec.Partition >= 0 && rec.Topic == "":
 		return fmt.Errorf("restart request: partition %d without a topic: name the source topic, or use -1", rec.Partition)
+	case rec.Slot != nil && *rec.Slot < 0:
+		return fmt.Errorf("restart request: slot %d: slots are numbered from 0; leave slot out for every slot", *rec.Slot)
 	}
 	return nil
 }

@@ -164,6 +164,7 @@ func TestViewRestartRequest(t *testing.T) {
 	}{
 		{RestartRecord{Flow: "a->b", Partition: -3}, "partition -3"},
 		{RestartRecord{Flow: "a->b", Partition: 2}, "partition 2 without a topic"},
+		{RestartRecord{Flow: "a->b", Partition: -1, Slot: new(int32(-1))}, "slot -1"},
 	} {
 		if _, err := RestartRecordOf("a", c.rec); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("RestartRecordOf %+v: err %v, want one saying %q", c.rec, err, c.want)
