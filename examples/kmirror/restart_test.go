@@ -170,66 +170,7 @@ func TestRestartFailedEndpoint(t *testing.T) {
 // restarts it (its record then arrives).
 func TestRestartOnOtherMemberRestartsTheOwners(t *testing.T) {
 	t.Parallel()
-	src := fakeCluster(t, "src")
-	dst := fakeCluster(t, "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
-	if err := src.CreateTopic("orders", 2, nil); err != nil {
-		t.Fatal(err)
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...), kgo.DefaultProduceTopic("orders"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	produce := func() {
-		for p := range int32(2) {
-			if err := cl.ProduceSync(t.Context(), &kgo.Record{Partition: p, Value: []byte("v")}).FirstErr(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	produce()
-	cfg := writeProps(t, fmt.Sprintf("clusters = src, dst\nsrc.bootstrap.servers = %s\ndst.bootstrap.servers = %s\nsrc->dst.enabled = true\nsrc->dst.topics = orders\n"+
-		"tasks.max = 2\nemit.heartbeats.enabled = false\nsrc->dst.emit.checkpoints.enabled = false\n", src.ListenAddrs()[0], dst.ListenAddrs()[0]))
-	var bases [2]string
-	for i := range bases {
-		bases[i], _, _, _ = started(t, "-config", cfg, "-status-interval", "200ms", "-log-level", "warn")
-	}
-	status := func(base string) flowDoc {
-		var d flowDoc
-		getJSON(t, base+"/connectors/src-%3Edst/status", &d)
-		return d
-	}
-	eventually(t, "each member owns one slot, every record replicated", func() string {
-		d := status(bases[0])
-		owners := map[string]bool{}
-		for _, tk := range d.Tasks {
-			owners[tk.WorkerID] = true
-		}
-		if len(d.Members) != 2 || len(owners) != 2 || d.Records != 2 {
-			return fmt.Sprintf("%d members, owners %v, %d records", len(d.Members), owners, d.Records)
-		}
-		return ""
-	})
-	dst.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "src.orders", Partitions: []int32{0}, Err: kerr.InvalidRecord, Count: 1})
-	produce()
-	var owner string
-	for _, base := range bases {
-		eventually(t, "partition 0 FAILED in the cluster view of "+base, func() string {
-			for _, tk := range status(base).Tasks {
-				for _, p := range tk.Partitions {
-					if p.Partition == 0 && p.State == mirror.StateFailed {
-						owner = tk.WorkerID
-						return ""
-					}
-				}
-			}
-			return "not yet"
-		})
-	}
-	other := bases[0]
-	if "http://"+owner == other {
-		other = bases[1]
-	}
+	bases, owner, other, status := twoMembersOneFailed(t)
 	code, body := post(t, other+"/connectors/src-%3Edst/restart?onlyFailed=true&topic=orders")
 	var doc restartDoc
 	if err := json.Unmarshal(body, &doc); err != nil || code != http.StatusAccepted || doc.Restarted != 0 {
@@ -239,21 +180,24 @@ func TestRestartOnOtherMemberRestartsTheOwners(t *testing.T) {
 		t.Errorf("POST restart answered %s: want other_members [{%s [orders[0]]}] and no hint", body, owner)
 	}
 	for _, base := range bases {
-		eventually(t, "partition 0 RUNNING again, all 4 records replicated, in the cluster view of "+base, func() string {
-			d := status(base)
-			for _, tk := range d.Tasks {
-				for _, p := range tk.Partitions {
-					if p.State != mirror.StateRunning {
-						return fmt.Sprintf("%s[%d] %s", p.Topic, p.Partition, p.State)
-					}
-				}
-			}
-			if d.Records != 4 {
-				return fmt.Sprintf("%d records", d.Records)
-			}
-			return ""
-		})
+		eventually(t, "partition 0 RUNNING again, all 4 records replicated, in the cluster view of "+base, func() string { return allRunning(status(base), 4) })
 	}
+}
+
+// allRunning says what is not yet true of d: every partition RUNNING and
+// records records replicated ("" when both are).
+func allRunning(d flowDoc, records int64) string {
+	for _, tk := range d.Tasks {
+		for _, p := range tk.Partitions {
+			if p.State != mirror.StateRunning {
+				return fmt.Sprintf("%s[%d] %s", p.Topic, p.Partition, p.State)
+			}
+		}
+	}
+	if d.Records != records {
+		return fmt.Sprintf("%d records", d.Records)
+	}
+	return ""
 }
 
 // twoMembersOneFailed runs two members of flow src->dst (orders, two
@@ -383,95 +327,32 @@ func TestRestartWhilePausedSaysSo(t *testing.T) {
 // FAILED; an unknown task is 404.
 func TestTaskRestartOnAnyMember(t *testing.T) {
 	t.Parallel()
-	src := fakeCluster(t, "src")
-	dst := fakeCluster(t, "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
-	if err := src.CreateTopic("orders", 2, nil); err != nil {
-		t.Fatal(err)
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(src.ListenAddrs()...), kgo.DefaultProduceTopic("orders"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	produce := func() {
-		for p := range int32(2) {
-			if err := cl.ProduceSync(t.Context(), &kgo.Record{Partition: p, Value: []byte("v")}).FirstErr(); err != nil {
-				t.Fatal(err)
+	bases, _, notOwner, status := twoMembersOneFailed(t)
+	task := int32(-1)
+	for _, tk := range status(bases[0]).Tasks {
+		for _, p := range tk.Partitions {
+			if p.Partition == 0 {
+				task = tk.ID
 			}
 		}
-	}
-	produce()
-	cfg := writeProps(t, fmt.Sprintf("clusters = src, dst\nsrc.bootstrap.servers = %s\ndst.bootstrap.servers = %s\nsrc->dst.enabled = true\nsrc->dst.topics = orders\n"+
-		"tasks.max = 2\nemit.heartbeats.enabled = false\nsrc->dst.emit.checkpoints.enabled = false\n", src.ListenAddrs()[0], dst.ListenAddrs()[0]))
-	var bases [2]string
-	for i := range bases {
-		bases[i], _, _, _ = started(t, "-config", cfg, "-status-interval", "200ms", "-log-level", "warn")
-	}
-	status := func(base string) flowDoc {
-		var d flowDoc
-		getJSON(t, base+"/connectors/src-%3Edst/status", &d)
-		return d
-	}
-	eventually(t, "each member owns one slot, every record replicated", func() string {
-		d := status(bases[0])
-		owners := map[string]bool{}
-		for _, tk := range d.Tasks {
-			owners[tk.WorkerID] = true
-		}
-		if len(d.Members) != 2 || len(owners) != 2 || d.Records != 2 {
-			return fmt.Sprintf("%d members, owners %v, %d records", len(d.Members), owners, d.Records)
-		}
-		return ""
-	})
-	dst.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "src.orders", Partitions: []int32{0}, Err: kerr.InvalidRecord, Count: 1})
-	produce()
-	var owner string
-	task, other := int32(-1), int32(-1)
-	eventually(t, "partition 0 FAILED in the cluster view", func() string {
-		for _, tk := range status(bases[0]).Tasks {
-			for _, p := range tk.Partitions {
-				if p.Partition == 0 && p.State == mirror.StateFailed {
-					owner, task, other = tk.WorkerID, tk.ID, 1-tk.ID
-					return ""
-				}
-			}
-		}
-		return "not yet"
-	})
-	notOwner := bases[0]
-	if "http://"+owner == notOwner {
-		notOwner = bases[1]
 	}
 	taskURL := func(id int32) string { return fmt.Sprintf("%s/connectors/src-%%3Edst/tasks/%d/restart", notOwner, id) }
 	if code, body := post(t, taskURL(7)); code != http.StatusNotFound || !strings.Contains(string(body), "slots 0 to 1") {
 		t.Errorf("POST tasks/7/restart: HTTP %d %s, want 404 naming the slots 0 to 1", code, body)
 	}
-	if code, body := post(t, taskURL(other)); code != http.StatusNoContent {
-		t.Fatalf("POST tasks/%d/restart (the other slot): HTTP %d %s, want 204", other, code, body)
+	if code, body := post(t, taskURL(1-task)); code != http.StatusNoContent {
+		t.Fatalf("POST tasks/%d/restart (the other slot): HTTP %d %s, want 204", 1-task, code, body)
 	}
 	time.Sleep(time.Second) // the request read and applied (or not) by the owner
 	for _, tk := range status(bases[0]).Tasks {
 		for _, p := range tk.Partitions {
 			if p.Partition == 0 && p.State != mirror.StateFailed {
-				t.Fatalf("the restart of task %d (not orders[0]'s) left orders[0] %s, want FAILED", other, p.State)
+				t.Fatalf("the restart of task %d (not orders[0]'s) left orders[0] %s, want FAILED", 1-task, p.State)
 			}
 		}
 	}
 	if code, body := post(t, taskURL(task)); code != http.StatusNoContent || len(body) != 0 {
 		t.Fatalf("POST tasks/%d/restart to the member not owning it: HTTP %d %q, want 204 and no body", task, code, body)
 	}
-	eventually(t, "partition 0 RUNNING again, all 4 records replicated", func() string {
-		d := status(bases[0])
-		for _, tk := range d.Tasks {
-			for _, p := range tk.Partitions {
-				if p.State != mirror.StateRunning {
-					return fmt.Sprintf("%s[%d] %s", p.Topic, p.Partition, p.State)
-				}
-			}
-		}
-		if d.Records != 4 {
-			return fmt.Sprintf("%d records", d.Records)
-		}
-		return ""
-	})
+	eventually(t, "partition 0 RUNNING again, all 4 records replicated", func() string { return allRunning(status(bases[0]), 4) })
 }
