@@ -303,20 +303,7 @@ func TestRestartWhilePausedSaysSo(t *testing.T) {
 	if code, body := put(t, other+"/connectors/src-%3Edst/resume"); code != http.StatusAccepted {
 		t.Fatalf("resume: HTTP %d %s", code, body)
 	}
-	eventually(t, "every partition RUNNING after the resume, all 4 records replicated", func() string {
-		d := status(other)
-		for _, tk := range d.Tasks {
-			for _, p := range tk.Partitions {
-				if p.State != mirror.StateRunning {
-					return fmt.Sprintf("%s[%d] %s", p.Topic, p.Partition, p.State)
-				}
-			}
-		}
-		if d.Records != 4 {
-			return fmt.Sprintf("%d records", d.Records)
-		}
-		return ""
-	})
+	eventually(t, "every partition RUNNING after the resume, all 4 records replicated", func() string { return allRunning(status(other), 4) })
 }
 
 // TestTaskRestartOnAnyMember: Kafka Connect's POST
