@@ -289,7 +289,10 @@ func (f *flow) onAssigned(_ context.Context, cl *kgo.Client, assigned map[string
 	if len(started) > 0 || len(slots) > 0 {
 		// The member as /status and the status topic name it (member_id,
 		// group_member_id), so that the two can be matched.
-		f.log.Info("slots assigned", "member_id", f.selfID, "group_member_id", memberID, "generation", gen, "new", started, "owned", owned, "target_state", applied)
+		// new: the slots this assignment added; started: the slots whose
+		// unit of work started now (none on a flow that only emits
+		// heartbeats, or one PAUSED or STOPPED: "new" alone said [] there).
+		f.log.Info("slots assigned", "member_id", f.selfID, "group_member_id", memberID, "generation", gen, "new", fresh, "started", started, "owned", owned, "target_state", applied)
 	}
 	f.wakePublish()
 }
