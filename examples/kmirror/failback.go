@@ -797,6 +797,10 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	if err := recordDR(ctx, d, bCl, drFailback, prev, rep.Groups, time.Now()); err != nil {
 		rep.Problems = append(rep.Problems, err.Error())
 	}
+	if ctx.Err() != nil { // as failover: the groups committed before are recorded
+		finish("interrupted", drUnreachable)
+		return rep, ctx.Err()
+	}
 	if len(rep.Problems) > 0 {
 		return refuse()
 	}

@@ -1100,6 +1100,12 @@ func commitReported(ctx context.Context, adm *kadm.Client, g *groupReport, offs 
 		on = " on " + where
 	}
 	resp, err := adm.CommitOffsets(ctx, g.Group, offs)
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		// No broker refused it: the command stopped (the commit may or
+		// may not have reached the broker; a run again commits it).
+		g.Action, g.Reason = actionRefused, fmt.Sprintf("not committed%s: interrupted (%v); run kmirror %s again", on, err, command)
+		return fmt.Sprintf("group %s: %s", g.Group, g.Reason)
+	}
 	if err != nil {
 		g.Action, g.Reason = actionRefused, fmt.Sprintf("commit refused%s: %v", on, err)
 		return fmt.Sprintf("group %s: %s", g.Group, g.Reason)
