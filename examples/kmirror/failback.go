@@ -765,6 +765,7 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 		if err != nil {
 			return fail(fmt.Errorf("fetching the groups' offsets on %s: %w", a.Alias, err))
 		}
+		dropRefused(commitsA, prev)
 		for i := range rep.Groups {
 			if done[rep.Groups[i].Group] {
 				keepAhead(&rep.Groups[i], commitsA[rep.Groups[i].Group])

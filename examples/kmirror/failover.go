@@ -49,6 +49,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -326,6 +327,7 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		if in.TargetCommitted, err = groupCommits(rctx, dstAdm, inSet(groupNames(tr), in.Committed)); err != nil {
 			return fmt.Errorf("fetching the groups' offsets on %s: %w", d.dst.Alias, err)
 		}
+		dropRefused(in.TargetCommitted, prev)
 		in.TargetStarts, in.TargetEnds, err = neverCommittedBounds(rctx, dstAdm, tr, atStartTopics(in)...)
 		if err != nil {
 			return fmt.Errorf("listing offsets on %s: %w", d.dst.Alias, err)
@@ -436,10 +438,32 @@ func recordDR(ctx context.Context, d *drFlow, cl *kgo.Client, command string, pr
 	for g, c := range prev.Groups {
 		groups[g] = c
 	}
+	refused := map[string]map[string][]int32{}
+	for g, ts := range prev.Refused {
+		refused[g] = ts
+	}
 	changed := false
 	for _, g := range gs {
-		if (g.Action == actionCommitted || g.Action == actionPartial || (g.Action == actionNone && len(g.Partitions) > 0)) && groups[g.Group] != command {
-			groups[g.Group], changed = command, true
+		if g.Action != actionCommitted && g.Action != actionPartial && (g.Action != actionNone || len(g.Partitions) == 0) {
+			continue
+		}
+		var ref map[string][]int32 // the partitions the broker refused (partial)
+		for _, p := range g.Partitions {
+			if p.CommitError != "" {
+				if ref == nil {
+					ref = map[string][]int32{}
+				}
+				ref[p.Topic] = append(ref[p.Topic], p.Partition)
+			}
+		}
+		if groups[g.Group] != command || !reflect.DeepEqual(refused[g.Group], ref) {
+			changed = true
+		}
+		groups[g.Group] = command
+		if ref == nil {
+			delete(refused, g.Group)
+		} else {
+			refused[g.Group] = ref
 		}
 	}
 	if !changed {
@@ -448,10 +472,28 @@ func recordDR(ctx context.Context, d *drFlow, cl *kgo.Client, command string, pr
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	rec := statustopic.DRRecord{Flow: d.name(), At: now.UTC(), Groups: groups}
+	if len(refused) > 0 {
+		rec.Refused = refused
+	}
 	if err := statustopic.WriteDR(wctx, cl, d.flow.Source, rec); err != nil {
 		return fmt.Errorf("%w: the groups are committed, but a run of kmirror %s again would not know it and could move them back", err, command)
 	}
 	return nil
+}
+
+// dropRefused removes from commits (group -> topic -> partition ->
+// offset, of the groups rec says a command committed last) the partitions
+// whose commit the broker refused in that command's last run
+// (DRRecord.Refused): it never committed them, so what is there is not its
+// consumers' progress, and keepAhead must not keep it.
+func dropRefused(commits map[string]map[string]map[int32]int64, rec statustopic.DRRecord) {
+	for g, ts := range rec.Refused {
+		for t, ps := range ts {
+			for _, p := range ps {
+				delete(commits[g][t], p)
+			}
+		}
+	}
 }
 
 // committedBy returns the groups of rec that command committed last.

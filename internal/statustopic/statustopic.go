@@ -224,6 +224,12 @@ type DRRecord struct {
 	// Groups maps each group either command committed to the one that
 	// committed it last: "failover" or "failback".
 	Groups map[string]string `json:"groups"`
+	// Refused names, per group of Groups whose last commit was partial,
+	// the partitions whose commit the broker refused in it: topic ->
+	// partitions. That command never committed them, so a run of it
+	// again commits their translation there instead of keeping the
+	// offset it finds (which is not its consumers' progress).
+	Refused map[string]map[string][]int32 `json:"refused,omitempty"`
 }
 
 // ReadDR returns the [DRKey] record of the flows from source alias source,
