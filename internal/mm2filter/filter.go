@@ -11,7 +11,9 @@
 // the list when it is loaded, with a rewrite: "orders-[0-9]{1,3}" becomes
 // orders-[0-9]{1|3}, which Go would read with literal braces, silently
 // selecting other topics. A { that starts no repetition is refused for the
-// same reason (Java refuses it; RE2 reads it as a literal).
+// same reason (Java refuses it; RE2 reads it as a literal), and so is a
+// character class with a nested class or && (Java: union, intersection;
+// RE2: literal characters or a POSIX class).
 package mm2filter
 
 import (
@@ -88,6 +90,11 @@ func compileList(key string, list []string) (*regexp.Regexp, error) {
 			return nil, &RegexError{Key: key, Regex: strings.Join(list, ","), List: true, Reason: commaAdvice(list, joined, "which Java refuses (PatternSyntaxException: the connector fails)")}
 		}
 		return nil, &RegexError{Key: key, Regex: itemAt(list, i), Reason: "Java (MM2) refuses a { that does not start a repetition {n}, {n,} or {n,m} (PatternSyntaxException: the connector fails): write \\{ for a literal brace"}
+	}
+	if item := nestedClass(list); item != "" {
+		return nil, &RegexError{Key: key, Regex: item, Reason: "Java (MM2) reads a [ inside a character class as a nested class (a union) and && as an intersection, " +
+			"Go's RE2 reads that [ as a literal (and [:name:] as a POSIX class) and && as two ampersands, so the pattern would select other names than in MM2: " +
+			"write the class without nesting, listing the characters it keeps (e.g. [a-wyz] for [a-z&&[^x]]), or escape a literal bracket (written \\\\[ in a properties file, whose reader drops one backslash)"}
 	}
 	re, err := regexp.Compile("^(?:" + joined + ")$")
 	if err == nil {
@@ -232,6 +239,31 @@ func tokens(re string) []rtok {
 		out = append(out, rtok{kind: kind, start: start, end: i})
 	}
 	return out
+}
+
+// nestedClass returns the first item of list with a character class that
+// holds an unescaped [ (a nested class in Java) or && (an intersection in
+// Java), or "". Go's RE2 reads both differently without failing.
+func nestedClass(list []string) string {
+	for _, p := range list {
+		for _, t := range tokens(p) {
+			if t.kind != tAtom || p[t.start] != '[' {
+				continue
+			}
+			body := p[t.start+1 : t.end]
+			body = strings.TrimPrefix(body, "^")
+			body = strings.TrimPrefix(body, "]")
+			for i := 0; i < len(body); i++ {
+				switch {
+				case body[i] == '\\':
+					i++
+				case body[i] == '[' || strings.HasPrefix(body[i:], "&&"):
+					return p
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // badBrace returns the byte offset of the first { in re that Java refuses

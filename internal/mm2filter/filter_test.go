@@ -158,3 +158,28 @@ func FuzzNew(f *testing.F) {
 		}
 	})
 }
+
+// TestJavaNestedClassRefused: Java reads a [ inside a character class as a
+// nested class (a union) and && as an intersection; Go's RE2 reads the [
+// as a literal (and [:alpha:] as a POSIX class) and && as two ampersands.
+// The pattern compiles in both but selects other names, so kmirror must
+// refuse it rather than replicate other topics than MM2.
+func TestJavaNestedClassRefused(t *testing.T) {
+	for _, re := range []string{`[a-z&&[^x]]+`, `[[:alpha:]]+`, `[a[b]]-.*`, `orders-[0-9&&[^5]]`, `[a-z&&b-d]x`} {
+		f, err := New("topics", []string{re}, "topics.exclude", nil)
+		var rerr *RegexError
+		if !errors.As(err, &rerr) {
+			t.Errorf("%q: err %v (Match(orders)=%v), want a *RegexError: Java and Go read the class differently", re, err, f.Match("orders"))
+			continue
+		}
+		if !strings.Contains(rerr.Reason, "nested") {
+			t.Errorf("%q: reason %q does not explain the nested class", re, rerr.Reason)
+		}
+	}
+	// Escaped brackets and a single & stay ordinary class members.
+	for _, re := range []string{`[\[a]x`, `[a&b]x`, `[\]]x`, `[]a]x`} {
+		if _, err := New("topics", []string{re}, "topics.exclude", nil); err != nil {
+			t.Errorf("%q: %v, want accepted", re, err)
+		}
+	}
+}
