@@ -151,6 +151,10 @@ var flowHandlers = map[string]func(*flowBuild, mm2keys.Row){
 	"replication.policy.separator": func(fb *flowBuild, row mm2keys.Row) {
 		if s, ok := fb.r.get(row.Key); ok {
 			fb.sep = strings.TrimSpace(s.Value)
+			if fb.sep != "" && fb.sep != s.Value {
+				fb.b.warn(Warning{Key: s.Key, Line: s.Line, Message: fmt.Sprintf("surrounding whitespace in the separator: kmirror reads %q; MM2's replication policy reads it untrimmed (%q), "+
+					"so its remote topic names hold the whitespace (%q), which Kafka refuses: remove the whitespace", fb.sep, s.Value, "A"+s.Value+"orders")})
+			}
 			if fb.sep == "" {
 				fb.b.fail(propsErr(s, "must not be empty: with an empty separator the sources of remote topics cannot be read back from their names (cycle detection, heartbeats, translation); %s",
 					identityAdvice(strings.TrimSuffix(s.Key, row.Key))))
