@@ -271,6 +271,9 @@ func Resolve(entries []Entry, o Options) (*Config, error) {
 		count[e.Key]++
 		r.all[e.Key] = Setting{Key: e.Key, Value: e.Value, Line: e.Line}
 	}
+	for _, e := range entries {
+		r.inlineComment(e)
+	}
 	for k, n := range count {
 		if n > 1 {
 			r.warn(k, r.all[k].Line, fmt.Sprintf("set %d times: the last one (line %d) wins, as in MM2", n, r.all[k].Line))
@@ -407,6 +410,30 @@ func (r *resolver) dropFragments(entries []Entry) []Entry {
 		r.cfg.Warnings = append(r.cfg.Warnings, Warning{Key: clientconf.Masked, Line: e.Line, Message: msg})
 	}
 	return out
+}
+
+// inlineComment warns about a value holding whitespace then '#' or '!':
+// most likely a comment written after the value, which java.util.Properties
+// (and so MM2) reads as part of the value. Secret values are not checked:
+// a password may hold " #", and a warning must not show it.
+func (r *resolver) inlineComment(e Entry) {
+	if clientconf.IsSecret(e.Key) {
+		return
+	}
+	i := strings.IndexFunc(e.Value, isBlank)
+	for i >= 0 {
+		rest := strings.TrimLeftFunc(e.Value[i:], isBlank)
+		if strings.HasPrefix(rest, "#") || strings.HasPrefix(rest, "!") {
+			r.warn(e.Key, e.Line, fmt.Sprintf("the value is %q: %s starts a comment only at the start of a line, so MM2 and kmirror read the text after it as part of the value; put the comment on a line of its own",
+				e.Value, rest[:1]))
+			return
+		}
+		j := strings.IndexFunc(rest, isBlank)
+		if j < 0 {
+			return
+		}
+		i = len(e.Value) - len(rest) + j
+	}
 }
 
 // fail records err (nil is ignored).
