@@ -429,7 +429,8 @@ type FlowConfig struct {
 	ShallowCopy bool
 
 	// MaxBufferedBytes bounds the target producers' buffers in bytes
-	// (`<source>-><target>.target.producer.buffer.memory`), shared by the
+	// (`<target>.producer.buffer.memory` or
+	// `<source>-><target>.producer.override.buffer.memory`), shared by the
 	// flow's slots: each gets max(MaxBufferedBytes/Tasks, 1 MiB); 0 means
 	// [DefaultMaxBufferedBytes].
 	MaxBufferedBytes int

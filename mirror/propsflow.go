@@ -87,6 +87,11 @@ func (fb *flowBuild) readRow(row mm2keys.Row) {
 			}
 			fv.SetInt(n)
 			b.line(name, strings.TrimSpace(s.Value), s.Key)
+		} else if row.Prefix == "target.producer." {
+			// A->B.target.producer.* configures MM2's offset-syncs
+			// producer (the loader ignores it): name the keys that set
+			// the replication producer's.
+			b.line(name, row.Default, defaultOrigin(row.Default, row.MM2Default)+fmt.Sprintf("; set %s.producer.%s or %s.producer.override.%s", fb.f.Target, row.Key, r.name, row.Key))
 		} else {
 			b.line(name, row.Default, defaultOrigin(row.Default, row.MM2Default))
 		}
