@@ -134,7 +134,10 @@ func LoadProperties(path string, opts ...LoadOpt) (*Properties, error) {
 //   - Deprecated topics.blacklist, groups.blacklist and
 //     config.properties.blacklist are honoured when the new key is absent
 //     (MM2 3.x; 4.0 ignores them).
-//   - A top-level use.defaults.from applies to every flow (MM2 drops it).
+//   - A top-level use.defaults.from applies to every flow (MM2 drops it),
+//     and so do a top-level exactly.once.support, transaction.boundary and
+//     transaction.boundary.interval.ms (MM2 drops these Connect
+//     source-connector keys at top level: it needs them per flow).
 //   - replication.policy.class also accepts the short names
 //     DefaultReplicationPolicy and IdentityReplicationPolicy (MM2 cannot
 //     load them).

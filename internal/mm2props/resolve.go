@@ -679,11 +679,32 @@ func (r *resolver) connectorKey(s Setting, rest string) {
 	if rest == "use.defaults.from" && s.Key == rest {
 		r.warn(s.Key, s.Line, "MM2's dedicated mode drops a top-level use.defaults.from (it is not a connector setting; checked with MM2 4.3.1), so MM2 uses target; kmirror applies it to every flow as written; MM2 needs <source>-><target>.use.defaults.from")
 	}
+	if def, ok := sourceConnectorOnly[rest]; ok && s.Key == rest && !strings.EqualFold(strings.TrimSpace(s.Value), def) {
+		// MirrorMakerConfig keeps the top-level keys its three
+		// connectors define (ConnectorConfig's and MirrorMaker's own);
+		// these are Connect's source-connector keys (KIP-618), defined
+		// by SourceConnectorConfig, so MM2 drops them at top level.
+		mm2 := "its default"
+		if def != "" {
+			mm2 = def
+		}
+		r.warn(s.Key, s.Line, fmt.Sprintf("MM2's dedicated mode drops a top-level %s (a Connect source-connector setting, not one of MirrorMaker's connector settings), so MM2 uses %s; kmirror applies it to every flow as written; MM2 needs <source>-><target>.%s", rest, mm2, rest))
+	}
 	if IsBoolKey(rest) && rest != "enabled" && rest != "emit.heartbeats.enabled" && s.Value != strings.TrimSpace(s.Value) {
 		if v, err := ParseBool(s); err == nil {
 			r.warn(s.Key, s.Line, fmt.Sprintf("surrounding whitespace in a boolean: read as %v (trimmed, as MM2's connectors read it)", v))
 		}
 	}
+}
+
+// sourceConnectorOnly are the flow keys Connect defines for source
+// connectors only (SourceConnectorConfig, KIP-618), which MM2's
+// MirrorMakerConfig drops at top level, with MM2's value when dropped
+// ("" for none: the worker's offset flush interval).
+var sourceConnectorOnly = map[string]string{
+	"exactly.once.support":             "requested",
+	"transaction.boundary":             "poll",
+	"transaction.boundary.interval.ms": "",
 }
 
 // IsBoolKey reports whether a connector key is boolean.

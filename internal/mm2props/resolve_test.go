@@ -680,6 +680,31 @@ func TestTopLevelUseDefaultsFrom(t *testing.T) {
 	}
 }
 
+// TestTopLevelSourceConnectorKeysWarn: MM2's MirrorMakerConfig keeps
+// only the top-level keys MirrorMaker's connectors define, so it drops a
+// top-level exactly.once.support, transaction.boundary and
+// transaction.boundary.interval.ms (Connect's source-connector keys);
+// kmirror applied them to every flow without a word. It still applies
+// them, and warns; a value equal to MM2's default and the per-flow keys do
+// not warn.
+func TestTopLevelSourceConnectorKeysWarn(t *testing.T) {
+	c := resolve(t, "clusters=A,B\nA->B.enabled=true\nexactly.once.support=required\ntransaction.boundary=interval\ntransaction.boundary.interval.ms=5000\n", Options{})
+	for _, k := range []string{"exactly.once.support", "transaction.boundary", "transaction.boundary.interval.ms"} {
+		if !hasWarning(c, k, "MM2's dedicated mode drops a top-level "+k) {
+			t.Errorf("top-level %s: warnings %q, want one saying MM2 drops it", k, warnings(c))
+		}
+	}
+	if s, _ := c.Flows[0].Get("exactly.once.support"); s.Value != "required" {
+		t.Errorf("exactly.once.support = %q, want required applied to the flow", s.Value)
+	}
+	quiet := resolve(t, "clusters=A,B\nA->B.enabled=true\nexactly.once.support=requested\ntransaction.boundary=poll\nA->B.transaction.boundary=interval\n", Options{})
+	for _, w := range warnings(quiet) {
+		if strings.Contains(w, "drops a top-level") {
+			t.Errorf("MM2's default values and per-flow keys: warning %q, want none", w)
+		}
+	}
+}
+
 // TestResolveEveryError: Resolve goes on after an error and reports each
 // one, in line order, with the Config of the rest.
 func TestResolveEveryError(t *testing.T) {
