@@ -91,9 +91,10 @@ type failbackReport struct {
 	// replicates: its live kmirror members in its status topic on A, or,
 	// with none (Apache MM2), its heartbeats only.
 	ReverseEvidence string `json:"reverse_evidence,omitempty"`
-	// Rerun says an earlier kmirror failback of the flow committed (the
-	// status topic's DR record): the groups it committed, when committed
-	// past their translation on A, are kept there (partitionReport.Ahead).
+	// Rerun says an earlier kmirror failback of the flow committed groups
+	// this run matches (the status topic's DR record): those groups, when
+	// committed past their translation on A, are kept there
+	// (partitionReport.Ahead).
 	Rerun  bool          `json:"rerun,omitempty"`
 	Groups []groupReport `json:"groups"`
 	// Outage lists, per partition of the forward flow's topics, the
@@ -759,8 +760,9 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 		return fail(fmt.Errorf("reading the status topic of %s on %s: %w", d.name(), b.Alias, err))
 	}
 	done := committedBy(prev, drFailback)
-	rep.Rerun = found && len(done) > 0
-	if again := inSet(reportGroups(rep.Groups), done); len(again) > 0 {
+	again := inSet(reportGroups(rep.Groups), done)
+	rep.Rerun = found && len(again) > 0 // of a group this run matches
+	if len(again) > 0 {
 		commitsA, err := groupCommits(rctx, aAdm, again)
 		if err != nil {
 			return fail(fmt.Errorf("fetching the groups' offsets on %s: %w", a.Alias, err))

@@ -89,9 +89,9 @@ type failoverReport struct {
 	SourceError string    `json:"source_error,omitempty"`
 	DetectedAt  time.Time `json:"detected_at"`
 	Uncommitted string    `json:"uncommitted"`
-	// Rerun says an earlier kmirror failover of the flow committed (the
-	// status topic's DR record): the groups it committed, when committed
-	// past their translation on the target, are kept there
+	// Rerun says an earlier kmirror failover of the flow committed groups
+	// this run matches (the status topic's DR record): those groups, when
+	// committed past their translation on the target, are kept there
 	// (partitionReport.Ahead).
 	Rerun bool `json:"rerun,omitempty"`
 	// TargetState is the flow's persisted target state the command wrote
@@ -292,13 +292,12 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	// Run again after an earlier failover committed: its groups'
 	// consumers may have moved on on the target (planInput.Committed).
 	sctx, cancel := context.WithTimeout(ctx, o.timeout)
-	prev, found, err := statustopic.ReadDR(sctx, clusterOpts(d.dst, d.dst.Consumer), d.flow.Source)
+	prev, _, err := statustopic.ReadDR(sctx, clusterOpts(d.dst, d.dst.Consumer), d.flow.Source)
 	cancel()
 	if err != nil {
 		return failed(rep, finish, fmt.Errorf("reading the status topic of %s on %s: %w", d.name(), d.dst.Alias, err))
 	}
 	in.Committed = committedBy(prev, drFailover)
-	rep.Rerun = found && len(in.Committed) > 0
 	read := func() error { // the target's side of the plan
 		rctx, cancel := context.WithTimeout(ctx, o.timeout)
 		defer cancel()
@@ -323,8 +322,11 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 			return fmt.Errorf("describing the groups on %s: %w", d.dst.Alias, err)
 		}
 		// Only the groups an earlier failover committed are kept ahead:
-		// only theirs are fetched.
-		if in.TargetCommitted, err = groupCommits(rctx, dstAdm, inSet(groupNames(tr), in.Committed)); err != nil {
+		// only theirs are fetched. A rerun is one for a group this run
+		// matches (an earlier failover of other groups is not).
+		again := inSet(groupNames(tr), in.Committed)
+		rep.Rerun = len(again) > 0
+		if in.TargetCommitted, err = groupCommits(rctx, dstAdm, again); err != nil {
 			return fmt.Errorf("fetching the groups' offsets on %s: %w", d.dst.Alias, err)
 		}
 		dropRefused(in.TargetCommitted, prev)

@@ -287,3 +287,26 @@ func TestFailoverSaysWhySourceIsDown(t *testing.T) {
 		t.Errorf("sourceDown of a timeout = %q, want %q", got, want)
 	}
 }
+
+// TestFailoverRerunOnlyForMatchedGroups (found by a breaker): the report
+// said rerun (and "an earlier failover committed: the groups it committed
+// keep their offsets") whenever the DR record named any group a failover
+// committed, also when this run matched none of them. Now rerun is set
+// only for a group the run matches.
+func TestFailoverRerunOnlyForMatchedGroups(t *testing.T) {
+	w := newRerunWorld(t)
+	followMember(t, w.addrs, "m1")
+	if err := statustopic.WriteDR(w.ctx, w.cl, "A", statustopic.DRRecord{Flow: "A->B", At: time.Now().UTC(), Groups: map[string]string{"other": drFailover}}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "5s", "-json")
+	rep := decodeFailover(t, out)
+	if code != drOK || rep.Rerun || w.committedB() != 5 {
+		t.Fatalf("failover of g after an earlier failover of another group: exit %d, rerun %v, g on B at %d; want exit 0, no rerun, 5\n%s\n%s", code, rep.Rerun, w.committedB(), out, errOut)
+	}
+	// g itself committed now: a run again is a rerun.
+	_, out, _, _ = runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "5s", "-json")
+	if rep := decodeFailover(t, out); !rep.Rerun {
+		t.Errorf("failover of g run again: rerun false, want true\n%s", out)
+	}
+}
