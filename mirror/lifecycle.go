@@ -753,12 +753,22 @@ func (m *lifecycle) fail(p *partState, err error, auto, report bool) {
 	}
 	p.err, p.failedAt, p.autoRetry, p.quiet = err, m.now, auto, false
 	p.nextRetry = time.Time{}
-	if m.staleLimit(p, err) {
+	var tl *RecordTooLargeError
+	switch {
+	case m.staleLimit(p, err):
 		// Refused at a limit already raised: the record fits the next
 		// producer, so the partition restarts there without the
 		// operator (an operator's restart that ran before the unit
 		// reopened its producer fails again at the old limit).
 		p.restartAsked = true
+	case errors.As(err, &tl) && !tl.Assumed:
+		// Refused at the limit the unit read last, which the remote
+		// topic may have raised since (discovery reads it again only
+		// every refresh interval): read it now. A raised limit
+		// restarts the partition by itself (evLimitRaised); an
+		// unchanged one leaves it waiting for the operator
+		// (TestRaisedLimitReadAtTheFailure).
+		m.emit(action{kind: actRefreshLimits, p: p, remote: p.remote})
 	}
 	if auto {
 		switch {

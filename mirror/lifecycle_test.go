@@ -345,7 +345,7 @@ func TestLifecycleRules(t *testing.T) {
 			h.ack(f, r[0], 100)
 			h.expectState("10 acknowledged", t0, StateRunning, 10, 9)
 			h.ack(f, r[1], 101)
-			h.expect("11 acknowledged", "failed t/0; pause t/0")
+			h.expect("11 acknowledged", "limits a.t; failed t/0; pause t/0")
 			h.expectState("failed at 12", t0, StateFailed, 11, 9)
 			h.post(event{kind: evRestart, a: 0, x: &evExtra{topic: "t"}})
 			h.expect("restart", "limits a.t; restart t/0 at 12")
@@ -420,7 +420,7 @@ func TestLifecycleRules(t *testing.T) {
 			f = h.cur(t0)
 			r = h.fetch(f, 10)
 			h.fail(f, r[0], &RecordTooLargeError{Offset: 10, Size: 5 << 20, Limit: 4 << 20, Setting: "x"})
-			h.expect("too large for the new producer's limit too", "failed t/0; stop t/0; pause t/0")
+			h.expect("too large for the new producer's limit too", "limits a.t; failed t/0; stop t/0; pause t/0")
 			h.expectState("failed at the raised limit", t0, StateFailed, 9, 9)
 		},
 	}, {
@@ -458,7 +458,7 @@ func TestLifecycleRules(t *testing.T) {
 			h.post(event{kind: evLimitRaised, a: 1 << 19, x: &evExtra{remote: "a.t"}})
 			r := h.fetch(f, 10)
 			h.fail(f, r[0], &RecordTooLargeError{Offset: 10, Size: 1 << 20, Limit: 1 << 19, Setting: "x"})
-			h.expect("failed at the lowered limit", "failed t/0; stop t/0; pause t/0")
+			h.expect("failed at the lowered limit", "limits a.t; failed t/0; stop t/0; pause t/0")
 			h.post(event{kind: evLimitRaised, a: 1 << 20, x: &evExtra{remote: "a.t"}})
 			h.expect("raised again", "limits a.t; restart t/0 at 10")
 			h.post(event{kind: evSession})

@@ -30,8 +30,9 @@ import (
 //
 // franz-go reads the limit once per partition and caches it, so a unit's
 // producer keeps the limits it started with for the whole session
-// (unit.lim). When discovery, or the restart of a partition that failed on
-// a record too large, finds another limit on the target, the unit ends the
+// (unit.lim). When discovery, a partition failing on a record too large
+// (the limit may have been raised since it was read), or the restart of
+// such a partition finds another limit on the target, the unit ends the
 // session gracefully (records acknowledged, resume points stored: nothing
 // replayed) and opens a new producer with the new limits (errRebuild).
 //
@@ -176,7 +177,9 @@ func (u *unit) limitSetting(remote string) string {
 // topic's max.message.bytes (or the target producer's max.request.size,
 // when set). It wraps kerr.MessageTooLarge, so it is one of the record's own
 // errors: the partition waits for the limit to be raised and for a restart
-// (Mirror.RestartFailed), then resumes at this record.
+// (Mirror.RestartFailed), then resumes at this record. The failure reads
+// the remote topic's limit again: one raised before the record came
+// restarts the partition without the operator.
 type RecordTooLargeError struct {
 	// Offset is the record's source offset.
 	Offset int64

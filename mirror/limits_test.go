@@ -383,3 +383,42 @@ func TestTopicLimitsReadDespiteOneRefusedTopic(t *testing.T) {
 		t.Errorf("limits %v, want %v", got, want)
 	}
 }
+
+// TestRaisedLimitReadAtTheFailure (found by a new user): the remote
+// topic's max.message.bytes raised on the target, then a record above the
+// old limit produced at once: the unit still applied the limit it read at
+// its start, failed the partition with "above max.message.bytes of ...
+// (1048588 bytes): raise that setting" (already raised) and waited for an
+// operator, or for discovery's next reading of the limits (every refresh
+// interval, 10 minutes by default). The failure now reads the limit
+// again: a raised one restarts the partition by itself and the record is
+// copied.
+func TestRaisedLimitReadAtTheFailure(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("raised")
+	remote := p.Source.Alias + "." + topic
+	limit := "3145728"
+	testcluster.CreateTopic(t, &p.Source, topic, 1, map[string]*string{"max.message.bytes": &limit})
+	fc := recoveryFlow(p, topic)
+	fc.RefreshTopicsInterval = 10 * time.Minute // no discovery round reads the limit in the test
+	// The remote topic keeps the target's default limit (1 MiB) until
+	// the test raises it.
+	fc.ConfigPropertiesExclude = append(append([]string{}, DefaultConfigPropertiesExclude...), `max\.message\.bytes`)
+	m, _ := runMirror(t, recoveryOpts(p, fc)...)
+	small0, big := []byte("small-0"), randomBytes(1536*1024, 3)
+	produceLarge(t, &p.Source, &kgo.Record{Topic: topic, Value: small0})
+	testcluster.Eventually(t, 30*time.Second, "the first record replicated", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.Replicated == 1, fmt.Sprintf("%+v", ps)
+	})
+	setTopicConfig(t, &p.Target, remote, "max.message.bytes", "4194304")
+	produceLarge(t, &p.Source, &kgo.Record{Topic: topic, Value: big})
+	testcluster.Eventually(t, 20*time.Second, "the 1.5 MiB record replicated without an operator", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateRunning && ps.Replicated == 2, fmt.Sprintf("%+v", ps)
+	})
+	if got, want := targetContents(t, p, remote), wantContents(small0, big); !equalStrings(got, want) {
+		t.Fatalf("target holds %v, want exactly %v", got, want)
+	}
+}
