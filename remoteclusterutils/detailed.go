@@ -141,6 +141,11 @@ func sortTranslations(ps []PartitionTranslation) {
 // topic then partition. Errors are those of TranslateOffsets, and a failed
 // metadata request.
 func (c *Client) TranslateDetailed(ctx context.Context, remoteClusterAlias, group string) ([]PartitionTranslation, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	ctx, cancel := c.withTimeout(ctx) // one bound for the read and the metadata request
+	defer cancel()
 	f, err := c.read(ctx, remoteClusterAlias, group, false)
 	if err != nil {
 		return nil, err
@@ -164,6 +169,11 @@ func (c *Client) TranslateDetailed(ctx context.Context, remoteClusterAlias, grou
 // groups without any checkpoint are absent from the map. A topic without
 // any checkpoint yet gives an empty map and no error.
 func (c *Client) TranslateGroups(ctx context.Context, remoteClusterAlias string, match func(group string) bool) (map[string][]PartitionTranslation, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	ctx, cancel := c.withTimeout(ctx) // one bound for the read and the metadata request
+	defer cancel()
 	f, err := c.read(ctx, remoteClusterAlias, "", true)
 	if err != nil {
 		return nil, err
