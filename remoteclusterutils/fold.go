@@ -104,6 +104,15 @@ func (f *folder) wants(group string) bool { return f.all || group == f.group }
 func (f *folder) add(offset int64, key, value []byte) (k ckey, ok bool) {
 	f.stats.Records++
 	c, err := checkpoint.DecodeCheckpoint(key, value)
+	if errors.Is(err, checkpoint.ErrUnknownVersion) {
+		// Counted whether or not the checkpoint is then usable (it may
+		// also have a negative downstream offset: errors.Join).
+		f.stats.UnknownVersion++
+		if f.log != nil {
+			f.log.Debug("checkpoint record with an unknown version parsed with the v0 layout",
+				"offset", offset, "err", err)
+		}
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, checkpoint.ErrTombstone):
@@ -126,11 +135,7 @@ func (f *folder) add(offset int64, key, value []byte) (k ckey, ok bool) {
 		f.skip(offset, &f.stats.Invalid, "negative downstream offset", err)
 		return k, false
 	case errors.Is(err, checkpoint.ErrUnknownVersion):
-		f.stats.UnknownVersion++
-		if f.log != nil {
-			f.log.Debug("checkpoint record with an unknown version parsed with the v0 layout",
-				"offset", offset, "err", err)
-		}
+		// Counted above; the checkpoint is used.
 	default:
 		f.skip(offset, &f.stats.Undecodable, "undecodable checkpoint record", err)
 		return k, false
