@@ -69,6 +69,10 @@ type flowDoc struct {
 	// lag_unknown true when part of it cannot be computed.
 	Lag        *int64 `json:"lag"`
 	LagUnknown bool   `json:"lag_unknown,omitempty"`
+	// FailedPartitions counts the FAILED partitions of every slot (the
+	// flow stays RUNNING while the others replicate; connector.trace names
+	// the first).
+	FailedPartitions int `json:"failed_partitions"`
 	// Members are the flow's live members.
 	Members []mirror.ClusterMember `json:"members"`
 	// Mismatches and Warnings: what the members disagree on.
@@ -111,13 +115,17 @@ type taskDoc struct {
 	Trace    string       `json:"trace,omitempty"`
 	MemberID string       `json:"member_id,omitempty"`
 	// Since: for UNASSIGNED, since when no live member owns the slot.
-	Since      time.Time      `json:"since,omitzero"`
-	Lag        *int64         `json:"lag"`
-	LagUnknown bool           `json:"lag_unknown,omitempty"`
-	Records    int64          `json:"records"`
-	Bytes      int64          `json:"bytes"`
-	Updated    time.Time      `json:"updated,omitzero"`
-	Partitions []partitionDoc `json:"partitions"`
+	Since      time.Time `json:"since,omitzero"`
+	Lag        *int64    `json:"lag"`
+	LagUnknown bool      `json:"lag_unknown,omitempty"`
+	Records    int64     `json:"records"`
+	Bytes      int64     `json:"bytes"`
+	Updated    time.Time `json:"updated,omitzero"`
+	// FailedPartitions counts the slot's FAILED partitions: a slot stays
+	// RUNNING while its other partitions replicate (Connect would report
+	// the task FAILED), so alert on this, or on trace.
+	FailedPartitions int            `json:"failed_partitions"`
+	Partitions       []partitionDoc `json:"partitions"`
 }
 
 // partitionDoc is one source partition; its lag is null when unknown.
@@ -142,8 +150,9 @@ func partitionDocs(ps []mirror.PartitionStatus) []partitionDoc {
 	return out
 }
 
-// slotTrace sums up a slot's FAILED partitions (Connect's task trace).
-func slotTrace(s mirror.SlotStatus) string {
+// slotTrace sums up a slot's FAILED partitions (Connect's task trace) and
+// counts them.
+func slotTrace(s mirror.SlotStatus) (string, int) {
 	n, first := 0, ""
 	for _, p := range s.Partitions {
 		if p.State == mirror.StateFailed {
@@ -153,15 +162,16 @@ func slotTrace(s mirror.SlotStatus) string {
 		}
 	}
 	if n == 0 {
-		return ""
+		return "", 0
 	}
-	return fmt.Sprintf("%d partition(s) FAILED; first: %s", n, first)
+	return fmt.Sprintf("%d partition(s) FAILED; first: %s", n, first), n
 }
 
 func toTaskDoc(s mirror.SlotStatus) taskDoc {
-	return taskDoc{ID: s.Slot, State: s.State, WorkerID: s.WorkerID, Trace: slotTrace(s), MemberID: s.MemberID, Since: s.Since,
+	trace, failed := slotTrace(s)
+	return taskDoc{ID: s.Slot, State: s.State, WorkerID: s.WorkerID, Trace: trace, MemberID: s.MemberID, Since: s.Since,
 		Lag: lagOf(s.Lag, s.LagUnknown), LagUnknown: s.LagUnknown, Records: s.Records, Bytes: s.Bytes, Updated: s.Updated,
-		Partitions: partitionDocs(s.Partitions)}
+		FailedPartitions: failed, Partitions: partitionDocs(s.Partitions)}
 }
 
 // toFlowDoc is the flow's document under connector name name: its
@@ -205,7 +215,9 @@ func toFlowDoc(name string, cf mirror.ClusterFlowStatus, fs mirror.FlowStatus, w
 		}
 	}
 	for _, s := range cf.Slots {
-		d.Tasks = append(d.Tasks, toTaskDoc(s))
+		t := toTaskDoc(s)
+		d.FailedPartitions += t.FailedPartitions
+		d.Tasks = append(d.Tasks, t)
 	}
 	return d
 }
