@@ -188,13 +188,16 @@ func TestConnectEndpointsAnswerForEveryMember(t *testing.T) {
 
 	var info infoDoc
 	if code := getJSON(t, bases[0]+"/connectors/src-%3Edst", &info); code != 200 || info.Name != "src->dst" || len(info.Tasks) != 4 ||
-		info.Tasks[3] != (taskRef{"src->dst", 3}) || info.Config["src->dst.tasks.max"] != "4" || info.Type != "source" {
+		info.Tasks[3] != (taskRef{"src->dst", 3}) || info.Config["tasks.max"] != "4" || info.Type != "source" {
 		t.Errorf("GET /connectors/src->dst: HTTP %d %+v", code, info)
 	}
 	var cfg map[string]string
 	getJSON(t, bases[0]+"/connectors/src-%3Edst/config", &cfg)
-	if v := cfg["dst.sasl.jaas.config"]; v != "[hidden]" || cfg["src->dst.enabled"] != "true" {
-		t.Errorf("GET /connectors/src->dst/config: jaas %q, enabled %q; want the secret hidden", v, cfg["src->dst.enabled"])
+	// Keyed as Connect shows MirrorSourceConnector's configuration (they
+	// were the file's own keys, "src->dst.enabled").
+	if v := cfg["target.cluster.sasl.jaas.config"]; v != "[hidden]" || cfg["enabled"] != "true" || cfg["tasks.max"] != "4" ||
+		cfg["connector.class"] != mm2SourceClass || cfg["source.cluster.alias"] != "src" || cfg["name"] != "src->dst" {
+		t.Errorf("GET /connectors/src->dst/config: %v; want the secret hidden, enabled true, tasks.max 4, MirrorSourceConnector's class and the aliases", cfg)
 	}
 	for k, v := range cfg {
 		if strings.Contains(v, "hunter2") {

@@ -275,6 +275,7 @@ func newHandler(m *mirror.Mirror, metrics http.Handler, grace time.Duration) *ha
 	h.mux.HandleFunc("PUT /connectors/{name}/pause", h.target(mirror.TargetPaused))
 	h.mux.HandleFunc("PUT /connectors/{name}/resume", h.target(mirror.TargetRunning))
 	h.mux.HandleFunc("PUT /connectors/{name}/stop", h.target(mirror.TargetStopped))
+	h.mux.HandleFunc("GET /{$}", h.root)
 	h.mux.HandleFunc("GET /healthz", h.healthz)
 	h.mux.HandleFunc("GET /readyz", h.readyz)
 	h.mux.HandleFunc("/", h.notFound)
@@ -353,8 +354,23 @@ func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, msg)
 		return
 	}
-	writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s: no such endpoint; kmirror serves GET /status, /connectors, /connectors/{flow}[/status|/config|/tasks|/tasks/{id}/status|/offsets|/topics], "+
+	writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s: no such endpoint; kmirror serves GET /, /status, /connectors, /connectors/{flow}[/status|/config|/tasks|/tasks/{id}/status|/offsets|/topics], "+
 		"POST /connectors/{flow}/restart, /connectors/{flow}/tasks/{id}/restart, PUT /connectors/{flow}/pause|resume|stop, GET /metrics, /healthz, /readyz", r.Method, r.URL.Path))
+}
+
+// rootDoc is the body of GET /, Kafka Connect's server information: the
+// kmirror version and VCS revision of the binary (Connect has no
+// kafka_cluster_id to give here: a member serves flows on several
+// clusters).
+type rootDoc struct {
+	Version string `json:"version"`
+	Commit  string `json:"commit"`
+}
+
+// root: GET /, as Connect's (a client's "server info" call answered 404).
+func (h *handler) root(w http.ResponseWriter, r *http.Request) {
+	v := readVersion()
+	writeJSON(w, http.StatusOK, rootDoc{Version: v.Version, Commit: v.Revision})
 }
 
 // The MM2 connector names, which select the flow they run for.
@@ -469,16 +485,55 @@ func (h *handler) info(name, flow string) infoDoc {
 // config returns flow's effective settings (secrets masked), or its
 // FlowConfig's basic keys when the runner has none.
 func (h *handler) config(flow string) map[string]string {
-	if c, ok := h.settings[flow]; ok {
-		return c
-	}
-	out := map[string]string{"name": flow}
 	for _, f := range h.flows {
-		if f.Name() == flow {
-			out["source.cluster.alias"], out["target.cluster.alias"] = f.Source, f.Target
-			out["tasks.max"] = strconv.Itoa(f.Tasks)
+		if f.Name() != flow {
+			continue
+		}
+		if c, ok := h.settings[flow]; ok {
+			return connectConfig(flow, f.Source, f.Target, c)
+		}
+		return map[string]string{"name": flow, "connector.class": mm2SourceClass,
+			"source.cluster.alias": f.Source, "target.cluster.alias": f.Target, "tasks.max": strconv.Itoa(f.Tasks)}
+	}
+	return map[string]string{"name": flow}
+}
+
+// mm2SourceClass is MirrorSourceConnector's class, the connector.class of
+// a flow's configuration.
+const mm2SourceClass = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+
+// connectConfig returns a flow's effective settings (mirror's
+// FlowSettings: "<flow>.<key>", "<alias>.<key>", secrets masked) keyed as
+// MM2 hands them to its MirrorSourceConnector (MirrorMakerConfig's
+// connectorBaseConfig), which Connect's GET /connectors/{name}/config
+// shows: the flow's keys without the "<flow>." prefix; the source
+// cluster's client keys as "source.consumer.*", "source.producer.*",
+// "source.admin.*" and its other keys as "source.cluster.*", the target's
+// as "target.*" and "target.cluster.*"; and name, connector.class and
+// the two aliases. Scripts reading config["topics"] or config["tasks.max"]
+// read it as from Connect (the keys were the file's own, "A->B.topics").
+func connectConfig(flow, source, target string, settings map[string]string) map[string]string {
+	out := make(map[string]string, len(settings)+4)
+	cluster := func(prefix, rest, v string) {
+		switch {
+		case strings.HasPrefix(rest, "consumer.") || strings.HasPrefix(rest, "producer.") || strings.HasPrefix(rest, "admin."):
+			out[prefix+"."+rest] = v
+		default:
+			out[prefix+".cluster."+rest] = v
 		}
 	}
+	for k, v := range settings {
+		switch {
+		case strings.HasPrefix(k, flow+"."):
+			out[strings.TrimPrefix(k, flow+".")] = v
+		case strings.HasPrefix(k, source+"."):
+			cluster("source", strings.TrimPrefix(k, source+"."), v)
+		case strings.HasPrefix(k, target+"."):
+			cluster("target", strings.TrimPrefix(k, target+"."), v)
+		}
+	}
+	out["name"], out["connector.class"] = flow, mm2SourceClass
+	out["source.cluster.alias"], out["target.cluster.alias"] = source, target
 	return out
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"testing"
@@ -104,5 +105,52 @@ func TestMethodNotAllowedListsHead(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("HEAD /connectors: HTTP %d, want 200", resp.StatusCode)
+	}
+}
+
+// TestConnectConfigKeys: a flow's settings are keyed as MM2 hands them to
+// MirrorSourceConnector (GET /connectors/{flow}/config answered the file's
+// own keys, "A->B.topics", so a script reading config["topics"] found
+// nothing).
+func TestConnectConfigKeys(t *testing.T) {
+	got := connectConfig("A->B", "A", "B", map[string]string{
+		"A->B.topics": "orders.*", "A->B.tasks.max": "4",
+		"A.security.protocol": "SASL_SSL", "A.consumer.fetch.max.bytes": "1024",
+		"B.sasl.jaas.config": "[hidden]", "B.producer.buffer.memory": "8",
+		"C.bootstrap.servers": "elsewhere:9092", // another cluster's: not the flow's
+	})
+	want := map[string]string{
+		"topics": "orders.*", "tasks.max": "4",
+		"source.cluster.security.protocol": "SASL_SSL", "source.consumer.fetch.max.bytes": "1024",
+		"target.cluster.sasl.jaas.config": "[hidden]", "target.producer.buffer.memory": "8",
+		"name": "A->B", "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+		"source.cluster.alias": "A", "target.cluster.alias": "B",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("connectConfig = %v\nwant %v", got, want)
+	}
+}
+
+// TestRootIsServerInfo: GET / answers Connect's server information
+// (version, commit) where it answered 404; other paths stay 404.
+func TestRootIsServerInfo(t *testing.T) {
+	srv, _ := targetHandler(t, mirror.FlowConfig{Source: "src", Target: "dst"})
+	resp, err := http.Get(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var d rootDoc
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &d) != nil || d.Version != readVersion().Version {
+		t.Errorf("GET /: HTTP %d %s, want 200 with the version %q", resp.StatusCode, body, readVersion().Version)
+	}
+	resp, err = http.Get(srv.URL + "/connector-plugins")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /connector-plugins: HTTP %d, want 404", resp.StatusCode)
 	}
 }
