@@ -89,7 +89,10 @@ type BackTranslation struct {
 // re-created on B (a new log) from the one the runs and syncs describe;
 // when that can have happened, use [ReadBackIndex] with
 // [BackIndex.ForRemoteTopicIDs] and the remote topics' current IDs.
+// Without a deadline in ctx, [DefaultTimeout] bounds the call.
 func TranslateBack(ctx context.Context, cl *kgo.Client, offsetSyncsTopic string, positions map[string]map[int32]int64, targetClusterID string) (map[string]map[int32]BackTranslation, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	idx, err := ReadBackIndex(ctx, cl, offsetSyncsTopic, targetClusterID)
 	if err != nil {
 		return nil, err
@@ -171,8 +174,11 @@ func topicIDOf(hs []kgo.RecordHeader) [16]byte {
 // call, keeping the records of targetClusterID (all when empty; see
 // [TranslateBack]). Undecodable records, and syncs with a negative offset
 // (which no writer produces; the checkpoint emitter's sync store rejects
-// them too), are skipped.
+// them too), are skipped. Without a deadline in ctx, [DefaultTimeout]
+// bounds the call.
 func ReadBackIndex(ctx context.Context, cl *kgo.Client, offsetSyncsTopic, targetClusterID string) (*BackIndex, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	if cl == nil {
 		return nil, ErrNilClient
 	}
@@ -339,8 +345,11 @@ const KindRecord = "record"
 // source offset X translates to X+1, exact, before any run or sync is
 // looked at; others keep the rules of [TranslateBack]. Records written by
 // MM2, by a kmirror with tail resume off (no offset), by other producers,
-// or aborted are passed over. b is not changed.
+// or aborted are passed over. b is not changed. Without a deadline in ctx,
+// [DefaultTimeout] bounds the call.
 func (b *BackIndex) WithRecords(ctx context.Context, cl *kgo.Client, sourceClusterID string, remoteTopics map[string]string, positions map[string]map[int32]int64) (*BackIndex, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	if cl == nil {
 		return nil, ErrNilClient
 	}

@@ -272,8 +272,11 @@ func TranslatedOffsets(ps []PartitionTranslation) Offsets {
 // Reread bound), makes it translated, Record [KindRecord],
 // CheckpointOffset -1, NeverCommitted false; otherwise RecordFallback says
 // why. Exact partitions are not looked at. The result is a new map; groups
-// is not changed. The error is a failed read.
+// is not changed. The error is a failed read. Without a deadline in ctx,
+// [DefaultTimeout] bounds the call.
 func RefineFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID string, groups map[string][]PartitionTranslation, sourceCommits map[string]map[string]map[int32]int64) (map[string][]PartitionTranslation, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	type tp struct {
 		topic     string
 		partition int32

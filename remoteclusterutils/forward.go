@@ -140,8 +140,11 @@ type RecordTranslation struct {
 // when not translated; a partition whose offsets could not be listed, no
 // such partition or no leader, has that error). The error is for failed
 // reads (a fetch failure, ctx). cl is not closed (its options are used to
-// build short-lived readers).
+// build short-lived readers). Without a deadline in ctx, [DefaultTimeout]
+// bounds the call.
 func TranslateFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID string, offsets map[string]map[int32]int64) (map[string]map[int32]RecordTranslation, error) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	if cl == nil {
 		return nil, ErrNilClient
 	}

@@ -1,6 +1,7 @@
 package remoteclusterutils
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,7 +14,10 @@ import (
 
 // DefaultTimeout bounds every call whose context has no deadline: 30 s.
 // A context with a deadline is used as is (an earlier or later deadline
-// wins over this default). Override it with [WithTimeout].
+// wins over this default). Override it with [WithTimeout] for a
+// [Client]'s calls; the package-level calls that take a *kgo.Client
+// ([TranslateBack], [ReadBackIndex], [TranslateFromRecords],
+// [RefineFromRecords]) always use this default.
 //
 // MM2's RemoteClusterUtils.translateOffsets takes an explicit timeout
 // argument; Go callers express theirs through the context.
@@ -140,4 +144,18 @@ func WithTimeout(d time.Duration) Opt {
 // they build (kslog), unless WithClientOpts sets kgo.WithLogger itself.
 func WithLogger(l *slog.Logger) Opt {
 	return optFunc(func(c *cfg) { c.logger = l })
+}
+
+// callTimeout is the bound [DefaultTimeout] of the package-level calls
+// that take a client (TranslateBack, ReadBackIndex, TranslateFromRecords,
+// RefineFromRecords) when their context has no deadline; tests shorten it.
+var callTimeout = DefaultTimeout
+
+// bounded applies callTimeout to a context without a deadline, as the
+// package documentation promises of every call.
+func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, callTimeout)
 }
