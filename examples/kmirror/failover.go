@@ -1128,6 +1128,15 @@ func commitGroups(ctx context.Context, adm *kadm.Client, tr map[string][]remotec
 	}
 }
 
+// memberErr reports whether a commit error is the broker refusing an
+// offset commit without a member for a group that has members (classic
+// groups: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS;
+// KIP-848 consumer groups: STALE_MEMBER_EPOCH).
+func memberErr(err error) bool {
+	return errors.Is(err, kerr.UnknownMemberID) || errors.Is(err, kerr.IllegalGeneration) ||
+		errors.Is(err, kerr.RebalanceInProgress) || errors.Is(err, kerr.StaleMemberEpoch)
+}
+
 // commitReported commits offs as group g's offsets with adm (on cluster
 // where, "" for the report's own target) and records the outcome in g:
 // committed; refused (the request failed, or the broker refused every
@@ -1150,17 +1159,26 @@ func commitReported(ctx context.Context, adm *kadm.Client, g *groupReport, offs 
 		g.Action, g.Reason = actionRefused, fmt.Sprintf("not committed%s: interrupted (%v); run kmirror %s again", on, err, command)
 		return fmt.Sprintf("group %s: %s", g.Group, g.Reason)
 	}
+	there := on
+	if there == "" {
+		there = " on the target"
+	}
+	activeHint := fmt.Sprintf(": the group has members%s now (it became active after it was checked): stop its consumers there, then run kmirror %s again", there, command)
 	if err != nil {
 		g.Action, g.Reason = actionRefused, fmt.Sprintf("commit refused%s: %v", on, err)
+		if memberErr(err) {
+			g.Reason += activeHint
+		}
 		return fmt.Sprintf("group %s: %s", g.Group, g.Reason)
 	}
 	var refused []string
-	total := 0
+	total, byMembers := 0, true
 	resp.Each(func(r kadm.OffsetResponse) {
 		total++
 		if r.Err == nil {
 			return
 		}
+		byMembers = byMembers && memberErr(r.Err)
 		refused = append(refused, fmt.Sprintf("%s[%d]: %v", r.Topic, r.Partition, r.Err))
 		for i := range g.Partitions {
 			if p := &g.Partitions[i]; p.Topic == r.Topic && p.Partition == r.Partition {
@@ -1175,6 +1193,9 @@ func commitReported(ctx context.Context, adm *kadm.Client, g *groupReport, offs 
 		return ""
 	case len(refused) == total:
 		g.Action, g.Reason = actionRefused, fmt.Sprintf("commit refused%s: %s", on, strings.Join(refused, "; "))
+		if byMembers {
+			g.Reason += activeHint
+		}
 	default:
 		g.Action, g.Reason = actionPartial, fmt.Sprintf("commit refused%s on %d of %d partitions (%s); the other %d were committed: fix the cause and run kmirror %s again (it keeps the committed partitions where the group's consumers moved them)",
 			on, len(refused), total, strings.Join(refused, "; "), total-len(refused), command)

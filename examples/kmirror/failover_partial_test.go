@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -65,5 +66,23 @@ func TestFailoverPartialCommitRecorded(t *testing.T) {
 	rep = decodeFailover(t, out)
 	if got := committed(); code != drOK || !rep.Rerun || got[0] != 9 || got[1] != 5 {
 		t.Fatalf("failover again: exit %d, rerun %v, committed on B %v; want exit 0, a rerun, partition 0 kept at 9, partition 1 at 5\n%s\n%s", code, rep.Rerun, got, out, errOut)
+	}
+}
+
+// TestFailoverCommitRefusedForMembersSaysWhy (a breaker's suspicion): a
+// group that gets members on the target between the check and the commit
+// is refused by the broker (UNKNOWN_MEMBER_ID for an offset commit
+// without a member); the report quoted the raw error alone. It now says
+// the group became active and what to do.
+func TestFailoverCommitRefusedForMembersSaysWhy(t *testing.T) {
+	w := newRerunWorld(t)
+	followMember(t, w.addrs, "m1")
+	w.b.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetCommit}, Group: "g", Err: kerr.UnknownMemberID, Count: 1})
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "5s", "-json")
+	rep := decodeFailover(t, out)
+	if code != drRefused || len(rep.Groups) != 1 || rep.Groups[0].Action != actionRefused ||
+		!strings.Contains(rep.Groups[0].Reason, "UNKNOWN_MEMBER_ID") ||
+		!strings.Contains(rep.Groups[0].Reason, "the group has members on the target now (it became active after it was checked): stop its consumers there, then run kmirror failover again") {
+		t.Fatalf("failover with the commit refused for members: exit %d, groups %+v; want exit %d, g refused saying it became active\n%s\n%s", code, rep.Groups, drRefused, out, errOut)
 	}
 }
