@@ -356,9 +356,9 @@ func (u *unit) noteLimits(remotes map[string]bool) {
 }
 
 // refreshLimits asks the target for the current max.message.bytes of the
-// remote topics of partitions about to be restarted after a record too
-// large, and tells the flow; a changed limit asks for a rebuild. Control
-// goroutine only.
+// remote topics of partitions that just failed on a record too large, or
+// are about to be restarted after one, and tells the flow; a changed limit
+// asks for a rebuild. Control goroutine only.
 func (u *unit) refreshLimits(ctx context.Context, remotes map[string]bool) {
 	names := make([]string, 0, len(remotes))
 	for r := range remotes {
@@ -368,7 +368,7 @@ func (u *unit) refreshLimits(ctx context.Context, remotes map[string]bool) {
 	defer cancel()
 	got, err := topicLimits(ctx, u.prod, names)
 	if err != nil {
-		u.log.Warn("reading the remote topics' max.message.bytes before a restart", "err", err)
+		u.log.Warn("reading the remote topics' max.message.bytes after a record too large", "err", err)
 	}
 	for r, v := range got {
 		u.env.setTopicLimit(r, v)
