@@ -121,8 +121,11 @@ type flow struct {
 	fpConfig       map[string]string
 	viewMu         sync.Mutex
 	view           *statustopic.View
-	targetWake     chan struct{} // the target state changed in the view
-	pubWake        chan struct{} // something to publish now
+	// restartSeen is the offset of the last restart request read (viewMu):
+	// one at or below it read again is not applied again.
+	restartSeen int64
+	targetWake  chan struct{} // the target state changed in the view
+	pubWake     chan struct{} // something to publish now
 	// pubMu serialises the writes of this member's records (publish,
 	// tombstoneSlots, closeStatus) and guards pubChunks and pubDone; it is
 	// taken before unitsMu, never under it.

@@ -650,7 +650,7 @@ func (m *Mirror) RestartFailed(flow, topic string, partition int32) (int, error)
 // Errors: those of RestartFailed (nothing restarted, nothing written), or
 // the target not acknowledging the request before ctx ends, in which case
 // this member's partitions were restarted (the count is returned) and the
-// other members' were not.
+// other members' may not have been.
 func (m *Mirror) RestartFailedInCluster(ctx context.Context, flow, topic string, partition int32, by string) (int, error) {
 	const op = "RestartFailedInCluster"
 	f, err := m.restartTarget(op, flow, topic, partition)
@@ -705,7 +705,7 @@ func (f *flow) restartInCluster(ctx context.Context, op string, slot int32, topi
 		return nil
 	})
 	if err != nil {
-		return n, fmt.Errorf("mirror: %s: this member restarted %d partition(s); the other members were not asked: %w", op, n, err)
+		return n, fmt.Errorf("mirror: %s: this member restarted %d partition(s); the other members may not have been asked (the restart request was not acknowledged): %w", op, n, err)
 	}
 	f.log.Info("restart of failed partitions requested of every member", "slot", slot, "topic", topic, "partition", partition, "by", by, "restarted_here", n)
 	return n, nil

@@ -3,6 +3,7 @@ package mirror
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,4 +82,49 @@ func TestRestartRequestsReadInOneFetchEachApply(t *testing.T) {
 	testcluster.Eventually(t, 15*time.Second, "both partitions RUNNING again", func() (bool, string) {
 		return states(m) == fmt.Sprintf("%s[0] RUNNING, %s[0] RUNNING", topics[0], topics[1]), states(m)
 	})
+}
+
+// TestRestartTaskOnlyItsSlot: RestartTaskInCluster restarts the FAILED
+// partitions of its slot only (counted here, on the member owning both
+// slots): the other slot's restart restarts nothing, its own restarts the
+// partition. (The runner's two-member test can only wait a second for a
+// wrong restart that would show.)
+func TestRestartTaskOnlyItsSlot(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection")
+	}
+	topic := p.Topic("rs")
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: p.Source.Alias + "." + topic, Partitions: []int32{0}, Err: kerr.InvalidRecord, Count: 1})
+	fc := recoveryFlow(p, topic)
+	fc.Tasks = 2
+	m, _ := runMirror(t, recoveryOpts(p, fc)...)
+	testcluster.Produce(t, &p.Source, &kgo.Record{Topic: topic, Partition: 0, Value: []byte("v")}, &kgo.Record{Topic: topic, Partition: 1, Value: []byte("v")})
+	flow := p.Source.Alias + "->" + p.Target.Alias
+	slot := int32(-1)
+	testcluster.Eventually(t, 30*time.Second, "partition 0 FAILED in its slot", func() (bool, string) {
+		for _, ss := range m.ClusterStatus().Flows[0].Slots {
+			for _, ps := range ss.Partitions {
+				if ps.Partition == 0 && ps.State == StateFailed {
+					slot = ss.Slot
+					return true, ""
+				}
+			}
+		}
+		return false, states(m)
+	})
+	if n, err := m.RestartTaskInCluster(context.Background(), flow, 1-slot, ""); n != 0 || err != nil {
+		t.Fatalf("RestartTaskInCluster of slot %d (not partition 0's) = %d, %v; want 0, nil", 1-slot, n, err)
+	}
+	if n, err := m.RestartTaskInCluster(context.Background(), flow, slot, ""); n != 1 || err != nil {
+		t.Fatalf("RestartTaskInCluster of slot %d (partition 0's) = %d, %v; want 1, nil", slot, n, err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "both partitions RUNNING", func() (bool, string) {
+		return states(m) == fmt.Sprintf("%s[0] RUNNING, %s[1] RUNNING", topic, topic), states(m)
+	})
+	if n, err := m.RestartTaskInCluster(context.Background(), flow, -1, ""); n != 0 || err == nil || !strings.Contains(err.Error(), "task -1") {
+		t.Errorf("RestartTaskInCluster of task -1 = %d, %v; want an error naming it", n, err)
+	}
 }

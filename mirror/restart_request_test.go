@@ -28,8 +28,15 @@ func TestRestartApplies(t *testing.T) {
 		{"another flow's", with(func(r *statustopic.RestartRecord) { r.Flow = "a->c" }), false},
 		{"written by a caller that is no member", with(func(r *statustopic.RestartRecord) { r.FromMember = "" }), true},
 	} {
-		if got := restartApplies(c.rec, "a->b", "self-1"); got != c.want {
+		if got := restartApplies(statustopic.RestartEntry{RestartRecord: c.rec, Offset: 10}, 9, "a->b", "self-1"); got != c.want {
 			t.Errorf("%s: restartApplies = %v, want %v", c.name, got, c.want)
+		}
+	}
+	// Read again (the status client back at the topic's start): at or
+	// below the last request read, never applied twice.
+	for _, off := range []int64{3, 9} {
+		if restartApplies(statustopic.RestartEntry{RestartRecord: req, Offset: off}, 9, "a->b", "self-1") {
+			t.Errorf("a request at offset %d read again after offset 9: applied, want not", off)
 		}
 	}
 }

@@ -126,6 +126,7 @@ func (f *flow) openStatus(ctx context.Context) error {
 	// Restart requests written before the member started are history: a
 	// partition failed since restarts on a request written since.
 	f.view.TakeRestarts()
+	f.restartSeen = f.view.Next - 1
 	f.viewMu.Unlock()
 	st, off := f.desiredTargetOffset()
 	f.unitsMu.Lock()
@@ -190,9 +191,13 @@ func (f *flow) tailLoop(ctx context.Context) {
 func (f *flow) applyRestart() {
 	f.viewMu.Lock()
 	reqs := f.view.TakeRestarts()
+	seen := f.restartSeen
+	if len(reqs) > 0 {
+		f.restartSeen = max(seen, reqs[len(reqs)-1].Offset)
+	}
 	f.viewMu.Unlock()
 	for _, rec := range reqs {
-		if !restartApplies(rec.RestartRecord, f.name, f.selfID) {
+		if !restartApplies(rec, seen, f.name, f.selfID) {
 			continue
 		}
 		slot := int32(-1)
@@ -206,9 +211,12 @@ func (f *flow) applyRestart() {
 }
 
 // restartApplies decides whether a member (flow name, member id self)
-// applies restart request rec: one of its flow written by another member.
-func restartApplies(rec statustopic.RestartRecord, flow, self string) bool {
-	return rec.Flow == flow && rec.Partition >= -1 && rec.FromMember != self
+// applies restart request rec: one of its flow written by another member,
+// at an offset past seen, the last request it read (at or below it: the
+// status client read the topic again from its start, its offset out of
+// range, which must not restart anything twice).
+func restartApplies(rec statustopic.RestartEntry, seen int64, flow, self string) bool {
+	return rec.Offset > seen && rec.Flow == flow && rec.Partition >= -1 && rec.FromMember != self
 }
 
 func (f *flow) wakePublish() {

@@ -522,14 +522,22 @@ func connectConfig(flow, source, target string, settings map[string]string) map[
 			out[prefix+".cluster."+rest] = v
 		}
 	}
+	// The longer alias is tried first: with aliases "a" and "a.b", a key
+	// "a.b.x" is the second's.
+	sides := [][2]string{{"source", source}, {"target", target}}
+	if len(target) > len(source) {
+		sides[0], sides[1] = sides[1], sides[0]
+	}
 	for k, v := range settings {
-		switch {
-		case strings.HasPrefix(k, flow+"."):
-			out[strings.TrimPrefix(k, flow+".")] = v
-		case strings.HasPrefix(k, source+"."):
-			cluster("source", strings.TrimPrefix(k, source+"."), v)
-		case strings.HasPrefix(k, target+"."):
-			cluster("target", strings.TrimPrefix(k, target+"."), v)
+		if rest, ok := strings.CutPrefix(k, flow+"."); ok {
+			out[rest] = v
+			continue
+		}
+		for _, sd := range sides {
+			if rest, ok := strings.CutPrefix(k, sd[1]+"."); ok {
+				cluster(sd[0], rest, v)
+				break
+			}
 		}
 	}
 	out["name"], out["connector.class"] = flow, mm2SourceClass

@@ -129,6 +129,11 @@ func TestConnectConfigKeys(t *testing.T) {
 	if !maps.Equal(got, want) {
 		t.Errorf("connectConfig = %v\nwant %v", got, want)
 	}
+	// One alias a dotted prefix of the other: each key goes to its own.
+	got = connectConfig("a->a.b", "a", "a.b", map[string]string{"a.security.protocol": "SSL", "a.b.security.protocol": "PLAINTEXT"})
+	if got["source.cluster.security.protocol"] != "SSL" || got["target.cluster.security.protocol"] != "PLAINTEXT" {
+		t.Errorf("aliases a and a.b: %v; want the source's SSL and the target's PLAINTEXT", got)
+	}
 }
 
 // TestRootIsServerInfo: GET / answers Connect's server information
