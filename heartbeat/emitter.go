@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/internal/ensuretopic"
@@ -125,25 +126,46 @@ func (e *Emitter) Run(ctx context.Context) error {
 		return errors.New("heartbeat: Emitter.Run called twice")
 	}
 	c := e.cfg
-	cl, err := kclient.New(append(append([]kgo.Opt{}, c.TargetOpts...),
-		kgo.DefaultProduceTopic(c.Topic),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.RecordDeliveryTimeout(c.AdminTimeout),
-	)...)
-	if err != nil {
-		return fmt.Errorf("heartbeat: target %s client: %w", c.TargetAlias, err)
+	newClient := func() (*kgo.Client, error) {
+		cl, err := kclient.New(append(append([]kgo.Opt{}, c.TargetOpts...),
+			kgo.DefaultProduceTopic(c.Topic),
+			kgo.RecordPartitioner(kgo.ManualPartitioner()),
+			kgo.RecordDeliveryTimeout(c.AdminTimeout),
+		)...)
+		if err != nil {
+			return nil, fmt.Errorf("heartbeat: target %s client: %w", c.TargetAlias, err)
+		}
+		return cl, nil
 	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
+	cl, err := newClient()
+	if err != nil {
+		return err
+	}
+	defer func() { cl.Close() }()
 	created := false
 	t := time.NewTicker(c.Interval)
 	defer t.Stop()
 	for {
 		if !created {
-			created = e.createTopic(ctx, adm)
+			created = e.createTopic(ctx, kadm.NewClient(cl))
 		}
 		if created {
-			e.emit(ctx, cl)
+			switch err := e.emit(ctx, cl); {
+			case errors.Is(err, kerr.UnknownTopicID):
+				// The topic was deleted and re-created: kgo keeps the
+				// old ID for a name it holds and fails every record on
+				// it; a new client learns the new one
+				// (TestHeartbeatsTopicRecreated).
+				if next, nerr := newClient(); nerr == nil {
+					cl.Close()
+					cl = next
+				}
+				created = false
+			case errors.Is(err, kerr.UnknownTopicOrPartition):
+				// Deleted: created again at the next tick, as at the
+				// start (TestHeartbeatsTopicDeletedCreatedAgain).
+				created = false
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -178,7 +200,9 @@ func (e *Emitter) createTopic(ctx context.Context, adm *kadm.Client) bool {
 	return false
 }
 
-func (e *Emitter) emit(ctx context.Context, cl *kgo.Client) {
+// emit writes one heartbeat and returns the write's error (nil: written
+// or the context ended).
+func (e *Emitter) emit(ctx context.Context, cl *kgo.Client) error {
 	c := e.cfg
 	now := time.Now()
 	h := Heartbeat{SourceClusterAlias: c.SourceAlias, TargetClusterAlias: c.TargetAlias, Timestamp: now.UnixMilli()}
@@ -189,7 +213,7 @@ func (e *Emitter) emit(ctx context.Context, cl *kgo.Client) {
 	}
 	if err != nil {
 		e.fail(err)
-		return
+		return nil
 	}
 	at := time.UnixMilli(h.Timestamp)
 	pctx, cancel := context.WithTimeout(ctx, c.AdminTimeout)
@@ -202,8 +226,9 @@ func (e *Emitter) emit(ctx context.Context, cl *kgo.Client) {
 		if ctx.Err() == nil {
 			e.log.Warn("writing heartbeat", "topic", c.Topic, "cluster", c.TargetAlias, "err", err)
 			e.fail(fmt.Errorf("heartbeat: writing to %s on %s: %w", c.Topic, c.TargetAlias, err))
+			return err
 		}
-		return
+		return nil
 	}
 	e.mu.Lock()
 	e.last = at
@@ -212,6 +237,7 @@ func (e *Emitter) emit(ctx context.Context, cl *kgo.Client) {
 	if c.OnEmit != nil {
 		c.OnEmit(at)
 	}
+	return nil
 }
 
 func (e *Emitter) fail(err error) {
