@@ -720,14 +720,7 @@ func (m *Mirror) restartTarget(op, flow, topic string, partition int32) (*flow, 
 	if partition >= 0 && topic == "" {
 		return nil, fmt.Errorf("mirror: %s: partition %d given without a topic: name the source topic, or use -1", op, partition)
 	}
-	var names []string
-	for _, f := range m.flows {
-		if f.name == flow {
-			return f, nil
-		}
-		names = append(names, f.name)
-	}
-	return nil, fmt.Errorf("mirror: %s: unknown flow %q: the flows are %q (names are \"source->target\")", op, flow, names)
+	return m.flowNamed(op, flow)
 }
 
 // restartFailed asks this member's units of the flow (of slot slot only,

@@ -139,10 +139,7 @@ func (c *Client) Policy() policy.ReplicationPolicy { return c.cfg.policy }
 
 // withTimeout applies the default bound to a context without a deadline.
 func (c *Client) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, c.cfg.timeout)
+	return boundedBy(ctx, c.cfg.timeout)
 }
 
 // TranslateOffsets returns the offsets on this (target) cluster that

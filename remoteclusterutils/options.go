@@ -154,8 +154,14 @@ var callTimeout = DefaultTimeout
 // bounded applies callTimeout to a context without a deadline, as the
 // package documentation promises of every call.
 func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	return boundedBy(ctx, callTimeout)
+}
+
+// boundedBy applies d to a context without a deadline; a context with one
+// is used as is.
+func boundedBy(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if _, ok := ctx.Deadline(); ok {
 		return context.WithCancel(ctx)
 	}
-	return context.WithTimeout(ctx, callTimeout)
+	return context.WithTimeout(ctx, d)
 }
