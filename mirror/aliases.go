@@ -69,7 +69,10 @@ func validateFlowAliases(fc FlowConfig) *ConfigError {
 			sa.SourceAlias(), name, fc.Source, fc.Source)}
 	}
 	if fc.Disabled {
-		return nil // heartbeats only: the aliases appear in heartbeat records, never in topic names
+		// Heartbeats only: the aliases appear in heartbeat records and, the
+		// source alias, in the flow's coordination and status topics, which
+		// topicname.WithAlias names legally for any alias.
+		return nil
 	}
 	if err := policy.ValidateAlias(p, fc.Source); err != nil {
 		return &ConfigError{Key: "clusters", Value: fc.Source, Reason: fmt.Sprintf(

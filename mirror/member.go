@@ -14,6 +14,7 @@ import (
 
 	"github.com/kmirror/kmirror/internal/connectoffsets"
 	"github.com/kmirror/kmirror/internal/kclient"
+	"github.com/kmirror/kmirror/internal/topicname"
 )
 
 // Membership: the processes that run the same flow (members) share its N
@@ -25,8 +26,13 @@ import (
 // unitsTopicName is the coordination topic of the flow source->target on
 // the target cluster: mm2-kmirror-units.<source>.internal, named like
 // Connect's mm2-offsets.<source>.internal so that MM2 (4.0+) treats it as
-// internal and never replicates it.
-func unitsTopicName(source string) string { return "mm2-kmirror-units." + source + ".internal" }
+// internal and never replicates it. An alias that cannot appear in a topic
+// name (the source of a heartbeats-only flow may be any string MM2 accepts)
+// appears there with its illegal characters replaced and a hash appended
+// (topicname.WithAlias).
+func unitsTopicName(source string) string {
+	return topicname.WithAlias("mm2-kmirror-units.", source, ".internal")
+}
 
 // defaultGroupID is the group id of the flow's members unless
 // FlowConfig.GroupID overrides it: "kmirror.<source>-><target>". It is

@@ -24,11 +24,17 @@ import (
 
 	"github.com/kmirror/kmirror/internal/ensuretopic"
 	"github.com/kmirror/kmirror/internal/kread"
+	"github.com/kmirror/kmirror/internal/topicname"
 )
 
 // Topic returns the status topic of the flows from source alias source:
-// "mm2-kmirror-status.<source>.internal", on the flow's target cluster.
-func Topic(source string) string { return "mm2-kmirror-status." + source + ".internal" }
+// "mm2-kmirror-status.<source>.internal", on the flow's target cluster. An
+// alias that cannot appear in a topic name (the source of a heartbeats-only
+// flow may be any string MM2 accepts) appears there with its illegal
+// characters replaced and a hash appended (topicname.WithAlias).
+func Topic(source string) string {
+	return topicname.WithAlias("mm2-kmirror-status.", source, ".internal")
+}
 
 // Spec returns the topic's ensuretopic specification: one partition (every
 // record of the flow in one order), compacted.
