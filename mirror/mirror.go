@@ -399,10 +399,11 @@ func (f *flow) status() FlowStatus { return f.statusOf(true) }
 func (f *flow) statusOf(withGroups bool) FlowStatus {
 	f.mu.Lock()
 	fs := FlowStatus{Name: f.name, Source: f.cfg.Source, Target: f.cfg.Target, State: f.state, Error: f.stateErr,
-		Since: f.since, Topics: f.nTopics, Gaps: append([]GapError(nil), f.gaps...), LastHeartbeat: f.lastHB, Skipped: f.skips.list(),
+		Since: f.since, Topics: f.nTopics, Gaps: append([]GapError(nil), f.gaps...), LastHeartbeat: f.lastHB, HeartbeatError: f.hbErr, Skipped: f.skips.list(),
 		ProvenanceSkipped: f.provSkipped.Load(), TopicErrors: f.topicErrListLocked(), TailResume: f.tailStatus()}
 	groups := f.groupStat
 	srcDown, sl, started := f.srcDown, f.startLag, f.started
+	hbSince := f.hbErrSince
 	fs.Warnings = append([]string(nil), f.warnings...)
 	waiting := f.waiting
 	unassigned := append([]PartitionStatus(nil), f.unassigned...)
@@ -499,6 +500,9 @@ func (f *flow) statusOf(withGroups bool) FlowStatus {
 		for i := range fs.Partitions {
 			fs.Partitions[i].LagUnknown = true
 		}
+	}
+	if fs.Error == "" && fs.HeartbeatError != "" && (fs.State == StateRunning || fs.State == StateDisabled) {
+		fs.Error = fmt.Sprintf("heartbeats failing since %s: %s", hbSince.UTC().Format(time.RFC3339), fs.HeartbeatError)
 	}
 	if fs.State == StateRunning && fs.Error == "" && len(fs.TopicErrors) > 0 {
 		fs.Error = topicErrSummary(fs.TopicErrors)

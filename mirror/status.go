@@ -133,6 +133,16 @@ type FlowStatus struct {
 	Groups []GroupStatus `json:"groups,omitempty"`
 	// LastHeartbeat is when the flow last wrote a heartbeat (zero if never).
 	LastHeartbeat time.Time `json:"last_heartbeat,omitzero"`
+	// HeartbeatError is the last failure of the flow's heartbeat emitter
+	// (MM2's MirrorHeartbeatConnector) since its last heartbeat written:
+	// creating the heartbeats topic or writing to it on the target, with
+	// Kafka's error ("heartbeat: writing to heartbeats on dst:
+	// TOPIC_AUTHORIZATION_FAILED: ..."); empty while heartbeats are
+	// written. It is retried every emit.heartbeats.interval.seconds. When
+	// the flow has no error of its own (RUNNING, or DISABLED for a
+	// heartbeats-only flow), Error says "heartbeats failing since <time>:
+	// <this>" too.
+	HeartbeatError string `json:"heartbeat_error,omitempty"`
 	// Skipped lists the topics the flow's filter selects but that it does
 	// not replicate, or whose checkpoints it does not emit, and the topics
 	// named in its topics list that the source cluster does not have (a

@@ -49,9 +49,18 @@ func (f *flow) runTasks(ctx context.Context) error {
 			OnEmit: func(at time.Time) {
 				f.mu.Lock()
 				f.lastHB = at
+				f.hbErr, f.hbErrSince = "", time.Time{}
 				f.mu.Unlock()
 			},
-			OnError: func(error) { f.metrics.flowErr(f.labels, "heartbeat") },
+			OnError: func(err error) {
+				f.metrics.flowErr(f.labels, "heartbeat")
+				f.mu.Lock()
+				if f.hbErr == "" {
+					f.hbErrSince = time.Now()
+				}
+				f.hbErr = err.Error()
+				f.mu.Unlock()
+			},
 		})
 		if err != nil {
 			return fmt.Errorf("heartbeat task: %w", err)

@@ -86,7 +86,10 @@ type flowDoc struct {
 	Gaps          []mirror.GapError    `json:"gaps,omitempty"`
 	Groups        []mirror.GroupStatus `json:"groups,omitempty"`
 	LastHeartbeat time.Time            `json:"last_heartbeat,omitzero"`
-	Member        mirror.MemberStatus  `json:"member"`
+	// HeartbeatError is this member's last heartbeat failure since its
+	// last heartbeat written (mirror.FlowStatus.HeartbeatError).
+	HeartbeatError string              `json:"heartbeat_error,omitempty"`
+	Member         mirror.MemberStatus `json:"member"`
 	// Skipped are the topics the flow selects but does not replicate,
 	// with the reason; ProvenanceSkipped counts records not copied
 	// because they were already on the target's cluster.
@@ -182,7 +185,7 @@ func toFlowDoc(name string, cf mirror.ClusterFlowStatus, fs mirror.FlowStatus, w
 		TargetStateReason: cf.TargetStateReason, TargetStateAt: cf.TargetStateAt, Since: fs.Since, Topics: fs.Topics,
 		Records: cf.Records, Bytes: cf.Bytes, Lag: lagOf(cf.Lag, cf.LagUnknown), LagUnknown: cf.LagUnknown,
 		Members: cf.Members, Mismatches: cf.Mismatches, Warnings: cf.Warnings, Tasks: []taskDoc{},
-		Gaps: fs.Gaps, Groups: fs.Groups, LastHeartbeat: fs.LastHeartbeat, Member: fs.Member, Skipped: fs.Skipped,
+		Gaps: fs.Gaps, Groups: fs.Groups, LastHeartbeat: fs.LastHeartbeat, HeartbeatError: fs.HeartbeatError, Member: fs.Member, Skipped: fs.Skipped,
 		ProvenanceSkipped: fs.ProvenanceSkipped, TopicErrors: fs.TopicErrors}
 	// Connect names the worker running the connector: the member holding
 	// the singleton duties; the trace is the error of the worst member.
