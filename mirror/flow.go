@@ -187,8 +187,8 @@ type flow struct {
 	nTopics    int
 	groupStat  func() []GroupStatus
 	lastHB     time.Time
-	hbErr      string    // the heartbeat emitter's last failure, "" once a heartbeat is written
-	hbErrSince time.Time // the first failure since the last heartbeat written
+	hbErr      string                      // the heartbeat emitter's last failure, "" once a heartbeat is written
+	hbErrSince time.Time                   // the first failure since the last heartbeat written
 	probeErr   error                       // last cluster probe failure, nil when both answer
 	listErr    error                       // last discovery's failure to list a cluster's topics, nil when both listed
 	groupErr   error                       // the member's last failure to join the flow's group while it held no slot, nil once assigned
