@@ -775,8 +775,8 @@ func (r flowReader) list(key string, def string) ([]string, mm2props.Setting) {
 }
 
 // seconds reads an interval in seconds: negative disables the feature (as
-// MM2's scheduler skips negative intervals), zero is an error (MM2 fails to
-// schedule it).
+// MM2's scheduler skips negative intervals), zero is an error
+// (zeroIntervalInMM2 says what MM2 does with it).
 func (r flowReader) seconds(key string, dst *time.Duration, disable *bool, def time.Duration) error {
 	s, ok := r.get(key)
 	if !ok {
@@ -789,7 +789,7 @@ func (r flowReader) seconds(key string, dst *time.Duration, disable *bool, def t
 	}
 	switch {
 	case n == 0:
-		return propsErr(s, "an interval of 0 is invalid (MM2 cannot schedule it); use a positive number of seconds, or a negative one to disable")
+		return propsErr(s, "an interval of 0 is invalid (%s); use a positive number of seconds, or a negative one to disable", zeroIntervalInMM2(key))
 	case n < 0:
 		if disable == nil {
 			return propsErr(s, "must be positive")
@@ -892,4 +892,17 @@ func (b *propsBuilder) dump() string {
 		}
 	}
 	return sb.String()
+}
+
+// zeroIntervalInMM2 says what MM2 does with an interval of 0 seconds under
+// key: its heartbeat and checkpoint tasks wait the interval between two
+// emissions (MirrorHeartbeatTask, MirrorCheckpointTask), so 0 emits
+// without pause; its other periodic jobs go through its Scheduler, whose
+// executor refuses a period of 0, and the connector fails to start.
+func zeroIntervalInMM2(key string) string {
+	switch key {
+	case "emit.heartbeats.interval.seconds", "emit.checkpoints.interval.seconds":
+		return "MM2 then emits without pause, as fast as the target accepts"
+	}
+	return "MM2's scheduler refuses a period of 0 and the connector fails to start"
 }

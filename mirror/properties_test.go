@@ -678,7 +678,13 @@ func TestPropertiesErrors(t *testing.T) {
 		line, key, value, reason string
 	}{
 		{"A->B.refresh.topics.interval.seconds=soon", "A->B.refresh.topics.interval.seconds", "soon", "not a whole number"},
-		{"emit.checkpoints.interval.seconds=0", "emit.checkpoints.interval.seconds", "0", "interval of 0"},
+		{"emit.checkpoints.interval.seconds=0", "emit.checkpoints.interval.seconds", "0", "interval of 0 is invalid (MM2 then emits without pause"},
+		// TestZeroIntervalReasons: the reason said "MM2 cannot schedule it"
+		// for every key; MM2's heartbeat and checkpoint tasks only wait the
+		// interval, so 0 emits in a busy loop there.
+		{"A->B.emit.heartbeats.interval.seconds=0", "A->B.emit.heartbeats.interval.seconds", "0", "MM2 then emits without pause, as fast as the target accepts"},
+		{"sync.group.offsets.interval.seconds=0", "sync.group.offsets.interval.seconds", "0", "MM2's scheduler refuses a period of 0 and the connector fails to start"},
+		{"refresh.topics.interval.seconds=0", "refresh.topics.interval.seconds", "0", "MM2's scheduler refuses a period of 0"},
 		{"A->B.topics=(?!x).*", "A->B.topics", "(?!x).*", "negative lookahead"},
 		{"groups.exclude=a(b", "groups.exclude", "a(b", "regular expression"},
 		{"A->B.config.properties.exclude=[x", "A->B.config.properties.exclude", "[x", "regular expression"},
