@@ -77,8 +77,13 @@
 // the heap left after a collection (GODEBUG=gctrace=1 prints it, the
 // third of its "A->B->C MB" figures), not go_memstats_heap_inuse_bytes,
 // which also counts garbage not collected yet. Under a limit below the
-// live heap the collector takes up to half the CPU. The "starting" log line
-// reports the limit in effect.
+// live heap the collector takes up to half the CPU. In a container with a
+// memory limit (cgroup v1 or v2) and no GOMEMLIMIT, the runner sets the
+// soft limit to 90 % of the container's, as the JVM sizes its heap from
+// the container's memory; AUTOMEMLIMIT=0.8 sets another ratio and
+// AUTOMEMLIMIT=off leaves Go's default. The "starting" log line reports
+// the limit in effect and where it comes from (memory_limit_from:
+// GOMEMLIMIT, container or none).
 //
 // `kmirror verify -config mm2.properties [-flow A->B] [-last N | -since T]`
 // compares the source topics of a flow with their remote topics by content
@@ -430,8 +435,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		names = append(names, f.Name())
 	}
 	v := readVersion()
+	limitFrom := setContainerMemoryLimit(log)
 	banner.Info("starting", "flows", strings.Join(names, ","), "embedded", o.embedded, "version", v.Version, "revision", v.Revision,
-		"memory_limit", memoryLimit())
+		"memory_limit", memoryLimit(), "memory_limit_from", limitFrom)
 	runErr := make(chan error, 1)
 	go func() { runErr <- m.Run(ctx) }()
 	if o.summaryInterval > 0 {

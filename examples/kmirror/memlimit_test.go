@@ -1,22 +1,65 @@
 package main
 
 import (
+	"bytes"
+	"errors"
+	"log/slog"
 	"math"
+	"os"
+	"runtime/debug"
+	"strings"
 	"testing"
+
+	"github.com/KimMachineGun/automemlimit/memlimit"
 )
 
-func TestDescribeMemoryLimit(t *testing.T) {
+// TestContainerMemoryLimit: the runner let its heap grow to twice the
+// live heap whatever the container's memory limit (a container sized for
+// MM2's -Xmx-like budget OOM-killed it at the first burst); it now sets
+// Go's soft limit to 90 % of the container's, unless GOMEMLIMIT or
+// AUTOMEMLIMIT=off says otherwise. Not parallel: it changes the process's
+// memory limit and environment.
+func TestContainerMemoryLimit(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer func(p memlimit.Provider) { containerLimit = p }(containerLimit)
+	unset := func(k string) {
+		if v, ok := os.LookupEnv(k); ok {
+			t.Cleanup(func() { os.Setenv(k, v) })
+		}
+		os.Unsetenv(k)
+	}
+	const gib = 1 << 30
 	for _, tc := range []struct {
-		in   int64
-		want string
+		name, gomemlimit, automemlimit string // "-": unset
+		provider                          memlimit.Provider
+		wantFrom                          string
+		wantLimit                         int64
+		wantLog                           string
 	}{
-		{math.MaxInt64, "none"},
-		{180 << 20, "180 MiB"},
-		{3 << 29, "1536 MiB"},
-		{(1 << 20) + (1 << 19), "1.5 MiB"},
+		{"container limit 1 GiB", "-", "-", memlimit.Limit(gib), "container", gib * 9 / 10, ""},
+		{"ratio from AUTOMEMLIMIT", "-", "0.5", memlimit.Limit(gib), "container", gib / 2, ""},
+		{"no container limit", "-", "-", func() (uint64, error) { return 0, memlimit.ErrNoLimit }, "none", math.MaxInt64, ""},
+		{"GOMEMLIMIT wins", "180MiB", "-", memlimit.Limit(gib), "GOMEMLIMIT", math.MaxInt64, ""},
+		{"AUTOMEMLIMIT=off", "-", "off", memlimit.Limit(gib), "none", math.MaxInt64, ""},
+		{"unreadable limit", "-", "-", func() (uint64, error) { return 0, errors.New("no cgroup mount") }, "none", math.MaxInt64, "no cgroup mount"},
+		{"bad AUTOMEMLIMIT", "-", "lots", memlimit.Limit(gib), "none", math.MaxInt64, "cannot parse AUTOMEMLIMIT: lots"},
 	} {
-		if got := describeMemoryLimit(tc.in); got != tc.want {
-			t.Errorf("describeMemoryLimit(%d) = %q, want %q", tc.in, got, tc.want)
+		debug.SetMemoryLimit(math.MaxInt64)
+		for k, v := range map[string]string{"GOMEMLIMIT": tc.gomemlimit, "AUTOMEMLIMIT": tc.automemlimit} {
+			if v == "-" {
+				unset(k)
+			} else {
+				t.Setenv(k, v)
+			}
+		}
+		containerLimit = tc.provider
+		var buf bytes.Buffer
+		from := setContainerMemoryLimit(slog.New(slog.NewTextHandler(&buf, nil)))
+		if got := debug.SetMemoryLimit(-1); from != tc.wantFrom || got != tc.wantLimit {
+			t.Errorf("%s: from %q limit %d, want %q %d", tc.name, from, got, tc.wantFrom, tc.wantLimit)
+		}
+		if tc.wantLog == "" && buf.Len() > 0 || !strings.Contains(buf.String(), tc.wantLog) {
+			t.Errorf("%s: log %q, want %q", tc.name, buf.String(), tc.wantLog)
 		}
 	}
 }
