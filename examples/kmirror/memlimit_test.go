@@ -31,10 +31,10 @@ func TestContainerMemoryLimit(t *testing.T) {
 	const gib = 1 << 30
 	for _, tc := range []struct {
 		name, gomemlimit, automemlimit string // "-": unset
-		provider                          memlimit.Provider
-		wantFrom                          string
-		wantLimit                         int64
-		wantLog                           string
+		provider                       memlimit.Provider
+		wantFrom                       string
+		wantLimit                      int64
+		wantLog                        string
 	}{
 		{"container limit 1 GiB", "-", "-", memlimit.Limit(gib), "container", gib * 9 / 10, ""},
 		{"ratio from AUTOMEMLIMIT", "-", "0.5", memlimit.Limit(gib), "container", gib / 2, ""},
