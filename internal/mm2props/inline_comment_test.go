@@ -38,3 +38,31 @@ func TestInlineCommentWarns(t *testing.T) {
 		}
 	}
 }
+
+// TestInlineCommentHidesMisspeltSecret: the inline-comment warning quoted
+// the whole value of any key IsSecret does not name, so a misspelt secret
+// key (sasl.jas.config, ssl.truststore.pasword) whose password held " #"
+// showed the password in -check's output. Such values are now not quoted:
+// neither a key close to a secret client key nor a value that reads like
+// a JAAS configuration or names a password.
+func TestInlineCommentHidesMisspeltSecret(t *testing.T) {
+	c := resolve(t, "clusters = A, B\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\n"+
+		"A->B.enabled = true\n"+
+		"B.sasl.jas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username=\"alice\" password=\"S3CRETY #1\";\n"+
+		"B.ssl.truststore.pasword = S3CRETZ #2\n"+
+		"B.consumer.ssl.key.pasword = S3CRETV !3\n"+
+		"unknown.key = pass: password=S3CRETW #4\n"+
+		"A->B.topics = orders.* # only orders\n", Options{})
+	comment := 0
+	for _, w := range c.Warnings {
+		if strings.Contains(w.Message, "S3CRET") {
+			t.Errorf("a warning shows a secret value: %v", w)
+		}
+		if strings.Contains(w.Message, "starts a comment") {
+			comment++
+		}
+	}
+	if comment != 1 {
+		t.Errorf("want exactly the A->B.topics inline-comment warning, got %d; warnings: %v", comment, c.Warnings)
+	}
+}

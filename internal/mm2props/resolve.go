@@ -414,10 +414,11 @@ func (r *resolver) dropFragments(entries []Entry) []Entry {
 
 // inlineComment warns about a value holding whitespace then '#' or '!':
 // most likely a comment written after the value, which java.util.Properties
-// (and so MM2) reads as part of the value. Secret values are not checked:
-// a password may hold " #", and a warning must not show it.
+// (and so MM2) reads as part of the value. Values that may be secret
+// ([mayHoldSecret]) are not checked: a password may hold " #", and a
+// warning must not show it.
 func (r *resolver) inlineComment(e Entry) {
-	if clientconf.IsSecret(e.Key) {
+	if mayHoldSecret(e.Key, e.Value) {
 		return
 	}
 	i := strings.IndexFunc(e.Value, isBlank)
@@ -434,6 +435,32 @@ func (r *resolver) inlineComment(e Entry) {
 		}
 		i = len(e.Value) - len(rest) + j
 	}
+}
+
+// mayHoldSecret reports whether the value of key may be secret, so that
+// no message may show it: the key names a secret ([clientconf.IsSecret]),
+// ends in a misspelling of a secret client key (sasl.jas.config,
+// ssl.truststore.pasword: unknown keys, which IsSecret does not catch), or
+// the value reads like a JAAS configuration or names a password.
+func mayHoldSecret(key, value string) bool {
+	if clientconf.IsSecret(key) {
+		return true
+	}
+	v := strings.ToLower(value)
+	if strings.Contains(v, "loginmodule") || strings.Contains(v, "password") || strings.Contains(v, "secret") {
+		return true
+	}
+	for i := 0; i < len(key); i++ {
+		if i > 0 && key[i-1] != '.' {
+			continue
+		}
+		for _, c := range clientconf.Keys(clientconf.Client) {
+			if clientconf.IsSecret(c) && clientconf.Suggest(key[i:], []string{c}) != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // fail records err (nil is ignored).
