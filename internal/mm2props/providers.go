@@ -190,6 +190,12 @@ func (pr *provider) lookup(p *providers, path, key string) (string, error) {
 		}
 		v, ok := Last(es, key)
 		if !ok {
+			if len(es) > 0 && es[0].Line == 1 && es[0].Key == "\ufeff"+key {
+				// Kafka reads the file as UTF-8 without dropping a byte
+				// order mark: the first key starts with U+FEFF.
+				return "", fmt.Errorf("${%s:%s:%s}: %s has no key %s: it starts with a UTF-8 byte order mark (bytes EF BB BF), which Kafka's FileConfigProvider reads as part of its first key, so MM2 finds no %s either; save the file without the mark (as UTF-8 without BOM, or ASCII)",
+					pr.name, path, key, path, key, key)
+			}
 			return "", fmt.Errorf("${%s:%s:%s}: %s has no key %s", pr.name, path, key, path, key)
 		}
 		return v, nil
