@@ -61,46 +61,56 @@ func ParseJAAS(s string) (*JAAS, error) {
 	// unescaped quote, or a space in an unquoted value), so errors then
 	// name prev and never quote that text.
 	prev := ""
+	// prevCut: the quoted value of prev ended at a line break, not at its
+	// closing quote; the error that follows is then named after it.
+	prevCut := false
+	cut := func(err error) error {
+		if prevCut {
+			return cutByBreakErr(prev)
+		}
+		return err
+	}
 	for {
 		tok, err = t.next()
 		if err != nil {
-			return nil, err
+			return nil, cut(err)
 		}
 		if tok.kind == tEOF {
-			return nil, errors.New("the JAAS entry is not terminated by ';'")
+			return nil, cut(errors.New("the JAAS entry is not terminated by ';'"))
 		}
 		if tok.kind == tSemi {
 			break
 		}
 		if tok.kind != tWord && tok.kind != tString {
 			if prev != "" && IsSecret(prev) {
-				return nil, afterSecretErr(prev)
+				return nil, cut(afterSecretErr(prev))
 			}
-			return nil, errors.New("expected an option name")
+			return nil, cut(errors.New("expected an option name"))
 		}
 		key := tok.text
 		eq, err := t.next()
 		if err != nil {
-			return nil, err
+			return nil, cut(err)
 		}
 		if eq.kind != tEquals {
 			if prev != "" && IsSecret(prev) || tok.kind == tString {
-				return nil, afterOptionErr(prev)
+				return nil, cut(afterOptionErr(prev))
 			}
-			return nil, fmt.Errorf("value not specified for option %q", key)
+			return nil, cut(fmt.Errorf("value not specified for option %q", key))
 		}
 		val, err := t.next()
 		if err != nil {
-			return nil, err
+			return nil, cut(err)
 		}
 		if val.kind != tWord && val.kind != tString {
 			if prev != "" && IsSecret(prev) || tok.kind == tString {
-				return nil, afterOptionErr(prev)
+				return nil, cut(afterOptionErr(prev))
 			}
-			return nil, fmt.Errorf("value not specified for option %q (unquoted values must not start with a digit, '.' or '-': quote them)", key)
+			return nil, cut(fmt.Errorf("value not specified for option %q (unquoted values must not start with a digit, '.' or '-': quote them)", key))
 		}
 		j.Options[key] = val.text
 		prev = key
+		prevCut = val.kind == tString && t.cut
 	}
 	tok, err = t.next()
 	if err != nil {
@@ -136,6 +146,14 @@ func afterSecretErr(opt string) error {
 	return fmt.Errorf(`unexpected text after option %s: quote the value (%s="...") and escape each " inside it as \"`, opt, opt)
 }
 
+// cutByBreakErr is ParseJAAS's error for the quoted value of option opt
+// ended by a line break inside the quotes (as StreamTokenizer ends it, so
+// Kafka fails too): the text after it is the rest of the value, not
+// quoted.
+func cutByBreakErr(opt string) error {
+	return fmt.Errorf("the quoted value of option %s contains a line break, which ends a quoted value in Kafka's JAAS parser (as here), so the rest of the value is read as stray text: remove the line break; a value supplied by a config provider must not end with one (DirectoryConfigProvider keeps a file's trailing newline: write the file without it, e.g. printf '%%s' instead of echo)", opt)
+}
+
 // afterOptionErr is ParseJAAS's error for an option name that is a quoted
 // string or follows a secret-bearing option and has no value: the text is
 // probably the rest of the previous value, so it is not quoted. prev is the
@@ -167,6 +185,9 @@ type jaasTok struct {
 type jaasLexer struct {
 	in  []rune
 	pos int
+	// cut: the last quoted string ended at a line break, not at its
+	// closing quote.
+	cut bool
 }
 
 func isJAASWordStart(r rune) bool {
@@ -235,6 +256,7 @@ func (t *jaasLexer) next() (jaasTok, error) {
 // line break ends an unterminated string.
 func (t *jaasLexer) quoted(q rune) (jaasTok, error) {
 	t.pos++
+	t.cut = false
 	var sb strings.Builder
 	for t.pos < len(t.in) {
 		r := t.in[t.pos]
@@ -243,6 +265,7 @@ func (t *jaasLexer) quoted(q rune) (jaasTok, error) {
 		case r == q:
 			return jaasTok{kind: tString, text: sb.String()}, nil
 		case r == '\n' || r == '\r':
+			t.cut = true
 			return jaasTok{kind: tString, text: sb.String()}, nil
 		case r == '\\' && t.pos < len(t.in):
 			e := t.in[t.pos]
