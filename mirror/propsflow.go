@@ -119,6 +119,9 @@ func (fb *flowBuild) readRow(row mm2keys.Row) {
 	case row.Type == mm2keys.Enum:
 		v, err := r.enum(row.Key, row.Default, row.Values...)
 		b.fail(err)
+		if s, ok := r.f.Get(row.Key); ok && err == nil && row.CaseSensitive && strings.TrimSpace(s.Value) != v {
+			v = caseSensitiveEnum(b, row, s, v)
+		}
 		fv.SetBool(v == row.True)
 	case row.Type == mm2keys.Millis:
 		if s, ok := r.get(row.Key); ok {
@@ -525,4 +528,24 @@ func defaultOrigin(kmirror, mm2 string) string {
 		return "default"
 	}
 	return fmt.Sprintf("kmirror default (MM2: %s)", mm2)
+}
+
+// caseSensitiveEnum handles the value v (lower case) of an Enum row MM2
+// compares case-sensitively, written s in another case: use.defaults.from
+// other than "source" is target for MM2, which kmirror follows;
+// offset-syncs.topic.location fails MM2's validation (its connectors do
+// not start), which kmirror reads as written, with a warning.
+func caseSensitiveEnum(b *propsBuilder, row mm2keys.Row, s mm2props.Setting, v string) string {
+	w := strings.TrimSpace(s.Value)
+	if row.Key == "use.defaults.from" {
+		if v != "source" {
+			return v
+		}
+		b.warn(Warning{Key: s.Key, Line: s.Line, Message: fmt.Sprintf(
+			"MM2 compares use.defaults.from with source case-sensitively, so %s means target there (topic configs left at their default take the target's defaults); kmirror does the same: write source to use the source's defaults", w)})
+		return "target"
+	}
+	b.warn(Warning{Key: s.Key, Line: s.Line, Message: fmt.Sprintf(
+		"MM2 refuses %s (its values are case-sensitive: %s; ConfigException, the flow's connectors do not start); kmirror reads it as %s: write %s", w, strings.Join(row.Values, ", "), v, v)})
+	return v
 }

@@ -117,6 +117,10 @@ type Row struct {
 	Values []string
 	// True is the Enum value that sets a bool Field.
 	True string
+	// CaseSensitive: MM2 compares an Enum's value case-sensitively
+	// (use.defaults.from: equals("source"); offset-syncs.topic.location:
+	// ValidString), where kmirror reads it in any case.
+	CaseSensitive bool
 	// Note is why a NoEffect row has no effect, or what to do instead of
 	// an Unsupported one.
 	Note string
@@ -137,7 +141,7 @@ var Rows = []Row{
 	{Key: "groups", Scope: Flow, Type: List, Default: strings.Join(Groups, ", "), Field: "Groups"},
 	{Key: "groups.exclude", Scope: Flow, Type: List, Default: strings.Join(GroupsExclude, ", "), Field: "GroupsExclude"},
 	{Key: "config.properties.exclude", Scope: Flow, Type: List, Default: strings.Join(ConfigPropertiesExclude, ", "), Field: "ConfigPropertiesExclude"},
-	{Key: "use.defaults.from", Scope: Flow, Type: Enum, Default: "target", Values: []string{"target", "source"}, True: "source", Field: "UseDefaultsFromSource"},
+	{Key: "use.defaults.from", Scope: Flow, Type: Enum, Default: "target", Values: []string{"target", "source"}, True: "source", Field: "UseDefaultsFromSource", CaseSensitive: true},
 	{Key: "replication.policy.class", Scope: Flow, Type: Text, Default: "org.apache.kafka.connect.mirror.DefaultReplicationPolicy"},
 	{Key: "replication.policy.separator", Scope: Flow, Type: Text, Default: "."},
 	{Key: "replication.policy.internal.topic.separator.enabled", Scope: Flow, Type: Bool, Default: "true"},
@@ -145,7 +149,7 @@ var Rows = []Row{
 	{Key: "offset-syncs.topic.replication.factor", Scope: Flow, Type: RF, Default: "-1", MM2Default: "3", Field: "OffsetSyncsTopicReplicationFactor"},
 	{Key: "checkpoints.topic.replication.factor", Scope: Flow, Type: RF, Default: "-1", MM2Default: "3", Field: "CheckpointsTopicReplicationFactor"},
 	{Key: "heartbeats.topic.replication.factor", Scope: Flow, Type: RF, Default: "-1", MM2Default: "3", Field: "HeartbeatsTopicReplicationFactor"},
-	{Key: "offset-syncs.topic.location", Scope: Flow, Type: Enum, Default: "source", Values: []string{"source", "target"}, True: "target", Field: "OffsetSyncsTopicLocationTarget"},
+	{Key: "offset-syncs.topic.location", Scope: Flow, Type: Enum, Default: "source", Values: []string{"source", "target"}, True: "target", Field: "OffsetSyncsTopicLocationTarget", CaseSensitive: true},
 	{Key: "offset.lag.max", Scope: Flow, Type: Count, Unit: "records", Default: strconv.Itoa(OffsetLagMax)},
 	{Key: "refresh.topics.enabled", Scope: Flow, Type: Bool, Default: "true", Field: "DisableRefreshTopics", Invert: true},
 	{Key: "refresh.topics.interval.seconds", Scope: Flow, Type: Seconds, Unit: "s", Default: secs(RefreshTopicsInterval), Field: "RefreshTopicsInterval", Switch: "refresh.topics.enabled"},
