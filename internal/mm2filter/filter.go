@@ -409,6 +409,16 @@ func regexAdvice(re string, err error) string {
 		return fmt.Sprintf("Go's RE2 has no backreferences (\\1): list the alternatives explicitly (%v)", err)
 	case strings.Contains(re, "*+") || strings.Contains(re, "++") || strings.Contains(re, "?+"):
 		return fmt.Sprintf("Go's RE2 has no possessive quantifiers: drop the trailing + (RE2 never backtracks) (%v)", err)
+	case javaEscapeRE.MatchString(re):
+		if rewrite, found := rewriteJavaEscapes(re); found != "" {
+			note := ""
+			if strings.Contains(rewrite, `\`) {
+				note = ", each backslash doubled in a properties file, whose reader drops one"
+			}
+			return fmt.Sprintf("Go's RE2 has no %s (Java's regular expressions, which MM2 uses, do): write %s instead%s; MM2 reads it alike (%v)", found, rewrite, note, err)
+		}
+	}
+	switch {
 	case strings.HasPrefix(re, "*") || strings.HasPrefix(re, "?"):
 		// A glob, as in a shell (a new user's try, stop 38).
 		glob := strings.NewReplacer(".", `\.`, "*", ".*", "?", ".").Replace(re)
@@ -418,3 +428,77 @@ func regexAdvice(re string, err error) string {
 }
 
 var backrefRE = regexp.MustCompile(`\\[1-9]`)
+
+// javaEscapes are the escapes of Java's regular expressions that Go's RE2
+// refuses, each with a form both read alike on topic and group names (which
+// hold no line terminator), so the file stays valid for MM2: Java's POSIX
+// classes (US-ASCII) as ranges, its java.lang.Character classes as Unicode
+// categories, \h, \R and \Z. (\p{Digit}, which RE2 accepts as Unicode's
+// decimal digits, is not among them: on topic names, ASCII only, both match
+// 0-9.)
+var javaEscapes = []struct{ java, re2 string }{
+	{`\p{Alpha}`, `[a-zA-Z]`}, {`\p{Alnum}`, `[a-zA-Z0-9]`}, {`\p{Lower}`, `[a-z]`}, {`\p{Upper}`, `[A-Z]`},
+	{`\p{Punct}`, `[!-/:-@\[-` + "`" + `{-~]`}, {`\p{Graph}`, `[!-~]`}, {`\p{Print}`, `[ -~]`}, {`\p{Blank}`, `[ \t]`},
+	{`\p{Cntrl}`, `[\x00-\x1F\x7F]`}, {`\p{XDigit}`, `[0-9a-fA-F]`}, {`\p{Space}`, `[ \t\n\x0B\f\r]`},
+	{`\p{ASCII}`, `[\x00-\x7F]`},
+	{`\p{javaLowerCase}`, `\p{Ll}`}, {`\p{javaUpperCase}`, `\p{Lu}`}, {`\p{javaDigit}`, `\p{Nd}`},
+	{`\p{javaLetter}`, `\p{L}`}, {`\p{javaLetterOrDigit}`, `[\p{L}\p{Nd}]`},
+	{`\h`, `[\t \x{A0}\x{1680}\x{180E}\x{2000}-\x{200A}\x{202F}\x{205F}\x{3000}]`},
+	{`\R`, `(?:\r\n|[\n\x0B\f\r\x{85}\x{2028}\x{2029}])`},
+	{`\Z`, `\z`},
+}
+
+var javaEscapeRE = regexp.MustCompile(`\\(p\{(Alpha|Alnum|Lower|Upper|Punct|Graph|Print|Blank|Cntrl|XDigit|Space|ASCII|java[A-Za-z]+)\}|[hRZ])`)
+
+// rewriteJavaEscapes replaces the escapes of javaEscapes in re and returns
+// the result and the Java escapes found ("\p{Alpha}, \h"), or "", "" when
+// re has none or the result does not compile either. An escaped backslash
+// before one ("\\h", a literal backslash then h) is left alone.
+func rewriteJavaEscapes(re string) (rewrite, found string) {
+	var b strings.Builder
+	var names []string
+	inClass := false // inside [...]: a bracketed replacement goes in without its brackets
+	for i := 0; i < len(re); {
+		if re[i] != '\\' || i+1 == len(re) {
+			switch {
+			case re[i] == '[' && !inClass:
+				inClass = true
+			case re[i] == ']' && inClass:
+				inClass = false
+			}
+			b.WriteByte(re[i])
+			i++
+			continue
+		}
+		matched := false
+		for _, e := range javaEscapes {
+			if strings.HasPrefix(re[i:], e.java) {
+				r := e.re2
+				if inClass && strings.HasPrefix(r, "(") {
+					return "", "" // \R matches two characters: no class member
+				}
+				if inClass && strings.HasPrefix(r, "[") {
+					r = r[1 : len(r)-1]
+				}
+				b.WriteString(r)
+				if !slices.Contains(names, e.java) {
+					names = append(names, e.java)
+				}
+				i += len(e.java)
+				matched = true
+				break
+			}
+		}
+		if !matched { // another escape, kept as it is
+			b.WriteString(re[i : i+2])
+			i += 2
+		}
+	}
+	if len(names) == 0 {
+		return "", ""
+	}
+	if _, err := regexp.Compile(b.String()); err != nil {
+		return "", ""
+	}
+	return b.String(), strings.Join(names, ", ")
+}

@@ -183,3 +183,39 @@ func TestJavaNestedClassRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestJavaEscapesRewritten (a breaker's finding): MM2 accepts Java's
+// \p{Alpha}, \p{javaLowerCase}, \h, \R and \Z in topics and groups lists;
+// Go's RE2 refuses them, and kmirror said only "not a valid regular
+// expression: invalid escape sequence". The error now names the Java
+// escapes and gives the RE2 pattern to write instead.
+func TestJavaEscapesRewritten(t *testing.T) {
+	for _, tc := range []struct{ re, want string }{
+		{`\p{Alpha}+`, `Go's RE2 has no \p{Alpha} (Java's regular expressions, which MM2 uses, do): write [a-zA-Z]+ instead`},
+		{`orders-\p{Alnum}{2}`, `write orders-[a-zA-Z0-9]{2} instead`},
+		{`[\p{Alpha}_]+\.x`, `write [a-zA-Z_]+\.x instead`},
+		{`\p{javaLowerCase}+`, `write \p{Ll}+ instead`},
+		{`a\h+b`, `Go's RE2 has no \h`},
+		{`a\Z`, `write a\z instead`},
+		{`x\R`, `write x(?:\r\n|[\n\x0B\f\r\x{85}\x{2028}\x{2029}]) instead`},
+		{`\p{Alpha}\h`, `Go's RE2 has no \p{Alpha}, \h`},
+	} {
+		_, err := New("topics", []string{tc.re}, "topics.exclude", nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want it to contain %q", tc.re, err, tc.want)
+			continue
+		}
+		// The rewrite compiles and keeps the meaning on a sample name.
+		if i := strings.Index(err.Error(), "write "); i >= 0 && strings.Contains(tc.want, "write ") {
+			rw := err.Error()[i+len("write "):]
+			rw = rw[:strings.Index(rw, " instead")]
+			if _, cerr := New("topics", []string{rw}, "topics.exclude", nil); cerr != nil {
+				t.Errorf("%q: the rewrite %q does not compile: %v", tc.re, rw, cerr)
+			}
+		}
+	}
+	// A literal backslash before h is no Java escape: plain RE2 advice.
+	if _, err := New("topics", []string{`a\\h[`}, "topics.exclude", nil); err == nil || strings.Contains(err.Error(), "Java") {
+		t.Errorf(`a\\h[: %v`, err)
+	}
+}
