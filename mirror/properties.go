@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -768,8 +769,13 @@ func (r flowReader) list(key string, def string) ([]string, mm2props.Setting) {
 		return nil, mm2props.Setting{Key: key}
 	}
 	l := clientconf.ParseList(s.Value)
-	if len(l) == 0 {
+	switch {
+	case len(l) == 0:
 		r.b.warn(Warning{Key: s.Key, Line: s.Line, Message: "empty list: no name matches"})
+	case !slices.ContainsFunc(l, func(x string) bool { return x != "" }):
+		// "," is two empty regexes, as in MM2: they match only the
+		// empty name.
+		r.b.warn(Warning{Key: s.Key, Line: s.Line, Message: "only empty items: no name matches"})
 	}
 	return l, s
 }

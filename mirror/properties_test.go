@@ -965,3 +965,20 @@ func TestMissingSettingNamesItsMisspelling(t *testing.T) {
 		t.Fatalf("error %v, want %q", err, want)
 	}
 }
+
+// TestListOfOnlyEmptyItemsWarns (a breaker's finding): "A->B.topics = ,"
+// is two empty regexes, in MM2 too, and selects no topic; an empty value
+// warned "empty list: no name matches", the comma said nothing.
+func TestListOfOnlyEmptyItemsWarns(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{",", " , , "} {
+		p := parseString(t, "clusters=A,B\nA.bootstrap.servers=a:9092\nB.bootstrap.servers=b:9092\nA->B.enabled=true\nA->B.topics="+v+"\n")
+		var got []string
+		for _, w := range p.Warnings() {
+			got = append(got, w.Key+": "+w.Message)
+		}
+		if diff := cmp.Diff([]string{"A->B.topics: only empty items: no name matches"}, got); diff != "" {
+			t.Errorf("%q: warnings (-want +got):\n%s", v, diff)
+		}
+	}
+}
