@@ -64,6 +64,7 @@ type groupEntry struct {
 	err     string // last fetch error
 	active  bool   // active on the target at the last sync
 	syncErr string // last group-level sync failure
+	cpErr   string // why the last write of a checkpoint of the group failed; "" once one succeeded
 
 	// Group offset sync's change detection (groupsync.go).
 	tstate      string // target group state at the last sync round
@@ -214,7 +215,10 @@ type emitIO interface {
 }
 
 // emit runs one checkpoint emission with the run's clients.
-func (r *run) emit(ctx context.Context) bool { return r.e.emit(ctx, r) }
+func (r *run) emit(ctx context.Context) bool {
+	r.checkCheckpointsTopic(ctx)
+	return r.e.emit(ctx, r)
+}
 
 // emit runs one checkpoint emission (docs/mm2-compat.md §6.4) on the
 // changes since the previous one (see the top of this file). It reports
@@ -403,14 +407,40 @@ func (e *Emitter) emit(ctx context.Context, io emitIO) bool {
 	e.storeMu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return cpLess(out[i], out[j]) })
 	e.work.written.Add(int64(len(out)))
-	for _, cp := range io.write(ctx, ts, out) {
+	e.wrote(out, io.write(ctx, ts, out))
+	e.publish()
+	return ok
+}
+
+// wrote records the outcome of writing out, of which failed failed: the
+// failed group partitions are checked again at the next emission, and
+// their groups' statuses say the write failed until one succeeds.
+func (e *Emitter) wrote(out, failed []Checkpoint) {
+	if len(out) == 0 {
+		return
+	}
+	why := "failed"
+	switch {
+	case e.cpTopicErr != nil: // the topic is missing: why it is not created again says more
+		why = e.cpTopicErr.Error()
+	case e.writeErr != nil:
+		why = e.writeErr.Error()
+	}
+	bad := map[string]bool{}
+	for _, cp := range failed {
+		bad[cp.Group] = true
 		if pe := e.entryOf(cp.Group, cp.Topic, cp.Partition); pe != nil {
 			e.pending[pe] = struct{}{}
+			pe.g.cpErr = why
 			e.touch(pe.g)
 		}
 	}
-	e.publish()
-	return ok
+	for _, cp := range out {
+		if g := e.groups[cp.Group]; g != nil && !bad[cp.Group] && g.cpErr != "" {
+			g.cpErr = ""
+			e.touch(g)
+		}
+	}
 }
 
 // translation is the part of a partEntry a translation sets.
@@ -1186,6 +1216,8 @@ func (e *Emitter) translationHeader(cp Checkpoint) kgo.RecordHeader {
 	info := TranslationInfo{Kind: KindSync, Reread: -1}
 	if pe := e.entryOf(cp.Group, cp.Topic, cp.Partition); pe != nil && pe.translated == cp.DownstreamOffset {
 		info = pe.info()
+	} else if last, ok := e.cps.Last(cp.Group, cp.Topic, cp.Partition); ok && last == cp && e.cps.Exact(cp.Group, cp.Topic, cp.Partition) {
+		info = TranslationInfo{Exact: true} // the last checkpoint written again as it was (rewriteAll)
 	}
 	return kgo.RecordHeader{Key: TranslationHeader, Value: []byte(info.String())}
 }
@@ -1282,9 +1314,13 @@ func (r *run) write(ctx context.Context, ts time.Time, cps []Checkpoint) []Check
 			e.cpAt[cp.Group] = ts
 		}
 	}
+	e.writeErr = firstErr
 	if firstErr != nil && ctx.Err() == nil {
 		e.log.Warn("writing checkpoints", "topic", e.cpTopic, "failed", len(failed), "of", len(cps), "err", firstErr)
 		e.fail("write_checkpoints", firstErr)
+		if errors.Is(firstErr, kerr.UnknownTopicOrPartition) || errors.Is(firstErr, kerr.UnknownTopicID) {
+			r.cpLost = true // deleted, or re-created: restored before the next emission (cptopic.go)
+		}
 	}
 	if e.cfg.OnCheckpoints != nil {
 		e.cfg.OnCheckpoints(len(cps) - len(failed))
@@ -1468,6 +1504,9 @@ func (e *Emitter) groupStatus(g *groupEntry) GroupStatus {
 	}
 	if gs.Reason == "" && g.err != "" {
 		gs.Reason = "fetching source offsets: " + g.err
+	}
+	if gs.Reason == "" && g.cpErr != "" {
+		gs.Reason = "writing checkpoints to " + e.cpTopic + ": " + g.cpErr
 	}
 	gs.SafeToSwitch = len(parts) > 0 && exact == len(parts) && g.err == "" && !(e.cfg.SyncGroupOffsets && g.active)
 	gs.CheckpointExact = len(parts) > 0 && cpExact == len(parts)

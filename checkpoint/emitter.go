@@ -492,6 +492,13 @@ type Emitter struct {
 	statusDirty bool                 // the published snapshot must be rebuilt
 	cpAt        map[string]time.Time // by group: when its last checkpoint was written
 
+	// writeErr is the first error of the last write of checkpoints (nil:
+	// none failed); Run goroutine.
+	writeErr error
+	// cpTopicErr is why the checkpoints topic, found missing, could not
+	// be created again (nil: it exists); Run goroutine (cptopic.go).
+	cpTopicErr error
+
 	work workCounters
 
 	mu     sync.Mutex // guards status
@@ -570,23 +577,12 @@ func (e *Emitter) Run(ctx context.Context) error {
 	if srcAdm == nil {
 		srcAdm = srcCl
 	}
-	dstCl, err := kclient.New(append(append([]kgo.Opt{}, c.TargetOpts...),
-		kgo.DefaultProduceTopic(e.cpTopic),
-		kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.ProducerLinger(5*time.Millisecond),
-		kgo.RecordDeliveryTimeout(c.AdminTimeout),
-	)...)
-	if err != nil {
-		return fmt.Errorf("checkpoint: target %s client: %w", c.TargetAlias, err)
-	}
-	defer dstCl.Close()
-	dstAdm := c.TargetAdmin
-	if dstAdm == nil {
-		dstAdm = dstCl
-	}
-	r := &run{e: e, src: kadm.NewClient(srcAdm), srcCl: srcCl, dst: kadm.NewClient(dstAdm), dstCl: dstCl}
+	r := &run{e: e, src: kadm.NewClient(srcAdm), srcCl: srcCl}
 	r.src.SetTimeoutMillis(int32(c.AdminTimeout / time.Millisecond))
-	r.dst.SetTimeoutMillis(int32(c.AdminTimeout / time.Millisecond))
+	if err := r.newTargetClient(); err != nil {
+		return err
+	}
+	defer func() { r.dstCl.Close() }() // replaced when the checkpoints topic is (cptopic.go)
 
 	loaded := r.startup(ctx)
 	if ctx.Err() != nil {
@@ -748,6 +744,44 @@ type run struct {
 	e            *Emitter
 	src, dst     *kadm.Client
 	srcCl, dstCl *kgo.Client
+	// The checkpoints topic's state (cptopic.go): its ID as last listed
+	// (zero: unknown), whether a write found it missing or replaced, and
+	// when it is next listed.
+	cpID        [16]byte
+	cpLost      bool
+	nextCPCheck time.Time
+}
+
+// newTargetClient builds the client that writes the checkpoints topic and
+// fetches and commits target group offsets (r.dstCl), and r.dst when the
+// configuration gives no TargetAdmin. Run goroutine: Run builds it, and
+// builds it again for a re-created checkpoints topic (kgo keeps the topic
+// ID it knows for a name and fails every record with UNKNOWN_TOPIC_ID).
+func (r *run) newTargetClient() error {
+	c := r.e.cfg
+	cl, err := kclient.New(append(append([]kgo.Opt{}, c.TargetOpts...),
+		kgo.DefaultProduceTopic(r.e.cpTopic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ProducerLinger(5*time.Millisecond),
+		kgo.RecordDeliveryTimeout(c.AdminTimeout),
+	)...)
+	if err != nil {
+		return fmt.Errorf("checkpoint: target %s client: %w", c.TargetAlias, err)
+	}
+	old := r.dstCl
+	r.dstCl = cl
+	if c.TargetAdmin == nil || r.dst == nil {
+		adm := c.TargetAdmin
+		if adm == nil {
+			adm = cl
+		}
+		r.dst = kadm.NewClient(adm)
+		r.dst.SetTimeoutMillis(int32(c.AdminTimeout / time.Millisecond))
+	}
+	if old != nil {
+		old.Close()
+	}
+	return nil
 }
 
 // backoff returns the next retry delay: 100 ms doubling to 10 s.

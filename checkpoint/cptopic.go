@@ -1,0 +1,138 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// checkCheckpointsTopic restores the checkpoints topic when it was deleted
+// or re-created on the target while the emitter runs (Run goroutine,
+// before an emission). A write that failed with UNKNOWN_TOPIC_OR_PARTITION
+// or UNKNOWN_TOPIC_ID asks for it at once (run.cpLost); otherwise the
+// topic is listed once per targetSweepInterval (one Metadata request),
+// which finds a topic lost under idle groups, whose checkpoints nothing
+// else would write again.
+//
+// A missing topic is created again, as at the start. A topic under a new
+// ID (created again by the emitter or by someone else) gets a new target
+// client: kgo keeps the ID it knows for a name and would fail every record
+// with UNKNOWN_TOPIC_ID. Then every checkpoint the emitter knows is written
+// again: an unchanged checkpoint is never rewritten (MM2's rule), so
+// without this the new topic would hold only the groups that moved since.
+// Before the fix a deleted topic stopped checkpoints for good (the flow
+// RUNNING, no group status saying so) and a re-created one stopped them
+// until a restart (TestCheckpointsTopicDeletedCreatedAgain,
+// TestCheckpointsTopicRecreated).
+func (r *run) checkCheckpointsTopic(ctx context.Context) {
+	e := r.e
+	now := time.Now()
+	if !r.cpLost && now.Before(r.nextCPCheck) {
+		return
+	}
+	id, missing, err := r.checkpointsTopicID(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Warn("describing the checkpoints topic", "topic", e.cpTopic, "err", err)
+		}
+		return // listed again before the next emission while cpLost
+	}
+	r.nextCPCheck = now.Add(max(e.sweepEvery, e.cfg.Interval))
+	var zero [16]byte
+	switch {
+	case missing:
+	case r.cpID == zero && !r.cpLost:
+		r.cpID = id // the first listing: what Run started with
+		return
+	case id == r.cpID && id != zero:
+		r.cpLost = false // a write failed, but the topic is the same
+		return
+	case id == zero && !r.cpLost:
+		return // a broker without topic IDs, and nothing failed
+	}
+	if missing {
+		e.log.Warn("checkpoints topic missing on the target: creating it again and writing every known checkpoint",
+			"topic", e.cpTopic, "cluster", e.cfg.TargetAlias)
+		if err := r.createTopic(ctx); err != nil {
+			r.cpLost = true
+			e.markCheckpointsLost(err)
+			if ctx.Err() == nil {
+				e.log.Warn("creating checkpoints topic", "topic", e.cpTopic, "err", err)
+				e.fail("write_checkpoints", err)
+			}
+			return
+		}
+		if id, missing, err = r.checkpointsTopicID(ctx); err != nil || missing {
+			r.cpLost = true
+			return
+		}
+	} else {
+		e.log.Warn("checkpoints topic re-created on the target: writing every known checkpoint again",
+			"topic", e.cpTopic, "cluster", e.cfg.TargetAlias)
+	}
+	if err := r.newTargetClient(); err != nil {
+		r.cpLost = true
+		e.log.Warn("checkpoints topic re-created", "err", err)
+		return
+	}
+	r.cpID, r.cpLost, e.cpTopicErr = id, false, nil
+	e.rewriteAll(ctx, r)
+}
+
+// checkpointsTopicID lists the checkpoints topic's ID, or that it is
+// missing.
+func (r *run) checkpointsTopicID(ctx context.Context) (id [16]byte, missing bool, err error) {
+	e := r.e
+	mctx, cancel := context.WithTimeout(ctx, e.cfg.AdminTimeout)
+	defer cancel()
+	md, err := r.dst.Metadata(mctx, e.cpTopic)
+	if err != nil {
+		return id, false, err
+	}
+	td, ok := md.Topics[e.cpTopic]
+	switch {
+	case !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition):
+		return id, true, nil
+	case td.Err != nil:
+		return id, false, td.Err
+	}
+	return td.ID, false, nil
+}
+
+// markCheckpointsLost makes every group's status say why its checkpoints
+// cannot be written (the checkpoints topic is missing and cannot be
+// created).
+func (e *Emitter) markCheckpointsLost(err error) {
+	e.cpTopicErr = err
+	for _, g := range e.groups {
+		if g.cpErr != err.Error() {
+			g.cpErr = err.Error()
+			e.touch(g)
+		}
+	}
+}
+
+// rewriteAll writes every checkpoint the emitter knows of the current
+// target cluster into a checkpoints topic that lost them (deleted and
+// created again), as last written; those that fail are written again at
+// the next emission.
+func (e *Emitter) rewriteAll(ctx context.Context, io emitIO) {
+	all := make([]Checkpoint, 0, e.cps.Len())
+	for k, v := range e.cps.m {
+		// Not those recorded for another target cluster (the target was
+		// rebuilt under the same alias, and the group is gone from the
+		// source: checkTarget never forgot them): their offsets are of a
+		// log the target no longer has.
+		if v.has && (v.id == nil || v.id.cluster == "" || e.dstCluster == "" || v.id.cluster == e.dstCluster) {
+			all = append(all, e.cps.checkpoint(k, v))
+		}
+	}
+	if len(all) == 0 {
+		return
+	}
+	sort.Slice(all, func(i, j int) bool { return cpLess(all[i], all[j]) })
+	e.wrote(all, io.write(ctx, time.Now(), all))
+}

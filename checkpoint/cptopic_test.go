@@ -1,0 +1,73 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// TestIdleCheckpointsRestoredAfterTopicDeleted: the checkpoints topic is
+// deleted (and re-created empty by someone, when recreate) while every
+// group is idle: no write fails, so only the periodic listing of the topic
+// (every targetSweepInterval, shortened here) finds it. The emitter
+// creates it again and writes every checkpoint it knows as it was (the
+// translation header included). Before, the topic stayed missing (or
+// empty) for good: an unchanged checkpoint is never written again.
+func TestIdleCheckpointsRestoredAfterTopicDeleted(t *testing.T) {
+	for _, recreate := range []bool{false, true} {
+		t.Run(fmt.Sprint("recreate=", recreate), func(t *testing.T) {
+			f := newFixture(t, 1, 100)
+			if f.p.Target.Fake == nil {
+				t.Skip("deletes the checkpoints topic: embedded backend only")
+			}
+			f.syncs(0, [2]int64{0, 0}, [2]int64{99, 99})
+			f.runs(0, [5]int64{-1, -1, 0, 0, 100})
+			g1 := f.p.Group("g1")
+			f.commit(&f.p.Source, g1, f.topic, map[int32]int64{0: 60})
+			e, err := NewEmitter(EmitterConfig{SourceAlias: f.p.Source.Alias, TargetAlias: f.p.Target.Alias, Policy: f.pol,
+				SourceOpts: f.p.Source.Opts(), TargetOpts: f.p.Target.Opts(), OffsetSyncsOpts: f.p.Source.Opts(),
+				OffsetSyncsTopic: f.syncsTopic, OffsetRunsTopic: f.runsTopic, Interval: 100 * time.Millisecond,
+				AdminTimeout: 5 * time.Second, GroupFilter: f.mine, TopicFilter: f.mine})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.sweepEvery = time.Second
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- e.Run(ctx) }()
+			defer func() { cancel(); <-done }()
+			key := g1 + "/" + f.remote + "/0"
+			testcluster.Eventually(t, 20*time.Second, "first checkpoint", func() (bool, string) {
+				cp := latest(f.checkpoints())[key]
+				return cp.DownstreamOffset == 60, fmt.Sprintf("%+v", cp)
+			})
+			cpTopic := f.pol.CheckpointsTopic(f.p.Source.Alias)
+			if _, err := testcluster.Admin(t, &f.p.Target).DeleteTopics(context.Background(), cpTopic); err != nil {
+				t.Fatal(err)
+			}
+			if recreate {
+				compact := "compact"
+				testcluster.CreateTopic(t, &f.p.Target, cpTopic, 1, map[string]*string{"cleanup.policy": &compact})
+			}
+			t0 := time.Now()
+			testcluster.Eventually(t, 20*time.Second, "checkpoint written again", func() (bool, string) {
+				cp := latest(f.checkpoints())[key]
+				return cp.UpstreamOffset == 60 && cp.DownstreamOffset == 60, fmt.Sprintf("%+v", cp)
+			})
+			t.Logf("restored %v after the deletion", time.Since(t0))
+			recs, err := testcluster.ReadTopic(context.Background(), f.p.Target.Opts(), cpTopic, false)
+			if err != nil || len(recs[0]) != 1 {
+				t.Fatalf("checkpoints topic: %d records, %v; want 1", len(recs[0]), err)
+			}
+			if !headerSaysExact(recs[0][0].Headers) {
+				t.Errorf("the checkpoint written again says %v, want exact", recs[0][0].Headers)
+			}
+			if gs, _ := groupStatus(e, g1); gs.Partitions[0].Checkpointed != 60 || gs.Reason != "" {
+				t.Errorf("status %+v", gs)
+			}
+		})
+	}
+}
