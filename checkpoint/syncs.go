@@ -78,28 +78,37 @@ func (e *Emitter) tailSyncs(ctx context.Context, ready chan<- struct{}) {
 		parts[t] = map[int32]kgo.Offset{0: kgo.NewOffset().AtStart()}
 	}
 	var cl *kgo.Client
-	var delay time.Duration
-	for {
-		var err error
-		cl, err = kclient.New(append(append([]kgo.Opt{}, c.OffsetSyncsOpts...),
-			kgo.ConsumePartitions(parts),
-			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-			// The broker answers as soon as a sync arrives; the wait only
-			// bounds an idle fetch: 5 s, as the replication consumers',
-			// so that an idle flow's reader costs one fetch every 5 s, not
-			// two a second (a helper counting idle requests by API key).
-			kgo.FetchMaxWait(5*time.Second),
-		)...)
-		if err == nil {
-			break
-		}
-		e.log.Error("offset-syncs consumer", "err", err)
-		delay = backoff(delay)
-		if !sleep(ctx, delay) {
-			return
+	open := func() bool {
+		var delay time.Duration
+		for {
+			var err error
+			cl, err = kclient.New(append(append([]kgo.Opt{}, c.OffsetSyncsOpts...),
+				kgo.ConsumePartitions(parts),
+				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+				// The broker answers as soon as a sync arrives; the wait only
+				// bounds an idle fetch: 5 s, as the replication consumers',
+				// so that an idle flow's reader costs one fetch every 5 s, not
+				// two a second (a helper counting idle requests by API key).
+				kgo.FetchMaxWait(5*time.Second),
+			)...)
+			if err == nil {
+				return true
+			}
+			e.log.Error("offset-syncs consumer", "err", err)
+			delay = backoff(delay)
+			if !sleep(ctx, delay) {
+				return false
+			}
 		}
 	}
-	defer kclient.CloseConsumer(cl, kclient.Partitions(parts))
+	if !open() {
+		return
+	}
+	defer func() {
+		if cl != nil {
+			kclient.CloseConsumer(cl, kclient.Partitions(parts))
+		}
+	}()
 
 	ends := e.syncsEnd(ctx, kadm.NewClient(cl), topics)
 	if ctx.Err() != nil {
@@ -128,6 +137,7 @@ func (e *Emitter) tailSyncs(ctx context.Context, ready chan<- struct{}) {
 		markReady()
 	}
 	bad, idle := 0, 0
+	var reopenDelay time.Duration
 	for {
 		pctx := ctx
 		var cancel context.CancelFunc = func() {}
@@ -139,8 +149,13 @@ func (e *Emitter) tailSyncs(ctx context.Context, ready chan<- struct{}) {
 		if ctx.Err() != nil || fs.IsClientClosed() {
 			return
 		}
+		recreated := map[string]bool{}
 		fs.EachError(func(t string, _ int32, err error) {
 			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+				return
+			}
+			if errors.Is(err, kerr.UnknownTopicID) {
+				recreated[t] = true // logged below, once
 				return
 			}
 			if t == c.OffsetRunsTopic && errors.Is(err, kerr.UnknownTopicOrPartition) {
@@ -183,6 +198,32 @@ func (e *Emitter) tailSyncs(ctx context.Context, ready chan<- struct{}) {
 			default:
 			}
 		}
+		if len(recreated) > 0 {
+			// The topic was deleted and created again: kgo fetches it by
+			// the topic ID it knows and fails every fetch at once with
+			// UNKNOWN_TOPIC_ID, for good (a busy loop: 180 000 errors
+			// logged in 40 s, and nothing read from the new topic:
+			// TestOffsetSyncTopicsRestored). A new consumer reads the
+			// new topic from its start and the others from where they
+			// were.
+			for t := range parts {
+				if recreated[t] {
+					parts[t] = map[int32]kgo.Offset{0: kgo.NewOffset().AtStart()}
+					delete(last, t)
+					e.log.Warn("offset syncs topic re-created: reading it again from its start", "topic", t)
+				} else if l, ok := last[t]; ok {
+					parts[t] = map[int32]kgo.Offset{0: kgo.NewOffset().At(l + 1)}
+				}
+			}
+			kclient.CloseConsumer(cl, kclient.Partitions(parts))
+			reopenDelay = backoff(reopenDelay)
+			if !sleep(ctx, reopenDelay) || !open() {
+				cl = nil
+				return
+			}
+			continue
+		}
+		reopenDelay = 0
 		if isReady {
 			continue
 		}

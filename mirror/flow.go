@@ -66,9 +66,14 @@ type flow struct {
 	// Clients, created in run and closed before it returns.
 	srcAdmCl, dstAdmCl *kgo.Client // admin clients (also the probe's)
 	srcAdm, dstAdm     *kadm.Client
-	syncCl             *kgo.Client        // offset-sync producer (nil when off)
-	group              *kgo.Client        // the member (nil until joined)
-	groupCancel        context.CancelFunc // ends group's context (kgo.WithContext): fails its requests in flight (leave)
+	// syncCl is the offset-sync producer (nil when off), replaced when
+	// the offset-syncs or offset-runs topic was re-created (synctopics.go);
+	// syncsLost is set by a write that found either topic missing or
+	// under a new ID.
+	syncCl      atomic.Pointer[kgo.Client]
+	syncsLost   atomic.Bool
+	group       *kgo.Client        // the member (nil until joined)
+	groupCancel context.CancelFunc // ends group's context (kgo.WithContext): fails its requests in flight (leave)
 
 	env *unitEnv // what units receive; set by run
 	// partRetryFirst is the first automatic restart delay of a failed
@@ -161,6 +166,7 @@ type flow struct {
 	retiredBytes   int64
 	units          map[int32]*unit
 	statusSeq      atomic.Uint64 // bumped at each store of a unit's status (publishLoop's change check)
+	syncEpoch      atomic.Uint64 // bumped when the offset-syncs topics were created again (synctopics.go)
 	// mergeMu guards merged, the last merge of the units' snapshots
 	// (statusOf); taken after unitsMu is released, nothing under it.
 	mergeMu        sync.Mutex
@@ -455,23 +461,34 @@ func (f *flow) openClients() error {
 	if f.dstAdmCl, f.dstAdm, err = f.newAdmin(f.dst); err != nil {
 		return fmt.Errorf("target %s admin client: %w", f.dst.Alias, err)
 	}
-	syncCluster := f.src
-	if f.cfg.OffsetSyncsTopicLocationTarget {
-		syncCluster = f.dst
-	}
 	if !f.cfg.Disabled && !f.cfg.DisableOffsetSyncs {
-		if f.syncCl, err = kclient.New(f.clientOpts(syncCluster, syncCluster.Producer,
-			kgo.RecordPartitioner(kgo.ManualPartitioner()),
-			kgo.DefaultProduceTopic(f.offsetSyncsTopic),
-		)...); err != nil {
-			return fmt.Errorf("offset-syncs producer on %s: %w", syncCluster.Alias, err)
+		cl, err := f.newSyncClient()
+		if err != nil {
+			return err
 		}
+		f.syncCl.Store(cl)
 	}
 	return nil
 }
 
+// newSyncClient builds the offset-sync producer.
+func (f *flow) newSyncClient() (*kgo.Client, error) {
+	syncCluster := f.src
+	if f.cfg.OffsetSyncsTopicLocationTarget {
+		syncCluster = f.dst
+	}
+	cl, err := kclient.New(f.clientOpts(syncCluster, syncCluster.Producer,
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.DefaultProduceTopic(f.offsetSyncsTopic),
+	)...)
+	if err != nil {
+		return nil, fmt.Errorf("offset-syncs producer on %s: %w", syncCluster.Alias, err)
+	}
+	return cl, nil
+}
+
 func (f *flow) closeClients() {
-	for _, cl := range []*kgo.Client{f.srcAdmCl, f.dstAdmCl, f.syncCl, f.statusCl} {
+	for _, cl := range []*kgo.Client{f.srcAdmCl, f.dstAdmCl, f.syncCl.Load(), f.statusCl} {
 		if cl != nil {
 			cl.Close()
 		}
@@ -611,10 +628,10 @@ func (f *flow) start(ctx context.Context) error {
 		gap: f.recordGap, health: f.unitHealth, owns: f.owns, prov: f.prov, skipped: f.skippedRecords,
 		partRetryFirst: f.partRetryFirst, hooks: f.hooks, topicLimit: f.topicLimit, setTopicLimit: f.setTopicLimit,
 		txnID: func(slot int32) string { return transactionalID(f.groupID, slot) }, tailNoted: f.tailNoted,
-		merged: f.skips.noCheckpoints, statusSeq: &f.statusSeq}
+		merged: f.skips.noCheckpoints, statusSeq: &f.statusSeq, syncEpoch: &f.syncEpoch}
 	env.stampOffset = f.prov != nil && !f.cfg.DisableTailResume
 	env.tail = env.stampOffset && !f.cfg.ExactlyOnce && !f.cfg.ShallowCopy
-	if f.syncCl != nil {
+	if f.syncCl.Load() != nil {
 		env.sync = f.produceSync
 		env.run = f.produceRun
 		env.syncFlush = f.flushSyncs // syncflush.go: bounded, a dead cluster must not hold a stop

@@ -1335,6 +1335,15 @@ type syncOut struct {
 // syncs returns the due offset syncs and runs of every partition (with
 // promote, MM2's commit(): the newest position too, and every run that
 // changed).
+// resendSyncs makes every partition's newest position and current offset
+// run due again (the offset-syncs or offset-runs topic was created again,
+// empty: synctopics.go).
+func (m *lifecycle) resendSyncs() {
+	for _, p := range m.parts {
+		p.sw.resend()
+	}
+}
+
 func (m *lifecycle) syncs(promote bool) []syncOut {
 	m.syncsDue = false
 	var out []syncOut

@@ -2,8 +2,10 @@ package mirror
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/checkpoint"
@@ -113,6 +115,24 @@ func (w *syncWriter) promote(idle, committed int64) {
 		w.queue(w.delayedUp, w.delayedDown)
 	}
 	w.runs.idle(idle, committed)
+	w.runs.due = true
+}
+
+// resend queues the newest acknowledged position as a sync and makes the
+// current run due again, changed or not: the offset-syncs or offset-runs
+// topic was created again and lost what was written to it
+// (flow.restoreSyncTopics). The session's earlier runs are not written
+// again: group offsets before the current run translate safely, not
+// exactly.
+func (w *syncWriter) resend() {
+	if w.prevUp >= 0 {
+		w.delayed = false
+		w.lastSyncDown = w.prevDown
+		w.queue(w.prevUp, w.prevDown)
+	}
+	if w.runs.cur.Count > 0 {
+		w.runs.curDirty = true
+	}
 	w.runs.due = true
 }
 
@@ -311,6 +331,12 @@ func (u *unit) sendSyncs(promote bool) {
 		u.life.syncsDue = false
 		return
 	}
+	if ep := u.env.syncEpoch; ep != nil {
+		if n := ep.Load(); n != u.syncEpoch {
+			u.syncEpoch = n
+			u.life.resendSyncs() // the topics were created again: what they held is gone
+		}
+	}
 	for _, s := range u.life.syncs(promote) {
 		for _, d := range s.due {
 			u.env.sync(s.p.topic, s.p.partition, s.p.remoteID, d[0], d[1])
@@ -350,12 +376,16 @@ func (f *flow) produceOffsetRecord(dest, what, topic string, partition int32, re
 	if err == nil {
 		var v []byte
 		if v, err = value(); err == nil {
-			f.syncCl.Produce(context.Background(), &kgo.Record{Topic: dest, Partition: 0, Key: k, Value: v, Headers: f.targetHeaders(remoteID)},
+			cl := f.syncCl.Load()
+			cl.Produce(context.Background(), &kgo.Record{Topic: dest, Partition: 0, Key: k, Value: v, Headers: f.targetHeaders(remoteID)},
 				func(_ *kgo.Record, err error) {
 					switch {
 					case err != nil:
 						f.log.Warn(what+" not written", "topic", topic, "partition", partition, "err", err)
 						f.metrics.flowErr(f.labels, "offset_sync")
+						if (errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID)) && f.syncCl.Load() == cl {
+							f.syncsLost.Store(true) // restored by the refresh loop (synctopics.go); not again for a replaced producer's records
+						}
 					case count:
 						f.metrics.offsetSync(f.labels)
 					}

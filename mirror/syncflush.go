@@ -30,11 +30,12 @@ const leaveTimeout = 2 * time.Second
 func (f *flow) flushSyncs(ctx context.Context) {
 	fctx, cancel := context.WithTimeout(ctx, syncFlushTimeout)
 	defer cancel()
-	err := f.syncCl.Flush(fctx)
+	cl := f.syncCl.Load()
+	err := cl.Flush(fctx)
 	if err == nil {
 		return
 	}
-	n := f.syncCl.BufferedProduceRecords()
+	n := cl.BufferedProduceRecords()
 	f.log.Warn("offset syncs and runs not written at stop: the cluster holding them does not answer; resume points are on the target, nothing else is lost (translations of these positions will be safe, not exact)",
 		"topic", f.offsetSyncsTopic, "records", n, "waited", syncFlushTimeout, "err", err)
 }

@@ -34,6 +34,9 @@ func (f *flow) refreshLoop(ctx context.Context) {
 	var jobs []*job
 	probeEvery := max(f.cfg.OffsetFlushInterval, time.Second)
 	jobs = append(jobs, &job{every: probeEvery, next: now.Add(probeEvery), run: f.probe, name: "probe clusters"})
+	if f.syncCl.Load() != nil {
+		jobs = append(jobs, &job{every: probeEvery, next: now.Add(probeEvery), run: f.restoreSyncTopics, name: "restore offset-syncs topics"})
+	}
 	if !f.cfg.Disabled {
 		// Discovery also runs when refresh.topics.enabled=false: units
 		// need the partitions of the topics that existed at start, and a

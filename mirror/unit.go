@@ -18,9 +18,13 @@ import (
 // that never change while the flow runs, and the narrow callbacks through
 // which a unit reports. A unit holds no pointer to its flow.
 type unitEnv struct {
-	cfg         FlowConfig     // with defaults
-	statusSeq   *atomic.Uint64 // the flow's, bumped at each unit's store of its status (nil in tests)
-	name        string         // the flow's name, "source->target"
+	cfg       FlowConfig     // with defaults
+	statusSeq *atomic.Uint64 // the flow's, bumped at each unit's store of its status (nil in tests)
+	// syncEpoch is the flow's, bumped when the offset-syncs or offset-runs
+	// topic was created again (synctopics.go): each unit then writes its
+	// partitions' newest syncs and current runs again (nil in tests).
+	syncEpoch   *atomic.Uint64
+	name        string // the flow's name, "source->target"
 	src, dst    ClusterConfig
 	log         *slog.Logger
 	metrics     *metrics
@@ -144,6 +148,7 @@ type unit struct {
 	// points (and the remote topic IDs they record) loaded at a session's
 	// start.
 	life      *lifecycle
+	syncEpoch uint64 // the env's syncEpoch as of the last sendSyncs
 	resume    map[tp]int64
 	resumeIDs map[tp]resumeIDs
 	// forget (control goroutine): source topics deleted, whose state the
