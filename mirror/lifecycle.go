@@ -1332,9 +1332,6 @@ type syncOut struct {
 	runs []checkpoint.OffsetRun
 }
 
-// syncs returns the due offset syncs and runs of every partition (with
-// promote, MM2's commit(): the newest position too, and every run that
-// changed).
 // resendSyncs makes every partition's newest position and current offset
 // run due again (the offset-syncs or offset-runs topic was created again,
 // empty: synctopics.go).
@@ -1344,6 +1341,9 @@ func (m *lifecycle) resendSyncs() {
 	}
 }
 
+// syncs returns the due offset syncs and runs of every partition (with
+// promote, MM2's commit(): the newest position too, and every run that
+// changed).
 func (m *lifecycle) syncs(promote bool) []syncOut {
 	m.syncsDue = false
 	var out []syncOut
