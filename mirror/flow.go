@@ -674,8 +674,8 @@ func unreachable(what, alias string, err error) error {
 		return fmt.Errorf("%s %s unreachable: %w (the broker rejected the credentials: check %s.sasl.jaas.config and %s.sasl.mechanism)",
 			what, alias, err, alias, alias)
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("%s %s unreachable: %w (the broker closed the connection: a security.protocol the listener does not speak, "+
-			"or SASL credentials it rejects, look like this: check %s.security.protocol and %s.sasl.*)", what, alias, err, alias, alias)
+		return fmt.Errorf("%s %s unreachable: %w (the broker closed the connection: a broker stopping does that; if this cluster never answered, "+
+			"a security.protocol the listener does not speak, or SASL credentials it rejects, look like this: check %s.security.protocol and %s.sasl.*)", what, alias, err, alias, alias)
 	}
 	return fmt.Errorf("%s %s unreachable: %w", what, alias, err)
 }

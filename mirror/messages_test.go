@@ -25,8 +25,10 @@ func TestUnreachableHints(t *testing.T) {
 		err  error
 		want string
 	}{
-		{io.EOF, "source cluster east unreachable: EOF (the broker closed the connection: a security.protocol the listener does not speak, " +
-			"or SASL credentials it rejects, look like this: check east.security.protocol and east.sasl.*)"},
+		// A new user saw the hint for a broker that had stopped: it now says
+		// that first.
+		{io.EOF, "source cluster east unreachable: EOF (the broker closed the connection: a broker stopping does that; if this cluster never answered, " +
+			"a security.protocol the listener does not speak, or SASL credentials it rejects, look like this: check east.security.protocol and east.sasl.*)"},
 		{fmt.Errorf("reading: %w", io.ErrUnexpectedEOF), "source cluster east unreachable: reading: unexpected EOF (the broker closed the connection:"},
 		{kerr.SaslAuthenticationFailed, "source cluster east unreachable: SASL_AUTHENTICATION_FAILED: " + kerr.SaslAuthenticationFailed.Description +
 			" (the broker rejected the credentials: check east.sasl.jaas.config and east.sasl.mechanism)"},

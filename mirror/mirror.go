@@ -404,6 +404,7 @@ func (f *flow) statusOf(withGroups bool) FlowStatus {
 	groups := f.groupStat
 	srcDown, sl, started := f.srcDown, f.startLag, f.started
 	hbSince := f.hbErrSince
+	fs.Started = started
 	fs.Warnings = append([]string(nil), f.warnings...)
 	waiting := f.waiting
 	unassigned := append([]PartitionStatus(nil), f.unassigned...)

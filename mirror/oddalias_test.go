@@ -45,7 +45,7 @@ func TestOddAliasHeartbeatsOnlyFlowRuns(t *testing.T) {
 	testcluster.Eventually(t, 30*time.Second, "heartbeats of the odd alias", func() (bool, string) {
 		st := m.Status()
 		f := st.Flows[0]
-		return !f.LastHeartbeat.IsZero() && f.State == StateDisabled, fmt.Sprintf("state %s error %v", f.State, f.Error)
+		return !f.LastHeartbeat.IsZero() && f.State == StateDisabled && f.Started, fmt.Sprintf("state %s started %v error %v", f.State, f.Started, f.Error)
 	})
 	want := map[[2]string]bool{{odd, p.Source.Alias}: true}
 	got := heartbeatKeys(t, &p.Source, "heartbeats", odd, p.Source.Alias)

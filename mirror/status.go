@@ -73,6 +73,12 @@ type FlowStatus struct {
 	Error string `json:"error,omitempty"`
 	// Since is when State was entered.
 	Since time.Time `json:"since"`
+	// Started is true once the flow has finished its start-up in this
+	// process (both clusters answered, its internal topics exist, its
+	// resume points were read), and stays true: a RETRYING flow that
+	// started is in an outage (a broker restart), one that did not is
+	// still starting (a wrong address, refused credentials).
+	Started bool `json:"started,omitempty"`
 	// Topics is the number of source topics the flow selects (all members
 	// see the same number).
 	Topics int `json:"topics"`

@@ -122,8 +122,12 @@ type flowReadiness struct {
 //     connected and loaded their resume points.
 //   - RETRYING (a cluster does not answer, storing resume points fails)
 //     and FAILED flows are ready during grace after they entered the
-//     state, then not ready; but a flow that has not been seen RUNNING yet
-//     (ran is false: it is retrying its start-up) is not ready at once.
+//     state, then not ready; but a flow that has not started yet
+//     (FlowStatus.Started false and ran false: it is retrying its
+//     start-up) is not ready at once. A flow that started is in an outage
+//     (a broker restart): Started says so even when /readyz was never
+//     asked while it was RUNNING, which is all ran knows (a new user's
+//     finding: 503 "never RUNNING yet" 1 s into a broker restart).
 //   - PAUSED flows, and STOPPED flows whose target state STOPPED this
 //     member applied (PUT /connectors/{flow}/pause or /stop), are ready:
 //     the member does what it was asked; restarting it would not resume
@@ -141,7 +145,7 @@ func readiness(s mirror.Status, now time.Time, grace time.Duration, ran func(flo
 		case mirror.StateUnassigned, mirror.StateStarting:
 			fr.Ready, fr.Reason = false, fmt.Sprintf("%s for %s: not replicating yet", f.State, in)
 		case mirror.StateRetrying, mirror.StateFailed:
-			if !ran(f.Name) {
+			if !f.Started && !ran(f.Name) {
 				fr.Ready, fr.Reason = false, fmt.Sprintf("%s for %s, never RUNNING yet", f.State, in)
 				if f.Error != "" {
 					fr.Reason += ": " + f.Error

@@ -44,6 +44,11 @@ func TestReadiness(t *testing.T) {
 			[]string{"flow a->b: FAILED for 2m0s (grace period 1m0s): replication factor 3 larger than 1 broker"}},
 		{"retrying start-up, never running", []mirror.FlowStatus{flow("a->b", mirror.StateRetrying, 5*time.Second, "source cluster a unreachable")}, func(string) bool { return false }, false,
 			[]string{"flow a->b: RETRYING for 5s, never RUNNING yet: source cluster a unreachable"}},
+		// TestReadiness/started, never seen RUNNING (a new user's finding):
+		// a flow that ran 4 minutes before /readyz was first asked answered
+		// 503 "never RUNNING yet" 1 s into a broker restart.
+		{"retrying, started, never seen running", []mirror.FlowStatus{{Name: "a->b", State: mirror.StateRetrying, Since: now.Add(-time.Second), Started: true,
+			Error: "target cluster b unreachable: EOF"}}, func(string) bool { return false }, true, []string{}},
 		{"starting", []mirror.FlowStatus{flow("a->b", mirror.StateStarting, 2*time.Second, "")}, ranAll, false, []string{"flow a->b: STARTING for 2s: not replicating yet"}},
 		{"stopped", []mirror.FlowStatus{flow("a->b", mirror.StateStopped, time.Second, "")}, ranAll, false, []string{"flow a->b: STOPPED for 1s"}},
 		// Issue 20: a flow paused or stopped on request stays ready.
