@@ -48,6 +48,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"reflect"
 	"slices"
@@ -298,6 +299,19 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		return failed(rep, finish, fmt.Errorf("reading the status topic of %s on %s: %w", d.name(), d.dst.Alias, err))
 	}
 	in.Committed = committedBy(prev, drFailover)
+	// A flow an earlier run (or an operator) STOPPED replicates nothing:
+	// a planned failover's catch-up cannot be reached while the source
+	// receives records, and is not waited for (a new user's finding: a
+	// run again waited -wait, 2 minutes, then refused without saying why).
+	var stopped *statustopic.TargetStateRecord
+	if rep.Mode == modePlanned {
+		sctx, cancel := context.WithTimeout(ctx, o.timeout)
+		ts, found, err := statustopic.ReadTargetState(sctx, clusterOpts(d.dst, d.dst.Consumer), d.flow.Source)
+		cancel()
+		if err == nil && found && ts.State == statustopic.Stopped {
+			stopped = &ts
+		}
+	}
 	read := func() error { // the target's side of the plan
 		rctx, cancel := context.WithTimeout(ctx, o.timeout)
 		defer cancel()
@@ -344,7 +358,7 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	var p plan
 	if rep.Mode == modePlanned {
 		t := now()
-		in.Source, in.Lagging, err = catchUp(ctx, d, o, dstCl, &in, read, now)
+		in.Source, in.Lagging, err = catchUp(ctx, d, o, dstCl, &in, read, now, stopped != nil)
 		in.AtStart = commitsAtStart(in.Source, in.SourceStarts)
 		rep.TimingsMs.CatchUp = now().Sub(t).Milliseconds()
 		if err != nil {
@@ -355,6 +369,15 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	}
 	p = planFailover(in)
 	rep.Groups, rep.Problems = p.Groups, p.Problems
+	if stopped != nil && len(in.Lagging) > 0 {
+		by := stopped.By
+		if by == "" {
+			by = "an operator"
+		}
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%s is STOPPED (by %s at %s): the records the source received since are not replicated, so a planned failover cannot catch up; "+
+			"to fail over more groups, stop the source's producers, resume the flow (PUT /connectors/%s/resume on a member), and run failover again once it has caught up",
+			d.name(), by, stopped.At.UTC().Format(time.RFC3339), url.PathEscape(d.name())))
+	}
 	if len(p.Groups) == 0 { // the value, and what to write instead
 		rctx, cancel := context.WithTimeout(ctx, o.timeout)
 		rep.Problems = append(slices.DeleteFunc(rep.Problems, func(s string) bool { return s == noGroupProblem }),
@@ -733,10 +756,11 @@ func flowTopics(d *drFlow) (func(string) bool, error) {
 // source (refusing at once when one has members there), snapshots the end
 // offsets of the flow's source topics, and waits up to -wait until the
 // flow's resume points reach them and each group's current commits are
-// checkpointed (exactly, when kmirror's offset runs can make them so). It
-// returns the groups and the partitions still lagging at the end; read
-// fills in with the target's side each round.
-func catchUp(ctx context.Context, d *drFlow, o *failoverOptions, dstCl *kgo.Client, in *planInput, read func() error, now func() time.Time) (map[string]sourceGroup, []string, error) {
+// checkpointed (exactly, when kmirror's offset runs can make them so); not
+// at all when the flow is stopped (it replicates nothing). It returns the
+// groups and the partitions still lagging at the end; read fills in with
+// the target's side each round.
+func catchUp(ctx context.Context, d *drFlow, o *failoverOptions, dstCl *kgo.Client, in *planInput, read func() error, now func() time.Time, stopped bool) (map[string]sourceGroup, []string, error) {
 	sel, err := flowTopics(d)
 	if err != nil {
 		return nil, nil, err
@@ -804,8 +828,8 @@ func catchUp(ctx context.Context, d *drFlow, o *failoverOptions, dstCl *kgo.Clie
 		if len(lagging) == 0 && checkpointedAtCommits(groups, in.Checkpoints, d.sourceTopic, starts) {
 			return groups, nil, nil
 		}
-		if o.dryRun || !now().Before(deadline) {
-			return groups, lagging, nil
+		if o.dryRun || stopped || !now().Before(deadline) {
+			return groups, lagging, nil // a STOPPED flow never catches up: not waited for
 		}
 		select {
 		case <-ctx.Done():

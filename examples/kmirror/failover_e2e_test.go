@@ -772,6 +772,31 @@ func TestPlannedFailover(t *testing.T) {
 	if again != 0 || len(seen) != 300 || len(reads) != 60 {
 		t.Errorf("consumer on B: %d reads, %d re-read (want 0), %d of 300 records seen", len(reads), again, len(seen))
 	}
+
+	// Run again while A still receives records (a new user's finding):
+	// the STOPPED flow replicates none of them, so the catch-up cannot be
+	// reached. It waited the whole -wait (2 minutes by default) and
+	// refused with "catch-up not reached" alone; it now refuses at once
+	// and says why and what to do.
+	onB.stop()
+	eventually(t, "the group has no member on B", func() string {
+		n, err := groupMembers(context.Background(), kadm.NewClient(w.client(w.bAddrs)), []string{w.group})
+		if err != nil || n[w.group] != 0 {
+			return fmt.Sprint(n, err)
+		}
+		return ""
+	})
+	w.produce(w.aAddrs, "A", w.topic, 10)
+	code, out, errOut, _ = runDR(t, failoverMain, "-config", w.props, "-flow", flow, "-groups", w.group, "-wait", "10m", "-json")
+	rep = decodeFailover(t, out)
+	stoppedSaid := slices.ContainsFunc(rep.Problems, func(s string) bool {
+		return strings.Contains(s, "A->B is STOPPED (by kmirror failover (planned) at ") &&
+			strings.Contains(s, "stop the source's producers, resume the flow (PUT /connectors/A-%3EB/resume on a member)")
+	})
+	if code != drRefused || !stoppedSaid || rep.TimingsMs.CatchUp >= time.Minute.Milliseconds() {
+		t.Errorf("failover again with records after the stop: exit %d, catch-up %d ms, problems %q; want 1 at once, saying the flow is STOPPED\n%s",
+			code, rep.TimingsMs.CatchUp, rep.Problems, errOut)
+	}
 }
 
 // TestPlannedFailoverTransactionalSource: the source topic is written by a

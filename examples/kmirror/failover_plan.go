@@ -161,7 +161,7 @@ func planFailover(in planInput) plan {
 			refuse("%d member(s) still on the source: stop the group's consumers there first", src.Members)
 		}
 		if n := in.TargetMembers[g]; n > 0 {
-			refuse("%d member(s) on the target: an active group is never moved (stop its consumers on the target, or let them be)", n)
+			refuse("%d member(s) on the target: an active group is never moved, and it refuses the whole run: leave it out of -groups, or stop its consumers on the target", n)
 		}
 		have := map[string]map[int32]remoteclusterutils.PartitionTranslation{} // by source topic
 		for _, p := range cps {

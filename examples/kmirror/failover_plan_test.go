@@ -116,7 +116,7 @@ func TestPlanFailover(t *testing.T) {
 				Checkpoints:   map[string][]remoteclusterutils.PartitionTranslation{"busy": {exact(0, 1)}, "idle": {exact(0, 2)}},
 				TargetMembers: map[string]int{"busy": 2}},
 			actions:  map[string]string{"busy": actionRefused, "idle": actionCommit},
-			problems: []string{"group busy: 2 member(s) on the target"},
+			problems: []string{"group busy: 2 member(s) on the target: an active group is never moved, and it refuses the whole run: leave it out of -groups"},
 		},
 		{
 			name: "planned: members on the source",
