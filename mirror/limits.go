@@ -301,8 +301,12 @@ func topicLimits(ctx context.Context, cl *kgo.Client, remotes []string) (map[str
 			if c.Key != "max.message.bytes" || c.Value == nil {
 				continue
 			}
-			if n, perr := strconv.ParseInt(*c.Value, 10, 32); perr == nil && n >= 512 {
-				out[rc.Name] = int32(min(n, 1<<30))
+			// Any value Kafka accepts (at least 0), however small: a floor
+			// of 512 ignored a remote topic lowered to 100, and its
+			// partition retried for ever quoting the old limit (a new
+			// user's finding). 0 is kept as 1 (0 means "not read").
+			if n, perr := strconv.ParseInt(*c.Value, 10, 32); perr == nil && n >= 0 {
+				out[rc.Name] = int32(min(max(n, 1), 1<<30))
 			}
 		}
 	}
