@@ -70,7 +70,7 @@ func New(opts ...Opt) (*Mirror, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	} else {
-		limiter = logx.RateLimit(log.Handler(), logx.Options{})
+		limiter = logx.RateLimit(log.Handler(), logx.Options{Exempt: auditMessages})
 		log = slog.New(limiter)
 	}
 	clusters := map[string]ClusterConfig{}
@@ -516,6 +516,14 @@ func (f *flow) statusOf(withGroups bool) FlowStatus {
 	}
 	return fs
 }
+
+// auditMessages are the log messages of what an operator asked (target
+// states, restarts): never rate-limited, so that each is logged when it
+// happens, in order (a new user's finding: a resume was logged 5 s late
+// as "repeated=1 in_last=30s", and a member's last "written" line said
+// PAUSED while the flow was RUNNING).
+var auditMessages = []string{"target state written", "target state applied", "target state at start",
+	"restart request read from the status topic", "restart of failed partitions requested of every member"}
 
 // comparePartitions orders partition statuses by source topic, then
 // partition.

@@ -62,6 +62,11 @@ type Options struct {
 	IgnoreKeys []string
 	// MaxKeys bounds the kinds tracked at once. Default DefaultMaxKeys.
 	MaxKeys int
+	// Exempt are messages never limited: records of what an operator
+	// did (a target state written or applied, a restart asked), each of
+	// which must be logged when it happens, not summarized at the end of
+	// a window.
+	Exempt []string
 	// Clock defaults to the real time.
 	Clock Clock
 }
@@ -79,6 +84,7 @@ type limitState struct {
 	window  time.Duration
 	level   slog.Leveler
 	ignore  map[string]bool
+	exempt  map[string]bool
 	maxKeys int
 	clock   Clock
 
@@ -117,7 +123,10 @@ type kind struct {
 // after Close pass unlimited.
 func RateLimit(next slog.Handler, o Options) *Limiter {
 	st := &limitState{window: o.Window, level: o.Level, maxKeys: o.MaxKeys, clock: o.Clock,
-		ignore: map[string]bool{}, kinds: map[string]*kind{}}
+		ignore: map[string]bool{}, exempt: map[string]bool{}, kinds: map[string]*kind{}}
+	for _, m := range o.Exempt {
+		st.exempt[m] = true
+	}
 	if st.window <= 0 {
 		st.window = DefaultWindow
 	}
@@ -169,7 +178,7 @@ func (h *Limiter) WithGroup(name string) slog.Handler {
 // kind's ended window and then r.
 func (h *Limiter) Handle(ctx context.Context, r slog.Record) error {
 	st := h.st
-	if r.Level < st.level.Level() {
+	if r.Level < st.level.Level() || st.exempt[r.Message] {
 		return h.next.Handle(ctx, r)
 	}
 	key := h.kindOf(r)

@@ -390,3 +390,27 @@ func TestRateLimitConcurrent(t *testing.T) {
 		t.Errorf("logged plus counted: %d, want %d", total, goroutines*each)
 	}
 }
+
+// TestRateLimitExempt (a new user's finding): the second resume within 30
+// s was logged only at the window's end, as "repeated=1 in_last=30s", after
+// a later pause: an exempt message is logged every time, in order, and
+// the others are still limited.
+func TestRateLimitExempt(t *testing.T) {
+	c, l, _, log := setup(Options{Exempt: []string{"target state applied"}})
+	for _, st := range []string{"RUNNING", "PAUSED", "RUNNING"} {
+		log.Info("target state applied", "state", st)
+		log.Info("target state applied", "state", st)
+		c.Advance(time.Second)
+	}
+	log.Warn("flow state", "state", "RETRYING")
+	log.Warn("flow state", "state", "RETRYING")
+	diffLines(t, "lines", []string{
+		`level=INFO msg="target state applied" state=RUNNING`,
+		`level=INFO msg="target state applied" state=RUNNING`,
+		`level=INFO msg="target state applied" state=PAUSED`,
+		`level=INFO msg="target state applied" state=PAUSED`,
+		`level=INFO msg="target state applied" state=RUNNING`,
+		`level=INFO msg="target state applied" state=RUNNING`,
+		`level=WARN msg="flow state" state=RETRYING`,
+	}, l.take())
+}
