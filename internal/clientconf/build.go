@@ -564,5 +564,33 @@ func (b *builder) connection() error {
 			return err
 		}
 	}
+	b.unusedSecurityKeys(proto)
 	return nil
+}
+
+// unusedSecurityKeys warns, once per family, about ssl.* keys under a
+// protocol without TLS and sasl.* keys under one without SASL: Kafka's
+// clients ignore them too, and a forgotten security.protocol (PLAINTEXT by
+// default) is the usual cause, which -check -strict should catch (a new
+// user's finding: a file with sasl.jaas.config and an SSL trust store but
+// no security.protocol passed -strict, the keys dropped without a word).
+// The warning names the first key of each family, never a value.
+func (b *builder) unusedSecurityKeys(proto string) {
+	first := map[string]string{}
+	for k, v := range b.s {
+		if strings.TrimSpace(v) == "" {
+			continue
+		}
+		for _, fam := range []string{"ssl.", "sasl."} {
+			if strings.HasPrefix(k, fam) && (first[fam] == "" || k < first[fam]) {
+				first[fam] = k
+			}
+		}
+	}
+	if k := first["ssl."]; k != "" && proto != "SSL" && proto != "SASL_SSL" {
+		b.warn(k, fmt.Sprintf("security.protocol is %s, without TLS: the ssl.* settings have no effect (set security.protocol=SSL, or SASL_SSL with SASL)", proto))
+	}
+	if k := first["sasl."]; k != "" && proto != "SASL_PLAINTEXT" && proto != "SASL_SSL" {
+		b.warn(k, fmt.Sprintf("security.protocol is %s, without SASL: the sasl.* settings have no effect (set security.protocol=SASL_SSL, or SASL_PLAINTEXT without TLS)", proto))
+	}
 }
