@@ -83,9 +83,14 @@ type flowDoc struct {
 	// member holding the singleton duties has them), its last heartbeat,
 	// its place in the group, the topics skipped and the topic errors (the
 	// singleton's).
-	Gaps          []mirror.GapError    `json:"gaps,omitempty"`
-	Groups        []mirror.GroupStatus `json:"groups,omitempty"`
-	LastHeartbeat time.Time            `json:"last_heartbeat,omitzero"`
+	Gaps   []mirror.GapError    `json:"gaps,omitempty"`
+	Groups []mirror.GroupStatus `json:"groups,omitempty"`
+	// GroupsFrom, on a member without the singleton duties (no Groups, no
+	// LastHeartbeat), names the member that has them: "worker
+	// 10.0.0.7:9090 (ask its /status)", or says that no live member
+	// holds them now.
+	GroupsFrom    string    `json:"groups_from,omitempty"`
+	LastHeartbeat time.Time `json:"last_heartbeat,omitzero"`
 	// HeartbeatError is this member's last heartbeat failure since its
 	// last heartbeat written (mirror.FlowStatus.HeartbeatError).
 	HeartbeatError string              `json:"heartbeat_error,omitempty"`
@@ -187,6 +192,14 @@ func toFlowDoc(name string, cf mirror.ClusterFlowStatus, fs mirror.FlowStatus, w
 		Members: cf.Members, Mismatches: cf.Mismatches, Warnings: cf.Warnings, Tasks: []taskDoc{},
 		Gaps: fs.Gaps, Groups: fs.Groups, LastHeartbeat: fs.LastHeartbeat, HeartbeatError: fs.HeartbeatError, Member: fs.Member, Skipped: fs.Skipped,
 		ProvenanceSkipped: fs.ProvenanceSkipped, TopicErrors: fs.TopicErrors}
+	if !fs.Member.Singleton && fs.State != mirror.StateDisabled {
+		d.GroupsFrom = "no live member holds the singleton duties now (slot 0 unassigned, or its owner just left)"
+		for _, m := range cf.Members {
+			if m.Singleton {
+				d.GroupsFrom = "worker " + m.WorkerID + " (ask its /status): it holds the singleton duties (checkpoints, group offset sync, heartbeats)"
+			}
+		}
+	}
 	// Connect names the worker running the connector: the member holding
 	// the singleton duties; the trace is the error of the worst member.
 	// When none holds them (the flow STOPPED, or their holder died and

@@ -354,3 +354,32 @@ func TestTaskRestartOnAnyMember(t *testing.T) {
 	}
 	eventually(t, "partition 0 RUNNING again, all 4 records replicated", func() string { return allRunning(status(bases[0]), 4) })
 }
+
+// TestGroupsFromNamesTheSingleton (a new user's finding): behind a
+// Service, two of three /status answers had no groups[] and no
+// last_heartbeat, with nothing saying where they are: only the member
+// holding the singleton duties has them. The others now name it
+// (groups_from), and it names none.
+func TestGroupsFromNamesTheSingleton(t *testing.T) {
+	t.Parallel()
+	bases, _, _, status := twoMembersOneFailed(t)
+	var single string
+	for _, m := range status(bases[0]).Members {
+		if m.Singleton {
+			single = m.WorkerID
+		}
+	}
+	if single == "" {
+		t.Fatalf("no member holds the singleton duties: %+v", status(bases[0]).Members)
+	}
+	for _, base := range bases {
+		d := status(base)
+		want := ""
+		if base != "http://"+single {
+			want = "worker " + single + " (ask its /status): it holds the singleton duties (checkpoints, group offset sync, heartbeats)"
+		}
+		if d.GroupsFrom != want {
+			t.Errorf("%s: groups_from %q, want %q", base, d.GroupsFrom, want)
+		}
+	}
+}
