@@ -121,6 +121,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kmirror/kmirror/internal/clientconf"
 	"github.com/kmirror/kmirror/internal/heapwatch"
 	"github.com/kmirror/kmirror/mirror"
 	"github.com/kmirror/kmirror/mirror/mirrorprom"
@@ -245,9 +246,23 @@ flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	// The flag package prints a parse error and then the usage; the error
+	// is printed once, last, by exitCode, with a suggestion (a new user
+	// saw "flag provided but not defined: -embeded" twice, and no hint).
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	if err != nil {
+		fs.Usage()
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+			var names []string
+			fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+			if sug := clientconf.Suggest(strings.TrimPrefix(name, "-"), names); sug != "" {
+				err = fmt.Errorf("%w (did you mean -%s?)", err, sug)
+			}
 		}
 		return nil, &usageError{err}
 	}
@@ -403,7 +418,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var ln net.Listener
 	if o.listen != "" {
 		if ln, err = net.Listen("tcp", o.listen); err != nil {
-			return &usageError{fmt.Errorf("-listen %s: %w", o.listen, err)}
+			hint := ""
+			if _, perr := strconv.Atoi(o.listen); perr == nil {
+				hint = fmt.Sprintf(" (a port alone is written :%s, every interface, or 127.0.0.1:%s)", o.listen, o.listen)
+			}
+			return &usageError{fmt.Errorf("-listen %s: %w%s", o.listen, err, hint)}
 		}
 		defer ln.Close()
 	}

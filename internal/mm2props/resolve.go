@@ -915,6 +915,24 @@ func (r *resolver) suggestPair(key string) (sug string, caseOnly bool) {
 		return clientconf.Suggest(x, r.cfg.Aliases)
 	}
 	fa, fb := fix(a), fix(b)
+	// One side listed, the other unlike any alias: with two clusters the
+	// other side can only be the other alias (A->C.enabled for A->B, a
+	// new user's try).
+	other := func(x string) string {
+		if len(r.cfg.Aliases) != 2 || !r.aliases[x] {
+			return ""
+		}
+		if r.cfg.Aliases[0] == x {
+			return r.cfg.Aliases[1]
+		}
+		return r.cfg.Aliases[0]
+	}
+	switch {
+	case !r.aliases[a] && r.aliases[b] && (fa == "" || fa == fb):
+		fa = other(fb)
+	case !r.aliases[b] && r.aliases[a] && (fb == "" || fb == fa):
+		fb = other(fa)
+	}
 	if fa == "" || fb == "" || fa == fb {
 		return "", false
 	}

@@ -408,6 +408,7 @@ primary->secondry.topics=a
 primary->secondary.topics.auto.create=true
 primary->secondary.tpoics=a
 primary->secondary.offset.flush.interval.ms=10
+primary->dr.enabled=true
 producer.linger.ms=5
 consumer.poll.timeout.ms=100
 linger.ms=5
@@ -425,17 +426,20 @@ key.converter=org.apache.kafka.connect.storage.StringConverter
 		"primary.checkpoints.topic.replication.factor": "MM2 reads checkpoints.topic.replication.factor only at top level or per flow (e.g. primary->secondary.checkpoints.topic.replication.factor)",
 		"primary.batch.size":                           "use primary.consumer.batch.size, primary.producer.batch.size or primary.admin.batch.size",
 		"primary->secondry.topics":                     "not made of aliases listed in clusters",
-		"primary->secondary.topics.auto.create":        "not an MM2 setting",
-		"primary->secondary.tpoics":                    "did you mean primary->secondary.topics?",
-		"primary->secondary.offset.flush.interval.ms":  "set secondary.offset.flush.interval.ms",
-		"producer.linger.ms":                           "ignored by MM2 at top level (top-level producer.* keys reach no client): set <alias>.producer.linger.ms",
-		"linger.ms":                                    "ignored by MM2 at top level",
-		"group.id":                                     "ignored by MM2 at top level",
-		"source.cluster.alias":                         "overriding the source alias used in topic names",
-		"transforms":                                   "Single Message Transforms cannot run in kmirror",
-		"topic.filter.class":                           "custom topic filters cannot run in kmirror",
-		"exactly.once.source.support":                  "set <target>.exactly.once.source.support=enabled, e.g. secondary.exactly.once.source.support=enabled",
-		"key.converter":                                "kmirror copies records unchanged",
+		// A new user's try: one alias unlike any listed; with two
+		// clusters only the other one can be meant.
+		"primary->dr.enabled":                         "not made of aliases listed in clusters (primary, secondary); did you mean primary->secondary.enabled?",
+		"primary->secondary.topics.auto.create":       "not an MM2 setting",
+		"primary->secondary.tpoics":                   "did you mean primary->secondary.topics?",
+		"primary->secondary.offset.flush.interval.ms": "set secondary.offset.flush.interval.ms",
+		"producer.linger.ms":                          "ignored by MM2 at top level (top-level producer.* keys reach no client): set <alias>.producer.linger.ms",
+		"linger.ms":                                   "ignored by MM2 at top level",
+		"group.id":                                    "ignored by MM2 at top level",
+		"source.cluster.alias":                        "overriding the source alias used in topic names",
+		"transforms":                                  "Single Message Transforms cannot run in kmirror",
+		"topic.filter.class":                          "custom topic filters cannot run in kmirror",
+		"exactly.once.source.support":                 "set <target>.exactly.once.source.support=enabled, e.g. secondary.exactly.once.source.support=enabled",
+		"key.converter":                               "kmirror copies records unchanged",
 	} {
 		if !hasWarning(c, key, substr) {
 			t.Errorf("no warning %q for %s:\n%s", substr, key, strings.Join(warnings(c), "\n"))
