@@ -168,7 +168,14 @@ func (r *topicRules) decide(topic string, targetHas func(string) bool) (replicat
 			return false, skip{}
 		}
 		first, _ := r.pol.TopicSource(topic)
-		own := r.inbound[first] && (targetHas == nil || targetHas(upstream))
+		// Expected (INFO): the remote topic of one of this Mirror's flows
+		// into the source, or, named after the target, whose upstream
+		// topic the target has: the remote topic of the reverse flow,
+		// even when another process runs it (MM2's --clusters split; a
+		// new user's finding: "if it is a local topic, rename it" at WARN
+		// for every such topic, B.heartbeats included).
+		own := r.inbound[first] && (targetHas == nil || targetHas(upstream)) ||
+			first == r.target && targetHas != nil && targetHas(upstream)
 		who := alias + ", the target"
 		if alias != r.target {
 			who = fmt.Sprintf("%s, the same cluster as the target %s (cluster ID %s)", alias, r.target, r.targetID)

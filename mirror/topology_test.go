@@ -625,3 +625,25 @@ func TestListedNameMatchingAnotherTopic(t *testing.T) {
 		t.Error(`orders\.v2 selects orders-v2`)
 	}
 }
+
+// TestReverseFlowRemoteTopicExpectedWhenTheTargetHasItsUpstream (a new
+// user's finding): with MM2's --clusters split, the process running A->B
+// does not run B->A, so A's remote topics of B->A (B.heartbeats, B.orders)
+// were logged at WARN with "if it is a local topic, rename it". Named
+// after the target and with their upstream topic on the target, they are
+// the reverse flow's remote topics: expected (INFO). A name whose upstream
+// the target lacks is still a probable local topic (WARN).
+func TestReverseFlowRemoteTopicExpectedWhenTheTargetHasItsUpstream(t *testing.T) {
+	t.Parallel()
+	r := rulesFor(t, FlowConfig{Source: "A", Target: "B"}) // no inbound flow in this process
+	onB := map[string]bool{"heartbeats": true, "orders": true}
+	for topic, want := range map[string]skipKind{"B.heartbeats": skipOwnCycle, "B.orders": skipOwnCycle, "B.ledger": skipCycle} {
+		ok, sk := r.decide(topic, func(t string) bool { return onB[t] })
+		if ok || sk.kind != want {
+			t.Errorf("%s: replicate %v, kind %v (%s), want %v", topic, ok, sk.kind, sk.reason, want)
+		}
+	}
+	if got := skipOwnCycle.level(); got != slog.LevelInfo {
+		t.Errorf("level %v", got)
+	}
+}
