@@ -404,14 +404,14 @@ func (f *flow) memberRecord(fs FlowStatus, now time.Time) statustopic.MemberReco
 func partitionRecord(ps PartitionStatus) statustopic.PartitionRecord {
 	return statustopic.PartitionRecord{Topic: ps.Topic, RemoteTopic: ps.RemoteTopic, Partition: ps.Partition, State: string(ps.State),
 		Error: ps.Error, SourceEnd: ps.SourceEnd, Replicated: ps.Replicated, Committed: ps.Committed, Lag: ps.Lag,
-		LagUnknown: ps.LagUnknown, Records: ps.Records, Bytes: ps.Bytes, Since: ps.Since, NextRetry: ps.NextRetry}
+		LagUnknown: ps.LagUnknown, Records: ps.Records, Bytes: ps.Bytes, Since: ps.Since, NextRetry: ps.NextRetry, Retries: ps.Retries}
 }
 
 // partitionStatus is the PartitionStatus of a status-topic partition.
 func partitionStatus(pr statustopic.PartitionRecord) PartitionStatus {
 	return PartitionStatus{Topic: pr.Topic, RemoteTopic: pr.RemoteTopic, Partition: pr.Partition, State: State(pr.State),
 		Error: pr.Error, SourceEnd: pr.SourceEnd, Replicated: pr.Replicated, Committed: pr.Committed, Lag: pr.Lag,
-		LagUnknown: pr.LagUnknown, Records: pr.Records, Bytes: pr.Bytes, Since: pr.Since, NextRetry: pr.NextRetry}
+		LagUnknown: pr.LagUnknown, Records: pr.Records, Bytes: pr.Bytes, Since: pr.Since, NextRetry: pr.NextRetry, Retries: pr.Retries}
 }
 
 // slotRecords builds the records of the slots this member owns from fs:

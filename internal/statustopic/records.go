@@ -149,6 +149,10 @@ type PartitionRecord struct {
 	Bytes       int64     `json:"bytes"`
 	Since       time.Time `json:"since,omitzero"`
 	NextRetry   time.Time `json:"next_retry,omitzero"`
+	// Retries counts the partition's automatic restarts since it last
+	// replicated (mirror.PartitionStatus.Retries); absent in records of
+	// releases before it.
+	Retries int `json:"retries,omitempty"`
 }
 
 // SlotRecord is the value of a slot's record (one chunk of it): the slot's
