@@ -20,7 +20,8 @@ var containerLimit memlimit.Provider = memlimit.FromCgroup
 // its heap grow to twice the live heap, and a container sized for the
 // live heap is OOM-killed at the first burst. It does nothing when
 // GOMEMLIMIT is set (the operator's choice wins), with AUTOMEMLIMIT=off, or
-// outside a container with a limit. AUTOMEMLIMIT=0.8 sets another ratio.
+// outside a container with a limit (without a word where there are no
+// cgroups at all, as on macOS). AUTOMEMLIMIT=0.8 sets another ratio.
 // It returns where the limit in effect comes from, for the "starting"
 // line: "GOMEMLIMIT", "container" or "none"; a limit it cannot read or a
 // bad AUTOMEMLIMIT is logged and changes nothing.
@@ -39,6 +40,11 @@ func setContainerMemoryLimit(log *slog.Logger) string {
 	limit, err := memlimit.Set(memlimit.WithProvider(containerLimit))
 	switch {
 	case errors.Is(err, memlimit.ErrNoLimit), err == nil && limit == math.MaxInt64:
+		return "none"
+	case errors.Is(err, memlimit.ErrCgroupsNotSupported), errors.Is(err, memlimit.ErrNoCgroup):
+		// Not in a container (macOS, Windows, a process in no cgroup):
+		// no limit to follow, nothing to say.
+		debug.SetMemoryLimit(before)
 		return "none"
 	case err != nil:
 		debug.SetMemoryLimit(before)

@@ -63,3 +63,29 @@ func TestContainerMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryLimitOutsideCgroupsSilent: on a system without cgroups (the
+// runner on macOS or Windows, as in a demo with -embedded) or a process
+// in no cgroup, there is no container limit to follow, as with a cgroup
+// without one: the limit is left alone without a word. The runner warned
+// "reading the container's memory limit: ... set GOMEMLIMIT" at every
+// start there.
+func TestMemoryLimitOutsideCgroupsSilent(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer func(p memlimit.Provider) { containerLimit = p }(containerLimit)
+	for _, k := range []string{"GOMEMLIMIT", "AUTOMEMLIMIT"} {
+		if v, ok := os.LookupEnv(k); ok {
+			t.Cleanup(func() { os.Setenv(k, v) })
+			os.Unsetenv(k)
+		}
+	}
+	for _, noCgroup := range []error{memlimit.ErrCgroupsNotSupported, memlimit.ErrNoCgroup} {
+		debug.SetMemoryLimit(math.MaxInt64)
+		containerLimit = func() (uint64, error) { return 0, noCgroup }
+		var buf bytes.Buffer
+		from := setContainerMemoryLimit(slog.New(slog.NewTextHandler(&buf, nil)))
+		if got := debug.SetMemoryLimit(-1); from != "none" || got != math.MaxInt64 || buf.Len() > 0 {
+			t.Errorf("%v: from %q limit %d log %q; want none, unchanged, nothing logged", noCgroup, from, got, buf.String())
+		}
+	}
+}
