@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -433,19 +434,54 @@ var backrefRE = regexp.MustCompile(`\\[1-9]`)
 // refuses, each with a form both read alike on topic and group names (which
 // hold no line terminator), so the file stays valid for MM2: Java's POSIX
 // classes (US-ASCII) as ranges, its java.lang.Character classes as Unicode
-// categories, \h, \R and \Z. (\p{Digit}, which RE2 accepts as Unicode's
-// decimal digits, is not among them: on topic names, ASCII only, both match
+// categories (the case classes with Unicode's other lowercase or
+// uppercase characters: withOtherCase), \h, \R and \Z. (\p{Digit}, which
+// RE2 accepts as Unicode's decimal digits, is not among them: on topic names, ASCII only, both match
 // 0-9.)
 var javaEscapes = []struct{ java, re2 string }{
 	{`\p{Alpha}`, `[a-zA-Z]`}, {`\p{Alnum}`, `[a-zA-Z0-9]`}, {`\p{Lower}`, `[a-z]`}, {`\p{Upper}`, `[A-Z]`},
 	{`\p{Punct}`, `[!-/:-@\[-` + "`" + `{-~]`}, {`\p{Graph}`, `[!-~]`}, {`\p{Print}`, `[ -~]`}, {`\p{Blank}`, `[ \t]`},
 	{`\p{Cntrl}`, `[\x00-\x1F\x7F]`}, {`\p{XDigit}`, `[0-9a-fA-F]`}, {`\p{Space}`, `[ \t\n\x0B\f\r]`},
 	{`\p{ASCII}`, `[\x00-\x7F]`},
-	{`\p{javaLowerCase}`, `\p{Ll}`}, {`\p{javaUpperCase}`, `\p{Lu}`}, {`\p{javaDigit}`, `\p{Nd}`},
+	{`\p{javaLowerCase}`, withOtherCase(`\p{Ll}`, unicode.Other_Lowercase)},
+	{`\p{javaUpperCase}`, withOtherCase(`\p{Lu}`, unicode.Other_Uppercase)}, {`\p{javaDigit}`, `\p{Nd}`},
 	{`\p{javaLetter}`, `\p{L}`}, {`\p{javaLetterOrDigit}`, `[\p{L}\p{Nd}]`},
 	{`\h`, `[\t \x{A0}\x{1680}\x{180E}\x{2000}-\x{200A}\x{202F}\x{205F}\x{3000}]`},
 	{`\R`, `(?:\r\n|[\n\x0B\f\r\x{85}\x{2028}\x{2029}])`},
 	{`\Z`, `\z`},
+}
+
+// withOtherCase is the RE2 class of category cat and the characters of
+// other (Unicode's Other_Lowercase or Other_Uppercase): Java's
+// Character.isLowerCase and isUpperCase, hence \p{javaLowerCase} and
+// \p{javaUpperCase}, take those too (ª, ⓐ; Ⓐ, Ⅻ), which a group name
+// may hold.
+func withOtherCase(cat string, other *unicode.RangeTable) string {
+	var spans [][2]uint32 // adjacent ranges merged
+	add := func(lo, hi, stride uint32) {
+		for c := lo; c <= hi; c += stride {
+			if n := len(spans); n > 0 && spans[n-1][1]+1 == c {
+				spans[n-1][1] = c
+			} else {
+				spans = append(spans, [2]uint32{c, c})
+			}
+		}
+	}
+	for _, r := range other.R16 {
+		add(uint32(r.Lo), uint32(r.Hi), uint32(r.Stride))
+	}
+	for _, r := range other.R32 {
+		add(r.Lo, r.Hi, r.Stride)
+	}
+	var b strings.Builder
+	b.WriteString("[" + cat)
+	for _, sp := range spans {
+		fmt.Fprintf(&b, `\x{%X}`, sp[0])
+		if sp[1] > sp[0] {
+			fmt.Fprintf(&b, `-\x{%X}`, sp[1])
+		}
+	}
+	return b.String() + "]"
 }
 
 var javaEscapeRE = regexp.MustCompile(`\\(p\{(Alpha|Alnum|Lower|Upper|Punct|Graph|Print|Blank|Cntrl|XDigit|Space|ASCII|java[A-Za-z]+)\}|[hRZ])`)

@@ -2,6 +2,7 @@ package mm2filter
 
 import (
 	"errors"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -194,7 +195,7 @@ func TestJavaEscapesRewritten(t *testing.T) {
 		{`\p{Alpha}+`, `Go's RE2 has no \p{Alpha} (Java's regular expressions, which MM2 uses, do): write [a-zA-Z]+ instead`},
 		{`orders-\p{Alnum}{2}`, `write orders-[a-zA-Z0-9]{2} instead`},
 		{`[\p{Alpha}_]+\.x`, `write [a-zA-Z_]+\.x instead`},
-		{`\p{javaLowerCase}+`, `write \p{Ll}+ instead`},
+		{`\p{javaLowerCase}+`, `write [\p{Ll}\x{AA}\x{BA}\x{2B0}-\x{2B8}`},
 		{`a\h+b`, `Go's RE2 has no \h`},
 		{`a\Z`, `write a\z instead`},
 		{`x\R`, `write x(?:\r\n|[\n\x0B\f\r\x{85}\x{2028}\x{2029}]) instead`},
@@ -217,5 +218,39 @@ func TestJavaEscapesRewritten(t *testing.T) {
 	// A literal backslash before h is no Java escape: plain RE2 advice.
 	if _, err := New("topics", []string{`a\\h[`}, "topics.exclude", nil); err == nil || strings.Contains(err.Error(), "Java") {
 		t.Errorf(`a\\h[: %v`, err)
+	}
+}
+
+// TestJavaCaseClassesRewrittenWithOtherCase: Java's \p{javaLowerCase} and
+// \p{javaUpperCase} are Character.isLowerCase and isUpperCase, which take
+// Unicode's Other_Lowercase and Other_Uppercase characters besides the
+// Ll and Lu letters (ª, º, ⓐ; Ⓐ, Ⅻ). Group names may hold them; the
+// rewrite suggested as "MM2 reads it alike" was \p{Ll} or \p{Lu} alone,
+// which selects other groups than MM2 with the same file.
+func TestJavaCaseClassesRewrittenWithOtherCase(t *testing.T) {
+	for _, tc := range []struct {
+		re          string
+		match, miss []string
+	}{
+		{`g-\p{javaLowerCase}+`, []string{"g-abc", "g-ªb", "g-ºx", "g-ⓐⓑ", "g-ʰa"}, []string{"g-A", "g-Ⓐ", "g-1"}},
+		{`[\p{javaLowerCase}_]+`, []string{"a_ª"}, []string{"A"}},
+		{`g-\p{javaUpperCase}+`, []string{"g-ABC", "g-Ⓐ", "g-Ⅻ"}, []string{"g-a", "g-ª", "g-ⓐ"}},
+	} {
+		rw, found := rewriteJavaEscapes(tc.re)
+		if found == "" {
+			t.Errorf("%q: no rewrite", tc.re)
+			continue
+		}
+		re := regexp.MustCompile("^(?:" + rw + ")$")
+		for _, n := range tc.match {
+			if !re.MatchString(n) {
+				t.Errorf("%q rewritten %q: does not match %q, which Java's matches", tc.re, rw, n)
+			}
+		}
+		for _, n := range tc.miss {
+			if re.MatchString(n) {
+				t.Errorf("%q rewritten %q: matches %q, which Java's does not", tc.re, rw, n)
+			}
+		}
 	}
 }
