@@ -78,7 +78,8 @@ func (r *run) checkCheckpointsTopic(ctx context.Context) {
 		e.log.Warn("checkpoints topic re-created", "err", err)
 		return
 	}
-	r.cpID, r.cpLost, e.cpTopicErr = id, false, nil
+	r.cpID, r.cpLost = id, false
+	e.checkpointsTopicBack()
 	e.rewriteAll(ctx, r)
 }
 
@@ -110,6 +111,20 @@ func (e *Emitter) markCheckpointsLost(err error) {
 	for _, g := range e.groups {
 		if g.cpErr != err.Error() {
 			g.cpErr = err.Error()
+			e.touch(g)
+		}
+	}
+}
+
+// checkpointsTopicBack records that the checkpoints topic exists again: no
+// group's status says it is lost any more. A group with no checkpoint to
+// write again kept the reason markCheckpointsLost gave it (a reviewer's
+// finding); a failed rewrite sets it again.
+func (e *Emitter) checkpointsTopicBack() {
+	e.cpTopicErr = nil
+	for _, g := range e.groups {
+		if g.cpErr != "" {
+			g.cpErr = ""
 			e.touch(g)
 		}
 	}

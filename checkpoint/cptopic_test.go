@@ -2,9 +2,12 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
@@ -69,5 +72,34 @@ func TestIdleCheckpointsRestoredAfterTopicDeleted(t *testing.T) {
 				t.Errorf("status %+v", gs)
 			}
 		})
+	}
+}
+
+// TestCheckpointsTopicBackClearsEveryGroupsReason (a reviewer's finding):
+// the checkpoints topic missing and not created marks every group's
+// status; once it is back, only the groups with a checkpoint written again
+// were cleared, so a group with none kept "writing checkpoints to ...".
+func TestCheckpointsTopicBackClearsEveryGroupsReason(t *testing.T) {
+	e, err := NewEmitter(EmitterConfig{SourceAlias: "a", TargetAlias: "b", Interval: time.Second, AdminTimeout: time.Second, OffsetSyncsTopic: "mm2-offset-syncs.b.internal",
+		SourceOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}, TargetOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}, OffsetSyncsOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")},
+		GroupFilter: func(string) bool { return true }, TopicFilter: func(string) bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.groups = map[string]*groupEntry{"with-checkpoint": {name: "with-checkpoint"}, "without": {name: "without"}}
+	e.markCheckpointsLost(errors.New("CreateTopics: POLICY_VIOLATION"))
+	for n, g := range e.groups {
+		if g.cpErr != "CreateTopics: POLICY_VIOLATION" {
+			t.Fatalf("%s: cpErr %q after the loss", n, g.cpErr)
+		}
+	}
+	e.checkpointsTopicBack()
+	for n, g := range e.groups {
+		if g.cpErr != "" {
+			t.Errorf("%s: cpErr %q after the topic came back, want none", n, g.cpErr)
+		}
+	}
+	if e.cpTopicErr != nil {
+		t.Errorf("cpTopicErr %v", e.cpTopicErr)
 	}
 }
