@@ -186,6 +186,8 @@ func TestConnectEndpointsAnswerForEveryMember(t *testing.T) {
 	errCase(http.MethodGet, "/connectors/src-%3Edst/tasks/4/status", 404, `^Task 4 of connector src->dst not found: its tasks are the slots 0 to 3 \(tasks.max 4\)$`)
 	errCase(http.MethodGet, "/nothing/here", 404, `^GET /nothing/here: no such endpoint`)
 	errCase(http.MethodPut, "/connectors/nope/pause", 404, `^Connector nope not found`)
+	// A new user's try: the flow's name in another case.
+	errCase(http.MethodGet, "/connectors/SRC-%3Edst/status", 404, `^Connector SRC->dst not found: flow names are case-sensitive, as the file's aliases: did you mean src->dst\?$`)
 	// A known endpoint with another method: 405, as Connect (a review found 404).
 	errCase(http.MethodGet, "/connectors/src-%3Edst/stop", 405, `^GET /connectors/src->dst/stop: method not allowed; use PUT$`)
 	errCase(http.MethodPut, "/connectors/src-%3Edst/status", 405, `^PUT /connectors/src->dst/status: method not allowed; use GET$`)

@@ -436,6 +436,12 @@ func (h *handler) resolve(w http.ResponseWriter, r *http.Request) string {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("Connector %s runs for %d flows (%s): select one with ?flow=<source->target> (URL-encoded: ?flow=a-%%3Eb)", name, len(runs), strings.Join(runs, ", ")))
 		return ""
 	}
+	for _, n := range names {
+		if strings.EqualFold(n, name) { // a new user's try: a->b for A->B
+			writeError(w, http.StatusNotFound, fmt.Sprintf("Connector %s not found: flow names are case-sensitive, as the file's aliases: did you mean %s?", name, n))
+			return ""
+		}
+	}
 	writeError(w, http.StatusNotFound, fmt.Sprintf("Connector %s not found. kmirror's connectors are its flows: %s (URL-encode the arrow: a-%%3Eb); "+
 		"MM2's names %s, %s and %s answer for the flow that runs them, with ?flow= when several do", name, list, mm2Source, mm2Checkpoint, mm2Heartbeat))
 	return ""
