@@ -23,9 +23,6 @@ func TestIdleCheckpointsRestoredAfterTopicDeleted(t *testing.T) {
 	for _, recreate := range []bool{false, true} {
 		t.Run(fmt.Sprint("recreate=", recreate), func(t *testing.T) {
 			f := newFixture(t, 1, 100)
-			if f.p.Target.Fake == nil {
-				t.Skip("deletes the checkpoints topic: embedded backend only")
-			}
 			f.syncs(0, [2]int64{0, 0}, [2]int64{99, 99})
 			f.runs(0, [5]int64{-1, -1, 0, 0, 100})
 			g1 := f.p.Group("g1")

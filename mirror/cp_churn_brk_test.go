@@ -29,8 +29,11 @@ func cpTopicChurn(t *testing.T, recreate bool) { cpTopicChurnRefused(t, recreate
 // written.
 func cpTopicChurnRefused(t *testing.T, recreate, refuse bool) {
 	p := testcluster.New(t, "src", "dst")
-	if p.Target.Fake == nil {
-		t.Skip("embedded backend only")
+	// The checkpoints topic is this test's own (named after its source
+	// alias): it runs on real brokers too, except the refused creation,
+	// which needs kfake's control hooks.
+	if refuse && p.Target.Fake == nil {
+		t.Skip("refuses CreateTopics with kfake's control hooks, absent on real brokers")
 	}
 	orders := p.Topic("orders")
 	gIdle, gMove := p.Group("idle"), p.Group("move")
