@@ -2,10 +2,8 @@ package mirror
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/checkpoint"
@@ -383,7 +381,7 @@ func (f *flow) produceOffsetRecord(dest, what, topic string, partition int32, re
 					case err != nil:
 						f.log.Warn(what+" not written", "topic", topic, "partition", partition, "err", err)
 						f.metrics.flowErr(f.labels, "offset_sync")
-						if (errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID)) && f.syncCl.Load() == cl {
+						if unknownTopic(err) && f.syncCl.Load() == cl {
 							f.syncsLost.Store(true) // restored by the refresh loop (synctopics.go); not again for a replaced producer's records
 						}
 					case count:

@@ -31,6 +31,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kmirror/kmirror/internal/topicname"
 )
 
 // ReplicationPolicy is MM2's ReplicationPolicy contract
@@ -399,15 +401,10 @@ func IsKafkaInternalTopic(topic string) bool {
 // -1.
 func indexIllegalTopicChar(s string) (int, rune) {
 	for i := 0; i < len(s); i++ {
-		if !legalTopicByte(s[i]) {
+		if !topicname.LegalByte(s[i]) {
 			r, _ := utf8.DecodeRuneInString(s[i:])
 			return i, r
 		}
 	}
 	return -1, 0
-}
-
-func legalTopicByte(b byte) bool {
-	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' ||
-		b == '.' || b == '_' || b == '-'
 }

@@ -293,24 +293,20 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	// Run again after an earlier failover committed: its groups'
 	// consumers may have moved on on the target (planInput.Committed).
 	sctx, cancel := context.WithTimeout(ctx, o.timeout)
-	prev, _, err := statustopic.ReadDR(sctx, clusterOpts(d.dst, d.dst.Consumer), d.flow.Source)
+	status, err := statustopic.ReadAll(sctx, clusterOpts(d.dst, d.dst.Consumer), d.flow.Source)
 	cancel()
 	if err != nil {
 		return failed(rep, finish, fmt.Errorf("reading the status topic of %s on %s: %w", d.name(), d.dst.Alias, err))
 	}
+	prev, _ := statustopic.DROf(status)
 	in.Committed = committedBy(prev, drFailover)
 	// A flow an earlier run (or an operator) STOPPED replicates nothing:
 	// a planned failover's catch-up cannot be reached while the source
 	// receives records, and is not waited for (a new user's finding: a
 	// run again waited -wait, 2 minutes, then refused without saying why).
 	var stopped *statustopic.TargetStateRecord
-	if rep.Mode == modePlanned {
-		sctx, cancel := context.WithTimeout(ctx, o.timeout)
-		ts, found, err := statustopic.ReadTargetState(sctx, clusterOpts(d.dst, d.dst.Consumer), d.flow.Source)
-		cancel()
-		if err == nil && found && ts.State == statustopic.Stopped {
-			stopped = &ts
-		}
+	if ts, found, err := statustopic.TargetStateOf(status); rep.Mode == modePlanned && err == nil && found && ts.State == statustopic.Stopped {
+		stopped = &ts
 	}
 	read := func() error { // the target's side of the plan
 		rctx, cancel := context.WithTimeout(ctx, o.timeout)

@@ -123,18 +123,18 @@ type flowReadiness struct {
 //   - RETRYING (a cluster does not answer, storing resume points fails)
 //     and FAILED flows are ready during grace after they entered the
 //     state, then not ready; but a flow that has not started yet
-//     (FlowStatus.Started false and ran false: it is retrying its
-//     start-up) is not ready at once. A flow that started is in an outage
-//     (a broker restart): Started says so even when /readyz was never
-//     asked while it was RUNNING, which is all ran knows (a new user's
-//     finding: 503 "never RUNNING yet" 1 s into a broker restart).
+//     (FlowStatus.Started false: it is retrying its start-up) is not
+//     ready at once. A flow that started is in an outage (a broker
+//     restart). The runner used to know that only from a /readyz asked
+//     while the flow was RUNNING (a new user's finding: 503 "never
+//     RUNNING yet" 1 s into a broker restart).
 //   - PAUSED flows, and STOPPED flows whose target state STOPPED this
 //     member applied (PUT /connectors/{flow}/pause or /stop), are ready:
 //     the member does what it was asked; restarting it would not resume
 //     the flow, and the persisted state survives restarts anyway.
 //   - A STOPPED flow that was not asked to stop (the engine stopped), or a
 //     state this code does not know, is not ready.
-func readiness(s mirror.Status, now time.Time, grace time.Duration, ran func(flow string) bool) readinessDoc {
+func readiness(s mirror.Status, now time.Time, grace time.Duration) readinessDoc {
 	d := readinessDoc{Ready: true, Reasons: []string{}, Warnings: []string{}, GracePeriod: grace.String(), Flows: []flowReadiness{}}
 	for _, f := range s.Flows {
 		d.Warnings = append(d.Warnings, flowWarnings(f, now)...)
@@ -145,7 +145,7 @@ func readiness(s mirror.Status, now time.Time, grace time.Duration, ran func(flo
 		case mirror.StateUnassigned, mirror.StateStarting:
 			fr.Ready, fr.Reason = false, fmt.Sprintf("%s for %s: not replicating yet", f.State, in)
 		case mirror.StateRetrying, mirror.StateFailed:
-			if !f.Started && !ran(f.Name) {
+			if !f.Started {
 				fr.Ready, fr.Reason = false, fmt.Sprintf("%s for %s, never RUNNING yet", f.State, in)
 				if f.Error != "" {
 					fr.Reason += ": " + f.Error
@@ -219,7 +219,6 @@ func (h *handler) healthz(w http.ResponseWriter, _ *http.Request) {
 		doc.Healthy = false
 		doc.Reasons = append(doc.Reasons, err.Error())
 	}
-	h.sawRunning(s)
 	for _, f := range s.Flows {
 		doc.Flows[f.Name] = f.State
 	}
@@ -234,8 +233,7 @@ func (h *handler) healthz(w http.ResponseWriter, _ *http.Request) {
 // after Run returned, and when Status does not answer.
 func (h *handler) readyz(w http.ResponseWriter, _ *http.Request) {
 	s, err := h.probe.get()
-	h.sawRunning(s)
-	doc := readiness(s, time.Now(), h.grace, h.ran)
+	doc := readiness(s, time.Now(), h.grace)
 	if err != nil {
 		doc.Ready = false
 		doc.Reasons = append(doc.Reasons, err.Error())
@@ -252,25 +250,6 @@ func (h *handler) readyz(w http.ResponseWriter, _ *http.Request) {
 		code = http.StatusServiceUnavailable
 	}
 	writeJSON(w, code, doc)
-}
-
-// sawRunning remembers the flows seen RUNNING in s (/readyz and /healthz
-// look): Status does not say whether a RETRYING flow ever started.
-func (h *handler) sawRunning(s mirror.Status) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, f := range s.Flows {
-		if f.State == mirror.StateRunning {
-			h.running[f.Name] = true
-		}
-	}
-}
-
-// ran reports whether flow was seen RUNNING.
-func (h *handler) ran(flow string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.running[flow]
 }
 
 // runEnded reports whether the engine's Run returned, and how.

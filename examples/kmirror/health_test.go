@@ -26,51 +26,53 @@ func TestReadiness(t *testing.T) {
 	flow := func(name string, st mirror.State, ago time.Duration, err string) mirror.FlowStatus {
 		return mirror.FlowStatus{Name: name, State: st, Since: now.Add(-ago), Error: err}
 	}
-	ranAll := func(string) bool { return true }
 	tests := []struct {
 		name    string
 		flows   []mirror.FlowStatus
-		ran     func(string) bool
+		started bool // every flow of the row finished its start-up (FlowStatus.Started)
 		ready   bool
 		reasons []string
 	}{
-		{"running and heartbeats only", []mirror.FlowStatus{flow("a->b", mirror.StateRunning, time.Hour, ""), flow("b->a", mirror.StateDisabled, time.Hour, "")}, ranAll, true, []string{}},
-		{"no flow", nil, ranAll, true, []string{}},
-		{"retrying within grace", []mirror.FlowStatus{flow("a->b", mirror.StateRetrying, 59*time.Second, "target cluster b unreachable")}, ranAll, true, []string{}},
-		{"retrying exactly at grace", []mirror.FlowStatus{flow("a->b", mirror.StateRetrying, time.Minute, "x")}, ranAll, true, []string{}},
-		{"retrying past grace", []mirror.FlowStatus{flow("a->b", mirror.StateRunning, time.Hour, ""), flow("c->b", mirror.StateRetrying, 61*time.Second, "target cluster b unreachable: dial tcp: connection refused")}, ranAll, false,
+		{"running and heartbeats only", []mirror.FlowStatus{flow("a->b", mirror.StateRunning, time.Hour, ""), flow("b->a", mirror.StateDisabled, time.Hour, "")}, true, true, []string{}},
+		{"no flow", nil, true, true, []string{}},
+		{"retrying within grace", []mirror.FlowStatus{flow("a->b", mirror.StateRetrying, 59*time.Second, "target cluster b unreachable")}, true, true, []string{}},
+		{"retrying exactly at grace", []mirror.FlowStatus{flow("a->b", mirror.StateRetrying, time.Minute, "x")}, true, true, []string{}},
+		{"retrying past grace", []mirror.FlowStatus{flow("a->b", mirror.StateRunning, time.Hour, ""), flow("c->b", mirror.StateRetrying, 61*time.Second, "target cluster b unreachable: dial tcp: connection refused")}, true, false,
 			[]string{"flow c->b: RETRYING for 1m1s (grace period 1m0s): target cluster b unreachable: dial tcp: connection refused"}},
-		{"failed past grace", []mirror.FlowStatus{flow("a->b", mirror.StateFailed, 2*time.Minute, "replication factor 3 larger than 1 broker")}, ranAll, false,
+		{"failed past grace", []mirror.FlowStatus{flow("a->b", mirror.StateFailed, 2*time.Minute, "replication factor 3 larger than 1 broker")}, true, false,
 			[]string{"flow a->b: FAILED for 2m0s (grace period 1m0s): replication factor 3 larger than 1 broker"}},
-		{"retrying start-up, never running", []mirror.FlowStatus{flow("a->b", mirror.StateRetrying, 5*time.Second, "source cluster a unreachable")}, func(string) bool { return false }, false,
+		{"retrying start-up, never running", []mirror.FlowStatus{flow("a->b", mirror.StateRetrying, 5*time.Second, "source cluster a unreachable")}, false, false,
 			[]string{"flow a->b: RETRYING for 5s, never RUNNING yet: source cluster a unreachable"}},
 		// TestReadiness/started, never seen RUNNING (a new user's finding):
 		// a flow that ran 4 minutes before /readyz was first asked answered
 		// 503 "never RUNNING yet" 1 s into a broker restart.
 		{"retrying, started, never seen running", []mirror.FlowStatus{{Name: "a->b", State: mirror.StateRetrying, Since: now.Add(-time.Second), Started: true,
-			Error: "target cluster b unreachable: EOF"}}, func(string) bool { return false }, true, []string{}},
-		{"starting", []mirror.FlowStatus{flow("a->b", mirror.StateStarting, 2*time.Second, "")}, ranAll, false, []string{"flow a->b: STARTING for 2s: not replicating yet"}},
-		{"stopped", []mirror.FlowStatus{flow("a->b", mirror.StateStopped, time.Second, "")}, ranAll, false, []string{"flow a->b: STOPPED for 1s"}},
+			Error: "target cluster b unreachable: EOF"}}, false, true, []string{}},
+		{"starting", []mirror.FlowStatus{flow("a->b", mirror.StateStarting, 2*time.Second, "")}, true, false, []string{"flow a->b: STARTING for 2s: not replicating yet"}},
+		{"stopped", []mirror.FlowStatus{flow("a->b", mirror.StateStopped, time.Second, "")}, true, false, []string{"flow a->b: STOPPED for 1s"}},
 		// Issue 20: a flow paused or stopped on request stays ready.
-		{"paused", []mirror.FlowStatus{{Name: "a->b", State: mirror.StatePaused, Since: now.Add(-time.Hour), TargetState: mirror.TargetPaused, AppliedState: mirror.TargetPaused}}, ranAll, true, []string{}},
-		{"stopped on request", []mirror.FlowStatus{{Name: "a->b", State: mirror.StateStopped, Since: now.Add(-time.Hour), TargetState: mirror.TargetStopped, AppliedState: mirror.TargetStopped}}, ranAll, true, []string{}},
-		{"unknown state", []mirror.FlowStatus{flow("a->b", mirror.State("REBALANCING"), time.Second, "")}, ranAll, false, []string{"flow a->b: REBALANCING for 1s"}},
+		{"paused", []mirror.FlowStatus{{Name: "a->b", State: mirror.StatePaused, Since: now.Add(-time.Hour), TargetState: mirror.TargetPaused, AppliedState: mirror.TargetPaused}}, true, true, []string{}},
+		{"stopped on request", []mirror.FlowStatus{{Name: "a->b", State: mirror.StateStopped, Since: now.Add(-time.Hour), TargetState: mirror.TargetStopped, AppliedState: mirror.TargetStopped}}, true, true, []string{}},
+		{"unknown state", []mirror.FlowStatus{flow("a->b", mirror.State("REBALANCING"), time.Second, "")}, true, false, []string{"flow a->b: REBALANCING for 1s"}},
 		{
 			// One refused topic (FAILED partitions) never makes the member
 			// not ready: its flow is RUNNING.
 			"failed partitions of a running flow",
 			[]mirror.FlowStatus{{Name: "a->b", State: mirror.StateRunning, Since: now.Add(-time.Hour), Partitions: []mirror.PartitionStatus{
 				{Topic: "orders", Partition: 0, State: mirror.StateFailed, Error: "TOPIC_AUTHORIZATION_FAILED"}, {Topic: "payments", Partition: 0, State: mirror.StateRunning}}}},
-			ranAll, true, []string{},
+			true, true, []string{},
 		},
 		{
 			// A member that owns no partitions is ready.
-			"running without partitions", []mirror.FlowStatus{{Name: "a->b", State: mirror.StateRunning, Since: now.Add(-time.Hour)}}, ranAll, true, []string{},
+			"running without partitions", []mirror.FlowStatus{{Name: "a->b", State: mirror.StateRunning, Since: now.Add(-time.Hour)}}, true, true, []string{},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d := readiness(mirror.Status{Flows: tc.flows}, now, grace, tc.ran)
+			for i := range tc.flows {
+				tc.flows[i].Started = tc.flows[i].Started || tc.started
+			}
+			d := readiness(mirror.Status{Flows: tc.flows}, now, grace)
 			if d.Ready != tc.ready {
 				t.Errorf("ready = %v, want %v", d.Ready, tc.ready)
 			}
@@ -97,7 +99,7 @@ func TestReadinessWarnings(t *testing.T) {
 			Error: "creating a.bad on b: POLICY_VIOLATION", Since: now.Add(-5 * time.Minute), LastAttempt: now}},
 		Partitions: []mirror.PartitionStatus{{Topic: "orders", Partition: 3, State: mirror.StateFailed, Error: "MESSAGE_TOO_LARGE"},
 			{Topic: "orders", Partition: 4, State: mirror.StateRunning}}}
-	d := readiness(mirror.Status{Flows: []mirror.FlowStatus{bad, ok}}, now, time.Minute, func(string) bool { return true })
+	d := readiness(mirror.Status{Flows: []mirror.FlowStatus{bad, ok}}, now, time.Minute)
 	if !d.Ready || len(d.Reasons) != 0 {
 		t.Errorf("ready %v reasons %q, want ready without reasons", d.Ready, d.Reasons)
 	}
@@ -113,7 +115,7 @@ func TestReadinessWarnings(t *testing.T) {
 	for i := range maxWarnings + 3 {
 		many.TopicErrors = append(many.TopicErrors, mirror.TopicError{Topic: fmt.Sprintf("t%02d", i), Op: mirror.TopicOpConfig, Error: "x", Since: now})
 	}
-	d = readiness(mirror.Status{Flows: []mirror.FlowStatus{many}}, now, time.Minute, func(string) bool { return true })
+	d = readiness(mirror.Status{Flows: []mirror.FlowStatus{many}}, now, time.Minute)
 	if len(d.Warnings) != maxWarnings+1 || d.Warnings[0] != "flow a->b: topic t00: config failing for 0s: x" ||
 		d.Warnings[maxWarnings] != "flow a->b: and 3 more topic errors or FAILED partitions (GET /status)" || !d.Ready {
 		t.Errorf("ready %v, warnings %q", d.Ready, d.Warnings)
@@ -121,11 +123,11 @@ func TestReadinessWarnings(t *testing.T) {
 	// Issue 20: what the members disagree on is a warning of a ready member.
 	split := mirror.FlowStatus{Name: "a->b", State: mirror.StateRunning, Since: now.Add(-time.Hour),
 		Warnings: []string{"flow a->b: the member holding slot 0 (w1:8083) has the flow disabled"}}
-	d = readiness(mirror.Status{Flows: []mirror.FlowStatus{split}}, now, time.Minute, func(string) bool { return true })
+	d = readiness(mirror.Status{Flows: []mirror.FlowStatus{split}}, now, time.Minute)
 	if !d.Ready || cmp.Diff(split.Warnings, d.Warnings) != "" {
 		t.Errorf("members disagreeing: ready %v, warnings %q", d.Ready, d.Warnings)
 	}
-	d = readiness(mirror.Status{Flows: []mirror.FlowStatus{ok}}, now, time.Minute, func(string) bool { return true })
+	d = readiness(mirror.Status{Flows: []mirror.FlowStatus{ok}}, now, time.Minute)
 	if d.Warnings == nil || len(d.Warnings) != 0 {
 		t.Errorf("warnings %#v, want an empty list", d.Warnings)
 	}

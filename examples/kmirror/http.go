@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -268,13 +267,10 @@ type handler struct {
 	stopping atomic.Bool
 	ended    atomic.Pointer[string] // set when Run returned: how
 	mux      *http.ServeMux
-
-	mu      sync.Mutex
-	running map[string]bool // flows seen RUNNING
 }
 
 func newHandler(m *mirror.Mirror, metrics http.Handler, grace time.Duration) *handler {
-	h := &handler{m: m, worker: workerID(""), grace: grace, mux: http.NewServeMux(), running: map[string]bool{},
+	h := &handler{m: m, worker: workerID(""), grace: grace, mux: http.NewServeMux(),
 		probe: &statusProbe{status: m.Status, timeout: statusTimeout}}
 	h.mux.Handle("GET /metrics", metrics)
 	h.mux.HandleFunc("GET /status", h.status)

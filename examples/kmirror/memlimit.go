@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"runtime/debug"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 )
@@ -36,7 +35,7 @@ func setContainerMemoryLimit(log *slog.Logger) string {
 	if v, _ := os.LookupEnv("AUTOMEMLIMIT"); v == "off" {
 		return "none"
 	}
-	before := debug.SetMemoryLimit(-1)
+	// Set changes nothing when it fails.
 	limit, err := memlimit.Set(memlimit.WithProvider(containerLimit))
 	switch {
 	case errors.Is(err, memlimit.ErrNoLimit), err == nil && limit == math.MaxInt64:
@@ -44,10 +43,8 @@ func setContainerMemoryLimit(log *slog.Logger) string {
 	case errors.Is(err, memlimit.ErrCgroupsNotSupported), errors.Is(err, memlimit.ErrNoCgroup):
 		// Not in a container (macOS, Windows, a process in no cgroup):
 		// no limit to follow, nothing to say.
-		debug.SetMemoryLimit(before)
 		return "none"
 	case err != nil:
-		debug.SetMemoryLimit(before)
 		log.Warn("reading the container's memory limit: Go's soft memory limit left as it was; set GOMEMLIMIT to choose one", "err", err)
 		return "none"
 	}

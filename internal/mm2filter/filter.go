@@ -401,6 +401,7 @@ func validList(v string) bool {
 // regexAdvice explains a regex Go cannot compile, with a rewrite hint for
 // the Java-only constructs MM2 users write.
 func regexAdvice(re string, err error) string {
+	rewrite, found := rewriteJavaEscapes(re)
 	switch {
 	case strings.Contains(re, "(?!"):
 		return fmt.Sprintf("Go's RE2 has no negative lookahead (?!...): list the names to skip in the matching *.exclude key instead (%v)", err)
@@ -410,16 +411,12 @@ func regexAdvice(re string, err error) string {
 		return fmt.Sprintf("Go's RE2 has no backreferences (\\1): list the alternatives explicitly (%v)", err)
 	case strings.Contains(re, "*+") || strings.Contains(re, "++") || strings.Contains(re, "?+"):
 		return fmt.Sprintf("Go's RE2 has no possessive quantifiers: drop the trailing + (RE2 never backtracks) (%v)", err)
-	case javaEscapeRE.MatchString(re):
-		if rewrite, found := rewriteJavaEscapes(re); found != "" {
-			note := ""
-			if strings.Contains(rewrite, `\`) {
-				note = ", each backslash doubled in a properties file, whose reader drops one"
-			}
-			return fmt.Sprintf("Go's RE2 has no %s (Java's regular expressions, which MM2 uses, do): write %s instead%s; MM2 reads it alike (%v)", found, rewrite, note, err)
+	case found != "":
+		note := ""
+		if strings.Contains(rewrite, `\`) {
+			note = ", each backslash doubled in a properties file, whose reader drops one"
 		}
-	}
-	switch {
+		return fmt.Sprintf("Go's RE2 has no %s (Java's regular expressions, which MM2 uses, do): write %s instead%s; MM2 reads it alike (%v)", found, rewrite, note, err)
 	case strings.HasPrefix(re, "*") || strings.HasPrefix(re, "?"):
 		// A glob, as in a shell (a new user's try, stop 38).
 		glob := strings.NewReplacer(".", `\.`, "*", ".*", "?", ".").Replace(re)
@@ -483,8 +480,6 @@ func withOtherCase(cat string, other *unicode.RangeTable) string {
 	}
 	return b.String() + "]"
 }
-
-var javaEscapeRE = regexp.MustCompile(`\\(p\{(Alpha|Alnum|Lower|Upper|Punct|Graph|Print|Blank|Cntrl|XDigit|Space|ASCII|java[A-Za-z]+)\}|[hRZ])`)
 
 // rewriteJavaEscapes replaces the escapes of javaEscapes in re and returns
 // the result and the Java escapes found ("\p{Alpha}, \h"), or "", "" when

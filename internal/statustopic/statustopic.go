@@ -179,6 +179,12 @@ func ReadTargetState(ctx context.Context, opts []kgo.Opt, source string) (rec Ta
 	if err != nil {
 		return TargetStateRecord{State: Running}, false, err
 	}
+	return TargetStateOf(all)
+}
+
+// TargetStateOf is [ReadTargetState] from a read already done: all is
+// [ReadAll]'s (or [Latest]'s) map.
+func TargetStateOf(all map[string][]byte) (rec TargetStateRecord, found bool, err error) {
 	v, ok := all[TargetStateKey]
 	if !ok {
 		return TargetStateRecord{State: Running}, false, nil
@@ -247,11 +253,18 @@ func ReadDR(ctx context.Context, opts []kgo.Opt, source string) (rec DRRecord, f
 	if err != nil {
 		return DRRecord{}, false, err
 	}
+	rec, found = DROf(all)
+	return rec, found, nil
+}
+
+// DROf is [ReadDR] from a read already done: all is [ReadAll]'s (or
+// [Latest]'s) map. An unreadable record counts as none.
+func DROf(all map[string][]byte) (rec DRRecord, found bool) {
 	v, ok := all[DRKey]
 	if !ok || json.Unmarshal(v, &rec) != nil {
-		return DRRecord{}, false, nil
+		return DRRecord{}, false
 	}
-	return rec, true, nil
+	return rec, true
 }
 
 // WriteDR writes rec as the [DRKey] record of the flows from source alias

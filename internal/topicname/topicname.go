@@ -27,14 +27,16 @@ const hashLen = 8
 // ([a-zA-Z0-9._-]).
 func Legal(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if !legalByte(s[i]) {
+		if !LegalByte(s[i]) {
 			return false
 		}
 	}
 	return true
 }
 
-func legalByte(b byte) bool {
+// LegalByte reports whether b may appear in a Kafka topic name
+// ([a-zA-Z0-9._-]).
+func LegalByte(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '.' || b == '_' || b == '-'
 }
 
@@ -60,7 +62,7 @@ func WithAlias(prefix, alias, suffix string) string {
 		if len(b) == room {
 			break
 		}
-		if r < 0x80 && legalByte(byte(r)) {
+		if r < 0x80 && LegalByte(byte(r)) {
 			b = append(b, byte(r))
 		} else {
 			b = append(b, '_')
