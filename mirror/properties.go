@@ -88,6 +88,7 @@ type Properties struct {
 	seeds     map[string][]string
 	effective string
 	settings  map[string]string // effective key -> value, secrets masked (FlowSettings)
+	leftOut   []string          // flows OnlyTargets left out (OtherNodesFlows)
 }
 
 // LoadProperties reads an MM2 properties file (path) the way MM2 does
@@ -273,6 +274,12 @@ func (p *Properties) Clusters() []ClusterConfig { return append([]ClusterConfig(
 // in the order of `clusters`.
 func (p *Properties) Flows() []FlowConfig { return append([]FlowConfig(nil), p.flows...) }
 
+// OtherNodesFlows returns the names ("A->C") of the file's flows that
+// [OnlyTargets] (MM2's --clusters) left out because their target is not
+// listed: MM2 runs them on the nodes started with their target in
+// --clusters. Nil without OnlyTargets.
+func (p *Properties) OtherNodesFlows() []string { return slices.Clone(p.leftOut) }
+
 // Warnings returns the warnings, ordered by line.
 func (p *Properties) Warnings() []Warning { return append([]Warning(nil), p.warnings...) }
 
@@ -410,7 +417,18 @@ func (b *propsBuilder) build() {
 	for _, f := range b.rc.Flows {
 		b.p.flows = append(b.p.flows, b.flow(f))
 	}
-	if len(b.rc.Flows) == 0 {
+	b.p.leftOut = b.rc.LeftOut
+	switch {
+	case len(b.rc.Flows) == 0 && len(b.rc.LeftOut) > 0:
+		targets := []string{}
+		for _, f := range b.rc.LeftOut {
+			if t := f[strings.Index(f, "->")+2:]; !slices.Contains(targets, t) {
+				targets = append(targets, t)
+			}
+		}
+		b.warn(Warning{Key: "--clusters", Message: fmt.Sprintf("no flow on this node: --clusters %s names no flow's target; the file's flows %s go into %s (list those in --clusters, or leave it out to run every flow)",
+			strings.Join(b.lc.onlyTargets, ","), strings.Join(b.rc.LeftOut, ", "), strings.Join(targets, ", "))})
+	case len(b.rc.Flows) == 0:
 		b.warn(Warning{Key: "clusters", Message: "no flow: no pair has <source>-><target>.enabled=true or heartbeats enabled (on this node)"})
 	}
 }

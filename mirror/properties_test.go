@@ -638,6 +638,31 @@ func TestPropertiesOnlyTargets(t *testing.T) {
 	}
 }
 
+// TestOnlyTargetsNamesTheFlowsLeftToOtherNodes: the flows --clusters
+// leaves out are named (the runner logs them and answers for them), and a
+// --clusters naming no flow's target says which targets the flows have
+// (a new user saw "no pair has <source>-><target>.enabled=true" for a file
+// that had two).
+func TestOnlyTargetsNamesTheFlowsLeftToOtherNodes(t *testing.T) {
+	t.Parallel()
+	const text = "clusters=A,B,C\nA.bootstrap.servers=a:1\nB.bootstrap.servers=b:1\nC.bootstrap.servers=c:1\nA->B.enabled=true\nA->C.enabled=true\nemit.heartbeats.enabled=false\n"
+	p := parseString(t, text, OnlyTargets("B"))
+	if diff := cmp.Diff([]string{"A->C"}, p.OtherNodesFlows()); diff != "" {
+		t.Errorf("OtherNodesFlows with --clusters B (-want +got):\n%s", diff)
+	}
+	if got := parseString(t, text).OtherNodesFlows(); got != nil {
+		t.Errorf("OtherNodesFlows without --clusters: %q, want nil", got)
+	}
+	p = parseString(t, text, OnlyTargets("A"))
+	if len(p.Flows()) != 0 || !cmp.Equal(p.OtherNodesFlows(), []string{"A->B", "A->C"}) {
+		t.Fatalf("--clusters A: flows %v, other nodes' %q", p.Flows(), p.OtherNodesFlows())
+	}
+	want := []Warning{{Key: "--clusters", Message: "no flow on this node: --clusters A names no flow's target; the file's flows A->B, A->C go into B, C (list those in --clusters, or leave it out to run every flow)"}}
+	if diff := cmp.Diff(want, p.Warnings()); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
 func TestPropertiesRoleConnectionOverride(t *testing.T) {
 	t.Parallel()
 	// A role with its own security settings gets complete connection

@@ -262,11 +262,14 @@ type handler struct {
 	worker   string
 	flows    []mirror.FlowConfig          // the configured flows (MM2 connector names, /config)
 	settings map[string]map[string]string // flow -> effective settings, secrets masked
-	grace    time.Duration                // -ready-grace
-	probe    *statusProbe
-	stopping atomic.Bool
-	ended    atomic.Pointer[string] // set when Run returned: how
-	mux      *http.ServeMux
+	// elsewhere are the file's flows -clusters (onlyTargets) leaves to
+	// other nodes: a 404 for one says so.
+	elsewhere, onlyTargets []string
+	grace                  time.Duration // -ready-grace
+	probe                  *statusProbe
+	stopping               atomic.Bool
+	ended                  atomic.Pointer[string] // set when Run returned: how
+	mux                    *http.ServeMux
 }
 
 func newHandler(m *mirror.Mirror, metrics http.Handler, grace time.Duration) *handler {
@@ -396,7 +399,8 @@ const (
 // ("source->target"), or an MM2 connector name when exactly one flow runs
 // that connector (Source and Checkpoint: the replicating flows; Heartbeat:
 // the flows that emit heartbeats), else the flow named by ?flow=. It
-// answers the 404 itself (naming the flows) and returns "" when it cannot.
+// answers the error itself and returns "" when it cannot: 404 naming the
+// flows, or 409 Conflict for an MM2 name several flows run without ?flow=.
 func (h *handler) resolve(w http.ResponseWriter, r *http.Request) string {
 	name, flowParam := r.PathValue("name"), r.URL.Query().Get("flow")
 	names := make([]string, 0, len(h.flows))
@@ -429,7 +433,14 @@ func (h *handler) resolve(w http.ResponseWriter, r *http.Request) string {
 			writeError(w, http.StatusNotFound, fmt.Sprintf("Connector %s not found: no flow runs it (the flows are: %s)", name, list))
 			return ""
 		}
-		writeError(w, http.StatusNotFound, fmt.Sprintf("Connector %s runs for %d flows (%s): select one with ?flow=<source->target> (URL-encoded: ?flow=a-%%3Eb)", name, len(runs), strings.Join(runs, ", ")))
+		// 409, not 404: the connector exists, several times; a script
+		// that treats 404 as "not deployed" must not take this for it.
+		writeError(w, http.StatusConflict, fmt.Sprintf("Connector %s runs for %d flows (%s): select one with ?flow=<source->target> (URL-encoded: ?flow=a-%%3Eb)", name, len(runs), strings.Join(runs, ", ")))
+		return ""
+	}
+	if slices.Contains(h.elsewhere, name) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("Connector %s not found on this member: -clusters %s runs only the flows into %s (%s); %s runs on the members started with its target in -clusters",
+			name, strings.Join(h.onlyTargets, ","), strings.Join(h.onlyTargets, ", "), list, name))
 		return ""
 	}
 	for _, n := range names {

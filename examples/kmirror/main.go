@@ -438,6 +438,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	h := newHandler(m, promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}), o.readyGrace)
 	h.worker, h.flows, h.settings = worker, props.Flows(), settings
+	h.elsewhere, h.onlyTargets = props.OtherNodesFlows(), o.clusters
 	var srv *http.Server
 	if ln != nil {
 		srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
@@ -455,8 +456,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	v := readVersion()
 	limitFrom := setContainerMemoryLimit(log)
-	banner.Info("starting", "flows", strings.Join(names, ","), "embedded", o.embedded, "version", v.Version, "revision", v.Revision,
-		"memory_limit", memoryLimit(), "memory_limit_from", limitFrom)
+	startAttrs := []any{"flows", strings.Join(names, ","), "embedded", o.embedded, "version", v.Version, "revision", v.Revision,
+		"memory_limit", memoryLimit(), "memory_limit_from", limitFrom}
+	if other := props.OtherNodesFlows(); len(other) > 0 {
+		// The file's other flows, which -clusters leaves to other nodes
+		// (a new user looked for them in this member's /connectors).
+		startAttrs = append(startAttrs, "other_nodes_flows", strings.Join(other, ","), "clusters", strings.Join(o.clusters, ","))
+	}
+	banner.Info("starting", startAttrs...)
 	runErr := make(chan error, 1)
 	go func() { runErr <- m.Run(ctx) }()
 	if o.summaryInterval > 0 {

@@ -213,6 +213,10 @@ type Config struct {
 	// Flows are the herder pairs (after OnlyTargets), ordered by source
 	// then target in Aliases order.
 	Flows []*Flow
+	// LeftOut names the herder pairs OnlyTargets left out ("A->C"), in
+	// the order of Flows: they run on the nodes whose --clusters lists
+	// their target.
+	LeftOut []string
 	// Warnings, sorted by line.
 	Warnings []Warning
 	// NoEffect lists keys accepted without effect in kmirror, by line.
@@ -1103,6 +1107,7 @@ func (r *resolver) buildFlows() {
 				continue
 			}
 			if len(r.o.OnlyTargets) > 0 && !targets[dst] {
+				r.cfg.LeftOut = append(r.cfg.LeftOut, name)
 				continue
 			}
 			if enabled && !flowEnabled {
