@@ -251,9 +251,11 @@ func (b *BackIndex) Translate(topic string, partition int32, position int64) (bt
 		case d-1 >= run.FirstOffset && d-1 <= run.LastOffset():
 			u := run.FirstUpstreamOffset + (d - 1 - run.FirstOffset)
 			offer(BackTranslation{Topic: topic, Partition: partition, Position: d, Offset: u + 1, Record: checkpoint.KindRun, Exact: true})
-		case d == run.FirstOffset && run.PrevOffset == d-1:
-			// The run links the record at d-1 to its first: the source
-			// offsets between held nothing the replication copied.
+		case linksTo(run.OffsetRun, d):
+			// The run links its previous record, before d, to its
+			// first, at or after d: the source offsets between held
+			// nothing the replication copied, and the target offsets
+			// between hold only its transaction markers.
 			offer(BackTranslation{Topic: topic, Partition: partition, Position: d, Offset: run.FirstUpstreamOffset, Record: checkpoint.KindRun, Exact: true})
 		}
 	}
@@ -284,11 +286,19 @@ func (b *BackIndex) sourceTopicIDAt(k backKey, position int64) [16]byte {
 	d := position
 	for _, run := range b.runs[k] {
 		if d >= 1 && run.TopicID != zero &&
-			((d-1 >= run.FirstOffset && d-1 <= run.LastOffset()) || (d == run.FirstOffset && run.PrevOffset == d-1)) {
+			((d-1 >= run.FirstOffset && d-1 <= run.LastOffset()) || linksTo(run.OffsetRun, d)) {
 			return run.TopicID
 		}
 	}
 	return zero
+}
+
+// linksTo reports whether run links position d to its first record: its
+// previous record is before d and its first at or after it (d-1 is the
+// previous record or one of the transaction markers after it, which an
+// exactly-once session writes between two runs).
+func linksTo(run checkpoint.OffsetRun, d int64) bool {
+	return run.PrevOffset >= 0 && run.PrevOffset < d && d <= run.FirstOffset
 }
 
 // ForRemoteTopicIDs returns a BackIndex that keeps, for each source topic

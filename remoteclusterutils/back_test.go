@@ -370,3 +370,50 @@ func TestBackTranslationSourceTopicID(t *testing.T) {
 		t.Errorf("position 160 (the sync alone): %+v, %v; want offset 151, no source topic ID", b, ok)
 	}
 }
+
+// TestTranslateBackPositionAfterTransactionMarker: with exactly-once
+// replication each transaction ends with a marker on the remote topic, and
+// the forward flow's next offset run links to the previous record across
+// it (PrevOffset is the last record before the marker, FirstOffset the
+// first after it). A consumer that read through the marker (its position
+// is after the marker, as every read_committed consumer's is at the end of
+// a transaction) translates back exactly to the run's first source offset.
+// Only a position right after PrevOffset was linked, so such a position
+// fell back to the newest offset sync: 10 instead of 40 here, not exact,
+// 30 records re-read on failback and its source topic ID unknown.
+func TestTranslateBackPositionAfterTransactionMarker(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	syncsTopic := "mm2-offset-syncs." + p.Target.Alias + ".internal"
+	runsTopic := checkpoint.OffsetRunsTopic(syncsTopic)
+	createTopics(t, &p.Source, syncsTopic, runsTopic)
+	id := [16]byte{7}
+	run := func(prevUp, prevDown, up, down, count int64) *kgo.Record {
+		return encoded(t, runsTopic, checkpoint.OffsetRun{Topic: "orders", Partition: 0, Session: 3, TopicID: id,
+			PrevUpstreamOffset: prevUp, PrevOffset: prevDown, FirstUpstreamOffset: up, FirstOffset: down, Count: count,
+			EndUpstreamOffset: -1, Committed: -1})
+	}
+	// Source 0-39 at 0-39, a marker at 40; source 40-59 at 41-60, a
+	// marker at 61; source 60-69 at 62-71. The syncs are older (offset
+	// syncs are written every offset.lag.max records and at flushes).
+	testcluster.Produce(t, &p.Source,
+		run(-1, -1, 0, 0, 40), run(39, 39, 40, 41, 20), run(59, 60, 60, 62, 10),
+		encoded(t, syncsTopic, checkpoint.OffsetSync{Topic: "orders", Partition: 0, UpstreamOffset: 0, DownstreamOffset: 0}),
+		encoded(t, syncsTopic, checkpoint.OffsetSync{Topic: "orders", Partition: 0, UpstreamOffset: 9, DownstreamOffset: 9}))
+	idx, err := remoteclusterutils.ReadBackIndex(ctxT(t), testcluster.Client(t, &p.Source), syncsTopic, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ position, want int64 }{
+		{40, 40}, // at the marker: read 0-39
+		{41, 40}, // after the marker
+		{60, 59}, // inside the second run
+		{61, 60}, // at the second marker
+		{62, 60}, // after it
+		{72, 70}, // after the last run
+	} {
+		b, ok := idx.Translate("orders", 0, tc.position)
+		if !ok || b.Offset != tc.want || !b.Exact || b.Record != checkpoint.KindRun || b.SourceTopicID != id {
+			t.Errorf("position %d: %+v, %v; want offset %d, exact from a run, source topic ID %v", tc.position, b, ok, tc.want, id)
+		}
+	}
+}
