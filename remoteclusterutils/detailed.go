@@ -292,46 +292,36 @@ func RefineFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID stri
 		}
 		return p.SourceOffset, true
 	}
-	// Distinct source offsets per partition, asked in rounds (one offset
-	// per partition and call).
-	xs := map[tp][]int64{}
+	// Distinct source offsets per partition, all answered by one search
+	// of the partition.
+	xs := map[string]map[int32][]int64{}
 	for g, ps := range groups {
 		for _, p := range ps {
 			off, ok := x(g, p)
 			if !ok {
 				continue
 			}
-			k := tp{p.Topic, p.Partition}
-			if !slices.Contains(xs[k], off) {
-				xs[k] = append(xs[k], off)
+			if xs[p.Topic] == nil {
+				xs[p.Topic] = map[int32][]int64{}
+			}
+			if !slices.Contains(xs[p.Topic][p.Partition], off) {
+				xs[p.Topic][p.Partition] = append(xs[p.Topic][p.Partition], off)
 			}
 		}
 	}
 	answers := map[tp]map[int64]RecordTranslation{}
-	for round := 0; ; round++ {
-		ask := map[string]map[int32]int64{}
-		for k, v := range xs {
-			if round < len(v) {
-				if ask[k.topic] == nil {
-					ask[k.topic] = map[int32]int64{}
-				}
-				ask[k.topic][k.partition] = v[round]
-			}
-		}
-		if len(ask) == 0 {
-			break
-		}
-		got, err := TranslateFromRecords(ctx, cl, sourceClusterID, ask)
+	if len(xs) > 0 {
+		got, err := translateFromRecords(ctx, cl, sourceClusterID, xs)
 		if err != nil {
 			return nil, err
 		}
 		for t, ps := range got {
-			for p, r := range ps {
+			for p, rs := range ps {
 				k := tp{t, p}
-				if answers[k] == nil {
-					answers[k] = map[int64]RecordTranslation{}
+				answers[k] = make(map[int64]RecordTranslation, len(rs))
+				for _, r := range rs {
+					answers[k][r.SourceOffset] = r
 				}
-				answers[k][r.SourceOffset] = r
 			}
 		}
 	}

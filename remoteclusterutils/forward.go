@@ -143,6 +143,33 @@ type RecordTranslation struct {
 // build short-lived readers). Without a deadline in ctx, [DefaultTimeout]
 // bounds the call.
 func TranslateFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID string, offsets map[string]map[int32]int64) (map[string]map[int32]RecordTranslation, error) {
+	many := make(map[string]map[int32][]int64, len(offsets))
+	for t, ps := range offsets {
+		many[t] = make(map[int32][]int64, len(ps))
+		for p, x := range ps {
+			many[t][p] = []int64{x}
+		}
+	}
+	got, err := translateFromRecords(ctx, cl, sourceClusterID, many)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]map[int32]RecordTranslation, len(got))
+	for t, ps := range got {
+		out[t] = make(map[int32]RecordTranslation, len(ps))
+		for p, rs := range ps {
+			out[t][p] = rs[0]
+		}
+	}
+	return out, nil
+}
+
+// translateFromRecords is [TranslateFromRecords] for several source
+// offsets per partition (the answers in the order of the offsets): one
+// listing of the partitions, and one search per partition whose reads
+// serve every offset (each offset range is read once), so that many
+// groups on one partition cost one search, not one each.
+func translateFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID string, offsets map[string]map[int32][]int64) (map[string]map[int32][]RecordTranslation, error) {
 	ctx, cancel := bounded(ctx)
 	defer cancel()
 	if cl == nil {
@@ -152,7 +179,7 @@ func TranslateFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID s
 	for t := range offsets {
 		topics = append(topics, t)
 	}
-	out := make(map[string]map[int32]RecordTranslation, len(offsets))
+	out := make(map[string]map[int32][]RecordTranslation, len(offsets))
 	if len(topics) == 0 {
 		return out, nil
 	}
@@ -173,13 +200,13 @@ func TranslateFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID s
 	type job struct {
 		topic     string
 		partition int32
-		x         int64
+		xs        []int64
 	}
 	var jobs []job
 	for t, ps := range offsets {
-		out[t] = make(map[int32]RecordTranslation, len(ps))
-		for p, x := range ps {
-			jobs = append(jobs, job{t, p, x})
+		out[t] = make(map[int32][]RecordTranslation, len(ps))
+		for p, xs := range ps {
+			jobs = append(jobs, job{t, p, xs})
 		}
 	}
 	var (
@@ -189,41 +216,56 @@ func TranslateFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID s
 		sem      = make(chan struct{}, 8)
 	)
 	for _, j := range jobs {
-		rt := RecordTranslation{Topic: j.topic, Partition: j.partition, SourceOffset: j.x, Offset: -1, LastCopied: -1}
+		rts := make([]RecordTranslation, len(j.xs))
+		var listErr error
 		s, sok := starts.Lookup(j.topic, j.partition)
 		e, eok := ends.Lookup(j.topic, j.partition)
 		switch {
 		case !sok || !eok:
-			rt.Err = fmt.Errorf("%s[%d]: offsets not listed (no such topic or partition)", j.topic, j.partition)
+			listErr = fmt.Errorf("%s[%d]: offsets not listed (no such topic or partition)", j.topic, j.partition)
 		case s.Err != nil || e.Err != nil:
-			rt.Err = fmt.Errorf("%s[%d]: listing offsets: %w", j.topic, j.partition, errors.Join(s.Err, e.Err))
-		case j.x < 0:
-			rt.Err = fmt.Errorf("%s[%d]: source offset %d is negative", j.topic, j.partition, j.x)
+			listErr = fmt.Errorf("%s[%d]: listing offsets: %w", j.topic, j.partition, errors.Join(s.Err, e.Err))
 		}
-		if rt.Err != nil {
+		scan := false
+		for i, x := range j.xs {
+			rts[i] = RecordTranslation{Topic: j.topic, Partition: j.partition, SourceOffset: x, Offset: -1, LastCopied: -1, Err: listErr}
+			if listErr == nil && x < 0 {
+				rts[i].Err = fmt.Errorf("%s[%d]: source offset %d is negative", j.topic, j.partition, x)
+			}
+			scan = scan || rts[i].Err == nil
+		}
+		if !scan {
 			mu.Lock()
-			out[j.topic][j.partition] = rt
+			out[j.topic][j.partition] = rts
 			mu.Unlock()
 			continue
 		}
 		wg.Add(1)
 		sem <- struct{}{}
-		go func(j job, start, end int64) {
+		go func(j job, rts []RecordTranslation, start, end int64) {
 			defer func() { <-sem; wg.Done() }()
 			sc := &recScan{ctx: ctx, opts: cl.Opts(), topic: j.topic, partition: j.partition, src: sourceClusterID,
 				start: start, end: end, stamps: map[int64]int64{}, data: map[int64]bool{}, ids: map[string]bool{}}
-			r, err := sc.translate(j.x)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if firstErr == nil {
-					firstErr = fmt.Errorf("remoteclusterutils: reading %s[%d]: %w", j.topic, j.partition, err)
+			for i, x := range j.xs {
+				if rts[i].Err != nil {
+					continue
 				}
-				return
+				r, err := sc.translate(x)
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("remoteclusterutils: reading %s[%d]: %w", j.topic, j.partition, err)
+					}
+					mu.Unlock()
+					return
+				}
+				r.Topic, r.Partition, r.SourceOffset = j.topic, j.partition, x
+				rts[i] = r
 			}
-			r.Topic, r.Partition, r.SourceOffset = j.topic, j.partition, j.x
-			out[j.topic][j.partition] = r
-		}(j, s.Offset, e.Offset)
+			mu.Lock()
+			out[j.topic][j.partition] = rts
+			mu.Unlock()
+		}(j, rts, s.Offset, e.Offset)
 	}
 	wg.Wait()
 	if firstErr != nil {

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
 	"github.com/kmirror/kmirror/remoteclusterutils"
@@ -568,5 +570,69 @@ func TestTranslateFromRecordsOtherPartitionOffline(t *testing.T) {
 	r := got[remote][0]
 	if r.Err != nil || r.Offset != 2 || !r.Exact || r.LastCopied != 2 {
 		t.Errorf("partition 0: %+v, want offset 2, exact, last copied 2", r)
+	}
+}
+
+// TestRefineFromRecordsManyGroupsOneScan: many groups at different source
+// offsets of one partition (any busy topic read by many groups) are
+// refined from one listing and one search of the partition, each probe's
+// records read once. Each distinct offset was asked in its own round of
+// TranslateFromRecords: two ListOffsets requests and a new search of the
+// partition (a fresh reader per probe) per group, so the call grew with
+// the number of groups (300 groups: 7.4 s on an in-process cluster, about
+// 25 ms each, far more on a real one with TLS) until DefaultTimeout failed
+// it as a whole with no result: a failover of many groups with -records
+// got nothing.
+func TestRefineFromRecordsManyGroupsOneScan(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Real {
+		t.Skip("counts the requests kfake receives")
+	}
+	remote := p.Topic("src.orders")
+	createTopicsWith(t, &p.Target, 1, nil, remote)
+	var items []logItem
+	for u := range int64(500) {
+		items = append(items, stamped(u))
+	}
+	writeLog(t, &p.Target, remote, 0, items)
+	const groups = 40
+	in := map[string][]remoteclusterutils.PartitionTranslation{}
+	for g := range groups {
+		x := int64(g*10 + 3)
+		in[fmt.Sprint("g", g)] = []remoteclusterutils.PartitionTranslation{{Topic: remote, Partition: 0, SourceOffset: x, Offset: x - 3,
+			Translation: remoteclusterutils.TranslationSafe, Record: "sync", Reread: 3}}
+	}
+	var listings, fetches atomic.Int64
+	f := p.Target.Fake
+	f.ControlKey(int16(kmsg.ListOffsets), func(kmsg.Request) (kmsg.Response, error, bool) {
+		f.KeepControl()
+		listings.Add(1)
+		return nil, nil, false
+	})
+	f.ControlKey(int16(kmsg.Fetch), func(kmsg.Request) (kmsg.Response, error, bool) {
+		f.KeepControl()
+		fetches.Add(1)
+		return nil, nil, false
+	})
+	got, err := remoteclusterutils.RefineFromRecords(ctxT(t), testcluster.Client(t, &p.Target), "SRC", in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := range groups {
+		x := int64(g*10 + 3)
+		want := []remoteclusterutils.PartitionTranslation{{Topic: remote, Partition: 0, SourceOffset: x, Offset: x,
+			Translation: remoteclusterutils.TranslationExact, Record: remoteclusterutils.KindRecord, CheckpointOffset: x - 3}}
+		if d := cmp.Diff(want, got[fmt.Sprint("g", g)]); d != "" {
+			t.Errorf("group g%d (-want +got):\n%s", g, d)
+		}
+	}
+	// The log start and end, listed once (one request each).
+	if n := listings.Load(); n != 2 {
+		t.Errorf("%d ListOffsets requests for %d groups on one partition, want 2 (one listing)", n, groups)
+	}
+	// 500 offsets: the probes' windows cover the log once; kgo's readers
+	// fetch each window in a few requests, not a search per group.
+	if n := fetches.Load(); n > 100 {
+		t.Errorf("%d fetch requests for %d groups on one 500-record partition, want one search (< 100)", n, groups)
 	}
 }
