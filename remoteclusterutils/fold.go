@@ -82,6 +82,11 @@ func newFolder(group string, all bool, log *slog.Logger) *folder {
 	return &folder{group: group, all: all, latest: make(map[ckey]checkpoint.Checkpoint), meta: make(map[ckey]cpMeta), log: log}
 }
 
+// reset forgets everything folded, to fold a topic again from its start.
+func (f *folder) reset() {
+	f.latest, f.meta, f.stats = make(map[ckey]checkpoint.Checkpoint), make(map[ckey]cpMeta), ReadStats{}
+}
+
 // addRecord folds r with its timestamp and translation header.
 func (f *folder) addRecord(r *kgo.Record) {
 	k, ok := f.add(r.Offset, r.Key, r.Value)

@@ -31,8 +31,28 @@ var fetchPartitionMax int32 = 16 << 20
 // readCheckpoints folds every record of partition 0 of topic, from the log
 // start to the end offset observed now, into f. It uses raw ListOffsets and
 // Fetch requests on the caller's client, so it never changes that client's
-// consumer state, group membership or assignments.
+// consumer state, group membership or assignments. A topic deleted and
+// re-created during the read (its topic ID changed) is read again from the
+// new log's start, f reset: never old records folded with new ones.
 func (c *Client) readCheckpoints(ctx context.Context, alias, topic string, f *folder) error {
+	for {
+		err := c.readCheckpointsOnce(ctx, alias, topic, f)
+		if !errors.Is(err, errRecreated) {
+			return err
+		}
+		// The topic was deleted and re-created during the read: what was
+		// folded is partly the old log's. Read the new log from its start.
+		if l := c.cfg.logger; l != nil {
+			l.Info("checkpoints topic re-created while it was read: reading it again", "topic", topic, "alias", alias)
+		}
+		f.reset()
+	}
+}
+
+// errRecreated: partition 0's topic ID changed during a read.
+var errRecreated = errors.New("remoteclusterutils: topic re-created during the read")
+
+func (c *Client) readCheckpointsOnce(ctx context.Context, alias, topic string, f *folder) error {
 	adm := kadm.NewClient(c.cl) // not closed: that would close c.cl
 
 	start, end, err := c.bounds(ctx, alias, topic)
@@ -54,9 +74,17 @@ func (c *Client) readCheckpoints(ctx context.Context, alias, topic string, f *fo
 	)
 	for offset < end {
 		if leader < 0 {
-			if leader, epoch, topicID, err = partitionLeader(ctx, adm, topic); err != nil {
+			var id [16]byte
+			if leader, epoch, id, err = partitionLeader(ctx, adm, topic); err != nil {
 				return fmt.Errorf("remoteclusterutils: reading %s: %w", topic, err)
 			}
+			if zero := ([16]byte{}); topicID != zero && id != zero && id != topicID {
+				// A fetch with the old ID failed (UNKNOWN_TOPIC_ID):
+				// going on at offset would read the new log from the
+				// middle, to the old log's end, on top of the old one.
+				return errRecreated
+			}
+			topicID = id
 		}
 		req := kmsg.NewPtrFetchRequest()
 		req.MaxWaitMillis = int32(fetchMaxWait / time.Millisecond)

@@ -3,11 +3,13 @@ package remoteclusterutils
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/internal/testcluster"
@@ -131,4 +133,66 @@ func createTopic(t testing.TB, c *testcluster.Cluster, topic string) {
 		}
 		return true, ""
 	})
+}
+
+// TestReadCheckpointsTopicRecreatedMidRead: a checkpoints topic deleted
+// and re-created while it is read (a target rebuilt, a topic cleaned up by
+// hand) is read again from the new log's start: the result is the new
+// log's, never old records mixed with new ones. The reader took the new
+// topic ID when a fetch failed with the old one and went on at the same
+// offset, in the new log: the old log's checkpoint of partition 1 (which
+// the new log no longer has: the downstream offset 50 may be past the
+// rebuilt target's end) came out beside the new log's partition 0, and the
+// old log's end offset cut the new log's reading short.
+func TestReadCheckpointsTopicRecreatedMidRead(t *testing.T) {
+	old := fetchPartitionMax
+	fetchPartitionMax = 1 // one batch per fetch
+	t.Cleanup(func() { fetchPartitionMax = old })
+	p := testcluster.New(t, "src", "dst")
+	if p.Real {
+		t.Skip("re-creates the topic from a kfake control function")
+	}
+	topic := p.Source.Alias + ".checkpoints.internal"
+	createTopic(t, &p.Target, topic)
+	// Separate produce calls give separate batches: the old log holds the
+	// group's partition 1 at offset 0, partition 0 at 1-9.
+	testcluster.Produce(t, &p.Target, rec(t, topic, checkpoint.Checkpoint{Group: "g", Topic: "src.t", Partition: 1, UpstreamOffset: 50, DownstreamOffset: 50, Metadata: "old"}))
+	for i := range 9 {
+		testcluster.Produce(t, &p.Target, rec(t, topic, checkpoint.Checkpoint{Group: "g", Topic: "src.t", UpstreamOffset: int64(100 + i), DownstreamOffset: int64(100 + i), Metadata: "old"}))
+	}
+	f := p.Target.Fake
+	var fetches atomic.Int32
+	f.ControlKey(int16(kmsg.Fetch), func(kmsg.Request) (kmsg.Response, error, bool) {
+		f.KeepControl()
+		if fetches.Add(1) != 3 { // after the old log's first two batches
+			return nil, nil, false
+		}
+		f.SleepControl(func() {
+			if err := f.DeleteTopic(topic); err != nil {
+				t.Error(err)
+			}
+			if err := f.CreateTopic(topic, 1, nil); err != nil {
+				t.Error(err)
+			}
+			var recs []*kgo.Record
+			for i := range 20 { // the newest (upstream 19 -> 3) wins
+				recs = append(recs, rec(t, topic, checkpoint.Checkpoint{Group: "g", Topic: "src.t", UpstreamOffset: int64(i), DownstreamOffset: int64(40 - i), Metadata: "new"}))
+			}
+			testcluster.Produce(t, &p.Target, recs...)
+		})
+		return nil, nil, false
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got, err := NewClient(testcluster.Client(t, &p.Target)).Checkpoints(ctx, p.Source.Alias)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]checkpoint.Checkpoint{"g": {{Group: "g", Topic: "src.t", Partition: 0, UpstreamOffset: 19, DownstreamOffset: 21, Metadata: "new"}}}
+	if diff := cmp.Diff(want, got.Groups); diff != "" {
+		t.Errorf("checkpoints read across the re-creation (-want +got):\n%s", diff)
+	}
+	if got.Stats.StartOffset != 0 || got.Stats.EndOffset != 20 || got.Stats.Records != 20 || got.Stats.Checkpoints != 20 {
+		t.Errorf("stats %+v, want the new log's 20 records", got.Stats)
+	}
 }
