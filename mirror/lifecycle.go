@@ -915,6 +915,13 @@ func (m *lifecycle) forget(topic string) {
 	delete(m.remoteIDs, topic)
 }
 
+// forgetPartition drops what the lifecycle keeps of partition k, which the
+// source topic, re-created with fewer partitions, no longer has (called at
+// the start of the session that no longer runs it).
+func (m *lifecycle) forgetPartition(k tp) {
+	delete(m.carry, k)
+}
+
 // recreatedGap reports the gap of p, a partition of a source topic
 // re-created with ID id (was old): what it had not replicated of the old
 // log, up to its high watermark. p reads the new log from now on (newID).

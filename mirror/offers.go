@@ -75,7 +75,7 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 				unreplicated += max(p.hw-p.acked-1, 0)
 			}
 		}
-		u.log.Warn("source topics deleted: the unit's session restarts without their partitions",
+		u.log.Warn("source topics deleted (or re-created without a partition of this unit): the unit's session restarts without their partitions",
 			"topics", sortedKeys(deleted), "unreplicated_records", unreplicated)
 		u.rebuild, u.forget = true, deleted
 		return true
@@ -111,6 +111,17 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 		case old != id:
 			recreated[k.topic] = id
 		}
+	}
+	if vanished := u.vanishedParts(offer, recreated); len(vanished) > 0 {
+		// A topic re-created with fewer partitions: the partitions the
+		// new topic lacks leave the unit (restarted on the new topic ID
+		// they failed with UNKNOWN_TOPIC_ID, RETRYING in the status for
+		// good). The session ends; the next one starts the offered
+		// partitions, which see the re-creation as any other (their gap,
+		// the new log from its start), and the lifecycle forgets the
+		// vanished ones at its start.
+		u.rebuild, u.forgetParts = true, vanished
+		return true
 	}
 	for _, topic := range sortedKeys(recreated) {
 		m.apply(event{kind: evSourceRecreated, x: &evExtra{topic: topic, id: recreated[topic]}}, nil)
@@ -237,11 +248,42 @@ func (u *unit) settleDeleted(gone map[string]bool, current map[string]kadm.Topic
 			}
 			continue
 		}
-		if id == (kadm.TopicID{}) {
+		if known := u.life.topicIDs[topic]; id == (kadm.TopicID{}) || (known != (kadm.TopicID{}) && id != known) {
+			// Deleted; or re-created, the new topic having no partition
+			// of this slot (fewer partitions): the unit's partitions of
+			// it read a topic that is gone either way.
 			deleted[topic] = true
 		}
 	}
 	return deleted
+}
+
+// vanishedParts returns the partitions the unit replicates of the topics
+// in recreated (source topics re-created under their name, with their new
+// IDs) that offer no longer has: the new topic has fewer partitions. Each
+// is reported as a gap (what it had not replicated of the old topic is
+// lost), as lifecycle.sourceRecreated reports those of the partitions the
+// new topic has. Control goroutine.
+func (u *unit) vanishedParts(offer map[tp]offered, recreated map[string]kadm.TopicID) map[tp]bool {
+	var out map[tp]bool
+	for _, p := range u.life.sortedParts() {
+		k := tp{p.topic, p.partition}
+		id, re := recreated[p.topic]
+		if _, ok := offer[k]; ok || !re {
+			continue
+		}
+		if out == nil {
+			out = map[tp]bool{}
+		}
+		out[k] = true
+		u.reportGap(&GapError{Flow: u.env.name, Topic: p.topic, Partition: p.partition, From: p.acked + 1, To: max(p.hw, p.acked+1), At: time.Now(),
+			Reason: fmt.Sprintf("the source topic was deleted and re-created (topic ID %s, was %s) without this partition: it is no longer replicated", id, u.life.topicIDs[p.topic])})
+	}
+	if len(out) > 0 {
+		u.log.Warn("source topic re-created with fewer partitions: the unit's session restarts without the partitions the new topic lacks",
+			"partitions", len(out))
+	}
+	return out
 }
 
 // union returns the keys of a and b.

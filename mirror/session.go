@@ -380,6 +380,10 @@ func (u *unit) session(ctx, hard context.Context) error {
 		u.life.forget(topic)
 	}
 	u.forget = nil
+	for k := range u.forgetParts {
+		u.life.forgetPartition(k)
+	}
+	u.forgetParts = nil
 	empty := map[tp]*feed{}
 	u.feeds.Store(&empty)
 	u.log.Debug("unit started", "resume_points", len(u.resume), "exactly_once", e.cfg.ExactlyOnce)

@@ -155,6 +155,10 @@ type unit struct {
 	// lifecycle drops at the next session's start (applyOffer sets it
 	// with the rebuild that ends the session).
 	forget map[string]bool
+	// forgetParts (control goroutine): partitions of source topics
+	// re-created with fewer partitions that the new topic lacks, dropped
+	// by the lifecycle at the next session's start (vanishedParts).
+	forgetParts map[tp]bool
 	// pollLoops counts the unit's running poll loops (tests: a session
 	// never starts while the last one's runs).
 	pollLoops atomic.Int32
