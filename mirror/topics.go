@@ -330,7 +330,7 @@ func (f *flow) discover(ctx context.Context) error {
 			}
 		}
 		if len(missing) > 0 {
-			failed, err := f.createRemoteTopics(ctx, missing, src)
+			failed, err := f.createRemoteTopics(ctx, missing, src, dst)
 			if err != nil {
 				return err
 			}
@@ -433,10 +433,11 @@ const maxTopicName = 249
 
 // createRemoteTopics creates the remote topics of the source topics
 // topics, each on its own: a refused topic is recorded as a topic error
-// (op "create", failed is true) and the others are created. err is
-// returned only when nothing could be attempted (the source topics'
-// configs could not be described at all).
-func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm.TopicDetails) (failed bool, err error) {
+// (op "create", failed is true) and the others are created. dst is the
+// target's topics as listed (to name the one a refused name collides
+// with). err is returned only when nothing could be attempted (the source
+// topics' configs could not be described at all).
+func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src, dst kadm.TopicDetails) (failed bool, err error) {
 	byTopic, err := describeTopicConfigs(ctx, f.srcAdmCl, topics)
 	if err != nil {
 		return false, fmt.Errorf("describing configs of %d topics on %s: %w", len(topics), f.src.Alias, err)
@@ -480,6 +481,14 @@ func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm
 				err = fmt.Errorf("%w (replication.factor=%d)", err, f.cfg.ReplicationFactor)
 			case refused(err):
 				err = fmt.Errorf("%w; the target refuses this topic (create policy, ACL or quota): allow it there, create %s yourself, or exclude %s with topics.exclude", err, remote, t)
+			case errors.Is(err, kerr.InvalidTopicException):
+				if c := collidingTopic(remote, dst); c != "" {
+					err = fmt.Errorf("%w; %s collides with topic %s on %s (Kafka treats '.' and '_' in topic names alike): delete or rename %s there, or exclude %s with topics.exclude",
+						err, remote, c, f.dst.Alias, c, t)
+				}
+			case errors.Is(err, kerr.InvalidConfig) && len(configs) > 0:
+				err = fmt.Errorf("%w; the target refuses a config copied from %s (%s): leave the key out with config.properties.exclude, or create %s yourself",
+					err, t, strings.Join(slices.Sorted(maps.Keys(configs)), ", "), remote)
 			}
 			f.topicFailed(t, remote, TopicOpCreate, fmt.Errorf("creating %s on %s: %w", remote, f.dst.Alias, err))
 			failed = true
@@ -496,6 +505,20 @@ func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src kadm
 		f.log.Info("remote topic created", "topic", remote, "partitions", len(src[t].Partitions), "configs", len(configs))
 	}
 	return failed, nil
+}
+
+// collidingTopic returns the topic of dst, other than topic, whose name
+// differs from topic's only by '.' and '_' (Kafka refuses to create a topic
+// colliding so with one that exists: their metric names would be the
+// same), or "" if none does.
+func collidingTopic(topic string, dst kadm.TopicDetails) string {
+	norm := strings.ReplaceAll(topic, ".", "_")
+	for _, n := range dst.Names() {
+		if n != topic && strings.ReplaceAll(n, ".", "_") == norm {
+			return n
+		}
+	}
+	return ""
 }
 
 // describeTopicConfigs describes the configs of topics on the cluster of
@@ -806,6 +829,8 @@ func (f *flow) alterTopicConfigs(ctx context.Context, remote string, alters []ka
 	}
 	if err != nil && refused(err) {
 		err = fmt.Errorf("%w; the target refuses it (alter policy, ACL or quota): allow it there, or leave these keys out with config.properties.exclude", err)
+	} else if errors.Is(err, kerr.InvalidConfig) {
+		err = fmt.Errorf("%w; the target refuses a value copied from the source topic: leave the key out with config.properties.exclude", err)
 	}
 	return err
 }
