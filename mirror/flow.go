@@ -199,10 +199,14 @@ type flow struct {
 	listErr    error                       // last discovery's failure to list a cluster's topics, nil when both listed
 	groupErr   error                       // the member's last failure to join the flow's group while it held no slot, nil once assigned
 	topicErrs  map[topicErrKey]*TopicError // per-topic errors of the refresh jobs (topicerrors.go)
-	commitErrs map[int32]error             // last resume-point load or commit failure per unit
-	srcDown    bool                        // the last probe found the source unreachable: lag unknown
-	startLag   *startLag                   // lag while retrying the start-up (nil once started)
-	started    bool                        // start succeeded (units may run)
+	// heldIncrease: the topics whose partitions topic error reports a
+	// source partition increase that refresh.topics.enabled=false does not
+	// follow (holdIncrease), not a failure to retry.
+	heldIncrease map[string]bool
+	commitErrs   map[int32]error // last resume-point load or commit failure per unit
+	srcDown      bool            // the last probe found the source unreachable: lag unknown
+	startLag     *startLag       // lag while retrying the start-up (nil once started)
+	started      bool            // start succeeded (units may run)
 	// unassigned are the partitions of the slots no live member owns, with
 	// their lag, as the member holding slot 0 last computed them (lag.go).
 	unassigned []PartitionStatus
@@ -235,7 +239,7 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 		log: log.With("flow", fc.Name()), metrics: m, labels: m.labelsOf(fc.Source, fc.Target),
 		refreshWake: make(chan struct{}, 1), units: map[int32]*unit{}, stopping: map[int32]*unit{},
 		state: StateUnassigned, since: time.Now(),
-		synced: map[string]*syncedConfigs{}, commitErrs: map[int32]error{}, topicErrs: map[topicErrKey]*TopicError{},
+		synced: map[string]*syncedConfigs{}, commitErrs: map[int32]error{}, topicErrs: map[topicErrKey]*TopicError{}, heldIncrease: map[string]bool{},
 		tasks: int32(fc.Tasks), groupID: fc.GroupID, unitsTopic: unitsTopicName(fc.Source),
 		resumeTopic: connectoffsets.TopicName(fc.Source),
 		statusTopic: statustopic.Topic(fc.Source), statusInterval: statustopic.DefaultInterval, view: statustopic.NewView(),

@@ -274,12 +274,13 @@ func (f *flow) discover(ctx context.Context) error {
 	if create || retryOnly {
 		var missing []string
 		for _, t := range selected {
-			if retryOnly && !f.hasTopicErr(t, notReplicatedOps...) && !f.skips.gated(t) {
-				continue
-			}
 			remote := f.pol.FormatRemoteTopic(f.cfg.Source, t)
 			n := len(src[t].Partitions)
 			rd, ok := dst[remote]
+			if retryOnly && !f.skips.gated(t) && (!f.hasTopicErr(t, notReplicatedOps...) || f.increaseHeld(t)) {
+				f.holdIncrease(t, remote, n, rd, ok)
+				continue
+			}
 			switch {
 			case !ok || errors.Is(rd.Err, kerr.UnknownTopicOrPartition):
 				f.topicOK(t, TopicOpDescribe)
@@ -403,6 +404,46 @@ func (f *flow) discover(ctx context.Context) error {
 		return errTopicsFailed
 	}
 	return nil
+}
+
+// holdIncrease reports, with refresh.topics.enabled=false (after the first
+// round, which creates remote topics and partitions as MM2 does at start),
+// a source topic with more partitions (n) than its remote topic (rd,
+// listed when ok): the partitions added since are not replicated, as in
+// MM2, where their records went unnoticed (no error, no lag). It is a
+// topic error of op "partitions" (the records it keeps back in the flow's
+// lag) naming what to do, not retried; it clears once the remote topic
+// has the partitions.
+func (f *flow) holdIncrease(t, remote string, n int, rd kadm.TopicDetail, ok bool) {
+	if ok && rd.Err == nil && len(rd.Partitions) < n {
+		f.mu.Lock()
+		f.heldIncrease[t] = true
+		f.mu.Unlock()
+		f.topicFailed(t, remote, TopicOpPartitions, fmt.Errorf("source topic %s has %d partitions, %s on %s has %d: refresh.topics.enabled=false, so partitions added after the start are not replicated; "+
+			"restart kmirror (it adds them at start), add them to %s yourself, or set refresh.topics.enabled=true", t, n, remote, f.dst.Alias, len(rd.Partitions), remote))
+		return
+	}
+	if f.increaseHeld(t) {
+		f.mu.Lock()
+		delete(f.heldIncrease, t)
+		f.mu.Unlock()
+		f.topicOK(t, TopicOpPartitions)
+	}
+}
+
+// increaseHeld reports whether topic's only topic error keeping records
+// back is holdIncrease's report.
+func (f *flow) increaseHeld(topic string) bool {
+	f.mu.Lock()
+	held := f.heldIncrease[topic]
+	f.mu.Unlock()
+	if held && (!f.hasTopicErr(topic, TopicOpPartitions) || f.hasTopicErr(topic, TopicOpCreate, TopicOpDescribe)) {
+		f.mu.Lock()
+		delete(f.heldIncrease, topic) // cleared (topic gone, member no longer singleton), or another error to retry
+		f.mu.Unlock()
+		return false
+	}
+	return held
 }
 
 // listFailed records discovery's listing result as a health source: a
