@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -345,7 +346,10 @@ func TestActiveActiveKeyExcludedByFlowBackSyncedOneWay(t *testing.T) {
 // TestSyncedConfigsDroppedWithTopic: what config sync remembers per remote
 // topic (flow.synced) was never dropped for a topic that went away while
 // the member held slot 0: with topic churn it grew without bound. Now a
-// round drops the entries of remote topics not among its own.
+// round keeps the entry of a remote topic whose source topic went away
+// while the remote topic exists (for a source topic re-created:
+// TestRecreatedSourceTopicDropsConfigsCopiedFromTheOld), and drops it once
+// the remote topic is gone too (or after syncedGrace).
 func TestSyncedConfigsDroppedWithTopic(t *testing.T) {
 	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
@@ -373,9 +377,85 @@ func TestSyncedConfigsDroppedWithTopic(t *testing.T) {
 	if _, err := testcluster.Admin(t, &p.Source).DeleteTopics(context.Background(), gone); err != nil {
 		t.Fatal(err)
 	}
+	testcluster.Eventually(t, 20*time.Second, "the gone source topic's remote topic marked gone, still remembered", func() (bool, string) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		s := f.synced[remoteGone]
+		return s != nil && !s.goneSince.IsZero() && f.synced[remoteKeep] != nil && f.synced[remoteKeep].goneSince.IsZero(), fmt.Sprintf("%+v", s)
+	})
+	if _, err := testcluster.Admin(t, &p.Target).DeleteTopics(context.Background(), remoteGone); err != nil {
+		t.Fatal(err)
+	}
 	testcluster.Eventually(t, 20*time.Second, "only the remaining topic remembered", func() (bool, string) {
 		s := synced()
 		return s == fmt.Sprint([]string{remoteKeep}), s
+	})
+}
+
+// TestRecreatedSourceTopicDropsConfigsCopiedFromTheOld: a source topic
+// with cleanup.policy=compact, max.message.bytes and retention.ms is
+// replicated, then deleted and created again with retention.ms alone while
+// the flow runs. Config sync forgot the topic when its source went away,
+// so the keys it had copied from the old topic looked like the target's
+// own settings: the remote topic stayed compacted (and on real Kafka
+// refuses the new topic's keyless records) with no error and no log line
+// (a breaker, stop 46). Now the memory is kept while the remote topic
+// exists, and those keys are deleted.
+func TestRecreatedSourceTopicDropsConfigsCopiedFromTheOld(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	orders := p.Topic("orders")
+	compact, mmb, ret := "compact", "200000", "3600000"
+	testcluster.CreateTopic(t, &p.Source, orders, 1, map[string]*string{"cleanup.policy": &compact, "max.message.bytes": &mmb, "retention.ms": &ret})
+	fc := fastFlow(p)
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	fc.Topics = []string{regexp.QuoteMeta(orders)}
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	f := m.flows[0]
+	remote := p.Source.Alias + "." + orders
+	dstAdm, srcAdm := testcluster.Admin(t, &p.Target), testcluster.Admin(t, &p.Source)
+	own := func() map[string]string {
+		out := map[string]string{}
+		rcs, err := dstAdm.DescribeTopicConfigs(context.Background(), remote)
+		if err != nil {
+			return map[string]string{"error": err.Error()}
+		}
+		for _, rc := range rcs {
+			if rc.Err != nil {
+				return map[string]string{"error": rc.Err.Error()}
+			}
+			for _, c := range rc.Configs {
+				if c.Source == kmsg.ConfigSourceDynamicTopicConfig {
+					out[c.Key] = c.MaybeValue()
+				}
+			}
+		}
+		return out
+	}
+	first := map[string]string{"cleanup.policy": "compact", "max.message.bytes": "200000", "retention.ms": "3600000"}
+	testcluster.Eventually(t, 20*time.Second, "remote topic created with the source's configs", func() (bool, string) {
+		got := own()
+		return cmp.Equal(got, first), fmt.Sprint(got)
+	})
+	if _, err := srcAdm.DeleteTopics(context.Background(), orders); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 20*time.Second, "source topic gone", func() (bool, string) {
+		td, err := srcAdm.ListTopics(context.Background(), orders)
+		return err == nil && !td.Has(orders), fmt.Sprint(td.Names(), err)
+	})
+	testcluster.Eventually(t, 20*time.Second, "a config sync round without the topic (its memory kept)", func() (bool, string) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		s := f.synced[remote]
+		return s != nil && !s.goneSince.IsZero(), fmt.Sprintf("%+v", s)
+	})
+	ret2 := "7200000"
+	testcluster.CreateTopic(t, &p.Source, orders, 1, map[string]*string{"retention.ms": &ret2})
+	want := map[string]string{"retention.ms": "7200000"}
+	testcluster.Eventually(t, 20*time.Second, "the old topic's copied keys deleted, the new one's set", func() (bool, string) {
+		got := own()
+		return cmp.Equal(got, want), fmt.Sprint(got)
 	})
 }
 

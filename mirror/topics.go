@@ -690,7 +690,23 @@ type syncedConfigs struct {
 	// topic sets them and the source topic does not.
 	undeleted map[string]bool
 	retry     time.Time
+	// goneSince is when config sync first ran without the topic (its
+	// source topic deleted, or no longer selected) while its remote topic
+	// still existed; zero while synced. The memory is kept through
+	// syncedGrace so that a source topic deleted and created again with
+	// other configs has the keys kmirror copied from the old one deleted
+	// from the remote topic (syncRound).
+	goneSince time.Time
 }
+
+// syncedGrace is how long config sync remembers what it copied onto a
+// remote topic whose source topic went away, while the remote topic
+// exists: a source topic re-created within it is synced with that
+// memory. Without it, the keys copied from the old topic
+// (cleanup.policy=compact, say) looked like the target's own settings
+// and stayed on the remote topic while the flow ran
+// (TestRecreatedSourceTopicDropsConfigsCopiedFromTheOld).
+const syncedGrace = 24 * time.Hour
 
 // remember records what config sync saw of remote topic remote (see
 // syncedConfigs); the topic has had its first sync.
@@ -711,18 +727,52 @@ func (f *flow) forgetSynced() {
 	f.mu.Unlock()
 }
 
-// syncRound starts a config sync round over remote topics remotes (the
-// round's topics were described): what config sync remembers of remote
-// topics no longer among them is dropped (topic churn must not grow it).
-func (f *flow) syncRound(remotes []string) {
+// goneSynced returns the remote topics config sync remembers that are not
+// among remotes (the round's), sorted: the round describes them too, to
+// learn whether they still exist (syncRound).
+func (f *flow) goneSynced(remotes []string) []string {
 	in := make(map[string]bool, len(remotes))
 	for _, r := range remotes {
 		in[r] = true
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	var out []string
 	for r := range f.synced {
 		if !in[r] {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// syncRound starts a config sync round over remote topics remotes (the
+// round's topics were described) at now; dst holds the target's
+// descriptions of the remembered remote topics not among them. What config
+// sync remembers of such a topic is dropped once the remote topic is gone
+// (not described, or described as unknown) or after syncedGrace, so that
+// topic churn does not grow it; until then it is kept for a source topic
+// re-created under the same name (goneSince).
+func (f *flow) syncRound(remotes []string, dst map[string]kadm.ResourceConfig, now time.Time) {
+	in := make(map[string]bool, len(remotes))
+	for _, r := range remotes {
+		in[r] = true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for r, s := range f.synced {
+		if in[r] {
+			s.goneSince = time.Time{}
+			continue
+		}
+		rc, described := dst[r]
+		switch {
+		case !described || errors.Is(rc.Err, kerr.UnknownTopicOrPartition):
+			delete(f.synced, r)
+		case s.goneSince.IsZero():
+			s.goneSince = now
+		case now.Sub(s.goneSince) > syncedGrace:
 			delete(f.synced, r)
 		}
 	}
@@ -902,21 +952,22 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 	for i, t := range topics {
 		remotes[i] = f.pol.FormatRemoteTopic(f.cfg.Source, t)
 	}
-	if len(topics) == 0 {
-		if cat != nil { // discovery ran: the round is a round with no topics
-			f.syncRound(nil)
-		}
-		return nil
+	if cat == nil {
+		return nil // discovery has not run yet
 	}
+	gone := f.goneSynced(remotes)
 	srcRC, err := describeTopicConfigs(ctx, f.srcAdmCl, topics)
 	if err != nil {
 		return fmt.Errorf("describing topic configs on %s: %w", f.src.Alias, err)
 	}
-	dstRC, err := describeTopicConfigs(ctx, f.dstAdmCl, remotes)
+	dstRC, err := describeTopicConfigs(ctx, f.dstAdmCl, append(slices.Clip(remotes), gone...))
 	if err != nil {
 		return fmt.Errorf("describing topic configs on %s: %w", f.dst.Alias, err)
 	}
-	f.syncRound(remotes)
+	f.syncRound(remotes, dstRC, time.Now())
+	if len(topics) == 0 {
+		return nil
+	}
 	current := map[string]map[string]string{}
 	dstErr := map[string]error{}
 	for _, rc := range dstRC {
