@@ -567,7 +567,7 @@ func (i Isolation) String() string {
 func (f FlowConfig) Name() string { return f.Source + "->" + f.Target }
 
 // Opt configures a [Mirror]; see [WithCluster], [WithFlow], [WithLogger],
-// [WithMetrics].
+// [WithMetrics]. New ignores a nil Opt.
 type Opt interface{ apply(*cfg) }
 
 type optFunc func(*cfg)

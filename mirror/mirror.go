@@ -63,7 +63,9 @@ type Mirror struct {
 func New(opts ...Opt) (*Mirror, error) {
 	var c cfg
 	for _, o := range opts {
-		o.apply(&c)
+		if o != nil { // as the module's other packages do
+			o.apply(&c)
+		}
 	}
 	log := c.logger
 	var limiter *logx.Limiter

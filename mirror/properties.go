@@ -171,7 +171,9 @@ func LoadProperties(path string, opts ...LoadOpt) (*Properties, error) {
 func ParseProperties(r io.Reader, opts ...LoadOpt) (*Properties, error) {
 	var lc loadCfg
 	for _, o := range opts {
-		o.applyLoad(&lc)
+		if o != nil {
+			o.applyLoad(&lc)
+		}
 	}
 	if lc.lookupEnv == nil {
 		lc.lookupEnv = os.LookupEnv
