@@ -29,8 +29,12 @@ var ErrNoCheckpointsTopic = errors.New("remoteclusterutils: checkpoints topic no
 // holds no checkpoint at all, of any group: the checkpoint emitter has not
 // finished its first emission (right after the replication started; kmirror
 // emits as soon as its offset syncs are loaded, Apache MM2 after
-// emit.checkpoints.interval.seconds, 60 s by default). Retry later. The
-// error is a *[NoCheckpointYetError].
+// emit.checkpoints.interval.seconds, 60 s by default). Retry later. It also
+// lasts, emission after emission, while no group has a commit the emitter
+// can translate: every group committed only on topics the flow does not
+// replicate or past what it replicated (kmirror's mirror.GroupStatus says
+// so per group, State "skipped" with its Reason). The error is a
+// *[NoCheckpointYetError].
 //
 // A group that has no checkpoint in a topic holding checkpoints of other
 // groups is unknown to the emitter instead (no commit on a replicated
@@ -54,7 +58,9 @@ type NoCheckpointYetError struct {
 func (e *NoCheckpointYetError) Error() string {
 	return fmt.Sprintf("remoteclusterutils: checkpoints topic %q of remote cluster alias %q holds no checkpoint yet "+
 		"(%d records read): the checkpoint emitter has not written its first checkpoints; retry after its first emission "+
-		"(emit.checkpoints.interval.seconds)", e.Topic, e.Alias, e.Records)
+		"(emit.checkpoints.interval.seconds); if it lasts, no group has a commit the emitter can translate yet "+
+		"(commits only on topics the flow does not replicate, or past what it replicated): the mirror's GroupStatus "+
+		"(Status().Flows[].Groups, or the runner's /status) gives each group's reason", e.Topic, e.Alias, e.Records)
 }
 
 // Unwrap returns [ErrNoCheckpointYet].
