@@ -581,6 +581,14 @@ func WithCluster(c ClusterConfig) Opt {
 
 // WithFlow adds a replication flow between two clusters added with
 // [WithCluster]. A pair may appear once.
+//
+// Unlike an MM2 properties file, whose every ordered pair of clusters emits
+// heartbeats ([Properties] adds those pairs), WithFlow adds only the pair it
+// is given: a flow A->B writes heartbeats into B, but nothing writes any
+// into A, so no "A.heartbeats" is replicated to B, the topic the topology
+// calls of package remoteclusterutils (ReplicationHops, UpstreamClusters)
+// read. Add WithFlow(FlowConfig{Source: "B", Target: "A", Disabled: true}),
+// a heartbeat-only pair, for them to find A.
 func WithFlow(f FlowConfig) Opt {
 	return optFunc(func(cfg *cfg) { cfg.flows = append(cfg.flows, f) })
 }

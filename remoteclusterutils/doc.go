@@ -157,7 +157,12 @@
 // the topology: "us-west.heartbeats" on this cluster means us-west replicates
 // into it (1 hop), "us-central.us-west.heartbeats" that us-west is 2 hops
 // away through us-central. They exist only where heartbeats are emitted into
-// the upstream cluster and replicated (MM2 does so by default).
+// the upstream cluster and replicated (MM2 does so by default). An MM2
+// properties file gives kmirror the same heartbeat-only reverse pair
+// (mirror.Properties); a service that embeds a flow A->B with mirror.WithFlow
+// alone emits none into A, so on B ReplicationHops("A") is -1 and
+// UpstreamClusters is empty until it also adds
+// mirror.WithFlow(mirror.FlowConfig{Source: "B", Target: "A", Disabled: true}).
 //
 // All types are safe for concurrent use.
 package remoteclusterutils
