@@ -53,6 +53,9 @@ type Mirror struct {
 //     while offset syncs live on the source;
 //   - a flow naming an unknown cluster, or whose source equals its target;
 //   - a regex Go cannot compile;
+//   - a duration of FlowConfig above zero and below a millisecond: the
+//     MM2 value written as a time.Duration (EmitCheckpointsInterval: 60 is
+//     60 ns; write 60 * time.Second);
 //   - two flows whose topic lists make them write the same remote topic
 //     without [FlowConfig.AllowTopicCollisions].
 //
@@ -153,6 +156,9 @@ func New(opts ...Opt) (*Mirror, error) {
 			if d.v < 0 {
 				return nil, &ConfigError{Key: name + "." + d.key, Value: d.v.String(), Reason: "must not be negative (0 means the default; use the Disable* field to turn a task off)"}
 			}
+		}
+		if err := checkSubMillisecond(fc); err != nil {
+			return nil, err
 		}
 		if d := fc.withDefaults(); d.HeartbeatInterval >= d.SessionTimeout {
 			// Java's consumer refuses it too (GroupRebalanceConfig): a member
@@ -758,4 +764,40 @@ func (f *flow) restartFailed(slot int32, topic string, partition int32) int {
 		f.log.Info("failed partitions restart requested", "topic", topic, "partition", partition, "count", n)
 	}
 	return n
+}
+
+// checkSubMillisecond refuses a FlowConfig duration above zero and below a
+// millisecond: no MM2 key gives one (they count seconds or milliseconds),
+// and such an interval makes the loop it paces tick without pause. It is
+// what a user gets who writes the MM2 value itself, EmitCheckpointsInterval:
+// 60 for emit.checkpoints.interval.seconds=60.
+func checkSubMillisecond(fc FlowConfig) error {
+	name := fc.Name()
+	for _, d := range []struct {
+		key  string
+		unit string // what the MM2 value counts
+		v    time.Duration
+	}{
+		{name + ".session.timeout.ms", "time.Millisecond", fc.SessionTimeout},
+		{name + ".heartbeat.interval.ms", "time.Millisecond", fc.HeartbeatInterval},
+		{name + ".rebalance.timeout.ms", "time.Millisecond", fc.RebalanceTimeout},
+		{name + ".offset.flush.interval.ms", "time.Millisecond", fc.OffsetFlushInterval},
+		{name + ".admin.timeout.ms", "time.Millisecond", fc.AdminTimeout},
+		{name + ".transaction.boundary.interval.ms", "time.Millisecond", fc.TransactionInterval},
+		{name + ".refresh.topics.interval.seconds", "time.Second", fc.RefreshTopicsInterval},
+		{name + ".sync.topic.configs.interval.seconds", "time.Second", fc.SyncTopicConfigsInterval},
+		{name + ".sync.topic.acls.interval.seconds", "time.Second", fc.SyncTopicACLsInterval},
+		{name + ".emit.checkpoints.interval.seconds", "time.Second", fc.EmitCheckpointsInterval},
+		{name + ".sync.group.offsets.interval.seconds", "time.Second", fc.SyncGroupOffsetsInterval},
+		{name + ".refresh.groups.interval.seconds", "time.Second", fc.RefreshGroupsInterval},
+		{name + ".emit.heartbeats.interval.seconds", "time.Second", fc.EmitHeartbeatsInterval},
+		{"FlowConfig.OpenTransactionAfter", "time.Second", fc.OpenTransactionAfter},
+	} {
+		if d.v > 0 && d.v < time.Millisecond {
+			return &ConfigError{Key: d.key, Value: d.v.String(), Reason: fmt.Sprintf(
+				"below a millisecond: FlowConfig durations are time.Duration values, counted in nanoseconds; for the MM2 value %d write %d * %s (0 means the default)",
+				int64(d.v), int64(d.v), d.unit)}
+		}
+	}
+	return nil
 }

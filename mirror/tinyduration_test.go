@@ -1,0 +1,68 @@
+package mirror
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestNewRefusesSubMillisecondDurations: FlowConfig's durations are
+// time.Duration, but their docs name MM2's keys in seconds and
+// milliseconds (emit.checkpoints.interval.seconds), so a user writes
+// EmitCheckpointsInterval: 60 and gets 60 ns. New accepted it, and the flow's
+// loop then ticked without pause: one core busy per such field with nothing
+// to replicate (a new user's try: about 1 CPU s per second for each of
+// OffsetFlushInterval, EmitCheckpointsInterval, RefreshTopicsInterval, ...).
+// New refuses a positive duration below a millisecond (no MM2 key can give
+// one), naming the key, the value and what to write.
+func TestNewRefusesSubMillisecondDurations(t *testing.T) {
+	t.Parallel()
+	seeds := []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
+	for _, tc := range []struct {
+		set  func(*FlowConfig)
+		want []string
+	}{
+		{func(f *FlowConfig) { f.EmitCheckpointsInterval = 60 }, []string{`a->b.emit.checkpoints.interval.seconds="60ns"`, "60 * time.Second"}},
+		{func(f *FlowConfig) { f.OffsetFlushInterval = 500 }, []string{`a->b.offset.flush.interval.ms="500ns"`, "500 * time.Millisecond"}},
+		{func(f *FlowConfig) { f.RefreshTopicsInterval = 10 }, []string{"a->b.refresh.topics.interval.seconds", "10 * time.Second"}},
+		{func(f *FlowConfig) { f.SyncTopicConfigsInterval = 10 }, []string{"a->b.sync.topic.configs.interval.seconds"}},
+		{func(f *FlowConfig) { f.SyncTopicACLsInterval = 10 }, []string{"a->b.sync.topic.acls.interval.seconds"}},
+		{func(f *FlowConfig) { f.SyncGroupOffsetsInterval = 10 }, []string{"a->b.sync.group.offsets.interval.seconds"}},
+		{func(f *FlowConfig) { f.RefreshGroupsInterval = 10 }, []string{"a->b.refresh.groups.interval.seconds"}},
+		{func(f *FlowConfig) { f.EmitHeartbeatsInterval = 1 }, []string{"a->b.emit.heartbeats.interval.seconds", "1 * time.Second"}},
+		{func(f *FlowConfig) { f.AdminTimeout = 30000 }, []string{"a->b.admin.timeout.ms", "30000 * time.Millisecond"}},
+		{func(f *FlowConfig) { f.SessionTimeout = 10000 }, []string{"b.session.timeout.ms"}},
+		{func(f *FlowConfig) { f.HeartbeatInterval = 3000 }, []string{"b.heartbeat.interval.ms"}},
+		{func(f *FlowConfig) { f.RebalanceTimeout = 60000 }, []string{"b.rebalance.timeout.ms"}},
+		{func(f *FlowConfig) { f.TransactionInterval = 100 }, []string{"a->b.transaction.boundary.interval.ms"}},
+		{func(f *FlowConfig) { f.OpenTransactionAfter = 60 }, []string{"FlowConfig.OpenTransactionAfter"}},
+	} {
+		fc := FlowConfig{Source: "a", Target: "b"}
+		tc.set(&fc)
+		_, err := New(WithCluster(ClusterConfig{Alias: "a", Client: seeds}), WithCluster(ClusterConfig{Alias: "b", Client: seeds}), WithFlow(fc))
+		if err == nil {
+			t.Errorf("%s: New accepted it", tc.want[0])
+			continue
+		}
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: error %T %v is not a *ConfigError", tc.want[0], err, err)
+		}
+		for _, w := range append(tc.want, "below a millisecond") {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error %q does not mention %q", err, w)
+			}
+		}
+	}
+	// A millisecond and more, zero (the default) and the negative values
+	// that mean something are still accepted.
+	fc := FlowConfig{Source: "a", Target: "b", OffsetFlushInterval: time.Millisecond, EmitCheckpointsInterval: -1, RefreshGroupsInterval: -1}
+	m, err := New(WithCluster(ClusterConfig{Alias: "a", Client: seeds}), WithCluster(ClusterConfig{Alias: "b", Client: seeds}), WithFlow(fc))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	m.Close()
+}
