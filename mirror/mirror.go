@@ -140,24 +140,7 @@ func New(opts ...Opt) (*Mirror, error) {
 			return nil, &ConfigError{Key: name + ".shallow.copy.enabled", Value: "true",
 				Reason: "shallow copy keeps every record as it is, but the provenance header is on and must be added to each record: set provenance.header.enabled=false (FlowConfig.DisableProvenanceHeader) to copy batches as they are, or shallow.copy.enabled=false"}
 		}
-		for _, d := range []struct {
-			key string
-			v   time.Duration
-		}{
-			{"session.timeout.ms", fc.SessionTimeout},
-			{"heartbeat.interval.ms", fc.HeartbeatInterval},
-			{"rebalance.timeout.ms", fc.RebalanceTimeout},
-			{"offset.flush.interval.ms", fc.OffsetFlushInterval},
-			{"refresh.topics.interval.seconds", fc.RefreshTopicsInterval},
-			{"sync.topic.configs.interval.seconds", fc.SyncTopicConfigsInterval},
-			{"sync.topic.acls.interval.seconds", fc.SyncTopicACLsInterval},
-			{"admin.timeout.ms", fc.AdminTimeout},
-		} {
-			if d.v < 0 {
-				return nil, &ConfigError{Key: name + "." + d.key, Value: d.v.String(), Reason: "must not be negative (0 means the default; use the Disable* field to turn a task off)"}
-			}
-		}
-		if err := checkSubMillisecond(fc); err != nil {
+		if err := checkDurations(fc); err != nil {
 			return nil, err
 		}
 		if d := fc.withDefaults(); d.HeartbeatInterval >= d.SessionTimeout {
@@ -766,34 +749,40 @@ func (f *flow) restartFailed(slot int32, topic string, partition int32) int {
 	return n
 }
 
-// checkSubMillisecond refuses a FlowConfig duration above zero and below a
-// millisecond: no MM2 key gives one (they count seconds or milliseconds),
-// and such an interval makes the loop it paces tick without pause. It is
-// what a user gets who writes the MM2 value itself, EmitCheckpointsInterval:
-// 60 for emit.checkpoints.interval.seconds=60.
-func checkSubMillisecond(fc FlowConfig) error {
+// checkDurations refuses a negative FlowConfig duration where MM2 gives a
+// negative value no meaning (the emission intervals take one: a task
+// off), and any duration above zero and below a millisecond: no MM2 key
+// gives one (they count seconds or milliseconds), and such an interval
+// makes the loop it paces tick without pause. It is what a user gets who
+// writes the MM2 value itself, EmitCheckpointsInterval: 60 for
+// emit.checkpoints.interval.seconds=60.
+func checkDurations(fc FlowConfig) error {
 	name := fc.Name()
 	for _, d := range []struct {
-		key  string
-		unit string // what the MM2 value counts
-		v    time.Duration
+		key      string
+		unit     string // what the MM2 value counts
+		v        time.Duration
+		negative bool // a negative value is refused
 	}{
-		{name + ".session.timeout.ms", "time.Millisecond", fc.SessionTimeout},
-		{name + ".heartbeat.interval.ms", "time.Millisecond", fc.HeartbeatInterval},
-		{name + ".rebalance.timeout.ms", "time.Millisecond", fc.RebalanceTimeout},
-		{name + ".offset.flush.interval.ms", "time.Millisecond", fc.OffsetFlushInterval},
-		{name + ".admin.timeout.ms", "time.Millisecond", fc.AdminTimeout},
-		{name + ".transaction.boundary.interval.ms", "time.Millisecond", fc.TransactionInterval},
-		{name + ".refresh.topics.interval.seconds", "time.Second", fc.RefreshTopicsInterval},
-		{name + ".sync.topic.configs.interval.seconds", "time.Second", fc.SyncTopicConfigsInterval},
-		{name + ".sync.topic.acls.interval.seconds", "time.Second", fc.SyncTopicACLsInterval},
-		{name + ".emit.checkpoints.interval.seconds", "time.Second", fc.EmitCheckpointsInterval},
-		{name + ".sync.group.offsets.interval.seconds", "time.Second", fc.SyncGroupOffsetsInterval},
-		{name + ".refresh.groups.interval.seconds", "time.Second", fc.RefreshGroupsInterval},
-		{name + ".emit.heartbeats.interval.seconds", "time.Second", fc.EmitHeartbeatsInterval},
-		{"FlowConfig.OpenTransactionAfter", "time.Second", fc.OpenTransactionAfter},
+		{name + ".session.timeout.ms", "time.Millisecond", fc.SessionTimeout, true},
+		{name + ".heartbeat.interval.ms", "time.Millisecond", fc.HeartbeatInterval, true},
+		{name + ".rebalance.timeout.ms", "time.Millisecond", fc.RebalanceTimeout, true},
+		{name + ".offset.flush.interval.ms", "time.Millisecond", fc.OffsetFlushInterval, true},
+		{name + ".admin.timeout.ms", "time.Millisecond", fc.AdminTimeout, true},
+		{name + ".transaction.boundary.interval.ms", "time.Millisecond", fc.TransactionInterval, false},
+		{name + ".refresh.topics.interval.seconds", "time.Second", fc.RefreshTopicsInterval, true},
+		{name + ".sync.topic.configs.interval.seconds", "time.Second", fc.SyncTopicConfigsInterval, true},
+		{name + ".sync.topic.acls.interval.seconds", "time.Second", fc.SyncTopicACLsInterval, true},
+		{name + ".emit.checkpoints.interval.seconds", "time.Second", fc.EmitCheckpointsInterval, false},
+		{name + ".sync.group.offsets.interval.seconds", "time.Second", fc.SyncGroupOffsetsInterval, false},
+		{name + ".refresh.groups.interval.seconds", "time.Second", fc.RefreshGroupsInterval, false},
+		{name + ".emit.heartbeats.interval.seconds", "time.Second", fc.EmitHeartbeatsInterval, false},
+		{"FlowConfig.OpenTransactionAfter", "time.Second", fc.OpenTransactionAfter, false},
 	} {
-		if d.v > 0 && d.v < time.Millisecond {
+		switch {
+		case d.v < 0 && d.negative:
+			return &ConfigError{Key: d.key, Value: d.v.String(), Reason: "must not be negative (0 means the default; use the Disable* field to turn a task off)"}
+		case d.v > 0 && d.v < time.Millisecond:
 			return &ConfigError{Key: d.key, Value: d.v.String(), Reason: fmt.Sprintf(
 				"below a millisecond: FlowConfig durations are time.Duration values, counted in nanoseconds; for the MM2 value %d write %d * %s (0 means the default)",
 				int64(d.v), int64(d.v), d.unit)}
