@@ -52,6 +52,7 @@ type Mirror struct {
 //     from "eu"), or a target alias with characters illegal in topic names
 //     while offset syncs live on the source;
 //   - a flow naming an unknown cluster, or whose source equals its target;
+//   - [WithFlowSettings] for a flow no [WithFlow] configures;
 //   - a regex Go cannot compile;
 //   - a duration of FlowConfig above zero and below a millisecond: the
 //     MM2 value written as a time.Duration (EmitCheckpointsInterval: 60 is
@@ -98,6 +99,15 @@ func New(opts ...Opt) (*Mirror, error) {
 	if len(c.flows) == 0 {
 		return nil, &ConfigError{Key: "flows", Reason: "no replication flow configured (WithFlow, or <source>-><target>.enabled=true)"}
 	}
+	for _, flow := range sortedKeys(c.settings) {
+		if !slices.ContainsFunc(c.flows, func(fc FlowConfig) bool { return fc.Name() == flow }) {
+			names := make([]string, len(c.flows))
+			for i, fc := range c.flows {
+				names[i] = fc.Name()
+			}
+			return nil, &ConfigError{Key: "WithFlowSettings", Value: flow, Reason: fmt.Sprintf("no such flow: the flows are %q (names are \"source->target\")", names)}
+		}
+	}
 	m := &Mirror{log: log, m: newMetrics(c.metrics), limiter: limiter}
 	seen := map[string]bool{}
 	for _, fc := range c.flows {
@@ -116,7 +126,14 @@ func New(opts ...Opt) (*Mirror, error) {
 					Reason: fmt.Sprintf("%s is one cluster alias, not a flow: write Source: %q, Target: %q", side.field, a, b)}
 			}
 			if _, ok := clusters[side.alias]; !ok {
-				return nil, &ConfigError{Key: name, Value: side.alias, Reason: fmt.Sprintf("unknown %s cluster alias (configured: %v)", strings.ToLower(side.field), sortedKeys(clusters))}
+				reason := fmt.Sprintf("unknown %s cluster alias (configured: %v)", strings.ToLower(side.field), sortedKeys(clusters))
+				for _, a := range sortedKeys(clusters) {
+					if strings.EqualFold(a, side.alias) {
+						reason += fmt.Sprintf(": aliases are case-sensitive, did you mean %q?", a)
+						break
+					}
+				}
+				return nil, &ConfigError{Key: "FlowConfig." + side.field, Value: side.alias, Reason: reason + " (flow " + name + ")"}
 			}
 		}
 		src, dst := clusters[fc.Source], clusters[fc.Target]

@@ -1,6 +1,8 @@
 package mirror
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,5 +37,34 @@ func TestNewSkipsNilOpt(t *testing.T) {
 	}
 	if p == nil {
 		t.Fatal("ParseProperties returned nil")
+	}
+}
+
+// TestNewNamesMistakenFlowNames: WithFlowSettings for a flow no WithFlow
+// configures was accepted silently (its settings never published), and a
+// flow's alias in another case than its cluster's was refused under the
+// key "a->B" with no hint (a new user's tries, stop 46). Both name the bad
+// value and what to write.
+func TestNewNamesMistakenFlowNames(t *testing.T) {
+	t.Parallel()
+	seeds := []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
+	clusters := []Opt{WithCluster(ClusterConfig{Alias: "A", Client: seeds}), WithCluster(ClusterConfig{Alias: "B", Client: seeds})}
+	for _, tc := range []struct {
+		name string
+		opts []Opt
+		want string
+	}{
+		{"settings of an unknown flow", []Opt{WithFlow(FlowConfig{Source: "A", Target: "B"}), WithFlowSettings("A->C", map[string]string{"x": "y"})},
+			`mirror: WithFlowSettings="A->C": no such flow: the flows are ["A->B"] (names are "source->target")`},
+		{"alias in another case", []Opt{WithFlow(FlowConfig{Source: "a", Target: "B"})},
+			`mirror: FlowConfig.Source="a": unknown source cluster alias (configured: [A B]): aliases are case-sensitive, did you mean "A"? (flow a->B)`},
+		{"unknown target", []Opt{WithFlow(FlowConfig{Source: "A", Target: "C"})},
+			`mirror: FlowConfig.Target="C": unknown target cluster alias (configured: [A B]) (flow A->C)`},
+	} {
+		_, err := New(append(slices.Clone(clusters), tc.opts...)...)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || err.Error() != tc.want {
+			t.Errorf("%s: %v, want the ConfigError %q", tc.name, err, tc.want)
+		}
 	}
 }

@@ -52,7 +52,9 @@ type FlowStatus struct {
 	Target string `json:"target"`
 	// State is the flow's state on this member: PAUSED or STOPPED once it
 	// applied such a target state (unless it is RETRYING, FAILED or
-	// starting: those say more), else the engine's state.
+	// starting: those say more), else the engine's state. Before
+	// [Mirror.Run] it is UNASSIGNED ([StateUnassigned]), with LagUnknown
+	// set and no topics.
 	State State `json:"state"`
 	// TargetState is the state the flow was asked to be in (its status
 	// topic's target-state record; RUNNING when none), and AppliedState

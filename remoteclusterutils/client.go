@@ -164,7 +164,8 @@ func (c *Client) withTimeout(ctx context.Context) (context.Context, context.Canc
 // groups yields an empty, non-nil Offsets and no error (as MM2 returns an
 // empty map): the group is unknown to the checkpoint emitter. Undecodable
 // records, tombstones and negative offsets are skipped and counted (see
-// [ReadStats] and [WithLogger]) where Java would throw. Errors: a
+// [ReadStats] and [WithLogger]) where Java would throw. Errors: an empty
+// remoteClusterAlias or group, refused before any request; a
 // *[NoCheckpointsTopicError] (wrapping [ErrNoCheckpointsTopic]) if the
 // topic does not exist; a *[NoCheckpointYetError] (wrapping
 // [ErrNoCheckpointYet]) if it holds no checkpoint of any group yet (Java
@@ -204,6 +205,12 @@ func (c *Client) Checkpoints(ctx context.Context, remoteClusterAlias string) (*C
 func (c *Client) read(ctx context.Context, alias, group string, all bool) (*folder, error) {
 	if c.err != nil {
 		return nil, c.err
+	}
+	switch {
+	case alias == "":
+		return nil, errors.New(`remoteclusterutils: the remote cluster alias is empty: name the cluster the group fails over from, as MM2's "clusters" lists it (e.g. "us-east-1" for us-east-1.checkpoints.internal)`)
+	case !all && group == "":
+		return nil, errors.New("remoteclusterutils: the group is empty: name the consumer group (its group.id) whose offsets to translate; Checkpoints reads every group's")
 	}
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
