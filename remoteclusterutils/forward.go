@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -168,7 +169,10 @@ func TranslateFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID s
 // offsets per partition (the answers in the order of the offsets): one
 // listing of the partitions, and one search per partition whose reads
 // serve every offset (each offset range is read once), so that many
-// groups on one partition cost one search, not one each.
+// groups on one partition cost one search, not one each. Each
+// answer is the one [TranslateFromRecords] gives for its offset alone:
+// its checks judge only the copies its own search looked at, whatever the
+// searches for the other offsets read.
 func translateFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID string, offsets map[string]map[int32][]int64) (map[string]map[int32][]RecordTranslation, error) {
 	ctx, cancel := bounded(ctx)
 	defer cancel()
@@ -245,7 +249,7 @@ func translateFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID s
 		go func(j job, rts []RecordTranslation, start, end int64) {
 			defer func() { <-sem; wg.Done() }()
 			sc := &recScan{ctx: ctx, opts: cl.Opts(), topic: j.topic, partition: j.partition, src: sourceClusterID,
-				start: start, end: end, stamps: map[int64]int64{}, data: map[int64]bool{}, ids: map[string]bool{}}
+				start: start, end: end, stamps: map[int64]int64{}, data: map[int64]bool{}, hops: map[int64]string{}}
 			for i, x := range j.xs {
 				if rts[i].Err != nil {
 					continue
@@ -294,18 +298,28 @@ type recScan struct {
 	// stamps maps the offset of each stamped copy read to its source
 	// offset; data holds the offsets of every data record read; covered
 	// the offset ranges read, sorted and disjoint (probes read each
-	// offset once); ids collects the stamps' last hops (src empty).
+	// offset once); hops maps each stamped copy's offset to its last hop
+	// (src empty).
 	stamps  map[int64]int64
 	data    map[int64]bool
 	covered []kread.Range
-	ids     map[string]bool
+	hops    map[int64]string
+	// looked holds the offset ranges the current translate looked at,
+	// sorted and disjoint: check judges the copies in them only, so that
+	// an answer does not depend on what the searches for the partition's
+	// other offsets read before it (in the order of a map).
+	looked []kread.Range
 }
 
 // stamp is a stamped copy: at offset d, of source offset u.
 type stamp struct{ d, u int64 }
 
-// ensure reads the parts of [from, to) not read yet.
+// ensure reads the parts of [from, to) not read yet; the current
+// translate looks at all of it.
 func (s *recScan) ensure(from, to int64) error {
+	if from < to {
+		s.looked = merge(s.looked, kread.Range{From: from, To: to})
+	}
 	at := from
 	var gaps []kread.Range
 	for _, c := range s.covered {
@@ -345,9 +359,12 @@ func (s *recScan) ensure(from, to int64) error {
 }
 
 // cover adds g to the covered ranges, merging neighbours.
-func (s *recScan) cover(g kread.Range) {
-	out := make([]kread.Range, 0, len(s.covered)+1)
-	for _, c := range s.covered {
+func (s *recScan) cover(g kread.Range) { s.covered = merge(s.covered, g) }
+
+// merge returns rs (sorted and disjoint) with g added, neighbours merged.
+func merge(rs []kread.Range, g kread.Range) []kread.Range {
+	out := make([]kread.Range, 0, len(rs)+1)
+	for _, c := range rs {
 		switch {
 		case c.To < g.From || c.From > g.To:
 			out = append(out, c)
@@ -357,7 +374,7 @@ func (s *recScan) cover(g kread.Range) {
 	}
 	out = append(out, g)
 	slices.SortFunc(out, func(a, b kread.Range) int { return cmp.Compare(a.From, b.From) })
-	s.covered = out
+	return out
 }
 
 // stampOf returns r's source offset when it is a stamped copy of the
@@ -368,7 +385,7 @@ func (s *recScan) stampOf(r *kgo.Record) (int64, bool) {
 	}
 	id, off, ok := lastHop(r)
 	if ok {
-		s.ids[id] = true
+		s.hops[r.Offset] = id
 	}
 	return off, ok
 }
@@ -486,6 +503,7 @@ var errScanBound = fmt.Errorf("%w within %d records of a probe", ErrNoStampedCop
 // translate answers X on the partition; the error is a failed read, a
 // declined translation is the result's Err.
 func (s *recScan) translate(x int64) (RecordTranslation, error) {
+	s.looked = nil
 	rt := RecordTranslation{Offset: -1, LastCopied: -1}
 	decline := func(err error) (RecordTranslation, error) {
 		if errors.Is(err, errScanBound) || errors.Is(err, ErrNoStampedCopy) ||
@@ -609,22 +627,27 @@ func (s *recScan) translate(x int64) (RecordTranslation, error) {
 	return answer(below.d+1, false, gap)
 }
 
-// check verifies that the stamped copies read carry strictly increasing
-// source offsets in log order, and (src empty) name one last hop.
+// check verifies that the stamped copies the current translate looked at
+// carry strictly increasing source offsets in log order, and (src empty)
+// name one last hop.
 func (s *recScan) check() error {
-	if len(s.ids) > 1 {
-		ids := make([]string, 0, len(s.ids))
-		for id := range s.ids {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-		return fmt.Errorf("%w: %q", ErrMixedSources, ids)
-	}
 	ds := make([]int64, 0, len(s.stamps))
 	for d := range s.stamps {
-		ds = append(ds, d)
+		i, _ := slices.BinarySearchFunc(s.looked, d, func(r kread.Range, d int64) int { return cmp.Compare(r.To-1, d) })
+		if i < len(s.looked) && s.looked[i].From <= d {
+			ds = append(ds, d)
+		}
 	}
 	slices.Sort(ds)
+	seen := map[string]bool{}
+	for _, d := range ds {
+		if id, ok := s.hops[d]; ok {
+			seen[id] = true
+		}
+	}
+	if len(seen) > 1 {
+		return fmt.Errorf("%w: %q", ErrMixedSources, slices.Sorted(maps.Keys(seen)))
+	}
 	for i := 1; i < len(ds); i++ {
 		if s.stamps[ds[i]] <= s.stamps[ds[i-1]] {
 			return fmt.Errorf("%w: the copy at %d is of source offset %d, the copy at %d of %d",

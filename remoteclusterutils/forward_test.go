@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -634,5 +635,68 @@ func TestRefineFromRecordsManyGroupsOneScan(t *testing.T) {
 	// fetch each window in a few requests, not a search per group.
 	if n := fetches.Load(); n > 100 {
 		t.Errorf("%d fetch requests for %d groups on one 500-record partition, want one search (< 100)", n, groups)
+	}
+}
+
+// TestRefineFromRecordsGroupUnaffectedByOthers: a group's refinement does
+// not depend on which other groups are refined in the same call, nor on
+// the order they are searched in. The partition's copies replay source
+// offsets 600-699 at remote offsets 700-799 (a replication restarted from
+// an older resume point); group a, at source offset 100, is answered
+// exactly from copies far from the replay, while the search of some group
+// near it reads the replay and is declined (not monotonic). One search
+// serves every group, and its monotonicity check looked at every copy
+// read so far, for any group: group a was declined whenever a group near
+// the replay happened to be searched first (Go's map order), and exact
+// otherwise, from one call to the next.
+func TestRefineFromRecordsGroupUnaffectedByOthers(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	remote := p.Topic("src.orders")
+	createTopicsWith(t, &p.Target, 1, nil, remote)
+	var items []logItem
+	for d := range int64(1000) {
+		u := d
+		if d >= 700 {
+			u = d - 100 // source offsets 600-699 copied again at 700-799
+		}
+		items = append(items, stamped(u))
+	}
+	writeLog(t, &p.Target, remote, 0, items)
+	cl := testcluster.Client(t, &p.Target)
+	in := map[string][]remoteclusterutils.PartitionTranslation{}
+	alone := map[string]remoteclusterutils.PartitionTranslation{}
+	for g, x := range map[string]int64{"a": 100, "n0": 650, "n1": 651, "n2": 652, "n3": 653, "n4": 654} {
+		in[g] = []remoteclusterutils.PartitionTranslation{{Topic: remote, Partition: 0, SourceOffset: x, Offset: x - 3,
+			Translation: remoteclusterutils.TranslationSafe, Record: "sync", Reread: 3}}
+		got, err := remoteclusterutils.RefineFromRecords(ctxT(t), cl, "SRC", map[string][]remoteclusterutils.PartitionTranslation{g: in[g]}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone[g] = got[g][0]
+	}
+	want := remoteclusterutils.PartitionTranslation{Topic: remote, Partition: 0, SourceOffset: 100, Offset: 100,
+		Translation: remoteclusterutils.TranslationExact, Record: remoteclusterutils.KindRecord, CheckpointOffset: 97}
+	if d := cmp.Diff(want, alone["a"]); d != "" {
+		t.Fatalf("group a refined alone (-want +got):\n%s", d)
+	}
+	declined := 0
+	for _, r := range alone {
+		if strings.Contains(r.RecordFallback, remoteclusterutils.ErrNotMonotonic.Error()) {
+			declined++
+		}
+	}
+	if declined == 0 {
+		t.Fatalf("no group near the replay declined alone: the test does not read the replay (%+v)", alone)
+	}
+	for try := range 10 {
+		got, err := remoteclusterutils.RefineFromRecords(ctxT(t), cl, "SRC", in, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for g, r := range alone {
+			if d := cmp.Diff([]remoteclusterutils.PartitionTranslation{r}, got[g]); d != "" {
+				t.Fatalf("try %d: group %s refined with the others, not as alone (-alone +together):\n%s", try, g, d)
+			}
+		}
 	}
 }
