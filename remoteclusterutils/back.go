@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -86,10 +83,7 @@ type BackTranslation struct {
 // neither the offset-syncs topic nor the offset-runs topic exists on the
 // cluster cl reaches, the error wraps [ErrNoOffsetSyncsTopic]: nothing
 // could be translated, and an empty result would look like positions too
-// old to translate. Positions none of whose topics the runs and syncs name,
-// one of them a remote topic's name ending in "."+ a source topic they do
-// name ("A.orders" for "orders"), are refused with an error naming the key
-// to write.
+// old to translate.
 //
 // TranslateBack does not reach B, so it cannot tell a remote topic
 // re-created on B (a new log) from the one the runs and syncs describe;
@@ -107,9 +101,6 @@ func TranslateBack(ctx context.Context, cl *kgo.Client, offsetSyncsTopic string,
 		return nil, fmt.Errorf("%w: %s (and %s) on the cluster the client reaches: give the forward flow's offset-syncs topic, on the cluster of its offset-syncs.topic.location (the source by default)",
 			ErrNoOffsetSyncsTopic, offsetSyncsTopic, checkpoint.OffsetRunsTopic(offsetSyncsTopic))
 	}
-	if err := idx.checkKeyedBySource(positions); err != nil {
-		return nil, err
-	}
 	out := make(map[string]map[int32]BackTranslation, len(positions))
 	for topic, ps := range positions {
 		for p, d := range ps {
@@ -122,38 +113,6 @@ func TranslateBack(ctx context.Context, cl *kgo.Client, offsetSyncsTopic string,
 		}
 	}
 	return out, nil
-}
-
-// checkKeyedBySource refuses positions none of whose topics the index
-// knows when one is a remote topic's name ("A.orders") ending with a
-// source topic it knows ("orders"): such positions translated to nothing,
-// silently (a new user's try, stop 46).
-func (b *BackIndex) checkKeyedBySource(positions map[string]map[int32]int64) error {
-	known := map[string]bool{}
-	for k := range b.runs {
-		known[k.topic] = true
-	}
-	for k := range b.syncs {
-		known[k.topic] = true
-	}
-	for topic := range positions {
-		if known[topic] {
-			return nil // keyed by source topics
-		}
-	}
-	for _, topic := range slices.Sorted(maps.Keys(positions)) {
-		for i := strings.IndexByte(topic, '.'); i >= 0 && i < len(topic)-1; {
-			if src := topic[i+1:]; known[src] {
-				return fmt.Errorf("remoteclusterutils: positions are keyed by the source topic, and %q is not one the forward flow replicates: its remote topic's name? Write %q", topic, src)
-			}
-			j := strings.IndexByte(topic[i+1:], '.')
-			if j < 0 {
-				break
-			}
-			i += 1 + j
-		}
-	}
-	return nil
 }
 
 // BackIndex holds a forward flow's offset runs and offset syncs, read once

@@ -417,29 +417,3 @@ func TestTranslateBackPositionAfterTransactionMarker(t *testing.T) {
 		}
 	}
 }
-
-// TestTranslateBackKeyedByRemoteTopicRefused: positions keyed by the remote
-// topic's name ("src.orders") where the offset syncs name the source topic
-// ("orders") translated to an empty result and no error (a new user's
-// try, stop 46). They are refused, naming the key to write; positions of
-// topics the flow does not know, with no such suffix, are still left out.
-func TestTranslateBackKeyedByRemoteTopicRefused(t *testing.T) {
-	p := testcluster.New(t, "src", "dst")
-	syncsTopic := "mm2-offset-syncs." + p.Target.Alias + ".internal"
-	createTopics(t, &p.Source, syncsTopic)
-	testcluster.Produce(t, &p.Source,
-		encoded(t, syncsTopic, checkpoint.OffsetSync{Topic: "orders", Partition: 0, UpstreamOffset: 9, DownstreamOffset: 4}))
-	cl := testcluster.Client(t, &p.Source)
-	_, err := remoteclusterutils.TranslateBack(ctxT(t), cl, syncsTopic, map[string]map[int32]int64{"src.orders": {0: 5}}, "")
-	const want = `remoteclusterutils: positions are keyed by the source topic, and "src.orders" is not one the forward flow replicates: its remote topic's name? Write "orders"`
-	if err == nil || err.Error() != want {
-		t.Errorf("keyed by the remote topic: %v, want %q", err, want)
-	}
-	got, err := remoteclusterutils.TranslateBack(ctxT(t), cl, syncsTopic, map[string]map[int32]int64{"orders": {0: 5}, "unknown": {0: 1}}, "")
-	if err != nil || len(got) != 1 || got["orders"][0].Offset != 10 || got["orders"][0].Record != checkpoint.KindSync {
-		t.Errorf("keyed by the source topic: %+v, %v; want orders[0] at 10 from the sync (after the record of source offset 9)", got, err)
-	}
-	if got, err := remoteclusterutils.TranslateBack(ctxT(t), cl, syncsTopic, map[string]map[int32]int64{"unknown": {0: 1}}, ""); err != nil || len(got) != 0 {
-		t.Errorf("a topic the flow does not know: %+v, %v; want empty, no error", got, err)
-	}
-}
