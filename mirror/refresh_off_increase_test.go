@@ -55,6 +55,11 @@ func TestRefreshOffPartitionIncreaseShownAndReplicatedOnceAdded(t *testing.T) {
 	if n := len(td[remote].Partitions); n != 1 {
 		t.Fatalf("remote topic has %d partitions with refresh.topics.enabled=false, want 1", n)
 	}
+	// Nothing is attempted: no attempt time moves (a review found the
+	// error's LastAttempt and the error metric moving every round).
+	if te := m.Status().Flows[0].TopicErrors; len(te) != 1 || !te[0].LastAttempt.Equal(te[0].Since) {
+		t.Errorf("held increase %+v: want LastAttempt == Since", te)
+	}
 	if _, err := testcluster.Admin(t, &p.Target).UpdatePartitions(ctx, 2, remote); err != nil {
 		t.Fatal(err)
 	}
@@ -64,5 +69,12 @@ func TestRefreshOffPartitionIncreaseShownAndReplicatedOnceAdded(t *testing.T) {
 	})
 	if got := testcluster.ReadAll(t, &p.Target, remote); len(got[1]) != 7 || string(got[1][0].Value) != "y-p1-0" {
 		t.Errorf("remote partition 1 holds %d records, want 7 from y-p1-0", len(got[1]))
+	}
+	f := m.flows[0]
+	f.mu.Lock()
+	held := len(f.heldIncrease)
+	f.mu.Unlock()
+	if held != 0 {
+		t.Errorf("%d held increases remembered after the error cleared, want 0", held)
 	}
 }

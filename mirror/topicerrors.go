@@ -45,12 +45,34 @@ func (f *flow) topicFailed(topic, remote string, op TopicOp, err error) {
 		"topic", topic, "remote_topic", remote, "op", op, "err", err)
 }
 
+// topicHeld records for topic a condition of op that kmirror does not act
+// on by design (holdIncrease: a partition increase refresh.topics.enabled
+// =false does not follow), shown as a topic error until it clears: logged
+// once at WARN, counted in no error metric (nothing was attempted), its
+// LastAttempt its first report's.
+func (f *flow) topicHeld(topic, remote string, op TopicOp, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := topicErrKey{topic, op}
+	if te, ok := f.topicErrs[k]; ok {
+		te.Error, te.RemoteTopic = err.Error(), remote
+		return
+	}
+	now := time.Now()
+	f.topicErrs[k] = &TopicError{Topic: topic, RemoteTopic: remote, Op: op, Error: err.Error(), Since: now, LastAttempt: now}
+	f.log.Warn("topic not replicated as configured, the other topics go on; not retried: the error says what to do",
+		"topic", topic, "remote_topic", remote, "op", op, "err", err)
+}
+
 // topicOK records that op succeeded for topic (or is not needed): a
 // recorded error is removed and logged at INFO.
 func (f *flow) topicOK(topic string, op TopicOp) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := topicErrKey{topic, op}
+	if op == TopicOpPartitions {
+		delete(f.heldIncrease, topic)
+	}
 	if te, ok := f.topicErrs[k]; ok {
 		delete(f.topicErrs, k)
 		f.log.Info("topic error cleared", "topic", topic, "remote_topic", te.RemoteTopic, "op", op,
@@ -67,6 +89,9 @@ func (f *flow) retainTopicErrs(keep func(topic string, op TopicOp) bool, why str
 	for k, te := range f.topicErrs {
 		if !keep(k.topic, k.op) {
 			delete(f.topicErrs, k)
+			if k.op == TopicOpPartitions {
+				delete(f.heldIncrease, k.topic) // the topic gone or no longer selected
+			}
 			f.log.Info("topic error cleared", "topic", k.topic, "remote_topic", te.RemoteTopic, "op", k.op, "reason", why)
 		}
 	}

@@ -419,15 +419,12 @@ func (f *flow) holdIncrease(t, remote string, n int, rd kadm.TopicDetail, ok boo
 		f.mu.Lock()
 		f.heldIncrease[t] = true
 		f.mu.Unlock()
-		f.topicFailed(t, remote, TopicOpPartitions, fmt.Errorf("source topic %s has %d partitions, %s on %s has %d: refresh.topics.enabled=false, so partitions added after the start are not replicated; "+
+		f.topicHeld(t, remote, TopicOpPartitions, fmt.Errorf("source topic %s has %d partitions, %s on %s has %d: refresh.topics.enabled=false, so partitions added after the start are not replicated; "+
 			"restart kmirror (it adds them at start), add them to %s yourself, or set refresh.topics.enabled=true", t, n, remote, f.dst.Alias, len(rd.Partitions), remote))
 		return
 	}
 	if f.increaseHeld(t) {
-		f.mu.Lock()
-		delete(f.heldIncrease, t)
-		f.mu.Unlock()
-		f.topicOK(t, TopicOpPartitions)
+		f.topicOK(t, TopicOpPartitions) // drops heldIncrease[t] too
 	}
 }
 
@@ -921,7 +918,7 @@ func (f *flow) alterTopicConfigs(ctx context.Context, remote string, alters []ka
 	if err != nil && refused(err) {
 		err = fmt.Errorf("%w; the target refuses it (alter policy, ACL or quota): allow it there, or leave these keys out with config.properties.exclude", err)
 	} else if errors.Is(err, kerr.InvalidConfig) {
-		err = fmt.Errorf("%w; the target refuses a value copied from the source topic: leave the key out with config.properties.exclude", err)
+		err = fmt.Errorf("%w; the target refuses a change copied from the source topic (a value set, or an override deleted): leave the key out with config.properties.exclude", err)
 	}
 	return err
 }
