@@ -703,7 +703,11 @@ type syncedConfigs struct {
 // (cleanup.policy=compact, say) looked like the target's own settings
 // and stayed on the remote topic while the flow ran
 // (TestRecreatedSourceTopicDropsConfigsCopiedFromTheOld).
-const syncedGrace = 24 * time.Hour
+//
+// An hour, not longer: kmirror never deletes a remote topic, so every
+// source topic deleted within it is remembered, and described at every
+// config sync round, until it passes (a review: a day of topic churn).
+const syncedGrace = time.Hour
 
 // remember records what config sync saw of remote topic remote (see
 // syncedConfigs); the topic has had its first sync.
