@@ -423,6 +423,10 @@ func (h *handler) resolve(w http.ResponseWriter, r *http.Request) string {
 			if slices.Contains(runs, flowParam) {
 				return flowParam
 			}
+			if slices.Contains(h.elsewhere, flowParam) {
+				writeError(w, http.StatusNotFound, h.elsewhereMessage(name+" of flow "+strconv.Quote(flowParam), flowParam, list))
+				return ""
+			}
 			writeError(w, http.StatusNotFound, fmt.Sprintf("Connector %s of flow %q not found: the flows running %s are: %s", name, flowParam, name, strings.Join(runs, ", ")))
 			return ""
 		}
@@ -439,8 +443,7 @@ func (h *handler) resolve(w http.ResponseWriter, r *http.Request) string {
 		return ""
 	}
 	if slices.Contains(h.elsewhere, name) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("Connector %s not found on this member: -clusters %s runs only the flows into %s (%s); %s runs on the members started with its target in -clusters",
-			name, strings.Join(h.onlyTargets, ","), strings.Join(h.onlyTargets, ", "), list, name))
+		writeError(w, http.StatusNotFound, h.elsewhereMessage(name, name, list))
 		return ""
 	}
 	for _, n := range names {
@@ -452,6 +455,13 @@ func (h *handler) resolve(w http.ResponseWriter, r *http.Request) string {
 	writeError(w, http.StatusNotFound, fmt.Sprintf("Connector %s not found. kmirror's connectors are its flows: %s (URL-encode the arrow: a-%%3Eb); "+
 		"MM2's names %s, %s and %s answer for the flow that runs them, with ?flow= when several do", name, list, mm2Source, mm2Checkpoint, mm2Heartbeat))
 	return ""
+}
+
+// elsewhereMessage is the 404 for connector what, of flow, a flow of the
+// file -clusters leaves to other nodes; list names this member's flows.
+func (h *handler) elsewhereMessage(what, flow, list string) string {
+	return fmt.Sprintf("Connector %s not found on this member: -clusters %s runs only the flows into %s (%s); %s runs on the members started with its target in -clusters",
+		what, strings.Join(h.onlyTargets, ","), strings.Join(h.onlyTargets, ", "), list, flow)
 }
 
 // flowDocs returns the documents of the flows (all when only is ""),

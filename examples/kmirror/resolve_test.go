@@ -37,6 +37,8 @@ func TestResolveAmbiguousMM2NameIsConflict(t *testing.T) {
 		// A flow of the file that -clusters leaves to other nodes.
 		{"/connectors/a-%3Ed/status", "", http.StatusNotFound,
 			"Connector a->d not found on this member: -clusters a,b runs only the flows into a, b (a->b, b->a, c->b); a->d runs on the members started with its target in -clusters"},
+		{"/connectors/MirrorSourceConnector/status?flow=a-%3Ed", "", http.StatusNotFound,
+			`Connector MirrorSourceConnector of flow "a->d" not found on this member: -clusters a,b runs only the flows into a, b (a->b, b->a, c->b); a->d runs on the members started with its target in -clusters`},
 	} {
 		mux := http.NewServeMux()
 		var got string
