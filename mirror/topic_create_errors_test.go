@@ -51,6 +51,12 @@ func TestRemoteTopicCollidingOnTargetNamesTheTopic(t *testing.T) {
 func TestRemoteTopicConfigRefusedNamesTheKeys(t *testing.T) {
 	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		// A real source refuses remote.storage.enable without tiered
+		// storage as the target does; only kfake's fault makes the
+		// target alone refuse it.
+		t.Skip("needs kfake's Fault hook: a target alone refusing a copied config")
+	}
 	tiered := p.Topic("tiered")
 	remote := p.Source.Alias + "." + tiered
 	on, ret := "true", "86400000"

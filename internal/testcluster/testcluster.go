@@ -69,12 +69,27 @@ func RealBrokers() (source, target []string, ok bool) {
 	return strings.Split(s, ","), strings.Split(t, ","), true
 }
 
+// uniqSuffix returns the suffix of a pair's aliases and names on shared
+// real brokers: the time's last 6 digits of milliseconds, zero-padded,
+// then the process's sequence number. Unpadded, two names could read the
+// same ("20708"+"7001" and "207087"+"001": TOPIC_ALREADY_EXISTS in a real
+// run, the checkpoint and mirror packages' tests running side by side).
+func uniqSuffix() string {
+	return suffixOf(time.Now().UnixMilli(), seq.Add(1))
+}
+
+// suffixOf formats uniqSuffix's suffix of time ms (Unix milliseconds) and
+// sequence number n.
+func suffixOf(ms, n int64) string {
+	return fmt.Sprintf("%06d%03d", ms%1000000, n)
+}
+
 // New returns a cluster pair whose aliases start with srcAlias and
 // dstAlias. kfake clusters are closed by t.Cleanup.
 func New(t testing.TB, srcAlias, dstAlias string, fakeOpts ...kfake.Opt) *Pair {
 	t.Helper()
 	if s, d, ok := RealBrokers(); ok {
-		u := fmt.Sprintf("%d%03d", time.Now().UnixMilli()%1000000, seq.Add(1))
+		u := uniqSuffix()
 		return &Pair{
 			Source: Cluster{Alias: srcAlias + u, Brokers: s},
 			Target: Cluster{Alias: dstAlias + u, Brokers: d},
@@ -92,7 +107,7 @@ func New(t testing.TB, srcAlias, dstAlias string, fakeOpts ...kfake.Opt) *Pair {
 // Extra set, e.g. another listener with credentials), with unique aliases
 // starting with srcAlias and dstAlias, like New on real brokers.
 func NewReal(srcAlias, dstAlias string, src, dst Cluster) *Pair {
-	u := fmt.Sprintf("%d%03d", time.Now().UnixMilli()%1000000, seq.Add(1))
+	u := uniqSuffix()
 	src.Alias, dst.Alias = srcAlias+u, dstAlias+u
 	return &Pair{Source: src, Target: dst, Real: true, uniq: u}
 }
