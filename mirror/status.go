@@ -233,12 +233,17 @@ const (
 	// (describing them on either cluster, or altering them on the target).
 	// The records are still replicated.
 	TopicOpConfig TopicOp = "config"
+	// TopicOpACL: creating on the target the ACLs the ACL sync copies from
+	// the source topic's LITERAL ACLs (sync.topic.acls.enabled), for the
+	// remote topic. The records are still replicated.
+	TopicOpACL TopicOp = "acl"
 )
 
 // TopicError is a per-topic operation of a flow that failed on its last
 // attempt. kmirror retries it, half a second after the first failure, then
 // backing off to 30 s (and at least once per refresh.topics.interval.seconds,
-// or sync.topic.configs.interval.seconds for Op "config"), while the flow's
+// or sync.topic.configs.interval.seconds for Op "config",
+// sync.topic.acls.interval.seconds for Op "acl"), while the flow's
 // other topics replicate.
 type TopicError struct {
 	// Topic is the SOURCE topic name.
@@ -261,7 +266,7 @@ type TopicError struct {
 	// keeps from being replicated (high watermark minus log start offset,
 	// summed), as listed at the last attempt: the topic's partitions for
 	// Op "create" and "describe", the partitions beyond the remote count
-	// for "partitions", 0 for "config" (the records are replicated). -1
+	// for "partitions", 0 for "config" and "acl" (the records are replicated). -1
 	// when the source's offsets could not be listed. FlowStatus.Lag
 	// includes it.
 	Lag int64 `json:"lag"`

@@ -254,7 +254,9 @@ func (f *flow) discover(ctx context.Context) error {
 		for _, t := range selected {
 			sel[t] = true
 		}
-		f.retainTopicErrs(func(t string, _ TopicOp) bool { return sel[t] }, "topic no longer selected or gone from the source")
+		// ACL errors are the ACL sync's own: an ACL may name a topic the
+		// source does not have (MM2 copies it too).
+		f.retainTopicErrs(func(t string, op TopicOp) bool { return op == TopicOpACL || sel[t] }, "topic no longer selected or gone from the source")
 	}
 	topicsFailed := false
 	// With refresh.topics.enabled=false the remote topics are created in
@@ -1141,6 +1143,14 @@ func (c *catalog) topicList() []string {
 // else is copied; nothing is deleted on the target. A source without an
 // authorizer is logged once and skipped (docs/field-failures.md case B24: no
 // error on every interval).
+//
+// The ACLs are created in batches of aclCreateBatch per CreateACLs request,
+// as MM2's one createAcls call does: one request per ACL cost a round trip
+// each, thousands of them per interval, while the refresh loop (discovery,
+// probes, config sync) waited. An ACL the target refuses (no ALTER on the
+// cluster, no authorizer) is a topic error (Op "acl") of its topic,
+// retried with the topic errors' backoff, not every 5 s with a WARN each
+// time and nothing in the status.
 func (f *flow) syncACLs(ctx context.Context) error {
 	if f.aclOff.Load() {
 		return nil
@@ -1177,40 +1187,63 @@ func (f *flow) syncACLs(ctx context.Context) error {
 					op = kadm.OpRead
 				}
 			}
-			create = append(create, aclEntry{topic: f.pol.FormatRemoteTopic(f.cfg.Source, d.Name),
+			create = append(create, aclEntry{source: d.Name, topic: f.pol.FormatRemoteTopic(f.cfg.Source, d.Name),
 				principal: d.Principal, host: d.Host, op: op, perm: d.Permission})
 		}
 	}
-	if len(create) == 0 {
-		return nil
-	}
-	var errs []error
-	for _, e := range create {
-		nb := kadm.NewACLs().Topics(e.topic).ResourcePatternType(kadm.ACLPatternLiteral).Operations(e.op)
-		if e.perm == kmsg.ACLPermissionTypeDeny {
-			nb = nb.Deny(e.principal).DenyHosts(e.host)
-		} else {
-			nb = nb.Allow(e.principal).AllowHosts(e.host)
+	failed := map[string]error{} // by source topic: the first refusal of its ACLs
+	remotes := map[string]string{}
+	for len(create) > 0 {
+		batch := create[:min(len(create), aclCreateBatch)]
+		create = create[len(batch):]
+		req := kmsg.NewPtrCreateACLsRequest()
+		for _, e := range batch {
+			c := kmsg.NewCreateACLsRequestCreation()
+			c.ResourceType = kmsg.ACLResourceTypeTopic
+			c.ResourceName = e.topic
+			c.ResourcePatternType = kmsg.ACLResourcePatternTypeLiteral
+			c.Principal = e.principal
+			c.Host = e.host
+			c.Operation = e.op
+			c.PermissionType = e.perm
+			req.Creations = append(req.Creations, c)
 		}
-		rs, err := f.dstAdm.CreateACLs(ctx, nb)
-		if err == nil {
-			for _, r := range rs {
-				if r.Err != nil {
-					err = r.Err
-				}
-			}
+		resp, err := req.RequestWith(ctx, f.dstAdmCl)
+		if err == nil && len(resp.Results) != len(batch) {
+			err = fmt.Errorf("CreateACLs answered %d results for %d creations", len(resp.Results), len(batch))
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("creating ACL on %s for %s: %w", f.dst.Alias, e.topic, err))
+			return fmt.Errorf("creating ACLs on %s: %w", f.dst.Alias, err)
+		}
+		for i, r := range resp.Results {
+			e := batch[i]
+			remotes[e.source] = e.topic
+			if err := kerr.ErrorForCode(r.ErrorCode); err != nil && failed[e.source] == nil {
+				if r.ErrorMessage != nil && *r.ErrorMessage != "" {
+					err = fmt.Errorf("%w: %s", err, *r.ErrorMessage)
+				}
+				failed[e.source] = fmt.Errorf("creating ACL %s %s %s for %s on %s on %s: %w; grant ALTER on the cluster %s (ACLS.md) or set sync.topic.acls.enabled=false",
+					e.perm, e.principal, e.op, e.host, e.topic, f.dst.Alias, err, f.dst.Alias)
+			}
 		}
 	}
-	return errors.Join(errs...)
+	f.retainTopicErrs(func(t string, op TopicOp) bool { return op != TopicOpACL || failed[t] != nil }, "topic ACLs synced or no longer copied")
+	for t, err := range failed {
+		f.topicFailed(t, remotes[t], TopicOpACL, err)
+	}
+	if len(failed) > 0 {
+		return errTopicsFailed
+	}
+	return nil
 }
 
+// aclCreateBatch is the most ACLs one CreateACLs request carries.
+const aclCreateBatch = 1000
+
 type aclEntry struct {
-	topic, principal, host string
-	op                     kadm.ACLOperation
-	perm                   kmsg.ACLPermissionType
+	source, topic, principal, host string
+	op                             kadm.ACLOperation
+	perm                           kmsg.ACLPermissionType
 }
 
 func (f *flow) disableACLSync() {

@@ -310,13 +310,13 @@ var (
 		"Slots of the flow per state (RUNNING, PAUSED, UNASSIGNED, ...) across all members, as this member reads the flow's status topic.",
 		[]string{"source", "target", "state"}, nil)
 	descTopicErrors = prometheus.NewDesc("kmirror_topic_errors",
-		"Topics a per-topic operation (create, partitions, describe, config) currently fails for, the other topics replicating (reported by the member holding the singleton duties; see Status topic_errors).",
+		"Topics a per-topic operation (create, partitions, describe, config, acl) currently fails for, the other topics replicating (reported by the member holding the singleton duties; see Status topic_errors).",
 		[]string{"source", "target", "op"}, nil)
 )
 
 // topicOps are the operations kmirror_topic_errors always has a series
 // for (0 when none fails), so an alert on > 0 needs no absent().
-var topicOps = []mirror.TopicOp{mirror.TopicOpCreate, mirror.TopicOpPartitions, mirror.TopicOpDescribe, mirror.TopicOpConfig}
+var topicOps = []mirror.TopicOp{mirror.TopicOpCreate, mirror.TopicOpPartitions, mirror.TopicOpDescribe, mirror.TopicOpConfig, mirror.TopicOpACL}
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descLag, descEnd, descRep, descPartFailed, descFlowFailed, descFlowState, descHBAge, descGroups,

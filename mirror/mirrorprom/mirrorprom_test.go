@@ -134,6 +134,7 @@ func TestEventsBecomeSeries(t *testing.T) {
 		"kmirror_topic_errors{op=partitions,source=a,target=b}":     0,
 		"kmirror_topic_errors{op=describe,source=a,target=b}":       0,
 		"kmirror_topic_errors{op=config,source=a,target=b}":         0,
+		"kmirror_topic_errors{op=acl,source=a,target=b}":            0,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("series (-want +got):\n%s", d)
