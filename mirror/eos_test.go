@@ -663,3 +663,59 @@ func TestExactlyOnceGracefulStopDuringCommit(t *testing.T) {
 		t.Errorf("read_committed target %v, want %v", vs, want)
 	}
 }
+
+// TestExactlyOnceInitProducerIDErrorRecovers: a session that ends (here a
+// produce answered INVALID_PRODUCER_EPOCH) fences again with InitProducerId,
+// and the coordinator answers it once UNKNOWN_SERVER_ERROR. kgo keeps a
+// non-retriable InitProducerId error as its producer's state, so the unit,
+// which retried ProducerID on the same producer, got the kept error forever
+// without a request: the slot replicated nothing until the process was
+// restarted (flow RETRYING "fencing the previous producer of
+// kmirror.src->dst-0: UNKNOWN_SERVER_ERROR"). Now the session ends and the
+// next one fences with a new producer: every record arrives exactly once.
+func TestExactlyOnceInitProducerIDErrorRecovers(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("ledger")
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	produceN(t, &p.Source, topic, 0, 100)
+	produceN(t, &p.Source, topic, 1, 100)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.ExactlyOnce, fc.Tasks = true, 1
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	waitReplicatedCommitted(t, m, 200)
+
+	remote := p.Source.Alias + "." + topic
+	h := p.Target.Fake.Fault(
+		kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Err: kerr.InvalidProducerEpoch},
+		kfake.Fault{Keys: []kmsg.Key{kmsg.InitProducerID}, TxnID: transactionalID(defaultGroupID(fc.Source, fc.Target), 0), Err: kerr.UnknownServerError},
+	)
+	produceN(t, &p.Source, topic, 0, 100)
+	produceN(t, &p.Source, topic, 1, 100)
+	testcluster.Eventually(t, 60*time.Second, "all 400 records committed after the failed fencing", func() (bool, string) {
+		st := m.Status().Flows[0]
+		n := int64(0)
+		for _, ps := range st.Partitions {
+			n += ps.Replicated
+		}
+		return h.Hits() == 2 && n == 400, fmt.Sprintf("fault hits %d, replicated %d, state %s %s", h.Hits(), n, st.State, st.Error)
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	src := testcluster.ReadAll(t, &p.Source, topic)
+	dst, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for part := int32(0); part < 2; part++ {
+		if len(src[part]) != 200 {
+			t.Fatalf("source partition %d holds %d records, want 200", part, len(src[part]))
+		}
+		if dups := exactCopy(t, part, src[part], dst[part]); dups != 0 {
+			t.Errorf("partition %d: %d duplicates", part, dups)
+		}
+	}
+}

@@ -30,6 +30,15 @@ func isFenced(err error) bool {
 		errors.Is(err, kerr.TransactionalIDAuthorizationFailed)
 }
 
+// initErrKept reports whether kgo keeps err, an error of ProducerID, as the
+// producer's state: an InitProducerId response error that is neither
+// retriable nor CONCURRENT_TRANSACTIONS (kgo discards those, and request
+// failures, and loads the id again at the next call).
+func initErrKept(err error) bool {
+	var ke *kerr.Error
+	return errors.As(err, &ke) && !ke.Retriable && !errors.Is(err, kerr.ConcurrentTransactions)
+}
+
 // fenced turns a fencing error into errNotOwner when the member's group
 // generation is no longer current (this member is a zombie: another member
 // owns the slot and fenced it); any other error is returned as is and the

@@ -308,3 +308,46 @@ func waitQuietlyReplicated(t *testing.T, m *Mirror, want int64) {
 		t.Errorf("states seen %v: FAILED on a remote topic the broker did not know", states)
 	}
 }
+
+// TestInitProducerIDErrorReplacesProducer (at least once): the target
+// answers the unit producer's first InitProducerId UNKNOWN_SERVER_ERROR,
+// once. kgo keeps a non-retriable InitProducerId error as its producer's
+// state and fails every record it is given with it, without a request; the
+// partitions failed, and each automatic restart ran on the same producer
+// and failed again at once, forever (retries 1, 2, 3 ... backing off to 5
+// minutes). Now the automatic restart finds the producer's id failed, ends
+// the session, and the next one replicates every record with a new
+// producer.
+func TestInitProducerIDErrorReplacesProducer(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("ledger")
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	produceN(t, &p.Source, topic, 0, 50)
+	produceN(t, &p.Source, topic, 1, 50)
+	// The unit's producer is the flow's only idempotent one on the target
+	// (the status, heartbeat and checkpoint producers are not): the fault
+	// answers its InitProducerId.
+	h := p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.InitProducerID}, Err: kerr.UnknownServerError})
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.Tasks = 1
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Eventually(t, 60*time.Second, "both partitions replicated to 50", func() (bool, string) {
+		st := m.Status().Flows[0]
+		n := 0
+		for _, ps := range st.Partitions {
+			if ps.State == StateRunning && ps.Replicated == 50 {
+				n++
+			}
+		}
+		return h.Hits() == 1 && n == 2, fmt.Sprintf("fault hits %d, partitions %+v", h.Hits(), st.Partitions)
+	})
+	dst, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), p.Source.Alias+"."+topic, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dst[0]) != 50 || len(dst[1]) != 50 {
+		t.Fatalf("remote partitions hold %d and %d records, want 50 each", len(dst[0]), len(dst[1]))
+	}
+}

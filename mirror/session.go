@@ -321,6 +321,24 @@ func (u *unit) retry(ctx context.Context, what string, fn func() error, final fu
 	}
 }
 
+// producerIDKept returns the error kgo keeps as the producer's state when
+// its producer id failed to load with a non-retriable InitProducerId error
+// (one UNKNOWN_SERVER_ERROR): every record the producer is given fails
+// with it at once, without a request, until the producer is replaced. nil
+// when the producer has its id (ProducerID answers from memory) or may
+// load it.
+func (u *unit) producerIDKept(ctx context.Context) error {
+	if u.prod == nil {
+		return nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, 5*time.Second))
+	defer cancel()
+	if _, _, err := u.prod.ProducerID(pctx); err != nil && initErrKept(err) {
+		return err
+	}
+	return nil
+}
+
 // session runs the unit once (see run). It returns nil when ctx ends.
 func (u *unit) session(ctx, hard context.Context) error {
 	if err := u.open(); err != nil {
@@ -357,10 +375,15 @@ func (u *unit) session(ctx, hard context.Context) error {
 		// InitProducerId on the slot's transactional id: the coordinator
 		// fences the previous owner's producer and ends its open
 		// transaction, before the resume points are read.
+		// A non-retriable InitProducerId answer (UNKNOWN_SERVER_ERROR,
+		// CLUSTER_AUTHORIZATION_FAILED, ...) is kept by kgo: every later
+		// ProducerID call on this producer returns it without a request,
+		// so retrying in place waited forever after the target recovered.
+		// The session ends instead; the next one opens a new producer.
 		err := u.retry(ctx, "fencing the previous producer of "+e.txnID(u.slot), func() error {
 			_, _, err := u.prod.ProducerID(ctx)
 			return err
-		}, isFenced)
+		}, func(err error) bool { return isFenced(err) || initErrKept(err) })
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -467,6 +490,16 @@ loop:
 		case <-partRetry:
 			armed, partRetry = time.Time{}, nil
 			u.retryAt = time.Time{}
+			if err := u.producerIDKept(ctx); err != nil {
+				// Restarting the failed partitions on this producer
+				// would fail them again at once, forever: a new session
+				// opens a new producer, and restarts them.
+				e.metrics.flowErr(e.labels, "produce")
+				stopPoll()
+				u.closeProd()
+				u.awaitPoll(ctx, pollErr)
+				return fmt.Errorf("the producer to %s cannot produce (its producer id failed to load): %w", e.dst.Alias, err)
+			}
 			u.life.redecide = true
 			u.drain(ctx)
 		case <-u.pubTimer:
