@@ -70,8 +70,11 @@ type flow struct {
 	// the offset-syncs or offset-runs topic was re-created (synctopics.go);
 	// syncsLost is set by a write that found either topic missing or
 	// under a new ID.
-	syncCl      atomic.Pointer[kgo.Client]
-	syncsLost   atomic.Bool
+	syncCl    atomic.Pointer[kgo.Client]
+	syncsLost atomic.Bool
+	// syncsCheck is set by a write that failed otherwise: the refresh
+	// loop checks whether the producer's id failed to load for good.
+	syncsCheck  atomic.Bool
 	group       *kgo.Client        // the member (nil until joined)
 	groupCancel context.CancelFunc // ends group's context (kgo.WithContext): fails its requests in flight (leave)
 

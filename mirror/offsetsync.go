@@ -381,8 +381,12 @@ func (f *flow) produceOffsetRecord(dest, what, topic string, partition int32, re
 					case err != nil:
 						f.log.Warn(what+" not written", "topic", topic, "partition", partition, "err", err)
 						f.metrics.flowErr(f.labels, "offset_sync")
-						if unknownTopic(err) && f.syncCl.Load() == cl {
-							f.syncsLost.Store(true) // restored by the refresh loop (synctopics.go); not again for a replaced producer's records
+						if f.syncCl.Load() == cl {
+							if unknownTopic(err) {
+								f.syncsLost.Store(true) // restored by the refresh loop (synctopics.go); not again for a replaced producer's records
+							} else {
+								f.syncsCheck.Store(true) // the refresh loop checks the producer's id (synctopics.go)
+							}
 						}
 					case count:
 						f.metrics.offsetSync(f.labels)

@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"time"
 )
 
 // restoreSyncTopics runs in the refresh loop of every member (every unit
@@ -17,20 +18,54 @@ import (
 // (TestOffsetSyncTopicsRestored).
 func (f *flow) restoreSyncTopics(ctx context.Context) error {
 	if !f.syncsLost.Swap(false) {
-		return nil
+		return f.checkSyncProducer(ctx)
 	}
 	if err := f.ensureInternalTopics(ctx); err != nil {
 		f.syncsLost.Store(true)
 		return err
 	}
-	cl, err := f.newSyncClient()
-	if err != nil {
+	if err := f.replaceSyncClient(ctx); err != nil {
 		f.syncsLost.Store(true)
 		return err
 	}
-	old := f.syncCl.Swap(cl)
 	f.log.Warn("offset-syncs or offset-runs topic was deleted or re-created: created again if missing, producer replaced",
 		"topic", f.offsetSyncsTopic)
+	return nil
+}
+
+// checkSyncProducer runs after a write of an offset sync or run failed
+// otherwise (syncsCheck): when the producer's id failed to load with a
+// non-retriable InitProducerId error (one UNKNOWN_SERVER_ERROR from the
+// source), kgo keeps that error and fails every later record at once,
+// without a request, so no offset sync or run was written again and every
+// group stayed "no offset sync yet", the flow RUNNING
+// (TestSyncProducerInitProducerIDErrorReplaced). The producer is replaced.
+func (f *flow) checkSyncProducer(ctx context.Context) error {
+	if !f.syncsCheck.Swap(false) || f.syncCl.Load() == nil {
+		return nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, min(f.cfg.AdminTimeout, 5*time.Second))
+	_, _, err := f.syncCl.Load().ProducerID(pctx)
+	cancel()
+	if err == nil || !initErrKept(err) {
+		return nil
+	}
+	if rerr := f.replaceSyncClient(ctx); rerr != nil {
+		f.syncsCheck.Store(true)
+		return rerr
+	}
+	f.log.Warn("offset-sync producer could not load its producer id: producer replaced", "topic", f.offsetSyncsTopic, "err", err)
+	return nil
+}
+
+// replaceSyncClient replaces the offset-sync producer, and has the units
+// write their newest syncs and current runs again.
+func (f *flow) replaceSyncClient(ctx context.Context) error {
+	cl, err := f.newSyncClient()
+	if err != nil {
+		return err
+	}
+	old := f.syncCl.Swap(cl)
 	// What the old producer still holds for the topic that is there is
 	// written if it can be within the bound; the rest is superseded by
 	// later syncs and runs (a unit rewrites its open run).

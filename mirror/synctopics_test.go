@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/internal/testcluster"
 	"github.com/kmirror/kmirror/policy"
@@ -93,5 +97,36 @@ func TestOffsetSyncTopicsRestored(t *testing.T) {
 				syncsTopicChurn(t, which, recreate)
 			})
 		}
+	}
+}
+
+// TestSyncProducerInitProducerIDErrorReplaced: the source answers the
+// offset-sync producer's InitProducerId UNKNOWN_SERVER_ERROR, once. kgo
+// keeps that error as the producer's state and failed every later offset
+// sync and run at once, without a request ("offset sync not written"), for
+// as long as the process ran: the group stayed "no offset sync yet", never
+// checkpointed nor synced, the flow RUNNING. Now the refresh loop finds the
+// producer's id failed and replaces the producer.
+func TestSyncProducerInitProducerIDErrorReplaced(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic, g := p.Topic("ledger"), p.Group("g")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	produceN(t, &p.Source, topic, 0, 50)
+	trCommit(t, &p.Source, g, topic, map[int32]int64{0: 40})
+	// The offset-sync producer is the flow's only idempotent producer on
+	// the source.
+	h := p.Source.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.InitProducerID}, Err: kerr.UnknownServerError})
+	fc := trFlow(p)
+	fc.Topics = []string{topic}
+	trStart(t, p, fc)
+	remote := p.Source.Alias + "." + topic
+	key := g + "/" + remote + "/0"
+	testcluster.Eventually(t, 30*time.Second, "the group synced to 40 on the target", func() (bool, string) {
+		got := committed(t, &p.Target, g, remote)
+		return h.Hits() == 1 && got[0] == 40, fmt.Sprintf("fault hits %d, target group %v", h.Hits(), got)
+	})
+	if c := readCheckpoints(t, p)[key]; c.UpstreamOffset != 40 || c.DownstreamOffset != 40 {
+		t.Fatalf("checkpoint %+v, want 40 -> 40", c)
 	}
 }
