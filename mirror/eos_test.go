@@ -719,3 +719,55 @@ func TestExactlyOnceInitProducerIDErrorRecovers(t *testing.T) {
 		}
 	}
 }
+
+// TestExactlyOnceResumePointsRefusedNamesTopic: the target refuses the
+// transactional writes to the resume-points topic (no WRITE ACL on
+// mm2-offsets.src.internal). The flow's error said only "transaction
+// aborted: TOPIC_AUTHORIZATION_FAILED", its partitions RUNNING without an
+// error: it read as a refusal of the remote topic. It now names the
+// resume-points topic; once the target accepts the writes, every record
+// is on the target exactly once.
+func TestExactlyOnceResumePointsRefusedNamesTopic(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("ledger")
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	produceN(t, &p.Source, topic, 0, 100)
+	produceN(t, &p.Source, topic, 1, 100)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.ExactlyOnce, fc.Tasks = true, 1
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	waitReplicatedCommitted(t, m, 200)
+	resumeTopic := "mm2-offsets." + p.Source.Alias + ".internal"
+	h := p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: resumeTopic, Err: kerr.TopicAuthorizationFailed, Count: -1})
+	produceN(t, &p.Source, topic, 0, 100)
+	want := "transaction aborted: writing the resume points to " + resumeTopic + " on " + p.Target.Alias + ": TOPIC_AUTHORIZATION_FAILED"
+	testcluster.Eventually(t, 30*time.Second, "the flow's error names the resume-points topic", func() (bool, string) {
+		st := m.Status().Flows[0]
+		return st.State == StateRetrying && strings.Contains(st.Error, want), fmt.Sprintf("%s %q", st.State, st.Error)
+	})
+	h.Remove()
+	testcluster.Eventually(t, 60*time.Second, "all 300 records committed", func() (bool, string) {
+		st := m.Status().Flows[0]
+		n := int64(0)
+		for _, ps := range st.Partitions {
+			n += ps.Replicated
+		}
+		return st.State == StateRunning && n == 300, fmt.Sprintf("%s %q, replicated %d", st.State, st.Error, n)
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	src := testcluster.ReadAll(t, &p.Source, topic)
+	dst, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), p.Source.Alias+"."+topic, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for part := int32(0); part < 2; part++ {
+		if dups := exactCopy(t, part, src[part], dst[part]); dups != 0 {
+			t.Errorf("partition %d: %d duplicates", part, dups)
+		}
+	}
+}

@@ -91,11 +91,14 @@ func (u *unit) commitTxn(ctx context.Context) (err error) {
 			}
 			u.inTxn = false
 			u.box.post(event{kind: evTxnAborted})
+			if errors.Is(err, context.DeadlineExceeded) && tctx.Err() != nil && ctx.Err() == nil {
+				err = fmt.Errorf("%w (admin.timeout.ms, %v, passed)", err, e.cfg.AdminTimeout)
+			}
 			err = fmt.Errorf("transaction aborted: %w", err)
 		}
 	}()
 	if err := u.prod.Flush(tctx); err != nil {
-		return err
+		return fmt.Errorf("flushing the transaction's records to %s: %w", e.dst.Alias, err)
 	}
 	verdict := make(chan txnVerdict, 1)
 	if !u.box.post(event{kind: evTxnPrepare, x: &evExtra{verdict: verdict}}) {
@@ -118,11 +121,14 @@ func (u *unit) commitTxn(ctx context.Context) (err error) {
 	}
 	if len(recs) > 0 {
 		if err := u.prod.ProduceSync(tctx, recs...).FirstErr(); err != nil {
-			return err
+			// Named: the flow's error would otherwise read as if a remote
+			// topic refused the records (a missing WRITE on the
+			// resume-points topic looked like one on the remote topics).
+			return fmt.Errorf("writing the resume points to %s on %s: %w", e.resumeTopic, e.dst.Alias, err)
 		}
 	}
 	if err := u.prod.EndTransaction(tctx, kgo.TryCommit); err != nil {
-		return err
+		return fmt.Errorf("committing on %s: %w", e.dst.Alias, err)
 	}
 	u.inTxn = false
 	if len(v.ups) > 0 {
