@@ -263,3 +263,53 @@ func TestACLSyncTargetRefusesIsTopicError(t *testing.T) {
 		return cmp.Equal(want, got) && len(tes) == 0, fmt.Sprintf("ACLs %v, topic errors %+v", got, tes)
 	})
 }
+
+// TestACLSyncTargetWithoutAuthorizerSkipped: a target without an
+// authorizer answers CreateACLs SECURITY_DISABLED (a secured source
+// mirrored to an open target, with sync.topic.acls.enabled's default
+// true). The sync is logged once and skipped from then on, as for a
+// source without one: no topic error for every topic with ACLs, and no
+// CreateACLs request after the first.
+func TestACLSyncTargetWithoutAuthorizerSkipped(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	orders := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
+	var creations []kmsg.CreateACLsRequestCreation
+	for _, u := range []string{"User:a", "User:b", "User:c"} {
+		c := kmsg.NewCreateACLsRequestCreation()
+		c.ResourceType, c.ResourceName, c.ResourcePatternType = kmsg.ACLResourceTypeTopic, orders, kmsg.ACLResourcePatternTypeLiteral
+		c.Principal, c.Host = u, "*"
+		c.Operation, c.PermissionType = kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow
+		creations = append(creations, c)
+	}
+	createSourceACLs(t, &p.Source, creations)
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.CreateACLs}, Err: kerr.SecurityDisabled, Count: -1})
+	reqs := aclCreations(p.Target.Fake)
+	lb := &logBuf{}
+	fc := fastFlow(p)
+	fc.SyncTopicACLsInterval = 200 * time.Millisecond
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithLogger(lb.logger()))...)
+	testcluster.Eventually(t, 20*time.Second, "the sync skipped after one log line", func() (bool, string) {
+		return len(lb.lines("target cluster has no authorizer: topic ACL sync skipped from now on")) == 1, fmt.Sprint(reqs())
+	})
+	// Five more heartbeats (every 200 ms, as the sync would run) pass.
+	heartbeats := func() int {
+		recs, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), "heartbeats", false)
+		if err != nil {
+			return -1
+		}
+		return len(recs[0])
+	}
+	from := heartbeats()
+	testcluster.Eventually(t, 20*time.Second, "five more heartbeats", func() (bool, string) {
+		n := heartbeats()
+		return from >= 0 && n >= from+5, fmt.Sprintf("%d heartbeats, from %d", n, from)
+	})
+	if got := reqs(); !cmp.Equal(got, []int{3}) {
+		t.Fatalf("CreateACLs requests carried %v creations, want one request of 3", got)
+	}
+	if st := m.Status().Flows[0]; len(st.TopicErrors) != 0 || st.Error != "" {
+		t.Fatalf("topic errors %+v, error %q: want none", st.TopicErrors, st.Error)
+	}
+}

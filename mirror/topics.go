@@ -1140,15 +1140,15 @@ func (c *catalog) topicList() []string {
 // syncACLs copies the source's LITERAL topic ACLs of replicated topics to the
 // remote topics (docs/mm2-compat.md §5.6 and docs/field-failures.md
 // docs/field-failures.md case B23): ALLOW WRITE is dropped, ALLOW ALL becomes ALLOW READ, everything
-// else is copied; nothing is deleted on the target. A source without an
-// authorizer is logged once and skipped (docs/field-failures.md case B24: no
+// else is copied; nothing is deleted on the target. A source or target
+// without an authorizer is logged once and skipped (docs/field-failures.md case B24: no
 // error on every interval).
 //
 // The ACLs are created in batches of aclCreateBatch per CreateACLs request,
 // as MM2's one createAcls call does: one request per ACL cost a round trip
 // each, thousands of them per interval, while the refresh loop (discovery,
 // probes, config sync) waited. An ACL the target refuses (no ALTER on the
-// cluster, no authorizer) is a topic error (Op "acl") of its topic,
+// cluster) is a topic error (Op "acl") of its topic,
 // retried with the topic errors' backoff, not every 5 s with a WARN each
 // time and nothing in the status.
 func (f *flow) syncACLs(ctx context.Context) error {
@@ -1218,6 +1218,17 @@ func (f *flow) syncACLs(ctx context.Context) error {
 		for i, r := range resp.Results {
 			e := batch[i]
 			remotes[e.source] = e.topic
+			if r.ErrorCode == kerr.SecurityDisabled.Code {
+				// The target has no authorizer: its topics have no ACLs
+				// to copy to (a secured source mirrored to an open
+				// target). Logged once, skipped as for a source without
+				// one; not a topic error of every topic forever.
+				if !f.aclOff.Swap(true) {
+					f.log.Info("target cluster has no authorizer: topic ACL sync skipped from now on", "cluster", f.dst.Alias)
+				}
+				f.retainTopicErrs(func(_ string, op TopicOp) bool { return op != TopicOpACL }, "the target has no authorizer")
+				return nil
+			}
 			if err := kerr.ErrorForCode(r.ErrorCode); err != nil && failed[e.source] == nil {
 				if r.ErrorMessage != nil && *r.ErrorMessage != "" {
 					err = fmt.Errorf("%w: %s", err, *r.ErrorMessage)
