@@ -242,7 +242,9 @@ func TestACLSyncTargetRefusesIsTopicError(t *testing.T) {
 		}
 		te := tes[0]
 		return te.Topic == orders && te.RemoteTopic == remote && te.Op == TopicOpACL && te.Lag == 0 &&
-			strings.Contains(te.Error, "CLUSTER_AUTHORIZATION_FAILED"), fmt.Sprintf("%+v", te)
+			strings.HasPrefix(te.Error, "creating ACL ALLOW User:") &&
+			strings.HasSuffix(te.Error, " READ from host * on "+remote+" on dst: CLUSTER_AUTHORIZATION_FAILED: Cluster authorization failed.; "+
+				"grant kmirror ALTER on the cluster dst (ACLS.md) or set sync.topic.acls.enabled=false"), fmt.Sprintf("%+v", te)
 	})
 	for i, n := range reqs() {
 		if n != 3 {

@@ -1230,11 +1230,16 @@ func (f *flow) syncACLs(ctx context.Context) error {
 				return nil
 			}
 			if err := kerr.ErrorForCode(r.ErrorCode); err != nil && failed[e.source] == nil {
-				if r.ErrorMessage != nil && *r.ErrorMessage != "" {
+				var ke *kerr.Error
+				if r.ErrorMessage != nil && *r.ErrorMessage != "" && !(errors.As(err, &ke) && *r.ErrorMessage == ke.Message) {
 					err = fmt.Errorf("%w: %s", err, *r.ErrorMessage)
 				}
-				failed[e.source] = fmt.Errorf("creating ACL %s %s %s for %s on %s on %s: %w; grant ALTER on the cluster %s (ACLS.md) or set sync.topic.acls.enabled=false",
-					e.perm, e.principal, e.op, e.host, e.topic, f.dst.Alias, err, f.dst.Alias)
+				hint := ""
+				if errors.Is(err, kerr.ClusterAuthorizationFailed) {
+					hint = fmt.Sprintf("; grant kmirror ALTER on the cluster %s (ACLS.md) or set sync.topic.acls.enabled=false", f.dst.Alias)
+				}
+				failed[e.source] = fmt.Errorf("creating ACL %s %s %s from host %s on %s on %s: %w%s",
+					e.perm, e.principal, e.op, e.host, e.topic, f.dst.Alias, err, hint)
 			}
 		}
 	}
