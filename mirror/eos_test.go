@@ -676,6 +676,9 @@ func TestExactlyOnceGracefulStopDuringCommit(t *testing.T) {
 func TestExactlyOnceInitProducerIDErrorRecovers(t *testing.T) {
 	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
 	topic := p.Topic("ledger")
 	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
 	produceN(t, &p.Source, topic, 0, 100)
@@ -730,6 +733,9 @@ func TestExactlyOnceInitProducerIDErrorRecovers(t *testing.T) {
 func TestExactlyOnceResumePointsRefusedNamesTopic(t *testing.T) {
 	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
 	topic := p.Topic("ledger")
 	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
 	produceN(t, &p.Source, topic, 0, 100)

@@ -110,6 +110,9 @@ func TestOffsetSyncTopicsRestored(t *testing.T) {
 func TestSyncProducerInitProducerIDErrorReplaced(t *testing.T) {
 	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
+	}
 	topic, g := p.Topic("ledger"), p.Group("g")
 	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
 	produceN(t, &p.Source, topic, 0, 50)
