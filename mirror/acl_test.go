@@ -138,6 +138,20 @@ func aclCreations(c *kfake.Cluster) func() []int {
 }
 
 // createSourceACLs creates bindings on c in one request.
+// readACLs returns the creations of a LITERAL ALLOW READ ACL on topic for
+// each of principals, from any host.
+func readACLs(topic string, principals ...string) []kmsg.CreateACLsRequestCreation {
+	var out []kmsg.CreateACLsRequestCreation
+	for _, u := range principals {
+		c := kmsg.NewCreateACLsRequestCreation()
+		c.ResourceType, c.ResourceName, c.ResourcePatternType = kmsg.ACLResourceTypeTopic, topic, kmsg.ACLResourcePatternTypeLiteral
+		c.Principal, c.Host = u, "*"
+		c.Operation, c.PermissionType = kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow
+		out = append(out, c)
+	}
+	return out
+}
+
 func createSourceACLs(t *testing.T, c *testcluster.Cluster, creations []kmsg.CreateACLsRequestCreation) {
 	t.Helper()
 	req := kmsg.NewPtrCreateACLsRequest()
@@ -228,15 +242,7 @@ func TestACLSyncTargetRefusesIsTopicError(t *testing.T) {
 	}
 	orders := p.Topic("orders")
 	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
-	var creations []kmsg.CreateACLsRequestCreation
-	for _, u := range []string{"User:a", "User:b", "User:c"} {
-		c := kmsg.NewCreateACLsRequestCreation()
-		c.ResourceType, c.ResourceName, c.ResourcePatternType = kmsg.ACLResourceTypeTopic, orders, kmsg.ACLResourcePatternTypeLiteral
-		c.Principal, c.Host = u, "*"
-		c.Operation, c.PermissionType = kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow
-		creations = append(creations, c)
-	}
-	createSourceACLs(t, &p.Source, creations)
+	createSourceACLs(t, &p.Source, readACLs(orders, "User:a", "User:b", "User:c"))
 	refuse := p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.CreateACLs}, Err: kerr.ClusterAuthorizationFailed, Count: -1})
 	reqs := aclCreations(p.Target.Fake)
 	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fastFlow(p)))...)
@@ -286,15 +292,7 @@ func TestACLSyncTargetWithoutAuthorizerSkipped(t *testing.T) {
 	}
 	orders := p.Topic("orders")
 	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
-	var creations []kmsg.CreateACLsRequestCreation
-	for _, u := range []string{"User:a", "User:b", "User:c"} {
-		c := kmsg.NewCreateACLsRequestCreation()
-		c.ResourceType, c.ResourceName, c.ResourcePatternType = kmsg.ACLResourceTypeTopic, orders, kmsg.ACLResourcePatternTypeLiteral
-		c.Principal, c.Host = u, "*"
-		c.Operation, c.PermissionType = kmsg.ACLOperationRead, kmsg.ACLPermissionTypeAllow
-		creations = append(creations, c)
-	}
-	createSourceACLs(t, &p.Source, creations)
+	createSourceACLs(t, &p.Source, readACLs(orders, "User:a", "User:b", "User:c"))
 	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.CreateACLs}, Err: kerr.SecurityDisabled, Count: -1})
 	reqs := aclCreations(p.Target.Fake)
 	lb := &logBuf{}

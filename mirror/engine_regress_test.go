@@ -534,11 +534,7 @@ func TestGracefulStopStoresFinalResumePoints(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- m.Run(context.Background()) }()
 		testcluster.Eventually(t, 30*time.Second, "round replicated", func() (bool, string) {
-			fs := m.Status().Flows[0]
-			n := int64(0)
-			for _, ps := range fs.Partitions {
-				n += ps.Replicated
-			}
+			n := replicatedSum(m.Status().Flows[0])
 			return n == int64(total), fmt.Sprint(n)
 		})
 		// A steady trickle keeps the resume points moving; the target

@@ -44,6 +44,58 @@ func exactCopy(t *testing.T, part int32, s, d []*kgo.Record) int {
 	return dups
 }
 
+// ledger creates topic "ledger" (the test's name of it is returned) on
+// p's source with 2 partitions of n records each.
+func ledger(t *testing.T, p *testcluster.Pair, n int) string {
+	t.Helper()
+	topic := p.Topic("ledger")
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	produceN(t, &p.Source, topic, 0, n)
+	produceN(t, &p.Source, topic, 1, n)
+	return topic
+}
+
+// eosLedger runs an exactly-once flow (one task, no heartbeats or
+// checkpoints) over a ledger of 100 records per partition, and waits
+// until the 200 are committed.
+func eosLedger(t *testing.T, p *testcluster.Pair) (m *Mirror, stop func() error, fc FlowConfig, topic string) {
+	t.Helper()
+	topic = ledger(t, p, 100)
+	fc = fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.ExactlyOnce, fc.Tasks = true, 1
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	m, stop = runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	waitReplicatedCommitted(t, m, 200)
+	return m, stop, fc, topic
+}
+
+// replicatedSum returns the records st's partitions replicated.
+func replicatedSum(st FlowStatus) int64 {
+	n := int64(0)
+	for _, ps := range st.Partitions {
+		n += ps.Replicated
+	}
+	return n
+}
+
+// checkLedgerCopied checks that a read_committed reader of topic's remote
+// topic sees each of the source's records of both partitions once, in
+// order.
+func checkLedgerCopied(t *testing.T, p *testcluster.Pair, topic string) {
+	t.Helper()
+	src := testcluster.ReadAll(t, &p.Source, topic)
+	dst, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), p.Source.Alias+"."+topic, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for part := int32(0); part < 2; part++ {
+		if dups := exactCopy(t, part, src[part], dst[part]); dups != 0 {
+			t.Errorf("partition %d: %d duplicates", part, dups)
+		}
+	}
+}
+
 // crashRounds replicates a stream in rounds, killing the engine (no flush,
 // no commit) mid-stream after each round but the last, and returns the
 // duplicates a read_committed reader of the target sees.
@@ -278,11 +330,7 @@ func TestExactlyOnceTargetStallAborts(t *testing.T) {
 	})
 	produce(100, 200)
 	testcluster.Eventually(t, 60*time.Second, "all 200 committed after the stall", func() (bool, string) {
-		st := m.Status().Flows[0]
-		n := int64(0)
-		for _, ps := range st.Partitions {
-			n += ps.Replicated
-		}
+		n := replicatedSum(m.Status().Flows[0])
 		return !armed.Load() && n == 200, fmt.Sprintf("stalled %t, replicated %d", !armed.Load(), n)
 	})
 	if err := stop(); err != nil {
@@ -679,17 +727,7 @@ func TestExactlyOnceInitProducerIDErrorRecovers(t *testing.T) {
 	if p.Target.Fake == nil {
 		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
 	}
-	topic := p.Topic("ledger")
-	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
-	produceN(t, &p.Source, topic, 0, 100)
-	produceN(t, &p.Source, topic, 1, 100)
-	fc := fastFlow(p)
-	fc.Topics = []string{topic}
-	fc.ExactlyOnce, fc.Tasks = true, 1
-	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
-	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
-	waitReplicatedCommitted(t, m, 200)
-
+	m, stop, fc, topic := eosLedger(t, p)
 	remote := p.Source.Alias + "." + topic
 	h := p.Target.Fake.Fault(
 		kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: remote, Err: kerr.InvalidProducerEpoch},
@@ -699,28 +737,19 @@ func TestExactlyOnceInitProducerIDErrorRecovers(t *testing.T) {
 	produceN(t, &p.Source, topic, 1, 100)
 	testcluster.Eventually(t, 60*time.Second, "all 400 records committed after the failed fencing", func() (bool, string) {
 		st := m.Status().Flows[0]
-		n := int64(0)
-		for _, ps := range st.Partitions {
-			n += ps.Replicated
-		}
+		n := replicatedSum(st)
 		return h.Hits() == 2 && n == 400, fmt.Sprintf("fault hits %d, replicated %d, state %s %s", h.Hits(), n, st.State, st.Error)
 	})
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	src := testcluster.ReadAll(t, &p.Source, topic)
-	dst, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, true)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for part := int32(0); part < 2; part++ {
 		if len(src[part]) != 200 {
 			t.Fatalf("source partition %d holds %d records, want 200", part, len(src[part]))
 		}
-		if dups := exactCopy(t, part, src[part], dst[part]); dups != 0 {
-			t.Errorf("partition %d: %d duplicates", part, dups)
-		}
 	}
+	checkLedgerCopied(t, p, topic)
 }
 
 // TestExactlyOnceResumePointsRefusedNamesTopic: the target refuses the
@@ -736,16 +765,7 @@ func TestExactlyOnceResumePointsRefusedNamesTopic(t *testing.T) {
 	if p.Target.Fake == nil {
 		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
 	}
-	topic := p.Topic("ledger")
-	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
-	produceN(t, &p.Source, topic, 0, 100)
-	produceN(t, &p.Source, topic, 1, 100)
-	fc := fastFlow(p)
-	fc.Topics = []string{topic}
-	fc.ExactlyOnce, fc.Tasks = true, 1
-	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
-	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
-	waitReplicatedCommitted(t, m, 200)
+	m, stop, _, topic := eosLedger(t, p)
 	resumeTopic := "mm2-offsets." + p.Source.Alias + ".internal"
 	h := p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: resumeTopic, Err: kerr.TopicAuthorizationFailed, Count: -1})
 	produceN(t, &p.Source, topic, 0, 100)
@@ -757,23 +777,11 @@ func TestExactlyOnceResumePointsRefusedNamesTopic(t *testing.T) {
 	h.Remove()
 	testcluster.Eventually(t, 60*time.Second, "all 300 records committed", func() (bool, string) {
 		st := m.Status().Flows[0]
-		n := int64(0)
-		for _, ps := range st.Partitions {
-			n += ps.Replicated
-		}
+		n := replicatedSum(st)
 		return st.State == StateRunning && n == 300, fmt.Sprintf("%s %q, replicated %d", st.State, st.Error, n)
 	})
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	src := testcluster.ReadAll(t, &p.Source, topic)
-	dst, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), p.Source.Alias+"."+topic, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for part := int32(0); part < 2; part++ {
-		if dups := exactCopy(t, part, src[part], dst[part]); dups != 0 {
-			t.Errorf("partition %d: %d duplicates", part, dups)
-		}
-	}
+	checkLedgerCopied(t, p, topic)
 }

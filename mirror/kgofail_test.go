@@ -324,10 +324,7 @@ func TestInitProducerIDErrorReplacesProducer(t *testing.T) {
 	if p.Target.Fake == nil {
 		t.Skip("needs kfake's fault injection (KMIRROR_*_BROKERS name real brokers)")
 	}
-	topic := p.Topic("ledger")
-	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
-	produceN(t, &p.Source, topic, 0, 50)
-	produceN(t, &p.Source, topic, 1, 50)
+	topic := ledger(t, p, 50)
 	// The unit's producer is the flow's only idempotent one on the target
 	// (the status, heartbeat and checkpoint producers are not): the fault
 	// answers its InitProducerId.
