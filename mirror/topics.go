@@ -1160,7 +1160,7 @@ func (f *flow) syncACLs(ctx context.Context) error {
 	res, err := f.srcAdm.DescribeACLs(ctx, b)
 	if err != nil {
 		if errors.Is(err, kerr.SecurityDisabled) {
-			f.disableACLSync()
+			f.disableACLSyncFor("source", f.src.Alias)
 			return nil
 		}
 		return fmt.Errorf("describing ACLs on %s: %w", f.src.Alias, err)
@@ -1169,7 +1169,7 @@ func (f *flow) syncACLs(ctx context.Context) error {
 	for _, r := range res {
 		if r.Err != nil {
 			if errors.Is(r.Err, kerr.SecurityDisabled) {
-				f.disableACLSync()
+				f.disableACLSyncFor("source", f.src.Alias)
 				return nil
 			}
 			return fmt.Errorf("describing ACLs on %s: %w", f.src.Alias, r.Err)
@@ -1223,9 +1223,7 @@ func (f *flow) syncACLs(ctx context.Context) error {
 				// to copy to (a secured source mirrored to an open
 				// target). Logged once, skipped as for a source without
 				// one; not a topic error of every topic forever.
-				if !f.aclOff.Swap(true) {
-					f.log.Info("target cluster has no authorizer: topic ACL sync skipped from now on", "cluster", f.dst.Alias)
-				}
+				f.disableACLSyncFor("target", f.dst.Alias)
 				f.retainTopicErrs(func(_ string, op TopicOp) bool { return op != TopicOpACL }, "the target has no authorizer")
 				return nil
 			}
@@ -1262,8 +1260,11 @@ type aclEntry struct {
 	perm                           kmsg.ACLPermissionType
 }
 
-func (f *flow) disableACLSync() {
+// disableACLSyncFor turns topic ACL sync off for the process, logging
+// once that cluster alias, the flow's side ("source" or "target"), has no
+// authorizer (SECURITY_DISABLED).
+func (f *flow) disableACLSyncFor(side, alias string) {
 	if !f.aclOff.Swap(true) {
-		f.log.Info("source cluster has no authorizer: topic ACL sync skipped from now on", "cluster", f.src.Alias)
+		f.log.Info(side+" cluster has no authorizer: topic ACL sync skipped from now on", "cluster", alias)
 	}
 }
