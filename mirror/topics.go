@@ -434,15 +434,12 @@ func (f *flow) holdIncrease(t, remote string, n int, rd kadm.TopicDetail, ok boo
 // back is holdIncrease's report.
 func (f *flow) increaseHeld(topic string) bool {
 	f.mu.Lock()
-	held := f.heldIncrease[topic]
-	f.mu.Unlock()
-	if held && (!f.hasTopicErr(topic, TopicOpPartitions) || f.hasTopicErr(topic, TopicOpCreate, TopicOpDescribe)) {
-		f.mu.Lock()
-		delete(f.heldIncrease, topic) // cleared (topic gone, member no longer singleton), or another error to retry
-		f.mu.Unlock()
-		return false
-	}
-	return held
+	defer f.mu.Unlock()
+	// heldIncrease goes with the topic error (topicOK, retainTopicErrs);
+	// a creation or describe error is retried, not held.
+	_, create := f.topicErrs[topicErrKey{topic, TopicOpCreate}]
+	_, describe := f.topicErrs[topicErrKey{topic, TopicOpDescribe}]
+	return f.heldIncrease[topic] && !create && !describe
 }
 
 // listFailed records discovery's listing result as a health source: a
