@@ -750,8 +750,9 @@ func (f *flow) goneSynced(remotes []string) []string {
 // syncRound starts a config sync round over remote topics remotes (the
 // round's topics were described) at now; dst holds the target's
 // descriptions of the remembered remote topics not among them. What config
-// sync remembers of such a topic is dropped once the remote topic is gone
-// (not described, or described as unknown) or after syncedGrace, so that
+// sync remembers of such a topic is marked at the first round without it,
+// and dropped at a later one that finds the remote topic gone (not
+// described, or described as unknown) or after syncedGrace, so that
 // topic churn does not grow it; until then it is kept for a source topic
 // re-created under the same name (goneSince).
 func (f *flow) syncRound(remotes []string, dst map[string]kadm.ResourceConfig, now time.Time) {
@@ -768,11 +769,14 @@ func (f *flow) syncRound(remotes []string, dst map[string]kadm.ResourceConfig, n
 		}
 		rc, described := dst[r]
 		switch {
-		case !described || errors.Is(rc.Err, kerr.UnknownTopicOrPartition):
-			delete(f.synced, r)
 		case s.goneSince.IsZero():
+			// Marked, not dropped, even when the target does not know
+			// the topic: a remote topic discovery just created is out
+			// of the round until the next discovery, and real Kafka may
+			// answer UNKNOWN_TOPIC_OR_PARTITION for it a moment (its
+			// memory was lost so in a CI run).
 			s.goneSince = now
-		case now.Sub(s.goneSince) > syncedGrace:
+		case !described || errors.Is(rc.Err, kerr.UnknownTopicOrPartition), now.Sub(s.goneSince) > syncedGrace:
 			delete(f.synced, r)
 		}
 	}
