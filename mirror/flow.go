@@ -187,21 +187,23 @@ type flow struct {
 	rebalanceTime  time.Duration
 	rebalanceStart time.Time // a rebalance began (revocation or loss), zero when none is running
 
-	mu         sync.Mutex // guards the status fields below
-	state      State
-	stateErr   string
-	since      time.Time
-	gaps       []GapError
-	synced     map[string]*syncedConfigs // remote topic -> what config sync last saw of it (topics.go)
-	nTopics    int
-	groupStat  func() []GroupStatus
-	lastHB     time.Time
-	hbErr      string                      // the heartbeat emitter's last failure, "" once a heartbeat is written
-	hbErrSince time.Time                   // the first failure since the last heartbeat written
-	probeErr   error                       // last cluster probe failure, nil when both answer
-	listErr    error                       // last discovery's failure to list a cluster's topics, nil when both listed
-	groupErr   error                       // the member's last failure to join the flow's group while it held no slot, nil once assigned
-	topicErrs  map[topicErrKey]*TopicError // per-topic errors of the refresh jobs (topicerrors.go)
+	mu          sync.Mutex // guards the status fields below
+	state       State
+	stateErr    string
+	since       time.Time
+	gaps        []GapError
+	synced      map[string]*syncedConfigs // remote topic -> what config sync last saw of it (topics.go)
+	nTopics     int
+	groupStat   func() []GroupStatus
+	lastHB      time.Time
+	hbErr       string                      // the heartbeat emitter's last failure, "" once a heartbeat is written
+	hbErrSince  time.Time                   // the first failure since the last heartbeat written
+	aclErr      string                      // the ACL sync's last failure to describe the source's ACLs, "" once described (topics.go)
+	aclErrSince time.Time                   // the first such failure since the last describe that succeeded
+	probeErr    error                       // last cluster probe failure, nil when both answer
+	listErr     error                       // last discovery's failure to list a cluster's topics, nil when both listed
+	groupErr    error                       // the member's last failure to join the flow's group while it held no slot, nil once assigned
+	topicErrs   map[topicErrKey]*TopicError // per-topic errors of the refresh jobs (topicerrors.go)
 	// heldIncrease: the topics whose partitions topic error reports a
 	// source partition increase that refresh.topics.enabled=false does not
 	// follow (holdIncrease), not a failure to retry.

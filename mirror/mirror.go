@@ -412,6 +412,8 @@ func (f *flow) statusOf(withGroups bool) FlowStatus {
 	groups := f.groupStat
 	srcDown, sl, started := f.srcDown, f.startLag, f.started
 	hbSince := f.hbErrSince
+	fs.ACLSyncError = f.aclErr
+	aclSince := f.aclErrSince
 	fs.Started = started
 	fs.Warnings = append([]string(nil), f.warnings...)
 	waiting := f.waiting
@@ -515,6 +517,9 @@ func (f *flow) statusOf(withGroups bool) FlowStatus {
 	}
 	if fs.State == StateRunning && fs.Error == "" && len(fs.TopicErrors) > 0 {
 		fs.Error = topicErrSummary(fs.TopicErrors)
+	}
+	if fs.State == StateRunning && fs.Error == "" && fs.ACLSyncError != "" {
+		fs.Error = fmt.Sprintf("topic ACL sync failing since %s: %s", aclSince.UTC().Format(time.RFC3339), fs.ACLSyncError)
 	}
 	if len(still) > 0 {
 		slices.SortFunc(fs.Partitions, comparePartitions)

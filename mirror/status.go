@@ -151,6 +151,18 @@ type FlowStatus struct {
 	// heartbeats-only flow), Error says "heartbeats failing since <time>:
 	// <this>" too.
 	HeartbeatError string `json:"heartbeat_error,omitempty"`
+	// ACLSyncError is the topic ACL sync's last failure to describe the
+	// source cluster's ACLs (MM2's MirrorSourceConnector with
+	// sync.topic.acls.enabled=true, its default), since the last describe
+	// that succeeded, on the member holding the singleton duties: for
+	// example "describing ACLs on src: CLUSTER_AUTHORIZATION_FAILED: ...;
+	// grant kmirror DESCRIBE on the cluster src (ACLS.md) or set
+	// sync.topic.acls.enabled=false". Replication goes on; the sync is
+	// retried with backoff (at most every 30 s). When the flow is RUNNING
+	// with no other error and no topic errors, Error says "topic ACL sync
+	// failing since <time>: <this>". Refusals of the ACLs' creation on the
+	// target are topic errors of Op "acl" instead.
+	ACLSyncError string `json:"acl_sync_error,omitempty"`
 	// Skipped lists the topics the flow's filter selects but that it does
 	// not replicate, or whose checkpoints it does not emit, and the topics
 	// named in its topics list that the source cluster does not have (a

@@ -719,11 +719,13 @@ func (f *flow) remember(remote string, s *syncedConfigs) {
 // forgetSynced drops what config sync saw: the member no longer holds slot
 // 0, so another member syncs the configs, and what this one saw is stale
 // when slot 0 comes back (configAlters then has no memory of any topic).
+// The ACL sync's failure goes too: the member holding slot 0 reports it.
 func (f *flow) forgetSynced() {
 	f.mu.Lock()
 	if len(f.synced) > 0 {
 		f.synced = map[string]*syncedConfigs{}
 	}
+	f.aclErr, f.aclErrSince = "", time.Time{}
 	f.mu.Unlock()
 }
 
@@ -1159,22 +1161,24 @@ func (f *flow) syncACLs(ctx context.Context) error {
 	b := kadm.NewACLs().Topics().ResourcePatternType(kadm.ACLPatternLiteral).Operations(kadm.OpAny).
 		Allow().AllowHosts().Deny().DenyHosts()
 	res, err := f.srcAdm.DescribeACLs(ctx, b)
+	for _, r := range res {
+		if err == nil && r.Err != nil {
+			err = r.Err
+		}
+	}
 	if err != nil {
 		if errors.Is(err, kerr.SecurityDisabled) {
 			f.disableACLSyncFor("source", f.src.Alias)
 			return nil
 		}
-		return fmt.Errorf("describing ACLs on %s: %w", f.src.Alias, err)
+		if ctx.Err() != nil {
+			return err
+		}
+		return f.aclDescribeFailed(err)
 	}
+	f.aclDescribeFailed(nil)
 	var create []aclEntry
 	for _, r := range res {
-		if r.Err != nil {
-			if errors.Is(r.Err, kerr.SecurityDisabled) {
-				f.disableACLSyncFor("source", f.src.Alias)
-				return nil
-			}
-			return fmt.Errorf("describing ACLs on %s: %w", f.src.Alias, r.Err)
-		}
 		for _, d := range r.Described {
 			if d.Type != kmsg.ACLResourceTypeTopic || d.Pattern != kadm.ACLPatternLiteral || !f.shouldReplicate(d.Name) {
 				continue
@@ -1250,6 +1254,45 @@ func (f *flow) syncACLs(ctx context.Context) error {
 		return errTopicsFailed
 	}
 	return nil
+}
+
+// aclDescribeFailed records the ACL sync's failure to describe the
+// source's ACLs (FlowStatus.ACLSyncError; nil: the describe succeeded,
+// which clears it). A refusal (CLUSTER_AUTHORIZATION_FAILED: kmirror has
+// no DESCRIBE on the source's cluster) used to be logged at WARN and
+// retried every 5 s for good, with nothing in the status: now the first
+// failure, and each one whose message differs, is logged once, every one
+// counts an error of kind "topic_acl", and errTopicsFailed makes the
+// refresh loop retry with the topic errors' backoff (up to 30 s, or the
+// interval when shorter). MM2 logs such a failure at each
+// sync.topic.acls.interval.seconds.
+func (f *flow) aclDescribeFailed(err error) error {
+	if err == nil {
+		f.mu.Lock()
+		was := f.aclErr
+		f.aclErr, f.aclErrSince = "", time.Time{}
+		f.mu.Unlock()
+		if was != "" {
+			f.log.Info("topic ACL sync: the source's ACLs described again", "cluster", f.src.Alias)
+		}
+		return nil
+	}
+	msg := fmt.Sprintf("describing ACLs on %s: %v", f.src.Alias, err)
+	if errors.Is(err, kerr.ClusterAuthorizationFailed) {
+		msg += fmt.Sprintf("; grant kmirror DESCRIBE on the cluster %s (ACLS.md) or set sync.topic.acls.enabled=false", f.src.Alias)
+	}
+	f.metrics.flowErr(f.labels, "topic_"+string(TopicOpACL))
+	f.mu.Lock()
+	changed := f.aclErr != msg
+	if f.aclErr == "" {
+		f.aclErrSince = time.Now()
+	}
+	f.aclErr = msg
+	f.mu.Unlock()
+	if changed {
+		f.log.Warn("topic ACL sync failing, replication goes on; retried with backoff", "err", msg)
+	}
+	return errTopicsFailed
 }
 
 // aclCreateBatch is the most ACLs one CreateACLs request carries.

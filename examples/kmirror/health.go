@@ -177,12 +177,19 @@ func readiness(s mirror.Status, now time.Time, grace time.Duration) readinessDoc
 const maxWarnings = 10
 
 // flowWarnings returns the readiness warnings of one flow (see
-// readinessDoc.Warnings): its topic errors, then its FAILED partitions.
+// readinessDoc.Warnings): what its members disagree on, the ACL sync's
+// failure to describe the source's ACLs, its topic errors, then its FAILED
+// partitions.
 func flowWarnings(f mirror.FlowStatus, now time.Time) []string {
 	// What the flow's members disagree on comes first (issue 20): a member
 	// that replicates nothing because another one's file disables the
 	// flow must not look healthy and idle with nothing said.
 	ws := append([]string(nil), f.Warnings...)
+	if f.ACLSyncError != "" {
+		// The source refuses to describe its ACLs: no topic's ACLs are
+		// copied, while every topic replicates.
+		ws = append(ws, fmt.Sprintf("flow %s: topic ACL sync failing: %s", f.Name, f.ACLSyncError))
+	}
 	n := 0
 	for _, te := range f.TopicErrors {
 		if n++; n <= maxWarnings {

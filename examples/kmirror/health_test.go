@@ -127,6 +127,13 @@ func TestReadinessWarnings(t *testing.T) {
 	if !d.Ready || cmp.Diff(split.Warnings, d.Warnings) != "" {
 		t.Errorf("members disagreeing: ready %v, warnings %q", d.Ready, d.Warnings)
 	}
+	// The source refuses DescribeAcls: a warning of a ready member.
+	acl := mirror.FlowStatus{Name: "a->b", State: mirror.StateRunning, Since: now.Add(-time.Hour),
+		ACLSyncError: "describing ACLs on a: CLUSTER_AUTHORIZATION_FAILED"}
+	d = readiness(mirror.Status{Flows: []mirror.FlowStatus{acl}}, now, time.Minute)
+	if !d.Ready || cmp.Diff([]string{"flow a->b: topic ACL sync failing: describing ACLs on a: CLUSTER_AUTHORIZATION_FAILED"}, d.Warnings) != "" {
+		t.Errorf("ACL sync failing: ready %v, warnings %q", d.Ready, d.Warnings)
+	}
 	d = readiness(mirror.Status{Flows: []mirror.FlowStatus{ok}}, now, time.Minute)
 	if d.Warnings == nil || len(d.Warnings) != 0 {
 		t.Errorf("warnings %#v, want an empty list", d.Warnings)
