@@ -97,7 +97,7 @@ func compileList(key string, list []string) (*regexp.Regexp, error) {
 			"Go's RE2 reads that [ as a literal (and [:name:] as a POSIX class) and && as two ampersands, so the pattern would select other names than in MM2: " +
 			"write the class without nesting, listing the characters it keeps (e.g. [a-wyz] for [a-z&&[^x]]), or escape a literal bracket (written \\\\[ in a properties file, whose reader drops one backslash)"}
 	}
-	re, err := regexp.Compile("^(?:" + joined + ")$")
+	re, err := regexp.Compile("^(?:" + withJavaMeanings(joined) + ")$")
 	if err == nil {
 		return re, nil
 	}
@@ -433,9 +433,8 @@ var backrefRE = regexp.MustCompile(`\\[1-9]`)
 // classes (US-ASCII) as ranges, its java.lang.Character classes as Unicode
 // categories (the case classes with Unicode's other lowercase or
 // uppercase characters: withOtherCase), \h, \R and \Z. (\p{Digit}, which
-// RE2 accepts as Unicode's decimal digits, is not among them: on topic names, ASCII only, both match
-// 0-9.)
-var javaEscapes = []struct{ java, re2 string }{
+// RE2 accepts with another meaning, is in javaMeanings.)
+var javaEscapes = []javaEscape{
 	{`\p{Alpha}`, `[a-zA-Z]`}, {`\p{Alnum}`, `[a-zA-Z0-9]`}, {`\p{Lower}`, `[a-z]`}, {`\p{Upper}`, `[A-Z]`},
 	{`\p{Punct}`, `[!-/:-@\[-` + "`" + `{-~]`}, {`\p{Graph}`, `[!-~]`}, {`\p{Print}`, `[ -~]`}, {`\p{Blank}`, `[ \t]`},
 	{`\p{Cntrl}`, `[\x00-\x1F\x7F]`}, {`\p{XDigit}`, `[0-9a-fA-F]`}, {`\p{Space}`, `[ \t\n\x0B\f\r]`},
@@ -446,6 +445,30 @@ var javaEscapes = []struct{ java, re2 string }{
 	{`\h`, `[\t \x{A0}\x{1680}\x{180E}\x{2000}-\x{200A}\x{202F}\x{205F}\x{3000}]`},
 	{`\R`, `(?:\r\n|[\n\x0B\f\r\x{85}\x{2028}\x{2029}])`},
 	{`\Z`, `\z`},
+}
+
+// javaEscape is a Java regex escape and the RE2 form that reads alike on
+// topic and group names.
+type javaEscape struct{ java, re2 string }
+
+// javaMeanings are the escapes Go's RE2 accepts with another meaning than
+// Java's, rewritten to Java's before a list is compiled, so that a file
+// selects the same names as in MM2: Java's \p{Digit} is the POSIX class,
+// US-ASCII 0-9; RE2 reads it as Unicode's decimal digits, which a group
+// name may hold ("orders-١٢"). Its negation is rewritten outside a
+// character class only (inside one, [^0-9] cannot be a member).
+var javaMeanings = []javaEscape{{`\p{Digit}`, `[0-9]`}, {`\P{Digit}`, `[^0-9]`}}
+
+// withJavaMeanings returns re with the escapes of javaMeanings rewritten
+// (re itself when it has none, or when the result does not compile).
+func withJavaMeanings(re string) string {
+	if !strings.Contains(re, `{Digit}`) {
+		return re
+	}
+	if rw, _ := rewriteEscapes(re, javaMeanings); rw != "" {
+		return rw
+	}
+	return re
 }
 
 // withOtherCase is the RE2 class of category cat and the characters of
@@ -486,6 +509,13 @@ func withOtherCase(cat string, other *unicode.RangeTable) string {
 // re has none or the result does not compile either. An escaped backslash
 // before one ("\\h", a literal backslash then h) is left alone.
 func rewriteJavaEscapes(re string) (rewrite, found string) {
+	return rewriteEscapes(re, javaEscapes)
+}
+
+// rewriteEscapes replaces the escapes of table in re (see
+// rewriteJavaEscapes). A negated replacement ([^...]) inside a character
+// class is left as written.
+func rewriteEscapes(re string, table []javaEscape) (rewrite, found string) {
 	var b strings.Builder
 	var names []string
 	inClass := false // inside [...]: a bracketed replacement goes in without its brackets
@@ -502,11 +532,14 @@ func rewriteJavaEscapes(re string) (rewrite, found string) {
 			continue
 		}
 		matched := false
-		for _, e := range javaEscapes {
+		for _, e := range table {
 			if strings.HasPrefix(re[i:], e.java) {
 				r := e.re2
 				if inClass && strings.HasPrefix(r, "(") {
 					return "", "" // \R matches two characters: no class member
+				}
+				if inClass && strings.HasPrefix(r, "[^") {
+					break // kept as written
 				}
 				if inClass && strings.HasPrefix(r, "[") {
 					r = r[1 : len(r)-1]

@@ -254,3 +254,36 @@ func TestJavaCaseClassesRewrittenWithOtherCase(t *testing.T) {
 		}
 	}
 }
+
+// TestJavaDigitClassIsASCII: Java's \p{Digit} (MM2's topics and groups
+// lists) is the POSIX class, US-ASCII 0-9; Go's RE2 accepts the same
+// escape as Unicode's decimal digits, so a group named with
+// Arabic-Indic digits was selected by kmirror and not by MM2 with the
+// same file. It is now read as Java reads it, outside and inside a
+// character class, and its negation \P{Digit} too.
+func TestJavaDigitClassIsASCII(t *testing.T) {
+	for _, tc := range []struct {
+		re          string
+		match, miss []string
+	}{
+		{`orders-\p{Digit}+`, []string{"orders-12", "orders-0"}, []string{"orders-١٢", "orders-", "orders-x"}},
+		{`[\p{Digit}_]+`, []string{"1_2", "_"}, []string{"١", "a"}},
+		{`x\P{Digit}`, []string{"xa", "x١"}, []string{"x1"}},
+		{`a\\p\{Digit\}`, []string{`a\p{Digit}`}, []string{"a1"}},
+	} {
+		f, err := New("groups", []string{tc.re}, "groups.exclude", nil)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.re, err)
+		}
+		for _, n := range tc.match {
+			if !f.Match(n) {
+				t.Errorf("%q does not match %q, which Java's does", tc.re, n)
+			}
+		}
+		for _, n := range tc.miss {
+			if f.Match(n) {
+				t.Errorf("%q matches %q, which Java's does not", tc.re, n)
+			}
+		}
+	}
+}
