@@ -914,8 +914,10 @@ func newestHeartbeat(ctx context.Context, opts []kgo.Opt, topic, source, target 
 	}
 	var newest time.Time
 	for _, r := range recs {
+		// A version other than 0 is parsed with the v0 layout, as Java's
+		// readers do: the heartbeat is usable.
 		h, err := heartbeat.Decode(r.Key, r.Value)
-		if err != nil || h.SourceClusterAlias != source || h.TargetClusterAlias != target {
+		if err != nil && !errors.Is(err, heartbeat.ErrUnknownVersion) || h.SourceClusterAlias != source || h.TargetClusterAlias != target {
 			continue
 		}
 		if at := time.UnixMilli(h.Timestamp); at.After(newest) {
