@@ -233,7 +233,8 @@ type FlowConfig struct {
 
 	// ReplicationFactor is `replication.factor` for remote topics. 0 means
 	// -1, the target broker's default.replication.factor; MM2 defaults to 2,
-	// which cannot create topics on a one-broker cluster.
+	// which cannot create topics on a one-broker cluster. New refuses a
+	// value below -1 in this and the other replication factors.
 	ReplicationFactor int16
 	// OffsetSyncsTopicReplicationFactor is
 	// `offset-syncs.topic.replication.factor`; 0 means the broker default

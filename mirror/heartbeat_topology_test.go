@@ -130,6 +130,21 @@ func TestHeartbeatActiveActiveNoChain(t *testing.T) {
 				if err != nil || h != 1 {
 					t.Errorf("%s: ReplicationHops(%s) = %d, %v; want 1", c.Alias, other, h, err)
 				}
+				// Compacted like the heartbeats topic it copies (MM2 syncs
+				// the topic configs).
+				rcs, err := testcluster.Admin(t, c).DescribeTopicConfigs(context.Background(), other+".heartbeats")
+				if err != nil {
+					t.Fatal(err)
+				}
+				rcfg, err := rcs.On(other+".heartbeats", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, kv := range rcfg.Configs {
+					if kv.Key == "cleanup.policy" && kv.MaybeValue() != "compact" {
+						t.Errorf("%s: %s.heartbeats has cleanup.policy=%s, want compact", c.Alias, other, kv.MaybeValue())
+					}
+				}
 				// Every record of the remote heartbeats topic is a heartbeat
 				// of the flow into the other cluster, copied byte for byte.
 				for _, rs := range testcluster.ReadAll(t, c, other+".heartbeats") {

@@ -160,6 +160,9 @@ func New(opts ...Opt) (*Mirror, error) {
 		if err := checkDurations(fc); err != nil {
 			return nil, err
 		}
+		if err := checkReplicationFactors(fc); err != nil {
+			return nil, err
+		}
 		if d := fc.withDefaults(); d.HeartbeatInterval >= d.SessionTimeout {
 			// Java's consumer refuses it too (GroupRebalanceConfig): a member
 			// that heartbeats no more often than its session lasts keeps
@@ -769,6 +772,29 @@ func (f *flow) restartFailed(slot int32, topic string, partition int32) int {
 		f.log.Info("failed partitions restart requested", "topic", topic, "partition", partition, "count", n)
 	}
 	return n
+}
+
+// checkReplicationFactors refuses a replication factor below -1: the
+// broker refuses every topic created with one (INVALID_REPLICATION_FACTOR,
+// naming no setting), as the properties loader refuses the value. 0 means
+// -1, the broker default.
+func checkReplicationFactors(fc FlowConfig) *ConfigError {
+	name := fc.Name()
+	for _, r := range []struct {
+		key string
+		rf  int16
+	}{
+		{"replication.factor", fc.ReplicationFactor},
+		{"offset-syncs.topic.replication.factor", fc.OffsetSyncsTopicReplicationFactor},
+		{"checkpoints.topic.replication.factor", fc.CheckpointsTopicReplicationFactor},
+		{"heartbeats.topic.replication.factor", fc.HeartbeatsTopicReplicationFactor},
+		{"offset.storage.replication.factor", fc.OffsetStorageReplicationFactor},
+	} {
+		if r.rf < -1 {
+			return &ConfigError{Key: name + "." + r.key, Value: fmt.Sprint(r.rf), Reason: "must be positive, or -1 for the broker default (0 means -1)"}
+		}
+	}
+	return nil
 }
 
 // checkDurations refuses a negative FlowConfig duration where MM2 gives a
