@@ -45,7 +45,7 @@ type EmitterConfig struct {
 	// waits one interval).
 	Interval time.Duration
 	// ReplicationFactor is heartbeats.topic.replication.factor; 0 means -1,
-	// the broker default (MM2: 3).
+	// the broker default (MM2: 3). Below -1 is refused.
 	ReplicationFactor int16
 	// AdminTimeout bounds topic creation and each write; 0 means
 	// [DefaultAdminTimeout].
@@ -88,6 +88,9 @@ func NewEmitter(cfg EmitterConfig) (*Emitter, error) {
 	}
 	if len(cfg.TargetOpts) == 0 {
 		return nil, errors.New("heartbeat: emitter needs TargetOpts (at least kgo.SeedBrokers)")
+	}
+	if cfg.ReplicationFactor < -1 {
+		return nil, fmt.Errorf("heartbeat: ReplicationFactor (heartbeats.topic.replication.factor) is %d: it must be positive, or -1 (or 0) for the broker default", cfg.ReplicationFactor)
 	}
 	if cfg.Topic == "" {
 		cfg.Topic = policy.HeartbeatsTopicName

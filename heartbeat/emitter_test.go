@@ -136,6 +136,10 @@ func TestNewEmitterErrors(t *testing.T) {
 			`heartbeat: emitter needs both cluster aliases (source "", target "b")`},
 		{"no opts", EmitterConfig{SourceAlias: "a", TargetAlias: "b"},
 			"heartbeat: emitter needs TargetOpts (at least kgo.SeedBrokers)"},
+		// Was accepted: the broker then refused every creation of the
+		// topic (INVALID_REPLICATION_FACTOR), naming no setting.
+		{"replication factor below -1", EmitterConfig{SourceAlias: "a", TargetAlias: "b", TargetOpts: []kgo.Opt{kgo.SeedBrokers("x:1")}, ReplicationFactor: -2},
+			"heartbeat: ReplicationFactor (heartbeats.topic.replication.factor) is -2: it must be positive, or -1 (or 0) for the broker default"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewEmitter(tc.cfg)
