@@ -515,6 +515,9 @@ func (f *flow) statusOf(withGroups bool) FlowStatus {
 			fs.Partitions[i].LagUnknown = true
 		}
 	}
+	if fs.HeartbeatError != "" {
+		fs.HeartbeatErrorSince = hbSince
+	}
 	if fs.Error == "" && fs.HeartbeatError != "" && (fs.State == StateRunning || fs.State == StateDisabled) {
 		fs.Error = fmt.Sprintf("heartbeats failing since %s: %s", hbSince.UTC().Format(time.RFC3339), fs.HeartbeatError)
 	}

@@ -151,6 +151,11 @@ type FlowStatus struct {
 	// heartbeats-only flow), Error says "heartbeats failing since <time>:
 	// <this>" too.
 	HeartbeatError string `json:"heartbeat_error,omitempty"`
+	// HeartbeatErrorSince is when the heartbeats started failing: the
+	// first failure since the last heartbeat written (or since the emitter
+	// started, when none was); zero while HeartbeatError is empty. With no
+	// heartbeat written, kmirror_heartbeat_age_seconds counts from it.
+	HeartbeatErrorSince time.Time `json:"heartbeat_error_since,omitzero"`
 	// ACLSyncError is the topic ACL sync's last failure to describe the
 	// source cluster's ACLs (MM2's MirrorSourceConnector with
 	// sync.topic.acls.enabled=true, its default), since the last describe

@@ -93,6 +93,9 @@ type flowDoc struct {
 	// HeartbeatError is this member's last heartbeat failure since its
 	// last heartbeat written (mirror.FlowStatus.HeartbeatError).
 	HeartbeatError string `json:"heartbeat_error,omitempty"`
+	// HeartbeatErrorSince is when those failures started
+	// (mirror.FlowStatus.HeartbeatErrorSince).
+	HeartbeatErrorSince time.Time `json:"heartbeat_error_since,omitzero"`
 	// ACLSyncError is this member's last failure to describe the
 	// source's ACLs for the topic ACL sync (mirror.FlowStatus.ACLSyncError).
 	ACLSyncError string              `json:"acl_sync_error,omitempty"`
@@ -192,7 +195,7 @@ func toFlowDoc(name string, cf mirror.ClusterFlowStatus, fs mirror.FlowStatus, w
 		TargetStateReason: cf.TargetStateReason, TargetStateAt: cf.TargetStateAt, Since: fs.Since, Topics: fs.Topics,
 		Records: cf.Records, Bytes: cf.Bytes, Lag: lagOf(cf.Lag, cf.LagUnknown), LagUnknown: cf.LagUnknown,
 		Members: cf.Members, Mismatches: cf.Mismatches, Warnings: cf.Warnings, Tasks: []taskDoc{},
-		Gaps: fs.Gaps, Groups: fs.Groups, LastHeartbeat: fs.LastHeartbeat, HeartbeatError: fs.HeartbeatError, ACLSyncError: fs.ACLSyncError, Member: fs.Member, Skipped: fs.Skipped,
+		Gaps: fs.Gaps, Groups: fs.Groups, LastHeartbeat: fs.LastHeartbeat, HeartbeatError: fs.HeartbeatError, HeartbeatErrorSince: fs.HeartbeatErrorSince, ACLSyncError: fs.ACLSyncError, Member: fs.Member, Skipped: fs.Skipped,
 		ProvenanceSkipped: fs.ProvenanceSkipped, TopicErrors: fs.TopicErrors}
 	if !fs.Member.Singleton && fs.State != mirror.StateDisabled {
 		d.GroupsFrom = "no live member holds the singleton duties now (slot 0 unassigned, or its owner just left)"

@@ -291,7 +291,7 @@ var (
 	descFlowState = prometheus.NewDesc("kmirror_flow_state",
 		"1 for the flow's current state (RUNNING, RETRYING, FAILED, ...).", []string{"source", "target", "state"}, nil)
 	descHBAge = prometheus.NewDesc("kmirror_heartbeat_age_seconds",
-		"Seconds since the flow last wrote a heartbeat.", flowLabels, nil)
+		"Seconds since the flow last wrote a heartbeat; with none written yet and heartbeats failing, since the first failure.", flowLabels, nil)
 	descGroups = prometheus.NewDesc("kmirror_group_sync_groups",
 		"Consumer groups per checkpoint/offset-sync state.", []string{"source", "target", "state"}, nil)
 	descConfigMismatch = prometheus.NewDesc("kmirror_config_mismatch_keys",
@@ -355,8 +355,14 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descFlowFailed, float64(fs.FailedPartitions), fs.Source, fs.Target)
 		gauge(descMemberSlots, float64(len(fs.Member.Slots)), fs.Source, fs.Target)
 		gauge(descMemberSingleton, boolGauge(fs.Member.Singleton), fs.Source, fs.Target)
-		if !fs.LastHeartbeat.IsZero() {
-			gauge(descHBAge, time.Since(fs.LastHeartbeat).Seconds(), fs.Source, fs.Target)
+		// None written yet and failing: the seconds since the first
+		// failure, so that a target refusing every heartbeat from the
+		// start is seen as stale too.
+		if last := fs.LastHeartbeat; !last.IsZero() || !fs.HeartbeatErrorSince.IsZero() {
+			if last.IsZero() {
+				last = fs.HeartbeatErrorSince
+			}
+			gauge(descHBAge, time.Since(last).Seconds(), fs.Source, fs.Target)
 		}
 		// Per partition: label pairs built once for its samples, pointing
 		// at the snapshot's strings (read only).
