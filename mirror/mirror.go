@@ -454,6 +454,10 @@ func (f *flow) statusOf(withGroups bool) FlowStatus {
 		// Topic errors are the singleton's: a member that just lost slot 0
 		// does not report them until its next discovery drops them.
 		fs.TopicErrors = nil
+		// So are the heartbeats: its emitter stopped with slot 0, and the
+		// age of its last heartbeat would grow from then on
+		// (TestHeartbeatStatusOnlyOnSingleton).
+		fs.LastHeartbeat, fs.HeartbeatError = time.Time{}, ""
 	}
 	// Partitions no unit replicates now (a paused flow's, the final ones
 	// of a member that left): shown, their counters already retired.
