@@ -48,4 +48,18 @@ func TestHeartbeatStatusOnlyOnSingleton(t *testing.T) {
 		t.Errorf("after losing slot 0: singleton %t, last heartbeat %v, heartbeat error %q since %v, error %q; want no heartbeat reported",
 			fs.Member.Singleton, fs.LastHeartbeat, fs.HeartbeatError, fs.HeartbeatErrorSince, fs.Error)
 	}
+	// Slot 0 back (what the group's assignment does): the heartbeats still
+	// fail, since the new emitter's first failure, not since the old one's
+	// (the failure kept from before dated the gauge back).
+	regained := time.Now()
+	f.unitsMu.Lock()
+	f.startSingleton()
+	f.unitsMu.Unlock()
+	testcluster.Eventually(t, 30*time.Second, "the new emitter's failure", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		return fs.Member.Singleton && fs.HeartbeatError != "", fmt.Sprintf("singleton %t error %q", fs.Member.Singleton, fs.HeartbeatError)
+	})
+	if fs := m.Status().Flows[0]; fs.HeartbeatErrorSince.Before(regained) {
+		t.Errorf("heartbeats failing since %v, before slot 0 came back at %v", fs.HeartbeatErrorSince, regained)
+	}
 }

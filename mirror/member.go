@@ -446,6 +446,13 @@ func (f *flow) stopSlots(slots []int32, graceful bool, withSingle []int32) ([]*u
 		wg.Go(single.stop)
 	}
 	wg.Wait()
+	if single != nil {
+		// Its heartbeats and their failures are not those of the emitter
+		// that starts when slot 0 comes back (TestHeartbeatStatusOnlyOnSingleton).
+		f.mu.Lock()
+		f.lastHB, f.hbErr, f.hbErrSince = time.Time{}, "", time.Time{}
+		f.mu.Unlock()
+	}
 	// The stopped units' health is no longer this member's to report.
 	f.health(func() {
 		for _, u := range us {
