@@ -458,6 +458,9 @@ func (f *flow) statusOf(withGroups bool) FlowStatus {
 		// age of its last heartbeat would grow from then on
 		// (TestHeartbeatStatusOnlyOnSingleton).
 		fs.LastHeartbeat, fs.HeartbeatError = time.Time{}, ""
+		// And the ACL sync's failure (forgetSynced drops it at the refresh
+		// loop's next round).
+		fs.ACLSyncError = ""
 	}
 	// Partitions no unit replicates now (a paused flow's, the final ones
 	// of a member that left): shown, their counters already retired.
