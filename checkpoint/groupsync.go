@@ -389,9 +389,13 @@ func (e *Emitter) applyPlan(batch []*groupEntry, in syncInputs, plan syncPlan) {
 		g.nTarget = 0
 		for _, pe := range g.parts {
 			pe.setSyncReason("") // a partition without translation is not planned
-			pe.seenTarget = -1
+			// The target offset is the one fetched, also for a partition
+			// whose log end is unknown or whose remote topic is missing
+			// (its offsets went with the topic): the status must not show
+			// the one committed before as the target's.
+			pe.seenTarget, pe.targetOffset = -1, -1
 			if o, ok := to.offsets[pe.cpKey()]; ok && o >= 0 {
-				pe.seenTarget = o
+				pe.seenTarget, pe.targetOffset = o, o
 				g.nTarget++
 			}
 		}
