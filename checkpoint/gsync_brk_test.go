@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
@@ -73,4 +76,73 @@ func (f *fixture) startSweeping(sweep time.Duration, opts ...emitterOpt) *Emitte
 		}
 	})
 	return e
+}
+
+// TestGroupSyncThousandsOfPartitionsOneGroup: one group committed on 3000
+// partitions; every partition is synced to its exact translation, in one
+// group commit (or several), none past the log end (2).
+func TestGroupSyncThousandsOfPartitionsOneGroup(t *testing.T) {
+	const n = 3000
+	f := newFixture(t, n, 2)
+	var recs []*kgo.Record
+	for part := int32(0); part < n; part++ {
+		for _, r := range []OffsetRun{{Topic: f.topic, Partition: part, Session: 1, Fresh: true,
+			SessionUpstreamOffset: 0, SessionOffset: 0, PrevUpstreamOffset: -1, PrevOffset: -1,
+			FirstUpstreamOffset: 0, FirstOffset: 0, Count: 2, EndUpstreamOffset: -1}} {
+			k, _ := r.Key()
+			v, _ := r.Value()
+			recs = append(recs, &kgo.Record{Topic: f.runsTopic, Key: k, Value: v})
+		}
+		s := OffsetSync{Topic: f.topic, Partition: part, UpstreamOffset: 1, DownstreamOffset: 1}
+		k, _ := s.Key()
+		v, _ := s.Value()
+		recs = append(recs, &kgo.Record{Topic: f.syncsTopic, Key: k, Value: v})
+	}
+	testcluster.Produce(t, &f.p.Source, recs...)
+	g := f.p.Group("wide")
+	want := map[int32]int64{}
+	for part := int32(0); part < n; part++ {
+		want[part] = int64(part % 3) // 0, 1, 2 (2: the log end)
+	}
+	f.commit(&f.p.Source, g, f.topic, want)
+	// The target group is ahead on some partitions, behind on others.
+	tgt := map[int32]int64{}
+	for part := int32(0); part < n; part += 7 {
+		tgt[part] = 1
+	}
+	f.commit(&f.p.Target, g, f.remote, tgt)
+	e, _ := f.start(withSync)
+	for part, o := range tgt {
+		if o > want[part] {
+			want[part] = o // never backwards
+		}
+	}
+	testcluster.Eventually(t, 60*time.Second, "all partitions synced", func() (bool, string) {
+		got := groupOffsets(t, &f.p.Target, g, f.remote)
+		if d := cmp.Diff(want, got); d != "" {
+			gs, _ := groupStatus(e, g)
+			return false, fmt.Sprintf("%d partitions of %d; state %s %q", len(got), n, gs.State, gs.Reason)
+		}
+		return true, ""
+	})
+	gs, _ := groupStatus(e, g)
+	if len(gs.Partitions) != n {
+		t.Fatalf("%d partitions in the status, want %d", len(gs.Partitions), n)
+	}
+	ahead := 0
+	for _, ps := range gs.Partitions {
+		if ps.Reason == ReasonTargetAhead {
+			ahead++
+		}
+	}
+	// partitions 0 mod 7 with source offset 0 (0 mod 3) are ahead on the target.
+	wantAhead := 0
+	for part := int32(0); part < n; part += 7 {
+		if part%3 == 0 {
+			wantAhead++
+		}
+	}
+	if ahead != wantAhead {
+		t.Errorf("%d partitions target-ahead, want %d", ahead, wantAhead)
+	}
 }

@@ -1,0 +1,312 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// TestGroupSyncAcrossSourceGap: the source loses records (deleteRecords)
+// that were never replicated while the mirror is down; the flow continues
+// from the log start (GapContinue). Groups committed inside the lost range,
+// at its edges and after it must be committed on the target at the exact
+// translation (the target offset of the first record copied from their
+// source offset on), never past it.
+func TestGroupSyncAcrossSourceGap(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("gap")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	produceN(t, &p.Source, topic, 0, 10)
+	gOld := p.Group("old")
+	trCommit(t, &p.Source, gOld, topic, map[int32]int64{0: 10})
+	fc := trFlow(p)
+	m, stop := trStart(t, p, fc)
+	testcluster.Eventually(t, 30*time.Second, "old group synced", func() (bool, string) {
+		got := committed(t, &p.Target, gOld, remote)
+		return got[0] == 10, fmt.Sprintf("%v", got)
+	})
+	_ = m
+	stop()
+	produceN(t, &p.Source, topic, 0, 40) // source 10..49
+	del := kadm.Offsets{}
+	del.Add(kadm.Offset{Topic: topic, Partition: 0, At: 30})
+	if _, err := testcluster.Admin(t, &p.Source).DeleteRecords(context.Background(), del); err != nil {
+		t.Fatal(err)
+	}
+	// source offset -> exact target offset: 30..49 land at 10..29.
+	want := map[int64]int64{5: 5, 10: 10, 11: 10, 20: 10, 29: 10, 30: 10, 31: 11, 35: 15, 49: 29, 50: 30}
+	groups := map[string]int64{}
+	for src := range want {
+		g := p.Group(fmt.Sprintf("at%d", src))
+		groups[g] = src
+		trCommit(t, &p.Source, g, topic, map[int32]int64{0: src})
+	}
+	m2, _ := trStart(t, p, fc)
+	testcluster.Eventually(t, 30*time.Second, "replicated after the gap", func() (bool, string) {
+		return len(testcluster.ReadAll(t, &p.Target, remote)[0]) == 30, ""
+	})
+	testcluster.Eventually(t, 30*time.Second, "groups synced", func() (bool, string) {
+		for g, src := range groups {
+			got, ok := committed(t, &p.Target, g, remote)[0]
+			if !ok {
+				gs, _ := groupStatusOf(m2, 0, g)
+				return false, fmt.Sprintf("%s (src %d): none yet, %+v", g, src, gs)
+			}
+			if got > want[src] {
+				t.Fatalf("%s at source %d committed %d on the target, past the exact %d (skips records)", g, src, got, want[src])
+			}
+			if got != want[src] {
+				gs, _ := groupStatusOf(m2, 0, g)
+				return false, fmt.Sprintf("%s (src %d): %d, want %d; %+v", g, src, got, want[src], gs)
+			}
+		}
+		return true, ""
+	})
+	if got := committed(t, &p.Target, gOld, remote)[0]; got != 10 {
+		t.Errorf("old group %d, want 10", got)
+	}
+}
+
+// TestGroupSyncInsideAbortedTransaction: groups committed inside an
+// aborted source transaction, on its markers and at the source's end are
+// synced to the target offset of the first record copied from their
+// offset on (the remote end while none is), never past it; after more
+// records they stay there or follow exactly.
+func TestGroupSyncInsideAbortedTransaction(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("abort")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	produceN(t, &p.Source, topic, 0, 10) // 0..9
+	for i, commit := range []kgo.TransactionEndTry{kgo.TryCommit, kgo.TryAbort} {
+		cl := testcluster.Client(t, &p.Source, kgo.TransactionalID(p.Topic(fmt.Sprint("abort-txn", i))), kgo.DefaultProduceTopic(topic))
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 5 {
+			if err := cl.ProduceSync(context.Background(), &kgo.Record{Value: fmt.Appendf(nil, "t%d-%d", i, j)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cl.EndTransaction(context.Background(), commit); err != nil {
+			t.Fatal(err)
+		}
+		cl.Close()
+	}
+	// 10..14 committed, 15 its marker, 16..20 aborted, 21 its marker.
+	if e := endOffsets(t, &p.Source, topic)[0]; e != 22 {
+		t.Fatalf("source end %d, want 22", e)
+	}
+	want := map[int64]int64{9: 9, 12: 12, 14: 14, 15: 15, 16: 15, 18: 15, 21: 15, 22: 15}
+	groups := map[string]int64{}
+	commitAt := func(src int64) {
+		g := p.Group(fmt.Sprintf("at%d", src))
+		groups[g] = src
+		trCommit(t, &p.Source, g, topic, map[int32]int64{0: src})
+	}
+	for src := range want {
+		commitAt(src)
+	}
+	m, _ := trStart(t, p, trFlow(p))
+	check := func(what string) {
+		t.Helper()
+		testcluster.Eventually(t, 30*time.Second, what, func() (bool, string) {
+			for g, src := range groups {
+				got, ok := committed(t, &p.Target, g, remote)[0]
+				if ok && got > want[src] {
+					t.Fatalf("%s at source %d committed %d on the target, past the exact %d", g, src, got, want[src])
+				}
+				if !ok || got != want[src] {
+					gs, _ := groupStatusOf(m, 0, g)
+					return false, fmt.Sprintf("%s (src %d): %d %v, want %d; %+v", g, src, got, ok, want[src], gs)
+				}
+			}
+			return true, ""
+		})
+	}
+	check("groups synced")
+	produceN(t, &p.Source, topic, 0, 3) // 22..24 -> 15..17
+	want[23], want[25] = 16, 18
+	commitAt(23)
+	commitAt(25)
+	check("groups synced after more records")
+	for g, src := range groups {
+		if gs, _ := groupStatusOf(m, 0, g); !gs.SafeToSwitch {
+			t.Errorf("%s (src %d) not SafeToSwitch: %+v", g, src, gs)
+		}
+	}
+}
+
+// TestGroupSyncOnRecreatedSourceTopic: the source topic is deleted and
+// re-created with fewer records while the flow runs; groups commit on the
+// new topic at once. Their target offsets are the new records' remote
+// offsets (the remote topic keeps the old log, the new one appended), never
+// the old log's offsets of the same number, never backwards.
+func TestGroupSyncOnRecreatedSourceTopic(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ old, new, at int64 }{{100, 10, 5}, {10, 100, 50}} {
+		t.Run(fmt.Sprintf("old%d-new%d", c.old, c.new), func(t *testing.T) {
+			t.Parallel()
+			recreatedSourceGroupSync(t, c.old, c.new, c.at)
+		})
+	}
+}
+
+func recreatedSourceGroupSync(t *testing.T, oldN, newN, at int64) {
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("recr")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	produceN(t, &p.Source, topic, 0, int(oldN))
+	gOld, gNew := p.Group("old"), p.Group("new")
+	trCommit(t, &p.Source, gOld, topic, map[int32]int64{0: oldN})
+	s := sampleInvariants(t, &p.Target, remote, gOld, gNew)
+	commits := recordCommits(t, &p.Target, gNew)
+	m, _ := trStart(t, p, trFlow(p))
+	testcluster.Eventually(t, 30*time.Second, "old group synced", func() (bool, string) {
+		got := committed(t, &p.Target, gOld, remote)
+		return got[0] == oldN, fmt.Sprintf("%v", got)
+	})
+	if _, err := testcluster.Admin(t, &p.Source).DeleteTopic(context.Background(), topic); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "source topic gone", func() (bool, string) {
+		tds, err := testcluster.Admin(t, &p.Source).ListTopics(context.Background(), topic)
+		return err == nil && tds[topic].Err != nil, fmt.Sprint(err)
+	})
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	produceN(t, &p.Source, topic, 0, int(newN)) // remote oldN..
+	trCommit(t, &p.Source, gNew, topic, map[int32]int64{0: at})
+	trCommit(t, &p.Source, gOld, topic, map[int32]int64{0: 3})
+	s.limit(gNew, oldN+at)
+	testcluster.Eventually(t, 30*time.Second, "groups synced on the new log", func() (bool, string) {
+		gotNew, gotOld := committed(t, &p.Target, gNew, remote), committed(t, &p.Target, gOld, remote)
+		gsN, _ := groupStatusOf(m, 0, gNew)
+		gsO, _ := groupStatusOf(m, 0, gOld)
+		return gotNew[0] == oldN+at && gotOld[0] == oldN+3, fmt.Sprintf("new %v %+v; old %v %+v", gotNew, gsN, gotOld, gsO)
+	})
+	s.finish()
+	if got := commits(); len(got) != 1 || got[0] != oldN+at {
+		t.Errorf("offsets committed into %s: %v, want [%d] (only the exact translation)", gNew, got, oldN+at)
+	}
+}
+
+// recordCommits records the offsets committed into group on c (kfake
+// only: on real brokers it records nothing and the returned func returns
+// nil).
+func recordCommits(t *testing.T, c *testcluster.Cluster, group string) func() []int64 {
+	if c.Fake == nil {
+		return func() []int64 { return nil }
+	}
+	var mu sync.Mutex
+	var got []int64
+	c.Fake.ControlKey(int16(kmsg.OffsetCommit), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		c.Fake.KeepControl()
+		req := kreq.(*kmsg.OffsetCommitRequest)
+		if req.Group == group {
+			mu.Lock()
+			for _, rt := range req.Topics {
+				for _, rp := range rt.Partitions {
+					got = append(got, rp.Offset)
+				}
+			}
+			mu.Unlock()
+		}
+		return nil, nil, false
+	})
+	return func() []int64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]int64(nil), got...)
+	}
+}
+
+// TestGroupSyncNeverCommitsWhileFailedOverConsumerIsMember: a consumer of
+// the group fails over to the target (joins there, reads on, commits
+// ahead of the source) while the source group also moves on. No simple
+// (member-less) commit reaches the group while it has a member; once the
+// consumer left, the target group stays ahead until the source passes it.
+func TestGroupSyncNeverCommitsWhileFailedOverConsumerIsMember(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("records the target's OffsetCommit requests with kfake's control hooks")
+	}
+	topic := p.Topic("fo")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	produceN(t, &p.Source, topic, 0, 100)
+	g := p.Group("fo")
+	trCommit(t, &p.Source, g, topic, map[int32]int64{0: 40})
+	m, _ := trStart(t, p, trFlow(p))
+	testcluster.Eventually(t, 30*time.Second, "synced", func() (bool, string) {
+		got := committed(t, &p.Target, g, remote)
+		return got[0] == 40, fmt.Sprintf("%v", got)
+	})
+	var mu sync.Mutex
+	var simple []int64
+	p.Target.Fake.ControlKey(int16(kmsg.OffsetCommit), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		p.Target.Fake.KeepControl()
+		req := kreq.(*kmsg.OffsetCommitRequest)
+		if req.Group == g && req.MemberID == "" {
+			mu.Lock()
+			for _, rt := range req.Topics {
+				for _, rp := range rt.Partitions {
+					simple = append(simple, rp.Offset)
+				}
+			}
+			mu.Unlock()
+		}
+		return nil, nil, false
+	})
+	cl := joinAndCommit(t, &p.Target, g, remote, 60) // 40..99: commits 100
+	testcluster.Eventually(t, 30*time.Second, "active on target", func() (bool, string) {
+		gs, _ := groupStatusOf(m, 0, g)
+		return gs.Reason == "active on target", fmt.Sprintf("%+v", gs)
+	})
+	mu.Lock()
+	simple = nil // commits sent before the status said active may have raced the join
+	mu.Unlock()
+	for _, o := range []int64{70, 90, 100} {
+		trCommit(t, &p.Source, g, topic, map[int32]int64{0: o})
+		testcluster.Eventually(t, 30*time.Second, "source offset seen", func() (bool, string) {
+			gs, _ := groupStatusOf(m, 0, g)
+			return len(gs.Partitions) == 1 && gs.Partitions[0].SourceOffset == o, fmt.Sprintf("%+v", gs)
+		})
+	}
+	time.Sleep(500 * time.Millisecond) // five sync intervals
+	mu.Lock()
+	if len(simple) != 0 {
+		t.Errorf("simple commits into %s while it had a member: %v", g, simple)
+	}
+	mu.Unlock()
+	if got := committed(t, &p.Target, g, remote)[0]; got != 100 {
+		t.Errorf("target offset while the consumer is a member %d, want 100 (its own)", got)
+	}
+	cl.Close()
+	produceN(t, &p.Source, topic, 0, 50) // 100..149
+	trCommit(t, &p.Source, g, topic, map[int32]int64{0: 120})
+	testcluster.Eventually(t, 30*time.Second, "synced after the consumer left", func() (bool, string) {
+		got := committed(t, &p.Target, g, remote)
+		gs, _ := groupStatusOf(m, 0, g)
+		return got[0] == 120 && gs.SafeToSwitch, fmt.Sprintf("%v %+v", got, gs)
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, o := range simple {
+		if o < 100 || o > 120 {
+			t.Errorf("simple commit of %d into %s after the consumer left (target at 100, translation 120)", o, g)
+		}
+	}
+}
