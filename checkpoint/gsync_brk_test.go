@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
@@ -144,5 +145,47 @@ func TestGroupSyncThousandsOfPartitionsOneGroup(t *testing.T) {
 	}
 	if ahead != wantAhead {
 		t.Errorf("%d partitions target-ahead, want %d", ahead, wantAhead)
+	}
+}
+
+// TestGroupSyncOffsetMinusOneAndMetadata: a target group whose committed
+// offset is -1 (a non-Java client's "none") on one partition and a real
+// one on the other; the source group commits with leader epochs and
+// metadata. The -1 counts as no offset: both partitions get the
+// translation, with the source commit's metadata.
+func TestGroupSyncOffsetMinusOneAndMetadata(t *testing.T) {
+	f := newFixture(t, 2, 100)
+	for part := int32(0); part < 2; part++ {
+		f.syncs(part, [2]int64{0, 0}, [2]int64{99, 99})
+		f.runs(part, [5]int64{-1, -1, 0, 0, 100})
+	}
+	g := f.p.Group("m1")
+	var src kadm.Offsets
+	src.Add(kadm.Offset{Topic: f.topic, Partition: 0, At: 70, LeaderEpoch: 7, Metadata: "meta-0"})
+	src.Add(kadm.Offset{Topic: f.topic, Partition: 1, At: 80, LeaderEpoch: 3, Metadata: "meta-1"})
+	ctx := context.Background()
+	if err := testcluster.Admin(t, &f.p.Source).CommitAllOffsets(ctx, g, src); err != nil {
+		t.Fatal(err)
+	}
+	var tgt kadm.Offsets
+	tgt.Add(kadm.Offset{Topic: f.remote, Partition: 0, At: -1, LeaderEpoch: -1})
+	tgt.Add(kadm.Offset{Topic: f.remote, Partition: 1, At: 20, LeaderEpoch: 5, Metadata: "old"})
+	if err := testcluster.Admin(t, &f.p.Target).CommitAllOffsets(ctx, g, tgt); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := f.start(withSync)
+	testcluster.Eventually(t, 20*time.Second, "synced", func() (bool, string) {
+		got := groupOffsets(t, &f.p.Target, g, f.remote)
+		gs, _ := groupStatus(e, g)
+		return got[0] == 70 && got[1] == 80 && gs.SafeToSwitch, fmt.Sprintf("%v %+v", got, gs)
+	})
+	resp, err := testcluster.Admin(t, &f.p.Target).FetchOffsets(ctx, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for part, md := range map[int32]string{0: "meta-0", 1: "meta-1"} {
+		if o, _ := resp.Lookup(f.remote, part); o.Metadata != md {
+			t.Errorf("partition %d metadata %q, want %q", part, o.Metadata, md)
+		}
 	}
 }

@@ -310,3 +310,48 @@ func TestGroupSyncNeverCommitsWhileFailedOverConsumerIsMember(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupsExcludeFullMatch: groups.exclude regexes match whole names (as
+// MM2's): an excluded group is neither checkpointed nor synced, and a
+// group whose name only contains an excluded pattern is; the default
+// exclusions (console-consumer-.*, connect-.*, __.*) hold with a list of
+// one's own only when it repeats them.
+func TestGroupsExcludeFullMatch(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("gx")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	produceN(t, &p.Source, topic, 0, 20)
+	skipped := []string{p.Group("skip-1"), p.Group("b")}
+	kept := []string{p.Group("xskip-1"), p.Group("bb"), p.Group("console-consumer-1")}
+	for i, g := range append(append([]string{}, skipped...), kept...) {
+		trCommit(t, &p.Source, g, topic, map[int32]int64{0: int64(10 + i)})
+	}
+	fc := trFlow(p)
+	fc.GroupsExclude = []string{"skip-.*", "a|b"}
+	if p.Real {
+		fc.GroupsExclude = []string{"skip-.*-" + p.Topic("")[1:], "(a|b)" + p.Topic("")}
+	}
+	m, _ := trStart(t, p, fc)
+	testcluster.Eventually(t, 30*time.Second, "kept groups synced", func() (bool, string) {
+		for i, g := range kept {
+			if got := committed(t, &p.Target, g, remote); got[0] != int64(10+len(skipped)+i) {
+				return false, fmt.Sprintf("%s: %v", g, got)
+			}
+		}
+		return true, ""
+	})
+	cps := readCheckpoints(t, p)
+	for _, g := range skipped {
+		if got := committed(t, &p.Target, g, remote); len(got) != 0 {
+			t.Errorf("excluded %s synced: %v", g, got)
+		}
+		if cp, ok := cps[g+"/"+remote+"/0"]; ok {
+			t.Errorf("excluded %s checkpointed: %+v", g, cp)
+		}
+		if gs, ok := groupStatusOf(m, 0, g); ok {
+			t.Errorf("excluded %s in the status: %+v", g, gs)
+		}
+	}
+}
