@@ -372,9 +372,15 @@ func (e *Emitter) targetOffsetsOf(g *groupEntry, rg *kmsg.OffsetFetchResponseGro
 	}
 	to.offsets = make(map[cpKeyTP]int64, len(g.parts))
 	e.eachTargetPart(g, rg, func(pe *partEntry, rp *kmsg.OffsetFetchResponseGroupTopicPartition) bool {
-		if rp.ErrorCode == 0 {
-			to.offsets[pe.cpKey()] = rp.Offset
+		if rp.ErrorCode != 0 {
+			// The partition's offset is unknown, not absent: planned as
+			// none, a translation below it would move the group back.
+			// The group is skipped and retried next round.
+			to.err = fmt.Errorf("%s-%d: %w", pe.remote, rp.Partition, kerr.ErrorForCode(rp.ErrorCode))
+			to.offsets = nil
+			return false
 		}
+		to.offsets[pe.cpKey()] = rp.Offset
 		return true
 	})
 	return to
@@ -407,6 +413,9 @@ func (e *Emitter) applyPlan(batch []*groupEntry, in syncInputs, plan syncPlan) {
 		g.active, g.syncErr = gs.active, gs.err
 		if gs.err != "" {
 			g.syncPending = true
+			for _, pe := range g.parts {
+				pe.setSyncReason(gs.err) // the partitions' reason, not "not synced yet"
+			}
 		}
 		for _, ps := range gs.parts {
 			pe := g.parts.get(tpKey{topic: e.sourceOf[ps.key.remote], partition: ps.key.partition})

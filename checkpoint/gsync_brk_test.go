@@ -3,12 +3,16 @@ package checkpoint
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
@@ -188,4 +192,93 @@ func TestGroupSyncOffsetMinusOneAndMetadata(t *testing.T) {
 			t.Errorf("partition %d metadata %q, want %q", part, o.Metadata, md)
 		}
 	}
+}
+
+// TestGroupSyncNeverRewindsOnTargetFetchPartitionError: the target's
+// OffsetFetch answers a partition of an idle group with an error (say
+// TOPIC_AUTHORIZATION_FAILED) instead of its offset (100, ahead of the
+// translation 65). The offset is unknown, not absent: committing the
+// translation would move the group back from 100 to 65.
+func TestGroupSyncNeverRewindsOnTargetFetchPartitionError(t *testing.T) {
+	f := newFixture(t, 1, 100)
+	if f.p.Target.Fake == nil {
+		t.Skip("injects an OffsetFetch partition error with kfake's control hooks")
+	}
+	f.syncs(0, [2]int64{0, 0}, [2]int64{99, 99})
+	f.runs(0, [5]int64{-1, -1, 0, 0, 100})
+	g := f.p.Group("ahead")
+	f.commit(&f.p.Source, g, f.topic, map[int32]int64{0: 60})
+	f.commit(&f.p.Target, g, f.remote, map[int32]int64{0: 100})
+	tds, err := testcluster.Admin(t, &f.p.Target).ListTopics(context.Background(), f.remote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remoteID := tds[f.remote].ID // v10 answers name topics by ID only
+	var inject atomic.Bool
+	var injected atomic.Int64
+	f.p.Target.Fake.ControlKey(int16(kmsg.OffsetFetch), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		f.p.Target.Fake.KeepControl()
+		req := kreq.(*kmsg.OffsetFetchRequest)
+		// The test's own reads (stableOffset) ask for stable offsets.
+		if !inject.Load() || req.RequireStable || len(req.Groups) != 1 || req.Groups[0].Group != g {
+			return nil, nil, false
+		}
+		injected.Add(1)
+		resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+		rg := kmsg.NewOffsetFetchResponseGroup()
+		rg.Group = g
+		rt := kmsg.NewOffsetFetchResponseGroupTopic()
+		rt.Topic, rt.TopicID = f.remote, remoteID
+		rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = 0, -1, -1, kerr.TopicAuthorizationFailed.Code
+		rt.Partitions = append(rt.Partitions, rp)
+		rg.Topics = append(rg.Topics, rt)
+		resp.Groups = append(resp.Groups, rg)
+		return resp, nil, true
+	})
+	e, _ := f.start(withSync)
+	testcluster.Eventually(t, 20*time.Second, "target ahead", func() (bool, string) {
+		gs, _ := groupStatus(e, g)
+		return len(gs.Partitions) == 1 && gs.Partitions[0].Reason == ReasonTargetAhead, fmt.Sprintf("%+v", gs)
+	})
+	inject.Store(true)
+	f.commit(&f.p.Source, g, f.topic, map[int32]int64{0: 65})
+	// Until the status says why, or the group moved.
+	testcluster.Eventually(t, 20*time.Second, "the status names the fetch error", func() (bool, string) {
+		gs, _ := groupStatus(e, g)
+		return stableOffset(t, &f.p.Target, g, f.remote, 0) != 100 ||
+			len(gs.Partitions) == 1 && gs.Partitions[0].SourceOffset == 65 && strings.Contains(gs.Reason, "TOPIC_AUTHORIZATION_FAILED"), fmt.Sprintf("%d fetches; %+v", injected.Load(), gs)
+	})
+	if got := stableOffset(t, &f.p.Target, g, f.remote, 0); got != 100 {
+		t.Fatalf("target offset %d after a fetch that failed for its partition, want 100 (never backwards)", got)
+	}
+	gs, _ := groupStatus(e, g)
+	if gs.SafeToSwitch || gs.State == StateSynced {
+		t.Errorf("status %+v: synced while its target offset is unknown", gs)
+	}
+	// The broker answers again: the group is ahead, untouched.
+	inject.Store(false)
+	testcluster.Eventually(t, 20*time.Second, "target ahead again", func() (bool, string) {
+		gs, _ := groupStatus(e, g)
+		return len(gs.Partitions) == 1 && gs.Partitions[0].Reason == ReasonTargetAhead && gs.Partitions[0].TargetOffset == 100, fmt.Sprintf("%+v", gs)
+	})
+	if got := stableOffset(t, &f.p.Target, g, f.remote, 0); got != 100 {
+		t.Fatalf("target offset %d, want 100", got)
+	}
+}
+
+// stableOffset returns group's committed offset of topic's partition on c
+// (-1 none), read with RequireStable set.
+func stableOffset(t *testing.T, c *testcluster.Cluster, group, topic string, partition int32) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(kadm.RequireStable(context.Background()), 10*time.Second)
+	defer cancel()
+	resp, err := testcluster.Admin(t, c).FetchOffsets(ctx, group)
+	if err != nil {
+		t.Fatalf("fetch offsets of %s on %s: %v", group, c.Alias, err)
+	}
+	if o, ok := resp.Lookup(topic, partition); ok && o.Err == nil {
+		return o.At
+	}
+	return -1
 }
