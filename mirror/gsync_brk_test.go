@@ -355,3 +355,88 @@ func TestGroupsExcludeFullMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupSyncSkipsKIP848ConsumerGroupMember: the failed-over consumer
+// joins the target group with the KIP-848 protocol (server-side
+// assignment; states Assigning, Reconciling, Stable): the group is active,
+// kmirror sends it no commit while the member stays, and syncs it after the
+// member left.
+func TestGroupSyncSkipsKIP848ConsumerGroupMember(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("records the target's OffsetCommit requests with kfake's control hooks")
+	}
+	topic := p.Topic("k848")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	produceN(t, &p.Source, topic, 0, 100)
+	g := p.Group("k848")
+	trCommit(t, &p.Source, g, topic, map[int32]int64{0: 40})
+	m, _ := trStart(t, p, trFlow(p))
+	testcluster.Eventually(t, 30*time.Second, "synced", func() (bool, string) {
+		got := committed(t, &p.Target, g, remote)
+		return got[0] == 40, fmt.Sprintf("%v", got)
+	})
+	var mu sync.Mutex
+	var simple []int64
+	p.Target.Fake.ControlKey(int16(kmsg.OffsetCommit), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		p.Target.Fake.KeepControl()
+		req := kreq.(*kmsg.OffsetCommitRequest)
+		if req.Group == g && req.MemberID == "" {
+			mu.Lock()
+			for _, rt := range req.Topics {
+				for _, rp := range rt.Partitions {
+					simple = append(simple, rp.Offset)
+				}
+			}
+			mu.Unlock()
+		}
+		return nil, nil, false
+	})
+	cl := testcluster.Client(t, &p.Target, kgo.ConsumerGroup(g), kgo.ConsumeTopics(remote), kgo.ServerSideBalancer(),
+		kgo.Balancers(kgo.RangeBalancer()), kgo.DisableAutoCommit())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var read []*kgo.Record
+	for len(read) < 30 {
+		fs := cl.PollRecords(ctx, 30-len(read))
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		read = append(read, fs.Records()...)
+	}
+	if read[0].Offset != 40 {
+		t.Fatalf("the consumer started at %d, want 40 (the synced offset)", read[0].Offset)
+	}
+	if err := cl.CommitRecords(ctx, read[29]); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "active on target", func() (bool, string) {
+		gs, _ := groupStatusOf(m, 0, g)
+		return gs.Reason == "active on target", fmt.Sprintf("%+v", gs)
+	})
+	mu.Lock()
+	simple = nil
+	mu.Unlock()
+	trCommit(t, &p.Source, g, topic, map[int32]int64{0: 90})
+	testcluster.Eventually(t, 30*time.Second, "source offset seen", func() (bool, string) {
+		gs, _ := groupStatusOf(m, 0, g)
+		return len(gs.Partitions) == 1 && gs.Partitions[0].SourceOffset == 90, fmt.Sprintf("%+v", gs)
+	})
+	time.Sleep(500 * time.Millisecond) // five sync intervals
+	mu.Lock()
+	if len(simple) != 0 {
+		t.Errorf("simple commits into %s while it had a KIP-848 member: %v", g, simple)
+	}
+	mu.Unlock()
+	if got := committed(t, &p.Target, g, remote)[0]; got != 70 {
+		t.Errorf("target offset while the consumer is a member %d, want 70 (its own)", got)
+	}
+	cl.Close()
+	testcluster.Eventually(t, 30*time.Second, "synced after the consumer left", func() (bool, string) {
+		got := committed(t, &p.Target, g, remote)
+		gs, _ := groupStatusOf(m, 0, g)
+		return got[0] == 90 && gs.SafeToSwitch, fmt.Sprintf("%v %+v", got, gs)
+	})
+}
