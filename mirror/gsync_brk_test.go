@@ -440,3 +440,73 @@ func TestGroupSyncSkipsKIP848ConsumerGroupMember(t *testing.T) {
 		return got[0] == 90 && gs.SafeToSwitch, fmt.Sprintf("%v %+v", got, gs)
 	})
 }
+
+// TestGroupSyncOnCompactedSourceAfterRestart: a compacted source topic is
+// compacted while the flow is down, between what it copied (0..9) and
+// what it copies after its restart: most of the records 10..29 are holes. Groups in the holes, on survivors and at the end are synced to
+// the target offset of the first record copied from their offset on.
+func TestGroupSyncOnCompactedSourceAfterRestart(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Source.Fake == nil {
+		t.Skip("compacts with kfake's Compact")
+	}
+	topic := p.Topic("cmp")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, map[string]*string{"cleanup.policy": strp("compact")})
+	for i := range 10 {
+		testcluster.Produce(t, &p.Source, &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, "a%d", i), Value: []byte("v")})
+	}
+	m, stop := trStart(t, p, trFlow(p))
+	waitReplicated(t, m, 10)
+	stop()
+	for i := 10; i < 30; i++ {
+		testcluster.Produce(t, &p.Source, &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, "k%d", i%4), Value: fmt.Appendf(nil, "v%d", i)})
+	}
+	p.Source.Fake.Compact()
+	var left []int64
+	for _, r := range testcluster.ReadAll(t, &p.Source, topic)[0] {
+		left = append(left, r.Offset)
+	}
+	if len(left) < 12 || left[9] != 9 || left[10] < 20 || left[len(left)-1] != 29 {
+		t.Fatalf("source offsets after compaction %v, want 0..9 then a few of 20..29", left)
+	}
+	// The exact translation of src: the index of the first record left at
+	// or after it (the remote offset it was copied to), else the end.
+	want := map[int64]int64{}
+	for _, src := range []int64{9, 10, 15, left[10] - 1, left[10], left[10] + 1, 29, 30} {
+		want[src] = int64(len(left))
+		for i, o := range left {
+			if o >= src {
+				want[src] = int64(i)
+				break
+			}
+		}
+	}
+	t.Logf("source offsets left %v; exact translations %v", left, want)
+	groups := map[string]int64{}
+	for src := range want {
+		g := p.Group(fmt.Sprintf("c%d", src))
+		groups[g] = src
+		trCommit(t, &p.Source, g, topic, map[int32]int64{0: src})
+	}
+	m2, _ := trStart(t, p, trFlow(p))
+	testcluster.Eventually(t, 30*time.Second, "groups synced", func() (bool, string) {
+		for g, src := range groups {
+			got, ok := committed(t, &p.Target, g, remote)[0]
+			if ok && got > want[src] {
+				t.Fatalf("%s at source %d committed %d, past the exact %d", g, src, got, want[src])
+			}
+			if !ok || got != want[src] {
+				gs, _ := groupStatusOf(m2, 0, g)
+				return false, fmt.Sprintf("%s (src %d): %d %v, want %d; %+v", g, src, got, ok, want[src], gs)
+			}
+		}
+		return true, ""
+	})
+	for g, src := range groups {
+		if gs, _ := groupStatusOf(m2, 0, g); !gs.SafeToSwitch {
+			t.Errorf("%s (src %d) not SafeToSwitch: %+v", g, src, gs)
+		}
+	}
+}
