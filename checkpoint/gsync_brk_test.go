@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -274,6 +275,9 @@ func stableOffset(t *testing.T, c *testcluster.Cluster, group, topic string, par
 	ctx, cancel := context.WithTimeout(kadm.RequireStable(context.Background()), 10*time.Second)
 	defer cancel()
 	resp, err := testcluster.Admin(t, c).FetchOffsets(ctx, group)
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return -1 // kfake's answer for an unknown group
+	}
 	if err != nil {
 		t.Fatalf("fetch offsets of %s on %s: %v", group, c.Alias, err)
 	}
@@ -281,4 +285,52 @@ func stableOffset(t *testing.T, c *testcluster.Cluster, group, topic string, par
 		return o.At
 	}
 	return -1
+}
+
+// TestGroupSyncAfterTargetGroupDeletedAndRecreatedLower: an idle target
+// group synced at 60 is deleted by an operator (synced again at 60), then
+// deleted and re-created lower (10) by a consumer that commits and leaves
+// between two rounds: a sweep finds it and syncs it forward to 60 again; a
+// group re-created ahead (90) is left there.
+func TestGroupSyncAfterTargetGroupDeletedAndRecreatedLower(t *testing.T) {
+	f := newFixture(t, 1, 100)
+	f.syncs(0, [2]int64{0, 0}, [2]int64{99, 99})
+	f.runs(0, [5]int64{-1, -1, 0, 0, 100})
+	g := f.p.Group("reset")
+	f.commit(&f.p.Source, g, f.topic, map[int32]int64{0: 60})
+	e := f.startSweeping(time.Second, withSync)
+	synced := func(what string, want int64) {
+		t.Helper()
+		testcluster.Eventually(t, 20*time.Second, what, func() (bool, string) {
+			got := stableOffset(t, &f.p.Target, g, f.remote, 0)
+			gs, _ := groupStatus(e, g)
+			return got == want && len(gs.Partitions) == 1 && gs.Partitions[0].TargetOffset == want, fmt.Sprintf("%d %+v", got, gs)
+		})
+	}
+	synced("synced", 60)
+	adm := testcluster.Admin(t, &f.p.Target)
+	deleteGroup := func() {
+		t.Helper()
+		resp, err := adm.DeleteGroups(context.Background(), g)
+		if err == nil {
+			err = resp.Error()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	deleteGroup()
+	synced("synced again after the deletion", 60)
+	deleteGroup()
+	f.commit(&f.p.Target, g, f.remote, map[int32]int64{0: 10})
+	synced("synced forward after the re-creation lower", 60)
+	deleteGroup()
+	f.commit(&f.p.Target, g, f.remote, map[int32]int64{0: 90})
+	testcluster.Eventually(t, 20*time.Second, "target ahead", func() (bool, string) {
+		gs, _ := groupStatus(e, g)
+		return len(gs.Partitions) == 1 && gs.Partitions[0].TargetOffset == 90 && gs.Partitions[0].Reason == ReasonTargetAhead, fmt.Sprintf("%+v", gs)
+	})
+	if got := stableOffset(t, &f.p.Target, g, f.remote, 0); got != 90 {
+		t.Errorf("target offset %d, want 90 (never backwards)", got)
+	}
 }
