@@ -927,8 +927,25 @@ func (e *Emitter) viewChanges(v *targetView, queueC func(*partEntry)) {
 				for _, pe := range m {
 					queueC(pe)
 					pe.g.syncDirty = true
+					e.touch(pe.g)
 				}
 			}
+		}
+	}
+	// A remote topic missing from the listing keeps its syncs and
+	// checkpoints (a metadata blip must not drop them), but its group
+	// partitions' statuses say so while it is missing: a consumer failing
+	// over has nothing to read (they said SafeToSwitch).
+	for remote := range v.missing {
+		if !e.remoteGone[remote] {
+			e.remoteGone[remote] = true
+			all(remote, -1)
+		}
+	}
+	for remote := range v.ids {
+		if e.remoteGone[remote] {
+			delete(e.remoteGone, remote)
+			all(remote, -1)
 		}
 	}
 	for remote, id := range v.ids {
@@ -1450,9 +1467,13 @@ func (e *Emitter) groupStatus(g *groupEntry) GroupStatus {
 				cpExact++
 			}
 		}
+		gone := e.remoteGone[pe.remote]
 		if b, ok := e.best(g.name, pe); ok {
 			ps.Translated = b
 			translated++
+			if gone {
+				ps.Reason = ReasonRemoteTopicMissing
+			}
 			have := ps.Checkpointed
 			if e.cfg.SyncGroupOffsets {
 				have = pe.targetOffset
@@ -1475,7 +1496,7 @@ func (e *Emitter) groupStatus(g *groupEntry) GroupStatus {
 					exactReason = ps.Reason
 				}
 			}
-			if have == b {
+			if have == b && !gone {
 				done++
 				if ps.Exact {
 					exact++

@@ -444,6 +444,7 @@ type Emitter struct {
 	dstCluster  string              // target cluster ID at the last listing
 	remoteIDs   map[string][16]byte // remote topic IDs at their last listing
 	remoteEnds  map[cpKeyTP]int64   // remote partitions' log ends at their last listing
+	remoteGone  map[string]bool     // remote topics missing at their last listing (statuses)
 	srcIDs      map[string][16]byte // source topic IDs at their last listing
 	// retired holds per remote topic the IDs a listing showed replaced by
 	// another: Kafka never gives a topic ID twice, so a listing showing
@@ -527,6 +528,7 @@ func NewEmitter(cfg EmitterConfig) (*Emitter, error) {
 		retired:    map[string]map[[16]byte]bool{},
 		candidate:  map[string][16]byte{},
 		remoteEnds: map[cpKeyTP]int64{},
+		remoteGone: map[string]bool{},
 		srcIDs:     map[string][16]byte{},
 		byPart:     map[tpKey][]*partEntry{},
 		remoteRefs: map[string]int{},

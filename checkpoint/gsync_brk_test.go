@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -333,4 +334,38 @@ func TestGroupSyncAfterTargetGroupDeletedAndRecreatedLower(t *testing.T) {
 	if got := stableOffset(t, &f.p.Target, g, f.remote, 0); got != 90 {
 		t.Errorf("target offset %d, want 90 (never backwards)", got)
 	}
+}
+
+// TestRemoteTopicMissingNotSafeToSwitchWithoutSync is
+// TestRemoteTopicDeletedNotSafeToSwitch without group offset sync: the
+// group's status said SafeToSwitch with no reason while its remote topic
+// was missing from the target's listings (it only defers checkpoints, a
+// metadata blip must not drop syncs). It says the topic is missing, and
+// SafeToSwitch again once the listings show it (the same topic: a blip).
+func TestRemoteTopicMissingNotSafeToSwitchWithoutSync(t *testing.T) {
+	f := newFixture(t, 1, 100)
+	if f.p.Target.Fake == nil {
+		t.Skip("hides the remote topic with a kfake fault on Metadata")
+	}
+	f.syncs(0, [2]int64{0, 0}, [2]int64{99, 99})
+	f.runs(0, [5]int64{-1, -1, 0, 0, 100})
+	g := f.p.Group("g")
+	f.commit(&f.p.Source, g, f.topic, map[int32]int64{0: 60})
+	e := f.startSweeping(time.Second)
+	testcluster.Eventually(t, 20*time.Second, "safe to switch", func() (bool, string) {
+		gs, _ := groupStatus(e, g)
+		return gs.SafeToSwitch, fmt.Sprintf("%+v", gs)
+	})
+	hide := f.p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Metadata}, Topic: f.remote, Err: kerr.UnknownTopicOrPartition, Count: -1})
+	testcluster.Eventually(t, 20*time.Second, "remote topic missing", func() (bool, string) {
+		gs, _ := groupStatus(e, g)
+		return len(gs.Partitions) == 1 && gs.Partitions[0].Reason == ReasonRemoteTopicMissing &&
+			gs.Reason == ReasonRemoteTopicMissing && !gs.SafeToSwitch && gs.State == StateCheckpointed, fmt.Sprintf("%+v", gs)
+	})
+	hide.Remove()
+	testcluster.Eventually(t, 20*time.Second, "safe to switch again", func() (bool, string) {
+		gs, _ := groupStatus(e, g)
+		return gs.SafeToSwitch && gs.Reason == "" && gs.Partitions[0].Reason == "" && gs.Partitions[0].Translated == 60 &&
+			gs.Partitions[0].Checkpointed == 60, fmt.Sprintf("%+v", gs)
+	})
 }
