@@ -372,6 +372,13 @@ func (e *Emitter) targetOffsetsOf(g *groupEntry, rg *kmsg.OffsetFetchResponseGro
 	}
 	to.offsets = make(map[cpKeyTP]int64, len(g.parts))
 	e.eachTargetPart(g, rg, func(pe *partEntry, rp *kmsg.OffsetFetchResponseGroupTopicPartition) bool {
+		if rp.ErrorCode == kerr.UnknownTopicOrPartition.Code || rp.ErrorCode == kerr.UnknownTopicID.Code {
+			// The remote topic is not there: its offsets went with it
+			// (absent, as for a deleted topic answered -1). Skipping the
+			// group would keep its other partitions unsynced until the
+			// topic came back.
+			return true
+		}
 		if rp.ErrorCode != 0 {
 			// The partition's offset is unknown, not absent: planned as
 			// none, a translation below it would move the group back.

@@ -369,3 +369,53 @@ func TestRemoteTopicMissingNotSafeToSwitchWithoutSync(t *testing.T) {
 			gs.Partitions[0].Checkpointed == 60, fmt.Sprintf("%+v", gs)
 	})
 }
+
+// TestGroupSyncUnknownTopicPartitionErrorIsAbsent: a target OffsetFetch
+// answering a partition UNKNOWN_TOPIC_OR_PARTITION says its remote topic is
+// not there, so the group has no offset on it: the group is synced, not
+// skipped as for an offset that exists but could not be read
+// (TestGroupSyncNeverRewindsOnTargetFetchPartitionError), which would
+// leave its other partitions unsynced until the topic came back.
+func TestGroupSyncUnknownTopicPartitionErrorIsAbsent(t *testing.T) {
+	f := newFixture(t, 1, 100)
+	if f.p.Target.Fake == nil {
+		t.Skip("injects an OffsetFetch partition error with kfake's control hooks")
+	}
+	f.syncs(0, [2]int64{0, 0}, [2]int64{99, 99})
+	f.runs(0, [5]int64{-1, -1, 0, 0, 100})
+	g := f.p.Group("unknown")
+	f.commit(&f.p.Source, g, f.topic, map[int32]int64{0: 65})
+	tds, err := testcluster.Admin(t, &f.p.Target).ListTopics(context.Background(), f.remote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remoteID := tds[f.remote].ID // v10 answers name topics by ID only
+	var injected atomic.Int64
+	f.p.Target.Fake.ControlKey(int16(kmsg.OffsetFetch), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		f.p.Target.Fake.KeepControl()
+		req := kreq.(*kmsg.OffsetFetchRequest)
+		if req.RequireStable || len(req.Groups) != 1 || req.Groups[0].Group != g {
+			return nil, nil, false
+		}
+		injected.Add(1)
+		resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+		rg := kmsg.NewOffsetFetchResponseGroup()
+		rg.Group = g
+		rt := kmsg.NewOffsetFetchResponseGroupTopic()
+		rt.Topic, rt.TopicID = f.remote, remoteID
+		rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+		rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = 0, -1, -1, kerr.UnknownTopicOrPartition.Code
+		rt.Partitions = append(rt.Partitions, rp)
+		rg.Topics = append(rg.Topics, rt)
+		resp.Groups = append(resp.Groups, rg)
+		return resp, nil, true
+	})
+	e, _ := f.start(withSync)
+	testcluster.Eventually(t, 20*time.Second, "the group synced at 65", func() (bool, string) {
+		gs, _ := groupStatus(e, g)
+		return stableOffset(t, &f.p.Target, g, f.remote, 0) == 65, fmt.Sprintf("%d fetches; %+v", injected.Load(), gs)
+	})
+	if injected.Load() == 0 {
+		t.Fatal("no OffsetFetch of the group was answered with the error")
+	}
+}
