@@ -637,7 +637,8 @@ func (f *flow) start(ctx context.Context) error {
 		gap: f.recordGap, health: f.unitHealth, owns: f.owns, prov: f.prov, skipped: f.skippedRecords,
 		partRetryFirst: f.partRetryFirst, hooks: f.hooks, topicLimit: f.topicLimit, setTopicLimit: f.setTopicLimit,
 		txnID: func(slot int32) string { return transactionalID(f.groupID, slot) }, tailNoted: f.tailNoted,
-		merged: f.skips.noCheckpoints, statusSeq: &f.statusSeq, syncEpoch: &f.syncEpoch}
+		merged: f.skips.noCheckpoints, statusSeq: &f.statusSeq, syncEpoch: &f.syncEpoch,
+		limitSynced: !f.cfg.DisableTopicConfigSync && f.configs.Match("max.message.bytes")}
 	env.stampOffset = f.prov != nil && !f.cfg.DisableTailResume
 	env.tail = env.stampOffset && !f.cfg.ExactlyOnce && !f.cfg.ShallowCopy
 	if f.syncCl.Load() != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -160,7 +161,26 @@ func (u *unit) tooLarge(remote string, r *kgo.Record, size, lim int64) *RecordTo
 		setting = fmt.Sprintf("max.message.bytes of %s on %s (%d bytes, Kafka's default, assumed: it could not be read from the target)",
 			remote, u.env.dst.Alias, lim)
 	}
-	return &RecordTooLargeError{Offset: r.Offset, Size: size, Limit: lim, Setting: setting, Assumed: assumed}
+	e := &RecordTooLargeError{Offset: r.Offset, Size: size, Limit: lim, Setting: setting, Assumed: assumed}
+	if !assumed {
+		e.synced = u.env.limitSynced
+		// A record the source took may be pushed over the limit it
+		// copied there by the provenance header alone (a helper trying
+		// to break the record limits: raising the remote topic's limit,
+		// as the error asked, was set back by config sync).
+		for i, h := range r.Headers {
+			if h.Key != ProvenanceHeader {
+				continue
+			}
+			bare := *r
+			bare.Headers = append(append([]kgo.RecordHeader(nil), r.Headers[:i]...), r.Headers[i+1:]...)
+			if bs := recordBatchSize(&bare); bs <= lim {
+				e.header = size - bs
+			}
+			break
+		}
+	}
+	return e
 }
 
 // limitSetting names the setting that holds the record limit of remote topic
@@ -196,6 +216,12 @@ type RecordTooLargeError struct {
 	// restarted automatically with backoff: each restart reads the limit
 	// again, and a remote topic that accepts the record gets it.
 	Assumed bool
+
+	// header is the size of the provenance header when the record fits
+	// the limit without it (0: it does not); synced says config sync
+	// copies the source topic's max.message.bytes to the remote topic.
+	header int64
+	synced bool
 }
 
 // Error names the record, its size, the limit and what to change.
@@ -205,10 +231,25 @@ func (e *RecordTooLargeError) Error() string {
 			"grant DESCRIBE_CONFIGS on the remote topic (ACLS.md) so that its limit can be read; the partition is retried automatically "+
 			"and reads the limit again; nothing after this record was produced", e.Offset, e.Size, e.Setting)
 	}
-	return fmt.Sprintf("MESSAGE_TOO_LARGE: the record at offset %d is %d bytes as a record batch, above %s: "+
-		"raise that setting (config sync copies the source topic's max.message.bytes to the remote topic), "+
-		"then restart the partition (Mirror.RestartFailed, or POST /connectors/<flow>/restart?onlyFailed=true); "+
-		"nothing after this record was produced", e.Offset, e.Size, e.Setting)
+	const restart = "then restart the partition (Mirror.RestartFailed, or POST /connectors/<flow>/restart?onlyFailed=true); " +
+		"nothing after this record was produced"
+	var why, raise string
+	if e.header > 0 {
+		why = fmt.Sprintf(" (it fits without the %d bytes of the %s header kmirror adds: provenance.header.enabled=false drops it)",
+			e.header, ProvenanceHeader)
+	}
+	switch {
+	case e.synced && strings.HasPrefix(e.Setting, "max.message.bytes"):
+		raise = "raise the source topic's max.message.bytes (config sync copies it to the remote topic, and sets a value raised " +
+			"on the remote topic alone back to the source topic's own), or exclude max.message.bytes from config sync (config.properties.exclude) " +
+			"and raise the remote topic's"
+	case e.synced:
+		raise = "raise that setting (config sync copies the source topic's max.message.bytes to the remote topic)"
+	default:
+		raise = "raise that setting"
+	}
+	return fmt.Sprintf("MESSAGE_TOO_LARGE: the record at offset %d is %d bytes as a record batch, above %s%s: %s, %s",
+		e.Offset, e.Size, e.Setting, why, raise, restart)
 }
 
 // Unwrap returns kerr.MessageTooLarge.

@@ -56,6 +56,10 @@ type unitEnv struct {
 	// off); skipped counts the records it did not replicate.
 	prov    *provenance
 	skipped func(n int)
+	// limitSynced: config sync copies the source topic's
+	// max.message.bytes to the remote topic (a value raised on the remote
+	// topic alone is set back to the source's).
+	limitSynced bool
 	// stampOffset: the provenance header ends with each record's source
 	// offset (FlowConfig.DisableTailResume off); tail: a unit starting
 	// partitions resumes from the target's tail where it proves later
