@@ -83,3 +83,98 @@ func TestProvenanceHeaderOverCopiedLimitAdvice(t *testing.T) {
 		t.Fatalf("remote topic's max.message.bytes = %q, want the source's 8000", got)
 	}
 }
+
+// TestRecordBatchSizeHugeHeaders: records whose headers need multi-byte
+// varints (300 headers, a 20 000-byte key, an empty key, null header
+// values, a 70 000-byte header value) are sized as franz-go sizes them.
+func TestRecordBatchSizeHugeHeaders(t *testing.T) {
+	t.Parallel()
+	many := make([]kgo.RecordHeader, 300)
+	for i := range many {
+		many[i] = kgo.RecordHeader{Key: fmt.Sprintf("h%03d", i), Value: randomBytes(i, byte(i))}
+		if i%7 == 0 {
+			many[i].Value = nil
+		}
+	}
+	checkBatchSizes(t, []*kgo.Record{
+		{Key: []byte{}, Value: []byte("x"), Headers: many},
+		{Key: randomBytes(20000, 8), Headers: []kgo.RecordHeader{{Key: strings.Repeat("k", 200), Value: randomBytes(70000, 9)}}},
+		{Headers: []kgo.RecordHeader{{Key: ""}}},
+	})
+}
+
+// TestKeylessRecordExactlyOnceOtherPartitionCopied: exactly once, the
+// remote topic (compacted) refuses the batch holding a keyless record of
+// partition 0. The transaction holding it aborts; partition 0 fails at
+// that record, and partition 1 of the same unit is still copied exactly
+// once; once the target accepts the record, both are exact copies.
+func TestKeylessRecordExactlyOnceOtherPartitionCopied(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs kfake's fault injection")
+	}
+	topic := p.Topic("keyless")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	cl := testcluster.Client(t, &p.Source, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	produce := func(from, to int) {
+		t.Helper()
+		for i := from; i < to; i++ {
+			r0 := &kgo.Record{Topic: topic, Partition: 0, Key: []byte(fmt.Sprint("k", i)), Value: []byte(fmt.Sprint("v", i))}
+			if i == 4 {
+				r0.Key = nil
+			}
+			r1 := &kgo.Record{Topic: topic, Partition: 1, Key: []byte("x"), Value: []byte(fmt.Sprint("p1-", i))}
+			if err := cl.ProduceSync(t.Context(), r0, r1).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	fault := refuseKeyless(p, remote)
+	produce(0, 4)
+	fc := recoveryFlow(p, topic)
+	fc.ExactlyOnce = true
+	m, _ := runMirror(t, recoveryOpts(p, fc)...)
+	testcluster.Eventually(t, 30*time.Second, "the keyed records copied", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.Committed == 3 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	produce(4, 10)
+	testcluster.Eventually(t, 30*time.Second, "partition 0 FAILED at offset 4, partition 1 copied", func() (bool, string) {
+		p0, p1 := partStatus(m, 0), partStatus(m, 1)
+		return p0.State == StateFailed && p1.State == StateRunning && p1.Committed == 9 && p1.Lag == 0, fmt.Sprintf("%+v / %+v", p0, p1)
+	})
+	p0 := partStatus(m, 0)
+	if !strings.Contains(p0.Error, "the record at offset 4 has no key") {
+		t.Errorf("partition 0 error = %q, want it to name the keyless record at offset 4", p0.Error)
+	}
+	got, err := testcluster.ReadTopic(t.Context(), p.Target.Opts(), remote, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := testcluster.ReadAll(t, &p.Source, topic)
+	if d := exactCopy(t, 1, src[1], got[1]); d != 0 {
+		t.Errorf("partition 1: %d duplicates", d)
+	}
+	if len(got[0]) != 4 {
+		t.Errorf("while FAILED the target holds %d committed records of partition 0, want exactly 4", len(got[0]))
+	}
+	fault.Remove()
+	if n, err := m.RestartFailed(p.Source.Alias+"->"+p.Target.Alias, topic, 0); n != 1 || err != nil {
+		t.Fatalf("RestartFailed = %d, %v; want 1, nil", n, err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "partition 0 copied", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateRunning && ps.Committed == 9 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	got, err = testcluster.ReadTopic(t.Context(), p.Target.Opts(), remote, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for part := int32(0); part < 2; part++ {
+		if d := exactCopy(t, part, src[part], got[part]); d != 0 || len(got[part]) != 10 {
+			t.Errorf("partition %d: %d records, %d duplicates; want 10, 0", part, len(got[part]), d)
+		}
+	}
+}
