@@ -178,3 +178,108 @@ func TestKeylessRecordExactlyOnceOtherPartitionCopied(t *testing.T) {
 		}
 	}
 }
+
+// TestTooLargeExactlyOnceOtherPartitionCopied: exactly once, one unit,
+// partition 0 stopped on a record above the remote topic's limit while
+// partition 1 streams: partition 1 is an exact copy, partition 0 holds
+// exactly the record before the large one until the limit is raised.
+func TestTooLargeExactlyOnceOtherPartitionCopied(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("large2")
+	remote := p.Source.Alias + "." + topic
+	limit := "3145728"
+	testcluster.CreateTopic(t, &p.Source, topic, 2, map[string]*string{"max.message.bytes": &limit})
+	fc := recoveryFlow(p, topic)
+	fc.ExactlyOnce = true
+	fc.ConfigPropertiesExclude = append(append([]string{}, DefaultConfigPropertiesExclude...), `max\.message\.bytes`)
+	cl := testcluster.Client(t, &p.Source, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerBatchMaxBytes(8<<20), kgo.MaxBufferedBytes(64<<20))
+	big := randomBytes(1536*1024, 11)
+	produce := func(from, to int) {
+		t.Helper()
+		for i := from; i < to; i++ {
+			r0 := &kgo.Record{Topic: topic, Partition: 0, Value: []byte(fmt.Sprint("v", i))}
+			if i == 3 {
+				r0.Value = big
+			}
+			r1 := &kgo.Record{Topic: topic, Partition: 1, Value: []byte(fmt.Sprint("p1-", i))}
+			if err := cl.ProduceSync(t.Context(), r0, r1).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	m, _ := runMirror(t, recoveryOpts(p, fc)...)
+	produce(0, 3)
+	testcluster.Eventually(t, 30*time.Second, "the first records copied", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.Committed == 2 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	produce(3, 40)
+	testcluster.Eventually(t, 30*time.Second, "partition 0 FAILED at offset 3, partition 1 copied", func() (bool, string) {
+		p0, p1 := partStatus(m, 0), partStatus(m, 1)
+		return p0.State == StateFailed && p1.State == StateRunning && p1.Committed == 39 && p1.Lag == 0, fmt.Sprintf("%+v / %+v", p0, p1)
+	})
+	src := testcluster.ReadAll(t, &p.Source, topic)
+	got, err := testcluster.ReadTopic(t.Context(), append(p.Target.Opts(), kgo.FetchMaxBytes(64<<20)), remote, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := exactCopy(t, 1, src[1], got[1]); d != 0 || len(got[1]) != 40 {
+		t.Errorf("partition 1: %d records, %d duplicates; want 40, 0", len(got[1]), d)
+	}
+	if len(got[0]) != 3 {
+		t.Errorf("while FAILED the target holds %d committed records of partition 0, want exactly 3", len(got[0]))
+	}
+	setTopicConfig(t, &p.Target, remote, "max.message.bytes", "4194304")
+	testcluster.Eventually(t, 30*time.Second, "partition 0 copied", func() (bool, string) {
+		ps := partStatus(m, 0)
+		if ps.State == StateFailed {
+			m.RestartFailed(p.Source.Alias+"->"+p.Target.Alias, topic, 0)
+		}
+		return ps.State == StateRunning && ps.Committed == 39 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	got, err = testcluster.ReadTopic(t.Context(), append(p.Target.Opts(), kgo.FetchMaxBytes(64<<20)), remote, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for part := int32(0); part < 2; part++ {
+		if d := exactCopy(t, part, src[part], got[part]); d != 0 || len(got[part]) != 40 {
+			t.Errorf("partition %d: %d records, %d duplicates; want 40, 0", part, len(got[part]), d)
+		}
+	}
+}
+
+// TestLaterHopHeaderNotBlamedAlone: a record that already carries a
+// provenance header from an earlier hop and is pushed over the copied
+// limit is not said to fit "without the header kmirror adds" (turning the
+// header off would copy the earlier hop's header as it is).
+func TestLaterHopHeaderNotBlamedAlone(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("hop2")
+	limit := "4000"
+	testcluster.CreateTopic(t, &p.Source, topic, 1, map[string]*string{"max.message.bytes": &limit})
+	hdr := []kgo.RecordHeader{{Key: ProvenanceHeader, Value: []byte("some-earlier-cluster-id,#5")}}
+	size := recordBatchSize(&kgo.Record{Headers: hdr})
+	v := randomBytes(int(4000-size)-3, 12)
+	for recordBatchSize(&kgo.Record{Value: v, Headers: hdr}) < 4000 {
+		v = append(v, 0)
+	}
+	if got := recordBatchSize(&kgo.Record{Value: v, Headers: hdr}); got != 4000 {
+		t.Fatalf("the record is %d bytes as a batch, want 4000", got)
+	}
+	cl := testcluster.Client(t, &p.Source, kgo.ProducerBatchCompression(kgo.NoCompression()))
+	if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: topic, Value: v, Headers: hdr}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic))...)
+	testcluster.Eventually(t, 30*time.Second, "partition 0 FAILED at offset 0", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateFailed, fmt.Sprintf("%+v", ps)
+	})
+	ps := partStatus(m, 0)
+	if !strings.Contains(ps.Error, "the record at offset 0 is") || !strings.Contains(ps.Error, "raise the source topic's max.message.bytes") ||
+		strings.Contains(ps.Error, "header kmirror adds") {
+		t.Fatalf("partition 0 error = %q: want offset 0, the source topic's limit named, and the header not blamed alone", ps.Error)
+	}
+}

@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -167,9 +168,11 @@ func (u *unit) tooLarge(remote string, r *kgo.Record, size, lim int64) *RecordTo
 		// A record the source took may be pushed over the limit it
 		// copied there by the provenance header alone (a helper trying
 		// to break the record limits: raising the remote topic's limit,
-		// as the error asked, was set back by config sync).
+		// as the error asked, was set back by config sync). Only a
+		// first hop's header is all kmirror's (a later hop's grows one
+		// the source record had).
 		for i, h := range r.Headers {
-			if h.Key != ProvenanceHeader {
+			if h.Key != ProvenanceHeader || u.env.prov == nil || !bytes.Equal(withoutOffset(h.Value), u.env.prov.src) {
 				continue
 			}
 			bare := *r
