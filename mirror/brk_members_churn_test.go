@@ -245,3 +245,113 @@ func TestMembersStartStopStormNoLeak(t *testing.T) {
 		return len(leaked) == 0, fmt.Sprint(len(leaked), leaked)
 	})
 }
+
+// TestPauseDuringRebalanceExactlyOnce: exactly once, records streaming,
+// a pause written through one member while a third member joins (the
+// group rebalancing) and a fourth leaves: once every live member applied
+// PAUSED, nothing more reaches the target; after the resume every record
+// arrives exactly once.
+func TestPauseDuringRebalanceExactlyOnce(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	topic := p.Topic("pausereb")
+	remote := p.Source.Alias + "." + topic
+	const parts, total = 6, 6000
+	testcluster.CreateTopic(t, &p.Source, topic, parts, nil)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.Tasks = 4
+	fc.ExactlyOnce = true
+	fc.DisableCheckpoints = true
+	fc.SessionTimeout, fc.HeartbeatInterval = 3*time.Second, 300*time.Millisecond
+	start := func(w string) (*Mirror, func() error) {
+		return runMirror(t, append(clusterOpts(p), WithFlow(fc), WithWorkerID(w), WithStatusInterval(200*time.Millisecond))...)
+	}
+	m1, _ := start("w1")
+	m2, _ := start("w2")
+	m4, stop4 := start("w4")
+	prod := produceSteadily(t, &p.Source, topic, parts, total, 2000)
+	testcluster.Eventually(t, 60*time.Second, "records flowing", func() (bool, string) {
+		n := targetEnd(t, &p.Target, remote)
+		return n >= 500, fmt.Sprint(n)
+	})
+	flow := fc.Name()
+	var m3 *Mirror
+	var wg sync.WaitGroup
+	wg.Go(func() { m3, _ = start("w3") })
+	wg.Go(func() { _ = stop4() })
+	if err := m2.SetTargetState(context.Background(), flow, TargetPaused, "", "attack"); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	_ = m4
+	live := []*Mirror{m1, m2, m3}
+	testcluster.Eventually(t, 30*time.Second, "every live member PAUSED", func() (bool, string) {
+		for _, m := range live {
+			fs := m.Status().Flows[0]
+			if fs.AppliedState != TargetPaused {
+				return false, memberStates(live...)
+			}
+		}
+		return true, ""
+	})
+	<-prod.done
+	testcluster.Eventually(t, 30*time.Second, "ClusterStatus: every partition once, PAUSED, on a live member", func() (bool, string) {
+		for i, m := range live {
+			cf := m.ClusterStatus().Flows[0]
+			seen := map[int32]int{}
+			for _, s := range cf.Slots {
+				for _, ps := range s.Partitions {
+					seen[ps.Partition]++
+					if s.WorkerID == "" || ps.State != StatePaused || s.State != StatePaused {
+						return false, fmt.Sprintf("m%d: slot %d on %q %s: partition %d %s", i+1, s.Slot, s.WorkerID, s.State, ps.Partition, ps.State)
+					}
+				}
+			}
+			for pt := range int32(parts) {
+				if seen[pt] != 1 {
+					return false, fmt.Sprintf("m%d: partition %d reported %d times", i+1, pt, seen[pt])
+				}
+			}
+			if cf.State != StatePaused || len(cf.Members) != 3 {
+				return false, fmt.Sprintf("m%d: flow %s, %d members", i+1, cf.State, len(cf.Members))
+			}
+		}
+		return true, ""
+	})
+	paused := targetEnd(t, &p.Target, remote)
+	time.Sleep(2 * time.Second)
+	if n := targetEnd(t, &p.Target, remote); n != paused {
+		t.Fatalf("the target's end moved from %d to %d while every member was PAUSED", paused, n)
+	}
+	if err := m1.SetTargetState(context.Background(), flow, TargetRunning, "", "attack over"); err != nil {
+		t.Fatal(err)
+	}
+	src := testcluster.ReadAll(t, &p.Source, topic)
+	testcluster.Eventually(t, 60*time.Second, "every record replicated", func() (bool, string) {
+		var lag int64
+		for _, m := range live {
+			fs := m.Status().Flows[0]
+			if fs.AppliedState != TargetRunning {
+				return false, memberStates(live...)
+			}
+			lag += fs.Lag
+		}
+		got, err := testcluster.ReadTopic(t.Context(), p.Target.Opts(), remote, true)
+		if err != nil {
+			return false, err.Error()
+		}
+		for pt := range int32(parts) {
+			if len(got[pt]) < len(src[pt]) {
+				return false, fmt.Sprintf("partition %d: %d of %d; lag %d", pt, len(got[pt]), len(src[pt]), lag)
+			}
+		}
+		return lag == 0, fmt.Sprint("lag ", lag)
+	})
+	got := readSettled(t, &p.Target, remote, true, 60*time.Second)
+	for pt := range int32(parts) {
+		if d := exactCopy(t, pt, src[pt], got[pt]); d != 0 {
+			t.Errorf("partition %d: %d duplicates, want 0", pt, d)
+		}
+	}
+}
