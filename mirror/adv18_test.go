@@ -98,10 +98,12 @@ func unreadableThenReadable(t *testing.T, mode string) {
 	testcluster.Eventually(t, 30*time.Second, "FAILED on the assumed limit, retried automatically", func() (bool, string) {
 		ps := partStatus(m, 0)
 		return ps.State == StateFailed && ps.Replicated == 1 && !ps.NextRetry.IsZero() &&
-			// 1 536 KiB of value, 35 bytes of batch and record framing,
-			// and the provenance header "kfake,#1" (the cluster ID and
-			// the offset element of tail resume).
-			strings.Contains(ps.Error, "at offset 1 is 1572968 bytes as a record batch, above max.message.bytes of "+remote+" on "+p.Target.Alias+
+			// 1 536 KiB of value, 31 bytes of batch and record framing
+			// (as the broker counts them: not the produce request's
+			// 4-byte length prefix, which franz-go counts too), and the
+			// provenance header "kfake,#1" (the cluster ID and the offset
+			// element of tail resume).
+			strings.Contains(ps.Error, "at offset 1 is 1572964 bytes as a record batch, above max.message.bytes of "+remote+" on "+p.Target.Alias+
 				" (1048588 bytes, Kafka's default, assumed: it could not be read from the target)"), fmt.Sprintf("%+v", ps)
 	})
 	time.Sleep(time.Second) // several automatic restarts, the describe still refused

@@ -283,3 +283,60 @@ func TestLaterHopHeaderNotBlamedAlone(t *testing.T) {
 		t.Fatalf("partition 0 error = %q: want offset 0, the source topic's limit named, and the header not blamed alone", ps.Error)
 	}
 }
+
+// TestRecordAtExactlyTheTopicLimitCopied (regression): a source topic with
+// max.message.bytes=4000 holds a record whose batch is exactly 4000 bytes
+// as the broker counts it (the limit is inclusive); config sync copies 4000
+// to the remote topic, which accepts the same batch. kmirror refused it:
+// its size was franz-go's, which adds the 4-byte length prefix a produce
+// request puts before the batch, so the partition FAILED with "the record
+// at offset 1 is 4004 bytes as a record batch, above max.message.bytes ...
+// (4000 bytes)", a size the record does not have, and asked to raise a
+// limit the record fits. Without the provenance header (which would add
+// its own bytes), the target must hold exactly the three records.
+// recordOfBatch returns a value of incompressible bytes whose keyless,
+// headerless record is a batch of exactly size bytes as a broker counts it
+// (the v2 batch: 61 bytes of header and the record).
+func recordOfBatch(t *testing.T, size int, seed byte) []byte {
+	t.Helper()
+	for n := size - 80; n < size; n++ {
+		l := 1 + 1 + 1 + 1 + varintLen(int64(n)) + n + 1 // attributes, deltas, null key, value, no headers
+		if 61+varintLen(int64(l))+l == size {
+			return randomBytes(n, seed)
+		}
+	}
+	t.Fatalf("no value length gives a %d-byte batch", size)
+	return nil
+}
+
+func TestRecordAtExactlyTheTopicLimitCopied(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("exact")
+	remote := p.Source.Alias + "." + topic
+	limit := "4000"
+	testcluster.CreateTopic(t, &p.Source, topic, 1, map[string]*string{"max.message.bytes": &limit})
+	a, big, c := []byte("a"), recordOfBatch(t, 4000, 13), []byte("c")
+	cl := testcluster.Client(t, &p.Source, kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(1<<20))
+	for _, v := range [][]byte{a, big, c} {
+		if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: topic, Value: v}).FirstErr(); err != nil {
+			t.Fatalf("producing %d bytes: %v", len(v), err)
+		}
+	}
+	// The source broker took the big record in a batch of exactly its
+	// limit, and refuses one byte more.
+	if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: topic, Value: recordOfBatch(t, 4001, 14)}).FirstErr(); err == nil ||
+		!strings.Contains(err.Error(), "MESSAGE_TOO_LARGE") {
+		t.Fatalf("a batch one byte above the source topic's limit: %v, want MESSAGE_TOO_LARGE", err)
+	}
+	fc := recoveryFlow(p, topic)
+	fc.DisableProvenanceHeader = true
+	m, _ := runMirror(t, recoveryOpts(p, fc)...)
+	testcluster.Eventually(t, 30*time.Second, "the three records copied", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateRunning && ps.Replicated == 3 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+	})
+	if got, want := targetContents(t, p, remote), wantContents(a, big, c); !equalStrings(got, want) {
+		t.Fatalf("target holds %v, want exactly %v", got, want)
+	}
+}

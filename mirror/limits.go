@@ -56,11 +56,13 @@ const (
 	limitSentinel = 1<<30 - 1
 )
 
-// recordBatchSize is the size franz-go gives a record batch holding r
-// alone, before compression, counted as franz-go does when it checks a
-// record against its batch limit (the v2 batch header and its array
-// length, then the record with its varint length prefix; the largest of
-// the encodings franz-go may pick).
+// recordBatchSize is the size of a record batch holding r alone, before
+// compression, as a broker counts it against max.message.bytes (the v2
+// batch header, then the record with its varint length prefix; the largest
+// of the encodings franz-go may pick). Every limit kmirror compares with
+// it is in the same measure; franz-go counts 4 bytes more (the length
+// prefix a produce request puts before the batch), which kgoBatchLimit
+// adds to the limit it hands franz-go.
 func recordBatchSize(r *kgo.Record) int64 {
 	l := 1 + 1 + 1 + // attributes, timestamp delta 0, offset delta 0
 		varintLen(int64(len(r.Key))) + len(r.Key) +
@@ -69,8 +71,24 @@ func recordBatchSize(r *kgo.Record) int64 {
 	for _, h := range r.Headers {
 		l += varintLen(int64(len(h.Key))) + len(h.Key) + varintLen(int64(len(h.Value))) + len(h.Value)
 	}
-	const batchOverhead = 65 // franz-go's recordBatchOverhead: 61 bytes of v2 header, 4 of array length
+	const batchOverhead = 61 // the v2 batch header (franz-go's recordBatchOverhead less the 4 bytes of array length)
 	return int64(batchOverhead + varintLen(int64(l)) + l)
+}
+
+// batchLengthPrefix is what franz-go counts in a batch beyond what a
+// broker does: the length of the batch's bytes in the produce request.
+const batchLengthPrefix = 4
+
+// kgoBatchLimit is franz-go's batch limit (ProducerBatchMaxBytesFn) for a
+// limit lim in the broker's measure (recordBatchSize): a batch of exactly
+// lim bytes, which the broker accepts, is one franz-go builds. Before,
+// franz-go was handed lim itself, and a record whose batch was within 4
+// bytes of the remote topic's max.message.bytes was refused as too large
+// (a helper trying to break the record limits: a record the source topic
+// took at its limit of 4000 bytes, copied by config sync, failed as "4004
+// bytes"). Within franz-go's range (at most 1 GiB).
+func kgoBatchLimit(lim int32) int32 {
+	return int32(min(int64(lim)+batchLengthPrefix, 1<<30))
 }
 
 // varintLen is the length of v as a zig-zag varint.
@@ -96,11 +114,17 @@ func (u *unit) batchLimit(topic string) int32 {
 	if topic == limitProbe {
 		return limitSentinel
 	}
+	return kgoBatchLimit(u.limitOf(topic))
+}
+
+// limitOf is the session's limit of topic in the broker's measure
+// (recordBatchSize): batchLimit before franz-go's 4 bytes.
+func (u *unit) limitOf(topic string) int32 {
 	v, ok := (*u.lim.Load())[topic]
 	if !ok {
 		v = 0
 	}
-	return u.appliedLimit(v)
+	return min(u.appliedLimit(v), 1<<30-batchLengthPrefix)
 }
 
 // appliedLimit is the batch limit a producer applies to a remote topic
@@ -138,13 +162,13 @@ func abs32(v int32) int32 {
 // userLimitApplies reports whether the limit of remote topic remote is the
 // user's producer.max.request.size (not capped by the topic's).
 func (u *unit) userLimitApplies(remote string) bool {
-	return u.userLimit > 0 && u.batchLimit(remote) == u.userLimit
+	return u.userLimit > 0 && u.limitOf(remote) == u.userLimit
 }
 
 // recordLimit returns the limit in bytes a record for remote topic must fit
 // as a one-record batch (recordBatchSize).
 func (u *unit) recordLimit(remote string) int64 {
-	return int64(u.batchLimit(remote))
+	return int64(u.limitOf(remote))
 }
 
 // tooLarge returns the error of record r of remote topic remote, whose
@@ -192,7 +216,7 @@ func (u *unit) limitSetting(remote string) string {
 	if u.userLimitApplies(remote) {
 		return fmt.Sprintf("%s.producer.max.request.size (%d bytes)", u.env.dst.Alias, u.userLimit)
 	}
-	return fmt.Sprintf("max.message.bytes of %s on %s (%d bytes)", remote, u.env.dst.Alias, u.batchLimit(remote))
+	return fmt.Sprintf("max.message.bytes of %s on %s (%d bytes)", remote, u.env.dst.Alias, u.limitOf(remote))
 }
 
 // RecordTooLargeError is the error of a partition stopped on a record that

@@ -256,8 +256,9 @@ func TestRecordBatchSizeMatchesFranzGo(t *testing.T) {
 }
 
 // checkBatchSizes asks franz-go itself, on a kfake cluster, whether each
-// record fits a batch limit of exactly recordBatchSize(r) bytes (it must)
-// and of one byte less (it must not).
+// record fits the batch limit a unit gives franz-go (kgoBatchLimit) for a
+// limit of exactly recordBatchSize(r) bytes (it must) and of one byte less
+// (it must not).
 func checkBatchSizes(t *testing.T, cases []*kgo.Record) {
 	t.Helper()
 	c := testcluster.NewFake(t, "x")
@@ -268,7 +269,7 @@ func checkBatchSizes(t *testing.T, cases []*kgo.Record) {
 		for _, lim := range []int64{size, size - 1} {
 			cl, err := kgo.NewClient(append(c.Opts(), kgo.ProducerBatchMaxBytesFn(func(topic string) int32 {
 				if topic == "t" {
-					return int32(lim)
+					return kgoBatchLimit(int32(lim))
 				}
 				return 1 << 20
 			}), kgo.MaxBufferedBytes(8<<20))...)

@@ -199,7 +199,7 @@ func (u *unit) applyOffer(ctx context.Context) bool {
 			fill = true
 		}
 		add = append(add, pendingStart{k, startPos{remote: o.remote, committed: from, fromStart: fill, topicID: o.id, remoteID: o.remoteID,
-			limit: int64(u.batchLimit(o.remote))}})
+			limit: u.recordLimit(o.remote)}})
 	}
 	slices.SortFunc(add, func(a, b pendingStart) int {
 		if a.k.topic != b.k.topic {
