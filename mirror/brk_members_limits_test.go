@@ -340,3 +340,49 @@ func TestRecordAtExactlyTheTopicLimitCopied(t *testing.T) {
 		t.Fatalf("target holds %v, want exactly %v", got, want)
 	}
 }
+
+// TestSmallRecordsBatchedUpToTheLimit: a remote topic accepting 4000-byte
+// batches and a backlog of 600 small incompressible records: the producer
+// fills batches up to the limit (kgoBatchLimit), which the target takes;
+// every record is copied once, in order, in every mode.
+func TestSmallRecordsBatchedUpToTheLimit(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"at-least-once", "exactly-once"} {
+		t.Run(mode, func(t *testing.T) {
+			p := testcluster.New(t, "src", "dst")
+			topic := p.Topic("small")
+			remote := p.Source.Alias + "." + topic
+			limit := "4000"
+			testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+			testcluster.CreateTopic(t, &p.Target, remote, 1, map[string]*string{"max.message.bytes": &limit})
+			var recs []*kgo.Record
+			var vals [][]byte
+			for i := range 600 {
+				v := randomBytes(50+i%40, byte(i))
+				vals = append(vals, v)
+				recs = append(recs, &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, "k%d", i), Value: v, Timestamp: time.UnixMilli(int64(1_700_000_000_000 + i*7919))})
+			}
+			testcluster.Produce(t, &p.Source, recs...)
+			fc := recoveryFlow(p, topic)
+			fc.ConfigPropertiesExclude = append(append([]string{}, DefaultConfigPropertiesExclude...), `max\.message\.bytes`)
+			fc.ExactlyOnce = mode == "exactly-once"
+			m, _ := runMirror(t, recoveryOpts(p, fc)...)
+			testcluster.Eventually(t, 60*time.Second, "600 records copied", func() (bool, string) {
+				ps := partStatus(m, 0)
+				return ps.State == StateRunning && ps.Replicated == 600 && ps.Lag == 0 && ps.Retries == 0, fmt.Sprintf("%+v", ps)
+			})
+			got, err := testcluster.ReadTopic(t.Context(), p.Target.Opts(), remote, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got[0]) != 600 {
+				t.Fatalf("target holds %d records, want 600", len(got[0]))
+			}
+			for i, r := range got[0] {
+				if string(r.Value) != string(vals[i]) {
+					t.Fatalf("target record %d differs from source record %d", i, i)
+				}
+			}
+		})
+	}
+}
