@@ -146,6 +146,13 @@ type steadyProducer struct {
 
 func produceSteadily(t *testing.T, c *testcluster.Cluster, topic string, parts int32, n, rate int) *steadyProducer {
 	t.Helper()
+	return produceSteadilyFrom(t, c, topic, parts, n, rate, 0)
+}
+
+// produceSteadilyFrom is produceSteadily with each partition's values
+// numbered from from on (a second call goes on where the first stopped).
+func produceSteadilyFrom(t *testing.T, c *testcluster.Cluster, topic string, parts int32, n, rate, from int) *steadyProducer {
+	t.Helper()
 	cl := testcluster.Client(t, c, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(2*time.Millisecond))
 	var mu sync.Mutex
 	count := 0
@@ -154,6 +161,9 @@ func produceSteadily(t *testing.T, c *testcluster.Cluster, topic string, parts i
 		defer close(sp.done)
 		ctx := context.Background()
 		seq := make([]int, parts)
+		for i := range seq {
+			seq[i] = from
+		}
 		const tick = 10 * time.Millisecond
 		perTick := max(1, rate/int(time.Second/tick))
 		next := time.Now()
