@@ -3,6 +3,7 @@ package mirror
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -290,4 +291,42 @@ func runEdgeMode(t *testing.T, p *testcluster.Pair, topic, mode string) *Mirror 
 	}
 	m, _ := runMirror(t, recoveryOpts(p, fc)...)
 	return m
+}
+
+// TestRecordWithoutTimestampKept: a source record without a timestamp (-1,
+// as a message-format v0 record converted by the broker, or a producer
+// that wrote none) is copied with -1, in every mode: its timestamp is kept
+// as the source stored it, as every other record's is. A deliberate
+// difference from MM2, which gives such a record the time of its
+// replication (a helper trying to break the record limits asked).
+func TestRecordWithoutTimestampKept(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"alo", "eos", "shallow"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			p := testcluster.New(t, "src", "dst")
+			topic := p.Topic("nots")
+			remote := p.Source.Alias + "." + topic
+			testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+			testcluster.Produce(t, &p.Source, &kgo.Record{Topic: topic, Value: []byte("none"), Timestamp: time.UnixMilli(-1)},
+				&kgo.Record{Topic: topic, Value: []byte("some"), Timestamp: time.UnixMilli(1_700_000_000_000)})
+			src := testcluster.ReadAll(t, &p.Source, topic)[0]
+			if len(src) != 2 || src[0].Timestamp.UnixMilli() != -1 {
+				t.Fatalf("source records %+v: want the first without a timestamp (-1)", src)
+			}
+			m := runEdgeMode(t, p, topic, mode)
+			testcluster.Eventually(t, 30*time.Second, "replicated", func() (bool, string) {
+				ps := partStatus(m, 0)
+				return ps.Replicated == 2 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+			})
+			got := testcluster.ReadAll(t, &p.Target, remote)[0]
+			var ts []int64
+			for _, r := range got {
+				ts = append(ts, r.Timestamp.UnixMilli())
+			}
+			if !slices.Equal(ts, []int64{-1, 1_700_000_000_000}) {
+				t.Errorf("target timestamps %v, want [-1 1700000000000] as on the source", ts)
+			}
+		})
+	}
 }
