@@ -161,7 +161,7 @@ type FlowStatus struct {
 	// sync.topic.acls.enabled=true, its default), since the last describe
 	// that succeeded, on the member holding the singleton duties: for
 	// example "describing ACLs on src: CLUSTER_AUTHORIZATION_FAILED: ...;
-	// grant kmirror DESCRIBE on the cluster src (ACLS.md) or set
+	// grant kmirror DESCRIBE on the cluster src ... or set
 	// sync.topic.acls.enabled=false". Replication goes on; the sync is
 	// retried with backoff (at most every 30 s). When the flow is RUNNING
 	// with no other error and no topic errors, Error says "topic ACL sync
