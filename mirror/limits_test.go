@@ -423,3 +423,30 @@ func TestRaisedLimitReadAtTheFailure(t *testing.T) {
 		t.Fatalf("target holds %v, want exactly %v", got, want)
 	}
 }
+
+// TestUserLimitAtBrokerWriteLimitOpens: a user's producer.max.request.size
+// of 104857600 bytes (kgo.ProducerBatchMaxBytes, equal to franz-go's
+// default BrokerMaxWriteBytes, which the properties loader raises only
+// above it) is handed to franz-go 4 bytes larger (kgoBatchLimit), and
+// franz-go refused the client ("max broker write bytes 104857600 is
+// erroneously less than max record batch bytes 104857604"): the unit's
+// producer never opened and nothing was replicated. The request limit is
+// raised with it.
+func TestUserLimitAtBrokerWriteLimitOpens(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("userlimit")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	a, b := []byte("a"), []byte("b")
+	produceLarge(t, &p.Source, &kgo.Record{Topic: topic, Value: a}, &kgo.Record{Topic: topic, Value: b})
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
+		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts(), Producer: []kgo.Opt{kgo.ProducerBatchMaxBytes(100 << 20)}}),
+		WithFlow(fc))
+	waitReplicated(t, m, 2)
+	if got, want := targetContents(t, p, remote), wantContents(a, b); !equalStrings(got, want) {
+		t.Fatalf("target holds %v, want %v", got, want)
+	}
+}

@@ -121,6 +121,14 @@ func (u *unit) open() error {
 		// max.request.size (Java batches to batch.size): a limit above the
 		// topic's would build batches of small records the target refuses.
 		popts = append(popts, kgo.ProducerBatchMaxBytesFn(u.batchLimit))
+		if w := kgoBatchLimit(u.userLimit); w > u.userWrite {
+			// franz-go refuses a client whose batch limit is above its
+			// request limit (BrokerMaxWriteBytes): a user's limit equal
+			// to it (max.request.size=104857600, franz-go's default
+			// request limit) is 4 bytes above it in franz-go's measure
+			// (kgoBatchLimit). TestUserLimitAtBrokerWriteLimitOpens.
+			popts = append(popts, kgo.BrokerMaxWriteBytes(w))
+		}
 	}
 	if !u.logKnown {
 		e.prodLogMu.Lock()
@@ -164,6 +172,7 @@ func (u *unit) open() error {
 				found = v
 			}
 		}
+		u.userWrite, _ = u.prod.OptValue(kgo.BrokerMaxWriteBytes).(int32)
 	})
 	if probeLog {
 		// Reopened with the logger that stops a partition's produces at

@@ -222,6 +222,7 @@ type unit struct {
 	// reopen the producer with changed limits.
 	lim       atomic.Pointer[map[string]int32]
 	userLimit int32
+	userWrite int32 // the user's BrokerMaxWriteBytes, found with userLimit
 	bufBytes  int64
 	rebuild   bool
 	// fetchSize points to the session consumer's FetchMaxBytes in force,
