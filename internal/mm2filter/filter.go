@@ -455,9 +455,10 @@ type javaEscape struct{ java, re2 string }
 // Java's, rewritten to Java's before a list is compiled, so that a file
 // selects the same names as in MM2: Java's \p{Digit} is the POSIX class,
 // US-ASCII 0-9; RE2 reads it as Unicode's decimal digits, which a group
-// name may hold ("orders-١٢"). Its negation is rewritten outside a
-// character class only (inside one, [^0-9] cannot be a member).
-var javaMeanings = []javaEscape{{`\p{Digit}`, `[0-9]`}, {`\P{Digit}`, `[^0-9]`}}
+// name may hold ("orders-١٢"). Its negation is written as the ranges
+// around 0-9, so that it is rewritten inside a character class too
+// ([\P{Digit}_]: [^0-9] cannot be a class member).
+var javaMeanings = []javaEscape{{`\p{Digit}`, `[0-9]`}, {`\P{Digit}`, `[\x00-/:-\x{10FFFF}]`}}
 
 // withJavaMeanings returns re with the escapes of javaMeanings rewritten
 // (re itself when it has none, or when the result does not compile).
@@ -513,8 +514,7 @@ func rewriteJavaEscapes(re string) (rewrite, found string) {
 }
 
 // rewriteEscapes replaces the escapes of table in re (see
-// rewriteJavaEscapes). A negated replacement ([^...]) inside a character
-// class is left as written.
+// rewriteJavaEscapes).
 func rewriteEscapes(re string, table []javaEscape) (rewrite, found string) {
 	var b strings.Builder
 	var names []string
@@ -537,9 +537,6 @@ func rewriteEscapes(re string, table []javaEscape) (rewrite, found string) {
 				r := e.re2
 				if inClass && strings.HasPrefix(r, "(") {
 					return "", "" // \R matches two characters: no class member
-				}
-				if inClass && strings.HasPrefix(r, "[^") {
-					break // kept as written
 				}
 				if inClass && strings.HasPrefix(r, "[") {
 					r = r[1 : len(r)-1]

@@ -287,3 +287,19 @@ func TestJavaDigitClassIsASCII(t *testing.T) {
 		}
 	}
 }
+
+// TestJavaNegatedDigitInClassIsASCII: inside a character class, Java's
+// \P{Digit} (anything but US-ASCII 0-9) was kept as written, which RE2
+// reads as anything but Unicode's decimal digits: [\P{Digit}_]+ selected
+// "ab" but not "١٢", which MM2 selects with the same file.
+func TestJavaNegatedDigitInClassIsASCII(t *testing.T) {
+	f, err := New("groups", []string{`g-[\P{Digit}_]+`}, "groups.exclude", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range map[string]bool{"g-ab": true, "g-١٢": true, "g-_": true, "g-1": false, "g-a1": false} {
+		if got := f.Match(n); got != want {
+			t.Errorf("Match(%q) = %t, want %t (as Java)", n, got, want)
+		}
+	}
+}
