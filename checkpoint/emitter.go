@@ -201,7 +201,7 @@ type EmitterConfig struct {
 	SyncInterval time.Duration
 
 	// ReplicationFactor is checkpoints.topic.replication.factor; 0 means
-	// -1, the target broker default (MM2: 3).
+	// -1, the target broker default (MM2: 3). Below -1 is refused.
 	ReplicationFactor int16
 	// AdminTimeout bounds each round of admin requests; 0 means
 	// [DefaultAdminTimeout].
@@ -271,6 +271,9 @@ func (c EmitterConfig) withDefaults() (EmitterConfig, error) {
 	def(&c.AdminTimeout, DefaultAdminTimeout)
 	if c.RefreshGroupsInterval == 0 {
 		c.RefreshGroupsInterval = DefaultRefreshGroupsInterval
+	}
+	if c.ReplicationFactor < -1 {
+		return c, fmt.Errorf("checkpoint: ReplicationFactor (checkpoints.topic.replication.factor) is %d: it must be positive, or -1 (or 0) for the broker default", c.ReplicationFactor)
 	}
 	if c.ReplicationFactor == 0 {
 		c.ReplicationFactor = -1
