@@ -387,3 +387,33 @@ func TestACLSyncSourceRefusesDescribeShownInStatus(t *testing.T) {
 			fmt.Sprintf("ACLs %v, acl sync error %q, error %q", got, st.ACLSyncError, st.Error)
 	})
 }
+
+// TestACLSyncErrorClearedWhenSourceLosesAuthorizer: a source that refused
+// DescribeAcls (ACLSyncError shown) and then answers SECURITY_DISABLED (its
+// authorizer removed) turns the ACL sync off for good; the refusal shown
+// before stayed in the status, and in the flow's Error, for as long as the
+// member held slot 0, the sync never running again to clear it.
+func TestACLSyncErrorClearedWhenSourceLosesAuthorizer(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Source.Fake == nil {
+		t.Skip("needs kfake's fault injection")
+	}
+	orders := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
+	refuse := p.Source.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.DescribeACLs}, Err: kerr.ClusterAuthorizationFailed, Count: -1})
+	fc := fastFlow(p)
+	fc.SyncTopicACLsInterval = time.Second
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Eventually(t, 30*time.Second, "the refusal shown", func() (bool, string) {
+		st := m.Status().Flows[0]
+		return st.ACLSyncError != "", fmt.Sprintf("acl sync error %q", st.ACLSyncError)
+	})
+	disabled := p.Source.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.DescribeACLs}, Err: kerr.SecurityDisabled, Count: -1})
+	defer disabled.Remove()
+	refuse.Remove()
+	testcluster.Eventually(t, 30*time.Second, "the refusal cleared once the source has no authorizer", func() (bool, string) {
+		st := m.Status().Flows[0]
+		return st.ACLSyncError == "" && st.Error == "", fmt.Sprintf("acl sync error %q, error %q", st.ACLSyncError, st.Error)
+	})
+}

@@ -1168,6 +1168,9 @@ func (f *flow) syncACLs(ctx context.Context) error {
 	}
 	if err != nil {
 		if errors.Is(err, kerr.SecurityDisabled) {
+			// A refusal shown before is over: the sync stops for good
+			// (TestACLSyncErrorClearedWhenSourceLosesAuthorizer).
+			f.aclDescribeFailed(nil)
 			f.disableACLSyncFor("source", f.src.Alias)
 			return nil
 		}
