@@ -270,8 +270,6 @@ func (e *RecordTooLargeError) Error() string {
 		raise = "raise the source topic's max.message.bytes (config sync copies it to the remote topic, and sets a value raised " +
 			"on the remote topic alone back to the source topic's when the source topic sets one), or exclude max.message.bytes from config sync (config.properties.exclude) " +
 			"and raise the remote topic's"
-	case e.synced:
-		raise = "raise that setting (config sync copies the source topic's max.message.bytes to the remote topic)"
 	default:
 		raise = "raise that setting"
 	}

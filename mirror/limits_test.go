@@ -450,3 +450,15 @@ func TestUserLimitAtBrokerWriteLimitOpens(t *testing.T) {
 		t.Fatalf("target holds %v, want %v", got, want)
 	}
 }
+
+// TestRecordTooLargeUserLimitAdviceNamesNoConfigSync: a record above the
+// user's producer.max.request.size, in a flow whose config sync copies
+// max.message.bytes, was told "raise that setting (config sync copies the
+// source topic's max.message.bytes to the remote topic)": config sync has
+// nothing to do with the producer setting named.
+func TestRecordTooLargeUserLimitAdviceNamesNoConfigSync(t *testing.T) {
+	e := &RecordTooLargeError{Offset: 7, Size: 2000, Limit: 1000, Setting: "dst.producer.max.request.size (1000 bytes)", synced: true}
+	if msg := e.Error(); strings.Contains(msg, "config sync") || !strings.Contains(msg, "above dst.producer.max.request.size (1000 bytes): raise that setting, then restart") {
+		t.Fatalf("error %q: want the producer setting to raise, without config sync", msg)
+	}
+}
