@@ -372,11 +372,13 @@ func (e *Emitter) targetOffsetsOf(g *groupEntry, rg *kmsg.OffsetFetchResponseGro
 	}
 	to.offsets = make(map[cpKeyTP]int64, len(g.parts))
 	e.eachTargetPart(g, rg, func(pe *partEntry, rp *kmsg.OffsetFetchResponseGroupTopicPartition) bool {
-		if rp.ErrorCode == kerr.UnknownTopicOrPartition.Code || rp.ErrorCode == kerr.UnknownTopicID.Code {
-			// The remote topic is not there: its offsets went with it
-			// (absent, as for a deleted topic answered -1). Skipping the
-			// group would keep its other partitions unsynced until the
-			// topic came back.
+		if (rp.ErrorCode == kerr.UnknownTopicOrPartition.Code || rp.ErrorCode == kerr.UnknownTopicID.Code) && e.remoteGone[pe.remote] {
+			// The remote topic is not there (the target listing shows it
+			// missing too): its offsets went with it (absent, as for a
+			// deleted topic answered -1). Skipping the group would keep
+			// its other partitions unsynced until the topic came back.
+			// A topic the listing shows is skipped as below: an answer
+			// the listing does not confirm is not proof of no offset.
 			return true
 		}
 		if rp.ErrorCode != 0 {
