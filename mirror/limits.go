@@ -262,7 +262,7 @@ func (e *RecordTooLargeError) Error() string {
 		"nothing after this record was produced"
 	var why, raise string
 	if e.header > 0 {
-		why = fmt.Sprintf(" (it fits without the %d bytes of the %s header kmirror adds: provenance.header.enabled=false drops it)",
+		why = fmt.Sprintf(" (it fits without the %d bytes of the %s header kmirror adds: provenance.header.enabled=false drops it, and with it the loop protection of flows in both directions or chains)",
 			e.header, ProvenanceHeader)
 	}
 	switch {
