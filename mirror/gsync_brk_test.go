@@ -206,15 +206,32 @@ func recreatedSourceGroupSync(t *testing.T, oldN, newN, at int64) {
 // only: on real brokers it records nothing and the returned func returns
 // nil).
 func recordCommits(t *testing.T, c *testcluster.Cluster, group string) func() []int64 {
+	get := commitRecorder(c, group, false)
+	return func() []int64 { return get(false) }
+}
+
+// simpleCommits records the offsets of the simple (member-less)
+// OffsetCommit requests c receives for group g, as kmirror's group offset
+// sync sends them (kfake only); take returns those recorded since its last
+// call.
+func simpleCommits(c *testcluster.Cluster, g string) (take func() []int64) {
+	get := commitRecorder(c, g, true)
+	return func() []int64 { return get(true) }
+}
+
+// commitRecorder records the offsets of the OffsetCommit requests for group
+// on c (only the member-less ones with simpleOnly); get returns them, and
+// forgets them with reset.
+func commitRecorder(c *testcluster.Cluster, group string, simpleOnly bool) (get func(reset bool) []int64) {
 	if c.Fake == nil {
-		return func() []int64 { return nil }
+		return func(bool) []int64 { return nil }
 	}
 	var mu sync.Mutex
 	var got []int64
 	c.Fake.ControlKey(int16(kmsg.OffsetCommit), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
 		c.Fake.KeepControl()
 		req := kreq.(*kmsg.OffsetCommitRequest)
-		if req.Group == group {
+		if req.Group == group && (!simpleOnly || req.MemberID == "") {
 			mu.Lock()
 			for _, rt := range req.Topics {
 				for _, rp := range rt.Partitions {
@@ -225,10 +242,14 @@ func recordCommits(t *testing.T, c *testcluster.Cluster, group string) func() []
 		}
 		return nil, nil, false
 	})
-	return func() []int64 {
+	return func(reset bool) []int64 {
 		mu.Lock()
 		defer mu.Unlock()
-		return append([]int64(nil), got...)
+		out := append([]int64(nil), got...)
+		if reset {
+			got = nil
+		}
+		return out
 	}
 }
 
@@ -254,30 +275,13 @@ func TestGroupSyncNeverCommitsWhileFailedOverConsumerIsMember(t *testing.T) {
 		got := committed(t, &p.Target, g, remote)
 		return got[0] == 40, fmt.Sprintf("%v", got)
 	})
-	var mu sync.Mutex
-	var simple []int64
-	p.Target.Fake.ControlKey(int16(kmsg.OffsetCommit), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-		p.Target.Fake.KeepControl()
-		req := kreq.(*kmsg.OffsetCommitRequest)
-		if req.Group == g && req.MemberID == "" {
-			mu.Lock()
-			for _, rt := range req.Topics {
-				for _, rp := range rt.Partitions {
-					simple = append(simple, rp.Offset)
-				}
-			}
-			mu.Unlock()
-		}
-		return nil, nil, false
-	})
+	takeSimple := simpleCommits(&p.Target, g)
 	cl := joinAndCommit(t, &p.Target, g, remote, 60) // 40..99: commits 100
 	testcluster.Eventually(t, 30*time.Second, "active on target", func() (bool, string) {
 		gs, _ := groupStatusOf(m, 0, g)
 		return gs.Reason == "active on target", fmt.Sprintf("%+v", gs)
 	})
-	mu.Lock()
-	simple = nil // commits sent before the status said active may have raced the join
-	mu.Unlock()
+	takeSimple() // commits sent before the status said active may have raced the join
 	for _, o := range []int64{70, 90, 100} {
 		trCommit(t, &p.Source, g, topic, map[int32]int64{0: o})
 		testcluster.Eventually(t, 30*time.Second, "source offset seen", func() (bool, string) {
@@ -286,11 +290,9 @@ func TestGroupSyncNeverCommitsWhileFailedOverConsumerIsMember(t *testing.T) {
 		})
 	}
 	time.Sleep(500 * time.Millisecond) // five sync intervals
-	mu.Lock()
-	if len(simple) != 0 {
+	if simple := takeSimple(); len(simple) != 0 {
 		t.Errorf("simple commits into %s while it had a member: %v", g, simple)
 	}
-	mu.Unlock()
 	if got := committed(t, &p.Target, g, remote)[0]; got != 100 {
 		t.Errorf("target offset while the consumer is a member %d, want 100 (its own)", got)
 	}
@@ -302,9 +304,7 @@ func TestGroupSyncNeverCommitsWhileFailedOverConsumerIsMember(t *testing.T) {
 		gs, _ := groupStatusOf(m, 0, g)
 		return got[0] == 120 && gs.SafeToSwitch, fmt.Sprintf("%v %+v", got, gs)
 	})
-	mu.Lock()
-	defer mu.Unlock()
-	for _, o := range simple {
+	for _, o := range takeSimple() {
 		if o < 100 || o > 120 {
 			t.Errorf("simple commit of %d into %s after the consumer left (target at 100, translation 120)", o, g)
 		}
@@ -378,22 +378,7 @@ func TestGroupSyncSkipsKIP848ConsumerGroupMember(t *testing.T) {
 		got := committed(t, &p.Target, g, remote)
 		return got[0] == 40, fmt.Sprintf("%v", got)
 	})
-	var mu sync.Mutex
-	var simple []int64
-	p.Target.Fake.ControlKey(int16(kmsg.OffsetCommit), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-		p.Target.Fake.KeepControl()
-		req := kreq.(*kmsg.OffsetCommitRequest)
-		if req.Group == g && req.MemberID == "" {
-			mu.Lock()
-			for _, rt := range req.Topics {
-				for _, rp := range rt.Partitions {
-					simple = append(simple, rp.Offset)
-				}
-			}
-			mu.Unlock()
-		}
-		return nil, nil, false
-	})
+	takeSimple := simpleCommits(&p.Target, g)
 	cl := testcluster.Client(t, &p.Target, kgo.ConsumerGroup(g), kgo.ConsumeTopics(remote), kgo.ServerSideBalancer(),
 		kgo.Balancers(kgo.RangeBalancer()), kgo.DisableAutoCommit())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -416,20 +401,16 @@ func TestGroupSyncSkipsKIP848ConsumerGroupMember(t *testing.T) {
 		gs, _ := groupStatusOf(m, 0, g)
 		return gs.Reason == "active on target", fmt.Sprintf("%+v", gs)
 	})
-	mu.Lock()
-	simple = nil
-	mu.Unlock()
+	takeSimple()
 	trCommit(t, &p.Source, g, topic, map[int32]int64{0: 90})
 	testcluster.Eventually(t, 30*time.Second, "source offset seen", func() (bool, string) {
 		gs, _ := groupStatusOf(m, 0, g)
 		return len(gs.Partitions) == 1 && gs.Partitions[0].SourceOffset == 90, fmt.Sprintf("%+v", gs)
 	})
 	time.Sleep(500 * time.Millisecond) // five sync intervals
-	mu.Lock()
-	if len(simple) != 0 {
+	if simple := takeSimple(); len(simple) != 0 {
 		t.Errorf("simple commits into %s while it had a KIP-848 member: %v", g, simple)
 	}
-	mu.Unlock()
 	if got := committed(t, &p.Target, g, remote)[0]; got != 70 {
 		t.Errorf("target offset while the consumer is a member %d, want 70 (its own)", got)
 	}
