@@ -2,6 +2,8 @@ package mirror
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,9 +55,18 @@ func TestProvenanceHeaderOverCopiedLimitAdvice(t *testing.T) {
 		return ps.State == StateFailed && ps.Replicated == 1, fmt.Sprintf("%+v", ps)
 	})
 	ps := partStatus(m, 0)
+	// The header's size depends on the source cluster's ID (26 bytes on
+	// kfake, 45 on a real broker): the record is 4000 bytes and the header.
+	var size, header int64
+	if sm := regexp.MustCompile(`is (\d+) bytes as a record batch.*it fits without the (\d+) bytes of the kmirror-provenance header`).FindStringSubmatch(ps.Error); sm != nil {
+		size, _ = strconv.ParseInt(sm[1], 10, 64)
+		header, _ = strconv.ParseInt(sm[2], 10, 64)
+	}
+	if header <= 0 || size != 4000+header {
+		t.Fatalf("partition 0 error = %q, want a record of 4000 bytes and the header's size", ps.Error)
+	}
 	for _, want := range []string{
-		"the record at offset 1 is 4026 bytes as a record batch, above max.message.bytes of " + remote + " on dst (4000 bytes)",
-		"it fits without the 26 bytes of the kmirror-provenance header",
+		fmt.Sprintf("the record at offset 1 is %d bytes as a record batch, above max.message.bytes of %s on %s (4000 bytes)", size, remote, p.Target.Alias),
 		"raise the source topic's max.message.bytes",
 		"exclude max.message.bytes from config sync",
 	} {
@@ -357,10 +368,13 @@ func TestSmallRecordsBatchedUpToTheLimit(t *testing.T) {
 			testcluster.CreateTopic(t, &p.Target, remote, 1, map[string]*string{"max.message.bytes": &limit})
 			var recs []*kgo.Record
 			var vals [][]byte
+			// Recent timestamps: the test brokers check retention (7 days)
+			// every second and would delete older records.
+			base := time.Now().Add(-time.Hour).UnixMilli()
 			for i := range 600 {
 				v := randomBytes(50+i%40, byte(i))
 				vals = append(vals, v)
-				recs = append(recs, &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, "k%d", i), Value: v, Timestamp: time.UnixMilli(int64(1_700_000_000_000 + i*7919))})
+				recs = append(recs, &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, "k%d", i), Value: v, Timestamp: time.UnixMilli(base + int64(i*1999))})
 			}
 			testcluster.Produce(t, &p.Source, recs...)
 			fc := recoveryFlow(p, topic)
