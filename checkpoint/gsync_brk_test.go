@@ -212,33 +212,7 @@ func TestGroupSyncNeverRewindsOnTargetFetchPartitionError(t *testing.T) {
 	g := f.p.Group("ahead")
 	f.commit(&f.p.Source, g, f.topic, map[int32]int64{0: 60})
 	f.commit(&f.p.Target, g, f.remote, map[int32]int64{0: 100})
-	tds, err := testcluster.Admin(t, &f.p.Target).ListTopics(context.Background(), f.remote)
-	if err != nil {
-		t.Fatal(err)
-	}
-	remoteID := tds[f.remote].ID // v10 answers name topics by ID only
-	var inject atomic.Bool
-	var injected atomic.Int64
-	f.p.Target.Fake.ControlKey(int16(kmsg.OffsetFetch), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-		f.p.Target.Fake.KeepControl()
-		req := kreq.(*kmsg.OffsetFetchRequest)
-		// The test's own reads (stableOffset) ask for stable offsets.
-		if !inject.Load() || req.RequireStable || len(req.Groups) != 1 || req.Groups[0].Group != g {
-			return nil, nil, false
-		}
-		injected.Add(1)
-		resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
-		rg := kmsg.NewOffsetFetchResponseGroup()
-		rg.Group = g
-		rt := kmsg.NewOffsetFetchResponseGroupTopic()
-		rt.Topic, rt.TopicID = f.remote, remoteID
-		rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
-		rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = 0, -1, -1, kerr.TopicAuthorizationFailed.Code
-		rt.Partitions = append(rt.Partitions, rp)
-		rg.Topics = append(rg.Topics, rt)
-		resp.Groups = append(resp.Groups, rg)
-		return resp, nil, true
-	})
+	inject, injected := failOffsetFetch(t, f, g, kerr.TopicAuthorizationFailed)
 	e, _ := f.start(withSync)
 	testcluster.Eventually(t, 20*time.Second, "target ahead", func() (bool, string) {
 		gs, _ := groupStatus(e, g)
@@ -387,16 +361,34 @@ func TestGroupSyncUnknownTopicAnswerForListedTopicSkipsGroup(t *testing.T) {
 	f.runs(0, [5]int64{-1, -1, 0, 0, 100})
 	g := f.p.Group("unknown")
 	f.commit(&f.p.Source, g, f.topic, map[int32]int64{0: 65})
-	tds, err := testcluster.Admin(t, &f.p.Target).ListTopics(context.Background(), f.remote)
-	if err != nil {
-		t.Fatal(err)
+	inject, injected := failOffsetFetch(t, f, g, kerr.UnknownTopicOrPartition)
+	inject.Store(true)
+	e, _ := f.start(withSync)
+	testcluster.Eventually(t, 20*time.Second, "the status names the fetch error", func() (bool, string) {
+		gs, _ := groupStatus(e, g)
+		return strings.Contains(gs.Reason, "UNKNOWN_TOPIC_OR_PARTITION"), fmt.Sprintf("%d fetches; %+v", injected.Load(), gs)
+	})
+	if got := stableOffset(t, &f.p.Target, g, f.remote, 0); got != -1 {
+		t.Fatalf("target offset %d after an answer the listing does not confirm, want none committed", got)
+	}
+}
+
+// failOffsetFetch makes the target answer the OffsetFetch requests kmirror
+// sends for group g alone with err for the remote topic's partition 0 while
+// inject is set (the test's own reads, stableOffset, ask for stable offsets
+// and pass); injected counts the answers made.
+func failOffsetFetch(t *testing.T, f *fixture, g string, err *kerr.Error) (inject *atomic.Bool, injected *atomic.Int64) {
+	t.Helper()
+	tds, lerr := testcluster.Admin(t, &f.p.Target).ListTopics(context.Background(), f.remote)
+	if lerr != nil {
+		t.Fatal(lerr)
 	}
 	remoteID := tds[f.remote].ID // v10 answers name topics by ID only
-	var injected atomic.Int64
+	inject, injected = new(atomic.Bool), new(atomic.Int64)
 	f.p.Target.Fake.ControlKey(int16(kmsg.OffsetFetch), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
 		f.p.Target.Fake.KeepControl()
 		req := kreq.(*kmsg.OffsetFetchRequest)
-		if req.RequireStable || len(req.Groups) != 1 || req.Groups[0].Group != g {
+		if !inject.Load() || req.RequireStable || len(req.Groups) != 1 || req.Groups[0].Group != g {
 			return nil, nil, false
 		}
 		injected.Add(1)
@@ -406,18 +398,11 @@ func TestGroupSyncUnknownTopicAnswerForListedTopicSkipsGroup(t *testing.T) {
 		rt := kmsg.NewOffsetFetchResponseGroupTopic()
 		rt.Topic, rt.TopicID = f.remote, remoteID
 		rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
-		rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = 0, -1, -1, kerr.UnknownTopicOrPartition.Code
+		rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = 0, -1, -1, err.Code
 		rt.Partitions = append(rt.Partitions, rp)
 		rg.Topics = append(rg.Topics, rt)
 		resp.Groups = append(resp.Groups, rg)
 		return resp, nil, true
 	})
-	e, _ := f.start(withSync)
-	testcluster.Eventually(t, 20*time.Second, "the status names the fetch error", func() (bool, string) {
-		gs, _ := groupStatus(e, g)
-		return strings.Contains(gs.Reason, "UNKNOWN_TOPIC_OR_PARTITION"), fmt.Sprintf("%d fetches; %+v", injected.Load(), gs)
-	})
-	if got := stableOffset(t, &f.p.Target, g, f.remote, 0); got != -1 {
-		t.Fatalf("target offset %d after an answer the listing does not confirm, want none committed", got)
-	}
+	return inject, injected
 }
