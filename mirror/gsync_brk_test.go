@@ -263,22 +263,7 @@ func commitRecorder(c *testcluster.Cluster, group string, simpleOnly bool) (get 
 // consumer left, the target group stays ahead until the source passes it.
 func TestGroupSyncNeverCommitsWhileFailedOverConsumerIsMember(t *testing.T) {
 	t.Parallel()
-	p := testcluster.New(t, "src", "dst")
-	if p.Target.Fake == nil {
-		t.Skip("records the target's OffsetCommit requests with kfake's control hooks")
-	}
-	topic := p.Topic("fo")
-	remote := p.Source.Alias + "." + topic
-	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
-	produceN(t, &p.Source, topic, 0, 100)
-	g := p.Group("fo")
-	trCommit(t, &p.Source, g, topic, map[int32]int64{0: 40})
-	m, _ := trStart(t, p, trFlow(p))
-	testcluster.Eventually(t, 30*time.Second, "synced", func() (bool, string) {
-		got := committed(t, &p.Target, g, remote)
-		return got[0] == 40, fmt.Sprintf("%v", got)
-	})
-	takeSimple := simpleCommits(&p.Target, g)
+	p, topic, remote, g, m, takeSimple := syncedAt40(t, "fo")
 	cl := joinAndCommit(t, &p.Target, g, remote, 60) // 40..99: commits 100
 	testcluster.Eventually(t, 30*time.Second, "active on target", func() (bool, string) {
 		gs, _ := groupStatusOf(m, 0, g)
@@ -366,22 +351,7 @@ func TestGroupsExcludeFullMatch(t *testing.T) {
 // member left.
 func TestGroupSyncSkipsKIP848ConsumerGroupMember(t *testing.T) {
 	t.Parallel()
-	p := testcluster.New(t, "src", "dst")
-	if p.Target.Fake == nil {
-		t.Skip("records the target's OffsetCommit requests with kfake's control hooks")
-	}
-	topic := p.Topic("k848")
-	remote := p.Source.Alias + "." + topic
-	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
-	produceN(t, &p.Source, topic, 0, 100)
-	g := p.Group("k848")
-	trCommit(t, &p.Source, g, topic, map[int32]int64{0: 40})
-	m, _ := trStart(t, p, trFlow(p))
-	testcluster.Eventually(t, 30*time.Second, "synced", func() (bool, string) {
-		got := committed(t, &p.Target, g, remote)
-		return got[0] == 40, fmt.Sprintf("%v", got)
-	})
-	takeSimple := simpleCommits(&p.Target, g)
+	p, topic, remote, g, m, takeSimple := syncedAt40(t, "k848")
 	cl := testcluster.Client(t, &p.Target, kgo.ConsumerGroup(g), kgo.ConsumeTopics(remote), kgo.ServerSideBalancer(),
 		kgo.Balancers(kgo.RangeBalancer()), kgo.DisableAutoCommit())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -493,4 +463,29 @@ func TestGroupSyncOnCompactedSourceAfterRestart(t *testing.T) {
 			t.Errorf("%s (src %d) not SafeToSwitch: %+v", g, src, gs)
 		}
 	}
+}
+
+// syncedAt40 starts a flow with group offset sync of topic name (1
+// partition, 100 records) whose group name committed 40 on the source, and
+// returns once the target group is synced at 40, recording from then on the
+// simple commits the target receives for it (kfake only: it skips the test
+// on real brokers).
+func syncedAt40(t *testing.T, name string) (p *testcluster.Pair, topic, remote, g string, m *Mirror, takeSimple func() []int64) {
+	t.Helper()
+	p = testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("records the target's OffsetCommit requests with kfake's control hooks")
+	}
+	topic = p.Topic(name)
+	remote = p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	produceN(t, &p.Source, topic, 0, 100)
+	g = p.Group(name)
+	trCommit(t, &p.Source, g, topic, map[int32]int64{0: 40})
+	m, _ = trStart(t, p, trFlow(p))
+	testcluster.Eventually(t, 30*time.Second, "synced", func() (bool, string) {
+		got := committed(t, &p.Target, g, remote)
+		return got[0] == 40, fmt.Sprintf("%v", got)
+	})
+	return p, topic, remote, g, m, simpleCommits(&p.Target, g)
 }
