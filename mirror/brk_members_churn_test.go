@@ -58,9 +58,6 @@ func TestMembersChurnExactlyOnceNoLeak(t *testing.T) {
 		t.Skip("a long churn; skipped in -short mode")
 	}
 	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
-	if p.Source.Fake == nil {
-		t.Skip("counts the goroutines of in-process members on the embedded clusters")
-	}
 	topic := p.Topic("churn")
 	remote := p.Source.Alias + "." + topic
 	const parts, tasks, total = 6, 4, 12000
@@ -181,9 +178,6 @@ func TestMembersStartStopStormNoLeak(t *testing.T) {
 		t.Skip("a long churn; skipped in -short mode")
 	}
 	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
-	if p.Source.Fake == nil {
-		t.Skip("counts the goroutines of in-process members on the embedded clusters")
-	}
 	topic := p.Topic("storm")
 	remote := p.Source.Alias + "." + topic
 	const parts, total = 4, 4000
