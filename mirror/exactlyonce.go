@@ -39,6 +39,20 @@ func initErrKept(err error) bool {
 	return errors.As(err, &ke) && !ke.Retriable && !errors.Is(err, kerr.ConcurrentTransactions)
 }
 
+// keptInitErr returns the error kgo keeps as cl's producer state after a
+// non-retriable InitProducerId answer (initErrKept): every record cl is
+// given fails with it at once, without a request, until cl is replaced.
+// nil when cl has its producer id (ProducerID answers from memory) or may
+// still load it; the call waits at most timeout (capped at 5 s).
+func keptInitErr(ctx context.Context, cl *kgo.Client, timeout time.Duration) error {
+	pctx, cancel := context.WithTimeout(ctx, min(timeout, 5*time.Second))
+	defer cancel()
+	if _, _, err := cl.ProducerID(pctx); err != nil && initErrKept(err) {
+		return err
+	}
+	return nil
+}
+
 // fenced turns a fencing error into errNotOwner when the member's group
 // generation is no longer current (this member is a zombie: another member
 // owns the slot and fenced it); any other error is returned as is and the

@@ -330,22 +330,14 @@ func (u *unit) retry(ctx context.Context, what string, fn func() error, final fu
 	}
 }
 
-// producerIDKept returns the error kgo keeps as the producer's state when
-// its producer id failed to load with a non-retriable InitProducerId error
-// (one UNKNOWN_SERVER_ERROR): every record the producer is given fails
-// with it at once, without a request, until the producer is replaced. nil
-// when the producer has its id (ProducerID answers from memory) or may
-// load it.
+// producerIDKept is keptInitErr of the unit's producer (nil without one):
+// restarting failed partitions on a producer whose id failed to load for
+// good would fail them again at once, forever.
 func (u *unit) producerIDKept(ctx context.Context) error {
 	if u.prod == nil {
 		return nil
 	}
-	pctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, 5*time.Second))
-	defer cancel()
-	if _, _, err := u.prod.ProducerID(pctx); err != nil && initErrKept(err) {
-		return err
-	}
-	return nil
+	return keptInitErr(ctx, u.prod, u.env.cfg.AdminTimeout)
 }
 
 // session runs the unit once (see run). It returns nil when ctx ends.

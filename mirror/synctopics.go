@@ -2,7 +2,6 @@ package mirror
 
 import (
 	"context"
-	"time"
 )
 
 // restoreSyncTopics runs in the refresh loop of every member (every unit
@@ -44,10 +43,8 @@ func (f *flow) checkSyncProducer(ctx context.Context) error {
 	if !f.syncsCheck.Swap(false) || f.syncCl.Load() == nil {
 		return nil
 	}
-	pctx, cancel := context.WithTimeout(ctx, min(f.cfg.AdminTimeout, 5*time.Second))
-	_, _, err := f.syncCl.Load().ProducerID(pctx)
-	cancel()
-	if err == nil || !initErrKept(err) {
+	err := keptInitErr(ctx, f.syncCl.Load(), f.cfg.AdminTimeout)
+	if err == nil {
 		return nil
 	}
 	if rerr := f.replaceSyncClient(ctx); rerr != nil {

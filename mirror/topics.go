@@ -1142,7 +1142,7 @@ func (c *catalog) topicList() []string {
 
 // syncACLs copies the source's LITERAL topic ACLs of replicated topics to the
 // remote topics (docs/mm2-compat.md §5.6 and docs/field-failures.md
-// docs/field-failures.md case B23): ALLOW WRITE is dropped, ALLOW ALL becomes ALLOW READ, everything
+// case B23): ALLOW WRITE is dropped, ALLOW ALL becomes ALLOW READ, everything
 // else is copied; nothing is deleted on the target. A source or target
 // without an authorizer is logged once and skipped (docs/field-failures.md case B24: no
 // error on every interval).
