@@ -100,3 +100,36 @@ func TestCheckpointsTopicBackClearsEveryGroupsReason(t *testing.T) {
 		t.Errorf("cpTopicErr %v", e.cpTopicErr)
 	}
 }
+
+// TestRemoteTopicGoneForgottenWithItsGroupPartitions: a remote topic
+// missing on the target is remembered (its group partitions' statuses say
+// so) only while a group partition of it is known; once its last group
+// is gone it is forgotten, so topics deleted for good do not accumulate.
+func TestRemoteTopicGoneForgottenWithItsGroupPartitions(t *testing.T) {
+	e, err := NewEmitter(EmitterConfig{SourceAlias: "a", TargetAlias: "b", Interval: time.Second, AdminTimeout: time.Second, OffsetSyncsTopic: "mm2-offset-syncs.b.internal",
+		SourceOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}, TargetOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}, OffsetSyncsOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")},
+		GroupFilter: func(string) bool { return true }, TopicFilter: func(string) bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g1, g2 := &groupEntry{name: "g1"}, &groupEntry{name: "g2"}
+	e.groups = map[string]*groupEntry{"g1": g1, "g2": g2}
+	g1.parts = partList{e.addPart(g1, "orders", 0), e.addPart(g1, "orders", 1)}
+	g2.parts = partList{e.addPart(g2, "orders", 0)}
+	remote := g1.parts[0].remote
+	if remote != "a.orders" {
+		t.Fatalf("remote topic %q, want a.orders", remote)
+	}
+	e.viewChanges(&targetView{cluster: "b", ids: map[string][16]byte{}, missing: map[string]bool{remote: true}}, func(*partEntry) {})
+	if !e.remoteGone[remote] {
+		t.Fatalf("remoteGone %v after a listing without %s", e.remoteGone, remote)
+	}
+	e.removeGroup(g1)
+	if !e.remoteGone[remote] || e.remoteRefs[remote] != 1 {
+		t.Fatalf("after removing g1 (g2 still on %s): remoteGone %v, refs %v", remote, e.remoteGone, e.remoteRefs)
+	}
+	e.removeGroup(g2)
+	if len(e.remoteGone) != 0 || len(e.remoteRefs) != 0 {
+		t.Errorf("after removing every group of %s: remoteGone %v, refs %v, want both empty", remote, e.remoteGone, e.remoteRefs)
+	}
+}

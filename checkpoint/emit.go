@@ -761,6 +761,10 @@ func (e *Emitter) removePart(pe *partEntry) {
 	}
 	if e.remoteRefs[pe.remote]--; e.remoteRefs[pe.remote] <= 0 {
 		delete(e.remoteRefs, pe.remote)
+		// No group partition left to show it missing: a remote topic
+		// that stays gone is not remembered for ever (a later group
+		// partition of it learns it again from the next listing).
+		delete(e.remoteGone, pe.remote)
 	}
 	delete(e.pending, pe)
 	if pe.waiting {
