@@ -199,7 +199,12 @@ func waitReplicatedCommitted(t *testing.T, m *Mirror, want int64) {
 	t.Helper()
 	testcluster.Eventually(t, 60*time.Second, "records replicated", func() (bool, string) {
 		st := m.Status().Flows[0]
-		return st.Records >= want && st.Lag == 0, fmt.Sprintf("state %s %s, %d records, lag %d", st.State, st.Error, st.Records, st.Lag)
+		var parts []string
+		for _, ps := range st.Partitions {
+			parts = append(parts, fmt.Sprintf("%s[%d] %s %q end %d replicated %d committed %d lag %d records %d",
+				ps.Topic, ps.Partition, ps.State, ps.Error, ps.SourceEnd, ps.Replicated, ps.Committed, ps.Lag, ps.Records))
+		}
+		return st.Records >= want && st.Lag == 0, fmt.Sprintf("state %s %s, %d records, lag %d; partitions %v", st.State, st.Error, st.Records, st.Lag, parts)
 	})
 }
 

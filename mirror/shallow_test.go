@@ -401,7 +401,7 @@ func TestShallowCopyTooLargeFallsBack(t *testing.T) {
 }
 
 // TestShallowCopyExactTranslation: ten batches of ten records copied as
-// batches; a group at 47 (inside the fifth batch) is checkpointed 47 -> 47
+// the source's batches; a group at 47 (inside the fifth batch) is checkpointed 47 -> 47
 // and committed on the target.
 func TestShallowCopyExactTranslation(t *testing.T) {
 	t.Parallel()
@@ -424,8 +424,19 @@ func TestShallowCopyExactTranslation(t *testing.T) {
 	if cp := readCheckpoints(t, p)[g+"/"+remote+"/0"]; cp.UpstreamOffset != 47 || cp.DownstreamOffset != 47 {
 		t.Errorf("checkpoint %+v, want 47 -> 47", cp)
 	}
-	if n := len(readRawBatches(t, &p.Target, remote, 0)); n != 10 {
-		t.Errorf("target holds %d batches, want the source's 10", n)
+	// The source's batches as the producer wrote them: ten of ten records
+	// mostly, but kgo sometimes sends the first records of one ahead (CI:
+	// 11 batches, 90+1 and 91+9). The target holds the same batches.
+	layout := func(c *testcluster.Cluster, topic string) []string {
+		var out []string
+		for _, b := range readRawBatches(t, c, topic, 0) {
+			out = append(out, fmt.Sprintf("%d+%d codec %d", b.base, b.count, b.codec))
+		}
+		return out
+	}
+	src, dst := layout(&p.Source, orders), layout(&p.Target, remote)
+	if len(src) < 10 || fmt.Sprint(dst) != fmt.Sprint(src) {
+		t.Errorf("target batches %v, want the source's %v (at least 10)", dst, src)
 	}
 }
 
