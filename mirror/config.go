@@ -369,7 +369,8 @@ type FlowConfig struct {
 	// involved sets this; checkpoints and group offset sync are then off for
 	// the colliding topics (offsets of a merged topic translate for neither
 	// source, and the flows' group syncs would overwrite each other), which
-	// [FlowStatus.Skipped] reports. Their partitions also resume from
+	// [FlowStatus.Skipped] reports. The merged topic's configs are synced
+	// from the first writer (by flow, then source topic) only. Their partitions also resume from
 	// stored resume points only, never from the target's tail (see
 	// DisableTailResume): a copy of another topic cannot be told apart.
 	AllowTopicCollisions bool

@@ -910,6 +910,34 @@ func (f *flow) copiedBack(topic, remote string) func(key string) bool {
 	}
 }
 
+// syncedByOther returns, for remote topic remote of source topic topic,
+// whether another writer of the remote topic syncs a config key's value
+// onto it, or nil when no other writer does. Several source topics write
+// one remote topic only by an allowed collision (identity many-to-one, or a
+// policy that merges topics; writers from mergedWriters): each writer,
+// syncing one way, would SET its own source's value wherever the remote
+// topic differs, so two sources with different values would overwrite each
+// other at every sync, forever (a loop: cleanup.policy flipping between
+// compact and delete). A key is synced by one writer only: the first (by
+// flow, then source topic) whose flow syncs topic configs and whose
+// config.properties.exclude lets the key through.
+func (f *flow) syncedByOther(topic, remote string, writers map[string][]writer, flows map[string]*flow) func(key string) bool {
+	ws := writers[remote]
+	if len(ws) < 2 {
+		return nil
+	}
+	return func(k string) bool {
+		for _, w := range ws {
+			g := flows[w.flow]
+			if g == nil || g.cfg.Disabled || g.cfg.DisableTopicConfigSync || !g.configs.Match(k) {
+				continue
+			}
+			return w.flow != f.name || w.topic != topic
+		}
+		return false
+	}
+}
+
 // alterTopicConfigs applies alters to remote topic remote on the target:
 // the error of the request, or the topic's (with the broker's message).
 func (f *flow) alterTopicConfigs(ctx context.Context, remote string, alters []kadm.AlterConfig) error {
@@ -996,6 +1024,11 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 		synced[t] = true
 	}
 	f.retainTopicErrs(func(t string, op TopicOp) bool { return op != TopicOpConfig || synced[t] }, "topic configs no longer synced")
+	var merged map[string][]writer
+	var mergedFlows map[string]*flow
+	if f.topo != nil && slices.ContainsFunc(topics, f.skips.noCheckpoints) {
+		merged, mergedFlows = f.topo.mergedWriters(f.cfg.Target)
+	}
 	failed := false
 	for _, t := range topics {
 		rc := srcRC[t]
@@ -1023,7 +1056,17 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 		f.mu.Lock()
 		prev := f.synced[remote]
 		f.mu.Unlock()
-		alters, deletes := f.configAlters(want, defaults, current[remote], prev, f.copiedBack(t, remote))
+		back := f.copiedBack(t, remote)
+		cur := current[remote]
+		if other := f.syncedByOther(t, remote, merged, mergedFlows); other != nil {
+			// An allowed collision: the keys another writer syncs one
+			// way are left to it (syncedByOther).
+			mine := func(k string) bool { return !other(k) || back != nil && back(k) }
+			want, cur = maps.Clone(want), maps.Clone(cur)
+			maps.DeleteFunc(want, func(k, _ string) bool { return !mine(k) })
+			maps.DeleteFunc(cur, func(k, _ string) bool { return !mine(k) })
+		}
+		alters, deletes := f.configAlters(want, defaults, cur, prev, back)
 		// A timestamp guard an earlier kmirror copied (before the default
 		// list excluded it) refuses the source's older records: delete it
 		// (once, if the loop above already does).

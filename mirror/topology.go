@@ -102,6 +102,34 @@ func (t *topology) resolve(flow string, selected []string) map[string]skip {
 	return skips[flow]
 }
 
+// mergedWriters returns, for each remote topic on target that several
+// (flow, source topic) pairs write by an allowed collision
+// (FlowConfig.AllowTopicCollisions), its writers sorted by flow, then
+// source topic, from the flows' latest selections, with the flows by name.
+func (t *topology) mergedWriters(target string) (map[string][]writer, map[string]*flow) {
+	t.mu.Lock()
+	keys := make([]flowKey, 0, len(t.keys))
+	for _, k := range t.keys {
+		keys = append(keys, k)
+	}
+	sel := make(map[string][]string, len(t.selected))
+	for n, s := range t.selected {
+		sel[n] = s
+	}
+	flows := make(map[string]*flow, len(t.flows))
+	for n, f := range t.flows {
+		flows[n] = f
+	}
+	t.mu.Unlock()
+	out := map[string][]writer{}
+	for _, c := range collisions(keys, sel) {
+		if c.target == target && c.allowed {
+			out[c.topic] = c.writers
+		}
+	}
+	return out, flows
+}
+
 // checkCollisionsAtStart lists the source topics of every enabled flow once
 // and refuses (a *ConfigError naming the topic, the target and the sources)
 // a collision no flow opted into: two flows that would write one remote
