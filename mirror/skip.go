@@ -25,7 +25,7 @@ const (
 	skipCycle                     // the name says the topic came from the target (MM2's isCycle), or from an alias of the target's cluster ID
 	skipOwnCycle                  // a cycle that is the remote topic of this Mirror's own flow into the source: expected, logged at INFO
 	skipKafkaInternal             // "__" or "." name: Kafka's own topic
-	skipMM2Internal               // MM2's (or kmirror's) own internal topic, listed explicitly in topics
+	skipMM2Internal               // MM2's (or kmirror's) own internal topic, listed explicitly in topics, or a topic whose remote name is one's
 	skipExcluded                  // listed explicitly in topics, but topics.exclude matches it
 	skipCollision                 // another flow writes the same remote topic; refused
 	skipCollisionAllowed          // another flow writes the same remote topic; allowed: replicated, checkpoints and group sync off
@@ -190,6 +190,15 @@ func (r *topicRules) decide(topic string, targetHas func(string) bool) (replicat
 			msg += "; if it is a local topic, rename it (or use IdentityReplicationPolicy, whose loops the provenance header stops)"
 		}
 		return false, skip{skipCycle, msg}
+	}
+	// A user topic whose remote name is one of MM2's internal topics on
+	// the target ("checkpoints.internal" of source A becomes
+	// "A.checkpoints.internal", the checkpoints topic of the flow A->B):
+	// copied, its records would be mixed into that topic (translation
+	// reads them as checkpoints) and config sync would overwrite its
+	// configs.
+	if remote := r.pol.FormatRemoteTopic(r.source, topic); r.pol.IsInternalTopic(remote) {
+		return false, skip{skipMM2Internal, fmt.Sprintf("its remote topic %s on %s is named like an internal topic (mm2*.internal, *.checkpoints.internal, __*): never replicated; rename the topic on the source", remote, r.target)}
 	}
 	return true, skip{}
 }
