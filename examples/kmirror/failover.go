@@ -744,7 +744,8 @@ func flowTopics(d *drFlow) (func(string) bool, error) {
 		return nil, err
 	}
 	return func(t string) bool {
-		return filter.Match(t) && !d.pol.IsInternalTopic(t) && !policy.IsCycle(d.pol, d.flow.Target, t) && !d.pol.IsHeartbeatsTopic(t)
+		return filter.Match(t) && !d.pol.IsInternalTopic(t) && !policy.IsCycle(d.pol, d.flow.Target, t) && !d.pol.IsHeartbeatsTopic(t) &&
+			!d.pol.IsInternalTopic(d.pol.FormatRemoteTopic(d.flow.Source, t))
 	}, nil
 }
 

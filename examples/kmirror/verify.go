@@ -166,7 +166,10 @@ func verifyConfig(props *mirror.Properties, o *verifyOptions) (verify.Config, er
 	}
 	target := flow.Target
 	sel := func(t string) bool {
-		if pol.IsInternalTopic(t) || policy.IsCycle(pol, target, t) {
+		// A topic whose remote name is an internal topic's (a source's
+		// checkpoints.internal is A.checkpoints.internal) is never
+		// replicated either.
+		if pol.IsInternalTopic(t) || policy.IsCycle(pol, target, t) || pol.IsInternalTopic(pol.FormatRemoteTopic(flow.Source, t)) {
 			return false
 		}
 		if o.topics != nil {
@@ -176,7 +179,8 @@ func verifyConfig(props *mirror.Properties, o *verifyOptions) (verify.Config, er
 		return filter.Match(t) && !pol.IsHeartbeatsTopic(t)
 	}
 	o.flowTopics = func(t string) bool {
-		return filter.Match(t) && !pol.IsInternalTopic(t) && !policy.IsCycle(pol, target, t) && !pol.IsHeartbeatsTopic(t)
+		return filter.Match(t) && !pol.IsInternalTopic(t) && !policy.IsCycle(pol, target, t) && !pol.IsHeartbeatsTopic(t) &&
+			!pol.IsInternalTopic(pol.FormatRemoteTopic(flow.Source, t))
 	}
 	o.flowName = flow.Name()
 	return verify.Config{
