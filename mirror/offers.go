@@ -311,7 +311,8 @@ type pendingStart struct {
 // knows the new partitions of remote topics it already writes to: kgo fails
 // a record for a partition its cached metadata lacks instead of waiting,
 // which a partition increase would otherwise hit. Partitions still unknown
-// are left for a retry.
+// are left for a retry. With shallow copy, a remote topic the producer
+// has no metadata of is not waited for (it has produced nothing there).
 func (u *unit) waitProducerMetadata(ctx context.Context, add []pendingStart) []pendingStart {
 	known := map[string]bool{}
 	for _, p := range u.life.parts {
@@ -322,6 +323,15 @@ func (u *unit) waitProducerMetadata(ctx context.Context, add []pendingStart) []p
 	for _, st := range add {
 		for known[st.start.remote] {
 			if leader, _, _ := u.prod.PartitionLeader(st.start.remote, st.k.partition); leader >= 0 {
+				break
+			}
+			if l0, _, _ := u.prod.PartitionLeader(st.start.remote, 0); u.sh != nil && l0 < 0 {
+				// Shallow copy writes batches in requests of its own,
+				// to leaders the shallow loop looks up: the producer
+				// never loads the remote topic's metadata until a
+				// batch goes record by record (which loads it then),
+				// so no refresh ever shows the partition and the
+				// partitions added to a source topic never started.
 				break
 			}
 			if time.Now().After(deadline) || ctx.Err() != nil {
