@@ -78,3 +78,41 @@ func TestAllowedCollisionConfigsDoNotFlipFlop(t *testing.T) {
 		return v == vc, v
 	})
 }
+
+// TestSyncedByOtherPerKey: which writer of a merged remote topic syncs a
+// key: the first (by flow, then source topic) whose flow syncs topic
+// configs and whose config.properties.exclude lets the key through; a
+// remote topic with one writer is nobody else's.
+func TestSyncedByOtherPerKey(t *testing.T) {
+	mk := func(name string, noSync bool, exclude ...string) *flow {
+		cf, err := newFilter("x", []string{".*"}, "x", exclude)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &flow{name: name, cfg: FlowConfig{DisableTopicConfigSync: noSync}, configs: cf}
+	}
+	a, b, c := mk("a->t", false, `retention\.ms`), mk("b->t", false), mk("c->t", true)
+	flows := map[string]*flow{a.name: a, b.name: b, c.name: c}
+	writers := map[string][]writer{"orders": {{flow: "a->t", topic: "orders"}, {flow: "b->t", topic: "orders"}, {flow: "b->t", topic: "orders2"}, {flow: "c->t", topic: "orders"}}}
+	cases := []struct {
+		f           *flow
+		topic, key  string
+		byOther     bool
+		description string
+	}{
+		{a, "orders", "cleanup.policy", false, "the first writer"},
+		{b, "orders", "cleanup.policy", true, "a->t syncs it"},
+		{b, "orders", "retention.ms", false, "a->t excludes it: b->t's orders is next"},
+		{b, "orders2", "retention.ms", true, "b->t's orders syncs it"},
+		{c, "orders", "segment.ms", true, "c->t does not sync configs"},
+	}
+	for _, tc := range cases {
+		other := tc.f.syncedByOther(tc.topic, "orders", writers, flows)
+		if got := other(tc.key); got != tc.byOther {
+			t.Errorf("%s %s %s: synced by another writer = %t, want %t (%s)", tc.f.name, tc.topic, tc.key, got, tc.byOther, tc.description)
+		}
+	}
+	if other := a.syncedByOther("payments", "payments", writers, flows); other != nil {
+		t.Errorf("a remote topic with one writer: want nil")
+	}
+}
