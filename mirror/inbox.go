@@ -363,6 +363,7 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 		pause     = map[string][]int32{}
 		purge     = map[string]bool{}
 		tooLarge  = map[string]bool{}
+		refused   = map[string]bool{} // of tooLarge: a batch refused within the limit (batchRefused)
 		stops     []*feed
 		checks    []action
 		recreated []string
@@ -424,6 +425,9 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 			checks = append(checks, a)
 		case actRefreshLimits:
 			tooLarge[a.remote] = true
+			if batchRefused(a.p.err) {
+				refused[a.remote] = true
+			}
 		case actRestart:
 			next := int64(-1)
 			switch {
@@ -529,7 +533,7 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 		u.cons.ResumeFetchPartitions(resume)
 	}
 	if len(tooLarge) > 0 {
-		u.refreshLimits(ctx, tooLarge)
+		u.refreshLimits(ctx, tooLarge, refused)
 	}
 	for _, c := range checks {
 		id, err := u.remoteTopicID(ctx, c.remote)

@@ -114,6 +114,9 @@ func (u *unit) batchLimit(topic string) int32 {
 	if topic == limitProbe {
 		return limitSentinel
 	}
+	if u.isTight(topic) {
+		return u.limitOf(topic) + 1 // franz-go's least length prefix (refreshLimits)
+	}
 	return kgoBatchLimit(u.limitOf(topic))
 }
 
@@ -428,8 +431,14 @@ func (u *unit) noteLimits(remotes map[string]bool) {
 // refreshLimits asks the target for the current max.message.bytes of the
 // remote topics of partitions that just failed on a record too large, or
 // are about to be restarted after one, and tells the flow; a changed limit
-// asks for a rebuild. Control goroutine only.
-func (u *unit) refreshLimits(ctx context.Context, remotes map[string]bool) {
+// asks for a rebuild. Of those, refused are the remote topics whose batch
+// the target refused although its records fit the limit the producer
+// applied (batchRefused): if the limit read is the one applied, franz-go
+// built the batch above it (kgoBatchLimit's 4 bytes against a flexible
+// produce request's shorter length prefix), and the topic is made tight
+// (its batches built to at most the limit plus 1) with a rebuild. Control
+// goroutine only.
+func (u *unit) refreshLimits(ctx context.Context, remotes, refused map[string]bool) {
 	names := make([]string, 0, len(remotes))
 	for r := range remotes {
 		names = append(names, r)
@@ -443,7 +452,40 @@ func (u *unit) refreshLimits(ctx context.Context, remotes map[string]bool) {
 	for r, v := range got {
 		u.env.setTopicLimit(r, v)
 	}
+	cur := *u.lim.Load()
+	for remote := range refused {
+		if old, ok := cur[remote]; !ok || old != u.env.sessionLimit(remote) || u.isTight(remote) {
+			continue // a changed limit reopens the producer anyway (noteLimits); tight already
+		}
+		u.setTight(remote)
+		u.log.Info("the target refused a batch the producer built within the remote topic's max.message.bytes: "+
+			"its batches are built to the limit counted as the target does from now on, and the unit's producer is reopened",
+			"remote_topic", remote, "max_message_bytes", u.limitOf(remote))
+		u.rebuild = true
+	}
 	u.noteLimits(remotes)
+}
+
+// isTight reports whether franz-go builds the batches of remote topic
+// remote to at most its limit plus 1 (refreshLimits). Safe for concurrent
+// use.
+func (u *unit) isTight(remote string) bool {
+	if m := u.tight.Load(); m != nil {
+		return (*m)[remote]
+	}
+	return false
+}
+
+// setTight makes remote topic remote tight (isTight). Control goroutine
+// only.
+func (u *unit) setTight(remote string) {
+	next := map[string]bool{remote: true}
+	if m := u.tight.Load(); m != nil {
+		for k := range *m {
+			next[k] = true
+		}
+	}
+	u.tight.Store(&next)
 }
 
 // sessionLimits returns the limits a new session's producer starts with:

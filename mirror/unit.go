@@ -219,8 +219,13 @@ type unit struct {
 	// poll loop); userLimit, the user's
 	// producer.max.request.size (0: not set); bufBytes, the producer's
 	// buffer. rebuild (control goroutine) ends the session gracefully to
-	// reopen the producer with changed limits.
+	// reopen the producer with changed limits. tight: the remote topics
+	// whose batches franz-go builds to at most the limit plus 1, not plus
+	// 4 (kgoBatchLimit), after the target refused one at an unchanged
+	// limit; kept for the unit's life (copy on write by the control
+	// goroutine, read by kgo).
 	lim       atomic.Pointer[map[string]int32]
+	tight     atomic.Pointer[map[string]bool]
 	userLimit int32
 	userWrite int32 // the user's BrokerMaxWriteBytes, found with userLimit
 	bufBytes  int64
