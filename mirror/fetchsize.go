@@ -14,17 +14,14 @@ import (
 const fetchFloor = 256 << 10
 
 // fetchSizer sizes a replication consumer's fetch requests
-// (FetchMaxBytes) so that a response holds about its budget once
-// decompressed, not on the wire (issue 22). Kafka's fetch.max.bytes counts
-// a batch as the source stores it: a batch compressed r times holds r
-// times its size once decompressed. The sizer keeps decayed sums of the
-// batches read, wire bytes against decompressed bytes, and asks for
-// budget × wire / decompressed.
-//
-// Records are not counted with their structures (a kgo.Record is 160
-// bytes): doing so (256 bytes a record) cut a fetch of 100-byte records to
-// about a third of its bytes, and the producer buffer's record bound
-// (bufferedRecords) already bounds what small records cost.
+// (FetchMaxBytes) so that a response holds about its budget once read,
+// not on the wire (issue 22). Kafka's fetch.max.bytes counts a batch as
+// the source stores it: a batch compressed r times holds r times its size
+// once decompressed, and each of its records costs a kgo.Record and its
+// share of what the engine keeps per record (heldPerRecord) besides its
+// bytes. The sizer keeps decayed sums of the batches read, wire bytes
+// against bytes held (decompressed, plus heldPerRecord a record), and asks
+// for budget × wire / held.
 //
 // It is a pure state machine (no I/O, no clock); not safe for concurrent
 // use (fetchHook serialises it).
@@ -32,10 +29,23 @@ type fetchSizer struct {
 	budget int32 // memory a response may cost, bytes
 	floor  int32 // least FetchMaxBytes asked for
 	// wire and held are decayed sums over the batches read: their bytes
-	// on the wire, and what they hold decompressed.
+	// on the wire, and what they hold once read.
 	wire, held int64
 	cur        int32 // FetchMaxBytes in force
 }
+
+// heldPerRecord is what a fetched record costs beyond its decompressed
+// bytes while the engine holds it: its kgo.Record (about 170 bytes with
+// its slab share) and its provenance header and in-flight entry. A
+// response of 100-byte records held about three times its bytes (issue
+// 22's scale benchmark: the whole backlog of 120 000 records in one
+// response per unit, 27-35 MB of the peak heap).
+//
+// Until 2026-12-06 records were counted by their bytes only: a first try
+// of this term (2026-12-03) was dropped on a side-by-side run whose 100 B
+// ratio was as low without it, the machine's doing (see
+// internal/bench/results/issue22-sidebyside.md).
+const heldPerRecord = 256
 
 // newFetchSizer returns a sizer for a response budget of budget bytes.
 // The first requests ask for min(budget, 1 MiB): nothing is known of the
@@ -47,15 +57,15 @@ func newFetchSizer(budget int32) *fetchSizer {
 }
 
 // read accounts one batch read (wire bytes as fetched, decoded bytes
-// after decompression) and returns the FetchMaxBytes to ask for from now
-// on and whether it moved by more than an eighth of the one in force
-// (callers update the client only then).
-func (s *fetchSizer) read(wire, decoded int) (int32, bool) {
+// after decompression, records in it) and returns the FetchMaxBytes to ask
+// for from now on and whether it moved by more than an eighth of the one
+// in force (callers update the client only then).
+func (s *fetchSizer) read(wire, decoded, records int) (int32, bool) {
 	if wire <= 0 {
 		return s.cur, false
 	}
 	s.wire += int64(wire)
-	s.held += int64(max(decoded, wire))
+	s.held += int64(max(decoded, wire)) + int64(max(records, 0))*heldPerRecord
 	// Older batches weigh half once the sums cover four budgets: the
 	// sizer follows a topic whose records change.
 	if s.wire > 4*int64(s.budget) {
@@ -92,7 +102,7 @@ func (h *fetchHook) OnFetchBatchRead(_ kgo.BrokerMetadata, _ string, _ int32, m 
 	if h.sizer == nil {
 		return
 	}
-	if size, moved := h.sizer.read(m.CompressedBytes, m.UncompressedBytes); moved {
+	if size, moved := h.sizer.read(m.CompressedBytes, m.UncompressedBytes, m.NumRecords); moved {
 		h.applyLocked(size)
 	}
 }

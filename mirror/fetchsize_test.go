@@ -18,7 +18,7 @@ import (
 // budget counted in decompressed bytes.
 func TestFetchSizer(t *testing.T) {
 	const mib = 1 << 20
-	type batch struct{ wire, decoded int }
+	type batch struct{ wire, decoded, records int }
 	for _, c := range []struct {
 		name    string
 		budget  int32
@@ -29,32 +29,42 @@ func TestFetchSizer(t *testing.T) {
 		{name: "nothing read yet: 1 MiB", budget: 8 * mib, want: mib},
 		{name: "a budget under 1 MiB is used as is", budget: 512 << 10, want: 512 << 10},
 		{
-			// Uncompressed: the budget on the wire.
+			// Uncompressed records of 1 KiB: the budget on the wire, less
+			// what the records cost held (256 B each): 8 MiB × 1024/1280.
 			name: "uncompressed records", budget: 8 * mib,
-			batches: []batch{{1_024_000, 1_024_000}},
-			want:    8 * mib, moves: 1,
+			batches: []batch{{1_024_000, 1_024_000, 1000}},
+			want:    6_710_886, moves: 1,
 		},
 		{
-			// lz4 JSON of about 1 KiB compressed 3.3 times.
+			// Records of 100 B (125 on the wire): each costs 381 bytes
+			// held, three times its bytes (issue 22's scale benchmark
+			// fetched its whole backlog in one response per unit).
+			name: "small records", budget: 8 * mib,
+			batches: []batch{{125_000, 125_000, 1000}},
+			want:    2_752_167, moves: 1,
+		},
+		{
+			// lz4 JSON of about 1 KiB compressed 3.3 times:
+			// 8 MiB × 310 000 / (1 024 000 + 256 000).
 			name: "compressed 3.3 times", budget: 8 * mib,
-			batches: []batch{{310_000, 1_024_000}},
-			want:    8 * mib * 310_000 / 1_024_000, moves: 1,
+			batches: []batch{{310_000, 1_024_000, 1000}},
+			want:    2_031_616, moves: 1,
 		},
 		{
-			// Compressed 100 times: 84 000 bytes, under the floor.
+			// Compressed 100 times: 67 000 bytes, under the floor.
 			name: "very compressible records: the floor", budget: 8 * mib,
-			batches: []batch{{10_000, 1_000_000}},
+			batches: []batch{{10_000, 1_000_000, 1000}},
 			want:    fetchFloor, moves: 1,
 		},
 		{
 			name: "a budget under the floor is kept", budget: 128 << 10,
-			batches: []batch{{10_000, 1_000_000}},
+			batches: []batch{{10_000, 1_000_000, 1000}},
 			want:    128 << 10,
 		},
 		{
-			// 1.09 MiB wanted against 1 MiB in force: within an eighth.
+			// 1.01 MiB wanted against 1 MiB in force: within an eighth.
 			name: "small moves are not applied", budget: 8 * mib,
-			batches: []batch{{1_000_000, 7_700_000}},
+			batches: []batch{{1_000_000, 7_700_000, 1000}},
 			want:    mib,
 		},
 		{
@@ -62,18 +72,18 @@ func TestFetchSizer(t *testing.T) {
 			// turns from compressible to not is followed.
 			name: "follows a change of data", budget: 4 * mib,
 			batches: []batch{
-				{4 * mib, 16 * mib}, {4 * mib, 16 * mib}, // r=4: 1 MiB
-				{8 * mib, 8 * mib}, {8 * mib, 8 * mib}, {8 * mib, 8 * mib}, {8 * mib, 8 * mib}, {8 * mib, 8 * mib},
+				{4 * mib, 16 * mib, 16384}, {4 * mib, 16 * mib, 16384}, // r=4 and 1 KiB records: 0.8 MiB
+				{8 * mib, 8 * mib, 8192}, {8 * mib, 8 * mib, 8192}, {8 * mib, 8 * mib, 8192}, {8 * mib, 8 * mib, 8192}, {8 * mib, 8 * mib, 8192},
 			},
-			want: 3_565_158, moves: 5,
+			want: 2_852_126, moves: 6,
 		},
-		{name: "an empty batch changes nothing", budget: 8 * mib, batches: []batch{{0, 0}}, want: mib},
+		{name: "an empty batch changes nothing", budget: 8 * mib, batches: []batch{{0, 0, 0}}, want: mib},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newFetchSizer(c.budget)
 			moves := 0
 			for _, b := range c.batches {
-				if _, moved := s.read(b.wire, b.decoded); moved {
+				if _, moved := s.read(b.wire, b.decoded, b.records); moved {
 					moves++
 				}
 			}
@@ -140,7 +150,7 @@ func TestFetchSizeFollowsDecodedBytes(t *testing.T) {
 	s := newFetchSizer(budget)
 	start := s.cur
 	for _, m := range log.got {
-		s.read(m.CompressedBytes, m.UncompressedBytes)
+		s.read(m.CompressedBytes, m.UncompressedBytes, m.NumRecords)
 	}
 	t.Logf("%d batches, first %+v: replayed FetchMaxBytes %d of %d", len(log.got), log.got[0], s.cur, budget)
 	if s.cur >= budget || s.cur <= fetchFloor || s.cur == start {
@@ -200,9 +210,10 @@ func TestFetchHookAppliesSize(t *testing.T) {
 		want          [2]int32
 	}{
 		{"attached: the first fetches", 0, 0, [2]int32{mib, mib}},
-		{"compressed 4 times", mib, 4 * mib, [2]int32{2 * mib, mib}},
+		// 8 MiB × 1 MiB / (4 MiB + 10 records × 256 B).
+		{"compressed 4 times", mib, 4 * mib, [2]int32{2_095_872, mib}},
 		// Sums 1 MiB + 100 000 wire against 4 MiB + 100 MB
-		// decompressed: 92 473 bytes, under the floor.
+		// decompressed and 20 records: 92 466 bytes, under the floor.
 		{"very compressible: the floor clamps the partition limit", 100_000, 100_000_000, [2]int32{fetchFloor, fetchFloor}},
 	} {
 		if step.wire > 0 {
