@@ -77,12 +77,7 @@ func TestIdleCheckpointsRestoredAfterTopicDeleted(t *testing.T) {
 // status; once it is back, only the groups with a checkpoint written again
 // were cleared, so a group with none kept "writing checkpoints to ...".
 func TestCheckpointsTopicBackClearsEveryGroupsReason(t *testing.T) {
-	e, err := NewEmitter(EmitterConfig{SourceAlias: "a", TargetAlias: "b", Interval: time.Second, AdminTimeout: time.Second, OffsetSyncsTopic: "mm2-offset-syncs.b.internal",
-		SourceOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}, TargetOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}, OffsetSyncsOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")},
-		GroupFilter: func(string) bool { return true }, TopicFilter: func(string) bool { return true }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := offlineEmitter(t)
 	e.groups = map[string]*groupEntry{"with-checkpoint": {name: "with-checkpoint"}, "without": {name: "without"}}
 	e.markCheckpointsLost(errors.New("CreateTopics: POLICY_VIOLATION"))
 	for n, g := range e.groups {
@@ -106,12 +101,7 @@ func TestCheckpointsTopicBackClearsEveryGroupsReason(t *testing.T) {
 // so) only while a group partition of it is known; once its last group
 // is gone it is forgotten, so topics deleted for good do not accumulate.
 func TestRemoteTopicGoneForgottenWithItsGroupPartitions(t *testing.T) {
-	e, err := NewEmitter(EmitterConfig{SourceAlias: "a", TargetAlias: "b", Interval: time.Second, AdminTimeout: time.Second, OffsetSyncsTopic: "mm2-offset-syncs.b.internal",
-		SourceOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}, TargetOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}, OffsetSyncsOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")},
-		GroupFilter: func(string) bool { return true }, TopicFilter: func(string) bool { return true }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := offlineEmitter(t)
 	g1, g2 := &groupEntry{name: "g1"}, &groupEntry{name: "g2"}
 	e.groups = map[string]*groupEntry{"g1": g1, "g2": g2}
 	g1.parts = partList{e.addPart(g1, "orders", 0), e.addPart(g1, "orders", 1)}
@@ -132,4 +122,17 @@ func TestRemoteTopicGoneForgottenWithItsGroupPartitions(t *testing.T) {
 	if len(e.remoteGone) != 0 || len(e.remoteRefs) != 0 {
 		t.Errorf("after removing every group of %s: remoteGone %v, refs %v, want both empty", remote, e.remoteGone, e.remoteRefs)
 	}
+}
+
+// offlineEmitter returns an emitter of flow a->b whose clusters are never
+// reached (its Run is not started): for tests of its state alone.
+func offlineEmitter(t *testing.T) *Emitter {
+	t.Helper()
+	e, err := NewEmitter(EmitterConfig{SourceAlias: "a", TargetAlias: "b", Interval: time.Second, AdminTimeout: time.Second, OffsetSyncsTopic: "mm2-offset-syncs.b.internal",
+		SourceOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}, TargetOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}, OffsetSyncsOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")},
+		GroupFilter: func(string) bool { return true }, TopicFilter: func(string) bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
