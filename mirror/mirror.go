@@ -17,6 +17,7 @@ import (
 	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/internal/logx"
 	"github.com/kmirror/kmirror/internal/statustopic"
+	"github.com/kmirror/kmirror/policy"
 )
 
 // Mirror replicates topics between Kafka clusters along the configured
@@ -201,6 +202,7 @@ func New(opts ...Opt) (*Mirror, error) {
 	if err := m.staticTopology(c.flows); err != nil {
 		return nil, err
 	}
+	warnIdentityLoops(m.flows, log)
 	m.topo = newTopology(sortedKeys(clusters))
 	for _, f := range m.flows {
 		f.topo = m.topo
@@ -214,6 +216,32 @@ func New(opts ...Opt) (*Mirror, error) {
 		}
 	}
 	return m, nil
+}
+
+// warnIdentityLoops logs a warning at New for each pair of enabled flows
+// A->B and B->A that both keep topic names (IdentityReplicationPolicy) and
+// both have the provenance header off: nothing then tells a copy from a
+// source record, and a record of a topic both flows select is copied back
+// and forth without end (MM2 loops the same way; a breaker saw one record
+// copied 254 times in 3 s, with no warning). Topic lists that keep the
+// two directions apart make such a pair safe, hence a warning, not an
+// error.
+func warnIdentityLoops(flows []*flow, log *slog.Logger) {
+	identity := func(f *flow) bool {
+		_, ok := f.pol.(*policy.Identity)
+		return ok
+	}
+	for i, f := range flows {
+		for _, g := range flows[i+1:] {
+			if f.cfg.Source != g.cfg.Target || f.cfg.Target != g.cfg.Source || f.cfg.Disabled || g.cfg.Disabled ||
+				!identity(f) || !identity(g) || !f.cfg.DisableProvenanceHeader || !g.cfg.DisableProvenanceHeader {
+				continue
+			}
+			log.Warn("two flows keep topic names in both directions with the provenance header off: a record of a topic both select is copied back and forth without end; "+
+				"select disjoint topics, or set provenance.header.enabled=true on both flows (with it on one only, each such record comes back once)",
+				"flows", []string{f.name, g.name})
+		}
+	}
 }
 
 // maxTasks bounds tasks.max: each slot is a partition of the flow's
