@@ -91,6 +91,12 @@ type limitState struct {
 	mu     sync.Mutex
 	kinds  map[string]*kind
 	closed bool
+	// summaries counts the summaries being logged outside mu, by a window
+	// timer or by Handle, which Close waits for: a summary still being
+	// written when Close returned was written after it (under -race in
+	// CI, 75 of 4 000 repeats missing from the lines read after Close).
+	// Added to under mu while not closed.
+	summaries sync.WaitGroup
 }
 
 // kind is one kind of record seen within its window.
@@ -195,6 +201,7 @@ func (h *Limiter) Handle(ctx context.Context, r slog.Record) error {
 		delete(st.kinds, key)
 		k.stop()
 		ended, k = k, nil
+		st.summaries.Add(1)
 	}
 	if k != nil {
 		k.repeated++
@@ -211,6 +218,7 @@ func (h *Limiter) Handle(ctx context.Context, r slog.Record) error {
 	var errs []error
 	if ended != nil {
 		errs = append(errs, ended.summarize(ctx, now, st.window))
+		st.summaries.Done()
 	}
 	errs = append(errs, h.next.Handle(ctx, r))
 	return errors.Join(errs...)
@@ -224,7 +232,9 @@ func (st *limitState) windowEnded(key string, k *kind) {
 		return // already summarized by Handle or Close
 	}
 	delete(st.kinds, key)
+	st.summaries.Add(1)
 	st.mu.Unlock()
+	defer st.summaries.Done()
 	_ = k.summarize(context.Background(), st.clock.Now(), st.window)
 }
 
@@ -243,8 +253,9 @@ func (k *kind) summarize(ctx context.Context, now time.Time, span time.Duration)
 }
 
 // Close logs the summary of every window with repeats (over the time
-// elapsed since each window started), stops the timers, and lets later
-// records pass unlimited. It returns the handlers' errors.
+// elapsed since each window started), waits for the summaries being logged
+// when it was called, stops the timers, and lets later records pass
+// unlimited. It returns the handlers' errors.
 func (h *Limiter) Close() error {
 	st := h.st
 	st.mu.Lock()
@@ -262,6 +273,7 @@ func (h *Limiter) Close() error {
 		k.stop()
 		errs = append(errs, k.summarize(context.Background(), now, now.Sub(k.start)))
 	}
+	st.summaries.Wait() // those a window timer or Handle began before the close
 	return errors.Join(errs...)
 }
 
