@@ -60,9 +60,10 @@ const (
 // compression, as a broker counts it against max.message.bytes (the v2
 // batch header, then the record with its varint length prefix; the largest
 // of the encodings franz-go may pick). Every limit kmirror compares with
-// it is in the same measure; franz-go counts 4 bytes more (the length
-// prefix a produce request puts before the batch), which kgoBatchLimit
-// adds to the limit it hands franz-go.
+// it is in the same measure; franz-go counts the length prefix a produce
+// request puts before the batch too (4 bytes, or 1-3 with a flexible
+// produce version), which kgoBatchLimit adds to the limit it hands
+// franz-go.
 func recordBatchSize(r *kgo.Record) int64 {
 	l := 1 + 1 + 1 + // attributes, timestamp delta 0, offset delta 0
 		varintLen(int64(len(r.Key))) + len(r.Key) +
@@ -86,7 +87,11 @@ const batchLengthPrefix = 4
 // bytes of the remote topic's max.message.bytes was refused as too large
 // (a helper trying to break the record limits: a record the source topic
 // took at its limit of 4000 bytes, copied by config sync, failed as "4004
-// bytes"). Within franz-go's range (at most 1 GiB).
+// bytes"). The 4 bytes are franz-go's count before it knows the broker's
+// produce version; with a flexible one it counts 1-3, so a batch of many
+// records can end up to 3 bytes above lim: a topic the target refused
+// such a batch for gets lim plus 1 instead (unit.batchLimit, tight).
+// Within franz-go's range (at most 1 GiB).
 func kgoBatchLimit(lim int32) int32 {
 	return int32(min(int64(lim)+batchLengthPrefix, 1<<30))
 }
