@@ -44,6 +44,22 @@ func IsCycle(p ReplicationPolicy, targetAlias, topic string) bool {
 	return false
 }
 
+// NeverReplicated reports whether the flow sourceAlias->targetAlias must
+// never replicate topic (a name on the source cluster), whatever its
+// topics and topics.exclude say: topic is an internal topic
+// (IsInternalTopic: Kafka's "__" and "." topics, MM2's mm2*.internal and
+// checkpoints topics), replicating it would be a cycle ([IsCycle]), or its
+// remote name on the target would be an internal topic's (the source's
+// "checkpoints.internal" becomes "A.checkpoints.internal", the checkpoints
+// topic of flow A->B under the default policy; MM2 copies it into that
+// topic, kmirror does not). Heartbeats topics are not judged here: flows
+// replicate them, consumer groups do not read them. A nil p is treated as
+// the zero [Default].
+func NeverReplicated(p ReplicationPolicy, sourceAlias, targetAlias, topic string) bool {
+	p = orDefault(p)
+	return p.IsInternalTopic(topic) || IsCycle(p, targetAlias, topic) || p.IsInternalTopic(p.FormatRemoteTopic(sourceAlias, topic))
+}
+
 // ValidateAlias checks that a cluster alias can be used with policy p
 // without corrupting topic names. Java MM2 performs none of these checks.
 // The rules, in order:

@@ -194,3 +194,44 @@ func TestValidateAliasInNames(t *testing.T) {
 		}
 	}
 }
+
+// TestNeverReplicated: internal topics, cycles and topics whose remote name
+// is an internal topic's are never replicated, under the default and the
+// identity policy; ordinary and heartbeats topics are left to the filters.
+func TestNeverReplicated(t *testing.T) {
+	def, err := policy.NewDefault()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := policy.NewIdentity("A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		p     policy.ReplicationPolicy
+		topic string
+		want  bool
+	}{
+		{"ordinary", def, "orders", false},
+		{"remote of a third cluster", def, "C.orders", false},
+		{"heartbeats", def, "heartbeats", false},
+		{"kafka internal", def, "__consumer_offsets", true},
+		{"dot topic", def, ".hidden", true},
+		{"mm2 offset syncs", def, "mm2-offset-syncs.B.internal", true},
+		{"checkpoints of another flow", def, "C.checkpoints.internal", true},
+		{"cycle", def, "B.orders", true},
+		{"cycle two hops", def, "C.B.orders", true},
+		{"remote name is the flow's checkpoints topic", def, "checkpoints.internal", true},
+		{"identity ordinary", id, "orders", false},
+		{"identity kafka internal", id, "__transaction_state", true},
+		{"identity remote name internal", id, "A.checkpoints.internal", true},
+		{"nil policy", nil, "B.orders", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := policy.NeverReplicated(tc.p, "A", "B", tc.topic); got != tc.want {
+				t.Errorf("NeverReplicated(%s, A->B, %q) = %v, want %v", tc.name, tc.topic, got, tc.want)
+			}
+		})
+	}
+}

@@ -744,8 +744,7 @@ func flowTopics(d *drFlow) (func(string) bool, error) {
 		return nil, err
 	}
 	return func(t string) bool {
-		return filter.Match(t) && !d.pol.IsInternalTopic(t) && !policy.IsCycle(d.pol, d.flow.Target, t) && !d.pol.IsHeartbeatsTopic(t) &&
-			!d.pol.IsInternalTopic(d.pol.FormatRemoteTopic(d.flow.Source, t))
+		return filter.Match(t) && !d.pol.IsHeartbeatsTopic(t) && !policy.NeverReplicated(d.pol, d.flow.Source, d.flow.Target, t)
 	}, nil
 }
 

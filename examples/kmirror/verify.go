@@ -166,10 +166,7 @@ func verifyConfig(props *mirror.Properties, o *verifyOptions) (verify.Config, er
 	}
 	target := flow.Target
 	sel := func(t string) bool {
-		// A topic whose remote name is an internal topic's (a source's
-		// checkpoints.internal is A.checkpoints.internal) is never
-		// replicated either.
-		if pol.IsInternalTopic(t) || policy.IsCycle(pol, target, t) || pol.IsInternalTopic(pol.FormatRemoteTopic(flow.Source, t)) {
+		if policy.NeverReplicated(pol, flow.Source, target, t) {
 			return false
 		}
 		if o.topics != nil {
@@ -179,8 +176,7 @@ func verifyConfig(props *mirror.Properties, o *verifyOptions) (verify.Config, er
 		return filter.Match(t) && !pol.IsHeartbeatsTopic(t)
 	}
 	o.flowTopics = func(t string) bool {
-		return filter.Match(t) && !pol.IsInternalTopic(t) && !policy.IsCycle(pol, target, t) && !pol.IsHeartbeatsTopic(t) &&
-			!pol.IsInternalTopic(pol.FormatRemoteTopic(flow.Source, t))
+		return filter.Match(t) && !pol.IsHeartbeatsTopic(t) && !policy.NeverReplicated(pol, flow.Source, target, t)
 	}
 	o.flowName = flow.Name()
 	return verify.Config{

@@ -497,8 +497,7 @@ func (v *verifier) plan(ctx context.Context, rep *Report) ([]*partTask, error) {
 	sel := c.Select
 	if sel == nil {
 		sel = func(t string) bool {
-			return !c.Policy.IsInternalTopic(t) && !c.Policy.IsHeartbeatsTopic(t) && !policy.IsCycle(c.Policy, c.Target.Alias, t) &&
-				!c.Policy.IsInternalTopic(c.Policy.FormatRemoteTopic(c.Source.Alias, t))
+			return !c.Policy.IsHeartbeatsTopic(t) && !policy.NeverReplicated(c.Policy, c.Source.Alias, c.Target.Alias, t)
 		}
 	}
 	var wanted func(string) bool
