@@ -398,18 +398,44 @@ func (e *Emitter) emit(ctx context.Context, io emitIO) bool {
 	// Remote partitions that changed under idle group partitions.
 	e.viewChanges(view, queueC)
 
-	var out []Checkpoint
 	e.storeMu.Lock()
 	stale := e.checkTarget(view, check)
 	e.discardStale(stale)
 	e.markStale(stale)
-	e.queue(view, stale, check, &out)
 	e.storeMu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return cpLess(out[i], out[j]) })
-	e.work.written.Add(int64(len(out)))
-	e.wrote(out, io.write(ctx, ts, out))
+	e.writeChecked(ctx, io, ts, view, stale, check)
 	e.publish()
 	return ok
+}
+
+// writeChecked queues and writes the checkpoints of the checked group
+// partitions in checkpoint order (group, remote topic, partition),
+// writeChunk group partitions at a time: an emission holds one chunk's
+// checkpoints and records, not those of every group partition (issue 22:
+// the first emission at 80 000 group partitions held 6 MB of checkpoints
+// besides the records of the chunk in flight, at the start-up peak of the
+// live heap). As before chunks, the failed checkpoints of a chunk are
+// pending (wrote) and the chunks after it are written; a stop leaves the
+// group partitions not yet queued pending, for the next run's emission.
+func (e *Emitter) writeChecked(ctx context.Context, io emitIO, ts time.Time, view *targetView, stale staleness, check []*partEntry) {
+	slices.SortFunc(check, func(a, b *partEntry) int {
+		return cmp.Or(strings.Compare(a.g.name, b.g.name), strings.Compare(a.remote, b.remote), cmp.Compare(a.partition, b.partition))
+	})
+	per := max(writeChunk, 1)
+	for i := 0; i < len(check); i += per {
+		if ctx.Err() != nil {
+			for _, pe := range check[i:] {
+				e.pending[pe] = struct{}{}
+			}
+			return
+		}
+		var out []Checkpoint
+		e.storeMu.Lock()
+		e.queue(view, stale, check[i:min(i+per, len(check))], &out)
+		e.storeMu.Unlock()
+		e.work.written.Add(int64(len(out)))
+		e.wrote(out, io.write(ctx, ts, out))
+	}
 }
 
 // wrote records the outcome of writing out, of which failed failed: the

@@ -60,13 +60,14 @@ func (r *run) sync(ctx context.Context) { r.e.sync(ctx, r) }
 //     those changes; a group whose fetch failed is skipped;
 //   - the log ends of their remote topics are listed; a failure skips the
 //     round (a partial listing only skips the partitions it lacks);
-//   - planSync decides, per partition, what to commit (never backwards,
-//     never past the target log end) and why not, a batch of groups at a
-//     time, each batch's decisions recorded in its groups before the next
-//     is planned;
-//   - the topic IDs of the topics to commit on are listed (OffsetCommit
-//     v10); a failure sends no commit this round: the groups to commit show
-//     the error and are planned again at the next round;
+//   - a batch of groups at a time (syncBatch), planSync decides, per
+//     partition, what to commit (never backwards, never past the target
+//     log end) and why not; the batch's decisions are recorded in its
+//     groups and its commits sent before the next batch is planned;
+//   - at the first batch with a commit, the topic IDs of the planned
+//     groups' remote topics are listed (OffsetCommit v10); a failure sends
+//     no commit this round: the groups to commit show the error and are
+//     planned again at the next round;
 //   - the commits are sent, at most DefaultCommitParallelism at a time;
 //     an absent group is created by the commit, and a commit the broker
 //     refuses because members joined meanwhile marks the group active.
@@ -189,11 +190,20 @@ func (e *Emitter) sync(ctx context.Context, io syncIO) {
 		}
 	}
 
-	// Planned and applied e.syncBatch groups at a time: a round that plans
-	// thousands of groups (the first, a commit wave) holds the plan of one
-	// batch, not of every group partition at once (issue 22: 36 MB at
-	// 80 000 group partitions, as much again as the emitter's whole state).
-	var commits []groupCommit
+	// Planned, applied and committed e.syncBatch groups at a time: a
+	// round that plans thousands of groups (the first, a commit wave)
+	// holds the plan and commits of one batch, not of every group
+	// partition at once (issue 22: 36 MB at 80 000 group partitions, as
+	// much again as the emitter's whole state; then 8 MB of commits).
+	// The topic IDs the commits need (OffsetCommit v10) are listed once,
+	// at the first batch with a commit, for every topic of the planned
+	// groups (topicList): a failure sends no commit this round, and the
+	// groups to commit show the error and are planned again next round.
+	var meta kadm.TopicDetails
+	var metaErr error
+	metaListed := false
+	committed, failedGroups := 0, 0
+	var firstErr error
 	per := max(e.syncBatch, 1)
 	for i := 0; i < len(plannedGroups); i += per {
 		batch := plannedGroups[i:min(i+per, len(plannedGroups))]
@@ -208,48 +218,57 @@ func (e *Emitter) sync(ctx context.Context, io syncIO) {
 			in.groups = append(in.groups, e.syncGroupOf(g))
 		}
 		plan := planSync(in)
-		commits = append(commits, plan.commits...)
 		e.applyPlan(batch, in, plan)
-	}
-
-	var commitTopics []string
-	seen := map[string]bool{}
-	for _, c := range commits {
-		for _, p := range c.parts {
-			if !seen[p.key.remote] {
-				seen[p.key.remote] = true
-				commitTopics = append(commitTopics, p.key.remote)
+		commits := plan.commits
+		if len(commits) == 0 {
+			continue
+		}
+		if !metaListed {
+			metaListed = true
+			meta, metaErr = io.topicMeta(ctx, topicList)
+			if metaErr != nil && ctx.Err() == nil {
+				e.log.Warn("describing target topics; no group offsets committed this round", "cluster", e.cfg.TargetAlias, "err", metaErr)
+				e.fail("sync_group_offsets", metaErr)
 			}
 		}
-	}
-	var meta kadm.TopicDetails
-	if len(commitTopics) > 0 {
-		sort.Strings(commitTopics)
-		var merr error
-		meta, merr = io.topicMeta(ctx, commitTopics) // topic IDs for OffsetCommit v10
-		if merr != nil {
-			if ctx.Err() == nil {
-				e.log.Warn("describing target topics; no group offsets committed this round", "cluster", e.cfg.TargetAlias, "err", merr)
-				e.fail("sync_group_offsets", merr)
-			}
-			for _, g := range plannedGroups {
-				g.syncPending = true
-			}
+		if metaErr != nil {
 			for _, c := range commits {
 				if g := e.groups[c.group]; g != nil && g.syncErr == "" {
-					g.syncErr = "describing target topics: " + merr.Error()
+					g.syncErr = "describing target topics: " + metaErr.Error()
 					e.touch(g)
 				}
 			}
-			return
+			continue
 		}
+		c, f, err := e.commitBatch(ctx, io, e.dropUnchecked(commits, meta), meta)
+		committed, failedGroups, firstErr = committed+c, failedGroups+f, cmpErr(firstErr, err)
 	}
-	commits = e.dropUnchecked(commits, meta)
+	if metaErr != nil {
+		for _, g := range plannedGroups {
+			g.syncPending = true
+		}
+		return
+	}
+	if firstErr != nil && ctx.Err() == nil {
+		e.log.Warn("committing target group offsets", "cluster", e.cfg.TargetAlias, "groups_failed", failedGroups, "err", firstErr)
+		e.fail("sync_group_offsets", fmt.Errorf("committing target group offsets: %w", firstErr))
+	}
+	if e.cfg.OnCommits != nil {
+		e.cfg.OnCommits(committed)
+	}
+}
+
+// commitBatch sends one batch's commits, at most DefaultCommitParallelism
+// at a time, and records their outcome in the groups: the target offsets
+// committed, the groups that turned out active, the partitions whose
+// commit failed (their groups are planned again next round). It returns
+// how many partitions were committed, how many groups failed, and the
+// first error (cmpErr's choice).
+func (e *Emitter) commitBatch(ctx context.Context, io syncIO, commits []groupCommit, meta kadm.TopicDetails) (committed, failedGroups int, firstErr error) {
 	plans := make([]*commitPlan, len(commits))
 	for i, c := range commits {
 		plans[i] = &commitPlan{groupCommit: c}
 	}
-
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, DefaultCommitParallelism)
 	for _, p := range plans {
@@ -262,9 +281,6 @@ func (e *Emitter) sync(ctx context.Context, io syncIO) {
 		})
 	}
 	wg.Wait()
-
-	committed, failedGroups := 0, 0
-	var firstErr error
 	for _, p := range plans {
 		g := e.groups[p.group]
 		if p.err != nil {
@@ -303,13 +319,7 @@ func (e *Emitter) sync(ctx context.Context, io syncIO) {
 			failedGroups++
 		}
 	}
-	if firstErr != nil && ctx.Err() == nil {
-		e.log.Warn("committing target group offsets", "cluster", e.cfg.TargetAlias, "groups_failed", failedGroups, "err", firstErr)
-		e.fail("sync_group_offsets", fmt.Errorf("committing target group offsets: %w", firstErr))
-	}
-	if e.cfg.OnCommits != nil {
-		e.cfg.OnCommits(committed)
-	}
+	return committed, failedGroups, firstErr
 }
 
 // dropUnchecked removes from commits the partitions of remote topics whose

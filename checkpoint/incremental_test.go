@@ -548,6 +548,23 @@ func TestIncrementalEqualsFull(t *testing.T) {
 	}
 }
 
+// TestIncrementalEqualsFullSmallChunks is TestIncrementalEqualsFull with
+// emissions queued and written 3 group partitions at a time (writeChunk),
+// with every seventh checkpoint write failing in half the seeds as there: chunked writing
+// gives the same checkpoints, commits and statuses as a full recomputation.
+func TestIncrementalEqualsFullSmallChunks(t *testing.T) {
+	old := writeChunk
+	writeChunk = 3
+	t.Cleanup(func() { writeChunk = old })
+	seeds := 24
+	if testing.Short() {
+		seeds = 8
+	}
+	for seed := range uint64(seeds) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runIncrementalVsFull(t, seed, 250, seed%2 == 1, seed%4 >= 2, seed%8 >= 4) })
+	}
+}
+
 // runIncrementalVsFull runs one seed of TestIncrementalEqualsFull: tagIDs
 // has syncs and runs record the remote topic's ID; retention adds source
 // log starts that move (replacing one sweep event in four), and makes a
