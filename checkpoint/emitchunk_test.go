@@ -55,15 +55,7 @@ func TestEmissionWritesChunks(t *testing.T) {
 	}
 	ordered := func(t *testing.T, cps []Checkpoint) {
 		t.Helper()
-		if !slices.IsSortedFunc(cps, func(a, b Checkpoint) int {
-			if cpLess(a, b) {
-				return -1
-			}
-			if cpLess(b, a) {
-				return 1
-			}
-			return 0
-		}) {
+		if !slices.IsSortedFunc(cps, cpCompare) {
 			t.Errorf("checkpoints not written in (group, topic, partition) order: %v", cps)
 		}
 	}
@@ -131,14 +123,17 @@ func TestEmissionWritesChunks(t *testing.T) {
 
 func sortedCps(cps []Checkpoint) []Checkpoint {
 	out := slices.Clone(cps)
-	slices.SortFunc(out, func(a, b Checkpoint) int {
-		if cpLess(a, b) {
-			return -1
-		}
-		if cpLess(b, a) {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, cpCompare)
 	return out
+}
+
+// cpCompare orders checkpoints as cpLess does, for the slices package.
+func cpCompare(a, b Checkpoint) int {
+	switch {
+	case cpLess(a, b):
+		return -1
+	case cpLess(b, a):
+		return 1
+	}
+	return 0
 }
