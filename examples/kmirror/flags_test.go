@@ -31,3 +31,18 @@ func TestFlagMistakesSaidOnceWithAHint(t *testing.T) {
 		}
 	}
 }
+
+// TestUsagePrintedOnce (a new user's finding): after a bad flag, and for
+// -h, the usage's header was printed twice (the flag package's copy, while
+// parsing, went to stderr directly), the error's one useful line below
+// both; the flag list once.
+func TestUsagePrintedOnce(t *testing.T) {
+	for _, args := range [][]string{{"-embeded", "-config", "x"}, {"-h"}} {
+		var stderr bytes.Buffer
+		exitCode(run(context.Background(), args, &bytes.Buffer{}, &stderr), &stderr)
+		out := stderr.String()
+		if n, m := strings.Count(out, "usage: kmirror -config FILE"), strings.Count(out, "-embedded\n"); n != 1 || m != 1 {
+			t.Errorf("%q: usage header printed %d times, flag list %d times, want 1 and 1:\n%s", args, n, m, out)
+		}
+	}
+}

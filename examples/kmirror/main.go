@@ -235,7 +235,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.statusInterval, "status-interval", 5*time.Second, "how often this member publishes its state to the flow's status topic (the other members' /status read it); at least 100ms")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 40*time.Second, "bound of a graceful stop (the engine bounds its own flush at 30s)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: kmirror -config FILE [flags]          run the flows of an MM2 properties file
+		// To fs.Output(), not stderr: discarded with the parse error's
+		// copy while Parse runs (the header was printed twice).
+		fmt.Fprint(fs.Output(), `usage: kmirror -config FILE [flags]          run the flows of an MM2 properties file
        kmirror -check [-strict] -config FILE validate it offline and print the effective configuration
        kmirror verify [flags]                compare a source topic with its remote topic (kmirror verify -h)
        kmirror units -config FILE -resize    change the flows' number of slots to tasks.max, every member stopped
