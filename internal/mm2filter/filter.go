@@ -102,6 +102,16 @@ func compileList(key string, list []string) (*regexp.Regexp, error) {
 		return re, nil
 	}
 	if split {
+		// A regex that is invalid with its commas kept too (an unclosed
+		// "(foo" in ".*internal, (foo") is not the comma's fault: the item
+		// that fails on its own is named instead.
+		if _, werr := regexp.Compile(withJavaMeanings(strings.Join(list, ","))); werr != nil {
+			for _, p := range list {
+				if _, perr := regexp.Compile(p); perr != nil {
+					return nil, &RegexError{Key: key, Regex: p, Reason: regexAdvice(p, perr)}
+				}
+			}
+		}
 		_, err := regexp.Compile(joined)
 		why := regexAdvice(joined, err)
 		if strings.HasPrefix(why, "not a valid regular expression") {

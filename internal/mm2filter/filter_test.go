@@ -117,9 +117,11 @@ func TestRegexCommaInRepetitionRefusedWithRewrite(t *testing.T) {
 			split + "(ab){2|}" + java + noComma + "write (ab)(ab)+ (the same repetition without a comma), or (ab)+", true},
 		{[]string{"x{1", "20}"}, "x{1,20}",
 			split + "x{1|20}" + java + noComma + "write x+ (any count: a range of counts needs a comma)", true},
-		{[]string{"(a", "b"}, "(a,b",
-			split + "(a|b, which is not a valid regular expression: error parsing regexp: missing closing ): `(a|b`" + noComma +
-				`write each alternative as a list item of its own, or join them with | inside a group, e.g. (orders|payments)\..*`, true},
+		// Invalid with its comma kept too: the item at fault is named, not
+		// the comma (a new user's finding: ".*internal, (foo" was blamed
+		// on its comma, the list's own separator).
+		{[]string{"(a", "b"}, "(a", "not a valid regular expression: error parsing regexp: missing closing ): `(a`", false},
+		{[]string{".*internal", "(foo"}, "(foo", "not a valid regular expression: error parsing regexp: missing closing ): `(foo`", false},
 		{[]string{"orders", "app-{env}"}, "app-{env}",
 			`Java (MM2) refuses a { that does not start a repetition {n}, {n,} or {n,m} (PatternSyntaxException: the connector fails): write \{ for a literal brace`, false},
 	} {
