@@ -255,7 +255,8 @@ type FlowConfig struct {
 	// instead of mm2-offset-syncs.<target>.internal on the source.
 	OffsetSyncsTopicLocationTarget bool
 	// OffsetLagMax is `offset.lag.max` in records; 0 means 100;
-	// [OffsetLagMaxEveryRecord] syncs every record (MM2's 0).
+	// [OffsetLagMaxEveryRecord] (or any other negative value) syncs every
+	// record (MM2's 0, and MM2 reads a negative value the same way).
 	OffsetLagMax int64
 
 	// DisableRefreshTopics is `refresh.topics.enabled=false`.

@@ -1007,3 +1007,19 @@ func TestListOfOnlyEmptyItemsWarns(t *testing.T) {
 		}
 	}
 }
+
+// TestNegativeOffsetLagMaxWarned (a new user's finding): offset.lag.max =
+// -5 was taken silently. MM2 syncs every record for it, as for 0, and so
+// does kmirror, now with a warning naming the value and what to write.
+func TestNegativeOffsetLagMaxWarned(t *testing.T) {
+	t.Parallel()
+	p := parseString(t, "clusters = A, B\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\nA->B.enabled = true\nA->B.offset.lag.max = -5\n")
+	if got := p.Flows()[0].OffsetLagMax; got != OffsetLagMaxEveryRecord {
+		t.Errorf("OffsetLagMax = %d, want OffsetLagMaxEveryRecord (%d)", got, OffsetLagMaxEveryRecord)
+	}
+	ws := p.Warnings()
+	want := "negative (-5): an offset sync for every record, as MM2 reads it too; write 0 for that, or a count of records (default 100)"
+	if len(ws) != 1 || ws[0].Key != "A->B.offset.lag.max" || ws[0].Line != 5 || ws[0].Message != want {
+		t.Fatalf("warnings %+v, want one on A->B.offset.lag.max line 5: %q", ws, want)
+	}
+}

@@ -191,6 +191,9 @@ var flowHandlers = map[string]func(*flowBuild, mm2keys.Row){
 		case err != nil:
 			fb.b.fail(propsErr(s, "not a whole number of records"))
 		case n <= 0:
+			if n < 0 {
+				fb.b.warn(Warning{Key: s.Key, Line: s.Line, Message: fmt.Sprintf("negative (%d): an offset sync for every record, as MM2 reads it too; write 0 for that, or a count of records (default %s)", n, row.Default)})
+			}
 			fb.fc.OffsetLagMax = OffsetLagMaxEveryRecord
 		default:
 			fb.fc.OffsetLagMax = n
