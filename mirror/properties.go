@@ -373,6 +373,13 @@ func (b *propsBuilder) warn(w Warning) {
 	b.p.warnings = append(b.p.warnings, w)
 }
 
+// derived starts the origin of a line of the effective configuration
+// that summarises settings (the flow's delivery, a remote topic's name, a
+// cluster's connection) under a name that is no key of its own: written
+// into a properties file, it would be an unknown setting (a new user
+// copied "A->B.exactly.once = true" from the dump).
+const derived = "derived, not a key: "
+
 func (b *propsBuilder) line(key, value, origin string) {
 	if b.lines == nil {
 		b.lines = map[string]string{}
@@ -567,7 +574,7 @@ func (b *propsBuilder) cluster(c *mm2props.Cluster) (cc ClusterConfig, ok bool) 
 		}
 	}
 	sum := propsConnSummary(base.Conn)
-	b.lineShown(a+".client", hideProvided(sum, c.Client), sum, "connection of every client of "+a)
+	b.lineShown(a+".client", hideProvided(sum, c.Client), sum, derived+"connection of every client of "+a)
 	return cc, true
 }
 
@@ -895,7 +902,7 @@ func propsOrigin(f *mm2props.Flow, key, def string) string {
 // dump renders the effective configuration.
 func (b *propsBuilder) dump() string {
 	var sb strings.Builder
-	sb.WriteString("# kmirror effective configuration (MM2 key names; secrets shown as " + clientconf.Masked + ")\n")
+	sb.WriteString("# kmirror effective configuration (MM2 key names; a line marked \"" + strings.TrimSuffix(derived, ": ") + "\" summarises settings and cannot be written in a file; secrets shown as " + clientconf.Masked + ")\n")
 	fmt.Fprintf(&sb, "clusters = %s\n", strings.Join(b.rc.Aliases, ", "))
 	keys := make([]string, 0, len(b.lines))
 	for k := range b.lines {

@@ -260,7 +260,7 @@ var flowHandlers = map[string]func(*flowBuild, mm2keys.Row){
 			// validate (MM2 starts only its heartbeats connector).
 		case support == "enabled":
 			fb.fc.ExactlyOnce = true
-			b.line(r.name+".exactly.once", "true", f.Target+".exactly.once.source.support=enabled: records and resume points in one transaction per unit of work")
+			b.line(r.name+".exactly.once", "true", derived+f.Target+".exactly.once.source.support=enabled: records and resume points in one transaction per unit of work")
 		case fb.eos == "required":
 			s, _ := f.Get("exactly.once.support")
 			b.fail(propsErr(s, "required, but the target %s's workers do not support exactly-once source replication: add %s.exactly.once.source.support=enabled (MM2 refuses this connector the same way)", f.Target, f.Target))
@@ -269,7 +269,7 @@ var flowHandlers = map[string]func(*flowBuild, mm2keys.Row){
 			if support == "preparing" {
 				line = "at least once (" + f.Target + ".exactly.once.source.support=preparing: the step before enabled; kmirror needs no preparing step)"
 			}
-			b.line(r.name+".exactly.once", "false", line)
+			b.line(r.name+".exactly.once", "false", derived+line)
 		}
 	},
 	"offset.flush.interval.ms": func(fb *flowBuild, row mm2keys.Row) {
@@ -402,7 +402,7 @@ func (fb *flowBuild) finish() {
 	if err := validateFlowAliases(*fc); err != nil {
 		b.fail(err)
 	}
-	b.line(r.name+".remote.topic.example", pol.FormatRemoteTopic(f.Source, "orders"), "name of source topic orders on "+f.Target)
+	b.line(r.name+".remote.topic.example", pol.FormatRemoteTopic(f.Source, "orders"), derived+"name of source topic orders on "+f.Target)
 }
 
 // checkGroupOffsetSync warns about sync.group.offsets.enabled=true on a
