@@ -1032,10 +1032,21 @@ func (e *Emitter) markStale(st staleness) {
 // stale, when more recent than the last checkpoint (MM2's
 // checkpointIsMoreRecent; a stale last checkpoint was forgotten, so a lower
 // one is written). A partition whose remote log end is unknown this round
-// stays pending. Callers hold storeMu.
+// stays pending. A partition whose history restarted after checkTarget
+// judged it (retagged: the syncs tailer adds under storeMu between the
+// chunks of writeChecked) is held as checkTarget holds one: its
+// translation may be of the previous log, and translatedFrom would record
+// the new tags' topic ID on it. Callers hold storeMu.
 func (e *Emitter) queue(v *targetView, st staleness, check []*partEntry, out *[]Checkpoint) {
 	for _, pe := range check {
-		if _, stale := st.parts[pe.key()]; stale || pe.translated < 0 {
+		if _, stale := st.parts[pe.key()]; stale {
+			continue
+		}
+		if _, restarted := e.retagged[pe.key()]; restarted {
+			e.hold(pe)
+			continue
+		}
+		if pe.translated < 0 {
 			continue
 		}
 		end, _, ok := v.end(pe.remote, pe.partition)
@@ -1056,6 +1067,21 @@ func (e *Emitter) queue(v *targetView, st staleness, check []*partEntry, out *[]
 			e.touch(pe.g)
 		}
 	}
+}
+
+// hold does for one group partition what checkTarget and markStale do
+// for a held source partition (callers hold storeMu): its last
+// checkpoint is forgotten, so that group offset sync does not fall back
+// on one of another log, and its translation cleared; its source
+// partition is in Emitter.changed (tagged), so the next emission
+// translates it again and checks it.
+func (e *Emitter) hold(pe *partEntry) {
+	e.cps.Forget(pe.g.name, pe.remote, pe.partition)
+	pe.translated, pe.exact = -1, false
+	pe.setNotes(partNotes{reason: ReasonStaleTarget})
+	e.setWaiting(pe)
+	pe.g.syncDirty = true
+	e.touch(pe.g)
 }
 
 // translatedFrom returns the target log pe's translation is known to come

@@ -1,0 +1,83 @@
+package checkpoint
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// hookSide is a side of the in-memory model whose checkpoint writes run
+// a hook first: what the syncs tailer adds under storeMu between two
+// chunks of an emission (writeChecked releases it while a chunk is
+// written).
+type hookSide struct {
+	*side
+	calls   int
+	onWrite func(call int)
+}
+
+func (h *hookSide) write(ctx context.Context, ts time.Time, cps []Checkpoint) []Checkpoint {
+	h.calls++
+	if h.onWrite != nil {
+		h.onWrite(h.calls)
+	}
+	return h.side.write(ctx, ts, cps)
+}
+
+// smallChunks sets writeChunk to n for the test.
+func smallChunks(t *testing.T, n int) {
+	t.Helper()
+	old := writeChunk
+	writeChunk = n
+	t.Cleanup(func() { writeChunk = old })
+}
+
+// TestTaggedRefillArrivingBetweenChunks is
+// TestTaggedRefillArrivingWhileListingAfterUntaggedSyncs with the refill's
+// first syncs (recording the new topic ID) arriving while the emission
+// writes an earlier chunk (group a's checkpoint), after checkTarget judged
+// g's translation (10, from the old log's untagged syncs) and before g's
+// chunk is queued. The translation was made before the record that first
+// records an ID, so it is held as at the listing: no checkpoint of g this
+// emission, and none recording the new ID for source offset 10 at 10
+// (exact offset 5); group offset sync commits 5, never 10.
+func TestTaggedRefillArrivingBetweenChunks(t *testing.T) {
+	smallChunks(t, 1)
+	m, old, refill := untaggedThenTaggedRefill(t)
+	k1 := tpKey{"t1", 0}
+	m.produce(k1, 10, 0)
+	m.replicate(k1, 10)
+	other := m.feed
+	m.feed = nil
+	m.commits["a"] = map[tpKey]int64{k1: 10}
+
+	s := newSide(t, m, false)
+	s.read(old)
+	s.read(other)
+	h := &hookSide{side: s}
+	h.onWrite = func(call int) {
+		if call == 1 {
+			s.read(refill)
+		}
+	}
+	cpA := Checkpoint{Group: "a", Topic: "src.t1", Partition: 0, UpstreamOffset: 10, DownstreamOffset: 10, Metadata: "m"}
+	s.e.forceSweep = true
+	s.e.emit(t.Context(), h)
+	if d := cmp.Diff([]Checkpoint{cpA}, s.emitted, cmpopts.EquateEmpty()); d != "" {
+		t.Fatalf("first emission's checkpoints (-want +got):\n%s", d)
+	}
+	for _, w := range s.written {
+		if w.cp.Group == "g" && w.target.topic != ([16]byte{}) && w.cp.DownstreamOffset != 5 {
+			t.Fatalf("checkpoint %+v of the old log's translation records the new topic ID %x", w.cp, w.target.topic)
+		}
+	}
+	syncRound(t, s, []string{"a src.t1-0=10"})
+	emitOnce(t, s, []Checkpoint{cpOf(10, 5)})
+	syncRound(t, s, []string{"g src.t0-0=5"})
+	if len(s.skips) > 0 {
+		t.Fatalf("group offset sync skips records: %v", s.skips)
+	}
+}
