@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -79,5 +80,40 @@ func TestTaggedRefillArrivingBetweenChunks(t *testing.T) {
 	syncRound(t, s, []string{"g src.t0-0=5"})
 	if len(s.skips) > 0 {
 		t.Fatalf("group offset sync skips records: %v", s.skips)
+	}
+}
+
+// TestFailedChunkKeepsGroupWriteError: a group whose partitions span two
+// chunks, the first chunk's write failing and the second's succeeding,
+// still says its checkpoints could not be written, as when one write
+// holds both (wrote's rule: a write of the group that failed keeps the
+// reason; the next emission writes the failed partition again and clears
+// it). Before, the second chunk's success cleared the reason of the
+// first's failure in the same emission, with one partition unwritten.
+func TestFailedChunkKeepsGroupWriteError(t *testing.T) {
+	smallChunks(t, 1)
+	m, _ := scaleWorld(1, 2, 1, 1)
+	s := &chunkSide{side: readSide(t, m)}
+	s.e.cfg.SyncGroupOffsets = false // the status's reason is the write's
+	s.failAt = 1
+	s.e.emit(t.Context(), s)
+	if want := []int{1, 1}; !slices.Equal(s.calls, want) {
+		t.Fatalf("write calls %v, want %v", s.calls, want)
+	}
+	want := "writing checkpoints to " + s.e.cpTopic + ": failed"
+	st := s.e.Status()
+	if len(st) != 1 || st[0].Reason != want {
+		t.Fatalf("status %+v, want one group with reason %q", st, want)
+	}
+	if st[0].Partitions[0].Checkpointed != -1 || st[0].Partitions[1].Checkpointed != 10 {
+		t.Fatalf("partitions %+v, want partition 0 not checkpointed, 1 at 10", st[0].Partitions)
+	}
+	s.calls, s.failAt = nil, 0
+	s.e.emit(t.Context(), s)
+	if want := []int{1}; !slices.Equal(s.calls, want) {
+		t.Fatalf("next emission: write calls %v, want %v (the failed partition)", s.calls, want)
+	}
+	if st := s.e.Status(); st[0].Reason != "" || st[0].Partitions[0].Checkpointed != 10 {
+		t.Fatalf("after the rewrite: status %+v, want no reason and partition 0 at 10", st[0])
 	}
 }

@@ -149,5 +149,5 @@ func (e *Emitter) rewriteAll(ctx context.Context, io emitIO) {
 		return
 	}
 	sort.Slice(all, func(i, j int) bool { return cpLess(all[i], all[j]) })
-	e.wrote(all, io.write(ctx, time.Now(), all))
+	e.wrote(all, io.write(ctx, time.Now(), all), nil)
 }

@@ -422,6 +422,7 @@ func (e *Emitter) writeChecked(ctx context.Context, io emitIO, ts time.Time, vie
 		return cmp.Or(strings.Compare(a.g.name, b.g.name), strings.Compare(a.remote, b.remote), cmp.Compare(a.partition, b.partition))
 	})
 	per := max(writeChunk, 1)
+	var bad map[string]bool // groups with a checkpoint failed in an earlier chunk
 	for i := 0; i < len(check); i += per {
 		if ctx.Err() != nil {
 			for _, pe := range check[i:] {
@@ -434,16 +435,20 @@ func (e *Emitter) writeChecked(ctx context.Context, io emitIO, ts time.Time, vie
 		e.queue(view, stale, check[i:min(i+per, len(check))], &out)
 		e.storeMu.Unlock()
 		e.work.written.Add(int64(len(out)))
-		e.wrote(out, io.write(ctx, ts, out))
+		bad = e.wrote(out, io.write(ctx, ts, out), bad)
 	}
 }
 
 // wrote records the outcome of writing out, of which failed failed: the
 // failed group partitions are checked again at the next emission, and
-// their groups' statuses say the write failed until one succeeds.
-func (e *Emitter) wrote(out, failed []Checkpoint) {
+// their groups' statuses say the write failed until one succeeds. bad
+// holds the groups whose checkpoints failed in an earlier chunk of the
+// same emission (nil: none), whose reason a later chunk's success must
+// not clear (a group's partitions may span chunks); wrote returns it with
+// this write's failed groups added.
+func (e *Emitter) wrote(out, failed []Checkpoint, bad map[string]bool) map[string]bool {
 	if len(out) == 0 {
-		return
+		return bad
 	}
 	why := "failed"
 	switch {
@@ -452,7 +457,9 @@ func (e *Emitter) wrote(out, failed []Checkpoint) {
 	case e.writeErr != nil:
 		why = e.writeErr.Error()
 	}
-	bad := map[string]bool{}
+	if bad == nil && len(failed) > 0 {
+		bad = map[string]bool{}
+	}
 	for _, cp := range failed {
 		bad[cp.Group] = true
 		if pe := e.entryOf(cp.Group, cp.Topic, cp.Partition); pe != nil {
@@ -467,6 +474,7 @@ func (e *Emitter) wrote(out, failed []Checkpoint) {
 			e.touch(g)
 		}
 	}
+	return bad
 }
 
 // translation is the part of a partEntry a translation sets.
