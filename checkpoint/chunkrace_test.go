@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -115,5 +116,51 @@ func TestFailedChunkKeepsGroupWriteError(t *testing.T) {
 	}
 	if st := s.e.Status(); st[0].Reason != "" || st[0].Partitions[0].Checkpointed != 10 {
 		t.Fatalf("after the rewrite: status %+v, want no reason and partition 0 at 10", st[0])
+	}
+}
+
+// TestStoppedEmissionThenGroupDeletedAndBack (an attack that held): an
+// emission stopped after its second chunk of 2 leaves the 4 group
+// partitions of g00001 pending; g00001 is deleted on the source before
+// the next emission, which writes nothing and keeps nothing pending; it
+// commits again and the next emission writes its 4 checkpoints, each
+// once, in order.
+func TestStoppedEmissionThenGroupDeletedAndBack(t *testing.T) {
+	smallChunks(t, 2)
+	m, _ := scaleWorld(1, 4, 2, 1)
+	s := &chunkSide{side: readSide(t, m)}
+	ctx, cancel := context.WithCancel(t.Context())
+	s.cancel, s.stopAt = cancel, 2
+	s.e.emit(ctx, s)
+	if want := []int{2, 2}; !slices.Equal(s.calls, want) {
+		t.Fatalf("write calls %v, want %v", s.calls, want)
+	}
+	if len(s.e.pending) != 4 {
+		t.Fatalf("%d pending, want 4 (g00001's)", len(s.e.pending))
+	}
+	for pe := range s.e.pending {
+		if pe.g.name != "g00001" {
+			t.Fatalf("pending %s, want only g00001's", pe.g.name)
+		}
+	}
+	saved := m.commits["g00001"]
+	delete(m.commits, "g00001")
+	s.calls = nil
+	s.e.emit(t.Context(), s)
+	if len(s.calls) != 0 || len(s.e.pending) != 0 {
+		t.Fatalf("after the deletion: write calls %v, %d pending; want none", s.calls, len(s.e.pending))
+	}
+	m.commits["g00001"] = saved
+	s.e.emit(t.Context(), s)
+	if want := []int{2, 2}; !slices.Equal(s.calls, want) {
+		t.Fatalf("after the group came back: write calls %v, want %v", s.calls, want)
+	}
+	var got []string
+	for _, cp := range s.ok {
+		got = append(got, fmt.Sprintf("%s/%d=%d", cp.Group, cp.Partition, cp.DownstreamOffset))
+	}
+	want := []string{"g00000/0=10", "g00000/1=10", "g00000/2=10", "g00000/3=10", "g00001/0=10", "g00001/1=10", "g00001/2=10", "g00001/3=10"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("written %v, want %v", got, want)
 	}
 }
