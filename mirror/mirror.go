@@ -846,32 +846,38 @@ func checkDurations(fc FlowConfig) error {
 	name := fc.Name()
 	for _, d := range []struct {
 		key      string
+		field    string // the FlowConfig field
 		unit     string // what the MM2 value counts
 		v        time.Duration
-		negative bool // a negative value is refused
+		negative bool   // a negative value is refused
+		disable  string // the FlowConfig field that turns the task off, if any
 	}{
-		{name + ".session.timeout.ms", "time.Millisecond", fc.SessionTimeout, true},
-		{name + ".heartbeat.interval.ms", "time.Millisecond", fc.HeartbeatInterval, true},
-		{name + ".rebalance.timeout.ms", "time.Millisecond", fc.RebalanceTimeout, true},
-		{name + ".offset.flush.interval.ms", "time.Millisecond", fc.OffsetFlushInterval, true},
-		{name + ".admin.timeout.ms", "time.Millisecond", fc.AdminTimeout, true},
-		{name + ".transaction.boundary.interval.ms", "time.Millisecond", fc.TransactionInterval, false},
-		{name + ".refresh.topics.interval.seconds", "time.Second", fc.RefreshTopicsInterval, true},
-		{name + ".sync.topic.configs.interval.seconds", "time.Second", fc.SyncTopicConfigsInterval, true},
-		{name + ".sync.topic.acls.interval.seconds", "time.Second", fc.SyncTopicACLsInterval, true},
-		{name + ".emit.checkpoints.interval.seconds", "time.Second", fc.EmitCheckpointsInterval, false},
-		{name + ".sync.group.offsets.interval.seconds", "time.Second", fc.SyncGroupOffsetsInterval, false},
-		{name + ".refresh.groups.interval.seconds", "time.Second", fc.RefreshGroupsInterval, false},
-		{name + ".emit.heartbeats.interval.seconds", "time.Second", fc.EmitHeartbeatsInterval, false},
-		{"FlowConfig.OpenTransactionAfter", "time.Second", fc.OpenTransactionAfter, false},
+		{name + ".session.timeout.ms", "SessionTimeout", "time.Millisecond", fc.SessionTimeout, true, ""},
+		{name + ".heartbeat.interval.ms", "HeartbeatInterval", "time.Millisecond", fc.HeartbeatInterval, true, ""},
+		{name + ".rebalance.timeout.ms", "RebalanceTimeout", "time.Millisecond", fc.RebalanceTimeout, true, ""},
+		{name + ".offset.flush.interval.ms", "OffsetFlushInterval", "time.Millisecond", fc.OffsetFlushInterval, true, ""},
+		{name + ".admin.timeout.ms", "AdminTimeout", "time.Millisecond", fc.AdminTimeout, true, ""},
+		{name + ".transaction.boundary.interval.ms", "TransactionInterval", "time.Millisecond", fc.TransactionInterval, false, ""},
+		{name + ".refresh.topics.interval.seconds", "RefreshTopicsInterval", "time.Second", fc.RefreshTopicsInterval, true, "DisableRefreshTopics"},
+		{name + ".sync.topic.configs.interval.seconds", "SyncTopicConfigsInterval", "time.Second", fc.SyncTopicConfigsInterval, true, "DisableTopicConfigSync"},
+		{name + ".sync.topic.acls.interval.seconds", "SyncTopicACLsInterval", "time.Second", fc.SyncTopicACLsInterval, true, "DisableTopicACLSync"},
+		{name + ".emit.checkpoints.interval.seconds", "EmitCheckpointsInterval", "time.Second", fc.EmitCheckpointsInterval, false, ""},
+		{name + ".sync.group.offsets.interval.seconds", "SyncGroupOffsetsInterval", "time.Second", fc.SyncGroupOffsetsInterval, false, ""},
+		{name + ".refresh.groups.interval.seconds", "RefreshGroupsInterval", "time.Second", fc.RefreshGroupsInterval, false, ""},
+		{name + ".emit.heartbeats.interval.seconds", "EmitHeartbeatsInterval", "time.Second", fc.EmitHeartbeatsInterval, false, ""},
+		{"FlowConfig.OpenTransactionAfter", "OpenTransactionAfter", "time.Second", fc.OpenTransactionAfter, false, ""},
 	} {
 		switch {
 		case d.v < 0 && d.negative:
-			return &ConfigError{Key: d.key, Value: d.v.String(), Reason: "must not be negative (0 means the default; use the Disable* field to turn a task off)"}
+			reason := "FlowConfig." + d.field + " must not be negative (0 means the default)"
+			if d.disable != "" {
+				reason += "; set FlowConfig." + d.disable + " to turn the task off"
+			}
+			return &ConfigError{Key: d.key, Value: d.v.String(), Reason: reason}
 		case d.v > 0 && d.v < time.Millisecond:
 			return &ConfigError{Key: d.key, Value: d.v.String(), Reason: fmt.Sprintf(
-				"below a millisecond: FlowConfig durations are time.Duration values, counted in nanoseconds; for the MM2 value %d write %d * %s (0 means the default)",
-				int64(d.v), int64(d.v), d.unit)}
+				"below a millisecond: FlowConfig.%s is a time.Duration, counted in nanoseconds; for the MM2 value %d write %d * %s (0 means the default)",
+				d.field, int64(d.v), int64(d.v), d.unit)}
 		}
 	}
 	return nil

@@ -66,3 +66,28 @@ func TestNewRefusesSubMillisecondDurations(t *testing.T) {
 	}
 	m.Close()
 }
+
+// TestNewRefusesNegativeDurationNamingFields (a new user's finding): a
+// negative RefreshTopicsInterval was refused under its MM2 key alone, with
+// "use the Disable* field"; the error now names the FlowConfig field and
+// the one that turns the task off.
+func TestNewRefusesNegativeDurationNamingFields(t *testing.T) {
+	t.Parallel()
+	seeds := []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
+	for _, tc := range []struct {
+		set  func(*FlowConfig)
+		want string
+	}{
+		{func(f *FlowConfig) { f.RefreshTopicsInterval = -time.Second },
+			`a->b.refresh.topics.interval.seconds="-1s": FlowConfig.RefreshTopicsInterval must not be negative (0 means the default); set FlowConfig.DisableRefreshTopics to turn the task off`},
+		{func(f *FlowConfig) { f.AdminTimeout = -time.Second },
+			`a->b.admin.timeout.ms="-1s": FlowConfig.AdminTimeout must not be negative (0 means the default)`},
+	} {
+		fc := FlowConfig{Source: "a", Target: "b"}
+		tc.set(&fc)
+		_, err := New(WithCluster(ClusterConfig{Alias: "a", Client: seeds}), WithCluster(ClusterConfig{Alias: "b", Client: seeds}), WithFlow(fc))
+		if err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("New: %v, want an error ending %q", err, tc.want)
+		}
+	}
+}
