@@ -132,10 +132,10 @@ type provenance struct {
 func newProvenance(sourceID, targetID string) (*provenance, error) {
 	switch {
 	case sourceID == "" || targetID == "":
-		return nil, errors.New("a cluster reported no cluster ID: provenance headers need both (set provenance.header.enabled=false to copy without them)")
+		return nil, errors.New("a cluster reported no cluster ID: provenance headers need both (set provenance.header.enabled=false, FlowConfig.DisableProvenanceHeader, to copy without them)")
 	case sourceID == targetID:
 		return nil, errors.New("source and target report the same cluster ID " + sourceID + ": the flow copies within one cluster, " +
-			"and every record it copies would be in its own provenance: if source and target are one cluster, set provenance.header.enabled=false for this flow; " +
+			"and every record it copies would be in its own provenance: if source and target are one cluster, set provenance.header.enabled=false (FlowConfig.DisableProvenanceHeader) for this flow; " +
 			"if they are two, each must report its own cluster ID")
 	}
 	return &provenance{src: appendEscapedID(nil, sourceID), dst: appendEscapedID(nil, targetID),
