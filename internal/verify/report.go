@@ -389,7 +389,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "topic\tremote topic\tpart\tsource from\tsource end\ttarget from\ttarget end\tcompared\tmissing\tdeleted on target\tduplicated\taltered\tout of order\tunexpected\t")
+	fmt.Fprintln(tw, "topic\tremote topic\tpart\twindow from\tsource end\ttarget read from\ttarget end\tcompared\tmissing\tdeleted on target\tduplicated\taltered\tout of order\tunexpected\t")
 	for _, tr := range r.Topics {
 		for _, p := range tr.Partitions {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", tr.Topic, tr.Remote, p.Partition,
