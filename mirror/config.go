@@ -226,9 +226,10 @@ type FlowConfig struct {
 	// Policy names remote topics and internal topics
 	// (`replication.policy.class`, `.separator`,
 	// `.internal.topic.separator.enabled`). nil means policy.Default with
-	// separator ".". An identity policy is policy.NewIdentity(Source) (MM2's
-	// source.cluster.alias is the flow's source alias) or
-	// policy.NewIdentity(""); New refuses any other alias.
+	// separator ".". An identity policy is made with the flow's source
+	// alias (MM2's source.cluster.alias), or with "", and its error
+	// checked: `pol, err := policy.NewIdentity("us-east-1")`; New refuses
+	// an identity policy of any other alias.
 	Policy policy.ReplicationPolicy
 
 	// ReplicationFactor is `replication.factor` for remote topics. 0 means
