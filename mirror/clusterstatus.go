@@ -42,6 +42,9 @@ func WithStatusInterval(d time.Duration) Opt {
 // of keys that name a secret (password, secret, token, JAAS config, key
 // material) are masked again here, so they never leave the process.
 // Without it, a flow's settings are its [FlowConfig]'s fields, by Go name.
+// It configures nothing: the keys are labels the members compare, taken
+// as given (a misspelt key is published as it is, not refused); the
+// flow's behaviour comes from its FlowConfig alone.
 func WithFlowSettings(flow string, settings map[string]string) Opt {
 	return optFunc(func(cfg *cfg) {
 		if cfg.settings == nil {
