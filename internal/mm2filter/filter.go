@@ -101,17 +101,10 @@ func compileList(key string, list []string) (*regexp.Regexp, error) {
 	if err == nil {
 		return re, nil
 	}
-	if split {
-		// A regex that is invalid with its commas kept too (an unclosed
-		// "(foo" in ".*internal, (foo") is not the comma's fault: the item
-		// that fails on its own is named instead.
-		if _, werr := regexp.Compile(withJavaMeanings(strings.Join(list, ","))); werr != nil {
-			for _, p := range list {
-				if _, perr := regexp.Compile(p); perr != nil {
-					return nil, &RegexError{Key: key, Regex: p, Reason: regexAdvice(p, perr)}
-				}
-			}
-		}
+	// The comma is at fault only when the regex is valid with its commas
+	// kept: an unclosed "(foo" in ".*internal, (foo" is not, and the item
+	// that fails on its own is named below.
+	if split && validWithCommas(list) {
 		_, err := regexp.Compile(joined)
 		why := regexAdvice(joined, err)
 		if strings.HasPrefix(why, "not a valid regular expression") {
@@ -126,6 +119,13 @@ func compileList(key string, list []string) (*regexp.Regexp, error) {
 	}
 	_, err = regexp.Compile(joined)
 	return nil, &RegexError{Key: key, Regex: strings.Join(list, ","), List: true, Reason: regexAdvice(joined, err)}
+}
+
+// validWithCommas reports whether list's items, joined again with the
+// commas MM2's list parsing cut them at, are a valid regex.
+func validWithCommas(list []string) bool {
+	_, err := regexp.Compile(withJavaMeanings(strings.Join(list, ",")))
+	return err == nil
 }
 
 // commaAdvice explains a list whose items, joined with "|" as MM2 does,
