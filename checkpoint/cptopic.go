@@ -3,7 +3,7 @@ package checkpoint
 import (
 	"context"
 	"errors"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -148,6 +148,6 @@ func (e *Emitter) rewriteAll(ctx context.Context, io emitIO) {
 	if len(all) == 0 {
 		return
 	}
-	sort.Slice(all, func(i, j int) bool { return cpLess(all[i], all[j]) })
+	slices.SortFunc(all, cpCompare)
 	e.wrote(all, io.write(ctx, time.Now(), all), nil)
 }

@@ -491,14 +491,11 @@ func (pe *partEntry) translation() translation {
 	return translation{pe.translated, pe.exact, n.reason, n.exactReason, pe.kind, pe.reread}
 }
 
-func cpLess(a, b Checkpoint) bool {
-	if a.Group != b.Group {
-		return a.Group < b.Group
-	}
-	if a.Topic != b.Topic {
-		return a.Topic < b.Topic
-	}
-	return a.Partition < b.Partition
+// cpCompare orders checkpoints by group, remote topic and partition: the
+// order an emission writes them in (writeChecked sorts its group
+// partitions the same way).
+func cpCompare(a, b Checkpoint) int {
+	return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 }
 
 // setKnownGroups records a successful listing: groups gone from it (deleted
@@ -1026,13 +1023,20 @@ func (e *Emitter) markStale(st staleness) {
 	}
 	for _, k := range keys {
 		for _, pe := range e.byPart[k] {
-			pe.translated, pe.exact = -1, false
-			pe.setNotes(partNotes{reason: ReasonStaleTarget})
-			e.setWaiting(pe)
-			pe.g.syncDirty = true
-			e.touch(pe.g)
+			e.untranslate(pe)
 		}
 	}
+}
+
+// untranslate clears pe's translation, held or stale ([ReasonStaleTarget])
+// until the next emission translates it again, and marks its group for
+// the next sync round and publish. Callers hold storeMu.
+func (e *Emitter) untranslate(pe *partEntry) {
+	pe.translated, pe.exact = -1, false
+	pe.setNotes(partNotes{reason: ReasonStaleTarget})
+	e.setWaiting(pe)
+	pe.g.syncDirty = true
+	e.touch(pe.g)
 }
 
 // queue appends to out the checkpoints of the checked group partitions
@@ -1085,11 +1089,7 @@ func (e *Emitter) queue(v *targetView, st staleness, check []*partEntry, out *[]
 // translates it again and checks it.
 func (e *Emitter) hold(pe *partEntry) {
 	e.cps.Forget(pe.g.name, pe.remote, pe.partition)
-	pe.translated, pe.exact = -1, false
-	pe.setNotes(partNotes{reason: ReasonStaleTarget})
-	e.setWaiting(pe)
-	pe.g.syncDirty = true
-	e.touch(pe.g)
+	e.untranslate(pe)
 }
 
 // translatedFrom returns the target log pe's translation is known to come

@@ -126,14 +126,3 @@ func sortedCps(cps []Checkpoint) []Checkpoint {
 	slices.SortFunc(out, cpCompare)
 	return out
 }
-
-// cpCompare orders checkpoints as cpLess does, for the slices package.
-func cpCompare(a, b Checkpoint) int {
-	switch {
-	case cpLess(a, b):
-		return -1
-	case cpLess(b, a):
-		return 1
-	}
-	return 0
-}
