@@ -586,6 +586,37 @@ func TestFirstResumePointsStoredWithinASecond(t *testing.T) {
 	}
 }
 
+// TestFirstResumePointOfAPartitionAddedLate (regression, found by CI on
+// real brokers): a unit whose session had no partition with a record to
+// store at its first early store stopped the early stores, so a partition
+// it was given later (a new topic here; a rebalance among the units in
+// CI) waited a whole offset.flush.interval.ms (ten minutes) for its first
+// resume point. A partition added during the early stores now arms them
+// again.
+func TestFirstResumePointOfAPartitionAddedLate(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	first, added := p.Topic("addedfirst"), p.Topic("addedlate")
+	testcluster.CreateTopic(t, &p.Source, first, 1, nil)
+	fc := fastFlow(p)
+	fc.Topics = []string{first, added}
+	fc.OffsetFlushInterval = 10 * time.Minute
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Eventually(t, 20*time.Second, "the first topic's partition running", func() (bool, string) {
+		ps := m.Status().Flows[0].Partitions
+		return len(ps) == 1 && ps[0].State == StateRunning, fmt.Sprintf("%+v", ps)
+	})
+	time.Sleep(1500 * time.Millisecond) // past the sessions' first early store
+	testcluster.CreateTopic(t, &p.Source, added, 2, nil)
+	testcluster.Produce(t, &p.Source, workload(added, 2, 5, time.Now())...)
+	waitReplicated(t, m, 10)
+	testcluster.Eventually(t, 10*time.Second, "the added topic's first resume points stored", func() (bool, string) {
+		stored := storedResumePoints(t, p, added)
+		return stored[0][4] && stored[1][4], fmt.Sprintf("stored %v", stored)
+	})
+}
+
 // TestFirstResumePointOfALatePartition (regression): the session's early
 // store came once, a second after its start; a partition whose first
 // record was acknowledged after it (a loaded machine, a quiet partition)

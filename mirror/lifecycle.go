@@ -244,6 +244,7 @@ type lifecycle struct {
 	limits map[string]int64
 
 	out      []action
+	added    bool // a partition state was created since the session last looked (it has no resume point stored yet)
 	syncsDue bool // an offset sync or run is due
 	redecide bool // a restart decision may have changed (decide)
 	wake     time.Duration
@@ -390,6 +391,7 @@ func (m *lifecycle) start(k tp, st startPos) {
 		cur.retired = true // not expected: a partition starts once per session
 	}
 	m.parts[k] = p
+	m.added = true
 	off := int64(atStart)
 	switch {
 	case p.err != nil || p.refill:
@@ -1211,6 +1213,7 @@ func (m *lifecycle) restart(o *partState) {
 	}
 	o.retired = true
 	m.parts[tp{o.topic, o.partition}] = n
+	m.added = true
 	m.emit(action{kind: actRestart, p: n, old: o, off: off, purge: o.refill || unknownTopic(o.err), gap: gapIf(accept, gap)})
 }
 

@@ -432,6 +432,7 @@ func (u *unit) session(ctx, hard context.Context) error {
 	// taking slots over (a crash loop) would otherwise replay more at each
 	// restart (found by the fault soak).
 	firstFlush := time.After(min(firstFlushAfter, e.cfg.OffsetFlushInterval))
+	early := true              // the regular interval has not come yet
 	var retry <-chan time.Time // partitions whose remote partition the producer does not know yet
 	pending := true            // the offer may hold partitions not started yet
 	firstOffer := true         // the session's status is published once its first offer was applied
@@ -478,6 +479,16 @@ loop:
 		}
 		if u.rebuild {
 			break loop // graceful: the next session opens a producer with the new limits
+		}
+		if u.life.added {
+			// A partition given to the session after its early stores
+			// stopped (a new topic, a rebalance among the units) has its
+			// first resume point stored within a second too, not a whole
+			// interval later (TestFirstResumePointOfAPartitionAddedLate).
+			u.life.added = false
+			if early && firstFlush == nil {
+				firstFlush = time.After(firstFlushAfter)
+			}
 		}
 		if !u.retryAt.Equal(armed) {
 			armed, partRetry = u.retryAt, nil
@@ -528,7 +539,7 @@ loop:
 			pending = true
 		case <-flushT.C:
 			u.flush(ctx)
-			firstFlush = nil // the regular interval has come: no more early flushes
+			firstFlush, early = nil, false // the regular interval has come: no more early flushes
 		case <-firstFlush:
 			firstFlush = nil
 			u.flush(ctx)
