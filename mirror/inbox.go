@@ -389,6 +389,12 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 		add[p.topic][p.partition] = kgoOffset(off)
 		switch {
 		case !u.kickAdds:
+			// The session's first partitions: kicked only when a poll
+			// finds nothing (one whose offset kgo listed apart from the
+			// others waits for their idle fetch otherwise).
+			if off >= 0 || off == atStart {
+				kicks = append(kicks, kick{f: p.f, off: off, idle: true})
+			}
 		case off >= 0:
 			kicks = append(kicks, kick{f: p.f, off: off})
 		case off == atStart && u.sh == nil:
@@ -518,8 +524,9 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 	if len(add) > 0 {
 		u.consume(add)
 		if u.sh == nil {
-			// The session's first partitions are in its first fetch;
-			// later ones join a running consumer (pollKicks).
+			// The session's first partitions are in its first fetch
+			// unless kgo resolves their offsets apart; later ones join a
+			// running consumer (pollKicks).
 			u.kicks.add(time.Now(), kicks)
 			u.kickAdds = true
 		}
@@ -550,7 +557,8 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 // list (the log start only moves up; a start deleted before the fetch
 // resets to the new start, ConsumeResetOffset AtStart); one ListOffsets
 // per leader, bounded by startsExactTimeout: a partition not listed is
-// added at the log start unkicked, as before. The listing holds the
+// added at the log start with an idle kick, which the poll loop lists
+// when a poll finds nothing (pollKicks). The listing holds the
 // control goroutine (status, restarts, exactly-once commits wait), hence
 // a bound shorter than the long poll it saves.
 //
@@ -569,15 +577,14 @@ func (u *unit) startsExact(ctx context.Context, ps []*partState, add map[string]
 	}
 	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, startsExactTimeout))
 	defer cancel()
-	starts, err := listOffsets(ctx, u.cons, byTopic, 0, -2)
-	if err != nil {
-		return nil
-	}
+	starts, _ := listOffsets(ctx, u.cons, byTopic, 0, -2) // none listed: each is kicked as unlisted
 	var kicks []kick
 	for _, p := range ps {
 		if off, ok := starts[tp{p.topic, p.partition}]; ok && off >= 0 {
 			add[p.topic][p.partition] = kgo.NewOffset().At(off)
 			kicks = append(kicks, kick{f: p.f, off: off})
+		} else {
+			kicks = append(kicks, kick{f: p.f, off: atStart, idle: true})
 		}
 	}
 	return kicks

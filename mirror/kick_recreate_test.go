@@ -61,7 +61,7 @@ func TestKickOfReplacedFeedNotApplied(t *testing.T) {
 	time.Sleep(kickDelay + 50*time.Millisecond) // kgo re-assigns the re-created topic at its start
 
 	// What pollLoop does after each poll.
-	set, _ := kickOffsets(u.kicks.take(time.Now()), *u.feeds.Load())
+	set, _, _ := kickOffsets(u.kicks.take(time.Now(), false), *u.feeds.Load())
 	if set != nil {
 		t.Errorf("a kick of the replaced feed is still applied after the re-creation: %v", set)
 		u.cons.SetOffsets(set)

@@ -175,14 +175,10 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 			buf, out = batch[:0], recs[:0]
 		})
 		u.codec.settle()
-		if ks := u.kicks.take(time.Now()); ks != nil {
+		if ks := u.kicks.take(time.Now(), fs.NumRecords() > 0); ks != nil {
 			// After this poll's records were handed on: a partition
 			// named here polled nothing yet (pollKicks).
-			set, moved := kickOffsets(ks, *u.feeds.Load())
-			if set != nil {
-				u.cons.SetOffsets(set)
-			}
-			u.kicks.again(time.Now(), moved)
+			u.kick(ctx, ks)
 		}
 		if eos && u.txnDue() {
 			// On hard, not ctx: a graceful stop (Close, a revocation)
@@ -281,4 +277,28 @@ func retarget(r *kgo.Record, remote string, gate *produceGate) {
 	r.Attrs = kgo.RecordAttrs{}
 	r.ProducerID, r.ProducerEpoch, r.LeaderEpoch, r.Offset = 0, 0, 0, 0
 	r.Context = gate
+}
+
+// kick moves the consumer's cursors of the kicks due (pollKicks), after
+// listing the log starts of those added at it (one ListOffsets per leader,
+// bounded by startsExactTimeout; one not listed is tried again later).
+// Poll loop only.
+func (u *unit) kick(ctx context.Context, ks []kick) {
+	set, moved, unlisted := kickOffsets(ks, *u.feeds.Load())
+	if len(unlisted) > 0 {
+		byTopic := map[string][]int32{}
+		for _, k := range unlisted {
+			byTopic[k.f.k.topic] = append(byTopic[k.f.k.topic], k.f.partition)
+		}
+		lctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, startsExactTimeout))
+		starts, _ := listOffsets(lctx, u.cons, byTopic, 0, -2) // none listed: each is tried again
+		cancel()
+		var tried []kick
+		set, tried = listedMoves(set, unlisted, starts)
+		moved = append(moved, tried...)
+	}
+	if set != nil {
+		u.cons.SetOffsets(set)
+	}
+	u.kicks.again(time.Now(), moved)
 }

@@ -11,12 +11,12 @@ import (
 // kickDelay is how long after a partition was added to a running session's
 // consumer the poll loop first moves its new cursor (pollKicks); each
 // further try waits twice as long, kickTries tries in all (0.1, 0.3, 0.7,
-// 1.5 and 3.1 s after the add): kgo assigns an added partition when its
-// metadata update returns, a round trip that a source in another region
-// makes longer than the first delay.
+// 1.5, 3.1, 6.3 and 12.7 s after the add): kgo assigns an added partition
+// when its metadata update returns, a round trip that a source in another
+// region, or a loaded machine, makes longer than the first delays.
 const (
 	kickDelay = 100 * time.Millisecond
-	kickTries = 5
+	kickTries = 7
 )
 
 // pollKicks gets partitions added to a running consumer fetched at once.
@@ -25,16 +25,27 @@ const (
 // in a fetch only after the fetch in flight to its leader returns, and an
 // idle unit's fetches wait up to fetchMaxWait (5 s) for records: a
 // partition restarted or discovered while its unit is idle waited that
-// long before its first records moved. Moving the new cursor to the
-// offset it was added at (SetOffsets) ends the fetches in flight and the
-// next one names it. That is safe only from the poll loop, before any
-// record of the partition was polled: a record already handed on would be
-// fetched again. The control goroutine queues the added partitions (add);
-// the poll loop, after handing on the records of each poll, moves the
-// cursors of those due that still have polled nothing and are still their
+// long before its first records moved. The same holds for a session's
+// first partitions when kgo resolves their offsets apart (a listing that
+// fails once for one of them): the others are fetched, go idle, and the
+// late one waits for their fetch. Moving the new cursor to the offset it
+// was added at (SetOffsets) ends the fetches in flight and the next one
+// names it. That is safe only from the poll loop, before any record of
+// the partition was polled: a record already handed on would be fetched
+// again. The control goroutine queues the added partitions (add); the
+// poll loop, after handing on the records of each poll, moves the cursors
+// of those due that still have polled nothing and are still their
 // partition's feed (kickOffsets), and tries again later (again) in case
 // kgo had not assigned them yet (SetOffsets ignores a partition it holds
-// no cursor of): a partition that polls, stops or is replaced is dropped.
+// no cursor or offset load of): a partition that polls, stops or is
+// replaced is dropped.
+//
+// A kick marked idle (a session's first partitions, and a partition added
+// at its log start whose start was not listed) is tried only after a poll
+// that returned nothing: while records flow, the fetches in flight return
+// at once and a move would only drop what kgo buffered. One added at its
+// log start has no offset to move to: the poll loop lists the start
+// first (the offset kgo would list: a log start only moves up).
 //
 // mu guards the fields; the control goroutine adds, the poll loop takes,
 // requeues and sets wake around each poll.
@@ -45,11 +56,14 @@ type pollKicks struct {
 	wake  context.CancelFunc // ends the poll loop's wait in PollRecords; nil while it does not wait
 }
 
-// kick is a partition added at exact offset off, with its feed; due is
-// its next try, wait the delay before it, tries the tries made.
+// kick is a partition added at exact offset off (atStart: at its log
+// start, not listed), with its feed; idle: tried only after a poll that
+// returned nothing; due is its next try, wait the delay before it, tries
+// the tries made.
 type kick struct {
 	f     *feed
 	off   int64
+	idle  bool
 	due   time.Time
 	wait  time.Duration
 	tries int
@@ -104,8 +118,10 @@ func (k *pollKicks) waiting(wake context.CancelFunc) time.Time {
 	return k.due
 }
 
-// take removes and returns the queued kicks due at now.
-func (k *pollKicks) take(now time.Time) []kick {
+// take removes and returns the queued kicks due at now, after a poll that
+// returned records (busy) or nothing; an idle kick due after a busy poll
+// is requeued its last delay later, its try not counted.
+func (k *pollKicks) take(now time.Time, busy bool) []kick {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if len(k.kicks) == 0 || now.Before(k.due) {
@@ -113,19 +129,28 @@ func (k *pollKicks) take(now time.Time) []kick {
 	}
 	var due []kick
 	left := k.kicks[:0]
-	k.due = time.Time{}
+	var later []kick
 	for _, n := range k.kicks {
-		if now.Before(n.due) {
+		switch {
+		case n.f.cursor.Load():
+			// Polled: nothing to kick (kickOffsets would skip it).
+		case now.Before(n.due):
 			left = append(left, n)
-			if k.due.IsZero() || n.due.Before(k.due) {
-				k.due = n.due
-			}
-			continue
+		case n.idle && busy:
+			n.due = now.Add(n.wait)
+			later = append(later, n)
+		default:
+			due = append(due, n)
 		}
-		due = append(due, n)
 	}
 	clear(k.kicks[len(left):])
-	k.kicks = left
+	k.kicks = append(left, later...)
+	k.due = time.Time{}
+	for _, n := range k.kicks {
+		if k.due.IsZero() || n.due.Before(k.due) {
+			k.due = n.due
+		}
+	}
 	return due
 }
 
@@ -136,27 +161,50 @@ func (k *pollKicks) reset() {
 	k.kicks, k.due, k.wake = nil, time.Time{}, nil
 }
 
-// kickOffsets returns the cursor moves of the kicks due (nil: none) and
-// the kicks moved, to try again: those whose feed is still live, still
-// its partition's feed in feeds (a re-created topic's partition gets a new
-// feed at its new log's start, and the old feed, never stopped, would move
-// the new cursor to the old log's offset) and has polled nothing (the only
-// ones safe to move).
-func kickOffsets(ks []kick, feeds map[tp]*feed) (map[string]map[int32]kgo.EpochOffset, []kick) {
-	var set map[string]map[int32]kgo.EpochOffset
-	var moved []kick
+// kickOffsets returns the cursor moves of the kicks due (nil: none), the
+// kicks moved, to try again, and those to list first (added at the log
+// start): the kicks whose feed is still live, still its partition's feed
+// in feeds (a re-created topic's partition gets a new feed at its new
+// log's start, and the old feed, never stopped, would move the new cursor
+// to the old log's offset) and has polled nothing (the only ones safe to
+// move).
+func kickOffsets(ks []kick, feeds map[tp]*feed) (set map[string]map[int32]kgo.EpochOffset, moved, unlisted []kick) {
 	for _, k := range ks {
-		if k.off < 0 || feeds[k.f.k] != k.f || k.f.cursor.Load() || !k.f.live() {
+		if feeds[k.f.k] != k.f || k.f.cursor.Load() || !k.f.live() {
 			continue
 		}
-		if set == nil {
-			set = map[string]map[int32]kgo.EpochOffset{}
+		if k.off < 0 {
+			if k.off == atStart {
+				unlisted = append(unlisted, k)
+			}
+			continue
 		}
-		if set[k.f.k.topic] == nil {
-			set[k.f.k.topic] = map[int32]kgo.EpochOffset{}
-		}
-		set[k.f.k.topic][k.f.partition] = kgo.EpochOffset{Epoch: -1, Offset: k.off}
+		set = addMove(set, k.f, k.off)
 		moved = append(moved, k)
 	}
-	return set, moved
+	return set, moved, unlisted
+}
+
+// addMove adds f's cursor move to off to set, made if nil.
+func addMove(set map[string]map[int32]kgo.EpochOffset, f *feed, off int64) map[string]map[int32]kgo.EpochOffset {
+	if set == nil {
+		set = map[string]map[int32]kgo.EpochOffset{}
+	}
+	if set[f.k.topic] == nil {
+		set[f.k.topic] = map[int32]kgo.EpochOffset{}
+	}
+	set[f.k.topic][f.partition] = kgo.EpochOffset{Epoch: -1, Offset: off}
+	return set
+}
+
+// listedMoves adds to set the moves of the kicks in unlisted whose log
+// start starts holds, and returns set and the kicks tried (every one of
+// unlisted: one not listed is listed again at its next try).
+func listedMoves(set map[string]map[int32]kgo.EpochOffset, unlisted []kick, starts map[tp]int64) (map[string]map[int32]kgo.EpochOffset, []kick) {
+	for _, k := range unlisted {
+		if off, ok := starts[k.f.k]; ok && off >= 0 {
+			set = addMove(set, k.f, off)
+		}
+	}
+	return set, unlisted
 }

@@ -163,54 +163,57 @@ func TestPollKicks(t *testing.T) {
 	mk := func(topic string, part int32) *feed {
 		return &feed{k: tp{topic, part}, partition: part, gate: newProduceGate()}
 	}
-	idle, polled, stopped, replaced, late := mk("t", 0), mk("t", 1), mk("u", 2), mk("u", 3), mk("v", 0)
+	idle, polled, stopped, replaced, late, fromStart := mk("t", 0), mk("t", 1), mk("u", 2), mk("u", 3), mk("v", 0), mk("t", 3)
 	polled.cursor.Store(true)
 	stopped.stopped.Store(true)
-	feeds := map[tp]*feed{idle.k: idle, polled.k: polled, stopped.k: stopped, late.k: late,
+	feeds := map[tp]*feed{idle.k: idle, polled.k: polled, stopped.k: stopped, late.k: late, fromStart.k: fromStart,
 		replaced.k: mk("u", 3)} // replaced: a re-created topic's new feed
 	woken := 0
 	if due := k.waiting(func() { woken++ }); !due.IsZero() {
 		t.Fatalf("due %v with nothing queued, want zero", due)
 	}
 	k.add(t0, []kick{{f: idle, off: 7}, {f: polled, off: 9}, {f: replaced, off: 150}})
-	k.add(t0.Add(50*time.Millisecond), []kick{{f: stopped, off: 3}, {f: mk("t", 3), off: atStart}, {f: late, off: 4}})
+	k.add(t0.Add(50*time.Millisecond), []kick{{f: stopped, off: 3}, {f: fromStart, off: atStart}, {f: late, off: 4}})
 	if woken != 2 {
 		t.Errorf("woken %d times, want 2 (once per add while the poll waits)", woken)
 	}
 	if due := k.waiting(nil); !due.Equal(t0.Add(kickDelay)) {
 		t.Errorf("due %v, want %v (kickDelay after the first add)", due, t0.Add(kickDelay))
 	}
-	if ks := k.take(t0.Add(kickDelay - time.Millisecond)); ks != nil {
+	if ks := k.take(t0.Add(kickDelay-time.Millisecond), false); ks != nil {
 		t.Errorf("took %d kicks before they were due", len(ks))
 	}
 	now := t0.Add(kickDelay)
-	ks := k.take(now)
-	if len(ks) != 3 {
-		t.Fatalf("took %d kicks at %v, want the first add's 3", len(ks), kickDelay)
+	ks := k.take(now, true)
+	if len(ks) != 2 {
+		t.Fatalf("took %d kicks at %v, want the first add's 3 but the polled one (dropped)", len(ks), kickDelay)
 	}
-	set, moved := kickOffsets(ks, feeds)
-	if want := map[string]map[int32]kgo.EpochOffset{"t": {0: {Epoch: -1, Offset: 7}}}; fmt.Sprint(set) != fmt.Sprint(want) {
-		t.Errorf("kickOffsets = %v, want %v (the idle partition only: not the polled one, nor the replaced feed)", set, want)
+	set, moved, unlisted := kickOffsets(ks, feeds)
+	if want := map[string]map[int32]kgo.EpochOffset{"t": {0: {Epoch: -1, Offset: 7}}}; fmt.Sprint(set) != fmt.Sprint(want) || unlisted != nil {
+		t.Errorf("kickOffsets = %v, %d unlisted, want %v and none (the idle partition only: not the polled one, nor the replaced feed)", set, len(unlisted), want)
 	}
 	k.again(now, moved)
 	if due := k.waiting(nil); !due.Equal(t0.Add(50*time.Millisecond + kickDelay)) {
 		t.Errorf("due %v, want the second add's kicks at %v", due, t0.Add(50*time.Millisecond+kickDelay))
 	}
-	ks = k.take(t0.Add(50*time.Millisecond + kickDelay))
-	set, _ = kickOffsets(ks, feeds)
+	ks = k.take(t0.Add(50*time.Millisecond+kickDelay), true)
+	set, _, unlisted = kickOffsets(ks, feeds)
 	if want := map[string]map[int32]kgo.EpochOffset{"v": {0: {Epoch: -1, Offset: 4}}}; fmt.Sprint(set) != fmt.Sprint(want) {
-		t.Errorf("second add: kickOffsets = %v, want %v (not the stopped one, nor the one at the log start)", set, want)
+		t.Errorf("second add: kickOffsets = %v, want %v (not the stopped one; the one at the log start is listed first)", set, want)
 	}
-	// The idle partition is tried again at 2, 4, 8 and 16 delays after
-	// each try: kickTries tries in all, then dropped.
+	if len(unlisted) != 1 || unlisted[0].f.k != (tp{"t", 3}) {
+		t.Errorf("second add: unlisted %v, want t/3 (added at the log start)", unlisted)
+	}
+	// The idle partition is tried again at 2, 4, 8, 16, 32 and 64 delays
+	// after each try: kickTries tries in all, then dropped.
 	var tries []time.Duration
 	for range 10 {
 		due := k.waiting(nil)
 		if due.IsZero() {
 			break
 		}
-		ks := k.take(due)
-		_, moved := kickOffsets(ks, feeds)
+		ks := k.take(due, true)
+		_, moved, _ := kickOffsets(ks, feeds)
 		for _, m := range moved {
 			if m.f == idle {
 				tries = append(tries, due.Sub(t0))
@@ -218,13 +221,114 @@ func TestPollKicks(t *testing.T) {
 		}
 		k.again(due, moved)
 	}
-	if want := []time.Duration{300 * time.Millisecond, 700 * time.Millisecond, 1500 * time.Millisecond, 3100 * time.Millisecond}; fmt.Sprint(tries) != fmt.Sprint(want) {
+	if want := []time.Duration{300 * time.Millisecond, 700 * time.Millisecond, 1500 * time.Millisecond, 3100 * time.Millisecond,
+		6300 * time.Millisecond, 12700 * time.Millisecond}; fmt.Sprint(tries) != fmt.Sprint(want) {
 		t.Errorf("idle partition tried again at %v, want %v", tries, want)
 	}
 	// One that polls meanwhile is not tried again.
 	k.add(now, []kick{{f: idle, off: 7}})
 	idle.cursor.Store(true)
-	if set, moved := kickOffsets(k.take(now.Add(kickDelay)), feeds); set != nil || moved != nil {
-		t.Errorf("a partition that polled is moved: %v", set)
+	if ks := k.take(now.Add(kickDelay), true); ks != nil {
+		t.Errorf("a partition that polled is taken: %v", ks)
+	}
+	if due := k.waiting(nil); !due.IsZero() {
+		t.Errorf("a partition that polled is still queued, due %v", due)
+	}
+}
+
+// TestPollKicksIdle: a kick marked idle (a session's first partitions, a
+// start not listed) is taken only after a poll that returned nothing; a
+// busy poll requeues it its last delay later without counting a try, and
+// one added at the log start is moved to its listed start (not moved, but
+// tried again, when the listing missed it).
+func TestPollKicksIdle(t *testing.T) {
+	var k pollKicks
+	t0 := time.Unix(1000, 0)
+	mk := func(topic string, part int32) *feed {
+		return &feed{k: tp{topic, part}, partition: part, gate: newProduceGate()}
+	}
+	exact, atLogStart, missed, eager := mk("t", 0), mk("t", 1), mk("t", 2), mk("u", 0)
+	feeds := map[tp]*feed{exact.k: exact, atLogStart.k: atLogStart, missed.k: missed, eager.k: eager}
+	k.add(t0, []kick{{f: exact, off: 5, idle: true}, {f: atLogStart, off: atStart, idle: true},
+		{f: missed, off: atStart, idle: true}, {f: eager, off: 9}})
+	now := t0.Add(kickDelay)
+	ks := k.take(now, true)
+	if len(ks) != 1 || ks[0].f != eager {
+		t.Fatalf("a busy poll took %v, want the kick not marked idle only", ks)
+	}
+	if due := k.waiting(nil); !due.Equal(now.Add(kickDelay)) {
+		t.Errorf("idle kicks due %v after a busy poll, want %v (their delay again)", due, now.Add(kickDelay))
+	}
+	now = now.Add(kickDelay)
+	ks = k.take(now, false)
+	if len(ks) != 3 {
+		t.Fatalf("an idle poll took %d kicks, want the 3 idle ones", len(ks))
+	}
+	for _, n := range ks {
+		if n.tries != 0 {
+			t.Errorf("%v: %d tries counted by the busy poll, want 0", n.f.k, n.tries)
+		}
+	}
+	set, moved, unlisted := kickOffsets(ks, feeds)
+	set, tried := listedMoves(set, unlisted, map[tp]int64{atLogStart.k: 40})
+	want := map[string]map[int32]kgo.EpochOffset{"t": {0: {Epoch: -1, Offset: 5}, 1: {Epoch: -1, Offset: 40}}}
+	if fmt.Sprint(set) != fmt.Sprint(want) {
+		t.Errorf("moves %v, want %v (the exact one, and the one at the log start at its listed start)", set, want)
+	}
+	if len(moved)+len(tried) != 3 {
+		t.Errorf("%d kicks to try again, want 3 (the one whose start was not listed too)", len(moved)+len(tried))
+	}
+}
+
+// TestFirstPartitionsListedApartFetchedAtOnce (regression, found by CI's
+// race run): a session's first partitions went to the consumer at the log
+// start unkicked, on the view that they all join its first fetch. When
+// kgo resolved their log starts apart (here partition 1's first listing
+// fails once), partition 0 was fetched, went idle, and partition 1 waited
+// for that idle fetch to end, fetch.max.wait.ms (here longFetchWait). The
+// session's first partitions are now kicked when a poll finds nothing, at
+// their exact offsets or, added at the log start, at the start the poll
+// loop lists (pollKicks).
+func TestFirstPartitionsListedApartFetchedAtOnce(t *testing.T) {
+	for _, eos := range []bool{false, true} {
+		t.Run(fmt.Sprintf("exactly once %v", eos), func(t *testing.T) {
+			t.Parallel()
+			p := testcluster.New(t, "src", "dst")
+			if p.Source.Fake == nil {
+				t.Skip("needs kfake's request control")
+			}
+			topic := p.Topic(fmt.Sprintf("firstapart%v", eos))
+			remote := p.Source.Alias + "." + topic
+			testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+			a0, b1 := partRecords(topic, "a", 0, 0, 10), partRecords(topic, "b", 1, 0, 10)
+			testcluster.Produce(t, &p.Source, append(a0, b1...)...)
+			// The first listing of partition 1 by the mirror's clients
+			// fails (a leader move), whichever client lists it.
+			p.Source.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.ListOffsets}, Topic: topic, Partitions: []int32{1},
+				Err: kerr.NotLeaderForPartition, Count: 1})
+			fc := recoveryFlow(p, topic)
+			fc.ExactlyOnce = eos
+			m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts(),
+				Consumer: []kgo.Opt{kgo.FetchMaxWait(longFetchWait)}}),
+				WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts()}),
+				WithFlow(fc))
+			testcluster.Eventually(t, longFetchWait/3, "both partitions replicated", func() (bool, string) {
+				st := m.Status().Flows[0]
+				var reps []int64
+				for _, ps := range st.Partitions {
+					reps = append(reps, ps.Replicated)
+				}
+				return len(reps) == 2 && reps[0] == 10 && reps[1] == 10, fmt.Sprintf("replicated %v", reps)
+			})
+			for part, want := range map[int32][]string{0: wantValues(a0), 1: wantValues(b1)} {
+				got := targetValues(t, p, remote, part)
+				if eos {
+					got, want = valuesOnly(got), valuesOnly(want)
+				}
+				if strings.Join(got, " ") != strings.Join(want, " ") {
+					t.Errorf("target partition %d:\n got %v\nwant %v", part, got, want)
+				}
+			}
+		})
 	}
 }
