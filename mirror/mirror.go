@@ -45,7 +45,9 @@ type Mirror struct {
 
 // New validates the configuration and returns a Mirror. It does no I/O and
 // starts no goroutine. A bad configuration is a [*ConfigError] naming the
-// bad key and value:
+// bad key and value, or a [*ConfigErrors] listing every one found when
+// there are several (errors.As with a *ConfigError finds the first), so
+// that all can be fixed in one go; the errors looked for are:
 //   - no cluster or no flow, a duplicate or empty alias;
 //   - an alias that cannot appear in the topic names the flow puts it in:
 //     a source alias containing the policy's separator (MM2 would read it
@@ -80,25 +82,30 @@ func New(opts ...Opt) (*Mirror, error) {
 		limiter = logx.RateLimit(log.Handler(), logx.Options{Exempt: auditMessages})
 		log = slog.New(limiter)
 	}
+	var errs []*ConfigError // every independent error, so that all can be fixed at once
+	bad := func(ce *ConfigError) { errs = append(errs, ce) }
 	clusters := map[string]ClusterConfig{}
 	for _, cl := range c.clusters {
 		if cl.Alias == "" {
-			return nil, &ConfigError{Key: "clusters", Reason: "a cluster alias is empty: an empty alias does not make remote topics keep their names; " + identityAdvice("")}
+			bad(&ConfigError{Key: "clusters", Reason: "a cluster alias is empty: an empty alias does not make remote topics keep their names; " + identityAdvice("")})
+			continue
 		}
 		if strings.Contains(cl.Alias, "->") {
 			// Checked before the flows: a flow naming this alias would
 			// otherwise be told to split it into two aliases that need not
 			// exist (a new user's try, stop 38).
-			return nil, &ConfigError{Key: "clusters", Value: cl.Alias, Reason: `a cluster alias must not contain "->", which separates the source and target aliases of a flow name: ` +
-				`give ClusterConfig.Alias a name such as "` + strings.ReplaceAll(cl.Alias, "->", "-") + `"`}
+			bad(&ConfigError{Key: "clusters", Value: cl.Alias, Reason: `a cluster alias must not contain "->", which separates the source and target aliases of a flow name: ` +
+				`give ClusterConfig.Alias a name such as "` + strings.ReplaceAll(cl.Alias, "->", "-") + `"`})
+			continue
 		}
 		if _, dup := clusters[cl.Alias]; dup {
-			return nil, &ConfigError{Key: "clusters", Value: cl.Alias, Reason: "cluster alias listed twice"}
+			bad(&ConfigError{Key: "clusters", Value: cl.Alias, Reason: "cluster alias listed twice"})
+			continue
 		}
 		clusters[cl.Alias] = cl
 	}
 	if len(c.flows) == 0 {
-		return nil, &ConfigError{Key: "flows", Reason: "no replication flow configured (WithFlow, or <source>-><target>.enabled=true)"}
+		bad(&ConfigError{Key: "flows", Reason: "no replication flow configured (WithFlow, or <source>-><target>.enabled=true)"})
 	}
 	for _, flow := range sortedKeys(c.settings) {
 		if !slices.ContainsFunc(c.flows, func(fc FlowConfig) bool { return fc.Name() == flow }) {
@@ -106,7 +113,7 @@ func New(opts ...Opt) (*Mirror, error) {
 			for i, fc := range c.flows {
 				names[i] = fc.Name()
 			}
-			return nil, &ConfigError{Key: "WithFlowSettings", Value: flow, Reason: fmt.Sprintf("no such flow: the flows are %q (names are \"source->target\")", names)}
+			bad(&ConfigError{Key: "WithFlowSettings", Value: flow, Reason: fmt.Sprintf("no such flow: the flows are %q (names are \"source->target\")", names)})
 		}
 	}
 	m := &Mirror{log: log, m: newMetrics(c.metrics), limiter: limiter}
@@ -114,17 +121,22 @@ func New(opts ...Opt) (*Mirror, error) {
 	for _, fc := range c.flows {
 		name := fc.Name()
 		if fc.Source == fc.Target {
-			return nil, &ConfigError{Key: name, Value: fc.Source, Reason: "a flow's source and target must be different clusters"}
+			bad(&ConfigError{Key: name, Value: fc.Source, Reason: "a flow's source and target must be different clusters"})
+			continue
 		}
 		if seen[name] {
-			return nil, &ConfigError{Key: name, Reason: "flow configured twice"}
+			bad(&ConfigError{Key: name, Reason: "flow configured twice"})
+			continue
 		}
 		seen[name] = true
+		known := true // both aliases name configured clusters
 		for _, side := range []struct{ field, alias, other string }{{"Source", fc.Source, fc.Target}, {"Target", fc.Target, fc.Source}} {
 			if a, b, arrow := strings.Cut(side.alias, "->"); arrow {
 				// A flow name where an alias belongs.
-				return nil, &ConfigError{Key: "FlowConfig." + side.field, Value: side.alias,
-					Reason: fmt.Sprintf("%s is one cluster alias, not a flow: write Source: %q, Target: %q", side.field, a, b)}
+				bad(&ConfigError{Key: "FlowConfig." + side.field, Value: side.alias,
+					Reason: fmt.Sprintf("%s is one cluster alias, not a flow: write Source: %q, Target: %q", side.field, a, b)})
+				known = false
+				continue
 			}
 			if _, ok := clusters[side.alias]; !ok {
 				reason := fmt.Sprintf("unknown %s cluster alias (configured: %v)", strings.ToLower(side.field), sortedKeys(clusters))
@@ -134,46 +146,59 @@ func New(opts ...Opt) (*Mirror, error) {
 						break
 					}
 				}
-				return nil, &ConfigError{Key: "FlowConfig." + side.field, Value: side.alias, Reason: reason + " (flow " + name + ")"}
+				bad(&ConfigError{Key: "FlowConfig." + side.field, Value: side.alias, Reason: reason + " (flow " + name + ")"})
+				known = false
 			}
 		}
 		src, dst := clusters[fc.Source], clusters[fc.Target]
-		if err := validateFlowAliases(fc); err != nil {
-			return nil, err
-		}
-		for _, c := range []ClusterConfig{src, dst} {
-			if len(c.Client) == 0 {
-				return nil, &ConfigError{Key: name, Value: c.Alias, Reason: fmt.Sprintf("cluster %s has no client options: set its ClusterConfig.Client (at least kgo.SeedBrokers)", c.Alias)}
+		if known {
+			if ce := validateFlowAliases(fc); ce != nil {
+				bad(ce)
+			}
+			for _, c := range []ClusterConfig{src, dst} {
+				if len(c.Client) == 0 {
+					bad(&ConfigError{Key: name, Value: c.Alias, Reason: fmt.Sprintf("cluster %s has no client options: set its ClusterConfig.Client (at least kgo.SeedBrokers)", c.Alias)})
+				}
 			}
 		}
 		if fc.Tasks < 0 || fc.Tasks > maxTasks {
-			return nil, &ConfigError{Key: name + ".tasks.max", Value: fmt.Sprint(fc.Tasks),
-				Reason: fmt.Sprintf("must be between 1 and %d (0 means the default, %d)", maxTasks, DefaultTasks)}
+			bad(&ConfigError{Key: name + ".tasks.max", Value: fmt.Sprint(fc.Tasks),
+				Reason: fmt.Sprintf("must be between 1 and %d (0 means the default, %d)", maxTasks, DefaultTasks)})
 		}
 		if fc.ShallowCopy && fc.ExactlyOnce {
-			return nil, &ConfigError{Key: name + ".shallow.copy.enabled", Value: "true",
-				Reason: "shallow copy writes batches without a transactional producer: it cannot be combined with exactly-once replication (turn one of them off: " + fc.Target + ".exactly.once.source.support=disabled, FlowConfig.ExactlyOnce=false, or shallow.copy.enabled=false)"}
+			bad(&ConfigError{Key: name + ".shallow.copy.enabled", Value: "true",
+				Reason: "shallow copy writes batches without a transactional producer: it cannot be combined with exactly-once replication (turn one of them off: " + fc.Target + ".exactly.once.source.support=disabled, FlowConfig.ExactlyOnce=false, or shallow.copy.enabled=false)"})
 		}
 		if fc.ShallowCopy && !fc.DisableProvenanceHeader {
-			return nil, &ConfigError{Key: name + ".shallow.copy.enabled", Value: "true",
-				Reason: "shallow copy keeps every record as it is, but the provenance header is on and must be added to each record: set provenance.header.enabled=false (FlowConfig.DisableProvenanceHeader) to copy batches as they are, or shallow.copy.enabled=false"}
+			bad(&ConfigError{Key: name + ".shallow.copy.enabled", Value: "true",
+				Reason: "shallow copy keeps every record as it is, but the provenance header is on and must be added to each record: set provenance.header.enabled=false (FlowConfig.DisableProvenanceHeader) to copy batches as they are, or shallow.copy.enabled=false"})
 		}
-		if err := checkDurations(fc); err != nil {
-			return nil, err
+		durationsOK := true
+		for _, ce := range checkDurations(fc) {
+			bad(ce)
+			durationsOK = false
 		}
-		if err := checkReplicationFactors(fc); err != nil {
-			return nil, err
+		if ce := checkReplicationFactors(fc); ce != nil {
+			bad(ce)
 		}
-		if d := fc.withDefaults(); d.HeartbeatInterval >= d.SessionTimeout {
+		if d := fc.withDefaults(); durationsOK && d.HeartbeatInterval >= d.SessionTimeout {
 			// Java's consumer refuses it too (GroupRebalanceConfig): a member
 			// that heartbeats no more often than its session lasts keeps
 			// expiring, and its slots move back and forth.
-			return nil, &ConfigError{Key: fc.Target + ".heartbeat.interval.ms", Value: d.HeartbeatInterval.String(),
+			bad(&ConfigError{Key: fc.Target + ".heartbeat.interval.ms", Value: d.HeartbeatInterval.String(),
 				Reason: fmt.Sprintf("must be lower than %s.session.timeout.ms (%v); Kafka advises at most a third of it, e.g. %s.heartbeat.interval.ms = %d",
-					fc.Target, d.SessionTimeout, fc.Target, (d.SessionTimeout / 3).Milliseconds())}
+					fc.Target, d.SessionTimeout, fc.Target, (d.SessionTimeout / 3).Milliseconds())})
+		}
+		if len(errs) > 0 {
+			continue // the remaining flows are checked; none is built
 		}
 		f, err := newFlow(fc, src, dst, log, m.m)
 		if err != nil {
+			var ce *ConfigError
+			if errors.As(err, &ce) {
+				bad(ce)
+				continue
+			}
 			return nil, err
 		}
 		f.partRetryFirst = c.partRetryFirst
@@ -194,10 +219,16 @@ func New(opts ...Opt) (*Mirror, error) {
 		f.hooks = c.hooks
 		m.flows = append(m.flows, f)
 	}
-	for _, cl := range clusters {
-		if err := kgoValidate(cl); err != nil {
-			return nil, err
+	for _, alias := range sortedKeys(clusters) {
+		if ce := kgoValidate(clusters[alias]); ce != nil {
+			bad(ce)
 		}
+	}
+	if len(errs) == 1 {
+		return nil, errs[0]
+	}
+	if len(errs) > 1 {
+		return nil, &ConfigErrors{Errs: errs}
 	}
 	if err := m.staticTopology(c.flows); err != nil {
 		return nil, err
@@ -294,7 +325,7 @@ func (m *Mirror) staticTopology(fcs []FlowConfig) error {
 	return nil
 }
 
-func kgoValidate(c ClusterConfig) error {
+func kgoValidate(c ClusterConfig) *ConfigError {
 	for _, role := range [][]kgo.Opt{c.Consumer, c.Producer, c.Admin} {
 		if err := kclient.Validate(append(append([]kgo.Opt{}, c.Client...), role...)...); err != nil {
 			return &ConfigError{Key: c.Alias, Reason: fmt.Sprintf("invalid client options: %v", err)}
@@ -841,9 +872,11 @@ func checkReplicationFactors(fc FlowConfig) *ConfigError {
 // gives one (they count seconds or milliseconds), and such an interval
 // makes the loop it paces tick without pause. It is what a user gets who
 // writes the MM2 value itself, EmitCheckpointsInterval: 60 for
-// emit.checkpoints.interval.seconds=60.
-func checkDurations(fc FlowConfig) error {
+// emit.checkpoints.interval.seconds=60. It returns one error per bad
+// duration, in the order of the fields below.
+func checkDurations(fc FlowConfig) []*ConfigError {
 	name := fc.Name()
+	var errs []*ConfigError
 	for _, d := range []struct {
 		key      string
 		field    string // the FlowConfig field
@@ -873,12 +906,12 @@ func checkDurations(fc FlowConfig) error {
 			if d.disable != "" {
 				reason += "; set FlowConfig." + d.disable + " to turn the task off"
 			}
-			return &ConfigError{Key: d.key, Value: d.v.String(), Reason: reason}
+			errs = append(errs, &ConfigError{Key: d.key, Value: d.v.String(), Reason: reason})
 		case d.v > 0 && d.v < time.Millisecond:
-			return &ConfigError{Key: d.key, Value: d.v.String(), Reason: fmt.Sprintf(
+			errs = append(errs, &ConfigError{Key: d.key, Value: d.v.String(), Reason: fmt.Sprintf(
 				"below a millisecond: FlowConfig.%s is a time.Duration, counted in nanoseconds; for the MM2 value %d write %d * %s (0 means the default)",
-				d.field, int64(d.v), int64(d.v), d.unit)}
+				d.field, int64(d.v), int64(d.v), d.unit)})
 		}
 	}
-	return nil
+	return errs
 }

@@ -701,7 +701,9 @@ func reasonLine(reason string) int {
 // that concern no single line, such as a missing bootstrap.servers, come
 // last). [ParseProperties] and [LoadProperties] return it, as a
 // *ConfigErrors, when a file has at least one error, so that all of them
-// can be fixed in one go. Each error's Reason starts with "line N: " when
+// can be fixed in one go; [New] returns it when it finds more than one
+// error in its options (in the order of the clusters, the flows and each
+// flow's fields, with no line numbers). Each error's Reason starts with "line N: " when
 // it concerns line N of the file. errors.As(err, &ce), with ce a
 // *[ConfigError], finds the first one.
 type ConfigErrors struct {

@@ -91,3 +91,50 @@ func TestNewRefusesNegativeDurationNamingFields(t *testing.T) {
 		}
 	}
 }
+
+// TestNewReportsEveryError (a new user's finding): New stopped at the
+// first bad option, so a configuration with three mistakes took three
+// runs to fix (the properties loader already listed all of a file's). It
+// now returns a *ConfigErrors with each independent error, in the order
+// of the clusters, the flows and each flow's fields; errors.As finds the
+// first *ConfigError, and a single error is still a *ConfigError.
+func TestNewReportsEveryError(t *testing.T) {
+	t.Parallel()
+	seeds := []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
+	ok := FlowConfig{Source: "a", Target: "b", Tasks: -1, OffsetFlushInterval: 60, RefreshTopicsInterval: -time.Second}
+	unknown := FlowConfig{Source: "b", Target: "C", ReplicationFactor: -2}
+	_, err := New(WithCluster(ClusterConfig{Alias: "a", Client: seeds}), WithCluster(ClusterConfig{Alias: "b", Client: seeds}),
+		WithCluster(ClusterConfig{Alias: "c", Client: seeds}), WithCluster(ClusterConfig{Alias: "a", Client: seeds}),
+		WithFlow(ok), WithFlow(unknown))
+	var ces *ConfigErrors
+	if !errors.As(err, &ces) {
+		t.Fatalf("New: %v (%T), want a *ConfigErrors", err, err)
+	}
+	var got []string
+	for _, ce := range ces.Errs {
+		got = append(got, ce.Key+"="+ce.Value)
+	}
+	want := []string{
+		"clusters=a",                               // listed twice
+		"a->b.tasks.max=-1",                        // out of range
+		"a->b.offset.flush.interval.ms=60ns",       // the MM2 value as nanoseconds
+		"a->b.refresh.topics.interval.seconds=-1s", // negative
+		"FlowConfig.Target=C",                      // unknown alias (did you mean "c"?)
+		"b->C.replication.factor=-2",               // below -1
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.HasPrefix(err.Error(), "mirror: 6 configuration errors:\n\t") || !strings.Contains(err.Error(), `did you mean "c"?`) {
+		t.Errorf("message:\n%v", err)
+	}
+	var first *ConfigError
+	if !errors.As(err, &first) || first.Key != "clusters" {
+		t.Errorf("errors.As found %v, want the first error (clusters)", first)
+	}
+	_, err = New(WithCluster(ClusterConfig{Alias: "a", Client: seeds}), WithCluster(ClusterConfig{Alias: "b", Client: seeds}),
+		WithFlow(FlowConfig{Source: "a", Target: "b", Tasks: -1}))
+	if _, single := err.(*ConfigError); !single {
+		t.Errorf("one error: %v (%T), want a *ConfigError", err, err)
+	}
+}
