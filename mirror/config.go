@@ -305,18 +305,18 @@ type FlowConfig struct {
 	DisableCheckpoints bool
 	// EmitCheckpointsInterval is `emit.checkpoints.interval.seconds`: how
 	// often source group offsets are fetched, translated and written as
-	// checkpoints. 0 (or a negative value) means
-	// [DefaultEmitCheckpointsInterval]; to turn checkpoints off set
-	// DisableCheckpoints (what the properties loader does for a negative
-	// value).
+	// checkpoints. 0 means [DefaultEmitCheckpointsInterval]; a negative
+	// value is refused by [New]: to turn checkpoints off set
+	// DisableCheckpoints (what the properties loader does for MM2's
+	// negative value).
 	EmitCheckpointsInterval time.Duration
 	// SyncGroupOffsets is `sync.group.offsets.enabled=true`: commit
 	// translated offsets into idle groups on the target.
 	SyncGroupOffsets bool
 	// SyncGroupOffsetsInterval is `sync.group.offsets.interval.seconds`; 0
-	// (or a negative value) means [DefaultSyncGroupOffsetsInterval]. It is
-	// used only with SyncGroupOffsets; the properties loader leaves
-	// SyncGroupOffsets off for a negative value.
+	// means [DefaultSyncGroupOffsetsInterval]; a negative value is refused
+	// by [New]. It is used only with SyncGroupOffsets; the properties
+	// loader leaves SyncGroupOffsets off for MM2's negative value.
 	SyncGroupOffsetsInterval time.Duration
 	// DisableRefreshGroups is `refresh.groups.enabled=false`.
 	DisableRefreshGroups bool
@@ -336,10 +336,10 @@ type FlowConfig struct {
 	// reverse pair target->source, whose heartbeats would be written into
 	// the source.
 	DisableHeartbeats bool
-	// EmitHeartbeatsInterval is `emit.heartbeats.interval.seconds`; 0 (or a
-	// negative value) means [DefaultEmitHeartbeatsInterval]. To stop
-	// heartbeats set DisableHeartbeats (what the properties loader does for
-	// a negative value).
+	// EmitHeartbeatsInterval is `emit.heartbeats.interval.seconds`; 0 means
+	// [DefaultEmitHeartbeatsInterval]; a negative value is refused by
+	// [New]. To stop heartbeats set DisableHeartbeats (what the properties
+	// loader does for MM2's negative value).
 	EmitHeartbeatsInterval time.Duration
 
 	// AdminTimeout is `admin.timeout.ms`: bound of one admin request

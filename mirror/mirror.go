@@ -60,6 +60,9 @@ type Mirror struct {
 //   - a duration of FlowConfig above zero and below a millisecond: the
 //     MM2 value written as a time.Duration (EmitCheckpointsInterval: 60 is
 //     60 ns; write 60 * time.Second);
+//   - a negative duration of FlowConfig (but RefreshGroupsInterval's):
+//     where MM2 turns a task off with a negative interval, the error
+//     names the field that does it (DisableCheckpoints, say);
 //   - two flows whose topic lists make them write the same remote topic
 //     without [FlowConfig.AllowTopicCollisions].
 //
@@ -866,9 +869,13 @@ func checkReplicationFactors(fc FlowConfig) *ConfigError {
 	return nil
 }
 
-// checkDurations refuses a negative FlowConfig duration where MM2 gives a
-// negative value no meaning (the emission intervals take one: a task
-// off), and any duration above zero and below a millisecond: no MM2 key
+// checkDurations refuses a negative FlowConfig duration (but
+// RefreshGroupsInterval's, which means listing the groups once), naming
+// the field that
+// turns the task off where MM2 turns it off with a negative interval
+// (what the properties loader sets for one: a negative Go duration
+// meant the default, and a user porting -1 kept the task on), and any
+// duration above zero and below a millisecond: no MM2 key
 // gives one (they count seconds or milliseconds), and such an interval
 // makes the loop it paces tick without pause. It is what a user gets who
 // writes the MM2 value itself, EmitCheckpointsInterval: 60 for
@@ -883,28 +890,31 @@ func checkDurations(fc FlowConfig) []*ConfigError {
 		unit     string // what the MM2 value counts
 		v        time.Duration
 		negative bool   // a negative value is refused
-		disable  string // the FlowConfig field that turns the task off, if any
+		disable  string // the FlowConfig field that turns the task off, if any ("!F": leaving F false does)
 	}{
 		{name + ".session.timeout.ms", "SessionTimeout", "time.Millisecond", fc.SessionTimeout, true, ""},
 		{name + ".heartbeat.interval.ms", "HeartbeatInterval", "time.Millisecond", fc.HeartbeatInterval, true, ""},
 		{name + ".rebalance.timeout.ms", "RebalanceTimeout", "time.Millisecond", fc.RebalanceTimeout, true, ""},
 		{name + ".offset.flush.interval.ms", "OffsetFlushInterval", "time.Millisecond", fc.OffsetFlushInterval, true, ""},
 		{name + ".admin.timeout.ms", "AdminTimeout", "time.Millisecond", fc.AdminTimeout, true, ""},
-		{name + ".transaction.boundary.interval.ms", "TransactionInterval", "time.Millisecond", fc.TransactionInterval, false, ""},
+		{name + ".transaction.boundary.interval.ms", "TransactionInterval", "time.Millisecond", fc.TransactionInterval, true, ""},
 		{name + ".refresh.topics.interval.seconds", "RefreshTopicsInterval", "time.Second", fc.RefreshTopicsInterval, true, "DisableRefreshTopics"},
 		{name + ".sync.topic.configs.interval.seconds", "SyncTopicConfigsInterval", "time.Second", fc.SyncTopicConfigsInterval, true, "DisableTopicConfigSync"},
 		{name + ".sync.topic.acls.interval.seconds", "SyncTopicACLsInterval", "time.Second", fc.SyncTopicACLsInterval, true, "DisableTopicACLSync"},
-		{name + ".emit.checkpoints.interval.seconds", "EmitCheckpointsInterval", "time.Second", fc.EmitCheckpointsInterval, false, ""},
-		{name + ".sync.group.offsets.interval.seconds", "SyncGroupOffsetsInterval", "time.Second", fc.SyncGroupOffsetsInterval, false, ""},
+		{name + ".emit.checkpoints.interval.seconds", "EmitCheckpointsInterval", "time.Second", fc.EmitCheckpointsInterval, true, "DisableCheckpoints"},
+		{name + ".sync.group.offsets.interval.seconds", "SyncGroupOffsetsInterval", "time.Second", fc.SyncGroupOffsetsInterval, true, "!SyncGroupOffsets"},
 		{name + ".refresh.groups.interval.seconds", "RefreshGroupsInterval", "time.Second", fc.RefreshGroupsInterval, false, ""},
-		{name + ".emit.heartbeats.interval.seconds", "EmitHeartbeatsInterval", "time.Second", fc.EmitHeartbeatsInterval, false, ""},
-		{"FlowConfig.OpenTransactionAfter", "OpenTransactionAfter", "time.Second", fc.OpenTransactionAfter, false, ""},
+		{name + ".emit.heartbeats.interval.seconds", "EmitHeartbeatsInterval", "time.Second", fc.EmitHeartbeatsInterval, true, "DisableHeartbeats"},
+		{"FlowConfig.OpenTransactionAfter", "OpenTransactionAfter", "time.Second", fc.OpenTransactionAfter, true, ""},
 	} {
 		switch {
 		case d.v < 0 && d.negative:
 			reason := "FlowConfig." + d.field + " must not be negative (0 means the default)"
-			if d.disable != "" {
-				reason += "; set FlowConfig." + d.disable + " to turn the task off"
+			switch {
+			case strings.HasPrefix(d.disable, "!"):
+				reason += "; leave FlowConfig." + d.disable[1:] + " false to turn the task off (MM2's negative interval)"
+			case d.disable != "":
+				reason += "; set FlowConfig." + d.disable + " to turn the task off (MM2's negative interval)"
 			}
 			errs = append(errs, &ConfigError{Key: d.key, Value: d.v.String(), Reason: reason})
 		case d.v > 0 && d.v < time.Millisecond:

@@ -59,7 +59,7 @@ func TestNewRefusesSubMillisecondDurations(t *testing.T) {
 	}
 	// A millisecond and more, zero (the default) and the negative values
 	// that mean something are still accepted.
-	fc := FlowConfig{Source: "a", Target: "b", OffsetFlushInterval: time.Millisecond, EmitCheckpointsInterval: -1, RefreshGroupsInterval: -1}
+	fc := FlowConfig{Source: "a", Target: "b", OffsetFlushInterval: time.Millisecond, RefreshGroupsInterval: -1}
 	m, err := New(WithCluster(ClusterConfig{Alias: "a", Client: seeds}), WithCluster(ClusterConfig{Alias: "b", Client: seeds}), WithFlow(fc))
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -79,9 +79,17 @@ func TestNewRefusesNegativeDurationNamingFields(t *testing.T) {
 		want string
 	}{
 		{func(f *FlowConfig) { f.RefreshTopicsInterval = -time.Second },
-			`a->b.refresh.topics.interval.seconds="-1s": FlowConfig.RefreshTopicsInterval must not be negative (0 means the default); set FlowConfig.DisableRefreshTopics to turn the task off`},
+			`a->b.refresh.topics.interval.seconds="-1s": FlowConfig.RefreshTopicsInterval must not be negative (0 means the default); set FlowConfig.DisableRefreshTopics to turn the task off (MM2's negative interval)`},
 		{func(f *FlowConfig) { f.AdminTimeout = -time.Second },
 			`a->b.admin.timeout.ms="-1s": FlowConfig.AdminTimeout must not be negative (0 means the default)`},
+		// A new user's finding: these meant the default in Go, where MM2's
+		// -1 (and the properties loader) turns the task off.
+		{func(f *FlowConfig) { f.EmitCheckpointsInterval = -time.Second },
+			`a->b.emit.checkpoints.interval.seconds="-1s": FlowConfig.EmitCheckpointsInterval must not be negative (0 means the default); set FlowConfig.DisableCheckpoints to turn the task off (MM2's negative interval)`},
+		{func(f *FlowConfig) { f.SyncGroupOffsets, f.SyncGroupOffsetsInterval = true, -time.Second },
+			`a->b.sync.group.offsets.interval.seconds="-1s": FlowConfig.SyncGroupOffsetsInterval must not be negative (0 means the default); leave FlowConfig.SyncGroupOffsets false to turn the task off (MM2's negative interval)`},
+		{func(f *FlowConfig) { f.EmitHeartbeatsInterval = -time.Second },
+			`a->b.emit.heartbeats.interval.seconds="-1s": FlowConfig.EmitHeartbeatsInterval must not be negative (0 means the default); set FlowConfig.DisableHeartbeats to turn the task off (MM2's negative interval)`},
 	} {
 		fc := FlowConfig{Source: "a", Target: "b"}
 		tc.set(&fc)
