@@ -1023,3 +1023,42 @@ func TestNegativeOffsetLagMaxWarned(t *testing.T) {
 		t.Fatalf("warnings %+v, want one on A->B.offset.lag.max line 5: %q", ws, want)
 	}
 }
+
+// TestNegativeIntervalShowsTaskOff (a new user's finding): a negative
+// emit.checkpoints.interval.seconds turned checkpoints off, but -check's
+// dump and the Connect REST config (FlowSettings) still said
+// emit.checkpoints.enabled = true, read from the switch's default. Each
+// switch a negative interval turns off now reads false, saying why.
+func TestNegativeIntervalShowsTaskOff(t *testing.T) {
+	t.Parallel()
+	p := parseString(t, `clusters = A, B
+A.bootstrap.servers = a:9092
+B.bootstrap.servers = b:9092
+A->B.enabled = true
+A->B.emit.checkpoints.interval.seconds = -1
+A->B.sync.group.offsets.enabled = true
+A->B.sync.group.offsets.interval.seconds = -1
+A->B.emit.heartbeats.interval.seconds = -1
+A->B.sync.topic.configs.interval.seconds = -1
+`)
+	fc := p.Flows()[0]
+	if !fc.DisableCheckpoints || fc.SyncGroupOffsets || !fc.DisableHeartbeats || !fc.DisableTopicConfigSync {
+		t.Errorf("flow: DisableCheckpoints %v SyncGroupOffsets %v DisableHeartbeats %v DisableTopicConfigSync %v, want true false true true",
+			fc.DisableCheckpoints, fc.SyncGroupOffsets, fc.DisableHeartbeats, fc.DisableTopicConfigSync)
+	}
+	settings := p.FlowSettings("A->B")
+	for _, sw := range []struct{ enabled, interval string }{
+		{"emit.checkpoints.enabled", "emit.checkpoints.interval.seconds"},
+		{"sync.group.offsets.enabled", "sync.group.offsets.interval.seconds"},
+		{"emit.heartbeats.enabled", "emit.heartbeats.interval.seconds"},
+		{"sync.topic.configs.enabled", "sync.topic.configs.interval.seconds"},
+	} {
+		want := "A->B." + sw.enabled + " = false    # A->B." + sw.interval + " is negative: the task is off, as in MM2"
+		if !strings.Contains(p.Effective(), want+"\n") {
+			t.Errorf("effective configuration lacks %q:\n%s", want, p.Effective())
+		}
+		if got := settings["A->B."+sw.enabled]; got != "false" {
+			t.Errorf("FlowSettings[%s] = %q, want false", "A->B."+sw.enabled, got)
+		}
+	}
+}

@@ -109,6 +109,10 @@ func (fb *flowBuild) readRow(row mm2keys.Row) {
 		b.fail(r.seconds(row.Key, fv.Addr().Interface().(*time.Duration), &negative, time.Duration(def)*time.Second))
 		if negative {
 			fb.setSwitch(row.Switch, false)
+			// The dump and the Connect REST config show the task off,
+			// not the switch's default (a new user read "enabled = true"
+			// for checkpoints a -1 interval had turned off).
+			b.line(r.name+"."+row.Switch, "false", r.name+"."+row.Key+" is negative: the task is off, as in MM2")
 		}
 	case row.Type == mm2keys.RF:
 		b.fail(r.rf(row.Key, fv.Addr().Interface().(*int16), row.MM2Default))
