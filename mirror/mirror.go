@@ -495,6 +495,8 @@ func (f *flow) statusOf(withGroups bool) FlowStatus {
 	}
 	if f.reported != TargetRunning && (fs.State == StateRunning || fs.State == StateDisabled) {
 		fs.State, fs.Since = State(f.reported), f.appliedAt
+	} else if fs.State == StateRunning && f.appliedAt.After(fs.Since) {
+		fs.Since = f.appliedAt // RUNNING again since a resume (TestFlowSinceAfterResume)
 	}
 	// Live units, and those a release or a pause is stopping (their
 	// counters move to the retired totals when they have stopped, in the

@@ -526,3 +526,44 @@ func slotPartitions(cf ClusterFlowStatus) []PartitionStatus {
 	slices.SortFunc(out, func(a, b PartitionStatus) int { return cmp.Compare(a.Partition, b.Partition) })
 	return out
 }
+
+// TestFlowSinceAfterResume (a new user's finding): after a pause and a
+// resume the flow's Since stayed at its start, where FlowStatus.Since is
+// documented as when State was entered; it is now the resume's time (and
+// the pause's while PAUSED, as before).
+func TestFlowSinceAfterResume(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("since")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithStatusInterval(200*time.Millisecond))...)
+	state := func(st TargetState, want State) func() (bool, string) {
+		return func() (bool, string) {
+			fs := m.Status().Flows[0]
+			return fs.AppliedState == st && fs.State == want, fmt.Sprintf("state %s applied %s", fs.State, fs.AppliedState)
+		}
+	}
+	testcluster.Eventually(t, 20*time.Second, "RUNNING", state(TargetRunning, StateRunning))
+	started := m.Status().Flows[0].Since
+	ctx := context.Background()
+	time.Sleep(20 * time.Millisecond)
+	paused := time.Now()
+	if err := m.SetTargetState(ctx, fc.Name(), TargetPaused, "", "test"); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 10*time.Second, "PAUSED", state(TargetPaused, StatePaused))
+	if since := m.Status().Flows[0].Since; since.Before(paused) {
+		t.Errorf("PAUSED since %v, before the pause was asked at %v", since, paused)
+	}
+	time.Sleep(20 * time.Millisecond)
+	resumed := time.Now()
+	if err := m.SetTargetState(ctx, fc.Name(), TargetRunning, "", "test"); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 10*time.Second, "RUNNING again", state(TargetRunning, StateRunning))
+	if since := m.Status().Flows[0].Since; since.Before(resumed) {
+		t.Errorf("RUNNING again since %v (the flow started at %v), before the resume was asked at %v", since, started, resumed)
+	}
+}
