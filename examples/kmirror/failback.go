@@ -216,7 +216,7 @@ func (r *failbackReport) writeText(w io.Writer) {
 		}
 		tw.Flush()
 		for _, g := range r.Groups {
-			line := fmt.Sprintf("group %s: %s", g.Group, g.Action)
+			line := fmt.Sprintf("group %s: %s", g.Group, actionText(g.Action, r.DryRun, r.Result))
 			if g.Reason != "" {
 				line += ": " + g.Reason
 			}

@@ -29,3 +29,35 @@ func TestFailbackTextNamesTheClusters(t *testing.T) {
 		t.Errorf("report names a cluster by letter:\n%s", out.String())
 	}
 }
+
+// TestPlannedCommitText (a new user's finding): a failover refused for
+// one group's live members printed "group other: commit; ..." for the
+// groups it had planned to move, right above "result: refused", which
+// reads as if they were committed. A planned commit not done now reads
+// "would commit", saying why; done and refused groups read as before.
+func TestPlannedCommitText(t *testing.T) {
+	for _, tc := range []struct {
+		action string
+		dryRun bool
+		result string
+		want   string
+	}{
+		{actionCommit, false, "refused", "would commit (not committed: run refused)"},
+		{actionCommit, true, "ok", "would commit (dry run)"},
+		{actionCommitted, false, "ok", actionCommitted},
+		{actionRefused, false, "refused", actionRefused},
+	} {
+		if got := actionText(tc.action, tc.dryRun, tc.result); got != tc.want {
+			t.Errorf("actionText(%q, dry run %v, %q) = %q, want %q", tc.action, tc.dryRun, tc.result, got, tc.want)
+		}
+	}
+	r := &failoverReport{Flow: "A->B", Mode: modePlanned, Result: "refused", ExitCode: drRefused,
+		Groups: []groupReport{{Group: "busy", Action: actionRefused, Reason: "1 member(s) on B"}, {Group: "idle", Action: actionCommit}}}
+	var out bytes.Buffer
+	r.writeText(&out)
+	for _, want := range []string{"group busy: refused: 1 member(s) on B\n", "group idle: would commit (not committed: run refused); re-reads <= 0"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -218,7 +218,7 @@ func (r *failoverReport) writeText(w io.Writer) {
 	writeTable(w, r.Groups, true)
 	fmt.Fprintln(w)
 	for _, g := range r.Groups {
-		line := fmt.Sprintf("group %s: %s", g.Group, g.Action)
+		line := fmt.Sprintf("group %s: %s", g.Group, actionText(g.Action, r.DryRun, r.Result))
 		if r.Mode == modeUnplanned && !g.LastCheckpoint.IsZero() {
 			line += fmt.Sprintf("; RPO %v (last checkpoint %s)", (time.Duration(g.RPOMs) * time.Millisecond).Round(100*time.Millisecond),
 				g.LastCheckpoint.UTC().Format(time.RFC3339Nano))
@@ -240,6 +240,20 @@ func (r *failoverReport) writeText(w io.Writer) {
 	t := r.TimingsMs
 	fmt.Fprintf(w, "result: %s (exit %d); took %dms (source probe %dms, catch-up %dms, stop %dms, translate %dms, commit %dms)\n",
 		r.Result, r.ExitCode, t.Total, t.SourceProbe, t.CatchUp, t.Stop, t.Translate, t.Commit)
+}
+
+// actionText is how the text reports show a group's action: a commit
+// planned and not done reads "would commit", with why (a dry run, or a run
+// that ended before its commits: a new user read "commit" above "result:
+// refused" as a group committed). The JSON reports keep the action as is.
+func actionText(action string, dryRun bool, result string) string {
+	switch {
+	case action != actionCommit:
+		return action
+	case dryRun:
+		return "would commit (dry run)"
+	}
+	return "would commit (not committed: run " + result + ")"
 }
 
 // rereadOf sums a group's re-read bounds over its checkpointed partitions
