@@ -282,21 +282,24 @@ func retarget(r *kgo.Record, remote string, gate *produceGate) {
 // kick moves the consumer's cursors of the kicks due (pollKicks), after
 // listing the log starts of those added at it (one ListOffsets per leader,
 // bounded by startsExactTimeout; one not listed is tried again later).
-// Poll loop only.
+// The kicks are checked against the feeds again after the listing: a
+// source topic re-created while it was out has new feeds at its new log's
+// start, which a move to the old log's offsets (listed, or exact) would
+// skip (TestListedKickOfReplacedFeedNotApplied). Poll loop only.
 func (u *unit) kick(ctx context.Context, ks []kick) {
-	set, moved, unlisted := kickOffsets(ks, *u.feeds.Load())
-	if len(unlisted) > 0 {
+	var starts map[tp]int64
+	if _, _, unlisted := kickOffsets(ks, *u.feeds.Load()); len(unlisted) > 0 {
 		byTopic := map[string][]int32{}
 		for _, k := range unlisted {
 			byTopic[k.f.k.topic] = append(byTopic[k.f.k.topic], k.f.partition)
 		}
 		lctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, startsExactTimeout))
-		starts, _ := listOffsets(lctx, u.cons, byTopic, 0, -2) // none listed: each is tried again
+		starts, _ = listOffsets(lctx, u.cons, byTopic, 0, -2) // none listed: each is tried again
 		cancel()
-		var tried []kick
-		set, tried = listedMoves(set, unlisted, starts)
-		moved = append(moved, tried...)
 	}
+	set, moved, unlisted := kickOffsets(ks, *u.feeds.Load())
+	set, tried := listedMoves(set, unlisted, starts)
+	moved = append(moved, tried...)
 	if set != nil {
 		u.cons.SetOffsets(set)
 	}
