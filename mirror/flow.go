@@ -275,6 +275,31 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 	return f, nil
 }
 
+// filterErrs returns the errors of fc's regexes (topics, groups and
+// config.properties.exclude, with their excludes), each of which newFlow
+// would stop at: New lists them all.
+func filterErrs(fc FlowConfig) []*ConfigError {
+	fc = fc.withDefaults()
+	prefix := fc.Name() + "."
+	var errs []*ConfigError
+	for _, l := range []struct {
+		inKey string
+		in    []string
+		exKey string
+		ex    []string
+	}{
+		{prefix + "topics", fc.Topics, prefix + "topics.exclude", fc.TopicsExclude},
+		{prefix + "groups", fc.Groups, prefix + "groups.exclude", fc.GroupsExclude},
+		{prefix + "config.properties.exclude", []string{".*"}, prefix + "config.properties.exclude", fc.ConfigPropertiesExclude},
+	} {
+		var ce *ConfigError
+		if _, err := newFilter(l.inKey, l.in, l.exKey, l.ex); errors.As(err, &ce) {
+			errs = append(errs, ce)
+		}
+	}
+	return errs
+}
+
 // shouldReplicate is MM2's shouldReplicateTopic (internal topics and
 // cycles never, the filter's topics and heartbeats topics yes), judged with
 // the cluster IDs known so far. It records no skip: discovery does.

@@ -121,6 +121,7 @@ func New(opts ...Opt) (*Mirror, error) {
 	}
 	m := &Mirror{log: log, m: newMetrics(c.metrics), limiter: limiter}
 	seen := map[string]bool{}
+	reported := map[string]bool{} // errors that several flows would repeat: a flow's name configured again, a cluster's missing client options
 	for _, fc := range c.flows {
 		name := fc.Name()
 		if fc.Source == fc.Target {
@@ -128,7 +129,10 @@ func New(opts ...Opt) (*Mirror, error) {
 			continue
 		}
 		if seen[name] {
-			bad(&ConfigError{Key: name, Reason: "flow configured twice"})
+			if !reported["flow "+name] {
+				reported["flow "+name] = true
+				bad(&ConfigError{Key: name, Reason: "flow configured twice"})
+			}
 			continue
 		}
 		seen[name] = true
@@ -159,7 +163,8 @@ func New(opts ...Opt) (*Mirror, error) {
 				bad(ce)
 			}
 			for _, c := range []ClusterConfig{src, dst} {
-				if len(c.Client) == 0 {
+				if len(c.Client) == 0 && !reported["cluster "+c.Alias] {
+					reported["cluster "+c.Alias] = true
 					bad(&ConfigError{Key: name, Value: c.Alias, Reason: fmt.Sprintf("cluster %s has no client options: set its ClusterConfig.Client (at least kgo.SeedBrokers)", c.Alias)})
 				}
 			}
@@ -191,6 +196,9 @@ func New(opts ...Opt) (*Mirror, error) {
 			bad(&ConfigError{Key: fc.Target + ".heartbeat.interval.ms", Value: d.HeartbeatInterval.String(),
 				Reason: fmt.Sprintf("must be lower than %s.session.timeout.ms (%v); Kafka advises at most a third of it, e.g. %s.heartbeat.interval.ms = %d",
 					fc.Target, d.SessionTimeout, fc.Target, (d.SessionTimeout / 3).Milliseconds())})
+		}
+		for _, ce := range filterErrs(fc) {
+			bad(ce) // checked here too: newFlow stops at the first, and is not called once an error was found
 		}
 		if len(errs) > 0 {
 			continue // the remaining flows are checked; none is built
@@ -329,6 +337,16 @@ func (m *Mirror) staticTopology(fcs []FlowConfig) error {
 }
 
 func kgoValidate(c ClusterConfig) *ConfigError {
+	for _, l := range []struct {
+		field string
+		opts  []kgo.Opt
+	}{{"Client", c.Client}, {"Consumer", c.Consumer}, {"Producer", c.Producer}, {"Admin", c.Admin}} {
+		if i := slices.Index(l.opts, nil); i >= 0 {
+			// kgo.ValidateOpts and kgo.NewClient dereference it (New
+			// panicked: a breaker's finding).
+			return &ConfigError{Key: c.Alias, Reason: fmt.Sprintf("ClusterConfig.%s holds a nil kgo.Opt (option %d of %d): remove it", l.field, i+1, len(l.opts))}
+		}
+	}
 	for _, role := range [][]kgo.Opt{c.Consumer, c.Producer, c.Admin} {
 		if err := kclient.Validate(append(append([]kgo.Opt{}, c.Client...), role...)...); err != nil {
 			return &ConfigError{Key: c.Alias, Reason: fmt.Sprintf("invalid client options: %v", err)}
