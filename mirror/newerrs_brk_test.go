@@ -81,3 +81,49 @@ func TestNewReportsEveryErrorOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestNewNamesEmptyAndFlowNameAliases (found by a breaker): a FlowConfig
+// with neither Source nor Target set was refused as `->: a flow's source
+// and target must be different clusters`, and one with the flow name
+// "a->b" in both fields the same way, hiding the hint New has for each
+// (an empty alias; a flow name where an alias belongs). The same-cluster
+// error is kept for a real alias.
+func TestNewNamesEmptyAndFlowNameAliases(t *testing.T) {
+	t.Parallel()
+	seeds := []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
+	clusters := []Opt{WithCluster(ClusterConfig{Alias: "a", Client: seeds}), WithCluster(ClusterConfig{Alias: "b", Client: seeds})}
+	for _, tc := range []struct {
+		name string
+		fc   FlowConfig
+		want []string // each error's message, in order
+	}{
+		{"no alias set", FlowConfig{}, []string{
+			`FlowConfig.Source: empty: set it to the alias of the flow's source cluster (configured: [a b]) (flow ->)`,
+			`FlowConfig.Target: empty: set it to the alias of the flow's target cluster (configured: [a b]) (flow ->)`}},
+		{"a flow name in both fields", FlowConfig{Source: "a->b", Target: "a->b"}, []string{
+			`FlowConfig.Source="a->b": Source is one cluster alias, not a flow: write Source: "a", Target: "b"`,
+			`FlowConfig.Target="a->b": Target is one cluster alias, not a flow: write Source: "a", Target: "b"`}},
+		{"one cluster", FlowConfig{Source: "a", Target: "a"}, []string{
+			`a->a="a": a flow's source and target must be different clusters`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(append(clusters, WithFlow(tc.fc))...)
+			var got []string
+			var ces *ConfigErrors
+			var ce *ConfigError
+			switch {
+			case errors.As(err, &ces) && len(ces.Errs) > 1:
+				for _, ce := range ces.Errs {
+					got = append(got, strings.TrimPrefix(ce.Error(), "mirror: "))
+				}
+			case errors.As(err, &ce):
+				got = []string{strings.TrimPrefix(ce.Error(), "mirror: ")}
+			default:
+				t.Fatalf("New: %v (%T)", err, err)
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
