@@ -124,7 +124,9 @@ func New(opts ...Opt) (*Mirror, error) {
 	reported := map[string]bool{} // errors that several flows would repeat: a flow's name configured again, a cluster's missing client options
 	for _, fc := range c.flows {
 		name := fc.Name()
-		if fc.Source == fc.Target {
+		if fc.Source == fc.Target && fc.Source != "" && !strings.Contains(fc.Source, "->") {
+			// Not for an empty alias nor a flow name, which the checks
+			// below name with their hints.
 			bad(&ConfigError{Key: name, Value: fc.Source, Reason: "a flow's source and target must be different clusters"})
 			continue
 		}
@@ -142,6 +144,12 @@ func New(opts ...Opt) (*Mirror, error) {
 				// A flow name where an alias belongs.
 				bad(&ConfigError{Key: "FlowConfig." + side.field, Value: side.alias,
 					Reason: fmt.Sprintf("%s is one cluster alias, not a flow: write Source: %q, Target: %q", side.field, a, b)})
+				known = false
+				continue
+			}
+			if side.alias == "" {
+				bad(&ConfigError{Key: "FlowConfig." + side.field, Reason: fmt.Sprintf("empty: set it to the alias of the flow's %s cluster (configured: %v) (flow %s)",
+					strings.ToLower(side.field), sortedKeys(clusters), name)})
 				known = false
 				continue
 			}
