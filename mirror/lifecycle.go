@@ -244,7 +244,7 @@ type lifecycle struct {
 	limits map[string]int64
 
 	out      []action
-	added    bool // a partition state was created since the session last looked (it has no resume point stored yet)
+	added    bool // a partition state was created (or reset for a re-created source topic) since the session last looked: it has no resume point stored yet
 	syncsDue bool // an offset sync or run is due
 	redecide bool // a restart decision may have changed (decide)
 	wake     time.Duration
@@ -878,6 +878,13 @@ func (m *lifecycle) sourceRecreated(topic string, id kadm.TopicID) {
 			continue
 		}
 		p.reincarnate, p.ackedOld, p.newLog = true, true, false
+		// A new log under the old name: its first resume point is stored
+		// within a second too (the session's early stores, armed again
+		// by added), not a whole interval later: until then the stored
+		// one names the old topic ID, and a crash replays the new log
+		// from its start (TestFirstResumePointOfRecreatedTopic).
+		p.flushed = false
+		m.added = true
 		reset = append(reset, p)
 	}
 	// Partitions of an earlier session not started yet (the re-creation
