@@ -589,8 +589,9 @@ func TestFirstResumePointsStoredWithinASecond(t *testing.T) {
 // TestFirstResumePointOfAPartitionAddedLate (regression, found by CI on
 // real brokers): a unit whose session had no partition with a record to
 // store at its first early store stopped the early stores, so a partition
-// it was given later (a new topic here; a rebalance among the units in
-// CI) waited a whole offset.flush.interval.ms (ten minutes) for its first
+// it was given later (a new topic here; in CI, on real brokers, most
+// likely a partition that had failed at the first store, its remote topic
+// just created, and restarted) waited a whole offset.flush.interval.ms (ten minutes) for its first
 // resume point. A partition added during the early stores now arms them
 // again.
 func TestFirstResumePointOfAPartitionAddedLate(t *testing.T) {

@@ -482,7 +482,7 @@ loop:
 		}
 		if u.life.added {
 			// A partition given to the session after its early stores
-			// stopped (a new topic, a rebalance among the units) has its
+			// stopped (a new topic, a restart, a re-created topic) has its
 			// first resume point stored within a second too, not a whole
 			// interval later (TestFirstResumePointOfAPartitionAddedLate).
 			u.life.added = false
