@@ -14,21 +14,21 @@ import (
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
-// TestFirstPartitionListedApartNextToBusyBroker (found by a breaker, not
-// fixed): a session's first partitions get idle kicks, tried only after a
-// poll that returned nothing, on the view that while records flow the
+// TestFirstPartitionListedApartNextToBusyBroker (regression, found by a
+// breaker): a session's first partitions got idle kicks tried only after
+// a poll that returned nothing, on the view that while records flow the
 // fetches in flight return at once. kgo fetches per broker: records
 // flowing from one broker say nothing of the fetch in flight to another.
 // Here partition 0 (broker 0) has a backlog of 100 000 records that the
 // target takes a while to accept, so every poll has some of them;
 // partition 1 (broker 1) has 10 records, but its log start cannot be
 // listed for the first 1.5 s, so kgo resolves it after partition 2
-// (broker 1, empty) was fetched and went idle: partition 1 waits for that
+// (broker 1, empty) was fetched and went idle: partition 1 waited for that
 // idle fetch (fetch.max.wait.ms, here longFetchWait; 5 s by default) or
-// for the first idle poll, 11 s in the run that found it, while its
-// kicks are requeued at every busy poll. A kick tried regardless of
-// busy polls (as a partition added to a running session gets) moves it
-// within the kicks' 3.1 s try.
+// for the first idle poll, 11 s in the run that found it, while its kicks
+// were requeued at every busy poll. A busy poll now skips only an idle
+// kick's first idleBusySkips tries (to 1.5 s after the add): partition 1
+// is replicated while partition 0 still lags.
 func TestFirstPartitionListedApartNextToBusyBroker(t *testing.T) {
 	t.Parallel()
 	p := testcluster.New(t, "src", "dst", kfake.NumBrokers(2))
@@ -71,8 +71,12 @@ func TestFirstPartitionListedApartNextToBusyBroker(t *testing.T) {
 	})
 	took, lag0 := time.Since(start), partStatus(m, 0).Lag
 	t.Logf("partition 1 replicated %v after the start (%d listings refused), partition 0's lag then %d", took, h.Hits(), lag0)
-	if took > 6*time.Second {
-		t.Errorf("partition 1 replicated %v after the start, want within 6 s (its listing refused for 1.5 s): it waited for broker 1's idle fetch while partition 0 kept every poll busy (lag %d then)", took, lag0)
+	if lag0 == 0 {
+		// Not a time bound (the machine's speed sets the backlog's drain):
+		// the first poll that returns nothing comes only once partition
+		// 0's backlog is drained, so a partition 1 that waited for it is
+		// replicated with partition 0's lag at 0.
+		t.Errorf("partition 1 replicated %v after the start, once partition 0's backlog was drained (lag 0): its kicks waited for a poll that returned nothing while broker 1 held an idle fetch", took)
 	}
 	if got, want := targetValues(t, p, remote, 1), wantValues(b1); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("target partition 1:\n got %v\nwant %v", got, want)

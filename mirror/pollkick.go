@@ -17,6 +17,10 @@ import (
 const (
 	kickDelay = 100 * time.Millisecond
 	kickTries = 7
+	// idleBusySkips is how many of an idle kick's tries a busy poll
+	// skips (0.1, 0.3 and 0.7 s after the add): from the fourth (1.5 s)
+	// it is made whatever the poll returned (pollKicks).
+	idleBusySkips = 3
 )
 
 // pollKicks gets partitions added to a running consumer fetched at once.
@@ -41,11 +45,15 @@ const (
 // replaced is dropped.
 //
 // A kick marked idle (a session's first partitions, and a partition added
-// at its log start whose start was not listed) is tried only after a poll
-// that returned nothing: while records flow, the fetches in flight return
-// at once and a move would only drop what kgo buffered. One added at its
-// log start has no offset to move to: the poll loop lists the start
-// first (the offset kgo would list: a log start only moves up).
+// at its log start whose start was not listed) is made early only after a
+// poll that returned nothing: while records flow, the fetches in flight
+// mostly return at once and a move would only drop what kgo buffered. Its
+// first idleBusySkips tries are skipped after a busy poll; later ones are
+// made anyway, since the records may come from other brokers while the
+// partition's own broker holds an idle fetch
+// (TestFirstPartitionListedApartNextToBusyBroker). One added at its log
+// start has no offset to move to: the poll loop lists the start first
+// (the offset kgo would list: a log start only moves up).
 //
 // mu guards the fields; the control goroutine adds, the poll loop takes,
 // requeues and sets wake around each poll.
@@ -120,7 +128,7 @@ func (k *pollKicks) waiting(wake context.CancelFunc) time.Time {
 
 // take removes and returns the queued kicks due at now, after a poll that
 // returned records (busy) or nothing; an idle kick due after a busy poll
-// is requeued its last delay later, its try not counted.
+// with fewer than idleBusySkips tries is requeued as if tried.
 func (k *pollKicks) take(now time.Time, busy bool) []kick {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -136,7 +144,13 @@ func (k *pollKicks) take(now time.Time, busy bool) []kick {
 			// Polled: nothing to kick (kickOffsets would skip it).
 		case now.Before(n.due):
 			left = append(left, n)
-		case n.idle && busy:
+		case n.idle && busy && n.tries < idleBusySkips:
+			// Counted as a try, and not made: its fetch may well end
+			// soon. Past idleBusySkips it is made after a busy poll
+			// too: the poll's records may all come from other brokers
+			// while the one it waits on holds an idle fetch.
+			n.tries++
+			n.wait *= 2
 			n.due = now.Add(n.wait)
 			later = append(later, n)
 		default:

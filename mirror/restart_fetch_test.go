@@ -237,8 +237,9 @@ func TestPollKicks(t *testing.T) {
 }
 
 // TestPollKicksIdle: a kick marked idle (a session's first partitions, a
-// start not listed) is taken only after a poll that returned nothing; a
-// busy poll requeues it its last delay later without counting a try, and
+// start not listed) is made early only after a poll that returned
+// nothing; a busy poll counts its first idleBusySkips tries without making
+// them (twice the delay each time, as a try), and makes the later ones;
 // one added at the log start is moved to its listed start (not moved, but
 // tried again, when the listing missed it).
 func TestPollKicksIdle(t *testing.T) {
@@ -256,17 +257,30 @@ func TestPollKicksIdle(t *testing.T) {
 	if len(ks) != 1 || ks[0].f != eager {
 		t.Fatalf("a busy poll took %v, want the kick not marked idle only", ks)
 	}
-	if due := k.waiting(nil); !due.Equal(now.Add(kickDelay)) {
-		t.Errorf("idle kicks due %v after a busy poll, want %v (their delay again)", due, now.Add(kickDelay))
+	// Busy polls at each due time: the idle kicks' first idleBusySkips
+	// tries are skipped (0.1, 0.3, 0.7 s), the next is taken (1.5 s).
+	var skipped []time.Duration
+	for range idleBusySkips + 1 {
+		due := k.waiting(nil)
+		ks = k.take(due, true)
+		if len(ks) > 0 {
+			if len(ks) != 3 {
+				t.Fatalf("a busy poll at %v took %d kicks, want the 3 idle ones", due.Sub(t0), len(ks))
+			}
+			now = due
+			break
+		}
+		skipped = append(skipped, due.Sub(t0))
 	}
-	now = now.Add(kickDelay)
-	ks = k.take(now, false)
-	if len(ks) != 3 {
-		t.Fatalf("an idle poll took %d kicks, want the 3 idle ones", len(ks))
+	if want := []time.Duration{300 * time.Millisecond, 700 * time.Millisecond}; fmt.Sprint(skipped) != fmt.Sprint(want) {
+		t.Errorf("busy polls skipped the idle kicks at %v (and at 100ms), want %v", skipped, want)
+	}
+	if got := now.Sub(t0); got != 1500*time.Millisecond {
+		t.Errorf("a busy poll made the idle kicks at %v, want 1.5s (their fourth try)", got)
 	}
 	for _, n := range ks {
-		if n.tries != 0 {
-			t.Errorf("%v: %d tries counted by the busy poll, want 0", n.f.k, n.tries)
+		if n.tries != idleBusySkips {
+			t.Errorf("%v: %d tries counted, want %d (the skipped ones)", n.f.k, n.tries, idleBusySkips)
 		}
 	}
 	set, moved, unlisted := kickOffsets(ks, feeds)
@@ -277,6 +291,12 @@ func TestPollKicksIdle(t *testing.T) {
 	}
 	if len(moved)+len(tried) != 3 {
 		t.Errorf("%d kicks to try again, want 3 (the one whose start was not listed too)", len(moved)+len(tried))
+	}
+	// A fresh idle kick is made at once after an idle poll.
+	var k2 pollKicks
+	k2.add(t0, []kick{{f: exact, off: 5, idle: true}})
+	if ks := k2.take(t0.Add(kickDelay), false); len(ks) != 1 || ks[0].tries != 0 {
+		t.Errorf("an idle poll took %v, want the idle kick, no try counted yet", ks)
 	}
 }
 
