@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kmirror/kmirror/internal/clientconf"
 	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/internal/logx"
 	"github.com/kmirror/kmirror/internal/statustopic"
@@ -155,11 +156,18 @@ func New(opts ...Opt) (*Mirror, error) {
 			}
 			if _, ok := clusters[side.alias]; !ok {
 				reason := fmt.Sprintf("unknown %s cluster alias (configured: %v)", strings.ToLower(side.field), sortedKeys(clusters))
+				caseOnly := false
 				for _, a := range sortedKeys(clusters) {
 					if strings.EqualFold(a, side.alias) {
 						reason += fmt.Sprintf(": aliases are case-sensitive, did you mean %q?", a)
+						caseOnly = true
 						break
 					}
+				}
+				// A typo (ap-northeast2 for ap-northeast-2); aliases of a
+				// few letters are all a typo apart (C is not a misspelt A).
+				if sug := clientconf.Suggest(side.alias, sortedKeys(clusters)); !caseOnly && sug != "" && len(side.alias) >= 4 {
+					reason += fmt.Sprintf(": did you mean %q?", sug)
 				}
 				bad(&ConfigError{Key: "FlowConfig." + side.field, Value: side.alias, Reason: reason + " (flow " + name + ")"})
 				known = false
@@ -179,7 +187,7 @@ func New(opts ...Opt) (*Mirror, error) {
 		}
 		if fc.Tasks < 0 || fc.Tasks > maxTasks {
 			bad(&ConfigError{Key: name + ".tasks.max", Value: fmt.Sprint(fc.Tasks),
-				Reason: fmt.Sprintf("must be between 1 and %d (0 means the default, %d)", maxTasks, DefaultTasks)})
+				Reason: fmt.Sprintf("FlowConfig.Tasks must be between 1 and %d (0 means the default, %d)", maxTasks, DefaultTasks)})
 		}
 		if fc.ShallowCopy && fc.ExactlyOnce {
 			bad(&ConfigError{Key: name + ".shallow.copy.enabled", Value: "true",
@@ -881,17 +889,17 @@ func (f *flow) restartFailed(slot int32, topic string, partition int32) int {
 func checkReplicationFactors(fc FlowConfig) *ConfigError {
 	name := fc.Name()
 	for _, r := range []struct {
-		key string
-		rf  int16
+		key, field string
+		rf         int16
 	}{
-		{"replication.factor", fc.ReplicationFactor},
-		{"offset-syncs.topic.replication.factor", fc.OffsetSyncsTopicReplicationFactor},
-		{"checkpoints.topic.replication.factor", fc.CheckpointsTopicReplicationFactor},
-		{"heartbeats.topic.replication.factor", fc.HeartbeatsTopicReplicationFactor},
-		{"offset.storage.replication.factor", fc.OffsetStorageReplicationFactor},
+		{"replication.factor", "ReplicationFactor", fc.ReplicationFactor},
+		{"offset-syncs.topic.replication.factor", "OffsetSyncsTopicReplicationFactor", fc.OffsetSyncsTopicReplicationFactor},
+		{"checkpoints.topic.replication.factor", "CheckpointsTopicReplicationFactor", fc.CheckpointsTopicReplicationFactor},
+		{"heartbeats.topic.replication.factor", "HeartbeatsTopicReplicationFactor", fc.HeartbeatsTopicReplicationFactor},
+		{"offset.storage.replication.factor", "OffsetStorageReplicationFactor", fc.OffsetStorageReplicationFactor},
 	} {
 		if r.rf < -1 {
-			return &ConfigError{Key: name + "." + r.key, Value: fmt.Sprint(r.rf), Reason: "must be positive, or -1 for the broker default (0 means -1)"}
+			return &ConfigError{Key: name + "." + r.key, Value: fmt.Sprint(r.rf), Reason: "FlowConfig." + r.field + " must be positive, or -1 for the broker default (0 means -1)"}
 		}
 	}
 	return nil

@@ -28,11 +28,11 @@ func TestNewRefusesNegativeReplicationFactors(t *testing.T) {
 		set  func(*FlowConfig)
 		want string
 	}{
-		{func(f *FlowConfig) { f.HeartbeatsTopicReplicationFactor = -3 }, `a->b.heartbeats.topic.replication.factor="-3": must be positive, or -1 for the broker default (0 means -1)`},
-		{func(f *FlowConfig) { f.ReplicationFactor = -2 }, `a->b.replication.factor="-2": must be positive, or -1 for the broker default (0 means -1)`},
-		{func(f *FlowConfig) { f.CheckpointsTopicReplicationFactor = -32768 }, `a->b.checkpoints.topic.replication.factor="-32768": must be positive, or -1 for the broker default (0 means -1)`},
-		{func(f *FlowConfig) { f.OffsetSyncsTopicReplicationFactor = -5 }, `a->b.offset-syncs.topic.replication.factor="-5": must be positive, or -1 for the broker default (0 means -1)`},
-		{func(f *FlowConfig) { f.OffsetStorageReplicationFactor = -2 }, `a->b.offset.storage.replication.factor="-2": must be positive, or -1 for the broker default (0 means -1)`},
+		{func(f *FlowConfig) { f.HeartbeatsTopicReplicationFactor = -3 }, `a->b.heartbeats.topic.replication.factor="-3": FlowConfig.HeartbeatsTopicReplicationFactor must be positive, or -1 for the broker default (0 means -1)`},
+		{func(f *FlowConfig) { f.ReplicationFactor = -2 }, `a->b.replication.factor="-2": FlowConfig.ReplicationFactor must be positive, or -1 for the broker default (0 means -1)`},
+		{func(f *FlowConfig) { f.CheckpointsTopicReplicationFactor = -32768 }, `a->b.checkpoints.topic.replication.factor="-32768": FlowConfig.CheckpointsTopicReplicationFactor must be positive, or -1 for the broker default (0 means -1)`},
+		{func(f *FlowConfig) { f.OffsetSyncsTopicReplicationFactor = -5 }, `a->b.offset-syncs.topic.replication.factor="-5": FlowConfig.OffsetSyncsTopicReplicationFactor must be positive, or -1 for the broker default (0 means -1)`},
+		{func(f *FlowConfig) { f.OffsetStorageReplicationFactor = -2 }, `a->b.offset.storage.replication.factor="-2": FlowConfig.OffsetStorageReplicationFactor must be positive, or -1 for the broker default (0 means -1)`},
 	} {
 		fc := FlowConfig{Source: "a", Target: "b"}
 		tc.set(&fc)

@@ -146,3 +146,31 @@ func TestNewReportsEveryError(t *testing.T) {
 		t.Errorf("one error: %v (%T), want a *ConfigError", err, err)
 	}
 }
+
+// TestNewNamesFieldsAndSuggestsAliases (a new user's finding): New's
+// errors for tasks.max and the replication factors named only the MM2 key
+// (a Go user had to guess FlowConfig.Tasks), and a mistyped alias got a
+// suggestion only when it differed in case.
+func TestNewNamesFieldsAndSuggestsAliases(t *testing.T) {
+	t.Parallel()
+	seeds := []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
+	clusters := []Opt{WithCluster(ClusterConfig{Alias: "us-east-1", Client: seeds}), WithCluster(ClusterConfig{Alias: "ap-northeast-2", Client: seeds})}
+	for _, tc := range []struct {
+		fc   FlowConfig
+		want string
+	}{
+		{FlowConfig{Source: "us-east-1", Target: "ap-northeast2"},
+			`FlowConfig.Target="ap-northeast2": unknown target cluster alias (configured: [ap-northeast-2 us-east-1]): did you mean "ap-northeast-2"? (flow us-east-1->ap-northeast2)`},
+		{FlowConfig{Source: "US-EAST-1", Target: "ap-northeast-2"},
+			`FlowConfig.Source="US-EAST-1": unknown source cluster alias (configured: [ap-northeast-2 us-east-1]): aliases are case-sensitive, did you mean "us-east-1"? (flow US-EAST-1->ap-northeast-2)`},
+		{FlowConfig{Source: "us-east-1", Target: "eu-central-1"},
+			`FlowConfig.Target="eu-central-1": unknown target cluster alias (configured: [ap-northeast-2 us-east-1]) (flow us-east-1->eu-central-1)`},
+		{FlowConfig{Source: "us-east-1", Target: "ap-northeast-2", Tasks: -3},
+			`us-east-1->ap-northeast-2.tasks.max="-3": FlowConfig.Tasks must be between 1 and`},
+	} {
+		_, err := New(append(clusters, WithFlow(tc.fc))...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New(%s): %v, want an error with %q", tc.fc.Name(), err, tc.want)
+		}
+	}
+}
