@@ -607,8 +607,8 @@ func WithLogger(l *slog.Logger) Opt {
 	return optFunc(func(cfg *cfg) { cfg.logger = l })
 }
 
-// WithMetrics reports the engine's measurements to m (see [Metrics]); nil
-// reports nothing. Default: no metrics (Status still works). For
+// WithMetrics reports the engine's measurements to m (see [Metrics]); nil,
+// or a nil pointer of a type implementing Metrics, reports nothing. Default: no metrics (Status still works). For
 // Prometheus, use WithRegisterer of package
 // github.com/kmirror/kmirror/mirror/mirrorprom.
 func WithMetrics(m Metrics) Opt {

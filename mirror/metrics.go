@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"reflect"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -128,6 +129,9 @@ type metrics struct {
 func newMetrics(h Metrics) *metrics {
 	if h == nil {
 		return nil
+	}
+	if v := reflect.ValueOf(h); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil // a typed nil (a *T variable never set) reports nothing too, as nil does
 	}
 	return &metrics{hook: h}
 }

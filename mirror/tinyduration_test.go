@@ -174,3 +174,25 @@ func TestNewNamesFieldsAndSuggestsAliases(t *testing.T) {
 		}
 	}
 }
+
+// nilHook implements Metrics through its embedded interface: a nil
+// *nilHook panics on any call.
+type nilHook struct{ Metrics }
+
+// TestWithTypedNilMetrics (a breaker's finding): WithMetrics with a nil
+// pointer of a Metrics type (a *T variable never set) made New panic in
+// its Init call; it now reports nothing, as a nil Metrics does.
+func TestWithTypedNilMetrics(t *testing.T) {
+	t.Parallel()
+	seeds := []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
+	var h *nilHook
+	m, err := New(WithCluster(ClusterConfig{Alias: "a", Client: seeds}), WithCluster(ClusterConfig{Alias: "b", Client: seeds}),
+		WithFlow(FlowConfig{Source: "a", Target: "b"}), WithMetrics(h))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if m.m != nil {
+		t.Errorf("a typed nil Metrics is kept as a recorder")
+	}
+	m.Close()
+}
