@@ -389,6 +389,10 @@ func (b *propsBuilder) line(key, value, origin string) {
 		b.p.settings = map[string]string{}
 	}
 	b.p.settings[key] = value
+	// The dump is a properties file: a backslash is written doubled, so
+	// that a value read back is the value shown (a regex's \. stays a
+	// literal dot; the reader drops a lone backslash).
+	value = strings.ReplaceAll(value, `\`, `\\`)
 	if origin != "" {
 		value += "    # " + origin
 	}

@@ -91,7 +91,7 @@ func (fb *flowBuild) readRow(row mm2keys.Row) {
 			// A->B.target.producer.* configures MM2's offset-syncs
 			// producer (the loader ignores it): name the keys that set
 			// the replication producer's.
-			b.line(name, row.Default, defaultOrigin(row.Default, row.MM2Default)+fmt.Sprintf("; set %s.producer.%s or %s.producer.override.%s", fb.f.Target, row.Key, r.name, row.Key))
+			b.line(name, row.Default, derived+defaultOrigin(row.Default, row.MM2Default)+fmt.Sprintf("; set %s.producer.%s or %s.producer.override.%s", fb.f.Target, row.Key, r.name, row.Key))
 		} else {
 			b.line(name, row.Default, defaultOrigin(row.Default, row.MM2Default))
 		}
@@ -238,9 +238,10 @@ var flowHandlers = map[string]func(*flowBuild, mm2keys.Row){
 		name := fb.r.name + "." + row.Key
 		if s, ok := fb.tc.Worker[row.Key]; ok {
 			fb.b.fail(propsRF(s, &fb.fc.OffsetStorageReplicationFactor))
-			fb.b.line(name, strings.TrimSpace(s.Value), s.Key+" (worker setting of herders targeting "+fb.f.Target+")")
+			fb.b.line(name, strings.TrimSpace(s.Value), derived+s.Key+" (worker setting of herders targeting "+fb.f.Target+")")
+			fb.b.line(fb.f.Target+"."+row.Key, strings.TrimSpace(s.Value), s.Key)
 		} else {
-			fb.b.line(name, row.Default, "kmirror default: the target's default.replication.factor (MM2: "+row.MM2Default+")")
+			fb.b.line(name, row.Default, derived+"kmirror default: the target's default.replication.factor (MM2: "+row.MM2Default+"); set "+fb.f.Target+"."+row.Key)
 		}
 	},
 	"session.timeout.ms":    groupTimeout,
@@ -282,9 +283,10 @@ var flowHandlers = map[string]func(*flowBuild, mm2keys.Row){
 			d, err := propsMillis(s)
 			fb.b.fail(err)
 			fb.fc.OffsetFlushInterval = d
-			fb.b.line(name, strings.TrimSpace(s.Value), s.Key)
+			fb.b.line(name, strings.TrimSpace(s.Value), derived+s.Key)
+			fb.b.line(fb.f.Target+"."+row.Key, strings.TrimSpace(s.Value), s.Key)
 		} else {
-			fb.b.line(name, row.Default, "kmirror default (MM2: "+row.MM2Default+"); set "+fb.f.Target+"."+row.Key)
+			fb.b.line(name, row.Default, derived+"kmirror default (MM2: "+row.MM2Default+"); set "+fb.f.Target+"."+row.Key)
 		}
 	},
 
@@ -335,9 +337,10 @@ func groupTimeout(fb *flowBuild, row mm2keys.Row) {
 		d, err := propsMillis(s)
 		fb.b.fail(err)
 		fb.field(row.Field).SetInt(int64(d))
-		fb.b.line(name, strings.TrimSpace(s.Value), s.Key+" (worker setting of herders targeting "+fb.f.Target+": the flow's group of members)")
+		fb.b.line(name, strings.TrimSpace(s.Value), derived+s.Key+" (worker setting of herders targeting "+fb.f.Target+": the flow's group of members)")
+		fb.b.line(fb.f.Target+"."+row.Key, strings.TrimSpace(s.Value), s.Key)
 	} else {
-		fb.b.line(name, row.Default, "default (Connect's) of the flow's group of members")
+		fb.b.line(name, row.Default, derived+"default (Connect's) of the flow's group of members; set "+fb.f.Target+"."+row.Key)
 	}
 }
 
