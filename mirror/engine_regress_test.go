@@ -649,3 +649,28 @@ func TestFirstResumePointOfALatePartition(t *testing.T) {
 		return stored[0][0], fmt.Sprintf("stored %v", stored)
 	})
 }
+
+// TestExactlyOnceEarlyStoresDoNotRepeat (a breaker's finding): exactly
+// once, each transaction stores its resume points and nothing marks a
+// partition as having stored one, so the session's early stores (one a
+// second until each partition stored one) repeated until the regular
+// interval, here ten minutes. Exactly once, the early store now runs once.
+func TestExactlyOnceEarlyStoresDoNotRepeat(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("eosearly")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	testcluster.Produce(t, &p.Source, workload(topic, 1, 5, time.Now())...)
+	fc := recoveryFlow(p, topic)
+	fc.ExactlyOnce = true
+	fc.OffsetFlushInterval = 10 * time.Minute
+	fc.TransactionBoundary = TransactionBoundaryPoll
+	var flushes atomic.Int64
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), withUnitHooks(&unitHooks{flushed: func() { flushes.Add(1) }}))...)
+	waitReplicatedCommitted(t, m, 5)
+	before := flushes.Load()
+	time.Sleep(3 * time.Second)
+	if n := flushes.Load() - before; n > 1 {
+		t.Errorf("%d stores of resume points in 3 s of an idle exactly-once session with a 10 minute interval, want at most the early one", n)
+	}
+}

@@ -133,6 +133,9 @@ const firstFlushAfter = time.Second
 // flush interval of the one before, left its sync and run unwritten until
 // the next transaction, and the group checkpointed short of the copies.)
 func (u *unit) flush(ctx context.Context) {
+	if h := u.env.hooks; h != nil && h.flushed != nil {
+		defer h.flushed()
+	}
 	u.drain(ctx) // every result posted so far counts
 	if time.Since(u.lastLSOCheck) >= openTxnCheckEvery(&u.env.cfg) {
 		u.lastLSOCheck = time.Now()

@@ -106,6 +106,9 @@ type unitHooks struct {
 	// snapshot runs on the control goroutine each time the unit takes a
 	// status snapshot of its partitions (unit.publish).
 	snapshot func()
+	// flushed runs on the control goroutine after each store of resume
+	// points (unit.flush), whether or not it stored any.
+	flushed func()
 	// sessionEnded runs on the control goroutine when a session returned
 	// err, with the unit's poll loops still running then.
 	sessionEnded func(err error, pollLoops int32)
