@@ -254,19 +254,12 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 	if f.groupID == "" {
 		f.groupID = defaultGroupID(fc.Source, fc.Target)
 	}
-	var err error
-	prefix := fc.Name() + "."
-	if f.topics, err = newFilter(prefix+"topics", fc.Topics, prefix+"topics.exclude", fc.TopicsExclude); err != nil {
-		return nil, err
-	}
-	if f.groups, err = newFilter(prefix+"groups", fc.Groups, prefix+"groups.exclude", fc.GroupsExclude); err != nil {
-		return nil, err
+	var errs []*ConfigError
+	if f.topics, f.groups, f.configs, errs = flowFilters(fc); len(errs) > 0 {
+		return nil, errs[0]
 	}
 	f.rules = newTopicRules(fc, f.topics, nil)
 	f.skips = newSkipSet(f.log)
-	if f.configs, err = newFilter(prefix+"config.properties.exclude", []string{".*"}, prefix+"config.properties.exclude", fc.ConfigPropertiesExclude); err != nil {
-		return nil, err
-	}
 	if fc.OffsetSyncsTopicLocationTarget {
 		f.offsetSyncsTopic = f.pol.OffsetSyncsTopic(fc.Source)
 	} else {
@@ -275,29 +268,25 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 	return f, nil
 }
 
-// filterErrs returns the errors of fc's regexes (topics, groups and
-// config.properties.exclude, with their excludes), each of which newFlow
-// would stop at: New lists them all.
-func filterErrs(fc FlowConfig) []*ConfigError {
-	fc = fc.withDefaults()
+// flowFilters compiles fc's topic, group and config-property filters
+// (fc with its defaults), and returns every regex error among them: New
+// lists them all, newFlow stops at the first.
+func flowFilters(fc FlowConfig) (topics, groups, configs mm2filter.Filter, errs []*ConfigError) {
 	prefix := fc.Name() + "."
-	var errs []*ConfigError
-	for _, l := range []struct {
-		inKey string
-		in    []string
-		exKey string
-		ex    []string
-	}{
-		{prefix + "topics", fc.Topics, prefix + "topics.exclude", fc.TopicsExclude},
-		{prefix + "groups", fc.Groups, prefix + "groups.exclude", fc.GroupsExclude},
-		{prefix + "config.properties.exclude", []string{".*"}, prefix + "config.properties.exclude", fc.ConfigPropertiesExclude},
-	} {
+	build := func(inKey string, in []string, exKey string, ex []string) mm2filter.Filter {
+		f, err := newFilter(inKey, in, exKey, ex)
 		var ce *ConfigError
-		if _, err := newFilter(l.inKey, l.in, l.exKey, l.ex); errors.As(err, &ce) {
+		if errors.As(err, &ce) {
 			errs = append(errs, ce)
+		} else if err != nil {
+			errs = append(errs, &ConfigError{Key: inKey, Reason: err.Error()})
 		}
+		return f
 	}
-	return errs
+	topics = build(prefix+"topics", fc.Topics, prefix+"topics.exclude", fc.TopicsExclude)
+	groups = build(prefix+"groups", fc.Groups, prefix+"groups.exclude", fc.GroupsExclude)
+	configs = build(prefix+"config.properties.exclude", []string{".*"}, prefix+"config.properties.exclude", fc.ConfigPropertiesExclude)
+	return topics, groups, configs, errs
 }
 
 // shouldReplicate is MM2's shouldReplicateTopic (internal topics and

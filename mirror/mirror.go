@@ -213,9 +213,10 @@ func New(opts ...Opt) (*Mirror, error) {
 				Reason: fmt.Sprintf("must be lower than %s.session.timeout.ms (%v); Kafka advises at most a third of it, e.g. %s.heartbeat.interval.ms = %d",
 					fc.Target, d.SessionTimeout, fc.Target, (d.SessionTimeout / 3).Milliseconds())})
 		}
-		for _, ce := range filterErrs(fc) {
-			bad(ce) // checked here too: newFlow stops at the first, and is not called once an error was found
-		}
+		// Every regex of every flow, where newFlow stops at the first and
+		// is not called once an error was found.
+		_, _, _, ferrs := flowFilters(fc.withDefaults())
+		errs = append(errs, ferrs...)
 		if len(errs) > 0 {
 			continue // the remaining flows are checked; none is built
 		}
@@ -907,12 +908,11 @@ func checkReplicationFactors(fc FlowConfig) *ConfigError {
 
 // checkDurations refuses a negative FlowConfig duration (but
 // RefreshGroupsInterval's, which means listing the groups once), naming
-// the field that
-// turns the task off where MM2 turns it off with a negative interval
-// (what the properties loader sets for one: a negative Go duration
-// meant the default, and a user porting -1 kept the task on), and any
-// duration above zero and below a millisecond: no MM2 key
-// gives one (they count seconds or milliseconds), and such an interval
+// the field that turns the task off where MM2 turns it off with a
+// negative interval (what the properties loader sets for one: a negative
+// Go duration meant the default, and a user porting -1 kept the task on),
+// and any duration above zero and below a millisecond: no MM2 key gives
+// one (they count seconds or milliseconds), and such an interval
 // makes the loop it paces tick without pause. It is what a user gets who
 // writes the MM2 value itself, EmitCheckpointsInterval: 60 for
 // emit.checkpoints.interval.seconds=60. It returns one error per bad
