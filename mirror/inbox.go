@@ -571,13 +571,11 @@ func (u *unit) carryOut(ctx context.Context, acts []action) {
 const startsExactTimeout = 2 * time.Second
 
 func (u *unit) startsExact(ctx context.Context, ps []*partState, add map[string]map[int32]kgo.Offset) []kick {
-	byTopic := map[string][]int32{}
-	for _, p := range ps {
-		byTopic[p.topic] = append(byTopic[p.topic], p.partition)
+	keys := make([]tp, len(ps))
+	for i, p := range ps {
+		keys[i] = tp{p.topic, p.partition}
 	}
-	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, startsExactTimeout))
-	defer cancel()
-	starts, _ := listOffsets(ctx, u.cons, byTopic, 0, -2) // none listed: each is kicked as unlisted
+	starts := u.listStarts(ctx, keys) // none listed: each is kicked as unlisted
 	var kicks []kick
 	for _, p := range ps {
 		if off, ok := starts[tp{p.topic, p.partition}]; ok && off >= 0 {
@@ -588,6 +586,21 @@ func (u *unit) startsExact(ctx context.Context, ps []*partState, add map[string]
 		}
 	}
 	return kicks
+}
+
+// listStarts lists the log starts of keys on the unit's consumer: one
+// ListOffsets per leader, bounded by startsExactTimeout (the control
+// goroutine's startsExact and the poll loop's kicks wait for it). A
+// partition not listed is missing from the result.
+func (u *unit) listStarts(ctx context.Context, keys []tp) map[tp]int64 {
+	byTopic := map[string][]int32{}
+	for _, k := range keys {
+		byTopic[k.topic] = append(byTopic[k.topic], k.partition)
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, startsExactTimeout))
+	defer cancel()
+	starts, _ := listOffsets(ctx, u.cons, byTopic, 0, -2)
+	return starts
 }
 
 // restartInPlace reports whether a restart at offset off of a partition

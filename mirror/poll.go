@@ -289,13 +289,11 @@ func retarget(r *kgo.Record, remote string, gate *produceGate) {
 func (u *unit) kick(ctx context.Context, ks []kick) {
 	var starts map[tp]int64
 	if _, _, unlisted := kickOffsets(ks, *u.feeds.Load()); len(unlisted) > 0 {
-		byTopic := map[string][]int32{}
-		for _, k := range unlisted {
-			byTopic[k.f.k.topic] = append(byTopic[k.f.k.topic], k.f.partition)
+		keys := make([]tp, len(unlisted))
+		for i, k := range unlisted {
+			keys[i] = k.f.k
 		}
-		lctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, startsExactTimeout))
-		starts, _ = listOffsets(lctx, u.cons, byTopic, 0, -2) // none listed: each is tried again
-		cancel()
+		starts = u.listStarts(ctx, keys) // none listed: each is tried again
 	}
 	set, moved, unlisted := kickOffsets(ks, *u.feeds.Load())
 	set, tried := listedMoves(set, unlisted, starts)
