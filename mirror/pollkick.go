@@ -108,13 +108,18 @@ func (k *pollKicks) again(now time.Time, ks []kick) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for _, n := range ks {
-		if n.tries++; n.tries >= kickTries {
-			continue
+		if n.tried(now); n.tries < kickTries {
+			k.push(n)
 		}
-		n.wait *= 2
-		n.due = now.Add(n.wait)
-		k.push(n)
 	}
+}
+
+// tried counts a try of n made (or skipped) at now, and sets its next
+// one twice its last delay later.
+func (n *kick) tried(now time.Time) {
+	n.tries++
+	n.wait *= 2
+	n.due = now.Add(n.wait)
 }
 
 // waiting records the poll loop's wake function for its next poll (nil
@@ -149,9 +154,7 @@ func (k *pollKicks) take(now time.Time, busy bool) []kick {
 			// soon. Past idleBusySkips it is made after a busy poll
 			// too: the poll's records may all come from other brokers
 			// while the one it waits on holds an idle fetch.
-			n.tries++
-			n.wait *= 2
-			n.due = now.Add(n.wait)
+			n.tried(now)
 			later = append(later, n)
 		default:
 			due = append(due, n)
