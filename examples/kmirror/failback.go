@@ -33,7 +33,8 @@ package main
 //
 // The records written to A after the replication stopped, which never
 // reached B, are counted per partition with their offset range: the group
-// resumes on A at the first of them, so each is delivered once; nothing is
+// resumes on A where it was on B, at or before the first of them, so each
+// is delivered once; nothing is
 // truncated (Confluent Cluster Linking's failback reports them as records
 // to truncate).
 //
@@ -131,8 +132,8 @@ func parseFailbackFlags(args []string, stderr io.Writer) (*failbackOptions, erro
 	o := &failbackOptions{}
 	o.register(fs)
 	fs.StringVar(&o.uncommitted, "uncommitted", uncommittedFail, "partitions of B's own topics a group never committed: `fail`, earliest or latest (of the topic on A)")
-	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "how long to wait for the reverse flow to checkpoint the groups' offsets on B")
-	fs.BoolVar(&o.dryRun, "dry-run", false, "change nothing: print the plan")
+	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "how long to wait for the reverse flow to checkpoint the groups' offsets on B (-dry-run too; 0s checks once)")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "change nothing: print the plan (after the same waits as the run)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: kmirror failback -config FILE [-flow 'A->B'] -groups REGEX [-uncommitted fail|earliest|latest] [-wait 2m] [-dry-run] [-json]\n\n"+
 			"After a failover of A->B, moves consumer groups home to A (the reverse flow B->A must run),\n"+
@@ -432,10 +433,12 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 		// syncs or runs of its records had not arrived yet) becomes exact
 		// at a later emission: wait for that within -wait, then take it
 		// as it is (its re-read bound is reported).
-		if len(behind) == 0 && (len(inexact) == 0 || o.dryRun || !time.Now().Before(deadline)) {
+		// -dry-run waits as the run does (it only reads): its answer is
+		// the run's.
+		if len(behind) == 0 && (len(inexact) == 0 || !time.Now().Before(deadline)) {
 			break
 		}
-		if o.dryRun || !time.Now().Before(deadline) {
+		if !time.Now().Before(deadline) {
 			for _, l := range behind {
 				rep.Problems = append(rep.Problems, "the reverse flow has not caught up: "+l)
 			}

@@ -29,6 +29,10 @@ package main
 // default: listed, exit 1 before anything changes), or committed at the
 // target partition's log start (earliest) or end (latest).
 //
+// -dry-run changes nothing and prints the plan. It waits for the catch-up
+// as the run does, so that its exit code is the run's; -wait 0s checks
+// the catch-up once.
+//
 // With -records, the translations are refined from the copies as
 // translate -records does (remoteclusterutils.RefineFromRecords): a
 // checkpoint that is not exact is replaced by the copies' exact answer,
@@ -138,8 +142,8 @@ func parseFailoverFlags(args []string, stderr io.Writer) (*failoverOptions, erro
 	o.register(fs)
 	fs.StringVar(&o.uncommitted, "uncommitted", uncommittedFail, "partitions a group never committed (on a topic it committed another partition of): `fail` (list them, exit 1, change nothing), earliest or latest (commit the target log start or end)")
 	fs.DurationVar(&o.sourceTimeout, "source-timeout", 10*time.Second, "the source answering within this `duration` makes the failover planned, else unplanned")
-	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "planned: how long to wait for the flow to catch up; both: for the members to stop the flow")
-	fs.BoolVar(&o.dryRun, "dry-run", false, "change nothing: print the plan")
+	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "planned: how long to wait for the flow to catch up (-dry-run too; 0s checks once); both: for the members to stop the flow")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "change nothing: print the plan (after the same catch-up wait as the run)")
 	fs.BoolVar(&o.records, "records", false, "refine the translations from the copies' source offsets (as translate -records): non-exact checkpoints, and (planned) never-committed partitions the group committed on the source")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: kmirror failover -config FILE [-flow 'A->B'] -groups REGEX [-uncommitted fail|earliest|latest]\n"+
@@ -838,7 +842,10 @@ func catchUp(ctx context.Context, d *drFlow, o *failoverOptions, dstCl *kgo.Clie
 		if len(lagging) == 0 && checkpointedAtCommits(groups, in.Checkpoints, d.sourceTopic, starts) {
 			return groups, nil, nil
 		}
-		if o.dryRun || stopped || !now().Before(deadline) {
+		// -dry-run waits as the run does (it only reads), so that its
+		// answer is the run's: a live flow's catch-up is reached within
+		// -wait, and -wait 0s checks it once.
+		if stopped || !now().Before(deadline) {
 			return groups, lagging, nil // a STOPPED flow never catches up: not waited for
 		}
 		select {

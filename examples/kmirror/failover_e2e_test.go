@@ -895,3 +895,81 @@ func (w *drWorld) consumeAll(addrs []string, topic string) []*kgo.Record {
 	}
 	return out
 }
+
+// TestFailoverDryRunWaitsForCatchUp (a new user's finding, playing the
+// README's runbook on a live demo feed): failover -dry-run checked the
+// catch-up once and refused with "catch-up not reached" where the real
+// run, waiting up to -wait, succeeded a second later. -dry-run now waits
+// as the run does, changing nothing; -wait 0s still checks once.
+func TestFailoverDryRunWaitsForCatchUp(t *testing.T) {
+	w := newDRWorld(t, "")
+	w.produce(w.aAddrs, "A", w.topic, 20)
+	commitAt := map[int32]int64{0: 10, 1: 10, 2: 10}
+	w.consumeManual(w.aAddrs, "A", w.topic, commitAt, commitAt)
+	runner := func() func() {
+		_, runnerLog, stop, wait := started(t, "-config", w.props, "-clusters", "B", "-log-level", "warn")
+		return func() {
+			stop()
+			if err := wait(); err != nil {
+				t.Errorf("runner: %v\n%s", err, runnerLog)
+			}
+		}
+	}
+	stop := runner()
+	eventually(t, "the group's commits checkpointed, 60 records on B", func() string {
+		if code, out, errOut, _ := runDR(t, translateMain, "-config", w.props, "-flow", "A->B", "-groups", w.group); code != drOK {
+			return fmt.Sprintf("translate: exit %d: %s %s", code, out, errOut)
+		}
+		if n := len(w.consumeAll(w.bAddrs, w.remote)); n != 60 {
+			return fmt.Sprintf("%d records", n)
+		}
+		return ""
+	})
+	stop()
+	w.produce(w.aAddrs, "A", w.topic, 5) // offsets 20-24, not replicated while the runner is down
+
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-flow", "A->B", "-groups", w.group, "-wait", "0s", "-dry-run", "-json")
+	rep := decodeFailover(t, out)
+	var want []string
+	for p := range w.parts {
+		want = append(want, fmt.Sprintf("catch-up not reached: orders[%d]: replicated up to offset 19; the next record to replicate is at offset 20 (source end offset 25)", p))
+	}
+	if code != drRefused || !slices.Equal(rep.Problems, want) {
+		t.Fatalf("-dry-run -wait 0s behind by 5 records a partition: exit %d, problems %q; want %d, %q\n%s", code, rep.Problems, drRefused, want, errOut)
+	}
+
+	// The dry run waits while the runner comes back and catches up.
+	type result struct {
+		code     int
+		out, err string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-flow", "A->B", "-groups", w.group, "-wait", "60s", "-dry-run", "-json")
+		done <- result{code, out, errOut}
+	}()
+	time.Sleep(time.Second) // the dry run has listed the source's end offsets (25) and waits
+	defer runner()()
+	r := <-done
+	rep = decodeFailover(t, r.out)
+	if r.code != drOK || rep.Result != "dry-run" || len(rep.Problems) != 0 || rep.TimingsMs.CatchUp < 500 {
+		t.Fatalf("-dry-run -wait 60s while the flow catches up: exit %d (%s), catch-up %d ms, problems %q; want 0 (dry-run) after a wait\n%s",
+			r.code, rep.Result, rep.TimingsMs.CatchUp, rep.Problems, r.err)
+	}
+	var got []string
+	for _, g := range rep.Groups {
+		for _, p := range g.Partitions {
+			got = append(got, fmt.Sprintf("%s %s[%d] %d->%d %s", g.Action, p.Topic, p.Partition, p.SourceOffset, p.Offset, p.Translation))
+		}
+	}
+	if want := []string{"commit A.orders[0] 10->10 exact", "commit A.orders[1] 10->10 exact", "commit A.orders[2] 10->10 exact"}; !slices.Equal(got, want) {
+		t.Errorf("dry-run plan %q, want %q", got, want)
+	}
+	st, found, err := statustopic.ReadTargetState(context.Background(), []kgo.Opt{kgo.SeedBrokers(w.bAddrs...)}, "A")
+	if err != nil || found {
+		t.Fatalf("after -dry-run the target state is %+v (found %t, %v), want none", st, found, err)
+	}
+	if got := w.committed(w.bAddrs); len(got) != 0 {
+		t.Fatalf("-dry-run committed %v on B", got)
+	}
+}
