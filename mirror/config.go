@@ -445,9 +445,9 @@ type FlowConfig struct {
 	// Unlike Kafka's fetch.max.bytes, which counts bytes as stored on the
 	// source, the budget counts what a response holds decompressed: each
 	// consumer asks for budget × wire bytes / decompressed bytes, as
-	// measured on the batches it read (at least 256 KiB; 1 MiB until its
-	// first batches are read), so that compressed batches do not multiply
-	// its memory.
+	// measured on the batches it read (at least 64 KiB, which is also what
+	// it asks for before its first batches are read), so that compressed
+	// batches do not multiply its memory.
 	FetchMaxBytes int32
 	// FetchMaxPartitionBytes bounds bytes per partition per fetch
 	// (`max.partition.fetch.bytes`); 0 means [DefaultFetchMaxPartitionBytes].

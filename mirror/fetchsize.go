@@ -7,11 +7,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// fetchFloor is the least a fetch request asks for (bytes on the wire).
-// Kafka returns at least one batch whatever the request's limit, so a
-// floor only keeps small-record topics from fetching a few records per
-// round trip.
-const fetchFloor = 256 << 10
+// fetchFloor is the least a fetch request asks for (bytes on the wire),
+// and what the first requests ask for, before any batch is read. Kafka
+// returns at least one batch whatever the request's limit, so a floor
+// only keeps very compressible topics from fetching few records per round
+// trip: it binds only above budget / fetchFloor times compressed (128 at
+// an 8 MiB budget). A response holds up to fetchFloor × r decompressed,
+// a topic compressed r times; the first one, sized before r is known,
+// held up to 1 MiB × r until 2026-12-06 (issue 22's scale benchmark:
+// zero-filled records of 100 B, held at about 29 times their bytes on the
+// wire with the 256 bytes each record costs: up to 29 MiB in the first
+// response of each unit). A first request that small costs one round trip
+// more.
+const fetchFloor = 64 << 10
 
 // fetchSizer sizes a replication consumer's fetch requests
 // (FetchMaxBytes) so that a response holds about its budget once read,
@@ -48,12 +56,12 @@ type fetchSizer struct {
 const heldPerRecord = 256
 
 // newFetchSizer returns a sizer for a response budget of budget bytes.
-// The first requests ask for min(budget, 1 MiB): nothing is known of the
-// data yet, and a first response of compressible small records would
-// otherwise cost many times the budget.
+// The first requests ask for the floor, min(budget, fetchFloor): nothing
+// is known of the data yet, and a first response of compressible small
+// records would otherwise cost many times the budget.
 func newFetchSizer(budget int32) *fetchSizer {
 	floor := min(int32(fetchFloor), budget)
-	return &fetchSizer{budget: budget, floor: floor, cur: min(budget, max(floor, 1<<20))}
+	return &fetchSizer{budget: budget, floor: floor, cur: floor}
 }
 
 // read accounts one batch read (wire bytes as fetched, decoded bytes

@@ -26,8 +26,8 @@ func TestFetchSizer(t *testing.T) {
 		want    int32 // FetchMaxBytes in force after the batches
 		moves   int   // times it moved
 	}{
-		{name: "nothing read yet: 1 MiB", budget: 8 * mib, want: mib},
-		{name: "a budget under 1 MiB is used as is", budget: 512 << 10, want: 512 << 10},
+		{name: "nothing read yet: the floor", budget: 8 * mib, want: fetchFloor},
+		{name: "a budget under the floor is used as is", budget: 32 << 10, want: 32 << 10},
 		{
 			// Uncompressed records of 1 KiB: the budget on the wire, less
 			// what the records cost held (256 B each): 8 MiB × 1024/1280.
@@ -51,21 +51,35 @@ func TestFetchSizer(t *testing.T) {
 			want:    2_031_616, moves: 1,
 		},
 		{
-			// Compressed 100 times: 67 000 bytes, under the floor.
+			// Compressed 400 times: 19 710 bytes, under the floor.
 			name: "very compressible records: the floor", budget: 8 * mib,
-			batches: []batch{{10_000, 1_000_000, 1000}},
-			want:    fetchFloor, moves: 1,
+			batches: []batch{{10_000, 4_000_000, 1000}},
+			want:    fetchFloor,
 		},
 		{
-			name: "a budget under the floor is kept", budget: 128 << 10,
-			batches: []batch{{10_000, 1_000_000, 1000}},
-			want:    128 << 10,
+			// Issue 22's scale benchmark: batches of 20 zero-filled
+			// records of 100 B, about 250 bytes on the wire, held as 7 320
+			// (their 2 200 bytes decompressed and 256 a record): 29 times
+			// their size. A first request of 1 MiB held up to 29 MiB (a
+			// unit's backlog was 22 MB at 6 000 partitions, 66 MB at
+			// 18 000); the floor's holds about 1.9 MB, and the size then
+			// follows:
+			// 8 MiB × 250 / 7 320 = 286 496.
+			name: "zero-filled small records", budget: 8 * mib,
+			batches: []batch{{250, 2_200, 20}},
+			want:    286_496, moves: 1,
 		},
 		{
-			// 1.01 MiB wanted against 1 MiB in force: within an eighth.
+			name: "a budget under the floor is kept", budget: 32 << 10,
+			batches: []batch{{10_000, 1_000_000, 1000}},
+			want:    32 << 10,
+		},
+		{
+			// 70 021 bytes wanted against the floor's 65 536 in force:
+			// within an eighth.
 			name: "small moves are not applied", budget: 8 * mib,
-			batches: []batch{{1_000_000, 7_700_000, 1000}},
-			want:    mib,
+			batches: []batch{{10_000, 942_000, 1000}},
+			want:    fetchFloor,
 		},
 		{
 			// The sums halve once they cover four budgets: a topic that
@@ -77,7 +91,7 @@ func TestFetchSizer(t *testing.T) {
 			},
 			want: 2_852_126, moves: 6,
 		},
-		{name: "an empty batch changes nothing", budget: 8 * mib, batches: []batch{{0, 0, 0}}, want: mib},
+		{name: "an empty batch changes nothing", budget: 8 * mib, batches: []batch{{0, 0, 0}}, want: fetchFloor},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newFetchSizer(c.budget)
@@ -209,12 +223,12 @@ func TestFetchHookAppliesSize(t *testing.T) {
 		wire, decoded int
 		want          [2]int32
 	}{
-		{"attached: the first fetches", 0, 0, [2]int32{mib, mib}},
+		{"attached: the first fetches ask for the floor", 0, 0, [2]int32{fetchFloor, fetchFloor}},
 		// 8 MiB × 1 MiB / (4 MiB + 10 records × 256 B).
 		{"compressed 4 times", mib, 4 * mib, [2]int32{2_095_872, mib}},
-		// Sums 1 MiB + 100 000 wire against 4 MiB + 100 MB
-		// decompressed and 20 records: 92 466 bytes, under the floor.
-		{"very compressible: the floor clamps the partition limit", 100_000, 100_000_000, [2]int32{fetchFloor, fetchFloor}},
+		// Sums 1 MiB + 10 000 wire against 4 MiB + 400 MB
+		// decompressed and 20 records: 21 969 bytes, under the floor.
+		{"very compressible: the floor clamps the partition limit", 10_000, 400_000_000, [2]int32{fetchFloor, fetchFloor}},
 	} {
 		if step.wire > 0 {
 			batch(step.wire, step.decoded)
