@@ -187,12 +187,16 @@ type flow struct {
 	rebalanceTime  time.Duration
 	rebalanceStart time.Time // a rebalance began (revocation or loss), zero when none is running
 
-	mu          sync.Mutex // guards the status fields below
-	state       State
-	stateErr    string
-	since       time.Time
-	gaps        []GapError
-	synced      map[string]*syncedConfigs // remote topic -> what config sync last saw of it (topics.go)
+	mu       sync.Mutex // guards the status fields below
+	state    State
+	stateErr string
+	since    time.Time
+	gaps     []GapError
+	synced   map[string]*syncedConfigs // remote topic -> what config sync last saw of it (topics.go)
+	// lacking holds the topic config keys the target refused as unknown
+	// ("Unknown topic config name"): never copied there again (topics.go,
+	// targetLacks). In memory only: learned again after a restart.
+	lacking     map[string]bool
 	nTopics     int
 	groupStat   func() []GroupStatus
 	lastHB      time.Time

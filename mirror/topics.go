@@ -498,16 +498,28 @@ func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src, dst
 			continue
 		}
 		for _, c := range rc.Configs {
-			if f.copyConfig(c) {
+			if f.copyConfig(c) && !f.lacks(c.Key) {
 				configs[c.Key] = c.Value
 			}
 		}
-		resp, err := f.dstAdm.CreateTopic(ctx, int32(len(src[t].Partitions)), f.cfg.ReplicationFactor, configs, remote)
-		if err == nil {
-			err = resp.Err
-			if err != nil && resp.ErrMessage != "" {
-				err = fmt.Errorf("%w (broker: %s)", err, resp.ErrMessage)
+		var resp kadm.CreateTopicResponse
+		var err error
+		for {
+			resp, err = f.dstAdm.CreateTopic(ctx, int32(len(src[t].Partitions)), f.cfg.ReplicationFactor, configs, remote)
+			if resp.Err != nil && errors.Is(err, resp.Err) { // the topic's error (kadm returns it as err too)
+				if k := unknownConfigKey(resp.Err, resp.ErrMessage); k != "" && configs[k] != nil {
+					// A key the target does not know (a 3.x source's
+					// message.format.version on a 4.x target): created
+					// without it, as every remote topic from now on.
+					f.targetLacks(k, t)
+					delete(configs, k)
+					continue
+				}
+				if resp.ErrMessage != "" {
+					err = fmt.Errorf("%w (broker: %s)", resp.Err, resp.ErrMessage)
+				}
 			}
+			break
 		}
 		if err != nil && ctx.Err() != nil {
 			return failed, ctx.Err() // stopping: not the topic's error
@@ -608,6 +620,55 @@ func describeTopicConfigs(ctx context.Context, cl *kgo.Client, topics []string) 
 		}
 	}
 	return out, nil
+}
+
+// unknownConfigPrefix begins a Kafka broker's INVALID_CONFIG message for a
+// topic config name it does not know (Kafka 4.3.1, creating or altering a
+// topic with the message.format.version or message.downconversion.enable
+// that Kafka 4.0 removed: "Unknown topic config name:
+// message.format.version").
+const unknownConfigPrefix = "Unknown topic config name: "
+
+// unknownConfigKey returns the key a broker's INVALID_CONFIG refusal (err,
+// with its message msg) says the broker does not know, or "" when the
+// refusal is another one (a bad value, a policy) or has no such message
+// (kfake's).
+func unknownConfigKey(err error, msg string) string {
+	if !errors.Is(err, kerr.InvalidConfig) {
+		return ""
+	}
+	k, ok := strings.CutPrefix(strings.TrimSpace(msg), unknownConfigPrefix)
+	if !ok || strings.ContainsAny(k, " \t\n,") {
+		return ""
+	}
+	return k
+}
+
+// lacks reports whether the target refused config key k as unknown
+// before: remote topics are created and synced without it.
+func (f *flow) lacks(k string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lacking[k]
+}
+
+// targetLacks records that the target refused config key k (copied from
+// source topic t) as unknown, and warns the first time: the key is left
+// out of every remote topic's creation and config sync from now on,
+// instead of the topic failing (Apache MM2 retries such a creation for
+// ever).
+func (f *flow) targetLacks(k, t string) {
+	f.mu.Lock()
+	first := !f.lacking[k]
+	if f.lacking == nil {
+		f.lacking = map[string]bool{}
+	}
+	f.lacking[k] = true
+	f.mu.Unlock()
+	if first {
+		f.log.Warn("topic config not copied: the target does not know it (Kafka 4.0 removed message.format.version and message.downconversion.enable); remote topics are created and synced without it; add it to config.properties.exclude to silence this",
+			"config", k, "topic", t, "target", f.dst.Alias)
+	}
 }
 
 // copyConfig is MM2's config filter (docs/mm2-compat.md §5.3): not sensitive,
@@ -939,13 +1000,16 @@ func (f *flow) syncedByOther(topic, remote string, writers map[string][]writer, 
 }
 
 // alterTopicConfigs applies alters to remote topic remote on the target:
-// the error of the request, or the topic's (with the broker's message).
-func (f *flow) alterTopicConfigs(ctx context.Context, remote string, alters []kadm.AlterConfig) error {
+// the error of the request, or the topic's (with the broker's message),
+// and the key the broker said it does not know when that was the
+// refusal (unknownConfigKey).
+func (f *flow) alterTopicConfigs(ctx context.Context, remote string, alters []kadm.AlterConfig) (unknown string, err error) {
 	resp, err := f.dstAdm.AlterTopicConfigs(ctx, alters, remote)
 	if err == nil {
 		for _, r := range resp {
 			if r.Err != nil {
 				err = r.Err
+				unknown = unknownConfigKey(r.Err, r.ErrMessage)
 				if r.ErrMessage != "" {
 					err = fmt.Errorf("%w (broker: %s)", err, r.ErrMessage)
 				}
@@ -957,7 +1021,26 @@ func (f *flow) alterTopicConfigs(ctx context.Context, remote string, alters []ka
 	} else if errors.Is(err, kerr.InvalidConfig) {
 		err = fmt.Errorf("%w; the target refuses a change copied from the source topic (a value set, or an override deleted): leave the key out with config.properties.exclude", err)
 	}
-	return err
+	return unknown, err
+}
+
+// setTopicConfigs applies *alters (config sync's SETs and DELETEs of
+// remote topic remote, of source topic t) with alterTopicConfigs. A key
+// the target refuses as unknown (a 3.x source topic's
+// message.format.version on a 4.x target) that the alters set is recorded
+// (targetLacks) and dropped from *alters and want, and the rest is
+// applied again, so that the other keys are still synced.
+func (f *flow) setTopicConfigs(ctx context.Context, t, remote string, alters *[]kadm.AlterConfig, want map[string]string) error {
+	for len(*alters) > 0 {
+		unknown, err := f.alterTopicConfigs(ctx, remote, *alters)
+		if unknown == "" || !slices.ContainsFunc(*alters, func(a kadm.AlterConfig) bool { return a.Name == unknown && a.Op == kadm.SetConfig }) {
+			return err
+		}
+		f.targetLacks(unknown, t)
+		*alters = slices.DeleteFunc(*alters, func(a kadm.AlterConfig) bool { return a.Name == unknown })
+		delete(want, unknown)
+	}
+	return nil
 }
 
 // syncConfigs copies the source topics' configs to the remote topics with
@@ -1047,6 +1130,7 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 		defaults := map[string]bool{}
 		for _, c := range rc.Configs {
 			switch {
+			case f.lacks(c.Key): // the target does not know it (targetLacks)
 			case f.copyConfig(c):
 				want[c.Key] = *c.Value
 			case c.Source == kmsg.ConfigSourceDefaultConfig && !c.Sensitive && f.configs.Match(c.Key):
@@ -1077,7 +1161,7 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 			}
 		}
 		if len(alters) > 0 {
-			if err := f.alterTopicConfigs(ctx, remote, alters); err != nil {
+			if err := f.setTopicConfigs(ctx, t, remote, &alters, want); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -1085,7 +1169,9 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 				failed = true
 				continue
 			}
-			f.log.Info("remote topic configs synced", "topic", remote, "changes", len(alters))
+			if len(alters) > 0 { // none left when the only one was a key the target does not know
+				f.log.Info("remote topic configs synced", "topic", remote, "changes", len(alters))
+			}
 			if len(guards) > 0 {
 				f.log.Warn("timestamp guard removed from remote topic: it held the source topic's value, as an earlier kmirror copied it, and it would refuse older copied records (INVALID_TIMESTAMP); config.properties.exclude excludes it",
 					"topic", remote, "configs", strings.Join(guards, ", "))
@@ -1104,7 +1190,7 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 				// Refused before (a DELETE decided without memory has
 				// prev nil): the topic error stays until the retry.
 				next.undeleted, next.retry, held = alterNames(deletes), prev.retry, true
-			} else if err := f.alterTopicConfigs(ctx, remote, deletes); err != nil {
+			} else if _, err := f.alterTopicConfigs(ctx, remote, deletes); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
