@@ -42,6 +42,7 @@ func TestConfigAlters(t *testing.T) {
 		cur      map[string]string
 		prev     *syncedConfigs
 		back     bool
+		yielded  bool // the flow back saw the target's value and this flow's source's, and left them
 		alters   string
 	}{
 		{name: "one way: source value set", source: "a", want: ms(r, "1"), cur: ms(), prev: seen(ms(), ms()), alters: "retention.ms=SET:1"},
@@ -68,6 +69,14 @@ func TestConfigAlters(t *testing.T) {
 		{name: "both ways: first sync, second alias yields", source: "b", want: ms(r, "4"), cur: ms(r, "3"), back: true, alters: ""},
 		{name: "both ways: first sync, first alias deletes the other's override, alone", source: "a", defaults: []string{r}, cur: ms(r, "3"), back: true, alters: "retention.ms=DELETE(alone)"},
 		{name: "both ways: first sync, equal values", source: "b", want: ms(r, "3"), cur: ms(r, "3"), back: true, alters: ""},
+		// The target changed after this flow's push and before the flow
+		// back's round, which saw both sides changed and yielded: the
+		// first alias pushes its value, unchanged since its last round
+		// (they kept different values for good before).
+		{name: "both ways: the flow back yielded, first alias pushes its unchanged value", source: "a", want: ms(r, "1"), cur: ms(r, "2"), prev: seen(ms(r, "1"), ms(r, "1")), back: true, yielded: true, alters: "retention.ms=SET:1"},
+		{name: "both ways: the flow back has not yielded, the target's change left to it", source: "a", want: ms(r, "1"), cur: ms(r, "2"), prev: seen(ms(r, "1"), ms(r, "1")), back: true, alters: ""},
+		{name: "both ways: a yield never makes the second alias push", source: "b", want: ms(r, "1"), cur: ms(r, "2"), prev: seen(ms(r, "1"), ms(r, "1")), back: true, yielded: true, alters: ""},
+		{name: "both ways: the flow back yielded on a dropped override, first alias deletes", source: "a", defaults: []string{r}, cur: ms(r, "2"), prev: seen(ms(), ms()), back: true, yielded: true, alters: "retention.ms=DELETE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			target := "b"
@@ -92,7 +101,8 @@ func TestConfigAlters(t *testing.T) {
 			if tc.back {
 				back = func(string) bool { return true }
 			}
-			alters, deletes := f.configAlters(want, defaults, tc.cur, tc.prev, back)
+			yielded := func(string, string, bool, string, bool) bool { return tc.yielded }
+			alters, deletes := f.configAlters(want, defaults, tc.cur, tc.prev, back, yielded)
 			for _, a := range alters {
 				if a.Op == kadm.DeleteConfig {
 					got = append(got, a.Name+"=DELETE")

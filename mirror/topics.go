@@ -878,8 +878,13 @@ func (f *flow) syncRound(remotes []string, dst map[string]kadm.ResourceConfig, n
 // without memory, when the flow cannot know which side changed), the two
 // sides disagree and the flow whose source alias sorts first wins: its push
 // goes through, the other flow leaves the key alone, so both settle on one
-// value.
-func (f *flow) configAlters(want map[string]string, defaults map[string]bool, cur map[string]string, prev *syncedConfigs, back func(key string) bool) (alters, deletes []kadm.AlterConfig) {
+// value. The first alias's flow also pushes its source's value, changed or
+// not, when the flow back yielded to it (yielded, from yieldedBack): when
+// the remote topic changed after this flow's last push but before the flow
+// back's round, the flow back saw both sides changed and yielded, this
+// flow saw only the remote topic change and left it to the flow back, and
+// the two sides kept different values for good.
+func (f *flow) configAlters(want map[string]string, defaults map[string]bool, cur map[string]string, prev *syncedConfigs, back func(key string) bool, yielded func(key string, dst string, dok bool, src string, sok bool) bool) (alters, deletes []kadm.AlterConfig) {
 	keys := map[string]bool{}
 	for k := range want {
 		keys[k] = true
@@ -907,7 +912,10 @@ func (f *flow) configAlters(want map[string]string, defaults map[string]bool, cu
 				srcChanged = sok != psok || s != ps
 				dstChanged = dok != pdok || d != pd
 			}
-			if !srcChanged || (dstChanged && f.cfg.Source > f.cfg.Target) {
+			// Not only in the round right after the remote topic's
+			// change: this flow's memory of it is overwritten every round.
+			won := f.cfg.Source < f.cfg.Target && yielded != nil && yielded(k, d, dok, s, sok)
+			if !won && (!srcChanged || (dstChanged && f.cfg.Source > f.cfg.Target)) {
 				continue // the flow back copies the target's change, or wins the disagreement
 			}
 			if !sok && prev == nil && !defaults[k] {
@@ -945,6 +953,54 @@ func (f *flow) configAlters(want map[string]string, defaults map[string]bool, cu
 // so f syncs it one way. Two deployments that each run one direction are
 // not seen (see configAlters).
 func (f *flow) copiedBack(topic, remote string) func(key string) bool {
+	backs := f.flowsBack(topic, remote)
+	if len(backs) == 0 {
+		return nil
+	}
+	return func(k string) bool {
+		return slices.ContainsFunc(backs, func(g *flow) bool { return g.configs.Match(k) })
+	}
+}
+
+// yieldedBack returns, for remote topic remote of source topic topic,
+// whether a flow back of copiedBack last synced a key seeing the remote
+// topic's value dst (dok: set) on its source and this flow's source
+// topic's value src (sok: set) on its target, and left them different: it
+// yielded a disagreement to this flow (configAlters). nil when no flow
+// copies back. Both values must match what the flow back saw: one that
+// copied the remote topic's value since has src in its memory as its
+// target's value, and is not taken to have yielded (this flow's read of
+// its source may predate that copy).
+func (f *flow) yieldedBack(topic, remote string) func(key, dst string, dok bool, src string, sok bool) bool {
+	backs := f.flowsBack(topic, remote)
+	if len(backs) == 0 {
+		return nil
+	}
+	return func(k, dst string, dok bool, src string, sok bool) bool {
+		for _, g := range backs {
+			if !g.configs.Match(k) {
+				continue
+			}
+			g.mu.Lock()
+			seen := g.synced[topic] // the flow back's remote topic is this flow's source topic
+			var gs, gd string
+			var gsok, gdok bool
+			if seen != nil {
+				gs, gsok = seen.src[k]
+				gd, gdok = seen.dst[k]
+			}
+			g.mu.Unlock()
+			if seen != nil && gsok == dok && gs == dst && gdok == sok && gd == src && (dok != sok || dst != src) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// flowsBack returns the flows of the Mirror that copy topic configs back
+// from remote topic remote onto source topic topic (copiedBack).
+func (f *flow) flowsBack(topic, remote string) []*flow {
 	if f.topo == nil {
 		return nil
 	}
@@ -963,12 +1019,7 @@ func (f *flow) copiedBack(topic, remote string) func(key string) bool {
 			backs = append(backs, g)
 		}
 	}
-	if len(backs) == 0 {
-		return nil
-	}
-	return func(k string) bool {
-		return slices.ContainsFunc(backs, func(g *flow) bool { return g.configs.Match(k) })
-	}
+	return backs
 }
 
 // syncedByOther returns, for remote topic remote of source topic topic,
@@ -1141,6 +1192,10 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 		prev := f.synced[remote]
 		f.mu.Unlock()
 		back := f.copiedBack(t, remote)
+		var yielded func(string, string, bool, string, bool) bool
+		if back != nil {
+			yielded = f.yieldedBack(t, remote)
+		}
 		cur := current[remote]
 		if other := f.syncedByOther(t, remote, merged, mergedFlows); other != nil {
 			// An allowed collision: the keys another writer syncs one
@@ -1150,7 +1205,7 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 			maps.DeleteFunc(want, func(k, _ string) bool { return !mine(k) })
 			maps.DeleteFunc(cur, func(k, _ string) bool { return !mine(k) })
 		}
-		alters, deletes := f.configAlters(want, defaults, cur, prev, back)
+		alters, deletes := f.configAlters(want, defaults, cur, prev, back, yielded)
 		// A timestamp guard an earlier kmirror copied (before the default
 		// list excluded it) refuses the source's older records: delete it
 		// (once, if the loop above already does).
