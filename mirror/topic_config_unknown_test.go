@@ -195,3 +195,32 @@ func TestTargetLackingConfigKey(t *testing.T) {
 		t.Errorf("remote topic configs %v: %s set", got, lacking)
 	}
 }
+
+// TestUnknownConfigKeyFromRealBroker pins unknownConfigKey to what a real
+// Kafka 4.x broker answers for message.format.version, the key a 3.x
+// source topic most often still carries, both when creating a topic and
+// when altering one: a Kafka release that words it otherwise fails here,
+// not silently in the field.
+func TestUnknownConfigKeyFromRealBroker(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if !p.Real {
+		t.Skip("kfake refuses an unknown topic config without Kafka's message; this pins a real broker's")
+	}
+	adm := testcluster.Admin(t, &p.Target)
+	ctx := context.Background()
+	v := "2.8"
+	topic := p.Topic("mfv")
+	resp, _ := adm.CreateTopic(ctx, 1, -1, map[string]*string{"message.format.version": &v}, topic)
+	if got := unknownConfigKey(resp.Err, resp.ErrMessage); got != "message.format.version" {
+		t.Errorf("creating with message.format.version: %v %q, read as unknown key %q", resp.Err, resp.ErrMessage, got)
+	}
+	testcluster.CreateTopic(t, &p.Target, topic, 1, nil)
+	rs, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "message.format.version", Value: &v}}, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := unknownConfigKey(rs[0].Err, rs[0].ErrMessage); got != "message.format.version" {
+		t.Errorf("altering message.format.version: %v %q, read as unknown key %q", rs[0].Err, rs[0].ErrMessage, got)
+	}
+}
