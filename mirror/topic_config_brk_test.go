@@ -19,7 +19,9 @@ import (
 // refuseUnknownConfigs makes kfake cluster c refuse every key of lack as
 // Kafka 4.x refuses a topic config it does not know, naming the first one
 // the request sets (in request order), with msgSuffix after the key (a
-// broker's message with trailing blanks). It counts the refusals.
+// broker's message with trailing blanks). It counts the refusals. kfake
+// knows no message.format.version: the tests let a key kfake accepts
+// stand for it.
 func refuseUnknownConfigs(c *testcluster.Cluster, lack map[string]bool, msgSuffix string) *atomic.Int32 {
 	var n atomic.Int32
 	c.Fake.ControlKey(int16(kmsg.CreateTopics), func(kreq kmsg.Request) (kmsg.Response, error, bool) {

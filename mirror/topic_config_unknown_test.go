@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,63 +40,6 @@ func TestUnknownConfigKey(t *testing.T) {
 	}
 }
 
-// refuseUnknownConfig makes kfake cluster c refuse key as Kafka 4.x
-// refuses a topic config it does not know (message.format.version, which
-// kfake itself never accepts on the source): CreateTopics and
-// IncrementalAlterConfigs that set key get INVALID_CONFIG with Kafka's
-// message. It counts the refusals.
-func refuseUnknownConfig(c *testcluster.Cluster, key string) *atomic.Int32 {
-	var n atomic.Int32
-	msg := unknownConfigPrefix + key
-	c.Fake.ControlKey(int16(kmsg.CreateTopics), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-		c.Fake.KeepControl()
-		req := kreq.(*kmsg.CreateTopicsRequest)
-		resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
-		refused := false
-		for _, rt := range req.Topics {
-			for _, cfg := range rt.Configs {
-				if cfg.Name == key {
-					refused = true
-				}
-			}
-		}
-		if !refused {
-			return nil, nil, false
-		}
-		n.Add(1)
-		for _, rt := range req.Topics {
-			st := kmsg.NewCreateTopicsResponseTopic()
-			st.Topic, st.ErrorCode, st.ErrorMessage = rt.Topic, kerr.InvalidConfig.Code, &msg
-			resp.Topics = append(resp.Topics, st)
-		}
-		return resp, nil, true
-	})
-	c.Fake.ControlKey(int16(kmsg.IncrementalAlterConfigs), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-		c.Fake.KeepControl()
-		req := kreq.(*kmsg.IncrementalAlterConfigsRequest)
-		refused := false
-		for _, r := range req.Resources {
-			for _, cfg := range r.Configs {
-				if cfg.Name == key && cfg.Op == kmsg.IncrementalAlterConfigOpSet {
-					refused = true
-				}
-			}
-		}
-		if !refused {
-			return nil, nil, false
-		}
-		n.Add(1)
-		resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-		for _, r := range req.Resources {
-			rr := kmsg.NewIncrementalAlterConfigsResponseResource()
-			rr.ResourceType, rr.ResourceName, rr.ErrorCode, rr.ErrorMessage = r.ResourceType, r.ResourceName, kerr.InvalidConfig.Code, &msg
-			resp.Resources = append(resp.Resources, rr)
-		}
-		return resp, nil, true
-	})
-	return &n
-}
-
 // TestTargetLackingConfigKey: a 3.x source topic carries a config Kafka
 // 4.0 removed (message.format.version, left by an old upgrade), and the
 // 4.x target refuses every topic creation or config change that sets it
@@ -116,7 +58,7 @@ func TestTargetLackingConfigKey(t *testing.T) {
 	// kfake knows no message.format.version: segment.ms stands for it,
 	// refused by the target as Kafka 4.x refuses the removed key.
 	const lacking = "segment.ms"
-	refusals := refuseUnknownConfig(&p.Target, lacking)
+	refusals := refuseUnknownConfigs(&p.Target, map[string]bool{lacking: true}, "")
 	orders := p.Topic("orders")
 	remote := p.Source.Alias + "." + orders
 	seg, ret := "3600000", "86400000"
