@@ -1258,18 +1258,42 @@ func (e *Emitter) fetchGroupOffsets(ctx context.Context, cl *kgo.Client, groups 
 
 // topicIDs lists the current IDs of source topics, after the offsets were
 // fetched: a re-created topic's new offsets are never translated with the
-// old topic's offset runs.
+// old topic's offset runs. The IDs come from a Metadata request of their
+// own, not from franz-go's metadata cache (kadm's listings answer from it
+// for up to the client's MetadataMinAge, 1 s in a flow): a group that
+// committed on the new topic within that second had its commit translated
+// with the old topic's runs, into the old log's copies (a race run in CI:
+// 5 committed for source offset 5, the old log's copy of offset 5, where
+// the new log's copies began at 100).
 func (r *run) topicIDs(ctx context.Context, topics []string) (map[string][16]byte, error) {
 	lctx, cancel := context.WithTimeout(ctx, r.e.cfg.AdminTimeout)
 	defer cancel()
-	td, err := r.src.ListTopics(lctx, topics...)
+	out := make(map[string][16]byte, len(topics))
+	if r.srcCl == nil { // tests that build a run with an admin client only
+		td, err := r.src.ListTopics(lctx, topics...)
+		if err != nil {
+			return nil, err
+		}
+		for t, d := range td {
+			if d.Err == nil {
+				out[t] = d.ID
+			}
+		}
+		return out, nil
+	}
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(lctx, r.srcCl) // kgo answers a Metadata request from the brokers, never its cache
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string][16]byte, len(td))
-	for t, d := range td {
-		if d.Err == nil {
-			out[t] = d.ID
+	for _, t := range resp.Topics {
+		if t.Topic != nil && t.ErrorCode == 0 {
+			out[*t.Topic] = t.TopicID
 		}
 	}
 	return out, nil
