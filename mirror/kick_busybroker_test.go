@@ -50,10 +50,12 @@ func TestFirstPartitionListedApartNextToBusyBroker(t *testing.T) {
 	}
 	// The target takes each produce request 5 ms, in batches of at most
 	// 2 000 bytes: partition 0's backlog takes a while to copy, and every
-	// poll meanwhile has its records.
+	// poll meanwhile has its records. The sleep holds the target
+	// cluster's loop, not kfake's SleepControl: thousands of slept
+	// controls raced inside kfake (its bsleep queue, a CI race run).
 	p.Target.Fake.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
 		p.Target.Fake.KeepControl()
-		p.Target.Fake.SleepControl(func() { time.Sleep(5 * time.Millisecond) })
+		time.Sleep(5 * time.Millisecond)
 		return nil, nil, false
 	})
 	h := p.Source.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.ListOffsets}, Topic: topic, Partitions: []int32{1},
