@@ -1269,18 +1269,6 @@ func (r *run) topicIDs(ctx context.Context, topics []string) (map[string][16]byt
 	lctx, cancel := context.WithTimeout(ctx, r.e.cfg.AdminTimeout)
 	defer cancel()
 	out := make(map[string][16]byte, len(topics))
-	if r.srcCl == nil { // tests that build a run with an admin client only
-		td, err := r.src.ListTopics(lctx, topics...)
-		if err != nil {
-			return nil, err
-		}
-		for t, d := range td {
-			if d.Err == nil {
-				out[t] = d.ID
-			}
-		}
-		return out, nil
-	}
 	req := kmsg.NewPtrMetadataRequest()
 	for _, t := range topics {
 		rt := kmsg.NewMetadataRequestTopic()

@@ -41,7 +41,8 @@ func TestWriteFailedNextToUnencodable(t *testing.T) {
 	const maxBuffered = 10000
 	dstCl := testcluster.Client(t, &p.Target, kgo.DefaultProduceTopic(e.cpTopic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.MaxBufferedBytes(maxBuffered))
-	r := &run{e: e, src: testcluster.Admin(t, &p.Source), dst: kadm.NewClient(dstCl), dstCl: dstCl}
+	srcCl := testcluster.Client(t, &p.Source)
+	r := &run{e: e, src: kadm.NewClient(srcCl), srcCl: srcCl, dst: kadm.NewClient(dstCl), dstCl: dstCl}
 
 	// Refused checkpoints of n partitions, then the unencodable one.
 	const n = 16
@@ -127,7 +128,8 @@ func chunkWrite(t *testing.T, h *inflight, onCheckpoints func(int)) (*testcluste
 	testcluster.CreateTopic(t, &p.Target, e.cpTopic, 1, nil)
 	dstCl := testcluster.Client(t, &p.Target, kgo.DefaultProduceTopic(e.cpTopic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.WithHooks(h))
-	r := &run{e: e, src: testcluster.Admin(t, &p.Source), dst: kadm.NewClient(dstCl), dstCl: dstCl}
+	srcCl := testcluster.Client(t, &p.Source)
+	r := &run{e: e, src: kadm.NewClient(srcCl), srcCl: srcCl, dst: kadm.NewClient(dstCl), dstCl: dstCl}
 	var cps []Checkpoint
 	for part := range int32(1050) {
 		cp := Checkpoint{Group: "g", Topic: "src.orders", Partition: part, UpstreamOffset: int64(part) + 5, DownstreamOffset: int64(part)}
