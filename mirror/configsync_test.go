@@ -290,7 +290,7 @@ func TestDroppedSourceOverrideDeletedWhileRunning(t *testing.T) {
 }
 
 // TestCopiedBackPerKeyAndTopic pins which keys of a remote topic count as
-// copied back by the flow back (copiedBack): only the keys the flow back's
+// copied back by the flow back (configsBack): only the keys the flow back's
 // own config.properties.exclude lets through, and only while it
 // replicates the topic. It used to be decided per topic (the flow back
 // selects it), so a key the flow back excludes, or a topic it skips (a
@@ -310,20 +310,20 @@ func TestCopiedBackPerKeyAndTopic(t *testing.T) {
 	topo := newTopology([]string{"a", "b"})
 	topo.flows[ab.name], topo.flows[ba.name] = ab, ba
 	ab.topo, ba.topo = topo, topo
-	back := ab.copiedBack("orders", "orders")
+	back, _ := ab.configsBack("orders", "orders")
 	if back == nil || back("retention.ms") || !back("segment.ms") {
 		t.Fatalf("a->b: want segment.ms copied back by b->a, retention.ms (b->a excludes it) not")
 	}
-	if back := ab.copiedBack("other", "other"); back != nil {
+	if back, _ := ab.configsBack("other", "other"); back != nil {
 		t.Errorf("a->b: a topic b->a does not select is not copied back")
 	}
 	ba.skips.note("orders", skip{skipCollision, "refused collision"}, time.Now())
-	if back := ab.copiedBack("orders", "orders"); back != nil {
+	if back, _ := ab.configsBack("orders", "orders"); back != nil {
 		t.Errorf("a->b: a topic b->a skips (refused collision) is not copied back")
 	}
 	ba.skips.clear("orders")
 	ba.skips.note("orders", skip{skipCollisionAllowed, "allowed collision"}, time.Now())
-	if back := ab.copiedBack("orders", "orders"); back == nil || !back("segment.ms") {
+	if back, _ := ab.configsBack("orders", "orders"); back == nil || !back("segment.ms") {
 		t.Errorf("a->b: an allowed collision is replicated, so copied back")
 	}
 }

@@ -853,7 +853,7 @@ func (f *flow) syncRound(remotes []string, dst map[string]kadm.ResourceConfig, n
 // (DYNAMIC_TOPIC_CONFIG), prev what the flow saw at its last sync of the
 // topic (nil when it has no memory of it), and back, when not nil, whether
 // another flow of the Mirror copies a key's value from the remote topic
-// back onto the source topic (identity active-active; copiedBack). alters
+// back onto the source topic (identity active-active; configsBack). alters
 // are sent in one request; deletes, the DELETEs decided without memory of
 // the topic (both ways, below; and those the target refused before,
 // prev.undeleted), in their own request after it, so that a refused DELETE
@@ -879,7 +879,7 @@ func (f *flow) syncRound(remotes []string, dst map[string]kadm.ResourceConfig, n
 // sides disagree and the flow whose source alias sorts first wins: its push
 // goes through, the other flow leaves the key alone, so both settle on one
 // value. The first alias's flow also pushes its source's value, changed or
-// not, when the flow back yielded to it (yielded, from yieldedBack): when
+// not, when the flow back yielded to it (yielded, from configsBack): when
 // the remote topic changed after this flow's last push but before the flow
 // back's round, the flow back saw both sides changed and yielded, this
 // flow saw only the remote topic change and left it to the flow back, and
@@ -942,41 +942,35 @@ func (f *flow) configAlters(want map[string]string, defaults map[string]bool, cu
 	return alters, deletes
 }
 
-// copiedBack returns, for remote topic remote (on f's target) of source
-// topic topic, whether another flow of the Mirror copies a config key back
-// from the remote topic onto topic, or nil when none copies any: a flow
-// back of an active-active pair whose policy maps the topic to the same
-// name both ways (identity), with config sync on, that replicates the
-// remote topic (selected, and not skipped by its discovery: a cycle, a
-// refused collision), for the keys its own config.properties.exclude lets
-// through. For any other key nobody copies the remote topic's value back,
-// so f syncs it one way. Two deployments that each run one direction are
-// not seen (see configAlters).
-func (f *flow) copiedBack(topic, remote string) func(key string) bool {
-	backs := f.flowsBack(topic, remote)
-	if len(backs) == 0 {
-		return nil
-	}
-	return func(k string) bool {
-		return slices.ContainsFunc(backs, func(g *flow) bool { return g.configs.Match(k) })
-	}
-}
-
-// yieldedBack returns, for remote topic remote of source topic topic,
-// whether a flow back of copiedBack last synced a key seeing the remote
+// configsBack returns, for remote topic remote (on f's target) of source
+// topic topic, what the flows copying its configs back tell configAlters,
+// both nil when no flow does. A flow back is one of an active-active pair
+// whose policy maps the topic to the same name both ways (identity), with
+// config sync on, that replicates the remote topic (selected, and not
+// skipped by its discovery: a cycle, a refused collision). Two
+// deployments that each run one direction are not seen (see
+// configAlters).
+//
+// back reports whether a flow back copies key k back onto topic: the keys
+// its own config.properties.exclude lets through. For any other key nobody
+// copies the remote topic's value back, so f syncs it one way.
+//
+// yielded reports whether a flow back last synced key k seeing the remote
 // topic's value dst (dok: set) on its source and this flow's source
 // topic's value src (sok: set) on its target, and left them different: it
-// yielded a disagreement to this flow (configAlters). nil when no flow
-// copies back. Both values must match what the flow back saw: one that
-// copied the remote topic's value since has src in its memory as its
-// target's value, and is not taken to have yielded (this flow's read of
-// its source may predate that copy).
-func (f *flow) yieldedBack(topic, remote string) func(key, dst string, dok bool, src string, sok bool) bool {
+// yielded a disagreement to this flow. Both values must match what the
+// flow back saw: one that copied the remote topic's value since has src
+// in its memory as its target's value, and is not taken to have yielded
+// (this flow's read of its source may predate that copy).
+func (f *flow) configsBack(topic, remote string) (back func(k string) bool, yielded func(k, dst string, dok bool, src string, sok bool) bool) {
 	backs := f.flowsBack(topic, remote)
 	if len(backs) == 0 {
-		return nil
+		return nil, nil
 	}
-	return func(k, dst string, dok bool, src string, sok bool) bool {
+	back = func(k string) bool {
+		return slices.ContainsFunc(backs, func(g *flow) bool { return g.configs.Match(k) })
+	}
+	yielded = func(k, dst string, dok bool, src string, sok bool) bool {
 		for _, g := range backs {
 			if !g.configs.Match(k) {
 				continue
@@ -996,10 +990,11 @@ func (f *flow) yieldedBack(topic, remote string) func(key, dst string, dok bool,
 		}
 		return false
 	}
+	return back, yielded
 }
 
 // flowsBack returns the flows of the Mirror that copy topic configs back
-// from remote topic remote onto source topic topic (copiedBack).
+// from remote topic remote onto source topic topic (configsBack).
 func (f *flow) flowsBack(topic, remote string) []*flow {
 	if f.topo == nil {
 		return nil
@@ -1191,11 +1186,7 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 		f.mu.Lock()
 		prev := f.synced[remote]
 		f.mu.Unlock()
-		back := f.copiedBack(t, remote)
-		var yielded func(string, string, bool, string, bool) bool
-		if back != nil {
-			yielded = f.yieldedBack(t, remote)
-		}
+		back, yielded := f.configsBack(t, remote)
 		cur := current[remote]
 		if other := f.syncedByOther(t, remote, merged, mergedFlows); other != nil {
 			// An allowed collision: the keys another writer syncs one
