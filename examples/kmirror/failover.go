@@ -23,7 +23,8 @@ package main
 // Then the flow is stopped for good (the persisted STOPPED target state in
 // mm2-kmirror-status.A.internal on B, which a returning source does not
 // undo), the command waits until every live member of the flow reports it
-// applied STOPPED (or none is live), and commits. A group with members on
+// applied STOPPED (or none is live; up to -stop-wait, apart from the
+// catch-up's -wait), and commits. A group with members on
 // B is never moved. A partition the group never committed, on a topic it
 // committed another partition of, is refused with -uncommitted fail (the
 // default: listed, exit 1 before anything changes), or committed at the
@@ -79,6 +80,7 @@ type failoverOptions struct {
 	uncommitted   string
 	sourceTimeout time.Duration
 	wait          time.Duration
+	stopWait      time.Duration
 	dryRun        bool
 	records       bool
 }
@@ -144,12 +146,13 @@ func parseFailoverFlags(args []string, stderr io.Writer) (*failoverOptions, erro
 	o.register(fs)
 	fs.StringVar(&o.uncommitted, "uncommitted", uncommittedFail, "partitions a group never committed (on a topic it committed another partition of): `fail` (list them, exit 1, change nothing), earliest or latest (commit the target log start or end)")
 	fs.DurationVar(&o.sourceTimeout, "source-timeout", 10*time.Second, "the source answering within this `duration` makes the failover planned, else unplanned")
-	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "planned: how long to wait for the flow to catch up (-dry-run too; 0s checks once); both: for the members to stop the flow")
+	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "planned: how long to wait for the flow to catch up (-dry-run too; 0s checks once)")
+	fs.DurationVar(&o.stopWait, "stop-wait", time.Minute, "how long to wait, after writing STOPPED, for every live member of the flow to report it applied (0s checks once)")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "change nothing: print the plan (after the same catch-up wait as the run)")
 	fs.BoolVar(&o.records, "records", false, "refine the translations from the copies' source offsets (as translate -records): non-exact checkpoints, and (planned) never-committed partitions the group committed on the source")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: kmirror failover -config FILE [-flow 'A->B'] -groups REGEX [-uncommitted fail|earliest|latest]\n"+
-			"                        [-source-timeout 10s] [-wait 2m] [-dry-run] [-records] [-json]\n\n"+
+			"                        [-source-timeout 10s] [-wait 2m] [-stop-wait 1m] [-dry-run] [-records] [-json]\n\n"+
 			"Moves consumer groups to the target: stops the flow for good (STOPPED), then commits each group's\n"+
 			"translated offsets into the same group on the target. Exit codes: 0 done, 1 refused or something\n"+
 			"unaccounted, 2 bad flags or configuration, 3 the target unreachable or interrupted.\n\nflags:\n")
@@ -163,8 +166,8 @@ func parseFailoverFlags(args []string, stderr io.Writer) (*failoverOptions, erro
 	default:
 		return nil, &usageError{fmt.Errorf("-uncommitted %q: want fail, earliest or latest", o.uncommitted)}
 	}
-	if o.sourceTimeout <= 0 || o.wait < 0 {
-		return nil, &usageError{errors.New("-source-timeout must be positive and -wait not negative")}
+	if o.sourceTimeout <= 0 || o.wait < 0 || o.stopWait < 0 {
+		return nil, &usageError{fmt.Errorf("-source-timeout %s, -wait %s, -stop-wait %s: -source-timeout must be positive, -wait and -stop-wait not negative (0s checks once)", o.sourceTimeout, o.wait, o.stopWait)}
 	}
 	return o, nil
 }
@@ -417,15 +420,15 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		return failed(rep, finish, err)
 	}
 	rep.TargetState = string(statustopic.Stopped)
-	mr, err := waitMembers(ctx, d, statustopic.Stopped, stopAt, o.wait, now)
+	mr, err := waitMembers(ctx, d, statustopic.Stopped, stopAt, o.stopWait, now)
 	rep.Members = mr
 	rep.TimingsMs.Stop = now().Sub(t).Milliseconds()
 	if err != nil {
 		return failed(rep, finish, err)
 	}
 	if mr.Stopped < mr.Live {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("%d of %d live member(s) of %s did not report STOPPED within -wait %s: nothing committed; run failover again once they did",
-			mr.Live-mr.Stopped, mr.Live, d.name(), o.wait))
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%d of %d live member(s) of %s did not report STOPPED within -stop-wait %s: nothing committed; the flow stays STOPPED: run failover again once they did (or with a longer -stop-wait)",
+			mr.Live-mr.Stopped, mr.Live, d.name(), o.stopWait))
 		finish("refused", drRefused)
 		return rep, nil
 	}

@@ -979,4 +979,16 @@ func TestFailoverDryRunWaitsForCatchUp(t *testing.T) {
 	if got := w.committed(w.bAddrs); len(got) != 0 {
 		t.Fatalf("-dry-run committed %v on B", got)
 	}
+	// The real run with -wait 0s, as the dry run's exit 0 promised: it
+	// checks the catch-up once, and still waits (-stop-wait) for the live
+	// runner to apply its STOPPED (a breaker's finding: -wait bounded that
+	// wait too, so -wait 0s wrote STOPPED and refused at once).
+	code, out, errOut, _ = runDR(t, failoverMain, "-config", w.props, "-flow", "A->B", "-groups", w.group, "-wait", "0s", "-json")
+	rep = decodeFailover(t, out)
+	if code != drOK || rep.Members == nil || rep.Members.Live != 1 || rep.Members.Stopped != 1 || len(rep.Problems) != 0 {
+		t.Fatalf("failover -wait 0s on the caught-up flow with its runner live: exit %d, members %+v, problems %q; want 0, 1 of 1 stopped\n%s", code, rep.Members, rep.Problems, errOut)
+	}
+	if got := w.committed(w.bAddrs); fmt.Sprint(got) != fmt.Sprint(map[string]map[int32]int64{w.remote: {0: 10, 1: 10, 2: 10}}) {
+		t.Fatalf("failover -wait 0s committed %v on B, want 10 on each partition", got)
+	}
 }

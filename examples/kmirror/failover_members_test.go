@@ -102,7 +102,7 @@ func followMemberThen(t *testing.T, addrs []string, id string, onStopped func())
 // TestFailoverWaitsForMembers: after writing STOPPED, failover commits only
 // once every live member of the flow reports it applied STOPPED in its
 // member record of the status topic (seam 1); a member still replicating
-// after -wait refuses the commit (exit 1) with the state left STOPPED.
+// after -stop-wait refuses the commit (exit 1) with the state left STOPPED.
 func TestFailoverWaitsForMembers(t *testing.T) {
 	b, err := kfake.NewCluster(kfake.ClusterID("B"), kfake.NumBrokers(1))
 	if err != nil {
@@ -150,7 +150,7 @@ func TestFailoverWaitsForMembers(t *testing.T) {
 		}
 	}
 	member(statustopic.Running)
-	code, out, errOut, _ := runDR(t, failoverMain, "-config", props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", props, "-groups", "g", "-source-timeout", "500ms", "-stop-wait", "1s", "-json")
 	rep := decodeFailover(t, out)
 	if code != drRefused || rep.TargetState != "STOPPED" || rep.Members == nil || rep.Members.Live != 1 || rep.Members.Stopped != 0 ||
 		len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "did not report STOPPED") {
@@ -163,7 +163,7 @@ func TestFailoverWaitsForMembers(t *testing.T) {
 		}
 	}
 	followMember(t, b.ListenAddrs(), "m1") // applies the STOPPED the next run writes
-	code, out, errOut, _ = runDR(t, failoverMain, "-config", props, "-groups", "g", "-source-timeout", "500ms", "-wait", "5s", "-json")
+	code, out, errOut, _ = runDR(t, failoverMain, "-config", props, "-groups", "g", "-source-timeout", "500ms", "-wait", "0s", "-json")
 	rep = decodeFailover(t, out)
 	if code != drOK || rep.Members.Live != 1 || rep.Members.Stopped != 1 || rep.Groups[0].Action != actionCommitted {
 		t.Fatalf("failover with the member STOPPED: exit %d\n%s\n%s", code, out, errOut)

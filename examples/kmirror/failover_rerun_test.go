@@ -119,7 +119,7 @@ func (w *rerunWorld) committedB() int64 {
 }
 
 // TestFailoverAfterWaitRefusalIsNoRerun (found by a review): a first
-// failover refused because a member had not reported STOPPED within -wait
+// failover refused because a member had not reported STOPPED within -stop-wait
 // committed nothing; the group on B is still where group offset sync left
 // it before a rewind on A (9, ahead of the translation 5). Run again as
 // the report says, the failover is its first commit: the translation 5 is
@@ -129,7 +129,7 @@ func TestFailoverAfterWaitRefusalIsNoRerun(t *testing.T) {
 	w := newRerunWorld(t)
 	w.commitB(9) // synced before the rewind on A
 	w.member(statustopic.Running, nil)
-	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-stop-wait", "1s", "-json")
 	if code != drRefused || w.committedB() != 9 {
 		t.Fatalf("first failover: exit %d, committed %d\n%s\n%s", code, w.committedB(), out, errOut)
 	}
@@ -250,16 +250,16 @@ func TestFailoverWaitsForItsOwnStop(t *testing.T) {
 	stop := write(statustopic.Stopped, "PUT /connectors/A->B/stop on w1:8080")
 	w.member(statustopic.Stopped, &stop) // applied that stop
 	write(statustopic.Running, "PUT /connectors/A->B/resume on w1:8080")
-	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-stop-wait", "1s", "-json")
 	rep := decodeFailover(t, out)
-	want := []string{"1 of 1 live member(s) of A->B did not report STOPPED within -wait 1s: nothing committed; run failover again once they did"}
+	want := []string{"1 of 1 live member(s) of A->B did not report STOPPED within -stop-wait 1s: nothing committed; the flow stays STOPPED: run failover again once they did (or with a longer -stop-wait)"}
 	if got := w.committedB(); code != drRefused || rep.Members == nil || *rep.Members != (membersReport{Live: 1, Stopped: 0, WaitedMs: rep.Members.WaitedMs}) ||
 		!slices.Equal(rep.Problems, want) || got != -1 {
 		t.Fatalf("failover while the only member's STOPPED predates a resume: exit %d, members %+v, problems %q, g on B at %d; want %d, 1 live 0 stopped, %q, nothing committed\n%s",
 			code, rep.Members, rep.Problems, got, drRefused, want, errOut)
 	}
 	w.member(statustopic.Stopped, nil) // a release that does not say which record: as old
-	code, out, _, _ = runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-wait", "1s", "-json")
+	code, out, _, _ = runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-stop-wait", "1s", "-json")
 	if rep := decodeFailover(t, out); code != drRefused || rep.Members == nil || rep.Members.Stopped != 0 || w.committedB() != -1 {
 		t.Fatalf("failover with a member record without applied_state_offset: exit %d, members %+v, g on B at %d; want refused, nothing committed", code, rep.Members, w.committedB())
 	}
