@@ -554,6 +554,9 @@ func TestNormalPathKeepsSourceCodec(t *testing.T) {
 				if b.codec != c.want {
 					t.Errorf("target batch at %d: codec %d, want %d", b.base, b.codec, c.want)
 				}
+				if b.codec == 3 && lz4BlockSize(t, b.payload) != 1<<20 { // TestLz4CompressorBlocks
+					t.Errorf("target batch at %d: lz4 blocks of %d bytes, want 1 MiB", b.base, lz4BlockSize(t, b.payload))
+				}
 			}
 		})
 	}
