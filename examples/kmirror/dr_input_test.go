@@ -115,3 +115,20 @@ func TestDRUnlistedPairsInFileOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestFailoverStopWaitAtLeastASecond (a new user's finding): -stop-wait 0s
+// checked the members once, milliseconds after writing STOPPED, before any
+// live member could apply it, so it could only refuse. Below 1s it is a
+// usage error naming the value (exit 2, nothing written).
+func TestFailoverStopWaitAtLeastASecond(t *testing.T) {
+	props := filepath.Join(t.TempDir(), "mm2.properties")
+	if err := os.WriteFile(props, []byte("clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:2\nA->B.enabled = true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"0s", "500ms", "-1s"} {
+		code, out, errOut, _ := runDR(t, failoverMain, "-config", props, "-groups", "g", "-stop-wait", v, "-timeout", "1s")
+		if code != drUsage || !strings.Contains(errOut, "use at least 1s") || !strings.Contains(errOut, "-stop-wait "+v+":") {
+			t.Errorf("failover -stop-wait %s: exit %d, stderr %q; want %d naming the value and 'use at least 1s'\n%s", v, code, errOut, drUsage, out)
+		}
+	}
+}

@@ -24,7 +24,9 @@ package main
 // mm2-kmirror-status.A.internal on B, which a returning source does not
 // undo), the command waits until every live member of the flow reports it
 // applied STOPPED (or none is live; up to -stop-wait, apart from the
-// catch-up's -wait), and commits. A group with members on
+// catch-up's -wait), and commits. A refusal after the stop (a member that
+// did not report STOPPED, a problem the plan made again finds) commits
+// nothing and writes the flow's target state from before the run back. A group with members on
 // B is never moved. A partition the group never committed, on a topic it
 // committed another partition of, is refused with -uncommitted fail (the
 // default: listed, exit 1 before anything changes), or committed at the
@@ -147,7 +149,7 @@ func parseFailoverFlags(args []string, stderr io.Writer) (*failoverOptions, erro
 	fs.StringVar(&o.uncommitted, "uncommitted", uncommittedFail, "partitions a group never committed (on a topic it committed another partition of): `fail` (list them, exit 1, change nothing), earliest or latest (commit the target log start or end)")
 	fs.DurationVar(&o.sourceTimeout, "source-timeout", 10*time.Second, "the source answering within this `duration` makes the failover planned, else unplanned")
 	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "planned: how long to wait for the flow to catch up (-dry-run too; 0s checks once)")
-	fs.DurationVar(&o.stopWait, "stop-wait", time.Minute, "how long to wait, after writing STOPPED, for every live member of the flow to report it applied (0s checks once)")
+	fs.DurationVar(&o.stopWait, "stop-wait", time.Minute, "how long to wait, after writing STOPPED, for every live member of the flow to report it applied (at least 1s); when they do not, nothing is committed and the flow's target state is written back")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "change nothing: print the plan (after the same catch-up wait as the run)")
 	fs.BoolVar(&o.records, "records", false, "refine the translations from the copies' source offsets (as translate -records): non-exact checkpoints, and (planned) never-committed partitions the group committed on the source")
 	fs.Usage = func() {
@@ -166,8 +168,13 @@ func parseFailoverFlags(args []string, stderr io.Writer) (*failoverOptions, erro
 	default:
 		return nil, &usageError{fmt.Errorf("-uncommitted %q: want fail, earliest or latest", o.uncommitted)}
 	}
-	if o.sourceTimeout <= 0 || o.wait < 0 || o.stopWait < 0 {
-		return nil, &usageError{fmt.Errorf("-source-timeout %s, -wait %s, -stop-wait %s: -source-timeout must be positive, -wait and -stop-wait not negative (0s checks once)", o.sourceTimeout, o.wait, o.stopWait)}
+	if o.sourceTimeout <= 0 || o.wait < 0 {
+		return nil, &usageError{fmt.Errorf("-source-timeout %s, -wait %s: -source-timeout must be positive and -wait not negative (0s checks once)", o.sourceTimeout, o.wait)}
+	}
+	if o.stopWait < time.Second {
+		// A member applies STOPPED within about a second; a shorter wait
+		// could only refuse (and write the state back).
+		return nil, &usageError{fmt.Errorf("-stop-wait %s: live members need time to apply STOPPED and report it; use at least 1s (the default is 1m)", o.stopWait)}
 	}
 	return o, nil
 }
@@ -328,8 +335,12 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	// receives records, and is not waited for (a new user's finding: a
 	// run again waited -wait, 2 minutes, then refused without saying why).
 	var stopped *statustopic.TargetStateRecord
-	if ts, found, err := statustopic.TargetStateOf(status); rep.Mode == modePlanned && err == nil && found && ts.State == statustopic.Stopped {
-		stopped = &ts
+	before := statustopic.Running // the target state a refusal after the stop writes back
+	if ts, found, err := statustopic.TargetStateOf(status); err == nil && found {
+		before = ts.State
+		if rep.Mode == modePlanned && ts.State == statustopic.Stopped {
+			stopped = &ts
+		}
 	}
 	read := func() error { // the target's side of the plan
 		rctx, cancel := context.WithTimeout(ctx, o.timeout)
@@ -426,10 +437,17 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	if err != nil {
 		return failed(rep, finish, err)
 	}
-	if mr.Stopped < mr.Live {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("%d of %d live member(s) of %s did not report STOPPED within -stop-wait %s: nothing committed; the flow stays STOPPED: run failover again once they did (or with a longer -stop-wait)",
-			mr.Live-mr.Stopped, mr.Live, d.name(), o.stopWait))
+	// A refusal from here on commits nothing, so the flow gets back the
+	// target state it had (a new user's finding: left STOPPED, a planned
+	// rerun refused at once, the source's records since the stop being
+	// unreplicated, and only a resume through the REST API got out).
+	restore := func(why string) {
+		rep.Problems = append(rep.Problems, why+"; "+restoreState(ctx, d, dstCl, before, rep))
 		finish("refused", drRefused)
+	}
+	if mr.Stopped < mr.Live {
+		restore(fmt.Sprintf("%d of %d live member(s) of %s did not report STOPPED within -stop-wait %s: nothing committed",
+			mr.Live-mr.Stopped, mr.Live, d.name(), o.stopWait))
 		return rep, nil
 	}
 
@@ -444,8 +462,7 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		// Found only now (a group became active on the target while the
 		// flow stopped, a checkpoint changed): exit 1 means nothing was
 		// committed, so no group is.
-		rep.Problems = append(rep.Problems, fmt.Sprintf("found after %s was stopped: nothing committed; the flow stays STOPPED: run failover again once the problems above are resolved", d.name()))
-		finish("refused", drRefused)
+		restore(fmt.Sprintf("found after %s was stopped: nothing committed", d.name()))
 		return rep, nil
 	}
 	t = now()
@@ -464,6 +481,22 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	}
 	finish("done", drOK)
 	return rep, nil
+}
+
+// restoreState writes back the target state the flow had before failover
+// stopped it (before), after a refusal that committed nothing, and says
+// what the operator does next; a state that cannot be written is said too
+// (the flow then stays STOPPED).
+func restoreState(ctx context.Context, d *drFlow, cl *kgo.Client, before statustopic.TargetState, rep *failoverReport) string {
+	if before == statustopic.Stopped {
+		return "the flow stays STOPPED, as it was before this run; run failover again once the problems above are resolved"
+	}
+	if _, err := writeTargetState(ctx, d, cl, before, "kmirror failover (refused: nothing committed)"); err != nil {
+		return fmt.Sprintf("the flow stays STOPPED: writing its target state %s back failed (%v); resume it (PUT /connectors/%s/resume on a member), then run failover again once the problems above are resolved",
+			before, err, url.PathEscape(d.name()))
+	}
+	rep.TargetState = string(before)
+	return fmt.Sprintf("the flow's target state is %s again, as before this run; run failover again once the problems above are resolved", before)
 }
 
 // The commands of the status topic's DR record (statustopic.DRRecord).

@@ -102,7 +102,8 @@ func followMemberThen(t *testing.T, addrs []string, id string, onStopped func())
 // TestFailoverWaitsForMembers: after writing STOPPED, failover commits only
 // once every live member of the flow reports it applied STOPPED in its
 // member record of the status topic (seam 1); a member still replicating
-// after -stop-wait refuses the commit (exit 1) with the state left STOPPED.
+// after -stop-wait refuses the commit (exit 1) and writes the target state
+// it had back (RUNNING).
 func TestFailoverWaitsForMembers(t *testing.T) {
 	b, err := kfake.NewCluster(kfake.ClusterID("B"), kfake.NumBrokers(1))
 	if err != nil {
@@ -152,9 +153,12 @@ func TestFailoverWaitsForMembers(t *testing.T) {
 	member(statustopic.Running)
 	code, out, errOut, _ := runDR(t, failoverMain, "-config", props, "-groups", "g", "-source-timeout", "500ms", "-stop-wait", "1s", "-json")
 	rep := decodeFailover(t, out)
-	if code != drRefused || rep.TargetState != "STOPPED" || rep.Members == nil || rep.Members.Live != 1 || rep.Members.Stopped != 0 ||
+	if code != drRefused || rep.TargetState != "RUNNING" || rep.Members == nil || rep.Members.Live != 1 || rep.Members.Stopped != 0 ||
 		len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "did not report STOPPED") {
 		t.Fatalf("failover with a member still RUNNING: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if st, found, err := statustopic.ReadTargetState(ctx, []kgo.Opt{kgo.SeedBrokers(b.ListenAddrs()...)}, "A"); err != nil || !found || st.State != statustopic.Running {
+		t.Fatalf("after the refusal the flow's target state is %+v (found %t, %v), want RUNNING written back", st, found, err)
 	}
 	if got := kadm.NewClient(cl); got != nil {
 		offs, err := got.FetchOffsets(ctx, "g")

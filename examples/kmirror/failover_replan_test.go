@@ -102,11 +102,14 @@ func TestFailoverReplanRefusesAll(t *testing.T) {
 			t.Errorf("failover (exit %d) committed %s on B at %v: exit 1 must mean nothing was committed\n%s\n%s", code, g, got, out, errOut)
 		}
 	}
-	if code != drRefused || rep.TargetState != "STOPPED" || rep.Members == nil || rep.Members.Stopped != 1 {
-		t.Errorf("failover: exit %d, target state %q, members %+v; want %d, STOPPED, 1 stopped\n%s\n%s", code, rep.TargetState, rep.Members, drRefused, out, errOut)
+	if code != drRefused || rep.TargetState != "RUNNING" || rep.Members == nil || rep.Members.Stopped != 1 {
+		t.Errorf("failover: exit %d, target state %q, members %+v; want %d, RUNNING (written back), 1 stopped\n%s\n%s", code, rep.TargetState, rep.Members, drRefused, out, errOut)
+	}
+	if st, found, err := statustopic.ReadTargetState(ctx, []kgo.Opt{kgo.SeedBrokers(b.ListenAddrs()...)}, "A"); err != nil || !found || st.State != statustopic.Running {
+		t.Errorf("after the refusal the flow's target state is %+v (found %t, %v), want RUNNING written back", st, found, err)
 	}
 	problems := strings.Join(rep.Problems, "\n")
-	for _, want := range []string{"group g2: 1 member(s) on the target", "nothing committed"} {
+	for _, want := range []string{"group g2: 1 member(s) on the target", "nothing committed; the flow's target state is RUNNING again, as before this run"} {
 		if !strings.Contains(problems, want) {
 			t.Errorf("failover problems %q: want %q", rep.Problems, want)
 		}
