@@ -44,13 +44,18 @@ func (c *followCodec) configured(v any) {
 	if !ok || (len(codecs) == 1 && codecs[0] == sentinelCodec) {
 		return
 	}
+	// lz4 first, at any level: kgo would always pick it (lz4 never needs
+	// a fallback). An empty preference (kgo.ProducerBatchCompression())
+	// is no compression, as kgo.DefaultCompressor makes of it.
+	if len(codecs) > 0 {
+		if level, ok := lz4Level(codecs[0]); ok {
+			c.fixed = newLz4Compressor(level)
+			return
+		}
+	}
 	// A copy: DefaultCompressor reorders its argument in place, and the
 	// slice is the option value every client built from it shares (the
 	// caller holds kclient's lock while reading it).
-	if codecs[0] == kgo.Lz4Compression() {
-		c.fixed = newLz4Compressor() // lz4 never needs a fallback
-		return
-	}
 	c.fixed, _ = kgo.DefaultCompressor(slices.Clone(codecs)...)
 	if c.fixed == nil {
 		c.fixed = noCompressor{}
@@ -105,7 +110,7 @@ func (c *followCodec) Compress(dst *bytes.Buffer, src []byte, flags ...kgo.Compr
 		case kgo.CodecSnappy:
 			codec = kgo.SnappyCompression()
 		case kgo.CodecLz4:
-			comp = newLz4Compressor()
+			comp = newLz4Compressor(lz4.Fast)
 		default:
 			// zstd needs Produce v7+; kgo passes CompressDisableZstd below
 			// that, and the fallback keeps the data compressed.
@@ -139,16 +144,38 @@ func (noCompressor) Compress(_ *bytes.Buffer, src []byte, _ ...kgo.CompressFlag)
 // Every Kafka client reads frames of any block size.
 type lz4Compressor struct{ pool sync.Pool }
 
-func newLz4Compressor() *lz4Compressor {
+// newLz4Compressor compresses at level, one lz4Level returns.
+func newLz4Compressor(level lz4.CompressionLevel) *lz4Compressor {
 	c := &lz4Compressor{}
 	c.pool.New = func() any {
 		w := lz4.NewWriter(nil)
-		if err := w.Apply(lz4.BlockSizeOption(lz4.Block1Mb)); err != nil {
-			panic("lz4: Block1Mb refused: " + err.Error()) // a constant option of the pinned library
+		if err := w.Apply(lz4.BlockSizeOption(lz4.Block1Mb), lz4.CompressionLevelOption(level)); err != nil {
+			panic("lz4: options refused: " + err.Error()) // constant options of the pinned library, a level lz4Level checked
 		}
 		return w
 	}
 	return c
+}
+
+// lz4Levels are the levels lz4.CompressionLevelOption takes.
+var lz4Levels = []lz4.CompressionLevel{lz4.Fast, lz4.CCompatFast, lz4.Level1, lz4.Level2, lz4.Level3,
+	lz4.Level4, lz4.Level5, lz4.Level6, lz4.Level7, lz4.Level8, lz4.Level9}
+
+// lz4Level reports whether codec is lz4, and at which level kgo's own
+// compressor would compress it: the codec's level
+// (kgo.Lz4Compression().WithLevel), or lz4's default (Fast) when
+// lz4.CompressionLevelOption refuses it. kgo.CompressionCodec's fields are
+// unexported: the codec is compared with each lz4 level's.
+func lz4Level(codec kgo.CompressionCodec) (lz4.CompressionLevel, bool) {
+	if codec.WithLevel(0) != kgo.Lz4Compression() {
+		return 0, false
+	}
+	for _, l := range lz4Levels {
+		if codec == kgo.Lz4Compression().WithLevel(int(l)) {
+			return l, true
+		}
+	}
+	return lz4.Fast, true
 }
 
 // Compress implements kgo.Compressor. A failure (none is known for a

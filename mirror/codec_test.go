@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -58,6 +59,73 @@ func TestLz4CompressorBlocks(t *testing.T) {
 			if size == 1<<20 && len(out) > size/3 {
 				t.Errorf("%s: 1 MiB of JSON compressed to %d bytes, want at most a third", name, len(out))
 			}
+		}
+	}
+}
+
+// TestBrk1206EmptyCompressionPreference: kgo.ProducerBatchCompression()
+// with no codec is no compression (kgo.DefaultCompressor returns none for
+// it, and so did the unit's producer); the lz4 check of the first codec
+// indexed the empty preference and panicked in the unit's goroutine,
+// killing the process, when the target's producer options had it.
+func TestBrk1206EmptyCompressionPreference(t *testing.T) {
+	c := &followCodec{}
+	c.observeN(uint8(kgo.CodecLz4), 10) // the source's lz4 must not win: the user configured
+	c.settle()
+	var panicked any
+	func() {
+		defer func() { panicked = recover() }()
+		c.configured([]kgo.CompressionCodec(nil))
+	}()
+	if panicked != nil {
+		t.Fatalf("configured(empty preference) panicked: %v", panicked)
+	}
+	in := bytes.Repeat([]byte("order-"), 1000)
+	out, codec := c.Compress(new(bytes.Buffer), in)
+	if codec != kgo.CodecNone || !bytes.Equal(out, in) {
+		t.Fatalf("empty preference: codec %v, %d bytes; want none, the batch as it is (%d bytes)", codec, len(out), len(in))
+	}
+}
+
+// TestBrk1206Lz4LevelKeepsBlocks: a user-configured lz4 with a level
+// (kgo.Lz4Compression().WithLevel) compresses at that level, as kgo's
+// compressor does, and into the same 1 MiB frame blocks as the default
+// level (it was left to kgo's compressor, 4 MiB blocks); a level lz4
+// refuses is lz4's default level, as kgo makes of it.
+func TestBrk1206Lz4LevelKeepsBlocks(t *testing.T) {
+	var src bytes.Buffer
+	for i := 0; src.Len() < 512<<10; i++ {
+		fmt.Fprintf(&src, `{"order_id":"o-%08d","customer":"c-%05d","amount":%d.%02d}`, i, i%9973, i%500, i%100)
+	}
+	in := src.Bytes()
+	lenOf := func(codec kgo.CompressionCodec) int {
+		ref, _ := kgo.DefaultCompressor(codec)
+		out, _ := ref.Compress(new(bytes.Buffer), in)
+		return len(out)
+	}
+	fast, level9 := lenOf(kgo.Lz4Compression()), lenOf(kgo.Lz4Compression().WithLevel(int(lz4.Level9)))
+	if level9 >= fast {
+		t.Fatalf("kgo's lz4 Level9 compressed to %d bytes, Fast to %d: want Level9 smaller", level9, fast)
+	}
+	for _, c := range []struct {
+		level int
+		want  int
+	}{{int(lz4.Level9), level9}, {int(lz4.Level1), lenOf(kgo.Lz4Compression().WithLevel(int(lz4.Level1)))}, {-3, fast}, {12345, fast}} {
+		codec := kgo.Lz4Compression().WithLevel(c.level)
+		f := &followCodec{}
+		f.configured([]kgo.CompressionCodec{codec, kgo.NoCompression()})
+		out, used := f.Compress(new(bytes.Buffer), in)
+		if used != kgo.CodecLz4 {
+			t.Fatalf("level %d: codec %v, want lz4", c.level, used)
+		}
+		if got := lz4BlockSize(t, out); got != 1<<20 {
+			t.Errorf("level %d: frame blocks of %d bytes, want 1 MiB", c.level, got)
+		}
+		if len(out) != c.want {
+			t.Errorf("level %d: compressed to %d bytes, kgo's compressor at that level to %d", c.level, len(out), c.want)
+		}
+		if back, err := kgo.DefaultDecompressor().Decompress(out, kgo.CodecLz4); err != nil || !bytes.Equal(back, in) {
+			t.Fatalf("level %d: decompressed %d bytes (%v), want the batch back", c.level, len(back), err)
 		}
 	}
 }
