@@ -4,7 +4,7 @@ package main
 //
 //	kmirror failover -config mm2.properties -flow 'A->B' -groups REGEX
 //	                 [-uncommitted fail|earliest|latest] [-source-timeout 10s]
-//	                 [-wait 2m] [-dry-run] [-records] [-json]
+//	                 [-wait 2m] [-stop-wait 1m] [-dry-run] [-records] [-json]
 //
 // It promotes the target B for the consumer groups -groups matches: their
 // translated offsets are committed into the same groups on B, so that
@@ -44,8 +44,10 @@ package main
 //
 // Exit codes: 0 done (-dry-run: the plan has no problem); 1 refused or
 // something unaccounted (members on the source, an active group on the
-// target, a never-committed partition with fail, catch-up not reached),
-// nothing committed, even when the plan made again after the stop is the
+// target, a never-committed partition with fail, catch-up not reached, a
+// live member that did not report STOPPED within -stop-wait), nothing
+// committed (after the stop, the flow's target state from before the run
+// is written back), even when the plan made again after the stop is the
 // one that refuses;
 // 2 bad flags or configuration; 3 the target unreachable or interrupted.
 

@@ -3,6 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"flag"
+	"io"
+	"os"
 	"strings"
 	"testing"
 )
@@ -43,6 +47,64 @@ func TestUsagePrintedOnce(t *testing.T) {
 		out := stderr.String()
 		if n, m := strings.Count(out, "usage: kmirror -config FILE"), strings.Count(out, "-embedded\n"); n != 1 || m != 1 {
 			t.Errorf("%q: usage header printed %d times, flag list %d times, want 1 and 1:\n%s", args, n, m, out)
+		}
+	}
+}
+
+// TestBrk1206DRSynopsesListEveryFlag: the synopses of failover and
+// failback (the usage text, the command's file comment, README's) name
+// every flag of the command but the common -timeout. failover's file
+// comment did not name -stop-wait, nor README's synopsis -records.
+func TestBrk1206DRSynopsesListEveryFlag(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cmd, file string
+		parse     func([]string, io.Writer) error
+	}{
+		{"failover", "failover.go", func(a []string, w io.Writer) error { _, err := parseFailoverFlags(a, w); return err }},
+		{"failback", "failback.go", func(a []string, w io.Writer) error { _, err := parseFailbackFlags(a, w); return err }},
+	} {
+		var usage bytes.Buffer
+		if err := c.parse([]string{"-h"}, &usage); !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("%s -h: %v", c.cmd, err)
+		}
+		head, defaults, ok := strings.Cut(usage.String(), "\nflags:\n")
+		if !ok {
+			t.Fatalf("%s usage without its flag list:\n%s", c.cmd, usage.String())
+		}
+		var flags []string
+		for _, l := range strings.Split(defaults, "\n") {
+			if name, ok := strings.CutPrefix(l, "  -"); ok {
+				if name, _, _ = strings.Cut(name, " "); name != "timeout" {
+					flags = append(flags, name)
+				}
+			}
+		}
+		src, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The file comment's synopsis: from "kmirror <cmd> -config" to the
+		// first empty comment line.
+		_, comment, _ := strings.Cut(string(src), "//\tkmirror "+c.cmd+" -config")
+		comment, _, _ = strings.Cut(comment, "\n//\n")
+		comment = " -config" + comment
+		// README's: the shell block that starts with "kmirror <cmd> -config".
+		_, md, _ := strings.Cut(string(readme), "```sh\nkmirror "+c.cmd+" -config")
+		md, _, _ = strings.Cut(md, "```")
+		md = " -config" + md
+		if len(flags) < 5 || comment == " -config" || md == " -config" {
+			t.Fatalf("%s: flags %q, file comment synopsis %q, README synopsis %q: not found", c.cmd, flags, comment, md)
+		}
+		for _, f := range flags {
+			for _, s := range []struct{ where, text string }{{"usage", head}, {c.file + "'s comment", comment}, {"README.md", md}} {
+				if !strings.Contains(s.text, "[-"+f+" ") && !strings.Contains(s.text, "[-"+f+"]") && !strings.Contains(s.text, " -"+f+" ") {
+					t.Errorf("%s: the synopsis of %s does not name -%s:\n%s", c.cmd, s.where, f, s.text)
+				}
+			}
 		}
 	}
 }
