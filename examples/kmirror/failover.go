@@ -437,6 +437,9 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	rep.Members = mr
 	rep.TimingsMs.Stop = now().Sub(t).Milliseconds()
 	if err != nil {
+		// Interrupted or unreadable with STOPPED written (a breaker's
+		// finding: the report did not say): the flow is left as it is.
+		err = fmt.Errorf("%w (after writing STOPPED: nothing committed; the flow stays STOPPED: run failover again, or resume it with PUT /connectors/%s/resume on a member)", err, url.PathEscape(d.name()))
 		return failed(rep, finish, err)
 	}
 	// A refusal from here on commits nothing, so the flow gets back the

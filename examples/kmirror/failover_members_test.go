@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -99,18 +100,19 @@ func followMemberThen(t *testing.T, addrs []string, id string, onStopped func())
 	}()
 }
 
-// TestFailoverWaitsForMembers: after writing STOPPED, failover commits only
-// once every live member of the flow reports it applied STOPPED in its
-// member record of the status topic (seam 1); a member still replicating
-// after -stop-wait refuses the commit (exit 1) and writes the target state
-// it had back (RUNNING).
-func TestFailoverWaitsForMembers(t *testing.T) {
-	b, err := kfake.NewCluster(kfake.ClusterID("B"), kfake.NumBrokers(1))
+// membersWorld is the B side of a failover whose source A never answers
+// (unplanned): A.orders with an exact checkpoint of group g at 5, the
+// status topic, and member, which writes member m1's record applying a
+// state. It returns the properties file, B and a client of B.
+func membersWorld(t *testing.T) (props string, b *kfake.Cluster, cl *kgo.Client, member func(statustopic.TargetState)) {
+	t.Helper()
+	var err error
+	b, err = kfake.NewCluster(kfake.ClusterID("B"), kfake.NumBrokers(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(b.Close)
-	props := filepath.Join(t.TempDir(), "mm2.properties")
+	props = filepath.Join(t.TempDir(), "mm2.properties")
 	body := fmt.Sprintf("clusters = A, B\nA.bootstrap.servers = 127.0.0.1:%d\nB.bootstrap.servers = %s\nA->B.enabled = true\n",
 		freeLoopbackPort(t), b.ListenAddrs()[0]) // A: nothing listens there
 	if err := os.WriteFile(props, []byte(body), 0o600); err != nil {
@@ -122,13 +124,13 @@ func TestFailoverWaitsForMembers(t *testing.T) {
 	if err := b.CreateTopic("A.checkpoints.internal", 1, nil); err != nil {
 		t.Fatal(err)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.ListenAddrs()...))
+	cl, err = kgo.NewClient(kgo.SeedBrokers(b.ListenAddrs()...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
+	t.Cleanup(cl.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	cp := checkpoint.Checkpoint{Group: "g", Topic: "A.orders", Partition: 0, UpstreamOffset: 5, DownstreamOffset: 5}
 	k, _ := cp.Key()
 	v, _ := cp.Value()
@@ -139,7 +141,7 @@ func TestFailoverWaitsForMembers(t *testing.T) {
 	if _, err := ensuretopic.Ensure(ctx, kadm.NewClient(cl), statustopic.Spec("A", "B", -1)); err != nil {
 		t.Fatal(err)
 	}
-	member := func(state statustopic.TargetState) {
+	member = func(state statustopic.TargetState) {
 		t.Helper()
 		r, err := statustopic.MemberRecordOf("A", statustopic.MemberRecord{Flow: "A->B", MemberID: "m1", WorkerID: "w1:8080",
 			Applied: state, State: string(state), IntervalMS: 5000, At: time.Now().UTC()})
@@ -150,6 +152,18 @@ func TestFailoverWaitsForMembers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return props, b, cl, member
+}
+
+// TestFailoverWaitsForMembers: after writing STOPPED, failover commits only
+// once every live member of the flow reports it applied STOPPED in its
+// member record of the status topic (seam 1); a member still replicating
+// after -stop-wait refuses the commit (exit 1) and writes the target state
+// it had back (RUNNING).
+func TestFailoverWaitsForMembers(t *testing.T) {
+	props, b, cl, member := membersWorld(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	member(statustopic.Running)
 	code, out, errOut, _ := runDR(t, failoverMain, "-config", props, "-groups", "g", "-source-timeout", "500ms", "-stop-wait", "1s", "-json")
 	rep := decodeFailover(t, out)
@@ -218,5 +232,32 @@ func TestReverseBehind(t *testing.T) {
 	}
 	if want := []string{"group g: billing[0] checkpointed at 20, not exact yet"}; fmt.Sprint(inexact) != fmt.Sprint(want) {
 		t.Errorf("inexact %q, want %q", inexact, want)
+	}
+}
+
+// TestFailoverInterruptedWhileMembersStop (a breaker's finding): a failover
+// interrupted while it waits for the members, STOPPED written, said only
+// "context canceled". It says the flow stays STOPPED and how to go on
+// (exit 3, nothing committed).
+func TestFailoverInterruptedWhileMembersStop(t *testing.T) {
+	props, b, cl, member := membersWorld(t)
+	member(statustopic.Running) // never applies STOPPED
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(2*time.Second, cancel)
+	var out, errOut bytes.Buffer
+	code := failoverMain(ctx, []string{"-config", props, "-groups", "g", "-source-timeout", "500ms", "-stop-wait", "1m", "-json"}, &out, &errOut)
+	rep := decodeFailover(t, out.String())
+	want := "(after writing STOPPED: nothing committed; the flow stays STOPPED: run failover again, or resume it with PUT /connectors/A-%3EB/resume on a member)"
+	if code != drUnreachable || rep.Result != "interrupted" || rep.TargetState != "STOPPED" || len(rep.Problems) != 1 ||
+		!strings.Contains(rep.Problems[0], "context canceled") || !strings.HasSuffix(rep.Problems[0], want) {
+		t.Fatalf("failover interrupted in the members' wait: exit %d, result %q, state %q, problems %q; want %d, interrupted, STOPPED, one ending %q\n%s",
+			code, rep.Result, rep.TargetState, rep.Problems, drUnreachable, want, errOut.String())
+	}
+	if offs, err := kadm.NewClient(cl).FetchOffsets(context.Background(), "g"); err == nil && len(offs) > 0 {
+		t.Fatalf("committed %v on B", offs)
+	}
+	if st, found, err := statustopic.ReadTargetState(context.Background(), []kgo.Opt{kgo.SeedBrokers(b.ListenAddrs()...)}, "A"); err != nil || !found || st.State != statustopic.Stopped {
+		t.Fatalf("target state %+v (found %t, %v), want STOPPED left", st, found, err)
 	}
 }
