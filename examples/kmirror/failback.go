@@ -404,6 +404,9 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 		}
 		rep.ReverseEvidence = "heartbeats only: " + why
 		if hb.IsZero() || time.Since(hb) > max(3*interval, 15*time.Second) {
+			// Neither a member nor heartbeats (a new user read "heartbeats
+			// only" where there were none).
+			rep.ReverseEvidence = "no live member, no recent heartbeat: " + why
 			rep.Problems = append(rep.Problems, fmt.Sprintf("the reverse flow %s has no live member: its newest heartbeat on %s is %s, and %s; start kmirror on the file (kmirror -config FILE, or -clusters %s for that flow alone)",
 				rep.Reverse, a.Alias, heartbeatAge(hb), why, a.Alias))
 			return refuse()

@@ -17,13 +17,11 @@ import (
 	"github.com/kmirror/kmirror/mirror"
 )
 
-// heartbeatsOnlyReverse: after a planned failover of A->B (the group on B
-// at A.orders), a runner runs the flows into A from a file that disables
-// B->A: it emits B->A's heartbeats into A and replicates nothing. failback
-// runs on w.props, which enables B->A (the file is right, the runner is
-// not). It returns once a heartbeat of B->A on A is fresh and the runner's
-// member of B->A is live in its status topic on A.
-func heartbeatsOnlyReverse(t *testing.T) *drWorld {
+// failedOver is a world after a planned failover of A->B by a runner of
+// the flows into B, stopped since: the group on B at A.orders (50 on each
+// partition), no runner of B->A.
+func failedOver(t *testing.T) *drWorld {
+	t.Helper()
 	w := newDRWorld(t, "")
 	w.produce(w.aAddrs, "A", w.topic, 100)
 	commitAt := map[int32]int64{0: 50, 1: 50, 2: 50}
@@ -41,6 +39,17 @@ func heartbeatsOnlyReverse(t *testing.T) *drWorld {
 		t.Errorf("runner: %v\n%s", err, runnerLog)
 	}
 
+	return w
+}
+
+// heartbeatsOnlyReverse: after a planned failover of A->B (the group on B
+// at A.orders), a runner runs the flows into A from a file that disables
+// B->A: it emits B->A's heartbeats into A and replicates nothing. failback
+// runs on w.props, which enables B->A (the file is right, the runner is
+// not). It returns once a heartbeat of B->A on A is fresh and the runner's
+// member of B->A is live in its status topic on A.
+func heartbeatsOnlyReverse(t *testing.T) *drWorld {
+	w := failedOver(t)
 	body, err := os.ReadFile(w.props)
 	if err != nil {
 		t.Fatal(err)
@@ -183,5 +192,23 @@ func TestReverseMembers(t *testing.T) {
 		if rs.Live != tc.live || rs.Replicating != tc.replicating || !strings.Contains(strings.Join(rs.NotReplicating, "; "), tc.why) {
 			t.Errorf("%s: %+v, want live %d, replicating %d, %q", tc.name, rs, tc.live, tc.replicating, tc.why)
 		}
+	}
+}
+
+// TestFailbackNoReverseMemberNorHeartbeat (a new user's finding): before
+// anything runs B->A, failback's evidence read "heartbeats only: no live
+// kmirror member" though there was no heartbeat either.
+func TestFailbackNoReverseMemberNorHeartbeat(t *testing.T) {
+	w := failedOver(t)
+	code, out, errOut, _ := runDR(t, failbackMain, "-config", w.props, "-flow", "A->B", "-groups", w.group, "-wait", "1s", "-dry-run", "-json")
+	var rep failbackReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("failback -json: %v\n%s\n%s", err, out, errOut)
+	}
+	wantEvidence := "no live member, no recent heartbeat: no live kmirror member in mm2-kmirror-status.B.internal on A (a flow run by Apache MM2 publishes none)"
+	if code != drRefused || rep.ReverseEvidence != wantEvidence || len(rep.Problems) != 1 ||
+		!strings.HasPrefix(rep.Problems[0], "the reverse flow B->A has no live member: its newest heartbeat on A is none") {
+		t.Fatalf("failback with nothing running B->A: exit %d, evidence %q, problems %q; want %d, %q and the no-live-member problem\n%s",
+			code, rep.ReverseEvidence, rep.Problems, drRefused, wantEvidence, errOut)
 	}
 }
