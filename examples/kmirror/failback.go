@@ -814,7 +814,7 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 		return refuse()
 	}
 	t = time.Now()
-	if _, err := writeTargetState(ctx, d, bCl, statustopic.Running, "kmirror failback"); err != nil {
+	if _, err := writeTargetState(ctx, d, bCl, statustopic.Running, "kmirror failback", ""); err != nil {
 		return fail(err)
 	}
 	rep.TargetState = string(statustopic.Running)

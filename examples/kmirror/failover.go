@@ -26,11 +26,13 @@ package main
 // applied STOPPED (or none is live; up to -stop-wait, apart from the
 // catch-up's -wait), and commits. A refusal after the stop (a member that
 // did not report STOPPED, a problem the plan made again finds) commits
-// nothing and writes the flow's target state from before the run back. A group with members on
-// B is never moved. A partition the group never committed, on a topic it
-// committed another partition of, is refused with -uncommitted fail (the
-// default: listed, exit 1 before anything changes), or committed at the
-// target partition's log start (earliest) or end (latest).
+// nothing and writes the flow's target state from before the stop back,
+// unless a newer one was written while it waited (an operator's pause or
+// resume: left as it is). A group with members on B is never moved. A
+// partition the group never committed, on a topic it committed another
+// partition of, is refused with -uncommitted fail (the default: listed,
+// exit 1 before anything changes), or committed at the target partition's
+// log start (earliest) or end (latest).
 //
 // -dry-run changes nothing and prints the plan. It waits for the catch-up
 // as the run does, so that its exit code is the run's; -wait 0s checks
@@ -46,9 +48,9 @@ package main
 // something unaccounted (members on the source, an active group on the
 // target, a never-committed partition with fail, catch-up not reached, a
 // live member that did not report STOPPED within -stop-wait), nothing
-// committed (after the stop, the flow's target state from before the run
-// is written back), even when the plan made again after the stop is the
-// one that refuses;
+// committed (after the stop, the flow's target state from before it is
+// written back, or the report says why not and the flow stays STOPPED),
+// even when the plan made again after the stop is the one that refuses;
 // 2 bad flags or configuration; 3 the target unreachable or interrupted.
 
 import (
@@ -106,7 +108,9 @@ type failoverReport struct {
 	// (partitionReport.Ahead).
 	Rerun bool `json:"rerun,omitempty"`
 	// TargetState is the flow's persisted target state the command wrote
-	// (STOPPED), empty when it wrote none (dry run, refused before).
+	// last: STOPPED, or, refused after the stop, the state from before the
+	// run written back (RUNNING, PAUSED); empty when it wrote none (dry
+	// run, refused before).
 	TargetState string `json:"target_state,omitempty"`
 	// Members is how the wait for the members to apply it ended.
 	Members  *membersReport `json:"members,omitempty"`
@@ -225,10 +229,17 @@ func (r *failoverReport) writeText(w io.Writer) {
 		fmt.Fprintf(w, "flow %s: an earlier failover committed: the groups it committed keep their offsets on the target where they are past their translation\n", r.Flow)
 	}
 	if r.TargetState != "" {
-		fmt.Fprintf(w, "flow %s: target state %s written", r.Flow, r.TargetState)
+		written := r.TargetState
+		if r.Members != nil { // the members were waited for: STOPPED was written
+			written = string(statustopic.Stopped)
+		}
+		fmt.Fprintf(w, "flow %s: target state %s written", r.Flow, written)
 		if r.Members != nil {
 			fmt.Fprintf(w, "; %d live member(s), %d applied it (waited %v)", r.Members.Live, r.Members.Stopped,
 				(time.Duration(r.Members.WaitedMs) * time.Millisecond).Round(time.Millisecond))
+		}
+		if written != r.TargetState { // a refusal after the stop (a breaker's finding: "RUNNING written; 0 applied it")
+			fmt.Fprintf(w, "; target state %s written back", r.TargetState)
 		}
 		fmt.Fprintln(w)
 	}
@@ -337,9 +348,13 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	// receives records, and is not waited for (a new user's finding: a
 	// run again waited -wait, 2 minutes, then refused without saying why).
 	var stopped *statustopic.TargetStateRecord
-	before := statustopic.Running // the target state a refusal after the stop writes back
+	// The target state a refusal after the stop writes back: read again
+	// just before the stop (an operator may change it while the command
+	// waits for the catch-up); this read's when that one fails.
+	before := statustopic.TargetStateRecord{State: statustopic.Running}
+	beforeFound := false
 	if ts, found, err := statustopic.TargetStateOf(status); err == nil && found {
-		before = ts.State
+		before, beforeFound = ts, true
 		if rep.Mode == modePlanned && ts.State == statustopic.Stopped {
 			stopped = &ts
 		}
@@ -428,7 +443,16 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 
 	// Stop the flow for good, and wait for its members.
 	t := now()
-	stopAt, err := writeTargetState(ctx, d, dstCl, statustopic.Stopped, "kmirror failover ("+rep.Mode+")")
+	// The state the members run now: the last target-state record they
+	// can read (a newer one that cannot be read, written by hand with a
+	// typo, is ignored by them; a breaker's finding: taken as RUNNING,
+	// a refusal resumed a flow that was paused).
+	rctx, cancel := context.WithTimeout(ctx, o.timeout)
+	if v, err := statustopic.ReadView(rctx, clusterOpts(d.dst, d.dst.Consumer), d.flow.Source); err == nil {
+		before, beforeFound = v.TargetState()
+	}
+	cancel()
+	stopAt, err := writeTargetState(ctx, d, dstCl, statustopic.Stopped, "kmirror failover ("+rep.Mode+")", "")
 	if err != nil {
 		return failed(rep, finish, err)
 	}
@@ -436,18 +460,24 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	mr, err := waitMembers(ctx, d, statustopic.Stopped, stopAt, o.stopWait, now)
 	rep.Members = mr
 	rep.TimingsMs.Stop = now().Sub(t).Milliseconds()
+	// Interrupted or unreadable with STOPPED written (a breaker's
+	// finding: the report did not say): the flow is left as it is.
+	stoppedErr := func(err error) error {
+		if before.State == statustopic.Stopped {
+			return fmt.Errorf("%w (after writing STOPPED: nothing committed; the flow stays STOPPED, as it was before this run: run failover again)", err)
+		}
+		verb := stateVerb(before.State) // back to the state before this run
+		return fmt.Errorf("%w (after writing STOPPED: nothing committed; the flow stays STOPPED: run failover again, or %s it with PUT /connectors/%s/%s on a member)", err, verb, url.PathEscape(d.name()), verb)
+	}
 	if err != nil {
-		// Interrupted or unreadable with STOPPED written (a breaker's
-		// finding: the report did not say): the flow is left as it is.
-		err = fmt.Errorf("%w (after writing STOPPED: nothing committed; the flow stays STOPPED: run failover again, or resume it with PUT /connectors/%s/resume on a member)", err, url.PathEscape(d.name()))
-		return failed(rep, finish, err)
+		return failed(rep, finish, stoppedErr(err))
 	}
 	// A refusal from here on commits nothing, so the flow gets back the
 	// target state it had (a new user's finding: left STOPPED, a planned
 	// rerun refused at once, the source's records since the stop being
 	// unreplicated, and only a resume through the REST API got out).
 	restore := func(why string) {
-		rep.Problems = append(rep.Problems, why+"; "+restoreState(ctx, d, dstCl, before, rep))
+		rep.Problems = append(rep.Problems, why+"; "+restoreState(ctx, d, dstCl, before, beforeFound, stopAt, rep))
 		finish("refused", drRefused)
 	}
 	if mr.Stopped < mr.Live {
@@ -458,7 +488,7 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 
 	// The final checkpoints (the emitters stopped), and the commits.
 	if err := read(); err != nil {
-		return failed(rep, finish, err)
+		return failed(rep, finish, stoppedErr(err)) // said as the wait's (a breaker's finding)
 	}
 	in.Source = nil // planned: checked before the stop
 	p = planFailover(in)
@@ -489,19 +519,67 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 }
 
 // restoreState writes back the target state the flow had before failover
-// stopped it (before), after a refusal that committed nothing, and says
-// what the operator does next; a state that cannot be written is said too
-// (the flow then stays STOPPED).
-func restoreState(ctx context.Context, d *drFlow, cl *kgo.Client, before statustopic.TargetState, rep *failoverReport) string {
-	if before == statustopic.Stopped {
-		return "the flow stays STOPPED, as it was before this run; run failover again once the problems above are resolved"
+// stopped it (before: found says a record held it; its writer and reason
+// go into the reason of the record written back), after a refusal that
+// committed nothing, and says what the operator does next. It writes only
+// while the STOPPED record failover wrote (at offset stopAt) is still the
+// flow's latest target state: a newer one (an operator's pause or resume
+// while the command waited; a breaker's finding: it was overwritten) is
+// left as it is. A state that cannot be written is said too (the flow
+// then stays STOPPED).
+func restoreState(ctx context.Context, d *drFlow, cl *kgo.Client, before statustopic.TargetStateRecord, found bool, stopAt int64, rep *failoverReport) string {
+	const next = "run failover again once the problems above are resolved"
+	if before.State == statustopic.Stopped {
+		return "the flow stays STOPPED, as it was before this run; " + next
 	}
-	if _, err := writeTargetState(ctx, d, cl, before, "kmirror failover (refused: nothing committed)"); err != nil {
-		return fmt.Sprintf("the flow stays STOPPED: writing its target state %s back failed (%v); resume it (PUT /connectors/%s/resume on a member), then run failover again once the problems above are resolved",
-			before, err, url.PathEscape(d.name()))
+	by := func(r statustopic.TargetStateRecord) string {
+		s := " by " + r.By
+		if r.By == "" {
+			s = " by an unnamed writer"
+		}
+		if !r.At.IsZero() {
+			s += " at " + r.At.UTC().Format(time.RFC3339)
+		}
+		return s
 	}
-	rep.TargetState = string(before)
-	return fmt.Sprintf("the flow's target state is %s again, as before this run; run failover again once the problems above are resolved", before)
+	verb := stateVerb(before.State)
+	manual := fmt.Sprintf("%s it (PUT /connectors/%s/%s on a member), then %s", verb, url.PathEscape(d.name()), verb, next)
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	v, err := statustopic.ReadView(rctx, clusterOpts(d.dst, d.dst.Consumer), d.flow.Source)
+	cancel()
+	switch {
+	case err != nil:
+		return fmt.Sprintf("the flow stays STOPPED: reading its target state, to write %s back, failed (%v); %s", before.State, err, manual)
+	case v.BadTarget != "":
+		return fmt.Sprintf("the flow stays STOPPED: a target-state record written after this run's STOPPED cannot be read (%s), so %s is not written back over it; %s", v.BadTarget, before.State, manual)
+	case v.TargetOffset() != stopAt:
+		cur, _ := v.TargetState()
+		return fmt.Sprintf("the flow's target state was set to %s%s while this run waited: left as it is (%s, the state before this run, not written back); %s", cur.State, by(cur), before.State, next)
+	}
+	why := fmt.Sprintf("the target state before a refused failover (no record: %s)", before.State)
+	if found {
+		why = fmt.Sprintf("the target state before a refused failover: %s%s", before.State, by(before))
+		if before.Reason != "" {
+			why += ": " + before.Reason
+		}
+	}
+	if _, err := writeTargetState(ctx, d, cl, before.State, "kmirror failover (refused: nothing committed)", why); err != nil {
+		return fmt.Sprintf("the flow stays STOPPED: writing its target state %s back failed (%v); %s", before.State, err, manual)
+	}
+	rep.TargetState = string(before.State)
+	return fmt.Sprintf("the flow's target state is %s again, as before this run; %s", before.State, next)
+}
+
+// stateVerb is the REST request (PUT /connectors/{flow}/VERB) that writes
+// target state st.
+func stateVerb(st statustopic.TargetState) string {
+	switch st {
+	case statustopic.Paused:
+		return "pause"
+	case statustopic.Stopped:
+		return "stop"
+	}
+	return "resume"
 }
 
 // The commands of the status topic's DR record (statustopic.DRRecord).
@@ -1130,13 +1208,13 @@ func (g *gapProbe) firstData(ctx context.Context, ranges map[string]map[int32]kr
 // writeTargetState persists the flow's target state (seam 2) in its status
 // topic on the target, creating the topic if the members have not, and
 // returns the record's offset.
-func writeTargetState(ctx context.Context, d *drFlow, cl *kgo.Client, state statustopic.TargetState, by string) (int64, error) {
+func writeTargetState(ctx context.Context, d *drFlow, cl *kgo.Client, state statustopic.TargetState, by, reason string) (int64, error) {
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if _, err := ensuretopic.Ensure(wctx, kadm.NewClient(cl), statustopic.Spec(d.flow.Source, d.dst.Alias, -1)); err != nil {
 		return -1, fmt.Errorf("status topic of %s: %w", d.name(), err)
 	}
-	rec := statustopic.TargetStateRecord{Flow: d.name(), State: state, At: time.Now().UTC(), By: by}
+	rec := statustopic.TargetStateRecord{Flow: d.name(), State: state, At: time.Now().UTC(), By: by, Reason: reason}
 	return statustopic.WriteTargetStateOffset(wctx, cl, d.flow.Source, rec)
 }
 
