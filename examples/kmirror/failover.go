@@ -143,6 +143,10 @@ type membersReport struct {
 	// a later one.
 	Live    int `json:"live"`
 	Stopped int `json:"stopped"`
+	// Pending names the live members that did not report it: worker,
+	// member and the state they last applied (a second new user looked
+	// for the hung one in /status).
+	Pending []string `json:"pending,omitempty"`
 	// WaitedMs is how long the command waited.
 	WaitedMs int64 `json:"waited_ms"`
 }
@@ -343,10 +347,11 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	}
 	prev, _ := statustopic.DROf(status)
 	in.Committed = committedBy(prev, drFailover)
-	// A flow an earlier run (or an operator) STOPPED replicates nothing:
-	// a planned failover's catch-up cannot be reached while the source
-	// receives records, and is not waited for (a new user's finding: a
-	// run again waited -wait, 2 minutes, then refused without saying why).
+	// A flow an earlier run (or an operator) STOPPED or PAUSED replicates
+	// nothing: a planned failover's catch-up cannot be reached while the
+	// source receives records, and is not waited for (a new user's
+	// finding: a run again waited -wait, 2 minutes, then refused without
+	// saying why; PAUSED too, a second new user's).
 	var stopped *statustopic.TargetStateRecord
 	// The target state a refusal after the stop writes back: read again
 	// just before the stop (an operator may change it while the command
@@ -355,7 +360,7 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	beforeFound := false
 	if ts, found, err := statustopic.TargetStateOf(status); err == nil && found {
 		before, beforeFound = ts, true
-		if rep.Mode == modePlanned && ts.State == statustopic.Stopped {
+		if rep.Mode == modePlanned && (ts.State == statustopic.Stopped || ts.State == statustopic.Paused) {
 			stopped = &ts
 		}
 	}
@@ -421,9 +426,18 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		if by == "" {
 			by = "an operator"
 		}
-		rep.Problems = append(rep.Problems, fmt.Sprintf("%s is STOPPED (by %s at %s): the records the source received since are not replicated, so a planned failover cannot catch up; "+
-			"to fail over more groups, stop the source's producers, resume the flow (PUT /connectors/%s/resume on a member), and run failover again once it has caught up",
-			d.name(), by, stopped.At.UTC().Format(time.RFC3339), url.PathEscape(d.name())))
+		if stopped.Reason != "" {
+			by += ": " + stopped.Reason
+		}
+		if stopped.State == statustopic.Paused {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s is PAUSED (by %s at %s): it replicates nothing, so a planned failover cannot catch up while the source receives records; "+
+				"resume it (PUT /connectors/%s/resume on a member) and run failover again",
+				d.name(), by, stopped.At.UTC().Format(time.RFC3339), url.PathEscape(d.name())))
+		} else {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s is STOPPED (by %s at %s): the records the source received since are not replicated, so a planned failover cannot catch up; "+
+				"to fail over more groups, stop the source's producers, resume the flow (PUT /connectors/%s/resume on a member), and run failover again once it has caught up",
+				d.name(), by, stopped.At.UTC().Format(time.RFC3339), url.PathEscape(d.name())))
+		}
 	}
 	if len(p.Groups) == 0 { // the value, and what to write instead
 		rctx, cancel := context.WithTimeout(ctx, o.timeout)
@@ -469,6 +483,17 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		verb := stateVerb(before.State) // back to the state before this run
 		return fmt.Errorf("%w (after writing STOPPED: nothing committed; the flow stays STOPPED: run failover again, or %s it with PUT /connectors/%s/%s on a member)", err, verb, url.PathEscape(d.name()), verb)
 	}
+	if err != nil && ctx.Err() != nil {
+		// Interrupted in the wait (Ctrl-C on a member that does not stop):
+		// nothing is committed, so the state from before is written back
+		// as after a refusal, with a context of its own (a second new
+		// user's finding: the flow stayed STOPPED while the source's
+		// producers went on).
+		rep.Problems = append(rep.Problems, fmt.Sprintf("interrupted while waiting for the members (%v): nothing committed; %s",
+			err, restoreState(context.WithoutCancel(ctx), d, dstCl, before, beforeFound, stopAt, rep)))
+		finish("interrupted", drUnreachable)
+		return rep, err
+	}
 	if err != nil {
 		return failed(rep, finish, stoppedErr(err))
 	}
@@ -481,8 +506,8 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		finish("refused", drRefused)
 	}
 	if mr.Stopped < mr.Live {
-		restore(fmt.Sprintf("%d of %d live member(s) of %s did not report STOPPED within -stop-wait %s: nothing committed",
-			mr.Live-mr.Stopped, mr.Live, d.name(), o.stopWait))
+		restore(fmt.Sprintf("%d of %d live member(s) of %s did not report STOPPED within -stop-wait %s (%s): nothing committed",
+			mr.Live-mr.Stopped, mr.Live, d.name(), o.stopWait, strings.Join(mr.Pending, "; ")))
 		return rep, nil
 	}
 
@@ -1121,9 +1146,9 @@ func lagBehind(ctx context.Context, d *drFlow, o *failoverOptions, starts, ends 
 	for _, t := range keysOf(behind) {
 		for _, p := range keysOf(behind[t]) {
 			r := behind[t][p]
-			done := "nothing replicated"
+			done := "no resume point stored"
 			if rp, ok := resume[connectoffsets.SourcePartition{Topic: t, Partition: p}]; ok {
-				done = fmt.Sprintf("replicated up to offset %d", rp.Offset)
+				done = fmt.Sprintf("resume point stored at offset %d", rp.Offset)
 			}
 			switch n, ok := next[t][p]; {
 			case !ok:
@@ -1223,14 +1248,26 @@ func writeTargetState(ctx context.Context, d *drFlow, cl *kgo.Client, state stat
 // member that reports state from an earlier record may not have applied a
 // change written between (a resume it is about to apply); a member of a
 // release that does not report the record's offset counts as earlier.
-func membersStopped(ms []statustopic.MemberState, state statustopic.TargetState, since int64) (live, applied int) {
+// pending names the others: worker, member and what they last applied.
+func membersStopped(ms []statustopic.MemberState, state statustopic.TargetState, since int64) (live, applied int, pending []string) {
 	for _, m := range ms {
 		live++
 		if m.Applied == state && m.AppliedOffset >= since {
 			applied++
+			continue
 		}
+		last := string(m.Applied)
+		switch {
+		case last == "":
+			last = "nothing"
+		case m.Applied == state && m.AppliedOffset < 0:
+			last += " (a release that does not say from which record)"
+		case m.Applied == state:
+			last += " from an earlier record"
+		}
+		pending = append(pending, fmt.Sprintf("worker %s (member %s) applied %s", m.WorkerID, m.MemberID, last))
 	}
-	return live, applied
+	return live, applied, pending
 }
 
 // waitMembers waits up to wait until every live member of the flow reports
@@ -1248,8 +1285,8 @@ func waitMembers(ctx context.Context, d *drFlow, state statustopic.TargetState, 
 			return nil, fmt.Errorf("reading the members of %s: %w", d.name(), err)
 		}
 		t := now()
-		live, applied := membersStopped(ms, state, since)
-		r := &membersReport{Live: live, Stopped: applied, WaitedMs: t.Sub(start).Milliseconds()}
+		live, applied, pending := membersStopped(ms, state, since)
+		r := &membersReport{Live: live, Stopped: applied, Pending: pending, WaitedMs: t.Sub(start).Milliseconds()}
 		if applied == live || !t.Before(deadline) {
 			return r, nil
 		}

@@ -858,7 +858,7 @@ func TestPlannedFailoverTransactionalSource(t *testing.T) {
 	rep := decodeFailover(t, out)
 	var want []string
 	for p := range w.parts {
-		want = append(want, fmt.Sprintf("catch-up not reached: orders[%d]: replicated up to offset 9; the next record to replicate is at offset 13 (source end offset 15)", p))
+		want = append(want, fmt.Sprintf("catch-up not reached: orders[%d]: resume point stored at offset 9; the next record to replicate is at offset 13 (source end offset 15)", p))
 	}
 	if code != drRefused || !slices.Equal(rep.Problems, want) {
 		t.Fatalf("dry run with one committed record to replicate per partition: exit %d, problems %q; want %d, %q\n%s", code, rep.Problems, drRefused, want, errOut)
@@ -932,7 +932,7 @@ func TestFailoverDryRunWaitsForCatchUp(t *testing.T) {
 	rep := decodeFailover(t, out)
 	var want []string
 	for p := range w.parts {
-		want = append(want, fmt.Sprintf("catch-up not reached: orders[%d]: replicated up to offset 19; the next record to replicate is at offset 20 (source end offset 25)", p))
+		want = append(want, fmt.Sprintf("catch-up not reached: orders[%d]: resume point stored at offset 19; the next record to replicate is at offset 20 (source end offset 25)", p))
 	}
 	if code != drRefused || !slices.Equal(rep.Problems, want) {
 		t.Fatalf("-dry-run -wait 0s behind by 5 records a partition: exit %d, problems %q; want %d, %q\n%s", code, rep.Problems, drRefused, want, errOut)
@@ -990,5 +990,57 @@ func TestFailoverDryRunWaitsForCatchUp(t *testing.T) {
 	}
 	if got := w.committed(w.bAddrs); fmt.Sprint(got) != fmt.Sprint(map[string]map[int32]int64{w.remote: {0: 10, 1: 10, 2: 10}}) {
 		t.Fatalf("failover -wait 0s committed %v on B, want 10 on each partition", got)
+	}
+}
+
+// TestPlannedFailoverOnPausedFlowSaysSo (a second new user's finding): a
+// planned failover of a flow an operator PAUSED, the source still
+// receiving records, waited the whole -wait for a catch-up a paused flow
+// never reaches and refused with "catch-up not reached" alone. It refuses
+// at once, naming the pause, as for a STOPPED flow.
+func TestPlannedFailoverOnPausedFlowSaysSo(t *testing.T) {
+	w := newDRWorld(t, "")
+	w.produce(w.aAddrs, "A", w.topic, 20)
+	commitAt := map[int32]int64{0: 10, 1: 10, 2: 10}
+	w.consumeManual(w.aAddrs, "A", w.topic, commitAt, commitAt)
+	_, runnerLog, stop, wait := started(t, "-config", w.props, "-clusters", "B", "-log-level", "warn")
+	defer func() {
+		stop()
+		if err := wait(); err != nil {
+			t.Errorf("runner: %v\n%s", err, runnerLog)
+		}
+	}()
+	eventually(t, "the group's commits checkpointed, 60 records on B", func() string {
+		if code, out, errOut, _ := runDR(t, translateMain, "-config", w.props, "-flow", "A->B", "-groups", w.group); code != drOK {
+			return fmt.Sprintf("translate: exit %d: %s %s", code, out, errOut)
+		}
+		if n := len(w.consumeAll(w.bAddrs, w.remote)); n != 60 {
+			return fmt.Sprintf("%d records", n)
+		}
+		return ""
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := statustopic.WriteTargetState(ctx, w.client(w.bAddrs), "A", statustopic.TargetStateRecord{Flow: "A->B", State: statustopic.Paused,
+		At: time.Now().UTC(), By: "alice", Reason: "drill"}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the runner applies PAUSED", func() string {
+		ms, err := statustopic.ReadMembers(ctx, []kgo.Opt{kgo.SeedBrokers(w.bAddrs...)}, "A", time.Now())
+		if err != nil || len(ms) != 1 || ms[0].Applied != statustopic.Paused {
+			return fmt.Sprint(ms, err)
+		}
+		return ""
+	})
+	w.produce(w.aAddrs, "A", w.topic, 5) // not replicated while paused
+	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-flow", "A->B", "-groups", w.group, "-wait", "10m", "-json")
+	rep := decodeFailover(t, out)
+	pausedSaid := slices.ContainsFunc(rep.Problems, func(s string) bool {
+		return strings.HasPrefix(s, "A->B is PAUSED (by alice: drill at ") &&
+			strings.HasSuffix(s, "resume it (PUT /connectors/A-%3EB/resume on a member) and run failover again")
+	})
+	if code != drRefused || !pausedSaid || rep.TargetState != "" || rep.TimingsMs.CatchUp >= time.Minute.Milliseconds() {
+		t.Errorf("planned failover of a PAUSED flow behind the source: exit %d, catch-up %d ms, state written %q, problems %q; want 1 at once naming the pause, nothing written\n%s",
+			code, rep.TimingsMs.CatchUp, rep.TargetState, rep.Problems, errOut)
 	}
 }

@@ -131,10 +131,10 @@ func TestPlanFailover(t *testing.T) {
 			in: planInput{Mode: modePlanned, Uncommitted: uncommittedFail,
 				Checkpoints: map[string][]remoteclusterutils.PartitionTranslation{"g": {exact(0, 50)}},
 				Source:      map[string]sourceGroup{"g": {Committed: map[string]map[int32]int64{"orders": {0: 60, 1: 3}}}},
-				Lagging:     []string{"orders[0]: replicated up to offset 58; the next record to replicate is at offset 59 (source end offset 60)"}},
+				Lagging:     []string{"orders[0]: resume point stored at offset 58; the next record to replicate is at offset 59 (source end offset 60)"}},
 			actions: map[string]string{"g": actionRefused},
 			problems: []string{"group g: catch-up not reached: orders[0] committed at 60, checkpointed at 50; orders[1] committed at 3, no checkpoint yet",
-				"catch-up not reached: orders[0]: replicated up to offset 58; the next record to replicate is at offset 59 (source end offset 60)"},
+				"catch-up not reached: orders[0]: resume point stored at offset 58; the next record to replicate is at offset 59 (source end offset 60)"},
 		},
 		{
 			name: "planned: a group with no commit on a replicated topic has nothing to move",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"testing"
@@ -252,8 +253,9 @@ func TestFailoverWaitsForItsOwnStop(t *testing.T) {
 	write(statustopic.Running, "PUT /connectors/A->B/resume on w1:8080")
 	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-groups", "g", "-source-timeout", "500ms", "-stop-wait", "1s", "-json")
 	rep := decodeFailover(t, out)
-	want := []string{"1 of 1 live member(s) of A->B did not report STOPPED within -stop-wait 1s: nothing committed; the flow's target state is RUNNING again, as before this run; run failover again once the problems above are resolved"}
-	if got := w.committedB(); code != drRefused || rep.Members == nil || *rep.Members != (membersReport{Live: 1, Stopped: 0, WaitedMs: rep.Members.WaitedMs}) ||
+	want := []string{"1 of 1 live member(s) of A->B did not report STOPPED within -stop-wait 1s (worker w1:8080 (member m1) applied STOPPED from an earlier record): nothing committed; the flow's target state is RUNNING again, as before this run; run failover again once the problems above are resolved"}
+	if got := w.committedB(); code != drRefused || rep.Members == nil || !reflect.DeepEqual(*rep.Members, membersReport{Live: 1, Stopped: 0, WaitedMs: rep.Members.WaitedMs,
+		Pending: []string{"worker w1:8080 (member m1) applied STOPPED from an earlier record"}}) ||
 		!slices.Equal(rep.Problems, want) || got != -1 {
 		t.Fatalf("failover while the only member's STOPPED predates a resume: exit %d, members %+v, problems %q, g on B at %d; want %d, 1 live 0 stopped, %q, nothing committed\n%s",
 			code, rep.Members, rep.Problems, got, drRefused, want, errOut)
