@@ -502,7 +502,7 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	// rerun refused at once, the source's records since the stop being
 	// unreplicated, and only a resume through the REST API got out).
 	restore := func(why string) {
-		rep.Problems = append(rep.Problems, why+"; "+restoreState(ctx, d, dstCl, before, beforeFound, stopAt, rep))
+		rep.Problems = append(rep.Problems, why+"; "+restoreState(context.WithoutCancel(ctx), d, dstCl, before, beforeFound, stopAt, rep)) // an interruption now must not leave it STOPPED
 		finish("refused", drRefused)
 	}
 	if mr.Stopped < mr.Live {
