@@ -431,12 +431,12 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		}
 		if stopped.State == statustopic.Paused {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s is PAUSED (by %s at %s): it replicates nothing, so a planned failover cannot catch up while the source receives records; "+
-				"resume it (PUT /connectors/%s/resume on a member) and run failover again",
-				d.name(), by, stopped.At.UTC().Format(time.RFC3339), url.PathEscape(d.name())))
+				"resume it (%s) and run failover again",
+				d.name(), by, stopped.At.UTC().Format(time.RFC3339), restPut(d, "resume")))
 		} else {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s is STOPPED (by %s at %s): the records the source received since are not replicated, so a planned failover cannot catch up; "+
-				"to fail over more groups, stop the source's producers, resume the flow (PUT /connectors/%s/resume on a member), and run failover again once it has caught up",
-				d.name(), by, stopped.At.UTC().Format(time.RFC3339), url.PathEscape(d.name())))
+				"to fail over more groups, stop the source's producers, resume the flow (%s), and run failover again once it has caught up",
+				d.name(), by, stopped.At.UTC().Format(time.RFC3339), restPut(d, "resume")))
 		}
 	}
 	if len(p.Groups) == 0 { // the value, and what to write instead
@@ -481,7 +481,7 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 			return fmt.Errorf("%w (after writing STOPPED: nothing committed; the flow stays STOPPED, as it was before this run: run failover again)", err)
 		}
 		verb := stateVerb(before.State) // back to the state before this run
-		return fmt.Errorf("%w (after writing STOPPED: nothing committed; the flow stays STOPPED: run failover again, or %s it with PUT /connectors/%s/%s on a member)", err, verb, url.PathEscape(d.name()), verb)
+		return fmt.Errorf("%w (after writing STOPPED: nothing committed; the flow stays STOPPED: run failover again, or %s it with %s)", err, verb, restPut(d, verb))
 	}
 	if err != nil && ctx.Err() != nil {
 		// Interrupted in the wait (Ctrl-C on a member that does not stop):
@@ -568,7 +568,7 @@ func restoreState(ctx context.Context, d *drFlow, cl *kgo.Client, before statust
 		return s
 	}
 	verb := stateVerb(before.State)
-	manual := fmt.Sprintf("%s it (PUT /connectors/%s/%s on a member), then %s", verb, url.PathEscape(d.name()), verb, next)
+	manual := fmt.Sprintf("%s it (%s), then %s", verb, restPut(d, verb), next)
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	v, err := statustopic.ReadView(rctx, clusterOpts(d.dst, d.dst.Consumer), d.flow.Source)
 	cancel()
@@ -593,6 +593,12 @@ func restoreState(ctx context.Context, d *drFlow, cl *kgo.Client, before statust
 	}
 	rep.TargetState = string(before.State)
 	return fmt.Sprintf("the flow's target state is %s again, as before this run; %s", before.State, next)
+}
+
+// restPut is the REST request, on any member, that changes d's flow by
+// verb (pause, resume, stop).
+func restPut(d *drFlow, verb string) string {
+	return fmt.Sprintf("PUT /connectors/%s/%s on a member", url.PathEscape(d.name()), verb)
 }
 
 // stateVerb is the REST request (PUT /connectors/{flow}/VERB) that writes

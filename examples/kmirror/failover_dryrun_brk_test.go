@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -25,15 +24,7 @@ func TestBrk1206FailoverDryRunInterruptedWhileWaiting(t *testing.T) {
 	commitAt := map[int32]int64{0: 10, 1: 10, 2: 10}
 	w.consumeManual(w.aAddrs, "A", w.topic, commitAt, commitAt)
 	_, runnerLog, stop, wait := started(t, "-config", w.props, "-clusters", "B", "-log-level", "warn")
-	eventually(t, "the group's commits checkpointed, 60 records on B", func() string {
-		if code, out, errOut, _ := runDR(t, translateMain, "-config", w.props, "-flow", "A->B", "-groups", w.group); code != drOK {
-			return fmt.Sprintf("translate: exit %d: %s %s", code, out, errOut)
-		}
-		if n := len(w.consumeAll(w.bAddrs, w.remote)); n != 60 {
-			return fmt.Sprintf("%d records", n)
-		}
-		return ""
-	})
+	w.waitCheckpointed(60)
 	stop()
 	if err := wait(); err != nil {
 		t.Fatalf("runner: %v\n%s", err, runnerLog)

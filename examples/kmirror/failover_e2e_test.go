@@ -843,15 +843,7 @@ func TestPlannedFailoverTransactionalSource(t *testing.T) {
 		}
 	}
 	stop := runner()
-	eventually(t, "the group's commits checkpointed, 30 records on B", func() string {
-		if code, out, errOut, _ := runDR(t, translateMain, "-config", w.props, "-flow", "A->B", "-groups", w.group); code != drOK {
-			return fmt.Sprintf("translate: exit %d: %s %s", code, out, errOut)
-		}
-		if n := len(w.consumeAll(w.bAddrs, w.remote)); n != 30 {
-			return fmt.Sprintf("%d records", n)
-		}
-		return ""
-	})
+	w.waitCheckpointed(30)
 	stop() // graceful: resume points stored at offset 9
 	inTxn(1, kgo.TryCommit)
 	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-flow", "A->B", "-groups", w.group, "-wait", "0s", "-dry-run", "-json")
@@ -882,6 +874,22 @@ func TestPlannedFailoverTransactionalSource(t *testing.T) {
 }
 
 // consumeAll reads every record of topic (read_committed) on addrs.
+// waitCheckpointed waits until translate answers exit 0 for the world's
+// group on A->B (every commit checkpointed) and the remote topic on B
+// holds n records.
+func (w *drWorld) waitCheckpointed(n int) {
+	w.t.Helper()
+	eventually(w.t, fmt.Sprintf("the group's commits checkpointed, %d records on B", n), func() string {
+		if code, out, errOut, _ := runDR(w.t, translateMain, "-config", w.props, "-flow", "A->B", "-groups", w.group); code != drOK {
+			return fmt.Sprintf("translate: exit %d: %s %s", code, out, errOut)
+		}
+		if got := len(w.consumeAll(w.bAddrs, w.remote)); got != n {
+			return fmt.Sprintf("%d records", got)
+		}
+		return ""
+	})
+}
+
 func (w *drWorld) consumeAll(addrs []string, topic string) []*kgo.Record {
 	w.t.Helper()
 	cl := w.client(addrs, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
@@ -916,15 +924,7 @@ func TestFailoverDryRunWaitsForCatchUp(t *testing.T) {
 		}
 	}
 	stop := runner()
-	eventually(t, "the group's commits checkpointed, 60 records on B", func() string {
-		if code, out, errOut, _ := runDR(t, translateMain, "-config", w.props, "-flow", "A->B", "-groups", w.group); code != drOK {
-			return fmt.Sprintf("translate: exit %d: %s %s", code, out, errOut)
-		}
-		if n := len(w.consumeAll(w.bAddrs, w.remote)); n != 60 {
-			return fmt.Sprintf("%d records", n)
-		}
-		return ""
-	})
+	w.waitCheckpointed(60)
 	stop()
 	w.produce(w.aAddrs, "A", w.topic, 5) // offsets 20-24, not replicated while the runner is down
 
@@ -1010,15 +1010,7 @@ func TestPlannedFailoverOnPausedFlowSaysSo(t *testing.T) {
 			t.Errorf("runner: %v\n%s", err, runnerLog)
 		}
 	}()
-	eventually(t, "the group's commits checkpointed, 60 records on B", func() string {
-		if code, out, errOut, _ := runDR(t, translateMain, "-config", w.props, "-flow", "A->B", "-groups", w.group); code != drOK {
-			return fmt.Sprintf("translate: exit %d: %s %s", code, out, errOut)
-		}
-		if n := len(w.consumeAll(w.bAddrs, w.remote)); n != 60 {
-			return fmt.Sprintf("%d records", n)
-		}
-		return ""
-	})
+	w.waitCheckpointed(60)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := statustopic.WriteTargetState(ctx, w.client(w.bAddrs), "A", statustopic.TargetStateRecord{Flow: "A->B", State: statustopic.Paused,
