@@ -29,10 +29,15 @@ import (
 const fetchMaxWait = 5 * time.Second
 
 // replicationConsumerRole is the source consumer's role options of a
-// unit: kmirror's defaults a user may override (fetchMaxWait), then the
-// user's (`<source>.consumer.*`), which come later and win.
-func replicationConsumerRole(user []kgo.Opt) []kgo.Opt {
-	return append([]kgo.Opt{kgo.FetchMaxWait(fetchMaxWait)}, user...)
+// unit: kmirror's defaults a user may override (fetchMaxWait, and dec as
+// the decompressor when not nil), then the user's
+// (`<source>.consumer.*`), which come later and win.
+func replicationConsumerRole(user []kgo.Opt, dec kgo.Decompressor) []kgo.Opt {
+	opts := []kgo.Opt{kgo.FetchMaxWait(fetchMaxWait)}
+	if dec != nil {
+		opts = append(opts, kgo.WithDecompressor(dec))
+	}
+	return append(opts, user...)
 }
 
 // heldRecordCost is what one record counts against a slot's producer
@@ -67,7 +72,8 @@ func (u *unit) open() error {
 	u.kicks.reset()
 	u.kickAdds = false
 	sizer := new(fetchHook)
-	if u.cons, err = kclient.New(e.clientOpts(e.src, replicationConsumerRole(e.src.Consumer),
+	dec := newLz4Decompressor()
+	if u.cons, err = kclient.New(e.clientOpts(e.src, replicationConsumerRole(e.src.Consumer, dec),
 		kgo.WithHooks(sizer),
 		kgo.FetchIsolationLevel(iso),
 		kgo.FetchMaxBytes(budget(e.cfg.FetchMaxBytes, e.tasks, max(1<<20, e.cfg.FetchMaxPartitionBytes))),
@@ -79,6 +85,9 @@ func (u *unit) open() error {
 		return fmt.Errorf("source %s consumer: %w", e.src.Alias, err)
 	}
 	sizer.attach(u.cons)
+	if n, ok := u.cons.OptValue(kgo.MaxDecompressBatchBytes).(int); ok {
+		dec.setMax(n) // kgo.MaxDecompressBatchBytes (1 GiB unless a user option set it) bounds lz4 too
+	}
 	u.fetchSize.Store(&sizer.size)
 	lim, buf := u.sessionLimits()
 	u.lim.Store(&lim)

@@ -134,7 +134,7 @@ func TestReplicationConsumerFetchWait(t *testing.T) {
 		{"default", nil, 5 * time.Second},
 		{"user's fetch.max.wait.ms", []kgo.Opt{kgo.FetchMaxWait(100 * time.Millisecond)}, 100 * time.Millisecond},
 	} {
-		cl, err := kgo.NewClient(append(replicationConsumerRole(c.user), kgo.SeedBrokers("127.0.0.1:1"))...)
+		cl, err := kgo.NewClient(append(replicationConsumerRole(c.user, nil), kgo.SeedBrokers("127.0.0.1:1"))...)
 		if err != nil {
 			t.Fatal(err)
 		}
