@@ -34,7 +34,11 @@ import (
 // that does not decode) goes to franz-go's decompressor, which decodes it
 // or returns its error, so this type accepts exactly what it accepts.
 type lz4Decompressor struct {
-	inner kgo.Decompressor
+	// inner is franz-go's decompressor bounded at max (franzDecompressor):
+	// kgo.DefaultDecompressor() is bounded at math.MaxInt32, and a client
+	// given a kgo.WithDecompressor applies its MaxDecompressBatchBytes to
+	// no codec.
+	inner atomic.Pointer[kgo.Decompressor]
 	// max bounds a batch's decompressed size: kgo.MaxDecompressBatchBytes
 	// of the client (franz-go applies it only to its own decompressor);
 	// set once the client exists (setMax), 1 GiB until then.
@@ -52,23 +56,53 @@ const lz4DecompressorKeep = 8 << 20
 // newLz4Decompressor returns a decompressor bounded at 1 GiB (franz-go's
 // default MaxDecompressBatchBytes) until setMax.
 func newLz4Decompressor() *lz4Decompressor {
-	d := &lz4Decompressor{inner: kgo.DefaultDecompressor()}
-	d.max.Store(1 << 30)
+	d := &lz4Decompressor{}
+	d.setMax(1 << 30)
 	d.scratch.New = func() any { return new([]byte) }
 	return d
 }
 
-// setMax bounds a batch's decompressed size at n bytes (n > 0).
+// setMax bounds a batch's decompressed size at n bytes (n > 0), in every
+// codec.
 func (d *lz4Decompressor) setMax(n int) {
 	if n > 0 {
+		inner := franzDecompressor(n)
+		d.inner.Store(&inner)
 		d.max.Store(int64(n))
 	}
 }
 
+// franzDecompressors holds franzDecompressor's decompressors by bound.
+var franzDecompressors sync.Map // int → kgo.Decompressor
+
+// franzDecompressor returns franz-go's own decompressor bounded at n bytes,
+// the one a client with kgo.MaxDecompressBatchBytes(n) and no
+// kgo.WithDecompressor uses. franz-go builds it only inside a client
+// (kgo.DefaultDecompressor is bounded at math.MaxInt32), so it is taken
+// from a client that is closed at once, having sent nothing; one per bound
+// is kept (it is safe for concurrent use).
+func franzDecompressor(n int) kgo.Decompressor {
+	if d, ok := franzDecompressors.Load(n); ok {
+		return d.(kgo.Decompressor)
+	}
+	cl, err := kgo.NewClient(kgo.MaxDecompressBatchBytes(n), kgo.DisableClientMetrics())
+	if err != nil { // n over franz-go's own limit: no client has it
+		return kgo.DefaultDecompressor()
+	}
+	d, ok := cl.OptValue(kgo.WithDecompressor).(kgo.Decompressor)
+	cl.Close()
+	if !ok {
+		return kgo.DefaultDecompressor()
+	}
+	got, _ := franzDecompressors.LoadOrStore(n, d)
+	return got.(kgo.Decompressor)
+}
+
 // Decompress implements kgo.Decompressor.
 func (d *lz4Decompressor) Decompress(src []byte, codec kgo.CompressionCodecType) ([]byte, error) {
+	inner := *d.inner.Load()
 	if codec != kgo.CodecLz4 {
-		return d.inner.Decompress(src, codec)
+		return inner.Decompress(src, codec)
 	}
 	bp := d.scratch.Get().(*[]byte)
 	out, res := decodeLz4Frames((*bp)[:0], src, int(d.max.Load()))
@@ -91,7 +125,7 @@ func (d *lz4Decompressor) Decompress(src []byte, codec kgo.CompressionCodecType)
 	case lz4TooLarge:
 		return nil, kgo.ErrMaxDecompress
 	}
-	return d.inner.Decompress(src, codec)
+	return inner.Decompress(src, codec)
 }
 
 // lz4Result is the outcome of decodeLz4Frames.

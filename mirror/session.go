@@ -86,7 +86,7 @@ func (u *unit) open() error {
 	}
 	sizer.attach(u.cons)
 	if n, ok := u.cons.OptValue(kgo.MaxDecompressBatchBytes).(int); ok {
-		dec.setMax(n) // kgo.MaxDecompressBatchBytes (1 GiB unless a user option set it) bounds lz4 too
+		dec.setMax(n) // kgo.MaxDecompressBatchBytes (1 GiB unless a user option set it) bounds every codec
 	}
 	u.fetchSize.Store(&sizer.size)
 	lim, buf := u.sessionLimits()
