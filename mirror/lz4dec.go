@@ -195,7 +195,7 @@ func decodeLz4Frames(dst, src []byte, max int) ([]byte, lz4Result) {
 			}
 			stored := size&lz4StoredBit != 0
 			n := int(size &^ lz4StoredBit)
-			if n > len(src)-pos || (stored && n > blockMax) {
+			if n > len(src)-pos || n > blockMax { // a block, compressed or stored, is at most the block size
 				return dst, lz4Other
 			}
 			block := src[pos : pos+n]

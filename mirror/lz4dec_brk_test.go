@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"testing"
 
@@ -64,5 +65,43 @@ func TestBrkLz4BoundCoversEveryCodec(t *testing.T) {
 		if got, err := d.Decompress(c.in, c.codec); err != nil || !bytes.Equal(got, data) {
 			t.Errorf("%s at the bound: %d bytes, %v", name, len(got), err)
 		}
+	}
+}
+
+// TestBrkLz4CompressedBlockOverBlockSize: a compressed (not stored) block
+// whose size is over the frame's block size is refused as franz-go's
+// reader refuses it (and as lz4's frame format says): here a 64 KiB frame
+// holding one 65,794-byte compressed block (a single literal run) that
+// decodes to 64 KiB.
+func TestBrkLz4CompressedBlockOverBlockSize(t *testing.T) {
+	hdr := lz4Frame(t, nil, lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false))
+	hdr = hdr[:7]                                          // magic, FLG, BD, header checksum: franz-go checks it
+	lit := bytes.Repeat([]byte("0123456789abcdef"), 4<<10) // 64 KiB
+	block := []byte{0xF0}
+	for rest := len(lit) - 15; ; rest -= 255 {
+		if rest < 255 {
+			block = append(block, byte(rest))
+			break
+		}
+		block = append(block, 255)
+	}
+	block = append(block, lit...)
+	if len(block) <= 64<<10 {
+		t.Fatalf("block of %d bytes, want over 64 KiB", len(block))
+	}
+	if n, err := lz4.UncompressBlock(block, make([]byte, 64<<10)); err != nil || n != len(lit) {
+		t.Fatalf("the block decodes to %d bytes, %v", n, err)
+	}
+	f := bytes.Clone(hdr)
+	f = binary.LittleEndian.AppendUint32(f, uint32(len(block)))
+	f = append(f, block...)
+	f = binary.LittleEndian.AppendUint32(f, 0)
+	_, refErr := kgo.DefaultDecompressor().Decompress(f, kgo.CodecLz4)
+	if refErr == nil {
+		t.Fatal("franz-go decoded it")
+	}
+	got, err := newLz4Decompressor().Decompress(f, kgo.CodecLz4)
+	if err == nil {
+		t.Fatalf("decoded %d bytes where franz-go failed: %v", len(got), refErr)
 	}
 }
