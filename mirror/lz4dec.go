@@ -29,7 +29,9 @@ import (
 // with a 4-byte little-endian size whose high bit marks a stored block, an
 // end mark, optional checksums). Its header, block and content checksums
 // are skipped, not verified: the record batch's CRC-32C, which the
-// consumer checks, already covers every compressed byte. Anything else
+// consumer checks, already covers every compressed byte (a consumer that
+// does not check it, check.crcs=false, has lz4 decoded by franz-go, which
+// verifies them: uncheckedCRC). Anything else
 // (legacy frames, skippable frames, dictionaries, linked blocks, a frame
 // that does not decode) goes to franz-go's decompressor, which decodes it
 // or returns its error, so this type accepts exactly what it accepts.
@@ -42,7 +44,12 @@ type lz4Decompressor struct {
 	// max bounds a batch's decompressed size: kgo.MaxDecompressBatchBytes
 	// of the client (franz-go applies it only to its own decompressor);
 	// set once the client exists (setMax), 1 GiB until then.
-	max     atomic.Int64
+	max atomic.Int64
+	// checked is set when the client does not check batches' CRC-32C
+	// (kgo.DisableFetchCRCValidation, check.crcs=false): the frame's
+	// checksums are then all that covers an lz4 batch, and franz-go's
+	// decoder, which verifies them, decodes it.
+	checked atomic.Bool
 	scratch sync.Pool // *[]byte: decoding buffers, the output is copied out exact
 }
 
@@ -71,6 +78,11 @@ func (d *lz4Decompressor) setMax(n int) {
 		d.max.Store(int64(n))
 	}
 }
+
+// uncheckedCRC tells d that the client does not check batches' CRC-32C:
+// lz4 batches go to franz-go's decoder, which verifies the frames'
+// checksums.
+func (d *lz4Decompressor) uncheckedCRC() { d.checked.Store(true) }
 
 // franzDecompressors holds franzDecompressor's decompressors by bound.
 var franzDecompressors sync.Map // int → kgo.Decompressor
@@ -101,7 +113,7 @@ func franzDecompressor(n int) kgo.Decompressor {
 // Decompress implements kgo.Decompressor.
 func (d *lz4Decompressor) Decompress(src []byte, codec kgo.CompressionCodecType) ([]byte, error) {
 	inner := *d.inner.Load()
-	if codec != kgo.CodecLz4 {
+	if codec != kgo.CodecLz4 || d.checked.Load() {
 		return inner.Decompress(src, codec)
 	}
 	bp := d.scratch.Get().(*[]byte)

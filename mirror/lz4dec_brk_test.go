@@ -2,12 +2,20 @@ package mirror
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
 // brkClientDecompressor is the decompressor a franz-go client bounded at n
@@ -103,5 +111,87 @@ func TestBrkLz4CompressedBlockOverBlockSize(t *testing.T) {
 	got, err := newLz4Decompressor().Decompress(f, kgo.CodecLz4)
 	if err == nil {
 		t.Fatalf("decoded %d bytes where franz-go failed: %v", len(got), refErr)
+	}
+}
+
+// brkCorruptLz4 is a producer's lz4 compressor that flips a byte of
+// target in the frame it writes (target being stored as a literal run):
+// the batch's CRC-32C is computed over the corrupt frame, whose checksums
+// (franz-go writes a content checksum) no longer match.
+type brkCorruptLz4 struct {
+	inner  kgo.Compressor
+	target []byte
+	hit    *atomic.Bool
+}
+
+func (c brkCorruptLz4) Compress(dst *bytes.Buffer, src []byte, flags ...kgo.CompressFlag) ([]byte, kgo.CompressionCodecType) {
+	out, codec := c.inner.Compress(dst, src, flags...)
+	if codec == kgo.CodecLz4 {
+		if i := bytes.Index(out, c.target); i >= 0 {
+			out[i+len(c.target)/2] ^= 0x20
+			c.hit.Store(true)
+		}
+	}
+	return out, codec
+}
+
+// TestBrkLz4UncheckedCRCVerifiesFrames: with the consumer's CRC-32C check
+// off (check.crcs=false, kgo.DisableFetchCRCValidation, which clientconf
+// maps), nothing covers the lz4 bytes but the frame's own checksums, which
+// lz4Decompressor skips: a corrupt frame that franz-go's decoder refuses
+// (content checksum) was decoded and its wrong value replicated. With the
+// check off, lz4 batches go to franz-go's decoder, which verifies them.
+func TestBrkLz4UncheckedCRCVerifiesFrames(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	topic := p.Topic("crc")
+	remote := p.Source.Alias + "." + topic
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	r := rand.New(rand.NewPCG(3, 4))
+	random := make([]byte, 1000)
+	for i := range random {
+		random[i] = byte(r.Uint32())
+	}
+	sent := map[string]bool{}
+	produce := func(comp kgo.Compressor, values ...[]byte) {
+		cl := testcluster.Client(t, &p.Source, kgo.WithCompressor(comp), kgo.ProducerLinger(100*time.Millisecond))
+		defer cl.Close()
+		var rs []*kgo.Record
+		for _, v := range values {
+			rs = append(rs, &kgo.Record{Topic: topic, Value: v})
+			sent[string(v)] = true
+		}
+		if err := cl.ProduceSync(context.Background(), rs...).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lz, err := kgo.DefaultCompressor(kgo.Lz4Compression())
+	if err != nil {
+		t.Fatal(err)
+	}
+	produce(lz, bytes.Repeat([]byte("good "), 1000))
+	hit := new(atomic.Bool)
+	produce(brkCorruptLz4{lz, random[400:432], hit}, bytes.Repeat([]byte("a"), 5000), random)
+	if !hit.Load() {
+		t.Fatal("the corrupting compressor did not find the value in its frame")
+	}
+
+	fc := recoveryFlow(p, topic)
+	m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts(), Consumer: []kgo.Opt{kgo.DisableFetchCRCValidation()}}),
+		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts()}), WithFlow(fc), withPartRetryFirst(200*time.Millisecond))
+	// The first batch arrives; then the corrupt one is either replicated
+	// (the defect) or refused with franz-go's checksum error.
+	testcluster.Eventually(t, 30*time.Second, "corrupt batch replicated or refused", func() (bool, string) {
+		st := partStatus(m, 0)
+		return st.Replicated >= 3 || (st.Replicated == 1 && strings.Contains(st.Error, "checksum")), fmt.Sprintf("%+v", st)
+	})
+	got, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range got[0] {
+		if !sent[string(rec.Value)] {
+			t.Errorf("target offset %d: a value the producer never sent (%d bytes, decoded from a corrupt lz4 frame)", rec.Offset, len(rec.Value))
+		}
 	}
 }

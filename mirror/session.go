@@ -88,6 +88,9 @@ func (u *unit) open() error {
 	if n, ok := u.cons.OptValue(kgo.MaxDecompressBatchBytes).(int); ok {
 		dec.setMax(n) // kgo.MaxDecompressBatchBytes (1 GiB unless a user option set it) bounds every codec
 	}
+	if off, _ := u.cons.OptValue(kgo.DisableFetchCRCValidation).(bool); off {
+		dec.uncheckedCRC() // check.crcs=false: the lz4 frames' own checksums are verified
+	}
 	u.fetchSize.Store(&sizer.size)
 	lim, buf := u.sessionLimits()
 	u.lim.Store(&lim)
