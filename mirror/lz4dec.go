@@ -45,11 +45,11 @@ type lz4Decompressor struct {
 	// of the client (franz-go applies it only to its own decompressor);
 	// set once the client exists (setMax), 1 GiB until then.
 	max atomic.Int64
-	// checked is set when the client does not check batches' CRC-32C
+	// crcOff is set when the client does not check batches' CRC-32C
 	// (kgo.DisableFetchCRCValidation, check.crcs=false): the frame's
 	// checksums are then all that covers an lz4 batch, and franz-go's
 	// decoder, which verifies them, decodes it.
-	checked atomic.Bool
+	crcOff  atomic.Bool
 	scratch sync.Pool // *[]byte: decoding buffers, the output is copied out exact
 }
 
@@ -82,7 +82,7 @@ func (d *lz4Decompressor) setMax(n int) {
 // uncheckedCRC tells d that the client does not check batches' CRC-32C:
 // lz4 batches go to franz-go's decoder, which verifies the frames'
 // checksums.
-func (d *lz4Decompressor) uncheckedCRC() { d.checked.Store(true) }
+func (d *lz4Decompressor) uncheckedCRC() { d.crcOff.Store(true) }
 
 // franzDecompressors holds franzDecompressor's decompressors by bound.
 var franzDecompressors sync.Map // int → kgo.Decompressor
@@ -113,7 +113,7 @@ func franzDecompressor(n int) kgo.Decompressor {
 // Decompress implements kgo.Decompressor.
 func (d *lz4Decompressor) Decompress(src []byte, codec kgo.CompressionCodecType) ([]byte, error) {
 	inner := *d.inner.Load()
-	if codec != kgo.CodecLz4 || d.checked.Load() {
+	if codec != kgo.CodecLz4 || d.crcOff.Load() {
 		return inner.Decompress(src, codec)
 	}
 	bp := d.scratch.Get().(*[]byte)
@@ -163,13 +163,16 @@ const (
 )
 
 // decodeLz4Frames appends the decoding of src, one or more lz4 frames of
-// independent blocks, to dst. Each block is given the room of
+// independent blocks, to dst, up to limit bytes in all (lz4TooLarge past it). Each block is given the room of
 // uncompressLz4Block, so that a small batch never takes a block-size
-// buffer.
-func decodeLz4Frames(dst, src []byte, max int) ([]byte, lz4Result) {
+// buffer; the ratio it expects starts at 4 and is the largest a block of
+// the batch had since, so that only the first block of highly compressible
+// data tries several rooms.
+func decodeLz4Frames(dst, src []byte, limit int) ([]byte, lz4Result) {
 	if len(src) == 0 {
 		return dst, lz4Other
 	}
+	ratio := 4
 	for len(src) > 0 {
 		if len(src) < 7 || binary.LittleEndian.Uint32(src) != lz4FrameMagic {
 			return dst, lz4Other
@@ -216,17 +219,21 @@ func decodeLz4Frames(dst, src []byte, max int) ([]byte, lz4Result) {
 				pos += 4
 			}
 			if stored {
-				if len(dst)+n > max {
+				if len(dst)+n > limit {
 					return dst, lz4TooLarge
 				}
 				dst = append(dst, block...)
 				continue
 			}
 			var ok bool
-			if dst, ok = uncompressLz4Block(dst, block, blockMax); !ok {
+			before := len(dst)
+			if dst, ok = uncompressLz4Block(dst, block, blockMax, ratio); !ok {
 				return dst, lz4Other
 			}
-			if len(dst) > max {
+			if n > 0 {
+				ratio = max(ratio, (len(dst)-before)/n+1)
+			}
+			if len(dst) > limit {
 				return dst, lz4TooLarge
 			}
 		}
@@ -243,10 +250,10 @@ func decodeLz4Frames(dst, src []byte, max int) ([]byte, lz4Result) {
 
 // uncompressLz4Block appends the decoding of one compressed block of at
 // most blockMax bytes to dst; false when it does not decode. The block is
-// given the room dst has free, at least 4 times its compressed size and
+// given the room dst has free, at least ratio times its compressed size and
 // 64 KiB, at most blockMax, doubled while it does not fit.
-func uncompressLz4Block(dst, block []byte, blockMax int) ([]byte, bool) {
-	room := min(blockMax, max(64<<10, 4*len(block), cap(dst)-len(dst)))
+func uncompressLz4Block(dst, block []byte, blockMax, ratio int) ([]byte, bool) {
+	room := min(blockMax, max(64<<10, ratio*len(block), cap(dst)-len(dst)))
 	for {
 		dst = slices.Grow(dst, room)
 		n, err := lz4.UncompressBlock(block, dst[len(dst):len(dst)+room])

@@ -260,3 +260,22 @@ func FuzzLz4Decompressor(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkLz4DecompressZeros: 8 MiB of zeros in 4 MiB blocks (each about
+// 16 KiB compressed), the case where a block's first room is too small:
+// only the first block of a batch retries.
+func BenchmarkLz4DecompressZeros(b *testing.B) {
+	data := make([]byte, 8<<20)
+	frame := lz4Frame(b, data, lz4.BlockSizeOption(lz4.Block4Mb))
+	for name, d := range map[string]kgo.Decompressor{"kmirror": newLz4Decompressor(), "franz-go": kgo.DefaultDecompressor()} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := d.Decompress(frame, kgo.CodecLz4); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
