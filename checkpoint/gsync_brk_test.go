@@ -251,6 +251,12 @@ func stableOffset(t *testing.T, c *testcluster.Cluster, group, topic string, par
 	ctx, cancel := context.WithTimeout(kadm.RequireStable(context.Background()), 10*time.Second)
 	defer cancel()
 	resp, err := testcluster.Admin(t, c).FetchOffsets(ctx, group)
+	// A fresh broker answers COORDINATOR_NOT_AVAILABLE while it creates
+	// __consumer_offsets (real Kafka, the first group of a run): retried.
+	for kerr.IsRetriable(err) && ctx.Err() == nil {
+		time.Sleep(100 * time.Millisecond)
+		resp, err = testcluster.Admin(t, c).FetchOffsets(ctx, group)
+	}
 	if errors.Is(err, kerr.GroupIDNotFound) {
 		return -1 // kfake's answer for an unknown group
 	}
