@@ -488,9 +488,12 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		// nothing is committed, so the state from before is written back
 		// as after a refusal, with a context of its own (a second new
 		// user's finding: the flow stayed STOPPED while the source's
-		// producers went on).
+		// producers went on). The problem names the interruption
+		// (ctx.Err()), whether it came between two reads of the status
+		// topic or in one (then err wraps it in the read's context: the
+		// test's wording differed with the timing, CI 2026-12-06).
 		rep.Problems = append(rep.Problems, fmt.Sprintf("interrupted while waiting for the members (%v): nothing committed; %s",
-			err, restoreState(context.WithoutCancel(ctx), d, dstCl, before, beforeFound, stopAt, rep)))
+			ctx.Err(), restoreState(context.WithoutCancel(ctx), d, dstCl, before, beforeFound, stopAt, rep)))
 		finish("interrupted", drUnreachable)
 		return rep, err
 	}
