@@ -136,7 +136,7 @@ func (e *Emitter) checkpointsTopicBack() {
 // the next emission.
 func (e *Emitter) rewriteAll(ctx context.Context, io emitIO) {
 	all := make([]Checkpoint, 0, e.cps.Len())
-	for k, v := range e.cps.m {
+	for k, v := range e.cps.all {
 		// Not those recorded for another target cluster (the target was
 		// rebuilt under the same alias, and the group is gone from the
 		// source: checkTarget never forgot them): their offsets are of a

@@ -520,7 +520,7 @@ func (e *Emitter) syncable(g *groupEntry) bool {
 func (e *Emitter) syncGroupOf(g *groupEntry) syncGroup {
 	sg := syncGroup{name: g.name}
 	for _, pe := range sortedParts(g) {
-		p := syncPart{key: pe.cpKey(), source: pe.srcOffset, translated: pe.translated, metadata: pe.metadata}
+		p := syncPart{key: pe.cpKey(), source: pe.srcOffset, translated: pe.translated, metadata: mdOf(pe.md)}
 		if last, ok := e.checkedLast(g.name, pe); ok {
 			p.last = &last
 		}
