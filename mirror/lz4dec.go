@@ -163,11 +163,11 @@ const (
 )
 
 // decodeLz4Frames appends the decoding of src, one or more lz4 frames of
-// independent blocks, to dst, up to limit bytes in all (lz4TooLarge past it). Each block is given the room of
-// uncompressLz4Block, so that a small batch never takes a block-size
-// buffer; the ratio it expects starts at 4 and is the largest a block of
-// the batch had since, so that only the first block of highly compressible
-// data tries several rooms.
+// independent blocks, to dst, up to limit bytes in all (lz4TooLarge past
+// it). Each block is given the room of uncompressLz4Block, so that a small
+// batch never takes a block-size buffer; the ratio it expects starts at 4
+// and is the largest a block of the batch had since, so that only the
+// first block of highly compressible data tries several rooms.
 func decodeLz4Frames(dst, src []byte, limit int) ([]byte, lz4Result) {
 	if len(src) == 0 {
 		return dst, lz4Other
