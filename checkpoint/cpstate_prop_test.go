@@ -166,8 +166,25 @@ func TestCheckpointStateMatchesModel(t *testing.T) {
 					n++
 				}
 				var stored int
-				for _, es := range c.groups {
-					stored += len(es)
+				for _, g := range c.groups {
+					dead := 0
+					seen := make(map[[2]int64]bool)
+					for _, e := range g.es {
+						if e.v.empty() {
+							dead++
+						} else {
+							stored++
+						}
+						if k := [2]int64{int64(e.topic), int64(e.partition)}; seen[k] {
+							t.Fatalf("step %d: key %+v stored twice", step, k)
+						} else {
+							seen[k] = true
+						}
+					}
+					if int(g.dead) != dead || dead == len(g.es) {
+						t.Fatalf("step %d: dead = %d, counted %d of %d entries", step, g.dead, dead, len(g.es))
+					}
+					es := g.es[:g.sorted]
 					for i := 1; i < len(es); i++ {
 						if a, b := es[i-1], es[i]; a.topic > b.topic || a.topic == b.topic && a.partition >= b.partition {
 							t.Fatalf("step %d: entries out of order: %+v then %+v", step, a, b)

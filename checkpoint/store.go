@@ -520,11 +520,12 @@ type checkpointState struct {
 	// has is false only records a target log or exactness set before any
 	// checkpoint (never the case in the emitter, kept for the methods'
 	// independent contracts). The entries of a group are a slice sorted
-	// by topic index and partition, indexed by the group's index: 48
+	// by topic index and partition (but for a short tail, cpGroup),
+	// indexed by the group's index: 48
 	// bytes an entry, where a map of all keys took about 107 (issue 22:
 	// 8.6 MB at 80 000 group partitions), and a group's entries are found
 	// without a scan of every key (Group).
-	groups map[uint32][]cpEntry
+	groups map[uint32]cpGroup
 	len    int // entries with has
 	// names are the group and topic names the keys index, each once
 	// (records read carry their own copies); index maps a name to its
@@ -577,70 +578,134 @@ func mdOf(r *string) string {
 
 // newCheckpointState returns an empty state.
 func newCheckpointState() *checkpointState {
-	return &checkpointState{groups: make(map[uint32][]cpEntry), index: make(map[string]uint32), targets: make(map[targetID]*targetID)}
+	return &checkpointState{groups: make(map[uint32]cpGroup), index: make(map[string]uint32), targets: make(map[targetID]*targetID)}
 }
 
-// find returns k's group entries, the index of k in them (or where it
-// would go) and whether k is there.
-func (c *checkpointState) find(k cpKey) ([]cpEntry, int, bool) {
-	es := c.groups[k.group]
-	i, ok := slices.BinarySearchFunc(es, k, func(e cpEntry, k cpKey) int {
-		if d := cmp.Compare(e.topic, k.topic); d != 0 {
-			return d
+// cpGroup is one group's entries: es[:sorted] sorted by topic index and
+// partition, es[sorted:] a short unsorted tail of keys added out of that
+// order (merged into the sorted part once longer than about the square
+// root of len(es)), and dead entries holding nothing (cpVal{}) left by
+// remove until they are half of es. A sorted slice alone shifts its tail
+// on every insert and delete: quadratic for a group with tens of
+// thousands of partitions added out of order or forgotten one by one.
+type cpGroup struct {
+	es           []cpEntry
+	sorted, dead int32
+}
+
+func cpEntryCmp(a, b cpEntry) int {
+	if d := cmp.Compare(a.topic, b.topic); d != 0 {
+		return d
+	}
+	return cmp.Compare(a.partition, b.partition)
+}
+
+// empty reports whether v holds nothing (put drops such an entry).
+func (v cpVal) empty() bool { return !v.has && !v.exact && v.id == nil }
+
+// find returns k's group, the index of k in its entries (dead or not)
+// and whether k is there.
+func (c *checkpointState) find(k cpKey) (cpGroup, int, bool) {
+	g := c.groups[k.group]
+	key := cpEntry{topic: k.topic, partition: k.partition}
+	if i, ok := slices.BinarySearchFunc(g.es[:g.sorted], key, cpEntryCmp); ok {
+		return g, i, true
+	}
+	for i := int(g.sorted); i < len(g.es); i++ {
+		if g.es[i].topic == k.topic && g.es[i].partition == k.partition {
+			return g, i, true
 		}
-		return cmp.Compare(e.partition, k.partition)
-	})
-	return es, i, ok
+	}
+	return g, -1, false
 }
 
 // val returns the state stored under k and whether there is one.
 func (c *checkpointState) val(k cpKey) (cpVal, bool) {
-	es, i, ok := c.find(k)
-	if !ok {
+	g, i, ok := c.find(k)
+	if !ok || g.es[i].v.empty() {
 		return cpVal{}, false
 	}
-	return es[i].v, true
+	return g.es[i].v, true
 }
 
-// store stores v under k. A group's entries grow by a quarter, not by
-// append's doubling: they are kept for as long as the group.
+// store stores v (not empty) under k. A group's entries grow by a
+// quarter, not by append's doubling: they are kept for as long as the
+// group.
 func (c *checkpointState) store(k cpKey, v cpVal) {
-	es, i, ok := c.find(k)
+	g, i, ok := c.find(k)
 	if ok {
-		es[i].v = v
+		if g.es[i].v.empty() {
+			g.dead--
+		}
+		g.es[i].v = v
+		c.groups[k.group] = g
 		return
 	}
-	if len(es) == cap(es) {
-		grown := make([]cpEntry, len(es), len(es)+len(es)/4+2)
-		copy(grown, es)
-		es = grown
+	e := cpEntry{topic: k.topic, partition: k.partition, v: v}
+	if len(g.es) == cap(g.es) {
+		grown := make([]cpEntry, len(g.es), len(g.es)+len(g.es)/4+2)
+		copy(grown, g.es)
+		g.es = grown
 	}
-	c.groups[k.group] = slices.Insert(es, i, cpEntry{topic: k.topic, partition: k.partition, v: v})
+	inOrder := int(g.sorted) == len(g.es) && (g.sorted == 0 || cpEntryCmp(g.es[g.sorted-1], e) < 0)
+	g.es = append(g.es, e)
+	if inOrder {
+		g.sorted++
+	} else if tail := len(g.es) - int(g.sorted); tail*tail > len(g.es) && tail > 8 {
+		g.merge()
+	}
+	c.groups[k.group] = g
+}
+
+// merge sorts g's tail into its sorted part.
+func (g *cpGroup) merge() {
+	tail := slices.Clone(g.es[g.sorted:])
+	slices.SortFunc(tail, cpEntryCmp)
+	i, j := int(g.sorted)-1, len(tail)-1
+	for w := len(g.es) - 1; j >= 0; w-- {
+		if i >= 0 && cpEntryCmp(g.es[i], tail[j]) > 0 {
+			g.es[w] = g.es[i]
+			i--
+		} else {
+			g.es[w] = tail[j]
+			j--
+		}
+	}
+	g.sorted = int32(len(g.es))
 }
 
 // remove drops the state stored under k, if any.
 func (c *checkpointState) remove(k cpKey) {
-	es, i, ok := c.find(k)
-	switch {
-	case !ok:
+	g, i, ok := c.find(k)
+	if !ok || g.es[i].v.empty() {
 		return
-	case len(es) == 1:
+	}
+	g.es[i].v = cpVal{}
+	g.dead++
+	switch {
+	case int(g.dead) == len(g.es):
 		delete(c.groups, k.group)
 		return
+	case int(g.dead)*2 > len(g.es):
+		g.merge()
+		g.es = slices.DeleteFunc(g.es, func(e cpEntry) bool { return e.v.empty() })
+		g.sorted, g.dead = int32(len(g.es)), 0
+		if cap(g.es) > 16 && len(g.es) < cap(g.es)/2 {
+			g.es = slices.Clone(g.es) // a group that lost most of its partitions
+		}
 	}
-	es = slices.Delete(es, i, i+1)
-	if cap(es) > 16 && len(es) < cap(es)/2 {
-		es = slices.Clone(es) // a group that lost most of its partitions
-	}
-	c.groups[k.group] = es
+	c.groups[k.group] = g
 }
 
 // all yields every key and its state, in no particular order. The state
 // must not change while it runs.
 func (c *checkpointState) all(yield func(cpKey, cpVal) bool) {
-	for g, es := range c.groups {
-		for _, e := range es {
-			if !yield(cpKey{group: g, topic: e.topic, partition: e.partition}, e.v) {
+	for gi, g := range c.groups {
+		for _, e := range g.es {
+			if e.v.empty() {
+				continue
+			}
+			if !yield(cpKey{group: gi, topic: e.topic, partition: e.partition}, e.v) {
 				return
 			}
 		}
@@ -867,7 +932,7 @@ func (c *checkpointState) Group(group string) []Checkpoint {
 		return nil
 	}
 	var out []Checkpoint
-	for _, e := range c.groups[g] {
+	for _, e := range c.groups[g].es {
 		if e.v.has {
 			out = append(out, c.checkpoint(cpKey{group: g, topic: e.topic, partition: e.partition}, e.v))
 		}
@@ -886,7 +951,7 @@ func (c *checkpointState) Group(group string) []Checkpoint {
 func (c *checkpointState) Groups() []string {
 	var out []string
 	for g, es := range c.groups {
-		if slices.ContainsFunc(es, func(e cpEntry) bool { return e.v.has }) {
+		if slices.ContainsFunc(es.es, func(e cpEntry) bool { return e.v.has }) {
 			out = append(out, c.names[g])
 		}
 	}
