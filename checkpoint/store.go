@@ -565,7 +565,11 @@ func mdRef(old *string, s string) *string {
 	case old != nil && *old == s:
 		return old
 	}
-	return &s
+	// Not &s: taking the parameter's address moves it to the heap on every
+	// call, also for "" (an allocation per checkpoint accepted).
+	r := new(string)
+	*r = s
+	return r
 }
 
 // mdOf returns the metadata r refers to ("" for nil).
