@@ -520,11 +520,10 @@ type checkpointState struct {
 	// has is false only records a target log or exactness set before any
 	// checkpoint (never the case in the emitter, kept for the methods'
 	// independent contracts). The entries of a group are a slice sorted
-	// by topic index and partition (but for a short tail, cpGroup),
-	// indexed by the group's index: 48
-	// bytes an entry, where a map of all keys took about 107 (issue 22:
-	// 8.6 MB at 80 000 group partitions), and a group's entries are found
-	// without a scan of every key (Group).
+	// by topic index and partition but for a short tail (cpGroup),
+	// indexed by the group's index: 48 bytes an entry, where a map of all
+	// keys took about 107 (issue 22: 8.6 MB at 80 000 group partitions),
+	// and a group's entries are found without a scan of every key (Group).
 	groups map[uint32]cpGroup
 	len    int // entries with has
 	// names are the group and topic names the keys index, each once
