@@ -764,7 +764,7 @@ func (c *checkpointState) put(k cpKey, old, v cpVal) {
 	case !old.has && v.has:
 		c.len++
 	}
-	if !v.has && !v.exact && v.id == nil {
+	if v.empty() {
 		c.remove(k)
 		return
 	}
