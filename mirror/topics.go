@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kmirror/kmirror/internal/kclient"
 )
 
 // refreshLoop runs, on their own intervals (MM2's MirrorSourceConnector
@@ -182,18 +184,20 @@ func (f *flow) checkListedCreated(ctx context.Context) error {
 // topic error (topicerrors.go) and the other topics go on; the round then
 // returns errTopicsFailed so the refresh loop retries it soon.
 func (f *flow) discover(ctx context.Context) error {
-	src, err := f.srcAdm.ListTopics(ctx)
+	src, err := kclient.ListAllTopics(ctx, f.srcAdmCl)
 	if err != nil {
 		err = fmt.Errorf("listing topics on %s: %w", f.src.Alias, err)
 		f.listFailed(ctx, err)
 		return err
 	}
-	dst, err := f.dstAdm.ListTopics(ctx)
+	defer kclient.ForgetMetadata(f.srcAdmCl, src.Names())
+	dst, err := kclient.ListAllTopics(ctx, f.dstAdmCl)
 	if err != nil {
 		err = fmt.Errorf("listing topics on %s: %w", f.dst.Alias, err)
 		f.listFailed(ctx, err)
 		return err
 	}
+	defer func() { kclient.ForgetMetadata(f.dstAdmCl, dst.Names()) }() // dst is listed again below
 	f.listFailed(ctx, nil)
 	rules := f.refreshRules()
 	now := time.Now()
@@ -338,7 +342,7 @@ func (f *flow) discover(ctx context.Context) error {
 				return err
 			}
 			topicsFailed = topicsFailed || failed
-			if dst, err = f.dstAdm.ListTopics(ctx); err != nil {
+			if dst, err = kclient.ListAllTopics(ctx, f.dstAdmCl); err != nil {
 				err = fmt.Errorf("listing topics on %s: %w", f.dst.Alias, err)
 				f.listFailed(ctx, err)
 				return err
