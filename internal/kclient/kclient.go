@@ -17,7 +17,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -149,16 +148,9 @@ func ForgetMetadata(cl *kgo.Client, topics []string) {
 // misses the topics [ForgetMetadata] dropped. A topic the principal may not
 // describe is left out by the brokers; a listing refused as a whole
 // returns a *kadm.AuthError, as kadm does.
-//
-// It fetches through kgo's RequestCachedMetadata with a cache limit no
-// listing meets (a nanosecond), not with a Metadata request of its own: kgo
-// retries its internal metadata fetch 3 times, as kadm's listing was, but
-// a request of our own up to RequestRetries for RetryTimeout (20 tries,
-// 30 s), which held discovery, and the flow's refresh loop with it, on a
-// hung cluster.
 func ListAllTopics(ctx context.Context, cl *kgo.Client) (kadm.TopicDetails, error) {
 	req := kmsg.NewPtrMetadataRequest() // Topics nil: all topics
-	resp, err := cl.RequestCachedMetadata(ctx, req, time.Nanosecond)
+	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
 		return nil, err
 	}

@@ -85,25 +85,3 @@ func TestListAllTopicsRetriesAsKadm(t *testing.T) {
 		t.Fatalf("ListAllTopics connected %d times to a hung broker, kadm's ListTopics %d: it retries past kgo's limit for metadata listings", viaList, viaKadm)
 	}
 }
-
-// TestListAllTopicsNeverCached: every ListAllTopics sends a Metadata
-// request, even right after another one (kgo's all-topics cache would
-// answer within MetadataMinAge, and miss what ForgetMetadata dropped).
-func TestListAllTopicsNeverCached(t *testing.T) {
-	cl, mc := forgetCluster(t) // MetadataMinAge of a minute
-	ctx := context.Background()
-	for i := range 3 {
-		before := mc.n.Load()
-		td, err := ListAllTopics(ctx, cl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := mc.n.Load() - before; got != 1 {
-			t.Fatalf("listing %d sent %d Metadata requests, want 1", i, got)
-		}
-		if len(td) != 3 {
-			t.Fatalf("listing %d: %v, want 3 topics", i, td.Names())
-		}
-		ForgetMetadata(cl, td.Names()[:1])
-	}
-}
