@@ -149,18 +149,6 @@ type EmitterConfig struct {
 	// from TargetOpts still writes checkpoints and fetches and commits
 	// target group offsets. The caller owns it.
 	TargetAdmin *kgo.Client
-	// DropTargetAdminMetadata makes the emitter drop the remote topics it
-	// listed from TargetAdmin's metadata cache after each listing.
-	// franz-go keeps a copy of every topic a Metadata response described
-	// (about 300 bytes a partition) until a later request prunes it, and
-	// the emitter lists every remote topic once a minute. Set it only when
-	// nothing lists all topics with kadm's ListTopics on TargetAdmin: kgo
-	// answers that listing from its cache for the client's MetadataMinAge
-	// after the last one, and would then leave out the dropped topics
-	// (list all topics with a Metadata request of your own instead, which
-	// kgo always sends to the brokers). The mirror package sets it for
-	// its flows' admin clients.
-	DropTargetAdminMetadata bool
 	// OffsetSyncsOpts reach the cluster holding OffsetSyncsTopic (the
 	// source unless offset-syncs.topic.location=target); the emitter tails
 	// partition 0 of that topic with one consumer.
@@ -761,7 +749,6 @@ type run struct {
 	e            *Emitter
 	src, dst     *kadm.Client
 	srcCl, dstCl *kgo.Client
-	dstAdmCl     *kgo.Client // the client r.dst wraps (TargetAdmin or dstCl)
 	// The checkpoints topic's state (cptopic.go): its ID as last listed
 	// (zero: unknown), whether a write found it missing or replaced, and
 	// when it is next listed.
@@ -793,25 +780,13 @@ func (r *run) newTargetClient() error {
 		if adm == nil {
 			adm = cl
 		}
-		r.dst, r.dstAdmCl = kadm.NewClient(adm), adm
+		r.dst = kadm.NewClient(adm)
 		r.dst.SetTimeoutMillis(int32(c.AdminTimeout / time.Millisecond))
 	}
 	if old != nil {
 		old.Close()
 	}
 	return nil
-}
-
-// forgetTarget drops remote topics from the metadata cache of
-// TargetAdmin once a listing succeeded, with DropTargetAdminMetadata
-// (kclient.ForgetMetadata). The
-// emitter's own target client keeps its cache: kgo resolves the topic IDs
-// of the target groups' fetched offsets (OffsetFetch version 10) through
-// it, and without it every sync round would add a Metadata request.
-func (r *run) forgetTarget(topics []string) {
-	if r.e.cfg.DropTargetAdminMetadata && r.dstAdmCl != r.dstCl {
-		kclient.ForgetMetadata(r.dstAdmCl, topics)
-	}
 }
 
 // backoff returns the next retry delay: 100 ms doubling to 10 s.

@@ -548,22 +548,14 @@ func (r *run) fetchTargetOffsets(ctx context.Context, groups []string) ([]kmsg.O
 func (r *run) listEnds(ctx context.Context, topics []string) (kadm.ListedOffsets, error) {
 	ectx, cancel := context.WithTimeout(ctx, r.e.cfg.AdminTimeout)
 	defer cancel()
-	ends, err := r.dst.ListEndOffsets(ectx, topics...)
-	if err == nil {
-		r.forgetTarget(topics)
-	}
-	return ends, err
+	return r.dst.ListEndOffsets(ectx, topics...)
 }
 
 // topicMeta describes remote topics.
 func (r *run) topicMeta(ctx context.Context, topics []string) (kadm.TopicDetails, error) {
 	mctx, cancel := context.WithTimeout(ctx, r.e.cfg.AdminTimeout)
 	defer cancel()
-	meta, err := r.dst.ListTopics(mctx, topics...)
-	if err == nil {
-		r.forgetTarget(topics)
-	}
-	return meta, err
+	return r.dst.ListTopics(mctx, topics...)
 }
 
 // commit sends one OffsetCommit for plan as a simple commit (generation -1,

@@ -210,7 +210,6 @@ func (r *run) listTarget(ctx context.Context, topics []string) (*targetView, err
 	if err != nil {
 		return nil, fmt.Errorf("describing %d remote topics on %s: %w", len(topics), e.cfg.TargetAlias, err)
 	}
-	defer r.forgetTarget(topics)
 	v.cluster = md.Cluster
 	var present []string
 	for _, t := range topics {

@@ -10,7 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/internal/statustopic"
 )
 
@@ -54,7 +53,6 @@ func (f *flow) sourceOffsets(ctx context.Context, topics []string) (starts, ends
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing offsets on %s: %w", f.src.Alias, err)
 	}
-	kclient.ForgetMetadata(f.srcAdmCl, topics)
 	return starts, ends, nil
 }
 
@@ -388,11 +386,10 @@ func (f *flow) estimateStartLag(ctx context.Context) {
 func (f *flow) computeStartLag(ctx context.Context) (int64, error) {
 	lctx, cancel := context.WithTimeout(ctx, min(f.cfg.AdminTimeout, 10*time.Second))
 	defer cancel()
-	src, err := kclient.ListAllTopics(lctx, f.srcAdmCl)
+	src, err := f.srcAdm.ListTopics(lctx)
 	if err != nil {
 		return 0, fmt.Errorf("listing topics on %s: %w", f.src.Alias, err)
 	}
-	kclient.ForgetMetadata(f.srcAdmCl, src.Names())
 	rules := f.currentRules()
 	var topics []string
 	for _, t := range src.Names() {

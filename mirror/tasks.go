@@ -83,32 +83,29 @@ func (f *flow) runTasks(ctx context.Context) error {
 		refresh = -1
 	}
 	em, err := checkpoint.NewEmitter(checkpoint.EmitterConfig{
-		SourceAlias: f.cfg.Source,
-		TargetAlias: f.cfg.Target,
-		Policy:      f.pol,
-		SourceOpts:  f.clientOpts(f.src, f.src.Admin),
-		SourceAdmin: f.srcAdmCl, // one copy of each cluster's topic metadata (issue 22)
-		TargetAdmin: f.dstAdmCl,
-		// The flow lists all topics with kclient.ListAllTopics, never
-		// from kgo's cache.
-		DropTargetAdminMetadata: true,
-		TargetOpts:              f.clientOpts(f.dst, f.dst.Producer, append(append(append([]kgo.Opt{}, f.dst.Consumer...), f.dst.Admin...), taskProducerOpts...)...),
-		OffsetSyncsOpts:         f.clientOpts(syncCluster, syncCluster.Consumer),
-		OffsetSyncsTopic:        f.offsetSyncsTopic,
-		OffsetRunsTopic:         checkpoint.OffsetRunsTopic(f.offsetSyncsTopic),
-		GroupFilter:             f.groups.Match,
-		TopicFilter:             f.checkpointTopic,
-		Interval:                f.cfg.EmitCheckpointsInterval,
-		RefreshGroupsInterval:   refresh,
-		SyncGroupOffsets:        f.cfg.SyncGroupOffsets,
-		SyncInterval:            f.cfg.SyncGroupOffsetsInterval,
-		ReplicationFactor:       f.cfg.CheckpointsTopicReplicationFactor,
-		AdminTimeout:            f.cfg.AdminTimeout,
-		Logger:                  f.log,
-		OnLatency:               tm.latency,
-		OnCheckpoints:           tm.checkpoints,
-		OnCommits:               tm.commits,
-		OnError:                 func(op string, _ error) { f.metrics.flowErr(f.labels, "checkpoint_"+op) },
+		SourceAlias:           f.cfg.Source,
+		TargetAlias:           f.cfg.Target,
+		Policy:                f.pol,
+		SourceOpts:            f.clientOpts(f.src, f.src.Admin),
+		SourceAdmin:           f.srcAdmCl, // one copy of each cluster's topic metadata (issue 22)
+		TargetAdmin:           f.dstAdmCl,
+		TargetOpts:            f.clientOpts(f.dst, f.dst.Producer, append(append(append([]kgo.Opt{}, f.dst.Consumer...), f.dst.Admin...), taskProducerOpts...)...),
+		OffsetSyncsOpts:       f.clientOpts(syncCluster, syncCluster.Consumer),
+		OffsetSyncsTopic:      f.offsetSyncsTopic,
+		OffsetRunsTopic:       checkpoint.OffsetRunsTopic(f.offsetSyncsTopic),
+		GroupFilter:           f.groups.Match,
+		TopicFilter:           f.checkpointTopic,
+		Interval:              f.cfg.EmitCheckpointsInterval,
+		RefreshGroupsInterval: refresh,
+		SyncGroupOffsets:      f.cfg.SyncGroupOffsets,
+		SyncInterval:          f.cfg.SyncGroupOffsetsInterval,
+		ReplicationFactor:     f.cfg.CheckpointsTopicReplicationFactor,
+		AdminTimeout:          f.cfg.AdminTimeout,
+		Logger:                f.log,
+		OnLatency:             tm.latency,
+		OnCheckpoints:         tm.checkpoints,
+		OnCommits:             tm.commits,
+		OnError:               func(op string, _ error) { f.metrics.flowErr(f.labels, "checkpoint_"+op) },
 	})
 	if err != nil {
 		return fmt.Errorf("checkpoint task: %w", err)

@@ -13,8 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/kmirror/kmirror/internal/kclient"
 )
 
 // refreshLoop runs, on their own intervals (MM2's MirrorSourceConnector
@@ -184,20 +182,18 @@ func (f *flow) checkListedCreated(ctx context.Context) error {
 // topic error (topicerrors.go) and the other topics go on; the round then
 // returns errTopicsFailed so the refresh loop retries it soon.
 func (f *flow) discover(ctx context.Context) error {
-	src, err := kclient.ListAllTopics(ctx, f.srcAdmCl)
+	src, err := f.srcAdm.ListTopics(ctx)
 	if err != nil {
 		err = fmt.Errorf("listing topics on %s: %w", f.src.Alias, err)
 		f.listFailed(ctx, err)
 		return err
 	}
-	defer kclient.ForgetMetadata(f.srcAdmCl, src.Names())
-	dst, err := kclient.ListAllTopics(ctx, f.dstAdmCl)
+	dst, err := f.dstAdm.ListTopics(ctx)
 	if err != nil {
 		err = fmt.Errorf("listing topics on %s: %w", f.dst.Alias, err)
 		f.listFailed(ctx, err)
 		return err
 	}
-	defer func() { kclient.ForgetMetadata(f.dstAdmCl, dst.Names()) }() // dst is listed again below
 	f.listFailed(ctx, nil)
 	rules := f.refreshRules()
 	now := time.Now()
@@ -342,7 +338,7 @@ func (f *flow) discover(ctx context.Context) error {
 				return err
 			}
 			topicsFailed = topicsFailed || failed
-			if dst, err = kclient.ListAllTopics(ctx, f.dstAdmCl); err != nil {
+			if dst, err = f.dstAdm.ListTopics(ctx); err != nil {
 				err = fmt.Errorf("listing topics on %s: %w", f.dst.Alias, err)
 				f.listFailed(ctx, err)
 				return err

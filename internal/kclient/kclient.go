@@ -7,21 +7,13 @@
 // the singleton duties' clients, readers), often at the same moment, so
 // those writes would race. Client creation does no I/O (kgo connects
 // lazily), so serializing it costs nothing measurable.
-//
-// It also holds what kmirror's clients share around kgo: closing a direct
-// consumer, a produce that stops waiting with its context, and dropping an
-// admin client's cached metadata (ForgetMetadata, with ListAllTopics).
 package kclient
 
 import (
 	"context"
-	"slices"
 	"sync"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 var mu sync.Mutex
@@ -113,65 +105,4 @@ func ProduceWait(ctx context.Context, cl *kgo.Client, recs ...*kgo.Record) error
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// ForgetMetadata drops topics from the metadata cl cached while serving
-// admin requests (kadm's ListTopics, Metadata, ListEndOffsets, a Metadata
-// request of our own). franz-go (v1.22) keeps a copy of every topic each
-// Metadata response described, with its partitions held twice (about 300
-// bytes a partition), until a later request prunes it, which an idle admin
-// client does not send: each admin client of a member replicating 6 000
-// partitions held about 2 MB of copies too old (MetadataMinAge) to answer
-// any request (issue 22). The next request about a forgotten topic fetches its
-// metadata from the brokers, as it would have once that age passed.
-//
-// A client that forgets topics must list all topics with [ListAllTopics],
-// never kadm's ListTopics without names: kgo answers a listing of all
-// topics from its cache for MetadataMinAge after the last one, and a cache
-// missing forgotten topics would answer without them (a source topic
-// taken for deleted).
-//
-// cl must not produce to or consume the topics: this is
-// kgo.Client.PurgeTopicsFromClient, which ends those too. It does not
-// modify topics. It waits for cl's metadata goroutine, so callers call it
-// after a request that succeeded (the cluster answers).
-func ForgetMetadata(cl *kgo.Client, topics []string) {
-	if cl == nil || len(topics) == 0 {
-		return
-	}
-	cl.PurgeTopicsFromClient(slices.Clone(topics)...) // it sorts its argument
-}
-
-// ListAllTopics lists every topic of cl's cluster but the internal ones,
-// as kadm's ListTopics without names does, always from the brokers: kadm
-// answers from kgo's cache for MetadataMinAge after the last listing, which
-// misses the topics [ForgetMetadata] dropped. A topic the principal may not
-// describe is left out by the brokers; a listing refused as a whole
-// returns a *kadm.AuthError, as kadm does.
-func ListAllTopics(ctx context.Context, cl *kgo.Client) (kadm.TopicDetails, error) {
-	req := kmsg.NewPtrMetadataRequest() // Topics nil: all topics
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		return nil, err
-	}
-	tds := make(kadm.TopicDetails, len(resp.Topics))
-	for _, t := range resp.Topics {
-		terr := kerr.ErrorForCode(t.ErrorCode)
-		switch terr {
-		case kerr.ClusterAuthorizationFailed, kerr.TopicAuthorizationFailed:
-			return nil, &kadm.AuthError{Err: terr}
-		}
-		if t.IsInternal || t.Topic == nil {
-			continue
-		}
-		td := kadm.TopicDetail{Topic: *t.Topic, ID: t.TopicID, IsInternal: t.IsInternal, Err: terr,
-			Partitions: make(map[int32]kadm.PartitionDetail, len(t.Partitions))}
-		for _, p := range t.Partitions {
-			td.Partitions[p.Partition] = kadm.PartitionDetail{Topic: td.Topic, Partition: p.Partition,
-				Leader: p.Leader, LeaderEpoch: p.LeaderEpoch, Replicas: p.Replicas, ISR: p.ISR,
-				OfflineReplicas: p.OfflineReplicas, Err: kerr.ErrorForCode(p.ErrorCode)}
-		}
-		tds[td.Topic] = td
-	}
-	return tds, nil
 }
