@@ -61,10 +61,18 @@ func TestIdleMemberWritesNoPartitionStatus(t *testing.T) {
 	ends.Each(func(o kadm.ListedOffset) { from[statusTopic][o.Partition] = kgo.NewOffset().At(o.Offset) })
 	before, start := snapshots.Load(), time.Now()
 	cl := testcluster.Client(t, &p.Target, kgo.ConsumePartitions(from))
-	members, slots := 0, 0
-	deadline := time.Now().Add(10 * interval) // under slotRewriteEvery intervals
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithDeadline(t.Context(), deadline)
+	// The window is the member's next wantMembers member records, by their
+	// timestamps: the publisher and the reader are both slowed by load
+	// (CI once read 3 member records in a 2 s wall-clock window at a
+	// 200 ms interval), so the window is bounded by what was written, not
+	// by the reader's clock. An unchanged slot record is rewritten every
+	// slotRewriteEvery intervals, so a window of span s may hold
+	// 1+s/(slotRewriteEvery*interval) slot records and no more.
+	const wantMembers = 5
+	var memberAt, slotAt []time.Time
+	limit := time.Now().Add(30 * time.Second)
+	for len(memberAt) < wantMembers && time.Now().Before(limit) {
+		ctx, cancel := context.WithDeadline(t.Context(), limit)
 		fs := cl.PollFetches(ctx)
 		cancel()
 		fs.EachRecord(func(r *kgo.Record) {
@@ -73,19 +81,28 @@ func TestIdleMemberWritesNoPartitionStatus(t *testing.T) {
 			}
 			switch k := string(r.Key); {
 			case strings.HasPrefix(k, statustopic.MemberPrefix):
-				members++
+				memberAt = append(memberAt, r.Timestamp)
 			case strings.HasPrefix(k, statustopic.SlotPrefix):
-				slots++
+				slotAt = append(slotAt, r.Timestamp)
 			}
 		})
 	}
-	if n := snapshots.Load() - before; n != 0 {
-		t.Errorf("idle: %d status snapshots taken in %v, want 0", n, 10*interval)
+	if len(memberAt) < wantMembers {
+		t.Fatalf("idle: %d member records written in 30 s (status interval %v), want %d: the member stopped publishing", len(memberAt), interval, wantMembers)
 	}
-	// The slot's record may be rewritten once in the window
-	// (slotRewriteEvery intervals after it was written).
-	if slots > 1 || members < 4 {
-		t.Errorf("idle for %v (status interval %v): %d slot records, %d member records written; want at most 1 and at least 4", 10*interval, interval, slots, members)
+	end := memberAt[wantMembers-1]
+	slots := 0
+	for _, at := range slotAt {
+		if !at.After(end) {
+			slots++
+		}
+	}
+	span := end.Sub(start)
+	if n := snapshots.Load() - before; n != 0 {
+		t.Errorf("idle: %d status snapshots taken in %v, want 0", n, time.Since(start))
+	}
+	if allowed := 1 + int(span/(slotRewriteEvery*interval)); slots > allowed {
+		t.Errorf("idle for %v (%d member records, status interval %v): %d slot records written, want at most %d", span, wantMembers, interval, slots, allowed)
 	}
 	cf := m.ClusterStatus().Flows[0]
 	if len(cf.Slots) != 1 || cf.Slots[0].State != StateRunning || len(cf.Slots[0].Partitions) != 4 || cf.Lag != 0 || cf.Records != 20 {
