@@ -953,8 +953,8 @@ func (c *checkpointState) Group(group string) []Checkpoint {
 // checkpoint.
 func (c *checkpointState) Groups() []string {
 	var out []string
-	for g, es := range c.groups {
-		if slices.ContainsFunc(es.es, func(e cpEntry) bool { return e.v.has }) {
+	for g, cg := range c.groups {
+		if slices.ContainsFunc(cg.es, func(e cpEntry) bool { return e.v.has }) {
 			out = append(out, c.names[g])
 		}
 	}
