@@ -225,6 +225,13 @@ func run(ctx context.Context, cfg config, out io.Writer) (rep report, err error)
 		if err := sleepCtx(ctx, cfg.Quiet); err != nil {
 			return rep, err
 		}
+		// A planned switch waits, after the pause, until the group is
+		// caught up and safe to switch: on a loaded machine the
+		// consumer's last commit, its replication and the checkpoint of
+		// it can take longer than the pause.
+		if err := waitSafe(ctx, fwd, eastAdm, topic, 30*time.Second); err != nil {
+			return rep, err
+		}
 	}
 	// The failure this runbook rehearses hits a flow that has checkpointed
 	// the group (on a loaded machine the first emission may come after
@@ -554,6 +561,41 @@ func (r *report) print(w io.Writer) {
 
 // waitCheckpointed waits, at most max, until the mirror's first flow has
 // written a checkpoint of one of the group's partitions.
+// waitSafe waits up to max until the flow's first group has committed the
+// source's end offset of every partition of topic and is safe to switch
+// (mirror.GroupStatus.SafeToSwitch, as of a fetch of those offsets).
+func waitSafe(ctx context.Context, m *mirror.Mirror, adm *kadm.Client, topic string, max time.Duration) error {
+	deadline := time.Now().Add(max)
+	last := "no group status"
+	for {
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err == nil {
+			err = ends.Error()
+		}
+		if err != nil {
+			last = fmt.Sprintf("listing the end offsets of %s: %v", topic, err)
+		} else if gs := m.Status().Flows[0].Groups; len(gs) > 0 {
+			g, caught := gs[0], 0
+			for _, p := range g.Partitions {
+				if e, ok := ends.Lookup(topic, p.Partition); ok && p.Topic == topic && p.SourceOffset == e.Offset {
+					caught++
+				}
+			}
+			n := len(ends[topic])
+			if g.SafeToSwitch && caught == n {
+				return nil
+			}
+			last = fmt.Sprintf("group %s: %d of %d partitions committed at the end, safe to switch: %t", g.Group, caught, n, g.SafeToSwitch)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the group did not catch up in %v after the pause: %s", max, last)
+		}
+		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
 func waitCheckpointed(ctx context.Context, m *mirror.Mirror, max time.Duration) error {
 	deadline := time.Now().Add(max)
 	for {
