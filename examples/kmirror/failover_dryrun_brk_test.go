@@ -53,8 +53,12 @@ func TestBrk1206FailoverDryRunInterruptedWhileWaiting(t *testing.T) {
 		if code != drUnreachable || rep.Result != "interrupted" || !rep.DryRun || !slices.ContainsFunc(rep.Problems, func(p string) bool { return strings.Contains(p, "context canceled") }) {
 			t.Errorf("%s -dry-run interrupted while waiting: exit %d, result %q, dry run %t, problems %q; want %d, interrupted\n%s", tc.name, code, rep.Result, rep.DryRun, rep.Problems, drUnreachable, errOut.String())
 		}
-		if rep.TimingsMs.CatchUp < 1000 || rep.TimingsMs.Total < rep.TimingsMs.CatchUp {
-			t.Errorf("%s timings %+v: want the catch-up wait (about 1.5s) within the total", tc.name, rep.TimingsMs)
+		// The interrupt came 1.5 s after the start, during the catch-up
+		// wait: the wait is timed, and within the total. How much of the
+		// 1.5 s the setup before it took depends on the machine's load
+		// (CatchUp >= 1000 assumed under 0.5 s of setup).
+		if rep.TimingsMs.CatchUp <= 0 || rep.TimingsMs.Total < rep.TimingsMs.CatchUp || rep.TimingsMs.Total < 1000 {
+			t.Errorf("%s timings %+v: want the catch-up wait timed, within a total of about 1.5s", tc.name, rep.TimingsMs)
 		}
 	}
 	st, found, err := statustopic.ReadTargetState(context.Background(), []kgo.Opt{kgo.SeedBrokers(w.bAddrs...)}, "A")

@@ -587,16 +587,27 @@ func TestCatchUpLiveMirror(t *testing.T) {
 			t.Errorf("produce to the target: %v", err)
 		}
 	}
-	done := make(chan struct{})
+	// The steps start once Run has fixed its window (the source's end,
+	// 30, listed before its progress goroutine starts): a fixed sleep
+	// before them let a slow start list the end after step 1 (window 35).
+	windowFixed, done := make(chan struct{}), make(chan struct{})
+	var once sync.Once
 	go func() {
 		defer close(done)
-		time.Sleep(700 * time.Millisecond)
+		select {
+		case <-windowFixed:
+		case <-time.After(30 * time.Second):
+			t.Error("no progress reported in 30 s: the window was never fixed")
+			return
+		}
 		step(30, 34, 32) // source 30..34, target 25..32
 		time.Sleep(800 * time.Millisecond)
 		step(35, 39, 39) // source 35..39, target 30..39: 30..32 copied again
 	}()
 	cfg := e.config()
 	cfg.CatchUp = 20 * time.Second
+	cfg.ProgressInterval = 10 * time.Millisecond
+	cfg.Progress = func(verify.Progress) { once.Do(func() { close(windowFixed) }) }
 	rep := run(t, cfg)
 	<-done
 	got := summarize(rep.Topics[0].Partitions[0])
