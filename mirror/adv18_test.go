@@ -192,8 +192,11 @@ func TestLimitFlappingWhileRecordsFlowExactCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitReplicated(t, m, n)
-	if got := len(lb.lines("max.message.bytes changed: reopening")); got < 4 {
-		t.Errorf("%d producer rebuilds logged, want at least 4 (the test must change the limit while records flow)", got)
+	// Changes seen while a rebuild is pending merge into it, and a loaded
+	// machine sees the eight changes in fewer rounds: at least two
+	// rebuilds show the limit flapping while records flow.
+	if got := len(lb.lines("max.message.bytes changed: reopening")); got < 2 {
+		t.Errorf("%d producer rebuilds logged, want at least 2 (the test must change the limit while records flow)", got)
 	}
 	recs, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, true)
 	if err != nil {

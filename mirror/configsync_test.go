@@ -188,9 +188,21 @@ func TestActiveActiveIdentityConfigChangeKept(t *testing.T) {
 		if _, err := step.on.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: &want}}, orders); err != nil {
 			t.Fatal(err)
 		}
-		seen := retentions(t, aAdm, bAdm, orders, 5*time.Second) // two a->b rounds, 25 b->a rounds
-		if last := seen[len(seen)-1]; last != want+"/"+want {
-			t.Errorf("retention.ms a/b after the operator set %s on %s: %s, want %s/%s; every 100ms: %v", want, step.name, last, want, want, seen)
+		// The change reaches the other side (an a->b round is 2 s; a
+		// loaded machine delays it), then stays for more than another
+		// a->b round and 15 b->a rounds. With the loop, the old value
+		// came back over it or the two sides swapped values.
+		both := want + "/" + want
+		testcluster.Eventually(t, 20*time.Second, "the operator's "+want+" on "+step.name+" on both sides", func() (bool, string) {
+			v := describe(t, aAdm, orders)["retention.ms"] + "/" + describe(t, bAdm, orders)["retention.ms"]
+			return v == both, "a/b " + v
+		})
+		seen := retentions(t, aAdm, bAdm, orders, 3*time.Second)
+		for _, v := range seen {
+			if v != both {
+				t.Errorf("retention.ms a/b after the operator set %s on %s and both sides had it: %s, want %s; every 100ms: %v", want, step.name, v, both, seen)
+				break
+			}
 		}
 	}
 }

@@ -17,10 +17,11 @@ import (
 // syncs on the source (offset-syncs.topic.location=source, the default)
 // and the source answering nothing any more (every request hangs, as a
 // blackholed or frozen cluster does) while records were being replicated,
-// Run returns within 5 s of its context's cancellation; resume points are
-// on the target, so only offset syncs are left unwritten (counted and
-// logged). The bound asserted is the 10 s liveness ceiling; the
-// measured time is logged.
+// Run returns within seconds of its context's cancellation (the offset
+// syncs' 2 s flush bound; 8 s allowed on a loaded machine, under the
+// issue's 10 s liveness ceiling); resume points are on the target, so only
+// offset syncs are left unwritten (counted and logged). The measured time
+// is logged.
 func TestRunReturnsPromptlyWhenSourceHangs(t *testing.T) {
 	p := testcluster.New(t, "src", "dst")
 	if p.Source.Fake == nil {
@@ -83,7 +84,9 @@ func TestRunReturnsPromptlyWhenSourceHangs(t *testing.T) {
 	if runErr != nil {
 		t.Errorf("Run: %v", runErr)
 	}
-	if took > 5*time.Second {
-		t.Errorf("Run returned %v after cancellation, want within 5 s", took.Round(time.Millisecond))
+	// Within the offset syncs' 2 s flush bound and slack for a loaded
+	// machine; the hang this guards against never returns.
+	if took > 8*time.Second {
+		t.Errorf("Run returned %v after cancellation, want within 8 s", took.Round(time.Millisecond))
 	}
 }

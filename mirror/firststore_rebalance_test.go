@@ -62,7 +62,7 @@ func TestFirstResumePointsAfterRebalance(t *testing.T) {
 		return targetEnd(t, &p.Target, remote) >= 4*10, fmt.Sprint(targetEnd(t, &p.Target, remote))
 	})
 	caught := time.Now()
-	testcluster.Eventually(t, 5*time.Second, "the taken partitions' resume points stored", func() (bool, string) {
+	testcluster.Eventually(t, 30*time.Second, "the taken partitions' resume points stored", func() (bool, string) {
 		stored := storedResumePoints(t, p, topic)
 		for _, part := range taken {
 			if !stored[part][9] {

@@ -42,11 +42,12 @@ func TestFirstResumePointOfRecreatedTopic(t *testing.T) {
 		got := targetValues(t, p, p.Source.Alias+"."+topic, 0)
 		return len(got) == 15 && got[14] == "14:new4", fmt.Sprint(got)
 	})
-	time.Sleep(3 * time.Second)
-	stored := storedResumePoints(t, p, topic)
-	if !stored[0][4] {
-		t.Errorf("3 s after the new log was copied, the stored resume points are %v, want the new log's 4", stored)
-	}
+	// Stored by the early stores, long before the 10-minute flush
+	// interval (waited for: load delays them).
+	testcluster.Eventually(t, 30*time.Second, "the new log's resume point 4 stored", func() (bool, string) {
+		stored := storedResumePoints(t, p, topic)
+		return stored[0][4], fmt.Sprintf("stored %v", stored)
+	})
 	// A crash now, and a restart: the new log is replayed from its start
 	// unless its resume point was stored.
 	m.kill()

@@ -47,7 +47,7 @@ func TestFirstResumePointAfterLateRestart(t *testing.T) {
 		return ps.State == StateRunning && ps.Replicated == 15 && ps.Lag == 0 && h.Hits() == 1, fmt.Sprintf("%d refusals, %+v", h.Hits(), ps)
 	})
 	caught := time.Now()
-	testcluster.Eventually(t, 5*time.Second, "the restarted partition's resume point stored", func() (bool, string) {
+	testcluster.Eventually(t, 30*time.Second, "the restarted partition's resume point stored", func() (bool, string) {
 		stored := storedResumePoints(t, p, topic)
 		return stored[0][14], fmt.Sprintf("stored %v", stored)
 	})

@@ -124,9 +124,9 @@ func idleFlow(p *testcluster.Pair) FlowConfig {
 	return fc
 }
 
-// idleWindow counts the requests both clusters receive over d and logs
-// them.
-func idleWindow(t *testing.T, src, dst *reqTally, d time.Duration) (s, g map[string]int) {
+// idleWindow counts the requests both clusters receive over about d and
+// logs them; span is the window's measured length.
+func idleWindow(t *testing.T, src, dst *reqTally, d time.Duration) (s, g map[string]int, span time.Duration) {
 	t.Helper()
 	src.mu.Lock()
 	src.armed = true
@@ -134,12 +134,13 @@ func idleWindow(t *testing.T, src, dst *reqTally, d time.Duration) (s, g map[str
 	dst.mu.Lock()
 	dst.armed = true
 	dst.mu.Unlock()
-	sb, db := src.snap(), dst.snap()
+	sb, db, start := src.snap(), dst.snap(), time.Now()
 	time.Sleep(d)
 	s, g = src.since(sb), dst.since(db)
-	t.Logf("idle %v: source:%s", d, fmtCounts(s))
-	t.Logf("idle %v: target:%s", d, fmtCounts(g))
-	return s, g
+	span = time.Since(start) // past d when the sleep overshot on a loaded machine
+	t.Logf("idle %v: source:%s", span, fmtCounts(s))
+	t.Logf("idle %v: target:%s", span, fmtCounts(g))
+	return s, g, span
 }
 
 // idleClusterOpts are clusterOpts with kmirror's own metadata ages: the

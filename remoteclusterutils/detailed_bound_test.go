@@ -52,7 +52,7 @@ func TestTranslateDetailedOneBoundPerCall(t *testing.T) {
 				_, err = rc.TranslateGroups(context.Background(), p.Source.Alias, nil)
 			}
 			took := time.Since(start)
-			if !errors.Is(err, context.DeadlineExceeded) || took > 1600*time.Millisecond {
+			if !errors.Is(err, context.DeadlineExceeded) || took > 1900*time.Millisecond /* under two bounds, with slack for load */ {
 				t.Errorf("%s with WithTimeout(1s): %v after %v; want context.DeadlineExceeded at the 1 s bound", name, err, took)
 			}
 		})
