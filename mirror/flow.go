@@ -36,7 +36,9 @@ type tp struct {
 // process (a member of the flow). run starts, and joins before returning:
 //   - the refresh loop: discovery of the source partitions ready to
 //     replicate (every member), topic creation, config and ACL sync (the
-//     member holding slot 0), the cluster probe;
+//     member holding slot 0);
+//   - the cluster probe (probeLoop), on its own so that a job waiting on a
+//     hung cluster does not hold it;
 //   - the group member (member.go), whose callbacks start and stop the
 //     units of the slots assigned to this member (unit.go) and the
 //     singleton duties (checkpoints, heartbeats: tasks.go).
@@ -603,6 +605,7 @@ func (f *flow) run(ctx, hard context.Context) error {
 		f.closeStatus(hard.Err() == nil)
 	}
 	wg.Go(func() { f.refreshLoop(loopCtx) })
+	wg.Go(func() { f.probeLoop(loopCtx) })
 	if err := f.join(); err != nil {
 		stopLoops()
 		wg.Wait()

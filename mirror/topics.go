@@ -15,11 +15,34 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// probeEvery is how often the cluster probe runs: the offset flush
+// interval, at least a second.
+func (f *flow) probeEvery() time.Duration { return max(f.cfg.OffsetFlushInterval, time.Second) }
+
+// probeLoop runs the cluster probe every probeEvery until ctx is done. It
+// has its own goroutine: in the refresh loop, a probe due while discovery
+// (or config or ACL sync) waited on a hung cluster ran only after it, so a
+// hung target went unreported for over a minute (the admin timeout;
+// TestHungTargetReportedWhileDiscoveryWaits).
+func (f *flow) probeLoop(ctx context.Context) {
+	t := time.NewTicker(f.probeEvery())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			_ = f.probe(ctx)
+		}
+	}
+}
+
 // refreshLoop runs, on their own intervals (MM2's MirrorSourceConnector
 // scheduler): discovery of the source partitions ready to replicate, which
 // every member runs and which, on the member holding slot 0, also creates
 // remote topics and follows partition increases; topic-config sync and ACL
-// sync (slot 0's member only); and the cluster probe (every member).
+// sync (slot 0's member only). The cluster probe has its own goroutine
+// (probeLoop).
 func (f *flow) refreshLoop(ctx context.Context) {
 	type job struct {
 		every     time.Duration
@@ -32,8 +55,7 @@ func (f *flow) refreshLoop(ctx context.Context) {
 	}
 	now := time.Now()
 	var jobs []*job
-	probeEvery := max(f.cfg.OffsetFlushInterval, time.Second)
-	jobs = append(jobs, &job{every: probeEvery, next: now.Add(probeEvery), run: f.probe, name: "probe clusters"})
+	probeEvery := f.probeEvery()
 	if f.syncCl.Load() != nil {
 		jobs = append(jobs, &job{every: probeEvery, next: now.Add(probeEvery), run: f.restoreSyncTopics, name: "restore offset-syncs topics"})
 	}
@@ -60,6 +82,9 @@ func (f *flow) refreshLoop(ctx context.Context) {
 		if !f.cfg.DisableTopicACLSync {
 			jobs = append(jobs, &job{every: f.cfg.SyncTopicACLsInterval, next: now, run: f.syncACLs, name: "sync topic ACLs", singleton: true})
 		}
+	}
+	if len(jobs) == 0 {
+		return // a disabled flow without offset-syncs topics to restore
 	}
 	wasSingleton := false
 	// While some selected partitions are not ready (their remote partition
