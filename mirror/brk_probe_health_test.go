@@ -24,7 +24,7 @@ func TestBrkHealthConcurrentWriters(t *testing.T) {
 	errList := errors.New("listing topics on dst: i/o timeout")
 	ctx := context.Background()
 	wrong, tries := 0, 0
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) && wrong == 0 {
 		tries++
 		f, err := newFlow(fc, ClusterConfig{Alias: "src"}, ClusterConfig{Alias: "dst"}, slog.New(slog.DiscardHandler), nil)

@@ -142,3 +142,101 @@ func TestBrkHungSourceRecovers(t *testing.T) {
 	produceN(t, &p.Source, topic, 1, 10)
 	waitReplicated(t, m, 20)
 }
+
+// TestBrkProbeNoLeakAfterStopWithHungTarget: an enabled flow and a
+// heartbeats-only (disabled) reverse flow; the target hangs, the probe is
+// mid-ping; after Run returns no goroutine of the package is left (the
+// probe loops joined), and none writes a state after STOPPED.
+func TestBrkProbeNoLeakAfterStopWithHungTarget(t *testing.T) {
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs an embedded kfake target cluster to freeze")
+	}
+	base, _ := goroutinesIn(nil)
+	topic := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	produceN(t, &p.Source, topic, 0, 10)
+	fc := fastFlow(p)
+	fc.AdminTimeout = 3 * time.Second
+	rev := FlowConfig{Source: p.Target.Alias, Target: p.Source.Alias, Disabled: true, EmitHeartbeatsInterval: 200 * time.Millisecond,
+		OffsetFlushInterval: 100 * time.Millisecond, AdminTimeout: 3 * time.Second}
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithFlow(rev))...)
+	waitReplicated(t, m, 10)
+	arm, release := hang(t, p.Target.Fake)
+	arm()
+	testcluster.Eventually(t, 40*time.Second, "RETRYING: target cluster dst unreachable", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		return fs.State == StateRetrying && strings.Contains(fs.Error, "target cluster "+p.Target.Alias+" unreachable"), fmt.Sprintf("%s: %s", fs.State, fs.Error)
+	})
+	errc := make(chan error, 1)
+	go func() { errc <- stop() }()
+	select {
+	case <-errc:
+	case <-time.After(90 * time.Second):
+		release()
+		t.Fatal("Run did not return within 90 s of the stop with the target hung")
+	}
+	for _, fs := range m.Status().Flows {
+		if fs.State != StateStopped {
+			t.Errorf("flow %s after Run returned: %s %s", fs.Name, fs.State, fs.Error)
+		}
+	}
+	time.Sleep(6 * time.Second) // longer than a probe's bound
+	for _, fs := range m.Status().Flows {
+		if fs.State != StateStopped {
+			t.Errorf("flow %s 6 s after Run returned: %s %s", fs.Name, fs.State, fs.Error)
+		}
+	}
+	var leaked []string
+	testcluster.Eventually(t, 20*time.Second, "no goroutine of the package left after Run returned", func() (bool, string) {
+		_, all := goroutinesIn(base)
+		leaked = leaked[:0]
+		for _, g := range all {
+			if !strings.Contains(g, "mirror.hang.") {
+				leaked = append(leaked, g)
+			}
+		}
+		return len(leaked) == 0, fmt.Sprint(len(leaked), leaked)
+	})
+}
+
+// TestBrkLongHungTargetRecovers: the target hangs past the admin timeout,
+// so that discovery's listing fails too (two health sources); once it
+// answers, RUNNING with no error comes back.
+func TestBrkLongHungTargetRecovers(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	if p.Target.Fake == nil {
+		t.Skip("needs an embedded kfake target cluster to freeze")
+	}
+	topic := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	produceN(t, &p.Source, topic, 0, 10)
+	fc := fastFlow(p)
+	fc.AdminTimeout = 4 * time.Second
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	waitReplicated(t, m, 10)
+
+	arm, release := hang(t, p.Target.Fake)
+	arm()
+	testcluster.Eventually(t, 60*time.Second, "RETRYING: target unreachable and its topics not listed", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		return fs.State == StateRetrying && strings.Contains(fs.Error, "target cluster "+p.Target.Alias+" unreachable") &&
+			strings.Contains(fs.Error, "listing topics on "+p.Target.Alias), fmt.Sprintf("%s: %s", fs.State, fs.Error)
+	})
+	release()
+	start := time.Now()
+	testcluster.Eventually(t, 45*time.Second, "RUNNING again after the target answers", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		return fs.State == StateRunning && fs.Error == "", fmt.Sprintf("%s: %s", fs.State, fs.Error)
+	})
+	t.Logf("RUNNING %v after the target came back", time.Since(start).Round(time.Millisecond))
+	// And it stays so.
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if fs := m.Status().Flows[0]; fs.State != StateRunning {
+			t.Fatalf("after recovery: %s: %s", fs.State, fs.Error)
+		}
+	}
+	produceN(t, &p.Source, topic, 1, 10)
+	waitReplicated(t, m, 20)
+}
