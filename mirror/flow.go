@@ -326,22 +326,27 @@ func (f *flow) skippedRecords(n int) {
 // commit) and moves a running flow between RUNNING and RETRYING
 // accordingly. Per-topic errors are not health sources: they leave the
 // flow RUNNING (FlowStatus.TopicErrors).
+//
+// The state is set in the same critical section as the sources are read:
+// two writers (the probe on its own goroutine, discovery, a unit) must not
+// set their states in the other order than they read the sources, which
+// left a flow RUNNING with the probe's error recorded
+// (TestBrkHealthConcurrentWriters).
 func (f *flow) health(set func()) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	set()
 	errs := []error{f.probeErr, f.listErr, f.groupErr}
 	for _, k := range sortedSlots(f.commitErrs) {
 		errs = append(errs, f.commitErrs[k])
 	}
 	cur := errors.Join(errs...)
-	st := f.state
-	f.mu.Unlock()
-	switch {
+	switch st := f.state; {
 	case st != StateRunning && st != StateRetrying:
 	case cur != nil:
-		f.setState(StateRetrying, cur)
+		f.setStateLocked(StateRetrying, cur)
 	case st == StateRetrying:
-		f.setState(StateRunning, nil)
+		f.setStateLocked(StateRunning, nil)
 	}
 }
 
@@ -368,16 +373,30 @@ func sortedSlots[V any](m map[int32]V) []int32 {
 // probe checks that both clusters answer (a broker-only metadata request
 // each), so that a dead cluster shows as RETRYING within one probe
 // interval even while nothing is fetched or produced.
+//
+// The two pings run at once, each bounded on its own: in one shared
+// context, a hung source's ping used it up and the target's then failed at
+// once, "target cluster unreachable: context deadline exceeded" about a
+// target that answered (TestBrkHungSourceNotReportedAsTarget).
 func (f *flow) probe(ctx context.Context) error {
-	pctx, cancel := context.WithTimeout(ctx, min(f.cfg.AdminTimeout, 5*time.Second))
-	defer cancel()
+	bound := min(f.cfg.AdminTimeout, 5*time.Second)
+	ping := func(cl *kgo.Client) error {
+		pctx, cancel := context.WithTimeout(ctx, bound)
+		defer cancel()
+		return cl.Ping(pctx)
+	}
+	var srcErr, dstErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { srcErr = ping(f.srcAdmCl) })
+	dstErr = ping(f.dstAdmCl)
+	wg.Wait()
 	var errs []error
 	srcDown := false
-	if err := f.srcAdmCl.Ping(pctx); err != nil && ctx.Err() == nil {
+	if err := srcErr; err != nil && ctx.Err() == nil {
 		errs = append(errs, unreachable("source cluster", f.src.Alias, err))
 		srcDown = true
 	}
-	if err := f.dstAdmCl.Ping(pctx); err != nil && ctx.Err() == nil {
+	if err := dstErr; err != nil && ctx.Err() == nil {
 		errs = append(errs, unreachable("target cluster", f.dst.Alias, err))
 	}
 	if ctx.Err() == nil {
@@ -390,6 +409,11 @@ func (f *flow) probe(ctx context.Context) error {
 func (f *flow) setState(s State, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.setStateLocked(s, err)
+}
+
+// setStateLocked is setState with f.mu held.
+func (f *flow) setStateLocked(s State, err error) {
 	msg := ""
 	if err != nil {
 		msg = err.Error()
