@@ -37,12 +37,13 @@ func hang(t *testing.T, c *kfake.Cluster) (arm, release func()) {
 	return func() { armed.Store(true) }, func() { armed.Store(false); rel() }
 }
 
-// TestBrkHungSourceNotReportedAsTarget: only the source hangs; the target
-// answers every request. The probe pings the source and then the target
-// within one 5 s context: the source's ping uses it up, and the target's
-// ping fails at once on the expired context, so the flow's error says
-// "target cluster dst unreachable: context deadline exceeded" about a
-// target that is fine (srcDown is right; the reason is not).
+// TestBrkHungSourceNotReportedAsTarget (a breaker's finding): only the
+// source hangs; the target answers every request. The probe pinged the
+// source and then the target within one 5 s context: the source's ping
+// used it up, and the target's failed at once on the expired context, so
+// the flow's error said "target cluster dst unreachable: context deadline
+// exceeded" about a target that was fine. The pings now run at once, each
+// with its own bound.
 func TestBrkHungSourceNotReportedAsTarget(t *testing.T) {
 	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
