@@ -559,8 +559,6 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "  total run time                       %7v\n", r.Total.Round(100*time.Millisecond))
 }
 
-// waitCheckpointed waits, at most max, until the mirror's first flow has
-// written a checkpoint of one of the group's partitions.
 // waitSafe waits up to max until the flow's first group has committed the
 // source's end offset of every partition of topic and is safe to switch
 // (mirror.GroupStatus.SafeToSwitch, as of a fetch of those offsets).
@@ -568,24 +566,20 @@ func waitSafe(ctx context.Context, m *mirror.Mirror, adm *kadm.Client, topic str
 	deadline := time.Now().Add(max)
 	last := "no group status"
 	for {
-		ends, err := adm.ListEndOffsets(ctx, topic)
-		if err == nil {
-			err = ends.Error()
-		}
+		ends, err := endOffsets(ctx, adm, topic)
 		if err != nil {
 			last = fmt.Sprintf("listing the end offsets of %s: %v", topic, err)
 		} else if gs := m.Status().Flows[0].Groups; len(gs) > 0 {
 			g, caught := gs[0], 0
 			for _, p := range g.Partitions {
-				if e, ok := ends.Lookup(topic, p.Partition); ok && p.Topic == topic && p.SourceOffset == e.Offset {
+				if e, ok := ends[p.Partition]; ok && p.Topic == topic && p.SourceOffset == e {
 					caught++
 				}
 			}
-			n := len(ends[topic])
-			if g.SafeToSwitch && caught == n {
+			if g.SafeToSwitch && caught == len(ends) {
 				return nil
 			}
-			last = fmt.Sprintf("group %s: %d of %d partitions committed at the end, safe to switch: %t", g.Group, caught, n, g.SafeToSwitch)
+			last = fmt.Sprintf("group %s: %d of %d partitions committed at the end, safe to switch: %t", g.Group, caught, len(ends), g.SafeToSwitch)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the group did not catch up in %v after the pause: %s", max, last)
@@ -596,6 +590,8 @@ func waitSafe(ctx context.Context, m *mirror.Mirror, adm *kadm.Client, topic str
 	}
 }
 
+// waitCheckpointed waits, at most max, until the mirror's first flow has
+// written a checkpoint of one of the group's partitions.
 func waitCheckpointed(ctx context.Context, m *mirror.Mirror, max time.Duration) error {
 	deadline := time.Now().Add(max)
 	for {
