@@ -378,7 +378,7 @@ func sortedSlots[V any](m map[int32]V) []int32 {
 // context, a hung source's ping used it up and the target's then failed at
 // once, "target cluster unreachable: context deadline exceeded" about a
 // target that answered (TestBrkHungSourceNotReportedAsTarget).
-func (f *flow) probe(ctx context.Context) error {
+func (f *flow) probe(ctx context.Context) {
 	bound := min(f.cfg.AdminTimeout, 5*time.Second)
 	ping := func(cl *kgo.Client) error {
 		pctx, cancel := context.WithTimeout(ctx, bound)
@@ -403,7 +403,6 @@ func (f *flow) probe(ctx context.Context) error {
 		err := errors.Join(errs...)
 		f.health(func() { f.probeErr, f.srcDown = err, srcDown })
 	}
-	return nil
 }
 
 func (f *flow) setState(s State, err error) {

@@ -32,7 +32,7 @@ func (f *flow) probeLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			_ = f.probe(ctx)
+			f.probe(ctx)
 		}
 	}
 }
