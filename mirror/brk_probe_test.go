@@ -37,6 +37,51 @@ func hang(t *testing.T, c *kfake.Cluster) (arm, release func()) {
 	return func() { armed.Store(true) }, func() { armed.Store(false); rel() }
 }
 
+// probeWorld runs a flow (fastFlow, with adminTimeout) whose source topic's
+// 10 records are replicated, and returns the pair, the Mirror, the topic
+// and the cluster on side ("source" or "target") for the test to freeze;
+// it skips unless that cluster is an embedded kfake.
+func probeWorld(t *testing.T, side string, adminTimeout time.Duration) (*testcluster.Pair, *Mirror, string, *kfake.Cluster) {
+	t.Helper()
+	p := testcluster.New(t, "src", "dst")
+	frozen := p.Source.Fake
+	if side == "target" {
+		frozen = p.Target.Fake
+	}
+	if frozen == nil {
+		t.Skip("needs an embedded kfake " + side + " cluster to freeze (KMIRROR_*_BROKERS name real brokers)")
+	}
+	topic := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	produceN(t, &p.Source, topic, 0, 10)
+	fc := fastFlow(p)
+	fc.AdminTimeout = adminTimeout
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	waitReplicated(t, m, 10)
+	return p, m, topic, frozen
+}
+
+// waitFlow waits up to d until the first flow of m satisfies ok.
+func waitFlow(t *testing.T, m *Mirror, d time.Duration, what string, ok func(FlowStatus) bool) {
+	t.Helper()
+	testcluster.Eventually(t, d, what, func() (bool, string) {
+		fs := m.Status().Flows[0]
+		return ok(fs), fmt.Sprintf("%s: %s (lag unknown %v)", fs.State, fs.Error, fs.LagUnknown)
+	})
+}
+
+// retryingUnreachable is true for a RETRYING flow whose error says the
+// cluster alias (what: "source cluster" or "target cluster") is
+// unreachable.
+func retryingUnreachable(what, alias string) func(FlowStatus) bool {
+	return func(fs FlowStatus) bool {
+		return fs.State == StateRetrying && strings.Contains(fs.Error, what+" "+alias+" unreachable")
+	}
+}
+
+// runningClean is true for a RUNNING flow with no error.
+func runningClean(fs FlowStatus) bool { return fs.State == StateRunning && fs.Error == "" }
+
 // TestBrkHungSourceNotReportedAsTarget (a breaker's finding): only the
 // source hangs; the target answers every request. The probe pinged the
 // source and then the target within one 5 s context: the source's ping
@@ -46,24 +91,10 @@ func hang(t *testing.T, c *kfake.Cluster) (arm, release func()) {
 // with its own bound.
 func TestBrkHungSourceNotReportedAsTarget(t *testing.T) {
 	t.Parallel()
-	p := testcluster.New(t, "src", "dst")
-	if p.Source.Fake == nil {
-		t.Skip("needs an embedded kfake source cluster to freeze")
-	}
-	topic := p.Topic("orders")
-	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
-	produceN(t, &p.Source, topic, 0, 10)
-	fc := fastFlow(p)
-	fc.AdminTimeout = DefaultAdminTimeout
-	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
-	waitReplicated(t, m, 10)
-
-	arm, _ := hang(t, p.Source.Fake)
+	p, m, _, src := probeWorld(t, "source", DefaultAdminTimeout)
+	arm, _ := hang(t, src)
 	arm()
-	testcluster.Eventually(t, 40*time.Second, "RETRYING: source cluster src unreachable", func() (bool, string) {
-		fs := m.Status().Flows[0]
-		return fs.State == StateRetrying && strings.Contains(fs.Error, "source cluster "+p.Source.Alias+" unreachable"), fmt.Sprintf("%s: %s", fs.State, fs.Error)
-	})
+	waitFlow(t, m, 40*time.Second, "RETRYING: source cluster src unreachable", retryingUnreachable("source cluster", p.Source.Alias))
 	// The target answers: nothing may call it unreachable. Watch a few
 	// probe rounds.
 	deadline := time.Now().Add(12 * time.Second)
@@ -81,31 +112,14 @@ func TestBrkHungSourceNotReportedAsTarget(t *testing.T) {
 // intervals, with no error left over.
 func TestBrkHungTargetRecovers(t *testing.T) {
 	t.Parallel()
-	p := testcluster.New(t, "src", "dst")
-	if p.Target.Fake == nil {
-		t.Skip("needs an embedded kfake target cluster to freeze")
-	}
-	topic := p.Topic("orders")
-	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
-	produceN(t, &p.Source, topic, 0, 10)
-	fc := fastFlow(p)
-	fc.AdminTimeout = DefaultAdminTimeout
-	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
-	waitReplicated(t, m, 10)
-
-	arm, release := hang(t, p.Target.Fake)
+	p, m, topic, dst := probeWorld(t, "target", DefaultAdminTimeout)
+	arm, release := hang(t, dst)
 	arm()
-	testcluster.Eventually(t, 40*time.Second, "RETRYING: target cluster dst unreachable", func() (bool, string) {
-		fs := m.Status().Flows[0]
-		return fs.State == StateRetrying && strings.Contains(fs.Error, "target cluster "+p.Target.Alias+" unreachable"), fmt.Sprintf("%s: %s", fs.State, fs.Error)
-	})
+	waitFlow(t, m, 40*time.Second, "RETRYING: target cluster dst unreachable", retryingUnreachable("target cluster", p.Target.Alias))
 	time.Sleep(3 * time.Second)
 	release()
 	start := time.Now()
-	testcluster.Eventually(t, 45*time.Second, "RUNNING again after the target answers", func() (bool, string) {
-		fs := m.Status().Flows[0]
-		return fs.State == StateRunning && fs.Error == "", fmt.Sprintf("%s: %s", fs.State, fs.Error)
-	})
+	waitFlow(t, m, 45*time.Second, "RUNNING again after the target answers", runningClean)
 	t.Logf("RUNNING %v after the target came back", time.Since(start).Round(time.Millisecond))
 	produceN(t, &p.Source, topic, 1, 10)
 	waitReplicated(t, m, 20)
@@ -114,31 +128,15 @@ func TestBrkHungTargetRecovers(t *testing.T) {
 // TestBrkHungSourceRecovers: as TestBrkHungTargetRecovers, the source.
 func TestBrkHungSourceRecovers(t *testing.T) {
 	t.Parallel()
-	p := testcluster.New(t, "src", "dst")
-	if p.Source.Fake == nil {
-		t.Skip("needs an embedded kfake source cluster to freeze")
-	}
-	topic := p.Topic("orders")
-	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
-	produceN(t, &p.Source, topic, 0, 10)
-	fc := fastFlow(p)
-	fc.AdminTimeout = DefaultAdminTimeout
-	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
-	waitReplicated(t, m, 10)
-
-	arm, release := hang(t, p.Source.Fake)
+	p, m, topic, src := probeWorld(t, "source", DefaultAdminTimeout)
+	arm, release := hang(t, src)
 	arm()
-	testcluster.Eventually(t, 40*time.Second, "RETRYING: source cluster src unreachable", func() (bool, string) {
-		fs := m.Status().Flows[0]
-		return fs.State == StateRetrying && strings.Contains(fs.Error, "source cluster "+p.Source.Alias+" unreachable") && fs.LagUnknown, fmt.Sprintf("%s: %s", fs.State, fs.Error)
-	})
+	unreachable := retryingUnreachable("source cluster", p.Source.Alias)
+	waitFlow(t, m, 40*time.Second, "RETRYING: source cluster src unreachable", func(fs FlowStatus) bool { return unreachable(fs) && fs.LagUnknown })
 	time.Sleep(3 * time.Second)
 	release()
 	start := time.Now()
-	testcluster.Eventually(t, 45*time.Second, "RUNNING again after the source answers", func() (bool, string) {
-		fs := m.Status().Flows[0]
-		return fs.State == StateRunning && fs.Error == "" && !fs.LagUnknown, fmt.Sprintf("%s: %s (lag unknown %v)", fs.State, fs.Error, fs.LagUnknown)
-	})
+	waitFlow(t, m, 45*time.Second, "RUNNING again after the source answers", func(fs FlowStatus) bool { return runningClean(fs) && !fs.LagUnknown })
 	t.Logf("RUNNING %v after the source came back", time.Since(start).Round(time.Millisecond))
 	produceN(t, &p.Source, topic, 1, 10)
 	waitReplicated(t, m, 20)
@@ -165,10 +163,7 @@ func TestBrkProbeNoLeakAfterStopWithHungTarget(t *testing.T) {
 	waitReplicated(t, m, 10)
 	arm, release := hang(t, p.Target.Fake)
 	arm()
-	testcluster.Eventually(t, 40*time.Second, "RETRYING: target cluster dst unreachable", func() (bool, string) {
-		fs := m.Status().Flows[0]
-		return fs.State == StateRetrying && strings.Contains(fs.Error, "target cluster "+p.Target.Alias+" unreachable"), fmt.Sprintf("%s: %s", fs.State, fs.Error)
-	})
+	waitFlow(t, m, 40*time.Second, "RETRYING: target cluster dst unreachable", retryingUnreachable("target cluster", p.Target.Alias))
 	errc := make(chan error, 1)
 	go func() { errc <- stop() }()
 	select {
@@ -206,31 +201,16 @@ func TestBrkProbeNoLeakAfterStopWithHungTarget(t *testing.T) {
 // answers, RUNNING with no error comes back.
 func TestBrkLongHungTargetRecovers(t *testing.T) {
 	t.Parallel()
-	p := testcluster.New(t, "src", "dst")
-	if p.Target.Fake == nil {
-		t.Skip("needs an embedded kfake target cluster to freeze")
-	}
-	topic := p.Topic("orders")
-	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
-	produceN(t, &p.Source, topic, 0, 10)
-	fc := fastFlow(p)
-	fc.AdminTimeout = 4 * time.Second
-	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
-	waitReplicated(t, m, 10)
-
-	arm, release := hang(t, p.Target.Fake)
+	p, m, topic, dst := probeWorld(t, "target", 4*time.Second)
+	arm, release := hang(t, dst)
 	arm()
-	testcluster.Eventually(t, 60*time.Second, "RETRYING: target unreachable and its topics not listed", func() (bool, string) {
-		fs := m.Status().Flows[0]
-		return fs.State == StateRetrying && strings.Contains(fs.Error, "target cluster "+p.Target.Alias+" unreachable") &&
-			strings.Contains(fs.Error, "listing topics on "+p.Target.Alias), fmt.Sprintf("%s: %s", fs.State, fs.Error)
+	unreachable := retryingUnreachable("target cluster", p.Target.Alias)
+	waitFlow(t, m, 60*time.Second, "RETRYING: target unreachable and its topics not listed", func(fs FlowStatus) bool {
+		return unreachable(fs) && strings.Contains(fs.Error, "listing topics on "+p.Target.Alias)
 	})
 	release()
 	start := time.Now()
-	testcluster.Eventually(t, 45*time.Second, "RUNNING again after the target answers", func() (bool, string) {
-		fs := m.Status().Flows[0]
-		return fs.State == StateRunning && fs.Error == "", fmt.Sprintf("%s: %s", fs.State, fs.Error)
-	})
+	waitFlow(t, m, 45*time.Second, "RUNNING again after the target answers", runningClean)
 	t.Logf("RUNNING %v after the target came back", time.Since(start).Round(time.Millisecond))
 	// And it stays so.
 	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {

@@ -1,8 +1,6 @@
 package mirror
 
 import (
-	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,17 +24,7 @@ import (
 // and the probe's own 5 s bound.
 func TestHungTargetReportedWhileDiscoveryWaits(t *testing.T) {
 	t.Parallel()
-	p := testcluster.New(t, "src", "dst")
-	if p.Target.Fake == nil {
-		t.Skip("needs an embedded kfake target cluster to freeze (KMIRROR_*_BROKERS name real brokers)")
-	}
-	topic := p.Topic("orders")
-	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
-	produceN(t, &p.Source, topic, 0, 10)
-	fc := fastFlow(p)
-	fc.AdminTimeout = DefaultAdminTimeout
-	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
-	waitReplicated(t, m, 10)
+	p, m, _, dst := probeWorld(t, "target", DefaultAdminTimeout)
 
 	// The target hangs at discovery's next listing of all its topics:
 	// that request and every later one wait until the test ends.
@@ -45,7 +33,6 @@ func TestHungTargetReportedWhileDiscoveryWaits(t *testing.T) {
 	t.Cleanup(func() { once.Do(func() { close(dead) }) }) // before the clusters close
 	var armed, hung atomic.Bool
 	var hungAt atomic.Int64
-	dst := p.Target.Fake
 	dst.Control(func(kreq kmsg.Request) (kmsg.Response, error, bool) {
 		dst.KeepControl()
 		if req, ok := kreq.(*kmsg.MetadataRequest); ok && armed.Load() && req.Topics == nil && hung.CompareAndSwap(false, true) {
@@ -61,9 +48,6 @@ func TestHungTargetReportedWhileDiscoveryWaits(t *testing.T) {
 		return hung.Load(), "no listing of all the target's topics yet"
 	})
 	// Well under the admin timeout (60 s) the probe waited out before.
-	testcluster.Eventually(t, 30*time.Second, "RETRYING: target cluster dst unreachable", func() (bool, string) {
-		fs := m.Status().Flows[0]
-		return fs.State == StateRetrying && strings.Contains(fs.Error, "target cluster "+p.Target.Alias+" unreachable"), fmt.Sprintf("%s: %s", fs.State, fs.Error)
-	})
+	waitFlow(t, m, 30*time.Second, "RETRYING: target cluster dst unreachable", retryingUnreachable("target cluster", p.Target.Alias))
 	t.Logf("reported %v after the target hung", time.Since(time.Unix(0, hungAt.Load())).Round(time.Millisecond))
 }
