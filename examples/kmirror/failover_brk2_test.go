@@ -27,10 +27,10 @@ func brk2State(t *testing.T, cl *kgo.Client, state statustopic.TargetState, by, 
 	}
 }
 
-// brk2OnStopped writes state (by an operator) once the status topic on b
-// holds a STOPPED target state: an operator acting while failover waits
-// for the members.
-func brk2OnStopped(t *testing.T, b *kfake.Cluster, cl *kgo.Client, state statustopic.TargetState, by string) {
+// onStopped calls fn once the status topic on b holds a STOPPED target
+// state of flow A->B (the failover command wrote it and waits for the
+// members), from a goroutine the test's cleanup stops.
+func onStopped(t *testing.T, b *kfake.Cluster, fn func(context.Context)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); <-done })
@@ -39,16 +39,25 @@ func brk2OnStopped(t *testing.T, b *kfake.Cluster, cl *kgo.Client, state statust
 		opts := []kgo.Opt{kgo.SeedBrokers(b.ListenAddrs()...)}
 		for ctx.Err() == nil {
 			if st, found, _ := statustopic.ReadTargetState(ctx, opts, "A"); found && st.State == statustopic.Stopped {
-				err := statustopic.WriteTargetState(ctx, cl, "A", statustopic.TargetStateRecord{Flow: "A->B", State: state,
-					At: time.Now().UTC(), By: by})
-				if err != nil && ctx.Err() == nil {
-					t.Error(err)
-				}
+				fn(ctx)
 				return
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
+}
+
+// brk2OnStopped writes state (by an operator) once the status topic on b
+// holds a STOPPED target state: an operator acting while failover waits
+// for the members.
+func brk2OnStopped(t *testing.T, b *kfake.Cluster, cl *kgo.Client, state statustopic.TargetState, by string) {
+	onStopped(t, b, func(ctx context.Context) {
+		err := statustopic.WriteTargetState(ctx, cl, "A", statustopic.TargetStateRecord{Flow: "A->B", State: state,
+			At: time.Now().UTC(), By: by})
+		if err != nil && ctx.Err() == nil {
+			t.Error(err)
+		}
+	})
 }
 
 func brk2TargetState(t *testing.T, b *kfake.Cluster) statustopic.TargetStateRecord {

@@ -251,23 +251,12 @@ func TestFailoverInterruptedWhileMembersStop(t *testing.T) {
 	defer cancel()
 	// Interrupted once STOPPED is written, while the command waits for
 	// the members (a fixed delay could end before it on a loaded machine).
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		opts := []kgo.Opt{kgo.SeedBrokers(b.ListenAddrs()...)}
-		for ctx.Err() == nil {
-			if st, found, _ := statustopic.ReadTargetState(ctx, opts, "A"); found && st.State == statustopic.Stopped {
-				time.Sleep(200 * time.Millisecond) // into the wait
-				cancel()
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}()
+	onStopped(t, b, func(context.Context) {
+		time.Sleep(200 * time.Millisecond) // into the wait
+		cancel()
+	})
 	var out, errOut bytes.Buffer
 	code := failoverMain(ctx, []string{"-config", props, "-groups", "g", "-source-timeout", "500ms", "-stop-wait", "1m", "-json"}, &out, &errOut)
-	cancel()
-	<-watched
 	rep := decodeFailover(t, out.String())
 	want := []string{"interrupted while waiting for the members (context canceled): nothing committed; the flow's target state is RUNNING again, as before this run; run failover again once the problems above are resolved"}
 	if code != drUnreachable || rep.Result != "interrupted" || rep.TargetState != "RUNNING" || !slices.Equal(rep.Problems, want) {
