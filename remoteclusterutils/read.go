@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -75,7 +76,11 @@ func (c *Client) readCheckpointsOnce(ctx context.Context, alias, topic string, f
 	for offset < end {
 		if leader < 0 {
 			var id [16]byte
-			if leader, epoch, id, err = partitionLeader(ctx, adm, topic); err != nil {
+			if leader, epoch, id, err = partitionLeader(ctx, adm, topic, func() error { return c.topicGone(ctx, alias, topic) }); err != nil {
+				var nt *NoCheckpointsTopicError
+				if errors.As(err, &nt) {
+					return err
+				}
 				return fmt.Errorf("remoteclusterutils: reading %s: %w", topic, err)
 			}
 			if zero := ([16]byte{}); topicID != zero && id != zero && id != topicID {
@@ -251,9 +256,21 @@ func listOffset(ctx context.Context, cl *kgo.Client, topic string, timestamp int
 	return o.Offset, o.Err
 }
 
+// topicGone returns the *NoCheckpointsTopicError of topic when a full
+// topic listing does not have it (deleted during the read), nil when it
+// does (metadata lagging) or the listing failed (the caller retries).
+func (c *Client) topicGone(ctx context.Context, alias, topic string) error {
+	names, err := c.topicNames(ctx)
+	if err != nil || slices.Contains(names, topic) {
+		return nil
+	}
+	return c.missingTopicError(alias, topic, names)
+}
+
 // partitionLeader returns the leader, leader epoch and topic ID of
-// partition 0 of topic.
-func partitionLeader(ctx context.Context, adm *kadm.Client, topic string) (leader, epoch int32, id [16]byte, err error) {
+// partition 0 of topic. When the topic is unknown, gone (nil: none) is
+// asked whether it was deleted; its error is returned as is.
+func partitionLeader(ctx context.Context, adm *kadm.Client, topic string, gone func() error) (leader, epoch int32, id [16]byte, err error) {
 	backoff := retryBackoff
 	for {
 		m, merr := adm.Metadata(ctx, topic)
@@ -276,6 +293,13 @@ func partitionLeader(ctx context.Context, adm *kadm.Client, topic string) (leade
 		}
 		if !isRetriable(merr) && !errors.Is(merr, kerr.UnknownTopicOrPartition) {
 			return 0, 0, id, merr
+		}
+		if errors.Is(merr, kerr.UnknownTopicOrPartition) && gone != nil {
+			// Deleted during the read (and not re-created): missing, not
+			// a partition to wait for until the deadline.
+			if gerr := gone(); gerr != nil {
+				return 0, 0, id, gerr
+			}
 		}
 		if serr := sleepCtx(ctx, backoff); serr != nil {
 			return 0, 0, id, fmt.Errorf("partition 0 leader (last error %v): %w", merr, serr)
