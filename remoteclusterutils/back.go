@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -215,8 +216,11 @@ func ReadBackIndex(ctx context.Context, cl *kgo.Client, offsetSyncsTopic, target
 	}
 	idx.found = idx.found || err == nil
 	for _, r := range syncs {
-		// The codec does not range-check offsets: a negative one is no sync.
-		if s, err := checkpoint.DecodeOffsetSync(r.Key, r.Value); err == nil && s.UpstreamOffset >= 0 && s.DownstreamOffset >= 0 && mine(r.Headers) {
+		// The codec does not range-check offsets: a negative one is no
+		// sync, nor is an upstream offset of math.MaxInt64 (no log
+		// reaches it; one past it overflows).
+		if s, err := checkpoint.DecodeOffsetSync(r.Key, r.Value); err == nil && s.UpstreamOffset >= 0 && s.UpstreamOffset < math.MaxInt64 &&
+			s.DownstreamOffset >= 0 && mine(r.Headers) {
 			k := backKey{s.Topic, s.Partition}
 			idx.syncs[k] = append(idx.syncs[k], backSync{s, topicIDOf(r.Headers)})
 		}
@@ -397,7 +401,9 @@ func (b *BackIndex) WithRecords(ctx context.Context, cl *kgo.Client, sourceClust
 			if len(rs) == 0 || rs[len(rs)-1].Offset != d-1 {
 				continue
 			}
-			if up, ok := copiedFrom(rs[len(rs)-1], sourceClusterID); ok {
+			// A stamp of math.MaxInt64 is no source offset (one past it
+			// overflows).
+			if up, ok := copiedFrom(rs[len(rs)-1], sourceClusterID); ok && up < math.MaxInt64 {
 				k := backKey{topic, p}
 				m := map[int64]int64{}
 				for x, y := range out.recs[k] {
