@@ -86,6 +86,10 @@ func NewEmitter(cfg EmitterConfig) (*Emitter, error) {
 	if cfg.SourceAlias == "" || cfg.TargetAlias == "" {
 		return nil, fmt.Errorf("heartbeat: emitter needs both cluster aliases (source %q, target %q)", cfg.SourceAlias, cfg.TargetAlias)
 	}
+	// An alias a Kafka STRING cannot hold would fail every heartbeat.
+	if _, err := (Heartbeat{SourceClusterAlias: cfg.SourceAlias, TargetClusterAlias: cfg.TargetAlias}).Key(); err != nil {
+		return nil, fmt.Errorf("heartbeat: emitter aliases: %w", err)
+	}
 	if len(cfg.TargetOpts) == 0 {
 		return nil, errors.New("heartbeat: emitter needs TargetOpts (at least kgo.SeedBrokers)")
 	}
