@@ -357,7 +357,9 @@ const KindRecord = "record"
 // sourceClusterID is the cluster ID of the source (A). A position whose
 // previous record on the remote topic names A as its last hop with a
 // source offset X translates to X+1, exact, before any run or sync is
-// looked at; others keep the rules of [TranslateBack]. Records written by
+// looked at; others keep the rules of [TranslateBack], as does a position
+// past the end offset (last stable offset) of its remote partition, which
+// has no record before it to read. Records written by
 // MM2, by a kmirror with tail resume off (no offset), by other producers,
 // or aborted are passed over. b is not changed. Without a deadline in ctx,
 // [DefaultTimeout] bounds the call.
@@ -389,6 +391,35 @@ func (b *BackIndex) WithRecords(ctx context.Context, cl *kgo.Client, sourceClust
 	}
 	if len(ranges) == 0 {
 		return out, nil
+	}
+	// A position past the partition's end has no record before it: a
+	// read of it would go through the whole partition and stop idle,
+	// failing every position. Such positions keep the other rules.
+	asked := map[string][]int32{}
+	for remote, ps := range ranges {
+		for p := range ps {
+			asked[remote] = append(asked[remote], p)
+		}
+	}
+	ends := kread.ListOffsets(ctx, cl, asked, -1, true)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("remoteclusterutils: listing the end offsets of the remote topics: %w", err)
+	}
+	for remote, ps := range ranges {
+		for p, r := range ps {
+			e, ok := ends.Lookup(remote, p)
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("remoteclusterutils: %s[%d]: end offset not listed (no such topic or partition)", remote, p)
+			case e.Err != nil:
+				return nil, fmt.Errorf("remoteclusterutils: %s[%d]: listing the end offset: %w", remote, p, e.Err)
+			case r.To > e.Offset:
+				delete(ps, p)
+			}
+		}
+		if len(ps) == 0 {
+			delete(ranges, remote)
+		}
 	}
 	got, err := kread.ReadRanges(ctx, cl.Opts(), ranges, true)
 	if err != nil {
