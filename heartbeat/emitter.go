@@ -41,14 +41,15 @@ type EmitterConfig struct {
 	// ([policy.HeartbeatsTopicName]; the separator never applies).
 	Topic string
 	// Interval is emit.heartbeats.interval.seconds; 0 means
-	// [DefaultInterval]. The first heartbeat is written at start (MM2
-	// waits one interval).
+	// [DefaultInterval]; negative is refused (MM2 emits nothing then: run
+	// no emitter). The first heartbeat is written at start (MM2 waits one
+	// interval).
 	Interval time.Duration
 	// ReplicationFactor is heartbeats.topic.replication.factor; 0 means -1,
 	// the broker default (MM2: 3). Below -1 is refused.
 	ReplicationFactor int16
 	// AdminTimeout bounds topic creation and each write; 0 means
-	// [DefaultAdminTimeout].
+	// [DefaultAdminTimeout]; negative is refused.
 	AdminTimeout time.Duration
 	// Logger receives the emitter's logs; nil discards them.
 	Logger *slog.Logger
@@ -96,13 +97,20 @@ func NewEmitter(cfg EmitterConfig) (*Emitter, error) {
 	if cfg.ReplicationFactor < -1 {
 		return nil, fmt.Errorf("heartbeat: ReplicationFactor (heartbeats.topic.replication.factor) is %d: it must be positive, or -1 (or 0) for the broker default", cfg.ReplicationFactor)
 	}
+	if cfg.Interval < 0 {
+		return nil, fmt.Errorf("heartbeat: Interval (emit.heartbeats.interval.seconds) is %v: it must be positive, or 0 for the default %v; "+
+			"to emit no heartbeats (MM2: a negative interval), run no emitter", cfg.Interval, DefaultInterval)
+	}
+	if cfg.AdminTimeout < 0 {
+		return nil, fmt.Errorf("heartbeat: AdminTimeout (admin.timeout.ms) is %v: it must be positive, or 0 for the default %v", cfg.AdminTimeout, DefaultAdminTimeout)
+	}
 	if cfg.Topic == "" {
 		cfg.Topic = policy.HeartbeatsTopicName
 	}
-	if cfg.Interval <= 0 {
+	if cfg.Interval == 0 {
 		cfg.Interval = DefaultInterval
 	}
-	if cfg.AdminTimeout <= 0 {
+	if cfg.AdminTimeout == 0 {
 		cfg.AdminTimeout = DefaultAdminTimeout
 	}
 	if cfg.ReplicationFactor == 0 {

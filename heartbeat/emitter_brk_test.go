@@ -27,3 +27,25 @@ func TestBrk1207NewEmitterRefusesUnencodableAlias(t *testing.T) {
 		}
 	}
 }
+
+// TestBrk1207NewEmitterRefusesNegativeDurations: in MM2 a negative
+// emit.heartbeats.interval.seconds turns heartbeats off. NewEmitter took a
+// negative Interval (and AdminTimeout) as "use the default" and emitted a
+// heartbeat every second, silently doing the opposite of what an MM2 user
+// meant; a negative ReplicationFactor below -1 was already refused. Both
+// are refused, naming the field and what to write.
+func TestBrk1207NewEmitterRefusesNegativeDurations(t *testing.T) {
+	base := EmitterConfig{SourceAlias: "a", TargetAlias: "b", TargetOpts: []kgo.Opt{kgo.SeedBrokers("x:1")}}
+	ni, na := base, base
+	ni.Interval = -1
+	na.AdminTimeout = -1
+	for _, tc := range []struct {
+		cfg  EmitterConfig
+		want string
+	}{{ni, "Interval"}, {na, "AdminTimeout"}} {
+		e, err := NewEmitter(tc.cfg)
+		if e != nil || err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("NewEmitter(negative %s) = emitter %v, %v; want an error naming %s", tc.want, e != nil, err, tc.want)
+		}
+	}
+}
