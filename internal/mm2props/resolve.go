@@ -310,7 +310,8 @@ func Resolve(entries []Entry, o Options) (*Config, error) {
 		r.fail(&Error{Key: "clusters", Reason: "required: list the cluster aliases, e.g. clusters = A, B"})
 		return nil, r.err()
 	}
-	for _, a := range parseList(cs.Value) {
+	list := parseList(cs.Value)
+	for _, a := range list {
 		if a == "" {
 			r.fail(&Error{Key: "clusters", Value: cs.Value, Line: cs.Line, Reason: "contains an empty alias"})
 			return nil, r.err()
@@ -319,7 +320,7 @@ func Resolve(entries []Entry, o Options) (*Config, error) {
 			// MM2 splits the list at commas only: "east west" is one alias,
 			// and every east.* key then had no effect (a new user's try).
 			r.fail(&Error{Key: "clusters", Value: cs.Value, Line: cs.Line, Reason: fmt.Sprintf(
-				"alias %q contains white space: separate the aliases with commas, clusters = %s", a, strings.Join(f, ", "))})
+				"alias %q contains white space: separate the aliases with commas, clusters = %s", a, splitAliases(list))})
 			return nil, r.err()
 		}
 		if r.aliases[a] {
@@ -1198,6 +1199,18 @@ func ParseBool(s Setting) (bool, error) {
 
 // parseList is Kafka's LIST parsing (see clientconf.ParseList).
 func parseList(v string) []string { return clientconf.ParseList(v) }
+
+// splitAliases is the clusters list with every alias split at its white
+// space: the line to write for a list whose aliases hold spaces. It keeps
+// the other aliases ("x, a b" is "x, a, b"; the suggestion was the
+// spaced alias's parts alone, "a, b", which dropped x).
+func splitAliases(list []string) string {
+	var out []string
+	for _, a := range list {
+		out = append(out, strings.Fields(a)...)
+	}
+	return strings.Join(out, ", ")
+}
 
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// checkError runs -check on the properties text and returns its error.
+func checkError(t *testing.T, props string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "mm2.properties")
+	if err := os.WriteFile(path, []byte(props), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"-check", "-config", path}, io.Discard, io.Discard)
+	if err == nil {
+		t.Fatalf("-check accepted:\n%s", props)
+	}
+	return err.Error()
+}
+
+// TestBrk1207ClustersWhiteSpaceKeepsOtherAliases: "clusters = x, a b"
+// (one alias holding a space) was told to write "clusters = a, b", which
+// drops the alias x listed before it; the suggested line is the whole
+// list, every alias split at its white space.
+func TestBrk1207ClustersWhiteSpaceKeepsOtherAliases(t *testing.T) {
+	msg := checkError(t, "clusters = x, a b\nx.bootstrap.servers = h:1\na.bootstrap.servers = h:2\nb.bootstrap.servers = h:3\na->b.enabled = true\n")
+	if !strings.Contains(msg, `alias "a b" contains white space`) || !strings.Contains(msg, "clusters = x, a, b") {
+		t.Errorf("error %q; want it to name the alias \"a b\" and suggest clusters = x, a, b", msg)
+	}
+}
