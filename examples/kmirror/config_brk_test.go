@@ -33,3 +33,19 @@ func TestBrk1207ClustersWhiteSpaceKeepsOtherAliases(t *testing.T) {
 		t.Errorf("error %q; want it to name the alias \"a b\" and suggest clusters = x, a, b", msg)
 	}
 }
+
+// TestBrk1207ClustersNoBreakSpace: a UTF-8 no-break space in clusters
+// (bytes C2 A0, as pasted from a web page), read as ISO-8859-1 as MM2
+// reads the file, is "Â" and U+00A0. Between two aliases it was told
+// "alias "Â\u00a0b" contains white space: ... clusters = Â, b", a line
+// that keeps the stray Â; after the last alias it made the alias "bÂ" and
+// the error asked for bÂ.bootstrap.servers. Both now name the no-break
+// space and suggest clusters = a, b.
+func TestBrk1207ClustersNoBreakSpace(t *testing.T) {
+	for _, clusters := range []string{"a,\xc2\xa0b", "a, b\xc2\xa0", `a,\u00a0b`} {
+		msg := checkError(t, "clusters = "+clusters+"\na.bootstrap.servers = h:1\nb.bootstrap.servers = h:2\na->b.enabled = true\n")
+		if !strings.Contains(msg, "no-break space") || !strings.Contains(msg, "clusters = a, b") || strings.Contains(msg, "clusters = \u00c2") || strings.Contains(msg, "b\u00c2.") {
+			t.Errorf("clusters = %q: error %q; want it to name the no-break space and suggest clusters = a, b", clusters, msg)
+		}
+	}
+}

@@ -310,6 +310,17 @@ func Resolve(entries []Entry, o Options) (*Config, error) {
 		r.fail(&Error{Key: "clusters", Reason: "required: list the cluster aliases, e.g. clusters = A, B"})
 		return nil, r.err()
 	}
+	if strings.ContainsRune(cs.Value, '\u00a0') {
+		// A no-break space, as pasted from a web page or a chat: UTF-8's
+		// (C2 A0) reads as "Â" and U+00A0 in ISO-8859-1, as MM2 reads the
+		// file. Its "Â" stayed in the alias, and the error suggested
+		// clusters = Â, b or asked for bÂ.bootstrap.servers.
+		plain := strings.NewReplacer("\u00c2\u00a0", " ", "\u00a0", " ").Replace(cs.Value)
+		r.fail(&Error{Key: "clusters", Value: cs.Value, Line: cs.Line, Reason: fmt.Sprintf(
+			"holds a no-break space (U+00A0; a UTF-8 one, bytes C2 A0 as pasted from a web page, reads as \u00c2 and U+00A0 in ISO-8859-1, as MM2 reads the file): write plain spaces, clusters = %s",
+			splitAliases(parseList(plain)))})
+		return nil, r.err()
+	}
 	list := parseList(cs.Value)
 	for _, a := range list {
 		if a == "" {
