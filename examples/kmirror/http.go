@@ -348,6 +348,7 @@ func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 	// takes, as Connect's REST API answers (the catch-all route would
 	// otherwise answer 404 for it).
 	var allowed []string
+	getPattern := "" // the GET route of the path, if any
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
 		if m == r.Method {
 			continue
@@ -356,6 +357,9 @@ func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 		probe.Method = m
 		if _, pat := h.mux.Handler(probe); pat != "" && pat != "/" {
 			allowed = append(allowed, m)
+			if m == http.MethodGet {
+				getPattern = pat
+			}
 		}
 	}
 	if len(allowed) > 0 {
@@ -371,6 +375,17 @@ func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 			// Connect's KIP-875 alter and reset: "use GET" alone read as a
 			// typo in the method (TestAlterOffsetsRefusalSaysWhy).
 			msg += " to list them: kmirror moves no resume point on request (Connect's KIP-875 alter and reset are not served, in any state of the flow)"
+		}
+		// Connect's create, reconfigure and delete: "use GET" alone read as
+		// a typo in the method (TestBrk1207ConfigChangeRefusalSaysWhy).
+		const file = "kmirror's connectors are the flows of its properties file (-config), which the REST API does not change: "
+		switch {
+		case r.Method == http.MethodPost && getPattern == "GET /connectors":
+			msg += " to list them: " + file + "add a flow there (<source>-><target>.enabled = true; kmirror -check -config FILE validates the file) and restart the members"
+		case (r.Method == http.MethodPut || r.Method == http.MethodPatch) && getPattern == "GET /connectors/{name}/config":
+			msg += " to read it: " + file + "change the flow's keys there (kmirror -check -config FILE validates the file) and restart the members"
+		case r.Method == http.MethodDelete && getPattern == "GET /connectors/{name}":
+			msg += " to read it: " + file + "PUT /connectors/{flow}/stop stops the flow now (the state survives restarts); <source>-><target>.enabled = false in the file stops its replication at the members' next start"
 		}
 		writeError(w, http.StatusMethodNotAllowed, msg)
 		return
