@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/kmirror/kmirror/internal/clientconf"
 	"github.com/kmirror/kmirror/internal/mm2keys"
@@ -479,6 +480,10 @@ func (fb *flowBuild) checkFilters() {
 	}
 	topicsErr := check(topicsS, fc.Topics, mm2keys.Topics, topicsExS, fc.TopicsExclude, DefaultTopicsExclude)
 	b.fail(topicsErr)
+	if topicsErr == nil {
+		warnMatchesNoTopic(b, topicsS, fc.Topics)
+		warnMatchesNoTopic(b, topicsExS, fc.TopicsExclude)
+	}
 	if fc.TopicsExclude != nil && topicsErr == nil {
 		// MM2 3.x's default (.*[\-\.]internal) excluded user topics that
 		// merely look internal; Kafka 4.0's replicates them (KAFKA-17200).
@@ -528,6 +533,36 @@ func (fb *flowBuild) checkFilters() {
 				strings.Join(quoted, ", ") + " to the list, as kmirror's default does"})
 		}
 	}
+}
+
+// warnMatchesNoTopic warns about a topics or topics.exclude list (setting
+// s, its entries list) with an entry holding a space, a quote or a
+// semicolon: no topic name holds one, so the entry matches no topic
+// ("orders payments", "\"orders\"", "orders;payments", a list written as
+// in another tool), and the flow replicated (or excluded) nothing, with
+// nothing said (TestBrk1207TopicsThatMatchNoTopicWarn). The warning gives
+// the list to write: the entries split there, without quotes.
+func warnMatchesNoTopic(b *propsBuilder, s mm2props.Setting, list []string) {
+	if s.Key == "" {
+		return
+	}
+	bad := ""
+	var fixed []string
+	for _, re := range list {
+		if i := strings.IndexAny(re, " \t\"';"); i >= 0 && bad == "" {
+			bad = fmt.Sprintf("%q holds %q", re, re[i:i+1])
+		}
+		for _, f := range strings.FieldsFunc(re, func(r rune) bool { return unicode.IsSpace(r) || r == ';' }) {
+			if f = strings.Trim(f, "\"'"); f != "" {
+				fixed = append(fixed, f)
+			}
+		}
+	}
+	if bad == "" {
+		return
+	}
+	b.warn(Warning{Key: s.Key, Line: s.Line, Message: fmt.Sprintf("%s, which no topic name can hold (legal: a-z, A-Z, 0-9, '.', '_', '-'), so it matches no topic (in MM2 too): "+
+		"separate the topics with commas, without quotes: %s = %s", bad, s.Key, strings.Join(fixed, ", "))})
 }
 
 // defaultOrigin labels a default in the effective dump: "default" when

@@ -49,3 +49,29 @@ func TestBrk1207ClustersNoBreakSpace(t *testing.T) {
 		}
 	}
 }
+
+// TestBrk1207TopicsThatMatchNoTopicWarn: a topics (or topics.exclude)
+// entry holding a space, a quote or a semicolon ("orders payments",
+// "\"orders\"", "orders;payments": a list written as in another tool)
+// matches no topic, since no topic name holds those characters: the flow
+// replicated nothing (or excluded nothing) and -check said nothing. It
+// warns now, with the list to write.
+func TestBrk1207TopicsThatMatchNoTopicWarn(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{"a->b.topics = orders payments", "a->b.topics = orders, payments"},
+		{`a->b.topics = "orders", payments`, "a->b.topics = orders, payments"},
+		{"a->b.topics = orders;payments", "a->b.topics = orders, payments"},
+		{`topics.exclude = 'secret.*'`, "topics.exclude = secret.*"},
+	} {
+		path := filepath.Join(t.TempDir(), "mm2.properties")
+		props := "clusters = a, b\na.bootstrap.servers = h:1\nb.bootstrap.servers = h:2\na->b.enabled = true\n" + c.line + "\n"
+		if err := os.WriteFile(path, []byte(props), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		err := run(context.Background(), []string{"-check", "-strict", "-config", path}, &out, io.Discard)
+		if err == nil || !strings.Contains(out.String(), "matches no topic") || !strings.Contains(out.String(), c.want) {
+			t.Errorf("%s: -check -strict: %v; want a warning that it matches no topic, suggesting %q:\n%s", c.line, err, c.want, out.String())
+		}
+	}
+}
