@@ -549,8 +549,8 @@ func warnMatchesNoTopic(b *propsBuilder, s mm2props.Setting, list []string) {
 	bad := ""
 	var fixed []string
 	for _, re := range list {
-		if i := strings.IndexAny(re, " \t\"';"); i >= 0 && bad == "" {
-			bad = fmt.Sprintf("%q holds %q", re, re[i:i+1])
+		if c, ok := literalNoTopicChar(re); ok && bad == "" {
+			bad = fmt.Sprintf("%q holds %q", re, c)
 		}
 		for _, f := range strings.FieldsFunc(re, func(r rune) bool { return unicode.IsSpace(r) || r == ';' }) {
 			if f = strings.Trim(f, "\"'"); f != "" {
@@ -563,6 +563,28 @@ func warnMatchesNoTopic(b *propsBuilder, s mm2props.Setting, list []string) {
 	}
 	b.warn(Warning{Key: s.Key, Line: s.Line, Message: fmt.Sprintf("%s, which no topic name can hold (legal: a-z, A-Z, 0-9, '.', '_', '-'), so it matches no topic (in MM2 too): "+
 		"separate the topics with commas, without quotes: %s = %s", bad, s.Key, strings.Join(fixed, ", "))})
+}
+
+// literalNoTopicChar returns the first white space, quote or semicolon of
+// regular expression re that stands for itself: not escaped and not in a
+// character class ("[^ ]+" matches topics; "orders payments" none).
+func literalNoTopicChar(re string) (string, bool) {
+	class, esc := false, false
+	for _, r := range re {
+		switch {
+		case esc:
+			esc = false
+		case r == '\\':
+			esc = true
+		case class:
+			class = r != ']'
+		case r == '[':
+			class = true
+		case unicode.IsSpace(r) || strings.ContainsRune("\"';", r):
+			return string(r), true
+		}
+	}
+	return "", false
 }
 
 // defaultOrigin labels a default in the effective dump: "default" when

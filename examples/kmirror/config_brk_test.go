@@ -74,4 +74,14 @@ func TestBrk1207TopicsThatMatchNoTopicWarn(t *testing.T) {
 			t.Errorf("%s: -check -strict: %v; want a warning that it matches no topic, suggesting %q:\n%s", c.line, err, c.want, out.String())
 		}
 	}
+	// A space or quote in a character class matches topics: no warning.
+	path := filepath.Join(t.TempDir(), "mm2.properties")
+	props := "clusters = a, b\na.bootstrap.servers = h:1\nb.bootstrap.servers = h:2\na->b.enabled = true\na->b.topics = [^ ;\"]+\n"
+	if err := os.WriteFile(path, []byte(props), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := run(context.Background(), []string{"-check", "-strict", "-config", path}, &out, io.Discard); err != nil || strings.Contains(out.String(), "matches no topic") {
+		t.Errorf(`a->b.topics = [^ ;"]+: -check -strict: %v; want no warning:\n%s`, err, out.String())
+	}
 }
