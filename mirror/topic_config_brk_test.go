@@ -286,9 +286,20 @@ func TestIdentityBothWaysChangesWithinOneRoundConverge(t *testing.T) {
 	if _, err := bAdm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: &onB}}, orders); err != nil {
 		t.Fatal(err)
 	}
-	// Three rounds of b->a, fifty of a->b.
-	testcluster.Eventually(t, 10*time.Second, "a and b settle on a's retention.ms (the first alias wins)", func() (bool, string) {
+	// Three rounds of b->a, fifty of a->b. Both settle on a's value (the
+	// first alias wins the disagreement b->a saw). When a b->a round fell
+	// between the copy of onA to b and the operator's change on b (a
+	// window of up to about 50 ms in its 3 s), b->a saw only b change
+	// and copied onB to a: both settle on b's then, as they must. Either
+	// way the bug (a and b different for ever) fails the wait; the rule
+	// of disagreements is TestConfigAlters's table.
+	var settled string
+	testcluster.Eventually(t, 10*time.Second, "a and b settle on one retention.ms, a's (the first alias wins) or b's", func() (bool, string) {
 		a, b := describe(t, aAdm, orders)["retention.ms"], describe(t, bAdm, orders)["retention.ms"]
-		return a == onA && b == onA, a + "/" + b
+		settled = a
+		return a == b && (a == onA || a == onB), a + "/" + b
 	})
+	if settled == onB {
+		t.Logf("a b->a round fell between the copy of %s to b and the change to %s on b: both settled on b's", onA, onB)
+	}
 }
