@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,6 +68,22 @@ func connectError(t *testing.T, body []byte) (code int, msg string) {
 		t.Fatalf("not Connect's error shape: %v: %s", err, body)
 	}
 	return e.ErrorCode, e.Message
+}
+
+// refusal sends method to url with body and returns the answer's status,
+// Allow header and Connect error (code and message).
+func refusal(t *testing.T, method, url, body string) (status int, allow string, code int, msg string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	code, msg = connectError(t, b)
+	return resp.StatusCode, resp.Header.Get("Allow"), code, msg
 }
 
 // TestTargetStateAnswersLikeConnect: PUT pause and resume answer 202

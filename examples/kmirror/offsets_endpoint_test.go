@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -122,17 +121,10 @@ func TestAlterOffsetsRefusalSaysWhy(t *testing.T) {
 	t.Parallel()
 	srv, _ := targetHandler(t, mirror.FlowConfig{Source: "src", Target: "dst", Topics: []string{"orders"}})
 	for _, method := range []string{http.MethodDelete, http.MethodPatch} {
-		req, _ := http.NewRequest(method, srv.URL+"/connectors/src-%3Edst/offsets", strings.NewReader(`{"offsets":[]}`))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		code, msg := connectError(t, body)
-		if resp.StatusCode != http.StatusMethodNotAllowed || code != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" ||
+		status, allow, code, msg := refusal(t, method, srv.URL+"/connectors/src-%3Edst/offsets", `{"offsets":[]}`)
+		if status != http.StatusMethodNotAllowed || code != http.StatusMethodNotAllowed || allow != "GET, HEAD" ||
 			!strings.Contains(msg, "kmirror moves no resume point on request") {
-			t.Errorf("%s offsets: HTTP %d Allow %q: %s; want 405, Allow GET, HEAD, saying that kmirror moves no resume point on request", method, resp.StatusCode, resp.Header.Get("Allow"), msg)
+			t.Errorf("%s offsets: HTTP %d Allow %q: %s; want 405, Allow GET, HEAD, saying that kmirror moves no resume point on request", method, status, allow, msg)
 		}
 	}
 }
