@@ -50,6 +50,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -393,9 +394,8 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 		rep.ReverseEvidence = fmt.Sprintf("status topic %s on %s: %d of %d live member(s) replicating", statustopic.Topic(b.Alias), a.Alias, rs.Replicating, rs.Live)
 	case rs.Live > 0:
 		rep.ReverseEvidence = fmt.Sprintf("status topic %s on %s: none of %d live member(s) replicating", statustopic.Topic(b.Alias), a.Alias, rs.Live)
-		rep.Problems = append(rep.Problems, fmt.Sprintf("%[1]s is not replicating: no member of it is RUNNING (its status topic %[2]s on %[3]s has %[4]d live member(s): %[5]s); heartbeats alone come from any process with emit.heartbeats.enabled, and a flow that does not replicate never checkpoints the groups. "+
-			"Start a runner with %[1]s.enabled = true (kmirror -config FILE, or -clusters %[3]s for the flows into %[3]s alone; a runner whose file disables %[1]s only emits its heartbeats), or resume %[1]s if it is paused or stopped (PUT /connectors/%[1]s/resume), then run failback again",
-			rep.Reverse, statustopic.Topic(b.Alias), a.Alias, rs.Live, strings.Join(rs.NotReplicating, "; ")))
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%[1]s is not replicating: no member of it is RUNNING (its status topic %[2]s on %[3]s has %[4]d live member(s): %[5]s); heartbeats alone come from any process with emit.heartbeats.enabled, and a flow that does not replicate never checkpoints the groups. %[6]s",
+			rep.Reverse, statustopic.Topic(b.Alias), a.Alias, rs.Live, strings.Join(rs.NotReplicating, "; "), reverseAdvice(rep.Reverse, a.Alias, rs)))
 		return refuse()
 	default:
 		why := fmt.Sprintf("no live kmirror member in %s on %s (a flow run by Apache MM2 publishes none)", statustopic.Topic(b.Alias), a.Alias)
@@ -937,8 +937,29 @@ func newestHeartbeat(ctx context.Context, opts []kgo.Opt, topic, source, target 
 // live members.
 type reverseStatus struct {
 	Live, Replicating int
+	// Held counts the live members that applied PAUSED or STOPPED,
+	// HeartbeatsOnly those whose file disables the flow.
+	Held, HeartbeatsOnly int
 	// NotReplicating says, per live member that does not replicate, why.
 	NotReplicating []string
+}
+
+// reverseAdvice is what to do when no live member of the reverse flow rev
+// (into cluster alias into) replicates, by why they do not: resume it when
+// they hold it PAUSED or STOPPED (the state is kept in the status topic and
+// applies at every start: a new user paused the heartbeats-only flow,
+// enabled it later, and was told to enable it), enable it when their files
+// disable it, both otherwise.
+func reverseAdvice(rev, into string, rs reverseStatus) string {
+	resume := fmt.Sprintf("resume %s with PUT /connectors/%s/resume on a member (the state is kept in the status topic and applies at every start)", rev, url.PathEscape(rev))
+	enable := fmt.Sprintf("start a runner with %[1]s.enabled = true (kmirror -config FILE, or -clusters %[2]s for the flows into %[2]s alone; a runner whose file disables %[1]s only emits its heartbeats)", rev, into)
+	switch {
+	case rs.Held > 0 && rs.HeartbeatsOnly == 0:
+		return "Its members hold it paused or stopped: " + resume + ", then run failback again"
+	case rs.HeartbeatsOnly > 0 && rs.Held == 0:
+		return "Its runners' files disable it: " + enable + ", then run failback again"
+	}
+	return "Start a runner with the flow enabled and, where its members hold it paused or stopped, resume it: " + enable + "; " + resume + "; then run failback again"
 }
 
 // reverseMembers reads the live members of the reverse flow in its status
@@ -958,8 +979,15 @@ func reverseMembers(v *statustopic.View, now time.Time) reverseStatus {
 		switch {
 		case m.HeartbeatsOnly || m.State == string(mirror.StateDisabled):
 			why = "heartbeats only (its file sets enabled = false)"
+			rs.HeartbeatsOnly++
+			if m.Applied == statustopic.Paused || m.Applied == statustopic.Stopped {
+				// Kept: it holds the flow once a file enables it.
+				why += ", target state " + string(m.Applied) + " applied"
+				rs.Held++
+			}
 		case m.Applied != "" && m.Applied != statustopic.Running:
 			why = "target state " + string(m.Applied) + " applied"
+			rs.Held++
 		case m.State == string(mirror.StateFailed) || m.State == string(mirror.StateStopped):
 			why = m.State
 			if m.Error != "" {

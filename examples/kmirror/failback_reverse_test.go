@@ -102,7 +102,7 @@ func TestFailbackRefusesHeartbeatsOnlyReverse(t *testing.T) {
 	if code != drRefused {
 		t.Errorf("failback -dry-run with B->A only emitting heartbeats: exit %d, want %d\n%s\n%s", code, drRefused, out, errOut)
 	}
-	for _, want := range []string{"B->A is not replicating: no member of it is RUNNING", "heartbeats only", "heartbeats alone come from any process with emit.heartbeats.enabled", "Start a runner with B->A.enabled = true"} {
+	for _, want := range []string{"B->A is not replicating: no member of it is RUNNING", "heartbeats only", "heartbeats alone come from any process with emit.heartbeats.enabled", "Its runners' files disable it: start a runner with B->A.enabled = true"} {
 		if !strings.Contains(problems, want) {
 			t.Errorf("failback problems %q: want %q", rep.Problems, want)
 		}
@@ -168,20 +168,23 @@ func TestReverseMembers(t *testing.T) {
 		name              string
 		recs              []*kgo.Record
 		live, replicating int
+		held, hbOnly      int
 		why               string
 	}{
 		{name: "no status topic (Apache MM2)"},
 		{name: "stale member only", recs: []*kgo.Record{rec("m1", statustopic.MemberRecord{State: "RUNNING", Applied: statustopic.Running, At: now.Add(-time.Minute)})}},
 		{name: "heartbeats only", recs: []*kgo.Record{rec("m1", statustopic.MemberRecord{State: string(mirror.StateDisabled), Applied: statustopic.Running, HeartbeatsOnly: true})},
-			live: 1, why: "member m1 (worker w:m1): heartbeats only"},
+			live: 1, hbOnly: 1, why: "member m1 (worker w:m1): heartbeats only"},
 		{name: "stopped", recs: []*kgo.Record{rec("m1", statustopic.MemberRecord{State: "STOPPED", Applied: statustopic.Stopped})},
-			live: 1, why: "target state STOPPED applied"},
+			live: 1, held: 1, why: "target state STOPPED applied"},
+		{name: "heartbeats only, paused while disabled", recs: []*kgo.Record{rec("m1", statustopic.MemberRecord{State: string(mirror.StateDisabled), Applied: statustopic.Paused, HeartbeatsOnly: true})},
+			live: 1, held: 1, hbOnly: 1, why: "member m1 (worker w:m1): heartbeats only (its file sets enabled = false), target state PAUSED applied"},
 		{name: "failed", recs: []*kgo.Record{rec("m1", statustopic.MemberRecord{State: "FAILED", Error: "boom", Applied: statustopic.Running})},
 			live: 1, why: "FAILED: boom"},
 		{name: "one of two replicates", recs: []*kgo.Record{
 			rec("m1", statustopic.MemberRecord{State: string(mirror.StateDisabled), HeartbeatsOnly: true}),
 			rec("m2", statustopic.MemberRecord{State: "RUNNING", Applied: statustopic.Running})},
-			live: 2, replicating: 1},
+			live: 2, replicating: 1, hbOnly: 1},
 	} {
 		v := statustopic.NewView()
 		for i, r := range tc.recs {
@@ -189,8 +192,40 @@ func TestReverseMembers(t *testing.T) {
 			v.Apply(r)
 		}
 		rs := reverseMembers(v, now)
-		if rs.Live != tc.live || rs.Replicating != tc.replicating || !strings.Contains(strings.Join(rs.NotReplicating, "; "), tc.why) {
-			t.Errorf("%s: %+v, want live %d, replicating %d, %q", tc.name, rs, tc.live, tc.replicating, tc.why)
+		if rs.Live != tc.live || rs.Replicating != tc.replicating || rs.Held != tc.held || rs.HeartbeatsOnly != tc.hbOnly ||
+			!strings.Contains(strings.Join(rs.NotReplicating, "; "), tc.why) {
+			t.Errorf("%s: %+v, want live %d, replicating %d, held %d, heartbeats only %d, %q", tc.name, rs, tc.live, tc.replicating, tc.held, tc.hbOnly, tc.why)
+		}
+	}
+}
+
+// TestReverseAdvice (a new user's finding): B->A paused while its file
+// disabled it, then enabled: its member started PAUSED (the state is
+// kept), and failback told the user to start a runner with
+// B->A.enabled = true, which they had done. Members holding the flow are
+// told to resume it, runners that disable it to enable it, a mix both.
+func TestReverseAdvice(t *testing.T) {
+	const resume = "resume B->A with PUT /connectors/B-%3EA/resume on a member"
+	const enable = "start a runner with B->A.enabled = true"
+	for _, tc := range []struct {
+		name     string
+		rs       reverseStatus
+		want     []string
+		wantNone string
+	}{
+		{"held", reverseStatus{Live: 1, Held: 1}, []string{"Its members hold it paused or stopped: " + resume}, enable},
+		{"heartbeats only", reverseStatus{Live: 1, HeartbeatsOnly: 1}, []string{"Its runners' files disable it: " + enable}, resume},
+		{"both", reverseStatus{Live: 2, Held: 1, HeartbeatsOnly: 1}, []string{enable, resume}, ""},
+		{"failed", reverseStatus{Live: 1}, []string{enable, resume}, ""},
+	} {
+		got := reverseAdvice("B->A", "A", tc.rs)
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: %q, want %q", tc.name, got, w)
+			}
+		}
+		if tc.wantNone != "" && strings.Contains(got, tc.wantNone) {
+			t.Errorf("%s: %q, want no %q", tc.name, got, tc.wantNone)
 		}
 	}
 }
