@@ -73,7 +73,7 @@ type flowDoc struct {
 	// the first).
 	FailedPartitions int `json:"failed_partitions"`
 	// Members are the flow's live members.
-	Members []mirror.ClusterMember `json:"members"`
+	Members []memberDoc `json:"members"`
 	// Mismatches and Warnings: what the members disagree on.
 	Mismatches []mirror.ConfigMismatch `json:"mismatches,omitempty"`
 	Warnings   []string                `json:"warnings,omitempty"`
@@ -147,6 +147,21 @@ type partitionDoc struct {
 	Lag *int64 `json:"lag"`
 }
 
+// memberDoc is one live member of a flow; its lag is null when unknown,
+// as the flow's (a new user read "lag": 0 beside lag_unknown true).
+type memberDoc struct {
+	mirror.ClusterMember
+	Lag *int64 `json:"lag"`
+}
+
+func memberDocs(ms []mirror.ClusterMember) []memberDoc {
+	out := make([]memberDoc, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, memberDoc{ClusterMember: m, Lag: lagOf(m.Lag, m.LagUnknown)})
+	}
+	return out
+}
+
 // lagOf is n, or nil when unknown.
 func lagOf(n int64, unknown bool) *int64 {
 	if unknown {
@@ -194,7 +209,7 @@ func toFlowDoc(name string, cf mirror.ClusterFlowStatus, fs mirror.FlowStatus, w
 		Source: cf.Source, Target: cf.Target, TargetState: cf.TargetState, TargetStateBy: cf.TargetStateBy,
 		TargetStateReason: cf.TargetStateReason, TargetStateAt: cf.TargetStateAt, Since: fs.Since, Topics: fs.Topics,
 		Records: cf.Records, Bytes: cf.Bytes, Lag: lagOf(cf.Lag, cf.LagUnknown), LagUnknown: cf.LagUnknown,
-		Members: cf.Members, Mismatches: cf.Mismatches, Warnings: cf.Warnings, Tasks: []taskDoc{},
+		Members: memberDocs(cf.Members), Mismatches: cf.Mismatches, Warnings: cf.Warnings, Tasks: []taskDoc{},
 		Gaps: fs.Gaps, Groups: fs.Groups, LastHeartbeat: fs.LastHeartbeat, HeartbeatError: fs.HeartbeatError, HeartbeatErrorSince: fs.HeartbeatErrorSince, ACLSyncError: fs.ACLSyncError, Member: fs.Member, Skipped: fs.Skipped,
 		ProvenanceSkipped: fs.ProvenanceSkipped, TopicErrors: fs.TopicErrors}
 	if !fs.Member.Singleton && fs.State != mirror.StateDisabled {

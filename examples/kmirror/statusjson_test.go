@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kmirror/kmirror/mirror"
 )
 
 // TestStatusJSONKeysSnakeCase: every field of every struct /status (and the
@@ -60,5 +62,36 @@ func TestStatusJSONKeysSnakeCase(t *testing.T) {
 	walk(reflect.TypeFor[livenessDoc](), "healthz")
 	for _, b := range bad {
 		t.Error(b)
+	}
+}
+
+// TestMemberLagNullWhenUnknown (a new user's finding): against clusters
+// that do not answer, /status showed the flow's lag null with lag_unknown
+// true, but its member's "lag": 0 beside "lag_unknown": true, where the
+// README says an unknown lag is never 0. A member's lag is null when
+// unknown, its number otherwise.
+func TestMemberLagNullWhenUnknown(t *testing.T) {
+	cf := mirror.ClusterFlowStatus{Name: "a->b", Lag: 0, LagUnknown: true, Members: []mirror.ClusterMember{
+		{MemberID: "m1", WorkerID: "w1", Lag: 0, LagUnknown: true},
+		{MemberID: "m2", WorkerID: "w2", Lag: 42},
+	}}
+	b, err := json.Marshal(toFlowDoc("a->b", cf, mirror.FlowStatus{}, "w1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Lag     *int64 `json:"lag"`
+		Members []struct {
+			MemberID   string `json:"member_id"`
+			Lag        *int64 `json:"lag"`
+			LagUnknown bool   `json:"lag_unknown"`
+		} `json:"members"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Lag != nil || len(doc.Members) != 2 || doc.Members[0].Lag != nil || !doc.Members[0].LagUnknown ||
+		doc.Members[1].Lag == nil || *doc.Members[1].Lag != 42 || doc.Members[1].LagUnknown {
+		t.Errorf("flow document %s: want the flow's and m1's lag null (unknown), m2's 42", b)
 	}
 }
