@@ -66,6 +66,10 @@ func TestDRUnknownGroupNamesWhatExists(t *testing.T) {
 	if want := `kmirror translate: no group matching "G" has a checkpoint in A.checkpoints.internal on B (groups.exclude or groups of the flow, no commit on a replicated topic, or no emission yet); the groups checkpointed there: g`; code != drRefused || !strings.Contains(errOut, want) {
 		t.Errorf("translate -groups G: exit %d, stderr %q; want %d and %q\n%s", code, errOut, drRefused, want, out)
 	}
+	// No empty table on stdout (a new user's finding): the summary only.
+	if strings.Contains(out, "GROUP") || !strings.HasPrefix(out, "A->B: ") {
+		t.Errorf("translate -groups G: stdout %q; want the summary line alone, no table header", out)
+	}
 }
 
 // TestDRGroupsRegexStaysAFullMatch (breaker): -groups is a full match, the

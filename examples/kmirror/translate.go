@@ -496,8 +496,11 @@ func translateMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 			fmt.Fprintln(stderr, "kmirror translate:", err)
 		}
 	} else {
-		writeTable(stdout, rep.Groups, false)
-		fmt.Fprintf(stdout, "\n%s: %s\n", rep.Flow, rep.Summary)
+		if len(rep.Groups) > 0 { // else stderr says why, with no empty table (a new user's finding)
+			writeTable(stdout, rep.Groups, false)
+			fmt.Fprintln(stdout)
+		}
+		fmt.Fprintf(stdout, "%s: %s\n", rep.Flow, rep.Summary)
 	}
 	switch {
 	case len(rep.Groups) == 0:
