@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -69,6 +70,37 @@ func TestWrongSASLPasswordNamed(t *testing.T) {
 	})
 	if st := m.Status().Flows[0]; strings.Contains(st.Error, wrong) {
 		t.Errorf("the error shows the password: %s", st.Error)
+	}
+}
+
+// TestPauseRefusedByTargetSaysWhatToCheck (a breaker's finding): a pause
+// written to a target that rejects the member's SASL credentials failed
+// with "...: EOF" alone; it says, as the flow's status does, that the
+// broker closed the connection or rejected the credentials and what to
+// check, without the password.
+func TestPauseRefusedByTargetSaysWhatToCheck(t *testing.T) {
+	t.Parallel()
+	src := testcluster.NewFake(t, "src")
+	dst, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID("dst"), kfake.EnableSASL(), kfake.Superuser("PLAIN", "u", "right"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(dst.Close)
+	const wrong = "Wr0ngPassw0rd"
+	m, err := New(WithCluster(ClusterConfig{Alias: "src", Client: src.Opts()}),
+		WithCluster(ClusterConfig{Alias: "dst", Client: []kgo.Opt{kgo.SeedBrokers(dst.ListenAddrs()...),
+			kgo.SASL(plain.Auth{User: "u", Pass: wrong}.AsMechanism()), kgo.DialTimeout(time.Second), kgo.RequestRetries(2)}}),
+		WithFlow(FlowConfig{Source: "src", Target: "dst", AdminTimeout: 2 * time.Second}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err = m.SetTargetState(ctx, "src->dst", TargetPaused, "test", "")
+	if err == nil || !strings.Contains(err.Error(), "target cluster dst unreachable") ||
+		!(strings.Contains(err.Error(), "check dst.security.protocol and dst.sasl.*") || strings.Contains(err.Error(), "the broker rejected the credentials")) ||
+		strings.Contains(err.Error(), wrong) {
+		t.Errorf("SetTargetState against a target rejecting the credentials: %v; want the unreachable target and what to check, without the password", err)
 	}
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/internal/kclient"
@@ -115,9 +117,20 @@ func (f *flow) writeStatusRecord(ctx context.Context, write func(*kgo.Client) er
 	defer cl.Close()
 	// Its own client's admin, not the flow's (found by a reviewer, -race).
 	if _, err := f.ensureTopic(ctx, kadm.NewClient(cl), f.statusTopicSpec()); err != nil {
-		return err
+		return refusedHint(f.dst.Alias, err)
 	}
-	return write(cl)
+	return refusedHint(f.dst.Alias, write(cl))
+}
+
+// refusedHint is err, with unreachable's hint when the target's broker
+// closed the connection or rejected the credentials: a pause answered
+// only "...: EOF" when the target refused the client's SASL (a breaker's
+// finding), where the flow's status said what to check.
+func refusedHint(alias string, err error) error {
+	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, kerr.SaslAuthenticationFailed)) {
+		return unreachable("target cluster", alias, err)
+	}
+	return err
 }
 
 // flowNamed returns the flow named name, or an error for op naming the
