@@ -1346,6 +1346,7 @@ func (r *run) write(ctx context.Context, ts time.Time, cps []Checkpoint) []Check
 	var mu sync.Mutex
 	var failed []Checkpoint
 	var firstErr error
+	var encErr error // the first checkpoint that could not be encoded
 	var pending sync.WaitGroup
 	drain := func() {
 		if err := r.dstCl.Flush(ctx); err != nil && ctx.Err() == nil {
@@ -1372,6 +1373,9 @@ func (r *run) write(ctx context.Context, ts time.Time, cps []Checkpoint) []Check
 			mu.Lock()
 			failed = append(failed, cp)
 			mu.Unlock()
+			if encErr == nil {
+				encErr = fmt.Errorf("checkpoint of %s-%d not encodable: %w", cp.Topic, cp.Partition, err)
+			}
 			continue
 		}
 		pending.Add(1)
@@ -1394,6 +1398,11 @@ func (r *run) write(ctx context.Context, ts time.Time, cps []Checkpoint) []Check
 	drain()
 	mu.Lock()
 	defer mu.Unlock()
+	if firstErr == nil {
+		// Nothing the target refused: the failed group's status says why
+		// it has no checkpoint (it said "failed" alone).
+		firstErr = encErr
+	}
 	for _, cp := range failed {
 		if last, ok := e.cps.Last(cp.Group, cp.Topic, cp.Partition); ok && last == cp {
 			e.cps.Forget(cp.Group, cp.Topic, cp.Partition)
