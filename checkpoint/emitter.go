@@ -310,9 +310,13 @@ type GroupStatus struct {
 	// written) equal to the exact translation of that source offset (see
 	// the package documentation): a consumer of the group stopped on the
 	// source before Updated and started on the target re-reads 0 records
-	// and skips 0. It needs kmirror's offset runs
-	// ([EmitterConfig.OffsetRunsTopic]); with offset syncs alone it is
-	// false.
+	// and skips 0. The target group's offset is the one offset sync last
+	// fetched or committed: an idle group's are fetched again when its
+	// translations or its state on the target change, and at a sweep
+	// every minute (every SyncInterval when longer), so another client's
+	// commit into it shows by the next sweep. It needs kmirror's offset
+	// runs ([EmitterConfig.OffsetRunsTopic]); with offset syncs alone it
+	// is false.
 	SafeToSwitch bool
 	// Partitions are the group's replicated partitions, sorted by remote
 	// topic and partition. Read only: the snapshots of [Emitter.Status]

@@ -404,8 +404,15 @@ type GroupStatus struct {
 	// checkpoint) equals the exact translation of that source offset (see
 	// package checkpoint): a consumer of the group stopped on the source
 	// before Updated and started on the target re-reads 0 records and skips
-	// 0. It is never true for data whose offset runs are missing (copied
-	// by Apache MM2 or an older kmirror). Only the process that runs the
+	// 0. The target group's offset is the one offset sync last fetched or
+	// committed: an idle group's target offsets are fetched again when its
+	// translations or its state on the target change, and at a sweep
+	// every minute (every sync interval when longer), so a commit into the
+	// target group by another client (an operator's reset) shows by the
+	// next sweep; check the target group itself, or commit it, right
+	// before a switch that must not wait. It is never true for data
+	// whose offset runs are missing (copied by Apache MM2 or an older
+	// kmirror). Only the process that runs the
 	// flow's checkpoint emitter reports groups: with several members
 	// sharing a flow, the one holding the singleton duties (slot 0); the
 	// others report no groups.
