@@ -21,6 +21,11 @@ import (
 func TestBrk1207CheckpointNotEncodableStatusSaysWhy(t *testing.T) {
 	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
+	if p.Real {
+		// Kafka refuses such a commit (it closes the connection; and
+		// offset.metadata.max.bytes is 4096 by default): kfake keeps it.
+		t.Skip("a real broker refuses commit metadata this long")
+	}
 	topic := p.Topic("md")
 	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
 	produceN(t, &p.Source, topic, 0, 10)
