@@ -125,12 +125,18 @@ type flow struct {
 	statusTopic    string
 	statusInterval time.Duration
 	statusCl       *kgo.Client
-	selfID         string // this member's id in the status topic
-	workerID       string // the worker id it advertises (WithWorkerID)
-	fingerprint    string // hash of fpConfig
-	fpConfig       map[string]string
-	viewMu         sync.Mutex
-	view           *statustopic.View
+	// statusTopicID is the ID of the status topic statusCl reads (tail
+	// goroutine; openStatus before it), statusLost set once a read or
+	// write of it failed as if it were deleted or re-created
+	// (restoreStatus).
+	statusTopicID kadm.TopicID
+	statusLost    atomic.Bool
+	selfID        string // this member's id in the status topic
+	workerID      string // the worker id it advertises (WithWorkerID)
+	fingerprint   string // hash of fpConfig
+	fpConfig      map[string]string
+	viewMu        sync.Mutex
+	view          *statustopic.View
 	// restartSeen is the offset of the last restart request read (viewMu):
 	// one at or below it read again is not applied again.
 	restartSeen int64

@@ -69,14 +69,14 @@ func (f *flow) openStatus(ctx context.Context) error {
 		return err
 	}
 	if f.statusCl == nil {
-		opts := append(append([]kgo.Opt{}, f.dst.Consumer...), f.dst.Producer...)
-		cl, err := kclient.New(f.clientOpts(f.dst, opts, append(slices.Clone(statusProducerOpts),
-			kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{f.statusTopic: {0: kgo.NewOffset().AtStart()}}),
-			kgo.FetchMaxWait(statusFetchWait))...)...)
+		cl, err := f.newStatusClient()
 		if err != nil {
-			return fmt.Errorf("status topic client on %s: %w", f.dst.Alias, err)
+			return err
 		}
 		f.statusCl = cl
+	}
+	if id, ok, err := f.statusTopicIDNow(ctx); err == nil && ok {
+		f.statusTopicID = id
 	}
 	// A topic just created may not be in every broker's metadata yet.
 	var ends kadm.ListedOffsets
@@ -142,6 +142,120 @@ func (f *flow) openStatus(ctx context.Context) error {
 	return nil
 }
 
+// newStatusClient returns a client that tails the status topic from its
+// start and writes this member's records.
+func (f *flow) newStatusClient() (*kgo.Client, error) {
+	opts := append(append([]kgo.Opt{}, f.dst.Consumer...), f.dst.Producer...)
+	cl, err := kclient.New(f.clientOpts(f.dst, opts, append(slices.Clone(statusProducerOpts),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{f.statusTopic: {0: kgo.NewOffset().AtStart()}}),
+		kgo.FetchMaxWait(statusFetchWait))...)...)
+	if err != nil {
+		return nil, fmt.Errorf("status topic client on %s: %w", f.dst.Alias, err)
+	}
+	return cl, nil
+}
+
+// statusTopicIDNow lists the status topic's ID on the target (ok false:
+// the topic is missing).
+func (f *flow) statusTopicIDNow(ctx context.Context) (id kadm.TopicID, ok bool, err error) {
+	tds, err := f.dstAdm.ListTopics(ctx, f.statusTopic)
+	if err != nil {
+		return id, false, err
+	}
+	td, found := tds[f.statusTopic]
+	if !found || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+		return id, false, nil
+	}
+	if td.Err != nil {
+		return id, false, td.Err
+	}
+	return td.ID, true, nil
+}
+
+// statusTopicLost reports whether err, from a read or write of the status
+// topic, says the topic is gone or is another one now (deleted, or
+// deleted and created again).
+func statusTopicLost(err error) bool {
+	return errors.Is(err, kerr.UnknownTopicOrPartition) || errors.Is(err, kerr.UnknownTopicID)
+}
+
+// statusReopen decides what restoreStatus does with the status topic
+// found on the target (exists, its ID) and the ID statusCl reads (known:
+// listed at the open): create it when it is missing, and reopen (a new
+// client reading the topic from its start into a new view) when it was
+// missing or is another topic than the one read. The same topic is left
+// alone: the error was transient (a leader moving), and the client goes
+// on where it is.
+func statusReopen(exists bool, id, known kadm.TopicID) (create, reopen bool) {
+	if !exists {
+		return true, true
+	}
+	return false, id != known
+}
+
+// restoreStatus runs in the tail goroutine once a read or write of the
+// status topic failed as if it were deleted or re-created (statusLost):
+// it creates the topic again if it is missing (as at the start) and reads
+// it anew with a new client, since kgo keeps the topic ID it knows for a
+// name and failed every read and write of the new topic for good. Before,
+// a deleted status topic was never created again by the members: each
+// saw only itself in ClusterStatus (the others' slots UNASSIGNED), and a
+// target state written afterwards (SetTargetState creates the topic) was
+// acknowledged and applied by no member (TestBrk1207StatusTopicDeletedStateApplied).
+// The view starts again empty but for the target state (View.Restarted),
+// the restart requests of the new topic are all new, and the owned slots'
+// records are written again at the next publication.
+func (f *flow) restoreStatus(ctx context.Context) {
+	if !f.statusLost.Swap(false) {
+		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, f.cfg.AdminTimeout)
+	defer cancel()
+	id, exists, err := f.statusTopicIDNow(lctx)
+	if err != nil {
+		f.statusLost.Store(true)
+		return
+	}
+	create, reopen := statusReopen(exists, id, f.statusTopicID)
+	if create {
+		if _, err := f.ensureTopic(lctx, f.dstAdm, f.statusTopicSpec()); err != nil {
+			f.statusLost.Store(true)
+			f.log.Warn("creating the status topic again", "topic", f.statusTopic, "err", err)
+			return
+		}
+		if id, exists, err = f.statusTopicIDNow(lctx); err != nil || !exists {
+			f.statusLost.Store(true)
+			return
+		}
+	}
+	if !reopen {
+		return
+	}
+	cl, err := f.newStatusClient()
+	if err != nil {
+		f.statusLost.Store(true)
+		return
+	}
+	f.pubMu.Lock()
+	if f.pubDone {
+		f.pubMu.Unlock()
+		cl.Close()
+		return
+	}
+	old := f.statusCl
+	f.statusCl, f.statusTopicID = cl, id
+	clear(f.pubSlots) // the new topic holds none of them
+	clear(f.pubChunks)
+	f.pubMu.Unlock()
+	f.viewMu.Lock()
+	f.view = f.view.Restarted()
+	f.restartSeen = -1
+	f.viewMu.Unlock()
+	old.Close()
+	f.log.Warn("status topic was deleted or re-created: created again if missing, read again from its start", "topic", f.statusTopic, "created", create)
+	f.wakePublish()
+}
+
 // pollStatus reads the status topic's next records into the view and
 // returns how many it applied; a target-state change wakes the
 // target-state goroutine.
@@ -173,7 +287,15 @@ func (f *flow) pollStatus(ctx context.Context) (int, error) {
 func (f *flow) tailLoop(ctx context.Context) {
 	var logged time.Time
 	for ctx.Err() == nil {
-		n, err := f.pollStatus(ctx)
+		f.restoreStatus(ctx)
+		// Bounded, so that a loss the publisher found is restored while
+		// nothing arrives (a wait ended early costs no request).
+		pctx, cancel := context.WithTimeout(ctx, statusFetchWait)
+		n, err := f.pollStatus(pctx)
+		cancel()
+		if statusTopicLost(err) {
+			f.statusLost.Store(true)
+		}
 		if err != nil && ctx.Err() == nil && time.Since(logged) > time.Minute {
 			logged = time.Now()
 			f.log.Warn("reading the status topic", "topic", f.statusTopic, "err", err)
@@ -526,7 +648,11 @@ func (f *flow) publish(ctx context.Context, fs FlowStatus, extra []statustopic.S
 	}
 	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	return kclient.ProduceWait(pctx, f.statusCl, recs...)
+	err = kclient.ProduceWait(pctx, f.statusCl, recs...)
+	if statusTopicLost(err) {
+		f.statusLost.Store(true) // restored by the tail goroutine
+	}
+	return err
 }
 
 // slotRewriteEvery is how many publication intervals an owned slot's
@@ -593,6 +719,9 @@ func (f *flow) tombstoneSlots(slots []int32) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(f.hard), leaveTimeout)
 	defer cancel()
 	if err := kclient.ProduceWait(ctx, f.statusCl, recs...); err != nil && f.hard.Err() == nil {
+		if statusTopicLost(err) {
+			f.statusLost.Store(true)
+		}
 		f.log.Warn("deleting the status of the slots handed over", "slots", slots, "err", err)
 	}
 }

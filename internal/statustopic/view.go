@@ -134,6 +134,17 @@ func (v *View) Apply(r *kgo.Record) (targetChanged bool) {
 	return false
 }
 
+// Restarted returns an empty View for the topic read again from its start
+// once it was deleted or re-created, but for v's target state, kept until
+// the new topic holds a target-state record: a flow stopped for a failover
+// is not resumed because its status topic was lost. Its offset is -1 (no
+// record of the new topic).
+func (v *View) Restarted() *View {
+	n := NewView()
+	n.target, n.targetFound = v.target, v.targetFound
+	return n
+}
+
 // TargetState returns the target-state record (State RUNNING, found false,
 // when none was written).
 func (v *View) TargetState() (TargetStateRecord, bool) { return v.target, v.targetFound }
