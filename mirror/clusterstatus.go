@@ -281,11 +281,16 @@ func (f *flow) clusterStatusOf(fs FlowStatus, now time.Time, withSlots bool) Clu
 // vanished from its answers (tasks, offsets, topics, lag) while the newest
 // member listed them (TestTasksMaxRollingViewSameOnEveryMember). A member
 // whose record names no group membership (it never joined) is left out,
-// as in epochWaiting; this member always counts.
+// as in epochWaiting; this member always counts. So is a record whose
+// tasks.max no member can have (outside 1..maxTasks: a garbage or
+// hand-written record): one claiming 2 000 000 000 slots made every
+// member build that many slots at each publication and each
+// ClusterStatus, and one claiming 3 000 listed 2 996 UNASSIGNED slots and
+// the flow's lag unknown (TestBrk1207GarbageMemberTasksIgnored).
 func viewSlots(members map[string]statustopic.MemberRecord, selfID string, now time.Time, own int32) int32 {
 	var ems []epochMember
 	for id, m := range members {
-		if id != selfID && (m.Stale(now) || m.GroupMemberID == "" || m.Generation <= 0) {
+		if id != selfID && (m.Stale(now) || m.GroupMemberID == "" || m.Generation <= 0 || !possibleTasks(m.Tasks)) {
 			continue
 		}
 		ems = append(ems, epochMember{ID: id, Epoch: epochMeta{Tasks: int32(m.Tasks), Enabled: !m.HeartbeatsOnly, Started: m.Started.UnixMilli()}})
@@ -295,6 +300,11 @@ func viewSlots(members map[string]statustopic.MemberRecord, selfID string, now t
 	}
 	return own
 }
+
+// possibleTasks reports whether a member record's tasks.max is one a
+// member can run with (1 to maxTasks, as New and the properties loader
+// allow).
+func possibleTasks(n int) bool { return n >= 1 && n <= maxTasks }
 
 // clusterInput is what buildCluster works from.
 type clusterInput struct {
@@ -637,7 +647,7 @@ func epochWaiting(members []ClusterMember, self epochMeta) string {
 	var ems []epochMember
 	var newestWorkers []string
 	for _, m := range members {
-		if !m.Self && (m.GroupMemberID == "" || m.Generation <= 0) {
+		if !m.Self && (m.GroupMemberID == "" || m.Generation <= 0 || !possibleTasks(m.Tasks)) {
 			continue
 		}
 		ems = append(ems, epochMember{ID: m.WorkerID, Epoch: epochMeta{Tasks: int32(m.Tasks), Enabled: !m.HeartbeatsOnly, Started: m.Started.UnixMilli()}})
