@@ -217,13 +217,25 @@ func (f *flow) restoreStatus(ctx context.Context) {
 		return
 	}
 	create, reopen := statusReopen(exists, id, f.statusTopicID)
+	created := false
 	if create {
-		if _, err := f.ensureTopic(lctx, f.dstAdm, f.statusTopicSpec()); err != nil {
+		r, err := f.ensureTopic(lctx, f.dstAdm, f.statusTopicSpec())
+		created = err == nil && r.Created
+		if err != nil {
 			f.statusLost.Store(true)
 			f.log.Warn("creating the status topic again", "topic", f.statusTopic, "err", err)
 			return
 		}
-		if id, exists, err = f.statusTopicIDNow(lctx); err != nil || !exists {
+		// A topic just created may not be in every broker's metadata
+		// yet; the creator must not lose that it created it (it writes
+		// the target state there, below).
+		for wait := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			id, exists, err = f.statusTopicIDNow(lctx)
+			if err != nil || exists || time.Now().After(wait) || lctx.Err() != nil {
+				break
+			}
+		}
+		if err != nil || !exists {
 			f.statusLost.Store(true)
 			return
 		}
@@ -250,9 +262,24 @@ func (f *flow) restoreStatus(ctx context.Context) {
 	f.viewMu.Lock()
 	f.view = f.view.Restarted()
 	f.restartSeen = -1
+	kept, found := f.view.TargetState()
 	f.viewMu.Unlock()
+	// The offset the member reports its state from was the old topic's:
+	// a command waiting for a record of the new topic at a lower offset
+	// must not take it as applied.
+	f.unitsMu.Lock()
+	f.appliedOffset, f.reportedOffset = -1, -1
+	f.unitsMu.Unlock()
 	old.Close()
-	f.log.Warn("status topic was deleted or re-created: created again if missing, read again from its start", "topic", f.statusTopic, "created", create)
+	f.log.Warn("status topic was deleted or re-created: created again if missing, read again from its start", "topic", f.statusTopic, "created", created)
+	if created && found && kept.State != statustopic.Running {
+		// The topic this member created holds no target state, which
+		// reads RUNNING: a member started now would replicate a flow the
+		// others keep paused or stopped. The state is written again.
+		if _, err := statustopic.WriteTargetStateOffset(lctx, cl, f.cfg.Source, kept); err != nil {
+			f.log.Warn("writing the target state again in the re-created status topic", "state", kept.State, "err", err)
+		}
+	}
 	f.wakePublish()
 }
 

@@ -131,3 +131,74 @@ func TestBrk1207StatusReopen(t *testing.T) {
 		t.Fatal(got.Next)
 	}
 }
+
+// TestBrk1207StatusTopicDeletedStopKept (a breaker's finding): a flow
+// STOPPED (a failover) whose status topic is deleted. A member started
+// afterwards created the topic, read no target state (RUNNING) and
+// replicated while the others stayed stopped. The members keep the state
+// they applied and the one that creates the topic again writes it there,
+// so the new member starts nothing: no record is copied until a resume.
+func TestBrk1207StatusTopicDeletedStopKept(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	if p.Target.Fake == nil {
+		t.Skip("deletes the status topic of a fake cluster")
+	}
+	orders := p.Topic("orders")
+	remote := p.Source.Alias + "." + orders
+	testcluster.CreateTopic(t, &p.Source, orders, 4, nil)
+	for i := range int32(4) {
+		produceN(t, &p.Source, orders, i, 20)
+	}
+	fc := fastFlow(p)
+	fc.Tasks = 4
+	fc.SessionTimeout, fc.HeartbeatInterval = 3*time.Second, 300*time.Millisecond
+	start := func(worker string) *Mirror {
+		m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithWorkerID(worker), WithStatusInterval(200*time.Millisecond))...)
+		return m
+	}
+	m1, m2 := start("w1:8083"), start("w2:8083")
+	testcluster.Eventually(t, 60*time.Second, "80 records replicated", func() (bool, string) {
+		return targetEnd(t, &p.Target, remote) == 80, memberStates(m1, m2)
+	})
+	ctx := context.Background()
+	if err := m1.SetTargetState(ctx, fc.Name(), TargetStopped, "test", "failover"); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "the flow STOPPED", func() (bool, string) {
+		return m1.ClusterStatus().Flows[0].State == StateStopped && m2.ClusterStatus().Flows[0].State == StateStopped, clusterViews(m1, m2)
+	})
+	adm, done := testcluster.ShortAdmin(t, &p.Target)
+	defer done()
+	topic := statustopic.Topic(p.Source.Alias)
+	if _, err := adm.DeleteTopics(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "STOPPED in the status topic again", func() (bool, string) {
+		rec, found, err := statustopic.ReadTargetState(ctx, p.Target.Opts(), p.Source.Alias)
+		return err == nil && found && rec.State == statustopic.Stopped, fmt.Sprint(rec, found, err)
+	})
+	m3 := start("w3:8083")
+	testcluster.Eventually(t, 60*time.Second, "3 members STOPPED in every view", func() (bool, string) {
+		for _, m := range []*Mirror{m1, m2, m3} {
+			cf := m.ClusterStatus().Flows[0]
+			if len(cf.Members) != 3 || cf.State != StateStopped || m.Status().Flows[0].AppliedState != TargetStopped {
+				return false, clusterViews(m1, m2, m3)
+			}
+		}
+		return true, ""
+	})
+	for i := range int32(4) {
+		produceN(t, &p.Source, orders, i, 5)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if n := targetEnd(t, &p.Target, remote); n != 80 {
+		t.Fatalf("%d records on the target while stopped, want 80", n)
+	}
+	if err := m3.SetTargetState(ctx, fc.Name(), TargetRunning, "test", ""); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 60*time.Second, "100 records after the resume", func() (bool, string) {
+		return targetEnd(t, &p.Target, remote) == 100, memberStates(m1, m2, m3)
+	})
+}
