@@ -126,6 +126,9 @@ func (f *flow) openStatus(ctx context.Context) error {
 	// Restart requests written before the member started are history: a
 	// partition failed since restarts on a request written since.
 	f.view.TakeRestarts()
+	// Member records arriving from now on prove their writers alive,
+	// whatever their clocks (MemberRecord.Stale).
+	f.view.Clock = time.Now
 	f.restartSeen = f.view.Next - 1
 	f.viewMu.Unlock()
 	st, off := f.desiredTargetOffset()

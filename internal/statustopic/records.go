@@ -131,6 +131,9 @@ type MemberRecord struct {
 	IntervalMS int64 `json:"interval_ms"`
 	// At is when the record was written.
 	At time.Time `json:"at"`
+	// Arrived is when the reader's View applied it (its clock; zero when
+	// the View has no Clock); not encoded.
+	Arrived time.Time `json:"-"`
 }
 
 // PartitionRecord is one source partition in a slot record.

@@ -34,6 +34,13 @@ type View struct {
 	Next int64
 	// Bad counts records whose value did not decode (skipped).
 	Bad int
+	// Clock, when set, stamps each member record applied with the
+	// reader's time of arrival (MemberRecord.Arrived). A member tailing
+	// the topic sets it once it read the topic's history: a record
+	// arriving live proves its writer alive whatever the writer's clock
+	// says ([MemberRecord.Stale]). Nil: records are judged by their own
+	// time only (a one-off read, the history).
+	Clock func() time.Time
 	// BadTarget says why the newest target-state record could not be
 	// decoded ("" when it could, or there is none): the flow keeps the
 	// state of the last one that could (a hand-written record with a
@@ -97,6 +104,9 @@ func (v *View) Apply(r *kgo.Record) (targetChanged bool) {
 			return false
 		}
 		m.MemberID = id
+		if v.Clock != nil {
+			m.Arrived = v.Clock()
+		}
 		v.members[id] = m
 		delete(v.memberGone, id)
 	case strings.HasPrefix(k, SlotPrefix):
@@ -141,7 +151,7 @@ func (v *View) Apply(r *kgo.Record) (targetChanged bool) {
 // record of the new topic).
 func (v *View) Restarted() *View {
 	n := NewView()
-	n.target, n.targetFound = v.target, v.targetFound
+	n.target, n.targetFound, n.Clock = v.target, v.targetFound, v.Clock
 	return n
 }
 
@@ -266,9 +276,19 @@ func interval(ms int64) time.Duration {
 }
 
 // Stale reports whether m is older than StaleAfter of its own intervals
-// at now: its member is taken as gone.
+// at now: its member is taken as gone. A record that arrived (Arrived, the
+// reader's clock) within StaleAfter intervals is not stale whatever its
+// At: At is the writer's clock, and a member whose clock was behind the
+// reader's by more than 3 intervals (15 s by default) was taken as gone
+// while it published every interval: its slots shown UNASSIGNED, their
+// lag computed by the singleton too, itself missing from the members
+// (TestBrk1207MemberClockBehindStaysLive).
 func (m MemberRecord) Stale(now time.Time) bool {
-	return now.Sub(m.At) > StaleAfter*interval(m.IntervalMS)
+	limit := StaleAfter * interval(m.IntervalMS)
+	if !m.Arrived.IsZero() && now.Sub(m.Arrived) <= limit {
+		return false
+	}
+	return now.Sub(m.At) > limit
 }
 
 // Stale reports whether s is older than StaleAfter of its own intervals at
