@@ -85,8 +85,11 @@ type ClusterFlowStatus struct {
 	TargetStateBy     string      `json:"target_state_by,omitempty"`
 	TargetStateReason string      `json:"target_state_reason,omitempty"`
 	TargetStateAt     time.Time   `json:"target_state_at,omitzero"`
-	// Tasks is the number of slots (tasks.max) of this member's
-	// configuration.
+	// Tasks is the number of slots (tasks.max) of the flow's newest
+	// configuration among its live members: that of the member started
+	// last, as the group's leader decides; this member's own when no
+	// other is live. During a rolling change of tasks.max, a member still
+	// on the old value lists the new count (and owns no slot).
 	Tasks int `json:"tasks"`
 	// Members are the members whose last record is not stale (younger than
 	// 3 of their publication intervals), sorted by worker id then member
