@@ -39,9 +39,6 @@ func clusterViews(ms ...*Mirror) string {
 func TestBrk1207StatusTopicDeletedStateApplied(t *testing.T) {
 	t.Parallel()
 	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
-	if p.Target.Fake == nil {
-		t.Skip("deletes the status topic of a fake cluster")
-	}
 	orders := p.Topic("orders")
 	remote := p.Source.Alias + "." + orders
 	testcluster.CreateTopic(t, &p.Source, orders, 4, nil)
@@ -141,9 +138,6 @@ func TestBrk1207StatusReopen(t *testing.T) {
 func TestBrk1207StatusTopicDeletedStopKept(t *testing.T) {
 	t.Parallel()
 	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
-	if p.Target.Fake == nil {
-		t.Skip("deletes the status topic of a fake cluster")
-	}
 	orders := p.Topic("orders")
 	remote := p.Source.Alias + "." + orders
 	testcluster.CreateTopic(t, &p.Source, orders, 4, nil)
