@@ -45,30 +45,40 @@ func TestUnreachableHints(t *testing.T) {
 	}
 }
 
-// TestWrongSASLPasswordNamed: a flow whose target rejects its SASL
-// password is RETRYING with an error that points at the credentials, and
-// never shows the password.
-func TestWrongSASLPasswordNamed(t *testing.T) {
-	t.Parallel()
+// wrongSASLPassword is the SASL password wrongSASLTarget's flow uses.
+const wrongSASLPassword = "Wr0ngPassw0rd"
+
+// wrongSASLTarget returns a kfake source src and the options of a Mirror
+// with the flow src->dst, whose target dst (kfake with SASL PLAIN, user u)
+// rejects its password (wrongSASLPassword); extra are added to the target's client
+// options.
+func wrongSASLTarget(t *testing.T, extra ...kgo.Opt) (testcluster.Cluster, []Opt) {
 	src := testcluster.NewFake(t, "src")
 	dst, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID("dst"), kfake.EnableSASL(), kfake.Superuser("PLAIN", "u", "right"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(dst.Close)
+	dstOpts := append([]kgo.Opt{kgo.SeedBrokers(dst.ListenAddrs()...), kgo.SASL(plain.Auth{User: "u", Pass: wrongSASLPassword}.AsMechanism()), kgo.DialTimeout(time.Second)}, extra...)
+	return src, []Opt{WithCluster(ClusterConfig{Alias: "src", Client: src.Opts()}), WithCluster(ClusterConfig{Alias: "dst", Client: dstOpts}),
+		WithFlow(FlowConfig{Source: "src", Target: "dst", AdminTimeout: 2 * time.Second})}
+}
+
+// TestWrongSASLPasswordNamed: a flow whose target rejects its SASL
+// password is RETRYING with an error that points at the credentials, and
+// never shows the password.
+func TestWrongSASLPasswordNamed(t *testing.T) {
+	t.Parallel()
+	src, opts := wrongSASLTarget(t)
 	testcluster.CreateTopic(t, &src, "orders", 1, nil)
-	const wrong = "Wr0ngPassw0rd"
-	m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: "src", Client: src.Opts()}),
-		WithCluster(ClusterConfig{Alias: "dst", Client: []kgo.Opt{kgo.SeedBrokers(dst.ListenAddrs()...),
-			kgo.SASL(plain.Auth{User: "u", Pass: wrong}.AsMechanism()), kgo.DialTimeout(time.Second)}}),
-		WithFlow(FlowConfig{Source: "src", Target: "dst", AdminTimeout: 2 * time.Second}))
+	m, _ := runMirror(t, opts...)
 	testcluster.Eventually(t, 30*time.Second, "RETRYING pointing at the credentials", func() (bool, string) {
 		st := m.Status().Flows[0]
 		ok := st.State == StateRetrying && strings.Contains(st.Error, "cluster dst unreachable") &&
 			(strings.Contains(st.Error, "check dst.security.protocol and dst.sasl.*") || strings.Contains(st.Error, "the broker rejected the credentials"))
 		return ok, fmt.Sprintf("%s: %s", st.State, st.Error)
 	})
-	if st := m.Status().Flows[0]; strings.Contains(st.Error, wrong) {
+	if st := m.Status().Flows[0]; strings.Contains(st.Error, wrongSASLPassword) {
 		t.Errorf("the error shows the password: %s", st.Error)
 	}
 }
@@ -80,17 +90,8 @@ func TestWrongSASLPasswordNamed(t *testing.T) {
 // check, without the password.
 func TestPauseRefusedByTargetSaysWhatToCheck(t *testing.T) {
 	t.Parallel()
-	src := testcluster.NewFake(t, "src")
-	dst, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID("dst"), kfake.EnableSASL(), kfake.Superuser("PLAIN", "u", "right"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(dst.Close)
-	const wrong = "Wr0ngPassw0rd"
-	m, err := New(WithCluster(ClusterConfig{Alias: "src", Client: src.Opts()}),
-		WithCluster(ClusterConfig{Alias: "dst", Client: []kgo.Opt{kgo.SeedBrokers(dst.ListenAddrs()...),
-			kgo.SASL(plain.Auth{User: "u", Pass: wrong}.AsMechanism()), kgo.DialTimeout(time.Second), kgo.RequestRetries(2)}}),
-		WithFlow(FlowConfig{Source: "src", Target: "dst", AdminTimeout: 2 * time.Second}))
+	_, opts := wrongSASLTarget(t, kgo.RequestRetries(2))
+	m, err := New(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestPauseRefusedByTargetSaysWhatToCheck(t *testing.T) {
 	err = m.SetTargetState(ctx, "src->dst", TargetPaused, "test", "")
 	if err == nil || !strings.Contains(err.Error(), "target cluster dst unreachable") ||
 		!(strings.Contains(err.Error(), "check dst.security.protocol and dst.sasl.*") || strings.Contains(err.Error(), "the broker rejected the credentials")) ||
-		strings.Contains(err.Error(), wrong) {
+		strings.Contains(err.Error(), wrongSASLPassword) {
 		t.Errorf("SetTargetState against a target rejecting the credentials: %v; want the unreachable target and what to check, without the password", err)
 	}
 }

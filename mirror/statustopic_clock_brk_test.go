@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/kmirror/kmirror/internal/statustopic"
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
@@ -40,9 +38,9 @@ func TestBrk1207MemberClockBehindStaysLive(t *testing.T) {
 		for ctx.Err() == nil {
 			// Written every 100 ms, at a clock one minute behind.
 			at := time.Now().Add(-time.Minute).UTC()
-			v, _ := statustopic.Marshal(statustopic.MemberRecord{Flow: fc.Name(), MemberID: "behind", WorkerID: "w2", GroupMemberID: "g2", Generation: 1,
+			r, _ := statustopic.MemberRecordOf(p.Source.Alias, statustopic.MemberRecord{Flow: fc.Name(), MemberID: "behind", WorkerID: "w2", GroupMemberID: "g2", Generation: 1,
 				Tasks: 2, Started: at, Slots: []int32{}, Applied: statustopic.Running, State: string(StateRunning), IntervalMS: 200, At: at})
-			_ = cl.ProduceSync(ctx, &kgo.Record{Topic: statustopic.Topic(p.Source.Alias), Key: []byte(statustopic.MemberKey("behind")), Value: v}).FirstErr()
+			_ = cl.ProduceSync(ctx, r).FirstErr()
 			time.Sleep(100 * time.Millisecond)
 		}
 	}()

@@ -1,12 +1,9 @@
 package mirror
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/internal/statustopic"
 	"github.com/kmirror/kmirror/internal/testcluster"
@@ -44,14 +41,11 @@ func TestBrk1207GarbageMemberTasksIgnored(t *testing.T) {
 		return len(cf.Members) == 1 && len(cf.Slots) == 4 && cf.Slots[3].State == StateRunning, fmt.Sprintf("%+v", cf.Slots)
 	})
 	junk.Flow, junk.Tasks = fc.Name(), 3000
-	v, err := statustopic.Marshal(junk)
+	r, err := statustopic.MemberRecordOf(p.Source.Alias, junk)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := testcluster.Client(t, &p.Target)
-	if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: statustopic.Topic(p.Source.Alias), Key: []byte(statustopic.MemberKey("junk")), Value: v}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	testcluster.Produce(t, &p.Target, r)
 	testcluster.Eventually(t, 30*time.Second, "the junk member in the view", func() (bool, string) {
 		return len(m.ClusterStatus().Flows[0].Members) == 2, ""
 	})

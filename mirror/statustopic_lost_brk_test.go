@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kmirror/kmirror/internal/statustopic"
 	"github.com/kmirror/kmirror/internal/testcluster"
@@ -38,19 +37,11 @@ func clusterViews(ms ...*Mirror) string {
 // applied by both (nothing copied while paused).
 func TestBrk1207StatusTopicDeletedStateApplied(t *testing.T) {
 	t.Parallel()
-	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
-	orders := p.Topic("orders")
-	remote := p.Source.Alias + "." + orders
-	testcluster.CreateTopic(t, &p.Source, orders, 4, nil)
+	w := newMembersWorld(t)
+	p, orders, remote, fc := w.p, w.orders, w.remote, w.fc
 	produceN(t, &p.Source, orders, 0, 50)
-	fc := fastFlow(p)
-	fc.Tasks = 4
-	fc.SessionTimeout, fc.HeartbeatInterval = 3*time.Second, 300*time.Millisecond
-	start := func(worker string) *Mirror {
-		m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithWorkerID(worker), WithStatusInterval(200*time.Millisecond))...)
-		return m
-	}
-	m1, m2 := start("w1:8083"), start("w2:8083")
+	m1, _ := w.start("w1:8083")
+	m2, _ := w.start("w2:8083")
 	both := func() (bool, string) {
 		a, b := m1.ClusterStatus().Flows[0], m2.ClusterStatus().Flows[0]
 		if len(a.Members) != 2 || len(b.Members) != 2 {
@@ -137,21 +128,13 @@ func TestBrk1207StatusReopen(t *testing.T) {
 // so the new member starts nothing: no record is copied until a resume.
 func TestBrk1207StatusTopicDeletedStopKept(t *testing.T) {
 	t.Parallel()
-	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
-	orders := p.Topic("orders")
-	remote := p.Source.Alias + "." + orders
-	testcluster.CreateTopic(t, &p.Source, orders, 4, nil)
+	w := newMembersWorld(t)
+	p, orders, remote, fc := w.p, w.orders, w.remote, w.fc
 	for i := range int32(4) {
 		produceN(t, &p.Source, orders, i, 20)
 	}
-	fc := fastFlow(p)
-	fc.Tasks = 4
-	fc.SessionTimeout, fc.HeartbeatInterval = 3*time.Second, 300*time.Millisecond
-	start := func(worker string) *Mirror {
-		m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithWorkerID(worker), WithStatusInterval(200*time.Millisecond))...)
-		return m
-	}
-	m1, m2 := start("w1:8083"), start("w2:8083")
+	m1, _ := w.start("w1:8083")
+	m2, _ := w.start("w2:8083")
 	testcluster.Eventually(t, 60*time.Second, "80 records replicated", func() (bool, string) {
 		return targetEnd(t, &p.Target, remote) == 80, memberStates(m1, m2)
 	})
@@ -172,7 +155,7 @@ func TestBrk1207StatusTopicDeletedStopKept(t *testing.T) {
 		rec, found, err := statustopic.ReadTargetState(ctx, p.Target.Opts(), p.Source.Alias)
 		return err == nil && found && rec.State == statustopic.Stopped, fmt.Sprint(rec, found, err)
 	})
-	m3 := start("w3:8083")
+	m3, _ := w.start("w3:8083")
 	testcluster.Eventually(t, 60*time.Second, "3 members STOPPED in every view", func() (bool, string) {
 		for _, m := range []*Mirror{m1, m2, m3} {
 			cf := m.ClusterStatus().Flows[0]

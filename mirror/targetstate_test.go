@@ -47,6 +47,32 @@ func memberStates(ms ...*Mirror) string {
 	return s
 }
 
+// membersWorld is the set-up of the tests of target states and of the
+// status topic with several members: a pair with a 4-partition topic
+// orders, and a flow of 4 slots whose members publish their status every
+// 200 ms and leave the group 3 s after they die.
+type membersWorld struct {
+	t              *testing.T
+	p              *testcluster.Pair
+	orders, remote string
+	fc             FlowConfig
+}
+
+func newMembersWorld(t *testing.T) *membersWorld {
+	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
+	w := &membersWorld{t: t, p: p, orders: p.Topic("orders"), fc: fastFlow(p)}
+	w.remote = p.Source.Alias + "." + w.orders
+	testcluster.CreateTopic(t, &p.Source, w.orders, 4, nil)
+	w.fc.Tasks = 4
+	w.fc.SessionTimeout, w.fc.HeartbeatInterval = 3*time.Second, 300*time.Millisecond
+	return w
+}
+
+// start runs a member of the flow with worker id worker (runMirror).
+func (w *membersWorld) start(worker string) (*Mirror, func() error) {
+	return runMirror(w.t, append(clusterOpts(w.p), WithFlow(w.fc), WithWorkerID(worker), WithStatusInterval(200*time.Millisecond))...)
+}
+
 // TestPauseResumeStopSeenByEveryMember: two members share a flow; a pause
 // written through one of them is applied by both within seconds (every
 // partition PAUSED; 15 s allowed on a loaded machine, the time taken is
@@ -58,18 +84,10 @@ func memberStates(ms ...*Mirror) string {
 // (statustopic.ReadMembers), which the failover command waits for.
 func TestPauseResumeStopSeenByEveryMember(t *testing.T) {
 	t.Parallel()
-	p := testcluster.New(t, "src", "dst", kfake.GroupMinSessionTimeout(500*time.Millisecond))
-	orders := p.Topic("orders")
-	remote := p.Source.Alias + "." + orders
-	testcluster.CreateTopic(t, &p.Source, orders, 4, nil)
+	w := newMembersWorld(t)
+	p, orders, remote, fc, start := w.p, w.orders, w.remote, w.fc, w.start
 	produceN(t, &p.Source, orders, 0, 50)
 	produceN(t, &p.Source, orders, 1, 50)
-	fc := fastFlow(p)
-	fc.Tasks = 4
-	fc.SessionTimeout, fc.HeartbeatInterval = 3*time.Second, 300*time.Millisecond
-	start := func(worker string) (*Mirror, func() error) {
-		return runMirror(t, append(clusterOpts(p), WithFlow(fc), WithWorkerID(worker), WithStatusInterval(200*time.Millisecond))...)
-	}
 	m1, _ := start("w1:8083")
 	m2, stop2 := start("w2:8083")
 	testcluster.Eventually(t, 60*time.Second, "100 records replicated, 4 slots shared by 2 members", func() (bool, string) {
