@@ -1108,3 +1108,43 @@ A->B.topics.exclude = .*\\.tmp
 		t.Errorf("flows of the dump written back (-original +back):\n%s", diff)
 	}
 }
+
+// TestExcludedIncludeEntriesWarn: an entry of topics or groups that the
+// exclude list takes back whole selected nothing, and nothing said so
+// ("groups = payments.*" with "groups.exclude = payments.*" checkpointed
+// no group). It warns now, naming the entries and the exclude setting. A
+// topics entry naming one topic is left to the runner's list of topics
+// not replicated, which already says why.
+func TestExcludedIncludeEntriesWarn(t *testing.T) {
+	const head = "clusters = a, b\na.bootstrap.servers = h:1\nb.bootstrap.servers = h:2\na->b.enabled = true\n"
+	for _, c := range []struct {
+		name, lines, want string // want "" for no warning
+	}{
+		{"same regex", "a->b.topics = orders, payments.*\na->b.topics.exclude = payments.*\n",
+			`line 5: a->b.topics: "payments.*" is excluded again by a->b.topics.exclude (line 6)`},
+		{"everything excluded", "a->b.topics = payments.*, audit.*\na->b.topics.exclude = .*\n",
+			`line 5: a->b.topics: "payments.*" and "audit.*" are excluded again by a->b.topics.exclude (line 6)`},
+		{"literal topic: the runner's list says it", "a->b.topics = orders\na->b.topics.exclude = orders\n", ""},
+		{"literal group", "a->b.groups = g1, team-a.*\na->b.groups.exclude = g.*\n",
+			`line 5: a->b.groups: "g1" is excluded again by a->b.groups.exclude (line 6)`},
+		{"group in the default exclude", "a->b.groups = connect-billing\n",
+			`line 5: a->b.groups: "connect-billing" is excluded again by the default groups.exclude (console-consumer-.*, connect-.*, __.*)`},
+		{"the default topics, all excluded", "a->b.topics.exclude = .*\n",
+			`line 5: a->b.topics.exclude: "` + ".*" + `" is excluded again by a->b.topics.exclude (line 5), which MM2 and kmirror apply after the default topics (.*)`},
+		{"some excluded, none whole", "a->b.topics = payments.*\na->b.topics.exclude = payments\\.internal\n", ""},
+	} {
+		p := parseString(t, head+c.lines)
+		var got []string
+		for _, w := range p.Warnings() {
+			if strings.Contains(w.Message, "excluded again") {
+				got = append(got, w.String())
+			}
+		}
+		switch {
+		case c.want == "" && len(got) > 0:
+			t.Errorf("%s: warnings %q; want none", c.name, got)
+		case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
+			t.Errorf("%s: warnings %q; want one holding %q", c.name, got, c.want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/kmirror/kmirror/internal/clientconf"
 	"github.com/kmirror/kmirror/internal/mm2keys"
 	"github.com/kmirror/kmirror/internal/mm2props"
+	"github.com/kmirror/kmirror/internal/topicname"
 	"github.com/kmirror/kmirror/policy"
 )
 
@@ -483,6 +484,7 @@ func (fb *flowBuild) checkFilters() {
 	if topicsErr == nil {
 		warnMatchesNoTopic(b, topicsS, fc.Topics)
 		warnMatchesNoTopic(b, topicsExS, fc.TopicsExclude)
+		warnExcludedEntries(b, "topic", false, topicsS, fc.Topics, mm2keys.Topics, topicsExS, fc.TopicsExclude, DefaultTopicsExclude)
 	}
 	if fc.TopicsExclude != nil && topicsErr == nil {
 		// MM2 3.x's default (.*[\-\.]internal) excluded user topics that
@@ -499,7 +501,11 @@ func (fb *flowBuild) checkFilters() {
 				" (MM2 3.x's default did); Kafka 4.0's default replicates them and excludes only MM2's own topics: " + strings.Join(DefaultTopicsExclude, ", ")})
 		}
 	}
-	b.fail(check(groupsS, fc.Groups, mm2keys.Groups, groupsExS, fc.GroupsExclude, DefaultGroupsExclude))
+	if err := check(groupsS, fc.Groups, mm2keys.Groups, groupsExS, fc.GroupsExclude, DefaultGroupsExclude); err != nil {
+		b.fail(err)
+	} else {
+		warnExcludedEntries(b, "group", true, groupsS, fc.Groups, mm2keys.Groups, groupsExS, fc.GroupsExclude, DefaultGroupsExclude)
+	}
 	cpeErr := check(mm2props.Setting{Key: "config.properties"}, []string{".*"}, nil, cpeS, fc.ConfigPropertiesExclude, DefaultConfigPropertiesExclude)
 	b.fail(cpeErr)
 	if fc.ConfigPropertiesExclude != nil && cpeErr == nil {
@@ -563,6 +569,67 @@ func warnMatchesNoTopic(b *propsBuilder, s mm2props.Setting, list []string) {
 	}
 	b.warn(Warning{Key: s.Key, Line: s.Line, Message: fmt.Sprintf("%s, which no topic name can hold (legal: a-z, A-Z, 0-9, '.', '_', '-'), so it matches no topic (in MM2 too): "+
 		"separate the topics with commas, without quotes: %s = %s", bad, s.Key, strings.Join(fixed, ", "))})
+}
+
+// warnExcludedEntries warns about the entries of an include list (topics
+// or groups: setting incS, entries inc; incDef when the file sets none)
+// that the exclude list (exS, ex;
+// exDef when the file sets none) takes back whole: an entry written again
+// in the exclude list or under an exclude entry ".*", and an entry naming
+// one topic or group (letters, digits, '.', '_', '-') that an exclude
+// entry matches. MM2 applies the exclude list after the include list
+// too, so such an entry selects nothing, and nothing said so
+// ("groups = payments.*" with "groups.exclude = payments.*" checkpointed
+// nothing). what is "topic" or "group"; literals false leaves out the
+// entries naming one topic, which the runner's -check lists with the
+// topics not replicated, and why. ex is nil when the file sets no exclude
+// list.
+func warnExcludedEntries(b *propsBuilder, what string, literals bool, incS mm2props.Setting, inc, incDef []string, exS mm2props.Setting, ex, exDef []string) {
+	incName, at := incS.Key, incS
+	if inc == nil { // not set: the exclude list may take back the default (topics.exclude = .*)
+		incName, inc, at = fmt.Sprintf("the default %ss (%s)", what, strings.Join(incDef, ", ")), incDef, exS
+	}
+	if ex == nil && at.Line == 0 {
+		return // neither list is the file's
+	}
+	exName := exS.Key
+	if ex == nil { // not set
+		exName, ex = fmt.Sprintf("the default %ss.exclude (%s)", what, strings.Join(exDef, ", ")), exDef
+	} else {
+		exName = fmt.Sprintf("%s (line %d)", exName, exS.Line)
+	}
+	flt, err := newFilter("", []string{".*"}, exS.Key, ex)
+	if err != nil {
+		return // reported by checkFilters
+	}
+	var taken []string
+	for _, e := range inc {
+		e = strings.TrimSpace(e)
+		literal := e != "" && topicname.Legal(e)
+		if literal && !literals {
+			continue
+		}
+		if slices.Contains(ex, e) || slices.Contains(ex, ".*") || (literal && !flt.Match(e)) {
+			taken = append(taken, e)
+		}
+	}
+	if len(taken) == 0 {
+		return
+	}
+	b.warn(Warning{Key: at.Key, Line: at.Line, Message: fmt.Sprintf("%s excluded again by %s, which MM2 and kmirror apply after %s: no %s it matches is selected; "+
+		"remove it from one of the two lists", quoteList(taken), exName, incName, what)})
+}
+
+// quoteList writes entries as "a", "b" and "c".
+func quoteList(entries []string) string {
+	q := make([]string, len(entries))
+	for i, e := range entries {
+		q[i] = strconv.Quote(e)
+	}
+	if len(q) == 1 {
+		return q[0] + " is"
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1] + " are"
 }
 
 // literalNoTopicChar returns the first white space, quote or semicolon of
