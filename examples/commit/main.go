@@ -53,8 +53,11 @@ func run(brokers []string, topic, group string, timeout time.Duration) error {
 	if err := ends.Error(); err != nil {
 		return fmt.Errorf("listing the end offsets of %s: %w", topic, err)
 	}
+	// Transaction markers are kept as records: a partition written
+	// transactionally (a remote topic of an exactly-once flow) ends with
+	// one, and the group's position reaches the end offset only past it.
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic), kgo.ConsumerGroup(group),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit(), kgo.KeepControlRecords())
 	if err != nil {
 		return err
 	}
@@ -92,7 +95,9 @@ func run(brokers []string, topic, group string, timeout time.Duration) error {
 		})
 		fs.EachRecord(func(r *kgo.Record) {
 			pos[r.Partition] = r.Offset + 1
-			read++
+			if !r.Attrs.IsControl() {
+				read++
+			}
 		})
 	}
 	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
