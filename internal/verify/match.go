@@ -52,6 +52,11 @@ type matchOpts struct {
 	// is above 0, so window records before the first match may have been
 	// copied and deleted by retention on the target.
 	truncated bool
+	// compacted: the source topic is compacted, so the target may hold
+	// copies of records compaction removed from it since (compactedCopy).
+	compacted bool
+	// from is the first source offset read.
+	from int64
 }
 
 // ring is a growable ring buffer of source entries.
@@ -211,6 +216,10 @@ func (m *matcher) target(t tgtRec) {
 		m.r.TargetLeadIn++
 		return
 	}
+	if m.compactedCopy(t) {
+		m.r.CompactedOnSource++
+		return
+	}
 	exp := m.c + 1
 	if m.c < 0 {
 		exp = m.base
@@ -233,6 +242,39 @@ func (m *matcher) target(t tgtRec) {
 	} else {
 		m.r.DetailsTruncated = true
 	}
+}
+
+// compactedCopy reports whether t, on a compacted source, copies a record
+// compaction removed from the source: it stands where the source has a
+// hole in its offsets (between the record matched last and the next one
+// read), and carries a source offset in that hole or, without one, the
+// key of a later record read (compaction removes a record only for a
+// newer one of its key; one whose key a tombstone deleted altogether is
+// not recognized unstamped). Checked before an alteration: with equal
+// headers, such a copy resembled the record after the hole.
+func (m *matcher) compactedCopy(t tgtRec) bool {
+	if !m.o.compacted {
+		return false
+	}
+	prev, exp := m.o.from-1, m.base
+	if m.c >= 0 {
+		if m.c < m.base {
+			return false
+		}
+		prev, exp = m.at(m.c).off, m.c+1
+	}
+	if exp >= m.next() || m.at(exp).off <= prev+1 {
+		return false
+	}
+	if t.stamped {
+		return t.stamp > prev && t.stamp < m.at(exp).off
+	}
+	for s, steps := exp, 0; s < m.next() && steps < maxChainWalk; s, steps = s+1, steps+1 {
+		if m.at(s).f.key == t.f.key {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *matcher) advance(s int64, t tgtRec) {

@@ -130,7 +130,8 @@ type Side struct {
 // DeletedOnTarget == Compared, plus ProvenanceSkipped records not compared
 // (the flow does not copy them). Target records read split into copies of
 // window records (first copies, Duplicated, OutOfOrder and Altered ones),
-// TargetOutsideWindow, TargetLeadIn, TargetOriginals and Unexpected.
+// TargetOutsideWindow, TargetLeadIn, TargetOriginals, CompactedOnSource
+// and Unexpected.
 type PartitionReport struct {
 	// Partition is the partition number, the same on both sides.
 	Partition int32 `json:"partition"`
@@ -212,6 +213,12 @@ type PartitionReport struct {
 	// (every field differs); UnexpectedOffsets lists their target offsets.
 	Unexpected        int64   `json:"unexpected"`
 	UnexpectedOffsets []int64 `json:"unexpected_offsets,omitempty"`
+	// CompactedOnSource counts target records that copy source records
+	// compaction removed since (a compacted source topic): each stands
+	// where the source partition has a hole in its offsets and carries a
+	// source offset in that hole or, without one, the key of a later
+	// source record. They are no difference.
+	CompactedOnSource int64 `json:"compacted_on_source"`
 	// Stamps is the source->target offset mapping the target records read
 	// carry in their provenance headers; nil when none carries one.
 	Stamps *StampMap `json:"stamps,omitempty"`
@@ -258,6 +265,7 @@ type Totals struct {
 	Altered                int64 `json:"altered"`
 	OutOfOrder             int64 `json:"out_of_order"`
 	Unexpected             int64 `json:"unexpected"`
+	CompactedOnSource      int64 `json:"compacted_on_source"`
 	// StampDisagreements sums the partitions' Stamps.Disagreements.
 	StampDisagreements int64 `json:"stamp_disagreements"`
 	// Errors counts topics and partitions that could not be compared.
@@ -364,6 +372,7 @@ func (r *Report) total() {
 			t.Altered += p.Altered
 			t.OutOfOrder += p.OutOfOrder
 			t.Unexpected += p.Unexpected
+			t.CompactedOnSource += p.CompactedOnSource
 			if p.Stamps != nil {
 				t.StampDisagreements += p.Stamps.Disagreements
 			}
@@ -515,6 +524,9 @@ func (p PartitionReport) details(topic, remote string) []string {
 	}
 	if p.Unexpected > 0 {
 		out = append(out, fmt.Sprintf("%s: %d target records copy no source record read, at target offsets %s", at, p.Unexpected, int64s(p.UnexpectedOffsets)))
+	}
+	if p.CompactedOnSource > 0 {
+		out = append(out, fmt.Sprintf("%s: %d target records copy source records compaction removed since (not a difference)", at, p.CompactedOnSource))
 	}
 	if st := p.Stamps; st != nil {
 		runs := make([]string, len(st.Runs))

@@ -70,7 +70,9 @@
 // # Compacted topics
 //
 // verify is meant for topics with cleanup.policy=delete. On a compacted
-// source the comparison covers the records the source still has. On a
+// source the comparison covers the records the source still has; the
+// target's copies of records compaction removed since are counted
+// ([PartitionReport.CompactedOnSource]), not unexpected. On a
 // compacted target, records compaction removed are reported missing; the
 // topic report carries a note.
 package verify
@@ -341,6 +343,8 @@ type verifier struct {
 type topicPlan struct {
 	rep       *TopicReport
 	compareTS bool
+	// compacted: the source topic is compacted.
+	compacted bool
 }
 
 type partTask struct {
@@ -584,7 +588,12 @@ func (v *verifier) plan(ctx context.Context, rep *Report) ([]*partTask, error) {
 	if rcs, err := v.src.DescribeTopicConfigs(actx, existing...); err == nil {
 		for _, rc := range rcs {
 			if rc.Err == nil && configHas(rc.Configs, "cleanup.policy", "compact") {
-				v.note(plans, rc.Name, false, "the source topic is compacted (cleanup.policy=compact): records compaction removed are not expected on the target")
+				for _, p := range plans {
+					if p.rep.Topic == rc.Name {
+						p.compacted = true
+					}
+				}
+				v.note(plans, rc.Name, false, "the source topic is compacted (cleanup.policy=compact): records compaction removed are not expected on the target, and their copies there are no difference")
 			}
 		}
 	}
@@ -935,6 +944,7 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 		maxReplay: c.MaxReplay, maxSkip: c.MaxSkip, compareTS: t.tp.compareTS, maxDetails: c.MaxDetails,
 		leadIn:    ctxStart > 0,
 		truncated: t.tExists && tStart == t.tLogStart && t.tLogStart > 0,
+		compacted: t.tp.compacted, from: ctxStart,
 	}, r)
 	defer m.finishStamps() // what was read, also when the comparison stops early
 
