@@ -357,7 +357,11 @@ const KindRecord = "record"
 // sourceClusterID is the cluster ID of the source (A). A position whose
 // previous record on the remote topic names A as its last hop with a
 // source offset X translates to X+1, exact, before any run or sync is
-// looked at; others keep the rules of [TranslateBack], as does a position
+// looked at; the previous record is the one at position-1 or, when that
+// offset is a transaction marker (an exactly-once flow ends each
+// transaction with one, and a consumer that commits its position, as
+// Java's does, stands past it), the one at position-2. Others keep the
+// rules of [TranslateBack], as does a position
 // past the end offset (last stable offset) of its remote partition, which
 // has no record before it to read. Records written by
 // MM2, by a kmirror with tail resume off (no offset), by other producers,
@@ -382,7 +386,7 @@ func (b *BackIndex) WithRecords(ctx context.Context, cl *kgo.Client, sourceClust
 			if ranges[remote] == nil {
 				ranges[remote] = map[int32]kread.Range{}
 			}
-			ranges[remote][p] = kread.Range{From: d - 1, To: d}
+			ranges[remote][p] = kread.Range{From: max(0, d-2), To: d}
 		}
 	}
 	out := &BackIndex{runs: b.runs, syncs: b.syncs, recs: map[backKey]map[int64]int64{}, found: b.found}
@@ -428,8 +432,11 @@ func (b *BackIndex) WithRecords(ctx context.Context, cl *kgo.Client, sourceClust
 	for topic, ps := range positions {
 		remote := remoteTopics[topic]
 		for p, d := range ps {
+			// read_committed: markers and aborted records are not
+			// records, so the last one read is the one the group read
+			// last (at d-1, or at d-2 before a marker).
 			rs := got[remote][p]
-			if len(rs) == 0 || rs[len(rs)-1].Offset != d-1 {
+			if len(rs) == 0 {
 				continue
 			}
 			// A stamp of math.MaxInt64 is no source offset (one past it
