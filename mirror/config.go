@@ -172,7 +172,12 @@ type ClusterConfig struct {
 	// cluster: at least kgo.SeedBrokers; TLS, SASL and client id go here too.
 	Client []kgo.Opt
 	// Consumer options apply to consumers reading this cluster
-	// (`<alias>.consumer.*`), after Client.
+	// (`<alias>.consumer.*`), after Client. The replication consumer then
+	// sets what the flow decides, which wins over an option here: its
+	// isolation level (FlowConfig.Isolation, MM2's
+	// consumer.isolation.level), its fetch sizes (FlowConfig.FetchMaxBytes
+	// and FetchMaxPartitionBytes), its partitions and start offsets, and
+	// that it keeps transaction markers; set those through FlowConfig.
 	Consumer []kgo.Opt
 	// Producer options apply to producers writing to this cluster
 	// (`<alias>.producer.*`), after Client.
