@@ -875,6 +875,10 @@ func (m *lifecycle) sourceRecreated(topic string, id kadm.TopicID) {
 		}
 		if p.err != nil || p.hold {
 			p.recreated = true // stays stopped; its restart starts at the new topic's log start
+			if m.oldRecordOnly(p, gap) {
+				p.restartAsked = true
+				m.redecide = true
+			}
 			continue
 		}
 		p.reincarnate, p.ackedOld, p.newLog = true, true, false
@@ -900,11 +904,24 @@ func (m *lifecycle) sourceRecreated(topic string, id kadm.TopicID) {
 		}
 		if p.err != nil {
 			p.recreated = true
+			p.restartAsked = p.restartAsked || m.oldRecordOnly(p, gap)
 			continue
 		}
 		p.ackedOld = true
 	}
 	m.emit(action{kind: actRecreate, topic: topic, parts: reset})
+}
+
+// oldRecordOnly reports whether p, stopped when its source topic was
+// re-created (gap: what the re-creation lost of it), waits for the
+// operator only because of a record of the old log (a record's own error,
+// recordError): that record is gone with the old topic, so the partition
+// restarts at the new log's start by itself, unless GapStop leaves the
+// loss to the operator. Before, it stayed FAILED for good with an error
+// about a record the source no longer held, and the new topic's records
+// were not replicated (TestBrkARecreatedWhileFailedOnTooLarge).
+func (m *lifecycle) oldRecordOnly(p *partState, gap *GapError) bool {
+	return recordError(p.err) && !(m.cfg.gapStop && gap.To > gap.From)
 }
 
 // forget drops what the lifecycle keeps of source topic topic, deleted
