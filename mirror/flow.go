@@ -64,6 +64,7 @@ type flow struct {
 	unitsTopic       string // coordination topic on the target (N partitions)
 	resumeTopic      string // mm2-offsets.<source>.internal on the target
 	offsetSyncsTopic string
+	syncFailing      atomic.Bool // syncErr is set: a write that succeeds clears it (offsetSyncFailed)
 
 	// Clients, created in run and closed before it returns.
 	srcAdmCl, dstAdmCl *kgo.Client // admin clients (also the probe's)
@@ -204,18 +205,20 @@ type flow struct {
 	// lacking holds the topic config keys the target refused as unknown
 	// ("Unknown topic config name"): never copied there again (topics.go,
 	// targetLacks). In memory only: learned again after a restart.
-	lacking     map[string]bool
-	nTopics     int
-	groupStat   func() []GroupStatus
-	lastHB      time.Time
-	hbErr       string                      // the heartbeat emitter's last failure, "" once a heartbeat is written
-	hbErrSince  time.Time                   // the first failure since the last heartbeat written
-	aclErr      string                      // the ACL sync's last failure to describe the source's ACLs, "" once described (topics.go)
-	aclErrSince time.Time                   // the first such failure since the last describe that succeeded
-	probeErr    error                       // last cluster probe failure, nil when both answer
-	listErr     error                       // last discovery's failure to list a cluster's topics, nil when both listed
-	groupErr    error                       // the member's last failure to join the flow's group while it held no slot, nil once assigned
-	topicErrs   map[topicErrKey]*TopicError // per-topic errors of the refresh jobs (topicerrors.go)
+	lacking      map[string]bool
+	nTopics      int
+	groupStat    func() []GroupStatus
+	lastHB       time.Time
+	hbErr        string                      // the heartbeat emitter's last failure, "" once a heartbeat is written
+	hbErrSince   time.Time                   // the first failure since the last heartbeat written
+	aclErr       string                      // the ACL sync's last failure to describe the source's ACLs, "" once described (topics.go)
+	aclErrSince  time.Time                   // the first such failure since the last describe that succeeded
+	syncErr      string                      // the last failure to write an offset sync or run, "" once one is written (offsetsync.go)
+	syncErrSince time.Time                   // the first such failure since the last write that succeeded
+	probeErr     error                       // last cluster probe failure, nil when both answer
+	listErr      error                       // last discovery's failure to list a cluster's topics, nil when both listed
+	groupErr     error                       // the member's last failure to join the flow's group while it held no slot, nil once assigned
+	topicErrs    map[topicErrKey]*TopicError // per-topic errors of the refresh jobs (topicerrors.go)
 	// heldIncrease: the topics whose partitions topic error reports a
 	// source partition increase that refresh.topics.enabled=false does not
 	// follow (holdIncrease), not a failure to retry.

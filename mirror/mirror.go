@@ -514,6 +514,7 @@ func (f *flow) statusOf(withGroups bool) FlowStatus {
 	hbSince := f.hbErrSince
 	fs.ACLSyncError = f.aclErr
 	aclSince := f.aclErrSince
+	fs.OffsetSyncError, fs.OffsetSyncErrorSince = f.syncErr, f.syncErrSince
 	fs.Started = started
 	fs.Warnings = append([]string(nil), f.warnings...)
 	waiting := f.waiting
@@ -632,6 +633,9 @@ func (f *flow) statusOf(withGroups bool) FlowStatus {
 	}
 	if fs.State == StateRunning && fs.Error == "" && fs.ACLSyncError != "" {
 		fs.Error = fmt.Sprintf("topic ACL sync failing since %s: %s", aclSince.UTC().Format(time.RFC3339), fs.ACLSyncError)
+	}
+	if fs.State == StateRunning && fs.Error == "" && fs.OffsetSyncError != "" {
+		fs.Error = fmt.Sprintf("offset syncs failing since %s: %s", fs.OffsetSyncErrorSince.UTC().Format(time.RFC3339), fs.OffsetSyncError)
 	}
 	if len(still) > 0 {
 		slices.SortFunc(fs.Partitions, comparePartitions)

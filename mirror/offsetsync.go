@@ -2,8 +2,12 @@ package mirror
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/checkpoint"
@@ -381,6 +385,7 @@ func (f *flow) produceOffsetRecord(dest, what, topic string, partition int32, re
 					case err != nil:
 						f.log.Warn(what+" not written", "topic", topic, "partition", partition, "err", err)
 						f.metrics.flowErr(f.labels, "offset_sync")
+						f.offsetSyncFailed(dest, err)
 						if f.syncCl.Load() == cl {
 							if unknownTopic(err) {
 								f.syncsLost.Store(true) // restored by the refresh loop (synctopics.go); not again for a replaced producer's records
@@ -388,14 +393,55 @@ func (f *flow) produceOffsetRecord(dest, what, topic string, partition int32, re
 								f.syncsCheck.Store(true) // the refresh loop checks the producer's id (synctopics.go)
 							}
 						}
-					case count:
-						f.metrics.offsetSync(f.labels)
+					default:
+						if count {
+							f.metrics.offsetSync(f.labels)
+						}
+						if f.syncFailing.Load() {
+							f.offsetSyncFailed(dest, nil)
+						}
 					}
 				})
 			return
 		}
 	}
 	f.log.Warn("encoding "+what, "topic", topic, "partition", partition, "err", err)
+}
+
+// offsetSyncFailed records the failure err to write an offset sync or run
+// to topic dest (FlowStatus.OffsetSyncError; nil: a write succeeded, which
+// clears it), with the ACL to grant for an authorization error. A refused
+// write (no WRITE on the offset-syncs topic in a least-privilege profile)
+// used to be logged at WARN only: the flow said RUNNING without an error
+// while no group offset was translated any more
+// (TestBrkAOffsetSyncWriteRefusedShownInStatus).
+func (f *flow) offsetSyncFailed(dest string, err error) {
+	if err == nil {
+		f.mu.Lock()
+		f.syncErr, f.syncErrSince = "", time.Time{}
+		f.syncFailing.Store(false)
+		f.mu.Unlock()
+		return
+	}
+	cluster := f.src.Alias
+	if f.cfg.OffsetSyncsTopicLocationTarget {
+		cluster = f.dst.Alias
+	}
+	msg := fmt.Sprintf("writing to %s on %s: %v", dest, cluster, err)
+	switch {
+	case errors.Is(err, kerr.TopicAuthorizationFailed):
+		msg += fmt.Sprintf("; grant kmirror WRITE on topics %s and %s on %s (ACLS.md)", f.offsetSyncsTopic, checkpoint.OffsetRunsTopic(f.offsetSyncsTopic), cluster)
+	case errors.Is(err, kerr.ClusterAuthorizationFailed):
+		msg += fmt.Sprintf("; grant kmirror WRITE on topics %s and %s on %s (the idempotent producer needs WRITE on a topic, or IDEMPOTENT_WRITE on the cluster before Kafka 3.0; ACLS.md)",
+			f.offsetSyncsTopic, checkpoint.OffsetRunsTopic(f.offsetSyncsTopic), cluster)
+	}
+	f.mu.Lock()
+	if f.syncErr == "" {
+		f.syncErrSince = time.Now()
+	}
+	f.syncErr = msg
+	f.syncFailing.Store(true)
+	f.mu.Unlock()
 }
 
 // targetHeaders returns the headers that record, on an offset sync or run,

@@ -168,6 +168,18 @@ type FlowStatus struct {
 	// failing since <time>: <this>". Refusals of the ACLs' creation on the
 	// target are topic errors of Op "acl" instead.
 	ACLSyncError string `json:"acl_sync_error,omitempty"`
+	// OffsetSyncError is this member's last failure to write an offset
+	// sync or offset run (mm2-offset-syncs.<cluster>.internal and the
+	// offset runs beside it), since the last one written: for example
+	// "writing offset syncs to mm2-offset-syncs.dst.internal on src:
+	// CLUSTER_AUTHORIZATION_FAILED: ...; grant kmirror WRITE on ...".
+	// Replication goes on, but without offset syncs the checkpoint task
+	// translates no group offset written since. When the flow is RUNNING
+	// with no other error, Error says "offset syncs failing since <time>:
+	// <this>" too. OffsetSyncErrorSince is the first such failure since
+	// the last write that succeeded.
+	OffsetSyncError      string    `json:"offset_sync_error,omitempty"`
+	OffsetSyncErrorSince time.Time `json:"offset_sync_error_since,omitzero"`
 	// Skipped lists the topics the flow's filter selects but that it does
 	// not replicate, or whose checkpoints it does not emit, and the topics
 	// named in its topics list that the source cluster does not have (a

@@ -178,8 +178,8 @@ const maxWarnings = 10
 
 // flowWarnings returns the readiness warnings of one flow (see
 // readinessDoc.Warnings): what its members disagree on, the ACL sync's
-// failure to describe the source's ACLs, its topic errors, then its FAILED
-// partitions.
+// failure to describe the source's ACLs, the offset syncs' failure to be
+// written, its topic errors, then its FAILED partitions.
 func flowWarnings(f mirror.FlowStatus, now time.Time) []string {
 	// What the flow's members disagree on comes first (issue 20): a member
 	// that replicates nothing because another one's file disables the
@@ -189,6 +189,10 @@ func flowWarnings(f mirror.FlowStatus, now time.Time) []string {
 		// The source refuses to describe its ACLs: no topic's ACLs are
 		// copied, while every topic replicates.
 		ws = append(ws, fmt.Sprintf("flow %s: topic ACL sync failing: %s", f.Name, f.ACLSyncError))
+	}
+	if f.OffsetSyncError != "" {
+		// Replication goes on, but no group offset is translated.
+		ws = append(ws, fmt.Sprintf("flow %s: offset syncs failing: %s", f.Name, f.OffsetSyncError))
 	}
 	n := 0
 	for _, te := range f.TopicErrors {

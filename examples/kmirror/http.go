@@ -98,8 +98,13 @@ type flowDoc struct {
 	HeartbeatErrorSince time.Time `json:"heartbeat_error_since,omitzero"`
 	// ACLSyncError is this member's last failure to describe the
 	// source's ACLs for the topic ACL sync (mirror.FlowStatus.ACLSyncError).
-	ACLSyncError string              `json:"acl_sync_error,omitempty"`
-	Member       mirror.MemberStatus `json:"member"`
+	ACLSyncError string `json:"acl_sync_error,omitempty"`
+	// OffsetSyncError is this member's last failure to write an offset
+	// sync or run, and OffsetSyncErrorSince when those failures started
+	// (mirror.FlowStatus.OffsetSyncError).
+	OffsetSyncError      string              `json:"offset_sync_error,omitempty"`
+	OffsetSyncErrorSince time.Time           `json:"offset_sync_error_since,omitzero"`
+	Member               mirror.MemberStatus `json:"member"`
 	// Skipped are the topics the flow selects but does not replicate,
 	// with the reason; ProvenanceSkipped counts records not copied
 	// because they were already on the target's cluster.
@@ -210,7 +215,7 @@ func toFlowDoc(name string, cf mirror.ClusterFlowStatus, fs mirror.FlowStatus, w
 		TargetStateReason: cf.TargetStateReason, TargetStateAt: cf.TargetStateAt, Since: fs.Since, Topics: fs.Topics,
 		Records: cf.Records, Bytes: cf.Bytes, Lag: lagOf(cf.Lag, cf.LagUnknown), LagUnknown: cf.LagUnknown,
 		Members: memberDocs(cf.Members), Mismatches: cf.Mismatches, Warnings: cf.Warnings, Tasks: []taskDoc{},
-		Gaps: fs.Gaps, Groups: fs.Groups, LastHeartbeat: fs.LastHeartbeat, HeartbeatError: fs.HeartbeatError, HeartbeatErrorSince: fs.HeartbeatErrorSince, ACLSyncError: fs.ACLSyncError, Member: fs.Member, Skipped: fs.Skipped,
+		Gaps: fs.Gaps, Groups: fs.Groups, LastHeartbeat: fs.LastHeartbeat, HeartbeatError: fs.HeartbeatError, HeartbeatErrorSince: fs.HeartbeatErrorSince, ACLSyncError: fs.ACLSyncError, OffsetSyncError: fs.OffsetSyncError, OffsetSyncErrorSince: fs.OffsetSyncErrorSince, Member: fs.Member, Skipped: fs.Skipped,
 		ProvenanceSkipped: fs.ProvenanceSkipped, TopicErrors: fs.TopicErrors}
 	if !fs.Member.Singleton && fs.State != mirror.StateDisabled {
 		d.GroupsFrom = "no live member holds the singleton duties now (slot 0 unassigned, or its owner just left)"

@@ -1,0 +1,107 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/kmirror/kmirror/checkpoint"
+	"github.com/kmirror/kmirror/internal/realkafka"
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// brkaACLPair returns kfake clusters enforcing ACLs (SASL/PLAIN): the pair's
+// clients authenticate as the super user admin, and kmirror's as km, who
+// has no ACL until granted.
+func brkaACLPair(t *testing.T) (*testcluster.Pair, realkafka.SASLClusters) {
+	t.Helper()
+	sc := realkafka.SASLClusters{Admin: realkafka.PlainUser{User: "admin", Password: "admin-pw"},
+		Source: realkafka.PlainUser{User: "km", Password: "km-pw"}, Target: realkafka.PlainUser{User: "km", Password: "km-pw"}}
+	p := testcluster.New(t, "src", "dst", kfake.EnableSASL(), kfake.EnableACLs(),
+		kfake.Superuser("PLAIN", sc.Admin.User, sc.Admin.Password), kfake.User("PLAIN", sc.Source.User, sc.Source.Password))
+	if p.Real {
+		t.Skip("kfake's authorizer only")
+	}
+	p.Source.Extra = append(p.Source.Extra, plainAuth(sc.Admin))
+	p.Target.Extra = append(p.Target.Extra, plainAuth(sc.Admin))
+	return p, sc
+}
+
+// TestBrkALeastPrivilegeOnKfakeAuthorizer is TestRealAuthorizerLeastPrivilege
+// on kfake's authorizer: ACLS.md's least-privilege profile, every topic
+// created in advance, no CREATE.
+func TestBrkALeastPrivilegeOnKfakeAuthorizer(t *testing.T) {
+	t.Parallel()
+	p, sc := brkaACLPair(t)
+	fc := leastPrivilegeFlow(p)
+	orders := p.Topic("orders")
+	grantLeastPrivilege(t, p, fc, orders, sc)
+	srcKM, dstKM := as(p.Source, sc.Source), as(p.Target, sc.Target)
+	kmirror := []Opt{
+		WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: srcKM.Opts()}),
+		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: dstKM.Opts()}),
+	}
+	admin := map[string]*testcluster.Cluster{p.Source.Alias: &p.Source, p.Target.Alias: &p.Target}
+	runLeastPrivilege(t, p, fc, admin, kmirror, func() {})
+}
+
+// TestBrkAOffsetSyncWriteRefusedShownInStatus: ACLS.md's least-privilege
+// profile on kfake's authorizer, without WRITE on the offset-syncs topic
+// and the offset runs beside it on the source (so kmirror may write no
+// topic there: its idempotent producer is refused with
+// CLUSTER_AUTHORIZATION_FAILED). Replication goes on, and the flow's
+// status says that offset syncs cannot be written and which ACL to grant
+// (it said RUNNING with no error, while no group offset was translated,
+// the WARN lines in the log the only trace). Once WRITE is granted the
+// error clears and the group's offsets are translated exactly.
+func TestBrkAOffsetSyncWriteRefusedShownInStatus(t *testing.T) {
+	t.Parallel()
+	p, sc := brkaACLPair(t)
+	fc := leastPrivilegeFlow(p)
+	orders, g1 := p.Topic("orders"), p.Group("g1")
+	remote := p.Source.Alias + "." + orders
+	syncs := "mm2-offset-syncs." + p.Target.Alias + ".internal"
+	grantLeastPrivilege(t, p, fc, orders, sc)
+	write := kadm.NewACLs().Allow("User:"+sc.Source.User).AllowHosts("*").Topics(syncs, checkpoint.OffsetRunsTopic(syncs)).
+		ResourcePatternType(kadm.ACLPatternLiteral).Operations(kadm.OpWrite)
+	if _, err := testcluster.Admin(t, &p.Source).DeleteACLs(context.Background(), write); err != nil {
+		t.Fatal(err)
+	}
+	for _, pt := range leastPrivilegeTopics(p, fc, orders, 2) {
+		createShared(t, pt.c, pt.name, pt.partitions, pt.configs)
+	}
+	testcluster.CreateTopic(t, &p.Source, orders, 2, nil)
+	produceN(t, &p.Source, orders, 0, 30)
+	produceN(t, &p.Source, orders, 1, 20)
+	trCommit(t, &p.Source, g1, orders, map[int32]int64{0: 25, 1: 20})
+	srcKM, dstKM := as(p.Source, sc.Source), as(p.Target, sc.Target)
+	var lb logBuf
+	m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: srcKM.Opts()}),
+		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: dstKM.Opts()}), WithFlow(fc), WithLogger(lb.logger()))
+	want := []string{"writing to ", " on " + p.Source.Alias + ": CLUSTER_AUTHORIZATION_FAILED",
+		"grant kmirror WRITE on topics " + syncs + " and " + checkpoint.OffsetRunsTopic(syncs) + " on " + p.Source.Alias}
+	testcluster.Eventually(t, 30*time.Second, "records copied, the offset syncs' failure in the status", func() (bool, string) {
+		st := m.Status().Flows[0]
+		ok := st.State == StateRunning && st.Records == 50 && st.Lag == 0 && !st.OffsetSyncErrorSince.IsZero() &&
+			strings.HasPrefix(st.Error, "offset syncs failing since ")
+		for _, w := range want {
+			ok = ok && strings.Contains(st.OffsetSyncError, w) && strings.Contains(st.Error, w)
+		}
+		return ok, fmt.Sprintf("state %s, %d records, lag %d, error %q, offset sync error %q", st.State, st.Records, st.Lag, st.Error, st.OffsetSyncError)
+	})
+	grant(t, &p.Source, write)
+	testcluster.Eventually(t, 30*time.Second, "offset syncs written, the group translated exactly", func() (bool, string) {
+		st := m.Status().Flows[0]
+		got, err := fetchCommitted(&p.Target, g1, remote)
+		return err == nil && st.OffsetSyncError == "" && st.Error == "" && fmt.Sprint(got) == fmt.Sprint(map[int32]int64{0: 25, 1: 20}),
+			fmt.Sprintf("error %q, offset sync error %q, %s on the target %v %v", st.Error, st.OffsetSyncError, g1, got, err)
+	})
+	if l := lb.lines(sc.Source.Password); len(l) > 0 {
+		t.Errorf("the password is logged: %v", l)
+	}
+}
