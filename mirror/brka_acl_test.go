@@ -105,3 +105,55 @@ func TestBrkAOffsetSyncWriteRefusedShownInStatus(t *testing.T) {
 		t.Errorf("the password is logged: %v", l)
 	}
 }
+
+// TestBrkATopicACLMissingNamed: ACLS.md's least-privilege profile on
+// kfake's authorizer, without READ on the source topic (partition 0 of
+// orders) or without WRITE on the remote topics (partition 0 of events).
+// The partitions' errors name the ACL to grant where they quoted Kafka's
+// "Not authorized to access topics" alone; once granted, every record is
+// copied, once.
+func TestBrkATopicACLMissingNamed(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, op string }{{"read", "READ"}, {"write", "WRITE"}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			p, sc := brkaACLPair(t)
+			fc := leastPrivilegeFlow(p)
+			fc.Tasks = 1
+			orders := p.Topic("orders")
+			remote := p.Source.Alias + "." + orders
+			grantLeastPrivilege(t, p, fc, orders, sc)
+			acl, on, topic, cluster := kadm.NewACLs().Allow("User:"+sc.Source.User).AllowHosts("*").Topics(orders).
+				ResourcePatternType(kadm.ACLPatternLiteral).Operations(kadm.OpRead), &p.Source, orders, p.Source.Alias
+			if c.name == "write" {
+				acl, on, topic, cluster = kadm.NewACLs().Allow("User:"+sc.Target.User).AllowHosts("*").Topics(p.Source.Alias+".").
+					ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpWrite), &p.Target, remote, p.Target.Alias
+			}
+			if _, err := testcluster.Admin(t, on).DeleteACLs(context.Background(), acl); err != nil {
+				t.Fatal(err)
+			}
+			for _, pt := range leastPrivilegeTopics(p, fc, orders, 1) {
+				createShared(t, pt.c, pt.name, pt.partitions, pt.configs)
+			}
+			testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
+			produceN(t, &p.Source, orders, 0, 30)
+			srcKM, dstKM := as(p.Source, sc.Source), as(p.Target, sc.Target)
+			m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: srcKM.Opts()}),
+				WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: dstKM.Opts()}), WithFlow(fc))
+			want := "TOPIC_AUTHORIZATION_FAILED: Not authorized to access topics: [Topic authorization failed.]; grant kmirror " + c.op +
+				" on topic " + topic + " on " + cluster + " (ACLS.md); retried automatically"
+			testcluster.Eventually(t, 30*time.Second, "the partition's error names the ACL", func() (bool, string) {
+				ps := partStatus(m, 0)
+				return strings.Contains(ps.Error, want) && ps.Replicated <= 0, fmt.Sprintf("%+v", ps)
+			})
+			grant(t, on, acl)
+			testcluster.Eventually(t, 30*time.Second, "every record copied once granted", func() (bool, string) {
+				ps := partStatus(m, 0)
+				return ps.State == StateRunning && ps.Error == "" && ps.Replicated == 30, fmt.Sprintf("%+v", ps)
+			})
+			if got := targetValues(t, p, remote, 0); len(got) != 30 || got[0] != "0:0" || got[29] != "29:29" {
+				t.Errorf("target holds %v, want 0:0 ... 29:29", got)
+			}
+		})
+	}
+}

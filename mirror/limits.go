@@ -316,6 +316,9 @@ func (u *unit) adviseProduceErr(remote string, in inflight, r *kgo.Record, span 
 	if errors.Is(err, kerr.InvalidTimestamp) {
 		return timestampAdvice(err, remote, u.env.dst.Alias, span)
 	}
+	if errors.Is(err, kerr.TopicAuthorizationFailed) {
+		return aclAdvice(err, "WRITE", remote, u.env.dst.Alias)
+	}
 	return recordAdvice(err, remote, u.env.dst.Alias, in.up, keyless)
 }
 

@@ -260,7 +260,7 @@ func (u *unit) reportGap(gap *GapError) {
 // repeats) and reports whether to log it: at most every 10 s per
 // partition, since kgo may return one per fetch. Poll (or shallow) loop.
 func (u *unit) noteFetchErr(f *feed, err error) bool {
-	u.box.post(event{kind: evFetchErr, f: f, err: err})
+	u.box.post(event{kind: evFetchErr, f: f, err: aclAdvice(err, "READ", f.k.topic, u.env.src.Alias)})
 	if time.Since(f.fetchErrLogged) <= 10*time.Second {
 		return false
 	}

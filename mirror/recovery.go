@@ -137,6 +137,20 @@ func recordAdvice(err error, remote, target string, off, keyless int64) error {
 		err, remote, target, off, why)
 }
 
+// aclAdvice adds to a TOPIC_AUTHORIZATION_FAILED of topic on cluster the
+// ACL kmirror lacks there (op: READ for a fetch of a source topic, WRITE
+// for a produce to a remote topic); other errors are returned as they are.
+// The partition is retried by itself meanwhile: an ACL being rolled out
+// (KAFKA-14250). Before, the status quoted Kafka's "Not authorized to
+// access topics" alone (TestBrkATopicACLMissingNamed). The wrapped error
+// keeps its kerr code for errors.Is.
+func aclAdvice(err error, op, topic, cluster string) error {
+	if !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		return err
+	}
+	return fmt.Errorf("%w; grant kmirror %s on topic %s on %s (ACLS.md); retried automatically", err, op, topic, cluster)
+}
+
 // transientProduceErr reports produce failures that say nothing about the
 // record or the partition: the target did not take it in time (kgo's
 // delivery timeout or retry limit, or a retriable error once retries are

@@ -1139,7 +1139,7 @@ func (s *shallow) fail(sp *shPart, err error) {
 		auto = 1
 	}
 	s.u.box.post(event{kind: evFailed, f: f, a: auto, err: &PartitionError{Flow: s.u.env.name, Topic: sp.k.topic, Partition: sp.k.partition,
-		Err: timestampAdvice(err, f.remote, s.u.env.dst.Alias, timeSpan{})}})
+		Err: aclAdvice(timestampAdvice(err, f.remote, s.u.env.dst.Alias, timeSpan{}), "WRITE", f.remote, s.u.env.dst.Alias)}})
 }
 
 // fallsBack reports the produce errors by which the target refuses a batch
