@@ -55,9 +55,7 @@ func TestRealAuthorizerACLSync(t *testing.T) {
 	grantLeastPrivilege(t, p, fc, orders, sc)
 	grant(t, &p.Source, kadm.NewACLs().Allow("User:"+sc.Source.User).Clusters().ResourcePatternType(kadm.ACLPatternLiteral).Operations(kadm.OpDescribe))
 	grant(t, &p.Target, kadm.NewACLs().Allow("User:"+sc.Target.User).Clusters().ResourcePatternType(kadm.ACLPatternLiteral).Operations(kadm.OpAlter))
-	srcKM, dstKM := as(p.Source, sc.Source), as(p.Target, sc.Target)
-	aclSyncSemantics(t, p, orders, []Opt{WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: srcKM.Opts()}),
-		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: dstKM.Opts()}), WithFlow(fc)})
+	aclSyncSemantics(t, p, orders, append(kmirrorClusters(p, sc), WithFlow(fc)))
 }
 
 // aclSyncSemantics creates the source ACLs of orders (as the pair's

@@ -22,11 +22,10 @@ func brkaACLPair(t *testing.T) (*testcluster.Pair, realkafka.SASLClusters) {
 	t.Helper()
 	sc := realkafka.SASLClusters{Admin: realkafka.PlainUser{User: "admin", Password: "admin-pw"},
 		Source: realkafka.PlainUser{User: "km", Password: "km-pw"}, Target: realkafka.PlainUser{User: "km", Password: "km-pw"}}
-	p := testcluster.New(t, "src", "dst", kfake.EnableSASL(), kfake.EnableACLs(),
+	// kfake's authorizer also in the real-broker pass: the SASL pair of
+	// TestRealAuthorizer* is another set of clusters.
+	p := testcluster.NewFakePair(t, "src", "dst", kfake.EnableSASL(), kfake.EnableACLs(),
 		kfake.Superuser("PLAIN", sc.Admin.User, sc.Admin.Password), kfake.User("PLAIN", sc.Source.User, sc.Source.Password))
-	if p.Real {
-		t.Skip("kfake's authorizer only")
-	}
 	p.Source.Extra = append(p.Source.Extra, plainAuth(sc.Admin))
 	p.Target.Extra = append(p.Target.Extra, plainAuth(sc.Admin))
 	return p, sc
@@ -38,16 +37,7 @@ func brkaACLPair(t *testing.T) (*testcluster.Pair, realkafka.SASLClusters) {
 func TestBrkALeastPrivilegeOnKfakeAuthorizer(t *testing.T) {
 	t.Parallel()
 	p, sc := brkaACLPair(t)
-	fc := leastPrivilegeFlow(p)
-	orders := p.Topic("orders")
-	grantLeastPrivilege(t, p, fc, orders, sc)
-	srcKM, dstKM := as(p.Source, sc.Source), as(p.Target, sc.Target)
-	kmirror := []Opt{
-		WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: srcKM.Opts()}),
-		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: dstKM.Opts()}),
-	}
-	admin := map[string]*testcluster.Cluster{p.Source.Alias: &p.Source, p.Target.Alias: &p.Target}
-	runLeastPrivilege(t, p, fc, admin, kmirror, func() {})
+	runProfileAsKmirror(t, p, sc, leastPrivilegeFlow(p), p.Topic("orders"))
 }
 
 // TestBrkAOffsetSyncWriteRefusedShownInStatus: ACLS.md's least-privilege
@@ -79,10 +69,8 @@ func TestBrkAOffsetSyncWriteRefusedShownInStatus(t *testing.T) {
 	produceN(t, &p.Source, orders, 0, 30)
 	produceN(t, &p.Source, orders, 1, 20)
 	trCommit(t, &p.Source, g1, orders, map[int32]int64{0: 25, 1: 20})
-	srcKM, dstKM := as(p.Source, sc.Source), as(p.Target, sc.Target)
 	var lb logBuf
-	m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: srcKM.Opts()}),
-		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: dstKM.Opts()}), WithFlow(fc), WithLogger(lb.logger()))
+	m, _ := runMirror(t, append(kmirrorClusters(p, sc), WithFlow(fc), WithLogger(lb.logger()))...)
 	want := []string{"writing to ", " on " + p.Source.Alias + ": CLUSTER_AUTHORIZATION_FAILED",
 		"grant kmirror WRITE on topics " + syncs + " and " + checkpoint.OffsetRunsTopic(syncs) + " on " + p.Source.Alias}
 	testcluster.Eventually(t, 30*time.Second, "records copied, the offset syncs' failure in the status", func() (bool, string) {
@@ -137,9 +125,7 @@ func TestBrkATopicACLMissingNamed(t *testing.T) {
 			}
 			testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
 			produceN(t, &p.Source, orders, 0, 30)
-			srcKM, dstKM := as(p.Source, sc.Source), as(p.Target, sc.Target)
-			m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: srcKM.Opts()}),
-				WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: dstKM.Opts()}), WithFlow(fc))
+			m, _ := runMirror(t, append(kmirrorClusters(p, sc), WithFlow(fc))...)
 			want := "TOPIC_AUTHORIZATION_FAILED: Not authorized to access topics: [Topic authorization failed.]; grant kmirror " + c.op +
 				" on topic " + topic + " on " + cluster + " (ACLS.md); retried automatically"
 			testcluster.Eventually(t, 30*time.Second, "the partition's error names the ACL", func() (bool, string) {

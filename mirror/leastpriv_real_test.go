@@ -44,6 +44,14 @@ func as(c testcluster.Cluster, u realkafka.PlainUser) testcluster.Cluster {
 	return c
 }
 
+// kmirrorClusters returns the Mirror options of p's two clusters with
+// kmirror's clients authenticated as sc's kmirror users.
+func kmirrorClusters(p *testcluster.Pair, sc realkafka.SASLClusters) []Opt {
+	srcKM, dstKM := as(p.Source, sc.Source), as(p.Target, sc.Target)
+	return []Opt{WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: srcKM.Opts()}),
+		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: dstKM.Opts()})}
+}
+
 // grant creates the ACLs b on c (as the admin).
 func grant(t *testing.T, c *testcluster.Cluster, b *kadm.ACLBuilder) {
 	t.Helper()
@@ -114,14 +122,18 @@ func TestRealAuthorizerLeastPrivilege(t *testing.T) {
 	if !errors.Is(err, kerr.TopicAuthorizationFailed) {
 		t.Fatalf("creating a topic as %s: %v, want TOPIC_AUTHORIZATION_FAILED (is the authorizer enforced?)", sc.Source.User, err)
 	}
+	runProfileAsKmirror(t, p, sc, fc, orders)
+}
+
+// runProfileAsKmirror grants ACLS.md's least-privilege profile for flow
+// fc and topic orders to the kmirror users of sc, then runs
+// runLeastPrivilege with kmirror's clients authenticated as them (the
+// pair's own clients stay the admin's).
+func runProfileAsKmirror(t *testing.T, p *testcluster.Pair, sc realkafka.SASLClusters, fc FlowConfig, orders string) {
+	t.Helper()
 	grantLeastPrivilege(t, p, fc, orders, sc)
-	srcKM, dstKM := as(p.Source, sc.Source), as(p.Target, sc.Target)
-	kmirror := []Opt{
-		WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: srcKM.Opts()}),
-		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: dstKM.Opts()}),
-	}
 	admin := map[string]*testcluster.Cluster{p.Source.Alias: &p.Source, p.Target.Alias: &p.Target}
-	runLeastPrivilege(t, p, fc, admin, kmirror, func() {})
+	runLeastPrivilege(t, p, fc, admin, kmirrorClusters(p, sc), func() {})
 }
 
 // TestRealAuthorizerMissingTopicNamesACL: on the real authorizer, with the
@@ -140,9 +152,7 @@ func TestRealAuthorizerMissingTopicNamesACL(t *testing.T) {
 	}
 	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
 	grantLeastPrivilege(t, p, fc, orders, sc)
-	srcKM, dstKM := as(p.Source, sc.Source), as(p.Target, sc.Target)
-	m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: srcKM.Opts()}),
-		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: dstKM.Opts()}), WithFlow(fc))
+	m, _ := runMirror(t, append(kmirrorClusters(p, sc), WithFlow(fc))...)
 	want := []string{"topic " + syncs + " is missing on " + p.Source.Alias, "TOPIC_AUTHORIZATION_FAILED",
 		"CREATE on the cluster or on topic " + syncs, "create the topic in advance with 1 partition(s), cleanup.policy=compact"}
 	testcluster.Eventually(t, 30*time.Second, "flow error names the topic, the ACL and the alternative", func() (bool, string) {
