@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -132,7 +133,52 @@ func (u *unit) limitOf(topic string) int32 {
 	if !ok {
 		v = 0
 	}
-	return min(u.appliedLimit(v), 1<<30-batchLengthPrefix)
+	return min(u.appliedLimit(v), 1<<30-batchLengthPrefix, u.requestLimit(topic))
+}
+
+// requestLimit is the largest batch of topic, in the broker's measure,
+// that the producer puts in one produce request (reqLimit, less the bytes
+// of a topic name longer than 16); MaxInt32 before the producer opened.
+func (u *unit) requestLimit(topic string) int32 {
+	if u.reqLimit <= 0 {
+		return math.MaxInt32
+	}
+	return u.reqLimit - int32(max(len(topic)-16, 0))
+}
+
+// requestLimitApplies reports whether the limit of remote topic remote is
+// the producer's request limit (requestLimit): BrokerMaxWriteBytes, set
+// below the topic's max.message.bytes or the topic's above franz-go's
+// default of 100 MiB.
+func (u *unit) requestLimitApplies(remote string) bool {
+	return u.reqLimit > 0 && u.limitOf(remote) == u.requestLimit(remote) && !u.userLimitApplies(remote)
+}
+
+// requestBatchLimit returns the largest record batch, in the broker's
+// measure (recordBatchSize), that producer cl puts in one produce request
+// to a topic whose name is at most 16 bytes: its BrokerMaxWriteBytes less
+// the request's framing as franz-go counts it (the request header with
+// the client ID, the transactional ID, acks, timeout, one topic of one
+// partition). franz-go refuses a larger record itself (MESSAGE_TOO_LARGE,
+// never sent), whatever the batch limit says: kmirror's record checks
+// count this limit too, so such a record stops its partition with an
+// error naming the producer's limit, instead of failing every retry as
+// if the target had refused it (found by a breaker: BrokerMaxWriteBytes
+// of 2 MiB, a remote topic of 4 MiB, a record of 3 MiB). It returns the
+// BrokerMaxWriteBytes too.
+func requestBatchLimit(cl *kgo.Client) (limit, write int32) {
+	w, _ := cl.OptValue(kgo.BrokerMaxWriteBytes).(int32)
+	const framing = 4 + 2 + 2 + 4 + 2 + // length, API key, version, correlation ID, client ID length
+		2 + 2 + 4 + 4 + 1 + // transactional ID length, acks, timeout, topics, tags
+		2 + 16 + 4 + 4 + 4 // topic name length and name (16: a topic ID's), partitions, partition, records length
+	n := int32(framing + batchLengthPrefix)
+	if id, _ := cl.OptValue(kgo.ClientID).(string); id != "" {
+		n += int32(len(id))
+	}
+	if id, _ := cl.OptValue(kgo.TransactionalID).(string); id != "" {
+		n += int32(len(id))
+	}
+	return w - n, w
 }
 
 // appliedLimit is the batch limit a producer applies to a remote topic
@@ -183,9 +229,8 @@ func (u *unit) recordLimit(remote string) int64 {
 // size as a one-record batch is size, above limit lim.
 func (u *unit) tooLarge(remote string, r *kgo.Record, size, lim int64) *RecordTooLargeError {
 	setting := fmt.Sprintf("max.message.bytes of %s on %s (%d bytes)", remote, u.env.dst.Alias, lim)
-	if u.userLimitApplies(remote) {
-		setting = fmt.Sprintf("%s.producer.max.request.size (%d bytes)", u.env.dst.Alias, lim)
-		return &RecordTooLargeError{Offset: r.Offset, Size: size, Limit: lim, Setting: setting}
+	if u.userLimitApplies(remote) || u.requestLimitApplies(remote) {
+		return &RecordTooLargeError{Offset: r.Offset, Size: size, Limit: lim, Setting: u.limitSetting(remote)}
 	}
 	// A limit never read from the target is only Kafka's default,
 	// assumed: the remote topic may well accept the record.
@@ -223,6 +268,11 @@ func (u *unit) tooLarge(remote string, r *kgo.Record, size, lim int64) *RecordTo
 func (u *unit) limitSetting(remote string) string {
 	if u.userLimitApplies(remote) {
 		return fmt.Sprintf("%s.producer.max.request.size (%d bytes)", u.env.dst.Alias, u.userLimit)
+	}
+	if u.requestLimitApplies(remote) {
+		return fmt.Sprintf("the %s producer's request limit (%d bytes: franz-go's BrokerMaxWriteBytes, %d, less the produce request's framing; "+
+			"a remote topic's max.message.bytes above it needs kgo.BrokerMaxWriteBytes raised in ClusterConfig.Producer, or %s.producer.max.request.size set)",
+			u.env.dst.Alias, u.requestLimit(remote), u.reqWrite, u.env.dst.Alias)
 	}
 	return fmt.Sprintf("max.message.bytes of %s on %s (%d bytes)", remote, u.env.dst.Alias, u.limitOf(remote))
 }

@@ -176,6 +176,7 @@ func (u *unit) open() error {
 			e.prodLog, e.prodLogKnown = u.innerLog, true
 			e.prodLogMu.Unlock()
 		}
+		u.reqLimit, u.reqWrite = requestBatchLimit(u.prod)
 		if u.userLimit > 0 {
 			return // the client options do not change: found once
 		}

@@ -231,8 +231,13 @@ type unit struct {
 	tight     atomic.Pointer[map[string]bool]
 	userLimit int32
 	userWrite int32 // the user's BrokerMaxWriteBytes, found with userLimit
-	bufBytes  int64
-	rebuild   bool
+	// reqLimit is the largest batch, in the broker's measure, that the
+	// producer puts in one produce request to a topic whose name is at
+	// most 16 bytes (requestBatchLimit), and reqWrite its
+	// BrokerMaxWriteBytes; 0 before the first open.
+	reqLimit, reqWrite int32
+	bufBytes           int64
+	rebuild            bool
 	// fetchSize points to the session consumer's FetchMaxBytes in force,
 	// sized by its fetchHook (fetchsize.go); nil before the first session.
 	// Set by the unit goroutine, read by tests.
