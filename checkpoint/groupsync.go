@@ -290,6 +290,7 @@ func (e *Emitter) commitBatch(ctx context.Context, io syncIO, commits []groupCom
 			firstErr = cmpErr(firstErr, p.err)
 			continue
 		}
+		failed := false
 		for i, cp := range p.parts {
 			pe := g.parts.get(tpKey{topic: e.sourceOf[cp.key.remote], partition: cp.key.partition})
 			if pe == nil {
@@ -310,13 +311,14 @@ func (e *Emitter) commitBatch(ctx context.Context, io syncIO, commits []groupCom
 				g.active = true
 				g.syncPending = true
 			default:
+				err = commitAdvice(err, p.group, cp.key.remote, e.cfg.TargetAlias)
 				pe.setSyncReason("commit failed: " + err.Error())
-				g.syncPending = true
+				g.syncPending, failed = true, true
 				firstErr = cmpErr(firstErr, err)
 			}
 		}
-		if g.active {
-			failedGroups++
+		if g.active || failed {
+			failedGroups++ // counted in the round's warning (partitions refused were not)
 		}
 	}
 	return committed, failedGroups, firstErr
@@ -622,6 +624,22 @@ func (r *run) commit(ctx context.Context, plan *commitPlan, meta kadm.TopicDetai
 		}
 		plan.errs[i] = err
 	}
+}
+
+// commitAdvice adds to err, the failure of a target commit of group into
+// remote topic topic on cluster target, the ACL kmirror lacks when it is
+// an authorization error (OffsetCommit needs READ on the group and READ on
+// the topic); other errors are returned as they are. A breaker withheld
+// READ on a target group: the status said "commit failed:
+// GROUP_AUTHORIZATION_FAILED" alone (TestGroupSyncCommitRefusedNamesACL).
+func commitAdvice(err error, group, topic, target string) error {
+	switch {
+	case errors.Is(err, kerr.GroupAuthorizationFailed):
+		return fmt.Errorf("%w; grant kmirror READ on group %s on %s (ACLS.md: group offset sync)", err, group, target)
+	case errors.Is(err, kerr.TopicAuthorizationFailed):
+		return fmt.Errorf("%w; grant kmirror READ on topic %s on %s (ACLS.md: group offset sync)", err, topic, target)
+	}
+	return err
 }
 
 func cmpErr(first, err error) error {

@@ -143,3 +143,48 @@ func TestBrkATopicACLMissingNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupSyncCommitRefusedNamesACL: ACLS.md's least-privilege profile
+// on kfake's authorizer, with DESCRIBE but not READ on the target's
+// groups: group offset sync's commits are refused. The group's partitions
+// said "commit failed: GROUP_AUTHORIZATION_FAILED ..." alone, and the
+// round's warning counted no failed group; the reason now names the ACL to
+// grant. Once granted, the group lands at its exact offsets.
+func TestGroupSyncCommitRefusedNamesACL(t *testing.T) {
+	t.Parallel()
+	p, sc := brkaACLPair(t)
+	fc := leastPrivilegeFlow(p)
+	orders, g1 := p.Topic("orders"), p.Group("g1")
+	remote := p.Source.Alias + "." + orders
+	grantLeastPrivilege(t, p, fc, orders, sc)
+	read := kadm.NewACLs().Allow("User:"+sc.Target.User).AllowHosts("*").Groups("*").ResourcePatternType(kadm.ACLPatternLiteral).
+		Operations(kadm.OpRead, kadm.OpDescribe)
+	if _, err := testcluster.Admin(t, &p.Target).DeleteACLs(context.Background(), read); err != nil {
+		t.Fatal(err)
+	}
+	grant(t, &p.Target, kadm.NewACLs().Allow("User:"+sc.Target.User).Groups("*").ResourcePatternType(kadm.ACLPatternLiteral).
+		Operations(kadm.OpDescribe))
+	for _, pt := range leastPrivilegeTopics(p, fc, orders, 2) {
+		createShared(t, pt.c, pt.name, pt.partitions, pt.configs)
+	}
+	testcluster.CreateTopic(t, &p.Source, orders, 2, nil)
+	produceN(t, &p.Source, orders, 0, 30)
+	produceN(t, &p.Source, orders, 1, 20)
+	trCommit(t, &p.Source, g1, orders, map[int32]int64{0: 25, 1: 20})
+	m, _ := runMirror(t, append(kmirrorClusters(p, sc), WithFlow(fc))...)
+	want := "commit failed: GROUP_AUTHORIZATION_FAILED: Not authorized to access group: Group authorization failed.; grant kmirror READ on group " +
+		g1 + " on " + p.Target.Alias + " (ACLS.md: group offset sync)"
+	testcluster.Eventually(t, 30*time.Second, "the group's partitions name the ACL", func() (bool, string) {
+		gs, _ := groupStatusOf(m, 0, g1)
+		ok := len(gs.Partitions) == 2
+		for _, ps := range gs.Partitions {
+			ok = ok && ps.Reason == want
+		}
+		return ok, fmt.Sprintf("%+v", gs)
+	})
+	grant(t, &p.Target, read)
+	testcluster.Eventually(t, 30*time.Second, "the group translated exactly once granted", func() (bool, string) {
+		got, err := fetchCommitted(&p.Target, g1, remote)
+		return err == nil && fmt.Sprint(got) == fmt.Sprint(map[int32]int64{0: 25, 1: 20}), fmt.Sprintf("%s on the target %v %v", g1, got, err)
+	})
+}
