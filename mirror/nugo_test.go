@@ -1,0 +1,42 @@
+package mirror
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestNuGoRunNilContext: Run(nil) panicked in context.WithCancel while
+// holding the Mirror's mutex, so the usual `defer m.Close(); return
+// m.Run(ctx)` turned the panic into a goroutine blocked forever in Close
+// (a new user's misuse). Run refuses a nil ctx with an error instead, and
+// the Mirror can still be closed.
+func TestNuGoRunNilContext(t *testing.T) {
+	t.Parallel()
+	seeds := []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}
+	m, err := New(WithCluster(ClusterConfig{Alias: "a", Client: seeds}), WithCluster(ClusterConfig{Alias: "b", Client: seeds}),
+		WithFlow(FlowConfig{Source: "a", Target: "b"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	//nolint:staticcheck // the misuse under test
+	if err := m.Run(nil); err == nil || !strings.Contains(err.Error(), "nil context") {
+		t.Fatalf("Run(nil) = %v, want an error naming the nil context", err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- m.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close after Run(nil) did not return: the mutex is still held")
+	}
+	if err := m.Run(context.Background()); err != ErrClosed {
+		t.Fatalf("Run after Close = %v, want ErrClosed", err)
+	}
+}
