@@ -63,15 +63,15 @@ const (
 	// an offline change (the number of slots is fixed while members run).
 	DefaultTasks = mm2keys.Tasks
 	// DefaultSessionTimeout is session.timeout.ms of a flow's group of
-	// members (Connect's default; Kafka clients default to 45 s): a member
-	// that stops heartbeating loses its slots after this long.
+	// members: 10 s (Connect's default; Kafka clients default to 45 s): a
+	// member that stops heartbeating loses its slots after this long.
 	DefaultSessionTimeout = mm2keys.SessionTimeout
 	// DefaultHeartbeatInterval is heartbeat.interval.ms of a flow's group
-	// of members (Connect's default).
+	// of members: 3 s (Connect's default).
 	DefaultHeartbeatInterval = mm2keys.HeartbeatInterval
 	// DefaultRebalanceTimeout is rebalance.timeout.ms of a flow's group of
-	// members (Connect's default): how long a member may take to hand its
-	// slots over (flush, store resume points) in a rebalance.
+	// members: 60 s (Connect's default): how long a member may take to hand
+	// its slots over (flush, store resume points) in a rebalance.
 	DefaultRebalanceTimeout = mm2keys.RebalanceTimeout
 	// DefaultTransactionMaxRecords caps the records of one exactly-once
 	// transaction.
@@ -91,7 +91,8 @@ const (
 // must match a whole name.
 var (
 	// DefaultTopicsExclude is topics.exclude's default in Apache Kafka 4.0
-	// and later (DefaultTopicFilter, KAFKA-17200): MM2's own topics
+	// and later (DefaultTopicFilter, KAFKA-17200), mm2.*\.internal,
+	// .*\.replica and __.*: MM2's own topics
 	// (mm2-offset-syncs.B.internal, mm2-offsets.A.internal, ...), replica
 	// topics and names starting with "__". User topics that merely look
 	// internal (billing.internal, audit-internal) are replicated when topics
@@ -99,7 +100,9 @@ var (
 	// topics were never replicated; a properties file that sets that list
 	// keeps the 3.x behaviour.
 	DefaultTopicsExclude = mm2keys.TopicsExclude
-	// DefaultGroupsExclude is groups.exclude's default.
+	// DefaultGroupsExclude is groups.exclude's default, as in MM2:
+	// console-consumer-.*, connect-.* and __.* (so a group named
+	// connect-orders is never checkpointed unless GroupsExclude is set).
 	DefaultGroupsExclude = mm2keys.GroupsExclude
 	// DefaultConfigPropertiesExclude is config.properties.exclude's default:
 	// topic configs never copied to remote topics, neither at creation nor
