@@ -388,14 +388,20 @@ func sortedKeys[V any](m map[string]V) []string {
 // (e.g. a replication factor larger than the target's broker count) ends
 // every flow and is returned. Unreachable clusters are not fatal: they are
 // retried with backoff and shown in [Mirror.Status]. Run may be called
-// once; after Close it returns [ErrClosed]. A nil ctx is an error, returned
-// at once (the Mirror can still be run, or closed).
+// once; after Close it returns [ErrClosed]. A nil ctx, or a Mirror not
+// made by [New] (a zero Mirror), is an error, returned at once.
 func (m *Mirror) Run(ctx context.Context) error {
 	if ctx == nil {
 		// context.WithCancel(nil) panics below with m.mu held, so a
 		// deferred Close (defer m.Close(); return m.Run(ctx)) blocked
 		// forever on the mutex instead of the program failing.
 		return errors.New("mirror: Run: nil context: pass a context whose cancellation stops the Mirror (context.Background() to stop it with Close only)")
+	}
+	if len(m.flows) == 0 {
+		// New refuses a configuration without flows: only a zero Mirror
+		// (a struct field never assigned New's result) has none, and Run
+		// returned nil at once, replicating nothing.
+		return errors.New("mirror: Run: the Mirror has no flow: make it with New")
 	}
 	m.mu.Lock()
 	if m.closed {

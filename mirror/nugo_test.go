@@ -40,3 +40,17 @@ func TestNuGoRunNilContext(t *testing.T) {
 		t.Fatalf("Run after Close = %v, want ErrClosed", err)
 	}
 }
+
+// TestNuGoRunZeroMirror: Run on a zero Mirror (a struct field never
+// assigned New's result) returned nil at once, replicating nothing and
+// saying nothing. It returns an error pointing at New.
+func TestNuGoRunZeroMirror(t *testing.T) {
+	t.Parallel()
+	var m Mirror
+	if err := m.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "make it with New") {
+		t.Fatalf("Run on a zero Mirror = %v, want an error naming New", err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
