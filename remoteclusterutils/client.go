@@ -67,7 +67,7 @@ func (e *NoCheckpointYetError) Error() string {
 func (e *NoCheckpointYetError) Unwrap() error { return ErrNoCheckpointYet }
 
 // ErrNilClient is returned by every method of a [Client] built from a nil
-// *kgo.Client.
+// *kgo.Client, and of a nil or zero Client (one not made by [NewClient]).
 var ErrNilClient = errors.New("remoteclusterutils: nil *kgo.Client")
 
 // NoCheckpointsTopicError reports that the checkpoints topic for Alias is
@@ -140,8 +140,29 @@ func NewClient(cl *kgo.Client, opts ...Opt) *Client {
 }
 
 // Policy returns the replication policy in use (Java replicationPolicy()),
-// nil if the options were invalid.
-func (c *Client) Policy() policy.ReplicationPolicy { return c.cfg.policy }
+// nil if the options were invalid or c was not made by [NewClient].
+func (c *Client) Policy() policy.ReplicationPolicy {
+	if c == nil {
+		return nil
+	}
+	return c.cfg.policy
+}
+
+// usable is the error every method returns before any request: the
+// configuration's, or [ErrNilClient] for a nil or zero Client, whose
+// methods panicked on a nil policy or client (a new user's misuse:
+// var rc remoteclusterutils.Client).
+func (c *Client) usable() error {
+	switch {
+	case c == nil:
+		return fmt.Errorf("%w: nil *remoteclusterutils.Client: make it with NewClient", ErrNilClient)
+	case c.err != nil:
+		return c.err
+	case c.cl == nil || c.cfg.policy == nil:
+		return fmt.Errorf("%w: zero remoteclusterutils.Client: make it with NewClient", ErrNilClient)
+	}
+	return nil
+}
 
 // withTimeout applies the default bound to a context without a deadline.
 func (c *Client) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -203,8 +224,8 @@ func (c *Client) Checkpoints(ctx context.Context, remoteClusterAlias string) (*C
 }
 
 func (c *Client) read(ctx context.Context, alias, group string, all bool) (*folder, error) {
-	if c.err != nil {
-		return nil, c.err
+	if err := c.usable(); err != nil {
+		return nil, err
 	}
 	switch {
 	case alias == "":
@@ -281,8 +302,8 @@ func (c *Client) topicNames(ctx context.Context) ([]string, error) {
 // listed lists the topics and applies fn to them.
 func listed[T any](c *Client, ctx context.Context, fn func(policy.ReplicationPolicy, []string) T) (T, error) {
 	var zero T
-	if c.err != nil {
-		return zero, c.err
+	if err := c.usable(); err != nil {
+		return zero, err
 	}
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()

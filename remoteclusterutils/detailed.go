@@ -141,8 +141,8 @@ func sortTranslations(ps []PartitionTranslation) {
 // topic then partition. Errors are those of TranslateOffsets, and a failed
 // metadata request.
 func (c *Client) TranslateDetailed(ctx context.Context, remoteClusterAlias, group string) ([]PartitionTranslation, error) {
-	if c.err != nil {
-		return nil, c.err
+	if err := c.usable(); err != nil {
+		return nil, err
 	}
 	ctx, cancel := c.withTimeout(ctx) // one bound for the read and the metadata request
 	defer cancel()
@@ -169,8 +169,8 @@ func (c *Client) TranslateDetailed(ctx context.Context, remoteClusterAlias, grou
 // groups without any checkpoint are absent from the map. A topic without
 // any checkpoint yet gives an empty map and no error.
 func (c *Client) TranslateGroups(ctx context.Context, remoteClusterAlias string, match func(group string) bool) (map[string][]PartitionTranslation, error) {
-	if c.err != nil {
-		return nil, c.err
+	if err := c.usable(); err != nil {
+		return nil, err
 	}
 	ctx, cancel := c.withTimeout(ctx) // one bound for the read and the metadata request
 	defer cancel()
