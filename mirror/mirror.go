@@ -824,7 +824,12 @@ func (m *Mirror) RestartFailedInCluster(ctx context.Context, flow, topic string,
 // returns how many it restarted here. Unlike Connect it never restarts a
 // RUNNING partition: a slot is not a process of its own. Errors: an unknown
 // flow or a negative task (nothing restarted, nothing written), or the
-// request not acknowledged before ctx ends.
+// request not acknowledged before ctx ends. A task at or above the flow's
+// number of slots is not an error: like an unknown topic for
+// [Mirror.RestartFailed], it matches no partition, so the request is
+// written and nothing restarts anywhere (0, nil). Check task against
+// [ClusterFlowStatus.Tasks] first, as the runner does (404 for an unknown
+// task, as Connect answers).
 func (m *Mirror) RestartTaskInCluster(ctx context.Context, flow string, task int32, by string) (int, error) {
 	const op = "RestartTaskInCluster"
 	if task < 0 {

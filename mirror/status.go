@@ -8,7 +8,8 @@ import (
 	"github.com/kmirror/kmirror/checkpoint"
 )
 
-// ErrClosed is returned by [Mirror.Run] after [Mirror.Close].
+// ErrClosed is returned by [Mirror.Run] and [Mirror.ResizeSlots] after
+// [Mirror.Close] or [Mirror.Shutdown].
 var ErrClosed = errors.New("mirror: closed")
 
 // State is the state of a flow or a partition, named after Kafka Connect's
