@@ -439,7 +439,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			if err := f.run(ctx, hard); err != nil {
-				errs[i] = fmt.Errorf("mirror: flow %s: %w", f.name, err)
+				errs[i] = flowError{f.name, err}
 				cancel() // a fatal error stops every flow
 			}
 		}()
@@ -447,6 +447,20 @@ func (m *Mirror) Run(ctx context.Context) error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// flowError is a flow's error returned by Run or ResizeSlots: "mirror: flow
+// <name>: <err>", without err's own "mirror: " prefix (a fatal
+// *ConfigError read "mirror: flow a->b: mirror: a->b.replication.factor=...").
+type flowError struct {
+	flow string
+	err  error
+}
+
+func (e flowError) Error() string {
+	return "mirror: flow " + e.flow + ": " + strings.TrimPrefix(e.err.Error(), "mirror: ")
+}
+
+func (e flowError) Unwrap() error { return e.err }
 
 // Close stops the Mirror gracefully (as canceling Run's context) and waits
 // for Run to return. It is idempotent and safe to call before Run.

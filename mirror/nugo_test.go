@@ -2,10 +2,12 @@ package mirror
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -52,5 +54,39 @@ func TestNuGoRunZeroMirror(t *testing.T) {
 	}
 	if err := m.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
+	}
+}
+
+// TestNuGoFatalErrorOnePrefix: a fatal configuration error found at start
+// (a replication factor above the target's broker count) was returned by
+// Run as "mirror: flow a->b: mirror: a->b.replication.factor=...": the
+// flow's wrapping repeated the *ConfigError's own prefix. Run says
+// "mirror:" once, and the *ConfigError is still found with errors.As.
+func TestNuGoFatalErrorOnePrefix(t *testing.T) {
+	t.Parallel()
+	var seeds [2][]kgo.Opt
+	for i, id := range []string{"nugo-a", "nugo-b"} {
+		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		seeds[i] = []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}
+	}
+	m, err := New(WithCluster(ClusterConfig{Alias: "a", Client: seeds[0]}), WithCluster(ClusterConfig{Alias: "b", Client: seeds[1]}),
+		WithFlow(FlowConfig{Source: "a", Target: "b", ReplicationFactor: 3}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	err = m.Run(ctx)
+	var ce *ConfigError
+	if !errors.As(err, &ce) {
+		t.Fatalf("Run = %v, want a *ConfigError", err)
+	}
+	if msg := err.Error(); strings.Count(msg, "mirror:") != 1 || !strings.HasPrefix(msg, "mirror: flow a->b: a->b.replication.factor=") {
+		t.Errorf("Run = %q, want one \"mirror:\" prefix: \"mirror: flow a->b: a->b.replication.factor=...\"", msg)
 	}
 }

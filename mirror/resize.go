@@ -81,7 +81,7 @@ func (m *Mirror) ResizeSlots(ctx context.Context) ([]SlotsResize, error) {
 		}
 		r, err := f.resizeSlots(ctx)
 		if err != nil {
-			return out, fmt.Errorf("mirror: flow %s: %w", f.name, err)
+			return out, flowError{f.name, err}
 		}
 		out = append(out, r)
 	}
