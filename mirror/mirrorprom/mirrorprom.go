@@ -56,6 +56,8 @@
 package mirrorprom
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"sync"
@@ -72,7 +74,12 @@ import (
 // records nothing. Registering two Mirrors on one Registerer fails New
 // with the Registerer's error (the metric names are the same): give each
 // Mirror its own registry, or wrap r with prometheus.WrapRegistererWith
-// and a distinguishing label.
+// and a distinguishing label. A Mirror's metrics stay registered once it
+// stopped (Run returned, Close): a service that builds a new Mirror in the
+// same process (after a fatal error, or to apply a new configuration) gives
+// it a new registry (prometheus.NewRegistry()) and serves that one from
+// then on; a label from WrapRegistererWith would keep the stopped
+// Mirror's series, frozen, next to the new ones.
 func WithRegisterer(r prometheus.Registerer) mirror.Opt {
 	return mirror.WithMetrics(New(r))
 }
@@ -174,6 +181,13 @@ func (v *vecs) Init(m *mirror.Mirror) error {
 		if err := v.reg.Register(c); err != nil {
 			for _, done := range cs[:i] {
 				v.reg.Unregister(done)
+			}
+			if errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+				// Prometheus's message alone ("duplicate metrics collector
+				// registration attempted") did not say whose metrics, nor
+				// that a stopped Mirror's still count.
+				err = fmt.Errorf("%w: kmirror's metrics are already registered on this Registerer by another Mirror "+
+					"(a stopped or closed one too: its metrics stay registered): give each Mirror a registry of its own", err)
 			}
 			return err
 		}
