@@ -151,9 +151,12 @@
 //
 // [Client.ReplicationHops], [Client.UpstreamClusters],
 // [Client.HeartbeatTopics], [Client.CheckpointTopics], [Client.RemoteTopics]
-// and [Client.RemoteTopicsFor] (and the package-level functions of the same
-// names) list the cluster's topic names and parse them with the policy, as
-// MirrorClient does; record contents are not read. Heartbeats topics carry
+// and [Client.RemoteTopicsFor] list the cluster's topic names and parse them
+// with the policy, as MirrorClient does; record contents are not read. The
+// first four are also package-level functions ([ReplicationHops],
+// [UpstreamClusters], [HeartbeatTopics], [CheckpointTopics]), as in MM2's
+// RemoteClusterUtils, which has no remoteTopics: for the remote topics, use a
+// Client. Heartbeats topics carry
 // the topology: "us-west.heartbeats" on this cluster means us-west replicates
 // into it (1 hop), "us-central.us-west.heartbeats" that us-west is 2 hops
 // away through us-central. They exist only where heartbeats are emitted into
