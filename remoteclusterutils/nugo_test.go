@@ -3,7 +3,14 @@ package remoteclusterutils
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // TestNuGoZeroClient: every method of a nil or zero Client (a new user's
@@ -46,5 +53,38 @@ func TestNuGoZeroClient(t *testing.T) {
 		if p := c.Policy(); p != nil {
 			t.Errorf("%s Client: Policy() = %v, want nil", name, p)
 		}
+	}
+}
+
+// TestNuGoLastErrorNotRepeated: a call whose deadline cut its last request
+// short failed with "listing offsets of t (last error context deadline
+// exceeded): context deadline exceeded". The last error is named only when
+// it is not the context's own.
+func TestNuGoLastErrorNotRepeated(t *testing.T) {
+	t.Parallel()
+	dl := context.DeadlineExceeded
+	if got := parenLastErr(fmt.Errorf("fetch: %w", dl), dl); got != "" {
+		t.Errorf("parenLastErr(the context's error) = %q, want \"\"", got)
+	}
+	if got := parenLastErr(kerr.NotLeaderForPartition, dl); !strings.HasPrefix(got, " (last error NOT_LEADER_FOR_PARTITION") {
+		t.Errorf("parenLastErr(NOT_LEADER_FOR_PARTITION) = %q, want it named", got)
+	}
+	if got := lastErr(", ", nil, dl); got != "" {
+		t.Errorf("lastErr(nil) = %q, want \"\"", got)
+	}
+
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	_, err = TranslateOffsets(ctx, "a", "g", WithClientOpts(kgo.SeedBrokers(c.ListenAddrs()...)))
+	if err == nil {
+		t.Fatal("TranslateOffsets past its deadline succeeded")
+	}
+	if msg := err.Error(); strings.Count(msg, "context deadline exceeded") > 1 {
+		t.Errorf("TranslateOffsets past its deadline = %q: the context's error repeated", msg)
 	}
 }

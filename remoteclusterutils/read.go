@@ -135,7 +135,7 @@ func (c *Client) readCheckpointsOnce(ctx context.Context, alias, topic string, f
 			case isRetriable(err):
 				leader = -1 // refresh metadata
 				if serr := sleepCtx(ctx, backoff); serr != nil {
-					return fmt.Errorf("remoteclusterutils: reading %s up to offset %d (at %d, last error %v): %w", topic, end, offset, err, serr)
+					return fmt.Errorf("remoteclusterutils: reading %s up to offset %d (at %d%s): %w", topic, end, offset, lastErr(", ", err, serr), serr)
 				}
 				backoff = min(2*backoff, maxRetryBackoff)
 				continue
@@ -224,7 +224,7 @@ func (c *Client) bounds(ctx context.Context, alias, topic string) (start, end in
 			return 0, 0, fmt.Errorf("remoteclusterutils: listing offsets of %s: %w", topic, err)
 		}
 		if serr := sleepCtx(ctx, backoff); serr != nil {
-			return 0, 0, fmt.Errorf("remoteclusterutils: listing offsets of %s (last error %v): %w", topic, err, serr)
+			return 0, 0, fmt.Errorf("remoteclusterutils: listing offsets of %s%s: %w", topic, parenLastErr(err, serr), serr)
 		}
 		backoff = min(2*backoff, maxRetryBackoff)
 	}
@@ -302,7 +302,7 @@ func partitionLeader(ctx context.Context, adm *kadm.Client, topic string, gone f
 			}
 		}
 		if serr := sleepCtx(ctx, backoff); serr != nil {
-			return 0, 0, id, fmt.Errorf("partition 0 leader (last error %v): %w", merr, serr)
+			return 0, 0, id, fmt.Errorf("partition 0 leader%s: %w", parenLastErr(merr, serr), serr)
 		}
 		backoff = min(2*backoff, maxRetryBackoff)
 	}
@@ -315,6 +315,25 @@ func isRetriable(err error) bool {
 		return ke.Retriable || errors.Is(err, kerr.UnknownTopicID) || errors.Is(err, kerr.InconsistentTopicID)
 	}
 	return kgo.IsRetryableBrokerErr(err)
+}
+
+// lastErr is sep+"last error <err>" for the error of a retry loop that ctx
+// ended, or "" when err is ctx's own error (the last request was cut short
+// by the deadline), which that error wraps anyway: it read "listing offsets
+// of t (last error context deadline exceeded): context deadline exceeded".
+func lastErr(sep string, err, ctxErr error) string {
+	if err == nil || errors.Is(err, ctxErr) {
+		return ""
+	}
+	return sep + "last error " + err.Error()
+}
+
+// parenLastErr is lastErr in parentheses after a space, or "".
+func parenLastErr(err, ctxErr error) string {
+	if s := lastErr("", err, ctxErr); s != "" {
+		return " (" + s + ")"
+	}
+	return ""
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
