@@ -384,7 +384,9 @@ func sortedKeys[V any](m map[string]V) []string {
 // Run replicates until ctx is canceled or a flow fails fatally. On
 // cancellation it stops gracefully: it stops fetching, waits for the
 // records in flight to be acknowledged, stores the resume points and the
-// final offset syncs (bounded by 30 s), then returns nil. A fatal error
+// final offset syncs (bounded by 30 s), then returns nil; it returns nil
+// too when [Mirror.Shutdown]'s ctx cut that stop short (Shutdown returns
+// ctx's error then, the one sign of it). A fatal error
 // (e.g. a replication factor larger than the target's broker count) ends
 // every flow and is returned. Unreachable clusters are not fatal: they are
 // retried with backoff and shown in [Mirror.Status]. Run may be called
