@@ -173,6 +173,11 @@ type ClusterConfig struct {
 	Alias string
 	// Client options apply to every client kmirror creates for this
 	// cluster: at least kgo.SeedBrokers; TLS, SASL and client id go here too.
+	// Pass connection settings, not a service's consumer options: [New]
+	// refuses a consumer-group option (a kgo.GroupOpt such as
+	// kgo.ConsumerGroup) in any of these lists, which kmirror's clients
+	// would apply (joining that group), and kgo.ConsumeTopics or
+	// kgo.ConsumeRegex would make them consume those topics.
 	Client []kgo.Opt
 	// Consumer options apply to consumers reading this cluster
 	// (`<alias>.consumer.*`), after Client. The replication consumer then

@@ -50,6 +50,7 @@ type Mirror struct {
 // there are several (errors.As with a *ConfigError finds the first), so
 // that all can be fixed in one go; the errors looked for are:
 //   - no cluster or no flow, a duplicate or empty alias;
+//   - a kgo consumer-group option (kgo.ConsumerGroup, ...) in a ClusterConfig;
 //   - an alias that cannot appear in the topic names the flow puts it in:
 //     a source alias containing the policy's separator (MM2 would read it
 //     back as another alias: with separator "-", "eu-prod-heartbeats" comes
@@ -105,6 +106,9 @@ func New(opts ...Opt) (*Mirror, error) {
 		if _, dup := clusters[cl.Alias]; dup {
 			bad(&ConfigError{Key: "clusters", Value: cl.Alias, Reason: "cluster alias listed twice"})
 			continue
+		}
+		if ce := groupOptError(cl); ce != nil {
+			bad(ce)
 		}
 		clusters[cl.Alias] = cl
 	}
@@ -448,6 +452,32 @@ func (m *Mirror) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// groupOptError refuses a kgo consumer-group option (kgo.ConsumerGroup,
+// kgo.SessionTimeout, kgo.InstanceID, ... : a kgo.GroupOpt) in c's option
+// lists. kmirror's clients apply them all: with a service's own options
+// passed as they are (kgo.ConsumerGroup("svc"), kgo.ConsumeTopics(...)),
+// two of kmirror's clients joined the service's group on the source,
+// taking partitions from its consumers, while the flow stayed RETRYING
+// ("invalid direct-partition consuming option when consuming as a group"). The flow's members form their own
+// group, set by FlowConfig.
+func groupOptError(c ClusterConfig) *ConfigError {
+	for _, l := range []struct {
+		field string
+		opts  []kgo.Opt
+	}{{"Client", c.Client}, {"Consumer", c.Consumer}, {"Producer", c.Producer}, {"Admin", c.Admin}} {
+		for _, o := range l.opts {
+			if _, ok := o.(kgo.GroupOpt); ok {
+				return &ConfigError{Key: "ClusterConfig." + l.field, Value: c.Alias, Reason: fmt.Sprintf(
+					"cluster %s has a kgo consumer-group option (kgo.ConsumerGroup, kgo.SessionTimeout, kgo.InstanceID, ...): "+
+						"every client kmirror creates for the cluster would apply it, and with kgo.ConsumerGroup join that group; "+
+						"pass connection settings only (kgo.SeedBrokers, TLS, SASL, client id), and set the group of the flow's members "+
+						"with FlowConfig.GroupID, SessionTimeout, HeartbeatInterval and RebalanceTimeout", c.Alias)}
+			}
+		}
+	}
+	return nil
 }
 
 // flowError is a flow's error returned by Run or ResizeSlots: "mirror: flow

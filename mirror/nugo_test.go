@@ -90,3 +90,40 @@ func TestNuGoFatalErrorOnePrefix(t *testing.T) {
 		t.Errorf("Run = %q, want one \"mirror:\" prefix: \"mirror: flow a->b: a->b.replication.factor=...\"", msg)
 	}
 }
+
+// TestNuGoRefusesGroupOptions: a service passing its own kgo options to
+// ClusterConfig (kgo.ConsumerGroup("svc") among them) had kmirror's
+// clients join its group on the source, taking partitions from its
+// consumers, while the flow stayed RETRYING with franz-go's "invalid
+// direct-partition consuming option". New refuses a kgo.GroupOpt in any of
+// a cluster's option lists, naming the cluster, the list and what to do.
+func TestNuGoRefusesGroupOptions(t *testing.T) {
+	t.Parallel()
+	seeds := kgo.SeedBrokers("127.0.0.1:1")
+	for _, tc := range []struct {
+		field string
+		cc    ClusterConfig
+	}{
+		{"Client", ClusterConfig{Alias: "a", Client: []kgo.Opt{seeds, kgo.ConsumerGroup("svc"), kgo.ConsumeTopics("orders")}}},
+		{"Consumer", ClusterConfig{Alias: "a", Client: []kgo.Opt{seeds}, Consumer: []kgo.Opt{kgo.InstanceID("pod-0")}}},
+		{"Producer", ClusterConfig{Alias: "a", Client: []kgo.Opt{seeds}, Producer: []kgo.Opt{kgo.SessionTimeout(time.Minute)}}},
+		{"Admin", ClusterConfig{Alias: "a", Client: []kgo.Opt{seeds}, Admin: []kgo.Opt{kgo.DisableAutoCommit()}}},
+	} {
+		_, err := New(WithCluster(tc.cc), WithCluster(ClusterConfig{Alias: "b", Client: []kgo.Opt{seeds}}), WithFlow(FlowConfig{Source: "a", Target: "b"}))
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: New = %v, want a *ConfigError", tc.field, err)
+			continue
+		}
+		if ce.Key != "ClusterConfig."+tc.field || ce.Value != "a" || !strings.Contains(ce.Reason, "consumer-group option") || !strings.Contains(ce.Reason, "FlowConfig.GroupID") {
+			t.Errorf("%s: New = %v, want ClusterConfig.%s=\"a\" naming the consumer-group option and FlowConfig.GroupID", tc.field, err, tc.field)
+		}
+	}
+	// Connection and consumer settings stay accepted.
+	m, err := New(WithCluster(ClusterConfig{Alias: "a", Client: []kgo.Opt{seeds, kgo.ClientID("svc")}, Consumer: []kgo.Opt{kgo.FetchMaxWait(time.Second)}}),
+		WithCluster(ClusterConfig{Alias: "b", Client: []kgo.Opt{seeds}, Producer: []kgo.Opt{kgo.ProducerLinger(0)}}), WithFlow(FlowConfig{Source: "a", Target: "b"}))
+	if err != nil {
+		t.Fatalf("New with connection and client settings: %v", err)
+	}
+	m.Close()
+}
