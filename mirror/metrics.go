@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -26,7 +27,12 @@ import (
 //
 // New calls Flow once per configured flow, then Init once when the
 // configuration is valid; when New fails, Init is not called and nothing
-// the recorders did needs undoing.
+// the recorders did needs undoing. An implementation that also has a
+// method Release() is told by [Mirror.Close] and [Mirror.Shutdown], once,
+// after every goroutine of the Mirror stopped, that nothing will be
+// recorded any more: mirrorprom unregisters its collectors then, so that a
+// service that builds a new Mirror in the same process can register it on
+// the same Registerer.
 type Metrics interface {
 	// Init is called once by New, after every Flow call, with the Mirror
 	// being built: an implementation that reports gauges keeps m and reads
@@ -123,7 +129,21 @@ type CheckpointMetrics interface {
 // *metrics records nothing, so without WithMetrics the hot path costs one
 // nil check.
 type metrics struct {
-	hook Metrics
+	hook    Metrics
+	release sync.Once
+}
+
+// released calls the hook's Release, if it has one, the first time it is
+// called (Mirror.Close, Mirror.Shutdown). Nil-safe.
+func (mt *metrics) released() {
+	if mt == nil {
+		return
+	}
+	mt.release.Do(func() {
+		if r, ok := mt.hook.(interface{ Release() }); ok {
+			r.Release()
+		}
+	})
 }
 
 func newMetrics(h Metrics) *metrics {

@@ -495,7 +495,9 @@ func (e flowError) Error() string {
 func (e flowError) Unwrap() error { return e.err }
 
 // Close stops the Mirror gracefully (as canceling Run's context) and waits
-// for Run to return. It is idempotent and safe to call before Run.
+// for Run to return. It is idempotent and safe to call before Run. It then
+// releases the Mirror's metrics (a [Metrics] with a Release method:
+// mirrorprom unregisters its collectors).
 func (m *Mirror) Close() error {
 	m.mu.Lock()
 	m.closed = true
@@ -505,6 +507,7 @@ func (m *Mirror) Close() error {
 		cancel()
 		<-done
 	}
+	m.m.released()
 	return nil
 }
 
@@ -519,6 +522,7 @@ func (m *Mirror) Shutdown(ctx context.Context) error {
 	m.closed = true
 	cancel, abort, done := m.cancel, m.abort, m.done
 	m.mu.Unlock()
+	defer m.m.released()
 	if cancel == nil {
 		return nil
 	}

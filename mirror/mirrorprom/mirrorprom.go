@@ -74,12 +74,11 @@ import (
 // records nothing. Registering two Mirrors on one Registerer fails New
 // with the Registerer's error (the metric names are the same): give each
 // Mirror its own registry, or wrap r with prometheus.WrapRegistererWith
-// and a distinguishing label. A Mirror's metrics stay registered once it
-// stopped (Run returned, Close): a service that builds a new Mirror in the
-// same process (after a fatal error, or to apply a new configuration) gives
-// it a new registry (prometheus.NewRegistry()) and serves that one from
-// then on; a label from WrapRegistererWith would keep the stopped
-// Mirror's series, frozen, next to the new ones.
+// and a distinguishing label. A Mirror's metrics stay registered until
+// its Close (or Shutdown) returns, which unregisters them: a service that
+// builds a new Mirror in the same process (after a fatal error, or to
+// apply a new configuration) closes the old one first and registers the
+// new one on the same r.
 func WithRegisterer(r prometheus.Registerer) mirror.Opt {
 	return mirror.WithMetrics(New(r))
 }
@@ -175,8 +174,7 @@ func newVecs(r prometheus.Registerer) *vecs {
 // registered. It implements [mirror.Metrics]; mirror.New calls it.
 func (v *vecs) Init(m *mirror.Mirror) error {
 	v.state.m = m
-	cs := []prometheus.Collector{v.parts, v.latency, v.gaps, v.flowErrs, v.syncs,
-		v.commits, v.rebalances, v.rebalanceSecs, v.provSkipped, v.state, v.cpLatency, v.checkpoints, v.groupCommit}
+	cs := v.collectors()
 	for i, c := range cs {
 		if err := v.reg.Register(c); err != nil {
 			for _, done := range cs[:i] {
@@ -187,12 +185,27 @@ func (v *vecs) Init(m *mirror.Mirror) error {
 				// registration attempted") did not say whose metrics, nor
 				// that a stopped Mirror's still count.
 				err = fmt.Errorf("%w: kmirror's metrics are already registered on this Registerer by another Mirror "+
-					"(a stopped or closed one too: its metrics stay registered): give each Mirror a registry of its own", err)
+					"(one not closed yet: a stopped Mirror's stay registered until its Close returns): close it first, or give each Mirror a registry of its own", err)
 			}
 			return err
 		}
 	}
 	return nil
+}
+
+// collectors returns every collector Init registers.
+func (v *vecs) collectors() []prometheus.Collector {
+	return []prometheus.Collector{v.parts, v.latency, v.gaps, v.flowErrs, v.syncs,
+		v.commits, v.rebalances, v.rebalanceSecs, v.provSkipped, v.state, v.cpLatency, v.checkpoints, v.groupCommit}
+}
+
+// Release unregisters the collectors Init registered; mirror.Mirror's
+// Close and Shutdown call it once the Mirror stopped, so that a Mirror
+// built again in the same process registers on the same Registerer.
+func (v *vecs) Release() {
+	for _, c := range v.collectors() {
+		v.reg.Unregister(c)
+	}
 }
 
 // Flow returns the recorder of one flow; its series are created when
