@@ -62,13 +62,7 @@ func TestBrkAOffsetSyncWriteRefusedShownInStatus(t *testing.T) {
 	if _, err := testcluster.Admin(t, &p.Source).DeleteACLs(context.Background(), write); err != nil {
 		t.Fatal(err)
 	}
-	for _, pt := range leastPrivilegeTopics(p, fc, orders, 2) {
-		createShared(t, pt.c, pt.name, pt.partitions, pt.configs)
-	}
-	testcluster.CreateTopic(t, &p.Source, orders, 2, nil)
-	produceN(t, &p.Source, orders, 0, 30)
-	produceN(t, &p.Source, orders, 1, 20)
-	trCommit(t, &p.Source, g1, orders, map[int32]int64{0: 25, 1: 20})
+	ordersWorld(t, p, fc, orders, g1)
 	var lb logBuf
 	m, _ := runMirror(t, append(kmirrorClusters(p, sc), WithFlow(fc), WithLogger(lb.logger()))...)
 	want := []string{"writing to ", " on " + p.Source.Alias + ": CLUSTER_AUTHORIZATION_FAILED",
@@ -164,13 +158,7 @@ func TestGroupSyncCommitRefusedNamesACL(t *testing.T) {
 	}
 	grant(t, &p.Target, kadm.NewACLs().Allow("User:"+sc.Target.User).Groups("*").ResourcePatternType(kadm.ACLPatternLiteral).
 		Operations(kadm.OpDescribe))
-	for _, pt := range leastPrivilegeTopics(p, fc, orders, 2) {
-		createShared(t, pt.c, pt.name, pt.partitions, pt.configs)
-	}
-	testcluster.CreateTopic(t, &p.Source, orders, 2, nil)
-	produceN(t, &p.Source, orders, 0, 30)
-	produceN(t, &p.Source, orders, 1, 20)
-	trCommit(t, &p.Source, g1, orders, map[int32]int64{0: 25, 1: 20})
+	ordersWorld(t, p, fc, orders, g1)
 	m, _ := runMirror(t, append(kmirrorClusters(p, sc), WithFlow(fc))...)
 	want := "commit failed: GROUP_AUTHORIZATION_FAILED: Not authorized to access group: Group authorization failed.; grant kmirror READ on group " +
 		g1 + " on " + p.Target.Alias + " (ACLS.md: group offset sync)"
@@ -187,4 +175,18 @@ func TestGroupSyncCommitRefusedNamesACL(t *testing.T) {
 		got, err := fetchCommitted(&p.Target, g1, remote)
 		return err == nil && fmt.Sprint(got) == fmt.Sprint(map[int32]int64{0: 25, 1: 20}), fmt.Sprintf("%s on the target %v %v", g1, got, err)
 	})
+}
+
+// ordersWorld creates the topics of fc's least-privilege profile (as the
+// admin), and topic orders on the source with 30 and 20 records in its two
+// partitions, on which group g1 committed 25 and 20.
+func ordersWorld(t *testing.T, p *testcluster.Pair, fc FlowConfig, orders, g1 string) {
+	t.Helper()
+	for _, pt := range leastPrivilegeTopics(p, fc, orders, 2) {
+		createShared(t, pt.c, pt.name, pt.partitions, pt.configs)
+	}
+	testcluster.CreateTopic(t, &p.Source, orders, 2, nil)
+	produceN(t, &p.Source, orders, 0, 30)
+	produceN(t, &p.Source, orders, 1, 20)
+	trCommit(t, &p.Source, g1, orders, map[int32]int64{0: 25, 1: 20})
 }

@@ -124,16 +124,7 @@ func TestBrkARecreatedWhileFailedOnTooLarge(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			fc := recoveryFlow(p, topic)
-			fc.ConfigPropertiesExclude = append(append([]string{}, DefaultConfigPropertiesExclude...), `max\.message\.bytes`)
-			switch mode {
-			case "exactly-once":
-				fc.ExactlyOnce = true
-			case "shallow":
-				fc.ShallowCopy, fc.DisableProvenanceHeader = true, true
-			case "gapstop":
-				fc.OnGap = GapStop
-			}
+			fc := limitedFlow(p, topic, mode)
 			m, _ := runMirror(t, recoveryOpts(p, fc)...)
 			testcluster.Eventually(t, 30*time.Second, "partition 0 FAILED at offset 3", func() (bool, string) {
 				ps0, ps1 := partStatus(m, 0), partStatus(m, 1)

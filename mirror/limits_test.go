@@ -71,6 +71,24 @@ func wantContents(vals ...[]byte) []string {
 	return out
 }
 
+// limitedFlow is recoveryFlow for topic in one of the modes the large
+// record tests run ("at-least-once", "exactly-once", "shallow",
+// "gapstop"), with max.message.bytes not copied: the remote topic keeps
+// the target's default limit (1 MiB).
+func limitedFlow(p *testcluster.Pair, topic, mode string) FlowConfig {
+	fc := recoveryFlow(p, topic)
+	fc.ConfigPropertiesExclude = append(append([]string{}, DefaultConfigPropertiesExclude...), `max\.message\.bytes`)
+	switch mode {
+	case "exactly-once":
+		fc.ExactlyOnce = true
+	case "shallow":
+		fc.ShallowCopy, fc.DisableProvenanceHeader = true, true
+	case "gapstop":
+		fc.OnGap = GapStop
+	}
+	return fc
+}
+
 func setTopicConfig(t *testing.T, c *testcluster.Cluster, topic, key, value string) {
 	t.Helper()
 	rs, err := testcluster.Admin(t, c).AlterTopicConfigs(context.Background(), []kadm.AlterConfig{{Op: kadm.SetConfig, Name: key, Value: &value}}, topic)
@@ -143,15 +161,7 @@ func TestRecordTooLargeMatchedToItsRecord(t *testing.T) {
 			testcluster.CreateTopic(t, &p.Source, topic, 1, map[string]*string{"max.message.bytes": &limit})
 			small0, big, small2 := []byte("small-0"), randomBytes(1536*1024, 2), []byte("small-2")
 			produceLarge(t, &p.Source, &kgo.Record{Topic: topic, Value: small0}, &kgo.Record{Topic: topic, Value: big}, &kgo.Record{Topic: topic, Value: small2})
-			fc := recoveryFlow(p, topic)
-			// The remote topic keeps the target's default limit (1 MiB).
-			fc.ConfigPropertiesExclude = append(append([]string{}, DefaultConfigPropertiesExclude...), `max\.message\.bytes`)
-			switch mode {
-			case "exactly-once":
-				fc.ExactlyOnce = true
-			case "shallow":
-				fc.ShallowCopy, fc.DisableProvenanceHeader = true, true
-			}
+			fc := limitedFlow(p, topic, mode)
 			m, _ := runMirror(t, recoveryOpts(p, fc)...)
 			flow := p.Source.Alias + "->" + p.Target.Alias
 			// Exactly once, transaction markers take target offsets too:

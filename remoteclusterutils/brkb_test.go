@@ -1,10 +1,8 @@
 package remoteclusterutils_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -31,30 +29,8 @@ func TestBrkBTranslateBackExactlyOnceEveryPosition(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, err := mirror.New(
-		mirror.WithCluster(mirror.ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
-		mirror.WithCluster(mirror.ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts()}),
-		mirror.WithFlow(mirror.FlowConfig{Source: p.Source.Alias, Target: p.Target.Alias,
-			Topics: []string{p.TopicsPattern()}, DisableHeartbeatsReplication: true, ExactlyOnce: true,
-			RefreshTopicsInterval: 200 * time.Millisecond, OffsetFlushInterval: 100 * time.Millisecond,
-			EmitCheckpointsInterval: time.Second, AdminTimeout: 10 * time.Second}),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- m.Run(context.Background()) }()
 	remote := p.Source.Alias + "." + topic
-	var copies []*kgo.Record
-	testcluster.Eventually(t, 60*time.Second, "every record copied", func() (bool, string) {
-		got, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, true)
-		copies = got[0]
-		return err == nil && len(copies) == 30, fmt.Sprintf("%d of 30 (%v)", len(copies), err)
-	})
-	m.Close()
-	if err := <-errc; err != nil {
-		t.Errorf("mirror Run: %v", err)
-	}
+	copies := copyAll(t, p, topic, true, 30)
 	ends, err := testcluster.Admin(t, &p.Target).ListEndOffsets(ctx, remote)
 	if err != nil {
 		t.Fatal(err)

@@ -62,30 +62,8 @@ func TestTranslateFromRecordsEngine(t *testing.T) {
 			committed := src[0]
 			srcEnd := committed[len(committed)-1].Offset + 1
 
-			m, err := mirror.New(
-				mirror.WithCluster(mirror.ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
-				mirror.WithCluster(mirror.ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts()}),
-				mirror.WithFlow(mirror.FlowConfig{Source: p.Source.Alias, Target: p.Target.Alias,
-					Topics: []string{p.TopicsPattern()}, DisableHeartbeatsReplication: true, ExactlyOnce: eos,
-					RefreshTopicsInterval: 200 * time.Millisecond, OffsetFlushInterval: 100 * time.Millisecond,
-					EmitCheckpointsInterval: time.Second, AdminTimeout: 10 * time.Second}),
-			)
-			if err != nil {
-				t.Fatal(err)
-			}
-			errc := make(chan error, 1)
-			go func() { errc <- m.Run(context.Background()) }()
 			remote := p.Source.Alias + "." + topic
-			var copies []*kgo.Record
-			testcluster.Eventually(t, 60*time.Second, "every committed record copied", func() (bool, string) {
-				got, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, true)
-				copies = got[0]
-				return err == nil && len(copies) == len(committed), fmt.Sprintf("%d of %d (%v)", len(copies), len(committed), err)
-			})
-			m.Close()
-			if err := <-errc; err != nil {
-				t.Errorf("mirror Run: %v", err)
-			}
+			copies := copyAll(t, p, topic, eos, len(committed))
 			ends, err := testcluster.Admin(t, &p.Target).ListCommittedOffsets(ctx, remote)
 			if err != nil {
 				t.Fatal(err)
@@ -121,4 +99,36 @@ func TestTranslateFromRecordsEngine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// copyAll runs a Mirror replicating p's topics (exactly once when eos)
+// until partition 0 of topic's remote topic holds want records
+// (read_committed), stops it, and returns those copies.
+func copyAll(t *testing.T, p *testcluster.Pair, topic string, eos bool, want int) []*kgo.Record {
+	t.Helper()
+	m, err := mirror.New(
+		mirror.WithCluster(mirror.ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
+		mirror.WithCluster(mirror.ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts()}),
+		mirror.WithFlow(mirror.FlowConfig{Source: p.Source.Alias, Target: p.Target.Alias,
+			Topics: []string{p.TopicsPattern()}, DisableHeartbeatsReplication: true, ExactlyOnce: eos,
+			RefreshTopicsInterval: 200 * time.Millisecond, OffsetFlushInterval: 100 * time.Millisecond,
+			EmitCheckpointsInterval: time.Second, AdminTimeout: 10 * time.Second}),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- m.Run(context.Background()) }()
+	remote := p.Source.Alias + "." + topic
+	var copies []*kgo.Record
+	testcluster.Eventually(t, 60*time.Second, "every committed record copied", func() (bool, string) {
+		got, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, true)
+		copies = got[0]
+		return err == nil && len(copies) == want, fmt.Sprintf("%d of %d (%v)", len(copies), want, err)
+	})
+	m.Close()
+	if err := <-errc; err != nil {
+		t.Errorf("mirror Run: %v", err)
+	}
+	return copies
 }
