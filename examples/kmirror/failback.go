@@ -697,6 +697,14 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 								"Reset the group on %s to the new log's start yourself (kafka-consumer-groups.sh --bootstrap-server <%s> --group %s --topic %s:%d --reset-offsets --to-earliest --execute), or delete the group there; then run failback for the other groups, or resume %s (PUT /connectors/%s/resume)",
 								topic, p, pos, b.Alias, pr.Topic, p, bt.Offset, pr.Topic, d.name(), kafkaTopicID(was), pr.Topic, a.Alias, kafkaTopicID(now), bt.Offset,
 								a.Alias, a.Alias, g, pr.Topic, p, d.name(), d.name()))
+						} else if !tdsA.Has(pr.Topic) {
+							// Deleted on A, or A rebuilt empty, since the
+							// forward flow replicated it: the broker refuses
+							// a commit on it (UNKNOWN_TOPIC_OR_PARTITION),
+							// and the dry run said "would commit".
+							reasons = append(reasons, fmt.Sprintf("%s[%d] at %d on %s translates back to %s[%d] offset %d, but %s does not exist on %s (deleted there, or %s rebuilt, since %s replicated it; or this client may not describe it): "+
+								"once it exists again, commit the group's offset there yourself (its log start reads the new log), or leave the group out of -groups",
+								topic, p, pos, b.Alias, pr.Topic, p, bt.Offset, pr.Topic, a.Alias, a.Alias, d.name()))
 						} else if end, found := aEnds.Lookup(pr.Topic, p); found && end.Err == nil && bt.Offset > end.Offset {
 							reasons = append(reasons, fmt.Sprintf("%s[%d] at %d on %s translates back to %s[%d] offset %d, past its log end %d on %s: %s was re-created or truncated on %s since %s replicated it; commit the group's offset there yourself (its log start reads the new log)",
 								topic, p, pos, b.Alias, pr.Topic, p, bt.Offset, end.Offset, a.Alias, pr.Topic, a.Alias, d.name()))
