@@ -551,7 +551,7 @@ type taskRef struct {
 
 // info returns the info document of flow under connector name name.
 func (h *handler) info(name, flow string) infoDoc {
-	d := infoDoc{Name: name, Config: h.config(flow), Tasks: []taskRef{}, Type: "source"}
+	d := infoDoc{Name: name, Config: asConnector(name, h.config(flow)), Tasks: []taskRef{}, Type: "source"}
 	for _, cf := range h.m.ClusterStatus().Flows {
 		if cf.Name == flow {
 			for k := range cf.Tasks {
@@ -581,6 +581,21 @@ func (h *handler) config(flow string) map[string]string {
 // mm2SourceClass is MirrorSourceConnector's class, the connector.class of
 // a flow's configuration.
 const mm2SourceClass = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+
+// asConnector returns cfg, a flow's configuration, as MM2 hands it to the
+// connector name names: under MirrorCheckpointConnector or
+// MirrorHeartbeatConnector (or MirrorSourceConnector) its name and
+// connector.class are that connector's, as MirrorMakerConfig's
+// connectorBaseConfig sets them (they were the flow's name and
+// MirrorSourceConnector's class whatever the name asked, and info's name
+// differed from its config's); under a flow name, cfg is unchanged.
+func asConnector(name string, cfg map[string]string) map[string]string {
+	switch name {
+	case mm2Source, mm2Checkpoint, mm2Heartbeat:
+		cfg["name"], cfg["connector.class"] = name, "org.apache.kafka.connect.mirror."+name
+	}
+	return cfg
+}
 
 // connectConfig returns a flow's effective settings (mirror's
 // FlowSettings: "<flow>.<key>", "<alias>.<key>", secrets masked) keyed as
@@ -666,7 +681,7 @@ func (h *handler) connectorInfo(w http.ResponseWriter, r *http.Request) {
 // connectorConfig: GET /connectors/{name}/config.
 func (h *handler) connectorConfig(w http.ResponseWriter, r *http.Request) {
 	if flow := h.resolve(w, r); flow != "" {
-		writeJSON(w, http.StatusOK, h.config(flow))
+		writeJSON(w, http.StatusOK, asConnector(r.PathValue("name"), h.config(flow)))
 	}
 }
 

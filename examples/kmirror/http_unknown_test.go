@@ -159,3 +159,31 @@ func TestRootIsServerInfo(t *testing.T) {
 		t.Errorf("GET /connector-plugins: HTTP %d, want 404", resp.StatusCode)
 	}
 }
+
+// TestNuMM2ConnectorConfigIsItsOwn: GET /connectors/MirrorCheckpointConnector/config
+// answered the flow's name and MirrorSourceConnector's class, and GET
+// /connectors/MirrorHeartbeatConnector answered an info whose name was the
+// connector's and whose config's name was the flow's. MM2 (and Connect)
+// name each connector's configuration after it, with its own class: a
+// script checking connector.class under MirrorCheckpointConnector found
+// MirrorSourceConnector. A flow name keeps MirrorSourceConnector's.
+func TestNuMM2ConnectorConfigIsItsOwn(t *testing.T) {
+	srv, _ := targetHandler(t, mirror.FlowConfig{Source: "src", Target: "dst"})
+	for _, c := range []struct{ name, path, class string }{
+		{"src->dst", "src-%3Edst", mm2SourceClass},
+		{mm2Source, mm2Source, mm2SourceClass},
+		{mm2Checkpoint, mm2Checkpoint, "org.apache.kafka.connect.mirror.MirrorCheckpointConnector"},
+		{mm2Heartbeat, mm2Heartbeat, "org.apache.kafka.connect.mirror.MirrorHeartbeatConnector"},
+	} {
+		var cfg map[string]string
+		if code := getJSON(t, srv.URL+"/connectors/"+c.path+"/config", &cfg); code != http.StatusOK ||
+			cfg["name"] != c.name || cfg["connector.class"] != c.class || cfg["source.cluster.alias"] != "src" {
+			t.Errorf("GET /connectors/%s/config: HTTP %d %v; want name %s, connector.class %s and the flow's aliases", c.path, code, cfg, c.name, c.class)
+		}
+		var info infoDoc
+		if code := getJSON(t, srv.URL+"/connectors/"+c.path, &info); code != http.StatusOK ||
+			info.Name != c.name || info.Config["name"] != c.name || info.Config["connector.class"] != c.class {
+			t.Errorf("GET /connectors/%s: HTTP %d name %q config %v; want name %s in both, connector.class %s", c.path, code, info.Name, info.Config, c.name, c.class)
+		}
+	}
+}
