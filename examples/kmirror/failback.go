@@ -309,7 +309,7 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	}
 	fail := func(err error) (*failbackReport, error) {
 		rep.Problems = append(rep.Problems, err.Error())
-		finish("interrupted", drUnreachable)
+		finish(stoppedResult(ctx), drUnreachable)
 		return rep, err
 	}
 	refuse := func() (*failbackReport, error) {

@@ -117,8 +117,8 @@ type failoverReport struct {
 	Groups   []groupReport  `json:"groups"`
 	Summary  summary        `json:"summary"`
 	Problems []string       `json:"problems"`
-	// Result is done, refused, dry-run or interrupted; ExitCode the
-	// process's exit code.
+	// Result is done, refused, dry-run, unreachable (a cluster error
+	// stopped it) or interrupted; ExitCode the process's exit code.
 	Result    string  `json:"result"`
 	ExitCode  int     `json:"exit_code"`
 	TimingsMs timings `json:"timings_ms"`
@@ -343,7 +343,7 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	status, err := statustopic.ReadAll(sctx, clusterOpts(d.dst, d.dst.Consumer), d.flow.Source)
 	cancel()
 	if err != nil {
-		return failed(rep, finish, fmt.Errorf("reading the status topic of %s on %s: %w", d.name(), d.dst.Alias, err))
+		return failed(ctx, rep, finish, fmt.Errorf("reading the status topic of %s on %s: %w", d.name(), d.dst.Alias, err))
 	}
 	prev, _ := statustopic.DROf(status)
 	in.Committed = committedBy(prev, drFailover)
@@ -414,10 +414,10 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		in.AtStart = commitsAtStart(in.Source, in.SourceStarts)
 		rep.TimingsMs.CatchUp = max(0, now().Sub(t).Milliseconds()-(rep.TimingsMs.Translate-translated))
 		if err != nil {
-			return failed(rep, finish, err)
+			return failed(ctx, rep, finish, err)
 		}
 	} else if err := read(); err != nil {
-		return failed(rep, finish, err)
+		return failed(ctx, rep, finish, err)
 	}
 	p = planFailover(in)
 	rep.Groups, rep.Problems = p.Groups, p.Problems
@@ -468,7 +468,7 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 	cancel()
 	stopAt, err := writeTargetState(ctx, d, dstCl, statustopic.Stopped, "kmirror failover ("+rep.Mode+")", "")
 	if err != nil {
-		return failed(rep, finish, err)
+		return failed(ctx, rep, finish, err)
 	}
 	rep.TargetState = string(statustopic.Stopped)
 	mr, err := waitMembers(ctx, d, statustopic.Stopped, stopAt, o.stopWait, now)
@@ -498,7 +498,7 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		return rep, err
 	}
 	if err != nil {
-		return failed(rep, finish, stoppedErr(err))
+		return failed(ctx, rep, finish, stoppedErr(err))
 	}
 	// A refusal from here on commits nothing, so the flow gets back the
 	// target state it had (a new user's finding: left STOPPED, a planned
@@ -516,7 +516,7 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 
 	// The final checkpoints (the emitters stopped), and the commits.
 	if err := read(); err != nil {
-		return failed(rep, finish, stoppedErr(err)) // said as the wait's (a breaker's finding)
+		return failed(ctx, rep, finish, stoppedErr(err)) // said as the wait's (a breaker's finding)
 	}
 	in.Source = nil // planned: checked before the stop
 	p = planFailover(in)
@@ -701,15 +701,26 @@ func committedBy(rec statustopic.DRRecord, command string) map[string]bool {
 	return out
 }
 
-// failed ends the report of a command stopped by a cluster error.
-func failed(rep *failoverReport, finish func(string, int), err error) (*failoverReport, error) {
+// failed ends the report of a command stopped by a cluster error:
+// "interrupted" when ctx ended (Ctrl-C), else "unreachable" (a new user's
+// finding: a target that refused connections read "result: interrupted").
+func failed(ctx context.Context, rep *failoverReport, finish func(string, int), err error) (*failoverReport, error) {
 	rep.Problems = append(rep.Problems, err.Error())
 	if errors.Is(err, remoteclusterutils.ErrNoCheckpointsTopic) { // the target answered: nothing to fail over
 		finish("refused", drRefused)
 		return rep, err
 	}
-	finish("interrupted", drUnreachable)
+	finish(stoppedResult(ctx), drUnreachable)
 	return rep, err
+}
+
+// stoppedResult is the result of a command a cluster error stopped:
+// "interrupted" when ctx ended, else "unreachable".
+func stoppedResult(ctx context.Context) string {
+	if ctx.Err() != nil {
+		return "interrupted"
+	}
+	return "unreachable"
 }
 
 // sourceDown words why the source probe failed from its error: a timeout

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestNuDRUnreachableIsNotInterrupted: failover and failback against a
+// target (and source) that refuse connections ended with "result:
+// interrupted (exit 3)", though nothing interrupted them: an operator in
+// the middle of a failover read that the command had been stopped. They
+// say "unreachable" now (exit 3 still), and "interrupted" only when
+// their context ended (TestFailoverInterruptedWhileMembersStop and
+// TestBrk1206FailoverDryRunInterruptedWhileWaiting).
+func TestNuDRUnreachableIsNotInterrupted(t *testing.T) {
+	props := filepath.Join(t.TempDir(), "mm2.properties")
+	body := "clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\n" +
+		"A->B.enabled = true\nA->B.topics = orders\nB->A.enabled = true\nB->A.topics = orders\n"
+	if err := os.WriteFile(props, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		main func(context.Context, []string, *bytes.Buffer, *bytes.Buffer) int
+	}{
+		{"failover", func(ctx context.Context, args []string, out, errOut *bytes.Buffer) int {
+			return failoverMain(ctx, append(args, "-source-timeout", "500ms"), out, errOut)
+		}},
+		{"failback", func(ctx context.Context, args []string, out, errOut *bytes.Buffer) int {
+			return failbackMain(ctx, args, out, errOut)
+		}},
+	} {
+		var out, errOut bytes.Buffer
+		code := c.main(context.Background(), []string{"-config", props, "-flow", "A->B", "-groups", "g", "-timeout", "2s", "-dry-run", "-json"}, &out, &errOut)
+		var rep struct {
+			Result   string   `json:"result"`
+			ExitCode int      `json:"exit_code"`
+			Problems []string `json:"problems"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatalf("%s: %v\n%s\n%s", c.name, err, out.String(), errOut.String())
+		}
+		if code != drUnreachable || rep.ExitCode != drUnreachable || rep.Result != "unreachable" || len(rep.Problems) == 0 {
+			t.Errorf("%s with its clusters refusing connections: exit %d, result %q (exit_code %d), problems %q; want %d, unreachable\n%s",
+				c.name, code, rep.Result, rep.ExitCode, rep.Problems, drUnreachable, errOut.String())
+		}
+	}
+}
