@@ -129,6 +129,12 @@ type Row struct {
 func secs(d time.Duration) string   { return strconv.FormatInt(int64(d/time.Second), 10) }
 func millis(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 
+// noREST is the note of Connect's REST keys (listeners, rest.advertised.*):
+// the file configures no REST server, but the runner serves one (it said
+// "kmirror has no REST server", and an MM2 operator looking for the
+// Connect REST API gave up on it).
+const noREST = "not read from the file: the runner serves Kafka Connect's REST API (/connectors/...), /metrics and /status on its -listen address (kmirror -listen HOST:PORT)"
+
 // Rows is the registry, in the order the properties loader reads a flow's
 // keys (connector keys, then the target's worker keys, then the client
 // keys), followed by the keys without effect and the unsupported ones.
@@ -245,18 +251,18 @@ var Rows = []Row{
 	{Key: "header.converter", Scope: Cluster, Effect: NoEffect, Note: "kmirror copies headers unchanged (as ByteArrayConverter)"},
 	{Key: "plugin.path", Scope: Cluster, Effect: NoEffect, Note: "kmirror loads no plugins"},
 	{Key: "metric.reporters", Scope: Cluster, Effect: NoEffect, Note: "kmirror exports Prometheus metrics (mirrorprom.WithRegisterer)"},
-	{Key: "listeners", Scope: Cluster, Effect: NoEffect, Note: "kmirror has no REST server"},
-	{Key: "rest.advertised.host.name", Scope: Cluster, Effect: NoEffect, Note: "kmirror has no REST server"},
-	{Key: "rest.advertised.port", Scope: Cluster, Effect: NoEffect, Note: "kmirror has no REST server"},
-	{Key: "rest.advertised.listener", Scope: Cluster, Effect: NoEffect, Note: "kmirror has no REST server"},
+	{Key: "listeners", Scope: Cluster, Effect: NoEffect, Note: noREST},
+	{Key: "rest.advertised.host.name", Scope: Cluster, Effect: NoEffect, Note: noREST},
+	{Key: "rest.advertised.port", Scope: Cluster, Effect: NoEffect, Note: noREST},
+	{Key: "rest.advertised.listener", Scope: Cluster, Effect: NoEffect, Note: noREST},
 
 	// Top-level dedicated-mode keys without effect.
-	{Key: "dedicated.mode.enable.internal.rest", Scope: Top, Effect: NoEffect, Note: "kmirror has no REST server; its nodes need none to share work"},
-	{Key: "listeners", Scope: Top, Effect: NoEffect, Note: "kmirror has no REST server"},
-	{Key: "admin.listeners", Scope: Top, Effect: NoEffect, Note: "kmirror has no REST server"},
-	{Key: "rest.advertised.host.name", Scope: Top, Effect: NoEffect, Note: "kmirror has no REST server"},
-	{Key: "rest.advertised.port", Scope: Top, Effect: NoEffect, Note: "kmirror has no REST server"},
-	{Key: "rest.advertised.listener", Scope: Top, Effect: NoEffect, Note: "kmirror has no REST server"},
+	{Key: "dedicated.mode.enable.internal.rest", Scope: Top, Effect: NoEffect, Note: noREST + "; the members need no internal REST to share work (they use the target's group protocol)"},
+	{Key: "listeners", Scope: Top, Effect: NoEffect, Note: noREST},
+	{Key: "admin.listeners", Scope: Top, Effect: NoEffect, Note: noREST},
+	{Key: "rest.advertised.host.name", Scope: Top, Effect: NoEffect, Note: noREST},
+	{Key: "rest.advertised.port", Scope: Top, Effect: NoEffect, Note: noREST},
+	{Key: "rest.advertised.listener", Scope: Top, Effect: NoEffect, Note: noREST},
 	{Key: "connector.client.config.override.policy", Scope: Top, Effect: NoEffect, Note: "MM2 sets it itself; kmirror has no Connect client override policy"},
 	{Key: "plugin.path", Scope: Top, Effect: NoEffect, Note: "kmirror loads no plugins"},
 

@@ -181,3 +181,22 @@ func TestRowsWellFormed(t *testing.T) {
 		}
 	}
 }
+
+// TestNuRESTKeysPointAtListen: Connect's REST keys (listeners,
+// rest.advertised.*, dedicated.mode.enable.internal.rest) said "kmirror
+// has no REST server", though the runner serves Connect's REST API on
+// -listen: their note names the flag.
+func TestNuRESTKeysPointAtListen(t *testing.T) {
+	n := 0
+	for _, r := range mm2keys.Rows {
+		if r.Key == "listeners" || r.Key == "admin.listeners" || strings.HasPrefix(r.Key, "rest.advertised.") || r.Key == "dedicated.mode.enable.internal.rest" {
+			n++
+			if strings.Contains(r.Note, "no REST server") || !strings.Contains(r.Note, "-listen") {
+				t.Errorf("%s (%v): note %q; want it to name the runner's -listen, where its REST API is", r.Key, r.Scope, r.Note)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no REST key among the rows")
+	}
+}
