@@ -96,14 +96,23 @@ type NoCheckpointsTopicError struct {
 func (e *NoCheckpointsTopicError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "remoteclusterutils: checkpoints topic %q for remote cluster alias %q does not exist on this cluster", e.Topic, e.Alias)
-	if len(e.KnownAliases) > 0 {
+	switch {
+	case len(e.KnownAliases) > 0:
 		fmt.Fprintf(&b, "; checkpoints topics exist for aliases %q", e.KnownAliases)
-	} else {
+	case len(e.OtherCandidates) > 0:
+		// Not "no alias has a checkpoints topic on this cluster" followed
+		// by the topics that look like some (a new user's finding).
+		b.WriteString("; no alias has a checkpoints topic named with these separator settings")
+	default:
 		b.WriteString("; no alias has a checkpoints topic on this cluster: the mirror creates it when its flow starts, so " +
 			"retry if it has just started; otherwise check that the client reaches the target cluster")
 	}
 	if len(e.OtherCandidates) > 0 {
-		fmt.Fprintf(&b, "; topics %q look like checkpoints topics written with other separator settings (see WithPolicy: policy.WithSeparator, policy.WithInternalTopicSeparator)", e.OtherCandidates)
+		// The MM2 keys too: kmirror translate's user has a properties
+		// file, not WithPolicy.
+		fmt.Fprintf(&b, "; topics %q look like checkpoints topics written with other separator settings "+
+			"(MM2's replication.policy.separator and replication.policy.internal.topic.separator.enabled; "+
+			"WithPolicy: policy.WithSeparator, policy.WithInternalTopicSeparator)", e.OtherCandidates)
 	}
 	return b.String()
 }

@@ -209,7 +209,8 @@ func TestMissingCheckpointsTopic(t *testing.T) {
 	}
 	const want = `remoteclusterutils: checkpoints topic "src.checkpoints.internal" for remote cluster alias "src" does not exist on this cluster; ` +
 		`checkpoints topics exist for aliases ["dstup"]; ` +
-		`topics ["dstx__checkpoints__internal"] look like checkpoints topics written with other separator settings (see WithPolicy: policy.WithSeparator, policy.WithInternalTopicSeparator)`
+		`topics ["dstx__checkpoints__internal"] look like checkpoints topics written with other separator settings ` +
+		`(MM2's replication.policy.separator and replication.policy.internal.topic.separator.enabled; WithPolicy: policy.WithSeparator, policy.WithInternalTopicSeparator)`
 	if got := err.Error(); got != want {
 		t.Errorf("error text:\n got %s\nwant %s", got, want)
 	}
@@ -432,5 +433,25 @@ func TestCallerClientUntouched(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{data + "=one"}, values); diff != "" {
 		t.Errorf("caller's consumption (-want +got):\n%s", diff)
+	}
+}
+
+// TestNuMissingCheckpointsTopicOnlyOtherSeparator: the only checkpoints
+// topic on the cluster was written with another separator. The error said
+// "no alias has a checkpoints topic on this cluster: the mirror creates it
+// when its flow starts, so retry ..." and then listed that topic, and named
+// only the Go options (WithPolicy), where kmirror translate's user has a
+// properties file: it says neither "retry" nor "on this cluster" now, and
+// names MM2's separator keys.
+func TestNuMissingCheckpointsTopicOnlyOtherSeparator(t *testing.T) {
+	dst := testcluster.NewFake(t, "dst")
+	createTopics(t, &dst, "src_checkpoints_internal")
+	_, err := remoteclusterutils.NewClient(testcluster.Client(t, &dst)).TranslateOffsets(ctxT(t), "src", "g1")
+	const want = `remoteclusterutils: checkpoints topic "src.checkpoints.internal" for remote cluster alias "src" does not exist on this cluster; ` +
+		`no alias has a checkpoints topic named with these separator settings; ` +
+		`topics ["src_checkpoints_internal"] look like checkpoints topics written with other separator settings ` +
+		`(MM2's replication.policy.separator and replication.policy.internal.topic.separator.enabled; WithPolicy: policy.WithSeparator, policy.WithInternalTopicSeparator)`
+	if err == nil || err.Error() != want {
+		t.Errorf("error text:\n got %v\nwant %s", err, want)
 	}
 }
