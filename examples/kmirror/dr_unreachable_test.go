@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -47,6 +48,22 @@ func TestNuDRUnreachableIsNotInterrupted(t *testing.T) {
 		if code != drUnreachable || rep.ExitCode != drUnreachable || rep.Result != "unreachable" || len(rep.Problems) == 0 {
 			t.Errorf("%s with its clusters refusing connections: exit %d, result %q (exit_code %d), problems %q; want %d, unreachable\n%s",
 				c.name, code, rep.Result, rep.ExitCode, rep.Problems, drUnreachable, errOut.String())
+		}
+	}
+}
+
+// TestNuTranslateUsageListsExitCodes: kmirror failover -h and failback -h
+// list their exit codes; translate -h did not, though it exits 1 on a
+// never-committed partition (the README's walkthrough): a script gating
+// on it had to read the README.
+func TestNuTranslateUsageListsExitCodes(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := translateMain(context.Background(), []string{"-h"}, &out, &errOut); code != drOK {
+		t.Fatalf("translate -h: exit %d", code)
+	}
+	for _, want := range []string{"Exit codes: 0", "1 a partition never committed", "2 bad flags or configuration", "3 the target unreachable or interrupted"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("translate -h: %q does not say %q", errOut.String(), want)
 		}
 	}
 }

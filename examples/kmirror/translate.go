@@ -446,7 +446,9 @@ func translateMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 			"Prints each group's translated offsets on the target, per partition: source offset, target offset,\n"+
 			"exact, safe (with the bound on records re-read) or unknown, checkpoint age; and the partitions\n"+
 			"the group never committed. Needs only the target cluster. With -records, partitions whose\n"+
-			"checkpoint is not exact are translated again from the copies' source offsets.\n\nflags:\n")
+			"checkpoint is not exact are translated again from the copies' source offsets. Exit codes: 0 every\n"+
+			"partition translated, 1 a partition never committed, no group matched or no checkpoints topic of the\n"+
+			"flow on the target, 2 bad flags or configuration, 3 the target unreachable or interrupted.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := c.parse(fs, args); err != nil {
