@@ -180,7 +180,7 @@ func TestConnectEndpointsAnswerForEveryMember(t *testing.T) {
 			t.Errorf("%s %s: HTTP %d %s; want %d with a message matching %q", method, path, code, body, wantCode, wantMsg)
 		}
 	}
-	errCase(http.MethodGet, "/connectors/nope/status", 404, `^Connector nope not found\. kmirror's connectors are its flows: src->dst \(URL-encode the arrow: a-%3Eb\); MM2's names MirrorSourceConnector`)
+	errCase(http.MethodGet, "/connectors/nope/status", 404, `^Connector nope not found\. kmirror's connectors are its flows: src->dst \(URL-encode the arrow: src-%3Edst\); MM2's names MirrorSourceConnector`)
 	errCase(http.MethodGet, "/connectors/MirrorHeartbeatConnector/status", 404, `^Connector MirrorHeartbeatConnector not found: no flow runs it \(the flows are: src->dst\)$`)
 	errCase(http.MethodGet, "/connectors/MirrorSourceConnector/status?flow=dst-%3Esrc", 404, `^Connector MirrorSourceConnector of flow "dst->src" not found: the flows running MirrorSourceConnector are: src->dst$`)
 	errCase(http.MethodGet, "/connectors/src-%3Edst/tasks/4/status", 404, `^Task 4 of connector src->dst not found: its tasks are the slots 0 to 3 \(tasks.max 4\)$`)

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kmirror/kmirror/mirror"
@@ -185,5 +186,27 @@ func TestNuMM2ConnectorConfigIsItsOwn(t *testing.T) {
 			info.Name != c.name || info.Config["name"] != c.name || info.Config["connector.class"] != c.class {
 			t.Errorf("GET /connectors/%s: HTTP %d name %q config %v; want name %s in both, connector.class %s", c.path, code, info.Name, info.Config, c.name, c.class)
 		}
+	}
+}
+
+// TestNuUnknownConnectorShowsTheFlowEncoded: the 404 for an unknown
+// connector showed the arrow's encoding on "a-%3Eb" whatever the flows
+// ("kmirror's connectors are its flows: A->B (URL-encode the arrow:
+// a-%3Eb)"), which a new user read as flow names in lower case; it shows
+// it on one of the flows.
+func TestNuUnknownConnectorShowsTheFlowEncoded(t *testing.T) {
+	srv, _ := targetHandler(t, mirror.FlowConfig{Source: "src", Target: "dst"})
+	resp, err := http.Get(srv.URL + "/connectors/nope/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var e struct {
+		Message string `json:"message"`
+	}
+	if resp.StatusCode != http.StatusNotFound || json.Unmarshal(body, &e) != nil ||
+		!strings.Contains(e.Message, "its flows: src->dst (URL-encode the arrow: src-%3Edst)") {
+		t.Errorf("GET /connectors/nope/status: HTTP %d %s; want 404 showing src-%%3Edst", resp.StatusCode, body)
 	}
 }
