@@ -67,3 +67,23 @@ func TestNuTranslateUsageListsExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestNuFailoverTextWithoutGroups: a failover a cluster error stopped
+// before its plan printed an empty table (its header alone), as translate
+// did before; and a planned commit it did not make read "not committed:
+// run unreachable".
+func TestNuFailoverTextWithoutGroups(t *testing.T) {
+	r := &failoverReport{Flow: "A->B", Mode: modePlanned, Result: "unreachable", ExitCode: drUnreachable,
+		Problems: []string{"reading the status topic of A->B on B: unable to dial"}}
+	var out bytes.Buffer
+	r.writeText(&out)
+	if strings.Contains(out.String(), "GROUP") {
+		t.Errorf("report without groups prints a table:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "result: unreachable (exit 3)") {
+		t.Errorf("report lacks its result:\n%s", out.String())
+	}
+	if got, want := actionText(actionCommit, false, "unreachable"), "would commit (not committed: a cluster unreachable)"; got != want {
+		t.Errorf("actionText(commit, unreachable) = %q, want %q", got, want)
+	}
+}

@@ -247,9 +247,11 @@ func (r *failoverReport) writeText(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w)
-	writeTable(w, r.Groups, true)
-	fmt.Fprintln(w)
+	if len(r.Groups) > 0 { // else no empty table: a cluster error stopped the run before its plan, as translate
+		fmt.Fprintln(w)
+		writeTable(w, r.Groups, true)
+		fmt.Fprintln(w)
+	}
 	for _, g := range r.Groups {
 		line := fmt.Sprintf("group %s: %s", g.Group, actionText(g.Action, r.DryRun, r.Result))
 		if r.Mode == modeUnplanned && !g.LastCheckpoint.IsZero() {
@@ -285,6 +287,9 @@ func actionText(action string, dryRun bool, result string) string {
 		return action
 	case dryRun:
 		return "would commit (dry run)"
+	}
+	if result == "unreachable" {
+		return "would commit (not committed: a cluster unreachable)"
 	}
 	return "would commit (not committed: run " + result + ")"
 }
