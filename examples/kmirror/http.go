@@ -1116,8 +1116,18 @@ func (h *handler) failedElsewhere(flow, topic string, partition int32) []otherRe
 		if cf.Name != flow {
 			continue
 		}
+		// This member's slots, by its member id: worker ids can be the
+		// same on several hosts (the systemd unit's -listen
+		// 127.0.0.1:9090), and the other hosts' FAILED partitions were
+		// taken for this one's and left out.
+		self := ""
+		for _, m := range cf.Members {
+			if m.Self {
+				self = m.MemberID
+			}
+		}
 		for _, ss := range cf.Slots {
-			if ss.WorkerID == "" || ss.WorkerID == h.worker {
+			if ss.WorkerID == "" || (self != "" && ss.MemberID == self) || (self == "" && ss.WorkerID == h.worker) {
 				continue
 			}
 			for _, p := range ss.Partitions {
