@@ -464,6 +464,19 @@ func propsValues(m map[string]mm2props.Setting) (map[string]string, func(string)
 	return vals, func(k string) mm2props.Setting { return m[k] }
 }
 
+// failClient records the errors of clientconf.Build: one, or each of
+// those it joined (every bad client key of a role, where only the first
+// was reported).
+func (b *propsBuilder) failClient(err error, origin func(string) mm2props.Setting, prefix string) {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			b.fail(b.clientError(e, origin, prefix))
+		}
+		return
+	}
+	b.fail(b.clientError(err, origin, prefix))
+}
+
 func (b *propsBuilder) clientError(err error, origin func(string) mm2props.Setting, prefix string) error {
 	var ce *clientconf.Error
 	if !errors.As(err, &ce) {
@@ -508,7 +521,7 @@ func (b *propsBuilder) cluster(c *mm2props.Cluster) (cc ClusterConfig, ok bool) 
 	vals, origin := propsValues(c.Client)
 	base, err := clientconf.Build(clientconf.Client, vals, b.env())
 	if err != nil {
-		b.fail(b.clientError(err, origin, a+"."))
+		b.failClient(err, origin, a+".")
 		return cc, false // the roles inherit the same settings: nothing more to learn
 	}
 	ok = true
@@ -539,7 +552,7 @@ func (b *propsBuilder) cluster(c *mm2props.Cluster) (cc ClusterConfig, ok bool) 
 		rv, rorigin := propsValues(r.m)
 		built, err := clientconf.Build(r.role, rv, b.env())
 		if err != nil {
-			b.fail(b.clientError(err, rorigin, a+"."+r.role.String()+"."))
+			b.failClient(err, rorigin, a+"."+r.role.String()+".")
 			ok = false
 			continue
 		}

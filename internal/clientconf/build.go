@@ -17,6 +17,7 @@ package clientconf
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -182,8 +183,11 @@ type Built struct {
 
 // Build converts settings (client keys without any MM2 prefix, values as
 // read from the file) for role. Values are trimmed as Kafka's ConfigDef
-// does. It returns an *[Error] for a bad value and never includes secret
-// values in errors or warnings.
+// does. It returns an *[Error] for a bad value, or, for several, their
+// errors.Join (each an *[Error]: `kmirror -check` reports every error of
+// a file at once, where it reported the first bad client key of a role
+// only), and never includes secret values in errors or warnings. A bad
+// connection setting is returned alone.
 func Build(role Role, settings map[string]string, env Env) (*Built, error) {
 	b := &builder{role: role, s: settings, env: env.withDefaults(), out: &Built{}}
 	if err := b.connection(); err != nil {
@@ -194,6 +198,7 @@ func Build(role Role, settings map[string]string, env Env) (*Built, error) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	var errs []error
 	for _, k := range keys {
 		if isHandledConnKey(k) {
 			continue
@@ -216,9 +221,16 @@ func Build(role Role, settings map[string]string, env Env) (*Built, error) {
 			b.line(k, v, "no effect: "+d.note)
 		default:
 			if err := d.conv(b, k, v); err != nil {
-				return nil, err
+				errs = append(errs, err)
 			}
 		}
+	}
+	switch len(errs) {
+	case 0:
+	case 1:
+		return nil, errs[0]
+	default:
+		return nil, errors.Join(errs...)
 	}
 	sort.SliceStable(b.out.Lines, func(i, j int) bool { return b.out.Lines[i].Key < b.out.Lines[j].Key })
 	return b.out, nil
