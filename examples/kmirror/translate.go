@@ -158,7 +158,15 @@ func (d *drFlow) targetClient(extra ...kgo.Opt) (*kgo.Client, error) {
 // groups the regex matches.
 func (d *drFlow) translateGroups(ctx context.Context, cl *kgo.Client) (map[string][]remoteclusterutils.PartitionTranslation, error) {
 	rc := remoteclusterutils.NewClient(cl, remoteclusterutils.WithPolicy(d.pol))
-	return rc.TranslateGroups(ctx, d.flow.Source, d.groups.MatchString)
+	tr, err := rc.TranslateGroups(ctx, d.flow.Source, d.groups.MatchString)
+	if d.flow.DisableCheckpoints && (errors.Is(err, remoteclusterutils.ErrNoCheckpointsTopic) || errors.Is(err, remoteclusterutils.ErrNoCheckpointYet)) {
+		// The file says why: "the mirror creates it when its flow starts,
+		// so retry" never comes true there (a new user's finding, with MM2
+		// files that set emit.checkpoints.enabled = false).
+		err = fmt.Errorf("%w; the file disables the flow's checkpoints (%s.emit.checkpoints.enabled = false, or at top level), so none are written: "+
+			"set it to true (and restart the members) to translate its groups", err, d.name())
+	}
+	return tr, err
 }
 
 // sourceTopic names the source topic of remote topic t ("" if the policy

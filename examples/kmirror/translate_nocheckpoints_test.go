@@ -1,0 +1,32 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNuTranslateCheckpointsDisabledSaysSo: with a file that disables the
+// flow's checkpoints (emit.checkpoints.enabled = false, as several MM2
+// files do), kmirror translate answered that the checkpoints topic does
+// not exist and "the mirror creates it when its flow starts, so retry if
+// it has just started", which never comes true. It says that the file
+// disables them.
+func TestNuTranslateCheckpointsDisabledSaysSo(t *testing.T) {
+	b := fakeCluster(t, "B")
+	props := filepath.Join(t.TempDir(), "mm2.properties")
+	body := fmt.Sprintf("clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = %s\n"+
+		"A->B.enabled = true\nA->B.topics = orders\nA->B.emit.checkpoints.enabled = false\n", b.ListenAddrs()[0])
+	if err := os.WriteFile(props, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := translateMain(context.Background(), []string{"-config", props, "-groups", ".*", "-timeout", "5s"}, &out, &errOut)
+	if code != drRefused || !strings.Contains(errOut.String(), "the file disables the flow's checkpoints (A->B.emit.checkpoints.enabled = false") {
+		t.Errorf("translate with checkpoints disabled: exit %d, stderr %q; want %d and the file's setting named", code, errOut.String(), drRefused)
+	}
+}
