@@ -6,7 +6,9 @@ package main
 //	                 [-uncommitted fail|earliest|latest] [-wait 2m] [-dry-run] [-json]
 //
 // Run after a failover of the flow A->B, once A is back: it moves the
-// consumer groups -groups matches home to A. It never replicates by
+// consumer groups -groups matches home to A. It refuses a flow that a
+// live member still replicates when no kmirror failover of it is
+// recorded (forwardNotFailedOver). It never replicates by
 // itself: the reverse flow B->A must be enabled in the file, replicate
 // and have checkpointed each group's current offsets on B's own topics;
 // otherwise it exits 1 and prints what the file needs. That B->A
@@ -331,6 +333,23 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	rctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 
+	// The forward flow does not replicate, or was failed over before (its
+	// status topic on B).
+	if fwdView, err := statustopic.ReadView(rctx, clusterOpts(b, b.Consumer), d.flow.Source); err == nil {
+		if fs := flowMembers(fwdView, time.Now()); fs.Replicating > 0 {
+			dr, drFound, err := statustopic.ReadDR(rctx, clusterOpts(b, b.Consumer), d.flow.Source)
+			if err != nil {
+				return fail(fmt.Errorf("reading the status topic of %s on %s: %w", d.name(), b.Alias, err))
+			}
+			if problem := forwardNotFailedOver(d.name(), b.Alias, fs, dr, drFound); problem != "" {
+				rep.Problems = append(rep.Problems, problem)
+				return refuse()
+			}
+		}
+	} else if !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		return fail(fmt.Errorf("reading the status topic of %s on %s: %w", d.name(), b.Alias, err))
+	}
+
 	// The groups on B and A.
 	listed, err := bAdm.ListGroups(rctx)
 	if err != nil {
@@ -383,7 +402,7 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	}
 	var rs reverseStatus
 	if err == nil {
-		rs = reverseMembers(view, time.Now())
+		rs = flowMembers(view, time.Now())
 	}
 	interval := rev.EmitHeartbeatsInterval
 	if interval <= 0 {
@@ -970,11 +989,11 @@ func reverseAdvice(rev, into string, rs reverseStatus) string {
 	return "Start a runner with the flow enabled and, where its members hold it paused or stopped, resume it: " + enable + "; " + resume + "; then run failback again"
 }
 
-// reverseMembers reads the live members of the reverse flow in its status
-// topic's view v at now. A member replicates unless its file disables the
+// flowMembers reads the live members of a flow (the reverse flow, or
+// the forward one) in its status topic's view v at now. A member replicates unless its file disables the
 // flow (it only emits heartbeats), it applied PAUSED or STOPPED, or it
 // FAILED.
-func reverseMembers(v *statustopic.View, now time.Time) reverseStatus {
+func flowMembers(v *statustopic.View, now time.Time) reverseStatus {
 	var rs reverseStatus
 	ms := v.Members()
 	for _, id := range keysOf(ms) {
@@ -1038,4 +1057,26 @@ func newTable(w io.Writer, head string) *tabwriter.Writer {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, head)
 	return tw
+}
+
+// forwardNotFailedOver says why failback refuses to run ("" when it may):
+// fs, the live members of the forward flow in its status topic on B, has
+// some replicating, and no kmirror failover or failback of it is recorded
+// there (the DR record dr, found drFound). Failback moves groups home
+// after a failover: while the forward flow replicates, the groups' offsets
+// on B are copies of theirs on A (group offset sync), translated back they
+// are at or below A's, and committing them would move the groups on A
+// backwards (a new user's find: the dry run of a flow never failed over
+// said "would commit"). A flow with no live kmirror member (stopped, or
+// run by Apache MM2, which writes no status topic) is not refused: nothing
+// tells. After a failover or a failback (a run again of it) the DR record
+// lets it run.
+func forwardNotFailedOver(flow, b string, fs reverseStatus, dr statustopic.DRRecord, drFound bool) string {
+	if fs.Replicating == 0 || (drFound && len(dr.Groups) > 0) {
+		return ""
+	}
+	return fmt.Sprintf("%[1]s was not failed over: %[3]d of its %[4]d live member(s) replicate it (status topic %[5]s on %[2]s), and no kmirror failover of it is recorded there. "+
+		"Failback moves groups home after a failover; while %[1]s replicates, the groups' offsets on %[2]s are copies of theirs at the source, and committing them back there could move the groups backwards. "+
+		"Fail over first (kmirror failover -flow '%[1]s'); if you failed over without kmirror, stop the flow (PUT /connectors/%[6]s/stop) and run failback again",
+		flow, b, fs.Replicating, fs.Live, statustopic.Topic(strings.SplitN(flow, "->", 2)[0]), url.PathEscape(flow))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/kmirror/kmirror/checkpoint"
+	"github.com/kmirror/kmirror/internal/statustopic"
 	"github.com/kmirror/kmirror/remoteclusterutils"
 )
 
@@ -187,6 +188,9 @@ func TestFailbackAfterRemoteTopicRecreated(t *testing.T) {
 			Offset: positions[p], From: checkpoint.KindRun, Translation: "exact"})
 	}
 	flow := "A->B"
+	// Stopped, as a failover leaves it (failback refuses a flow that
+	// replicates and was never failed over).
+	brk2State(t, w.client(w.bAddrs), statustopic.Stopped, "test", "failed over")
 	var fb failbackReport
 	eventually(t, "failback -dry-run", func() string {
 		code, out, errOut, _ := runDR(t, failbackMain, "-config", w.props, "-flow", flow, "-groups", w.group, "-wait", "5s", "-dry-run", "-json")

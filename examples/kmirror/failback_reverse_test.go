@@ -191,7 +191,7 @@ func TestReverseMembers(t *testing.T) {
 			r.Offset = int64(i)
 			v.Apply(r)
 		}
-		rs := reverseMembers(v, now)
+		rs := flowMembers(v, now)
 		if rs.Live != tc.live || rs.Replicating != tc.replicating || rs.Held != tc.held || rs.HeartbeatsOnly != tc.hbOnly ||
 			!strings.Contains(strings.Join(rs.NotReplicating, "; "), tc.why) {
 			t.Errorf("%s: %+v, want live %d, replicating %d, held %d, heartbeats only %d, %q", tc.name, rs, tc.live, tc.replicating, tc.held, tc.hbOnly, tc.why)
@@ -245,5 +245,40 @@ func TestFailbackNoReverseMemberNorHeartbeat(t *testing.T) {
 		!strings.HasPrefix(rep.Problems[0], "the reverse flow B->A has no live member: its newest heartbeat on A is none") {
 		t.Fatalf("failback with nothing running B->A: exit %d, evidence %q, problems %q; want %d, %q and the no-live-member problem\n%s",
 			code, rep.ReverseEvidence, rep.Problems, drRefused, wantEvidence, errOut)
+	}
+}
+
+// TestFailbackRefusesFlowNeverFailedOver (a new user's finding): with A->B
+// replicating (a live member of it RUNNING in its status topic on B) and
+// never failed over, failback took the group's offsets on B, copies of its
+// offsets on A, back to A: the dry run said "would commit" and exited 0,
+// and a run could have moved the group on A backwards. It refuses now,
+// saying to fail over first, and commits nothing.
+func TestFailbackRefusesFlowNeverFailedOver(t *testing.T) {
+	w := newDRWorld(t, "")
+	w.produce(w.aAddrs, "A", w.topic, 100)
+	commitAt := map[int32]int64{0: 50, 1: 50, 2: 50}
+	w.consumeManual(w.aAddrs, "A", w.topic, commitAt, commitAt)
+	_, runnerLog, stopRunner, waitRunner := started(t, "-config", w.props, "-log-level", "warn")
+	defer func() {
+		stopRunner()
+		if err := waitRunner(); err != nil {
+			t.Errorf("runner: %v\n%s", err, runnerLog)
+		}
+	}()
+	var rep failbackReport
+	eventually(t, "failback refused: A->B not failed over", func() string {
+		code, out, errOut, _ := runDR(t, failbackMain, "-config", w.props, "-flow", "A->B", "-groups", w.group, "-wait", "1s", "-dry-run", "-json")
+		rep = failbackReport{}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			return fmt.Sprintf("exit %d: %v\n%s\n%s", code, err, out, errOut)
+		}
+		if code != drRefused || len(rep.Problems) != 1 || !strings.HasPrefix(rep.Problems[0], "A->B was not failed over: 1 of its 1 live member(s) replicate it (status topic mm2-kmirror-status.A.internal on B)") {
+			return fmt.Sprintf("exit %d, problems %q", code, rep.Problems)
+		}
+		return ""
+	})
+	if !strings.Contains(rep.Problems[0], "Fail over first (kmirror failover -flow 'A->B')") || len(rep.Groups) != 0 {
+		t.Errorf("problem %q, groups %+v; want it to say to fail over first, and no group planned", rep.Problems[0], rep.Groups)
 	}
 }
