@@ -414,14 +414,16 @@ func (f *flow) probe(ctx context.Context) {
 	}
 }
 
-func (f *flow) setState(s State, err error) {
+// setState sets the flow's state and logs a change ("flow state", with
+// attrs after the state).
+func (f *flow) setState(s State, err error, attrs ...any) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.setStateLocked(s, err)
+	f.setStateLocked(s, err, attrs...)
 }
 
 // setStateLocked is setState with f.mu held.
-func (f *flow) setStateLocked(s State, err error) {
+func (f *flow) setStateLocked(s State, err error, attrs ...any) {
 	msg := ""
 	if err != nil {
 		msg = err.Error()
@@ -432,9 +434,9 @@ func (f *flow) setStateLocked(s State, err error) {
 		}
 		f.state, f.stateErr = s, msg
 		if err != nil {
-			f.log.Warn("flow state", "state", s, "err", err)
+			f.log.Warn("flow state", append([]any{"state", s, "err", err}, attrs...)...)
 		} else {
-			f.log.Info("flow state", "state", s)
+			f.log.Info("flow state", append([]any{"state", s}, attrs...)...)
 		}
 	}
 }
@@ -607,7 +609,19 @@ func (f *flow) run(ctx, hard context.Context) error {
 	if f.cfg.Disabled {
 		f.setState(StateDisabled, nil)
 	} else {
-		f.setState(StateRunning, nil)
+		// A member started on a paused or stopped flow logged "flow state
+		// RUNNING" right after "target state at start STOPPED", while its
+		// status said STOPPED (an operator's find): the line says what it
+		// holds. reported is read under unitsMu, released before setState
+		// takes f.mu (the two are not nested).
+		f.unitsMu.Lock()
+		held := f.reported
+		f.unitsMu.Unlock()
+		var note []any
+		if held == TargetPaused || held == TargetStopped {
+			note = []any{"target_state", held, "note", "started; its partitions stay " + string(held) + " until resumed"}
+		}
+		f.setState(StateRunning, nil, note...)
 	}
 
 	var wg sync.WaitGroup

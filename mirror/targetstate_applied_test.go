@@ -3,6 +3,7 @@ package mirror
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,5 +66,36 @@ func TestSetTargetStateWhileRunStarts(t *testing.T) {
 	_, fc, m := heartbeatsOnlyMember(t)
 	if err := m.SetTargetState(context.Background(), fc.Name(), TargetStopped, "test", ""); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStartedOnStoppedFlowLogsItHolds (an operator's find): a member
+// started on a flow whose target state is STOPPED logged "target state at
+// start state=STOPPED", then "flow state state=RUNNING", while its status
+// said STOPPED. The line now says the flow holds its partitions stopped.
+func TestStartedOnStoppedFlowLogsItHolds(t *testing.T) {
+	t.Parallel()
+	p := testcluster.New(t, "src", "dst")
+	testcluster.CreateTopic(t, &p.Source, p.Topic("orders"), 1, nil)
+	fc := fastFlow(p)
+	fc.Tasks = 1
+	first, err := New(append(clusterOpts(p), WithFlow(fc))...) // writes the state only, never runs
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if err := first.SetTargetState(context.Background(), fc.Name(), TargetStopped, "test", "failed over"); err != nil {
+		t.Fatal(err)
+	}
+	var lb logBuf
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithLogger(lb.logger()))...)
+	testcluster.Eventually(t, 30*time.Second, "the flow started, STOPPED", func() (bool, string) {
+		st := m.Status().Flows[0]
+		return st.State == StateStopped && len(lb.lines("flow state", "RUNNING")) > 0, fmt.Sprintf("state %s, log %q", st.State, lb.lines("flow state"))
+	})
+	for _, l := range lb.lines("flow state", "RUNNING") {
+		if !strings.Contains(l, "target_state=STOPPED") || !strings.Contains(l, "its partitions stay STOPPED until resumed") {
+			t.Errorf("log line %q; want it to say the flow holds its partitions STOPPED", l)
+		}
 	}
 }
