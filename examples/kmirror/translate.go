@@ -500,6 +500,13 @@ func translateMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	now := time.Now()
 	rep := translateReport{Flow: d.name(), CheckpointsTopic: d.pol.CheckpointsTopic(d.flow.Source), At: now.UTC(),
 		Groups: groupReports(d, tr, now)}
+	if d.flow.DisableCheckpoints && len(rep.Groups) > 0 {
+		// Checkpoints written before the file disabled them read as
+		// current (exit 0), the age column the only hint (an operator's
+		// find).
+		fmt.Fprintf(stderr, "kmirror translate: the file disables the flow's checkpoints (%s.emit.checkpoints.enabled = false, or at top level): "+
+			"these were written before, and stay where they are while the groups move on (see each checkpoint's age)\n", d.name())
+	}
 	rep.Summary = summarize(rep.Groups)
 	if c.json {
 		if err := writeReportJSON(stdout, rep); err != nil {

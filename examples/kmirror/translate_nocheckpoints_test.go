@@ -30,3 +30,26 @@ func TestNuTranslateCheckpointsDisabledSaysSo(t *testing.T) {
 		t.Errorf("translate with checkpoints disabled: exit %d, stderr %q; want %d and the file's setting named", code, errOut.String(), drRefused)
 	}
 }
+
+// TestTranslateStaleCheckpointsOfDisabledFlowSaid (an operator's find):
+// with a file that disables the flow's checkpoints but a checkpoints
+// topic left from before, translate printed those checkpoints as current
+// (exit 0), their age the only hint. It still prints them, and says the
+// file disables checkpoints, so they no longer move.
+func TestTranslateStaleCheckpointsOfDisabledFlowSaid(t *testing.T) {
+	w := newRerunWorld(t)
+	f, err := os.OpenFile(w.props, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("A->B.emit.checkpoints.enabled = false\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var out, errOut bytes.Buffer
+	code := translateMain(context.Background(), []string{"-config", w.props, "-groups", "g", "-timeout", "10s"}, &out, &errOut)
+	if code != drOK || !strings.Contains(out.String(), "A.orders") ||
+		!strings.Contains(errOut.String(), "the file disables the flow's checkpoints (A->B.emit.checkpoints.enabled = false") {
+		t.Errorf("translate of leftover checkpoints: exit %d, stdout %q, stderr %q; want %d, g's translation, and the disabled checkpoints said", code, out.String(), errOut.String(), drOK)
+	}
+}
