@@ -559,7 +559,13 @@ func (f *flow) startSingleton() {
 		}
 	}()
 	f.wakeRefresh()
-	f.log.Info("singleton duties started (topic creation, config and ACL sync, checkpoints, heartbeats)")
+	if f.cfg.Disabled {
+		// A heartbeats-only flow runs no other duty (an operator read
+		// topic creation and checkpoints in its log).
+		f.log.Info("singleton duties started (heartbeats only: the flow is disabled)")
+	} else {
+		f.log.Info("singleton duties started (topic creation, config and ACL sync, checkpoints, heartbeats)")
+	}
 }
 
 func (s *singleton) stop() {

@@ -28,7 +28,7 @@ func TestSwitch(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 			defer cancel()
 			var out bytes.Buffer
-			dir := t.TempDir()
+			dir := filepath.Join(t.TempDir(), "logs") // -logdir need not exist (it failed: no such file or directory)
 			rep, err := runSwitch(ctx, switchConfig{Interval: 10 * time.Millisecond, Warmup: time.Second, After: time.Second, Naive: naive, LogDir: dir}, &out)
 			t.Log("\n" + out.String())
 			if err != nil {

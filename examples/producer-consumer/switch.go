@@ -70,6 +70,9 @@ func runSwitch(ctx context.Context, cfg switchConfig, out io.Writer) (rep switch
 	}
 	sent, received := &lineLog{}, &lineLog{}
 	if cfg.LogDir != "" {
+		if err := os.MkdirAll(cfg.LogDir, 0o755); err != nil { // a new directory, as -logdir /tmp/run1 reads
+			return rep, err
+		}
 		for name, l := range map[string]*lineLog{"send_message.log": sent, "received.log": received} {
 			f, err := os.Create(filepath.Join(cfg.LogDir, name))
 			if err != nil {
