@@ -967,6 +967,18 @@ func catchUp(ctx context.Context, d *drFlow, o *failoverOptions, dstCl *kgo.Clie
 			return groups, nil, read()
 		}
 	}
+	if len(groups) == 0 {
+		// No group of -groups on the source: when none has a checkpoint
+		// on the target either, there is nothing to fail over, said at
+		// once (an operator's find: -groups with a typo waited -wait for
+		// the catch-up first).
+		if err := read(); err != nil {
+			return nil, nil, err
+		}
+		if len(in.Checkpoints) == 0 {
+			return groups, nil, nil
+		}
+	}
 	tds, err := srcAdm.ListTopics(rctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing the topics of %s: %w", d.src.Alias, err)
