@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -750,6 +751,9 @@ func unreachable(what, alias string, err error) error {
 	case errors.Is(err, kerr.SaslAuthenticationFailed):
 		return fmt.Errorf("%s %s unreachable: %w (the broker rejected the credentials: check %s.sasl.jaas.config and %s.sasl.mechanism)",
 			what, alias, err, alias, alias)
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Errorf("%s %s unreachable: %w (no answer in time: a broker down or overloaded; if this cluster never answered, "+
+			"a security.protocol the listener does not speak looks like this, a TLS client on a plaintext listener waiting for ever: check %s.security.protocol)", what, alias, err, alias)
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("%s %s unreachable: %w (the broker closed the connection: a broker stopping does that; if this cluster never answered, "+
 			"a security.protocol the listener does not speak, or SASL credentials it rejects, look like this: check %s.security.protocol and %s.sasl.*)", what, alias, err, alias, alias)
@@ -764,11 +768,19 @@ func (f *flow) wakeRefresh() {
 	}
 }
 
+// preflightBound bounds preflight's first request to each cluster.
+const preflightBound = 15 * time.Second
+
 // preflight checks replication factors against the broker counts
 // (docs/field-failures.md case B18).
 func (f *flow) preflight(ctx context.Context) error {
 	check := func(adm *kadm.Client, alias string, rfs map[string]int16) error {
-		md, err := adm.BrokerMetadata(ctx)
+		// Bounded: a cluster that never answers (a TLS client on a
+		// plaintext listener waits for ever) kept the flow STARTING with
+		// no error; it is RETRYING, saying why, after the bound.
+		mctx, cancel := context.WithTimeout(ctx, min(f.cfg.AdminTimeout, preflightBound))
+		defer cancel()
+		md, err := adm.BrokerMetadata(mctx)
 		if err != nil {
 			return unreachable("cluster", alias, err)
 		}
