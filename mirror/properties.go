@@ -89,6 +89,27 @@ type Properties struct {
 	effective string
 	settings  map[string]string // effective key -> value, secrets masked (FlowSettings)
 	leftOut   []string          // flows OnlyTargets left out (OtherNodesFlows)
+	// set maps a flow's effective key ("A->B.replication.factor") to the
+	// file's setting that gives its value (SettingOf).
+	set map[string]setAt
+}
+
+// setAt is where a file sets a value: its key as written and its line.
+type setAt struct {
+	key  string
+	line int
+}
+
+// SettingOf returns the setting of the file that gives flow key key its
+// value ("A->B.replication.factor", as [ConfigError.Key] names a flow's
+// setting): the key as the file writes it ("replication.factor" at top
+// level, "A->B.replication.factor") and its line (0 when not known). ok is
+// false for a value the file does not set (a default). A runner uses it to
+// trace an error found while running (a replication factor above the
+// target's broker count) to the line to change.
+func (p *Properties) SettingOf(key string) (fileKey string, line int, ok bool) {
+	at, ok := p.set[key]
+	return at.key, at.line, ok
 }
 
 // LoadProperties reads an MM2 properties file (path) the way MM2 does
@@ -670,6 +691,10 @@ func (r flowReader) get(key string) (mm2props.Setting, bool) {
 		if s.Key == key {
 			origin = "top level"
 		}
+		if r.b.p.set == nil {
+			r.b.p.set = map[string]setAt{}
+		}
+		r.b.p.set[r.name+"."+key] = setAt{key: s.Key, line: s.Line}
 		r.b.lineShown(r.name+"."+key, strings.TrimSpace(s.Shown()), strings.TrimSpace(s.Value), origin)
 	}
 	return s, ok

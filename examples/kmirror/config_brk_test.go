@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // checkError runs -check on the properties text and returns its error.
@@ -83,5 +84,25 @@ func TestBrk1207TopicsThatMatchNoTopicWarn(t *testing.T) {
 	var out strings.Builder
 	if err := run(context.Background(), []string{"-check", "-strict", "-config", path}, &out, io.Discard); err != nil || strings.Contains(out.String(), "matches no topic") {
 		t.Errorf(`a->b.topics = [^ ;"]+: -check -strict: %v; want no warning:\n%s`, err, out.String())
+	}
+}
+
+// TestRunErrorTracedToFileSetting (an operator's find): with a top-level
+// "replication.factor = 3" against a one-broker target, the runner exited
+// with an error naming A->B.replication.factor, a key the file does not
+// hold, and no line. It names the file's setting and its line too.
+func TestRunErrorTracedToFileSetting(t *testing.T) {
+	a, b := fakeCluster(t, "A"), fakeCluster(t, "B")
+	path := filepath.Join(t.TempDir(), "mm2.properties")
+	props := "clusters = A, B\nA.bootstrap.servers = " + a.ListenAddrs()[0] + "\nB.bootstrap.servers = " + b.ListenAddrs()[0] +
+		"\nA->B.enabled = true\nreplication.factor = 3\n"
+	if err := os.WriteFile(path, []byte(props), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := run(ctx, []string{"-config", path, "-listen", ""}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "A->B.replication.factor") || !strings.Contains(err.Error(), "(set in the file by replication.factor, line 5)") {
+		t.Errorf("run: %v; want the flow's key and the file's setting with its line", err)
 	}
 }

@@ -478,6 +478,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	select {
 	case err = <-runErr:
 		// A fatal error (ctx still live) or a stop that raced with it.
+		err = traceSetting(err, props)
 		h.runReturned(err)
 	case <-ctx.Done():
 		h.stopping.Store(true)
@@ -502,6 +503,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	banner.Info("stopped cleanly")
 	return nil
+}
+
+// traceSetting adds to a fatal *mirror.ConfigError that Run returned (a
+// replication factor above the target's broker count) the file's setting
+// that gave the value, and its line: Run names the flow's key
+// ("A->B.replication.factor"), which the file may set at top level
+// ("replication.factor"), and knows no line (an operator's find).
+func traceSetting(err error, props *mirror.Properties) error {
+	var ce *mirror.ConfigError
+	if !errors.As(err, &ce) || strings.Contains(ce.Reason, "line ") {
+		return err
+	}
+	fk, line, ok := props.SettingOf(ce.Key)
+	if !ok {
+		return err
+	}
+	where := fk
+	if line > 0 {
+		where = fmt.Sprintf("%s, line %d", fk, line)
+	}
+	return fmt.Errorf("%w (set in the file by %s)", err, where)
 }
 
 // summaryLoop logs logSummary every interval from consecutive
