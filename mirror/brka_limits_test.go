@@ -45,13 +45,7 @@ func TestBrkATooLargeGroupsNeverTranslatedPast(t *testing.T) {
 			fc := trFlow(p)
 			fc.Topics = []string{topic}
 			fc.Tasks = 1
-			fc.ConfigPropertiesExclude = append(append([]string{}, DefaultConfigPropertiesExclude...), `max\.message\.bytes`)
-			switch mode {
-			case "exactly-once":
-				fc.ExactlyOnce = true
-			case "shallow":
-				fc.ShallowCopy, fc.DisableProvenanceHeader = true, true
-			}
+			fc = limitMode(fc, mode)
 			s := sampleInvariants(t, &p.Target, remote, groups...)
 			m, _ := runMirror(t, recoveryOpts(p, fc)...)
 			want := map[string]int64{p.Group("ga"): 3, p.Group("gb"): 5, p.Group("gc"): 5, p.Group("gd"): 5}

@@ -76,7 +76,11 @@ func wantContents(vals ...[]byte) []string {
 // "gapstop"), with max.message.bytes not copied: the remote topic keeps
 // the target's default limit (1 MiB).
 func limitedFlow(p *testcluster.Pair, topic, mode string) FlowConfig {
-	fc := recoveryFlow(p, topic)
+	return limitMode(recoveryFlow(p, topic), mode)
+}
+
+// limitMode is fc in mode (limitedFlow), max.message.bytes not copied.
+func limitMode(fc FlowConfig, mode string) FlowConfig {
 	fc.ConfigPropertiesExclude = append(append([]string{}, DefaultConfigPropertiesExclude...), `max\.message\.bytes`)
 	switch mode {
 	case "exactly-once":

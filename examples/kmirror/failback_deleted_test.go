@@ -20,23 +20,8 @@ import (
 // dry run too), saying that orders does not exist on A, and commit
 // nothing.
 func TestNuFailbackSourceTopicDeletedOnA(t *testing.T) {
-	w := newDRWorld(t, "")
-	w.produce(w.aAddrs, "A", w.topic, 100)
-	commitAt := map[int32]int64{0: 50, 1: 50, 2: 50}
-	w.consumeManual(w.aAddrs, "A", w.topic, commitAt, commitAt)
-	_, runnerLog, stopRunner, waitRunner := started(t, "-config", w.props, "-clusters", "B", "-log-level", "warn")
+	w := failedOver(t)
 	flow := "A->B"
-	eventually(t, "planned failover", func() string {
-		code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-flow", flow, "-groups", w.group, "-wait", "5s", "-json")
-		if code != drOK {
-			return fmt.Sprintf("exit %d: %s %s", code, out, errOut)
-		}
-		return ""
-	})
-	stopRunner()
-	if err := waitRunner(); err != nil {
-		t.Errorf("runner: %v\n%s", err, runnerLog)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	end := kadm.Offsets{}
