@@ -43,6 +43,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -476,6 +477,11 @@ func translateMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	defer cl.Close()
 	rctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	if err := probe(rctx, d.dst, min(c.timeout, sourceProbeTimeout)); err != nil && errors.Is(err, syscall.ECONNREFUSED) {
+		// A target refusing connections answered only after -timeout
+		// (30 s), where failover says so at once (an operator's find).
+		return drError(stderr, "translate", fmt.Errorf("reading the checkpoints of %s on %s: %w", d.name(), d.dst.Alias, err), drUnreachable)
+	}
 	tr, err := d.translateGroups(rctx, cl)
 	if err != nil {
 		code := drUnreachable

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestNuTranslateCheckpointsDisabledSaysSo: with a file that disables the
@@ -51,5 +52,25 @@ func TestTranslateStaleCheckpointsOfDisabledFlowSaid(t *testing.T) {
 	if code != drOK || !strings.Contains(out.String(), "A.orders") ||
 		!strings.Contains(errOut.String(), "the file disables the flow's checkpoints (A->B.emit.checkpoints.enabled = false") {
 		t.Errorf("translate of leftover checkpoints: exit %d, stdout %q, stderr %q; want %d, g's translation, and the disabled checkpoints said", code, out.String(), errOut.String(), drOK)
+	}
+}
+
+// TestTranslateTargetRefusingConnectionsAtOnce (an operator's find):
+// translate against a target that refuses connections retried for its
+// whole -timeout before saying so; it probes the target first and says it
+// is unreachable (exit 3) well within -timeout, which the test sets
+// beyond its own deadline.
+func TestTranslateTargetRefusingConnectionsAtOnce(t *testing.T) {
+	props := filepath.Join(t.TempDir(), "mm2.properties")
+	body := fmt.Sprintf("clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:%d\nA->B.enabled = true\n", freeLoopbackPort(t))
+	if err := os.WriteFile(props, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	code := translateMain(ctx, []string{"-config", props, "-groups", ".*", "-timeout", "10m"}, &out, &errOut)
+	if code != drUnreachable || !strings.Contains(errOut.String(), "connection refused") || ctx.Err() != nil {
+		t.Errorf("translate against a refusing target: exit %d, stderr %q, test deadline %v; want %d naming the refused connection before the deadline", code, errOut.String(), ctx.Err(), drUnreachable)
 	}
 }
