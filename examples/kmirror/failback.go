@@ -333,18 +333,17 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	rctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 
-	// The forward flow does not replicate, or was failed over before (its
-	// status topic on B).
+	// The forward flow's status topic on B: the record of earlier
+	// failovers and failbacks (prev), and whether a live member still
+	// replicates the flow.
+	prev, drFound, err := statustopic.ReadDR(rctx, clusterOpts(b, b.Consumer), d.flow.Source)
+	if err != nil {
+		return fail(fmt.Errorf("reading the status topic of %s on %s: %w", d.name(), b.Alias, err))
+	}
 	if fwdView, err := statustopic.ReadView(rctx, clusterOpts(b, b.Consumer), d.flow.Source); err == nil {
-		if fs := flowMembers(fwdView, time.Now()); fs.Replicating > 0 {
-			dr, drFound, err := statustopic.ReadDR(rctx, clusterOpts(b, b.Consumer), d.flow.Source)
-			if err != nil {
-				return fail(fmt.Errorf("reading the status topic of %s on %s: %w", d.name(), b.Alias, err))
-			}
-			if problem := forwardNotFailedOver(d.name(), b.Alias, fs, dr, drFound); problem != "" {
-				rep.Problems = append(rep.Problems, problem)
-				return refuse()
-			}
+		if problem := forwardNotFailedOver(d.name(), d.flow.Source, b.Alias, flowMembers(fwdView, time.Now()), prev, drFound); problem != "" {
+			rep.Problems = append(rep.Problems, problem)
+			return refuse()
 		}
 	} else if !errors.Is(err, kerr.TopicAuthorizationFailed) {
 		return fail(fmt.Errorf("reading the status topic of %s on %s: %w", d.name(), b.Alias, err))
@@ -788,13 +787,9 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	// moved back (the consumers moved on at home). Other groups get their
 	// translations even below A's offsets: those are from before the
 	// failover, and the group may have been rewound on B.
-	prev, found, err := statustopic.ReadDR(rctx, clusterOpts(b, b.Consumer), d.flow.Source)
-	if err != nil {
-		return fail(fmt.Errorf("reading the status topic of %s on %s: %w", d.name(), b.Alias, err))
-	}
 	done := committedBy(prev, drFailback)
 	again := inSet(reportGroups(rep.Groups), done)
-	rep.Rerun = found && len(again) > 0 // of a group this run matches
+	rep.Rerun = drFound && len(again) > 0 // of a group this run matches
 	if len(again) > 0 {
 		commitsA, err := groupCommits(rctx, aAdm, again)
 		if err != nil {
@@ -1060,7 +1055,8 @@ func newTable(w io.Writer, head string) *tabwriter.Writer {
 }
 
 // forwardNotFailedOver says why failback refuses to run ("" when it may):
-// fs, the live members of the forward flow in its status topic on B, has
+// fs, the live members of the forward flow (from source alias source) in
+// its status topic on B, has
 // some replicating, and no kmirror failover or failback of it is recorded
 // there (the DR record dr, found drFound). Failback moves groups home
 // after a failover: while the forward flow replicates, the groups' offsets
@@ -1071,12 +1067,12 @@ func newTable(w io.Writer, head string) *tabwriter.Writer {
 // run by Apache MM2, which writes no status topic) is not refused: nothing
 // tells. After a failover or a failback (a run again of it) the DR record
 // lets it run.
-func forwardNotFailedOver(flow, b string, fs reverseStatus, dr statustopic.DRRecord, drFound bool) string {
+func forwardNotFailedOver(flow, source, b string, fs reverseStatus, dr statustopic.DRRecord, drFound bool) string {
 	if fs.Replicating == 0 || (drFound && len(dr.Groups) > 0) {
 		return ""
 	}
 	return fmt.Sprintf("%[1]s was not failed over: %[3]d of its %[4]d live member(s) replicate it (status topic %[5]s on %[2]s), and no kmirror failover of it is recorded there. "+
 		"Failback moves groups home after a failover; while %[1]s replicates, the groups' offsets on %[2]s are copies of theirs at the source, and committing them back there could move the groups backwards. "+
 		"Fail over first (kmirror failover -flow '%[1]s'); if you failed over without kmirror, stop the flow (PUT /connectors/%[6]s/stop) and run failback again",
-		flow, b, fs.Replicating, fs.Live, statustopic.Topic(strings.SplitN(flow, "->", 2)[0]), url.PathEscape(flow))
+		flow, b, fs.Replicating, fs.Live, statustopic.Topic(source), url.PathEscape(flow))
 }

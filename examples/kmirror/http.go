@@ -480,7 +480,7 @@ func (h *handler) resolve(w http.ResponseWriter, r *http.Request) string {
 		}
 		// 409, not 404: the connector exists, several times; a script
 		// that treats 404 as "not deployed" must not take this for it.
-		writeError(w, http.StatusConflict, fmt.Sprintf("Connector %s runs for %d flows (%s): select one with ?flow=<source->target> (URL-encoded: ?flow=%s)", name, len(runs), strings.Join(runs, ", "), strings.ReplaceAll(runs[0], ">", "%3E")))
+		writeError(w, http.StatusConflict, fmt.Sprintf("Connector %s runs for %d flows (%s): select one with ?flow=<source->target> (URL-encoded: ?flow=%s)", name, len(runs), strings.Join(runs, ", "), url.PathEscape(runs[0])))
 		return ""
 	}
 	if slices.Contains(h.elsewhere, name) {
@@ -498,7 +498,7 @@ func (h *handler) resolve(w http.ResponseWriter, r *http.Request) string {
 	// written in lower case.
 	example := "a-%3Eb"
 	if len(names) > 0 {
-		example = strings.ReplaceAll(names[0], ">", "%3E")
+		example = url.PathEscape(names[0])
 	}
 	writeError(w, http.StatusNotFound, fmt.Sprintf("Connector %s not found. kmirror's connectors are its flows: %s (URL-encode the arrow: %s); "+
 		"MM2's names %s, %s and %s answer for the flow that runs them, with ?flow= when several do", name, list, example, mm2Source, mm2Checkpoint, mm2Heartbeat))
