@@ -103,11 +103,9 @@ func TestBrkARecreatedWhileFailedOnTooLarge(t *testing.T) {
 	for _, mode := range []string{"at-least-once", "exactly-once", "shallow", "gapstop"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
-			// kfake in both passes: it re-creates the topic at once, where a
-			// real broker deletes it asynchronously, and the test asserts
-			// exact copies across the re-creation (on real Kafka 4.3.1 the
-			// shallow copy of the other partition's new log was seen twice).
-			p := testcluster.NewFakePair(t, "src", "dst")
+			// On real Kafka 4.3.1 the shallow copy of the other partition's
+			// new log was once seen twice: TestShallowCopyRecreatedSourceNewLogOnce.
+			p := testcluster.New(t, "src", "dst")
 			topic := p.Topic("big")
 			remote := p.Source.Alias + "." + topic
 			limit := "3145728"

@@ -702,7 +702,7 @@ func (f *flow) start(ctx context.Context) error {
 	}
 	env := &unitEnv{cfg: f.cfg, name: f.name, src: f.src, dst: f.dst, log: f.log, metrics: f.metrics,
 		labels: f.labels, tasks: f.tasks, resumeTopic: f.resumeTopic, clientOpts: f.clientOpts, producerOpts: f.replicationProducerOpts,
-		gap: f.recordGap, health: f.unitHealth, owns: f.owns, prov: f.prov, skipped: f.skippedRecords,
+		gap: f.recordGap, health: f.unitHealth, rediscover: f.wakeRefresh, owns: f.owns, prov: f.prov, skipped: f.skippedRecords,
 		partRetryFirst: f.partRetryFirst, hooks: f.hooks, topicLimit: f.topicLimit, setTopicLimit: f.setTopicLimit,
 		txnID: func(slot int32) string { return transactionalID(f.groupID, slot) }, tailNoted: f.tailNoted,
 		merged: f.skips.noCheckpoints, statusSeq: &f.statusSeq, syncEpoch: &f.syncEpoch,

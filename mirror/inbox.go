@@ -629,7 +629,7 @@ func kgoOffset(off int64) kgo.Offset {
 // newFeed returns the feed of p starting with next expected offset next
 // (-1: no gap check until the first record), and makes it p's.
 func (u *unit) newFeed(p *partState, next int64) *feed {
-	f := &feed{k: tp{p.topic, p.partition}, remote: p.remote, partition: p.partition, remoteID: p.remoteID,
+	f := &feed{k: tp{p.topic, p.partition}, remote: p.remote, partition: p.partition, remoteID: p.remoteID, srcID: p.logID(),
 		gate: newProduceGate(), next: next, pm: p.pm, p: p}
 	b := u.box
 	f.ack = func(r *kgo.Record, err error) { b.postResult(f, r, err) }

@@ -92,6 +92,12 @@ type feed struct {
 	// remoteID is the remote topic's ID the incarnation writes to (zero:
 	// unknown): shallow copy pins its produce requests to it.
 	remoteID kadm.TopicID
+	// srcID is the ID of the source topic whose log the incarnation reads
+	// (zero: unknown): shallow copy fetches it only under that ID, as
+	// kgo's consumer keeps a topic's ID until the topic is purged. A
+	// source topic re-created under the name is read by the successor
+	// feed the lifecycle starts at the new log's start (actRecreate).
+	srcID kadm.TopicID
 	// gate is the context of every record produced for it: closed when
 	// franz-go failed a batch of it (producegate.go).
 	gate *produceGate

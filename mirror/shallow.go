@@ -467,6 +467,12 @@ func (s *shallow) loadMeta(m shMeta, leaders map[tp]int32, ids map[string][16]by
 			ok = false
 			continue
 		}
+		if was := ids[*t.Topic]; was != ([16]byte{}) && was != t.TopicID && s.u.env.rediscover != nil {
+			// Deleted and re-created: discovery tells the lifecycle,
+			// which restarts the partitions on the new log (the old
+			// feeds are held until then, startFetches).
+			s.u.env.rediscover()
+		}
 		ids[*t.Topic] = t.TopicID
 		names[t.TopicID] = *t.Topic
 		for _, p := range t.Partitions {
@@ -631,6 +637,18 @@ func (s *shallow) startFetches(ctx context.Context) {
 		}
 		if !ok {
 			s.needMeta = true
+			continue
+		}
+		if id, cur := sp.f.srcID, kadm.TopicID(s.srcIDs[k.topic]); id != (kadm.TopicID{}) && cur != (kadm.TopicID{}) && cur != id {
+			// The topic under this name is not the one the feed reads:
+			// re-created (the new log, fetched at the old log's
+			// position, was copied from its start here and again from
+			// the lifecycle's restart there: TestShallowCopyRecreatedSourceNewLogOnce),
+			// or the feed already reads the new one and the metadata is
+			// older. It waits for discovery's restart (woken by
+			// loadMeta), or for the metadata.
+			s.needMeta = true
+			held[leader] = true
 			continue
 		}
 		if now.Before(sp.retryAt) {

@@ -1,0 +1,127 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// TestShallowCopyRecreatedSourceNewLogOnce: a source topic deleted and
+// re-created while the flow's topic listing lagged (a real broker deletes a
+// topic asynchronously; here the listing is refused meanwhile). Shallow
+// copy's fetcher learned the new topic ID from its own metadata request
+// and fetched the new log at the old log's position: out of range, it
+// restarted at the new log's start and copied it. When the listing then
+// saw the re-creation, the lifecycle restarted the partition at the new
+// log's start, and the new log was copied a second time (CI, Kafka 4.3.1:
+// offsets 6-9 and 10-13). A feed now reads only the topic ID its partition
+// state was started on, as kgo's consumer does until the topic is purged:
+// the new log is copied once, after the re-creation is seen, and the
+// re-creation is reported once, with nothing lost.
+func TestShallowCopyRecreatedSourceNewLogOnce(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"at-least-once", "shallow"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			// kfake: the listing is refused by a control function.
+			p := testcluster.NewFakePair(t, "src", "dst")
+			topic := p.Topic("recreated")
+			remote := p.Source.Alias + "." + topic
+			testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+			old := partRecords(topic, "old", 0, 0, 6)
+			testcluster.Produce(t, &p.Source, old...)
+			m, _ := runMirror(t, recoveryOpts(p, limitedFlow(p, topic, mode))...)
+			waitReplicated(t, m, 6)
+
+			var refuse atomic.Bool
+			refuse.Store(true)
+			p.Source.Fake.ControlKey(int16(kmsg.Metadata), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+				p.Source.Fake.KeepControl()
+				if req := kreq.(*kmsg.MetadataRequest); refuse.Load() && req.Topics == nil {
+					return nil, errors.New("listing refused by the test"), true
+				}
+				return nil, nil, false
+			})
+			if _, err := testcluster.Admin(t, &p.Source).DeleteTopic(context.Background(), topic); err != nil {
+				t.Fatal(err)
+			}
+			testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+			n := partRecords(topic, "new", 0, 0, 4)
+			testcluster.Produce(t, &p.Source, n...)
+			// The listing stays refused for several of the fetcher's
+			// metadata retries (250 ms apart).
+			time.Sleep(time.Second)
+			refuse.Store(false)
+
+			testcluster.Eventually(t, 30*time.Second, "the re-creation seen", func() (bool, string) {
+				gaps := m.Status().Flows[0].Gaps
+				return len(gaps) > 0 && strings.Contains(gaps[len(gaps)-1].Reason, "deleted and re-created"), fmt.Sprintf("gaps %+v", gaps)
+			})
+			want := strings.Join(wantValues(old, n), " ")
+			testcluster.Eventually(t, 30*time.Second, "the new log copied", func() (bool, string) {
+				got := strings.Join(remoteValuesOf(t, p, remote, 0), " ")
+				return got == want, fmt.Sprintf("got %v; %+v", got, partStatus(m, 0))
+			})
+			time.Sleep(500 * time.Millisecond)
+			if got := strings.Join(remoteValuesOf(t, p, remote, 0), " "); got != want {
+				t.Errorf("remote topic holds %v, want %v", got, want)
+			}
+			if ps := partStatus(m, 0); ps.State != StateRunning || ps.Replicated != 4 || ps.Records != 10 {
+				t.Errorf("status %+v, want RUNNING, 4 of the new log replicated, 10 records copied", ps)
+			}
+			// Nothing of the old log was lost: one report of the
+			// re-creation, of no records (before, also "offsets went
+			// back" and a false loss of offsets 4-6).
+			if gaps := m.Status().Flows[0].Gaps; len(gaps) != 1 || gaps[0].From != 6 || gaps[0].To != 6 {
+				t.Errorf("gaps %+v, want one of offsets 6 to 6 (none lost)", gaps)
+			}
+		})
+	}
+}
+
+// TestRecreatedSourceSeenBeforeTheNextRefresh: a source topic deleted and
+// re-created under the same name was replicated again only after the
+// flow's next topic discovery, refresh.topics.interval.seconds later (600 s
+// by default): until then the old log's position was fetched under the
+// old topic ID and refused. A fetch that finds the topic gone (or, in
+// shallow copy, metadata naming another topic ID) now wakes discovery,
+// which restarts the partition on the new log at once.
+func TestRecreatedSourceSeenBeforeTheNextRefresh(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"at-least-once", "exactly-once", "shallow"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			// kfake: a real broker deletes a topic asynchronously, which
+			// the listing may not show yet when the fetch wakes it.
+			p := testcluster.NewFakePair(t, "src", "dst")
+			topic := p.Topic("recreated")
+			remote := p.Source.Alias + "." + topic
+			testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+			old := partRecords(topic, "old", 0, 0, 6)
+			testcluster.Produce(t, &p.Source, old...)
+			fc := limitedFlow(p, topic, mode)
+			fc.RefreshTopicsInterval = time.Hour
+			m, _ := runMirror(t, recoveryOpts(p, fc)...)
+			waitReplicatedCommitted(t, m, 6)
+			if _, err := testcluster.Admin(t, &p.Source).DeleteTopic(context.Background(), topic); err != nil {
+				t.Fatal(err)
+			}
+			testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+			n := partRecords(topic, "new", 0, 0, 4)
+			testcluster.Produce(t, &p.Source, n...)
+			want := strings.Join(wantValues(old, n), " ")
+			testcluster.Eventually(t, 30*time.Second, "the new log copied", func() (bool, string) {
+				got := strings.Join(remoteValuesOf(t, p, remote, 0), " ")
+				return got == want, fmt.Sprintf("got %v; %+v", got, partStatus(m, 0))
+			})
+		})
+	}
+}
