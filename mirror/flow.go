@@ -107,8 +107,11 @@ type flow struct {
 	limitsAt time.Time
 
 	refreshWake chan struct{}
-	isSingleton atomic.Bool // this member holds slot 0
-	aclOff      atomic.Bool // the source has no authorizer: ACL sync is skipped
+	// rediscoverWake: a unit found a source topic deleted or re-created
+	// (rediscover).
+	rediscoverWake chan struct{}
+	isSingleton    atomic.Bool // this member holds slot 0
+	aclOff         atomic.Bool // the source has no authorizer: ACL sync is skipped
 	// topicsPending: some selected source partitions are not replicated yet
 	// (remote partition not usable): the topic refresh retries quickly.
 	topicsPending atomic.Bool
@@ -258,7 +261,7 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 	fc = fc.withDefaults()
 	f := &flow{cfg: fc, name: fc.Name(), src: src, dst: dst, pol: fc.Policy,
 		log: log.With("flow", fc.Name()), metrics: m, labels: m.labelsOf(fc.Source, fc.Target),
-		refreshWake: make(chan struct{}, 1), units: map[int32]*unit{}, stopping: map[int32]*unit{},
+		refreshWake: make(chan struct{}, 1), rediscoverWake: make(chan struct{}, 1), units: map[int32]*unit{}, stopping: map[int32]*unit{},
 		state: StateUnassigned, since: time.Now(),
 		synced: map[string]*syncedConfigs{}, commitErrs: map[int32]error{}, topicErrs: map[topicErrKey]*TopicError{}, heldIncrease: map[string]bool{},
 		tasks: int32(fc.Tasks), groupID: fc.GroupID, unitsTopic: unitsTopicName(fc.Source),
@@ -702,7 +705,7 @@ func (f *flow) start(ctx context.Context) error {
 	}
 	env := &unitEnv{cfg: f.cfg, name: f.name, src: f.src, dst: f.dst, log: f.log, metrics: f.metrics,
 		labels: f.labels, tasks: f.tasks, resumeTopic: f.resumeTopic, clientOpts: f.clientOpts, producerOpts: f.replicationProducerOpts,
-		gap: f.recordGap, health: f.unitHealth, rediscover: f.wakeRefresh, owns: f.owns, prov: f.prov, skipped: f.skippedRecords,
+		gap: f.recordGap, health: f.unitHealth, rediscover: f.rediscover, owns: f.owns, prov: f.prov, skipped: f.skippedRecords,
 		partRetryFirst: f.partRetryFirst, hooks: f.hooks, topicLimit: f.topicLimit, setTopicLimit: f.setTopicLimit,
 		txnID: func(slot int32) string { return transactionalID(f.groupID, slot) }, tailNoted: f.tailNoted,
 		merged: f.skips.noCheckpoints, statusSeq: &f.statusSeq, syncEpoch: &f.syncEpoch,
@@ -764,6 +767,18 @@ func unreachable(what, alias string, err error) error {
 func (f *flow) wakeRefresh() {
 	select {
 	case f.refreshWake <- struct{}{}:
+	default:
+	}
+}
+
+// rediscover wakes discovery for a unit that found a source topic deleted
+// or re-created (unitEnv.rediscover). The refresh loop runs it at once,
+// but not sooner than rediscoverEvery after its last run: the partitions
+// of a deleted topic report it each, and a topic whose deletion the
+// listing does not show yet would otherwise run discovery back to back.
+func (f *flow) rediscover() {
+	select {
+	case f.rediscoverWake <- struct{}{}:
 	default:
 	}
 }

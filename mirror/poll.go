@@ -258,20 +258,20 @@ func (u *unit) reportGap(gap *GapError) {
 
 // noteFetchErr posts a fetch error of f (shown as RETRYING while it
 // repeats) and reports whether to log it: at most every 10 s per
-// partition, since kgo may return one per fetch. As often, a source topic
-// the fetch found gone (deleted, maybe re-created) wakes the flow's
-// discovery, which settles it: else the partition waited up to
+// partition, since kgo may return one per fetch. A source topic the fetch
+// found gone (deleted, maybe re-created) wakes the flow's discovery, which
+// settles it: else the partition waited up to
 // refresh.topics.interval.seconds (TestRecreatedSourceSeenBeforeTheNextRefresh).
 // Poll (or shallow) loop.
 func (u *unit) noteFetchErr(f *feed, err error) bool {
 	u.box.post(event{kind: evFetchErr, f: f, err: aclAdvice(err, "READ", f.k.topic, u.env.src.Alias)})
+	if unknownTopic(err) && u.env.rediscover != nil {
+		u.env.rediscover()
+	}
 	if time.Since(f.fetchErrLogged) <= 10*time.Second {
 		return false
 	}
 	f.fetchErrLogged = time.Now()
-	if unknownTopic(err) && u.env.rediscover != nil {
-		u.env.rediscover()
-	}
 	return true
 }
 

@@ -467,12 +467,6 @@ func (s *shallow) loadMeta(m shMeta, leaders map[tp]int32, ids map[string][16]by
 			ok = false
 			continue
 		}
-		if was := ids[*t.Topic]; was != ([16]byte{}) && was != t.TopicID && s.u.env.rediscover != nil {
-			// Deleted and re-created: discovery tells the lifecycle,
-			// which restarts the partitions on the new log (the old
-			// feeds are held until then, startFetches).
-			s.u.env.rediscover()
-		}
 		ids[*t.Topic] = t.TopicID
 		names[t.TopicID] = *t.Topic
 		for _, p := range t.Partitions {
@@ -645,10 +639,13 @@ func (s *shallow) startFetches(ctx context.Context) {
 			// position, was copied from its start here and again from
 			// the lifecycle's restart there: TestShallowCopyRecreatedSourceNewLogOnce),
 			// or the feed already reads the new one and the metadata is
-			// older. It waits for discovery's restart (woken by
-			// loadMeta), or for the metadata.
+			// older. It waits for discovery's restart (woken here), or
+			// for the metadata.
 			s.needMeta = true
 			held[leader] = true
+			if s.u.env.rediscover != nil {
+				s.u.env.rediscover()
+			}
 			continue
 		}
 		if now.Before(sp.retryAt) {

@@ -52,6 +52,7 @@ func (f *flow) refreshLoop(ctx context.Context) {
 		topics    bool
 		singleton bool          // only while this member holds slot 0
 		retry     time.Duration // the next retry's delay after per-topic errors (errTopicsFailed)
+		ran       time.Time     // its last run's start
 	}
 	now := time.Now()
 	var jobs []*job
@@ -112,6 +113,13 @@ func (f *flow) refreshLoop(ctx context.Context) {
 					j.next = time.Now()
 				}
 			}
+		case <-f.rediscoverWake:
+			for _, j := range jobs {
+				if j.topics && j.ran.Add(rediscoverEvery).Before(j.next) {
+					j.next = j.ran.Add(rediscoverEvery)
+				}
+			}
+			continue
 		}
 		single := f.isSingleton.Load()
 		wasSingleton = single
@@ -126,6 +134,7 @@ func (f *flow) refreshLoop(ctx context.Context) {
 				j.next = time.Now().Add(j.every)
 				continue
 			}
+			j.ran = time.Now()
 			err := j.run(ctx)
 			if err != nil && ctx.Err() == nil && !errors.Is(err, errTopicsFailed) {
 				f.log.Warn(j.name, "err", err)
@@ -154,6 +163,10 @@ func (f *flow) refreshLoop(ctx context.Context) {
 		}
 	}
 }
+
+// rediscoverEvery is the least time between two discoveries a unit's
+// rediscover asked for (flow.rediscover).
+const rediscoverEvery = 2 * time.Second
 
 // listedCheckEvery is how often a flow looks for the topics its topics
 // setting names literally that the source did not have at the last

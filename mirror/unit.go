@@ -47,9 +47,10 @@ type unitEnv struct {
 	// of the unit's last resume-point load or commit (nil: healthy).
 	gap    func(*GapError)
 	health func(slot int32, err error)
-	// rediscover wakes the flow's topic discovery now (a fetch found a
-	// source topic deleted or re-created: discovery settles it, which
-	// otherwise waits for refresh.topics.interval.seconds); nil in tests.
+	// rediscover wakes the flow's topic discovery (a fetch found a source
+	// topic deleted or re-created: discovery settles it, which otherwise
+	// waits for refresh.topics.interval.seconds); the flow bounds how
+	// often it runs. Nil in tests.
 	rediscover func()
 	// txnID is the transactional id of a slot's producer (exactly once);
 	// owns checks with the group coordinator that this member's generation
