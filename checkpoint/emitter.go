@@ -104,6 +104,14 @@ const (
 	// ReasonTargetAhead: the target group's offset is ahead of the
 	// translation; group offset sync never moves a target offset back.
 	ReasonTargetAhead = "target offset ahead of translation"
+	// ReasonBelowTargetLogStart: the translation is below the target
+	// partition's log start (the target's retention or DeleteRecords
+	// removed the copies of records the group has not consumed yet): group
+	// offset sync commits the log start instead (a consumer there skips
+	// nothing the target still holds; at the translation it would reset by
+	// auto.offset.reset, to the log end by default), and the group is not
+	// safe to switch: the removed copies are lost to it on the target.
+	ReasonBelowTargetLogStart = "translated offset below target log start (copies removed on the target)"
 	// ReasonNotSyncedYet: offset sync has not run since the translation
 	// changed.
 	ReasonNotSyncedYet = "not synced yet"

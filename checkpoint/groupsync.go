@@ -31,6 +31,8 @@ type syncIO interface {
 	fetchTargetOffsets(ctx context.Context, groups []string) ([]kmsg.OffsetFetchResponseGroup, map[string]error)
 	// listEnds lists the log ends of remote topics.
 	listEnds(ctx context.Context, topics []string) (kadm.ListedOffsets, error)
+	// listStarts lists the log starts of remote topics.
+	listStarts(ctx context.Context, topics []string) (kadm.ListedOffsets, error)
 	// topicMeta describes remote topics (their IDs, for OffsetCommit v10).
 	topicMeta(ctx context.Context, topics []string) (kadm.TopicDetails, error)
 	// commit sends one OffsetCommit and fills plan.errs or plan.err.
@@ -59,7 +61,8 @@ func (r *run) sync(ctx context.Context) { r.e.sync(ctx, r) }
 //     are planned too. A group at its translation stays so until one of
 //     those changes; a group whose fetch failed is skipped;
 //   - the log ends of their remote topics are listed; a failure skips the
-//     round (a partial listing only skips the partitions it lacks);
+//     round (a partial listing only skips the partitions it lacks); then
+//     their log starts (a start not listed counts as 0);
 //   - a batch of groups at a time (syncBatch), planSync decides, per
 //     partition, what to commit (never backwards, never past the target
 //     log end) and why not; the batch's decisions are recorded in its
@@ -180,13 +183,21 @@ func (e *Emitter) sync(ctx context.Context, io syncIO) {
 	if shardErr != nil {
 		in.endsErr = err
 	}
+	// The log starts: a translation below one is committed as the log
+	// start (planSync). A start not listed is taken as 0: what is
+	// committed then is the translation, as before.
+	starts, _ := io.listStarts(ctx, topicList)
 	for t, ps := range ends {
 		for p, o := range ps {
 			if p == -1 { // kadm's entry for a topic missing from the metadata
 				in.missing[t] = true
 				continue
 			}
-			in.ends[cpKeyTP{t, p}] = targetEnd{offset: o.Offset, err: o.Err}
+			te := targetEnd{offset: o.Offset, err: o.Err}
+			if so, ok := starts.Lookup(t, p); ok && so.Err == nil && o.Err == nil {
+				te.start = min(max(so.Offset, 0), o.Offset)
+			}
+			in.ends[cpKeyTP{t, p}] = te
 		}
 	}
 
@@ -551,6 +562,13 @@ func (r *run) listEnds(ctx context.Context, topics []string) (kadm.ListedOffsets
 	ectx, cancel := context.WithTimeout(ctx, r.e.cfg.AdminTimeout)
 	defer cancel()
 	return r.dst.ListEndOffsets(ectx, topics...)
+}
+
+// listStarts lists the log starts of remote topics.
+func (r *run) listStarts(ctx context.Context, topics []string) (kadm.ListedOffsets, error) {
+	sctx, cancel := context.WithTimeout(ctx, r.e.cfg.AdminTimeout)
+	defer cancel()
+	return r.dst.ListStartOffsets(sctx, topics...)
 }
 
 // topicMeta describes remote topics.

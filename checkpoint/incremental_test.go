@@ -469,6 +469,24 @@ func (s *side) listEnds(_ context.Context, topics []string) (kadm.ListedOffsets,
 	return out, nil
 }
 
+// listStarts lists the remote partitions' log starts: 0, the model's
+// remote logs keep every record.
+func (s *side) listStarts(ctx context.Context, topics []string) (kadm.ListedOffsets, error) {
+	ends, err := s.listEnds(ctx, topics)
+	out := kadm.ListedOffsets{}
+	for t, ps := range ends {
+		for p, o := range ps {
+			if p >= 0 && o.Err == nil {
+				if out[t] == nil {
+					out[t] = map[int32]kadm.ListedOffset{}
+				}
+				out[t][p] = kadm.ListedOffset{Topic: t, Partition: p, Offset: 0, LeaderEpoch: -1}
+			}
+		}
+	}
+	return out, err
+}
+
 func (s *side) topicMeta(_ context.Context, topics []string) (kadm.TopicDetails, error) {
 	if s.metaErr != nil {
 		return nil, s.metaErr

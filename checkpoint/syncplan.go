@@ -55,10 +55,12 @@ type targetOffsets struct {
 	offsets map[cpKeyTP]int64
 }
 
-// targetEnd is one remote partition's listed log end.
+// targetEnd is one remote partition's listed log end and log start.
 type targetEnd struct {
 	offset int64
 	err    error // the partition's listing error; offset is unknown then
+	// start is the listed log start; 0 when unknown (its listing failed).
+	start int64
 }
 
 // syncInputs is everything one sync round decides from.
@@ -96,7 +98,8 @@ type partSync struct {
 	target int64
 	// end is the remote partition's log end.
 	end int64
-	// commit reports that want is to be committed.
+	// commit reports that want, or the log start when want is below it
+	// ([ReasonBelowTargetLogStart]), is to be committed.
 	commit bool
 }
 
@@ -182,7 +185,10 @@ func (g syncGroup) translated() bool {
 //     I2); or when it is at want already (no reason). Otherwise want is
 //     committed: the target group has no offset for the partition (or a
 //     null one), or a lower one; an absent group is created by the
-//     commit.
+//     commit. A want below the log start is replaced by the log start,
+//     under the same rules, with [ReasonBelowTargetLogStart]: a consumer
+//     at an offset below it resets by auto.offset.reset (to the log end
+//     by default), skipping every record the target still holds.
 func planSync(in syncInputs) syncPlan {
 	var plan syncPlan
 	for _, g := range in.groups {
@@ -216,9 +222,10 @@ func planSync(in syncInputs) syncPlan {
 		gs.parts = make([]partSync, 0, len(tps))
 		for _, tp := range tps {
 			ps := partSync{key: tp.p.key, want: tp.want, target: -1}
-			ps.reason, ps.commit = decidePart(in, tr, &ps)
+			var at int64
+			ps.reason, at, ps.commit = decidePart(in, tr, &ps)
 			if ps.commit {
-				cp.parts = append(cp.parts, commitPart{key: ps.key, offset: ps.want, metadata: tp.p.metadata})
+				cp.parts = append(cp.parts, commitPart{key: ps.key, offset: at, metadata: tp.p.metadata})
 			}
 			gs.parts = append(gs.parts, ps)
 		}
@@ -230,22 +237,23 @@ func planSync(in syncInputs) syncPlan {
 	return plan
 }
 
-// decidePart fills ps's log end and target offset and decides its commit.
-func decidePart(in syncInputs, tr targetOffsets, ps *partSync) (reason string, commit bool) {
+// decidePart fills ps's log end and target offset and decides its commit
+// of offset at.
+func decidePart(in syncInputs, tr targetOffsets, ps *partSync) (reason string, at int64, commit bool) {
 	end, ok := in.ends[ps.key]
 	switch {
 	case !ok:
 		switch {
 		case in.missing[ps.key.remote]:
-			return ReasonRemoteTopicMissing, false
+			return ReasonRemoteTopicMissing, 0, false
 		case in.endsErr != nil:
-			return "target end offset unknown: " + in.endsErr.Error(), false
+			return "target end offset unknown: " + in.endsErr.Error(), 0, false
 		}
-		return ReasonPartitionMismatch, false
+		return ReasonPartitionMismatch, 0, false
 	case errors.Is(end.err, kerr.UnknownTopicOrPartition):
-		return ReasonRemoteTopicMissing, false
+		return ReasonRemoteTopicMissing, 0, false
 	case end.err != nil:
-		return "target end offset unknown: " + end.err.Error(), false
+		return "target end offset unknown: " + end.err.Error(), 0, false
 	}
 	ps.endKnown, ps.end = true, end.offset
 	if o, ok := tr.offsets[ps.key]; ok {
@@ -257,13 +265,17 @@ func decidePart(in syncInputs, tr targetOffsets, ps *partSync) (reason string, c
 		// truncated, under an idle group: reported, never moved (kmirror
 		// never moves a target offset back; the group's consumers reset
 		// by auto.offset.reset, or an operator resets the group).
-		return ReasonTargetPastLogEnd, false
+		return ReasonTargetPastLogEnd, 0, false
 	case ps.want > ps.end:
-		return ReasonPastTargetEnd, false
+		return ReasonPastTargetEnd, 0, false
+	case ps.want < end.start:
+		// The copies from want on below the log start are gone: the log
+		// start, unless the target group is there or ahead already.
+		return ReasonBelowTargetLogStart, end.start, ps.target < end.start
 	case ps.target > ps.want:
-		return ReasonTargetAhead, false // never move back (invariant I2)
+		return ReasonTargetAhead, 0, false // never move back (invariant I2)
 	case ps.target == ps.want:
-		return "", false // already there
+		return "", 0, false // already there
 	}
-	return "", true
+	return "", ps.want, true
 }

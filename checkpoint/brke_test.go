@@ -1,0 +1,113 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// TestBrkEGroupSyncBelowTargetLogStart: a lagging source group (at 20)
+// whose translation (20, exact) is below the remote partition's log start
+// (50: the target's retention or DeleteRecords removed the copies of 0-49).
+// Group offset sync committed 20 and reported the group synced and
+// SafeToSwitch: a consumer failing over gets OFFSET_OUT_OF_RANGE there and,
+// with Kafka's default auto.offset.reset=latest, skips the 50 records the
+// target still holds and the group never read. It commits the log start
+// now (the first record still there: nothing readable is skipped) and
+// says why the group is not safe to switch (the copies of 20-49 are gone);
+// a group translated at or above the log start (70) is synced as before,
+// and a target group ahead of the log start (60) is not moved back.
+func TestBrkEGroupSyncBelowTargetLogStart(t *testing.T) {
+	f := newFixture(t, 1, 100)
+	f.syncs(0, [2]int64{0, 0}, [2]int64{99, 99})
+	f.runs(0, [5]int64{-1, -1, 0, 0, 100})
+	var del kadm.Offsets
+	del.Add(kadm.Offset{Topic: f.remote, Partition: 0, At: 50})
+	res, err := testcluster.Admin(t, &f.p.Target).DeleteRecords(context.Background(), del)
+	if err == nil {
+		err = res.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	lag, ok, ahead := f.p.Group("lag"), f.p.Group("ok"), f.p.Group("ahead")
+	f.commit(&f.p.Source, lag, f.topic, map[int32]int64{0: 20})
+	f.commit(&f.p.Source, ok, f.topic, map[int32]int64{0: 70})
+	f.commit(&f.p.Source, ahead, f.topic, map[int32]int64{0: 20})
+	f.commit(&f.p.Target, ahead, f.remote, map[int32]int64{0: 60})
+	e, _ := f.start(withSync)
+
+	want := map[string]int64{lag: 50, ok: 70, ahead: 60}
+	testcluster.Eventually(t, 20*time.Second, "target group offsets", func() (bool, string) {
+		got := map[string]int64{}
+		for g := range want {
+			if o, found := groupOffsets(t, &f.p.Target, g, f.remote)[0]; found {
+				got[g] = o
+			}
+		}
+		gs, _ := groupStatus(e, lag)
+		d := cmp.Diff(want, got)
+		return d == "" && len(gs.Partitions) == 1 && gs.Partitions[0].TargetOffset == 50, d
+	})
+	for g, wantReason := range map[string]string{lag: ReasonBelowTargetLogStart, ok: "", ahead: ReasonBelowTargetLogStart} {
+		gs, _ := groupStatus(e, g)
+		if len(gs.Partitions) != 1 || gs.Partitions[0].Reason != wantReason || gs.SafeToSwitch != (wantReason == "") {
+			t.Errorf("group %s: status %+v; want partition reason %q, SafeToSwitch %v", g, gs, wantReason, wantReason == "")
+		}
+	}
+	gs, _ := groupStatus(e, lag)
+	if p := gs.Partitions[0]; p.Translated != 20 || p.TargetOffset != 50 || gs.State != StateCheckpointed {
+		t.Errorf("group %s: %s, partition %+v; want checkpointed, translated 20, target 50", lag, gs.State, p)
+	}
+	cp := latest(f.checkpoints())[fmt.Sprintf("%s/%s/0", lag, f.remote)]
+	if cp.DownstreamOffset != 20 {
+		t.Errorf("checkpoint of %s: %+v, want downstream 20 (the translation, as MM2's readers expect)", lag, cp)
+	}
+}
+
+// TestBrkEPlanSyncBelowTargetLogStart: planSync's side of
+// TestBrkEGroupSyncBelowTargetLogStart. Partition 0's log is [50, 100):
+// a translation below 50 commits 50 into a group without an offset or
+// below it, nothing into one at 50 or ahead; a translation at or above
+// the log start, and one of partition 1 (its start not listed: 0), are
+// planned as before.
+func TestBrkEPlanSyncBelowTargetLogStart(t *testing.T) {
+	ends := map[cpKeyTP]targetEnd{spKey(0): {offset: 100, start: 50}, spKey(1): {offset: 100}}
+	part := func(p int32, want, target int64, reason string, commit bool) partSync {
+		return partSync{key: spKey(p), want: want, reason: reason, endKnown: true, target: target, end: 100, commit: commit}
+	}
+	in := syncInputs{
+		groups: []syncGroup{
+			{name: "ahead", parts: []syncPart{spPart(0, 20, 20)}},
+			{name: "at", parts: []syncPart{spPart(0, 20, 20)}},
+			{name: "below", parts: []syncPart{spPart(0, 20, 20), spPart(1, 20, 20)}},
+			{name: "new", parts: []syncPart{spPart(0, 20, 20)}},
+			{name: "within", parts: []syncPart{spPart(0, 70, 70)}},
+		},
+		offsets: map[string]targetOffsets{
+			"ahead": spOffsets(0, 60),
+			"at":    spOffsets(0, 50),
+			"below": spOffsets(0, 30, 1, 10),
+		},
+		ends: ends,
+	}
+	want := syncPlan{
+		groups: []groupSync{
+			{name: "ahead", parts: []partSync{part(0, 20, 60, ReasonBelowTargetLogStart, false)}},
+			{name: "at", parts: []partSync{part(0, 20, 50, ReasonBelowTargetLogStart, false)}},
+			{name: "below", parts: []partSync{part(0, 20, 30, ReasonBelowTargetLogStart, true), part(1, 20, 10, "", true)}},
+			{name: "new", parts: []partSync{part(0, 20, -1, ReasonBelowTargetLogStart, true)}},
+			{name: "within", parts: []partSync{part(0, 70, -1, "", true)}},
+		},
+		commits: []groupCommit{commits("below", 0, 50, 1, 20), commits("new", 0, 50), commits("within", 0, 70)},
+	}
+	if d := cmp.Diff(want, planSync(in), planCmp...); d != "" {
+		t.Errorf("plan (-want +got):\n%s", d)
+	}
+}
