@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,4 +111,67 @@ func TestBrkEPlanSyncBelowTargetLogStart(t *testing.T) {
 	if d := cmp.Diff(want, planSync(in), planCmp...); d != "" {
 		t.Errorf("plan (-want +got):\n%s", d)
 	}
+}
+
+// TestBrkECheckpointsTopicRecreatedWithDeletePolicy: the checkpoints topic
+// is deleted and created again by someone with cleanup.policy=delete (the
+// broker's default, kafka-topics.sh --create without --config) while the
+// emitter runs. The emitter refuses such a topic at start (its records
+// expire, and an idle group's checkpoint is never written again), but took
+// it at run time: it wrote every checkpoint into it, to expire with
+// retention.ms. It checks the re-created topic as at start now: nothing is
+// written while it deletes records, every group's status names the fix,
+// and once the topic is altered to compact every checkpoint is written
+// again.
+func TestBrkECheckpointsTopicRecreatedWithDeletePolicy(t *testing.T) {
+	f := newFixture(t, 1, 100)
+	f.syncs(0, [2]int64{0, 0}, [2]int64{99, 99})
+	f.runs(0, [5]int64{-1, -1, 0, 0, 100})
+	g1, g2 := f.p.Group("g1"), f.p.Group("g2")
+	f.commit(&f.p.Source, g1, f.topic, map[int32]int64{0: 60})
+	f.commit(&f.p.Source, g2, f.topic, map[int32]int64{0: 40})
+	e, _ := f.start()
+	k1, k2 := g1+"/"+f.remote+"/0", g2+"/"+f.remote+"/0"
+	testcluster.Eventually(t, 20*time.Second, "first checkpoints", func() (bool, string) {
+		cps := latest(f.checkpoints())
+		return cps[k1].DownstreamOffset == 60 && cps[k2].DownstreamOffset == 40, fmt.Sprintf("%+v", cps)
+	})
+	cpTopic := f.pol.CheckpointsTopic(f.p.Source.Alias)
+	adm := testcluster.Admin(t, &f.p.Target)
+	if _, err := adm.DeleteTopics(context.Background(), cpTopic); err != nil {
+		t.Fatal(err)
+	}
+	del, day := "delete", "86400000"
+	testcluster.CreateTopic(t, &f.p.Target, cpTopic, 1, map[string]*string{"cleanup.policy": &del, "retention.ms": &day})
+	// g1 moves: its write finds the topic re-created (UNKNOWN_TOPIC_ID).
+	f.commit(&f.p.Source, g1, f.topic, map[int32]int64{0: 70})
+	testcluster.Eventually(t, 20*time.Second, "every group's status names the fix", func() (bool, string) {
+		var got []string
+		for _, g := range []string{g1, g2} {
+			gs, _ := groupStatus(e, g)
+			if !strings.Contains(gs.Reason, "cleanup.policy") || !strings.Contains(gs.Reason, "compact") {
+				got = append(got, g+": "+gs.Reason)
+			}
+		}
+		return len(got) == 0, strings.Join(got, "; ")
+	})
+	if cps := f.checkpoints(); len(cps) != 0 {
+		t.Fatalf("checkpoints written into the topic that deletes records: %+v", cps)
+	}
+	compact := "compact"
+	if _, err := adm.AlterTopicConfigs(context.Background(), []kadm.AlterConfig{{Name: "cleanup.policy", Value: &compact}}, cpTopic); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 20*time.Second, "every checkpoint written again", func() (bool, string) {
+		cps := latest(f.checkpoints())
+		return len(cps) == 2 && cps[k1].DownstreamOffset == 70 && cps[k2].DownstreamOffset == 40, fmt.Sprintf("%+v", cps)
+	})
+	testcluster.Eventually(t, 20*time.Second, "statuses cleared", func() (bool, string) {
+		for _, g := range []string{g1, g2} {
+			if gs, _ := groupStatus(e, g); gs.Reason != "" {
+				return false, g + ": " + gs.Reason
+			}
+		}
+		return true, ""
+	})
 }

@@ -18,8 +18,11 @@ import (
 // else would write again.
 //
 // A missing topic is created again, as at the start. A topic under a new
-// ID (created again by the emitter or by someone else) gets a new target
-// client: kgo keeps the ID it knows for a name and would fail every record
+// ID created by someone else is checked as at the start (createTopic: a
+// topic whose records expire is refused, RetentionError or ensuretopic's
+// PolicyError, until it is altered; TestBrkECheckpointsTopicRecreatedWithDeletePolicy).
+// A topic under a new ID (created again by the emitter or by someone
+// else) gets a new target client: kgo keeps the ID it knows for a name and would fail every record
 // with UNKNOWN_TOPIC_ID. Then every checkpoint the emitter knows is written
 // again: an unchanged checkpoint is never rewritten (MM2's rule), so
 // without this the new topic would hold only the groups that moved since.
@@ -70,6 +73,20 @@ func (r *run) checkCheckpointsTopic(ctx context.Context) {
 			return
 		}
 	} else {
+		// Created again by someone else: checked as at the start (its
+		// records must not expire). A refused topic gets nothing: the
+		// writes of the old client fail (UNKNOWN_TOPIC_ID), every
+		// group's status names the fix, and it is checked again before
+		// every emission until it is altered.
+		if err := r.createTopic(ctx); err != nil {
+			r.cpLost = true
+			e.markCheckpointsLost(err)
+			if ctx.Err() == nil {
+				e.log.Warn("checkpoints topic re-created on the target; not written", "topic", e.cpTopic, "err", err)
+				e.fail("write_checkpoints", err)
+			}
+			return
+		}
 		e.log.Warn("checkpoints topic re-created on the target: writing every known checkpoint again",
 			"topic", e.cpTopic, "cluster", e.cfg.TargetAlias)
 	}
