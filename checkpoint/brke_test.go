@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
@@ -174,4 +176,60 @@ func TestBrkECheckpointsTopicRecreatedWithDeletePolicy(t *testing.T) {
 		}
 		return true, ""
 	})
+}
+
+// TestBrkEGroupSyncMetadataTooLargeSaysWhy: a source group's commit
+// metadata (5000 bytes: the source's offset.metadata.max.bytes allowed it)
+// is above the target's (Kafka's default 4096, emulated with kfake's
+// hook): the target refuses the commit with OFFSET_METADATA_TOO_LARGE on
+// every round. The partition's status said "commit failed:
+// OFFSET_METADATA_TOO_LARGE: The metadata field of the offset request was
+// too large." alone; it names the size, the broker setting and the fix now.
+// Another group (small metadata) is synced.
+func TestBrkEGroupSyncMetadataTooLargeSaysWhy(t *testing.T) {
+	f := newFixtureOn(t, testcluster.NewFakePair(t, "src", "dst"), 1, 100)
+	f.syncs(0, [2]int64{0, 0}, [2]int64{99, 99})
+	f.runs(0, [5]int64{-1, -1, 0, 0, 100})
+	big, small := f.p.Group("big"), f.p.Group("small")
+	for g, md := range map[string]string{big: strings.Repeat("m", 5000), small: "small"} {
+		var os kadm.Offsets
+		os.Add(kadm.Offset{Topic: f.topic, Partition: 0, At: 60, LeaderEpoch: -1, Metadata: md})
+		if err := testcluster.Admin(t, &f.p.Source).CommitAllOffsets(context.Background(), g, os); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.p.Target.Fake.ControlKey(int16(kmsg.OffsetCommit), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		f.p.Target.Fake.KeepControl()
+		req := kreq.(*kmsg.OffsetCommitRequest)
+		if req.Group != big {
+			return nil, nil, false
+		}
+		// Kafka refuses the partitions whose metadata is over its
+		// offset.metadata.max.bytes (all of this group's).
+		resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+		for _, rt := range req.Topics {
+			st := kmsg.NewOffsetCommitResponseTopic()
+			st.Topic, st.TopicID = rt.Topic, rt.TopicID
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewOffsetCommitResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, kerr.OffsetMetadataTooLarge.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	e, _ := f.start(withSync)
+	want := "commit failed: OFFSET_METADATA_TOO_LARGE: The metadata field of the offset request was too large.; the source commit's metadata is 5000 bytes, above the target's limit: raise offset.metadata.max.bytes on the brokers of " +
+		f.p.Target.Alias + " (4096 by default), or commit shorter metadata on the source"
+	testcluster.Eventually(t, 20*time.Second, "the big group names the fix, the small one synced", func() (bool, string) {
+		gb, _ := groupStatus(e, big)
+		gs, _ := groupStatus(e, small)
+		return len(gb.Partitions) == 1 && gb.Partitions[0].Reason == want && gs.State == StateSynced, fmt.Sprintf("%+v\n%+v", gb, gs)
+	})
+	for g, wantOffsets := range map[string]map[int32]int64{big: {}, small: {0: 60}} {
+		if got := groupOffsets(t, &f.p.Target, g, f.remote); !cmp.Equal(got, wantOffsets) {
+			t.Errorf("%s: target offsets %v, want %v", g, got, wantOffsets)
+		}
+	}
 }

@@ -34,7 +34,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, partitions int32, targetRecords int) *fixture {
 	t.Helper()
-	p := testcluster.New(t, "src", "dst")
+	return newFixtureOn(t, testcluster.New(t, "src", "dst"), partitions, targetRecords)
+}
+
+// newFixtureOn is newFixture on the pair p (testcluster.NewFakePair for a
+// test of kfake's hooks).
+func newFixtureOn(t *testing.T, p *testcluster.Pair, partitions int32, targetRecords int) *fixture {
+	t.Helper()
 	pol, err := policy.NewDefault()
 	if err != nil {
 		t.Fatal(err)

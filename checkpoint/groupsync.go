@@ -322,7 +322,7 @@ func (e *Emitter) commitBatch(ctx context.Context, io syncIO, commits []groupCom
 				g.active = true
 				g.syncPending = true
 			default:
-				err = commitAdvice(err, p.group, cp.key.remote, e.cfg.TargetAlias)
+				err = commitAdvice(err, p.group, cp.key.remote, e.cfg.TargetAlias, len(cp.metadata))
 				pe.setSyncReason("commit failed: " + err.Error())
 				g.syncPending, failed = true, true
 				firstErr = cmpErr(firstErr, err)
@@ -647,11 +647,16 @@ func (r *run) commit(ctx context.Context, plan *commitPlan, meta kadm.TopicDetai
 // commitAdvice adds to err, the failure of a target commit of group into
 // remote topic topic on cluster target, the ACL kmirror lacks when it is
 // an authorization error (OffsetCommit needs READ on the group and READ on
-// the topic); other errors are returned as they are. A breaker withheld
+// the topic), and the size of the commit's metadata (mdLen bytes, copied
+// from the source) and the broker setting to raise when the target found
+// it too large; other errors are returned as they are. A breaker withheld
 // READ on a target group: the status said "commit failed:
-// GROUP_AUTHORIZATION_FAILED" alone (TestGroupSyncCommitRefusedNamesACL).
-func commitAdvice(err error, group, topic, target string) error {
+// GROUP_AUTHORIZATION_FAILED" alone (TestGroupSyncCommitRefusedNamesACL);
+// likewise OFFSET_METADATA_TOO_LARGE (TestBrkEGroupSyncMetadataTooLargeSaysWhy).
+func commitAdvice(err error, group, topic, target string, mdLen int) error {
 	switch {
+	case errors.Is(err, kerr.OffsetMetadataTooLarge):
+		return fmt.Errorf("%w; the source commit's metadata is %d bytes, above the target's limit: raise offset.metadata.max.bytes on the brokers of %s (4096 by default), or commit shorter metadata on the source", err, mdLen, target)
 	case errors.Is(err, kerr.GroupAuthorizationFailed):
 		return fmt.Errorf("%w; grant kmirror READ on group %s on %s (ACLS.md: group offset sync)", err, group, target)
 	case errors.Is(err, kerr.TopicAuthorizationFailed):
