@@ -402,6 +402,9 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		}
 		dropRefused(in.TargetCommitted, prev)
 		in.TargetStarts, in.TargetEnds, err = neverCommittedBounds(rctx, dstAdm, tr, atStartTopics(in)...)
+		if err == nil {
+			err = checkpointedStarts(rctx, dstAdm, tr, in.TargetStarts)
+		}
 		if err != nil {
 			return fmt.Errorf("listing offsets on %s: %w", d.dst.Alias, err)
 		}
@@ -915,6 +918,39 @@ func neverCommittedBounds(ctx context.Context, adm *kadm.Client, tr map[string][
 		}
 	}
 	return starts, ends, nil
+}
+
+// checkpointedStarts adds to starts the log start offsets of the target
+// topics of tr's checkpoints it lacks: a translation below its partition's
+// log start is committed as the log start (planFailover). A topic not on
+// the target (its partitions' listing errors) is left out: its checkpoints
+// are committed as they are.
+func checkpointedStarts(ctx context.Context, adm *kadm.Client, tr map[string][]remoteclusterutils.PartitionTranslation, starts map[string]map[int32]int64) error {
+	var topics []string
+	for _, ps := range tr {
+		for _, p := range ps {
+			if _, ok := starts[p.Topic]; !ok && !p.NeverCommitted && !slices.Contains(topics, p.Topic) {
+				topics = append(topics, p.Topic)
+			}
+		}
+	}
+	if len(topics) == 0 {
+		return nil
+	}
+	lo, err := adm.ListStartOffsets(ctx, topics...)
+	if err != nil {
+		return err
+	}
+	lo.Each(func(o kadm.ListedOffset) {
+		if o.Err != nil {
+			return
+		}
+		if starts[o.Topic] == nil {
+			starts[o.Topic] = map[int32]int64{}
+		}
+		starts[o.Topic][o.Partition] = o.Offset
+	})
+	return nil
 }
 
 // flowTopics returns the flow's selection of source topics: its topics and

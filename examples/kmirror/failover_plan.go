@@ -73,7 +73,10 @@ type planInput struct {
 	// source partitions: source topic -> partition -> offset.
 	SourceStarts map[string]map[int32]int64
 	// TargetStarts and TargetEnds are the log start and end offsets of the
-	// target partitions never committed (for -uncommitted earliest|latest).
+	// target partitions never committed (for -uncommitted earliest|latest);
+	// TargetStarts also holds those of the checkpointed partitions: a
+	// translation below its partition's log start is committed as the log
+	// start (partitionReport.BelowLogStart).
 	TargetStarts, TargetEnds map[string]map[int32]int64
 	// AtStart (planned) are the groups' commits on the source at or
 	// before the source partition's log start (a commit on an empty
@@ -126,6 +129,8 @@ func (p plan) commitable() bool { return len(p.Problems) == 0 }
 //     consumers moved on there);
 //   - a partition never committed is refused with -uncommitted fail, else
 //     committed at the target log start (earliest) or end (latest);
+//   - a translation below the target partition's log start is committed
+//     as the log start (BelowLogStart);
 //   - unplanned: each group's RPO is the time from its newest checkpoint
 //     to Now.
 func planFailover(in planInput) plan {
@@ -224,6 +229,12 @@ func planFailover(in planInput) plan {
 				pr.From = "checkpoint"
 				if p.Record == remoteclusterutils.KindRecord {
 					pr.From = "record" // failover -records: from the copies
+				}
+				if s, ok := in.TargetStarts[p.Topic][p.Partition]; ok && pr.Offset < s {
+					// The copies from the translation on below the log
+					// start are gone (the target's retention): the first
+					// record still there.
+					pr.Offset, pr.BelowLogStart = s, true
 				}
 			}
 			if !p.NeverCommitted && !p.CheckpointTime.IsZero() {
