@@ -233,3 +233,73 @@ func TestBrkEGroupSyncMetadataTooLargeSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// TestBrkECheckpointsTopicAlteredToDelete: the checkpoints topic the
+// emitter writes is altered in place to cleanup.policy=delete with a
+// retention (same topic ID). The emitter refuses such a topic at start,
+// but went on writing into it: the checkpoints of idle groups would expire
+// with retention.ms, and nothing said so. The periodic listing of the
+// topic checks it as at start now: nothing is written while it deletes
+// records (g1's move to 70 waits), every group's status names the fix, and
+// once it is altered back every checkpoint is written again: g2's (idle,
+// it may have expired meanwhile) and g1's new one, 4 records in all.
+func TestBrkECheckpointsTopicAlteredToDelete(t *testing.T) {
+	f := newFixture(t, 1, 100)
+	f.syncs(0, [2]int64{0, 0}, [2]int64{99, 99})
+	f.runs(0, [5]int64{-1, -1, 0, 0, 100})
+	g1, g2 := f.p.Group("g1"), f.p.Group("g2")
+	f.commit(&f.p.Source, g1, f.topic, map[int32]int64{0: 60})
+	f.commit(&f.p.Source, g2, f.topic, map[int32]int64{0: 40})
+	e := f.startSweeping(time.Second)
+	k1, k2 := g1+"/"+f.remote+"/0", g2+"/"+f.remote+"/0"
+	testcluster.Eventually(t, 20*time.Second, "first checkpoints", func() (bool, string) {
+		cps := latest(f.checkpoints())
+		return cps[k1].DownstreamOffset == 60 && cps[k2].DownstreamOffset == 40, fmt.Sprintf("%+v", cps)
+	})
+	cpTopic := f.pol.CheckpointsTopic(f.p.Source.Alias)
+	adm := testcluster.Admin(t, &f.p.Target)
+	alter := func(cs ...kadm.AlterConfig) {
+		t.Helper()
+		res, err := adm.AlterTopicConfigs(context.Background(), cs, cpTopic)
+		if err == nil {
+			_, err = res.On(cpTopic, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	del, day, compact := "delete", "86400000", "compact"
+	alter(kadm.AlterConfig{Name: "cleanup.policy", Value: &del}, kadm.AlterConfig{Name: "retention.ms", Value: &day})
+	testcluster.Eventually(t, 20*time.Second, "every group's status names the fix", func() (bool, string) {
+		var got []string
+		for _, g := range []string{g1, g2} {
+			gs, _ := groupStatus(e, g)
+			if !strings.Contains(gs.Reason, "cleanup.policy=delete") || !strings.Contains(gs.Reason, "set cleanup.policy=compact") {
+				got = append(got, g+": "+gs.Reason)
+			}
+		}
+		return len(got) == 0, strings.Join(got, "; ")
+	})
+	f.commit(&f.p.Source, g1, f.topic, map[int32]int64{0: 70})
+	testcluster.Eventually(t, 20*time.Second, "g1 at 70 not written", func() (bool, string) {
+		gs, _ := groupStatus(e, g1)
+		return len(gs.Partitions) == 1 && gs.Partitions[0].SourceOffset == 70, fmt.Sprintf("%+v", gs)
+	})
+	if cps := f.checkpoints(); len(cps) != 2 {
+		t.Fatalf("checkpoints written into the topic that deletes records: %+v", cps)
+	}
+	alter(kadm.AlterConfig{Name: "cleanup.policy", Value: &compact})
+	testcluster.Eventually(t, 20*time.Second, "every checkpoint written again", func() (bool, string) {
+		cps := f.checkpoints()
+		l := latest(cps)
+		return len(cps) == 4 && l[k1].DownstreamOffset == 70 && l[k2].DownstreamOffset == 40, fmt.Sprintf("%+v", cps)
+	})
+	testcluster.Eventually(t, 20*time.Second, "statuses cleared", func() (bool, string) {
+		for _, g := range []string{g1, g2} {
+			if gs, _ := groupStatus(e, g); gs.Reason != "" {
+				return false, g + ": " + gs.Reason
+			}
+		}
+		return true, ""
+	})
+}

@@ -51,7 +51,7 @@ func (r *run) checkCheckpointsTopic(ctx context.Context) {
 		r.cpID = id // the first listing: what Run started with
 		return
 	case id == r.cpID && id != zero:
-		r.cpLost = false // a write failed, but the topic is the same
+		r.checkInPlace(ctx) // a write failed, or a sweep: the topic is the same
 		return
 	case id == zero && !r.cpLost:
 		return // a broker without topic IDs, and nothing failed
@@ -98,6 +98,43 @@ func (r *run) checkCheckpointsTopic(ctx context.Context) {
 	r.cpID, r.cpLost = id, false
 	e.checkpointsTopicBack()
 	e.rewriteAll(ctx, r)
+}
+
+// checkInPlace checks the checkpoints topic the emitter writes (same ID)
+// as at the start: its cleanup.policy or retention.ms may have been
+// altered in place since, and a topic whose records expire loses the
+// checkpoints of idle groups (an unchanged checkpoint is never written
+// again). Refused, nothing is written into it (run.write), every group's
+// status names the fix, and it is checked again before every emission;
+// once altered back, every checkpoint is written again (those of idle
+// groups may have expired meanwhile). TestBrkECheckpointsTopicAlteredToDelete.
+func (r *run) checkInPlace(ctx context.Context) {
+	e := r.e
+	err := r.checkRetention(ctx)
+	var re *RetentionError
+	if err != nil && !errors.As(err, &re) {
+		// Not known: judged again at the next listing (a describe that
+		// failed stops no write).
+		if ctx.Err() == nil {
+			e.log.Warn("describing the checkpoints topic's configs", "topic", e.cpTopic, "err", err)
+		}
+		return
+	}
+	if err != nil {
+		r.cpLost = true
+		if ctx.Err() == nil && (e.cpTopicErr == nil || e.cpTopicErr.Error() != err.Error()) {
+			e.log.Warn("checkpoints topic altered; not written", "topic", e.cpTopic, "err", err)
+			e.fail("write_checkpoints", err)
+		}
+		e.markCheckpointsLost(err)
+		return
+	}
+	r.cpLost = false
+	if e.cpTopicErr != nil {
+		e.log.Warn("checkpoints topic keeps its records again: writing every known checkpoint again", "topic", e.cpTopic)
+		e.checkpointsTopicBack()
+		e.rewriteAll(ctx, r)
+	}
 }
 
 // checkpointsTopicID lists the checkpoints topic's ID, or that it is

@@ -1343,6 +1343,13 @@ func (r *run) write(ctx context.Context, ts time.Time, cps []Checkpoint) []Check
 	if len(cps) == 0 {
 		return nil
 	}
+	if e.cpTopicErr != nil {
+		// The topic is missing and not created again, or refused (its
+		// records expire): nothing is written until checkCheckpointsTopic
+		// finds it usable, and rewrites everything.
+		e.forgetUnwritten(cps)
+		return append([]Checkpoint(nil), cps...)
+	}
 	var mu sync.Mutex
 	var failed []Checkpoint
 	var firstErr error
@@ -1403,11 +1410,7 @@ func (r *run) write(ctx context.Context, ts time.Time, cps []Checkpoint) []Check
 		// it has no checkpoint (it said "failed" alone).
 		firstErr = encErr
 	}
-	for _, cp := range failed {
-		if last, ok := e.cps.Last(cp.Group, cp.Topic, cp.Partition); ok && last == cp {
-			e.cps.Forget(cp.Group, cp.Topic, cp.Partition)
-		}
-	}
+	e.forgetUnwritten(failed)
 	bad := make(map[Checkpoint]bool, len(failed))
 	for _, cp := range failed {
 		bad[cp] = true
@@ -1438,6 +1441,17 @@ func (r *run) write(ctx context.Context, ts time.Time, cps []Checkpoint) []Check
 		cpwatch.Call(ctx, r.dst, ws)
 	}
 	return append([]Checkpoint(nil), failed...)
+}
+
+// forgetUnwritten forgets the checkpoints of cps that were not written
+// (their keys' last checkpoints, recorded when queued), so that the next
+// emission writes them again.
+func (e *Emitter) forgetUnwritten(cps []Checkpoint) {
+	for _, cp := range cps {
+		if last, ok := e.cps.Last(cp.Group, cp.Topic, cp.Partition); ok && last == cp {
+			e.cps.Forget(cp.Group, cp.Topic, cp.Partition)
+		}
+	}
 }
 
 // waitDone waits for wg, or until ctx is done (at shutdown the callbacks

@@ -891,8 +891,9 @@ func (r *run) createTopic(ctx context.Context) error {
 	return r.checkRetention(cctx)
 }
 
-// RetentionError is returned, and logged at every start-up attempt, when
-// the checkpoints topic exists with a cleanup.policy that deletes records
+// RetentionError is returned, and logged at every start-up attempt (at run
+// time: logged and every group's status), when the checkpoints topic exists
+// (or is re-created, or altered) with a cleanup.policy that deletes records
 // (delete, or compact,delete with retention.ms other than -1): the emitter
 // writes a checkpoint only when it changes (MM2's rule), so the
 // checkpoint of an idle group would expire. Alter the topic to
