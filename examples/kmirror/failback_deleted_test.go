@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -35,34 +34,13 @@ func TestNuFailbackSourceTopicDeletedOnA(t *testing.T) {
 		t.Fatalf("deleting %s on A: %v %v", w.topic, err, r.Error())
 	}
 
-	_, revLog, stopRev, waitRev := started(t, "-config", w.props, "-clusters", "A", "-log-level", "warn")
-	defer func() {
-		stopRev()
-		if err := waitRev(); err != nil {
-			t.Errorf("reverse runner: %v\n%s", err, revLog)
-		}
-	}()
+	reverseRunning(t, w)
 	for _, dry := range []bool{true, false} {
 		args := []string{"-config", w.props, "-flow", flow, "-groups", w.group, "-wait", "5s", "-json"}
 		if dry {
 			args = append(args, "-dry-run")
 		}
-		var (
-			code        int
-			out, errOut string
-			rep         failbackReport
-		)
-		eventually(t, "failback answers (not waiting on the reverse flow)", func() string {
-			code, out, errOut, _ = runDR(t, failbackMain, args...)
-			rep = failbackReport{}
-			if err := json.Unmarshal([]byte(out), &rep); err != nil {
-				return err.Error()
-			}
-			if rep.ReverseHeartbeat.IsZero() || time.Since(rep.ReverseHeartbeat) > 15*time.Second {
-				return "no live reverse flow yet: " + out
-			}
-			return ""
-		})
+		code, out, errOut, rep := failbackAnswered(t, args...)
 		if code != drRefused {
 			t.Errorf("failback (dry run %v) exit %d, want %d (refused: orders does not exist on A)\n%s\n%s", dry, code, drRefused, out, errOut)
 		}
@@ -76,5 +54,55 @@ func TestNuFailbackSourceTopicDeletedOnA(t *testing.T) {
 		if c := w.committed(w.aAddrs); len(c["orders"]) > 0 {
 			t.Errorf("failback (dry run %v) committed %v on A", dry, c["orders"])
 		}
+	}
+}
+
+// TestFailbackBelowLogStartOnA: after a failover, the group read on B up
+// to 60 of A.orders[0..2], while A's retention (DeleteRecords here) removed
+// orders[0] below 80 on A. failback committed the translation, 60, below
+// A's log start: the group's consumer back on A gets OFFSET_OUT_OF_RANGE
+// there and, with auto.offset.reset=latest (Kafka's default), skips the
+// records A still holds from 80 on. It commits the log start, 80, now, and
+// says so (below_log_start), as failover does on B; the other partitions
+// get their translations.
+func TestFailbackBelowLogStartOnA(t *testing.T) {
+	w := failedOver(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	at := kadm.Offsets{}
+	for p := range w.parts {
+		at.Add(kadm.Offset{Topic: w.remote, Partition: p, At: 60, LeaderEpoch: -1})
+	}
+	if err := kadm.NewClient(w.client(w.bAddrs)).CommitAllOffsets(ctx, w.group, at); err != nil {
+		t.Fatal(err)
+	}
+	del := kadm.Offsets{}
+	del.Add(kadm.Offset{Topic: w.topic, Partition: 0, At: 80})
+	res, err := kadm.NewClient(w.client(w.aAddrs)).DeleteRecords(ctx, del)
+	if err == nil {
+		err = res.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	reverseRunning(t, w)
+	code, out, errOut, rep := failbackAnswered(t, "-config", w.props, "-flow", "A->B", "-groups", w.group, "-wait", "5s", "-json")
+	if code != drOK {
+		t.Fatalf("failback exit %d, want %d\n%s\n%s", code, drOK, out, errOut)
+	}
+	want := fmt.Sprint(map[int32]int64{0: 80, 1: 60, 2: 60})
+	if got := fmt.Sprint(w.committed(w.aAddrs)[w.topic]); got != want {
+		t.Errorf("committed on A: %s, want %s\n%s", got, want, out)
+	}
+	var below []string
+	for _, g := range rep.Groups {
+		for _, p := range g.Partitions {
+			if p.BelowLogStart {
+				below = append(below, fmt.Sprintf("%s[%d] %d", p.Topic, p.Partition, p.Offset))
+			}
+		}
+	}
+	if got := fmt.Sprint(below); got != fmt.Sprintf("[%s[0] 80]", w.topic) {
+		t.Errorf("partitions below the log start: %s, want %s[0] 80\n%s", got, w.topic, out)
 	}
 }

@@ -42,6 +42,38 @@ func failedOver(t *testing.T) *drWorld {
 	return w
 }
 
+// reverseRunning starts a runner of w's flows into A (the reverse flow
+// B->A), stopped when t ends.
+func reverseRunning(t *testing.T, w *drWorld) {
+	t.Helper()
+	_, revLog, stopRev, waitRev := started(t, "-config", w.props, "-clusters", "A", "-log-level", "warn")
+	t.Cleanup(func() {
+		stopRev()
+		if err := waitRev(); err != nil {
+			t.Errorf("reverse runner: %v\n%s", err, revLog)
+		}
+	})
+}
+
+// failbackAnswered runs failback with args (-json among them) until its
+// report shows the reverse flow live (a heartbeat on A within 15 s), and
+// returns that run.
+func failbackAnswered(t *testing.T, args ...string) (code int, out, errOut string, rep failbackReport) {
+	t.Helper()
+	eventually(t, "failback answers (not waiting on the reverse flow)", func() string {
+		code, out, errOut, _ = runDR(t, failbackMain, args...)
+		rep = failbackReport{}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			return err.Error()
+		}
+		if rep.ReverseHeartbeat.IsZero() || time.Since(rep.ReverseHeartbeat) > 15*time.Second {
+			return "no live reverse flow yet: " + out
+		}
+		return ""
+	})
+	return code, out, errOut, rep
+}
+
 // heartbeatsOnlyReverse: after a planned failover of A->B (the group on B
 // at A.orders), a runner runs the flows into A from a file that disables
 // B->A: it emits B->A's heartbeats into A and replicates nothing. failback

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -85,24 +84,8 @@ func recreateOnAThenFailback(t *testing.T, n int) recreatedOnA {
 	}
 	w.produce(w.aAddrs, "A", w.topic, n)
 
-	_, revLog, stopRev, waitRev := started(t, "-config", w.props, "-clusters", "A", "-log-level", "warn")
-	defer func() {
-		stopRev()
-		if err := waitRev(); err != nil {
-			t.Errorf("reverse runner: %v\n%s", err, revLog)
-		}
-	}()
-	eventually(t, "failback answers (not waiting on the reverse flow)", func() string {
-		r.code, r.out, r.errOut, _ = runDR(t, failbackMain, "-config", w.props, "-flow", flow, "-groups", w.group, "-wait", "5s", "-json")
-		r.rep = failbackReport{}
-		if err := json.Unmarshal([]byte(r.out), &r.rep); err != nil {
-			return err.Error()
-		}
-		if r.rep.ReverseHeartbeat.IsZero() || time.Since(r.rep.ReverseHeartbeat) > 15*time.Second {
-			return "no live reverse flow yet: " + r.out
-		}
-		return ""
-	})
+	reverseRunning(t, w)
+	r.code, r.out, r.errOut, r.rep = failbackAnswered(t, "-config", w.props, "-flow", flow, "-groups", w.group, "-wait", "5s", "-json")
 	r.committedOnA = w.committed(w.aAddrs)
 	return r
 }

@@ -231,11 +231,12 @@ type partitionReport struct {
 	// failover or failback, run again), so the partition is not moved
 	// back and Offset is not committed. 0: not ahead.
 	Ahead int64 `json:"ahead,omitempty"`
-	// BelowLogStart (failover) marks a partition whose translation was
-	// below the target partition's log start (the target's retention
-	// removed the copies from it on): Offset is the log start. A consumer
-	// at the translation would reset by auto.offset.reset, to the log end
-	// by default, skipping every record the target still holds.
+	// BelowLogStart (failover, failback) marks a partition whose
+	// translation was below its log start on the cluster the command
+	// commits on (that cluster's retention removed the records from it
+	// on): Offset is the log start. A consumer at the translation would
+	// reset by auto.offset.reset, to the log end by default, skipping
+	// every record the cluster still holds.
 	BelowLogStart bool `json:"below_log_start,omitempty"`
 }
 
@@ -371,7 +372,7 @@ func (p partitionReport) translation() string {
 	case p.AtLogStart:
 		return "AT SOURCE LOG START"
 	case p.BelowLogStart:
-		return p.Translation + ", BELOW THE TARGET LOG START (its start committed)"
+		return p.Translation + ", BELOW THE LOG START (its start committed)"
 	case p.Translation == string(remoteclusterutils.TranslationSafe) && p.RereadMax >= 0:
 		return fmt.Sprintf("safe (%s), re-read <= %d", p.Record, p.RereadMax)
 	case p.Translation == string(remoteclusterutils.TranslationSafe):
