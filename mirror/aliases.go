@@ -76,8 +76,9 @@ func validateFlowAliases(fc FlowConfig) *ConfigError {
 	}
 	if err := policy.ValidateAlias(p, fc.Source); err != nil {
 		return &ConfigError{Key: "clusters", Value: fc.Source, Reason: fmt.Sprintf(
-			"%v; as the source of flow %s this alias starts topic names: remote topics %s, %s on %s and the resume points topic mm2-offsets.%s.internal",
-			err, name, p.FormatRemoteTopic(fc.Source, p.HeartbeatsTopic()), p.CheckpointsTopic(fc.Source), fc.Target, fc.Source)}
+			"%v; as the source of flow %s this alias starts topic names: remote topics %s, %s on %s and the resume points topic mm2-offsets.%s.internal: %s",
+			err, name, p.FormatRemoteTopic(fc.Source, p.HeartbeatsTopic()), p.CheckpointsTopic(fc.Source), fc.Target, fc.Source,
+			sourceAliasAdvice(p, fc.Source))}
 	}
 	if !fc.DisableOffsetSyncs && !fc.OffsetSyncsTopicLocationTarget {
 		syncs := p.OffsetSyncsTopic(fc.Target)
@@ -89,4 +90,45 @@ func validateFlowAliases(fc FlowConfig) *ConfigError {
 		}
 	}
 	return nil
+}
+
+// sourceAliasAdvice says what to write instead of a source alias
+// [policy.ValidateAlias] refuses: another alias (one it accepts when
+// replacing the offending characters makes one), or, for an alias holding
+// the separator, another separator (both name the flow's topics anew,
+// which the advice says: MM2 runs with such an alias).
+func sourceAliasAdvice(p policy.ReplicationPolicy, alias string) string {
+	advice := "rename the cluster in clusters and in its keys"
+	if s := suggestAlias(p, alias); s != "" {
+		advice += fmt.Sprintf(" (e.g. %s, with %s.bootstrap.servers)", s, s)
+	}
+	if sep := p.Separator(); sep != "" && strings.Index(alias+sep, sep) != len(alias) {
+		// MM2 accepts such an alias: its remote topics exist.
+		advice += fmt.Sprintf(", or set replication.policy.separator to a string the alias does not contain (not %q); "+
+			"either names these topics anew, so remote topics an MM2 deployment wrote under this alias are not continued", sep)
+	}
+	return advice
+}
+
+// suggestAlias returns alias with its separator and the bytes illegal in
+// topic names replaced by '-' (or '_') and the leading '_' and '.' dropped,
+// if policy p accepts the result; "" otherwise.
+func suggestAlias(p policy.ReplicationPolicy, alias string) string {
+	for _, r := range []string{"-", "_"} {
+		s := alias
+		if sep := p.Separator(); sep != "" {
+			s = strings.ReplaceAll(s, sep, r)
+		}
+		s = strings.Map(func(c rune) rune {
+			if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' {
+				return c
+			}
+			return rune(r[0])
+		}, s)
+		s = strings.TrimLeft(s, "_.")
+		if s != "" && s != alias && policy.ValidateAlias(p, s) == nil {
+			return s
+		}
+	}
+	return ""
 }

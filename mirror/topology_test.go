@@ -3,6 +3,7 @@ package mirror
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"strings"
@@ -441,6 +442,31 @@ func TestCaseAliasesValidatedWhereUsed(t *testing.T) {
 		}
 		if (err != nil) != wantErr || (wantErr && !strings.Contains(err.Error(), "mm2-offset-syncs."+odd+".internal")) {
 			t.Errorf("properties, offset-syncs.topic.location=%s: %v", loc, err)
+		}
+	}
+}
+
+// TestNuFSourceAliasRefusalSaysWhatToWrite: an MM2 file whose source alias
+// holds the separator (MM2 runs it) or a character illegal in topic names
+// was refused with the rule broken but not what to write instead (an
+// operator's find: clusters = dc.one, dc.two).
+func TestNuFSourceAliasRefusalSaysWhatToWrite(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ alias, want string }{
+		{"dc.one", `mirror: clusters="dc.one": policy: invalid cluster alias "dc.one": contains the replication separator ".", ` +
+			`so remote topic "dc.one.heartbeats" would be attributed to cluster "dc"; as the source of flow dc.one->dr ` +
+			`this alias starts topic names: remote topics dc.one.heartbeats, dc.one.checkpoints.internal on dr and the resume points topic mm2-offsets.dc.one.internal: ` +
+			`rename the cluster in clusters and in its keys (e.g. dc-one, with dc-one.bootstrap.servers), ` +
+			`or set replication.policy.separator to a string the alias does not contain (not "."); ` +
+			`either names these topics anew, so remote topics an MM2 deployment wrote under this alias are not continued`},
+		{"eu+prod", `mirror: clusters="eu+prod": policy: invalid cluster alias "eu+prod": character '+' at index 2 is not allowed in topic names (legal: [a-zA-Z0-9._-]); ` +
+			`as the source of flow eu+prod->dr this alias starts topic names: remote topics eu+prod.heartbeats, eu+prod.checkpoints.internal on dr and the resume points topic mm2-offsets.eu+prod.internal: ` +
+			`rename the cluster in clusters and in its keys (e.g. eu-prod, with eu-prod.bootstrap.servers)`},
+	} {
+		text := fmt.Sprintf("clusters = %[1]s, dr\n%[1]s.bootstrap.servers = a:9092\ndr.bootstrap.servers = b:9092\n%[1]s->dr.enabled = true\n", tc.alias)
+		_, err := ParseProperties(strings.NewReader(text))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("alias %s: got error\n%v\nwant\n%s", tc.alias, err, tc.want)
 		}
 	}
 }
