@@ -324,7 +324,11 @@ func Resolve(entries []Entry, o Options) (*Config, error) {
 	list := parseList(cs.Value)
 	for _, a := range list {
 		if a == "" {
-			r.fail(&Error{Key: "clusters", Value: cs.Value, Line: cs.Line, Reason: "contains an empty alias"})
+			reason := "contains an empty alias"
+			if fixed := splitAliases(list); fixed != "" {
+				reason += " (a doubled or trailing comma): write clusters = " + fixed
+			}
+			r.fail(&Error{Key: "clusters", Value: cs.Value, Line: cs.Line, Reason: reason})
 			return nil, r.err()
 		}
 		if f := strings.Fields(a); len(f) > 1 {

@@ -492,6 +492,21 @@ func TestResolveErrors(t *testing.T) {
 	}
 }
 
+// TestNuFEmptyAliasSaysWhatToWrite: a trailing comma in clusters (MM2's
+// list parsing keeps the empty item) was refused as "contains an empty
+// alias" without the line to write instead.
+func TestNuFEmptyAliasSaysWhatToWrite(t *testing.T) {
+	for in, want := range map[string]string{
+		"clusters = A, B,\nA->B.enabled = true": `mm2props: clusters="A, B," (line 1): contains an empty alias (a doubled or trailing comma): write clusters = A, B`,
+		"clusters=A,,B":                         `mm2props: clusters="A,,B" (line 1): contains an empty alias (a doubled or trailing comma): write clusters = A, B`,
+		"clusters= , ":                          `mm2props: clusters=", " (line 1): contains an empty alias`,
+	} {
+		if _, err := tryResolve(in, Options{}); err == nil || err.Error() != want {
+			t.Errorf("%q: error\n%v\nwant\n%s", in, err, want)
+		}
+	}
+}
+
 func TestConfigProviders(t *testing.T) {
 	dir := t.TempDir()
 	secrets := filepath.Join(dir, "secrets.properties")
