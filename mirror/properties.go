@@ -862,7 +862,7 @@ func (r flowReader) seconds(key string, dst *time.Duration, disable *bool, def t
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(s.Value), 10, 64)
 	if err != nil {
-		return propsErr(s, "not a whole number of seconds")
+		return propsErr(s, "%s", clientconf.NotWholeNumber(s.Value, time.Second, "seconds"))
 	}
 	switch {
 	case n == 0:
@@ -884,7 +884,7 @@ func (r flowReader) seconds(key string, dst *time.Duration, disable *bool, def t
 func propsMillis(s mm2props.Setting) (time.Duration, error) {
 	n, err := strconv.ParseInt(strings.TrimSpace(s.Value), 10, 64)
 	if err != nil {
-		return 0, propsErr(s, "not a whole number of milliseconds")
+		return 0, propsErr(s, "%s", clientconf.NotWholeNumber(s.Value, time.Millisecond, "milliseconds"))
 	}
 	if n <= 0 {
 		return 0, propsErr(s, "must be positive")

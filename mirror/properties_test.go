@@ -1148,3 +1148,28 @@ func TestExcludedIncludeEntriesWarn(t *testing.T) {
 		}
 	}
 }
+
+// TestNuFIntervalWithUnitSaysWhatToWrite: an interval written with a unit
+// ("30s", as in Go or Spring files) or a fraction was refused as "not a
+// whole number of seconds" without the number to write (an operator's find).
+func TestNuFIntervalWithUnitSaysWhatToWrite(t *testing.T) {
+	_, err := ParseProperties(strings.NewReader(`clusters = A, B
+A.bootstrap.servers = a:9092
+B.bootstrap.servers = b:9092
+A->B.enabled = true
+A->B.emit.checkpoints.interval.seconds = 30s
+A->B.sync.group.offsets.interval.seconds = 1.5
+B.offset.flush.interval.ms = 1m
+B.producer.linger.ms = 5ms
+A->B.refresh.topics.interval.seconds = ten
+`))
+	want := `mirror: 5 configuration errors:
+	A->B.emit.checkpoints.interval.seconds="30s": line 5: not a whole number of seconds: write 30 (the key's unit is seconds: no unit in the value)
+	A->B.sync.group.offsets.interval.seconds="1.5": line 6: not a whole number of seconds: write a whole number, e.g. 2
+	B.offset.flush.interval.ms="1m": line 7: not a whole number of milliseconds: write 60000 (the key's unit is milliseconds: no unit in the value)
+	B.producer.linger.ms="5ms": line 8: not a whole number of milliseconds: write 5 (the key's unit is milliseconds: no unit in the value)
+	A->B.refresh.topics.interval.seconds="ten": line 9: not a whole number of seconds: write digits only`
+	if err == nil || err.Error() != want {
+		t.Errorf("error\n%v\nwant\n%s", err, want)
+	}
+}

@@ -382,11 +382,25 @@ func ParseAutoOffsetReset(v string) (latest bool, err error) {
 	return false, fmt.Errorf("must be earliest or latest")
 }
 
+// NotWholeNumber says that v is not a whole number of unit (named name), as
+// an MM2 interval is written, and what to write instead: a duration with
+// a unit ("30s") as the number it means, a fraction rounded.
+func NotWholeNumber(v string, unit time.Duration, name string) string {
+	v = strings.TrimSpace(v)
+	if d, err := time.ParseDuration(v); err == nil && d > 0 && d%unit == 0 {
+		return fmt.Sprintf("not a whole number of %s: write %d (the key's unit is %s: no unit in the value)", name, d/unit, name)
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0.5 && f < math.MaxInt32 {
+		return fmt.Sprintf("not a whole number of %s: write a whole number, e.g. %d", name, int64(math.Round(f)))
+	}
+	return fmt.Sprintf("not a whole number of %s: write digits only", name)
+}
+
 // parseMillis parses a non-negative Java long of milliseconds.
 func parseMillis(v string) (time.Duration, error) {
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("not a whole number of milliseconds")
+		return 0, fmt.Errorf("%s", NotWholeNumber(v, time.Millisecond, "milliseconds"))
 	}
 	if n < 0 {
 		return 0, fmt.Errorf("must not be negative")
