@@ -6,8 +6,18 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+
+	"github.com/kmirror/kmirror/internal/statustopic"
+	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
 // TestNuDRUnreachableIsNotInterrupted: failover and failback against a
@@ -85,5 +95,50 @@ func TestNuFailoverTextWithoutGroups(t *testing.T) {
 	}
 	if got, want := actionText(actionCommit, false, "unreachable"), "would commit (not committed: a cluster unreachable)"; got != want {
 		t.Errorf("actionText(commit, unreachable) = %q, want %q", got, want)
+	}
+}
+
+// TestNuFFailoverSourceRejectingCredentialsIsNotDown: a source that
+// answered but refused the file's SASL credentials (a DR host with an old
+// password) made the failover unplanned, as if the source were down: it
+// skipped the check of the groups' members on the source and the
+// catch-up, and would have stopped the flow and committed. It is refused
+// now (exit 1), with the keys to fix, and nothing is written. The source
+// answers as a Kafka broker does to a wrong password (kfake closes the
+// connection instead).
+func TestNuFFailoverSourceRejectingCredentialsIsNotDown(t *testing.T) {
+	p := testcluster.NewFakePair(t, "A", "B", kfake.EnableSASL(), kfake.Superuser("PLAIN", "u", "right"))
+	p.Source.Fake.ControlKey(int16(kmsg.SASLAuthenticate), func(kr kmsg.Request) (kmsg.Response, error, bool) {
+		p.Source.Fake.KeepControl()
+		resp := kr.ResponseKind().(*kmsg.SASLAuthenticateResponse)
+		resp.Version = kr.GetVersion()
+		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
+		resp.ErrorMessage = kmsg.StringPtr("Authentication failed: Invalid username or password")
+		return resp, nil, true
+	})
+	jaas := func(pw string) string {
+		return `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="` + pw + `";`
+	}
+	props := writeProps(t, "clusters = A, B\nA.bootstrap.servers = "+p.Source.Brokers[0]+"\nB.bootstrap.servers = "+p.Target.Brokers[0]+"\n"+
+		"security.protocol = SASL_PLAINTEXT\nsasl.mechanism = PLAIN\nA.sasl.jaas.config = "+jaas("stale")+"\nB.sasl.jaas.config = "+jaas("right")+"\n"+
+		"A->B.enabled = true\nA->B.topics = orders\n")
+	var out, errOut bytes.Buffer
+	code := failoverMain(context.Background(), []string{"-config", props, "-flow", "A->B", "-groups", "g", "-source-timeout", "2s", "-json"}, &out, &errOut)
+	var rep failoverReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out.String(), errOut.String())
+	}
+	const srcErr = "cluster A: SASL_AUTHENTICATION_FAILED: SASL Authentication failed.: Authentication failed: Invalid username or password"
+	want := []string{"the source A answered but refused the client (" + srcErr + "): it is not down, so the failover is not made unplanned, " +
+		"which would skip a planned one's checks (the groups' members on the source, the catch-up); fix A.sasl.jaas.config and A.sasl.mechanism " +
+		"(and A.security.protocol) and run failover again"}
+	if code != drRefused || rep.ExitCode != drRefused || rep.Result != "refused" || rep.Mode != modePlanned || rep.TargetState != "" ||
+		rep.SourceError != srcErr || !slices.Equal(rep.Problems, want) {
+		t.Errorf("exit %d, result %q (exit_code %d), mode %q, target_state %q, source_error %q, problems %q; want %d, refused, planned, none, %q, %q\n%s",
+			code, rep.Result, rep.ExitCode, rep.Mode, rep.TargetState, rep.SourceError, rep.Problems, drRefused, srcErr, want, errOut.String())
+	}
+	status, err := statustopic.ReadAll(t.Context(), []kgo.Opt{kgo.SeedBrokers(p.Target.Brokers...), kgo.SASL(plain.Auth{User: "u", Pass: "right"}.AsMechanism())}, "A")
+	if err != nil || len(status) != 0 {
+		t.Errorf("status topic of A->B on B: %d records, %v; want none: the refused failover wrote nothing", len(status), err)
 	}
 }

@@ -335,6 +335,18 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		return nil, ctx.Err()
 	}
 	rep.Mode, rep.DetectedAt = modePlanned, now().UTC()
+	if sourceRejectedClient(srcErr) {
+		// A broker of the source answered: it is not down. Failing over as
+		// if it were would skip a planned failover's checks (the groups'
+		// members on the source, the catch-up) because of a credential (an
+		// operator's find: wrong SASL credentials made it unplanned).
+		rep.SourceError = srcErr.Error()
+		rep.Problems = append(rep.Problems, fmt.Sprintf("the source %s answered but refused the client (%v): it is not down, so the failover is not made unplanned, "+
+			"which would skip a planned one's checks (the groups' members on the source, the catch-up); fix %s.sasl.jaas.config and %s.sasl.mechanism "+
+			"(and %s.security.protocol) and run failover again", d.src.Alias, srcErr, d.src.Alias, d.src.Alias, d.src.Alias))
+		finish("refused", drRefused)
+		return rep, nil
+	}
 	if srcErr != nil {
 		rep.Mode, rep.SourceError = modeUnplanned, srcErr.Error()
 		fmt.Fprintf(log, "kmirror failover: %s: unplanned failover from the last checkpoints\n", sourceDown(d.src.Alias, srcErr, o.sourceTimeout))
@@ -731,9 +743,15 @@ func stoppedResult(ctx context.Context) string {
 	return "unreachable"
 }
 
+// sourceRejectedClient reports whether err, the source probe's, is a
+// broker's refusal of the client's SASL authentication: the cluster is up.
+func sourceRejectedClient(err error) bool {
+	return errors.Is(err, kerr.SaslAuthenticationFailed) || errors.Is(err, kerr.UnsupportedSaslMechanism) || errors.Is(err, kerr.IllegalSaslState)
+}
+
 // sourceDown words why the source probe failed from its error: a timeout
 // is "did not answer within", anything else (a refused connection, an
-// unknown host, a TLS or SASL failure) is said as it is ("did not answer
+// unknown host, a TLS failure) is said as it is ("did not answer
 // within 1s" for a connection refused at once misled).
 func sourceDown(alias string, err error, timeout time.Duration) string {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
