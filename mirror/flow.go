@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -14,7 +12,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/plugin/kslog"
 
@@ -741,28 +738,9 @@ func (f *flow) recordGap(g *GapError) {
 	f.mu.Unlock()
 }
 
-// unreachable is the error of a request to the cluster alias (what is
-// "cluster", "source cluster" or "target cluster") that failed with err:
-// "<what> <alias> unreachable: <err>", with a hint where err says that a
-// broker answered and then refused the client. A listener whose security
-// protocol the client does not speak, or SASL credentials it rejects,
-// end in the broker closing the connection (EOF) or in
-// SASL_AUTHENTICATION_FAILED, not in a cluster that is down (a new
-// user's try, stop 38). Secrets are never part of err.
-func unreachable(what, alias string, err error) error {
-	switch {
-	case errors.Is(err, kerr.SaslAuthenticationFailed):
-		return fmt.Errorf("%s %s unreachable: %w (the broker rejected the credentials: check %s.sasl.jaas.config and %s.sasl.mechanism)",
-			what, alias, err, alias, alias)
-	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded):
-		return fmt.Errorf("%s %s unreachable: %w (no answer in time: a broker down or overloaded; if this cluster never answered, "+
-			"a security.protocol the listener does not speak looks like this, a TLS client on a plaintext listener waiting for ever: check %s.security.protocol)", what, alias, err, alias)
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("%s %s unreachable: %w (the broker closed the connection: a broker stopping does that; if this cluster never answered, "+
-			"a security.protocol the listener does not speak, or SASL credentials it rejects, look like this: check %s.security.protocol and %s.sasl.*)", what, alias, err, alias, alias)
-	}
-	return fmt.Errorf("%s %s unreachable: %w", what, alias, err)
-}
+// unreachable is [kclient.Unreachable]: "<what> <alias> unreachable:
+// <err>", with a hint where a broker answered and refused the client.
+var unreachable = kclient.Unreachable
 
 func (f *flow) wakeRefresh() {
 	select {

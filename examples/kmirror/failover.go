@@ -335,7 +335,7 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		return nil, ctx.Err()
 	}
 	rep.Mode, rep.DetectedAt = modePlanned, now().UTC()
-	if sourceRejectedClient(srcErr) {
+	if rejectedClient(srcErr) {
 		// A broker of the source answered: it is not down. Failing over as
 		// if it were would skip a planned failover's checks (the groups'
 		// members on the source, the catch-up) because of a credential (an
@@ -743,9 +743,9 @@ func stoppedResult(ctx context.Context) string {
 	return "unreachable"
 }
 
-// sourceRejectedClient reports whether err, the source probe's, is a
-// broker's refusal of the client's SASL authentication: the cluster is up.
-func sourceRejectedClient(err error) bool {
+// rejectedClient reports whether err, a probe's, is a broker's refusal
+// of the client's SASL authentication: the cluster is up.
+func rejectedClient(err error) bool {
 	return errors.Is(err, kerr.SaslAuthenticationFailed) || errors.Is(err, kerr.UnsupportedSaslMechanism) || errors.Is(err, kerr.IllegalSaslState)
 }
 
@@ -757,7 +757,7 @@ func sourceDown(alias string, err error, timeout time.Duration) string {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
 		return fmt.Sprintf("source %s did not answer within %s", alias, timeout)
 	}
-	return fmt.Sprintf("source %s unreachable: %v", alias, err)
+	return kclient.Unreachable("source", alias, err).Error()
 }
 
 // probe reports whether the cluster answers a metadata request within

@@ -490,6 +490,12 @@ func translateMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		// A target refusing connections answered only after -timeout
 		// (30 s), where failover says so at once (an operator's find).
 		return drError(stderr, "translate", fmt.Errorf("reading the checkpoints of %s on %s: %w", d.name(), d.dst.Alias, err), drUnreachable)
+	} else if err != nil && (rejectedClient(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+		// A target closing the connections (a security.protocol it does
+		// not speak, SASL credentials it rejects) answered after -timeout
+		// with "context deadline exceeded" and no hint (an operator's find).
+		return drError(stderr, "translate", fmt.Errorf("reading the checkpoints of %s on %s: %w", d.name(), d.dst.Alias,
+			kclient.Unreachable("target", d.dst.Alias, err)), drUnreachable)
 	}
 	tr, err := d.translateGroups(rctx, cl)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
 // TestNuTranslateCheckpointsDisabledSaysSo: with a file that disables the
@@ -72,5 +74,24 @@ func TestTranslateTargetRefusingConnectionsAtOnce(t *testing.T) {
 	code := translateMain(ctx, []string{"-config", props, "-groups", ".*", "-timeout", "10m"}, &out, &errOut)
 	if code != drUnreachable || !strings.Contains(errOut.String(), "connection refused") || ctx.Err() != nil {
 		t.Errorf("translate against a refusing target: exit %d, stderr %q, test deadline %v; want %d naming the refused connection before the deadline", code, errOut.String(), ctx.Err(), drUnreachable)
+	}
+}
+
+// TestNuFTranslateTargetClosingConnectionsSaysWhy: a target whose listener
+// closes the connections of the file's clients (SASL settings for a
+// listener without SASL, credentials it rejects) made translate wait its
+// -timeout and end with "context deadline exceeded", where the runner
+// names the keys to check. translate says so once its probe gave up.
+func TestNuFTranslateTargetClosingConnectionsSaysWhy(t *testing.T) {
+	p := testcluster.NewFakePair(t, "A", "B")
+	props := writeProps(t, "clusters = A, B\nA.bootstrap.servers = "+p.Source.Brokers[0]+"\nB.bootstrap.servers = "+p.Target.Brokers[0]+"\n"+
+		"B.security.protocol = SASL_PLAINTEXT\nB.sasl.mechanism = PLAIN\n"+
+		"B.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"pw\";\nA->B.enabled = true\n")
+	var out, errOut bytes.Buffer
+	code := translateMain(context.Background(), []string{"-config", props, "-groups", ".*", "-timeout", "15s"}, &out, &errOut)
+	want := "kmirror translate: reading the checkpoints of A->B on B: target B unreachable: cluster B: EOF (the broker closed the connection: a broker stopping does that; " +
+		"if this cluster never answered, a security.protocol the listener does not speak, or SASL credentials it rejects, look like this: check B.security.protocol and B.sasl.*)\n"
+	if code != drUnreachable || errOut.String() != want || out.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, stderr\n%s\nwant exit %d, stderr\n%s", code, out.String(), errOut.String(), drUnreachable, want)
 	}
 }
