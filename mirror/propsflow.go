@@ -325,6 +325,13 @@ var flowHandlers = map[string]func(*flowBuild, mm2keys.Row){
 				// MirrorSourceConnector reports exactly-once support only
 				// when it reads read_committed; required fails validation.
 				fb.b.fail(propsErr(es, "required, but the source consumer reads read_uncommitted (%s), so aborted source records would be copied: remove it (kmirror reads read_committed by default)", s.Key))
+			} else if fb.fc.ExactlyOnce {
+				// exactly.once.support=requested (the default) runs it, as
+				// Connect runs MirrorSourceConnector, but the flow's
+				// "exactly once" then includes aborted source records.
+				fb.b.warn(Warning{Key: s.Key, Line: s.Line, Message: fmt.Sprintf("%s replicates exactly once (%s.exactly.once.source.support=enabled), "+
+					"but read_uncommitted copies the records of aborted source transactions, committed on the target: remove it (kmirror reads read_committed by default)",
+					fb.r.name, fb.f.Target)})
 			}
 		}
 		fb.b.line(name, strings.TrimSpace(s.Value), s.Key)
