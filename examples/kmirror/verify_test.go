@@ -209,3 +209,21 @@ func cat(parts ...[]int) []int {
 	}
 	return out
 }
+
+// TestNuFVerifySourceClosingConnectionsSaysWhy: verify against a source
+// whose listener closes the connections of the file's clients (SASL
+// settings for a listener without SASL, as with an old copy of the file)
+// said only "listing topics: EOF"; it names the keys to check, as the
+// runner does.
+func TestNuFVerifySourceClosingConnectionsSaysWhy(t *testing.T) {
+	p := testcluster.NewFakePair(t, "A", "B")
+	props := writeProps(t, "clusters = A, B\nA.bootstrap.servers = "+p.Source.Brokers[0]+"\nB.bootstrap.servers = "+p.Target.Brokers[0]+"\n"+
+		"A.security.protocol = SASL_PLAINTEXT\nA.sasl.mechanism = PLAIN\n"+
+		"A.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"pw\";\nA->B.enabled = true\n")
+	code, out, errOut := runVerify(t, "-config", props, "-timeout", "15s")
+	want := `kmirror verify: source cluster "A": listing topics: EOF (the broker closed the connection: a broker stopping does that; ` +
+		"if this cluster never answered, a security.protocol the listener does not speak, or SASL credentials it rejects, look like this: check A.security.protocol and A.sasl.*)\n"
+	if code != verifyIncomplete || errOut != want || out != "" {
+		t.Errorf("exit %d, stdout %q, stderr\n%s\nwant exit %d, stderr\n%s", code, out, errOut, verifyIncomplete, want)
+	}
+}

@@ -121,16 +121,22 @@ func ProduceWait(ctx context.Context, cl *kgo.Client, recs ...*kgo.Record) error
 // SASL_AUTHENTICATION_FAILED, not in a cluster that is down (a new
 // user's try, stop 38). Secrets are never part of err.
 func Unreachable(what, alias string, err error) error {
+	return fmt.Errorf("%s %s unreachable: %w%s", what, alias, err, Hint(alias, err))
+}
+
+// Hint is [Unreachable]'s hint for err, a request's error against the
+// cluster alias: " (...)" naming what to check, or "" when err says
+// nothing of a broker that answered and refused the client.
+func Hint(alias string, err error) string {
 	switch {
 	case errors.Is(err, kerr.SaslAuthenticationFailed):
-		return fmt.Errorf("%s %s unreachable: %w (the broker rejected the credentials: check %s.sasl.jaas.config and %s.sasl.mechanism)",
-			what, alias, err, alias, alias)
+		return fmt.Sprintf(" (the broker rejected the credentials: check %s.sasl.jaas.config and %s.sasl.mechanism)", alias, alias)
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded):
-		return fmt.Errorf("%s %s unreachable: %w (no answer in time: a broker down or overloaded; if this cluster never answered, "+
-			"a security.protocol the listener does not speak looks like this, a TLS client on a plaintext listener waiting for ever: check %s.security.protocol)", what, alias, err, alias)
+		return fmt.Sprintf(" (no answer in time: a broker down or overloaded; if this cluster never answered, "+
+			"a security.protocol the listener does not speak looks like this, a TLS client on a plaintext listener waiting for ever: check %s.security.protocol)", alias)
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("%s %s unreachable: %w (the broker closed the connection: a broker stopping does that; if this cluster never answered, "+
-			"a security.protocol the listener does not speak, or SASL credentials it rejects, look like this: check %s.security.protocol and %s.sasl.*)", what, alias, err, alias, alias)
+		return fmt.Sprintf(" (the broker closed the connection: a broker stopping does that; if this cluster never answered, "+
+			"a security.protocol the listener does not speak, or SASL credentials it rejects, look like this: check %s.security.protocol and %s.sasl.*)", alias, alias)
 	}
-	return fmt.Errorf("%s %s unreachable: %w", what, alias, err)
+	return ""
 }

@@ -258,9 +258,11 @@ type ClusterError struct {
 	Err   error
 }
 
-// Error returns "verify: <side> cluster "<alias>": <op>: <cause>".
+// Error returns "verify: <side> cluster "<alias>": <op>: <cause>", with
+// [kclient.Hint]'s hint where the cause says that a broker answered and
+// refused the client.
 func (e *ClusterError) Error() string {
-	return fmt.Sprintf("verify: %s cluster %q: %s: %v", e.Side, e.Alias, e.Op, e.Err)
+	return fmt.Sprintf("verify: %s cluster %q: %s: %v%s", e.Side, e.Alias, e.Op, e.Err, kclient.Hint(e.Alias, e.Err))
 }
 
 // Unwrap returns the cause (a dial error, an authorization error, ctx's
