@@ -665,6 +665,10 @@ func (r *resolver) classifyFlow(s Setting) error {
 		r.warn(s.Key, s.Line, fmt.Sprintf("a Connect worker setting has no effect per flow in MM2, nor in kmirror: set %s.%s (the target cluster)", dst, rest))
 	case notMM2[rest] != "":
 		r.warn(s.Key, s.Line, notMM2[rest])
+	case strings.HasPrefix(rest, "transforms.") || strings.HasPrefix(rest, "predicates."):
+		// A transform's or predicate's own settings: "unknown flow
+		// setting" read as a typo to look for (an operator's find).
+		r.warn(s.Key, s.Line, fmt.Sprintf("not supported: configures a Single Message Transform (%stransforms), which kmirror does not run: records are copied unchanged", prefix))
 	default:
 		msg := "unknown flow setting: ignored"
 		if sug := clientconf.Suggest(rest, allFlowKeys()); sug != "" {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -504,6 +505,26 @@ func TestNuFEmptyAliasSaysWhatToWrite(t *testing.T) {
 		if _, err := tryResolve(in, Options{}); err == nil || err.Error() != want {
 			t.Errorf("%q: error\n%v\nwant\n%s", in, err, want)
 		}
+	}
+}
+
+// TestNuFTransformSettingsSayWhatTheyAre: the settings of a transform
+// (A->B.transforms.drop.type, ...) warned "unknown flow setting: ignored",
+// as a typo would, next to the transforms key's own warning.
+func TestNuFTransformSettingsSayWhatTheyAre(t *testing.T) {
+	c, err := tryResolve("clusters = A, B\nA->B.enabled = true\nA->B.transforms = drop\n"+
+		"A->B.transforms.drop.type = org.apache.kafka.connect.transforms.DropHeaders\nA->B.transforms.drop.headers = secret\nA->B.predicates.p.type = x\n", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"A->B.transforms: not supported: Single Message Transforms cannot run in kmirror: records are copied unchanged",
+		"A->B.transforms.drop.type: not supported: configures a Single Message Transform (A->B.transforms), which kmirror does not run: records are copied unchanged",
+		"A->B.transforms.drop.headers: not supported: configures a Single Message Transform (A->B.transforms), which kmirror does not run: records are copied unchanged",
+		"A->B.predicates.p.type: not supported: configures a Single Message Transform (A->B.transforms), which kmirror does not run: records are copied unchanged",
+	}
+	if got := warnings(c); !slices.Equal(got, want) {
+		t.Errorf("warnings\n%q\nwant\n%q", got, want)
 	}
 }
 
