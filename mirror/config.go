@@ -484,7 +484,9 @@ type FlowConfig struct {
 	// GroupID is the consumer group through which the processes running
 	// this flow share its slots; "" means "kmirror.<source>-><target>". Two
 	// deployments of the same flow that must not share work need
-	// different group ids (and different targets).
+	// different group ids (and different targets). Two flows of a Mirror
+	// with the same target must have different group ids ([New] refuses
+	// one shared: the group's leader assigns its own flow's slots only).
 	GroupID string
 	// SessionTimeout, HeartbeatInterval and RebalanceTimeout are the
 	// group settings of the flow's members (session.timeout.ms,

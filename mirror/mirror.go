@@ -126,7 +126,8 @@ func New(opts ...Opt) (*Mirror, error) {
 	}
 	m := &Mirror{log: log, m: newMetrics(c.metrics), limiter: limiter}
 	seen := map[string]bool{}
-	reported := map[string]bool{} // errors that several flows would repeat: a flow's name configured again, a cluster's missing client options
+	groups := map[[2]string]string{} // (target alias, group id) -> the flow using it
+	reported := map[string]bool{}    // errors that several flows would repeat: a flow's name configured again, a cluster's missing client options
 	for _, fc := range c.flows {
 		name := fc.Name()
 		if fc.Source == fc.Target && fc.Source != "" && !strings.Contains(fc.Source, "->") {
@@ -143,6 +144,23 @@ func New(opts ...Opt) (*Mirror, error) {
 			continue
 		}
 		seen[name] = true
+		gid := fc.GroupID
+		if gid == "" {
+			gid = defaultGroupID(fc.Source, fc.Target)
+		}
+		key := [2]string{fc.Target, gid}
+		switch other, dup := groups[key]; {
+		case fc.Disabled && fc.DisableHeartbeats:
+			// No member, no group: it runs nothing.
+		case dup:
+			// One group on one target: its leader assigns the slots of its
+			// own flow only (to the members subscribed to its coordination
+			// topic), so the other flow replicates nothing.
+			bad(&ConfigError{Key: "FlowConfig.GroupID", Value: gid,
+				Reason: fmt.Sprintf("flows %s and %s both use group %s on %s: the group's leader assigns the slots of its own flow only, so the other flow replicates nothing; give each flow its own GroupID (\"\" is kmirror.<source>-><target>)", other, name, gid, fc.Target)})
+		default:
+			groups[key] = name
+		}
 		known := true // both aliases name configured clusters
 		for _, side := range []struct{ field, alias, other string }{{"Source", fc.Source, fc.Target}, {"Target", fc.Target, fc.Source}} {
 			if a, b, arrow := strings.Cut(side.alias, "->"); arrow {
