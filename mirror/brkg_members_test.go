@@ -2,7 +2,12 @@ package mirror
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
@@ -49,5 +54,51 @@ func TestBrkGSharedGroupIDRefused(t *testing.T) {
 	fc2.GroupID, fc2.Disabled, fc2.DisableHeartbeats = "shared", true, true
 	if _, err := newMirror(t, append(clusterOpts(p), other, WithFlow(fc), WithFlow(fc2))...); err != nil {
 		t.Errorf("New with a flow that runs nothing in the same group = %v", err)
+	}
+}
+
+// TestBrkGSharedGroupIDOtherFlowNoEpoch: two processes running different
+// flows (src->dst with tasks.max 2, other->dst with 3, started later) with
+// the same group id on one target, which New cannot see. The leader, a
+// src->dst member, took the other flow's member, started last, for the
+// newest epoch: it drained its own member's slots and assigned its flow's
+// slots to the other member only, which is not subscribed to src's
+// coordination topic and got none: src->dst replicated nothing (0 of 400
+// records) and said nothing. Now members subscribed to another
+// coordination topic take no part in the epoch decision: src->dst keeps
+// both slots and replicates every record (the other flow replicates nothing
+// while a src->dst member leads the group, as the leader's ERROR says).
+func TestBrkGSharedGroupIDOtherFlowNoEpoch(t *testing.T) {
+	p := testcluster.NewFakePair(t, "src", "dst")
+	const topic, parts, n = "t", 4, 400
+	testcluster.CreateTopic(t, &p.Source, topic, parts, nil)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.Tasks = 2
+	fc.GroupID = "shared"
+	fc2 := fc
+	fc2.Source, fc2.Tasks = "other", 3
+	opt := WithStatusInterval(200 * time.Millisecond)
+	m1, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), opt)...)
+	testcluster.Eventually(t, 30*time.Second, "the first member owns both slots", func() (bool, string) {
+		s := m1.Status().Flows[0].Member.Slots
+		return len(s) == 2, fmt.Sprint(s)
+	})
+	m2, _ := runMirror(t, append(clusterOpts(p), WithCluster(ClusterConfig{Alias: "other", Client: p.Source.Opts()}), WithFlow(fc2), opt)...)
+	testcluster.Eventually(t, 30*time.Second, "both members in one generation", func() (bool, string) {
+		a, b := m1.Status().Flows[0].Member, m2.Status().Flows[0].Member
+		return a.MemberID != "" && b.MemberID != "" && a.Generation == b.Generation && a.Generation > 1, fmt.Sprint(a.Generation, b.Generation)
+	})
+	var recs []*kgo.Record
+	for i := range n {
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i % parts), Value: []byte(fmt.Sprint(i))})
+	}
+	testcluster.Produce(t, &p.Source, recs...)
+	testcluster.Eventually(t, 60*time.Second, "src->dst replicated every record", func() (bool, string) {
+		got := targetEnd(t, &p.Target, "src."+topic)
+		return got == n, fmt.Sprintf("src.t %d, slots %v", got, m1.Status().Flows[0].Member.Slots)
+	})
+	if a, b := m1.Status().Flows[0].Member.Slots, m2.Status().Flows[0].Member.Slots; !slices.Equal(a, []int32{0, 1}) || len(b) != 0 {
+		t.Errorf("slots %v and %v, want [0 1] on the src->dst member and none on the other", a, b)
 	}
 }

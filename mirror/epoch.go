@@ -236,10 +236,18 @@ func parseAssignment(assignment []byte) (map[string][]int32, error) {
 
 func (b *slotBalancer) MemberBalancer(members []kmsg.JoinGroupResponseMember) (kgo.GroupMemberBalancer, map[string]struct{}, error) {
 	mb := &slotMemberBalancer{b: b, all: members}
+	var foreign []string
 	for _, m := range members {
 		e, inner, meta, err := splitEpoch(m.ProtocolMetadata)
 		if err != nil {
 			return nil, nil, fmt.Errorf("member %s: %w", m.MemberID, err)
+		}
+		if !slices.Contains(meta.Topics, b.f.unitsTopic) {
+			// A member of another flow given the same group id (another
+			// process's FlowConfig.GroupID): it would hold slots of this
+			// flow and replicate nothing of them. It gets none.
+			foreign = append(foreign, m.MemberID)
+			continue
 		}
 		em := epochMember{ID: m.MemberID, Epoch: e}
 		for _, o := range meta.OwnedPartitions {
@@ -253,6 +261,10 @@ func (b *slotBalancer) MemberBalancer(members []kmsg.JoinGroupResponseMember) (k
 		mb.stripped = append(mb.stripped, stripped)
 	}
 	mb.d = decideEpoch(mb.members)
+	if len(foreign) > 0 {
+		b.f.log.Error("the flow's group has members of another flow (the same group id on this target): they get none of this flow's slots, and their flow replicates nothing while this flow's member leads the group; give each flow its own group id",
+			"group", b.f.groupID, "other_members", foreign)
+	}
 	return mb, map[string]struct{}{b.f.unitsTopic: {}}, nil
 }
 
