@@ -102,3 +102,29 @@ func TestBrkGSharedGroupIDOtherFlowNoEpoch(t *testing.T) {
 		t.Errorf("slots %v and %v, want [0 1] on the src->dst member and none on the other", a, b)
 	}
 }
+
+// TestBrkGMembersOfDifferentSourceClustersWarned: two members of flow
+// src->dst whose alias src reaches different clusters (the same
+// bootstrap name resolved in two places, or a library user's
+// ClusterConfig) copy two clusters' records into the same remote topics.
+// The members' configurations were equal, so nothing said so. Now each
+// member publishes the ID of the cluster its source alias reaches, and the
+// cluster view warns, naming the clusters and the members.
+func TestBrkGMembersOfDifferentSourceClustersWarned(t *testing.T) {
+	p := testcluster.NewFakePair(t, "src", "dst")
+	other := testcluster.NewFakePair(t, "elsewhere", "unused")
+	fc := fastFlow(p)
+	fc.Topics = []string{"t"}
+	opt := WithStatusInterval(200 * time.Millisecond)
+	m1, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithWorkerID("w1"), opt)...)
+	m2, _ := runMirror(t, WithCluster(ClusterConfig{Alias: "src", Client: other.Source.Opts()}),
+		WithCluster(ClusterConfig{Alias: "dst", Client: p.Target.Opts()}), WithFlow(fc), WithWorkerID("w2"), opt)
+	const want = "flow src->dst: the members' source alias src reaches different clusters (cluster elsewhere on w2; cluster src on w1): their copies mix in the same remote topics; give every member the same src cluster"
+	for _, m := range []*Mirror{m1, m2} {
+		testcluster.Eventually(t, 30*time.Second, "the warning in the cluster view and the status", func() (bool, string) {
+			cf, fs := m.ClusterStatus().Flows[0], m.Status().Flows[0]
+			return len(cf.Members) == 2 && slices.Equal(cf.Warnings, []string{want}) && slices.Equal(fs.Warnings, []string{want}),
+				fmt.Sprintf("%d members, warnings %q, status warnings %q", len(cf.Members), cf.Warnings, fs.Warnings)
+		})
+	}
+}

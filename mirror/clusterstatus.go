@@ -519,7 +519,9 @@ const maxMismatchKeys = 3
 //     (<flow>.enabled=false) while others replicate: it creates no remote
 //     topic and emits no checkpoint;
 //   - a heartbeats-only member owns slots other than 0 while others
-//     replicate: their partitions are not replicated.
+//     replicate: their partitions are not replicated;
+//   - the members' source alias reaches different clusters (their
+//     records' source cluster IDs differ).
 func disagreements(live map[string]statustopic.MemberRecord, owner map[int32]statustopic.MemberRecord, in clusterInput) ([]ConfigMismatch, []string) {
 	ids := make([]string, 0, len(live))
 	for id := range live {
@@ -568,6 +570,20 @@ func disagreements(live map[string]statustopic.MemberRecord, owner map[int32]sta
 		}
 		warnings = append(warnings, fmt.Sprintf("flow %s: members disagree on %d configuration key(s): %s%s; give every member the same configuration",
 			in.name, n, strings.Join(parts, " | "), more))
+	}
+	sources := map[string][]string{} // source cluster ID -> worker ids
+	for _, id := range ids {
+		if c := live[id].SourceClusterID; c != "" {
+			sources[c] = append(sources[c], live[id].WorkerID)
+		}
+	}
+	if len(sources) > 1 {
+		var vs []string
+		for _, c := range sortedKeys(sources) {
+			vs = append(vs, fmt.Sprintf("cluster %s on %s", c, strings.Join(sources[c], ", ")))
+		}
+		warnings = append(warnings, fmt.Sprintf("flow %s: the members' source alias %s reaches different clusters (%s): their copies mix in the same remote topics; give every member the same %s cluster",
+			in.name, in.source, strings.Join(vs, "; "), in.source))
 	}
 	var replicating, hbOnly []string
 	for _, id := range ids {

@@ -542,9 +542,15 @@ func (c *changeSigs) of(fs FlowStatus) string {
 
 // memberRecord is this member's record for status fs.
 func (f *flow) memberRecord(fs FlowStatus, now time.Time) statustopic.MemberRecord {
+	srcID := ""
+	f.mu.Lock()
+	if f.started {
+		srcID = f.srcID // learned by start, before it set started
+	}
+	f.mu.Unlock()
 	return statustopic.MemberRecord{Flow: f.name, MemberID: f.selfID, WorkerID: f.workerID, Version: moduleVersion(),
 		GroupMemberID: fs.Member.MemberID, Generation: fs.Member.Generation, Tasks: int(f.tasks), HeartbeatsOnly: f.cfg.Disabled, Started: startedTime(f.startedAt.Load()),
-		Fingerprint: f.fingerprint, Config: f.fpConfig,
+		Fingerprint: f.fingerprint, Config: f.fpConfig, SourceClusterID: srcID,
 		Slots: append([]int32{}, fs.Member.Slots...), Singleton: fs.Member.Singleton,
 		Applied: statustopic.TargetState(fs.AppliedState), AppliedOffset: &fs.appliedOffset, State: string(fs.State), Error: fs.Error, Waiting: fs.Member.Waiting,
 		Records: fs.Records, Bytes: fs.Bytes, ProvenanceSkipped: fs.ProvenanceSkipped, Lag: fs.Lag, LagUnknown: fs.LagUnknown,

@@ -88,6 +88,11 @@ type MemberRecord struct {
 	Started time.Time `json:"started,omitzero"`
 	// Fingerprint is a hash of Config.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// SourceClusterID is the ID of the cluster the member's source alias
+	// reaches (empty before it learned it, and in the records of releases
+	// before it): members whose alias reaches different clusters would mix
+	// their copies in the same remote topics.
+	SourceClusterID string `json:"source_cluster_id,omitempty"`
 	// Config is the member's effective flow configuration, key by key,
 	// with secret values replaced by a hash.
 	Config map[string]string `json:"config,omitempty"`
