@@ -1,14 +1,17 @@
 package mirror
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/kmirror/kmirror/internal/statustopic"
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
@@ -127,4 +130,55 @@ func TestBrkGMembersOfDifferentSourceClustersWarned(t *testing.T) {
 				fmt.Sprintf("%d members, warnings %q, status warnings %q", len(cf.Members), cf.Warnings, fs.Warnings)
 		})
 	}
+}
+
+// TestBrkGCrashedMembersDropped: the record of a member gone without a
+// leave (SIGKILL: no tombstone) stayed in the compacted status topic, and
+// in every member's view, for good: one more per crash. Now the member
+// holding the singleton duties tombstones the stale records of members
+// that own no slot record; the record of a gone member still named by a
+// slot record is kept (it tells since when the slot is UNASSIGNED).
+func TestBrkGCrashedMembersDropped(t *testing.T) {
+	p := testcluster.NewFakePair(t, "src", "dst")
+	testcluster.CreateTopic(t, &p.Source, "t", 2, nil)
+	fc := fastFlow(p)
+	fc.Topics, fc.Tasks = []string{"t"}, 2
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithWorkerID("w1"), WithStatusInterval(200*time.Millisecond))...)
+	var self string
+	testcluster.Eventually(t, 30*time.Second, "the member holds both slots", func() (bool, string) {
+		cf := m.ClusterStatus().Flows[0]
+		if len(cf.Members) != 1 || !slices.Equal(cf.Members[0].Slots, []int32{0, 1}) {
+			return false, fmt.Sprint(cf.Members)
+		}
+		self = cf.Members[0].MemberID
+		return true, ""
+	})
+	// Two members' last records, written a minute ago; the second is the
+	// owner of slot 5's record (a slot of an older tasks.max).
+	at := time.Now().Add(-time.Minute).UTC()
+	var recs []*kgo.Record
+	for _, id := range []string{"crashed", "owner-gone"} {
+		r, err := statustopic.MemberRecordOf("src", statustopic.MemberRecord{Flow: "src->dst", MemberID: id, WorkerID: id, GroupMemberID: "g-" + id,
+			Generation: 1, Tasks: 2, Started: at, Slots: []int32{}, Applied: statustopic.Running, State: string(StateRunning), IntervalMS: 200, At: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	slot, err := statustopic.SlotRecords("src", statustopic.SlotRecord{Flow: "src->dst", Slot: 5, Owner: "owner-gone", WorkerID: "owner-gone",
+		State: string(StateRunning), IntervalMS: 200, At: at}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Produce(t, &p.Target, append(recs, slot...)...)
+	testcluster.Eventually(t, 30*time.Second, "the crashed member's record deleted", func() (bool, string) {
+		v, err := statustopic.ReadView(context.Background(), p.Target.Opts(), "src")
+		if err != nil {
+			return false, err.Error()
+		}
+		ids := slices.Sorted(maps.Keys(v.Members()))
+		want := []string{"owner-gone", self}
+		slices.Sort(want)
+		return slices.Equal(ids, want), fmt.Sprint(ids)
+	})
 }

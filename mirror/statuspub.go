@@ -421,6 +421,7 @@ func (f *flow) publishLoop(ctx context.Context) {
 			f.unassigned = parts
 			f.mu.Unlock()
 			f.refreshPausedLag(ctx)
+			f.dropGoneMembers(ctx, now)
 		}
 		fs := f.statusOf(false) // no groups: not published, and costly at thousands of groups
 		f.checkDisagreements(f.clusterStatusOf(fs, time.Now(), false))
@@ -689,6 +690,60 @@ func (f *flow) publish(ctx context.Context, fs FlowStatus, extra []statustopic.S
 		f.statusLost.Store(true) // restored by the tail goroutine
 	}
 	return err
+}
+
+// dropGoneMembers tombstones, on the member holding the singleton duties,
+// the records of the members gone without a leave (SIGKILL, a lost host):
+// stale at now and named as the owner of no slot record (the last record
+// of a slot whose owner is gone tells since when it is UNASSIGNED from the
+// owner's last member record, until the singleton writes the slot's own).
+// Nobody else deletes them: the compacted topic, and every member's view,
+// kept one record per crashed member for good
+// (TestBrkGCrashedMembersDropped). A member only slow to publish writes
+// its record again at its next publication.
+func (f *flow) dropGoneMembers(ctx context.Context, now time.Time) {
+	if !f.isSingleton.Load() {
+		return
+	}
+	var gone []string
+	f.viewMu.Lock()
+	owners := map[string]bool{}
+	for _, k := range f.view.SlotNumbers() {
+		if o, ok := f.view.SlotOwner(k); ok {
+			owners[o] = true
+		}
+	}
+	for id, m := range f.view.Members() {
+		if id != f.selfID && !owners[id] && m.Stale(now) {
+			gone = append(gone, id)
+		}
+	}
+	f.viewMu.Unlock()
+	if len(gone) == 0 {
+		return
+	}
+	slices.Sort(gone)
+	recs := make([]*kgo.Record, 0, len(gone))
+	for _, id := range gone {
+		recs = append(recs, statustopic.MemberTombstone(f.cfg.Source, id))
+	}
+	f.pubMu.Lock()
+	defer f.pubMu.Unlock()
+	if f.statusCl == nil || f.pubDone {
+		return
+	}
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := kclient.ProduceWait(pctx, f.statusCl, recs...); err != nil {
+		if statusTopicLost(err) {
+			f.statusLost.Store(true)
+		}
+		if ctx.Err() == nil {
+			f.log.Warn("deleting the records of members gone without leaving", "members", gone, "err", err)
+		}
+		return
+	}
+	f.log.Info("records of members gone without leaving deleted", "members", gone)
 }
 
 // slotRewriteEvery is how many publication intervals an owned slot's
