@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/statustopic"
 	"github.com/kmirror/kmirror/internal/testcluster"
@@ -180,5 +184,66 @@ func TestBrkGCrashedMembersDropped(t *testing.T) {
 		want := []string{"owner-gone", self}
 		slices.Sort(want)
 		return slices.Equal(ids, want), fmt.Sprint(ids)
+	})
+}
+
+// TestBrkGStatusTopicRecreatedWhileStarting: the status topic deleted and
+// created again (another member's restore, an operator) while a member
+// starts, after its status client read the old topic's metadata (here its
+// first reads are refused while it happens). kgo keeps the topic ID it
+// knows for a name, and the start-up kept its client across tries: every
+// try failed with UNKNOWN_TOPIC_ID, the member stayed RETRYING for good and
+// never applied the new topic's target state. Now a try that finds the
+// topic lost reads it again with a new client.
+func TestBrkGStatusTopicRecreatedWhileStarting(t *testing.T) {
+	p := testcluster.NewFakePair(t, "src", "dst")
+	testcluster.CreateTopic(t, &p.Source, "t", 2, nil)
+	topic := statustopic.Topic("src")
+	compact := map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
+	testcluster.CreateTopic(t, &p.Target, topic, 1, compact)
+	var refusing atomic.Bool
+	var refused atomic.Int32
+	refusing.Store(true)
+	p.Target.Fake.ControlKey(int16(kmsg.ListOffsets), func(kr kmsg.Request) (kmsg.Response, error, bool) {
+		p.Target.Fake.KeepControl()
+		req := kr.(*kmsg.ListOffsetsRequest)
+		if !refusing.Load() || !slices.ContainsFunc(req.Topics, func(rt kmsg.ListOffsetsRequestTopic) bool { return rt.Topic == topic }) {
+			return nil, nil, false
+		}
+		resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+		for _, rt := range req.Topics {
+			st := kmsg.NewListOffsetsResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewListOffsetsResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, kerr.NotLeaderForPartition.Code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		refused.Add(1)
+		return resp, nil, true
+	})
+	fc := fastFlow(p)
+	fc.Topics = []string{"t"}
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithWorkerID("w1"), WithStatusInterval(200*time.Millisecond))...)
+	testcluster.Eventually(t, 30*time.Second, "the status topic's offsets refused a few times", func() (bool, string) {
+		return refused.Load() >= 4, fmt.Sprint(refused.Load())
+	})
+	adm, done := testcluster.ShortAdmin(t, &p.Target)
+	defer done()
+	if _, err := adm.DeleteTopics(context.Background(), topic); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.CreateTopic(t, &p.Target, topic, 1, compact)
+	rec := statustopic.TargetStateRecord{Flow: "src->dst", State: statustopic.Paused, At: time.Now().UTC(), By: "test"}
+	if _, err := statustopic.WriteTargetStateOffset(context.Background(), testcluster.Client(t, &p.Target), "src", rec); err != nil {
+		t.Fatal(err)
+	}
+	refusing.Store(false)
+	testcluster.Eventually(t, 60*time.Second, "started, with the new topic's target state", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		return fs.State == StatePaused && fs.TargetState == TargetPaused && fs.AppliedState == TargetPaused && fs.Error == "",
+			fmt.Sprintf("%s %s %s %q", fs.State, fs.TargetState, fs.AppliedState, fs.Error)
 	})
 }

@@ -107,6 +107,7 @@ func (f *flow) openStatus(ctx context.Context) error {
 			break
 		}
 		if time.Since(idle) > 30*time.Second {
+			f.dropStatusClient()
 			return fmt.Errorf("reading %s on %s: no record for 30 s at offset %d of %d", f.statusTopic, f.dst.Alias, next, end)
 		}
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -116,6 +117,9 @@ func (f *flow) openStatus(ctx context.Context) error {
 			return ctx.Err()
 		}
 		if err != nil {
+			if statusTopicLost(err) {
+				f.dropStatusClient()
+			}
 			return fmt.Errorf("reading %s on %s: %w", f.statusTopic, f.dst.Alias, err)
 		}
 		if n > 0 {
@@ -143,6 +147,24 @@ func (f *flow) openStatus(ctx context.Context) error {
 		f.log.Info("target state at start", "state", st)
 	}
 	return nil
+}
+
+// dropStatusClient closes the status client of a start that failed while
+// reading the status topic, and empties the view: the next try reads the
+// topic anew with a new client. kgo keeps the topic ID it knows for a
+// name, so a status topic deleted or re-created while the member started
+// failed every later try with UNKNOWN_TOPIC_ID, and the member stayed
+// RETRYING for good (TestBrkGStatusTopicRecreatedWhileStarting); once
+// running, the tail goroutine restores it (restoreStatus).
+func (f *flow) dropStatusClient() {
+	if f.statusCl == nil {
+		return
+	}
+	f.statusCl.Close()
+	f.statusCl = nil
+	f.viewMu.Lock()
+	f.view = statustopic.NewView()
+	f.viewMu.Unlock()
 }
 
 // newStatusClient returns a client that tails the status topic from its
