@@ -297,12 +297,23 @@ func (f *flow) restoreStatus(ctx context.Context) {
 	f.unitsMu.Unlock()
 	old.Close()
 	f.log.Warn("status topic was deleted or re-created: created again if missing, read again from its start", "topic", f.statusTopic, "created", created)
-	if created && found && kept.State != statustopic.Running {
+	if found && kept.State != statustopic.Running {
 		// The topic this member created holds no target state, which
 		// reads RUNNING: a member started now would replicate a flow the
-		// others keep paused or stopped. The state is written again.
-		if _, err := statustopic.WriteTargetStateOffset(lctx, cl, f.cfg.Source, kept); err != nil {
-			f.log.Warn("writing the target state again in the re-created status topic", "state", kept.State, "err", err)
+		// others keep paused or stopped. The state is written again. A
+		// topic another created (an operator's delete and create: no
+		// member created it) is written only when it holds no target
+		// state yet, which someone may have written there
+		// (TestBrkGStatusTopicRecreatedByOperatorStopKept).
+		write := created
+		if !created {
+			_, has, err := statustopic.ReadTargetState(lctx, f.dstAdmCl.Opts(), f.cfg.Source)
+			write = err == nil && !has
+		}
+		if write {
+			if _, err := statustopic.WriteTargetStateOffset(lctx, cl, f.cfg.Source, kept); err != nil {
+				f.log.Warn("writing the target state again in the re-created status topic", "state", kept.State, "err", err)
+			}
 		}
 	}
 	f.wakePublish()
