@@ -127,17 +127,7 @@ func TestBrkEPlanSyncBelowTargetLogStart(t *testing.T) {
 // again.
 func TestBrkECheckpointsTopicRecreatedWithDeletePolicy(t *testing.T) {
 	f := newFixture(t, 1, 100)
-	f.syncs(0, [2]int64{0, 0}, [2]int64{99, 99})
-	f.runs(0, [5]int64{-1, -1, 0, 0, 100})
-	g1, g2 := f.p.Group("g1"), f.p.Group("g2")
-	f.commit(&f.p.Source, g1, f.topic, map[int32]int64{0: 60})
-	f.commit(&f.p.Source, g2, f.topic, map[int32]int64{0: 40})
-	e, _ := f.start()
-	k1, k2 := g1+"/"+f.remote+"/0", g2+"/"+f.remote+"/0"
-	testcluster.Eventually(t, 20*time.Second, "first checkpoints", func() (bool, string) {
-		cps := latest(f.checkpoints())
-		return cps[k1].DownstreamOffset == 60 && cps[k2].DownstreamOffset == 40, fmt.Sprintf("%+v", cps)
-	})
+	e, g1, g2, k1, k2 := twoGroupsCheckpointed(t, f, func() *Emitter { e, _ := f.start(); return e })
 	cpTopic := f.pol.CheckpointsTopic(f.p.Source.Alias)
 	adm := testcluster.Admin(t, &f.p.Target)
 	if _, err := adm.DeleteTopics(context.Background(), cpTopic); err != nil {
@@ -147,16 +137,7 @@ func TestBrkECheckpointsTopicRecreatedWithDeletePolicy(t *testing.T) {
 	testcluster.CreateTopic(t, &f.p.Target, cpTopic, 1, map[string]*string{"cleanup.policy": &del, "retention.ms": &day})
 	// g1 moves: its write finds the topic re-created (UNKNOWN_TOPIC_ID).
 	f.commit(&f.p.Source, g1, f.topic, map[int32]int64{0: 70})
-	testcluster.Eventually(t, 20*time.Second, "every group's status names the fix", func() (bool, string) {
-		var got []string
-		for _, g := range []string{g1, g2} {
-			gs, _ := groupStatus(e, g)
-			if !strings.Contains(gs.Reason, "cleanup.policy") || !strings.Contains(gs.Reason, "compact") {
-				got = append(got, g+": "+gs.Reason)
-			}
-		}
-		return len(got) == 0, strings.Join(got, "; ")
-	})
+	waitReasons(t, e, []string{g1, g2}, "cleanup.policy", "compact")
 	if cps := f.checkpoints(); len(cps) != 0 {
 		t.Fatalf("checkpoints written into the topic that deletes records: %+v", cps)
 	}
@@ -168,14 +149,7 @@ func TestBrkECheckpointsTopicRecreatedWithDeletePolicy(t *testing.T) {
 		cps := latest(f.checkpoints())
 		return len(cps) == 2 && cps[k1].DownstreamOffset == 70 && cps[k2].DownstreamOffset == 40, fmt.Sprintf("%+v", cps)
 	})
-	testcluster.Eventually(t, 20*time.Second, "statuses cleared", func() (bool, string) {
-		for _, g := range []string{g1, g2} {
-			if gs, _ := groupStatus(e, g); gs.Reason != "" {
-				return false, g + ": " + gs.Reason
-			}
-		}
-		return true, ""
-	})
+	waitReasons(t, e, []string{g1, g2})
 }
 
 // TestBrkEGroupSyncMetadataTooLargeSaysWhy: a source group's commit
@@ -245,17 +219,7 @@ func TestBrkEGroupSyncMetadataTooLargeSaysWhy(t *testing.T) {
 // it may have expired meanwhile) and g1's new one, 4 records in all.
 func TestBrkECheckpointsTopicAlteredToDelete(t *testing.T) {
 	f := newFixture(t, 1, 100)
-	f.syncs(0, [2]int64{0, 0}, [2]int64{99, 99})
-	f.runs(0, [5]int64{-1, -1, 0, 0, 100})
-	g1, g2 := f.p.Group("g1"), f.p.Group("g2")
-	f.commit(&f.p.Source, g1, f.topic, map[int32]int64{0: 60})
-	f.commit(&f.p.Source, g2, f.topic, map[int32]int64{0: 40})
-	e := f.startSweeping(time.Second)
-	k1, k2 := g1+"/"+f.remote+"/0", g2+"/"+f.remote+"/0"
-	testcluster.Eventually(t, 20*time.Second, "first checkpoints", func() (bool, string) {
-		cps := latest(f.checkpoints())
-		return cps[k1].DownstreamOffset == 60 && cps[k2].DownstreamOffset == 40, fmt.Sprintf("%+v", cps)
-	})
+	e, g1, g2, k1, k2 := twoGroupsCheckpointed(t, f, func() *Emitter { return f.startSweeping(time.Second) })
 	cpTopic := f.pol.CheckpointsTopic(f.p.Source.Alias)
 	adm := testcluster.Admin(t, &f.p.Target)
 	alter := func(cs ...kadm.AlterConfig) {
@@ -270,16 +234,7 @@ func TestBrkECheckpointsTopicAlteredToDelete(t *testing.T) {
 	}
 	del, day, compact := "delete", "86400000", "compact"
 	alter(kadm.AlterConfig{Name: "cleanup.policy", Value: &del}, kadm.AlterConfig{Name: "retention.ms", Value: &day})
-	testcluster.Eventually(t, 20*time.Second, "every group's status names the fix", func() (bool, string) {
-		var got []string
-		for _, g := range []string{g1, g2} {
-			gs, _ := groupStatus(e, g)
-			if !strings.Contains(gs.Reason, "cleanup.policy=delete") || !strings.Contains(gs.Reason, "set cleanup.policy=compact") {
-				got = append(got, g+": "+gs.Reason)
-			}
-		}
-		return len(got) == 0, strings.Join(got, "; ")
-	})
+	waitReasons(t, e, []string{g1, g2}, "cleanup.policy=delete", "set cleanup.policy=compact")
 	f.commit(&f.p.Source, g1, f.topic, map[int32]int64{0: 70})
 	testcluster.Eventually(t, 20*time.Second, "g1 at 70 not written", func() (bool, string) {
 		gs, _ := groupStatus(e, g1)
@@ -294,12 +249,49 @@ func TestBrkECheckpointsTopicAlteredToDelete(t *testing.T) {
 		l := latest(cps)
 		return len(cps) == 4 && l[k1].DownstreamOffset == 70 && l[k2].DownstreamOffset == 40, fmt.Sprintf("%+v", cps)
 	})
-	testcluster.Eventually(t, 20*time.Second, "statuses cleared", func() (bool, string) {
-		for _, g := range []string{g1, g2} {
-			if gs, _ := groupStatus(e, g); gs.Reason != "" {
-				return false, g + ": " + gs.Reason
+	waitReasons(t, e, []string{g1, g2})
+}
+
+// twoGroupsCheckpointed commits groups g1 at 60 and g2 at 40 on partition
+// 0 of f's topic (100 records, translated exactly by f's syncs and runs),
+// starts the emitter with start and waits for both checkpoints. k1 and k2
+// are the groups' checkpoint keys (latest).
+func twoGroupsCheckpointed(t *testing.T, f *fixture, start func() *Emitter) (e *Emitter, g1, g2, k1, k2 string) {
+	t.Helper()
+	f.syncs(0, [2]int64{0, 0}, [2]int64{99, 99})
+	f.runs(0, [5]int64{-1, -1, 0, 0, 100})
+	g1, g2 = f.p.Group("g1"), f.p.Group("g2")
+	f.commit(&f.p.Source, g1, f.topic, map[int32]int64{0: 60})
+	f.commit(&f.p.Source, g2, f.topic, map[int32]int64{0: 40})
+	e = start()
+	k1, k2 = g1+"/"+f.remote+"/0", g2+"/"+f.remote+"/0"
+	testcluster.Eventually(t, 20*time.Second, "first checkpoints", func() (bool, string) {
+		cps := latest(f.checkpoints())
+		return cps[k1].DownstreamOffset == 60 && cps[k2].DownstreamOffset == 40, fmt.Sprintf("%+v", cps)
+	})
+	return e, g1, g2, k1, k2
+}
+
+// waitReasons waits until the status reason of each group of groups holds
+// every string of subs; with no subs, until each has no reason.
+func waitReasons(t *testing.T, e *Emitter, groups []string, subs ...string) {
+	t.Helper()
+	what := "every group's status names the fix"
+	if len(subs) == 0 {
+		what = "statuses cleared"
+	}
+	testcluster.Eventually(t, 20*time.Second, what, func() (bool, string) {
+		var got []string
+		for _, g := range groups {
+			gs, _ := groupStatus(e, g)
+			ok := len(subs) > 0 || gs.Reason == ""
+			for _, sub := range subs {
+				ok = ok && strings.Contains(gs.Reason, sub)
+			}
+			if !ok {
+				got = append(got, g+": "+gs.Reason)
 			}
 		}
-		return true, ""
+		return len(got) == 0, strings.Join(got, "; ")
 	})
 }

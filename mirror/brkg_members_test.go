@@ -256,49 +256,6 @@ func TestBrkGStatusTopicRecreatedWhileStarting(t *testing.T) {
 // stopped. Now a member that reopens a topic it did not create writes the
 // state it keeps there too when the new topic holds none.
 func TestBrkGStatusTopicRecreatedByOperatorStopKept(t *testing.T) {
-	w := newMembersWorld(t)
-	p, orders, remote, fc := w.p, w.orders, w.remote, w.fc
-	for i := range int32(4) {
-		produceN(t, &p.Source, orders, i, 20)
-	}
-	m1, _ := w.start("w1:8083")
-	m2, _ := w.start("w2:8083")
-	testcluster.Eventually(t, 60*time.Second, "80 records replicated", func() (bool, string) {
-		return targetEnd(t, &p.Target, remote) == 80, memberStates(m1, m2)
-	})
-	ctx := context.Background()
-	if err := m1.SetTargetState(ctx, fc.Name(), TargetStopped, "test", "failover"); err != nil {
-		t.Fatal(err)
-	}
-	testcluster.Eventually(t, 30*time.Second, "the flow STOPPED", func() (bool, string) {
-		return m1.ClusterStatus().Flows[0].State == StateStopped && m2.ClusterStatus().Flows[0].State == StateStopped, clusterViews(m1, m2)
-	})
-	adm, done := testcluster.ShortAdmin(t, &p.Target)
-	defer done()
-	topic := statustopic.Topic(p.Source.Alias)
-	if _, err := adm.DeleteTopics(ctx, topic); err != nil {
-		t.Fatal(err)
-	}
-	testcluster.CreateTopic(t, &p.Target, topic, 1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")})
-	testcluster.Eventually(t, 30*time.Second, "STOPPED in the status topic again", func() (bool, string) {
-		rec, found, err := statustopic.ReadTargetState(ctx, p.Target.Opts(), p.Source.Alias)
-		return err == nil && found && rec.State == statustopic.Stopped, fmt.Sprint(rec, found, err)
-	})
-	m3, _ := w.start("w3:8083")
-	testcluster.Eventually(t, 60*time.Second, "3 members STOPPED in every view", func() (bool, string) {
-		for _, m := range []*Mirror{m1, m2, m3} {
-			cf := m.ClusterStatus().Flows[0]
-			if len(cf.Members) != 3 || cf.State != StateStopped || m.Status().Flows[0].AppliedState != TargetStopped {
-				return false, clusterViews(m1, m2, m3)
-			}
-		}
-		return true, ""
-	})
-	for i := range int32(4) {
-		produceN(t, &p.Source, orders, i, 5)
-	}
-	time.Sleep(1500 * time.Millisecond)
-	if n := targetEnd(t, &p.Target, remote); n != 80 {
-		t.Fatalf("%d records on the target while stopped, want 80", n)
-	}
+	t.Parallel()
+	stopKeptAcrossStatusTopicDeletion(t, true)
 }

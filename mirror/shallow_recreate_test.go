@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
@@ -33,11 +34,7 @@ func TestShallowCopyRecreatedSourceNewLogOnce(t *testing.T) {
 			t.Parallel()
 			// kfake: the listing is refused by a control function.
 			p := testcluster.NewFakePair(t, "src", "dst")
-			topic := p.Topic("recreated")
-			remote := p.Source.Alias + "." + topic
-			testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
-			old := partRecords(topic, "old", 0, 0, 6)
-			testcluster.Produce(t, &p.Source, old...)
+			topic, remote, old := sixOld(t, p)
 			m, _ := runMirror(t, recoveryOpts(p, limitedFlow(p, topic, mode))...)
 			waitReplicated(t, m, 6)
 
@@ -50,12 +47,7 @@ func TestShallowCopyRecreatedSourceNewLogOnce(t *testing.T) {
 				}
 				return nil, nil, false
 			})
-			if _, err := testcluster.Admin(t, &p.Source).DeleteTopic(context.Background(), topic); err != nil {
-				t.Fatal(err)
-			}
-			testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
-			n := partRecords(topic, "new", 0, 0, 4)
-			testcluster.Produce(t, &p.Source, n...)
+			n := recreateWithFour(t, p, topic)
 			// The listing stays refused for several of the fetcher's
 			// metadata retries (250 ms apart).
 			time.Sleep(time.Second)
@@ -102,21 +94,12 @@ func TestRecreatedSourceSeenBeforeTheNextRefresh(t *testing.T) {
 			// kfake: a real broker deletes a topic asynchronously, which
 			// the listing may not show yet when the fetch wakes it.
 			p := testcluster.NewFakePair(t, "src", "dst")
-			topic := p.Topic("recreated")
-			remote := p.Source.Alias + "." + topic
-			testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
-			old := partRecords(topic, "old", 0, 0, 6)
-			testcluster.Produce(t, &p.Source, old...)
+			topic, remote, old := sixOld(t, p)
 			fc := limitedFlow(p, topic, mode)
 			fc.RefreshTopicsInterval = time.Hour
 			m, _ := runMirror(t, recoveryOpts(p, fc)...)
 			waitReplicatedCommitted(t, m, 6)
-			if _, err := testcluster.Admin(t, &p.Source).DeleteTopic(context.Background(), topic); err != nil {
-				t.Fatal(err)
-			}
-			testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
-			n := partRecords(topic, "new", 0, 0, 4)
-			testcluster.Produce(t, &p.Source, n...)
+			n := recreateWithFour(t, p, topic)
 			want := strings.Join(wantValues(old, n), " ")
 			testcluster.Eventually(t, 30*time.Second, "the new log copied", func() (bool, string) {
 				got := strings.Join(remoteValuesOf(t, p, remote, 0), " ")
@@ -124,4 +107,29 @@ func TestRecreatedSourceSeenBeforeTheNextRefresh(t *testing.T) {
 			})
 		})
 	}
+}
+
+// sixOld creates topic "recreated" (one partition) on p's source with
+// records old0 to old5, and returns its name, its remote topic's and the
+// records.
+func sixOld(t *testing.T, p *testcluster.Pair) (topic, remote string, old []*kgo.Record) {
+	t.Helper()
+	topic = p.Topic("recreated")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	old = partRecords(topic, "old", 0, 0, 6)
+	testcluster.Produce(t, &p.Source, old...)
+	return topic, p.Source.Alias + "." + topic, old
+}
+
+// recreateWithFour deletes topic on p's source, creates it again (one
+// partition) and produces new0 to new3 to it, which it returns.
+func recreateWithFour(t *testing.T, p *testcluster.Pair, topic string) []*kgo.Record {
+	t.Helper()
+	if _, err := testcluster.Admin(t, &p.Source).DeleteTopic(context.Background(), topic); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	n := partRecords(topic, "new", 0, 0, 4)
+	testcluster.Produce(t, &p.Source, n...)
+	return n
 }

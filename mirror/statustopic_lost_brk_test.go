@@ -128,6 +128,16 @@ func TestBrk1207StatusReopen(t *testing.T) {
 // so the new member starts nothing: no record is copied until a resume.
 func TestBrk1207StatusTopicDeletedStopKept(t *testing.T) {
 	t.Parallel()
+	stopKeptAcrossStatusTopicDeletion(t, false)
+}
+
+// stopKeptAcrossStatusTopicDeletion runs two members of a flow, stops it,
+// deletes its status topic (and, byOperator, creates it again at once, as
+// an operator's script would), then checks that STOPPED is in the status
+// topic again, that a third member started afterwards stays stopped with
+// the others (no record copied), and that a resume copies the records
+// produced meanwhile.
+func stopKeptAcrossStatusTopicDeletion(t *testing.T, byOperator bool) {
 	w := newMembersWorld(t)
 	p, orders, remote, fc := w.p, w.orders, w.remote, w.fc
 	for i := range int32(4) {
@@ -150,6 +160,9 @@ func TestBrk1207StatusTopicDeletedStopKept(t *testing.T) {
 	topic := statustopic.Topic(p.Source.Alias)
 	if _, err := adm.DeleteTopics(ctx, topic); err != nil {
 		t.Fatal(err)
+	}
+	if byOperator {
+		testcluster.CreateTopic(t, &p.Target, topic, 1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")})
 	}
 	testcluster.Eventually(t, 30*time.Second, "STOPPED in the status topic again", func() (bool, string) {
 		rec, found, err := statustopic.ReadTargetState(ctx, p.Target.Opts(), p.Source.Alias)

@@ -94,15 +94,7 @@ func TestFailbackBelowLogStartOnA(t *testing.T) {
 	if got := fmt.Sprint(w.committed(w.aAddrs)[w.topic]); got != want {
 		t.Errorf("committed on A: %s, want %s\n%s", got, want, out)
 	}
-	var below []string
-	for _, g := range rep.Groups {
-		for _, p := range g.Partitions {
-			if p.BelowLogStart {
-				below = append(below, fmt.Sprintf("%s[%d] %d", p.Topic, p.Partition, p.Offset))
-			}
-		}
-	}
-	if got := fmt.Sprint(below); got != fmt.Sprintf("[%s[0] 80]", w.topic) {
+	if got := belowLogStart(rep.Groups); got != fmt.Sprintf("[%s[0] 80]", w.topic) {
 		t.Errorf("partitions below the log start: %s, want %s[0] 80\n%s", got, w.topic, out)
 	}
 }

@@ -52,15 +52,7 @@ func TestBrkEFailoverBelowTargetLogStart(t *testing.T) {
 		t.Fatalf("after the planned failover: %s on B, want %s\n%s", got, want, out)
 	}
 	rep := decodeFailover(t, out)
-	var below []string
-	for _, g := range rep.Groups {
-		for _, p := range g.Partitions {
-			if p.BelowLogStart {
-				below = append(below, fmt.Sprintf("%s[%d] %d", p.Topic, p.Partition, p.Offset))
-			}
-		}
-	}
-	if got := fmt.Sprint(below); got != fmt.Sprintf("[%s[0] 50]", w.remote) {
+	if got := belowLogStart(rep.Groups); got != fmt.Sprintf("[%s[0] 50]", w.remote) {
 		t.Errorf("partitions below the log start: %s, want %s[0] 50\n%s", got, w.remote, out)
 	}
 }
@@ -86,4 +78,18 @@ func TestBrkEPlanFailoverBelowTargetLogStart(t *testing.T) {
 	if want := "[0:50:true 1:60:false 2:10:false]"; fmt.Sprint(got) != want {
 		t.Errorf("partitions %v, want %s", got, want)
 	}
+}
+
+// belowLogStart lists the partitions of gs committed at their log start
+// (BelowLogStart), as "topic[partition] offset".
+func belowLogStart(gs []groupReport) string {
+	var below []string
+	for _, g := range gs {
+		for _, p := range g.Partitions {
+			if p.BelowLogStart {
+				below = append(below, fmt.Sprintf("%s[%d] %d", p.Topic, p.Partition, p.Offset))
+			}
+		}
+	}
+	return fmt.Sprint(below)
 }
