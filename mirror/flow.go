@@ -403,11 +403,11 @@ func (f *flow) probe(ctx context.Context) {
 	var errs []error
 	srcDown := false
 	if err := srcErr; err != nil && ctx.Err() == nil {
-		errs = append(errs, unreachable("source cluster", f.src.Alias, err))
+		errs = append(errs, kclient.Unreachable("source cluster", f.src.Alias, err))
 		srcDown = true
 	}
 	if err := dstErr; err != nil && ctx.Err() == nil {
-		errs = append(errs, unreachable("target cluster", f.dst.Alias, err))
+		errs = append(errs, kclient.Unreachable("target cluster", f.dst.Alias, err))
 	}
 	if ctx.Err() == nil {
 		err := errors.Join(errs...)
@@ -738,10 +738,6 @@ func (f *flow) recordGap(g *GapError) {
 	f.mu.Unlock()
 }
 
-// unreachable is [kclient.Unreachable]: "<what> <alias> unreachable:
-// <err>", with a hint where a broker answered and refused the client.
-var unreachable = kclient.Unreachable
-
 func (f *flow) wakeRefresh() {
 	select {
 	case f.refreshWake <- struct{}{}:
@@ -775,7 +771,7 @@ func (f *flow) preflight(ctx context.Context) error {
 		defer cancel()
 		md, err := adm.BrokerMetadata(mctx)
 		if err != nil {
-			return unreachable("cluster", alias, err)
+			return kclient.Unreachable("cluster", alias, err)
 		}
 		n := len(md.Brokers)
 		keys := make([]string, 0, len(rfs))

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
+	"github.com/kmirror/kmirror/internal/kclient"
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
 
@@ -35,7 +36,7 @@ func TestUnreachableHints(t *testing.T) {
 			" (the broker rejected the credentials: check east.sasl.jaas.config and east.sasl.mechanism)"},
 		{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), "source cluster east unreachable: dial tcp 127.0.0.1:1: connect: connection refused"},
 	} {
-		got := unreachable("source cluster", "east", tc.err)
+		got := kclient.Unreachable("source cluster", "east", tc.err)
 		if !strings.HasPrefix(got.Error(), tc.want) || (!strings.Contains(tc.want, "(") && got.Error() != tc.want) {
 			t.Errorf("unreachable(%v):\n got %s\nwant %s", tc.err, got, tc.want)
 		}

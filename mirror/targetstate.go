@@ -128,7 +128,7 @@ func (f *flow) writeStatusRecord(ctx context.Context, write func(*kgo.Client) er
 // finding), where the flow's status said what to check.
 func refusedHint(alias string, err error) error {
 	if err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, kerr.SaslAuthenticationFailed)) {
-		return unreachable("target cluster", alias, err)
+		return kclient.Unreachable("target cluster", alias, err)
 	}
 	return err
 }

@@ -196,11 +196,11 @@ func (f *flow) replicates(topic string) bool {
 func (f *flow) learnClusterIDs(ctx context.Context) error {
 	sm, err := f.srcAdm.BrokerMetadata(ctx)
 	if err != nil {
-		return unreachable("cluster", f.src.Alias, err)
+		return kclient.Unreachable("cluster", f.src.Alias, err)
 	}
 	dm, err := f.dstAdm.BrokerMetadata(ctx)
 	if err != nil {
-		return unreachable("cluster", f.dst.Alias, err)
+		return kclient.Unreachable("cluster", f.dst.Alias, err)
 	}
 	f.srcID, f.dstID = sm.Cluster, dm.Cluster
 	f.refreshRules()

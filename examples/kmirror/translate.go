@@ -486,14 +486,13 @@ func translateMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	defer cl.Close()
 	rctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	if err := probe(rctx, d.dst, min(c.timeout, sourceProbeTimeout)); err != nil && errors.Is(err, syscall.ECONNREFUSED) {
-		// A target refusing connections answered only after -timeout
-		// (30 s), where failover says so at once (an operator's find).
-		return drError(stderr, "translate", fmt.Errorf("reading the checkpoints of %s on %s: %w", d.name(), d.dst.Alias, err), drUnreachable)
-	} else if err != nil && (rejectedClient(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
-		// A target closing the connections (a security.protocol it does
-		// not speak, SASL credentials it rejects) answered after -timeout
-		// with "context deadline exceeded" and no hint (an operator's find).
+	if err := probe(rctx, d.dst, min(c.timeout, sourceProbeTimeout)); err != nil &&
+		(errors.Is(err, syscall.ECONNREFUSED) || rejectedClient(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+		// A target refusing connections, or closing them (a
+		// security.protocol it does not speak, SASL credentials it
+		// rejects), answered only after -timeout (30 s), with "context
+		// deadline exceeded" and no hint, where failover says so at once
+		// (operators' finds). Unreachable adds the hint.
 		return drError(stderr, "translate", fmt.Errorf("reading the checkpoints of %s on %s: %w", d.name(), d.dst.Alias,
 			kclient.Unreachable("target", d.dst.Alias, err)), drUnreachable)
 	}
