@@ -60,12 +60,7 @@ func (r *run) checkCheckpointsTopic(ctx context.Context) {
 		e.log.Warn("checkpoints topic missing on the target: creating it again and writing every known checkpoint",
 			"topic", e.cpTopic, "cluster", e.cfg.TargetAlias)
 		if err := r.createTopic(ctx); err != nil {
-			r.cpLost = true
-			e.markCheckpointsLost(err)
-			if ctx.Err() == nil {
-				e.log.Warn("creating checkpoints topic", "topic", e.cpTopic, "err", err)
-				e.fail("write_checkpoints", err)
-			}
+			r.topicRefused(ctx, "creating checkpoints topic", err)
 			return
 		}
 		if id, missing, err = r.checkpointsTopicID(ctx); err != nil || missing {
@@ -79,12 +74,7 @@ func (r *run) checkCheckpointsTopic(ctx context.Context) {
 		// group's status names the fix, and it is checked again before
 		// every emission until it is altered.
 		if err := r.createTopic(ctx); err != nil {
-			r.cpLost = true
-			e.markCheckpointsLost(err)
-			if ctx.Err() == nil {
-				e.log.Warn("checkpoints topic re-created on the target; not written", "topic", e.cpTopic, "err", err)
-				e.fail("write_checkpoints", err)
-			}
+			r.topicRefused(ctx, "checkpoints topic re-created on the target; not written", err)
 			return
 		}
 		e.log.Warn("checkpoints topic re-created on the target: writing every known checkpoint again",
@@ -98,6 +88,19 @@ func (r *run) checkCheckpointsTopic(ctx context.Context) {
 	r.cpID, r.cpLost = id, false
 	e.checkpointsTopicBack()
 	e.rewriteAll(ctx, r)
+}
+
+// topicRefused records that the checkpoints topic could not be created
+// or is refused (err): nothing is written into it, every group's status
+// names err, and it is logged (msg) and counted.
+func (r *run) topicRefused(ctx context.Context, msg string, err error) {
+	e := r.e
+	r.cpLost = true
+	e.markCheckpointsLost(err)
+	if ctx.Err() == nil {
+		e.log.Warn(msg, "topic", e.cpTopic, "err", err)
+		e.fail("write_checkpoints", err)
+	}
 }
 
 // checkInPlace checks the checkpoints topic the emitter writes (same ID)

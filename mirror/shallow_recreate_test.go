@@ -2,15 +2,12 @@ package mirror
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
 )
@@ -38,15 +35,7 @@ func TestShallowCopyRecreatedSourceNewLogOnce(t *testing.T) {
 			m, _ := runMirror(t, recoveryOpts(p, limitedFlow(p, topic, mode))...)
 			waitReplicated(t, m, 6)
 
-			var refuse atomic.Bool
-			refuse.Store(true)
-			p.Source.Fake.ControlKey(int16(kmsg.Metadata), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-				p.Source.Fake.KeepControl()
-				if req := kreq.(*kmsg.MetadataRequest); refuse.Load() && req.Topics == nil {
-					return nil, errors.New("listing refused by the test"), true
-				}
-				return nil, nil, false
-			})
+			refuse := refuseListing(p)
 			n := recreateWithFour(t, p, topic)
 			// The listing stays refused for several of the fetcher's
 			// metadata retries (250 ms apart).

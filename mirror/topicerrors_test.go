@@ -445,15 +445,7 @@ func TestListingTopicsFailingShowsRetrying(t *testing.T) {
 	m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts(), Admin: []kgo.Opt{kgo.RequestRetries(0)}}),
 		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts()}), WithFlow(fc))
 	waitReplicated(t, m, 10)
-	var refuse atomic.Bool
-	refuse.Store(true)
-	p.Source.Fake.ControlKey(int16(kmsg.Metadata), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-		p.Source.Fake.KeepControl()
-		if req := kreq.(*kmsg.MetadataRequest); refuse.Load() && req.Topics == nil {
-			return nil, errors.New("listing refused by the test"), true
-		}
-		return nil, nil, false
-	})
+	refuse := refuseListing(p)
 	wantErr := "listing topics on " + p.Source.Alias + ": "
 	testcluster.Eventually(t, 30*time.Second, "RETRYING with the listing error", func() (bool, string) {
 		fs := m.Status().Flows[0]
@@ -645,4 +637,20 @@ func TestDescribeConfigsRefusedForOneTopicStaysBatched(t *testing.T) {
 	if b == 0 || s > 2 {
 		t.Errorf("%d single-topic DescribeConfigs for %d batched ones (%d topics, one refused): want every round in one batched request", s, b, n)
 	}
+}
+
+// refuseListing makes p's source (kfake) refuse every listing of all its
+// topics (a Metadata request naming none: the flows' discovery) while the
+// returned flag is set, which it is.
+func refuseListing(p *testcluster.Pair) *atomic.Bool {
+	var refuse atomic.Bool
+	refuse.Store(true)
+	p.Source.Fake.ControlKey(int16(kmsg.Metadata), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		p.Source.Fake.KeepControl()
+		if req := kreq.(*kmsg.MetadataRequest); refuse.Load() && req.Topics == nil {
+			return nil, errors.New("listing refused by the test"), true
+		}
+		return nil, nil, false
+	})
+	return &refuse
 }

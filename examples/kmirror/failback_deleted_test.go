@@ -76,15 +76,7 @@ func TestFailbackBelowLogStartOnA(t *testing.T) {
 	if err := kadm.NewClient(w.client(w.bAddrs)).CommitAllOffsets(ctx, w.group, at); err != nil {
 		t.Fatal(err)
 	}
-	del := kadm.Offsets{}
-	del.Add(kadm.Offset{Topic: w.topic, Partition: 0, At: 80})
-	res, err := kadm.NewClient(w.client(w.aAddrs)).DeleteRecords(ctx, del)
-	if err == nil {
-		err = res.Error()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	w.deleteRecords(w.aAddrs, w.topic, 0, 80)
 	reverseRunning(t, w)
 	code, out, errOut, rep := failbackAnswered(t, "-config", w.props, "-flow", "A->B", "-groups", w.group, "-wait", "5s", "-json")
 	if code != drOK {

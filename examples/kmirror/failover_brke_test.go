@@ -32,17 +32,7 @@ func TestBrkEFailoverBelowTargetLogStart(t *testing.T) {
 		}
 	}()
 	w.waitCheckpointed(300)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	del := kadm.Offsets{}
-	del.Add(kadm.Offset{Topic: w.remote, Partition: 0, At: 50})
-	res, err := kadm.NewClient(w.client(w.bAddrs)).DeleteRecords(ctx, del)
-	if err == nil {
-		err = res.Error()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	w.deleteRecords(w.bAddrs, w.remote, 0, 50)
 	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-flow", "A->B", "-groups", w.group, "-wait", "20s", "-json")
 	if code != drOK {
 		t.Fatalf("planned failover: exit %d\n%s\n%s", code, out, errOut)
@@ -77,6 +67,23 @@ func TestBrkEPlanFailoverBelowTargetLogStart(t *testing.T) {
 	}
 	if want := "[0:50:true 1:60:false 2:10:false]"; fmt.Sprint(got) != want {
 		t.Errorf("partitions %v, want %s", got, want)
+	}
+}
+
+// deleteRecords deletes the records of topic[partition] below offset at
+// on the cluster at addrs (as retention would).
+func (w *drWorld) deleteRecords(addrs []string, topic string, partition int32, at int64) {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	del := kadm.Offsets{}
+	del.Add(kadm.Offset{Topic: topic, Partition: partition, At: at})
+	res, err := kadm.NewClient(w.client(addrs)).DeleteRecords(ctx, del)
+	if err == nil {
+		err = res.Error()
+	}
+	if err != nil {
+		w.t.Fatal(err)
 	}
 }
 
