@@ -669,21 +669,12 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	rep.TimingsMs.Translate = time.Since(t).Milliseconds()
 
 	// The log starts on A of the reverse flow's checkpointed topics: a
-	// checkpoint below one is committed as the log start (belowStart).
+	// checkpoint below one is committed as the log start (atLogStart; A's
+	// retention removed the records from it on while the group read on B:
+	// TestFailbackBelowLogStartOnA).
 	revStarts := map[string]map[int32]int64{}
 	if err := checkpointedStarts(rctx, aAdm, revCps, revStarts); err != nil {
 		return fail(fmt.Errorf("listing the start offsets on %s: %w", a.Alias, err))
-	}
-	// belowStart commits pr's offset on A as the partition's log start
-	// start when it is below it (found): A's retention removed the records
-	// from it on (during the failover, the group's consumers on B). At the
-	// offset a consumer gets OFFSET_OUT_OF_RANGE and, with
-	// auto.offset.reset=latest (Kafka's default), skips every record A
-	// still holds (TestFailbackBelowLogStartOnA).
-	belowStart := func(pr *partitionReport, start int64, found bool) {
-		if found && pr.Offset >= 0 && pr.Offset < start {
-			pr.Offset, pr.BelowLogStart = start, true
-		}
 	}
 	// The plan per group.
 	var starts, endsA map[string]map[int32]int64
@@ -745,7 +736,7 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 								topic, p, pos, b.Alias, pr.Topic, p, bt.Offset, end.Offset, a.Alias, pr.Topic, a.Alias, d.name()))
 						} else {
 							st, found := aStarts.Lookup(pr.Topic, p)
-							belowStart(&pr, st.Offset, found && st.Err == nil)
+							pr.atLogStart(st.Offset, found && st.Err == nil)
 						}
 					default:
 						reasons = append(reasons, fmt.Sprintf("%s[%d] at %d on %s: neither an offset run nor an offset sync of %s covers it (offset runs older than 7 days are deleted, the offset-syncs topic keeps the newest sync per partition)",
@@ -757,7 +748,7 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 						pr.Offset, pr.From, pr.Translation, pr.Record, pr.RereadMax, pr.CheckpointTime =
 							cp.Offset, "checkpoint", string(cp.Translation), cp.Record, cp.Reread, cp.CheckpointTime
 						st, found := revStarts[pr.Topic][p]
-						belowStart(&pr, st, found)
+						pr.atLogStart(st, found)
 					} else {
 						reasons = append(reasons, fmt.Sprintf("%s[%d] at %d on %s: no checkpoint of %s on %s yet", topic, p, pos, b.Alias, rep.Reverse, a.Alias))
 					}

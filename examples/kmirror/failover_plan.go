@@ -230,12 +230,8 @@ func planFailover(in planInput) plan {
 				if p.Record == remoteclusterutils.KindRecord {
 					pr.From = "record" // failover -records: from the copies
 				}
-				if s, ok := in.TargetStarts[p.Topic][p.Partition]; ok && pr.Offset < s {
-					// The copies from the translation on below the log
-					// start are gone (the target's retention): the first
-					// record still there.
-					pr.Offset, pr.BelowLogStart = s, true
-				}
+				s, ok := in.TargetStarts[p.Topic][p.Partition]
+				pr.atLogStart(s, ok)
 			}
 			if !p.NeverCommitted && !p.CheckpointTime.IsZero() {
 				pr.CheckpointAgeMs = max(0, in.Now.Sub(p.CheckpointTime).Milliseconds())

@@ -240,6 +240,18 @@ type partitionReport struct {
 	BelowLogStart bool `json:"below_log_start,omitempty"`
 }
 
+// atLogStart commits the partition at its log start start (found: listed)
+// on the cluster the command commits on when its Offset is below it
+// (BelowLogStart): that cluster's retention removed the records from it
+// on, and a consumer there gets OFFSET_OUT_OF_RANGE and, with
+// auto.offset.reset=latest (Kafka's default), skips every record the
+// cluster still holds.
+func (p *partitionReport) atLogStart(start int64, found bool) {
+	if found && p.Offset >= 0 && p.Offset < start {
+		p.Offset, p.BelowLogStart = start, true
+	}
+}
+
 func newPartitionReport(d *drFlow, p remoteclusterutils.PartitionTranslation, now time.Time) partitionReport {
 	r := partitionReport{Topic: p.Topic, SourceTopic: d.sourceTopic(p.Topic), Partition: p.Partition,
 		SourceOffset: p.SourceOffset, Offset: p.Offset, Translation: string(p.Translation), Record: p.Record,
