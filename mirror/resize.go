@@ -1,11 +1,14 @@
 package mirror
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -44,7 +47,9 @@ type SlotsResize struct {
 // change of tasks.max needs, since members configured with different
 // numbers of slots refuse to share a flow. Every member of the flows must
 // be stopped first: ResizeSlots refuses (an error naming the group and its
-// members) while a flow's group has members. For a flow whose coordination
+// members, by the worker id each advertises with [WithWorkerID] where its
+// status record says, and by host and group member id) while a flow's
+// group has members. For a flow whose coordination
 // topic (mm2-kmirror-units.<source>.internal on the target) has another
 // number of partitions, it fences every transactional id of the old slots
 // ("<group id>-<slot>", InitProducerId: their open transactions abort and
@@ -103,14 +108,14 @@ func (f *flow) resizeSlots(ctx context.Context) (SlotsResize, error) {
 		// Whether members still run is unknown: resizing under them would
 		// fence their producers and delete their coordination topic.
 		return r, fmt.Errorf("describing group %s on %s: %w: cannot tell whether processes still run the flow; retry once the group can be described", f.groupID, f.dst.Alias, g.Err)
-	} else if ok && g.Err == nil && len(g.Members) > 0 {
-		var ids []string
-		for _, mem := range g.Members {
-			ids = append(ids, mem.ClientHost+" "+mem.MemberID)
-		}
-		return r, fmt.Errorf("group %s on %s still has %d member(s) (%v): stop every process running the flow first", f.groupID, f.dst.Alias, len(ids), ids)
 	}
-	if ts, found, err := statustopic.ReadTargetState(ctx, cl.Opts(), f.cfg.Source); err != nil {
+	status, serr := statustopic.ReadAll(ctx, cl.Opts(), f.cfg.Source)
+	if g, ok := groups[f.groupID]; ok && g.Err == nil && len(g.Members) > 0 {
+		return r, fmt.Errorf("group %s on %s still has %d member(s) (%s): stop every process running the flow first",
+			f.groupID, f.dst.Alias, len(g.Members), strings.Join(memberNames(g.Members, status), ", "))
+	}
+	ts, found, err := statustopic.TargetStateOf(status)
+	if err = cmp.Or(serr, err); err != nil {
 		r.TargetStateErr = err.Error()
 	} else {
 		r.TargetState = TargetState(ts.State)
@@ -185,4 +190,28 @@ func fenceTransactionalID(ctx context.Context, opts []kgo.Opt) error {
 	defer cl.Close()
 	_, _, err = cl.ProducerID(ctx)
 	return err
+}
+
+// memberNames names the flow group's members for an operator: the worker
+// id each advertises in its member record on the status topic (status:
+// [statustopic.ReadAll]'s map; the runner's -listen address, as Kafka
+// Connect's worker_id), then its host and id in the group. A member
+// without a record (an older release, or status not readable) is named by
+// host and group member id only.
+func memberNames(members []kadm.DescribedGroupMember, status map[string][]byte) []string {
+	workers := map[string]string{}
+	for _, m := range statustopic.MembersOf(status) {
+		if m.GroupMemberID != "" && m.WorkerID != "" {
+			workers[m.GroupMemberID] = m.WorkerID
+		}
+	}
+	out := make([]string, 0, len(members))
+	for _, mem := range members {
+		name := "host " + strings.TrimPrefix(mem.ClientHost, "/") + ", group member " + mem.MemberID
+		if w := workers[mem.MemberID]; w != "" {
+			name = "worker " + w + " (" + name + ")"
+		}
+		out = append(out, name)
+	}
+	return out
 }

@@ -244,6 +244,32 @@ func SlotTombstones(source string, n int32, chunks int) []*kgo.Record {
 	return out
 }
 
+// decodeMember decodes the value of member id's record ("member:<id>").
+func decodeMember(id string, value []byte) (MemberRecord, error) {
+	var m MemberRecord
+	if err := json.Unmarshal(value, &m); err != nil {
+		return MemberRecord{}, err
+	}
+	m.MemberID = id
+	return m, nil
+}
+
+// MembersOf returns the member records in all ([ReadAll]'s or [Latest]'s
+// map), by member id; records it cannot decode are left out.
+func MembersOf(all map[string][]byte) map[string]MemberRecord {
+	out := map[string]MemberRecord{}
+	for k, v := range all {
+		id, ok := strings.CutPrefix(k, MemberPrefix)
+		if !ok {
+			continue
+		}
+		if m, err := decodeMember(id, v); err == nil {
+			out[id] = m
+		}
+	}
+	return out
+}
+
 // MemberRecordOf returns the record of m on the status topic of source
 // alias source.
 func MemberRecordOf(source string, m MemberRecord) (*kgo.Record, error) {

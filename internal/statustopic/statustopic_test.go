@@ -39,6 +39,26 @@ func TestLatestTakesLastAndDropsTombstones(t *testing.T) {
 	}
 }
 
+// TestMembersOfDecodesMemberRecordsOnly: MembersOf keeps the member
+// records of a read, keyed and MemberID'd by their key, and leaves out
+// other keys and values it cannot decode.
+func TestMembersOfDecodesMemberRecordsOnly(t *testing.T) {
+	all := map[string][]byte{
+		MemberKey("w1-a"): []byte(`{"flow":"A->B","worker_id":"10.0.0.1:8083","group_member_id":"g-1","generation":3,"slots":[0]}`),
+		MemberKey("w2-b"): []byte(`{not json`),
+		SlotKey(0, 0):     []byte(`{"owner":"w1-a"}`),
+		TargetStateKey:    []byte(`{"flow":"A->B","state":"STOPPED"}`),
+		MemberKey("w3-c"): []byte(`{"flow":"A->B","worker_id":"10.0.0.3:8083"}`),
+	}
+	want := map[string]MemberRecord{
+		"w1-a": {Flow: "A->B", MemberID: "w1-a", WorkerID: "10.0.0.1:8083", GroupMemberID: "g-1", Generation: 3, Slots: []int32{0}},
+		"w3-c": {Flow: "A->B", MemberID: "w3-c", WorkerID: "10.0.0.3:8083"},
+	}
+	if diff := cmp.Diff(want, MembersOf(all)); diff != "" {
+		t.Errorf("MembersOf (-want +got):\n%s", diff)
+	}
+}
+
 func TestTargetStateRoundTrip(t *testing.T) {
 	at := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	in := TargetStateRecord{Flow: "east->west", State: Stopped, At: at, By: "kmirror failover", Reason: "east is down"}

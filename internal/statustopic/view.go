@@ -98,12 +98,11 @@ func (v *View) Apply(r *kgo.Record) (targetChanged bool) {
 			v.memberGone[id] = r.Timestamp
 			return false
 		}
-		var m MemberRecord
-		if err := json.Unmarshal(r.Value, &m); err != nil {
+		m, err := decodeMember(id, r.Value)
+		if err != nil {
 			v.Bad++
 			return false
 		}
-		m.MemberID = id
 		if v.Clock != nil {
 			m.Arrived = v.Clock()
 		}
