@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/plugin/kslog"
 
 	"github.com/kmirror/kmirror/internal/kclient"
@@ -292,20 +292,42 @@ func (c *Client) missingTopicError(alias, topic string, names []string) error {
 }
 
 // topicNames lists the cluster's topics, Kafka-internal ones hidden (as
-// MirrorClient's Admin listTopics does).
+// MirrorClient's Admin listTopics does), from the brokers
+// ([uncachedMetadata]).
 func (c *Client) topicNames(ctx context.Context) ([]string, error) {
-	tds, err := kadm.NewClient(c.cl).ListTopics(ctx)
+	resp, err := uncachedMetadata(ctx, c.cl)
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, 0, len(tds))
-	for t, td := range tds {
-		if td.Err == nil {
-			names = append(names, t)
+	names := make([]string, 0, len(resp.Topics))
+	for _, t := range resp.Topics {
+		if t.Topic != nil && t.ErrorCode == 0 && !t.IsInternal {
+			names = append(names, *t.Topic)
 		}
 	}
 	slices.Sort(names)
 	return names, nil
+}
+
+// uncachedMetadata asks the brokers for the metadata of topics (of every
+// topic when none is named) with a Metadata request of its own, never
+// creating a topic. kadm's listings answer from franz-go's metadata cache
+// for up to the client's MetadataMinAge (5 s by default): a long-lived
+// Client said a checkpoints or heartbeats topic created meanwhile did not
+// exist, and answered a call whose context was already cancelled without
+// asking anything. The answer refreshes that cache too, so the ListOffsets
+// requests that follow see the same topics.
+func uncachedMetadata(ctx context.Context, cl *kgo.Client, topics ...string) (*kmsg.MetadataResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	req := kmsg.NewPtrMetadataRequest() // Topics nil: every topic; AllowAutoTopicCreation false
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	return req.RequestWith(ctx, cl)
 }
 
 // listed lists the topics and applies fn to them.

@@ -209,9 +209,15 @@ func (c *Client) markNeverCommitted(ctx context.Context, groups map[string][]Par
 	}
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	tds, err := kadm.NewClient(c.cl).ListTopics(ctx, topics...)
+	resp, err := uncachedMetadata(ctx, c.cl, topics...)
 	if err != nil {
 		return fmt.Errorf("remoteclusterutils: listing the partitions of %d target topics: %w", len(topics), err)
+	}
+	counts := map[string]int{} // the topics that exist on the target
+	for _, t := range resp.Topics {
+		if t.Topic != nil && t.ErrorCode == 0 {
+			counts[*t.Topic] = len(t.Partitions)
+		}
 	}
 	for g, ps := range groups {
 		have := map[string]map[int32]bool{}
@@ -222,11 +228,11 @@ func (c *Client) markNeverCommitted(ctx context.Context, groups map[string][]Par
 			have[p.Topic][p.Partition] = true
 		}
 		for t, parts := range have {
-			td, ok := tds[t]
-			if !ok || td.Err != nil {
+			n, ok := counts[t]
+			if !ok {
 				continue // absent from the target: nothing to mark
 			}
-			for p := range td.Partitions {
+			for p := range int32(n) {
 				if !parts[p] {
 					ps = append(ps, PartitionTranslation{Topic: t, Partition: p, SourceOffset: -1, Offset: -1,
 						Translation: TranslationNone, Reread: -1, NeverCommitted: true})

@@ -152,7 +152,11 @@
 // [Client.ReplicationHops], [Client.UpstreamClusters],
 // [Client.HeartbeatTopics], [Client.CheckpointTopics], [Client.RemoteTopics]
 // and [Client.RemoteTopicsFor] list the cluster's topic names and parse them
-// with the policy, as MirrorClient does; record contents are not read. The
+// with the policy, as MirrorClient does; record contents are not read. Each
+// call asks the brokers, as MirrorClient's Admin does, never franz-go's
+// metadata cache: a topic created or deleted a moment ago is seen, on a
+// long-lived Client too, and the checkpoints topic of a translation is
+// looked up the same way. The
 // first four are also package-level functions ([ReplicationHops],
 // [UpstreamClusters], [HeartbeatTopics], [CheckpointTopics]), as in MM2's
 // RemoteClusterUtils, which has no remoteTopics: for the remote topics, use a

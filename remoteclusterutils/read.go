@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -54,8 +53,6 @@ func (c *Client) readCheckpoints(ctx context.Context, alias, topic string, f *fo
 var errRecreated = errors.New("remoteclusterutils: topic re-created during the read")
 
 func (c *Client) readCheckpointsOnce(ctx context.Context, alias, topic string, f *folder) error {
-	adm := kadm.NewClient(c.cl) // not closed: that would close c.cl
-
 	start, end, err := c.bounds(ctx, alias, topic)
 	if err != nil {
 		return err
@@ -76,7 +73,7 @@ func (c *Client) readCheckpointsOnce(ctx context.Context, alias, topic string, f
 	for offset < end {
 		if leader < 0 {
 			var id [16]byte
-			if leader, epoch, id, err = partitionLeader(ctx, adm, topic, func() error { return c.topicGone(ctx, alias, topic) }); err != nil {
+			if leader, epoch, id, err = partitionLeader(ctx, c.cl, topic, func() error { return c.topicGone(ctx, alias, topic) }); err != nil {
 				var nt *NoCheckpointsTopicError
 				if errors.As(err, &nt) {
 					return err
@@ -268,26 +265,35 @@ func (c *Client) topicGone(ctx context.Context, alias, topic string) error {
 }
 
 // partitionLeader returns the leader, leader epoch and topic ID of
-// partition 0 of topic. When the topic is unknown, gone (nil: none) is
-// asked whether it was deleted; its error is returned as is.
-func partitionLeader(ctx context.Context, adm *kadm.Client, topic string, gone func() error) (leader, epoch int32, id [16]byte, err error) {
+// partition 0 of topic, from the brokers ([uncachedMetadata]: a topic
+// re-created during the read is seen at once, not after franz-go's cache
+// expires). When the topic is unknown, gone (nil: none) is asked whether
+// it was deleted; its error is returned as is.
+func partitionLeader(ctx context.Context, cl *kgo.Client, topic string, gone func() error) (leader, epoch int32, id [16]byte, err error) {
 	backoff := retryBackoff
 	for {
-		m, merr := adm.Metadata(ctx, topic)
+		resp, merr := uncachedMetadata(ctx, cl, topic)
 		if merr == nil {
-			td := m.Topics[topic]
-			merr = td.Err
-			if merr == nil {
-				pd, ok := td.Partitions[checkpointsPartNum]
-				switch {
-				case !ok:
-					merr = kerr.UnknownTopicOrPartition
-				case pd.Err != nil:
-					merr = pd.Err
-				case pd.Leader < 0:
-					merr = kerr.LeaderNotAvailable
-				default:
-					return pd.Leader, pd.LeaderEpoch, td.ID, nil
+			merr = kerr.UnknownTopicOrPartition // unless the response has the topic
+			for _, t := range resp.Topics {
+				if t.Topic == nil || *t.Topic != topic {
+					continue
+				}
+				if merr = kerr.ErrorForCode(t.ErrorCode); merr != nil {
+					break
+				}
+				merr = kerr.UnknownTopicOrPartition // unless it has partition 0
+				for _, p := range t.Partitions {
+					switch {
+					case p.Partition != checkpointsPartNum:
+						continue
+					case p.ErrorCode != 0 && p.ErrorCode != kerr.ReplicaNotAvailable.Code:
+						merr = kerr.ErrorForCode(p.ErrorCode)
+					case p.Leader < 0:
+						merr = kerr.LeaderNotAvailable
+					default:
+						return p.Leader, p.LeaderEpoch, t.TopicID, nil
+					}
 				}
 			}
 		}

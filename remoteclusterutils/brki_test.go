@@ -1,0 +1,80 @@
+package remoteclusterutils_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+	"github.com/kmirror/kmirror/remoteclusterutils"
+)
+
+// TestBrkIAnswersFromTheBrokersNotACache: a long-lived Client (MirrorClient
+// style) answered its topic listings and its checkpoints topic's lookups
+// from franz-go's metadata cache, which kadm's listings use for up to the
+// client's MetadataMinAge (5 s by default). Right after the checkpoints
+// topic appeared on the target, TranslateOffsets said "does not exist on
+// this cluster" (without asking the cluster); right after "src.heartbeats"
+// appeared, ReplicationHops("src") said -1; right after it was deleted, 1;
+// and a call with a cancelled context answered from the cache. Java's
+// MirrorClient lists topics with a request each call. Every listing now
+// asks the brokers.
+func TestBrkIAnswersFromTheBrokersNotACache(t *testing.T) {
+	p := testcluster.NewFakePair(t, "src", "dst")
+	topic := p.Source.Alias + ".checkpoints.internal"
+	rc := remoteclusterutils.NewClient(testcluster.Client(t, &p.Target))
+	ctx := ctxT(t)
+
+	if _, err := rc.TranslateOffsets(ctx, p.Source.Alias, "g1"); !errors.Is(err, remoteclusterutils.ErrNoCheckpointsTopic) {
+		t.Fatalf("TranslateOffsets before the checkpoints topic exists: %v; want ErrNoCheckpointsTopic", err)
+	}
+	if n, err := rc.ReplicationHops(ctx, p.Source.Alias); n != -1 || err != nil {
+		t.Fatalf("ReplicationHops before src.heartbeats exists = %d, %v; want -1", n, err)
+	}
+
+	createTopics(t, &p.Target, topic, "src.heartbeats")
+	testcluster.Produce(t, &p.Target, raw(topic, mm2Key("g1", "src.orders", 0), mm2Value(0, 10, 8, "")))
+
+	got, err := rc.TranslateOffsets(ctx, p.Source.Alias, "g1")
+	if err != nil {
+		t.Fatalf("TranslateOffsets once the checkpoints topic exists: %v", err)
+	}
+	if diff := cmp.Diff(remoteclusterutils.Offsets{"src.orders": {0: off("src.orders", 0, 8, "")}}, got); diff != "" {
+		t.Errorf("TranslateOffsets once the checkpoints topic exists (-want +got):\n%s", diff)
+	}
+	if n, err := rc.ReplicationHops(ctx, p.Source.Alias); n != 1 || err != nil {
+		t.Errorf("ReplicationHops once src.heartbeats exists = %d, %v; want 1", n, err)
+	}
+	if u, err := rc.UpstreamClusters(ctx); !cmp.Equal(u, []string{"src"}) || err != nil {
+		t.Errorf("UpstreamClusters once src.heartbeats exists = %q, %v; want [src]", u, err)
+	}
+
+	if _, err := testcluster.Admin(t, &p.Target).DeleteTopics(ctx, "src.heartbeats"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := rc.ReplicationHops(ctx, p.Source.Alias); n != -1 || err != nil {
+		t.Errorf("ReplicationHops once src.heartbeats is deleted = %d, %v; want -1", n, err)
+	}
+	if h, err := rc.HeartbeatTopics(ctx); h != nil || err != nil {
+		t.Errorf("HeartbeatTopics once src.heartbeats is deleted = %q, %v; want none", h, err)
+	}
+
+	cctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for name, call := range map[string]func() error{
+		"ReplicationHops":  func() error { _, err := rc.ReplicationHops(cctx, "src"); return err },
+		"UpstreamClusters": func() error { _, err := rc.UpstreamClusters(cctx); return err },
+		"HeartbeatTopics":  func() error { _, err := rc.HeartbeatTopics(cctx); return err },
+		"CheckpointTopics": func() error { _, err := rc.CheckpointTopics(cctx); return err },
+		"RemoteTopics":     func() error { _, err := rc.RemoteTopics(cctx); return err },
+		"RemoteTopicsFor":  func() error { _, err := rc.RemoteTopicsFor(cctx, "src"); return err },
+		"TranslateOffsets": func() error { _, err := rc.TranslateOffsets(cctx, "src", "g1"); return err },
+		"TranslateGroups":  func() error { _, err := rc.TranslateGroups(cctx, "src", nil); return err },
+	} {
+		if err := call(); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s(cancelled context) = %v; want an error wrapping context.Canceled", name, err)
+		}
+	}
+}
