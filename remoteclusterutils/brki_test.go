@@ -3,11 +3,13 @@ package remoteclusterutils_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
+	"github.com/kmirror/kmirror/policy"
 	"github.com/kmirror/kmirror/remoteclusterutils"
 )
 
@@ -76,5 +78,47 @@ func TestBrkIAnswersFromTheBrokersNotACache(t *testing.T) {
 		if err := call(); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s(cancelled context) = %v; want an error wrapping context.Canceled", name, err)
 		}
+	}
+}
+
+// TestBrkIReplicationHopsAliasHoldingTheSeparator: MM2 accepts an alias
+// holding the separator ("us.west"), whose heartbeats topic
+// "us.west.heartbeats" then parses as coming from "us". ReplicationHops
+// answered -1, "not upstream", for a cluster that does replicate into this
+// one (as MirrorClient does). kmirror now says, with -1, that the alias
+// cannot be found from topic names and what to write instead; under a
+// separator the alias does not hold, its hops are counted.
+func TestBrkIReplicationHopsAliasHoldingTheSeparator(t *testing.T) {
+	p := testcluster.NewFakePair(t, "src", "dst")
+	createTopics(t, &p.Target, "us.west.heartbeats", "us.west__heartbeats", "eu___heartbeats")
+	cl := testcluster.Client(t, &p.Target)
+	ctx := ctxT(t)
+
+	n, err := remoteclusterutils.NewClient(cl).ReplicationHops(ctx, "us.west")
+	if n != -1 || err == nil {
+		t.Fatalf(`ReplicationHops("us.west"), separator ".": %d, %v; want -1 and an error`, n, err)
+	}
+	for _, want := range []string{`"us.west"`, `separator "."`, "us.west.heartbeats", `coming from "us"`, "replication.policy.separator"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %s", err, want)
+		}
+	}
+	// The pieces are what MirrorClient finds upstream, as before.
+	if u, err := remoteclusterutils.NewClient(cl).UpstreamClusters(ctx); !cmp.Equal(u, []string{"us", "west"}) || err != nil {
+		t.Errorf(`UpstreamClusters, separator ".": %q, %v; want [us west] (MM2's parse)`, u, err)
+	}
+
+	under, err := policy.NewDefault(policy.WithSeparator("__"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := remoteclusterutils.NewClient(cl, remoteclusterutils.WithPolicy(under))
+	if n, err := rc.ReplicationHops(ctx, "us.west"); n != 1 || err != nil {
+		t.Errorf(`ReplicationHops("us.west"), separator "__": %d, %v; want 1 (us.west__heartbeats)`, n, err)
+	}
+	// "eu_" ends with the start of "__": "eu___heartbeats" parses as
+	// coming from "eu".
+	if n, err := rc.ReplicationHops(ctx, "eu_"); n != -1 || err == nil || !strings.Contains(err.Error(), `coming from "eu"`) {
+		t.Errorf(`ReplicationHops("eu_"), separator "__": %d, %v; want -1 and an error naming "eu"`, n, err)
 	}
 }

@@ -353,8 +353,25 @@ func listed[T any](c *Client, ctx context.Context, fn func(policy.ReplicationPol
 // cluster sourceAlias to this cluster, found from heartbeats topic names
 // ("src.heartbeats" = 1 hop, "other.src.heartbeats" = 2 hops), or -1 if
 // sourceAlias is not upstream (MirrorClient.replicationHops). Errors:
-// listing topics failed, or invalid options.
+// listing topics failed, invalid options, or (with -1, before any request)
+// a sourceAlias that topic names cannot carry under the policy: one holding
+// the separator, whose heartbeats topic "us.west.heartbeats" parses as
+// coming from "us". MirrorClient answers -1 ("not upstream") there, whether
+// or not the cluster replicates into this one; kmirror says why instead.
 func (c *Client) ReplicationHops(ctx context.Context, sourceAlias string) (int, error) {
+	if err := c.usable(); err != nil {
+		return 0, err
+	}
+	p := c.cfg.policy
+	if sep := p.Separator(); sep != "" && strings.Index(sourceAlias+sep, sep) != len(sourceAlias) {
+		remote := p.FormatRemoteTopic(sourceAlias, p.HeartbeatsTopic())
+		got, _ := p.TopicSource(remote)
+		return -1, fmt.Errorf("remoteclusterutils: cluster alias %q cannot be found from topic names with replication separator %q: "+
+			"its heartbeats topic %s parses as coming from %q, so no topic name ever counts its hops (MM2's MirrorClient answers -1): "+
+			"rename the cluster to an alias that neither contains the separator nor ends with its start, or set "+
+			"replication.policy.separator (policy.WithSeparator) to one that keeps the alias whole, on the mirror and here",
+			sourceAlias, sep, remote, got)
+	}
 	return listed(c, ctx, func(p policy.ReplicationPolicy, ts []string) int {
 		return replicationHops(p, ts, sourceAlias)
 	})
