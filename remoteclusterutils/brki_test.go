@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
 	"github.com/kmirror/kmirror/policy"
@@ -120,5 +122,51 @@ func TestBrkIReplicationHopsAliasHoldingTheSeparator(t *testing.T) {
 	// coming from "eu".
 	if n, err := rc.ReplicationHops(ctx, "eu_"); n != -1 || err == nil || !strings.Contains(err.Error(), `coming from "eu"`) {
 		t.Errorf(`ReplicationHops("eu_"), separator "__": %d, %v; want -1 and an error naming "eu"`, n, err)
+	}
+}
+
+// TestBrkITranslateDetailedTopicNotDescribable keeps, with the listing of
+// the target topics' partitions now asked of the brokers, what kadm's
+// listing did: a target topic the client may not describe fails
+// TranslateDetailed, naming the topic and the ACL, instead of leaving its
+// never-committed partitions unaccounted for.
+func TestBrkITranslateDetailedTopicNotDescribable(t *testing.T) {
+	p := testcluster.NewFakePair(t, "src", "dst")
+	topic := p.Source.Alias + ".checkpoints.internal"
+	createTopics(t, &p.Target, topic)
+	testcluster.CreateTopic(t, &p.Target, "src.orders", 3, nil)
+	testcluster.Produce(t, &p.Target, raw(topic, mm2Key("g1", "src.orders", 1), mm2Value(0, 10, 8, "")))
+	rc := remoteclusterutils.NewClient(testcluster.Client(t, &p.Target))
+	ctx := ctxT(t)
+
+	got, err := rc.TranslateDetailed(ctx, p.Source.Alias, "g1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var never []int32
+	for _, pt := range got {
+		if pt.NeverCommitted {
+			never = append(never, pt.Partition)
+		}
+	}
+	if !cmp.Equal(never, []int32{0, 2}) || len(got) != 3 {
+		t.Fatalf("TranslateDetailed = %+v; want partition 1 translated, 0 and 2 never committed", got)
+	}
+
+	p.Target.Fake.ControlKey(int16(kmsg.Metadata), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		req := kreq.(*kmsg.MetadataRequest)
+		if len(req.Topics) != 1 || req.Topics[0].Topic == nil || *req.Topics[0].Topic != "src.orders" {
+			return nil, nil, false
+		}
+		p.Target.Fake.KeepControl()
+		resp := req.ResponseKind().(*kmsg.MetadataResponse)
+		rt := kmsg.NewMetadataResponseTopic()
+		rt.Topic, rt.ErrorCode = kmsg.StringPtr("src.orders"), kerr.TopicAuthorizationFailed.Code
+		resp.Topics = append(resp.Topics, rt)
+		return resp, nil, true
+	})
+	_, err = rc.TranslateDetailed(ctx, p.Source.Alias, "g1")
+	if !errors.Is(err, kerr.TopicAuthorizationFailed) || !strings.Contains(err.Error(), "src.orders") || !strings.Contains(err.Error(), "Describe") {
+		t.Errorf("TranslateDetailed with src.orders not describable: %v; want TOPIC_AUTHORIZATION_FAILED naming src.orders and the ACL", err)
 	}
 }

@@ -3,11 +3,13 @@ package remoteclusterutils
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/checkpoint"
@@ -215,8 +217,15 @@ func (c *Client) markNeverCommitted(ctx context.Context, groups map[string][]Par
 	}
 	counts := map[string]int{} // the topics that exist on the target
 	for _, t := range resp.Topics {
-		if t.Topic != nil && t.ErrorCode == 0 {
+		if t.Topic == nil {
+			continue
+		}
+		switch err := kerr.ErrorForCode(t.ErrorCode); {
+		case err == nil:
 			counts[*t.Topic] = len(t.Partitions)
+		case errors.Is(err, kerr.TopicAuthorizationFailed):
+			// Not "absent": its partitions would go unaccounted for.
+			return fmt.Errorf("remoteclusterutils: listing the partitions of target topic %s: %w: grant the client's principal Describe on it", *t.Topic, err)
 		}
 	}
 	for g, ps := range groups {
