@@ -170,3 +170,65 @@ func TestBrkITranslateDetailedTopicNotDescribable(t *testing.T) {
 		t.Errorf("TranslateDetailed with src.orders not describable: %v; want TOPIC_AUTHORIZATION_FAILED naming src.orders and the ACL", err)
 	}
 }
+
+// TestBrkICheckpointsOfPartitionsTheTargetLacks: checkpoints outlive the
+// partitions they name (they are never deleted): a remote topic deleted,
+// or re-created with fewer partitions, keeps its old checkpoints.
+// TranslateDetailed reported them as ordinary translations (an "exact"
+// one too) and TranslatedOffsets returned them, so committing its result
+// failed with UNKNOWN_TOPIC_OR_PARTITION. They are now marked
+// MissingOnTarget and left out of TranslatedOffsets; TranslateOffsets
+// returns them as MM2's MirrorClient does.
+func TestBrkICheckpointsOfPartitionsTheTargetLacks(t *testing.T) {
+	p := testcluster.NewFakePair(t, "src", "dst")
+	topic := p.Source.Alias + ".checkpoints.internal"
+	createTopics(t, &p.Target, topic)
+	testcluster.CreateTopic(t, &p.Target, "src.orders", 2, nil) // re-created with 2 of its 4 partitions
+	testcluster.Produce(t, &p.Target,
+		raw(topic, mm2Key("g1", "src.orders", 0), mm2Value(0, 10, 8, "")),
+		raw(topic, mm2Key("g1", "src.orders", 3), mm2Value(0, 30, 28, "")),
+		raw(topic, mm2Key("g1", "src.gone", 0), mm2Value(0, 5, 5, "")), // deleted on the target
+	)
+	rc := remoteclusterutils.NewClient(testcluster.Client(t, &p.Target))
+	ctx := ctxT(t)
+
+	got, err := rc.TranslateDetailed(ctx, p.Source.Alias, "g1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		Topic                           string
+		Partition                       int32
+		Offset                          int64
+		NeverCommitted, MissingOnTarget bool
+	}
+	var rows []row
+	for _, pt := range got {
+		rows = append(rows, row{pt.Topic, pt.Partition, pt.Offset, pt.NeverCommitted, pt.MissingOnTarget})
+	}
+	want := []row{
+		{"src.gone", 0, 5, false, true},
+		{"src.orders", 0, 8, false, false},
+		{"src.orders", 1, -1, true, false},
+		{"src.orders", 3, 28, false, true},
+	}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("TranslateDetailed (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(remoteclusterutils.Offsets{"src.orders": {0: off("src.orders", 0, 8, "")}},
+		remoteclusterutils.TranslatedOffsets(got)); diff != "" {
+		t.Errorf("TranslatedOffsets (-want +got):\n%s", diff)
+	}
+	// What it leaves out is what the broker refuses to commit.
+	adm := testcluster.Admin(t, &p.Target)
+	all, err := rc.TranslateOffsets(ctx, p.Source.Alias, "g1")
+	if err != nil || len(all["src.orders"]) != 2 || len(all["src.gone"]) != 1 {
+		t.Fatalf("TranslateOffsets = %v, %v; want the three checkpoints, as MM2 returns them", all, err)
+	}
+	if err := adm.CommitAllOffsets(ctx, "g1", all); !errors.Is(err, kerr.UnknownTopicOrPartition) {
+		t.Errorf("committing every checkpoint: %v; want UNKNOWN_TOPIC_OR_PARTITION", err)
+	}
+	if err := adm.CommitAllOffsets(ctx, "g1", remoteclusterutils.TranslatedOffsets(got)); err != nil {
+		t.Errorf("committing TranslatedOffsets: %v", err)
+	}
+}

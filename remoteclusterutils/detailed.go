@@ -91,6 +91,14 @@ type PartitionTranslation struct {
 	// a consumer with auto.offset.reset=none never reads them. A topic the
 	// group has no checkpoint on at all is invisible here.
 	NeverCommitted bool
+	// MissingOnTarget marks a checkpoint of a partition this cluster does
+	// not have: its topic is absent, or has fewer partitions (a remote
+	// topic deleted, or re-created with fewer partitions, after the
+	// checkpoint was written; checkpoints are never deleted). Committing
+	// it fails on the broker (UNKNOWN_TOPIC_OR_PARTITION), so
+	// [TranslatedOffsets] leaves it out. MM2's MirrorClient returns such
+	// checkpoints as they are, and so does [Client.TranslateOffsets].
+	MissingOnTarget bool
 }
 
 // detail builds the translation of checkpoint c with its record's meta.
@@ -140,8 +148,9 @@ func sortTranslations(ps []PartitionTranslation) {
 // checkpoint's time; plus the partitions the group never committed on a
 // topic it committed another partition of, marked NeverCommitted (one
 // Metadata request on this cluster finds them). The result is sorted by
-// topic then partition. Errors are those of TranslateOffsets, and a failed
-// metadata request.
+// topic then partition. Checkpoints of partitions this cluster does not
+// have are marked MissingOnTarget. Errors are those of TranslateOffsets,
+// and a failed metadata request.
 func (c *Client) TranslateDetailed(ctx context.Context, remoteClusterAlias, group string) ([]PartitionTranslation, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
@@ -156,7 +165,7 @@ func (c *Client) TranslateDetailed(ctx context.Context, remoteClusterAlias, grou
 		return nil, &NoCheckpointYetError{Alias: remoteClusterAlias, Topic: f.stats.Topic, Records: f.stats.Records}
 	}
 	all := f.details()
-	if err := c.markNeverCommitted(ctx, all); err != nil {
+	if err := c.markAgainstTarget(ctx, all); err != nil {
 		return nil, err
 	}
 	out := all[group]
@@ -186,16 +195,17 @@ func (c *Client) TranslateGroups(ctx context.Context, remoteClusterAlias string,
 			delete(all, g)
 		}
 	}
-	if err := c.markNeverCommitted(ctx, all); err != nil {
+	if err := c.markAgainstTarget(ctx, all); err != nil {
 		return nil, err
 	}
 	return all, nil
 }
 
-// markNeverCommitted adds, to each group's translations, the partitions of
-// its topics it has no checkpoint for, from the topics' partition counts
+// markAgainstTarget adds, to each group's translations, the partitions of
+// its topics it has no checkpoint for, and marks its checkpoints of
+// partitions this cluster does not have, from the topics' partition counts
 // on this cluster.
-func (c *Client) markNeverCommitted(ctx context.Context, groups map[string][]PartitionTranslation) error {
+func (c *Client) markAgainstTarget(ctx context.Context, groups map[string][]PartitionTranslation) error {
 	var topics []string
 	seen := map[string]bool{}
 	for _, ps := range groups {
@@ -216,6 +226,10 @@ func (c *Client) markNeverCommitted(ctx context.Context, groups map[string][]Par
 		return fmt.Errorf("remoteclusterutils: listing the partitions of %d target topics: %w", len(topics), err)
 	}
 	counts := map[string]int{} // the topics that exist on the target
+	absent := map[string]bool{}
+	for _, t := range topics {
+		absent[t] = true // unless the response says otherwise
+	}
 	for _, t := range resp.Topics {
 		if t.Topic == nil {
 			continue
@@ -223,14 +237,22 @@ func (c *Client) markNeverCommitted(ctx context.Context, groups map[string][]Par
 		switch err := kerr.ErrorForCode(t.ErrorCode); {
 		case err == nil:
 			counts[*t.Topic] = len(t.Partitions)
+			delete(absent, *t.Topic)
+		case errors.Is(err, kerr.UnknownTopicOrPartition), errors.Is(err, kerr.InvalidTopicException):
+			// Absent.
 		case errors.Is(err, kerr.TopicAuthorizationFailed):
 			// Not "absent": its partitions would go unaccounted for.
 			return fmt.Errorf("remoteclusterutils: listing the partitions of target topic %s: %w: grant the client's principal Describe on it", *t.Topic, err)
+		default:
+			delete(absent, *t.Topic) // retriable (a leader election): not known to be absent
 		}
 	}
 	for g, ps := range groups {
 		have := map[string]map[int32]bool{}
-		for _, p := range ps {
+		for i, p := range ps {
+			if n, ok := counts[p.Topic]; absent[p.Topic] || ok && p.Partition >= int32(n) {
+				ps[i].MissingOnTarget = true
+			}
 			if have[p.Topic] == nil {
 				have[p.Topic] = map[int32]bool{}
 			}
@@ -254,13 +276,14 @@ func (c *Client) markNeverCommitted(ctx context.Context, groups map[string][]Par
 	return nil
 }
 
-// TranslatedOffsets returns the offsets of ps that have a translation
-// (NeverCommitted ones left out), in the shape [Client.TranslateOffsets]
-// returns: the same values for the same read.
+// TranslatedOffsets returns the offsets of ps that have a translation and
+// a partition on this cluster (NeverCommitted and MissingOnTarget ones left
+// out), in the shape [Client.TranslateOffsets] returns: the same values for
+// the same read, but for MissingOnTarget partitions.
 func TranslatedOffsets(ps []PartitionTranslation) Offsets {
 	out := make(Offsets)
 	for _, p := range ps {
-		if p.NeverCommitted {
+		if p.NeverCommitted || p.MissingOnTarget {
 			continue
 		}
 		out.Add(kadm.Offset{Topic: p.Topic, Partition: p.Partition, At: p.Offset, LeaderEpoch: -1, Metadata: p.Metadata})
@@ -299,6 +322,8 @@ func RefineFromRecords(ctx context.Context, cl *kgo.Client, sourceClusterID stri
 	// x returns the source offset to translate for p of group g.
 	x := func(g string, p PartitionTranslation) (int64, bool) {
 		switch {
+		case p.MissingOnTarget:
+			return 0, false // no copies to look at
 		case p.NeverCommitted:
 			c, ok := sourceCommits[g][p.Topic][p.Partition]
 			return c, ok && c >= 0

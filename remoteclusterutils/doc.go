@@ -111,8 +111,10 @@
 // the commit the checkpoint was taken from; MM2's re-read up to the distance
 // to the nearest offset sync. Checkpoints name the target topics the
 // writer's replication policy created ("us-west.orders", or "orders" under
-// IdentityReplicationPolicy); committing offsets for a topic the target
-// does not have fails on the broker.
+// IdentityReplicationPolicy); committing offsets for a topic or partition
+// the target does not have fails on the broker ([Client.TranslateDetailed]
+// marks such checkpoints MissingOnTarget, and [TranslatedOffsets] leaves
+// them out).
 //
 // # Every partition accounted for, and failing back
 //
@@ -124,7 +126,9 @@
 // MM2's do not), the checkpoint's time, and the partitions the group never
 // committed on a topic it committed another partition of: TranslateOffsets
 // leaves those out, and a consumer started with auto.offset.reset=none
-// never reads them. The headers are on the target, so the answer needs no
+// never reads them; and the checkpoints of partitions the target no longer
+// has (a remote topic deleted, or re-created with fewer partitions:
+// checkpoints are never deleted), marked MissingOnTarget. The headers are on the target, so the answer needs no
 // access to the source or its offset syncs: what an unplanned failover
 // needs.
 //
