@@ -206,9 +206,15 @@ func planFailover(in planInput) plan {
 			pr := partitionReport{Topic: p.Topic, SourceTopic: upstream(p.Topic), Partition: p.Partition,
 				SourceOffset: p.SourceOffset, Offset: p.Offset, Translation: string(p.Translation), Record: p.Record,
 				RereadMax: p.Reread, CheckpointTime: p.CheckpointTime, NeverCommitted: p.NeverCommitted,
-				CheckpointOffset: p.CheckpointOffset, RecordFallback: p.RecordFallback}
+				CheckpointOffset: p.CheckpointOffset, RecordFallback: p.RecordFallback, MissingOnTarget: p.MissingOnTarget}
 			at, atStart := in.AtStart[g][upstream(p.Topic)][p.Partition]
-			if p.NeverCommitted && atStart {
+			if p.MissingOnTarget {
+				// A checkpoint of a partition the target does not have (its
+				// remote topic deleted, or re-created with fewer partitions):
+				// no consumer reads it there, and the broker refuses a
+				// commit of it (the group was reported partial).
+				pr.Offset = -1
+			} else if p.NeverCommitted && atStart {
 				pr = atLogStart(in, p.Topic, upstream(p.Topic), p.Partition, at)
 				if pr.Offset < 0 {
 					refuse("%s[%d]: the earliest offset of the target partition is unknown", p.Topic, p.Partition)

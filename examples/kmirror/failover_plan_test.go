@@ -42,6 +42,13 @@ func withFallback(p remoteclusterutils.PartitionTranslation, why string) remotec
 	return p
 }
 
+// missingOnTarget is p as TranslateDetailed reports a checkpoint of a
+// partition the target does not have.
+func missingOnTarget(p remoteclusterutils.PartitionTranslation) remoteclusterutils.PartitionTranslation {
+	p.MissingOnTarget = true
+	return p
+}
+
 func upstream(t string) string { return strings.TrimPrefix(t, "A.") }
 
 // TestPlanFailover: the decisions of kmirror failover, per case.
@@ -71,6 +78,18 @@ func TestPlanFailover(t *testing.T) {
 				TargetStarts: map[string]map[int32]int64{"A.orders": {1: 7}}, TargetEnds: map[string]map[int32]int64{"A.orders": {1: 99}}},
 			actions: map[string]string{"g": actionCommit},
 			offsets: map[string][]int64{"g": {50, 7}},
+		},
+		{
+			// A checkpoint of orders[2] after the remote topic was
+			// re-created with two partitions (TranslateDetailed marks it
+			// MissingOnTarget): not committed, the others are; before, its
+			// commit was sent, the broker refused it and the group was
+			// reported partial.
+			name: "checkpoint of a partition the target does not have: left out",
+			in: planInput{Mode: modeUnplanned, Uncommitted: uncommittedFail,
+				Checkpoints: map[string][]remoteclusterutils.PartitionTranslation{"g": {exact(0, 50), exact(1, 40), missingOnTarget(exact(2, 30))}}},
+			actions: map[string]string{"g": actionCommit},
+			offsets: map[string][]int64{"g": {50, 40, -1}},
 		},
 		{
 			name: "latest",
@@ -296,4 +315,39 @@ func policyDefault(t *testing.T) policy.ReplicationPolicy {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestMissingOnTargetReported: a checkpoint of a partition the target
+// does not have is shown as such in the -json report, the table and the
+// summary, and is not among the offsets failover commits.
+func TestMissingOnTargetReported(t *testing.T) {
+	in := planInput{Mode: modeUnplanned, Uncommitted: uncommittedFail, Now: planNow, Upstream: upstream,
+		Checkpoints: map[string][]remoteclusterutils.PartitionTranslation{"g": {
+			cpAt("A.orders", 0, 50, 50, remoteclusterutils.TranslationExact, "", 0, time.Second),
+			missingOnTarget(cpAt("A.orders", 2, 30, 30, remoteclusterutils.TranslationExact, "", 0, time.Second)),
+		}}}
+	p := planFailover(in)
+	if len(p.Groups) != 1 || len(p.Groups[0].Partitions) != 2 || len(p.Problems) != 0 {
+		t.Fatalf("plan: %+v", p)
+	}
+	miss := p.Groups[0].Partitions[1]
+	if !miss.MissingOnTarget || miss.Offset != -1 || miss.Partition != 2 {
+		t.Fatalf("orders[2]: %+v, want missing on target, offset -1", miss)
+	}
+	if got, want := miss.translation(), "exact, PARTITION MISSING ON THE TARGET (remote topic deleted or re-created with fewer partitions; not committed)"; got != want {
+		t.Errorf("table: %q, want %q", got, want)
+	}
+	s := summarize(p.Groups)
+	if got, want := s.String(), "1 group(s), 2 partition(s): 1 exact, 0 safe, 0 unknown (written by MM2), 0 never committed, 1 of partitions missing on the target (not committed)"; got != want {
+		t.Errorf("summary: %q, want %q", got, want)
+	}
+	var buf bytes.Buffer
+	if err := writeReportJSON(&buf, failoverReport{Groups: p.Groups, Summary: s}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"missing_on_target": true`, `"missing_on_target": 1`} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("-json lacks %s:\n%s", want, buf.String())
+		}
+	}
 }

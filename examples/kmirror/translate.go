@@ -238,6 +238,12 @@ type partitionReport struct {
 	// reset by auto.offset.reset, to the log end by default, skipping
 	// every record the cluster still holds.
 	BelowLogStart bool `json:"below_log_start,omitempty"`
+	// MissingOnTarget marks a checkpoint of a partition the target does
+	// not have: its remote topic was deleted, or re-created with fewer
+	// partitions, after the checkpoint was written (checkpoints are never
+	// deleted). failover does not commit it (Offset -1): no consumer reads
+	// the partition there, and the broker refuses the commit.
+	MissingOnTarget bool `json:"missing_on_target,omitempty"`
 }
 
 // atLogStart commits the partition at its log start start (found: listed)
@@ -256,7 +262,7 @@ func newPartitionReport(d *drFlow, p remoteclusterutils.PartitionTranslation, no
 	r := partitionReport{Topic: p.Topic, SourceTopic: d.sourceTopic(p.Topic), Partition: p.Partition,
 		SourceOffset: p.SourceOffset, Offset: p.Offset, Translation: string(p.Translation), Record: p.Record,
 		RereadMax: p.Reread, CheckpointTime: p.CheckpointTime, NeverCommitted: p.NeverCommitted,
-		CheckpointOffset: p.CheckpointOffset, RecordFallback: p.RecordFallback}
+		CheckpointOffset: p.CheckpointOffset, RecordFallback: p.RecordFallback, MissingOnTarget: p.MissingOnTarget}
 	if !p.NeverCommitted {
 		r.From = "checkpoint"
 		if p.Record == remoteclusterutils.KindRecord {
@@ -310,6 +316,9 @@ type summary struct {
 	// before its log start (failover, planned), committed at the target
 	// log start: no translation exists or is needed.
 	AtLogStart int `json:"at_log_start,omitempty"`
+	// MissingOnTarget counts the checkpoints of partitions the target
+	// does not have (partitionReport.MissingOnTarget).
+	MissingOnTarget int `json:"missing_on_target,omitempty"`
 }
 
 func summarize(gs []groupReport) summary {
@@ -320,6 +329,8 @@ func summarize(gs []groupReport) summary {
 			switch {
 			case p.NeverCommitted:
 				s.NeverCommitted++
+			case p.MissingOnTarget:
+				s.MissingOnTarget++
 			case p.AtLogStart:
 				s.AtLogStart++
 			case p.Translation == string(remoteclusterutils.TranslationExact):
@@ -346,6 +357,9 @@ func (s summary) String() string {
 		s.Groups, s.Partitions, exact, s.Safe, s.Unknown, s.NeverCommitted)
 	if s.AtLogStart > 0 {
 		out += fmt.Sprintf(", %d committed at the source log start", s.AtLogStart)
+	}
+	if s.MissingOnTarget > 0 {
+		out += fmt.Sprintf(", %d of partitions missing on the target (not committed)", s.MissingOnTarget)
 	}
 	return out
 }
@@ -381,6 +395,8 @@ func (p partitionReport) translation() string {
 	switch {
 	case p.NeverCommitted:
 		return "NEVER COMMITTED"
+	case p.MissingOnTarget:
+		return p.Translation + ", PARTITION MISSING ON THE TARGET (remote topic deleted or re-created with fewer partitions; not committed)"
 	case p.AtLogStart:
 		return "AT SOURCE LOG START"
 	case p.BelowLogStart:
