@@ -39,15 +39,13 @@ func TestUnreachableClusterRetried(t *testing.T) {
 	t.Run("never up", func(t *testing.T) {
 		t.Parallel()
 		addr := net.JoinHostPort("127.0.0.1", itoa(freePort(t)))
-		start := time.Now()
+		// The deadline in the error is the proof of the retries: a call
+		// that gave up at the first refused dial returned that dial's
+		// error alone.
 		_, err := remoteclusterutils.TranslateOffsets(context.Background(), "us-west", "orders-app",
 			remoteclusterutils.WithClientOpts(kgo.SeedBrokers(addr)), remoteclusterutils.WithTimeout(1500*time.Millisecond))
-		took := time.Since(start)
 		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, syscall.ECONNREFUSED) || !strings.Contains(err.Error(), "could not be reached") {
 			t.Fatalf("TranslateOffsets on a refused address: %v; want the deadline and the refused dial, wrapped", err)
-		}
-		if took < time.Second {
-			t.Errorf("gave up after %v, want retries until the 1.5 s bound", took)
 		}
 		_, err = remoteclusterutils.UpstreamClusters(context.Background(),
 			remoteclusterutils.WithClientOpts(kgo.SeedBrokers(addr)), remoteclusterutils.WithTimeout(500*time.Millisecond))
@@ -82,11 +80,12 @@ func TestUnreachableClusterRetried(t *testing.T) {
 	})
 	t.Run("host does not resolve", func(t *testing.T) {
 		t.Parallel()
-		start := time.Now()
+		// Not the deadline: the resolver's answer is final, not retried
+		// until the call's bound.
 		_, err := remoteclusterutils.TranslateOffsets(context.Background(), "us-west", "orders-app",
 			remoteclusterutils.WithClientOpts(kgo.SeedBrokers("no-such-host.invalid:9092")), remoteclusterutils.WithTimeout(5*time.Second))
-		if err == nil || errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 3*time.Second {
-			t.Fatalf("TranslateOffsets on a host that does not resolve: %v after %v; want its error at once", err, time.Since(start))
+		if err == nil || errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("TranslateOffsets on a host that does not resolve: %v; want its error before the deadline", err)
 		}
 	})
 }
