@@ -323,7 +323,19 @@ func newHandler(m *mirror.Mirror, metrics http.Handler, grace time.Duration) *ha
 	return h
 }
 
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+// ServeHTTP serves a path with one trailing slash as the path without it,
+// as Connect's REST API does (JAX-RS matches "/connectors/" as
+// "/connectors"): a script's "curl $URL/connectors/" or
+// ".../status/" answered 404 "no such endpoint" (TestBrkJTrailingSlash).
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
+		r2, u := *r, *r.URL
+		u.Path, u.RawPath = strings.TrimSuffix(u.Path, "/"), strings.TrimSuffix(u.RawPath, "/")
+		r2.URL = &u
+		r = &r2
+	}
+	h.mux.ServeHTTP(w, r)
+}
 
 // workerID is the worker id this member advertises, as Kafka Connect's
 // worker_id (its REST listener's host:port): the -listen address as bound,

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/kmirror/kmirror/mirror"
+)
+
+// TestBrkJTrailingSlash: Connect's REST API (JAX-RS) serves a path with one
+// trailing slash as the path without it, and scripts written against it
+// say "curl $CONNECT/connectors/" or ".../status/"; kmirror answered 404
+// "no such endpoint" for them. One trailing slash is now ignored: the
+// same answer as without it, 405 for a method the path does not take, and
+// 404 for an unknown connector.
+func TestBrkJTrailingSlash(t *testing.T) {
+	srv, _ := targetHandler(t, mirror.FlowConfig{Source: "src", Target: "dst"})
+	var names []string
+	if code := getJSON(t, srv.URL+"/connectors/", &names); code != http.StatusOK || len(names) != 1 || names[0] != "src->dst" {
+		t.Errorf("GET /connectors/: HTTP %d %v; want 200 [src->dst]", code, names)
+	}
+	var cfg map[string]string
+	if code := getJSON(t, srv.URL+"/connectors/src-%3Edst/config/", &cfg); code != http.StatusOK || cfg["name"] != "src->dst" || cfg["source.cluster.alias"] != "src" {
+		t.Errorf("GET /connectors/src-%%3Edst/config/: HTTP %d %v; want 200 with name src->dst", code, cfg)
+	}
+	var info infoDoc
+	if code := getJSON(t, srv.URL+"/connectors/src-%3Edst/", &info); code != http.StatusOK || info.Name != "src->dst" {
+		t.Errorf("GET /connectors/src-%%3Edst/: HTTP %d %+v; want 200 with name src->dst", code, info)
+	}
+	var ready readinessDoc
+	if code := getJSON(t, srv.URL+"/readyz/", &ready); code != http.StatusServiceUnavailable || ready.GracePeriod != "1m0s" {
+		t.Errorf("GET /readyz/: HTTP %d %+v; want /readyz's document (503: the Mirror does not run)", code, ready)
+	}
+	status, allow, code, msg := refusal(t, http.MethodPost, srv.URL+"/connectors/src-%3Edst/status/", "")
+	if status != http.StatusMethodNotAllowed || code != http.StatusMethodNotAllowed || allow != "GET, HEAD" || msg != "POST /connectors/src->dst/status: method not allowed; use GET" {
+		t.Errorf("POST .../status/: HTTP %d Allow %q code %d %q; want 405 Allow GET, HEAD", status, allow, code, msg)
+	}
+	var e struct {
+		ErrorCode int    `json:"error_code"`
+		Message   string `json:"message"`
+	}
+	resp, err := http.Get(srv.URL + "/connectors/nope/status/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil || resp.StatusCode != http.StatusNotFound || e.ErrorCode != http.StatusNotFound {
+		t.Errorf("GET /connectors/nope/status/: HTTP %d %+v (%v); want 404 for the unknown connector", resp.StatusCode, e, err)
+	}
+}
