@@ -23,6 +23,13 @@ import (
 // options reach. h.flows is the first flow alone.
 func targetHandler(t *testing.T, fcs ...mirror.FlowConfig) (*httptest.Server, []kgo.Opt) {
 	t.Helper()
+	return targetHandlerOf(t, fcs[:1], fcs...)
+}
+
+// targetHandlerOf is targetHandler with h.flows (the flows of the file
+// the REST API knows) served.
+func targetHandlerOf(t *testing.T, served []mirror.FlowConfig, fcs ...mirror.FlowConfig) (*httptest.Server, []kgo.Opt) {
+	t.Helper()
 	dst, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +46,7 @@ func targetHandler(t *testing.T, fcs ...mirror.FlowConfig) (*httptest.Server, []
 	}
 	t.Cleanup(func() { m.Close() })
 	h := newHandler(m, http.NotFoundHandler(), time.Minute)
-	h.worker, h.flows = "w1:8083", fcs[:1]
+	h.worker, h.flows = "w1:8083", served
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv, []kgo.Opt{kgo.SeedBrokers(dst.ListenAddrs()...)}

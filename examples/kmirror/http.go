@@ -1089,7 +1089,10 @@ func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
 			doc.Partitions = append(doc.Partitions, partitionDocs([]mirror.PartitionStatus{p})...)
 		}
 	}
-	flowPath := "/connectors/" + url.PathEscape(r.PathValue("name"))
+	// The flow's own endpoint, also when an MM2 name asked (with ?flow=
+	// when several flows run it, which a path alone would not carry:
+	// TestBrkJRestartHintNamesTheFlow).
+	flowPath := "/connectors/" + url.PathEscape(name)
 	switch {
 	case n == 0 && (fs.AppliedState == mirror.TargetPaused || fs.AppliedState == mirror.TargetStopped):
 		// Its FAILED partitions keep their state in the status, but no

@@ -49,3 +49,27 @@ func TestBrkJTrailingSlash(t *testing.T) {
 		t.Errorf("GET /connectors/nope/status/: HTTP %d %+v (%v); want 404 for the unknown connector", resp.StatusCode, e, err)
 	}
 }
+
+// TestBrkJRestartHintNamesTheFlow: a restart sent to MirrorSourceConnector
+// with ?flow= (two flows run it) answered a hint pointing at
+// "GET /connectors/MirrorSourceConnector/status" (or ".../resume" for a
+// paused flow), without the ?flow=: following it answered 409 "runs for 2
+// flows". The hint names the flow's own endpoint.
+func TestBrkJRestartHintNamesTheFlow(t *testing.T) {
+	srv, _ := targetHandlerOf(t, []mirror.FlowConfig{{Source: "src", Target: "dst"}, {Source: "dst", Target: "src"}},
+		mirror.FlowConfig{Source: "src", Target: "dst"}, mirror.FlowConfig{Source: "dst", Target: "src"})
+	code, body := post(t, srv.URL+"/connectors/MirrorSourceConnector/restart?onlyFailed=true&flow=src-%3Edst")
+	var d restartDoc
+	if err := json.Unmarshal(body, &d); err != nil || code != http.StatusAccepted {
+		t.Fatalf("POST restart: HTTP %d %s (%v); want 202", code, body, err)
+	}
+	want := "this member replicates no partition of the flow now; GET /connectors/src-%3Edst/status lists every member's partitions and their states"
+	if d.Name != "src->dst" || d.Hint != want {
+		t.Errorf("restart of MirrorSourceConnector?flow=src->dst: name %q hint %q; want src->dst and %q", d.Name, d.Hint, want)
+	}
+	// The endpoint the hint names answers for the flow.
+	var st flowDoc
+	if code := getJSON(t, srv.URL+"/connectors/src-%3Edst/status", &st); code != http.StatusOK || st.Flow != "src->dst" {
+		t.Errorf("GET /connectors/src-%%3Edst/status: HTTP %d flow %q; want 200 src->dst", code, st.Flow)
+	}
+}
