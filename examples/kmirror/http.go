@@ -374,7 +374,8 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, map[string]any{"error_code": code, "message": msg})
 }
 
-// notFound answers every path no route serves, in Connect's error shape.
+// notFound answers every path no route serves, in Connect's error shape,
+// and an OPTIONS of a path a route serves (204, its methods in Allow).
 func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 	// A known endpoint asked with another method: 405 and the methods it
 	// takes, as Connect's REST API answers (the catch-all route would
@@ -400,6 +401,14 @@ func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 		header := allowed
 		if slices.Contains(allowed, http.MethodGet) {
 			header = append(slices.Clone(allowed), http.MethodHead)
+		}
+		if r.Method == http.MethodOptions {
+			// The methods the path takes, as Connect's REST API (JAX-RS)
+			// answers an OPTIONS: it answered 405, as to a wrong method
+			// (TestBrkJOptionsListsMethods).
+			w.Header().Set("Allow", strings.Join(append(slices.Clone(header), http.MethodOptions), ", "))
+			w.WriteHeader(http.StatusNoContent)
+			return
 		}
 		w.Header().Set("Allow", strings.Join(header, ", "))
 		msg := fmt.Sprintf("%s %s: method not allowed; use %s", r.Method, r.URL.Path, strings.Join(allowed, " or "))

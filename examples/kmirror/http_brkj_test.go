@@ -73,3 +73,32 @@ func TestBrkJRestartHintNamesTheFlow(t *testing.T) {
 		t.Errorf("GET /connectors/src-%%3Edst/status: HTTP %d flow %q; want 200 src->dst", code, st.Flow)
 	}
 }
+
+// TestBrkJOptionsListsMethods: an OPTIONS request (a client or a browser
+// asking what a path takes) answered 405 "method not allowed; use GET",
+// where Connect's REST API (JAX-RS) answers with the methods in Allow. It
+// answers 204 with Allow now; an unknown path stays 404.
+func TestBrkJOptionsListsMethods(t *testing.T) {
+	srv, _ := targetHandler(t, mirror.FlowConfig{Source: "src", Target: "dst"})
+	for _, c := range []struct{ path, allow string }{
+		{"/connectors", "GET, HEAD, OPTIONS"},
+		{"/connectors/src-%3Edst/status", "GET, HEAD, OPTIONS"},
+		{"/connectors/src-%3Edst/restart", "POST, OPTIONS"},
+		{"/connectors/src-%3Edst/pause", "PUT, OPTIONS"},
+		{"/readyz", "GET, HEAD, OPTIONS"},
+	} {
+		req, _ := http.NewRequest(http.MethodOptions, srv.URL+c.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Allow") != c.allow {
+			t.Errorf("OPTIONS %s: HTTP %d Allow %q; want 204 Allow %q", c.path, resp.StatusCode, resp.Header.Get("Allow"), c.allow)
+		}
+	}
+	status, _, code, _ := refusal(t, http.MethodOptions, srv.URL+"/connector-plugins", "")
+	if status != http.StatusNotFound || code != http.StatusNotFound {
+		t.Errorf("OPTIONS /connector-plugins: HTTP %d code %d; want 404", status, code)
+	}
+}
