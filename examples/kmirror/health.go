@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -220,6 +221,44 @@ func flowWarnings(f mirror.FlowStatus, now time.Time) []string {
 // retry or fail (a restart does not bring back a cluster) and during a
 // graceful stop.
 func (h *handler) healthz(w http.ResponseWriter, _ *http.Request) {
+	doc := h.liveness()
+	code := http.StatusOK
+	if !doc.Healthy {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, doc)
+}
+
+// connectHealthDoc is the body of GET /health, Kafka Connect's health
+// check (KIP-1017, Kafka 3.9): status "healthy" or "unhealthy", and a
+// message.
+type connectHealthDoc struct {
+	Status  string `json:"status"`
+	Message string `json:"message"`
+}
+
+// health: GET /health, Kafka Connect's health check, for the probes and
+// scripts written against it (it answered 404, which a probe takes for a
+// dead worker: TestBrkJConnectHealthEndpoint). It is /healthz's liveness
+// in Connect's shape: 200 "healthy", or 500 "unhealthy" with /healthz's
+// reasons (Connect's codes). Connect also answers 503 "starting" until its
+// worker joined its cluster; kmirror has no such step (its flows start and
+// retry on their own, which /readyz reports), so never.
+func (h *handler) health(w http.ResponseWriter, _ *http.Request) {
+	doc := h.liveness()
+	if !doc.Healthy {
+		writeJSON(w, http.StatusInternalServerError, connectHealthDoc{Status: "unhealthy", Message: strings.Join(doc.Reasons, "; ")})
+		return
+	}
+	msg := "kmirror is running its flows (GET /readyz says whether they replicate)"
+	if doc.Stopping {
+		msg = "kmirror is stopping gracefully"
+	}
+	writeJSON(w, http.StatusOK, connectHealthDoc{Status: "healthy", Message: msg})
+}
+
+// liveness is /healthz's document (see healthz).
+func (h *handler) liveness() livenessDoc {
 	doc := livenessDoc{Healthy: true, Stopping: h.stopping.Load(), Reasons: []string{}, Flows: map[string]mirror.State{}}
 	if msg, ok := h.runEnded(); ok && !doc.Stopping {
 		doc.Healthy = false
@@ -233,11 +272,7 @@ func (h *handler) healthz(w http.ResponseWriter, _ *http.Request) {
 	for _, f := range s.Flows {
 		doc.Flows[f.Name] = f.State
 	}
-	code := http.StatusOK
-	if !doc.Healthy {
-		code = http.StatusServiceUnavailable
-	}
-	writeJSON(w, code, doc)
+	return doc
 }
 
 // readyz: GET /readyz, readiness (see readiness). Also 503 during a stop,

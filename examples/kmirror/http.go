@@ -282,7 +282,7 @@ func overall(s mirror.Status) mirror.State {
 }
 
 // handler serves /metrics, /status, /connectors and the per-connector
-// endpoints, /healthz and /readyz.
+// endpoints, /healthz, /health (Connect's) and /readyz.
 type handler struct {
 	m        *mirror.Mirror
 	worker   string
@@ -318,6 +318,7 @@ func newHandler(m *mirror.Mirror, metrics http.Handler, grace time.Duration) *ha
 	h.mux.HandleFunc("PUT /connectors/{name}/stop", h.target(mirror.TargetStopped))
 	h.mux.HandleFunc("GET /{$}", h.root)
 	h.mux.HandleFunc("GET /healthz", h.healthz)
+	h.mux.HandleFunc("GET /health", h.health)
 	h.mux.HandleFunc("GET /readyz", h.readyz)
 	h.mux.HandleFunc("/", h.notFound)
 	return h
@@ -432,7 +433,7 @@ func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s: no such endpoint; kmirror serves GET /, /status, /connectors, /connectors/{flow}[/status|/config|/tasks|/tasks/{id}/status|/offsets|/topics], "+
-		"POST /connectors/{flow}/restart, /connectors/{flow}/tasks/{id}/restart, PUT /connectors/{flow}/pause|resume|stop, GET /metrics, /healthz, /readyz", r.Method, r.URL.Path))
+		"POST /connectors/{flow}/restart, /connectors/{flow}/tasks/{id}/restart, PUT /connectors/{flow}/pause|resume|stop, GET /metrics, /healthz, /health, /readyz", r.Method, r.URL.Path))
 }
 
 // rootDoc is the body of GET /, Kafka Connect's server information: the

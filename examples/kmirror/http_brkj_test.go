@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/kmirror/kmirror/mirror"
 )
@@ -101,4 +104,33 @@ func TestBrkJOptionsListsMethods(t *testing.T) {
 	if status != http.StatusNotFound || code != http.StatusNotFound {
 		t.Errorf("OPTIONS /connector-plugins: HTTP %d code %d; want 404", status, code)
 	}
+}
+
+// TestBrkJConnectHealthEndpoint: Kafka Connect 3.9 answers GET /health
+// (KIP-1017: 200 {"status":"healthy",...}, 500 "unhealthy"), which
+// probes and scripts written against Connect call; kmirror answered 404,
+// which a liveness probe takes for a dead worker and restarts in a loop.
+// It answers /healthz's liveness in Connect's shape: healthy while the
+// engine runs (also with a flow retrying, and during a graceful stop),
+// unhealthy with /healthz's reason once Run returned on its own.
+func TestBrkJConnectHealthEndpoint(t *testing.T) {
+	h := newHandler(nil, http.NotFoundHandler(), time.Minute)
+	h.probe.status = func() mirror.Status {
+		return mirror.Status{Flows: []mirror.FlowStatus{{Name: "a->b", State: mirror.StateRetrying, Since: time.Now()}}}
+	}
+	check := func(wantCode int, want connectHealthDoc) {
+		t.Helper()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/health", nil))
+		var got connectHealthDoc
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != wantCode || got != want {
+			t.Errorf("GET /health: HTTP %d %s (%v); want %d %+v", rec.Code, rec.Body, err, wantCode, want)
+		}
+	}
+	check(http.StatusOK, connectHealthDoc{Status: "healthy", Message: "kmirror is running its flows (GET /readyz says whether they replicate)"})
+	h.stopping.Store(true)
+	check(http.StatusOK, connectHealthDoc{Status: "healthy", Message: "kmirror is stopping gracefully"})
+	h.stopping.Store(false) // Run returned on its own
+	h.runReturned(fmt.Errorf("mirror: flow a->b: boom"))
+	check(http.StatusInternalServerError, connectHealthDoc{Status: "unhealthy", Message: "engine stopped: Run returned: mirror: flow a->b: boom"})
 }

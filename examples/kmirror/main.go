@@ -449,7 +449,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				log.Error("http server", "err", err)
 			}
 		}()
-		banner.Info("http listening", "addr", ln.Addr().String(), "endpoints", "/metrics /status /connectors /healthz /readyz")
+		banner.Info("http listening", "addr", ln.Addr().String(), "endpoints", "/metrics /status /connectors /healthz /health /readyz")
 	}
 
 	names := make([]string, 0, len(props.Flows()))
