@@ -36,8 +36,9 @@
 //	                    Connect's status shape, for every member of each
 //	                    flow), Connect's /connectors endpoints (status,
 //	                    config, tasks, restart, pause, resume, stop),
-//	                    /healthz (liveness), /readyz (readiness). ADDR is
-//	                    also the worker id the other members show.
+//	                    /healthz (liveness; /health in Connect's shape),
+//	                    /readyz (readiness). ADDR is also the worker id
+//	                    the other members show.
 //	-ready-grace D      how long a flow may be RETRYING or FAILED before
 //	                    /readyz answers 503 (default 60s).
 //	-status-interval D  how often this member publishes its state to each
