@@ -311,6 +311,7 @@ func newHandler(m *mirror.Mirror, metrics http.Handler, grace time.Duration) *ha
 	h.mux.HandleFunc("GET /connectors/{name}/tasks/{id}/status", h.taskStatus)
 	h.mux.HandleFunc("GET /connectors/{name}/offsets", h.connectorOffsets)
 	h.mux.HandleFunc("GET /connectors/{name}/topics", h.connectorTopics)
+	h.mux.HandleFunc("PUT /connectors/{name}/topics/reset", h.connectorTopicsReset)
 	h.mux.HandleFunc("POST /connectors/{name}/restart", h.restart)
 	h.mux.HandleFunc("POST /connectors/{name}/tasks/{id}/restart", h.taskRestart)
 	h.mux.HandleFunc("PUT /connectors/{name}/pause", h.target(mirror.TargetPaused))
@@ -433,7 +434,7 @@ func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s: no such endpoint; kmirror serves GET /, /status, /connectors, /connectors/{flow}[/status|/config|/tasks|/tasks/{id}/status|/offsets|/topics], "+
-		"POST /connectors/{flow}/restart, /connectors/{flow}/tasks/{id}/restart, PUT /connectors/{flow}/pause|resume|stop, GET /metrics, /healthz, /health, /readyz", r.Method, r.URL.Path))
+		"POST /connectors/{flow}/restart, /connectors/{flow}/tasks/{id}/restart, PUT /connectors/{flow}/pause|resume|stop|topics/reset, GET /metrics, /healthz, /health, /readyz", r.Method, r.URL.Path))
 }
 
 // rootDoc is the body of GET /, Kafka Connect's server information: the
@@ -864,6 +865,19 @@ func (h *handler) connectorTopics(w http.ResponseWriter, r *http.Request) {
 	}
 	slices.Sort(topics)
 	writeJSON(w, http.StatusOK, map[string]map[string][]string{name: {"topics": slices.Compact(topics)}})
+}
+
+// connectorTopicsReset: PUT /connectors/{name}/topics/reset (Connect's,
+// KIP-558), which empties a connector's active topics so that the list
+// starts again from the topics it writes next. kmirror's list (GET
+// .../topics) is always the topics the flow writes now, so there is
+// nothing to reset: 202 Accepted with no body, as Connect answers (it
+// answered 404 "no such endpoint", which a script reads as an unknown
+// connector: TestBrkJTopicsReset); an unknown connector is 404.
+func (h *handler) connectorTopicsReset(w http.ResponseWriter, r *http.Request) {
+	if h.resolve(w, r) != "" {
+		w.WriteHeader(http.StatusAccepted)
+	}
 }
 
 // clusterPartitions returns flow's source alias and the partitions of

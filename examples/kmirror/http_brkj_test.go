@@ -134,3 +134,38 @@ func TestBrkJConnectHealthEndpoint(t *testing.T) {
 	h.runReturned(fmt.Errorf("mirror: flow a->b: boom"))
 	check(http.StatusInternalServerError, connectHealthDoc{Status: "unhealthy", Message: "engine stopped: Run returned: mirror: flow a->b: boom"})
 }
+
+// TestBrkJTopicsReset: Connect's PUT /connectors/{name}/topics/reset
+// (KIP-558) answered 404 "no such endpoint", which a script reads as an
+// unknown connector. kmirror's active topics are always those the flow
+// writes now, so the reset has nothing to do: 202, as Connect answers, and
+// GET .../topics answers as before; an unknown connector stays 404.
+func TestBrkJTopicsReset(t *testing.T) {
+	srv, _ := targetHandler(t, mirror.FlowConfig{Source: "src", Target: "dst"})
+	for _, c := range []struct {
+		path string
+		want int
+	}{
+		{"/connectors/src-%3Edst/topics/reset", http.StatusAccepted},
+		{"/connectors/MirrorSourceConnector/topics/reset", http.StatusAccepted},
+		{"/connectors/nope/topics/reset", http.StatusNotFound},
+	} {
+		req, _ := http.NewRequest(http.MethodPut, srv.URL+c.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("PUT %s: HTTP %d, want %d", c.path, resp.StatusCode, c.want)
+		}
+	}
+	var topics map[string]map[string][]string
+	if code := getJSON(t, srv.URL+"/connectors/src-%3Edst/topics", &topics); code != http.StatusOK || topics["src->dst"]["topics"] == nil {
+		t.Errorf("GET .../topics after the reset: HTTP %d %v; want 200 {\"src->dst\":{\"topics\":[]}}", code, topics)
+	}
+	status, allow, code, _ := refusal(t, http.MethodPost, srv.URL+"/connectors/src-%3Edst/topics/reset", "")
+	if status != http.StatusMethodNotAllowed || code != http.StatusMethodNotAllowed || allow != "PUT" {
+		t.Errorf("POST .../topics/reset: HTTP %d Allow %q; want 405 Allow PUT", status, allow)
+	}
+}
