@@ -18,12 +18,15 @@ import (
 	"github.com/kmirror/kmirror/mirror"
 )
 
-func put(t *testing.T, url string) (int, []byte) {
+// put sends PUT url, with the JSON body if one is given, and returns the
+// status and the answer's body.
+func put(t *testing.T, url string, reqBody ...string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPut, url, nil)
+	req, err := http.NewRequest(http.MethodPut, url, strings.NewReader(strings.Join(reqBody, "")))
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("PUT %s: %v", url, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -293,13 +294,18 @@ type handler struct {
 	elsewhere, onlyTargets []string
 	grace                  time.Duration // -ready-grace
 	probe                  *statusProbe
+	// logLevel is the process's log level (-log-level; PUT
+	// /admin/loggers/{logger} sets it), levelLog logs its changes at any
+	// level.
+	logLevel               *slog.LevelVar
+	levelLog               *slog.Logger
 	stopping               atomic.Bool
 	ended                  atomic.Pointer[string] // set when Run returned: how
 	mux                    *http.ServeMux
 }
 
 func newHandler(m *mirror.Mirror, metrics http.Handler, grace time.Duration) *handler {
-	h := &handler{m: m, worker: workerID(""), grace: grace, mux: http.NewServeMux(),
+	h := &handler{m: m, worker: workerID(""), grace: grace, mux: http.NewServeMux(), logLevel: new(slog.LevelVar), levelLog: slog.New(slog.DiscardHandler),
 		probe: &statusProbe{status: m.Status, timeout: statusTimeout}}
 	h.mux.Handle("GET /metrics", metrics)
 	h.mux.HandleFunc("GET /status", h.status)
@@ -317,6 +323,9 @@ func newHandler(m *mirror.Mirror, metrics http.Handler, grace time.Duration) *ha
 	h.mux.HandleFunc("PUT /connectors/{name}/pause", h.target(mirror.TargetPaused))
 	h.mux.HandleFunc("PUT /connectors/{name}/resume", h.target(mirror.TargetRunning))
 	h.mux.HandleFunc("PUT /connectors/{name}/stop", h.target(mirror.TargetStopped))
+	h.mux.HandleFunc("GET /admin/loggers", h.loggers)
+	h.mux.HandleFunc("GET /admin/loggers/{logger}", h.logger)
+	h.mux.HandleFunc("PUT /admin/loggers/{logger}", h.setLogger)
 	h.mux.HandleFunc("GET /{$}", h.root)
 	h.mux.HandleFunc("GET /healthz", h.healthz)
 	h.mux.HandleFunc("GET /health", h.health)
@@ -434,7 +443,7 @@ func (h *handler) notFound(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s: no such endpoint; kmirror serves GET /, /status, /connectors, /connectors/{flow}[/status|/config|/tasks|/tasks/{id}/status|/offsets|/topics], "+
-		"POST /connectors/{flow}/restart, /connectors/{flow}/tasks/{id}/restart, PUT /connectors/{flow}/pause|resume|stop|topics/reset, GET /metrics, /healthz, /health, /readyz", r.Method, r.URL.Path))
+		"POST /connectors/{flow}/restart, /connectors/{flow}/tasks/{id}/restart, PUT /connectors/{flow}/pause|resume|stop|topics/reset, GET /metrics, /healthz, /health, /readyz, GET and PUT /admin/loggers/root", r.Method, r.URL.Path))
 }
 
 // rootDoc is the body of GET /, Kafka Connect's server information: the

@@ -44,7 +44,9 @@
 //	-status-interval D  how often this member publishes its state to each
 //	                    flow's status topic, which every member reads to
 //	                    answer for the whole flow (default 5s).
-//	-log-level LEVEL    debug, info, warn or error (default info).
+//	-log-level LEVEL    debug, info, warn or error (default info); PUT
+//	                    /admin/loggers/root {"level":"DEBUG"} (Connect's)
+//	                    changes it until the process stops.
 //	-summary-interval D log an INFO "replication summary" line per flow
 //	                    (records/s, bytes/s, lag, groups checkpointed) every
 //	                    D (default 1m); 0 disables it.
@@ -373,7 +375,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return check(props, stdout, o.strict)
 	}
 
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
+	// The level PUT /admin/loggers/{logger} changes.
+	level := new(slog.LevelVar)
+	level.Set(o.logLevel)
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	// Start, listen address and clean stop are logged at any -log-level.
 	banner := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	for _, w := range props.Warnings() {
@@ -440,7 +445,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	h := newHandler(m, promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}), o.readyGrace)
-	h.worker, h.flows, h.settings = worker, props.Flows(), settings
+	h.worker, h.flows, h.settings, h.logLevel, h.levelLog = worker, props.Flows(), settings, level, banner
 	h.elsewhere, h.onlyTargets = props.OtherNodesFlows(), o.clusters
 	var srv *http.Server
 	if ln != nil {
