@@ -297,11 +297,11 @@ type handler struct {
 	// logLevel is the process's log level (-log-level; PUT
 	// /admin/loggers/{logger} sets it), levelLog logs its changes at any
 	// level.
-	logLevel               *slog.LevelVar
-	levelLog               *slog.Logger
-	stopping               atomic.Bool
-	ended                  atomic.Pointer[string] // set when Run returned: how
-	mux                    *http.ServeMux
+	logLevel *slog.LevelVar
+	levelLog *slog.Logger
+	stopping atomic.Bool
+	ended    atomic.Pointer[string] // set when Run returned: how
+	mux      *http.ServeMux
 }
 
 func newHandler(m *mirror.Mirror, metrics http.Handler, grace time.Duration) *handler {
