@@ -1233,11 +1233,21 @@ func (h *handler) target(state mirror.TargetState) http.HandlerFunc {
 			return
 		}
 		if err := h.m.SetTargetState(r.Context(), name, state, by, reason); err != nil {
-			code := http.StatusInternalServerError
 			if errors.Is(err, mirror.ErrTargetStateRefused) {
-				code = http.StatusConflict
+				writeError(w, http.StatusConflict, err.Error())
+				return
 			}
-			writeError(w, code, err.Error())
+			// The write failed: say what that leaves and what to do (it
+			// answered the client's error alone, e.g. "dial tcp ...:
+			// connection refused": TestBrkJTargetStateWriteFailureSaysWhatToDo).
+			target := name
+			for _, f := range h.flows {
+				if f.Name() == name {
+					target = "cluster " + f.Target
+				}
+			}
+			writeError(w, http.StatusInternalServerError, fmt.Sprintf("%v; the flow's target state was not stored, so no member %ss: it is stored in the flow's status topic on its target (%s), "+
+				"which must answer: retry the PUT once it does (GET /connectors/%s/status shows the flow's state)", err, verb, target, url.PathEscape(name)))
 			return
 		}
 		if state == mirror.TargetStopped {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -167,5 +168,23 @@ func TestBrkJTopicsReset(t *testing.T) {
 	status, allow, code, _ := refusal(t, http.MethodPost, srv.URL+"/connectors/src-%3Edst/topics/reset", "")
 	if status != http.StatusMethodNotAllowed || code != http.StatusMethodNotAllowed || allow != "PUT" {
 		t.Errorf("POST .../topics/reset: HTTP %d Allow %q; want 405 Allow PUT", status, allow)
+	}
+}
+
+// TestBrkJTargetStateWriteFailureSaysWhatToDo: a pause whose write the
+// flow's target did not take answered 500 with the client's error alone
+// ("... dial tcp 127.0.0.1:1: connect: connection refused"), which did not
+// say whether the flow was paused nor what to do. It says that nothing
+// was stored, where the state goes, and to retry once that cluster
+// answers.
+func TestBrkJTargetStateWriteFailureSaysWhatToDo(t *testing.T) {
+	// dst->src: its target, src, has nothing listening.
+	srv, _ := targetHandler(t, mirror.FlowConfig{Source: "dst", Target: "src"})
+	code, body := put(t, srv.URL+"/connectors/dst-%3Esrc/pause")
+	ec, msg := connectError(t, body)
+	want := "; the flow's target state was not stored, so no member pauses: it is stored in the flow's status topic on its target (cluster src), " +
+		"which must answer: retry the PUT once it does (GET /connectors/dst-%3Esrc/status shows the flow's state)"
+	if code != http.StatusInternalServerError || ec != http.StatusInternalServerError || !strings.HasPrefix(msg, "mirror: SetTargetState: ") || !strings.HasSuffix(msg, want) {
+		t.Errorf("PUT pause with the target down: HTTP %d %s; want 500 ending %q", code, body, want)
 	}
 }
