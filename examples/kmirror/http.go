@@ -1246,7 +1246,7 @@ func (h *handler) target(state mirror.TargetState) http.HandlerFunc {
 					target = "cluster " + f.Target
 				}
 			}
-			writeError(w, http.StatusInternalServerError, fmt.Sprintf("%v; the flow's target state was not stored, so no member %ss: it is stored in the flow's status topic on its target (%s), "+
+			writeError(w, http.StatusInternalServerError, fmt.Sprintf("%v; the flow's target state was not stored (or its write not acknowledged), so no member %ss yet: it is stored in the flow's status topic on its target (%s), "+
 				"which must answer: retry the PUT once it does (GET /connectors/%s/status shows the flow's state)", err, verb, target, url.PathEscape(name)))
 			return
 		}

@@ -182,7 +182,7 @@ func TestBrkJTargetStateWriteFailureSaysWhatToDo(t *testing.T) {
 	srv, _ := targetHandler(t, mirror.FlowConfig{Source: "dst", Target: "src"})
 	code, body := put(t, srv.URL+"/connectors/dst-%3Esrc/pause")
 	ec, msg := connectError(t, body)
-	want := "; the flow's target state was not stored, so no member pauses: it is stored in the flow's status topic on its target (cluster src), " +
+	want := "; the flow's target state was not stored (or its write not acknowledged), so no member pauses yet: it is stored in the flow's status topic on its target (cluster src), " +
 		"which must answer: retry the PUT once it does (GET /connectors/dst-%3Esrc/status shows the flow's state)"
 	if code != http.StatusInternalServerError || ec != http.StatusInternalServerError || !strings.HasPrefix(msg, "mirror: SetTargetState: ") || !strings.HasSuffix(msg, want) {
 		t.Errorf("PUT pause with the target down: HTTP %d %s; want 500 ending %q", code, body, want)
