@@ -951,7 +951,7 @@ func (h *handler) taskRestart(w http.ResponseWriter, r *http.Request) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), restartWriteTimeout)
 	defer cancel()
 	if _, err := h.m.RestartTaskInCluster(wctx, flow, id, "POST "+r.URL.Path+" on "+h.worker); err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
+		writeError(w, http.StatusInternalServerError, err.Error()+"; "+h.writeRetryHint(flow, "the restart request", http.MethodPost))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -1112,8 +1112,9 @@ func (h *handler) restart(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// The request was checked above and the flow resolved: the error
 		// is the restart request's write (this member's partitions were
-		// restarted, the others' not; the message says so).
-		writeError(w, http.StatusInternalServerError, err.Error())
+		// restarted, the others' not; the message says so, and what to
+		// do: TestBrkJRestartWriteFailureSaysWhatToDo).
+		writeError(w, http.StatusInternalServerError, err.Error()+"; "+h.writeRetryHint(name, "the restart request", http.MethodPost))
 		return
 	}
 	doc := restartDoc{Name: name, Topic: topic, Partition: partition, Restarted: n, Partitions: []partitionDoc{}, WorkerID: h.worker, OtherMembers: others}
@@ -1194,6 +1195,20 @@ func (h *handler) failedElsewhere(flow, topic string, partition int32) []otherRe
 	return out
 }
 
+// writeRetryHint tells what to do when a request to flow (sent with
+// method) could not be written to the flow's status topic: what is stored
+// there, on the flow's target, which must answer before a retry.
+func (h *handler) writeRetryHint(flow, what, method string) string {
+	target := flow
+	for _, f := range h.flows {
+		if f.Name() == flow {
+			target = "cluster " + f.Target
+		}
+	}
+	return fmt.Sprintf("%s is stored in the flow's status topic on its target (%s), which must answer: retry the %s once it does (GET /connectors/%s/status shows the flow's state)",
+		what, target, method, url.PathEscape(flow))
+}
+
 // maxReason bounds the ?reason= of a pause, resume or stop: it is written
 // into the target-state record, which the status topic's records must
 // hold.
@@ -1240,14 +1255,8 @@ func (h *handler) target(state mirror.TargetState) http.HandlerFunc {
 			// The write failed: say what that leaves and what to do (it
 			// answered the client's error alone, e.g. "dial tcp ...:
 			// connection refused": TestBrkJTargetStateWriteFailureSaysWhatToDo).
-			target := name
-			for _, f := range h.flows {
-				if f.Name() == name {
-					target = "cluster " + f.Target
-				}
-			}
-			writeError(w, http.StatusInternalServerError, fmt.Sprintf("%v; the flow's target state was not stored (or its write not acknowledged), so no member %ss yet: it is stored in the flow's status topic on its target (%s), "+
-				"which must answer: retry the PUT once it does (GET /connectors/%s/status shows the flow's state)", err, verb, target, url.PathEscape(name)))
+			writeError(w, http.StatusInternalServerError, fmt.Sprintf("%v; the flow's target state was not stored (or its write not acknowledged), so no member %ss yet: %s",
+				err, verb, h.writeRetryHint(name, "it", http.MethodPut)))
 			return
 		}
 		if state == mirror.TargetStopped {

@@ -188,3 +188,21 @@ func TestBrkJTargetStateWriteFailureSaysWhatToDo(t *testing.T) {
 		t.Errorf("PUT pause with the target down: HTTP %d %s; want 500 ending %q", code, body, want)
 	}
 }
+
+// TestBrkJRestartWriteFailureSaysWhatToDo: a restart whose request the
+// flow's target did not take answered 500 with what happened alone
+// ("... the restart request was not acknowledged): ... context deadline
+// exceeded" with the target rejecting the credentials); it says where the
+// request goes and to retry once that cluster answers, for the flow's
+// restart and a task's.
+func TestBrkJRestartWriteFailureSaysWhatToDo(t *testing.T) {
+	srv, _ := targetHandler(t, mirror.FlowConfig{Source: "dst", Target: "src"})
+	want := "; the restart request is stored in the flow's status topic on its target (cluster src), which must answer: retry the POST once it does (GET /connectors/dst-%3Esrc/status shows the flow's state)"
+	for _, path := range []string{"/connectors/dst-%3Esrc/restart?onlyFailed=true", "/connectors/dst-%3Esrc/tasks/0/restart"} {
+		code, body := post(t, srv.URL+path)
+		ec, msg := connectError(t, body)
+		if code != http.StatusInternalServerError || ec != http.StatusInternalServerError || !strings.Contains(msg, "the restart request was not acknowledged") || !strings.HasSuffix(msg, want) {
+			t.Errorf("POST %s with the target down: HTTP %d %s; want 500 ending %q", path, code, body, want)
+		}
+	}
+}
