@@ -339,7 +339,8 @@ func newHandler(m *mirror.Mirror, metrics http.Handler, grace time.Duration) *ha
 // "/connectors"): a script's "curl $URL/connectors/" or
 // ".../status/" answered 404 "no such endpoint" (TestBrkJTrailingSlash).
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
+	// The escaped path's slash: an encoded one ("a%2F") is the name's.
+	if p := r.URL.EscapedPath(); len(p) > 1 && strings.HasSuffix(p, "/") {
 		r2, u := *r, *r.URL
 		u.Path, u.RawPath = strings.TrimSuffix(u.Path, "/"), strings.TrimSuffix(u.RawPath, "/")
 		r2.URL = &u

@@ -206,3 +206,14 @@ func TestBrkJRestartWriteFailureSaysWhatToDo(t *testing.T) {
 		}
 	}
 }
+
+// TestBrkJTrailingEncodedSlashIsTheName: the trailing slash ignored is the
+// path's, not an encoded one ending a connector name: /connectors/src-%3Edst%2F
+// names the connector "src->dst/", unknown (404), not src->dst.
+func TestBrkJTrailingEncodedSlashIsTheName(t *testing.T) {
+	srv, _ := targetHandler(t, mirror.FlowConfig{Source: "src", Target: "dst"})
+	code, body := get(t, srv.URL+"/connectors/src-%3Edst%2F")
+	if ec, msg := connectError(t, body); code != http.StatusNotFound || ec != http.StatusNotFound || !strings.HasPrefix(msg, "Connector src->dst/ not found.") {
+		t.Errorf("GET /connectors/src-%%3Edst%%2F: HTTP %d %s; want 404 for the connector src->dst/", code, body)
+	}
+}
