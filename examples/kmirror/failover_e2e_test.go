@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -391,6 +392,28 @@ func statusGroup(t *testing.T, base, flow, group string) (gs struct {
 	return gs, false
 }
 
+// groupsLeftOut checks ?groups=false on the three documents that carry a
+// flow's per-group detail: each names group without it and leaves the
+// detail out with it (a breaker's find: /connectors?expand=status and
+// /connectors/{flow}/status ignored it, and carried every group's
+// partitions, large with thousands of groups).
+func groupsLeftOut(t *testing.T, base, flow, group string) {
+	t.Helper()
+	esc := url.PathEscape(flow)
+	for _, path := range []string{"/status", "/connectors?expand=status", "/connectors/" + esc + "/status"} {
+		for _, off := range []bool{false, true} {
+			u := base + path
+			if off {
+				u += map[bool]string{true: "&", false: "?"}[strings.Contains(path, "?")] + "groups=false"
+			}
+			code, body := get(t, u)
+			if got := strings.Contains(string(body), `"group": "`+group+`"`); code != 200 || got == off {
+				t.Errorf("GET %s: HTTP %d, names group %s: %t, want %t\n%s", u, code, group, got, !off, body)
+			}
+		}
+	}
+}
+
 // TestFailoverAndFailbackEndToEnd is the issue's runbook on embedded
 // clusters with the runner: a consumer group committed partitions 0 and 1
 // of orders on A (and processed 10 records of partition 0 after its last
@@ -436,6 +459,7 @@ func TestFailoverAndFailbackEndToEnd(t *testing.T) {
 	if !ok || !gs.CheckpointExact || gs.LastCheckpoint.IsZero() || gs.SourceUnreachable {
 		t.Errorf("status before the failure: %+v (found %t), want checkpoint_exact, a last_checkpoint, source reachable", gs, ok)
 	}
+	groupsLeftOut(t, base, flow, w.group)
 
 	// A dies.
 	w.killA()

@@ -562,16 +562,23 @@ func (h *handler) flowDocs(only string) []flowDoc {
 	return out
 }
 
-// status: GET /status. ?groups=false leaves out the per-group detail
-// (large with thousands of groups).
+// status: GET /status (?groups=false: see flowDocsOf).
 func (h *handler) status(w http.ResponseWriter, r *http.Request) {
-	doc := statusDoc{State: overall(h.m.Status()), WorkerID: h.worker, Flows: h.flowDocs("")}
+	writeJSON(w, http.StatusOK, statusDoc{State: overall(h.m.Status()), WorkerID: h.worker, Flows: h.flowDocsOf(r, "")})
+}
+
+// flowDocsOf is flowDocs(only) for request r: with ?groups=false, the
+// per-group detail is left out (large with thousands of groups), on
+// /status, /connectors?expand=status and /connectors/{flow}/status alike
+// (it was honoured on /status only).
+func (h *handler) flowDocsOf(r *http.Request, only string) []flowDoc {
+	docs := h.flowDocs(only)
 	if r.URL.Query().Get("groups") == "false" {
-		for i := range doc.Flows {
-			doc.Flows[i].Groups = nil
+		for i := range docs {
+			docs[i].Groups = nil
 		}
 	}
-	writeJSON(w, http.StatusOK, doc)
+	return docs
 }
 
 // infoDoc is Connect's GET /connectors/{name}: the connector's name, its
@@ -696,7 +703,7 @@ func (h *handler) connectors(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := map[string]map[string]any{}
-	for _, d := range h.flowDocs("") {
+	for _, d := range h.flowDocsOf(r, "") {
 		e := map[string]any{}
 		for _, x := range expand {
 			switch x {
@@ -733,7 +740,7 @@ func (h *handler) connectorStatus(w http.ResponseWriter, r *http.Request) {
 	if flow == "" {
 		return
 	}
-	for _, d := range h.flowDocs(flow) {
+	for _, d := range h.flowDocsOf(r, flow) {
 		d.Name = r.PathValue("name")
 		writeJSON(w, http.StatusOK, d)
 		return
