@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
@@ -230,5 +232,62 @@ func TestBrkICheckpointsOfPartitionsTheTargetLacks(t *testing.T) {
 	}
 	if err := adm.CommitAllOffsets(ctx, "g1", remoteclusterutils.TranslatedOffsets(got)); err != nil {
 		t.Errorf("committing TranslatedOffsets: %v", err)
+	}
+}
+
+// TestTranslateDetailedBelowTargetLogStart: a checkpoint below its target
+// partition's log start (the target's retention removed the copies from
+// it on) is marked BelowLogStart with the log start, and TranslatedOffsets
+// gives the log start: committed at the checkpoint, a consumer gets
+// OFFSET_OUT_OF_RANGE and, with auto.offset.reset=latest, skips every
+// record the target still holds. TranslateOffsets returns the checkpoint
+// as MM2 does.
+func TestTranslateDetailedBelowTargetLogStart(t *testing.T) {
+	p := testcluster.NewFakePair(t, "src", "dst")
+	topic := p.Source.Alias + ".checkpoints.internal"
+	createTopics(t, &p.Target, topic)
+	testcluster.CreateTopic(t, &p.Target, "src.orders", 2, nil)
+	var recs []*kgo.Record
+	for i := range 20 {
+		recs = append(recs, &kgo.Record{Topic: "src.orders", Partition: int32(i % 2), Value: []byte{byte(i)}})
+	}
+	testcluster.Produce(t, &p.Target, recs...) // 10 records in each partition
+	testcluster.Produce(t, &p.Target,
+		raw(topic, mm2Key("g1", "src.orders", 0), mm2Value(0, 4, 4, "m0")),
+		raw(topic, mm2Key("g1", "src.orders", 1), mm2Value(0, 9, 9, "m1")),
+	)
+	ctx := ctxT(t)
+	adm := testcluster.Admin(t, &p.Target)
+	del := kadm.Offsets{}
+	del.Add(kadm.Offset{Topic: "src.orders", Partition: 0, At: 7})
+	del.Add(kadm.Offset{Topic: "src.orders", Partition: 1, At: 7})
+	if _, err := adm.DeleteRecords(ctx, del); err != nil {
+		t.Fatal(err)
+	}
+	rc := remoteclusterutils.NewClient(testcluster.Client(t, &p.Target))
+	got, err := rc.TranslateDetailed(ctx, p.Source.Alias, "g1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		Partition     int32
+		Offset        int64
+		BelowLogStart bool
+		LogStart      int64
+	}
+	var rows []row
+	for _, pt := range got {
+		rows = append(rows, row{pt.Partition, pt.Offset, pt.BelowLogStart, pt.LogStart})
+	}
+	if diff := cmp.Diff([]row{{0, 4, true, 7}, {1, 9, false, 0}}, rows); diff != "" {
+		t.Errorf("TranslateDetailed (-want +got):\n%s", diff)
+	}
+	want := remoteclusterutils.Offsets{"src.orders": {0: off("src.orders", 0, 7, "m0"), 1: off("src.orders", 1, 9, "m1")}}
+	if diff := cmp.Diff(want, remoteclusterutils.TranslatedOffsets(got)); diff != "" {
+		t.Errorf("TranslatedOffsets (-want +got):\n%s", diff)
+	}
+	all, err := rc.TranslateOffsets(ctx, p.Source.Alias, "g1")
+	if err != nil || all["src.orders"][0].At != 4 {
+		t.Errorf("TranslateOffsets = %v, %v; want the checkpoint's 4 on partition 0, as MM2 returns it", all, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -99,6 +100,16 @@ type PartitionTranslation struct {
 	// [TranslatedOffsets] leaves it out. MM2's MirrorClient returns such
 	// checkpoints as they are, and so does [Client.TranslateOffsets].
 	MissingOnTarget bool
+	// BelowLogStart marks a checkpoint whose Offset is below its target
+	// partition's log start, LogStart (as listed by the call; 0 when not
+	// BelowLogStart): the target's retention removed the copies from
+	// Offset on. A consumer committed at Offset gets OFFSET_OUT_OF_RANGE
+	// and resets by auto.offset.reset, to the log end by default, skipping
+	// every record the target still holds; [TranslatedOffsets] gives
+	// LogStart instead. MM2's MirrorClient returns such checkpoints as
+	// they are, and so does [Client.TranslateOffsets].
+	BelowLogStart bool
+	LogStart      int64
 }
 
 // detail builds the translation of checkpoint c with its record's meta.
@@ -149,8 +160,10 @@ func sortTranslations(ps []PartitionTranslation) {
 // topic it committed another partition of, marked NeverCommitted (one
 // Metadata request on this cluster finds them). The result is sorted by
 // topic then partition. Checkpoints of partitions this cluster does not
-// have are marked MissingOnTarget. Errors are those of TranslateOffsets,
-// and a failed metadata request.
+// have are marked MissingOnTarget, and those below their partition's log
+// start BelowLogStart (one ListOffsets request lists the starts). Errors
+// are those of TranslateOffsets, and a failed metadata or log-start
+// request.
 func (c *Client) TranslateDetailed(ctx context.Context, remoteClusterAlias, group string) ([]PartitionTranslation, error) {
 	if err := c.usable(); err != nil {
 		return nil, err
@@ -247,11 +260,17 @@ func (c *Client) markAgainstTarget(ctx context.Context, groups map[string][]Part
 			delete(absent, *t.Topic) // retriable (a leader election): not known to be absent
 		}
 	}
+	starts, err := c.logStarts(ctx, slices.Sorted(maps.Keys(counts)))
+	if err != nil {
+		return err
+	}
 	for g, ps := range groups {
 		have := map[string]map[int32]bool{}
 		for i, p := range ps {
 			if n, ok := counts[p.Topic]; absent[p.Topic] || ok && p.Partition >= int32(n) {
 				ps[i].MissingOnTarget = true
+			} else if s, ok := starts[p.Topic][p.Partition]; ok && p.Offset >= 0 && p.Offset < s {
+				ps[i].BelowLogStart, ps[i].LogStart = true, s
 			}
 			if have[p.Topic] == nil {
 				have[p.Topic] = map[int32]bool{}
@@ -276,17 +295,47 @@ func (c *Client) markAgainstTarget(ctx context.Context, groups map[string][]Part
 	return nil
 }
 
+// logStarts lists the log start offsets of topics, by topic and
+// partition; a partition whose start could not be listed is left out
+// (nothing is marked BelowLogStart from it).
+func (c *Client) logStarts(ctx context.Context, topics []string) (map[string]map[int32]int64, error) {
+	out := map[string]map[int32]int64{}
+	if len(topics) == 0 {
+		return out, nil
+	}
+	listed, err := kadm.NewClient(c.cl).ListStartOffsets(ctx, topics...)
+	var shardErr *kadm.ShardErrors
+	if err != nil && !errors.As(err, &shardErr) {
+		return nil, fmt.Errorf("remoteclusterutils: listing the log starts of %d target topics: %w", len(topics), err)
+	}
+	listed.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil {
+			if out[o.Topic] == nil {
+				out[o.Topic] = map[int32]int64{}
+			}
+			out[o.Topic][o.Partition] = o.Offset
+		}
+	})
+	return out, nil
+}
+
 // TranslatedOffsets returns the offsets of ps that have a translation and
 // a partition on this cluster (NeverCommitted and MissingOnTarget ones left
 // out), in the shape [Client.TranslateOffsets] returns: the same values for
-// the same read, but for MissingOnTarget partitions.
+// the same read, but for MissingOnTarget partitions, and for BelowLogStart
+// ones, given at their LogStart (or at Offset if [RefineFromRecords] moved
+// it above).
 func TranslatedOffsets(ps []PartitionTranslation) Offsets {
 	out := make(Offsets)
 	for _, p := range ps {
 		if p.NeverCommitted || p.MissingOnTarget {
 			continue
 		}
-		out.Add(kadm.Offset{Topic: p.Topic, Partition: p.Partition, At: p.Offset, LeaderEpoch: -1, Metadata: p.Metadata})
+		at := p.Offset
+		if p.BelowLogStart {
+			at = max(at, p.LogStart)
+		}
+		out.Add(kadm.Offset{Topic: p.Topic, Partition: p.Partition, At: at, LeaderEpoch: -1, Metadata: p.Metadata})
 	}
 	return out
 }
