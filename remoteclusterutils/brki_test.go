@@ -138,13 +138,8 @@ func TestBrkITranslateDetailedTopicNotDescribable(t *testing.T) {
 	createTopics(t, &p.Target, topic)
 	testcluster.CreateTopic(t, &p.Target, "src.orders", 3, nil)
 	testcluster.Produce(t, &p.Target, raw(topic, mm2Key("g1", "src.orders", 1), mm2Value(0, 10, 8, "")))
-	rc := remoteclusterutils.NewClient(testcluster.Client(t, &p.Target))
 	ctx := ctxT(t)
-
-	got, err := rc.TranslateDetailed(ctx, p.Source.Alias, "g1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc, got := translateDetailed(t, &p.Target, p.Source.Alias, "g1")
 	var never []int32
 	for _, pt := range got {
 		if pt.NeverCommitted {
@@ -167,7 +162,7 @@ func TestBrkITranslateDetailedTopicNotDescribable(t *testing.T) {
 		resp.Topics = append(resp.Topics, rt)
 		return resp, nil, true
 	})
-	_, err = rc.TranslateDetailed(ctx, p.Source.Alias, "g1")
+	_, err := rc.TranslateDetailed(ctx, p.Source.Alias, "g1")
 	if !errors.Is(err, kerr.TopicAuthorizationFailed) || !strings.Contains(err.Error(), "src.orders") || !strings.Contains(err.Error(), "Describe") {
 		t.Errorf("TranslateDetailed with src.orders not describable: %v; want TOPIC_AUTHORIZATION_FAILED naming src.orders and the ACL", err)
 	}
@@ -191,13 +186,8 @@ func TestBrkICheckpointsOfPartitionsTheTargetLacks(t *testing.T) {
 		raw(topic, mm2Key("g1", "src.orders", 3), mm2Value(0, 30, 28, "")),
 		raw(topic, mm2Key("g1", "src.gone", 0), mm2Value(0, 5, 5, "")), // deleted on the target
 	)
-	rc := remoteclusterutils.NewClient(testcluster.Client(t, &p.Target))
 	ctx := ctxT(t)
-
-	got, err := rc.TranslateDetailed(ctx, p.Source.Alias, "g1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc, got := translateDetailed(t, &p.Target, p.Source.Alias, "g1")
 	type row struct {
 		Topic                           string
 		Partition                       int32
@@ -264,11 +254,7 @@ func TestTranslateDetailedBelowTargetLogStart(t *testing.T) {
 	if _, err := adm.DeleteRecords(ctx, del); err != nil {
 		t.Fatal(err)
 	}
-	rc := remoteclusterutils.NewClient(testcluster.Client(t, &p.Target))
-	got, err := rc.TranslateDetailed(ctx, p.Source.Alias, "g1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc, got := translateDetailed(t, &p.Target, p.Source.Alias, "g1")
 	type row struct {
 		Partition     int32
 		Offset        int64
@@ -290,4 +276,16 @@ func TestTranslateDetailedBelowTargetLogStart(t *testing.T) {
 	if err != nil || all["src.orders"][0].At != 4 {
 		t.Errorf("TranslateOffsets = %v, %v; want the checkpoint's 4 on partition 0, as MM2 returns it", all, err)
 	}
+}
+
+// translateDetailed returns a translation client of c and its
+// TranslateDetailed of group from alias.
+func translateDetailed(t *testing.T, c *testcluster.Cluster, alias, group string) (*remoteclusterutils.Client, []remoteclusterutils.PartitionTranslation) {
+	t.Helper()
+	rc := remoteclusterutils.NewClient(testcluster.Client(t, c))
+	got, err := rc.TranslateDetailed(ctxT(t), alias, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rc, got
 }
