@@ -745,7 +745,10 @@ var timestampGuards = []string{
 // sync would have copied from the source topic src, as kmirror did before
 // its default list excluded them. A guard an operator set on the remote
 // topic with another value, or one the source topic does not carry, is
-// left alone.
+// left alone. syncConfigs asks only for a topic it has no memory of (its
+// first sync after a start or a slot-0 move, or of a remote topic it did
+// not create): one it remembers was created or synced by this flow, which
+// copied no guard.
 func (f *flow) copiedGuards(src kadm.ResourceConfig, cur map[string]string) []string {
 	var out []string
 	for _, k := range timestampGuards {
@@ -1138,7 +1141,7 @@ func (f *flow) setTopicConfigs(ctx context.Context, t, remote string, alters *[]
 // (message.timestamp.before.max.ms, .after.max.ms, .difference.max.ms)
 // that the remote topic sets to the source topic's value, as a kmirror
 // whose default list did not exclude it copied it, is deleted
-// (copiedGuards). Each topic is synced on its own: one topic's failure
+// (copiedGuards) at the first sync without memory of the topic. Each topic is synced on its own: one topic's failure
 // (describing its configs on either cluster, or altering them) is recorded
 // as a topic error of op "config" and the others are synced; the job then
 // returns errTopicsFailed. A DELETE decided without memory (identity both
@@ -1237,8 +1240,16 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 		alters, deletes := f.configAlters(want, defaults, cur, prev, back, yielded)
 		// A timestamp guard an earlier kmirror copied (before the default
 		// list excluded it) refuses the source's older records: delete it
-		// (once, if the loop above already does).
-		guards := f.copiedGuards(rc, current[remote])
+		// (once, if the loop above already does). Only without memory of
+		// the topic: with it, this flow created the remote topic without
+		// the guard or synced it since (deleting such a guard then), so
+		// a guard there now was set on the target (an operator's, or a
+		// provisioning tool's for every topic), which stays like any
+		// other setting made on the target only.
+		var guards []string
+		if prev == nil {
+			guards = f.copiedGuards(rc, current[remote])
+		}
 		for _, k := range guards {
 			if !slices.ContainsFunc(alters, func(a kadm.AlterConfig) bool { return a.Name == k }) {
 				alters = append(alters, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k})
