@@ -569,7 +569,20 @@ func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src, dst
 			case refused(err):
 				err = fmt.Errorf("%w; the target refuses this topic (create policy, ACL or quota): allow it there, create %s yourself, or exclude %s with topics.exclude", err, remote, t)
 			case errors.Is(err, kerr.InvalidTopicException):
-				if c := collidingTopic(remote, dst); c != "" {
+				c := collidingTopic(remote, dst)
+				var wf, wt string
+				var written bool
+				if c != "" && f.topo != nil {
+					wf, wt, written = f.topo.writerOf(f.cfg.Target, c)
+				}
+				switch {
+				case written:
+					// Another flow of this Mirror (or this flow, from
+					// another source topic) replicates into it: deleting
+					// it there would only have it created again.
+					err = fmt.Errorf("%w; %s collides with topic %s on %s, the remote topic of %s that flow %s of this Mirror replicates (Kafka treats '.' and '_' in topic names alike, so only one of them can exist): exclude %s from %s or %s from %s with topics.exclude",
+						err, remote, c, f.dst.Alias, wt, wf, t, f.name, wt, wf)
+				case c != "":
 					err = fmt.Errorf("%w; %s collides with topic %s on %s (Kafka treats '.' and '_' in topic names alike): delete or rename %s there, or exclude %s with topics.exclude",
 						err, remote, c, f.dst.Alias, c, t)
 				}

@@ -130,6 +130,31 @@ func (t *topology) mergedWriters(target string) (map[string][]writer, map[string
 	return out, flows
 }
 
+// writerOf returns the flow of the Mirror and its source topic whose
+// remote topic on cluster target is named remote, from the flows' latest
+// selections (resolve), or ok false when no flow selects such a topic.
+func (t *topology) writerOf(target, remote string) (flow, topic string, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	names := make([]string, 0, len(t.keys))
+	for n := range t.keys {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		k := t.keys[n]
+		if k.target != target {
+			continue
+		}
+		for _, st := range t.selected[n] {
+			if k.pol.FormatRemoteTopic(k.source, st) == remote {
+				return n, st, true
+			}
+		}
+	}
+	return "", "", false
+}
+
 // checkCollisionsAtStart lists the source topics of every enabled flow once
 // and refuses (a *ConfigError naming the topic, the target and the sources)
 // a collision no flow opted into: two flows that would write one remote

@@ -1,0 +1,61 @@
+package mirror
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// TestBrkHDotUnderscoreCollisionTwoFlows: two flows of one Mirror into
+// cluster c with the identity policy, a->c replicating x.y and b->c x_y.
+// Their remote topics differ only by '.' and '_', so c keeps only the one
+// created first (x_y here). The topic error of x.y said "delete or rename
+// x_y there": advice to delete the live remote topic of the other flow,
+// which that flow would create again. It names the flow that replicates
+// x_y and says to exclude one of the two topics.
+func TestBrkHDotUnderscoreCollisionTwoFlows(t *testing.T) {
+	t.Parallel()
+	cs := []testcluster.Cluster{testcluster.NewFake(t, "a"), testcluster.NewFake(t, "b"), testcluster.NewFake(t, "c")}
+	testcluster.CreateTopic(t, &cs[1], "x_y", 1, nil)
+	testcluster.Produce(t, &cs[1], valueRecords("x_y", "b", 0, 2)...)
+	var opts []Opt
+	for _, c := range cs {
+		opts = append(opts, WithCluster(ClusterConfig{Alias: c.Alias, Client: c.Opts()}))
+	}
+	for i, s := range cs[:2] {
+		fc := FlowConfig{Source: s.Alias, Target: "c", Topics: []string{[]string{"x.y", "x_y"}[i]},
+			RefreshTopicsInterval: 200 * time.Millisecond, SyncTopicConfigsInterval: 200 * time.Millisecond,
+			OffsetFlushInterval: 100 * time.Millisecond, DisableHeartbeats: true, DisableCheckpoints: true,
+			AdminTimeout: 10 * time.Second, Policy: identity(t, s.Alias)}
+		opts = append(opts, WithFlow(fc))
+	}
+	m, _ := runMirror(t, opts...)
+	flowOf := func(name string) FlowStatus {
+		for _, fs := range m.Status().Flows {
+			if fs.Name == name {
+				return fs
+			}
+		}
+		t.Fatalf("no flow %s", name)
+		return FlowStatus{}
+	}
+	testcluster.Eventually(t, 20*time.Second, "x_y replicated by b->c", func() (bool, string) {
+		fs := flowOf("b->c")
+		return fs.Records == 2 && fs.Lag == 0, fmt.Sprintf("%+v", fs)
+	})
+	testcluster.CreateTopic(t, &cs[0], "x.y", 1, nil)
+	testcluster.Produce(t, &cs[0], valueRecords("x.y", "a", 0, 3)...)
+	wantErr := fmt.Sprintf("creating x.y on c: %s; x.y collides with topic x_y on c, the remote topic of x_y that flow b->c of this Mirror replicates (Kafka treats '.' and '_' in topic names alike, so only one of them can exist): exclude x.y from a->c or x_y from b->c with topics.exclude",
+		kerr.InvalidTopicException)
+	testcluster.Eventually(t, 20*time.Second, "x.y's collision named", func() (bool, string) {
+		fs := flowOf("a->c")
+		return len(fs.TopicErrors) == 1 && fs.TopicErrors[0].Error == wantErr && fs.TopicErrors[0].Lag == 3, fmt.Sprintf("%+v", fs.TopicErrors)
+	})
+	got := testcluster.ReadAll(t, &cs[2], "x_y")
+	if len(got[0]) != 2 || string(got[0][0].Value) != "b0" || string(got[0][1].Value) != "b1" {
+		t.Fatalf("x_y on c: %d records", len(got[0]))
+	}
+}
