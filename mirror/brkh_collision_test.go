@@ -7,6 +7,8 @@ import (
 
 	"github.com/kmirror/kmirror/internal/testcluster"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestBrkHDotUnderscoreCollisionTwoFlows: two flows of one Mirror into
@@ -57,5 +59,40 @@ func TestBrkHDotUnderscoreCollisionTwoFlows(t *testing.T) {
 	got := testcluster.ReadAll(t, &cs[2], "x_y")
 	if len(got[0]) != 2 || string(got[0][0].Value) != "b0" || string(got[0][1].Value) != "b1" {
 		t.Fatalf("x_y on c: %d records", len(got[0]))
+	}
+}
+
+// TestBrkHCreateAnsweredExistsNotLoggedCreated: the target answers the
+// creation of a remote topic with TOPIC_ALREADY_EXISTS (another deployment
+// made it since the listing). kmirror logged "remote topic created" with
+// the configs it had copied, although it created nothing and the topic's
+// configs were the other creator's. It logs that the topic exists, and
+// "created" only for the creation that went through.
+func TestBrkHCreateAnsweredExistsNotLoggedCreated(t *testing.T) {
+	t.Parallel()
+	p := testcluster.NewFakePair(t, "src", "dst")
+	orders := p.Topic("orders")
+	remote := p.Source.Alias + "." + orders
+	ret := "7200000"
+	testcluster.CreateTopic(t, &p.Source, orders, 2, map[string]*string{"retention.ms": &ret})
+	testcluster.Produce(t, &p.Source, valueRecords(orders, "o", 0, 3)...)
+	exists := p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.CreateTopics}, Topic: remote, Err: kerr.TopicAlreadyExists})
+	defer exists.Remove()
+	var lb logBuf
+	fc := fastFlow(p)
+	fc.DisableHeartbeats, fc.DisableHeartbeatsReplication, fc.DisableCheckpoints = true, true, true
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc), WithLogger(lb.logger()))...)
+	waitReplicated(t, m, 3)
+	if got := describeOverrides(t, testcluster.Admin(t, &p.Target), remote)["retention.ms"]; got != ret {
+		t.Fatalf("%s retention.ms %q, want %s", remote, got, ret)
+	}
+	if n := exists.Hits(); n != 1 {
+		t.Fatalf("%d creations answered TOPIC_ALREADY_EXISTS, want 1", n)
+	}
+	if got := lb.lines("remote topic exists already", "topic="+remote); len(got) != 1 {
+		t.Errorf("%d lines saying %s exists, want 1: %q", len(got), remote, got)
+	}
+	if got := lb.lines("remote topic created", "topic="+remote); len(got) != 1 {
+		t.Errorf("%d lines saying %s was created, want 1: %q", len(got), remote, got)
 	}
 }

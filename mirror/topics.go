@@ -595,13 +595,18 @@ func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src, dst
 			continue
 		}
 		f.topicOK(t, TopicOpCreate)
-		if err == nil { // created with configs (not one that existed already)
-			created := make(map[string]string, len(configs))
-			for k, v := range configs {
-				created[k] = *v
-			}
-			f.remember(remote, &syncedConfigs{src: created, dst: maps.Clone(created)})
+		if err != nil {
+			// TOPIC_ALREADY_EXISTS: made since the listing (by someone
+			// else), with its own partitions and configs, which the next
+			// rounds and config sync follow.
+			f.log.Info("remote topic exists already: not created", "topic", remote)
+			continue
 		}
+		created := make(map[string]string, len(configs))
+		for k, v := range configs {
+			created[k] = *v
+		}
+		f.remember(remote, &syncedConfigs{src: created, dst: maps.Clone(created)})
 		f.log.Info("remote topic created", "topic", remote, "partitions", len(src[t].Partitions), "configs", len(configs))
 	}
 	return failed, nil
