@@ -96,3 +96,37 @@ func TestBrkHCreateAnsweredExistsNotLoggedCreated(t *testing.T) {
 		t.Errorf("%d lines saying %s was created, want 1: %q", len(got), remote, got)
 	}
 }
+
+// TestBrkHRemoteDescribeConfigsRefusedSaysWhatToGrant: the target refuses
+// DESCRIBE_CONFIGS on one remote topic (its ACLs grant it per prefix, and
+// the topic falls outside). The config sync's topic error said only
+// "TOPIC_AUTHORIZATION_FAILED: Not authorized to access topics": it names
+// the ACL to grant, where, and the other way out; the other topic's
+// change is synced meanwhile.
+func TestBrkHRemoteDescribeConfigsRefusedSaysWhatToGrant(t *testing.T) {
+	t.Parallel()
+	p := testcluster.NewFakePair(t, "src", "dst")
+	a, b := p.Topic("a"), p.Topic("b")
+	ra, rb := p.Source.Alias+"."+a, p.Source.Alias+"."+b
+	for _, tn := range []string{a, b} {
+		testcluster.CreateTopic(t, &p.Source, tn, 1, nil)
+	}
+	fc := fastFlow(p)
+	fc.DisableHeartbeats, fc.DisableHeartbeatsReplication, fc.DisableCheckpoints = true, true, true
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	testcluster.Eventually(t, 20*time.Second, "both remote topics", func() (bool, string) {
+		return len(m.Status().Flows[0].Partitions) == 2, fmt.Sprint(m.Status().Flows[0])
+	})
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.DescribeConfigs}, Resource: rb, Err: kerr.TopicAuthorizationFailed, Count: -1})
+	ret := "7200000"
+	setTopicConfig(t, &p.Source, a, "retention.ms", ret)
+	dstAdm := testcluster.Admin(t, &p.Target)
+	wantErr := fmt.Sprintf("describing configs of %s on %s: %s; kmirror may not read its configs: grant DESCRIBE_CONFIGS on topic %s on %s to kmirror's principal, or set sync.topic.configs.enabled=false",
+		rb, p.Target.Alias, kerr.TopicAuthorizationFailed, rb, p.Target.Alias)
+	testcluster.Eventually(t, 20*time.Second, "a synced, b's refusal named", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		got := describeOverrides(t, dstAdm, ra)["retention.ms"]
+		return got == ret && len(fs.TopicErrors) == 1 && fs.TopicErrors[0].Topic == b && fs.TopicErrors[0].Op == TopicOpConfig && fs.TopicErrors[0].Error == wantErr,
+			fmt.Sprintf("a retention.ms %q; %+v", got, fs.TopicErrors)
+	})
+}

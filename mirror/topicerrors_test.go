@@ -525,7 +525,8 @@ func TestDescribeConfigsRefusedForOneTopicCreatesTheOthers(t *testing.T) {
 	fc.DisableHeartbeatsReplication = true
 	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
 	remoteGood, remoteSecret := p.Source.Alias+"."+good, p.Source.Alias+"."+secret
-	wantErr := fmt.Sprintf("describing configs of %s on %s to create %s: %s", secret, p.Source.Alias, remoteSecret, kerr.TopicAuthorizationFailed)
+	wantErr := fmt.Sprintf("describing configs of %s on %s to create %s: %s; kmirror may not read its configs: grant DESCRIBE_CONFIGS on topic %s on %s to kmirror's principal, or create %s yourself, or exclude %s with topics.exclude",
+		secret, p.Source.Alias, remoteSecret, kerr.TopicAuthorizationFailed, secret, p.Source.Alias, remoteSecret, secret)
 	testcluster.Eventually(t, 20*time.Second, "good replicated, secret's creation refused", func() (bool, string) {
 		fs := m.Status().Flows[0]
 		return fs.Records == 1 && len(fs.TopicErrors) == 1 && fs.TopicErrors[0].Error == wantErr,
@@ -576,7 +577,8 @@ func TestDescribeConfigsRefusedForOneTopicSyncsTheOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	remoteA, remoteB := p.Source.Alias+"."+a, p.Source.Alias+"."+b
-	wantErr := fmt.Sprintf("describing configs of %s on %s: %s", b, p.Source.Alias, kerr.TopicAuthorizationFailed)
+	wantErr := fmt.Sprintf("describing configs of %s on %s: %s; kmirror may not read its configs: grant DESCRIBE_CONFIGS on topic %s on %s to kmirror's principal, or set sync.topic.configs.enabled=false",
+		b, p.Source.Alias, kerr.TopicAuthorizationFailed, b, p.Source.Alias)
 	testcluster.Eventually(t, 20*time.Second, "a's config synced, b's describe refused", func() (bool, string) {
 		fs := m.Status().Flows[0]
 		got := describeOverrides(t, dstAdm, remoteA)["retention.ms"]
@@ -626,7 +628,8 @@ func TestDescribeConfigsRefusedForOneTopicStaysBatched(t *testing.T) {
 		}
 		return nil, nil, false
 	})
-	wantErr := fmt.Sprintf("describing configs of %s on %s: %s", topics[7], p.Source.Alias, kerr.TopicAuthorizationFailed)
+	wantErr := fmt.Sprintf("describing configs of %s on %s: %s; kmirror may not read its configs: grant DESCRIBE_CONFIGS on topic %s on %s to kmirror's principal, or set sync.topic.configs.enabled=false",
+		topics[7], p.Source.Alias, kerr.TopicAuthorizationFailed, topics[7], p.Source.Alias)
 	testcluster.Eventually(t, 10*time.Second, "the refused topic's error", func() (bool, string) {
 		fs := m.Status().Flows[0]
 		return len(fs.TopicErrors) == 1 && fs.TopicErrors[0].Topic == topics[7] && fs.TopicErrors[0].Error == wantErr, fmt.Sprintf("%+v", fs.TopicErrors)

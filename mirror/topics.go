@@ -531,7 +531,8 @@ func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src, dst
 		configs := map[string]*string{}
 		rc := byTopic[t]
 		if rc.Err != nil {
-			f.topicFailed(t, remote, TopicOpCreate, fmt.Errorf("describing configs of %s on %s to create %s: %w", t, f.src.Alias, remote, rc.Err))
+			err := describeRefused(rc.Err, t, f.src.Alias, fmt.Sprintf("create %s yourself, or exclude %s with topics.exclude", remote, t))
+			f.topicFailed(t, remote, TopicOpCreate, fmt.Errorf("describing configs of %s on %s to create %s: %w", t, f.src.Alias, remote, err))
 			failed = true
 			continue
 		}
@@ -676,6 +677,18 @@ func describeTopicConfigs(ctx context.Context, cl *kgo.Client, topics []string) 
 		}
 	}
 	return out, nil
+}
+
+// describeRefused returns err, a topic's DescribeConfigs error on cluster
+// alias, with what to do when it is an authorization refusal (no
+// DESCRIBE_CONFIGS on topic: the principal's ACLs, ACLS.md): grant it, or
+// instead (the other way out, e.g. "set sync.topic.configs.enabled=false").
+// Other errors are returned as they are.
+func describeRefused(err error, topic, alias, instead string) error {
+	if !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		return err
+	}
+	return fmt.Errorf("%w; kmirror may not read its configs: grant DESCRIBE_CONFIGS on topic %s on %s to kmirror's principal, or %s", err, topic, alias, instead)
 }
 
 // unknownConfigPrefix begins a Kafka broker's INVALID_CONFIG message for a
@@ -1222,11 +1235,13 @@ func (f *flow) syncConfigs(ctx context.Context) error {
 		rc := srcRC[t]
 		remote := f.pol.FormatRemoteTopic(f.cfg.Source, t)
 		if rc.Err != nil {
-			f.topicFailed(t, remote, TopicOpConfig, fmt.Errorf("describing configs of %s on %s: %w", t, f.src.Alias, rc.Err))
+			err := describeRefused(rc.Err, t, f.src.Alias, "set sync.topic.configs.enabled=false")
+			f.topicFailed(t, remote, TopicOpConfig, fmt.Errorf("describing configs of %s on %s: %w", t, f.src.Alias, err))
 			failed = true
 			continue
 		}
 		if err := dstErr[remote]; err != nil {
+			err = describeRefused(err, remote, f.dst.Alias, "set sync.topic.configs.enabled=false")
 			f.topicFailed(t, remote, TopicOpConfig, fmt.Errorf("describing configs of %s on %s: %w", remote, f.dst.Alias, err))
 			failed = true
 			continue
