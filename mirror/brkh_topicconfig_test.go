@@ -227,3 +227,59 @@ func TestBrkHIncreaseRefusedThenDone(t *testing.T) {
 		t.Fatalf("%+v", fs.TopicErrors)
 	}
 }
+
+// TestBrkHRemoteDeletedRefreshOffCreatedAgain: refresh.topics.enabled=false,
+// and an operator deletes a remote topic while the flow runs. The
+// partition's error said "deleted? discovery re-creates it", but with
+// refresh off discovery only retried the creations that failed at start,
+// so the partition stayed RETRYING, its records uncopied, until a
+// restart. The remote topic is created again (the topic was replicated
+// since the start: no new topic), the source's records are copied into it,
+// and a source topic created after the start is still not replicated.
+func TestBrkHRemoteDeletedRefreshOffCreatedAgain(t *testing.T) {
+	t.Parallel()
+	p := testcluster.NewFakePair(t, "src", "dst")
+	orders, late := p.Topic("orders"), p.Topic("late")
+	remote, lateRemote := p.Source.Alias+"."+orders, p.Source.Alias+"."+late
+	ret := "7200000"
+	testcluster.CreateTopic(t, &p.Source, orders, 1, map[string]*string{"retention.ms": &ret})
+	testcluster.Produce(t, &p.Source, valueRecords(orders, "o", 0, 3)...)
+	fc := fastFlow(p)
+	fc.DisableHeartbeats, fc.DisableHeartbeatsReplication, fc.DisableCheckpoints = true, true, true
+	fc.DisableRefreshTopics = true
+	m, _ := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	waitReplicated(t, m, 3)
+	testcluster.CreateTopic(t, &p.Source, late, 1, nil)
+	dstAdm := testcluster.Admin(t, &p.Target)
+	if _, err := dstAdm.DeleteTopics(context.Background(), remote); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Produce(t, &p.Source, valueRecords(orders, "o", 3, 5)...)
+	testcluster.Eventually(t, 30*time.Second, "the remote topic created again with the source's records", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		op, ok := partitionOf(fs, orders)
+		if !ok || op.State != StateRunning || op.Lag != 0 || op.Replicated != 5 {
+			return false, fmt.Sprintf("%+v %+v", fs.Partitions, fs.TopicErrors)
+		}
+		td, err := dstAdm.ListTopics(context.Background(), remote)
+		return err == nil && td[remote].Err == nil, fmt.Sprint(td[remote].Err, err)
+	})
+	got := testcluster.ReadAll(t, &p.Target, remote)[0]
+	var vals []string
+	for _, r := range got {
+		vals = append(vals, string(r.Value))
+	}
+	if diff := cmp.Diff([]string{"o0", "o1", "o2", "o3", "o4"}, vals); diff != "" {
+		t.Errorf("%s after its re-creation (-want +got):\n%s", remote, diff)
+	}
+	if o := describeOverrides(t, dstAdm, remote); o["retention.ms"] != ret {
+		t.Errorf("%s overrides %v, want retention.ms=%s", remote, o, ret)
+	}
+	td, err := dstAdm.ListTopics(context.Background(), lateRemote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := td[lateRemote]; d.Err == nil {
+		t.Errorf("%s created with refresh.topics.enabled=false (%d partitions)", lateRemote, len(d.Partitions))
+	}
+}

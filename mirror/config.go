@@ -273,7 +273,11 @@ type FlowConfig struct {
 	// record (MM2's 0, and MM2 reads a negative value the same way).
 	OffsetLagMax int64
 
-	// DisableRefreshTopics is `refresh.topics.enabled=false`.
+	// DisableRefreshTopics is `refresh.topics.enabled=false`: remote topics
+	// and partitions are created at the start only (and a remote topic
+	// deleted on the target while its topic replicates is created again);
+	// source topics and partitions added after the start are not
+	// replicated, as in MM2.
 	DisableRefreshTopics bool
 	// RefreshTopicsInterval is `refresh.topics.interval.seconds`; 0 means
 	// [DefaultRefreshTopicsInterval]. It must not be negative: to turn the

@@ -312,12 +312,27 @@ func (f *flow) discover(ctx context.Context) error {
 	create := single && (!f.cfg.DisableRefreshTopics || !f.createdOnce.Load())
 	retryOnly := single && !create
 	if create || retryOnly {
+		// With refresh.topics.enabled=false, a topic the last round
+		// replicated whose remote topic is gone now (deleted on the
+		// target) is created again, as with refresh on: it was
+		// replicated since the start, so this is no new topic, and its
+		// partitions wait for it (their error says discovery re-creates
+		// it). It used to be left missing for good: the partitions
+		// stayed RETRYING until a restart.
+		var replicated map[string]bool
+		if retryOnly {
+			replicated = map[string]bool{}
+			for _, t := range f.catalog.Load().topicList() {
+				replicated[t] = true
+			}
+		}
 		var missing []string
 		for _, t := range selected {
 			remote := f.pol.FormatRemoteTopic(f.cfg.Source, t)
 			n := len(src[t].Partitions)
 			rd, ok := dst[remote]
-			if retryOnly && !f.skips.gated(t) && (!f.hasTopicErr(t, notReplicatedOps...) || f.increaseHeld(t)) {
+			gone := replicated[t] && (!ok || errors.Is(rd.Err, kerr.UnknownTopicOrPartition))
+			if retryOnly && !gone && !f.skips.gated(t) && (!f.hasTopicErr(t, notReplicatedOps...) || f.increaseHeld(t)) {
 				f.holdIncrease(t, remote, n, rd, ok)
 				continue
 			}
