@@ -1187,7 +1187,8 @@ func (f *flow) setTopicConfigs(ctx context.Context, t, remote string, alters *[]
 // (message.timestamp.before.max.ms, .after.max.ms, .difference.max.ms)
 // that the remote topic sets to the source topic's value, as a kmirror
 // whose default list did not exclude it copied it, is deleted
-// (copiedGuards) at the first sync without memory of the topic. Each topic is synced on its own: one topic's failure
+// (copiedGuards) at the first sync without memory of the topic. Each topic
+// is synced on its own: one topic's failure
 // (describing its configs on either cluster, or altering them) is recorded
 // as a topic error of op "config" and the others are synced; the job then
 // returns errTopicsFailed. A DELETE decided without memory (identity both
