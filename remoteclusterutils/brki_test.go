@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kmirror/kmirror/checkpoint"
 	"github.com/kmirror/kmirror/internal/testcluster"
 	"github.com/kmirror/kmirror/policy"
 	"github.com/kmirror/kmirror/remoteclusterutils"
@@ -288,4 +289,61 @@ func translateDetailed(t *testing.T, c *testcluster.Cluster, alias, group string
 		t.Fatal(err)
 	}
 	return rc, got
+}
+
+// TestTranslateDetailedCheckpointOfAnEarlierLog: a kmirror checkpoint
+// records the remote topic ID its translation was made for; one made for
+// an earlier log of the topic (deleted and re-created since, before the
+// emitter checkpointed the group again, as when the source died) is marked
+// OtherLog, and TranslatedOffsets gives the current log's start instead of
+// a position of the earlier log (here 9, past the new log's end of 4: a
+// consumer there reset to the log end, skipping the 4 records).
+func TestTranslateDetailedCheckpointOfAnEarlierLog(t *testing.T) {
+	p := testcluster.NewFakePair(t, "src", "dst")
+	topic := p.Source.Alias + ".checkpoints.internal"
+	createTopics(t, &p.Target, topic)
+	testcluster.CreateTopic(t, &p.Target, "src.orders", 2, nil)
+	ctx := ctxT(t)
+	md, err := testcluster.Admin(t, &p.Target).Metadata(ctx, "src.orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := md.Topics["src.orders"].ID
+	earlier := [16]byte{1, 2, 3}
+	var recs []*kgo.Record
+	for i := range 8 {
+		recs = append(recs, &kgo.Record{Topic: "src.orders", Partition: int32(i % 2), Value: []byte{byte(i)}})
+	}
+	testcluster.Produce(t, &p.Target, recs...) // 4 records in each partition
+	from := func(r *kgo.Record, id [16]byte) *kgo.Record {
+		r.Headers = append(r.Headers, kgo.RecordHeader{Key: checkpoint.TranslatedFromHeader, Value: id[:]})
+		return r
+	}
+	testcluster.Produce(t, &p.Target,
+		from(raw(topic, mm2Key("g1", "src.orders", 0), mm2Value(0, 3, 3, "")), current),
+		from(raw(topic, mm2Key("g1", "src.orders", 1), mm2Value(0, 9, 9, "")), earlier),
+	)
+	rc, got := translateDetailed(t, &p.Target, p.Source.Alias, "g1")
+	type row struct {
+		Partition      int32
+		Offset         int64
+		TranslatedFrom [16]byte
+		OtherLog       bool
+		LogStart       int64
+	}
+	var rows []row
+	for _, pt := range got {
+		rows = append(rows, row{pt.Partition, pt.Offset, pt.TranslatedFrom, pt.OtherLog, pt.LogStart})
+	}
+	if diff := cmp.Diff([]row{{0, 3, current, false, 0}, {1, 9, earlier, true, 0}}, rows); diff != "" {
+		t.Errorf("TranslateDetailed (-want +got):\n%s", diff)
+	}
+	want := remoteclusterutils.Offsets{"src.orders": {0: off("src.orders", 0, 3, ""), 1: off("src.orders", 1, 0, "")}}
+	if diff := cmp.Diff(want, remoteclusterutils.TranslatedOffsets(got)); diff != "" {
+		t.Errorf("TranslatedOffsets (-want +got):\n%s", diff)
+	}
+	all, err := rc.TranslateOffsets(ctx, p.Source.Alias, "g1")
+	if err != nil || all["src.orders"][1].At != 9 {
+		t.Errorf("TranslateOffsets = %v, %v; want the checkpoint's 9 on partition 1, as MM2 returns it", all, err)
+	}
 }

@@ -110,13 +110,32 @@ type PartitionTranslation struct {
 	// they are, and so does [Client.TranslateOffsets].
 	BelowLogStart bool
 	LogStart      int64
+	// TranslatedFrom is the remote topic ID the checkpoint's translation
+	// was made for (kmirror's checkpoint.TranslatedFromHeader; zero on
+	// checkpoints of MM2 and of kmirror releases without that header).
+	// OtherLog marks a checkpoint whose TranslatedFrom is not the topic's
+	// current ID: the remote topic was deleted and re-created since, and
+	// Offset is a position in its earlier log, which may skip records of
+	// the current one or lie past its end. LogStart is then the current
+	// log's start (-1 when it could not be listed), which
+	// [TranslatedOffsets] gives instead (left out when -1), until the
+	// emitter checkpoints the group again. MM2's MirrorClient, which
+	// knows no topic IDs, returns such checkpoints as they are, and so
+	// does [Client.TranslateOffsets].
+	TranslatedFrom [16]byte
+	OtherLog       bool
 }
+
+// EarlierLog reports whether p's Offset is a position in an earlier log of
+// its remote topic: p is OtherLog, and [RefineFromRecords] did not take
+// Offset from the current log's copies (Record [KindRecord]).
+func (p PartitionTranslation) EarlierLog() bool { return p.OtherLog && p.Record != KindRecord }
 
 // detail builds the translation of checkpoint c with its record's meta.
 func detail(c checkpoint.Checkpoint, m cpMeta) PartitionTranslation {
 	pt := PartitionTranslation{Topic: c.Topic, Partition: c.Partition, SourceOffset: c.UpstreamOffset,
 		Offset: c.DownstreamOffset, Metadata: c.Metadata, CheckpointTime: m.at,
-		Translation: TranslationUnknown, Reread: -1}
+		Translation: TranslationUnknown, Reread: -1, TranslatedFrom: m.from}
 	if m.translation == "" {
 		return pt
 	}
@@ -160,8 +179,9 @@ func sortTranslations(ps []PartitionTranslation) {
 // topic it committed another partition of, marked NeverCommitted (one
 // Metadata request on this cluster finds them). The result is sorted by
 // topic then partition. Checkpoints of partitions this cluster does not
-// have are marked MissingOnTarget, and those below their partition's log
-// start BelowLogStart (one ListOffsets request lists the starts). Errors
+// have are marked MissingOnTarget, those translated for an earlier log of
+// the remote topic OtherLog, and those below their partition's log start
+// BelowLogStart (one ListOffsets request lists the starts). Errors
 // are those of TranslateOffsets, and a failed metadata or log-start
 // request.
 func (c *Client) TranslateDetailed(ctx context.Context, remoteClusterAlias, group string) ([]PartitionTranslation, error) {
@@ -239,6 +259,7 @@ func (c *Client) markAgainstTarget(ctx context.Context, groups map[string][]Part
 		return fmt.Errorf("remoteclusterutils: listing the partitions of %d target topics: %w", len(topics), err)
 	}
 	counts := map[string]int{} // the topics that exist on the target
+	ids := map[string][16]byte{}
 	absent := map[string]bool{}
 	for _, t := range topics {
 		absent[t] = true // unless the response says otherwise
@@ -249,7 +270,7 @@ func (c *Client) markAgainstTarget(ctx context.Context, groups map[string][]Part
 		}
 		switch err := kerr.ErrorForCode(t.ErrorCode); {
 		case err == nil:
-			counts[*t.Topic] = len(t.Partitions)
+			counts[*t.Topic], ids[*t.Topic] = len(t.Partitions), t.TopicID
 			delete(absent, *t.Topic)
 		case errors.Is(err, kerr.UnknownTopicOrPartition), errors.Is(err, kerr.InvalidTopicException):
 			// Absent.
@@ -267,9 +288,16 @@ func (c *Client) markAgainstTarget(ctx context.Context, groups map[string][]Part
 	for g, ps := range groups {
 		have := map[string]map[int32]bool{}
 		for i, p := range ps {
-			if n, ok := counts[p.Topic]; absent[p.Topic] || ok && p.Partition >= int32(n) {
+			s, listed := starts[p.Topic][p.Partition]
+			switch n, ok := counts[p.Topic]; {
+			case absent[p.Topic] || ok && p.Partition >= int32(n):
 				ps[i].MissingOnTarget = true
-			} else if s, ok := starts[p.Topic][p.Partition]; ok && p.Offset >= 0 && p.Offset < s {
+			case p.TranslatedFrom != [16]byte{} && ids[p.Topic] != [16]byte{} && p.TranslatedFrom != ids[p.Topic]:
+				ps[i].OtherLog, ps[i].LogStart = true, -1
+				if listed {
+					ps[i].LogStart = s
+				}
+			case listed && p.Offset >= 0 && p.Offset < s:
 				ps[i].BelowLogStart, ps[i].LogStart = true, s
 			}
 			if have[p.Topic] == nil {
@@ -322,17 +350,21 @@ func (c *Client) logStarts(ctx context.Context, topics []string) (map[string]map
 // TranslatedOffsets returns the offsets of ps that have a translation and
 // a partition on this cluster (NeverCommitted and MissingOnTarget ones left
 // out), in the shape [Client.TranslateOffsets] returns: the same values for
-// the same read, but for MissingOnTarget partitions, and for BelowLogStart
+// the same read, but for MissingOnTarget partitions, for BelowLogStart
 // ones, given at their LogStart (or at Offset if [RefineFromRecords] moved
-// it above).
+// it above), and for OtherLog ones, given at the current log's start.
 func TranslatedOffsets(ps []PartitionTranslation) Offsets {
 	out := make(Offsets)
 	for _, p := range ps {
-		if p.NeverCommitted || p.MissingOnTarget {
+		earlier := p.EarlierLog()
+		if p.NeverCommitted || p.MissingOnTarget || earlier && p.LogStart < 0 {
 			continue
 		}
 		at := p.Offset
-		if p.BelowLogStart {
+		switch {
+		case earlier:
+			at = p.LogStart
+		case p.BelowLogStart:
 			at = max(at, p.LogStart)
 		}
 		out.Add(kadm.Offset{Topic: p.Topic, Partition: p.Partition, At: at, LeaderEpoch: -1, Metadata: p.Metadata})

@@ -128,7 +128,10 @@
 // leaves those out, and a consumer started with auto.offset.reset=none
 // never reads them; and the checkpoints of partitions the target no longer
 // has (a remote topic deleted, or re-created with fewer partitions:
-// checkpoints are never deleted), marked MissingOnTarget; and those below
+// checkpoints are never deleted), marked MissingOnTarget; those a kmirror
+// emitter translated for an earlier log of the remote topic (deleted and
+// re-created since), marked OtherLog, which [TranslatedOffsets] gives at
+// the current log's start; and those below
 // their partition's log start on the target, marked BelowLogStart with the
 // log start, which [TranslatedOffsets] gives instead (a consumer at the
 // checkpoint would reset by auto.offset.reset, to the log end by default). The headers are on the target, so the answer needs no

@@ -76,6 +76,7 @@ type folder struct {
 type cpMeta struct {
 	at          time.Time // the record's timestamp
 	translation string    // its checkpoint.TranslationHeader, "" when absent
+	from        [16]byte  // its checkpoint.TranslatedFromHeader, zero when absent
 }
 
 func newFolder(group string, all bool, log *slog.Logger) *folder {
@@ -87,7 +88,8 @@ func (f *folder) reset() {
 	f.latest, f.meta, f.stats = make(map[ckey]checkpoint.Checkpoint), make(map[ckey]cpMeta), ReadStats{}
 }
 
-// addRecord folds r with its timestamp and translation header.
+// addRecord folds r with its timestamp, translation and translated-from
+// headers.
 func (f *folder) addRecord(r *kgo.Record) {
 	k, ok := f.add(r.Offset, r.Key, r.Value)
 	if !ok {
@@ -95,8 +97,11 @@ func (f *folder) addRecord(r *kgo.Record) {
 	}
 	m := cpMeta{at: r.Timestamp}
 	for _, h := range r.Headers {
-		if h.Key == checkpoint.TranslationHeader {
+		switch {
+		case h.Key == checkpoint.TranslationHeader:
 			m.translation = string(h.Value)
+		case h.Key == checkpoint.TranslatedFromHeader && len(h.Value) == len(m.from):
+			copy(m.from[:], h.Value)
 		}
 	}
 	f.meta[k] = m

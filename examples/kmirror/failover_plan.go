@@ -206,7 +206,8 @@ func planFailover(in planInput) plan {
 			pr := partitionReport{Topic: p.Topic, SourceTopic: upstream(p.Topic), Partition: p.Partition,
 				SourceOffset: p.SourceOffset, Offset: p.Offset, Translation: string(p.Translation), Record: p.Record,
 				RereadMax: p.Reread, CheckpointTime: p.CheckpointTime, NeverCommitted: p.NeverCommitted,
-				CheckpointOffset: p.CheckpointOffset, RecordFallback: p.RecordFallback, MissingOnTarget: p.MissingOnTarget}
+				CheckpointOffset: p.CheckpointOffset, RecordFallback: p.RecordFallback, MissingOnTarget: p.MissingOnTarget,
+				OtherLog: p.EarlierLog()}
 			at, atStart := in.AtStart[g][upstream(p.Topic)][p.Partition]
 			if p.MissingOnTarget {
 				// A checkpoint of a partition the target does not have (its
@@ -214,6 +215,14 @@ func planFailover(in planInput) plan {
 				// no consumer reads it there, and the broker refuses a
 				// commit of it (the group was reported partial).
 				pr.Offset = -1
+			} else if pr.OtherLog {
+				// Translated for an earlier log of the remote topic (deleted
+				// and re-created since): its offset is a position in that
+				// log. The current log is read from its start.
+				pr.From, pr.Offset = uncommittedEarliest, lookup(in.TargetStarts, p.Topic, p.Partition)
+				if pr.Offset < 0 {
+					refuse("%s[%d]: the earliest offset of the target partition is unknown", p.Topic, p.Partition)
+				}
 			} else if p.NeverCommitted && atStart {
 				pr = atLogStart(in, p.Topic, upstream(p.Topic), p.Partition, at)
 				if pr.Offset < 0 {

@@ -49,6 +49,13 @@ func missingOnTarget(p remoteclusterutils.PartitionTranslation) remoteclusteruti
 	return p
 }
 
+// otherLog is p as TranslateDetailed reports a checkpoint translated for
+// an earlier log of its remote topic.
+func otherLog(p remoteclusterutils.PartitionTranslation) remoteclusterutils.PartitionTranslation {
+	p.OtherLog, p.TranslatedFrom = true, [16]byte{9}
+	return p
+}
+
 func upstream(t string) string { return strings.TrimPrefix(t, "A.") }
 
 // TestPlanFailover: the decisions of kmirror failover, per case.
@@ -90,6 +97,26 @@ func TestPlanFailover(t *testing.T) {
 				Checkpoints: map[string][]remoteclusterutils.PartitionTranslation{"g": {exact(0, 50), exact(1, 40), missingOnTarget(exact(2, 30))}}},
 			actions: map[string]string{"g": actionCommit},
 			offsets: map[string][]int64{"g": {50, 40, -1}},
+		},
+		{
+			// A checkpoint translated for an earlier log of A.orders
+			// (re-created since, before the emitter checkpointed the group
+			// again): the current log's start is committed, not 30, a
+			// position in the earlier log.
+			name: "checkpoint of an earlier log of the topic: the current log's start",
+			in: planInput{Mode: modeUnplanned, Uncommitted: uncommittedFail,
+				Checkpoints:  map[string][]remoteclusterutils.PartitionTranslation{"g": {exact(0, 50), otherLog(exact(1, 30))}},
+				TargetStarts: map[string]map[int32]int64{"A.orders": {0: 0, 1: 2}}},
+			actions: map[string]string{"g": actionCommit},
+			offsets: map[string][]int64{"g": {50, 2}},
+		},
+		{
+			name: "checkpoint of an earlier log, its log start unknown: refused",
+			in: planInput{Mode: modeUnplanned, Uncommitted: uncommittedFail,
+				Checkpoints: map[string][]remoteclusterutils.PartitionTranslation{"g": {otherLog(exact(1, 30))}}},
+			actions:  map[string]string{"g": actionRefused},
+			offsets:  map[string][]int64{"g": {-1}},
+			problems: []string{"group g: A.orders[1]: the earliest offset of the target partition is unknown"},
 		},
 		{
 			name: "latest",

@@ -244,6 +244,11 @@ type partitionReport struct {
 	// deleted). failover does not commit it (Offset -1): no consumer reads
 	// the partition there, and the broker refuses the commit.
 	MissingOnTarget bool `json:"missing_on_target,omitempty"`
+	// OtherLog marks a checkpoint translated for an earlier log of its
+	// remote topic (deleted and re-created since; remoteclusterutils'
+	// PartitionTranslation.OtherLog): its offset is a position in that
+	// log. failover commits the current log's start (From earliest).
+	OtherLog bool `json:"other_log,omitempty"`
 }
 
 // atLogStart commits the partition at its log start start (found: listed)
@@ -262,7 +267,8 @@ func newPartitionReport(d *drFlow, p remoteclusterutils.PartitionTranslation, no
 	r := partitionReport{Topic: p.Topic, SourceTopic: d.sourceTopic(p.Topic), Partition: p.Partition,
 		SourceOffset: p.SourceOffset, Offset: p.Offset, Translation: string(p.Translation), Record: p.Record,
 		RereadMax: p.Reread, CheckpointTime: p.CheckpointTime, NeverCommitted: p.NeverCommitted,
-		CheckpointOffset: p.CheckpointOffset, RecordFallback: p.RecordFallback, MissingOnTarget: p.MissingOnTarget}
+		CheckpointOffset: p.CheckpointOffset, RecordFallback: p.RecordFallback, MissingOnTarget: p.MissingOnTarget,
+		OtherLog: p.EarlierLog()}
 	if !p.NeverCommitted {
 		r.From = "checkpoint"
 		if p.Record == remoteclusterutils.KindRecord {
@@ -397,6 +403,8 @@ func (p partitionReport) translation() string {
 		return "NEVER COMMITTED"
 	case p.MissingOnTarget:
 		return p.Translation + ", PARTITION MISSING ON THE TARGET (remote topic deleted or re-created with fewer partitions; not committed)"
+	case p.OtherLog:
+		return p.Translation + ", OF AN EARLIER LOG OF THE TOPIC (re-created since; failover commits the current log's start)"
 	case p.AtLogStart:
 		return "AT SOURCE LOG START"
 	case p.BelowLogStart:
