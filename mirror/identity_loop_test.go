@@ -10,8 +10,10 @@ import (
 // a->b and b->a that both keep topic names with the provenance header off
 // copy a record of a topic both select back and forth without end (one
 // record was copied 254 times in 3 s, with no warning). New now warns,
-// once, naming both flows; not when either flow has the header on, uses
-// the default policy, or is disabled.
+// once, naming both flows; not when either flow uses the default policy,
+// or is disabled. With the header on one flow only the loop is not
+// endless: that case has its own warning (duplicates,
+// TestBrkLIdentityOneFlowWithoutHeaderWarned).
 func TestIdentityBothWaysWithoutProvenanceWarned(t *testing.T) {
 	flow := func(src, dst string, identityPolicy, noProvenance, disabled bool) FlowConfig {
 		fc := FlowConfig{Source: src, Target: dst, Topics: []string{"orders"}, DisableProvenanceHeader: noProvenance, Disabled: disabled}

@@ -299,29 +299,90 @@ func New(opts ...Opt) (*Mirror, error) {
 	return m, nil
 }
 
-// warnIdentityLoops logs a warning at New for each pair of enabled flows
-// A->B and B->A that both keep topic names (IdentityReplicationPolicy) and
-// both have the provenance header off: nothing then tells a copy from a
-// source record, and a record of a topic both flows select is copied back
-// and forth without end (MM2 loops the same way; a breaker saw one record
-// copied 254 times in 3 s, with no warning). Topic lists that keep the
-// two directions apart make such a pair safe, hence a warning, not an
-// error.
+// warnIdentityLoops logs a warning at New for each cycle of enabled flows
+// that keep topic names (IdentityReplicationPolicy: A->B and B->A, or a
+// ring A->B->C->A) in which a flow has the provenance header off
+// (DisableProvenanceHeader, or shallow copy, which cannot add it). With
+// the header off on every flow of a cycle nothing tells a copy from a
+// source record, and a record of a topic they all select is copied around
+// without end (MM2 loops the same way; a breaker saw one record copied 254
+// times in 3 s, with no warning). With it off on some flows only, the
+// loop stops one hop late: each record that crosses a flow without the
+// header comes back to its origin once more, a duplicate on every cluster
+// it then reaches (TestBrkLIdentityOneFlowWithoutHeaderWarned). Topic
+// lists that keep the directions apart make such a cycle safe, hence a
+// warning, not an error. One warning per cycle: the one made of flows
+// without the header alone when there is one, else the shortest.
 func warnIdentityLoops(flows []*flow, log *slog.Logger) {
-	identity := func(f *flow) bool {
-		_, ok := f.pol.(*policy.Identity)
-		return ok
-	}
-	for i, f := range flows {
-		for _, g := range flows[i+1:] {
-			if f.cfg.Source != g.cfg.Target || f.cfg.Target != g.cfg.Source || f.cfg.Disabled || g.cfg.Disabled ||
-				!identity(f) || !identity(g) || !f.cfg.DisableProvenanceHeader || !g.cfg.DisableProvenanceHeader {
-				continue
-			}
-			log.Warn("two flows keep topic names in both directions with the provenance header off: a record of a topic both select is copied back and forth without end; "+
-				"select disjoint topics, or set provenance.header.enabled=true on both flows (with it on one only, each such record comes back once)",
-				"flows", []string{f.name, g.name})
+	var cyc []*flow // enabled flows that keep topic names
+	for _, f := range flows {
+		if _, ok := f.pol.(*policy.Identity); ok && !f.cfg.Disabled {
+			cyc = append(cyc, f)
 		}
+	}
+	// path returns the shortest chain of flows of cyc (all without the
+	// header when offOnly) from alias from to alias to, or nil.
+	path := func(from, to string, offOnly bool) []*flow {
+		prev := map[string]*flow{from: nil}
+		queue := []string{from}
+		for len(queue) > 0 {
+			at := queue[0]
+			queue = queue[1:]
+			if at == to {
+				var out []*flow
+				for f := prev[at]; f != nil; f = prev[f.cfg.Source] {
+					out = append([]*flow{f}, out...)
+				}
+				return out
+			}
+			for _, f := range cyc {
+				if _, seen := prev[f.cfg.Target]; f.cfg.Source != at || seen || (offOnly && !f.cfg.DisableProvenanceHeader) {
+					continue
+				}
+				prev[f.cfg.Target] = f
+				queue = append(queue, f.cfg.Target)
+			}
+		}
+		return nil
+	}
+	warned := map[string]bool{}
+	for _, f := range cyc {
+		if !f.cfg.DisableProvenanceHeader {
+			continue
+		}
+		rest, endless := path(f.cfg.Target, f.cfg.Source, true), true
+		if rest == nil {
+			rest, endless = path(f.cfg.Target, f.cfg.Source, false), false
+		}
+		if rest == nil {
+			continue
+		}
+		var names, off []string
+		shallow := false
+		for _, g := range append([]*flow{f}, rest...) {
+			names = append(names, g.name)
+			if g.cfg.DisableProvenanceHeader {
+				off = append(off, g.name)
+			}
+			shallow = shallow || g.cfg.ShallowCopy
+		}
+		key := append([]string(nil), names...)
+		sort.Strings(key)
+		if warned[strings.Join(key, " ")] {
+			continue
+		}
+		warned[strings.Join(key, " ")] = true
+		fix := "select disjoint topics, or set provenance.header.enabled=true on every flow of the cycle"
+		if shallow {
+			fix += " (shallow copy cannot add the header: set shallow.copy.enabled=false on those flows)"
+		}
+		if endless {
+			log.Warn("flows keep topic names around a cycle with the provenance header off: a record of a topic they all select is copied back and forth without end; "+fix,
+				"flows", names)
+			continue
+		}
+		log.Warn("flows keep topic names around a cycle and some have the provenance header off: a record that crosses one of them comes back to its origin once more, "+
+			"a duplicate on every cluster of the cycle it reaches; "+fix, "flows", names, "without_header", off)
 	}
 }
 

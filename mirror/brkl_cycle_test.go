@@ -1,0 +1,137 @@
+package mirror
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+)
+
+// identityPair returns flows a->b and b->a of p keeping topic names, both
+// selecting topic only, heartbeats off (the counts are of topic's records).
+func identityPair(t *testing.T, p *testcluster.Pair, topic string) (ab, ba FlowConfig) {
+	t.Helper()
+	ab, ba = fastFlow(p), fastFlow(p)
+	ba.Source, ba.Target = p.Target.Alias, p.Source.Alias
+	ab.Policy, ba.Policy = identity(t, ab.Source), identity(t, ba.Source)
+	ab.Topics, ba.Topics = []string{regexp.QuoteMeta(topic)}, []string{regexp.QuoteMeta(topic)}
+	ab.DisableHeartbeatsReplication, ba.DisableHeartbeatsReplication = true, true
+	return ab, ba
+}
+
+// TestBrkLIdentityOneFlowWithoutHeaderWarned (breaker L): identity a->b
+// with the provenance header off (or shallow copy, which requires it off)
+// and b->a with it on. Nothing loops for good, but every record that
+// crossed a->b comes back to a once more, stamped by b->a, and a->b copies
+// that stamped copy to b too: a's records were on both clusters twice,
+// b's twice on b, with no word in the log (only a pair with the header off
+// on both flows was warned). Rings were not looked at at all: x->y->z->x
+// with the header off everywhere loops without end unwarned. New now warns
+// once per cycle of identity flows in which a flow has the header off.
+func TestBrkLIdentityOneFlowWithoutHeaderWarned(t *testing.T) {
+	type fl struct {
+		src, dst         string
+		off, shallow, id bool
+	}
+	for _, c := range []struct {
+		name            string
+		flows           []fl
+		endless, duplic int
+		names           []string
+	}{
+		{"pair, header off on a->b", []fl{{"a", "b", true, false, true}, {"b", "a", false, false, true}}, 0, 1, []string{"a->b", "b->a"}},
+		{"pair, shallow a->b", []fl{{"a", "b", true, true, true}, {"b", "a", false, false, true}}, 0, 1, []string{"a->b", "b->a", "shallow.copy.enabled=false"}},
+		{"pair, header off on both", []fl{{"a", "b", true, false, true}, {"b", "a", true, false, true}}, 1, 0, []string{"a->b", "b->a"}},
+		{"pair, header on both", []fl{{"a", "b", false, false, true}, {"b", "a", false, false, true}}, 0, 0, nil},
+		{"pair, b->a default policy", []fl{{"a", "b", true, false, true}, {"b", "a", false, false, false}}, 0, 0, nil},
+		{"ring, header off everywhere", []fl{{"x", "y", true, false, true}, {"y", "z", true, false, true}, {"z", "x", true, false, true}}, 1, 0, []string{"x->y", "y->z", "z->x"}},
+		{"ring, header off on x->y", []fl{{"x", "y", true, false, true}, {"y", "z", false, false, true}, {"z", "x", false, false, true}}, 0, 1, []string{"x->y", "y->z", "z->x"}},
+		{"chain, no cycle", []fl{{"x", "y", true, false, true}, {"y", "z", true, false, true}}, 0, 0, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var logs logBuf
+			opts := []Opt{WithLogger(logs.logger())}
+			for _, alias := range []string{"a", "b", "x", "y", "z"} {
+				opts = append(opts, WithCluster(ClusterConfig{Alias: alias, Client: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")}}))
+			}
+			for _, f := range c.flows {
+				fc := FlowConfig{Source: f.src, Target: f.dst, Topics: []string{"orders"}, DisableProvenanceHeader: f.off, ShallowCopy: f.shallow}
+				if f.id {
+					fc.Policy = identity(t, f.src)
+				}
+				opts = append(opts, WithFlow(fc))
+			}
+			if _, err := New(opts...); err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			endless := logs.lines("level=WARN", "copied back and forth without end")
+			duplic := logs.lines("level=WARN", "comes back to its origin once more")
+			if len(endless) != c.endless || len(duplic) != c.duplic {
+				t.Fatalf("%d endless-loop and %d duplicate warnings, want %d and %d: %v", len(endless), len(duplic), c.endless, c.duplic, logs.lines("level=WARN"))
+			}
+			for _, l := range append(endless, duplic...) {
+				for _, n := range c.names {
+					if !strings.Contains(l, n) {
+						t.Errorf("warning does not name %s: %s", n, l)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestBrkLIdentityOneFlowWithoutHeaderCounts: what the warning of
+// TestBrkLIdentityOneFlowWithoutHeaderWarned says, on running clusters:
+// a->b without the header, b->a with it. Exact counts per cluster: a's 3
+// records twice on a and on b, b's 2 records once on a and twice on b; the
+// loop then stops (b->a skips the 5 stamped copies a->b brought back as
+// looped; a->b copied all 8 records a holds), and the Mirror warned once. With the header on both flows every record is once on
+// each side (TestEngineActiveActiveIdentity).
+func TestBrkLIdentityOneFlowWithoutHeaderCounts(t *testing.T) {
+	t.Parallel()
+	p := testcluster.NewFakePair(t, "a", "b")
+	orders := "orders"
+	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
+	testcluster.CreateTopic(t, &p.Target, orders, 1, nil)
+	ab, ba := identityPair(t, p, orders)
+	ab.DisableProvenanceHeader = true
+	var lb logBuf
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(ab), WithFlow(ba), WithLogger(lb.logger()))...)
+	for i := 0; i < 3; i++ {
+		testcluster.Produce(t, &p.Source, &kgo.Record{Topic: orders, Value: []byte(fmt.Sprint("a", i))})
+	}
+	for i := 0; i < 2; i++ {
+		testcluster.Produce(t, &p.Target, &kgo.Record{Topic: orders, Value: []byte(fmt.Sprint("b", i))})
+	}
+	wantA := map[string]int{"a0": 2, "a1": 2, "a2": 2, "b0": 1, "b1": 1}
+	wantB := map[string]int{"a0": 2, "a1": 2, "a2": 2, "b0": 2, "b1": 2}
+	testcluster.Eventually(t, 30*time.Second, "copies settled", func() (bool, string) {
+		a, b := values(t, &p.Source, orders), values(t, &p.Target, orders)
+		return fmt.Sprint(a) == fmt.Sprint(wantA) && fmt.Sprint(b) == fmt.Sprint(wantB), fmt.Sprintf("a %v b %v", a, b)
+	})
+	// Both flows caught up with what is there: nothing more is in flight.
+	testcluster.Eventually(t, 30*time.Second, "flows idle", func() (bool, string) {
+		st := m.Status()
+		return st.Flows[0].Lag == 0 && st.Flows[1].Lag == 0 && st.Flows[0].Records+st.Flows[1].Records == 8+5,
+			fmt.Sprintf("%s lag %d records %d, %s lag %d records %d", st.Flows[0].Name, st.Flows[0].Lag, st.Flows[0].Records, st.Flows[1].Name, st.Flows[1].Lag, st.Flows[1].Records)
+	})
+	if err := stop(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if a, b := values(t, &p.Source, orders), values(t, &p.Target, orders); fmt.Sprint(a) != fmt.Sprint(wantA) || fmt.Sprint(b) != fmt.Sprint(wantB) {
+		t.Errorf("a %v, want %v; b %v, want %v", a, wantA, b, wantB)
+	}
+	for _, fs := range m.Status().Flows {
+		if want := map[string]int64{"a->b": 0, "b->a": 5}[fs.Name]; fs.ProvenanceSkipped != want {
+			t.Errorf("%s skipped %d records by provenance, want %d", fs.Name, fs.ProvenanceSkipped, want)
+		}
+	}
+	if n := len(lb.lines("level=WARN", "comes back to its origin once more", "a->b", "b->a")); n != 1 {
+		t.Errorf("%d duplicate warnings, want 1: %v", n, lb.lines("level=WARN"))
+	}
+}
