@@ -135,3 +135,74 @@ func TestBrkLIdentityOneFlowWithoutHeaderCounts(t *testing.T) {
 		t.Errorf("%d duplicate warnings, want 1: %v", n, lb.lines("level=WARN"))
 	}
 }
+
+// TestBrkLResumePointPastSkippedCopies (breaker L): identity a->b and b->a
+// with the provenance header, a->b with auto.offset.reset=latest (as after
+// a planned switch), and every record of a's topic so far came from b (b
+// writes, a only receives). a->b skipped them all by provenance, so it
+// acknowledged no record and stored no resume point: its position lived
+// only in memory. Stopped and started again, a->b found no resume point,
+// started at the end again, and the record an application wrote on a
+// meanwhile never reached b. (With the default earliest start, the same
+// gap read every skipped copy again at each restart, and `kmirror
+// failover` of a->b, whose catch-up compares resume points with the end
+// offsets, waited for records a->b never copies.) The resume point now
+// moves past records polled and not copied once nothing is in flight.
+func TestBrkLResumePointPastSkippedCopies(t *testing.T) {
+	t.Parallel()
+	p := testcluster.NewFakePair(t, "a", "b")
+	orders := "orders"
+	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
+	testcluster.CreateTopic(t, &p.Target, orders, 1, nil)
+	ab, ba := identityPair(t, p, orders)
+	ab.StartOffset = StartLatest
+	opts := append(clusterOpts(p), WithFlow(ab), WithFlow(ba))
+	m, stop := runMirror(t, opts...)
+	// a->b has polled a's empty partition (its start) before b writes.
+	testcluster.Eventually(t, 30*time.Second, "a->b running", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		return len(fs.Partitions) == 1 && fs.Partitions[0].State == StateRunning, fmt.Sprintf("%+v", fs.Partitions)
+	})
+	var fromB []string
+	for i := 0; i < 4; i++ {
+		v := fmt.Sprint("b", i)
+		testcluster.Produce(t, &p.Target, &kgo.Record{Topic: orders, Value: []byte(v)})
+		fromB = append(fromB, v)
+	}
+	testcluster.Eventually(t, 30*time.Second, "b's records on a, skipped by a->b", func() (bool, string) {
+		fs := m.Status().Flows[0]
+		rp := storedResumePoints(t, p, orders)
+		return len(exactlyOnce(t, &p.Source, orders, fromB)) == 0 && fs.ProvenanceSkipped == 4 && rp[0][3],
+			fmt.Sprintf("a %v, a->b skipped %d, resume points %v", values(t, &p.Source, orders), fs.ProvenanceSkipped, rp)
+	})
+	if err := stop(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	testcluster.Produce(t, &p.Source, &kgo.Record{Topic: orders, Value: []byte("a-while-stopped")})
+	m, stop = runMirror(t, opts...)
+	testcluster.Produce(t, &p.Source, &kgo.Record{Topic: orders, Value: []byte("a-after")})
+	all := append(fromB, "a-while-stopped", "a-after")
+	testcluster.Eventually(t, 30*time.Second, "a's records on b", func() (bool, string) {
+		a, b := exactlyOnce(t, &p.Source, orders, all), exactlyOnce(t, &p.Target, orders, all)
+		return len(a) == 0 && len(b) == 0, fmt.Sprintf("a: %v b: %v", a, b)
+	})
+	testcluster.Eventually(t, 30*time.Second, "flows idle", func() (bool, string) {
+		st := m.Status()
+		return st.Flows[0].Lag == 0 && st.Flows[1].Lag == 0, fmt.Sprintf("%+v", st.Flows)
+	})
+	if err := stop(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, c := range []*testcluster.Cluster{&p.Source, &p.Target} {
+		if bad := exactlyOnce(t, c, orders, all); len(bad) > 0 {
+			t.Errorf("%s: %v", c.Alias, bad)
+		}
+	}
+	// The second session did not read the skipped copies again.
+	if n := m.Status().Flows[0].ProvenanceSkipped; n != 0 {
+		t.Errorf("a->b skipped %d records after the restart, want 0 (they were behind its resume point)", n)
+	}
+	if rp := storedResumePoints(t, p, orders); !rp[0][5] {
+		t.Errorf("a->b resume points %v, want one at 5 (a-after)", rp)
+	}
+}

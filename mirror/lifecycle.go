@@ -1172,7 +1172,10 @@ func (m *lifecycle) decide() bool {
 // at the source's log start for a refill (actRestart).
 func (m *lifecycle) restart(o *partState) {
 	from, committed := o.acked, o.committed
-	if o.eos {
+	if o.eos || (o.committed > o.acked && o.committedID == o.ackedID) {
+		// Exactly once: the last committed offset. At least once, a
+		// resume point stored past the last acknowledged record
+		// (resumeAt: records not copied) is where the successor goes on.
 		from = o.committed
 	}
 	var gap *GapError
@@ -1348,13 +1351,15 @@ func (m *lifecycle) txnAborted() {
 func (m *lifecycle) flushable() []resumeUp {
 	var ups []resumeUp
 	for _, p := range m.parts {
-		// Store whatever the last replicated record is, also when it went
+		// Store whatever the last replicated record is (or the polled
+		// position past records not copied: resumeAt), also when it went
 		// back (the source topic was re-created): as Connect does, with no
 		// monotonic check, so a restart resumes on the new topic.
-		if p.transientErr != nil || p.stored() || p.acked < 0 {
+		off := p.resumeAt()
+		if p.transientErr != nil || off < 0 || (off == p.committed && p.resumeID() == p.committedID) {
 			continue
 		}
-		ups = append(ups, resumeUp{p, p.acked, p.resumeID()})
+		ups = append(ups, resumeUp{p, off, p.resumeID()})
 	}
 	return ups
 }

@@ -381,6 +381,29 @@ func (p *partState) stored() bool {
 	return p.acked == p.committed && p.resumeID() == p.committedID
 }
 
+// resumeAt returns the resume point to store at least once: the last
+// acknowledged offset or, with nothing in flight and no failure, the
+// offset before the polled position when that is further. Records the
+// flow polled but does not copy (the copies the provenance check skips in
+// an identity active-active pair or ring, transaction markers, aborted
+// records) then do not hold the resume point back: a restart does not
+// read them again, a partition whose records all came from the target
+// stores one at all (else a restart with auto.offset.reset=latest lost
+// the records written meanwhile), and a failover's catch-up does not wait
+// for them forever (TestBrkLResumePointPastSkippedCopies). Connect commits
+// the offsets of records a transform dropped the same way. Not after a
+// re-creation of the source topic (the polled position is the new log's
+// while acked may be the old one's), nor exactly once (resume points
+// commit with the transaction's records).
+func (p *partState) resumeAt() int64 {
+	off := p.acked
+	if idle := p.idleUp(); idle-1 > off && !p.eos && !p.reincarnate && !p.recreated && !p.ackedOld &&
+		p.newID == ([16]byte{}) && p.ackedID == kadm.TopicID(p.topicID) {
+		off = idle - 1
+	}
+	return off
+}
+
 // resumeID is the ID of the source topic whose log p's acked offset, the
 // resume point stored next, is an offset of (resumeUp, resumeRecord):
 // ackedID, or exactly once, when the open transaction holds records of a
