@@ -206,3 +206,65 @@ func TestBrkLResumePointPastSkippedCopies(t *testing.T) {
 		t.Errorf("a->b resume points %v, want one at 5 (a-after)", rp)
 	}
 }
+
+// TestBrkLIdentityRingWithHeartbeats (breaker L, no bug found): the ring
+// x->y->z->x with identity names and heartbeats on: every record of
+// "events" once on every cluster, and each cluster's heartbeats topics are
+// MM2's (heartbeats keep the default names under identity, and isCycle
+// stops a name whose upstream hop is the target): on x "heartbeats",
+// "z.heartbeats", "z.y.heartbeats", and so on round the ring; nothing
+// chains further.
+func TestBrkLIdentityRingWithHeartbeats(t *testing.T) {
+	t.Parallel()
+	cs := []testcluster.Cluster{testcluster.NewFake(t, "x"), testcluster.NewFake(t, "y"), testcluster.NewFake(t, "z")}
+	var opts []Opt
+	for i := range cs {
+		testcluster.CreateTopic(t, &cs[i], "events", 1, nil)
+		opts = append(opts, WithCluster(ClusterConfig{Alias: cs[i].Alias, Client: cs[i].Opts()}))
+	}
+	pair := &testcluster.Pair{Source: cs[0], Target: cs[1]}
+	for i := range cs {
+		fc := fastFlow(pair)
+		fc.Source, fc.Target = cs[i].Alias, cs[(i+1)%3].Alias
+		fc.Policy = identity(t, fc.Source)
+		fc.Topics = []string{"events"}
+		opts = append(opts, WithFlow(fc))
+	}
+	wants := []string{"heartbeats z.heartbeats z.y.heartbeats", "heartbeats x.heartbeats x.z.heartbeats", "heartbeats y.heartbeats y.x.heartbeats"}
+	got := func() []string {
+		var out []string
+		for i := range cs {
+			out = append(out, strings.Join(topicNames(t, &cs[i], ".*heartbeats"), " "))
+		}
+		return out
+	}
+	_, stop := runMirror(t, opts...)
+	var all []string
+	for i := range cs {
+		for j := 0; j < 5; j++ {
+			v := fmt.Sprintf("%s%d", cs[i].Alias, j)
+			testcluster.Produce(t, &cs[i], &kgo.Record{Topic: "events", Value: []byte(v)})
+			all = append(all, v)
+		}
+	}
+	testcluster.Eventually(t, 30*time.Second, "ring complete", func() (bool, string) {
+		var bad []string
+		for i := range cs {
+			bad = append(bad, exactlyOnce(t, &cs[i], "events", all)...)
+		}
+		g := got()
+		return len(bad) == 0 && strings.Join(g, "|") == strings.Join(wants, "|"), fmt.Sprint(bad, g)
+	})
+	time.Sleep(2 * time.Second) // several refreshes: nothing chains, nothing loops
+	if err := stop(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for i := range cs {
+		if bad := exactlyOnce(t, &cs[i], "events", all); len(bad) > 0 {
+			t.Errorf("%s: %v", cs[i].Alias, bad)
+		}
+	}
+	if g := got(); strings.Join(g, "|") != strings.Join(wants, "|") {
+		t.Errorf("heartbeats topics %q, want %q", g, wants)
+	}
+}
