@@ -268,3 +268,98 @@ func TestBrkLIdentityRingWithHeartbeats(t *testing.T) {
 		t.Errorf("heartbeats topics %q, want %q", g, wants)
 	}
 }
+
+// TestBrkLOddProvenanceOnSourceRecords (breaker L, no bug found): records
+// on a carrying provenance headers kmirror did not write (garbage, empty,
+// null, a huge value, several, an offset element alone or of another
+// deployment, a key in other case, the target's own ID) in an identity
+// a->b, b->a pair: each is copied once to b with its other headers byte
+// for byte and its last provenance header extended by a and a's offset,
+// except the one naming b, and none comes back to a.
+func TestBrkLOddProvenanceOnSourceRecords(t *testing.T) {
+	t.Parallel()
+	p := testcluster.NewFakePair(t, "a", "b")
+	orders := "orders"
+	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
+	testcluster.CreateTopic(t, &p.Target, orders, 1, nil)
+	huge := strings.Repeat("g", 20000)
+	type rec struct {
+		name string
+		h    []kgo.RecordHeader
+		want string // the last provenance value on b ("" when not copied); %d: a's offset
+	}
+	h := func(kv ...string) []kgo.RecordHeader {
+		var out []kgo.RecordHeader
+		for i := 0; i < len(kv); i += 2 {
+			out = append(out, kgo.RecordHeader{Key: kv[i], Value: []byte(kv[i+1])})
+		}
+		return out
+	}
+	recs := []rec{
+		{"garbage", h("u", "1", ProvenanceHeader, "gar,bage\xff", "v", "2"), "gar,bage\xff,a,#%d"},
+		{"empty", h(ProvenanceHeader, ""), "a,#%d"},
+		{"null", []kgo.RecordHeader{{Key: ProvenanceHeader}}, "a,#%d"},
+		{"huge", h(ProvenanceHeader, huge), huge + ",a,#%d"},
+		{"two", h(ProvenanceHeader, "x", "u", "1", ProvenanceHeader, "y"), "y,a,#%d"},
+		{"offset alone", h(ProvenanceHeader, "#7"), "a,#%d"},
+		{"bad offset", h(ProvenanceHeader, "x,#abc"), "x,#abc,a,#%d"},
+		{"other deployment", h(ProvenanceHeader, "x,#5"), "x,a,#%d"},
+		{"other case", h(strings.ToUpper(ProvenanceHeader), "b"), "a,#%d"},
+		{"from b", h("u", "1", ProvenanceHeader, "x,b,#3"), ""},
+	}
+	for _, r := range recs {
+		testcluster.Produce(t, &p.Source, &kgo.Record{Topic: orders, Value: []byte(r.name), Headers: r.h})
+	}
+	ab, ba := identityPair(t, p, orders)
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(ab), WithFlow(ba))...)
+	testcluster.Eventually(t, 30*time.Second, "copied and skipped", func() (bool, string) {
+		st := m.Status()
+		return st.Flows[0].Records == int64(len(recs)-1) && st.Flows[0].ProvenanceSkipped == 1 && st.Flows[1].ProvenanceSkipped == int64(len(recs)-1) &&
+			st.Flows[0].Lag == 0 && st.Flows[1].Lag == 0, fmt.Sprintf("%+v", st.Flows)
+	})
+	if err := stop(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := values(t, &p.Source, orders); len(got) != len(recs) {
+		t.Errorf("a holds %v, want the %d originals once", got, len(recs))
+	}
+	onB := map[string]*kgo.Record{}
+	for _, rs := range testcluster.ReadAll(t, &p.Target, orders) {
+		for _, r := range rs {
+			if onB[string(r.Value)] != nil {
+				t.Errorf("%s twice on b", r.Value)
+			}
+			onB[string(r.Value)] = r
+		}
+	}
+	for i, r := range recs {
+		got := onB[r.name]
+		if r.want == "" {
+			if got != nil {
+				t.Errorf("%s copied to b", r.name)
+			}
+			continue
+		}
+		if got == nil {
+			t.Errorf("%s not on b", r.name)
+			continue
+		}
+		// The source headers, the last provenance one extended.
+		last := -1
+		for j, hd := range r.h {
+			if hd.Key == ProvenanceHeader {
+				last = j
+			}
+		}
+		want := append([]kgo.RecordHeader(nil), r.h...)
+		v := []byte(fmt.Sprintf(r.want, i))
+		if last >= 0 {
+			want[last].Value = v
+		} else {
+			want = append(want, kgo.RecordHeader{Key: ProvenanceHeader, Value: v})
+		}
+		if fmt.Sprintf("%q", got.Headers) != fmt.Sprintf("%q", want) {
+			t.Errorf("%s on b: headers %q, want %q", r.name, got.Headers, want)
+		}
+	}
+}
