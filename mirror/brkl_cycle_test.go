@@ -91,15 +91,27 @@ func TestBrkLIdentityOneFlowWithoutHeaderWarned(t *testing.T) {
 // records twice on a and on b, b's 2 records once on a and twice on b; the
 // loop then stops (b->a skips the 5 stamped copies a->b brought back as
 // looped; a->b copied all 8 records a holds), and the Mirror warned once. With the header on both flows every record is once on
-// each side (TestEngineActiveActiveIdentity).
+// each side (TestEngineActiveActiveIdentity). The same with a->b a shallow
+// copy (which cannot add the header).
 func TestBrkLIdentityOneFlowWithoutHeaderCounts(t *testing.T) {
 	t.Parallel()
+	for _, shallow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("shallow=%t", shallow), func(t *testing.T) {
+			t.Parallel()
+			identityOneFlowWithoutHeader(t, shallow)
+		})
+	}
+}
+
+// identityOneFlowWithoutHeader is TestBrkLIdentityOneFlowWithoutHeaderCounts
+// with a->b a shallow copy or not.
+func identityOneFlowWithoutHeader(t *testing.T, shallow bool) {
 	p := testcluster.NewFakePair(t, "a", "b")
 	orders := "orders"
 	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
 	testcluster.CreateTopic(t, &p.Target, orders, 1, nil)
 	ab, ba := identityPair(t, p, orders)
-	ab.DisableProvenanceHeader = true
+	ab.DisableProvenanceHeader, ab.ShallowCopy = true, shallow
 	var lb logBuf
 	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(ab), WithFlow(ba), WithLogger(lb.logger()))...)
 	for i := 0; i < 3; i++ {
