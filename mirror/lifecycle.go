@@ -1172,10 +1172,7 @@ func (m *lifecycle) decide() bool {
 // at the source's log start for a refill (actRestart).
 func (m *lifecycle) restart(o *partState) {
 	from, committed := o.acked, o.committed
-	if o.eos || (o.committed > o.acked && o.committedID == o.ackedID) {
-		// Exactly once: the last committed offset. At least once, a
-		// resume point stored past the last acknowledged record
-		// (resumeAt: records not copied) is where the successor goes on.
+	if o.eos {
 		from = o.committed
 	}
 	var gap *GapError
