@@ -1281,12 +1281,12 @@ func (m *lifecycle) txnPrepare() ([]resumeUp, error) {
 			// A record of this transaction was rejected: the whole
 			// transaction aborts; the partition stays stopped.
 			return nil, p.err
-		case p.err != nil && len(p.pending) == 0, p.stored(), p.acked < 0:
+		case p.err != nil && len(p.pending) == 0, p.stored(p.resumeAt()), p.resumeAt() < 0:
 			// (A partition stopped at a gap commits what it acknowledged
 			// in the transaction before it stopped.)
 			continue
 		}
-		ups = append(ups, resumeUp{p, p.acked, p.resumeID()})
+		ups = append(ups, resumeUp{p, p.resumeAt(), p.resumeID()})
 	}
 	return ups, nil
 }
@@ -1353,7 +1353,7 @@ func (m *lifecycle) flushable() []resumeUp {
 		// back (the source topic was re-created): as Connect does, with no
 		// monotonic check, so a restart resumes on the new topic.
 		off := p.resumeAt()
-		if p.transientErr != nil || off < 0 || (off == p.committed && p.resumeID() == p.committedID) {
+		if p.transientErr != nil || off < 0 || p.stored(off) {
 			continue
 		}
 		ups = append(ups, resumeUp{p, off, p.resumeID()})

@@ -312,7 +312,7 @@ const fetchErrStale = 30 * time.Second
 // acknowledged in a transaction not committed yet are in flight: the
 // sync writer knows only committed ones.
 func (p *partState) idleUp() int64 {
-	if p.err != nil || p.transientErr != nil || p.dropped || p.head != len(p.queue) || (p.eos && p.committed != p.acked) {
+	if p.err != nil || p.transientErr != nil || p.dropped || p.head != len(p.queue) || (p.eos && p.committed < p.acked) {
 		return -1
 	}
 	return p.polledTo
@@ -331,7 +331,7 @@ func (p *partState) status(now time.Time, openTxnAfter time.Duration) PartitionS
 	}
 	// With nothing in flight, everything polled is replicated: the
 	// position may be past transaction markers and aborted records.
-	if p.err == nil && p.transientErr == nil && !p.dropped && p.head == len(p.queue) && (!p.eos || p.committed == p.acked) && p.polledTo > s.Replicated {
+	if p.err == nil && p.transientErr == nil && !p.dropped && p.head == len(p.queue) && (!p.eos || p.committed >= p.acked) && p.polledTo > s.Replicated {
 		s.Replicated = p.polledTo
 	}
 	if p.hw >= 0 {
@@ -375,33 +375,33 @@ func (p *partState) logID() kadm.TopicID {
 	return p.topicID
 }
 
-// stored reports whether the resume point to store, acked and
-// resumeID, is the one already stored.
-func (p *partState) stored() bool {
-	return p.acked == p.committed && p.resumeID() == p.committedID
-}
-
-// resumeAt returns the resume point to store at least once: the last
-// acknowledged offset or, with nothing in flight and no failure, the
-// offset before the polled position when that is further. Records the
-// flow polled but does not copy (the copies the provenance check skips in
-// an identity active-active pair or ring, transaction markers, aborted
-// records) then do not hold the resume point back: a restart does not
-// read them again, a partition whose records all came from the target
-// stores one at all (else a restart with auto.offset.reset=latest lost
-// the records written meanwhile), and a failover's catch-up does not wait
-// for them forever (TestBrkLResumePointPastSkippedCopies). Connect commits
-// the offsets of records a transform dropped the same way. Not after a
-// re-creation of the source topic (the polled position is the new log's
-// while acked may be the old one's), nor exactly once (resume points
-// commit with the transaction's records).
+// resumeAt returns the resume point to store: the last acknowledged
+// offset or, with nothing in flight and no failure, the offset before the
+// polled position when that is further. Records the flow polled but does
+// not copy (the copies the provenance check skips in an identity
+// active-active pair or ring, transaction markers, aborted records) then
+// do not hold the resume point back: a restart does not read them again,
+// a partition whose records all came from the target stores one at all
+// (else a restart with auto.offset.reset=latest lost the records written
+// meanwhile), and a failover's catch-up does not wait for them forever
+// (TestBrkLResumePointPastSkippedCopies; exactly once, where the open
+// transaction commits it: TestBrkLResumePointPastSkippedCopiesExactlyOnce).
+// Connect commits the offsets of records a transform dropped the same
+// way. Not after a re-creation of the source topic (the polled position
+// is the new log's while acked may be the old one's).
 func (p *partState) resumeAt() int64 {
 	off := p.acked
-	if idle := p.idleUp(); idle-1 > off && !p.eos && !p.reincarnate && !p.recreated && !p.ackedOld &&
-		p.newID == ([16]byte{}) && p.ackedID == kadm.TopicID(p.topicID) {
-		off = idle - 1
+	if p.polledTo-1 > off && p.err == nil && p.transientErr == nil && !p.dropped && p.head == len(p.queue) &&
+		!p.reincarnate && !p.recreated && !p.ackedOld && p.newID == ([16]byte{}) && p.ackedID == kadm.TopicID(p.topicID) {
+		off = p.polledTo - 1
 	}
 	return off
+}
+
+// stored reports whether the resume point to store (resumeAt) is the
+// stored one.
+func (p *partState) stored(off int64) bool {
+	return off == p.committed && p.resumeID() == p.committedID
 }
 
 // resumeID is the ID of the source topic whose log p's acked offset, the

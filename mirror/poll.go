@@ -159,7 +159,10 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 					retarget(r, f.remote, f.gate) // the fetched record is reused as the produced record
 					u.prod.Produce(context.Background(), r, f.ack)
 				}
-				u.txnRecords += len(batch) // with a refused record: the transaction commits (aborts, exactly once: txnFailed) at its boundary
+				// Records skipped count too: a transaction holding
+				// nothing else commits the resume point past them
+				// (partState.resumeAt).
+				u.txnRecords += len(batch) + skipped // with a refused record: the transaction commits (aborts, exactly once: txnFailed) at its boundary
 				if tooLarge != nil {
 					// Nothing of the partition is produced after it.
 					f.stopped.Store(true)
