@@ -352,7 +352,9 @@ type PartitionStatus struct {
 	// record acknowledged by the target (-1 if none yet).
 	Replicated int64 `json:"replicated"`
 	// Committed is the resume point stored on the target: the last source
-	// offset replicated, as MM2 stores it (-1 if none).
+	// offset replicated, as MM2 stores it, or past it the last offset
+	// polled and not copied (records the provenance check skipped,
+	// transaction markers) once nothing is in flight (-1 if none).
 	Committed int64 `json:"committed"`
 	// Lag is SourceEnd - Replicated in records (0 when unknown). SourceEnd
 	// is as of the partition's last answered fetch (or the open-transaction
