@@ -402,7 +402,7 @@ func (f *flow) fenceSlots(n int32) error {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			id := transactionalID(f.groupID, k)
-			if err := fenceTransactionalID(ctx, f.fenceOpts(id)); err != nil {
+			if err := fenceTransactionalID(ctx, f.dst.Alias, f.fenceOpts(id)); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("fencing transactional id %s on %s: %w", id, f.dst.Alias, err))
 				mu.Unlock()

@@ -23,6 +23,22 @@ func transactionTimeout(c *FlowConfig) time.Duration {
 	return d
 }
 
+// txnTimeoutAdvice adds to err, an InitProducerId error of producer cl,
+// what to change when the target refused the transaction timeout cl asked
+// for (INVALID_TRANSACTION_TIMEOUT: above the brokers'
+// transaction.max.timeout.ms): the value asked and the settings that fix
+// it. Any other error is returned as is.
+func txnTimeoutAdvice(err error, cl *kgo.Client, target string) error {
+	if !errors.Is(err, kerr.InvalidTransactionTimeout) {
+		return err
+	}
+	asked, _ := cl.OptValue(kgo.TransactionTimeout).(time.Duration)
+	return fmt.Errorf("%w: exactly once asks %s for transactions of up to transaction.timeout.ms=%d: set %s.producer.transaction.timeout.ms "+
+		"(ClusterConfig.Producer: kgo.TransactionTimeout) to at most the brokers' transaction.max.timeout.ms, "+
+		"and above transaction.boundary.interval.ms with transaction.boundary=interval, or raise transaction.max.timeout.ms on %s's brokers",
+		err, target, asked.Milliseconds(), target, target)
+}
+
 // isFenced reports errors by which the transaction coordinator says another
 // producer with the unit's transactional id took over.
 func isFenced(err error) bool {

@@ -135,7 +135,7 @@ func (f *flow) resizeSlots(ctx context.Context) (SlotsResize, error) {
 	}
 	for k := 0; k < r.From && !f.cfg.Disabled; k++ { // a disabled flow (heartbeats only) never produced in transactions
 		id := transactionalID(f.groupID, int32(k))
-		if err := fenceTransactionalID(ctx, f.fenceOpts(id)); err != nil {
+		if err := fenceTransactionalID(ctx, f.dst.Alias, f.fenceOpts(id)); err != nil {
 			if !f.cfg.ExactlyOnce && errors.Is(err, kerr.TransactionalIDAuthorizationFailed) {
 				// An at-least-once flow's principal without the
 				// TransactionalId ACL never ran an exactly-once producer
@@ -181,15 +181,16 @@ func (f *flow) resizeSlots(ctx context.Context) (SlotsResize, error) {
 
 // fenceTransactionalID initializes a producer with a transactional id:
 // the coordinator bumps the id's epoch, aborting its open transaction and
-// fencing every producer that used it before.
-func fenceTransactionalID(ctx context.Context, opts []kgo.Opt) error {
+// fencing every producer that used it before. target names the cluster in
+// the advice on a refused transaction timeout (txnTimeoutAdvice).
+func fenceTransactionalID(ctx context.Context, target string, opts []kgo.Opt) error {
 	cl, err := kclient.New(opts...)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	_, _, err = cl.ProducerID(ctx)
-	return err
+	return txnTimeoutAdvice(err, cl, target)
 }
 
 // memberNames names the flow group's members for an operator: the worker
