@@ -74,3 +74,62 @@ func TestBrkKEndTxnFault(t *testing.T) {
 var _ = kgo.Record{}
 var _ = context.Background
 
+// TestBrkKTxnTimeoutBelowIntervalCommits: transaction.boundary=interval
+// every 3 s, and the target's producer options set transaction.timeout.ms
+// to 1 s. The coordinator aborted every transaction before its interval
+// ended: the unit restarted, replayed and was aborted again for ever,
+// committing nothing (0 of 300 records; only a warning at start said
+// why). A transaction now commits before its timeout: every record is on
+// the target exactly once, in order.
+func TestBrkKTxnTimeoutBelowIntervalCommits(t *testing.T) {
+	t.Parallel()
+	p := testcluster.NewFakePair(t, "src", "dst")
+	topic := p.Topic("tbi")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.ExactlyOnce, fc.Tasks = true, 1
+	fc.TransactionBoundary, fc.TransactionInterval = TransactionBoundaryInterval, 3*time.Second
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	m, stop := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
+		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts(), Producer: []kgo.Opt{kgo.TransactionTimeout(time.Second)}}),
+		WithFlow(fc))
+	sp := produceSteadily(t, &p.Source, topic, 1, 300, 50)
+	<-sp.done
+	remote := p.Source.Alias + "." + topic
+	testcluster.Eventually(t, 60*time.Second, "all 300 records committed", func() (bool, string) {
+		st := m.Status().Flows[0]
+		c := committedRecords(p, remote)
+		return c == 300, fmt.Sprintf("%d read_committed; %s %q", c, st.State, st.Error)
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	src := testcluster.ReadAll(t, &p.Source, topic)
+	dst, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dups := exactCopy(t, 0, src[0], dst[0]); dups != 0 {
+		t.Errorf("%d duplicates read_committed", dups)
+	}
+}
+
+// TestBrkKTxnSpan: an interval-bounded transaction commits at its
+// interval when the transaction timeout leaves admin.timeout.ms after it,
+// else timeout - admin.timeout.ms after it began (half the timeout when
+// that leaves nothing).
+func TestBrkKTxnSpan(t *testing.T) {
+	for _, c := range []struct{ interval, admin, timeout, want time.Duration }{
+		{3 * time.Second, 10 * time.Second, time.Second, 500 * time.Millisecond},
+		{30 * time.Second, 10 * time.Second, 20 * time.Second, 10 * time.Second},
+		{30 * time.Second, 10 * time.Second, 40 * time.Second, 30 * time.Second},
+		{100 * time.Millisecond, 60 * time.Second, 60 * time.Second, 100 * time.Millisecond},
+		{2 * time.Minute, 60 * time.Second, 60 * time.Second, 30 * time.Second},
+	} {
+		fc := FlowConfig{TransactionInterval: c.interval, AdminTimeout: c.admin}
+		if got := txnSpan(&fc, c.timeout); got != c.want {
+			t.Errorf("interval %v, admin.timeout.ms %v, transaction timeout %v: span %v, want %v", c.interval, c.admin, c.timeout, got, c.want)
+		}
+	}
+}

@@ -523,7 +523,11 @@ type FlowConfig struct {
 	TransactionBoundary TransactionBoundary
 	// TransactionInterval is transaction.boundary.interval.ms, used with
 	// [TransactionBoundaryInterval]; 0 means OffsetFlushInterval (as in
-	// Connect).
+	// Connect). A transaction timeout of the target's producer
+	// (transaction.timeout.ms) that leaves less than AdminTimeout after
+	// the interval makes transactions commit earlier (timeout minus
+	// AdminTimeout, or half the timeout when that is not positive), since
+	// the coordinator aborts a transaction open longer than its timeout.
 	TransactionInterval time.Duration
 	// TransactionMaxRecords caps the records of one transaction; 0 means
 	// [DefaultTransactionMaxRecords].

@@ -94,7 +94,24 @@ func (u *unit) txnDue() bool {
 	case c.TransactionBoundary == TransactionBoundaryPoll:
 		return true
 	}
-	return time.Since(u.txnStart) >= c.TransactionInterval
+	return time.Since(u.txnStart) >= u.txnSpan
+}
+
+// txnSpan is how long an interval-bounded transaction stays open at most:
+// the interval, unless the transaction timeout of the producer
+// (transaction.timeout.ms, timeout) leaves less than admin.timeout.ms (the
+// commit's own bound) after it. The coordinator aborts a transaction open
+// longer than its timeout, so an interval at or above it never committed:
+// every transaction was aborted, and the unit replayed the same records
+// for ever (TestBrkKTxnTimeoutBelowIntervalCommits). Such a transaction
+// commits timeout - admin.timeout.ms after it began (half the timeout when
+// that leaves nothing).
+func txnSpan(c *FlowConfig, timeout time.Duration) time.Duration {
+	limit := timeout - c.AdminTimeout
+	if limit <= 0 {
+		limit = timeout / 2
+	}
+	return min(c.TransactionInterval, limit)
 }
 
 // commitTxn commits the open transaction: the records produced in it, and

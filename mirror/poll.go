@@ -34,7 +34,7 @@ func (u *unit) pollLoop(ctx, hard context.Context) error {
 		pollCtx, cancelPoll := context.WithCancel(ctx)
 		var deadline time.Time
 		if eos && u.inTxn && u.txnRecords > 0 && u.env.cfg.TransactionBoundary == TransactionBoundaryInterval {
-			deadline = u.txnStart.Add(u.env.cfg.TransactionInterval)
+			deadline = u.txnStart.Add(u.txnSpan)
 		}
 		if due := u.kicks.waiting(cancelPoll); !due.IsZero() && (deadline.IsZero() || due.Before(deadline)) {
 			deadline = due

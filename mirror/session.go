@@ -160,9 +160,13 @@ func (u *unit) open() error {
 	u.closeCons = sync.OnceFunc(func() { kclient.CloseConsumer(cons, u.consumed()) })
 	u.closeProd = sync.OnceFunc(u.prod.Close)
 	if e.cfg.ExactlyOnce && e.cfg.TransactionBoundary == TransactionBoundaryInterval {
-		if tt, _ := u.prod.OptValue(kgo.TransactionTimeout).(time.Duration); tt <= e.cfg.TransactionInterval {
-			u.log.Warn("transaction.timeout.ms is not longer than transaction.boundary.interval.ms: the coordinator aborts transactions before they commit",
-				"transaction_timeout", tt, "interval", e.cfg.TransactionInterval)
+		tt, _ := u.prod.OptValue(kgo.TransactionTimeout).(time.Duration)
+		if u.txnSpan = txnSpan(&e.cfg, tt); u.txnSpan < e.cfg.TransactionInterval && !u.spanWarned {
+			u.spanWarned = true
+			u.log.Warn("transaction.timeout.ms leaves less than admin.timeout.ms after transaction.boundary.interval.ms: "+
+				"transactions commit earlier than the interval, or the coordinator would abort them; "+
+				"set transaction.timeout.ms above the interval plus admin.timeout.ms to commit at the interval",
+				"transaction_timeout", tt, "interval", e.cfg.TransactionInterval, "admin_timeout", e.cfg.AdminTimeout, "commit_every", u.txnSpan)
 		}
 	}
 	found := int32(0)

@@ -220,6 +220,10 @@ type unit struct {
 	txnStart    time.Time
 	txnRecords  int
 	lastPromote time.Time
+	// txnSpan: with transaction.boundary=interval, how long a transaction
+	// stays open at most (txnSpan, set when the session's producer opens).
+	txnSpan    time.Duration
+	spanWarned bool // the shorter txnSpan was logged (once per unit, not per session)
 
 	// Record limits of the session's producer (limits.go): lim, the batch
 	// limit per remote topic (minus Kafka's default when it could not be
