@@ -133,3 +133,52 @@ func TestBrkKTxnSpan(t *testing.T) {
 		}
 	}
 }
+
+// TestBrkKTxnIDRefusedSaysWhatToGrant: the target refuses the slot's
+// transactional id (no TransactionalId ACL), first at the leader's fencing
+// before the group's first assignment, then, once that passed, at a
+// unit's own fencing when its session restarts. The flow said only
+// "TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Transactional ID authorization
+// failed."; it now names the ACL to grant. Once the ACL is there every
+// record is copied exactly once.
+func TestBrkKTxnIDRefusedSaysWhatToGrant(t *testing.T) {
+	t.Parallel()
+	p := testcluster.NewFakePair(t, "src", "dst")
+	id := transactionalID(defaultGroupID(p.Source.Alias, p.Target.Alias), 0)
+	advice := "TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Transactional ID authorization failed.: grant kmirror WRITE and DESCRIBE on transactional id " +
+		id + " on dst (a PREFIXED TransactionalId ACL on " + id[:len(id)-1] + " covers every slot, ACLS.md)"
+	refuse := func() *kfake.FaultHandle {
+		return p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.InitProducerID}, TxnID: id, Err: kerr.TransactionalIDAuthorizationFailed, Count: -1})
+	}
+	h := refuse()
+	topic := ledger(t, p, 100)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.ExactlyOnce, fc.Tasks = true, 1
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
+	says := func(what string) {
+		t.Helper()
+		testcluster.Eventually(t, 30*time.Second, what, func() (bool, string) {
+			st := m.Status().Flows[0]
+			return st.State == StateRetrying && strings.Contains(st.Error, advice), fmt.Sprintf("%s %q", st.State, st.Error)
+		})
+	}
+	says("the leader's fencing says what to grant")
+	h.Remove()
+	waitReplicatedCommitted(t, m, 200)
+
+	// The unit's session restarts (a produce its transaction cannot
+	// survive) and fences again: refused.
+	h = refuse()
+	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: p.Source.Alias + "." + topic, Err: kerr.InvalidProducerEpoch})
+	produceN(t, &p.Source, topic, 0, 100)
+	produceN(t, &p.Source, topic, 1, 100)
+	says("the unit's fencing says what to grant")
+	h.Remove()
+	waitReplicatedCommitted(t, m, 400)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	checkLedgerCopied(t, p, topic)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,20 +24,30 @@ func transactionTimeout(c *FlowConfig) time.Duration {
 	return d
 }
 
-// txnTimeoutAdvice adds to err, an InitProducerId error of producer cl,
-// what to change when the target refused the transaction timeout cl asked
-// for (INVALID_TRANSACTION_TIMEOUT: above the brokers'
-// transaction.max.timeout.ms): the value asked and the settings that fix
-// it. Any other error is returned as is.
-func txnTimeoutAdvice(err error, cl *kgo.Client, target string) error {
-	if !errors.Is(err, kerr.InvalidTransactionTimeout) {
-		return err
+// initAdvice adds to err, an InitProducerId error of transactional
+// producer cl on cluster target, what to change when the target refused
+// it for its configuration: the transaction timeout cl asked for
+// (INVALID_TRANSACTION_TIMEOUT: above the brokers'
+// transaction.max.timeout.ms), or the transactional id's ACL
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED). Any other error is returned as
+// is.
+func initAdvice(err error, cl *kgo.Client, target string) error {
+	switch {
+	case errors.Is(err, kerr.InvalidTransactionTimeout):
+		asked, _ := cl.OptValue(kgo.TransactionTimeout).(time.Duration)
+		return fmt.Errorf("%w: exactly once asks %s for transactions of up to transaction.timeout.ms=%d: set %s.producer.transaction.timeout.ms "+
+			"(ClusterConfig.Producer: kgo.TransactionTimeout) to at most the brokers' transaction.max.timeout.ms, "+
+			"and above transaction.boundary.interval.ms with transaction.boundary=interval, or raise transaction.max.timeout.ms on %s's brokers",
+			err, target, asked.Milliseconds(), target, target)
+	case errors.Is(err, kerr.TransactionalIDAuthorizationFailed):
+		id, _ := cl.OptValue(kgo.TransactionalID).(string)
+		// "<group id>-<slot>": every slot's id has the prefix "<group id>-".
+		prefix := strings.TrimRight(id, "0123456789")
+		return fmt.Errorf("%w: grant kmirror WRITE and DESCRIBE on transactional id %s on %s "+
+			"(a PREFIXED TransactionalId ACL on %s covers every slot, ACLS.md); retried automatically",
+			err, id, target, prefix)
 	}
-	asked, _ := cl.OptValue(kgo.TransactionTimeout).(time.Duration)
-	return fmt.Errorf("%w: exactly once asks %s for transactions of up to transaction.timeout.ms=%d: set %s.producer.transaction.timeout.ms "+
-		"(ClusterConfig.Producer: kgo.TransactionTimeout) to at most the brokers' transaction.max.timeout.ms, "+
-		"and above transaction.boundary.interval.ms with transaction.boundary=interval, or raise transaction.max.timeout.ms on %s's brokers",
-		err, target, asked.Milliseconds(), target, target)
+	return err
 }
 
 // isFenced reports errors by which the transaction coordinator says another

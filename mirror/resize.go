@@ -182,7 +182,7 @@ func (f *flow) resizeSlots(ctx context.Context) (SlotsResize, error) {
 // fenceTransactionalID initializes a producer with a transactional id:
 // the coordinator bumps the id's epoch, aborting its open transaction and
 // fencing every producer that used it before. target names the cluster in
-// the advice on a refused transaction timeout (txnTimeoutAdvice).
+// the advice on a refused configuration (initAdvice).
 func fenceTransactionalID(ctx context.Context, target string, opts []kgo.Opt) error {
 	cl, err := kclient.New(opts...)
 	if err != nil {
@@ -190,7 +190,7 @@ func fenceTransactionalID(ctx context.Context, target string, opts []kgo.Opt) er
 	}
 	defer cl.Close()
 	_, _, err = cl.ProducerID(ctx)
-	return txnTimeoutAdvice(err, cl, target)
+	return initAdvice(err, cl, target)
 }
 
 // memberNames names the flow group's members for an operator: the worker

@@ -400,7 +400,7 @@ func (u *unit) session(ctx, hard context.Context) error {
 		// The session ends instead; the next one opens a new producer.
 		err := u.retry(ctx, "fencing the previous producer of "+e.txnID(u.slot), func() error {
 			_, _, err := u.prod.ProducerID(ctx)
-			return txnTimeoutAdvice(err, u.prod, e.dst.Alias)
+			return initAdvice(err, u.prod, e.dst.Alias)
 		}, func(err error) bool { return isFenced(err) || initErrKept(err) })
 		if err != nil {
 			if ctx.Err() != nil {
