@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -181,4 +182,48 @@ func TestBrkKTxnIDRefusedSaysWhatToGrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkLedgerCopied(t, p, topic)
+}
+
+// TestBrkKExactlyOnceNonIdempotentProducerRefused: exactly once with the
+// target's producer options disabling idempotent writes
+// (enable.idempotence=false, or acks=1, which the properties turn into the
+// same option). New accepted it, and the flow retried for ever with
+// franz-go's "cannot both disable idempotent writes and use transactional
+// IDs", naming no setting. New now refuses it, naming the settings to
+// change, from the properties file as from the Go API.
+func TestBrkKExactlyOnceNonIdempotentProducerRefused(t *testing.T) {
+	t.Parallel()
+	p := testcluster.NewFakePair(t, "src", "dst")
+	fc := fastFlow(p)
+	fc.ExactlyOnce = true
+	want := "exactly once (flow src->dst) writes with transactional producers, which must be idempotent with acks=all, and the producer options of dst refuse one"
+	fix := "remove dst.producer.enable.idempotence=false and set dst.producer.acks=all"
+	_, err := New(WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
+		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts(), Producer: []kgo.Opt{kgo.DisableIdempotentWrite()}}),
+		WithFlow(fc))
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "dst.producer.enable.idempotence" || !strings.Contains(ce.Reason, want) || !strings.Contains(ce.Reason, fix) {
+		t.Fatalf("New: %v, want a ConfigError for dst.producer.enable.idempotence saying %q and %q", err, want, fix)
+	}
+	fc.ExactlyOnce = false
+	m, err := New(WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
+		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts(), Producer: []kgo.Opt{kgo.DisableIdempotentWrite()}}),
+		WithFlow(fc))
+	if err != nil {
+		t.Fatalf("at least once, a non-idempotent producer is allowed: %v", err)
+	}
+	m.Close()
+
+	for _, line := range []string{"dst.producer.enable.idempotence = false", "dst.producer.acks = 1"} {
+		props := "clusters = src, dst\nsrc.bootstrap.servers = " + p.Source.Brokers[0] + "\ndst.bootstrap.servers = " + p.Target.Brokers[0] +
+			"\nsrc->dst.enabled = true\ndst.exactly.once.source.support = enabled\n" + line + "\n"
+		pr, err := ParseProperties(strings.NewReader(props))
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		_, err = New(pr.Opts()...)
+		if !errors.As(err, &ce) || ce.Key != "dst.producer.enable.idempotence" || !strings.Contains(ce.Reason, want) {
+			t.Errorf("%s: New: %v, want a ConfigError for dst.producer.enable.idempotence", line, err)
+		}
+	}
 }

@@ -215,6 +215,21 @@ func New(opts ...Opt) (*Mirror, error) {
 			bad(&ConfigError{Key: name + ".shallow.copy.enabled", Value: "true",
 				Reason: "shallow copy writes batches without a transactional producer: it cannot be combined with exactly-once replication (turn one of them off: " + fc.Target + ".exactly.once.source.support=disabled, FlowConfig.ExactlyOnce=false, or shallow.copy.enabled=false)"})
 		}
+		if fc.ExactlyOnce && known && len(dst.Client) > 0 && kgoValidate(dst) == nil {
+			// The units' transactional producers: kgo refuses a
+			// transactional id with idempotent writes disabled (the
+			// target's enable.idempotence=false, or acks other than all).
+			// Found at start, not by a flow retrying for ever at its first
+			// fencing (TestBrkKExactlyOnceNonIdempotentProducerRefused).
+			opts := append(append(append([]kgo.Opt{}, dst.Client...), dst.Producer...), kgo.TransactionalID(transactionalID(gid, 0)))
+			if err := kclient.Validate(opts...); err != nil {
+				bad(&ConfigError{Key: fc.Target + ".producer.enable.idempotence",
+					Reason: fmt.Sprintf("exactly once (flow %s) writes with transactional producers, which must be idempotent with acks=all, and the producer options of %s refuse one (%v): "+
+						"remove %s.producer.enable.idempotence=false and set %s.producer.acks=all (ClusterConfig.Producer: drop kgo.DisableIdempotentWrite, and kgo.RequiredAcks other than kgo.AllISRAcks), "+
+						"or turn exactly once off (%s.exactly.once.source.support=disabled, FlowConfig.ExactlyOnce=false)",
+						name, fc.Target, err, fc.Target, fc.Target, fc.Target)})
+			}
+		}
 		if fc.ShallowCopy && !fc.DisableProvenanceHeader {
 			bad(&ConfigError{Key: name + ".shallow.copy.enabled", Value: "true",
 				Reason: "shallow copy keeps every record as it is, but the provenance header is on and must be added to each record: set provenance.header.enabled=false (FlowConfig.DisableProvenanceHeader) to copy batches as they are, or shallow.copy.enabled=false"})
