@@ -227,3 +227,63 @@ func TestBrkKExactlyOnceNonIdempotentProducerRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestBrkKResizeNonIdempotentProducer: an at-least-once flow whose target
+// producer is not idempotent (acks=1, a common MM2 setting) is resized
+// offline from 2 to 3 slots. The resize fences the old slots'
+// transactional ids (an exactly-once run may have left transactions
+// open), with a client built from the producer options: franz-go refused
+// it ("cannot both disable idempotent writes and use transactional IDs")
+// and the resize failed. It now fences both ids with the connection
+// options and the units' transaction timeout, and the coordination topic
+// gets 3 partitions; a member then copies the records added after it.
+func TestBrkKResizeNonIdempotentProducer(t *testing.T) {
+	t.Parallel()
+	p := testcluster.NewFakePair(t, "src", "dst")
+	topic := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, topic, 4, nil)
+	for part := range int32(4) {
+		produceN(t, &p.Source, topic, part, 5)
+	}
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.Tasks = 2
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	opts := []Opt{WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
+		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts(), Producer: []kgo.Opt{kgo.DisableIdempotentWrite(), kgo.RequiredAcks(kgo.LeaderAck())}})}
+	m, stop := runMirror(t, append(opts, WithFlow(fc))...)
+	waitReplicatedCommitted(t, m, 20)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	fc.Tasks = 3
+	resizer, err := newMirror(t, append(opts, WithFlow(fc))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := resizer.ResizeSlots(context.Background())
+	group := defaultGroupID(fc.Source, fc.Target)
+	if err != nil || len(got) != 1 || got[0].From != 2 || got[0].To != 3 || fmt.Sprint(got[0].Fenced) != fmt.Sprint([]string{group + "-0", group + "-1"}) {
+		t.Fatalf("ResizeSlots: %+v, %v; want 2 -> 3 slots, %s-0 and %s-1 fenced", got, err, group, group)
+	}
+	resizer.Close()
+	for part := range int32(4) {
+		produceN(t, &p.Source, topic, part, 5)
+	}
+	m2, stop2 := runMirror(t, append(opts, WithFlow(fc))...)
+	testcluster.Eventually(t, 30*time.Second, "three slots", func() (bool, string) {
+		ms := m2.Status().Flows[0].Member
+		return len(ms.Slots) == 3, fmt.Sprint(ms)
+	})
+	waitReplicatedCommitted(t, m2, 20)
+	if err := stop2(); err != nil {
+		t.Fatal(err)
+	}
+	src := testcluster.ReadAll(t, &p.Source, topic)
+	dst := testcluster.ReadAll(t, &p.Target, p.Source.Alias+"."+topic)
+	for part := range int32(4) {
+		if dups := exactCopy(t, part, src[part], dst[part]); dups != 0 {
+			t.Errorf("partition %d: %d duplicates across the resize", part, dups)
+		}
+	}
+}

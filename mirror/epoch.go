@@ -14,6 +14,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kmirror/kmirror/internal/kclient"
 )
 
 // tasks.max changed by a rolling restart (issue 20 part 5).
@@ -381,9 +383,26 @@ func (f *flow) epoch() epochMeta {
 // wins here too (a broker whose transaction.max.timeout.ms is below kgo's
 // default refused every fencing: the group never assigned a slot, and an
 // offline resize failed).
+//
+// Producer options that disable idempotent writes (at least once with
+// enable.idempotence=false or acks=1; New refuses them exactly once) cannot
+// go with a transactional id: franz-go refused the fencing client, and
+// an offline resize of such a flow failed ("cannot both disable idempotent
+// writes and use transactional IDs", TestBrkKResizeNonIdempotentProducer).
+// The fencing only calls InitProducerId: it then takes the connection
+// options and the transaction timeout the producer options give.
 func (f *flow) fenceOpts(id string) []kgo.Opt {
 	role := append([]kgo.Opt{kgo.TransactionTimeout(transactionTimeout(&f.cfg))}, f.dst.Producer...)
-	return f.clientOpts(f.dst, role, kgo.TransactionalID(id))
+	opts := f.clientOpts(f.dst, role, kgo.TransactionalID(id))
+	if kclient.Validate(opts...) == nil {
+		return opts
+	}
+	timeout := transactionTimeout(&f.cfg)
+	if cl, err := kclient.New(f.clientOpts(f.dst, role)...); err == nil {
+		timeout, _ = kclient.OptValue(cl, kgo.TransactionTimeout).(time.Duration)
+		cl.Close()
+	}
+	return f.clientOpts(f.dst, nil, kgo.TransactionTimeout(timeout), kgo.TransactionalID(id))
 }
 
 // fenceSlots fences the transactional ids of slots 0..n-1 (the leader, at
