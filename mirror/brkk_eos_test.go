@@ -287,3 +287,39 @@ func TestBrkKResizeNonIdempotentProducer(t *testing.T) {
 		}
 	}
 }
+
+// TestBrkKUserTransactionalIDRefused: a kgo.TransactionalID in a cluster's
+// Client or Producer options (a service's producer options passed as they
+// are). New accepted it; every producer kmirror created for the cluster
+// took it, the status client refused itself ("cannot both disable
+// idempotent writes and use transactional IDs") and nothing was
+// replicated, at least once as exactly once. New now refuses it, saying
+// that kmirror sets the transactional ids itself.
+func TestBrkKUserTransactionalIDRefused(t *testing.T) {
+	t.Parallel()
+	p := testcluster.NewFakePair(t, "src", "dst")
+	want := "cluster dst has a kgo.TransactionalID: kmirror sets the transactional ids of its exactly-once producers itself"
+	for _, eos := range []bool{false, true} {
+		for _, field := range []string{"Client", "Producer"} {
+			fc := fastFlow(p)
+			fc.ExactlyOnce = eos
+			dst := ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts()}
+			if field == "Client" {
+				dst.Client = append(dst.Client, kgo.TransactionalID("svc"))
+			} else {
+				dst.Producer = []kgo.Opt{kgo.TransactionalID("svc")}
+			}
+			_, err := New(WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}), WithCluster(dst), WithFlow(fc))
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Key != "ClusterConfig."+field || ce.Value != "dst" || !strings.Contains(ce.Reason, want) {
+				t.Errorf("exactly once %t, in %s: New: %v, want a ConfigError for ClusterConfig.%s saying %q", eos, field, err, field, want)
+			}
+		}
+	}
+	// Without it, the same options are accepted.
+	m, err := New(append(clusterOpts(p), WithFlow(fastFlow(p)))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+}

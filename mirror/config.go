@@ -188,7 +188,12 @@ type ClusterConfig struct {
 	// that it keeps transaction markers; set those through FlowConfig.
 	Consumer []kgo.Opt
 	// Producer options apply to producers writing to this cluster
-	// (`<alias>.producer.*`), after Client.
+	// (`<alias>.producer.*`), after Client. [New] refuses a
+	// kgo.TransactionalID here or in Client (kmirror sets the
+	// transactional ids of its exactly-once producers itself, see
+	// FlowConfig.ExactlyOnce), and, for a flow with ExactlyOnce into this
+	// cluster, options that disable idempotent writes
+	// (kgo.DisableIdempotentWrite, acks other than all).
 	Producer []kgo.Opt
 	// Admin options apply to admin clients of this cluster
 	// (`<alias>.admin.*`), after Client.

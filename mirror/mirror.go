@@ -467,6 +467,24 @@ func kgoValidate(c ClusterConfig) *ConfigError {
 			return &ConfigError{Key: c.Alias, Reason: fmt.Sprintf("invalid client options: %v", err)}
 		}
 	}
+	// A kgo.TransactionalID: franz-go refuses one only with idempotent
+	// writes disabled, so options that pass with DisableIdempotentWrite
+	// added hold none. Every producer kmirror creates for the cluster
+	// (status, offset syncs, checkpoints, heartbeats, the units) took it:
+	// the first refused itself ("status topic client on dst: cannot both
+	// disable idempotent writes and use transactional IDs") and nothing
+	// was replicated (TestBrkKUserTransactionalIDRefused).
+	for _, l := range []struct {
+		field string
+		opts  []kgo.Opt
+	}{{"Client", c.Client}, {"Producer", c.Producer}} {
+		if kclient.Validate(append(append([]kgo.Opt{}, l.opts...), kgo.DisableIdempotentWrite())...) != nil {
+			return &ConfigError{Key: "ClusterConfig." + l.field, Value: c.Alias, Reason: fmt.Sprintf(
+				"cluster %s has a kgo.TransactionalID: kmirror sets the transactional ids of its exactly-once producers itself "+
+					"(\"<group id>-<slot>\", one per slot) and its other producers must not be transactional; "+
+					"remove it, and set FlowConfig.ExactlyOnce (%s.exactly.once.source.support=enabled) for exactly-once replication", c.Alias, c.Alias)}
+		}
+	}
 	return nil
 }
 
