@@ -146,7 +146,7 @@ func TestBrkKTxnIDRefusedSaysWhatToGrant(t *testing.T) {
 	t.Parallel()
 	p := testcluster.NewFakePair(t, "src", "dst")
 	id := transactionalID(defaultGroupID(p.Source.Alias, p.Target.Alias), 0)
-	advice := "TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Transactional ID authorization failed.: grant kmirror WRITE and DESCRIBE on transactional id " +
+	advice := "TRANSACTIONAL_ID_AUTHORIZATION_FAILED: Transactional ID authorization failed.; grant kmirror WRITE and DESCRIBE on transactional id " +
 		id + " on dst (a PREFIXED TransactionalId ACL on " + id[:len(id)-1] + " covers every slot, ACLS.md)"
 	refuse := func() *kfake.FaultHandle {
 		return p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.InitProducerID}, TxnID: id, Err: kerr.TransactionalIDAuthorizationFailed, Count: -1})

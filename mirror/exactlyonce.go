@@ -35,15 +35,15 @@ func initAdvice(err error, cl *kgo.Client, target string) error {
 	switch {
 	case errors.Is(err, kerr.InvalidTransactionTimeout):
 		asked, _ := cl.OptValue(kgo.TransactionTimeout).(time.Duration)
-		return fmt.Errorf("%w: exactly once asks %s for transactions of up to transaction.timeout.ms=%d: set %s.producer.transaction.timeout.ms "+
-			"(ClusterConfig.Producer: kgo.TransactionTimeout) to at most the brokers' transaction.max.timeout.ms, "+
-			"and above transaction.boundary.interval.ms with transaction.boundary=interval, or raise transaction.max.timeout.ms on %s's brokers",
+		return fmt.Errorf("%w; exactly once asks %s for transactions of up to transaction.timeout.ms=%d: set %s.producer.transaction.timeout.ms "+
+			"(ClusterConfig.Producer: kgo.TransactionTimeout) to at most the brokers' transaction.max.timeout.ms "+
+			"(with transaction.boundary=interval, transactions then commit before it if the interval is longer), or raise transaction.max.timeout.ms on %s's brokers",
 			err, target, asked.Milliseconds(), target, target)
 	case errors.Is(err, kerr.TransactionalIDAuthorizationFailed):
 		id, _ := cl.OptValue(kgo.TransactionalID).(string)
 		// "<group id>-<slot>": every slot's id has the prefix "<group id>-".
 		prefix := strings.TrimRight(id, "0123456789")
-		return fmt.Errorf("%w: grant kmirror WRITE and DESCRIBE on transactional id %s on %s "+
+		return fmt.Errorf("%w; grant kmirror WRITE and DESCRIBE on transactional id %s on %s "+
 			"(a PREFIXED TransactionalId ACL on %s covers every slot, ACLS.md); retried automatically",
 			err, id, target, prefix)
 	}
