@@ -478,7 +478,7 @@ func kgoValidate(c ClusterConfig) *ConfigError {
 		field string
 		opts  []kgo.Opt
 	}{{"Client", c.Client}, {"Producer", c.Producer}} {
-		if kclient.Validate(append(append([]kgo.Opt{}, l.opts...), kgo.DisableIdempotentWrite())...) != nil {
+		if err := kclient.Validate(append(append([]kgo.Opt{}, l.opts...), kgo.DisableIdempotentWrite())...); err != nil && strings.Contains(err.Error(), "transactional") {
 			return &ConfigError{Key: "ClusterConfig." + l.field, Value: c.Alias, Reason: fmt.Sprintf(
 				"cluster %s has a kgo.TransactionalID: kmirror sets the transactional ids of its exactly-once producers itself "+
 					"(\"<group id>-<slot>\", one per slot) and its other producers must not be transactional; "+
