@@ -85,13 +85,7 @@ var _ = context.Background
 func TestBrkKTxnTimeoutBelowIntervalCommits(t *testing.T) {
 	t.Parallel()
 	p := testcluster.NewFakePair(t, "src", "dst")
-	topic := p.Topic("tbi")
-	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
-	fc := fastFlow(p)
-	fc.Topics = []string{topic}
-	fc.ExactlyOnce, fc.Tasks = true, 1
-	fc.TransactionBoundary, fc.TransactionInterval = TransactionBoundaryInterval, 3*time.Second
-	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	topic, fc := intervalEOSFlow(t, p, "tbi", 3*time.Second)
 	m, stop := runMirror(t, WithCluster(ClusterConfig{Alias: p.Source.Alias, Client: p.Source.Opts()}),
 		WithCluster(ClusterConfig{Alias: p.Target.Alias, Client: p.Target.Opts(), Producer: []kgo.Opt{kgo.TransactionTimeout(time.Second)}}),
 		WithFlow(fc))
@@ -106,14 +100,7 @@ func TestBrkKTxnTimeoutBelowIntervalCommits(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	src := testcluster.ReadAll(t, &p.Source, topic)
-	dst, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if dups := exactCopy(t, 0, src[0], dst[0]); dups != 0 {
-		t.Errorf("%d duplicates read_committed", dups)
-	}
+	copiedOnceInOrder(t, p, topic, remote, 1)
 }
 
 // TestBrkKTxnSpan: an interval-bounded transaction commits at its

@@ -106,11 +106,8 @@ func TestBrkLIdentityOneFlowWithoutHeaderCounts(t *testing.T) {
 // identityOneFlowWithoutHeader is TestBrkLIdentityOneFlowWithoutHeaderCounts
 // with a->b a shallow copy or not.
 func identityOneFlowWithoutHeader(t *testing.T, shallow bool) {
-	p := testcluster.NewFakePair(t, "a", "b")
-	orders := "orders"
-	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
-	testcluster.CreateTopic(t, &p.Target, orders, 1, nil)
-	ab, ba := identityPair(t, p, orders)
+	p, orders := testcluster.NewFakePair(t, "a", "b"), "orders"
+	ab, ba := ordersBothWays(t, p, orders)
 	ab.DisableProvenanceHeader, ab.ShallowCopy = true, shallow
 	var lb logBuf
 	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(ab), WithFlow(ba), WithLogger(lb.logger()))...)
@@ -178,11 +175,8 @@ func TestBrkLResumePointPastSkippedCopiesExactlyOnce(t *testing.T) {
 // resumePointPastSkippedCopies runs TestBrkLResumePointPastSkippedCopies,
 // both flows exactly once or not.
 func resumePointPastSkippedCopies(t *testing.T, eos bool) {
-	p := testcluster.NewFakePair(t, "a", "b")
-	orders := "orders"
-	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
-	testcluster.CreateTopic(t, &p.Target, orders, 1, nil)
-	ab, ba := identityPair(t, p, orders)
+	p, orders := testcluster.NewFakePair(t, "a", "b"), "orders"
+	ab, ba := ordersBothWays(t, p, orders)
 	ab.StartOffset = StartLatest
 	ab.ExactlyOnce, ba.ExactlyOnce = eos, eos
 	opts := append(clusterOpts(p), WithFlow(ab), WithFlow(ba))
@@ -265,20 +259,7 @@ func maxKey(m map[int64]bool) int64 {
 // chains further.
 func TestBrkLIdentityRingWithHeartbeats(t *testing.T) {
 	t.Parallel()
-	cs := []testcluster.Cluster{testcluster.NewFake(t, "x"), testcluster.NewFake(t, "y"), testcluster.NewFake(t, "z")}
-	var opts []Opt
-	for i := range cs {
-		testcluster.CreateTopic(t, &cs[i], "events", 1, nil)
-		opts = append(opts, WithCluster(ClusterConfig{Alias: cs[i].Alias, Client: cs[i].Opts()}))
-	}
-	pair := &testcluster.Pair{Source: cs[0], Target: cs[1]}
-	for i := range cs {
-		fc := fastFlow(pair)
-		fc.Source, fc.Target = cs[i].Alias, cs[(i+1)%3].Alias
-		fc.Policy = identity(t, fc.Source)
-		fc.Topics = []string{"events"}
-		opts = append(opts, WithFlow(fc))
-	}
+	cs, opts := identityRing(t)
 	wants := []string{"heartbeats z.heartbeats z.y.heartbeats", "heartbeats x.heartbeats x.z.heartbeats", "heartbeats y.heartbeats y.x.heartbeats"}
 	got := func() []string {
 		var out []string
@@ -411,4 +392,13 @@ func TestBrkLOddProvenanceOnSourceRecords(t *testing.T) {
 			t.Errorf("%s on b: headers %q, want %q", r.name, got.Headers, want)
 		}
 	}
+}
+
+// ordersBothWays creates topic orders (1 partition) on both clusters of p
+// and returns the identity pair replicating it both ways (identityPair).
+func ordersBothWays(t *testing.T, p *testcluster.Pair, orders string) (ab, ba FlowConfig) {
+	t.Helper()
+	testcluster.CreateTopic(t, &p.Source, orders, 1, nil)
+	testcluster.CreateTopic(t, &p.Target, orders, 1, nil)
+	return identityPair(t, p, orders)
 }

@@ -31,13 +31,7 @@ import (
 func TestExactlyOnceIntervalBoundaryCommitsWhenSourceQuiet(t *testing.T) {
 	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
-	topic := p.Topic("quiet")
-	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
-	fc := fastFlow(p)
-	fc.Topics = []string{topic}
-	fc.ExactlyOnce, fc.Tasks = true, 1
-	fc.TransactionBoundary, fc.TransactionInterval = TransactionBoundaryInterval, 300*time.Millisecond
-	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	topic, fc := intervalEOSFlow(t, p, "quiet", 300*time.Millisecond)
 	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
 	testcluster.Eventually(t, 30*time.Second, "partition started", func() (bool, string) {
 		return len(m.Status().Flows[0].Partitions) == 1, fmt.Sprint(m.Status().Flows[0].Partitions)
@@ -120,14 +114,7 @@ func fencedOwner(t *testing.T, transient bool) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	src := testcluster.ReadAll(t, &p.Source, topic)
-	dst, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if dups := exactCopy(t, 0, src[0], dst[0]); dups != 0 {
-		t.Errorf("%d duplicates visible to read_committed", dups)
-	}
+	copiedOnceInOrder(t, p, topic, remote, 1)
 }
 
 // TestCloseDuringStartupStopsRun: Close called while Run is still starting
@@ -387,13 +374,7 @@ func TestRevokedSlotErrorClearsFromStatus(t *testing.T) {
 func TestExactlyOnceRecreatedTopicRunsNameOnlyNewRecords(t *testing.T) {
 	t.Parallel()
 	p := testcluster.New(t, "src", "dst")
-	topic := p.Topic("recreated")
-	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
-	fc := fastFlow(p)
-	fc.Topics = []string{topic}
-	fc.ExactlyOnce, fc.Tasks = true, 1
-	fc.TransactionBoundary, fc.TransactionInterval = TransactionBoundaryInterval, 4*time.Second
-	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	topic, fc := intervalEOSFlow(t, p, "recreated", 4*time.Second)
 	m, stop := runMirror(t, append(clusterOpts(p), WithFlow(fc))...)
 	testcluster.Eventually(t, 30*time.Second, "partition started", func() (bool, string) {
 		return len(m.Status().Flows[0].Partitions) == 1, ""
@@ -464,13 +445,7 @@ func TestExactlyOnceTransactionTimeoutCoversInterval(t *testing.T) {
 	if p.Target.Fake == nil {
 		t.Skip("needs kfake's request control (KMIRROR_*_BROKERS name real brokers)")
 	}
-	topic := p.Topic("slowtxn")
-	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
-	fc := fastFlow(p)
-	fc.Topics = []string{topic}
-	fc.ExactlyOnce, fc.Tasks = true, 1
-	fc.TransactionBoundary, fc.TransactionInterval = TransactionBoundaryInterval, 50*time.Second
-	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	_, fc := intervalEOSFlow(t, p, "slowtxn", 50*time.Second)
 	txnID := transactionalID(defaultGroupID(fc.Source, fc.Target), 0)
 	asked := make(chan int32, 1)
 	c := p.Target.Fake

@@ -345,14 +345,22 @@ func TestExactlyOnceTargetStallAborts(t *testing.T) {
 		!strings.Contains(logs.String(), "transaction aborted") {
 		t.Errorf("no aborted transaction logged:\n%s", logs.String())
 	}
+	copiedOnceInOrder(t, p, topic, remote, 2)
+}
+
+// copiedOnceInOrder reads topic on p's source and its remote topic on the
+// target (read_committed) and checks that each of the first parts
+// partitions is copied in order with no duplicate (exactCopy).
+func copiedOnceInOrder(t *testing.T, p *testcluster.Pair, topic, remote string, parts int32) {
+	t.Helper()
 	src := testcluster.ReadAll(t, &p.Source, topic)
 	dst, err := testcluster.ReadTopic(context.Background(), p.Target.Opts(), remote, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for part := int32(0); part < 2; part++ {
+	for part := range parts {
 		if dups := exactCopy(t, part, src[part], dst[part]); dups != 0 {
-			t.Errorf("partition %d: %d duplicates after the abort", part, dups)
+			t.Errorf("partition %d: %d duplicates visible to read_committed", part, dups)
 		}
 	}
 }
@@ -798,4 +806,19 @@ func TestExactlyOnceResumePointsRefusedNamesTopic(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkLedgerCopied(t, p, topic)
+}
+
+// intervalEOSFlow creates topic name (p.Topic, 1 partition) on p's source
+// and returns it with a flow replicating it exactly once on one slot,
+// transactions bounded by interval, heartbeats and checkpoints off.
+func intervalEOSFlow(t *testing.T, p *testcluster.Pair, name string, interval time.Duration) (string, FlowConfig) {
+	t.Helper()
+	topic := p.Topic(name)
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	fc := fastFlow(p)
+	fc.Topics = []string{topic}
+	fc.ExactlyOnce, fc.Tasks = true, 1
+	fc.TransactionBoundary, fc.TransactionInterval = TransactionBoundaryInterval, interval
+	fc.DisableHeartbeats, fc.DisableCheckpoints = true, true
+	return topic, fc
 }

@@ -255,20 +255,7 @@ func TestEngineThreeClusterRing(t *testing.T) {
 	if _, _, real := testcluster.RealBrokers(); real {
 		t.Skip("needs three clusters: runs on the embedded kfake backend (KMIRROR_*_BROKERS name real brokers)")
 	}
-	cs := []testcluster.Cluster{testcluster.NewFake(t, "x"), testcluster.NewFake(t, "y"), testcluster.NewFake(t, "z")}
-	var opts []Opt
-	for i := range cs {
-		testcluster.CreateTopic(t, &cs[i], "events", 1, nil)
-		opts = append(opts, WithCluster(ClusterConfig{Alias: cs[i].Alias, Client: cs[i].Opts()}))
-	}
-	pair := &testcluster.Pair{Source: cs[0], Target: cs[1]}
-	for i := range cs {
-		fc := fastFlow(pair)
-		fc.Source, fc.Target = cs[i].Alias, cs[(i+1)%3].Alias
-		fc.Policy = identity(t, fc.Source)
-		fc.Topics = []string{"events"}
-		opts = append(opts, WithFlow(fc))
-	}
+	cs, opts := identityRing(t)
 	_, stop := runMirror(t, opts...)
 	var all []string
 	for i := range cs {
@@ -619,4 +606,26 @@ func TestRefreshOffGatedTopicCreatedAtItsFirstRecord(t *testing.T) {
 	if got := testcluster.ReadAll(t, &p.Target, remote); len(got[0]) != 1 || string(got[0][0].Value) != "first" {
 		t.Errorf("%s holds %v, want the one record \"first\"", remote, got)
 	}
+}
+
+// identityRing returns three kfake clusters x, y and z, each with topic
+// events (1 partition), and the options of the ring x->y->z->x under the
+// identity policy, replicating events (fastFlow).
+func identityRing(t *testing.T) ([]testcluster.Cluster, []Opt) {
+	t.Helper()
+	cs := []testcluster.Cluster{testcluster.NewFake(t, "x"), testcluster.NewFake(t, "y"), testcluster.NewFake(t, "z")}
+	var opts []Opt
+	for i := range cs {
+		testcluster.CreateTopic(t, &cs[i], "events", 1, nil)
+		opts = append(opts, WithCluster(ClusterConfig{Alias: cs[i].Alias, Client: cs[i].Opts()}))
+	}
+	pair := &testcluster.Pair{Source: cs[0], Target: cs[1]}
+	for i := range cs {
+		fc := fastFlow(pair)
+		fc.Source, fc.Target = cs[i].Alias, cs[(i+1)%3].Alias
+		fc.Policy = identity(t, fc.Source)
+		fc.Topics = []string{"events"}
+		opts = append(opts, WithFlow(fc))
+	}
+	return cs, opts
 }

@@ -270,13 +270,7 @@ func TestTranslateDetailedBelowTargetLogStart(t *testing.T) {
 		t.Errorf("TranslateDetailed (-want +got):\n%s", diff)
 	}
 	want := remoteclusterutils.Offsets{"src.orders": {0: off("src.orders", 0, 7, "m0"), 1: off("src.orders", 1, 9, "m1")}}
-	if diff := cmp.Diff(want, remoteclusterutils.TranslatedOffsets(got)); diff != "" {
-		t.Errorf("TranslatedOffsets (-want +got):\n%s", diff)
-	}
-	all, err := rc.TranslateOffsets(ctx, p.Source.Alias, "g1")
-	if err != nil || all["src.orders"][0].At != 4 {
-		t.Errorf("TranslateOffsets = %v, %v; want the checkpoint's 4 on partition 0, as MM2 returns it", all, err)
-	}
+	offsetsToCommit(t, rc, got, p.Source.Alias, want, 0, 4)
 }
 
 // translateDetailed returns a translation client of c and its
@@ -339,11 +333,19 @@ func TestTranslateDetailedCheckpointOfAnEarlierLog(t *testing.T) {
 		t.Errorf("TranslateDetailed (-want +got):\n%s", diff)
 	}
 	want := remoteclusterutils.Offsets{"src.orders": {0: off("src.orders", 0, 3, ""), 1: off("src.orders", 1, 0, "")}}
+	offsetsToCommit(t, rc, got, p.Source.Alias, want, 1, 9)
+}
+
+// offsetsToCommit checks TranslatedOffsets(got) against want, and that
+// TranslateOffsets of group g1 from alias still returns the checkpoint of
+// src.orders[part] as written (at), as MM2's translateOffsets does.
+func offsetsToCommit(t *testing.T, rc *remoteclusterutils.Client, got []remoteclusterutils.PartitionTranslation, alias string, want remoteclusterutils.Offsets, part int32, at int64) {
+	t.Helper()
 	if diff := cmp.Diff(want, remoteclusterutils.TranslatedOffsets(got)); diff != "" {
 		t.Errorf("TranslatedOffsets (-want +got):\n%s", diff)
 	}
-	all, err := rc.TranslateOffsets(ctx, p.Source.Alias, "g1")
-	if err != nil || all["src.orders"][1].At != 9 {
-		t.Errorf("TranslateOffsets = %v, %v; want the checkpoint's 9 on partition 1, as MM2 returns it", all, err)
+	all, err := rc.TranslateOffsets(ctxT(t), alias, "g1")
+	if err != nil || all["src.orders"][part].At != at {
+		t.Errorf("TranslateOffsets = %v, %v; want the checkpoint's %d on partition %d, as MM2 returns it", all, err, at, part)
 	}
 }
