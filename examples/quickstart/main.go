@@ -32,10 +32,24 @@ func main() {
 	records := flag.Int("records", 20000, "records to produce per topic")
 	verbose := flag.Bool("v", false, "log what the engine does")
 	flag.Parse()
+	if err := checkRecords(*records); err != nil {
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		os.Exit(2)
+	}
 	if err := run(os.Stdout, *records, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
+}
+
+// checkRecords refuses a -records below 1: with nothing to replicate the
+// report had nothing to wait for and closed the Mirror before it ran
+// ("mirror: closed", exit 1).
+func checkRecords(n int) error {
+	if n < 1 {
+		return fmt.Errorf("-records %d: want at least 1 record per topic", n)
+	}
+	return nil
 }
 
 type topic struct {
@@ -45,6 +59,9 @@ type topic struct {
 
 // run is the whole program; the report goes to out.
 func run(out io.Writer, n int, verbose bool) error {
+	if err := checkRecords(n); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	const source, target = "us-east-1", "ap-northeast-2"

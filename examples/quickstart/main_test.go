@@ -56,3 +56,20 @@ func TestQuickstart(t *testing.T) {
 		t.Errorf("report does not end with the verification line:\n%s", report)
 	}
 }
+
+// TestNuMQuickstartRecordsBelowOne: -records 0 or a negative count is
+// refused before anything starts, with a message naming the flag, instead
+// of "mirror: closed" (the report closed the Mirror before it ran).
+func TestNuMQuickstartRecordsBelowOne(t *testing.T) {
+	for _, n := range []int{0, -5} {
+		var out bytes.Buffer
+		err := run(&out, n, false)
+		want := fmt.Sprintf("-records %d: want at least 1 record per topic", n)
+		if err == nil || err.Error() != want {
+			t.Errorf("run(%d) = %v, want %q", n, err, want)
+		}
+		if out.Len() != 0 {
+			t.Errorf("run(%d) printed %q, want nothing", n, out.String())
+		}
+	}
+}
