@@ -236,8 +236,11 @@ type partitionReport struct {
 	// commits on (that cluster's retention removed the records from it
 	// on): Offset is the log start. A consumer at the translation would
 	// reset by auto.offset.reset, to the log end by default, skipping
-	// every record the cluster still holds.
-	BelowLogStart bool `json:"below_log_start,omitempty"`
+	// every record the cluster still holds. In translate, which commits
+	// nothing, Offset stays the translation and LogStart is the target
+	// partition's log start above it (what failover commits).
+	BelowLogStart bool  `json:"below_log_start,omitempty"`
+	LogStart      int64 `json:"log_start,omitempty"`
 	// MissingOnTarget marks a checkpoint of a partition the target does
 	// not have: its remote topic was deleted, or re-created with fewer
 	// partitions, after the checkpoint was written (checkpoints are never
@@ -269,6 +272,11 @@ func newPartitionReport(d *drFlow, p remoteclusterutils.PartitionTranslation, no
 		RereadMax: p.Reread, CheckpointTime: p.CheckpointTime, NeverCommitted: p.NeverCommitted,
 		CheckpointOffset: p.CheckpointOffset, RecordFallback: p.RecordFallback, MissingOnTarget: p.MissingOnTarget,
 		OtherLog: p.EarlierLog()}
+	if p.BelowLogStart && !p.MissingOnTarget && !r.OtherLog && p.Offset < p.LogStart {
+		// translate showed these as plain "exact", a position the target
+		// no longer holds (a new user's finding): failover marks them.
+		r.BelowLogStart, r.LogStart = true, p.LogStart
+	}
 	if !p.NeverCommitted {
 		r.From = "checkpoint"
 		if p.Record == remoteclusterutils.KindRecord {
@@ -407,6 +415,8 @@ func (p partitionReport) translation() string {
 		return p.Translation + ", OF AN EARLIER LOG OF THE TOPIC (re-created since; failover commits the current log's start)"
 	case p.AtLogStart:
 		return "AT SOURCE LOG START"
+	case p.BelowLogStart && p.Offset < p.LogStart: // translate
+		return fmt.Sprintf("%s, BELOW THE TARGET LOG START %d (failover commits the start)", p.Translation, p.LogStart)
 	case p.BelowLogStart:
 		return p.Translation + ", BELOW THE LOG START (its start committed)"
 	case p.Translation == string(remoteclusterutils.TranslationSafe) && p.RereadMax >= 0:
