@@ -868,13 +868,13 @@ func TestPlannedFailoverTransactionalSource(t *testing.T) {
 	}
 	stop := runner()
 	w.waitCheckpointed(30)
-	stop() // graceful: resume points stored at offset 9
+	stop() // graceful: resume points stored at offset 12, past the aborted record and the markers (partState.resumeAt)
 	inTxn(1, kgo.TryCommit)
 	code, out, errOut, _ := runDR(t, failoverMain, "-config", w.props, "-flow", "A->B", "-groups", w.group, "-wait", "0s", "-dry-run", "-json")
 	rep := decodeFailover(t, out)
 	var want []string
 	for p := range w.parts {
-		want = append(want, fmt.Sprintf("catch-up not reached: orders[%d]: resume point stored at offset 9; the next record to replicate is at offset 13 (source end offset 15)", p))
+		want = append(want, fmt.Sprintf("catch-up not reached: orders[%d]: resume point stored at offset 12; the next record to replicate is at offset 13 (source end offset 15)", p))
 	}
 	if code != drRefused || !slices.Equal(rep.Problems, want) {
 		t.Fatalf("dry run with one committed record to replicate per partition: exit %d, problems %q; want %d, %q\n%s", code, rep.Problems, drRefused, want, errOut)
