@@ -84,7 +84,7 @@ func TestVerifyCommandOK(t *testing.T) {
 		}
 	}
 	// The final progress line goes to stderr (not a terminal: a line).
-	if !strings.Contains(errOut, "verify: 100% 42/42 records") || !strings.Contains(errOut, "partitions 2/2") {
+	if !strings.Contains(errOut, "verify: 100% read 42/42 records of both sides (source 20 + target 22), ") || !strings.Contains(errOut, "partitions 2/2") {
 		t.Errorf("stderr lacks the final progress line:\n%s", errOut)
 	}
 
