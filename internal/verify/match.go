@@ -109,7 +109,32 @@ type matcher struct {
 	// runOpen: the previous target record extended stamps.Runs' last run.
 	stamps  StampMap
 	runOpen bool
+
+	// altRun is the run of alterations the latest target records were
+	// classified as, and altSaved the state before its first one: when the
+	// next target record is the exact copy of the run's first source record,
+	// the run was records written into the remote topic between two copies
+	// (by an application), not alterations (undoAlterations).
+	altRun   []pendingAlter
+	altSaved alterSaved
 }
+
+// pendingAlter is one alteration of a run (matcher.altRun).
+type pendingAlter struct {
+	seq    int64
+	off    int64 // target offset
+	listed bool  // appended to the report's Alterations
+}
+
+// alterSaved is the matcher state before a run of alterations.
+type alterSaved struct {
+	c, h, firstMatch, targetFirstMatch int64
+	windowCopied                       bool
+}
+
+// maxAltRun bounds a run of alterations that a later exact copy can turn
+// into unexpected records.
+const maxAltRun = 1024
 
 func newMatcher(o matchOpts, r *PartitionReport) *matcher {
 	if o.maxDetails <= 0 {
@@ -200,6 +225,17 @@ func (m *matcher) wants(t tgtRec) bool {
 func (m *matcher) target(t tgtRec) {
 	m.r.TargetRecords++
 	m.stamp(t)
+	if len(m.altRun) > 0 {
+		if s := m.altRun[0].seq; s >= m.base && m.at(s).fp == t.fp {
+			m.undoAlterations()
+		} else {
+			defer func() {
+				if len(m.altRun) > 0 && m.altRun[len(m.altRun)-1].off != t.off {
+					m.altRun = m.altRun[:0] // t was no alteration: the run ended
+				}
+			}()
+		}
+	}
 	if m.c >= 0 && m.c+1 < m.next() && m.at(m.c+1).fp == t.fp {
 		m.match(m.c+1, t)
 		return
@@ -332,19 +368,66 @@ func (m *matcher) match(s int64, t tgtRec) {
 func (m *matcher) alter(s int64, t tgtRec, fieldsDiffer []string) {
 	e := m.at(s)
 	m.checkStamp(e, t)
+	if len(m.altRun) == 0 {
+		m.altSaved = alterSaved{c: m.c, h: m.h, firstMatch: m.firstMatch, targetFirstMatch: m.r.TargetFirstMatch, windowCopied: m.windowCopied}
+	}
+	pa := pendingAlter{seq: s, off: t.off}
 	if e.zone != zoneWindow {
 		m.r.TargetOutsideWindow++
 	} else {
 		m.r.Altered++
 		if len(m.r.Alterations) < m.o.maxDetails {
 			m.r.Alterations = append(m.r.Alterations, Alteration{SourceOffset: e.off, TargetOffset: t.off, Fields: fieldsDiffer})
+			pa.listed = true
 		} else {
 			m.r.DetailsTruncated = true
 		}
 	}
+	if len(m.altRun) < maxAltRun {
+		m.altRun = append(m.altRun, pa)
+	} else {
+		m.altRun = m.altRun[:0]
+	}
 	m.inReplay = false
 	e.hits++
 	m.advance(s, t)
+}
+
+// undoAlterations reclassifies the run of alterations m.altRun as
+// unexpected records: the target record now read is the exact copy of the
+// run's first source record, so the run's records stood between two
+// copies without copying anything (records an application wrote into the
+// remote topic, without headers and so resembling the copy expected
+// next). The matcher is put back as before the run, and the copy is then
+// classified as the first copy it is (not a duplicate of an alteration).
+func (m *matcher) undoAlterations() {
+	for i := len(m.altRun) - 1; i >= 0; i-- {
+		pa := m.altRun[i]
+		if pa.seq < m.base {
+			continue // finalized already (evicted)
+		}
+		e := m.at(pa.seq)
+		e.hits--
+		if e.zone != zoneWindow {
+			m.r.TargetOutsideWindow--
+			continue
+		}
+		m.r.Altered--
+		if pa.listed {
+			m.r.Alterations = m.r.Alterations[:len(m.r.Alterations)-1]
+		}
+	}
+	for _, pa := range m.altRun {
+		m.r.Unexpected++
+		if len(m.r.UnexpectedOffsets) < m.o.maxDetails {
+			m.r.UnexpectedOffsets = append(m.r.UnexpectedOffsets, pa.off)
+		} else {
+			m.r.DetailsTruncated = true
+		}
+	}
+	sv := m.altSaved
+	m.c, m.h, m.firstMatch, m.r.TargetFirstMatch, m.windowCopied = sv.c, sv.h, sv.firstMatch, sv.targetFirstMatch, sv.windowCopied
+	m.altRun = m.altRun[:0]
 }
 
 // evict finalizes and drops entries more than maxReplay behind the

@@ -210,7 +210,9 @@ type PartitionReport struct {
 	OutOfOrderRecords []Displaced `json:"out_of_order_records,omitempty"`
 	// Unexpected counts target records after the first copy of a window
 	// record that copy no source record read and resemble no expected one
-	// (every field differs); UnexpectedOffsets lists their target offsets.
+	// (every field differs), or that stand right before the exact copy of
+	// the record they resembled (written into the remote topic between two
+	// copies); UnexpectedOffsets lists their target offsets.
 	Unexpected        int64   `json:"unexpected"`
 	UnexpectedOffsets []int64 `json:"unexpected_offsets,omitempty"`
 	// CompactedOnSource counts target records that copy source records

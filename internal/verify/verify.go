@@ -33,7 +33,11 @@
 // fills a hole left behind copies of later records), a duplicate (a replay:
 // [PartitionReport.Replays] says at which target offset each replay starts
 // and from which source offset), altered (it stands where a source record
-// belongs and differs from it in some field, named), or unexpected. Source
+// belongs and differs from it in some field, named), or unexpected. A run
+// of target records that resembled the copy expected next but is followed
+// by that exact copy stood between two copies (records an application
+// wrote into the remote topic): they are unexpected, not alterations, and
+// the copy after them is no duplicate. Source
 // records never found are missing, reported as offset ranges; records the
 // other side deleted by retention are reported as such, not as missing.
 //
