@@ -240,6 +240,11 @@ func verifyMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "kmirror verify:", strings.TrimPrefix(err.Error(), "verify: "))
 		return verifyUsage
 	}
+	if rep == nil && ctx.Err() != nil {
+		// Ctrl-C (or SIGTERM) while listing: said only "context canceled".
+		fmt.Fprintf(stderr, "kmirror verify: interrupted (%v) before the comparison started: nothing was compared; run kmirror verify again\n", ctx.Err())
+		return verifyIncomplete
+	}
 	if rep == nil {
 		fmt.Fprintln(stderr, "kmirror verify:", strings.TrimPrefix(err.Error(), "verify: "))
 		return verifyIncomplete
@@ -255,7 +260,7 @@ func verifyMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	switch {
 	case err != nil:
-		fmt.Fprintln(stderr, "kmirror verify: interrupted:", err)
+		fmt.Fprintf(stderr, "kmirror verify: interrupted (%v): the report covers what was read before; partitions not compared to the end say so; run kmirror verify again for a complete result\n", err)
 		return verifyIncomplete
 	case rep.Mismatch():
 		return verifyMismatch

@@ -2,9 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
 	"github.com/kmirror/kmirror/internal/verify"
 )
 
@@ -19,5 +25,55 @@ func TestBrkOProgressSaysWhatItCounts(t *testing.T) {
 	want := "verify: 100% read 5.8k/5.8k records of both sides (source 2.9k + target 2.9k), 2.9k records/s, ETA -, partitions 3/3\n"
 	if b.String() != want {
 		t.Errorf("progress line\n%q\nwant\n%q", b.String(), want)
+	}
+}
+
+// TestBrkOInterruptedSaysSo: Ctrl-C while verify listed the clusters
+// printed only "kmirror verify: context canceled" (exit 3); it says that
+// the run was interrupted and nothing compared. Interrupted during the
+// comparison (here at the source's first fetch), the partial report is
+// printed, and the message says what it covers.
+func TestBrkOInterruptedSaysSo(t *testing.T) {
+	p := testcluster.NewFakePair(t, "A", "B")
+	topic := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	testcluster.CreateTopic(t, &p.Target, "A."+topic, 1, nil)
+	for _, c := range []*testcluster.Cluster{&p.Source, &p.Target} {
+		tp := topic
+		if c == &p.Target {
+			tp = "A." + topic
+		}
+		testcluster.Produce(t, c, &kgo.Record{Topic: tp, Key: []byte("k"), Value: []byte("v"), Timestamp: time.UnixMilli(1_700_000_000_000)})
+	}
+	props := writeVerifyProps(t, "A", "B", p.Source.Brokers[0], p.Target.Brokers[0], p.TopicsPattern())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	code := verifyMain(ctx, []string{"-config", props, "-progress", "0"}, &out, &errOut)
+	want := "kmirror verify: interrupted (context canceled) before the comparison started: nothing was compared; run kmirror verify again\n"
+	if code != verifyIncomplete || errOut.String() != want || out.Len() != 0 {
+		t.Errorf("cancelled before the start: exit %d, stdout %q, stderr %q; want exit %d, stderr %q", code, out.String(), errOut.String(), verifyIncomplete, want)
+	}
+
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	p.Source.Fake.ControlKey(int16(kmsg.Fetch), func(kmsg.Request) (kmsg.Response, error, bool) {
+		cancel()
+		return nil, nil, false
+	})
+	out.Reset()
+	errOut.Reset()
+	code = verifyMain(ctx, []string{"-config", props, "-progress", "0", "-json"}, &out, &errOut)
+	want = "kmirror verify: interrupted (context canceled): the report covers what was read before; partitions not compared to the end say so; run kmirror verify again for a complete result\n"
+	if code != verifyIncomplete || errOut.String() != want {
+		t.Errorf("cancelled during the comparison: exit %d, stderr %q; want exit %d, stderr %q", code, errOut.String(), verifyIncomplete, want)
+	}
+	var rep verify.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("stdout is no JSON report: %v\n%s", err, out.String())
+	}
+	if rep.Totals.Errors != 1 || rep.Totals.Compared != 0 || rep.Topics[0].Partitions[0].Error != "context canceled" {
+		t.Errorf("partial report: totals %+v, partition error %q; want 1 error, 0 compared, \"context canceled\"", rep.Totals, rep.Topics[0].Partitions[0].Error)
 	}
 }
