@@ -1,6 +1,7 @@
 package verify_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
+	"github.com/kmirror/kmirror/internal/verify"
 )
 
 // TestBrkOInsertedRecordsNotAlterations: records an application wrote
@@ -69,5 +71,43 @@ func TestBrkOInsertedRecordsNotAlterations(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBrkOLastProgressIsComplete: the estimate of the records to read is
+// the offset spans, which count transaction markers and aborted records,
+// so the last progress snapshot of a complete run said 4 of 7 (57%)
+// here, where the source partition holds an aborted transaction (0 of 3
+// with nothing but one); the last snapshot's estimate is what was read.
+func TestBrkOLastProgressIsComplete(t *testing.T) {
+	p := testcluster.NewFakePair(t, "src", "dst")
+	e := &env{p: p, topic: p.Topic("orders"), base: time.Now().Add(-time.Hour).Truncate(time.Second)}
+	e.remote = p.Source.Alias + "." + e.topic
+	testcluster.CreateTopic(t, &p.Source, e.topic, 1, nil)
+	testcluster.CreateTopic(t, &p.Target, e.remote, 1, nil)
+	e.produceSource(t, 0, 2) // offsets 0-1
+	txn := testcluster.Client(t, &p.Source, kgo.TransactionalID(p.Topic("verify-txn")), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx := context.Background()
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, e.rec(0, 2), e.rec(0, 3)).FirstErr(); err != nil { // offsets 2-3
+		t.Fatal(err)
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryAbort); err != nil { // marker 4
+		t.Fatal(err)
+	}
+	e.produceTarget(t, 0, 0, 1)
+	var snaps []verify.Progress
+	cfg := e.config()
+	cfg.ProgressInterval = time.Hour
+	cfg.Progress = func(p verify.Progress) { snaps = append(snaps, p) }
+	rep := run(t, cfg)
+	checkPart(t, rep, 0, summary{Compared: 2, Matched: 2, TargetRecords: 2})
+	if len(snaps) != 1 {
+		t.Fatalf("%d progress snapshots, want 1 (the last): %+v", len(snaps), snaps)
+	}
+	if s := snaps[0]; s.SourceRecords != 2 || s.TargetRecords != 2 || s.Estimate != 4 || s.Partitions != 1 || s.PartitionsDone != 1 {
+		t.Errorf("last snapshot %+v, want 2 source + 2 target records read of an estimate of 4, 1/1 partitions", s)
 	}
 }

@@ -204,7 +204,9 @@ type Progress struct {
 	// SourceRecords and TargetRecords count the records read so far.
 	SourceRecords, TargetRecords int64
 	// Estimate is the number of records expected to be read on both sides
-	// (offset spans; transaction markers and compaction make it high).
+	// (offset spans; transaction markers and compaction make it high). In
+	// the last snapshot of a run that was not interrupted it is the number
+	// read (100%).
 	Estimate int64
 	// Partitions and PartitionsDone count the partitions to compare and
 	// those compared.
@@ -459,7 +461,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	close(done)
 	wg.Wait()
 	if c.Progress != nil {
-		c.Progress(progress())
+		last := progress()
+		if ctx.Err() == nil {
+			// Every record was read: the estimate (offset spans) counted
+			// transaction markers, aborted records and compaction's holes,
+			// so the last line said "80%" of a complete run.
+			last.Estimate = last.SourceRecords + last.TargetRecords
+		}
+		c.Progress(last)
 	}
 	rep.Elapsed = time.Since(rep.Started)
 	rep.total()
