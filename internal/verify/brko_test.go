@@ -2,6 +2,7 @@ package verify_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -109,5 +110,29 @@ func TestBrkOLastProgressIsComplete(t *testing.T) {
 	}
 	if s := snaps[0]; s.SourceRecords != 2 || s.TargetRecords != 2 || s.Estimate != 4 || s.Partitions != 1 || s.PartitionsDone != 1 {
 		t.Errorf("last snapshot %+v, want 2 source + 2 target records read of an estimate of 4, 1/1 partitions", s)
+	}
+}
+
+// TestBrkOJSONPartitionsAlwaysAList: the JSON report of a topic that
+// could not be compared had "partitions": null, which a script iterating
+// over the partitions (jq '.topics[].partitions[]') fails on; it is [].
+func TestBrkOJSONPartitionsAlwaysAList(t *testing.T) {
+	p := testcluster.NewFakePair(t, "src", "dst")
+	topic := p.Topic("orders")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	e := &env{p: p, topic: topic}
+	cfg := e.config()
+	cfg.Topics = []string{"nope"}
+	rep, err := verify.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(rep.Topics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"topic":"nope","remote_topic":"src.nope","timestamps_compared":true,"partitions":[],"error":"the source topic does not exist"}]`
+	if string(b) != want {
+		t.Errorf("topics in JSON\n%s\nwant\n%s", b, want)
 	}
 }

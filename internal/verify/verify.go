@@ -579,7 +579,9 @@ func (v *verifier) plan(ctx context.Context, rep *Report) ([]*partTask, error) {
 	rep.Topics = make([]TopicReport, len(names))
 	for i, t := range names {
 		tr := &rep.Topics[i]
-		*tr = TopicReport{Topic: t, Remote: remotes[i], TimestampsCompared: true}
+		// Partitions is a list in JSON also for a topic not compared (not
+		// null: `jq '.topics[].partitions[]'` failed on it).
+		*tr = TopicReport{Topic: t, Remote: remotes[i], TimestampsCompared: true, Partitions: []PartitionReport{}}
 		plans[i] = &topicPlan{rep: tr, compareTS: true}
 		sd, ok := srcTopics[t]
 		switch {
