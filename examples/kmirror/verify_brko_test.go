@@ -77,3 +77,17 @@ func TestBrkOInterruptedSaysSo(t *testing.T) {
 		t.Errorf("partial report: totals %+v, partition error %q; want 1 error, 0 compared, \"context canceled\"", rep.Totals, rep.Topics[0].Partitions[0].Error)
 	}
 }
+
+// TestBrkOUnreachableSaysWhatToCheck: a cluster that no broker answers
+// for said only "unable to dial: dial tcp 127.0.0.1:1: connect:
+// connection refused"; it names the key to check. Exit code 3.
+func TestBrkOUnreachableSaysWhatToCheck(t *testing.T) {
+	p := testcluster.NewFakePair(t, "A", "B")
+	testcluster.CreateTopic(t, &p.Source, p.Topic("orders"), 1, nil)
+	props := writeVerifyProps(t, "A", "B", p.Source.Brokers[0], "127.0.0.1:1", p.TopicsPattern())
+	code, out, errOut := runVerify(t, "-config", props, "-progress", "0", "-timeout", "2s")
+	want := `kmirror verify: target cluster "B": reading the cluster ID: unable to dial: dial tcp 127.0.0.1:1: connect: connection refused (no broker answers at that address: check B.bootstrap.servers and that the cluster is up)` + "\n"
+	if code != verifyIncomplete || errOut != want || out != "" {
+		t.Errorf("exit %d, stdout %q, stderr\n%q\nwant exit %d, stderr\n%q", code, out, errOut, verifyIncomplete, want)
+	}
+}

@@ -86,6 +86,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -266,9 +267,17 @@ type ClusterError struct {
 
 // Error returns "verify: <side> cluster "<alias>": <op>: <cause>", with
 // [kclient.Hint]'s hint where the cause says that a broker answered and
-// refused the client.
+// refused the client, or the bootstrap.servers key to check where no
+// broker could be dialed.
 func (e *ClusterError) Error() string {
-	return fmt.Sprintf("verify: %s cluster %q: %s: %v%s", e.Side, e.Alias, e.Op, e.Err, kclient.Hint(e.Alias, e.Err))
+	hint := kclient.Hint(e.Alias, e.Err)
+	var op *net.OpError
+	if hint == "" && errors.As(e.Err, &op) && op.Op == "dial" {
+		// "unable to dial: ... connection refused" said what failed, not
+		// what to check.
+		hint = fmt.Sprintf(" (no broker answers at that address: check %s.bootstrap.servers and that the cluster is up)", e.Alias)
+	}
+	return fmt.Sprintf("verify: %s cluster %q: %s: %v%s", e.Side, e.Alias, e.Op, e.Err, hint)
 }
 
 // Unwrap returns the cause (a dial error, an authorization error, ctx's
