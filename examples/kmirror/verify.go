@@ -121,6 +121,11 @@ func parseVerifyFlags(args []string, stderr io.Writer, now time.Time) (*verifyOp
 		if d, err := time.ParseDuration(since); err == nil && d > 0 {
 			o.since = now.Add(-d)
 		} else if t, err := time.Parse(time.RFC3339, since); err == nil {
+			if t.After(now) {
+				// No record is that new: the run compared nothing and
+				// passed (exit 0), gating a switch on a typo.
+				return nil, &usageError{fmt.Errorf("-since %q is in the future (now %s): no record would be compared; give a past time or a duration back from now (2h)", since, now.UTC().Format(time.RFC3339))}
+			}
 			o.since = t
 		} else {
 			return nil, &usageError{fmt.Errorf("-since %q: want an RFC 3339 time (2024-05-01T12:00:00Z) or a positive duration (2h, 30m)", since)}

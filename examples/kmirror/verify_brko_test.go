@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,5 +91,22 @@ func TestBrkOUnreachableSaysWhatToCheck(t *testing.T) {
 	want := `kmirror verify: target cluster "B": reading the cluster ID: unable to dial: dial tcp 127.0.0.1:1: connect: connection refused (no broker answers at that address: check B.bootstrap.servers and that the cluster is up)` + "\n"
 	if code != verifyIncomplete || errOut != want || out != "" {
 		t.Errorf("exit %d, stdout %q, stderr\n%q\nwant exit %d, stderr\n%q", code, out, errOut, verifyIncomplete, want)
+	}
+}
+
+// TestBrkOSinceInTheFuture: -since with a time after now (a wrong year)
+// compared no record and exited 0 ("OK: 0 source records compared"),
+// passing a gate on a typo; it is a usage error naming the value.
+func TestBrkOSinceInTheFuture(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	_, err := parseVerifyFlags([]string{"-config", "x", "-since", "2026-02-28T10:00:00Z"}, &bytes.Buffer{}, now)
+	want := `-since "2026-02-28T10:00:00Z" is in the future (now 2025-03-01T12:00:00Z): no record would be compared; give a past time or a duration back from now (2h)`
+	var ue *usageError
+	if !errors.As(err, &ue) || err.Error() != want {
+		t.Errorf("error %v (%T), want the usage error %q", err, err, want)
+	}
+	code, out, errOut := runVerify(t, "-config", "x", "-since", "2999-01-01T00:00:00Z")
+	if code != verifyUsage || out != "" || !strings.HasPrefix(errOut, `kmirror verify: -since "2999-01-01T00:00:00Z" is in the future (now `) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and the message", code, out, errOut, verifyUsage)
 	}
 }
