@@ -136,3 +136,43 @@ func TestBrkOJSONPartitionsAlwaysAList(t *testing.T) {
 		t.Errorf("topics in JSON\n%s\nwant\n%s", b, want)
 	}
 }
+
+// TestBrkOAbortedRecordsCopiedAreUnexpected: a mirror that reads the
+// source read_uncommitted copies the records of aborted transactions.
+// Without headers, each resembled the next committed record: reported
+// as 2 alterations of source offsets 5-6 whose real copies then counted
+// as duplicates. They are 2 unexpected records at their target offsets,
+// and the copies after them first copies.
+func TestBrkOAbortedRecordsCopiedAreUnexpected(t *testing.T) {
+	p := testcluster.NewFakePair(t, "src", "dst")
+	e := &env{p: p, topic: p.Topic("orders"), base: time.Now().Add(-time.Hour).Truncate(time.Second)}
+	e.remote = p.Source.Alias + "." + e.topic
+	testcluster.CreateTopic(t, &p.Source, e.topic, 1, nil)
+	testcluster.CreateTopic(t, &p.Target, e.remote, 1, nil)
+	mk := func(topic string, i int) *kgo.Record {
+		return &kgo.Record{Topic: topic, Key: []byte(fmt.Sprint("k", i)), Value: []byte(fmt.Sprint("v", i)), Timestamp: e.base.Add(time.Duration(i) * time.Second)}
+	}
+	testcluster.Produce(t, &p.Source, mk(e.topic, 0), mk(e.topic, 1)) // offsets 0-1
+	txn := testcluster.Client(t, &p.Source, kgo.TransactionalID(p.Topic("verify-txn")), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	ctx := context.Background()
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, mk(e.topic, 2), mk(e.topic, 3)).FirstErr(); err != nil { // offsets 2-3, aborted
+		t.Fatal(err)
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryAbort); err != nil { // marker 4
+		t.Fatal(err)
+	}
+	testcluster.Produce(t, &p.Source, mk(e.topic, 4), mk(e.topic, 5)) // offsets 5-6
+	var dst []*kgo.Record
+	for i := range 6 { // the aborted records copied too, at target offsets 2-3
+		dst = append(dst, mk(e.remote, i))
+	}
+	testcluster.Produce(t, &p.Target, dst...)
+	rep := run(t, e.config())
+	checkPart(t, rep, 0, summary{Compared: 4, Matched: 4, TargetRecords: 6, Unexpected: 2, UnexpectedOffsets: []int64{2, 3}})
+	if v, want := rep.Verdict(), "MISMATCH: 2 unexpected of 4 source records compared"; !strings.HasPrefix(v, want) {
+		t.Errorf("verdict %q, want it to start with %q", v, want)
+	}
+}
