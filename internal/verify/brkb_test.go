@@ -22,16 +22,16 @@ func TestBrkBCompactedSourceNoFalseDifference(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		headers  bool
-		stamp    string // provenance header value of the copies, "" none
+		stamp    string // provenance header value of the copies (the source cluster ID, the offset), "" none
 		stranger bool   // the copy of offset 1 replaced by a record of a key the source never had
 		want     summary
 		removed  int64
 	}{
 		{name: "headers", headers: true, want: summary{Compared: 6, Matched: 6, TargetRecords: 7}, removed: 1},
 		{name: "no headers", want: summary{Compared: 6, Matched: 6, TargetRecords: 7}, removed: 1},
-		{name: "stamped", stamp: "srcid,#%d", want: summary{Compared: 6, Matched: 6, TargetRecords: 7}, removed: 1},
+		{name: "stamped", stamp: "%s,#%d", want: summary{Compared: 6, Matched: 6, TargetRecords: 7}, removed: 1},
 		{name: "stranger", headers: true, stranger: true, want: summary{Compared: 6, Matched: 6, TargetRecords: 7, Unexpected: 1, UnexpectedOffsets: []int64{1}}},
-		{name: "stamped stranger", headers: true, stamp: "srcid,#%d", stranger: true, want: summary{Compared: 6, Matched: 6, TargetRecords: 7, Unexpected: 1, UnexpectedOffsets: []int64{1}}},
+		{name: "stamped stranger", headers: true, stamp: "%s,#%d", stranger: true, want: summary{Compared: 6, Matched: 6, TargetRecords: 7, Unexpected: 1, UnexpectedOffsets: []int64{1}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := testcluster.NewFakePair(t, "src", "dst")
@@ -39,6 +39,7 @@ func TestBrkBCompactedSourceNoFalseDifference(t *testing.T) {
 			e.remote = p.Source.Alias + "." + e.topic
 			compact := "compact"
 			testcluster.CreateTopic(t, &p.Source, e.topic, 1, map[string]*string{"cleanup.policy": &compact})
+			srcID := testcluster.ClusterID(t, &p.Source) // the stamps' cluster
 			testcluster.CreateTopic(t, &p.Target, e.remote, 1, nil)
 			// Compaction removes offset 1 only (k1 again at 3).
 			keys := []string{"k0", "k1", "k2", "k1", "k3", "k4", "k5"}
@@ -60,7 +61,7 @@ func TestBrkBCompactedSourceNoFalseDifference(t *testing.T) {
 					if i == 1 && tc.stranger {
 						stamp = 4 // a source offset the source holds
 					}
-					c.Headers = append(append([]kgo.RecordHeader(nil), c.Headers...), kgo.RecordHeader{Key: verify.ProvenanceHeader, Value: []byte(fmt.Sprintf(tc.stamp, stamp))})
+					c.Headers = append(append([]kgo.RecordHeader(nil), c.Headers...), kgo.RecordHeader{Key: verify.ProvenanceHeader, Value: []byte(fmt.Sprintf(tc.stamp, srcID, stamp))})
 				}
 				dst = append(dst, &c)
 			}

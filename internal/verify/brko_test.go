@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
@@ -174,5 +176,44 @@ func TestBrkOAbortedRecordsCopiedAreUnexpected(t *testing.T) {
 	checkPart(t, rep, 0, summary{Compared: 4, Matched: 4, TargetRecords: 6, Unexpected: 2, UnexpectedOffsets: []int64{2, 3}})
 	if v, want := rep.Verdict(), "MISMATCH: 2 unexpected of 4 source records compared"; !strings.HasPrefix(v, want) {
 		t.Errorf("verdict %q, want it to start with %q", v, want)
+	}
+}
+
+// TestBrkOStampOfAnotherClusterIsNone: the offset element of a provenance
+// header is an offset in the cluster its last ID names. A copy by Apache
+// MM2, which keeps the header as it is, of a source record kmirror had
+// copied there from a third cluster C ("C,#17") was taken as stamped with
+// source offset 17: a stamp disagreement for every such copy, and a
+// mapping of offsets that are no source offsets. It is unstamped; a
+// kmirror copy ("C,<source ID>,#2") is stamped.
+func TestBrkOStampOfAnotherClusterIsNone(t *testing.T) {
+	p := testcluster.NewFakePair(t, "src", "dst")
+	e := &env{p: p, topic: p.Topic("orders"), base: time.Now().Add(-time.Hour).Truncate(time.Second)}
+	e.remote = p.Source.Alias + "." + e.topic
+	testcluster.CreateTopic(t, &p.Source, e.topic, 1, nil)
+	testcluster.CreateTopic(t, &p.Target, e.remote, 1, nil)
+	srcID := testcluster.ClusterID(t, &p.Source)
+	var src, dst []*kgo.Record
+	for i := range 4 {
+		r := e.rec(0, i)
+		r.Headers = append(r.Headers, kgo.RecordHeader{Key: verify.ProvenanceHeader, Value: []byte(fmt.Sprintf("C,#%d", 17+i))})
+		src = append(src, r)
+		c := *r
+		c.Topic = e.remote
+		if i >= 2 { // kmirror's copies: the source's ID and offset appended
+			c.Headers = []kgo.RecordHeader{r.Headers[0], {Key: verify.ProvenanceHeader, Value: []byte(fmt.Sprintf("C,%s,#%d", srcID, i))}}
+		}
+		dst = append(dst, &c)
+	}
+	testcluster.Produce(t, &p.Source, src...)
+	testcluster.Produce(t, &p.Target, dst...)
+	rep := run(t, e.config())
+	got := checkPart(t, rep, 0, summary{Compared: 4, Matched: 4, TargetRecords: 4})
+	want := &verify.StampMap{Stamped: 2, Unstamped: 2, Runs: []verify.StampRun{{SourceFrom: 2, SourceTo: 3, TargetFrom: 2, TargetTo: 3, Records: 2}}}
+	if d := cmp.Diff(want, got.Stamps, cmpopts.EquateEmpty()); d != "" {
+		t.Errorf("stamps (-want +got):\n%s", d)
+	}
+	if rep.Totals.StampDisagreements != 0 {
+		t.Errorf("%d stamp disagreements, want 0", rep.Totals.StampDisagreements)
 	}
 }

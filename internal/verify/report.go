@@ -64,7 +64,10 @@ type Displaced struct {
 type StampMap struct {
 	// Stamped counts the target records read that carry a source offset;
 	// Unstamped those that do not (written by MM2, by a kmirror with tail
-	// resume off, or by other producers).
+	// resume off, or by other producers), or whose offset is another
+	// cluster's: the header's last ID is not the source's cluster ID (an
+	// MM2 copy of a record kmirror had copied to the source from a third
+	// cluster keeps that cluster's offset).
 	Stamped   int64 `json:"stamped"`
 	Unstamped int64 `json:"unstamped"`
 	// Runs is the mapping, compactly: maximal runs of stamped target

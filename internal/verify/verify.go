@@ -1087,7 +1087,7 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 		}
 		f := h.fields(rec)
 		tg := tgtRec{off: rec.Offset, f: f, fp: h.fingerprint(f, t.tp.compareTS)}
-		tg.stamp, tg.stamped = stampOf(rec)
+		tg.stamp, tg.stamped = v.stampOf(rec)
 		// original reports (and takes) a source record skipped by
 		// provenance that copies this target record: the record was
 		// written on the target, not copied there.
@@ -1145,16 +1145,28 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 }
 
 // stampOf returns the source offset rec's last provenance header carries.
-func stampOf(rec *kgo.Record) (int64, bool) {
-	var v []byte
+// The offset element is the record's offset in the cluster the value's
+// last ID names: when the source's cluster ID is known, an offset of
+// another cluster is none (a copy by Apache MM2, which keeps the header
+// as it is, of a source record that kmirror had copied from a third
+// cluster: its offset there was taken for a source offset, and every such
+// copy reported as a stamp disagreement).
+func (v *verifier) stampOf(rec *kgo.Record) (int64, bool) {
+	var val []byte
 	found := false
 	for _, h := range rec.Headers {
 		if h.Key == ProvenanceHeader {
-			v, found = h.Value, true
+			val, found = h.Value, true
 		}
 	}
 	if !found {
 		return 0, false
 	}
-	return provhdr.Offset(v)
+	off, ok := provhdr.Offset(val)
+	if ok && v.rawSrcID != nil {
+		if id, _ := provhdr.LastID(val); id != string(v.rawSrcID) {
+			return 0, false
+		}
+	}
+	return off, ok
 }

@@ -779,9 +779,10 @@ func TestIdentityPolicy(t *testing.T) {
 func TestStampMap(t *testing.T) {
 	e := newEnv(t, 1, nil)
 	e.produceSource(t, 0, 20)
+	srcID := testcluster.ClusterID(t, &e.p.Source) // the offset element is an offset of the last ID's cluster
 	stamped := func(i int, stamp int) *kgo.Record {
 		r := e.copyOf(0, i)
-		r.Headers = append(r.Headers, kgo.RecordHeader{Key: verify.ProvenanceHeader, Value: fmt.Appendf(nil, "%s,#%d", e.p.Source.Alias, stamp)})
+		r.Headers = append(r.Headers, kgo.RecordHeader{Key: verify.ProvenanceHeader, Value: fmt.Appendf(nil, "%s,#%d", srcID, stamp)})
 		return r
 	}
 	var rs []*kgo.Record
