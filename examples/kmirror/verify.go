@@ -92,6 +92,16 @@ func parseVerifyFlags(args []string, stderr io.Writer, now time.Time) (*verifyOp
 	fs.IntVar(&o.maxDetails, "max-details", verify.DefaultMaxDetails, "entries per list (missing ranges, replays, ...) per partition")
 	fs.StringVar(&ignore, "ignore-headers", verify.ProvenanceHeader, "comma-separated header `keys` left out of the comparison (empty: none)")
 	fs.DurationVar(&o.timeout, "timeout", verify.DefaultAdminTimeout, "bound of each metadata request")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "usage: kmirror verify -config FILE [-flow 'A->B'] [-topics REGEX] [-last N | -since TIME] [-json]\n\n"+
+			"Compares each source topic of the flow with its remote topic on the target, partition by\n"+
+			"partition, by content (key, value, headers, timestamp): the report goes to stdout, progress\n"+
+			"(records read on both sides) to stderr. Exit codes: 0 every record compared is on the target,\n"+
+			"1 records missing, altered, out of order or unexpected (or duplicated, with -exactly-once),\n"+
+			"2 bad flags or configuration, or nothing selected, 3 a cluster unreachable, a topic or partition\n"+
+			"not compared, or interrupted.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err

@@ -110,3 +110,23 @@ func TestBrkOSinceInTheFuture(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and the message", code, out, errOut, verifyUsage)
 	}
 }
+
+// TestBrkOUsageListsExitCodes: kmirror verify -h listed the flags only,
+// though a fail-over drill gates on its exit code (translate, failover
+// and failback -h list theirs): a script had to read the README.
+func TestBrkOUsageListsExitCodes(t *testing.T) {
+	code, out, errOut := runVerify(t, "-h")
+	if code != verifyOK || out != "" {
+		t.Fatalf("verify -h: exit %d, stdout %q", code, out)
+	}
+	want := "usage: kmirror verify -config FILE [-flow 'A->B'] [-topics REGEX] [-last N | -since TIME] [-json]\n\n" +
+		"Compares each source topic of the flow with its remote topic on the target, partition by\n" +
+		"partition, by content (key, value, headers, timestamp): the report goes to stdout, progress\n" +
+		"(records read on both sides) to stderr. Exit codes: 0 every record compared is on the target,\n" +
+		"1 records missing, altered, out of order or unexpected (or duplicated, with -exactly-once),\n" +
+		"2 bad flags or configuration, or nothing selected, 3 a cluster unreachable, a topic or partition\n" +
+		"not compared, or interrupted.\n\nflags:\n  -catch-up duration\n"
+	if !strings.HasPrefix(errOut, want) {
+		t.Errorf("verify -h:\n%s\nwant it to start with\n%s", errOut, want)
+	}
+}
