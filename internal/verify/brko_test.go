@@ -217,3 +217,60 @@ func TestBrkOStampOfAnotherClusterIsNone(t *testing.T) {
 		t.Errorf("%d stamp disagreements, want 0", rep.Totals.StampDisagreements)
 	}
 }
+
+// TestBrkOLogAppendTimeTargetRetention: on a remote topic with
+// message.timestamp.type=LogAppendTime whose oldest copies retention
+// deleted, the source was read from the offset of the target's oldest
+// record's timestamp, less MaxReplay: a time the target broker stamped
+// when it copied the record (a backfill: long after the source record),
+// so the source records whose copies the target still holds were left
+// out (not_compared) and a record missing among them passed as OK. The
+// oldest copy's provenance offset places the start when it has one; an
+// unstamped copy's restamped time does not, and the source is read from
+// its start.
+func TestBrkOLogAppendTimeTargetRetention(t *testing.T) {
+	for _, stamped := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stamped=%v", stamped), func(t *testing.T) {
+			p := testcluster.NewFakePair(t, "src", "dst")
+			e := &env{p: p, topic: p.Topic("orders"), base: time.Now().Add(-time.Hour).Truncate(time.Second)}
+			e.remote = p.Source.Alias + "." + e.topic
+			lat := "LogAppendTime"
+			testcluster.CreateTopic(t, &p.Source, e.topic, 1, nil)
+			testcluster.CreateTopic(t, &p.Target, e.remote, 1, map[string]*string{"message.timestamp.type": &lat})
+			e.produceSource(t, 0, 10)
+			srcID := testcluster.ClusterID(t, &p.Source)
+			now := time.Now()
+			var dst []*kgo.Record
+			for _, i := range cat(ids(0, 4), ids(6, 9)) { // source offset 5 lost
+				c := e.copyOf(0, i)
+				c.Timestamp = now // the target broker's append time
+				if stamped {
+					c.Headers = append(c.Headers, kgo.RecordHeader{Key: verify.ProvenanceHeader, Value: []byte(fmt.Sprintf("%s,#%d", srcID, i))})
+				}
+				dst = append(dst, c)
+			}
+			testcluster.Produce(t, &p.Target, dst...)
+			deleteRecords(t, &p.Target, e.remote, 0, 3) // copies of 0-2 deleted
+			cfg := e.config()
+			cfg.MaxReplay = 2
+			rep := run(t, cfg)
+			want := summary{Compared: 10, Matched: 6, Missing: 1, DeletedOnTarget: 3, TargetRecords: 6,
+				MissingRanges:         []verify.Range{{From: 5, To: 5, Records: 1}},
+				DeletedOnTargetRanges: []verify.Range{{From: 0, To: 2, Records: 3}}}
+			if stamped { // read from source offset 3 - MaxReplay
+				want.Compared, want.DeletedOnTarget, want.DeletedOnTargetRanges = 9, 2, []verify.Range{{From: 1, To: 2, Records: 2}}
+			}
+			got := checkPart(t, rep, 0, want)
+			var nc *verify.Range
+			if stamped {
+				nc = &verify.Range{From: 0, To: 0}
+			}
+			if d := cmp.Diff(nc, got.NotCompared); d != "" {
+				t.Errorf("not compared (-want +got):\n%s", d)
+			}
+			if v := rep.Verdict(); !strings.HasPrefix(v, "MISMATCH: 1 missing of ") {
+				t.Errorf("verdict %q, want 1 missing", v)
+			}
+		})
+	}
+}

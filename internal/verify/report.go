@@ -148,8 +148,11 @@ type PartitionReport struct {
 	WindowFrom int64 `json:"window_from"`
 	// NotCompared is set when source records that still exist were left out
 	// because the target deleted their copies: the target's log start is
-	// above 0 and the comparison started at the source records matching
-	// the target's oldest record.
+	// above 0 and the comparison started MaxReplay records before the
+	// source record the target's oldest record copies, placed by its
+	// provenance offset or, unstamped, its timestamp (not on a remote topic
+	// with LogAppendTime, whose timestamps are the copies' own: there the
+	// source is read from its start).
 	NotCompared *Range `json:"not_compared,omitempty"`
 	// TargetFirstMatch is the target offset of the first target record
 	// recognized as a copy of a source record read, -1 if none.

@@ -906,8 +906,8 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 	tStart := t.tLogStart
 	if t.tExists && !window && t.tLogStart > 0 && t.tEnd > t.tLogStart {
 		// The target deleted its oldest records: start the source at the
-		// copy of the target's oldest record (found by its timestamp), less
-		// MaxReplay records.
+		// copy of the target's oldest record (found by its provenance
+		// offset or its timestamp), less MaxReplay records.
 		var err error
 		if tr, err = newPartReader(v.tgtOpts, remote, part, t.tLogStart, t.tEnd, c.IdleTimeout, &v.tgtRead, false); err != nil {
 			return err
@@ -916,11 +916,23 @@ func (v *verifier) compare(ctx context.Context, t *partTask) error {
 		if err != nil {
 			return err
 		}
+		// Where the oldest copy's source record is: its provenance
+		// offset, or the source offset of its timestamp. Not a timestamp
+		// the target broker stamped (LogAppendTime): the copy's time, long
+		// after the source record's in a backfill, left out source records
+		// whose copies the target holds (a record missing among them passed
+		// as OK); unstamped, the source is then read from its start.
+		hint, known := int64(0), false
 		if first != nil {
-			hint, err := v.lookupTime(ctx, v.src, topic, part, first.Timestamp.UnixMilli())
-			if err != nil {
+			hint, known = v.stampOf(first)
+		}
+		if first != nil && !known && t.tp.compareTS {
+			if hint, err = v.lookupTime(ctx, v.src, topic, part, first.Timestamp.UnixMilli()); err != nil {
 				return err
 			}
+			known = true
+		}
+		if known {
 			if from := min(max(t.sLogStart, hint-c.MaxReplay), t.sEnd); from > sWin {
 				r.NotCompared = &Range{From: sWin, To: from - 1}
 				sWin, ctxStart = from, from
