@@ -106,3 +106,16 @@ func TestRunErrorTracedToFileSetting(t *testing.T) {
 		t.Errorf("run: %v; want the flow's key and the file's setting with its line", err)
 	}
 }
+
+// TestBrkNCheckRefusesJavaUnicodeFlag: "A->B.groups = (?U)\\w+" (Java's
+// UNICODE_CHARACTER_CLASS flag, which Go's RE2 reads as "ungreedy") passed
+// -check, and the flow then skipped the groups with non-ASCII names MM2
+// copies. -check refuses it now, naming the key, the regex and the line,
+// with the pattern to write.
+func TestBrkNCheckRefusesJavaUnicodeFlag(t *testing.T) {
+	msg := checkError(t, "clusters = A, B\nA.bootstrap.servers = h:1\nB.bootstrap.servers = h:2\nA->B.enabled = true\nA->B.groups = (?U)\\\\w+\n")
+	want := `mirror: A->B.groups="(?U)\\w+": line 5: Java reads (?U) as UNICODE_CHARACTER_CLASS (\w, \d, \s, \b and the POSIX classes take every Unicode letter and digit), Go's RE2 as ungreedy, keeping them ASCII, so the pattern would select other names than in MM2: write \w+ instead, with Unicode categories where other letters or digits must match (e.g. [\p{L}\p{M}\p{Nd}\p{Pc}] for \w, \p{Nd} for \d), each backslash doubled in a properties file, whose reader drops one`
+	if msg != want {
+		t.Errorf("error\n%q\nwant\n%q", msg, want)
+	}
+}

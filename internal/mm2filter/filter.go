@@ -13,7 +13,9 @@
 // selecting other topics. A { that starts no repetition is refused for the
 // same reason (Java refuses it; RE2 reads it as a literal), and so is a
 // character class with a nested class or && (Java: union, intersection;
-// RE2: literal characters or a POSIX class).
+// RE2: literal characters or a POSIX class), and Java's inline flag (?U)
+// with a class escape (Java: Unicode \w, \d, \s, \b; RE2: ungreedy, the
+// classes ASCII).
 package mm2filter
 
 import (
@@ -96,6 +98,12 @@ func compileList(key string, list []string) (*regexp.Regexp, error) {
 		return nil, &RegexError{Key: key, Regex: item, Reason: "Java (MM2) reads a [ inside a character class as a nested class (a union) and && as an intersection, " +
 			"Go's RE2 reads that [ as a literal (and [:name:] as a POSIX class) and && as two ampersands, so the pattern would select other names than in MM2: " +
 			"write the class without nesting, listing the characters it keeps (e.g. [a-wyz] for [a-z&&[^x]]), or escape a literal bracket (written \\\\[ in a properties file, whose reader drops one backslash)"}
+	}
+	unicodeMatters := hasClassEscape(joined) // a flag applies to the items after it too
+	for _, p := range list {
+		if why := javaGroupAdvice(p, unicodeMatters); why != "" {
+			return nil, &RegexError{Key: key, Regex: p, Reason: why}
+		}
 	}
 	re, err := regexp.Compile("^(?:" + withJavaMeanings(joined) + ")$")
 	if err == nil {
@@ -572,4 +580,151 @@ func rewriteEscapes(re string, table []javaEscape) (rewrite, found string) {
 		return "", ""
 	}
 	return b.String(), strings.Join(names, ", ")
+}
+
+// javaGroupAdvice explains the groups of re that Java's regular
+// expressions (MM2) and Go's RE2 read differently, with re rewritten so
+// that both read it alike, or returns "". Java's inline flags are not
+// RE2's: (?U) is UNICODE_CHARACTER_CLASS in Java (\w, \d, \s, \b and the
+// POSIX classes take every Unicode letter and digit) but "ungreedy" in
+// RE2, which accepts it, so (?U)\w+ would silently select other groups
+// than in MM2; (?u) (UNICODE_CASE), (?d) (UNIX_LINES) and (?x) (COMMENTS)
+// RE2 refuses, and so the atomic group (?>...).
+//
+// (?U) is refused only when classEscapes (the list holds an escape whose
+// meaning it changes, [hasClassEscape]): otherwise it changes nothing in
+// either, since Java's (?iU) folds Unicode case as RE2's (?i) does, and an
+// ungreedy match is still a whole-name match.
+func javaGroupAdvice(re string, classEscapes bool) string {
+	var b strings.Builder
+	var found []string
+	note := func(what string) {
+		if !slices.Contains(found, what) {
+			found = append(found, what)
+		}
+	}
+	drop := "udx"
+	if classEscapes {
+		drop += "U"
+	}
+	xAt := -1       // offset in b from which (?x) applies
+	scoped := false // a (?x:...) group: its end is not worked out, no rewrite
+	last := 0
+	for _, t := range tokens(re) {
+		if t.kind != tOpen || !strings.HasPrefix(re[t.end:], "?") {
+			continue
+		}
+		rest := re[t.end+1:]
+		if strings.HasPrefix(rest, ">") {
+			note("(?>")
+			b.WriteString(re[last:t.start] + "(?:")
+			last = t.end + 2
+			continue
+		}
+		n := strings.IndexFunc(rest, func(r rune) bool { return !strings.ContainsRune("idmsuxU-", r) })
+		if n <= 0 || (rest[n] != ')' && rest[n] != ':') {
+			continue
+		}
+		flags, kept := rest[:n], ""
+		for _, f := range flags {
+			if strings.ContainsRune(drop, f) {
+				note("(?" + string(f) + ")")
+			} else {
+				kept += string(f)
+			}
+		}
+		if kept == flags {
+			continue
+		}
+		b.WriteString(re[last:t.start])
+		if strings.Contains(flags, "x") && xAt < 0 {
+			xAt = b.Len()
+			scoped = rest[n] == ':' || strings.Contains(flags, "-")
+		}
+		kept = strings.TrimSuffix(strings.TrimPrefix(kept, "-"), "-")
+		switch {
+		case kept != "":
+			b.WriteString("(?" + kept + rest[n:n+1])
+		case rest[n] == ':':
+			b.WriteString("(?:")
+		}
+		last = t.end + 1 + n + 1
+	}
+	if len(found) == 0 {
+		return ""
+	}
+	b.WriteString(re[last:])
+	rewrite := b.String()
+	if xAt >= 0 {
+		rewrite = withoutComments(rewrite, xAt)
+	}
+	why := map[string]string{
+		"(?U)": "Java reads (?U) as UNICODE_CHARACTER_CLASS (\\w, \\d, \\s, \\b and the POSIX classes take every Unicode letter and digit), Go's RE2 as ungreedy, keeping them ASCII, so the pattern would select other names than in MM2",
+		"(?u)": "Go's RE2 has no (?u) (UNICODE_CASE): its (?i) always folds Unicode case, as Java's (?iu) does",
+		"(?d)": "Go's RE2 has no (?d) (UNIX_LINES), which changes only which characters end a line, and names hold none",
+		"(?x)": "Go's RE2 has no (?x) (COMMENTS: white space and # comments are ignored)",
+		"(?>":  "Go's RE2 has no atomic group (?>...): (?:...) matches the same names unless the group must give back characters the rest of the pattern needs (Java's (?>a+)a matches nothing)",
+	}
+	var parts []string
+	for _, f := range found {
+		parts = append(parts, why[f])
+	}
+	msg := strings.Join(parts, "; ")
+	if _, err := regexp.Compile(withJavaMeanings(rewrite)); rewrite == "" || scoped || err != nil {
+		msg += ": write the pattern without these flags"
+		if xAt >= 0 {
+			msg += ", and without the white space and # comments (?x) lets it hold"
+		}
+		return msg
+	}
+	msg += ": write " + rewrite + " instead"
+	if slices.Contains(found, "(?U)") {
+		msg += ", with Unicode categories where other letters or digits must match (e.g. [\\p{L}\\p{M}\\p{Nd}\\p{Pc}] for \\w, \\p{Nd} for \\d)"
+	}
+	if strings.Contains(rewrite, `\`) || slices.Contains(found, "(?U)") { // the example classes hold backslashes
+		msg += ", each backslash doubled in a properties file, whose reader drops one"
+	}
+	return msg
+}
+
+// withoutComments returns re with what Java's COMMENTS mode ignores from
+// byte from on removed: white space and # to the end of the line, outside
+// and inside character classes; an escaped one is kept.
+func withoutComments(re string, from int) string {
+	var b strings.Builder
+	b.WriteString(re[:from])
+	comment := false
+	for i := from; i < len(re); i++ {
+		c := re[i]
+		switch {
+		case comment:
+			comment = c != '\n'
+			continue
+		case c == '\\' && i+1 < len(re):
+			b.WriteString(re[i : i+2])
+			i++
+			continue
+		case c == '#':
+			comment = true
+			continue
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// hasClassEscape reports whether re holds an escape whose meaning Java's
+// (?U) changes: \w, \d, \s, \b, their negations, or a \p{...} class.
+func hasClassEscape(re string) bool {
+	for i := 0; i+1 < len(re); i++ {
+		if re[i] == '\\' {
+			if strings.IndexByte("wWdDsSbBpP", re[i+1]) >= 0 {
+				return true
+			}
+			i++
+		}
+	}
+	return false
 }
