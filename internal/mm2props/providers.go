@@ -91,6 +91,11 @@ func newProviders(top map[string]Setting, o *Options) (*providers, []Warning, er
 				}
 			}
 		default:
+			if full := providerClassNamed(pr.class); full != "" {
+				errs = append(errs, &Error{Key: ck, Value: cs.Value, Line: cs.Line, Reason: fmt.Sprintf("no class has this name: write %s = %s (MM2 cannot load a class named %s either: it fails to start)", ck, full, pr.class)})
+				bad = true
+				break
+			}
 			warns = append(warns, Warning{Key: ck, Line: cs.Line, Message: fmt.Sprintf("config provider class %s is not supported (kmirror implements EnvVarConfigProvider, FileConfigProvider and DirectoryConfigProvider): placeholders ${%s:...} fail to load", pr.class, name)})
 		}
 		if bad {
@@ -100,6 +105,19 @@ func newProviders(top map[string]Setting, o *Options) (*providers, []Warning, er
 		p.byName[name] = pr
 	}
 	return p, warns, errors.Join(errs...)
+}
+
+// providerClassNamed returns the full name of the provider class kmirror
+// implements whose simple name is class ("EnvVarConfigProvider", any
+// case, or with another package), or "".
+func providerClassNamed(class string) string {
+	simple := class[strings.LastIndex(class, ".")+1:]
+	for _, full := range []string{EnvVarConfigProvider, FileConfigProvider, DirectoryConfigProvider} {
+		if strings.EqualFold(simple, full[strings.LastIndex(full, ".")+1:]) && class != full {
+			return full
+		}
+	}
+	return ""
 }
 
 // resolve replaces the placeholders of declared providers in s.Value, as
