@@ -512,7 +512,7 @@ func (b *propsBuilder) clientError(err error, origin func(string) mm2props.Setti
 	if clientconf.IsSecret(key) {
 		v = ""
 	}
-	return &ConfigError{Key: key, Value: v, Reason: withLine(s.Line, s.HideProvided(ce.Reason))}
+	return &ConfigError{Key: key, Value: v, Reason: settingReason(s, ce.Reason)}
 }
 
 func (b *propsBuilder) clientWarnings(ws []clientconf.Warning, origin func(string) mm2props.Setting, prefix string) {
@@ -709,7 +709,18 @@ func propsErr(s mm2props.Setting, format string, args ...any) error {
 	if clientconf.IsSecret(s.Key) {
 		v = ""
 	}
-	return &ConfigError{Key: s.Key, Value: v, Reason: withLine(s.Line, s.HideProvided(fmt.Sprintf(format, args...)))}
+	return &ConfigError{Key: s.Key, Value: v, Reason: settingReason(s, fmt.Sprintf(format, args...))}
+}
+
+// settingReason is msg, about setting s, for a ConfigError: the values a
+// config provider supplied hidden, a note when s still holds a placeholder
+// no provider replaced (the value checked is that text), and the line.
+func settingReason(s mm2props.Setting, msg string) string {
+	msg = s.HideProvided(msg)
+	if p := mm2props.Unresolved(s); p != "" {
+		msg += fmt.Sprintf(" (the value still holds the placeholder %s, which no config provider replaced: see the message about config.providers)", p)
+	}
+	return withLine(s.Line, msg)
 }
 
 // providedAsWritten returns v, the effective value of setting s for a

@@ -119,3 +119,28 @@ func TestBrkNCheckRefusesJavaUnicodeFlag(t *testing.T) {
 		t.Errorf("error\n%q\nwant\n%q", msg, want)
 	}
 }
+
+// TestBrkNUnresolvedPlaceholderNamedInError: a placeholder that no config
+// provider replaced (its provider undeclared, or misconfigured as in
+// config.providers.env.class = EnvVarConfigProvider) was checked as the
+// value itself, and the error said only `"${env:KAFKA}" has an invalid
+// port` or "must be a whole number": it now says the placeholder was not
+// replaced and where to look.
+func TestBrkNUnresolvedPlaceholderNamedInError(t *testing.T) {
+	msg := checkError(t, "config.providers = env\n"+
+		"config.providers.env.class = EnvVarConfigProvider\n"+
+		"clusters = A, B\n"+
+		"A.bootstrap.servers = ${env:KAFKA}\n"+
+		"B.bootstrap.servers = b:1\n"+
+		"A->B.enabled = true\n"+
+		"tasks.max = ${vault:mm2:tasks}\n")
+	want := "mirror: 3 configuration errors:\n" +
+		"\tconfig.providers.env.class=\"EnvVarConfigProvider\": line 2: no class has this name: write config.providers.env.class = org.apache.kafka.common.config.provider.EnvVarConfigProvider (MM2 cannot load a class named EnvVarConfigProvider either: it fails to start)\n" +
+		"\tA.bootstrap.servers=\"${env:KAFKA}\": line 4: \"${env:KAFKA}\" has an invalid port (the value still holds the placeholder ${env:KAFKA}, which no config provider replaced: see the message about config.providers)\n" +
+		"\ttasks.max=\"${vault:mm2:tasks}\": line 7: must be a whole number of slots between 1 and 1024 (the value still holds the placeholder ${vault:mm2:tasks}, which no config provider replaced: see the message about config.providers)\n" +
+		"1 warning(s) as well:\n" +
+		"\tline 7: tasks.max: placeholder ${vault:...} left as written: config provider \"vault\" is not declared in config.providers (MM2 does the same)"
+	if msg != want {
+		t.Errorf("error\n%s\nwant\n%s", msg, want)
+	}
+}

@@ -107,6 +107,12 @@ func newProviders(top map[string]Setting, o *Options) (*providers, []Warning, er
 	return p, warns, errors.Join(errs...)
 }
 
+// Unresolved returns the first config-provider placeholder left in s's
+// value, as written ("${vault:db:password}"): its provider is not
+// declared in config.providers or is misconfigured. It is "" when none is
+// left.
+func Unresolved(s Setting) string { return placeholderRE.FindString(s.Value) }
+
 // providerClassNamed returns the full name of the provider class kmirror
 // implements whose simple name is class ("EnvVarConfigProvider", any
 // case, or with another package), or "".
