@@ -57,6 +57,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -69,6 +70,12 @@ type Entry struct {
 	// Continued reports whether the logical line spans several natural
 	// lines (a trailing backslash was used).
 	Continued bool
+	// Escaped is the value with the backslash of each escape other than
+	// \\ and \uXXXX kept ("orders\.eu" for the value orders.eu written
+	// orders\.eu, "C:\kafka\ts.pem" for C:kafka<tab>s.pem), or "" when
+	// the value has no such escape: what the file's author most likely
+	// meant where a backslash is no escape to them (a regex, a path).
+	Escaped string
 }
 
 // SyntaxError is returned for input java.util.Properties rejects: a
@@ -323,7 +330,38 @@ func splitLine(line []rune) (Entry, *SyntaxError) {
 	if err != nil {
 		return Entry{}, &SyntaxError{Key: key, Msg: err.Error()}
 	}
-	return Entry{Key: key, Value: value}, nil
+	return Entry{Key: key, Value: value, Escaped: keptEscapes(line[valueStart:limit])}, nil
+}
+
+// keptEscapes is in unescaped as [unescape] does, except that the
+// backslash of an escape other than \\ and \uXXXX is kept; "" when in
+// has none. in is a valid value (unescape accepted it).
+func keptEscapes(in []rune) string {
+	var sb strings.Builder
+	kept := false
+	for i := 0; i < len(in); i++ {
+		if in[i] != '\\' || i+1 >= len(in) {
+			sb.WriteRune(in[i])
+			continue
+		}
+		i++
+		switch c := in[i]; c {
+		case '\\':
+			sb.WriteRune(c)
+		case 'u':
+			v, _ := strconv.ParseUint(string(in[i+1:i+5]), 16, 32)
+			sb.WriteRune(rune(v))
+			i += 4
+		default:
+			sb.WriteRune('\\')
+			sb.WriteRune(c)
+			kept = true
+		}
+	}
+	if !kept {
+		return ""
+	}
+	return sb.String()
 }
 
 // unescape is Properties.loadConvert. On error it returns what was decoded

@@ -271,9 +271,11 @@ func Resolve(entries []Entry, o Options) (*Config, error) {
 	entries, bomKey := r.dropBOM(entries)
 	entries = r.dropFragments(entries)
 	count := map[string]int{}
+	escaped := map[string]string{}
 	for _, e := range entries {
 		count[e.Key]++
 		r.all[e.Key] = Setting{Key: e.Key, Value: e.Value, Line: e.Line}
+		escaped[e.Key] = e.Escaped
 	}
 	for _, e := range entries {
 		r.inlineComment(e)
@@ -299,6 +301,7 @@ func Resolve(entries []Entry, o Options) (*Config, error) {
 		r.all[k] = s
 	}
 	r.cfg.Settings = r.all
+	r.escapeWarnings(escaped)
 
 	cs, ok := r.all["clusters"]
 	if !ok {
