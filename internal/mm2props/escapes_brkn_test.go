@@ -76,3 +76,17 @@ func TestBrkNDroppedBackslashConfigPropertiesQuiet(t *testing.T) {
 		}
 	}
 }
+
+// TestBrkNMalformedUnicodeEscapeSaysWhatToWrite: a Windows path such as
+// C:\users\kafka\ts.jks holds "\u" without four hex digits, which fails
+// Java's (and kmirror's) load; the error said only "malformed \uxxxx
+// escape". It now says what to write. The value (possibly a secret) is
+// not shown.
+func TestBrkNMalformedUnicodeEscapeSaysWhatToWrite(t *testing.T) {
+	_, err := ParseString("clusters = A, B\nA.ssl.truststore.location = C:\\users\\kafka\\ts.jks\nA.ssl.key.password = p\\uzz\n")
+	want := "mm2props: line 2: key \"A.ssl.truststore.location\": malformed \\uxxxx escape (Java: \"Malformed \\uxxxx encoding.\"; MM2 fails to start): a backslash starts an escape in a properties file: write \\\\ for a backslash (in a path, / works too), or \\u and four hex digits for a character\n" +
+		"mm2props: line 3: key \"A.ssl.key.password\": malformed \\uxxxx escape (Java: \"Malformed \\uxxxx encoding.\"; MM2 fails to start): a backslash starts an escape in a properties file: write \\\\ for a backslash (in a path, / works too), or \\u and four hex digits for a character"
+	if err == nil || err.Error() != want {
+		t.Errorf("error\n%v\nwant\n%s", err, want)
+	}
+}

@@ -364,6 +364,10 @@ func keptEscapes(in []rune) string {
 	return sb.String()
 }
 
+// errMalformedU is a \u not followed by four hex digits, which fails
+// Java's whole load: most often a Windows path (C:\users\...).
+var errMalformedU = errors.New(`malformed \uxxxx escape (Java: "Malformed \uxxxx encoding."; MM2 fails to start): a backslash starts an escape in a properties file: write \\ for a backslash (in a path, / works too), or \u and four hex digits for a character`)
+
 // unescape is Properties.loadConvert. On error it returns what was decoded
 // before the bad escape (used only for keys in error messages).
 func unescape(in []rune) (string, error) {
@@ -385,7 +389,7 @@ func unescape(in []rune) (string, error) {
 		switch c {
 		case 'u':
 			if i+4 > len(in) {
-				return sb.String(), fmt.Errorf(`malformed \uxxxx escape (Java: "Malformed \uxxxx encoding.")`)
+				return sb.String(), errMalformedU
 			}
 			var v rune
 			for _, d := range in[i : i+4] {
@@ -397,7 +401,7 @@ func unescape(in []rune) (string, error) {
 				case d >= 'A' && d <= 'F':
 					v = v<<4 | (d - 'A' + 10)
 				default:
-					return sb.String(), fmt.Errorf(`malformed \uxxxx escape (Java: "Malformed \uxxxx encoding.")`)
+					return sb.String(), errMalformedU
 				}
 			}
 			i += 4
