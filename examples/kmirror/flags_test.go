@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -106,5 +107,24 @@ func TestBrk1206DRSynopsesListEveryFlag(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestBrkNEmptyClustersFlagRefused: "-clusters $REGION" with REGION unset
+// (-clusters "" or -clusters ",") ran every flow of the file, the other
+// nodes' flows included; MM2's --clusters "" keeps the flows into a
+// cluster named "", none. It is a usage error now, saying what to write.
+func TestBrkNEmptyClustersFlagRefused(t *testing.T) {
+	cfg := writeProps(t, "clusters = A, B\nA.bootstrap.servers = a:1\nB.bootstrap.servers = b:1\nA->B.enabled = true\n")
+	for _, v := range []string{"", " , "} {
+		var stderr bytes.Buffer
+		code := exitCode(run(context.Background(), []string{"-check", "-config", cfg, "-clusters", v}, &bytes.Buffer{}, &stderr), &stderr)
+		want := fmt.Sprintf("kmirror: -clusters %q names no alias: write the target aliases of this node's flows (e.g. -clusters B), or leave -clusters out to run every flow\n", v)
+		if code != 2 || stderr.String() != want {
+			t.Errorf("-clusters %q: exit %d, stderr %q; want exit 2 and %q", v, code, stderr.String(), want)
+		}
+	}
+	if code := exitCode(run(context.Background(), []string{"-check", "-config", cfg}, io.Discard, io.Discard), io.Discard); code != 0 {
+		t.Errorf("without -clusters: exit %d, want 0", code)
 	}
 }

@@ -171,6 +171,13 @@ func (e *strictError) Error() string {
 	return fmt.Sprintf("-strict: the configuration has %d warning(s); fix them, or run without -strict", e.warnings)
 }
 
+// flagSet reports whether the command line sets flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // usageError is a bad command line or configuration: exit code 2.
 type usageError struct{ err error }
 
@@ -284,6 +291,12 @@ flags:
 		if c = strings.TrimSpace(c); c != "" {
 			o.clusters = append(o.clusters, c)
 		}
+	}
+	if len(o.clusters) == 0 && flagSet(fs, "clusters") {
+		// An unset variable in "-clusters $REGION": MM2's --clusters ""
+		// keeps the flows into a cluster named "", none; running every
+		// flow instead would run other nodes' flows here too.
+		return nil, &usageError{fmt.Errorf("-clusters %q names no alias: write the target aliases of this node's flows (e.g. -clusters B), or leave -clusters out to run every flow", clusters)}
 	}
 	if err := o.logLevel.UnmarshalText([]byte(level)); err != nil {
 		return nil, &usageError{fmt.Errorf("-log-level %q: want debug, info, warn or error", level)}
