@@ -113,7 +113,8 @@ func TestBrk1206DRSynopsesListEveryFlag(t *testing.T) {
 // TestBrkNEmptyClustersFlagRefused: "-clusters $REGION" with REGION unset
 // (-clusters "" or -clusters ",") ran every flow of the file, the other
 // nodes' flows included; MM2's --clusters "" keeps the flows into a
-// cluster named "", none. It is a usage error now, saying what to write.
+// cluster named "", none, and refuses to start. It is a usage error now,
+// saying what to write.
 func TestBrkNEmptyClustersFlagRefused(t *testing.T) {
 	cfg := writeProps(t, "clusters = A, B\nA.bootstrap.servers = a:1\nB.bootstrap.servers = b:1\nA->B.enabled = true\n")
 	for _, v := range []string{"", " , "} {

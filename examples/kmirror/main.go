@@ -294,8 +294,9 @@ flags:
 	}
 	if len(o.clusters) == 0 && flagSet(fs, "clusters") {
 		// An unset variable in "-clusters $REGION": MM2's --clusters ""
-		// keeps the flows into a cluster named "", none; running every
-		// flow instead would run other nodes' flows here too.
+		// keeps the flows into a cluster named "", none, and refuses to
+		// start (IllegalArgumentException); running every flow instead
+		// would run other nodes' flows here too.
 		return nil, &usageError{fmt.Errorf("-clusters %q names no alias: write the target aliases of this node's flows (e.g. -clusters B), or leave -clusters out to run every flow", clusters)}
 	}
 	if err := o.logLevel.UnmarshalText([]byte(level)); err != nil {
