@@ -129,3 +129,20 @@ func TestBrkNEmptyClustersFlagRefused(t *testing.T) {
 		t.Errorf("without -clusters: exit %d, want 0", code)
 	}
 }
+
+// TestBrkNUnitsClustersReadLikeTheRunner: "kmirror units -clusters" split
+// its value at commas without trimming, so "-clusters B, A" asked for the
+// alias " A" (not listed in clusters), and -clusters "" resized every
+// flow; it reads the list as the runner does now.
+func TestBrkNUnitsClustersReadLikeTheRunner(t *testing.T) {
+	cfg := writeProps(t, "clusters = A, B\nA.bootstrap.servers = a:1\nB.bootstrap.servers = b:1\nA->B.enabled = true\n")
+	for _, tc := range []struct{ clusters, want string }{
+		{"B, X", "kmirror units: mirror: --clusters=\"X\": not an alias listed in clusters (A, B)\n"},
+		{"", "kmirror units: -clusters \"\" names no alias: write the target aliases of this node's flows (e.g. -clusters B), or leave -clusters out to run every flow\n"},
+	} {
+		var stderr bytes.Buffer
+		if code := unitsMain(context.Background(), []string{"-config", cfg, "-clusters", tc.clusters, "-resize"}, io.Discard, &stderr); code != 2 || stderr.String() != tc.want {
+			t.Errorf("-clusters %q: exit %d, stderr %q; want exit 2 and %q", tc.clusters, code, stderr.String(), tc.want)
+		}
+	}
+}

@@ -171,6 +171,25 @@ func (e *strictError) Error() string {
 	return fmt.Sprintf("-strict: the configuration has %d warning(s); fix them, or run without -strict", e.warnings)
 }
 
+// clusterList reads the -clusters flag of fs (value v): comma-separated
+// aliases, blanks around them dropped; nil when the flag is not given.
+func clusterList(fs *flag.FlagSet, v string) ([]string, error) {
+	var list []string
+	for _, c := range strings.Split(v, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			list = append(list, c)
+		}
+	}
+	if len(list) == 0 && flagSet(fs, "clusters") {
+		// An unset variable in "-clusters $REGION": MM2's --clusters ""
+		// keeps the flows into a cluster named "", none, and refuses to
+		// start (IllegalArgumentException); running every flow instead
+		// would run other nodes' flows here too.
+		return nil, fmt.Errorf("-clusters %q names no alias: write the target aliases of this node's flows (e.g. -clusters B), or leave -clusters out to run every flow", v)
+	}
+	return list, nil
+}
+
 // flagSet reports whether the command line sets flag name.
 func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
@@ -287,17 +306,8 @@ flags:
 	if o.config == "" {
 		return nil, &usageError{errors.New("-config is required (an MM2 properties file)")}
 	}
-	for _, c := range strings.Split(clusters, ",") {
-		if c = strings.TrimSpace(c); c != "" {
-			o.clusters = append(o.clusters, c)
-		}
-	}
-	if len(o.clusters) == 0 && flagSet(fs, "clusters") {
-		// An unset variable in "-clusters $REGION": MM2's --clusters ""
-		// keeps the flows into a cluster named "", none, and refuses to
-		// start (IllegalArgumentException); running every flow instead
-		// would run other nodes' flows here too.
-		return nil, &usageError{fmt.Errorf("-clusters %q names no alias: write the target aliases of this node's flows (e.g. -clusters B), or leave -clusters out to run every flow", clusters)}
+	if o.clusters, err = clusterList(fs, clusters); err != nil {
+		return nil, &usageError{err}
 	}
 	if err := o.logLevel.UnmarshalText([]byte(level)); err != nil {
 		return nil, &usageError{fmt.Errorf("-log-level %q: want debug, info, warn or error", level)}

@@ -57,8 +57,13 @@ func unitsMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 2
 	}
 	var opts []mirror.LoadOpt
-	if *clusters != "" {
-		opts = append(opts, mirror.OnlyTargets(strings.Split(*clusters, ",")...))
+	targets, err := clusterList(fs, *clusters)
+	if err != nil {
+		fmt.Fprintln(stderr, "kmirror units:", err)
+		return 2
+	}
+	if len(targets) > 0 {
+		opts = append(opts, mirror.OnlyTargets(targets...))
 	}
 	props, err := mirror.LoadProperties(*config, opts...)
 	if err != nil {
