@@ -1,7 +1,6 @@
 package mm2props
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -22,14 +21,7 @@ func TestBrkNProviderShortClassName(t *testing.T) {
 		"config.providers.dir.class = directoryconfigprovider\n" + // 5
 		"A.sasl.jaas.config = ${env:SECRET}\n" // 6: env is misconfigured: not resolved, no second error
 	_, err := tryResolve(text, Options{LookupEnv: func(string) (string, bool) { return "pw", true }})
-	var got []string
-	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-		var me *Error
-		if !errors.As(e, &me) {
-			t.Fatalf("%T %v is not an *Error", e, e)
-		}
-		got = append(got, me.Error())
-	}
+	got := errorTexts(t, err)
 	want := []string{
 		`mm2props: config.providers.env.class="EnvVarConfigProvider" (line 3): no class has this name: write config.providers.env.class = org.apache.kafka.common.config.provider.EnvVarConfigProvider (MM2 cannot load a class named EnvVarConfigProvider either: it fails to start)`,
 		`mm2props: config.providers.file.class="org.apache.kafka.connect.FileConfigProvider" (line 4): no class has this name: write config.providers.file.class = org.apache.kafka.common.config.provider.FileConfigProvider (MM2 cannot load a class named org.apache.kafka.connect.FileConfigProvider either: it fails to start)`,

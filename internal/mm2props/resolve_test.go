@@ -757,14 +757,7 @@ func TestResolveEveryError(t *testing.T) {
 		"B->A.emit.heartbeats.enabled = no\n" + // 7
 		"A.sasl.jaas.config = ${env:SECRET}\n" // 8: env is misconfigured: not resolved, no second error
 	c, err := tryResolve(text, Options{OnlyTargets: []string{"B", "D"}})
-	var got []string
-	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-		var me *Error
-		if !errors.As(e, &me) {
-			t.Fatalf("%T %v is not an *Error", e, e)
-		}
-		got = append(got, me.Error())
-	}
+	got := errorTexts(t, err)
 	want := []string{
 		`mm2props: config.providers.file.class (line 2): provider "file" is listed in config.providers but has no class`,
 		`mm2props: config.providers.env.param.allowlist.pattern="([" (line 4): not a valid regular expression`,
@@ -897,4 +890,19 @@ func TestHideProvidedSettingsTogether(t *testing.T) {
 	if got := HideProvided("bootstrap=h1:9092 client.id=env", boot, id); got != want {
 		t.Errorf("HideProvided = %q, want %q", got, want)
 	}
+}
+
+// errorTexts returns the texts of the *Error values joined in err (one
+// per bad setting), failing t on an error of another type.
+func errorTexts(t *testing.T, err error) []string {
+	t.Helper()
+	var got []string
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var me *Error
+		if !errors.As(e, &me) {
+			t.Fatalf("%T %v is not an *Error", e, e)
+		}
+		got = append(got, me.Error())
+	}
+	return got
 }

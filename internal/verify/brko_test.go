@@ -40,10 +40,7 @@ func TestBrkOInsertedRecordsNotAlterations(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := testcluster.NewFakePair(t, "src", "dst")
-			e := &env{p: p, topic: p.Topic("orders"), base: time.Now().Add(-time.Hour).Truncate(time.Second)}
-			e.remote = p.Source.Alias + "." + e.topic
-			testcluster.CreateTopic(t, &p.Source, e.topic, 1, nil)
-			testcluster.CreateTopic(t, &p.Target, e.remote, 1, nil)
+			e := envOn(t, p, 1, nil)
 			var src, dst []*kgo.Record
 			for i := range 6 {
 				r := e.rec(0, i)
@@ -84,10 +81,7 @@ func TestBrkOInsertedRecordsNotAlterations(t *testing.T) {
 // with nothing but one); the last snapshot's estimate is what was read.
 func TestBrkOLastProgressIsComplete(t *testing.T) {
 	p := testcluster.NewFakePair(t, "src", "dst")
-	e := &env{p: p, topic: p.Topic("orders"), base: time.Now().Add(-time.Hour).Truncate(time.Second)}
-	e.remote = p.Source.Alias + "." + e.topic
-	testcluster.CreateTopic(t, &p.Source, e.topic, 1, nil)
-	testcluster.CreateTopic(t, &p.Target, e.remote, 1, nil)
+	e := envOn(t, p, 1, nil)
 	e.produceSource(t, 0, 2) // offsets 0-1
 	txn := testcluster.Client(t, &p.Source, kgo.TransactionalID(p.Topic("verify-txn")), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	ctx := context.Background()
@@ -147,10 +141,7 @@ func TestBrkOJSONPartitionsAlwaysAList(t *testing.T) {
 // and the copies after them first copies.
 func TestBrkOAbortedRecordsCopiedAreUnexpected(t *testing.T) {
 	p := testcluster.NewFakePair(t, "src", "dst")
-	e := &env{p: p, topic: p.Topic("orders"), base: time.Now().Add(-time.Hour).Truncate(time.Second)}
-	e.remote = p.Source.Alias + "." + e.topic
-	testcluster.CreateTopic(t, &p.Source, e.topic, 1, nil)
-	testcluster.CreateTopic(t, &p.Target, e.remote, 1, nil)
+	e := envOn(t, p, 1, nil)
 	mk := func(topic string, i int) *kgo.Record {
 		return &kgo.Record{Topic: topic, Key: []byte(fmt.Sprint("k", i)), Value: []byte(fmt.Sprint("v", i)), Timestamp: e.base.Add(time.Duration(i) * time.Second)}
 	}
@@ -188,10 +179,7 @@ func TestBrkOAbortedRecordsCopiedAreUnexpected(t *testing.T) {
 // kmirror copy ("C,<source ID>,#2") is stamped.
 func TestBrkOStampOfAnotherClusterIsNone(t *testing.T) {
 	p := testcluster.NewFakePair(t, "src", "dst")
-	e := &env{p: p, topic: p.Topic("orders"), base: time.Now().Add(-time.Hour).Truncate(time.Second)}
-	e.remote = p.Source.Alias + "." + e.topic
-	testcluster.CreateTopic(t, &p.Source, e.topic, 1, nil)
-	testcluster.CreateTopic(t, &p.Target, e.remote, 1, nil)
+	e := envOn(t, p, 1, nil)
 	srcID := testcluster.ClusterID(t, &p.Source)
 	var src, dst []*kgo.Record
 	for i := range 4 {

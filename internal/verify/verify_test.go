@@ -35,7 +35,13 @@ type env struct {
 
 func newEnv(t *testing.T, partitions int32, targetConfigs map[string]*string) *env {
 	t.Helper()
-	p := testcluster.New(t, "src", "dst")
+	return envOn(t, testcluster.New(t, "src", "dst"), partitions, targetConfigs)
+}
+
+// envOn is newEnv on the pair p (testcluster.NewFakePair for the cases
+// only kfake can set up).
+func envOn(t *testing.T, p *testcluster.Pair, partitions int32, targetConfigs map[string]*string) *env {
+	t.Helper()
 	e := &env{p: p, topic: p.Topic("orders"), base: time.Now().Add(-time.Hour).Truncate(time.Second)}
 	e.remote = p.Source.Alias + "." + e.topic
 	testcluster.CreateTopic(t, &p.Source, e.topic, partitions, nil)
