@@ -612,17 +612,25 @@ func (h *handler) info(name, flow string) infoDoc {
 // config returns flow's effective settings (secrets masked), or its
 // FlowConfig's basic keys when the runner has none.
 func (h *handler) config(flow string) map[string]string {
-	for _, f := range h.flows {
-		if f.Name() != flow {
-			continue
-		}
-		if c, ok := h.settings[flow]; ok {
-			return connectConfig(flow, f.Source, f.Target, c)
-		}
-		return map[string]string{"name": flow, "connector.class": mm2SourceClass,
-			"source.cluster.alias": f.Source, "target.cluster.alias": f.Target, "tasks.max": strconv.Itoa(f.Tasks)}
+	f, ok := h.flowConfig(flow)
+	if !ok {
+		return map[string]string{"name": flow}
 	}
-	return map[string]string{"name": flow}
+	if c, ok := h.settings[flow]; ok {
+		return connectConfig(flow, f.Source, f.Target, c)
+	}
+	return map[string]string{"name": flow, "connector.class": mm2SourceClass,
+		"source.cluster.alias": f.Source, "target.cluster.alias": f.Target, "tasks.max": strconv.Itoa(f.Tasks)}
+}
+
+// flowConfig returns the configured flow named flow ("A->B").
+func (h *handler) flowConfig(flow string) (mirror.FlowConfig, bool) {
+	for _, f := range h.flows {
+		if f.Name() == flow {
+			return f, true
+		}
+	}
+	return mirror.FlowConfig{}, false
 }
 
 // mm2SourceClass is MirrorSourceConnector's class, the connector.class of
@@ -855,10 +863,7 @@ func (h *handler) connectorTopics(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if name == mm2Checkpoint || name == mm2Heartbeat {
 		topics := []string{}
-		for _, f := range h.flows {
-			if f.Name() != flow {
-				continue
-			}
+		if f, ok := h.flowConfig(flow); ok {
 			pol := f.Policy
 			if pol == nil {
 				pol, _ = policy.NewDefault()
@@ -1208,10 +1213,8 @@ func (h *handler) failedElsewhere(flow, topic string, partition int32) []otherRe
 // there, on the flow's target, which must answer before a retry.
 func (h *handler) writeRetryHint(flow, what, method string) string {
 	target := flow
-	for _, f := range h.flows {
-		if f.Name() == flow {
-			target = "cluster " + f.Target
-		}
+	if f, ok := h.flowConfig(flow); ok {
+		target = "cluster " + f.Target
 	}
 	return fmt.Sprintf("%s is stored in the flow's status topic on its target (%s), which must answer: retry the %s once it does (GET /connectors/%s/status shows the flow's state)",
 		what, target, method, url.PathEscape(flow))

@@ -272,7 +272,7 @@ func newPartitionReport(d *drFlow, p remoteclusterutils.PartitionTranslation, no
 		RereadMax: p.Reread, CheckpointTime: p.CheckpointTime, NeverCommitted: p.NeverCommitted,
 		CheckpointOffset: p.CheckpointOffset, RecordFallback: p.RecordFallback, MissingOnTarget: p.MissingOnTarget,
 		OtherLog: p.EarlierLog()}
-	if p.BelowLogStart && !p.MissingOnTarget && !r.OtherLog && p.Offset < p.LogStart {
+	if p.BelowLogStart && p.Offset < p.LogStart { // (RefineFromRecords may have moved Offset above it)
 		// translate showed these as plain "exact", a position the target
 		// no longer holds (a new user's finding): failover marks them.
 		r.BelowLogStart, r.LogStart = true, p.LogStart

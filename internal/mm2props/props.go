@@ -70,11 +70,12 @@ type Entry struct {
 	// Continued reports whether the logical line spans several natural
 	// lines (a trailing backslash was used).
 	Continued bool
-	// Escaped is the value with the backslash of each escape other than
-	// \\ and \uXXXX kept ("orders\.eu" for the value orders.eu written
-	// orders\.eu, "C:\kafka\ts.pem" for C:kafka<tab>s.pem), or "" when
-	// the value has no such escape: what the file's author most likely
-	// meant where a backslash is no escape to them (a regex, a path).
+	// Escaped is the value with the backslash kept of each escape other
+	// than a doubled backslash and a Unicode escape ("orders\.eu" for the
+	// value orders.eu written orders\.eu, "C:\kafka\ts.pem" for
+	// C:kafka<tab>s.pem), or "" when the value has no such escape: what
+	// the file's author most likely meant where a backslash is no escape
+	// to them (a regex, a path).
 	Escaped string
 }
 
@@ -334,8 +335,9 @@ func splitLine(line []rune) (Entry, *SyntaxError) {
 }
 
 // keptEscapes is in unescaped as [unescape] does, except that the
-// backslash of an escape other than \\ and \uXXXX is kept; "" when in
-// has none. in is a valid value (unescape accepted it).
+// backslash is kept of each escape other than a doubled backslash and a
+// Unicode escape (four hex digits); "" when in has none. in is a valid
+// value (unescape accepted it).
 func keptEscapes(in []rune) string {
 	var sb strings.Builder
 	kept := false
