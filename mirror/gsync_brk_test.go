@@ -143,11 +143,24 @@ func TestGroupSyncInsideAbortedTransaction(t *testing.T) {
 	commitAt(23)
 	commitAt(25)
 	check("groups synced after more records")
-	for g, src := range groups {
-		if gs, _ := groupStatusOf(m, 0, g); !gs.SafeToSwitch {
-			t.Errorf("%s (src %d) not SafeToSwitch: %+v", g, src, gs)
+	eventuallySafe(t, m, groups)
+}
+
+// eventuallySafe waits until every group of groups (name to source offset)
+// is SafeToSwitch. The target offsets can come from offset syncs before
+// the offset runs that prove them exact are flushed (a regression seen in
+// CI: the check right after the groups synced read the status of the
+// round before the runs); SafeToSwitch follows with the runs.
+func eventuallySafe(t *testing.T, m *Mirror, groups map[string]int64) {
+	t.Helper()
+	testcluster.Eventually(t, 30*time.Second, "every group SafeToSwitch", func() (bool, string) {
+		for g, src := range groups {
+			if gs, _ := groupStatusOf(m, 0, g); !gs.SafeToSwitch {
+				return false, fmt.Sprintf("%s (src %d) not SafeToSwitch: %+v", g, src, gs)
+			}
 		}
-	}
+		return true, ""
+	})
 }
 
 // TestGroupSyncOnRecreatedSourceTopic: the source topic is deleted and
@@ -472,11 +485,7 @@ func TestGroupSyncOnCompactedSourceAfterRestart(t *testing.T) {
 		}
 		return true, ""
 	})
-	for g, src := range groups {
-		if gs, _ := groupStatusOf(m2, 0, g); !gs.SafeToSwitch {
-			t.Errorf("%s (src %d) not SafeToSwitch: %+v", g, src, gs)
-		}
-	}
+	eventuallySafe(t, m2, groups)
 }
 
 // syncedAt40 starts a flow with group offset sync of topic name (1
