@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -102,7 +103,14 @@ func (p *producer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := &kgo.Record{Topic: p.topic, Value: body}
 	if err := p.cl.ProduceSync(r.Context(), rec).FirstErr(); err != nil {
-		http.Error(w, "not stored: "+err.Error(), http.StatusServiceUnavailable)
+		msg := "not stored: " + err.Error()
+		if errors.Is(err, kerr.UnknownTopicOrPartition) {
+			// The client does not ask the broker to create the topic
+			// (kgo's default), so a fresh cluster refuses every POST.
+			msg += fmt.Sprintf(" (topic %[1]s does not exist on the cluster of %[2]s: create it, e.g. kafka-topics.sh --create --topic %[1]s, or set %[3]s to an existing topic)",
+				p.topic, envBrokers, envTopic)
+		}
+		http.Error(w, msg, http.StatusServiceUnavailable)
 		return
 	}
 	fmt.Fprintf(w, "stored %s[%d]@%d\n", rec.Topic, rec.Partition, rec.Offset)
@@ -210,7 +218,7 @@ func consume(ctx context.Context, c consumerConfig, log io.Writer) (err error) {
 		}
 		if errs := fs.Errors(); len(errs) > 0 {
 			e := errs[0]
-			return fmt.Errorf("consuming %s[%d]: %w", e.Topic, e.Partition, e.Err)
+			return fmt.Errorf("consuming %s[%d]: %w%s", e.Topic, e.Partition, e.Err, noCommitHint(c, e.Err))
 		}
 		n := 0
 		fs.EachRecord(func(r *kgo.Record) {
@@ -224,6 +232,19 @@ func consume(ctx context.Context, c consumerConfig, log io.Writer) (err error) {
 			return fmt.Errorf("commit: %w", err)
 		}
 	}
+}
+
+// noCommitHint explains kgo's "partition has no prior committed offset"
+// (unexported by kgo, so matched by its text) under
+// KAFKA_AUTO_OFFSET_RESET=none: a group's first start, with nothing
+// committed yet, needs earliest or latest; none is for a consumer resumed
+// on offsets synced or translated from the other cluster.
+func noCommitHint(c consumerConfig, err error) string {
+	if c.reset != "none" || !strings.Contains(err.Error(), "no prior committed offset") {
+		return ""
+	}
+	return fmt.Sprintf(" (%s=none and group %s has no committed offset there: start it once without %[1]s, which reads from the earliest offset, or commit the group's offsets translated from the other cluster first)",
+		envReset, c.group)
 }
 
 // lineLog is a goroutine-safe log of lines, optionally copied to a file.
