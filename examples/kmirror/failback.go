@@ -425,8 +425,8 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 			// Neither a member nor heartbeats (a new user read "heartbeats
 			// only" where there were none).
 			rep.ReverseEvidence = "no live member, no recent heartbeat: " + why
-			rep.Problems = append(rep.Problems, fmt.Sprintf("the reverse flow %s has no live member: its newest heartbeat on %s is %s, and %s; start kmirror on the file (kmirror -config FILE, or -clusters %s for that flow alone)",
-				rep.Reverse, a.Alias, heartbeatAge(hb), why, a.Alias))
+			rep.Problems = append(rep.Problems, fmt.Sprintf("the reverse flow %s has no live member: %s, and %s; start kmirror on the file (kmirror -config FILE, or -clusters %s for that flow alone)",
+				rep.Reverse, newestHeartbeatPhrase(a.Alias, hb), why, a.Alias))
 			return refuse()
 		}
 	}
@@ -1037,11 +1037,15 @@ func flowMembers(v *statustopic.View, now time.Time) reverseStatus {
 	return rs
 }
 
-func heartbeatAge(t time.Time) string {
+// newestHeartbeatPhrase says how old the reverse flow's newest heartbeat on
+// cluster alias is, or that it has none there (the zero time), as a clause
+// of failback's problem ("its newest heartbeat on A is none" read as if
+// "none" were a heartbeat).
+func newestHeartbeatPhrase(alias string, t time.Time) string {
 	if t.IsZero() {
-		return "none"
+		return "it has no heartbeat on " + alias
 	}
-	return fmt.Sprintf("%v old", time.Since(t).Round(time.Second))
+	return fmt.Sprintf("its newest heartbeat on %s is %v old", alias, time.Since(t).Round(time.Second))
 }
 
 // flowGroups returns the flow's group selection (groups, groups.exclude).

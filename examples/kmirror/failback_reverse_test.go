@@ -274,7 +274,7 @@ func TestFailbackNoReverseMemberNorHeartbeat(t *testing.T) {
 	}
 	wantEvidence := "no live member, no recent heartbeat: no live kmirror member in mm2-kmirror-status.B.internal on A (a flow run by Apache MM2 publishes none)"
 	if code != drRefused || rep.ReverseEvidence != wantEvidence || len(rep.Problems) != 1 ||
-		!strings.HasPrefix(rep.Problems[0], "the reverse flow B->A has no live member: its newest heartbeat on A is none") {
+		!strings.HasPrefix(rep.Problems[0], "the reverse flow B->A has no live member: it has no heartbeat on A, and no live kmirror member") {
 		t.Fatalf("failback with nothing running B->A: exit %d, evidence %q, problems %q; want %d, %q and the no-live-member problem\n%s",
 			code, rep.ReverseEvidence, rep.Problems, drRefused, wantEvidence, errOut)
 	}
@@ -312,5 +312,17 @@ func TestFailbackRefusesFlowNeverFailedOver(t *testing.T) {
 	})
 	if !strings.Contains(rep.Problems[0], "Fail over first (kmirror failover -flow 'A->B')") || len(rep.Groups) != 0 {
 		t.Errorf("problem %q, groups %+v; want it to say to fail over first, and no group planned", rep.Problems[0], rep.Groups)
+	}
+}
+
+// TestBrkRFailbackNoHeartbeatWording: failback before anything runs B->A
+// said "its newest heartbeat on A is none", as if "none" were a
+// heartbeat; it says the flow has no heartbeat there now.
+func TestBrkRFailbackNoHeartbeatWording(t *testing.T) {
+	w := failedOver(t)
+	code, out, errOut, _ := runDR(t, failbackMain, "-config", w.props, "-flow", "A->B", "-groups", w.group, "-wait", "1s", "-dry-run")
+	want := "problem: the reverse flow B->A has no live member: it has no heartbeat on A, and no live kmirror member in mm2-kmirror-status.B.internal on A (a flow run by Apache MM2 publishes none); start kmirror on the file (kmirror -config FILE, or -clusters A for that flow alone)\n"
+	if code != drRefused || !strings.Contains(out, want) {
+		t.Fatalf("failback with nothing running B->A: exit %d, want %d and %q in\n%s\n%s", code, drRefused, want, out, errOut)
 	}
 }
