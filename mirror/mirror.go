@@ -527,8 +527,16 @@ func (m *Mirror) Run(ctx context.Context) error {
 		return ErrClosed
 	}
 	if m.running {
+		done := m.done
 		m.mu.Unlock()
-		return errors.New("mirror: Run called twice")
+		// Say which mistake it is and what to do: a service that restarts
+		// replication after Run returned needs a new Mirror.
+		select {
+		case <-done:
+			return errors.New("mirror: Run called twice: the first Run has returned, and a Mirror runs once; make a new one with New (and Close this one) to replicate again")
+		default:
+			return errors.New("mirror: Run called twice: the first Run is still replicating; wait for it to return, or cancel its context to stop it")
+		}
 	}
 	m.running = true
 	// Close and Shutdown stop (and wait for) Run from here on, also while
