@@ -453,6 +453,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			hint := ""
 			if _, perr := strconv.Atoi(o.listen); perr == nil {
 				hint = fmt.Sprintf(" (a port alone is written :%s, every interface, or 127.0.0.1:%s)", o.listen, o.listen)
+			} else if _, _, serr := net.SplitHostPort(o.listen); serr != nil {
+				// "bogus" or "localhost": the error says only "missing port".
+				hint = " (write host:port, e.g. 127.0.0.1:9090, or :9090 for every interface)"
 			}
 			return &usageError{fmt.Errorf("-listen %s: %w%s", o.listen, err, hint)}
 		}
