@@ -174,10 +174,13 @@ type ClusterConfig struct {
 	// Client options apply to every client kmirror creates for this
 	// cluster: at least kgo.SeedBrokers; TLS, SASL and client id go here too.
 	// Pass connection settings, not a service's consumer options: [New]
-	// refuses a consumer-group option (a kgo.GroupOpt such as
-	// kgo.ConsumerGroup) in any of these lists, which kmirror's clients
-	// would apply (joining that group), and kgo.ConsumeTopics or
-	// kgo.ConsumeRegex would make them consume those topics.
+	// refuses, in any of these lists, a consumer-group option (a
+	// kgo.GroupOpt such as kgo.ConsumerGroup), which kmirror's clients
+	// would apply (joining that group), and an option choosing what a
+	// consumer reads (kgo.ConsumeTopics, ConsumeRegex,
+	// ConsumeExcludeTopics, ConsumePartitions, ConsumeResetOffset,
+	// ConsumeStartOffset), which kmirror's consumers decide themselves: set
+	// FlowConfig.Topics, TopicsExclude and StartOffset instead.
 	Client []kgo.Opt
 	// Consumer options apply to consumers reading this cluster
 	// (`<alias>.consumer.*`), after Client. The replication consumer then

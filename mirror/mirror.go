@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -50,7 +52,9 @@ type Mirror struct {
 // there are several (errors.As with a *ConfigError finds the first), so
 // that all can be fixed in one go; the errors looked for are:
 //   - no cluster or no flow, a duplicate or empty alias;
-//   - a kgo consumer-group option (kgo.ConsumerGroup, ...) in a ClusterConfig;
+//   - a kgo consumer-group option (kgo.ConsumerGroup, ...) or an option
+//     choosing what a consumer reads (kgo.ConsumeTopics, ConsumeRegex,
+//     ConsumePartitions, ConsumeResetOffset, ...) in a ClusterConfig;
 //   - an alias that cannot appear in the topic names the flow puts it in:
 //     a source alias containing the policy's separator (MM2 would read it
 //     back as another alias: with separator "-", "eu-prod-heartbeats" comes
@@ -108,6 +112,9 @@ func New(opts ...Opt) (*Mirror, error) {
 			continue
 		}
 		if ce := groupOptError(cl); ce != nil {
+			bad(ce)
+		}
+		if ce := consumeOptError(cl); ce != nil {
 			bad(ce)
 		}
 		clusters[cl.Alias] = cl
@@ -596,6 +603,104 @@ func groupOptError(c ClusterConfig) *ConfigError {
 						"with FlowConfig.GroupID, SessionTimeout, HeartbeatInterval and RebalanceTimeout", c.Alias)}
 			}
 		}
+	}
+	return nil
+}
+
+// consumeOpts are the kgo options that say what a consumer reads and
+// from where, with what a kmirror user writes instead. kmirror's
+// consumers assign their partitions and start offsets themselves, so
+// these, in any of a cluster's lists, were ignored or broke a client
+// (TestBrkPConsumeOptionsRefused): kgo.ConsumeTopics made the replication
+// consumers fetch those topics beside the flow's partitions; kgo.ConsumeRegex
+// made kgo ignore every AddConsumePartitions (nothing was replicated);
+// kgo.ConsumePartitions made the flow's group member
+// fail ("invalid direct-partition consuming option when consuming as a
+// group"); kgo.ConsumeResetOffset and kgo.ConsumeStartOffset were
+// overridden by the replication consumer (kgo.ConsumeResetOffset(AtEnd)
+// did not make a flow start at the end) but applied to the other readers.
+// Other consumer options (fetch sizes and waits, rack, isolation level,
+// decompression) tune a client without choosing what it reads: they stay
+// allowed.
+var consumeOpts = []struct {
+	name    string
+	opt     any
+	instead string
+}{
+	{"kgo.ConsumeTopics", kgo.ConsumeTopics,
+		"list the topics to mirror in FlowConfig.Topics (and TopicsExclude), `<source>-><target>.topics` in a properties file"},
+	{"kgo.ConsumeRegex", kgo.ConsumeRegex,
+		"write the topic patterns in FlowConfig.Topics (and TopicsExclude), `<source>-><target>.topics` in a properties file"},
+	{"kgo.ConsumeExcludeTopics", kgo.ConsumeExcludeTopics,
+		"write the excluded topic patterns in FlowConfig.TopicsExclude, `<source>-><target>.topics.exclude` in a properties file"},
+	{"kgo.ConsumePartitions", kgo.ConsumePartitions,
+		"list the topics in FlowConfig.Topics: kmirror assigns their partitions to its slots itself"},
+	// Before ConsumeStartOffset, which it sets too.
+	{"kgo.ConsumeResetOffset", kgo.ConsumeResetOffset,
+		"set FlowConfig.StartOffset (StartLatest for auto.offset.reset=latest) for where new partitions start"},
+	{"kgo.ConsumeStartOffset", kgo.ConsumeStartOffset,
+		"set FlowConfig.StartOffset (StartLatest for auto.offset.reset=latest) for where new partitions start"},
+}
+
+// consumeOptProbe returns a client of opts (consumer options) that cannot
+// connect: its dialer fails and its context is canceled, so that the
+// metadata request kgo starts for a consumer of topics never leaves the
+// process. The caller closes it.
+func consumeOptProbe(opts []kgo.Opt) (*kgo.Client, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	noDial := func(context.Context, string, string) (net.Conn, error) {
+		return nil, errors.New("mirror: New: option probe does not connect")
+	}
+	return kclient.New(append([]kgo.Opt{kgo.WithContext(ctx), kgo.Dialer(noDial)}, opts...)...)
+}
+
+// consumeOptDefaults are the consumeOpts values of a client without them.
+var consumeOptDefaults = sync.OnceValue(func() []any {
+	cl, err := consumeOptProbe(nil)
+	if err != nil {
+		panic(err) // no option to refuse
+	}
+	defer cl.Close()
+	vs := make([]any, len(consumeOpts))
+	for i, co := range consumeOpts {
+		vs[i] = kclient.OptValue(cl, co.opt)
+	}
+	return vs
+})
+
+// consumeOptError refuses a consumeOpts option in c's option lists,
+// naming the option, the list and the cluster: one whose value differs
+// from a client's without it. It reads the values off a client built from
+// the list's consumer options alone (no hook of the user's runs), which
+// cannot connect and is closed at once.
+func consumeOptError(c ClusterConfig) *ConfigError {
+	for _, l := range []struct {
+		field string
+		opts  []kgo.Opt
+	}{{"Client", c.Client}, {"Consumer", c.Consumer}, {"Producer", c.Producer}, {"Admin", c.Admin}} {
+		var cos []kgo.Opt
+		for _, o := range l.opts {
+			if co, ok := o.(kgo.ConsumerOpt); ok {
+				cos = append(cos, co)
+			}
+		}
+		if len(cos) == 0 {
+			continue
+		}
+		cl, err := consumeOptProbe(cos)
+		if err != nil {
+			continue // kgoValidate reports the options franz-go refuses
+		}
+		for i, co := range consumeOpts {
+			if !reflect.DeepEqual(kclient.OptValue(cl, co.opt), consumeOptDefaults()[i]) {
+				cl.Close()
+				return &ConfigError{Key: "ClusterConfig." + l.field, Value: c.Alias, Reason: fmt.Sprintf(
+					"cluster %s has %s: kmirror's consumers choose their topics, partitions and start offsets themselves, "+
+						"so it would be ignored or break them; remove it, and %s", c.Alias, co.name, co.instead)}
+			}
+		}
+		cl.Close()
 	}
 	return nil
 }
