@@ -60,3 +60,60 @@ func TestBrkPConsumeOptionsRefused(t *testing.T) {
 	}
 	m.Close()
 }
+
+// TestBrkPEveryBadRegexReported: a file, or a FlowConfig, with several bad
+// regexes in one list, or in a list and its exclude list. Only the first
+// was reported ("topics=\"bad(\"": the list's "worse[" and the exclude
+// list's "x)" showed up one fix later), with Go's parse error but no fix.
+// Every one is reported now, each with its key, its regex and what to
+// write instead.
+func TestBrkPEveryBadRegexReported(t *testing.T) {
+	t.Parallel()
+	const (
+		closeGroup = "close the group with ), or write \\( for a literal parenthesis"
+		closeClass = "close the class with ], or write \\[ for a literal bracket"
+		openGroup  = "open the group with (, or write \\) for a literal parenthesis"
+	)
+	file := "clusters = a, b\na.bootstrap.servers = x:9092\nb.bootstrap.servers = y:9092\na->b.enabled = true\n" +
+		"topics = ok.*, bad(, worse[\ntopics.exclude = x)\ngroups = [x\n"
+	_, err := ParseProperties(strings.NewReader(file))
+	var ces *ConfigErrors
+	if !errors.As(err, &ces) || len(ces.Errs) != 3 {
+		t.Fatalf("ParseProperties: %v, want 3 errors", err)
+	}
+	for i, want := range []struct{ key, value string }{
+		{"topics", "ok.*, bad(, worse["}, {"topics.exclude", "x)"}, {"groups", "[x"},
+	} {
+		if ce := ces.Errs[i]; ce.Key != want.key || ce.Value != want.value {
+			t.Errorf("error %d: %s=%q, want %s=%q", i, ce.Key, ce.Value, want.key, want.value)
+		}
+	}
+	for i, frags := range [][]string{
+		{"line 5: 2 of its regular expressions are bad: ", `"bad(": not a valid regular expression`, closeGroup, `"worse[": not a valid regular expression`, closeClass},
+		{"line 6: not a valid regular expression", openGroup},
+		{"line 7: not a valid regular expression", closeClass},
+	} {
+		for _, f := range frags {
+			if !strings.Contains(ces.Errs[i].Reason, f) {
+				t.Errorf("error %d: %q does not say %q", i, ces.Errs[i].Reason, f)
+			}
+		}
+	}
+
+	// The Go API: an error per bad regex.
+	p := testcluster.NewFakePair(t, "src", "dst")
+	fc := fastFlow(p)
+	fc.Topics, fc.TopicsExclude, fc.Groups = []string{"ok.*", "bad(", "worse["}, []string{"x)"}, []string{"[x"}
+	_, err = New(append(clusterOpts(p), WithFlow(fc))...)
+	if !errors.As(err, &ces) {
+		t.Fatalf("New: %v, want a *ConfigErrors", err)
+	}
+	var got []string
+	for _, ce := range ces.Errs {
+		got = append(got, ce.Key+"="+ce.Value)
+	}
+	want := []string{"src->dst.topics=bad(", "src->dst.topics=worse[", "src->dst.topics.exclude=x)", "src->dst.groups=[x"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("New: errors %q, want %q", got, want)
+	}
+}

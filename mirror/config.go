@@ -757,15 +757,27 @@ func (f FlowConfig) withDefaults() FlowConfig {
 
 // newFilter compiles a flow's include and exclude regex lists (MM2's
 // DefaultTopicFilter, DefaultGroupFilter, DefaultConfigPropertyFilter;
-// see mm2filter.New); a regex Go cannot compile is a *ConfigError naming
-// the key and the regex.
-func newFilter(includeKey string, include []string, excludeKey string, exclude []string) (mm2filter.Filter, error) {
+// see mm2filter.New); each bad regex is a *ConfigError naming the key and
+// the regex (every one: a list with two bad regexes reported the first).
+func newFilter(includeKey string, include []string, excludeKey string, exclude []string) (mm2filter.Filter, []*ConfigError) {
 	f, err := mm2filter.New(includeKey, include, excludeKey, exclude)
-	var re *mm2filter.RegexError
-	if errors.As(err, &re) {
-		return f, &ConfigError{Key: re.Key, Value: re.Regex, Reason: re.Reason}
+	if err == nil {
+		return f, nil
 	}
-	return f, err
+	var res mm2filter.RegexErrors
+	var re *mm2filter.RegexError
+	switch {
+	case errors.As(err, &res):
+	case errors.As(err, &re):
+		res = mm2filter.RegexErrors{re}
+	default:
+		return f, []*ConfigError{{Key: includeKey, Reason: err.Error()}}
+	}
+	ces := make([]*ConfigError, len(res))
+	for i, re := range res {
+		ces[i] = &ConfigError{Key: re.Key, Value: re.Regex, Reason: re.Reason}
+	}
+	return f, ces
 }
 
 // ConfigError is returned by [New] and the properties loader for a bad

@@ -84,9 +84,9 @@ func TestConfigAlters(t *testing.T) {
 				target = "a"
 			}
 			f := &flow{cfg: FlowConfig{Source: tc.source, Target: target}}
-			var err error
-			if f.configs, err = newFilter("config.properties.exclude", []string{".*"}, "config.properties.exclude", DefaultConfigPropertiesExclude); err != nil {
-				t.Fatal(err)
+			var ces []*ConfigError
+			if f.configs, ces = newFilter("config.properties.exclude", []string{".*"}, "config.properties.exclude", DefaultConfigPropertiesExclude); len(ces) > 0 {
+				t.Fatal(ces[0])
 			}
 			want := tc.want
 			if want == nil {

@@ -290,13 +290,8 @@ func newFlow(fc FlowConfig, src, dst ClusterConfig, log *slog.Logger, m *metrics
 func flowFilters(fc FlowConfig) (topics, groups, configs mm2filter.Filter, errs []*ConfigError) {
 	prefix := fc.Name() + "."
 	build := func(inKey string, in []string, exKey string, ex []string) mm2filter.Filter {
-		f, err := newFilter(inKey, in, exKey, ex)
-		var ce *ConfigError
-		if errors.As(err, &ce) {
-			errs = append(errs, ce)
-		} else if err != nil {
-			errs = append(errs, &ConfigError{Key: inKey, Reason: err.Error()})
-		}
+		f, ces := newFilter(inKey, in, exKey, ex)
+		errs = append(errs, ces...)
 		return f
 	}
 	topics = build(prefix+"topics", fc.Topics, prefix+"topics.exclude", fc.TopicsExclude)

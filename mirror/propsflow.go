@@ -454,6 +454,30 @@ func (fb *flowBuild) checkGroupOffsetSync() {
 		cause.Key, strings.TrimSpace(cause.Value), cause.Line, s.Key, cause.Key)})
 }
 
+// settingRegexErrors is the error of a file's regex list setting s
+// (list, as read) from bad, the errors newFilter found in it: nil for
+// none, one error for each setting (an error per regex on one line
+// showed the first only, as the file's errors are one per setting and
+// line), naming every bad regex and what to write instead.
+func settingRegexErrors(s mm2props.Setting, list []string, bad []*ConfigError) *ConfigError {
+	if len(bad) == 0 {
+		return nil
+	}
+	ce := bad[0]
+	if len(bad) > 1 {
+		reasons := make([]string, len(bad))
+		for i, e := range bad {
+			reasons[i] = fmt.Sprintf("%q: %s", e.Value, e.Reason)
+		}
+		ce = &ConfigError{Key: ce.Key, Value: strings.TrimSpace(s.Value), Reason: fmt.Sprintf("%d of its regular expressions are bad: %s", len(bad), strings.Join(reasons, "; "))}
+	} else if s.Key != "" && len(list) > 1 && ce.Value == strings.Join(list, ",") {
+		// An error about the whole list: show it as the file writes it.
+		ce.Value = strings.TrimSpace(s.Value)
+	}
+	ce.Reason = withLine(s.Line, ce.Reason)
+	return ce
+}
+
 // checkFilters compiles the filter lists (a bad regex is an error of the
 // setting it is in) and warns about replaced exclude lists that let
 // user-looking internal topics, or the topic configs kmirror's default
@@ -462,38 +486,39 @@ func (fb *flowBuild) checkFilters() {
 	b, fc := fb.b, &fb.fc
 	topicsS, topicsExS := fb.lists["topics"], fb.lists["topics.exclude"]
 	groupsS, groupsExS, cpeS := fb.lists["groups"], fb.lists["groups.exclude"], fb.lists["config.properties.exclude"]
-	check := func(incS mm2props.Setting, inc, incDef []string, exS mm2props.Setting, ex, exDef []string) error {
+	// check reports every bad regex of the two lists and says whether
+	// there was none.
+	check := func(incS mm2props.Setting, inc, incDef []string, exS mm2props.Setting, ex, exDef []string) bool {
 		if inc == nil {
 			inc = incDef
 		}
 		if ex == nil {
 			ex = exDef
 		}
-		_, err := newFilter(incS.Key, inc, exS.Key, ex)
-		var ce *ConfigError
-		if errors.As(err, &ce) {
-			// The regex at fault is in one of the two settings.
-			s, list := incS, inc
+		_, ces := newFilter(incS.Key, inc, exS.Key, ex)
+		// The regex at fault is in one of the two settings.
+		var incBad, exBad []*ConfigError
+		for _, ce := range ces {
 			if ce.Key == exS.Key {
-				s, list = exS, ex
+				exBad = append(exBad, ce)
+			} else {
+				incBad = append(incBad, ce)
 			}
-			if s.Key != "" && len(list) > 1 && ce.Value == strings.Join(list, ",") {
-				// An error about the whole list: show it as the file
-				// writes it.
-				ce.Value = strings.TrimSpace(s.Value)
-			}
-			ce.Reason = withLine(s.Line, ce.Reason)
 		}
-		return err
+		for _, ce := range []*ConfigError{settingRegexErrors(incS, inc, incBad), settingRegexErrors(exS, ex, exBad)} {
+			if ce != nil {
+				b.fail(ce)
+			}
+		}
+		return len(ces) == 0
 	}
-	topicsErr := check(topicsS, fc.Topics, mm2keys.Topics, topicsExS, fc.TopicsExclude, DefaultTopicsExclude)
-	b.fail(topicsErr)
-	if topicsErr == nil {
+	topicsOK := check(topicsS, fc.Topics, mm2keys.Topics, topicsExS, fc.TopicsExclude, DefaultTopicsExclude)
+	if topicsOK {
 		warnMatchesNoTopic(b, topicsS, fc.Topics)
 		warnMatchesNoTopic(b, topicsExS, fc.TopicsExclude)
 		warnExcludedEntries(b, "topic", false, topicsS, fc.Topics, mm2keys.Topics, topicsExS, fc.TopicsExclude, DefaultTopicsExclude)
 	}
-	if fc.TopicsExclude != nil && topicsErr == nil {
+	if fc.TopicsExclude != nil && topicsOK {
 		// MM2 3.x's default (.*[\-\.]internal) excluded user topics that
 		// merely look internal; Kafka 4.0's replicates them (KAFKA-17200).
 		flt, _ := newFilter("", []string{".*"}, topicsExS.Key, fc.TopicsExclude)
@@ -508,14 +533,11 @@ func (fb *flowBuild) checkFilters() {
 				" (MM2 3.x's default did); Kafka 4.0's default replicates them and excludes only MM2's own topics: " + strings.Join(DefaultTopicsExclude, ", ")})
 		}
 	}
-	if err := check(groupsS, fc.Groups, mm2keys.Groups, groupsExS, fc.GroupsExclude, DefaultGroupsExclude); err != nil {
-		b.fail(err)
-	} else {
+	if check(groupsS, fc.Groups, mm2keys.Groups, groupsExS, fc.GroupsExclude, DefaultGroupsExclude) {
 		warnExcludedEntries(b, "group", true, groupsS, fc.Groups, mm2keys.Groups, groupsExS, fc.GroupsExclude, DefaultGroupsExclude)
 	}
-	cpeErr := check(mm2props.Setting{Key: "config.properties"}, []string{".*"}, nil, cpeS, fc.ConfigPropertiesExclude, DefaultConfigPropertiesExclude)
-	b.fail(cpeErr)
-	if fc.ConfigPropertiesExclude != nil && cpeErr == nil {
+	cpeOK := check(mm2props.Setting{Key: "config.properties"}, []string{".*"}, nil, cpeS, fc.ConfigPropertiesExclude, DefaultConfigPropertiesExclude)
+	if fc.ConfigPropertiesExclude != nil && cpeOK {
 		// A replaced list often drops defaults that protect the target
 		// (docs/field-failures.md cases B20, B21): name the topic configs now
 		// copied.
@@ -605,8 +627,8 @@ func warnExcludedEntries(b *propsBuilder, what string, literals bool, incS mm2pr
 	} else {
 		exName = fmt.Sprintf("%s (line %d)", exName, exS.Line)
 	}
-	flt, err := newFilter("", []string{".*"}, exS.Key, ex)
-	if err != nil {
+	flt, ces := newFilter("", []string{".*"}, exS.Key, ex)
+	if len(ces) > 0 {
 		return // reported by checkFilters
 	}
 	var taken []string

@@ -19,8 +19,10 @@
 package mm2filter
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,23 +51,50 @@ type RegexError struct {
 
 func (e *RegexError) Error() string { return fmt.Sprintf("%s=%q: %s", e.Key, e.Regex, e.Reason) }
 
+// RegexErrors is every bad regex [New] found, when there are two or more
+// (in the include list, then the exclude list), so that all can be fixed
+// in one go. errors.As with a *RegexError finds the first.
+type RegexErrors []*RegexError
+
+// Error returns the errors' messages, separated by "; ".
+func (e RegexErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, re := range e {
+		msgs[i] = re.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Unwrap returns the errors, for errors.As.
+func (e RegexErrors) Unwrap() []error {
+	out := make([]error, len(e))
+	for i, re := range e {
+		out[i] = re
+	}
+	return out
+}
+
 // New compiles include and exclude regex lists (Go RE2 syntax; each list's
 // items joined with "|" and anchored to match the whole name, as MM2's
 // Pattern.compile(String.join("|", list)) and Matcher.matches). An empty
 // include list matches nothing; an empty exclude list excludes nothing.
 // The error is a *RegexError naming the key and the regex (or the list)
-// and, for Java-only syntax (lookaround, backreferences, possessive
-// quantifiers) and regexes cut at a comma, saying what to write instead.
+// and saying what to write instead, or [RegexErrors] when both lists, or
+// several items of one, are bad (every bad item: only the first was
+// reported, and fixing it showed the next).
 func New(includeKey string, include []string, excludeKey string, exclude []string) (Filter, error) {
 	var f Filter
-	var err error
-	if f.include, err = compileList(includeKey, include); err != nil {
-		return Filter{}, err
+	inc, incErrs := compileList(includeKey, include)
+	exc, excErrs := compileList(excludeKey, exclude)
+	switch errs := append(incErrs, excErrs...); len(errs) {
+	case 0:
+		f.include, f.exclude = inc, exc
+		return f, nil
+	case 1:
+		return Filter{}, errs[0]
+	default:
+		return Filter{}, RegexErrors(errs)
 	}
-	if f.exclude, err = compileList(excludeKey, exclude); err != nil {
-		return Filter{}, err
-	}
-	return f, nil
 }
 
 // Match reports whether name passes the filter.
@@ -82,7 +111,9 @@ func (f Filter) Match(name string) bool {
 // joined form is what MM2 compiles: "(orders, payments)" is
 // (orders|payments), and "a{1,3}" is a{1|3}, which Java refuses. Both
 // are judged as Java would, and an error about the whole list says so.
-func compileList(key string, list []string) (*regexp.Regexp, error) {
+// It returns every bad item of the kind found first (Java-only groups or
+// flags, or regexes Go cannot compile), or one error about the list.
+func compileList(key string, list []string) (*regexp.Regexp, []*RegexError) {
 	if len(list) == 0 {
 		return nil, nil
 	}
@@ -90,20 +121,24 @@ func compileList(key string, list []string) (*regexp.Regexp, error) {
 	split := len(list) > 1 && slices.ContainsFunc(list, func(p string) bool { return !balanced(p) })
 	if i := badBrace(joined); i >= 0 {
 		if split {
-			return nil, &RegexError{Key: key, Regex: strings.Join(list, ","), List: true, Reason: commaAdvice(list, joined, "which Java refuses (PatternSyntaxException: the connector fails)")}
+			return nil, []*RegexError{{Key: key, Regex: strings.Join(list, ","), List: true, Reason: commaAdvice(list, joined, "which Java refuses (PatternSyntaxException: the connector fails)")}}
 		}
-		return nil, &RegexError{Key: key, Regex: itemAt(list, i), Reason: "Java (MM2) refuses a { that does not start a repetition {n}, {n,} or {n,m} (PatternSyntaxException: the connector fails): write \\{ for a literal brace"}
+		return nil, []*RegexError{{Key: key, Regex: itemAt(list, i), Reason: "Java (MM2) refuses a { that does not start a repetition {n}, {n,} or {n,m} (PatternSyntaxException: the connector fails): write \\{ for a literal brace"}}
 	}
 	if item := nestedClass(list); item != "" {
-		return nil, &RegexError{Key: key, Regex: item, Reason: "Java (MM2) reads a [ inside a character class as a nested class (a union) and && as an intersection, " +
+		return nil, []*RegexError{{Key: key, Regex: item, Reason: "Java (MM2) reads a [ inside a character class as a nested class (a union) and && as an intersection, " +
 			"Go's RE2 reads that [ as a literal (and [:name:] as a POSIX class) and && as two ampersands, so the pattern would select other names than in MM2: " +
-			"write the class without nesting, listing the characters it keeps (e.g. [a-wyz] for [a-z&&[^x]]), or escape a literal bracket (written \\\\[ in a properties file, whose reader drops one backslash)"}
+			"write the class without nesting, listing the characters it keeps (e.g. [a-wyz] for [a-z&&[^x]]), or escape a literal bracket (written \\\\[ in a properties file, whose reader drops one backslash)"}}
 	}
 	unicodeMatters := hasClassEscape(joined) // a flag applies to the items after it too
+	var errs []*RegexError
 	for _, p := range list {
 		if why := javaGroupAdvice(p, unicodeMatters); why != "" {
-			return nil, &RegexError{Key: key, Regex: p, Reason: why}
+			errs = append(errs, &RegexError{Key: key, Regex: p, Reason: why})
 		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
 	}
 	re, err := regexp.Compile("^(?:" + withJavaMeanings(joined) + ")$")
 	if err == nil {
@@ -116,17 +151,20 @@ func compileList(key string, list []string) (*regexp.Regexp, error) {
 		_, err := regexp.Compile(joined)
 		why := regexAdvice(joined, err)
 		if strings.HasPrefix(why, "not a valid regular expression") {
-			why = commaAdvice(list, joined, "which is "+why)
+			why = commaAdvice(list, joined, fmt.Sprintf("which is not a valid regular expression: %v", err))
 		}
-		return nil, &RegexError{Key: key, Regex: strings.Join(list, ","), List: true, Reason: why}
+		return nil, []*RegexError{{Key: key, Regex: strings.Join(list, ","), List: true, Reason: why}}
 	}
 	for _, p := range list {
 		if _, err := regexp.Compile(p); err != nil {
-			return nil, &RegexError{Key: key, Regex: p, Reason: regexAdvice(p, err)}
+			errs = append(errs, &RegexError{Key: key, Regex: p, Reason: regexAdvice(p, err)})
 		}
 	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
 	_, err = regexp.Compile(joined)
-	return nil, &RegexError{Key: key, Regex: strings.Join(list, ","), List: true, Reason: regexAdvice(joined, err)}
+	return nil, []*RegexError{{Key: key, Regex: strings.Join(list, ","), List: true, Reason: regexAdvice(joined, err)}}
 }
 
 // validWithCommas reports whether list's items, joined again with the
@@ -440,7 +478,32 @@ func regexAdvice(re string, err error) string {
 		glob := strings.NewReplacer(".", `\.`, "*", ".*", "?", ".").Replace(re)
 		return fmt.Sprintf("a pattern is a regular expression, not a glob: for names matching %s write %s (%v)", re, glob, err)
 	}
+	if fix := syntaxAdvice(err); fix != "" {
+		return fmt.Sprintf("not a valid regular expression: %v: %s", err, fix)
+	}
 	return fmt.Sprintf("not a valid regular expression: %v", err)
+}
+
+// syntaxAdvice says what to write instead of the common syntax errors
+// (an unclosed group or class, a quantifier with nothing to repeat); the
+// error alone named the fault but not the fix. "" for the others.
+func syntaxAdvice(err error) string {
+	const lit = " (in a properties file with the backslash doubled, as its reader drops one)"
+	var se *syntax.Error
+	if !errors.As(err, &se) {
+		return ""
+	}
+	switch se.Code {
+	case syntax.ErrMissingParen:
+		return `close the group with ), or write \( for a literal parenthesis` + lit
+	case syntax.ErrUnexpectedParen:
+		return `open the group with (, or write \) for a literal parenthesis` + lit
+	case syntax.ErrMissingBracket:
+		return `close the class with ], or write \[ for a literal bracket` + lit
+	case syntax.ErrMissingRepeatArgument, syntax.ErrInvalidRepeatOp:
+		return `put what repeats before *, + or ? (.* for any characters), or write \*, \+ or \? for a literal character` + lit
+	}
+	return ""
 }
 
 var backrefRE = regexp.MustCompile(`\\[1-9]`)

@@ -103,6 +103,7 @@ func TestRegexCommaInRepetitionRefusedWithRewrite(t *testing.T) {
 	const split = "MM2 splits this list at its commas and joins the pieces with |, so the regex is "
 	const noComma = ": a regex in this list cannot contain a comma; "
 	const java = ", which Java refuses (PatternSyntaxException: the connector fails)"
+	const closeGroup = `close the group with ), or write \( for a literal parenthesis (in a properties file with the backslash doubled, as its reader drops one)`
 	for _, tc := range []struct {
 		list   []string
 		regex  string
@@ -120,8 +121,8 @@ func TestRegexCommaInRepetitionRefusedWithRewrite(t *testing.T) {
 		// Invalid with its comma kept too: the item at fault is named, not
 		// the comma (a new user's finding: ".*internal, (foo" was blamed
 		// on its comma, the list's own separator).
-		{[]string{"(a", "b"}, "(a", "not a valid regular expression: error parsing regexp: missing closing ): `(a`", false},
-		{[]string{".*internal", "(foo"}, "(foo", "not a valid regular expression: error parsing regexp: missing closing ): `(foo`", false},
+		{[]string{"(a", "b"}, "(a", "not a valid regular expression: error parsing regexp: missing closing ): `(a`: " + closeGroup, false},
+		{[]string{".*internal", "(foo"}, "(foo", "not a valid regular expression: error parsing regexp: missing closing ): `(foo`: " + closeGroup, false},
 		{[]string{"orders", "app-{env}"}, "app-{env}",
 			`Java (MM2) refuses a { that does not start a repetition {n}, {n,} or {n,m} (PatternSyntaxException: the connector fails): write \{ for a literal brace`, false},
 	} {
