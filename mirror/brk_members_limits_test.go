@@ -127,7 +127,7 @@ func TestKeylessRecordExactlyOnceOtherPartitionCopied(t *testing.T) {
 	}
 	topic := p.Topic("keyless")
 	remote := p.Source.Alias + "." + topic
-	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	testcluster.CreateTopic(t, &p.Source, topic, 2, compactConfig()) // and so the remote topic
 	cl := testcluster.Client(t, &p.Source, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produce := func(from, to int) {
 		t.Helper()

@@ -2,9 +2,12 @@ package mirror
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kmirror/kmirror/internal/testcluster"
@@ -115,5 +118,64 @@ func TestBrkPEveryBadRegexReported(t *testing.T) {
 	want := []string{"src->dst.topics=bad(", "src->dst.topics=worse[", "src->dst.topics.exclude=x)", "src->dst.groups=[x"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("New: errors %q, want %q", got, want)
+	}
+}
+
+// TestBrkPInvalidRecordAdviceFollowsCleanupPolicy: the target refuses a
+// batch holding a record without a key with INVALID_RECORD. The advice
+// blamed the missing key ("which a topic with cleanup.policy=compact
+// refuses: set the cleanup.policy ... to delete") whatever the remote
+// topic's policy, also on a cleanup.policy=delete topic, which takes such
+// records (a broker-side validation refused the batch there). It now
+// follows the policy the flow read: the key on a compacted topic, the
+// target's validation on a delete topic, both when it is unknown.
+func TestBrkPInvalidRecordAdviceFollowsCleanupPolicy(t *testing.T) {
+	t.Parallel()
+	const keyCause = "the record at offset 4 has no key, which a topic with cleanup.policy=compact refuses"
+	for _, policy := range []string{"compact", "delete"} {
+		t.Run(policy, func(t *testing.T) {
+			t.Parallel()
+			p := testcluster.NewFakePair(t, "src", "dst")
+			topic := p.Topic("keyless")
+			remote := p.Source.Alias + "." + topic
+			testcluster.CreateTopic(t, &p.Source, topic, 1, map[string]*string{"cleanup.policy": &policy})
+			refuseKeyless(p, remote)
+			var recs []*kgo.Record
+			for i := range 6 {
+				r := &kgo.Record{Topic: topic, Key: []byte(fmt.Sprint("k", i)), Value: []byte(fmt.Sprint("v", i))}
+				if i == 4 {
+					r.Key = nil
+				}
+				recs = append(recs, r)
+			}
+			produceWith(t, &p.Source, kgo.NoCompression(), recs[:4])
+			m, _ := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic))...)
+			// Copied: the flow read the remote topic's configs before.
+			testcluster.Eventually(t, 30*time.Second, "the keyed records copied", func() (bool, string) {
+				ps := partStatus(m, 0)
+				return ps.Replicated == 4 && ps.Lag == 0, fmt.Sprintf("%+v", ps)
+			})
+			produceWith(t, &p.Source, kgo.NoCompression(), recs[4:])
+			testcluster.Eventually(t, 30*time.Second, "partition 0 FAILED at offset 4", func() (bool, string) {
+				ps := partStatus(m, 0)
+				return ps.State == StateFailed && ps.Replicated == 4, fmt.Sprintf("%+v", ps)
+			})
+			got := partStatus(m, 0).Error
+			want, not := keyCause+" ("+remote+" has cleanup.policy=compact): set the cleanup.policy of "+remote+" to delete", "validation refused it"
+			if policy == "delete" {
+				want, not = "the target's validation refused it (a broker-side validation of the remote topic such as schema validation; "+
+					remote+" has cleanup.policy=delete, which takes records without a key): fix the cause on the target", "compact"
+			}
+			if !strings.Contains(got, "refused the batch holding the record at offset 4") || !strings.Contains(got, want) || strings.Contains(got, not) {
+				t.Errorf("partition error:\n%s\nwant it to say %q, and not %q", got, want, not)
+			}
+		})
+	}
+	// Not read (config sync on another member, the topic not described
+	// yet): the key as a possible cause.
+	got := recordAdvice(kerr.InvalidRecord, "a.orders", "b", 7, 9, "").Error()
+	if want := "the record at offset 9 has no key: if the remote topic is compacted (cleanup.policy=compact refuses a record without a key), set the cleanup.policy of a.orders to delete"; !strings.Contains(got, want) ||
+		!strings.Contains(got, "otherwise a broker-side validation of the remote topic such as schema validation refused it") {
+		t.Errorf("advice with the policy unknown: %q, want it to say %q and name the broker-side validation", got, want)
 	}
 }

@@ -97,10 +97,12 @@ type flow struct {
 	catalog      atomic.Pointer[catalog] // latest discovery
 	// limits: the max.message.bytes of remote topics on the target
 	// (limits.go), written by discovery and by units restarting a
-	// partition stopped on a record too large; limitsAt is discovery's
+	// partition stopped on a record too large; policies: their
+	// cleanup.policy, written by discovery; limitsAt is discovery's
 	// last full read (refresh goroutine only).
 	limitsMu sync.Mutex
 	limits   map[string]int32
+	policies map[string]string
 	limitsAt time.Time
 
 	refreshWake chan struct{}
@@ -700,7 +702,7 @@ func (f *flow) start(ctx context.Context) error {
 		gap: f.recordGap, health: f.unitHealth, rediscover: f.rediscover, owns: f.owns, prov: f.prov, skipped: f.skippedRecords,
 		partRetryFirst: f.partRetryFirst, hooks: f.hooks, topicLimit: f.topicLimit, setTopicLimit: f.setTopicLimit,
 		txnID: func(slot int32) string { return transactionalID(f.groupID, slot) }, tailNoted: f.tailNoted,
-		merged: f.skips.noCheckpoints, statusSeq: &f.statusSeq, syncEpoch: &f.syncEpoch,
+		merged: f.skips.noCheckpoints, cleanupPolicy: f.cleanupPolicy, statusSeq: &f.statusSeq, syncEpoch: &f.syncEpoch,
 		limitSynced: !f.cfg.DisableTopicConfigSync && f.configs.Match("max.message.bytes")}
 	env.stampOffset = f.prov != nil && !f.cfg.DisableTailResume
 	env.tail = env.stampOffset && !f.cfg.ExactlyOnce && !f.cfg.ShallowCopy

@@ -37,7 +37,9 @@ func TestInvalidRecordNamesOffsetAndKeylessRecord(t *testing.T) {
 	}
 	topic := p.Topic("keyless")
 	remote := p.Source.Alias + "." + topic
-	testcluster.CreateTopic(t, &p.Source, topic, 2, nil)
+	// Compacted: the remote topic is too (created with its configs), so
+	// the keyless record is named as the cause.
+	testcluster.CreateTopic(t, &p.Source, topic, 2, compactConfig())
 	cl := testcluster.Client(t, &p.Source, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	produce := func(from, to int) {
 		t.Helper()
@@ -70,7 +72,7 @@ func TestInvalidRecordNamesOffsetAndKeylessRecord(t *testing.T) {
 	for _, want := range []string{
 		"INVALID_RECORD",
 		"; the remote topic " + remote + " on " + p.Target.Alias + " refused the batch holding the record at offset 4, and nothing from this record on was replicated",
-		"the record at offset 4 has no key, which a topic with cleanup.policy=compact refuses: set the cleanup.policy of " + remote + " to delete",
+		"the record at offset 4 has no key, which a topic with cleanup.policy=compact refuses (" + remote + " has cleanup.policy=compact): set the cleanup.policy of " + remote + " to delete",
 		"add cleanup.policy to config.properties.exclude",
 		"then restart the partition (Mirror.RestartFailed",
 	} {
@@ -116,7 +118,7 @@ func TestRecordAdvice(t *testing.T) {
 		{kerr.CorruptMessage, 9, "refused the batch holding the record at offset 7, and nothing from this record on was replicated: then restart the partition"},
 		{kerr.UnsupportedForMessageFormat, -1, "at offset 7"},
 	} {
-		got := recordAdvice(c.err, "a.orders", "b", 7, c.keyless)
+		got := recordAdvice(c.err, "a.orders", "b", 7, c.keyless, "")
 		if !errors.Is(got, c.err) || !strings.Contains(got.Error(), c.want) || !strings.Contains(got.Error(), "the remote topic a.orders on b ") {
 			t.Errorf("recordAdvice(%v, %d) = %q; want it to wrap the error and contain %q", c.err, c.keyless, got, c.want)
 		}
@@ -125,7 +127,7 @@ func TestRecordAdvice(t *testing.T) {
 		}
 	}
 	for _, err := range []error{kerr.MessageTooLarge, kerr.TopicAuthorizationFailed, errors.New("x")} {
-		if got := recordAdvice(err, "a.orders", "b", 7, 3); got != err {
+		if got := recordAdvice(err, "a.orders", "b", 7, 3, "compact"); got != err {
 			t.Errorf("recordAdvice(%v) = %v, want it unchanged", err, got)
 		}
 	}
@@ -145,7 +147,7 @@ func TestShallowInvalidRecordNamesKeylessRecord(t *testing.T) {
 	}
 	topic := p.Topic("keyless")
 	remote := p.Source.Alias + "." + topic
-	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	testcluster.CreateTopic(t, &p.Source, topic, 1, compactConfig()) // and so the remote topic
 	refuseKeyless(p, remote)
 	var recs []*kgo.Record
 	for i := range 6 {

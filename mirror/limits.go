@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -369,7 +370,11 @@ func (u *unit) adviseProduceErr(remote string, in inflight, r *kgo.Record, span 
 	if errors.Is(err, kerr.TopicAuthorizationFailed) {
 		return aclAdvice(err, "WRITE", remote, u.env.dst.Alias)
 	}
-	return recordAdvice(err, remote, u.env.dst.Alias, in.up, keyless)
+	policy := ""
+	if u.env.cleanupPolicy != nil {
+		policy = u.env.cleanupPolicy(remote)
+	}
+	return recordAdvice(err, remote, u.env.dst.Alias, in.up, keyless, policy)
 }
 
 // batchRefusedError is the target's MESSAGE_TOO_LARGE for a record that
@@ -405,26 +410,32 @@ func batchRefused(err error) bool {
 	return errors.As(err, &br)
 }
 
-// topicLimits describes the max.message.bytes of remote topics on the
-// target: the values found (a topic whose value could not be read is left
-// out) and the error of the request as a whole.
-func topicLimits(ctx context.Context, cl *kgo.Client, remotes []string) (map[string]int32, error) {
+// topicLimits describes the max.message.bytes and the cleanup.policy of
+// remote topics on the target: the values found (a topic whose value could
+// not be read is left out) and the error of the request as a whole. The
+// cleanup.policy tells the advice for an INVALID_RECORD (recordAdvice)
+// whether a record without a key is the cause.
+func topicLimits(ctx context.Context, cl *kgo.Client, remotes []string) (map[string]int32, map[string]string, error) {
 	out := make(map[string]int32, len(remotes))
+	policies := make(map[string]string, len(remotes))
 	if len(remotes) == 0 {
-		return out, nil
+		return out, policies, nil
 	}
 	// A remote topic the target refuses to describe (no DESCRIBE_CONFIGS)
 	// keeps the limit known (Kafka's default until read), the others get
 	// theirs (describeTopicConfigs).
 	rcs, err := describeTopicConfigs(ctx, cl, remotes)
 	if err != nil {
-		return out, err
+		return out, policies, err
 	}
 	for _, rc := range rcs {
 		if rc.Err != nil {
 			continue
 		}
 		for _, c := range rc.Configs {
+			if c.Key == "cleanup.policy" && c.Value != nil {
+				policies[rc.Name] = *c.Value
+			}
 			if c.Key != "max.message.bytes" || c.Value == nil {
 				continue
 			}
@@ -437,7 +448,7 @@ func topicLimits(ctx context.Context, cl *kgo.Client, remotes []string) (map[str
 			}
 		}
 	}
-	return out, nil
+	return out, policies, nil
 }
 
 // errRebuild ends a unit's session gracefully so that the next one opens
@@ -503,7 +514,7 @@ func (u *unit) refreshLimits(ctx context.Context, remotes, refused map[string]bo
 	}
 	ctx, cancel := context.WithTimeout(ctx, min(u.env.cfg.AdminTimeout, 10*time.Second))
 	defer cancel()
-	got, err := topicLimits(ctx, u.prod, names)
+	got, _, err := topicLimits(ctx, u.prod, names)
 	if err != nil {
 		u.log.Warn("reading the remote topics' max.message.bytes after a record too large", "err", err)
 	}
@@ -571,6 +582,14 @@ func (f *flow) topicLimit(remote string) int32 {
 	return f.limits[remote]
 }
 
+// cleanupPolicy returns the cleanup.policy of remote topic remote on the
+// target as discovery last read it ("": not read).
+func (f *flow) cleanupPolicy(remote string) string {
+	f.limitsMu.Lock()
+	defer f.limitsMu.Unlock()
+	return f.policies[remote]
+}
+
 // setTopicLimit records the max.message.bytes read for remote topic remote.
 func (f *flow) setTopicLimit(remote string, v int32) {
 	f.limitsMu.Lock()
@@ -608,7 +627,7 @@ func (f *flow) readLimits(ctx context.Context, cat *catalog) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, min(f.cfg.AdminTimeout, 10*time.Second))
 	defer cancel()
-	got, err := topicLimits(ctx, f.dstAdmCl, names)
+	got, policies, err := topicLimits(ctx, f.dstAdmCl, names)
 	if err != nil {
 		f.log.Debug("reading the remote topics' max.message.bytes", "err", err)
 		return
@@ -619,6 +638,12 @@ func (f *flow) readLimits(ctx context.Context, cat *catalog) {
 	for r, v := range got {
 		f.setTopicLimit(r, v)
 	}
+	f.limitsMu.Lock()
+	if f.policies == nil {
+		f.policies = map[string]string{}
+	}
+	maps.Copy(f.policies, policies)
+	f.limitsMu.Unlock()
 }
 
 // restartRaised asks for the restart of the unit's partitions of remote

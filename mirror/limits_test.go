@@ -390,7 +390,7 @@ func TestTopicLimitsReadDespiteOneRefusedTopic(t *testing.T) {
 	testcluster.CreateTopic(t, &p.Target, open, 1, map[string]*string{"max.message.bytes": &big})
 	testcluster.CreateTopic(t, &p.Target, closed, 1, map[string]*string{"max.message.bytes": &big})
 	p.Target.Fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.DescribeConfigs}, Resource: closed, Err: kerr.TopicAuthorizationFailed, Count: -1})
-	got, err := topicLimits(context.Background(), testcluster.Client(t, &p.Target), []string{open, closed})
+	got, _, err := topicLimits(context.Background(), testcluster.Client(t, &p.Target), []string{open, closed})
 	if err != nil {
 		t.Fatal(err)
 	}

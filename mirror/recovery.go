@@ -3,6 +3,7 @@ package mirror
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -114,22 +115,35 @@ func timestampAdvice(err error, remote, target string, span timeSpan) error {
 // first record without a key the batch may hold (-1 none), which a remote
 // topic with cleanup.policy=compact refuses (a source topic made compact
 // after those records were written holds such records; config sync copies
-// its cleanup.policy). Other errors are returned as they are. The wrapped
-// error keeps its kerr code for errors.Is.
-func recordAdvice(err error, remote, target string, off, keyless int64) error {
+// its cleanup.policy); policy is the remote topic's cleanup.policy as the
+// flow last read it ("": unknown). A keyless record is named as the cause
+// only on a compacted remote topic, and as a possible one when the policy
+// is unknown: on a cleanup.policy=delete topic the advice blamed it while
+// a broker-side validation refused the batch (TestBrkPInvalidRecordAdviceFollowsCleanupPolicy).
+// Other errors are returned as they are. The wrapped error keeps its kerr
+// code for errors.Is.
+func recordAdvice(err error, remote, target string, off, keyless int64, policy string) error {
 	if !errors.Is(err, kerr.InvalidRecord) && !errors.Is(err, kerr.CorruptMessage) && !errors.Is(err, kerr.UnsupportedForMessageFormat) {
 		return err
 	}
 	const restart = "then restart the partition (Mirror.RestartFailed, or POST /connectors/<flow>/restart?onlyFailed=true)"
+	fixCompact := fmt.Sprintf("set the cleanup.policy of %s to delete (and add cleanup.policy to config.properties.exclude, or config sync copies the source topic's back), "+
+		"or wait until the source's log cleaner removed the record", remote)
+	const validation = "a broker-side validation of the remote topic such as schema validation"
+	compacted := strings.Contains(policy, "compact")
 	var why string
 	switch {
-	case errors.Is(err, kerr.InvalidRecord) && keyless >= 0:
-		why = fmt.Sprintf("the record at offset %d has no key, which a topic with cleanup.policy=compact refuses: "+
-			"set the cleanup.policy of %s to delete (and add cleanup.policy to config.properties.exclude, or config sync copies the source topic's back), "+
-			"or wait until the source's log cleaner removed the record, %s", keyless, remote, restart)
+	case errors.Is(err, kerr.InvalidRecord) && keyless >= 0 && compacted:
+		why = fmt.Sprintf("the record at offset %d has no key, which a topic with cleanup.policy=compact refuses (%s has cleanup.policy=%s): %s, %s",
+			keyless, remote, policy, fixCompact, restart)
+	case errors.Is(err, kerr.InvalidRecord) && keyless >= 0 && policy == "":
+		why = fmt.Sprintf("the record at offset %d has no key: if the remote topic is compacted (cleanup.policy=compact refuses a record without a key), %s; "+
+			"otherwise %s refused it: fix the cause on the target; %s", keyless, fixCompact, validation, restart)
+	case errors.Is(err, kerr.InvalidRecord) && policy != "" && !compacted:
+		why = fmt.Sprintf("the target's validation refused it (%s; %s has cleanup.policy=%s, which takes records without a key): fix the cause on the target, %s",
+			validation, remote, policy, restart)
 	case errors.Is(err, kerr.InvalidRecord):
-		why = "the target's validation refused it (a record without a key on a compacted topic, or a broker-side validation " +
-			"of the remote topic such as schema validation): fix the cause on the target, " + restart
+		why = "the target's validation refused it (a record without a key on a compacted topic, or " + validation + "): fix the cause on the target, " + restart
 	default:
 		why = restart
 	}

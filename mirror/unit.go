@@ -87,6 +87,9 @@ type unitEnv struct {
 	// records a value a unit read itself (limits.go).
 	topicLimit    func(remote string) int32
 	setTopicLimit func(remote string, v int32)
+	// cleanupPolicy returns the cleanup.policy of a remote topic as the
+	// flow last read it ("": unknown, or nil), for recordAdvice.
+	cleanupPolicy func(remote string) string
 	// hooks are test hooks (nil in production).
 	hooks *unitHooks
 
