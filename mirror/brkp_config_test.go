@@ -179,3 +179,35 @@ func TestBrkPInvalidRecordAdviceFollowsCleanupPolicy(t *testing.T) {
 		t.Errorf("advice with the policy unknown: %q, want it to say %q and name the broker-side validation", got, want)
 	}
 }
+
+// TestBrkPNoEffectKeysValidated: a consumer key kmirror does not apply,
+// with a value Kafka's client refuses (max.poll.records=0,
+// session.timeout.ms=abc, allow.auto.create.topics=yes). MM2 fails the
+// connector at start on each; kmirror accepted the file ("no effect"), so
+// it failed only once moved back to MM2. Each is an error now, saying so;
+// valid values stay accepted without effect.
+func TestBrkPNoEffectKeysValidated(t *testing.T) {
+	t.Parallel()
+	const head = "clusters = A, B\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\nA->B.enabled = true\n"
+	_, err := ParseProperties(strings.NewReader(head +
+		"A.consumer.max.poll.records = 0\nA.consumer.session.timeout.ms = abc\nA.consumer.allow.auto.create.topics = yes\nA.consumer.max.poll.interval.ms = 0\n"))
+	var ces *ConfigErrors
+	if !errors.As(err, &ces) || len(ces.Errs) != 4 {
+		t.Fatalf("ParseProperties: %v, want 4 errors", err)
+	}
+	const refused = ": Kafka's client refuses it, so MM2's connector fails to start (the key has no effect in kmirror): fix the value or remove the line"
+	for i, want := range []string{
+		`A.consumer.max.poll.records="0": line 5: must be between 1 and 2147483647` + refused,
+		`A.consumer.session.timeout.ms="abc": line 6: not a whole number` + refused,
+		`A.consumer.allow.auto.create.topics="yes": line 7: must be true or false` + refused,
+		`A.consumer.max.poll.interval.ms="0": line 8: must be between 1 and 2147483647` + refused,
+	} {
+		if got := strings.TrimPrefix(ces.Errs[i].Error(), "mirror: "); got != want {
+			t.Errorf("error %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+	if _, err := ParseProperties(strings.NewReader(head +
+		"A.consumer.max.poll.records = 500\nA.consumer.session.timeout.ms = -1\nA.consumer.allow.auto.create.topics = FALSE\nA.consumer.auto.commit.interval.ms = 0\n")); err != nil {
+		t.Errorf("valid values: %v", err)
+	}
+}

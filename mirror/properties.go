@@ -148,7 +148,9 @@ func LoadProperties(path string, opts ...LoadOpt) (*Properties, error) {
 // unresolvable placeholder, or a --clusters alias ([OnlyTargets]) not in
 // `clusters`. errors.As(err, &ce) with a *ConfigError finds the first.
 // Settings that have no effect or are not supported are reported by
-// [Properties.Warnings], not as errors.
+// [Properties.Warnings], not as errors, but for a value Kafka's client
+// refuses of a consumer key kmirror does not apply (max.poll.records=0,
+// session.timeout.ms=abc: MM2's connector fails to start on it), an error.
 //
 // Differences from MM2 (warned where a file relies on them; defaults are
 // annotated in [Properties.Effective]):

@@ -218,6 +218,12 @@ func Build(role Role, settings map[string]string, env Env) (*Built, error) {
 			b.warn(k, "not supported by kmirror: "+d.note)
 			b.line(k, v, "unsupported: "+d.note)
 		case d.conv == nil:
+			if d.check != nil {
+				if err := d.check(b, k, v); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+			}
 			b.line(k, v, "no effect: "+d.note)
 		default:
 			if err := d.conv(b, k, v); err != nil {

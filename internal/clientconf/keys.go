@@ -1,6 +1,7 @@
 package clientconf
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -40,9 +41,40 @@ type keyDef struct {
 	roles roleSet
 	// conv adds kgo options for the value; nil means the key is accepted
 	// without effect (note says why) or, with unsupported, warned about.
-	conv        func(b *builder, key, value string) error
+	conv func(b *builder, key, value string) error
+	// check validates the value of a key without effect as Kafka's client
+	// parses it (nil: any value); see refusedByKafka.
+	check       func(b *builder, key, value string) error
 	note        string
 	unsupported bool
+}
+
+// intCheck is a check of an INT key of Kafka's client at least lo.
+func intCheck(lo int64) func(b *builder, key, value string) error {
+	return func(b *builder, k, v string) error {
+		_, err := b.integer(k, v, lo, math.MaxInt32)
+		return refusedByKafka(err)
+	}
+}
+
+// boolCheck is a check of a BOOLEAN key of Kafka's client.
+func boolCheck(b *builder, k, v string) error {
+	_, err := b.boolean(k, v)
+	return refusedByKafka(err)
+}
+
+// refusedByKafka completes the error of a value Kafka's client refuses
+// for a key kmirror does not apply. MM2 creates its clients with the
+// file's values, so such a value (max.poll.records=0, say) fails the
+// connector at start ("Invalid value 0 for configuration
+// max.poll.records"), while kmirror accepted it as "no effect" and the file
+// failed only once moved back to MM2 (TestBrkPNoEffectKeysValidated).
+func refusedByKafka(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		e.Reason += ": Kafka's client refuses it, so MM2's connector fails to start (the key has no effect in kmirror): fix the value or remove the line"
+	}
+	return err
 }
 
 // tuning lists every non-connection client key kmirror knows. Keys of the
@@ -186,14 +218,14 @@ var tuning = map[string]keyDef{
 	"group.protocol":                {roles: rConsumer, note: "kmirror's replication consumers use no consumer group"},
 	"group.remote.assignor":         {roles: rConsumer, note: "kmirror's replication consumers use no consumer group"},
 	"partition.assignment.strategy": {roles: rConsumer, note: "kmirror's replication consumers use no consumer group"},
-	"session.timeout.ms":            {roles: rConsumer, note: "kmirror's replication consumers use no consumer group"},
-	"heartbeat.interval.ms":         {roles: rConsumer, note: "kmirror's replication consumers use no consumer group"},
-	"max.poll.interval.ms":          {roles: rConsumer, note: "kmirror's replication consumers use no consumer group"},
+	"session.timeout.ms":            {roles: rConsumer, check: intCheck(math.MinInt32), note: "kmirror's replication consumers use no consumer group"},
+	"heartbeat.interval.ms":         {roles: rConsumer, check: intCheck(math.MinInt32), note: "kmirror's replication consumers use no consumer group"},
+	"max.poll.interval.ms":          {roles: rConsumer, check: intCheck(1), note: "kmirror's replication consumers use no consumer group"},
 	"enable.auto.commit":            {roles: rConsumer, note: "MM2 forces enable.auto.commit=false; kmirror never commits source offsets"},
-	"auto.commit.interval.ms":       {roles: rConsumer, note: "kmirror never commits source offsets"},
-	"max.poll.records":              {roles: rConsumer, note: "kmirror replicates every fetched batch; fetch.max.bytes bounds a fetch"},
-	"exclude.internal.topics":       {roles: rConsumer, note: "MM2's topic filters decide which topics are read"},
-	"allow.auto.create.topics":      {roles: rConsumer, note: "kmirror never creates topics through metadata requests"},
+	"auto.commit.interval.ms":       {roles: rConsumer, check: intCheck(0), note: "kmirror never commits source offsets"},
+	"max.poll.records":              {roles: rConsumer, check: intCheck(1), note: "kmirror replicates every fetched batch; fetch.max.bytes bounds a fetch"},
+	"exclude.internal.topics":       {roles: rConsumer, check: boolCheck, note: "MM2's topic filters decide which topics are read"},
+	"allow.auto.create.topics":      {roles: rConsumer, check: boolCheck, note: "kmirror never creates topics through metadata requests"},
 	"key.deserializer":              {roles: rConsumer, note: "kmirror copies record bytes unchanged"},
 	"value.deserializer":            {roles: rConsumer, note: "kmirror copies record bytes unchanged"},
 	"client.id.prefix":              {roles: rConsumer | rProducer, note: "not a Kafka client key"},
