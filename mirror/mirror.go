@@ -47,7 +47,8 @@ type Mirror struct {
 }
 
 // New validates the configuration and returns a Mirror. It does no I/O and
-// starts no goroutine. A bad configuration is a [*ConfigError] naming the
+// starts no goroutine (but those of the franz-go clients it builds, closed
+// at once, to read the consumer options of a ClusterConfig). A bad configuration is a [*ConfigError] naming the
 // bad key and value, or a [*ConfigErrors] listing every one found when
 // there are several (errors.As with a *ConfigError finds the first), so
 // that all can be fixed in one go; the errors looked for are:
