@@ -211,3 +211,46 @@ func TestBrkPNoEffectKeysValidated(t *testing.T) {
 		t.Errorf("valid values: %v", err)
 	}
 }
+
+// TestBrkPFranzGoBoundsNamed: client keys with values Kafka's client takes
+// but franz-go does not (linger.ms above a minute, connections.max.idle.ms
+// above 15 minutes, delivery.timeout.ms below a second, ...). The file
+// loaded, and New refused it with franz-go's words under the cluster's
+// alias ("mirror: B: invalid client options: linger 2m0s is larger than
+// allowed 1m0s"), naming neither the key nor its line. Each is the key's
+// error now, with franz-go's bounds and the nearest value it takes; the
+// bounds themselves are accepted by New.
+func TestBrkPFranzGoBoundsNamed(t *testing.T) {
+	t.Parallel()
+	const head = "clusters = A, B\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\nA->B.enabled = true\n"
+	for _, c := range []struct{ bad, want, bound string }{
+		{"B.producer.linger.ms = 120000", "takes 0 to 60000 ms here: write 60000", "B.producer.linger.ms = 60000"},
+		{"B.producer.delivery.timeout.ms = 999", "takes 1000 to 2147483647 ms here: write 1000", "B.producer.delivery.timeout.ms = 1000"},
+		{"A.consumer.metadata.max.age.ms = 7200000", "takes 5000 to 3600000 ms here: write 3600000", "A.consumer.metadata.max.age.ms = 3600000"},
+		{"A.consumer.metadata.max.age.ms = 10", "takes 5000 to 3600000 ms here: write 5000", "A.consumer.metadata.max.age.ms = 5000"},
+		{"A.consumer.connections.max.idle.ms = 3600000", "takes 100 to 900000 ms here: write 900000", "A.consumer.connections.max.idle.ms = 900000"},
+		{"A.consumer.connections.max.idle.ms = 50", "takes 100 to 900000 ms here: write 100", "A.consumer.connections.max.idle.ms = 100"},
+		{"A.consumer.fetch.max.wait.ms = 5", "takes 10 to 2147483647 ms here: write 10", "A.consumer.fetch.max.wait.ms = 10"},
+		{"B.producer.request.timeout.ms = 50", "takes 100 to 900000 ms here: write 100", "B.producer.request.timeout.ms = 100"},
+		{"B.producer.max.request.size = 100", "takes 512 to 1072693248 bytes here: write 512", "B.producer.max.request.size = 512"},
+		{"B.producer.max.request.size = 2000000000", "takes 512 to 1072693248 bytes here: write 1072693248", "B.producer.max.request.size = 1072693248"},
+	} {
+		_, err := ParseProperties(strings.NewReader(head + c.bad + "\n"))
+		key, value, _ := strings.Cut(c.bad, " = ")
+		want := "mirror: " + key + "=\"" + value + "\": line 5: franz-go, kmirror's Kafka client, " + c.want
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: ParseProperties: %v\nwant %s", c.bad, err, want)
+		}
+		p, err := ParseProperties(strings.NewReader(head + c.bound + "\n"))
+		if err != nil {
+			t.Errorf("%s: ParseProperties: %v", c.bound, err)
+			continue
+		}
+		m, err := New(p.Opts()...)
+		if err != nil {
+			t.Errorf("%s: New: %v", c.bound, err)
+			continue
+		}
+		m.Close()
+	}
+}

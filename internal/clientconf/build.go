@@ -309,6 +309,24 @@ func (b *builder) millis(k, v string, min time.Duration) (time.Duration, error) 
 	return d, nil
 }
 
+// kgoMillis is millis for a key whose franz-go option takes lo to hi ms
+// only, where Kafka's client takes more: such a value (linger.ms=120000,
+// connections.max.idle.ms=3600000, delivery.timeout.ms=500) was refused by
+// franz-go when the Mirror was built, as "<alias>: invalid client options:
+// linger 2m0s is larger than allowed 1m0s", naming neither the key nor its
+// line (TestBrkPFranzGoBoundsNamed). It is the key's error now, with the
+// nearest value franz-go takes.
+func (b *builder) kgoMillis(k, v string, lo, hi int64) (time.Duration, error) {
+	d, err := b.millis(k, v, 0)
+	if err != nil {
+		return 0, err
+	}
+	if ms := d.Milliseconds(); ms < lo || ms > hi {
+		return 0, b.errf(k, v, "franz-go, kmirror's Kafka client, takes %d to %d ms here: write %d", lo, hi, min(max(ms, lo), hi))
+	}
+	return d, nil
+}
+
 func (b *builder) integer(k, v string, lo, hi int64) (int64, error) {
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if err != nil {

@@ -83,7 +83,9 @@ func refusedByKafka(err error) error {
 var tuning = map[string]keyDef{
 	// Common to all clients.
 	"request.timeout.ms": {roles: rAll, conv: func(b *builder, k, v string) error {
-		d, err := b.millis(k, v, 1)
+		// kgo.RequestTimeoutOverhead's bounds (ProduceRequestTimeout's
+		// are wider).
+		d, err := b.kgoMillis(k, v, 100, 15*60*1000)
 		if err != nil {
 			return err
 		}
@@ -96,14 +98,15 @@ var tuning = map[string]keyDef{
 	"retry.backoff.ms":     {roles: rAll, conv: (*builder).backoff},
 	"retry.backoff.max.ms": {roles: rAll, conv: (*builder).backoff},
 	"metadata.max.age.ms": {roles: rAll, conv: func(b *builder, k, v string) error {
-		d, err := b.millis(k, v, 1)
+		// At least kgo's default metadata min age, at most an hour.
+		d, err := b.kgoMillis(k, v, 5000, 60*60*1000)
 		if err == nil {
 			b.add(k, v, fmt.Sprintf("kgo.MetadataMaxAge(%s)", d), kgo.MetadataMaxAge(d))
 		}
 		return err
 	}},
 	"connections.max.idle.ms": {roles: rAll, conv: func(b *builder, k, v string) error {
-		d, err := b.millis(k, v, 1)
+		d, err := b.kgoMillis(k, v, 100, 15*60*1000)
 		if err == nil {
 			b.add(k, v, fmt.Sprintf("kgo.ConnIdleTimeout(%s)", d), kgo.ConnIdleTimeout(d))
 		}
@@ -200,7 +203,7 @@ var tuning = map[string]keyDef{
 		return err
 	}},
 	"fetch.max.wait.ms": {roles: rConsumer, conv: func(b *builder, k, v string) error {
-		d, err := b.millis(k, v, 1)
+		d, err := b.kgoMillis(k, v, 10, math.MaxInt32)
 		if err == nil {
 			b.add(k, v, fmt.Sprintf("kgo.FetchMaxWait(%s)", d), kgo.FetchMaxWait(d))
 		}
@@ -239,7 +242,7 @@ var tuning = map[string]keyDef{
 	"compression.lz4.level":                 {roles: rProducer, conv: (*builder).compression},
 	"compression.zstd.level":                {roles: rProducer, conv: (*builder).compression},
 	"linger.ms": {roles: rProducer, conv: func(b *builder, k, v string) error {
-		d, err := b.millis(k, v, 0)
+		d, err := b.kgoMillis(k, v, 0, 60*1000)
 		if err == nil {
 			b.add(k, v, fmt.Sprintf("kgo.ProducerLinger(%s)", d), kgo.ProducerLinger(d))
 		}
@@ -249,6 +252,11 @@ var tuning = map[string]keyDef{
 		n, err := b.integer(k, v, 1, math.MaxInt32)
 		if err != nil {
 			return err
+		}
+		// franz-go's bounds of a record batch and, with the headroom, of
+		// a request (as kgoMillis).
+		if lo, hi := int64(512), int64(1<<30-headroom); n < lo || n > hi {
+			return b.errf(k, v, "franz-go, kmirror's Kafka client, takes %d to %d bytes here: write %d", lo, hi, min(max(n, lo), hi))
 		}
 		b.add(k, v, fmt.Sprintf("kgo.ProducerBatchMaxBytes(%d)", n), kgo.ProducerBatchMaxBytes(int32(n)))
 		if n > defaultBrokerMaxWriteBytes {
@@ -264,7 +272,7 @@ var tuning = map[string]keyDef{
 		return err
 	}},
 	"delivery.timeout.ms": {roles: rProducer, conv: func(b *builder, k, v string) error {
-		d, err := b.millis(k, v, 1)
+		d, err := b.kgoMillis(k, v, 1000, math.MaxInt32)
 		if err == nil {
 			b.add(k, v, fmt.Sprintf("kgo.RecordDeliveryTimeout(%s) for checkpoints and heartbeats; not for replicated records", d), kgo.RecordDeliveryTimeout(d))
 			b.warn(k, "franz-go measures the delivery timeout from the record's timestamp, which replication keeps (a record older than it would fail at once): "+
