@@ -3,6 +3,7 @@ package mirror
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -234,6 +235,8 @@ func TestBrkPFranzGoBoundsNamed(t *testing.T) {
 		{"B.producer.request.timeout.ms = 50", "takes 100 to 900000 ms here: write 100", "B.producer.request.timeout.ms = 100"},
 		{"B.producer.max.request.size = 100", "takes 512 to 1072693248 bytes here: write 512", "B.producer.max.request.size = 512"},
 		{"B.producer.max.request.size = 2000000000", "takes 512 to 1072693248 bytes here: write 1072693248", "B.producer.max.request.size = 1072693248"},
+		{"A.consumer.fetch.max.bytes = 2000000000", "takes 1 to 1072693248 bytes here: write 1072693248", "A.consumer.fetch.max.bytes = 1072693248"},
+		{"A.consumer.fetch.max.bytes = 1072693249", "takes 1 to 1072693248 bytes here: write 1072693248", "A.consumer.fetch.max.bytes = 200000000"},
 	} {
 		_, err := ParseProperties(strings.NewReader(head + c.bad + "\n"))
 		key, value, _ := strings.Cut(c.bad, " = ")
@@ -252,5 +255,39 @@ func TestBrkPFranzGoBoundsNamed(t *testing.T) {
 			continue
 		}
 		m.Close()
+	}
+}
+
+// TestBrkPLargeFetchBudgetReplicates: a flow whose fetch budget is above
+// franz-go's default cap on a response (100 MiB, kgo.BrokerMaxReadBytes):
+// `<source>->target.consumer.fetch.max.bytes = 209715200` with tasks.max=1
+// (FetchMaxBytes: 200 MiB), which New and the properties loader accept.
+// Every slot consumer refused itself ("max broker read bytes 104857600 is
+// erroneously less than max fetch bytes 209715200") and nothing was
+// replicated. The consumer's cap is raised with the budget now, as
+// max.request.size raises the producer's, and a budget above what franz-go
+// reads in one response (1 GiB) is cut to it.
+func TestBrkPLargeFetchBudgetReplicates(t *testing.T) {
+	t.Parallel()
+	p := testcluster.NewFakePair(t, "src", "dst")
+	topic := p.Topic("bigfetch")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	for i, c := range []struct {
+		budget  int32
+		shallow bool
+	}{{200 << 20, false}, {200 << 20, true}, {math.MaxInt32, false}} {
+		fc := recoveryFlow(p, topic)
+		fc.FetchMaxBytes, fc.FetchMaxPartitionBytes = c.budget, 150<<20
+		fc.ShallowCopy, fc.DisableProvenanceHeader = c.shallow, c.shallow
+		produceN(t, &p.Source, topic, 0, 5)
+		m, _ := runMirror(t, recoveryOpts(p, fc)...)
+		testcluster.Eventually(t, 30*time.Second, "the records copied", func() (bool, string) {
+			ps := partStatus(m, 0)
+			return ps.State == StateRunning && ps.SourceEnd == int64(5*(i+1)) && ps.Lag == 0 && !ps.LagUnknown, fmt.Sprintf("%+v; flow %+v", ps, m.Status().Flows[0])
+		})
+		m.Close()
+	}
+	if got := len(testcluster.ReadAll(t, &p.Target, p.Source.Alias+"."+topic)[0]); got != 15 {
+		t.Errorf("the remote partition holds %d records, want 15", got)
 	}
 }

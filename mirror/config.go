@@ -466,7 +466,8 @@ type FlowConfig struct {
 	// FetchMaxBytes bounds the fetch responses in bytes
 	// (`<source>.consumer.fetch.max.bytes`), shared by the flow's slots:
 	// each slot's consumer gets max(FetchMaxBytes/Tasks, 1 MiB,
-	// FetchMaxPartitionBytes) per response; 0 means [DefaultFetchMaxBytes].
+	// FetchMaxPartitionBytes) per response, at most 1023 MiB (franz-go
+	// reads at most 1 GiB in one response); 0 means [DefaultFetchMaxBytes].
 	// Unlike Kafka's fetch.max.bytes, which counts bytes as stored on the
 	// source, the budget counts what a response holds decompressed: each
 	// consumer asks for budget × wire bytes / decompressed bytes, as

@@ -40,6 +40,24 @@ func replicationConsumerRole(user []kgo.Opt, dec kgo.Decompressor) []kgo.Opt {
 	return append(opts, user...)
 }
 
+// fetchMax is a slot consumer's fetch budget: its share of the flow's
+// FetchMaxBytes (budget), at most what franz-go reads in one response
+// (1 GiB, less brokerMaxRead's MiB of framing).
+func (e *unitEnv) fetchMax() int32 {
+	return min(budget(e.cfg.FetchMaxBytes, e.tasks, max(1<<20, e.cfg.FetchMaxPartitionBytes)), 1<<30-1<<20)
+}
+
+// brokerMaxRead is the kgo.BrokerMaxReadBytes of a consumer asking for
+// fetch responses of up to fetchMax bytes: franz-go's default (100 MiB),
+// or fetchMax and a MiB for the response's framing, at most franz-go's
+// 1 GiB. A budget above the default made every slot consumer refuse
+// itself ("max broker read bytes 104857600 is erroneously less than max
+// fetch bytes 209715200") and the flow replicated nothing
+// (TestBrkPLargeFetchBudgetReplicates).
+func brokerMaxRead(fetchMax int32) int32 {
+	return int32(min(max(100<<20, int64(fetchMax)+1<<20), 1<<30))
+}
+
 // heldRecordCost is what one record counts against a slot's producer
 // buffer at least: kgo's MaxBufferedBytes counts only a record's key,
 // value and headers, but each record held costs a few hundred bytes more
@@ -68,6 +86,7 @@ func (u *unit) open() error {
 	if e.cfg.Isolation == ReadUncommitted {
 		iso = kgo.ReadUncommitted()
 	}
+	fetchMax := e.fetchMax()
 	var err error
 	u.kicks.reset()
 	u.kickAdds = false
@@ -76,7 +95,8 @@ func (u *unit) open() error {
 	if u.cons, err = kclient.New(e.clientOpts(e.src, replicationConsumerRole(e.src.Consumer, dec),
 		kgo.WithHooks(sizer),
 		kgo.FetchIsolationLevel(iso),
-		kgo.FetchMaxBytes(budget(e.cfg.FetchMaxBytes, e.tasks, max(1<<20, e.cfg.FetchMaxPartitionBytes))),
+		kgo.FetchMaxBytes(fetchMax),
+		kgo.BrokerMaxReadBytes(brokerMaxRead(fetchMax)),
 		kgo.FetchMaxPartitionBytes(e.cfg.FetchMaxPartitionBytes),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.KeepControlRecords(), // transaction markers move the position (lag reaches 0)

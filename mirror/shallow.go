@@ -663,7 +663,7 @@ func (s *shallow) startFetches(ctx context.Context) {
 		req := kmsg.NewPtrFetchRequest()
 		req.MaxWaitMillis = int32(shallowFetchWait(s.maxWait, held[broker]) / time.Millisecond)
 		req.MinBytes = 1
-		req.MaxBytes = budget(e.cfg.FetchMaxBytes, e.tasks, max(1<<20, e.cfg.FetchMaxPartitionBytes))
+		req.MaxBytes = e.fetchMax()
 		if e.cfg.Isolation == ReadCommitted {
 			req.IsolationLevel = 1
 		}

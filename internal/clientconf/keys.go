@@ -183,10 +183,22 @@ var tuning = map[string]keyDef{
 	}},
 	"fetch.max.bytes": {roles: rConsumer, conv: func(b *builder, k, v string) error {
 		n, err := b.integer(k, v, 1, math.MaxInt32)
-		if err == nil {
-			b.add(k, v, fmt.Sprintf("kgo.FetchMaxBytes(%d)", n), kgo.FetchMaxBytes(int32(n)))
+		if err != nil {
+			return err
 		}
-		return err
+		// As max.request.size: kgo's cap on a response (BrokerMaxReadBytes,
+		// 100 MiB by default) is raised with it, up to franz-go's 1 GiB; a
+		// value above the default was refused when the Mirror was built
+		// ("A: invalid client options: max broker read bytes 104857600 is
+		// erroneously less than max fetch bytes 200000000").
+		if hi := int64(1<<30 - headroom); n > hi {
+			return b.errf(k, v, "franz-go, kmirror's Kafka client, takes 1 to %d bytes here: write %d", hi, hi)
+		}
+		b.add(k, v, fmt.Sprintf("kgo.FetchMaxBytes(%d)", n), kgo.FetchMaxBytes(int32(n)))
+		if n > defaultBrokerMaxReadBytes-headroom {
+			b.add(k, v, fmt.Sprintf("kgo.BrokerMaxReadBytes(%d)", n+headroom), kgo.BrokerMaxReadBytes(int32(n+headroom)))
+		}
+		return nil
 	}},
 	"max.partition.fetch.bytes": {roles: rConsumer, conv: func(b *builder, k, v string) error {
 		n, err := b.integer(k, v, 1, math.MaxInt32)
@@ -341,6 +353,7 @@ var tuning = map[string]keyDef{
 // request (a produce request carries headers besides the batch).
 const (
 	defaultBrokerMaxWriteBytes = 100 << 20
+	defaultBrokerMaxReadBytes  = 100 << 20
 	headroom                   = 1 << 20
 )
 
