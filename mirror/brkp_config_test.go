@@ -215,7 +215,8 @@ func TestBrkPNoEffectKeysValidated(t *testing.T) {
 
 // TestBrkPFranzGoBoundsNamed: client keys with values Kafka's client takes
 // but franz-go does not (linger.ms above a minute, connections.max.idle.ms
-// above 15 minutes, delivery.timeout.ms below a second, ...). The file
+// above 15 minutes, delivery.timeout.ms below a second, a client.id
+// longer than 256 bytes, ...). The file
 // loaded, and New refused it with franz-go's words under the cluster's
 // alias ("mirror: B: invalid client options: linger 2m0s is larger than
 // allowed 1m0s"), naming neither the key nor its line. Each is the key's
@@ -224,7 +225,9 @@ func TestBrkPNoEffectKeysValidated(t *testing.T) {
 func TestBrkPFranzGoBoundsNamed(t *testing.T) {
 	t.Parallel()
 	const head = "clusters = A, B\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\nA->B.enabled = true\n"
+	long := strings.Repeat("x", 257)
 	for _, c := range []struct{ bad, want, bound string }{
+		{"A.client.id = " + long, "takes a client id of at most 256 bytes (this one has 257): shorten it", "A.client.id = " + long[:256]},
 		{"B.producer.linger.ms = 120000", "takes 0 to 60000 ms here: write 60000", "B.producer.linger.ms = 60000"},
 		{"B.producer.delivery.timeout.ms = 999", "takes 1000 to 2147483647 ms here: write 1000", "B.producer.delivery.timeout.ms = 1000"},
 		{"A.consumer.metadata.max.age.ms = 7200000", "takes 5000 to 3600000 ms here: write 3600000", "A.consumer.metadata.max.age.ms = 3600000"},

@@ -576,6 +576,12 @@ func (b *builder) connection() error {
 		b.line("bootstrap.servers", strings.Join(seeds, ","), "kgo.SeedBrokers")
 	}
 	if v, ok := b.get("client.id"); ok && v != "" {
+		if len(v) > 256 {
+			// franz-go refused it when the Mirror was built, under the
+			// cluster's alias ("client id length 300 is larger than max
+			// allowed 256"), naming neither the key nor its line.
+			return b.errf("client.id", v, "franz-go, kmirror's Kafka client, takes a client id of at most 256 bytes (this one has %d): shorten it", len(v))
+		}
 		c.ClientID = v
 		b.line("client.id", v, "kgo.ClientID")
 	}
