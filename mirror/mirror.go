@@ -47,11 +47,12 @@ type Mirror struct {
 }
 
 // New validates the configuration and returns a Mirror. It does no I/O and
-// starts no goroutine (but those of the franz-go clients it builds, closed
-// at once, to read the consumer options of a ClusterConfig). A bad configuration is a [*ConfigError] naming the
-// bad key and value, or a [*ConfigErrors] listing every one found when
-// there are several (errors.As with a *ConfigError finds the first), so
-// that all can be fixed in one go; the errors looked for are:
+// leaves no goroutine running (the franz-go clients it builds to read the
+// consumer options of a ClusterConfig cannot connect and are closed at
+// once). A bad configuration is a [*ConfigError] naming the bad key and
+// value, or a [*ConfigErrors] listing every one found when there are
+// several (errors.As with a *ConfigError finds the first), so that all can
+// be fixed in one go; the errors looked for are:
 //   - no cluster or no flow, a duplicate or empty alias;
 //   - a kgo consumer-group option (kgo.ConsumerGroup, ...) or an option
 //     choosing what a consumer reads (kgo.ConsumeTopics, ConsumeRegex,
