@@ -115,6 +115,13 @@ func (f *flow) writeStatusRecord(ctx context.Context, write func(*kgo.Client) er
 		return fmt.Errorf("client of %s: %w", f.dst.Alias, err)
 	}
 	defer cl.Close()
+	// A target refusing the client (SASL credentials it rejects) made a
+	// restart request retry until its deadline and answer "context
+	// deadline exceeded" after 30 s: it is said at once, with the keys to
+	// check.
+	if err := kclient.Refusal(ctx, kclient.ProbeTimeout, f.clientOpts(f.dst, f.dst.Admin)...); err != nil {
+		return kclient.Unreachable("target cluster", f.dst.Alias, err)
+	}
 	// Its own client's admin, not the flow's (found by a reviewer, -race).
 	if _, err := f.ensureTopic(ctx, kadm.NewClient(cl), f.statusTopicSpec()); err != nil {
 		return refusedHint(f.dst.Alias, err)

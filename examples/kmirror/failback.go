@@ -333,6 +333,17 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	rctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 
+	// Both clusters are read and written: one refusing the client fails
+	// here with the keys to check, not with a bare EOF.
+	for _, c := range []struct {
+		cfg  mirror.ClusterConfig
+		what string
+	}{{b, "target"}, {a, "source"}} {
+		if err := refusedBy(rctx, c.cfg, c.what, o.timeout); err != nil {
+			return fail(err)
+		}
+	}
+
 	// The forward flow's status topic on B: the record of earlier
 	// failovers and failbacks (prev), and whether a live member still
 	// replicates the flow.

@@ -352,6 +352,9 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		fmt.Fprintf(log, "kmirror failover: %s: unplanned failover from the last checkpoints\n", sourceDown(d.src.Alias, srcErr, o.sourceTimeout))
 	}
 
+	if err := refusedBy(ctx, d.dst, "target", o.timeout); err != nil {
+		return failed(ctx, rep, finish, fmt.Errorf("reading the status topic of %s on %s: %w", d.name(), d.dst.Alias, err))
+	}
 	in := planInput{Mode: rep.Mode, Uncommitted: o.uncommitted, Upstream: d.sourceTopic,
 		Remote: func(t string) string { return d.pol.FormatRemoteTopic(d.flow.Source, t) }}
 	// Run again after an earlier failover committed: its groups'
@@ -763,14 +766,7 @@ func sourceDown(alias string, err error, timeout time.Duration) string {
 // probe reports whether the cluster answers a metadata request within
 // timeout.
 func probe(ctx context.Context, c mirror.ClusterConfig, timeout time.Duration) error {
-	cl, err := kclient.New(clusterOpts(c, c.Admin, kgo.RetryTimeout(timeout))...)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	pctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if _, err := kadm.NewClient(cl).BrokerMetadata(pctx); err != nil {
+	if err := kclient.Probe(ctx, timeout, clusterOpts(c, c.Admin)...); err != nil {
 		return fmt.Errorf("cluster %s: %w", c.Alias, err)
 	}
 	return nil

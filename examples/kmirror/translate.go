@@ -43,7 +43,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -532,15 +531,8 @@ func translateMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	defer cl.Close()
 	rctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	if err := probe(rctx, d.dst, min(c.timeout, sourceProbeTimeout)); err != nil &&
-		(errors.Is(err, syscall.ECONNREFUSED) || rejectedClient(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
-		// A target refusing connections, or closing them (a
-		// security.protocol it does not speak, SASL credentials it
-		// rejects), answered only after -timeout (30 s), with "context
-		// deadline exceeded" and no hint, where failover says so at once
-		// (operators' finds). Unreachable adds the hint.
-		return drError(stderr, "translate", fmt.Errorf("reading the checkpoints of %s on %s: %w", d.name(), d.dst.Alias,
-			kclient.Unreachable("target", d.dst.Alias, err)), drUnreachable)
+	if err := refusedBy(rctx, d.dst, "target", c.timeout); err != nil {
+		return drError(stderr, "translate", fmt.Errorf("reading the checkpoints of %s on %s: %w", d.name(), d.dst.Alias, err), drUnreachable)
 	}
 	tr, err := d.translateGroups(rctx, cl)
 	if err != nil {
@@ -615,6 +607,20 @@ func (d *drFlow) checkpointedGroups(ctx context.Context, cl *kgo.Client) string 
 		names, more = names[:most], fmt.Sprintf(" (and %d more)", len(names)-most)
 	}
 	return "; the groups checkpointed there: " + strings.Join(names, ", ") + more
+}
+
+// refusedBy probes cluster c (what is "source" or "target") before a DR
+// command reads it (kclient.Refusal), and returns its refusal worded by
+// kclient.Unreachable, naming the keys to check and never a secret: a
+// cluster refusing connections, or closing them (a security.protocol it
+// does not speak, SASL credentials it rejects), answered only after
+// -timeout (30 s), with "context deadline exceeded" and no hint
+// (operators' finds), or said EOF with no hint.
+func refusedBy(ctx context.Context, c mirror.ClusterConfig, what string, timeout time.Duration) error {
+	if err := kclient.Refusal(ctx, min(timeout, kclient.ProbeTimeout), clusterOpts(c, c.Admin)...); err != nil {
+		return kclient.Unreachable(what, c.Alias, fmt.Errorf("cluster %s: %w", c.Alias, err))
+	}
+	return nil
 }
 
 // sourceProbeTimeout bounds translate -records' reads of the source.

@@ -16,7 +16,10 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -139,4 +142,41 @@ func Hint(alias string, err error) string {
 			"a security.protocol the listener does not speak, or SASL credentials it rejects, look like this: check %s.security.protocol and %s.sasl.*)", alias, alias)
 	}
 	return ""
+}
+
+// Probe asks a client of opts for the cluster's brokers, within timeout
+// (its retries included), and returns the request's error.
+func Probe(ctx context.Context, timeout time.Duration, opts ...kgo.Opt) error {
+	cl, err := New(append(opts[:len(opts):len(opts)], kgo.RetryTimeout(timeout))...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, err = kadm.NewClient(cl).BrokerMetadata(pctx)
+	return err
+}
+
+// ProbeTimeout bounds a [Refusal] probe before an operator's request: a
+// cluster that refuses the client does so within a second or two.
+const ProbeTimeout = 5 * time.Second
+
+// Refusal probes the cluster as [Probe] does, before a command or
+// request reads or writes it, and returns the probe's error when it says
+// the cluster refused connections or the client (a refused connection, a
+// broker closing it: a security.protocol it does not speak, or SASL
+// credentials it rejects, or the broker's SASL refusal), else nil (it
+// answered, or did not answer in time: the caller's own requests, under
+// their deadline, say what they find). Without it, such a cluster made
+// the caller retry until its deadline and say "context deadline exceeded"
+// with no hint (operators' finds: a restart request through the REST API
+// waited 30 s for that).
+func Refusal(ctx context.Context, timeout time.Duration, opts ...kgo.Opt) error {
+	err := Probe(ctx, timeout, opts...)
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, kerr.SaslAuthenticationFailed) || errors.Is(err, kerr.UnsupportedSaslMechanism) || errors.Is(err, kerr.IllegalSaslState) {
+		return err
+	}
+	return nil
 }
