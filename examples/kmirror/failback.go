@@ -207,15 +207,19 @@ func (r *failbackReport) writeText(w io.Writer) {
 	if len(r.Groups) > 0 {
 		fmt.Fprintln(w)
 		// The clusters by their aliases (A and B in the README's runbook).
-		tw := newTable(w, fmt.Sprintf("GROUP\tON %[2]s\tPARTITION\tPOSITION ON %[2]s\tON %[1]s\tOFFSET ON %[1]s\tFROM\tTRANSLATION", a, b))
+		tw := newTable(w, fmt.Sprintf("GROUP\tON %[2]s\tPARTITION\tPOSITION ON %[2]s\tON %[1]s\tNOW ON %[1]s\tOFFSET ON %[1]s\tMOVE\tFROM\tTRANSLATION", a, b))
 		for _, g := range r.Groups {
 			for _, p := range g.Partitions {
 				from := orDash(p.From)
 				if p.Ahead > 0 {
 					from = fmt.Sprintf("kept: at %d, ahead", p.Ahead)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", g.Group, p.SourceTopic, p.Partition, offsetText(p.SourceOffset),
-					orDash(p.Topic), offsetText(p.Offset), from, p.translation())
+				now := "-"
+				if p.Current != nil {
+					now = offsetText(*p.Current)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Group, p.SourceTopic, p.Partition, offsetText(p.SourceOffset),
+					orDash(p.Topic), now, offsetText(p.Offset), moveText(p), from, p.translation())
 			}
 		}
 		tw.Flush()
@@ -811,19 +815,22 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	// moved back (the consumers moved on at home). Other groups get their
 	// translations even below A's offsets: those are from before the
 	// failover, and the group may have been rewound on B.
+	// Every group's offsets on A are shown beside those committed, with
+	// the move (markMoves).
 	done := committedBy(prev, drFailback)
 	again := inSet(reportGroups(rep.Groups), done)
 	rep.Rerun = drFound && len(again) > 0 // of a group this run matches
-	if len(again) > 0 {
-		commitsA, err := groupCommits(rctx, aAdm, again)
-		if err != nil {
-			return fail(fmt.Errorf("fetching the groups' offsets on %s: %w", a.Alias, err))
-		}
-		dropRefused(commitsA, prev)
-		for i := range rep.Groups {
-			if done[rep.Groups[i].Group] {
-				keepAhead(&rep.Groups[i], commitsA[rep.Groups[i].Group])
-			}
+	commitsA, err := groupCommits(rctx, aAdm, reportGroups(rep.Groups))
+	if err != nil {
+		return fail(fmt.Errorf("fetching the groups' offsets on %s: %w", a.Alias, err))
+	}
+	for i := range rep.Groups {
+		markMoves(&rep.Groups[i], commitsA[rep.Groups[i].Group])
+	}
+	dropRefused(commitsA, prev)
+	for i := range rep.Groups {
+		if done[rep.Groups[i].Group] {
+			keepAhead(&rep.Groups[i], commitsA[rep.Groups[i].Group])
 		}
 	}
 	if o.dryRun {

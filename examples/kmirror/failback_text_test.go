@@ -18,7 +18,7 @@ func TestFailbackTextNamesTheClusters(t *testing.T) {
 	r.writeText(&out)
 	for _, want := range []string{
 		"flow primary->secondary: an earlier failback committed: the groups it committed keep their offsets on primary where they are past their translation",
-		"GROUP  ON secondary    PARTITION  POSITION ON secondary  ON primary  OFFSET ON primary  FROM  TRANSLATION",
+		"GROUP  ON secondary    PARTITION  POSITION ON secondary  ON primary  NOW ON primary  OFFSET ON primary  MOVE  FROM  TRANSLATION",
 		"records written to primary after replication stopped (never on secondary; the groups read each once): 15",
 	} {
 		if !strings.Contains(out.String(), want) {

@@ -859,12 +859,64 @@ func keepAhead(gr *groupReport, committed map[string]map[int32]int64) {
 		n++
 		if at, ok := committed[p.Topic][p.Partition]; ok && at > p.Offset {
 			p.Ahead = at
+			if p.Move != "" { // markMoves' backward move is not made
+				p.Move, p.MoveRecords = moveKept, 0
+			}
 			ahead++
 		}
 	}
 	if n > 0 && ahead == n && gr.Action == actionCommit {
 		gr.Action, gr.Reason = actionNone, "the group is committed past the translation on every partition already (run before?): nothing moved back"
 	}
+}
+
+// Moves of a partition committed over the group's current offset
+// (partitionReport.Move).
+const (
+	moveBackward = "backward" // re-reads
+	moveForward  = "forward"  // skips
+	moveNone     = "none"
+	moveKept     = "kept" // Ahead: not moved back (keepAhead)
+)
+
+// markMoves sets, on each partition of gr that commits an offset, the
+// group's current committed offset on the cluster it commits on
+// (committed: topic -> partition -> offset) and whether the commit moves
+// it backward or forward, and by how many records. keepAhead, after it,
+// marks the backward moves it does not make "kept".
+func markMoves(gr *groupReport, committed map[string]map[int32]int64) {
+	for i := range gr.Partitions {
+		p := &gr.Partitions[i]
+		if p.Offset < 0 || p.Topic == "" {
+			continue
+		}
+		at, ok := committed[p.Topic][p.Partition]
+		if !ok {
+			continue
+		}
+		p.Current = &at
+		switch {
+		case p.Offset < at:
+			p.Move, p.MoveRecords = moveBackward, at-p.Offset
+		case p.Offset > at:
+			p.Move, p.MoveRecords = moveForward, p.Offset-at
+		default:
+			p.Move = moveNone
+		}
+	}
+}
+
+// moveText is how the text reports show a partition's move.
+func moveText(p partitionReport) string {
+	switch p.Move {
+	case moveBackward:
+		return fmt.Sprintf("back %d (re-reads)", p.MoveRecords)
+	case moveForward:
+		return fmt.Sprintf("forward %d (skips)", p.MoveRecords)
+	case "":
+		return "-"
+	}
+	return p.Move
 }
 
 // atStartTopics names the target topics of the groups' commits at the

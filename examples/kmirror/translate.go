@@ -240,6 +240,16 @@ type partitionReport struct {
 	// partition's log start above it (what failover commits).
 	BelowLogStart bool  `json:"below_log_start,omitempty"`
 	LogStart      int64 `json:"log_start,omitempty"`
+	// Current (failback) is the group's committed offset on the cluster
+	// the command commits on, before it commits (absent: none there), and
+	// Move what committing Offset does to it (markMoves): "backward" (the
+	// consumers read again the records from Offset to Current), "forward"
+	// (they skip those from Current to Offset), "none" (Offset is
+	// Current) or "kept" (Ahead: not moved back); MoveRecords counts the
+	// records between the two. An operator saw only the new offset.
+	Current     *int64 `json:"current_offset,omitempty"`
+	Move        string `json:"move,omitempty"`
+	MoveRecords int64  `json:"move_records,omitempty"`
 	// MissingOnTarget marks a checkpoint of a partition the target does
 	// not have: its remote topic was deleted, or re-created with fewer
 	// partitions, after the checkpoint was written (checkpoints are never
