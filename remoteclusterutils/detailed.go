@@ -124,6 +124,13 @@ type PartitionTranslation struct {
 	// does [Client.TranslateOffsets].
 	TranslatedFrom [16]byte
 	OtherLog       bool
+	// PartitionStart is the log start of the partition on this cluster as
+	// the call listed it ([Client.TranslateDetailed] and
+	// [Client.TranslateGroups] set it on every partition they return,
+	// NeverCommitted ones included; -1 when it could not be listed, or the
+	// partition is MissingOnTarget): a caller that commits at the log
+	// start (kmirror failover) needs no second listing of the same starts.
+	PartitionStart int64
 }
 
 // EarlierLog reports whether p's Offset is a position in an earlier log of
@@ -289,6 +296,10 @@ func (c *Client) markAgainstTarget(ctx context.Context, groups map[string][]Part
 		have := map[string]map[int32]bool{}
 		for i, p := range ps {
 			s, listed := starts[p.Topic][p.Partition]
+			ps[i].PartitionStart = -1
+			if listed {
+				ps[i].PartitionStart = s
+			}
 			switch n, ok := counts[p.Topic]; {
 			case absent[p.Topic] || ok && p.Partition >= int32(n):
 				ps[i].MissingOnTarget = true
@@ -312,8 +323,12 @@ func (c *Client) markAgainstTarget(ctx context.Context, groups map[string][]Part
 			}
 			for p := range int32(n) {
 				if !parts[p] {
+					start, listed := starts[t][p]
+					if !listed {
+						start = -1
+					}
 					ps = append(ps, PartitionTranslation{Topic: t, Partition: p, SourceOffset: -1, Offset: -1,
-						Translation: TranslationNone, Reread: -1, NeverCommitted: true})
+						Translation: TranslationNone, Reread: -1, NeverCommitted: true, PartitionStart: start})
 				}
 			}
 		}

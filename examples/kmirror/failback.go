@@ -687,7 +687,9 @@ func runFailback(ctx context.Context, d *drFlow, o *failbackOptions) (*failbackR
 	// checkpoint below one is committed as the log start (atLogStart; A's
 	// retention removed the records from it on while the group read on B:
 	// TestFailbackBelowLogStartOnA).
-	revStarts := map[string]map[int32]int64{}
+	// TranslateGroups listed them (PartitionStart): only those it could
+	// not are listed again.
+	revStarts := translatedStarts(revCps)
 	if err := checkpointedStarts(rctx, aAdm, revCps, revStarts); err != nil {
 		return fail(fmt.Errorf("listing the start offsets on %s: %w", a.Alias, err))
 	}

@@ -417,9 +417,6 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		}
 		dropRefused(in.TargetCommitted, prev)
 		in.TargetStarts, in.TargetEnds, err = neverCommittedBounds(rctx, dstAdm, tr, atStartTopics(in)...)
-		if err == nil {
-			err = checkpointedStarts(rctx, dstAdm, tr, in.TargetStarts)
-		}
 		if err != nil {
 			return fmt.Errorf("listing offsets on %s: %w", d.dst.Alias, err)
 		}
@@ -933,16 +930,22 @@ func atStartTopics(in planInput) []string {
 	return out
 }
 
-// neverCommittedBounds lists the log start and end offsets of the target
-// partitions the groups never committed, and of the topics extra.
+// neverCommittedBounds returns the log start offsets of the target
+// partitions of tr (as TranslateGroups listed them:
+// PartitionTranslation.PartitionStart; failover listed them a second time)
+// and of the topics extra it lacks, and the log end offsets of the
+// partitions the groups never committed and of extra.
 func neverCommittedBounds(ctx context.Context, adm *kadm.Client, tr map[string][]remoteclusterutils.PartitionTranslation, extra ...string) (starts, ends map[string]map[int32]int64, err error) {
-	starts, ends = map[string]map[int32]int64{}, map[string]map[int32]int64{}
-	var topics []string
+	starts, ends = translatedStarts(tr), map[string]map[int32]int64{}
+	var topics, startTopics []string
 	seen := map[string]bool{}
 	for _, t := range extra {
 		if !seen[t] {
 			seen[t] = true
 			topics = append(topics, t)
+			if _, ok := starts[t]; !ok {
+				startTopics = append(startTopics, t)
+			}
 		}
 	}
 	for _, ps := range tr {
@@ -953,14 +956,15 @@ func neverCommittedBounds(ctx context.Context, adm *kadm.Client, tr map[string][
 			}
 		}
 	}
-	if len(topics) == 0 {
-		return starts, ends, nil
-	}
 	for _, l := range []struct {
-		list func(context.Context, ...string) (kadm.ListedOffsets, error)
-		into map[string]map[int32]int64
-	}{{adm.ListStartOffsets, starts}, {adm.ListEndOffsets, ends}} {
-		lo, err := l.list(ctx, topics...)
+		list   func(context.Context, ...string) (kadm.ListedOffsets, error)
+		topics []string
+		into   map[string]map[int32]int64
+	}{{adm.ListStartOffsets, startTopics, starts}, {adm.ListEndOffsets, topics, ends}} {
+		if len(l.topics) == 0 {
+			continue
+		}
+		lo, err := l.list(ctx, l.topics...)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -986,16 +990,36 @@ func neverCommittedBounds(ctx context.Context, adm *kadm.Client, tr map[string][
 	return starts, ends, nil
 }
 
+// translatedStarts are the log starts TranslateGroups listed of the
+// partitions of tr: topic -> partition -> offset (those it could not list
+// left out).
+func translatedStarts(tr map[string][]remoteclusterutils.PartitionTranslation) map[string]map[int32]int64 {
+	out := map[string]map[int32]int64{}
+	for _, ps := range tr {
+		for _, p := range ps {
+			if p.PartitionStart < 0 {
+				continue
+			}
+			if out[p.Topic] == nil {
+				out[p.Topic] = map[int32]int64{}
+			}
+			out[p.Topic][p.Partition] = p.PartitionStart
+		}
+	}
+	return out
+}
+
 // checkpointedStarts adds to starts the log start offsets of the target
-// topics of tr's checkpoints it lacks: a translation below its partition's
-// log start is committed as the log start (planFailover). A topic not on
-// the target (its partitions' listing errors) is left out: its checkpoints
-// are committed as they are.
+// topics of tr's checkpoints it lacks (failback: those translatedStarts
+// did not find): a translation below its partition's log start is
+// committed as the log start. A topic not on the target (MissingOnTarget,
+// or its partitions' listing errors) is left out: its checkpoints are
+// committed as they are.
 func checkpointedStarts(ctx context.Context, adm *kadm.Client, tr map[string][]remoteclusterutils.PartitionTranslation, starts map[string]map[int32]int64) error {
 	var topics []string
 	for _, ps := range tr {
 		for _, p := range ps {
-			if _, ok := starts[p.Topic]; !ok && !p.NeverCommitted && !slices.Contains(topics, p.Topic) {
+			if _, ok := starts[p.Topic]; !ok && !p.NeverCommitted && !p.MissingOnTarget && !slices.Contains(topics, p.Topic) {
 				topics = append(topics, p.Topic)
 			}
 		}
