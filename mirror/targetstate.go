@@ -119,7 +119,7 @@ func (f *flow) writeStatusRecord(ctx context.Context, write func(*kgo.Client) er
 	// restart request retry until its deadline and answer "context
 	// deadline exceeded" after 30 s: it is said at once, with the keys to
 	// check.
-	if err := kclient.Refusal(ctx, kclient.ProbeTimeout, f.clientOpts(f.dst, f.dst.Admin)...); err != nil {
+	if err := kclient.Refusal(ctx, kclient.ProbeTimeout, f.clientOpts(f.dst, f.dst.Producer)...); err != nil { // the write's own settings
 		return kclient.Unreachable("target cluster", f.dst.Alias, err)
 	}
 	// Its own client's admin, not the flow's (found by a reviewer, -race).
