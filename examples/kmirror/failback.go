@@ -210,16 +210,8 @@ func (r *failbackReport) writeText(w io.Writer) {
 		tw := newTable(w, fmt.Sprintf("GROUP\tON %[2]s\tPARTITION\tPOSITION ON %[2]s\tON %[1]s\tNOW ON %[1]s\tOFFSET ON %[1]s\tMOVE\tFROM\tTRANSLATION", a, b))
 		for _, g := range r.Groups {
 			for _, p := range g.Partitions {
-				from := orDash(p.From)
-				if p.Ahead > 0 {
-					from = fmt.Sprintf("kept: at %d, ahead", p.Ahead)
-				}
-				now := "-"
-				if p.Current != nil {
-					now = offsetText(*p.Current)
-				}
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Group, p.SourceTopic, p.Partition, offsetText(p.SourceOffset),
-					orDash(p.Topic), now, offsetText(p.Offset), moveText(p), from, p.translation())
+					orDash(p.Topic), currentText(p), offsetText(p.Offset), moveText(p), fromText(p), p.translation())
 			}
 		}
 		tw.Flush()

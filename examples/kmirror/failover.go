@@ -59,6 +59,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"reflect"
@@ -249,7 +250,8 @@ func (r *failoverReport) writeText(w io.Writer) {
 	}
 	if len(r.Groups) > 0 { // else no empty table: a cluster error stopped the run before its plan, as translate
 		fmt.Fprintln(w)
-		writeTable(w, r.Groups, true)
+		_, target, _ := strings.Cut(r.Flow, "->")
+		writeTable(w, r.Groups, target)
 		fmt.Fprintln(w)
 	}
 	for _, g := range r.Groups {
@@ -407,14 +409,23 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		if in.TargetMembers, err = groupMembers(rctx, dstAdm, groupNames(tr)); err != nil {
 			return fmt.Errorf("describing the groups on %s: %w", d.dst.Alias, err)
 		}
-		// Only the groups an earlier failover committed are kept ahead:
-		// only theirs are fetched. A rerun is one for a group this run
-		// matches (an earlier failover of other groups is not).
-		again := inSet(groupNames(tr), in.Committed)
-		rep.Rerun = len(again) > 0
-		if in.TargetCommitted, err = groupCommits(rctx, dstAdm, again); err != nil {
+		// Every group's offsets on the target are shown beside those to
+		// commit (TargetCurrent); only the groups an earlier failover
+		// committed are kept ahead (TargetCommitted, without the
+		// partitions it did not commit). A rerun is one for a group this
+		// run matches (an earlier failover of other groups is not).
+		names := groupNames(tr)
+		for _, g := range keysOf(in.AtStart) { // committed at the target log start, maybe without a checkpoint
+			if _, ok := tr[g]; !ok {
+				names = append(names, g)
+			}
+		}
+		if in.TargetCurrent, err = groupCommits(rctx, dstAdm, names); err != nil {
 			return fmt.Errorf("fetching the groups' offsets on %s: %w", d.dst.Alias, err)
 		}
+		again := inSet(groupNames(tr), in.Committed)
+		rep.Rerun = len(again) > 0
+		in.TargetCommitted = commitsOf(in.TargetCurrent, again)
 		dropRefused(in.TargetCommitted, prev)
 		in.TargetStarts, in.TargetEnds, err = neverCommittedBounds(rctx, dstAdm, tr, atStartTopics(in)...)
 		if err != nil {
@@ -843,6 +854,22 @@ func groupCommits(ctx context.Context, adm *kadm.Client, groups []string) (map[s
 	return out, nil
 }
 
+// commitsOf returns the commits of groups in all (group -> topic ->
+// partition -> offset), copied: dropRefused deletes from what it returns
+// and all stays as it is.
+func commitsOf(all map[string]map[string]map[int32]int64, groups []string) map[string]map[string]map[int32]int64 {
+	out := map[string]map[string]map[int32]int64{}
+	for _, g := range groups {
+		for t, ps := range all[g] {
+			if out[g] == nil {
+				out[g] = map[string]map[int32]int64{}
+			}
+			out[g][t] = maps.Clone(ps)
+		}
+	}
+	return out
+}
+
 // keepAhead marks the partitions of gr whose group is committed above the
 // offset to commit (Ahead): never moved back. A group whose every
 // partition is ahead has nothing to commit.
@@ -901,6 +928,15 @@ func markMoves(gr *groupReport, committed map[string]map[int32]int64) {
 			p.Move = moveNone
 		}
 	}
+}
+
+// currentText is how the text reports show a partition's current offset
+// (partitionReport.Current): "-" when the group has none there.
+func currentText(p partitionReport) string {
+	if p.Current == nil {
+		return "-"
+	}
+	return offsetText(*p.Current)
 }
 
 // moveText is how the text reports show a partition's move.

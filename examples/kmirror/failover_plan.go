@@ -62,6 +62,13 @@ type planInput struct {
 	// Committed, a partition committed above its translation is not moved
 	// back (partitionReport.Ahead).
 	TargetCommitted map[string]map[string]map[int32]int64
+	// TargetCurrent are the committed offsets on the target of every
+	// group of the plan, as the target gave them (group -> target topic
+	// -> partition -> offset): each partition's report shows its group's
+	// offset there beside the one to commit, and the move (markMoves).
+	// They decide nothing: an operator saw only the new offset, not that
+	// the commit moved the group back (re-reads) or forward (skips).
+	TargetCurrent map[string]map[string]map[int32]int64
 	// Committed are the groups an earlier kmirror failover of the flow
 	// committed (the status topic's DR record): their consumers may have
 	// moved on on the target since, and are not moved back. Other groups
@@ -132,7 +139,9 @@ func (p plan) commitable() bool { return len(p.Problems) == 0 }
 //   - a translation below the target partition's log start is committed
 //     as the log start (BelowLogStart);
 //   - unplanned: each group's RPO is the time from its newest checkpoint
-//     to Now.
+//     to Now;
+//   - each partition shows its group's offset on the target now
+//     (TargetCurrent) and the move committing its offset makes.
 func planFailover(in planInput) plan {
 	out := plan{Groups: []groupReport{}, Problems: []string{}}
 	upstream := in.Upstream
@@ -281,6 +290,7 @@ func planFailover(in planInput) plan {
 			gr.Action, gr.Reason = actionRefused, strings.Join(reasons, "; ")
 			out.Problems = append(out.Problems, fmt.Sprintf("group %s: %s", g, gr.Reason))
 		}
+		markMoves(&gr, in.TargetCurrent[g])
 		if in.Committed[g] {
 			keepAhead(&gr, in.TargetCommitted[g])
 		}

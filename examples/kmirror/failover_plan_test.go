@@ -237,7 +237,8 @@ func TestPlanFailover(t *testing.T) {
 
 // TestFailoverReportGolden pins the -json shape of kmirror failover: an
 // unplanned failover of two groups, one with a safe translation from
-// offset syncs and a never-committed partition taken at earliest.
+// offset syncs and a never-committed partition taken at earliest, with
+// their offsets on the target now and the moves.
 func TestFailoverReportGolden(t *testing.T) {
 	in := planInput{Mode: modeUnplanned, Uncommitted: uncommittedEarliest, Now: planNow, Upstream: upstream,
 		Checkpoints: map[string][]remoteclusterutils.PartitionTranslation{
@@ -249,6 +250,9 @@ func TestFailoverReportGolden(t *testing.T) {
 			"audit": {cpAt("A.payments", 0, 77, 77, remoteclusterutils.TranslationUnknown, "", -1, 61*time.Second)},
 		},
 		TargetStarts: map[string]map[int32]int64{"A.orders": {2: 0}},
+		// The groups' offsets on the target before the commit (the
+		// partitions' current_offset and move).
+		TargetCurrent: map[string]map[string]map[int32]int64{"billing": {"A.orders": {0: 1180, 1: 1100}}, "audit": {"A.payments": {0: 70}}},
 	}
 	p := planFailover(in)
 	rep := failoverReport{Flow: "A->B", Mode: modeUnplanned, SourceError: "cluster A: unable to dial: dial tcp 10.0.0.1:9092: i/o timeout",

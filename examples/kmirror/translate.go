@@ -240,7 +240,7 @@ type partitionReport struct {
 	// partition's log start above it (what failover commits).
 	BelowLogStart bool  `json:"below_log_start,omitempty"`
 	LogStart      int64 `json:"log_start,omitempty"`
-	// Current (failback) is the group's committed offset on the cluster
+	// Current (failover, failback) is the group's committed offset on the cluster
 	// the command commits on, before it commits (absent: none there), and
 	// Move what committing Offset does to it (markMoves): "backward" (the
 	// consumers read again the records from Offset to Current), "forward"
@@ -456,23 +456,22 @@ func ageText(p partitionReport) string {
 	return (time.Duration(p.CheckpointAgeMs) * time.Millisecond).Round(100 * time.Millisecond).String()
 }
 
-// writeTable prints the groups' partitions as a table.
-func writeTable(w io.Writer, gs []groupReport, withAction bool) {
+// writeTable prints the groups' partitions as a table: translate's, or,
+// with target (the target cluster's alias), failover's plan, with each
+// partition's offset on the target now (NOW ON <target>), the one to
+// commit and the move.
+func writeTable(w io.Writer, gs []groupReport, target string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	head := "GROUP\tTOPIC\tPARTITION\tSOURCE OFFSET\tTARGET OFFSET\tTRANSLATION\tCHECKPOINT AGE"
-	if withAction {
-		head = "GROUP\tTOPIC\tPARTITION\tSOURCE OFFSET\tOFFSET\tFROM\tTRANSLATION\tCHECKPOINT AGE"
+	if target != "" {
+		head = "GROUP\tTOPIC\tPARTITION\tSOURCE OFFSET\tNOW ON " + target + "\tOFFSET\tMOVE\tFROM\tTRANSLATION\tCHECKPOINT AGE"
 	}
 	fmt.Fprintln(tw, head)
 	for _, g := range gs {
 		for _, p := range g.Partitions {
-			if withAction {
-				from := orDash(p.From)
-				if p.Ahead > 0 {
-					from = fmt.Sprintf("kept: at %d, ahead", p.Ahead)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", g.Group, p.Topic, p.Partition, offsetText(p.SourceOffset),
-					offsetText(p.Offset), from, p.translation(), ageText(p))
+			if target != "" {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.Group, p.Topic, p.Partition, offsetText(p.SourceOffset),
+					currentText(p), offsetText(p.Offset), moveText(p), fromText(p), p.translation(), ageText(p))
 				continue
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", g.Group, p.Topic, p.Partition, offsetText(p.SourceOffset),
@@ -480,6 +479,16 @@ func writeTable(w io.Writer, gs []groupReport, withAction bool) {
 		}
 	}
 	tw.Flush()
+}
+
+// fromText is how the DR commands' tables show where a partition's
+// offset comes from: "kept: at N, ahead" for one not moved back
+// (keepAhead).
+func fromText(p partitionReport) string {
+	if p.Ahead > 0 {
+		return fmt.Sprintf("kept: at %d, ahead", p.Ahead)
+	}
+	return orDash(p.From)
 }
 
 func orDash(s string) string {
@@ -582,7 +591,7 @@ func translateMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 	} else {
 		if len(rep.Groups) > 0 { // else stderr says why, with no empty table (a new user's finding)
-			writeTable(stdout, rep.Groups, false)
+			writeTable(stdout, rep.Groups, "")
 			fmt.Fprintln(stdout)
 		}
 		fmt.Fprintf(stdout, "%s: %s\n", rep.Flow, rep.Summary)
