@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"sync"
 	"syscall"
@@ -137,6 +138,8 @@ func Hint(alias string, err error) string {
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded):
 		return fmt.Sprintf(" (no answer in time: a broker down or overloaded; if this cluster never answered, "+
 			"a security.protocol the listener does not speak looks like this, a TLS client on a plaintext listener waiting for ever: check %s.security.protocol)", alias)
+	case notFound(err):
+		return fmt.Sprintf(" (the host name does not resolve: check %s.bootstrap.servers, and the brokers' advertised.listeners)", alias)
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Sprintf(" (the broker closed the connection: a broker stopping does that; if this cluster never answered, "+
 			"a security.protocol the listener does not speak, or SASL credentials it rejects, look like this: check %s.security.protocol and %s.sasl.*)", alias, alias)
@@ -164,19 +167,40 @@ const ProbeTimeout = 5 * time.Second
 
 // Refusal probes the cluster as [Probe] does, before a command or
 // request reads or writes it, and returns the probe's error when it says
-// the cluster refused connections or the client (a refused connection, a
-// broker closing it: a security.protocol it does not speak, or SASL
-// credentials it rejects, or the broker's SASL refusal), else nil (it
-// answered, or did not answer in time: the caller's own requests, under
-// their deadline, say what they find). Without it, such a cluster made
-// the caller retry until its deadline and say "context deadline exceeded"
-// with no hint (operators' finds: a restart request through the REST API
-// waited 30 s for that).
+// the cluster refused connections or the client (a refused connection,
+// any other dial that failed at once: a host name that does not resolve,
+// no route to the host; a broker closing it: a security.protocol it does
+// not speak, or SASL credentials it rejects, or the broker's SASL
+// refusal), else nil (it answered, or did not answer in time: the
+// caller's own requests, under their deadline, say what they find).
+// Without it, such a cluster made the caller retry until its deadline and
+// say "context deadline exceeded" with no hint (operators' finds: a
+// restart request through the REST API waited 30 s for that), or the
+// caller's first read said its dial error bare, without the cluster
+// being named unreachable (kmirror failover: "reading the status topic
+// of A->B on B: ...: unable to dial: ...: no such host").
 func Refusal(ctx context.Context, timeout time.Duration, opts ...kgo.Opt) error {
 	err := Probe(ctx, timeout, opts...)
-	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+	if errors.Is(err, syscall.ECONNREFUSED) || dialFailed(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, kerr.SaslAuthenticationFailed) || errors.Is(err, kerr.UnsupportedSaslMechanism) || errors.Is(err, kerr.IllegalSaslState) {
 		return err
 	}
 	return nil
+}
+
+// dialFailed reports whether err says that a connection could not be
+// opened, for a reason other than a timeout or the caller's cancel: the
+// answer is final (a name the resolver does not know, no route), where a
+// dial that timed out may be a broker slow to accept, left to the
+// caller's deadline.
+func dialFailed(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial" && !op.Timeout() && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// notFound reports whether err is the resolver's answer that a host name
+// does not exist.
+func notFound(err error) bool {
+	var dns *net.DNSError
+	return errors.As(err, &dns) && dns.IsNotFound
 }
