@@ -28,9 +28,10 @@
 //	                    ID = alias, 3 brokers or the largest replication
 //	                    factor configured) and use them instead of the file's
 //	                    bootstrap servers and security settings.
-//	-demo-topics T:N,.. with -embedded: create topics T with N partitions on
-//	                    every source cluster and produce -demo-rate records
-//	                    per second to each.
+//	-demo-topics T[:N],.. with -embedded: create topics T with N partitions
+//	                    (1 to 1000; 1 when :N is left out) on every source
+//	                    cluster and produce -demo-rate records per second to
+//	                    each.
 //	-listen ADDR        serve HTTP on ADDR: /metrics (Prometheus: engine and
 //	                    franz-go client metrics), /status (JSON, Kafka
 //	                    Connect's status shape, for every member of each
@@ -255,7 +256,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.check, "check", false, "validate the configuration offline, print warnings and the effective configuration (secrets masked), and exit")
 	fs.BoolVar(&o.strict, "strict", false, "treat configuration warnings (misspelt or ignored keys, ...) as errors: exit 3 instead of running, or after -check")
 	fs.BoolVar(&o.embedded, "embedded", false, "start an in-process kfake cluster per alias and use it instead of the configured brokers")
-	fs.StringVar(&demo, "demo-topics", "", "with -embedded: `topic:partitions,...` to create and feed on every source cluster")
+	fs.StringVar(&demo, "demo-topics", "", "with -embedded: `topic[:partitions],...` to create and feed on every source cluster (partitions 1 to 1000, 1 when :partitions is left out: orders is orders:1)")
 	fs.IntVar(&o.demoRate, "demo-rate", 50, "with -demo-topics: records per second per topic")
 	fs.StringVar(&o.listen, "listen", "", "HTTP `address` for /metrics, /status, /healthz, /readyz and Kafka Connect's REST API (/connectors/...) (e.g. 127.0.0.1:9090); empty: no HTTP")
 	fs.StringVar(&level, "log-level", "info", "log `level`: debug, info, warn, error")
@@ -355,7 +356,7 @@ func parseDemoTopics(s string) ([]demoTopic, error) {
 		if hasN {
 			p, err := strconv.ParseInt(strings.TrimSpace(n), 10, 32)
 			if err != nil || p < 1 || p > 1000 {
-				return nil, fmt.Errorf("-demo-topics %q: partitions must be a number from 1 to 1000", item)
+				return nil, fmt.Errorf("-demo-topics %q: partitions must be a number from 1 to 1000 (write %s:3, or %s alone for 1)", item, t.name, t.name)
 			}
 			t.partitions = int32(p)
 		}
