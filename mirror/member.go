@@ -223,13 +223,20 @@ func (f *flow) groupLoop(ctx context.Context) {
 }
 
 // groupJoinErr is the flow's error for err, the member's failure to join
-// its group on the target: what it is, and what to write when the
-// broker refused the session timeout.
+// its group on the target: what it is, the target named unreachable when
+// it refused the connection or the client (kclient.Refused), and what to
+// write when the broker refused the session timeout.
 func (f *flow) groupJoinErr(err error) error {
 	if errors.Is(err, kerr.InvalidSessionTimeout) {
 		return fmt.Errorf("joining the flow's group %s on %s: %w: the target's brokers refuse session.timeout.ms %v "+
 			"(group.min.session.timeout.ms and group.max.session.timeout.ms bound it, Kafka's defaults 6 s and 30 min): "+
 			"set %s.session.timeout.ms within them", f.groupID, f.dst.Alias, err, f.cfg.SessionTimeout, f.dst.Alias)
+	}
+	if kclient.Refused(err) {
+		// Said as the cluster probe says it: the probe's own error came
+		// up to a probe interval later, and meanwhile the flow's reason
+		// read as a group problem (TestGroupJoinErrSaysTargetUnreachable).
+		err = kclient.Unreachable("target cluster", f.dst.Alias, err)
 	}
 	return fmt.Errorf("joining the flow's group %s on %s: %w", f.groupID, f.dst.Alias, err)
 }

@@ -337,7 +337,7 @@ func runFailover(ctx context.Context, d *drFlow, o *failoverOptions, now func() 
 		return nil, ctx.Err()
 	}
 	rep.Mode, rep.DetectedAt = modePlanned, now().UTC()
-	if rejectedClient(srcErr) {
+	if kclient.Rejected(srcErr) {
 		// A broker of the source answered: it is not down. Failing over as
 		// if it were would skip a planned failover's checks (the groups'
 		// members on the source, the catch-up) because of a credential (an
@@ -752,12 +752,6 @@ func stoppedResult(ctx context.Context) string {
 		return "interrupted"
 	}
 	return "unreachable"
-}
-
-// rejectedClient reports whether err, a probe's, is a broker's refusal
-// of the client's SASL authentication: the cluster is up.
-func rejectedClient(err error) bool {
-	return errors.Is(err, kerr.SaslAuthenticationFailed) || errors.Is(err, kerr.UnsupportedSaslMechanism) || errors.Is(err, kerr.IllegalSaslState)
 }
 
 // sourceDown words why the source probe failed from its error: a timeout

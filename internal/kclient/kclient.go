@@ -180,12 +180,28 @@ const ProbeTimeout = 5 * time.Second
 // being named unreachable (kmirror failover: "reading the status topic
 // of A->B on B: ...: unable to dial: ...: no such host").
 func Refusal(ctx context.Context, timeout time.Duration, opts ...kgo.Opt) error {
-	err := Probe(ctx, timeout, opts...)
-	if errors.Is(err, syscall.ECONNREFUSED) || dialFailed(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, kerr.SaslAuthenticationFailed) || errors.Is(err, kerr.UnsupportedSaslMechanism) || errors.Is(err, kerr.IllegalSaslState) {
+	if err := Probe(ctx, timeout, opts...); Refused(err) {
 		return err
 	}
 	return nil
+}
+
+// Refused reports whether err, a request's error against a cluster, says
+// the cluster refused connections or the client, at once and for good
+// until someone acts: a refused connection, any other dial that failed
+// without a timeout (a host name that does not resolve, no route to the
+// host), a broker closing the connection (a security.protocol it does not
+// speak, SASL credentials it rejects, a broker stopping), or the broker's
+// SASL refusal ([Rejected]). A timeout or a cancel is not: the cluster
+// may be slow.
+func Refused(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || dialFailed(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || Rejected(err)
+}
+
+// Rejected reports whether err is a broker's refusal of the client's SASL
+// authentication: a broker answered, so the cluster is up.
+func Rejected(err error) bool {
+	return errors.Is(err, kerr.SaslAuthenticationFailed) || errors.Is(err, kerr.UnsupportedSaslMechanism) || errors.Is(err, kerr.IllegalSaslState)
 }
 
 // dialFailed reports whether err says that a connection could not be
