@@ -39,20 +39,34 @@ func brkQRejectingTarget(t *testing.T, r brkQRefusal) string {
 	t.Helper()
 	p := testcluster.NewFakePair(t, "A", "B", kfake.EnableSASL(), kfake.Superuser("PLAIN", "u", "right"))
 	if r.answer {
-		p.Target.Fake.ControlKey(int16(kmsg.SASLAuthenticate), func(kr kmsg.Request) (kmsg.Response, error, bool) {
-			p.Target.Fake.KeepControl()
-			resp := kr.ResponseKind().(*kmsg.SASLAuthenticateResponse)
-			resp.Version = kr.GetVersion()
-			resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
-			resp.ErrorMessage = kmsg.StringPtr("Authentication failed: Invalid username or password")
-			return resp, nil, true
-		})
+		refuseSASL(p.Target.Fake)
 	}
+	return saslProps(t, p, "right", "stale-secret")
+}
+
+// refuseSASL makes c answer every SASL authentication with Kafka's
+// SASL_AUTHENTICATION_FAILED, as a broker rejecting the password does
+// (kfake itself closes the connection instead).
+func refuseSASL(c *kfake.Cluster) {
+	c.ControlKey(int16(kmsg.SASLAuthenticate), func(kr kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		resp := kr.ResponseKind().(*kmsg.SASLAuthenticateResponse)
+		resp.Version = kr.GetVersion()
+		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
+		resp.ErrorMessage = kmsg.StringPtr("Authentication failed: Invalid username or password")
+		return resp, nil, true
+	})
+}
+
+// saslProps writes the properties file of flow A->B (topic orders) over
+// p's SASL/PLAIN listeners as user "u", with password aPW on A and bPW on B.
+func saslProps(t *testing.T, p *testcluster.Pair, aPW, bPW string) string {
+	t.Helper()
 	jaas := func(pw string) string {
 		return `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="` + pw + `";`
 	}
 	return writeProps(t, "clusters = A, B\nA.bootstrap.servers = "+p.Source.Brokers[0]+"\nB.bootstrap.servers = "+p.Target.Brokers[0]+"\n"+
-		"security.protocol = SASL_PLAINTEXT\nsasl.mechanism = PLAIN\nA.sasl.jaas.config = "+jaas("right")+"\nB.sasl.jaas.config = "+jaas("stale-secret")+"\n"+
+		"security.protocol = SASL_PLAINTEXT\nsasl.mechanism = PLAIN\nA.sasl.jaas.config = "+jaas(aPW)+"\nB.sasl.jaas.config = "+jaas(bPW)+"\n"+
 		"A->B.enabled = true\nA->B.topics = orders\n")
 }
 

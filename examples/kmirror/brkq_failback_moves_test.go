@@ -37,14 +37,7 @@ func TestBrkQFailbackShowsCurrentOffsetsAndMoves(t *testing.T) {
 	if code != drOK || len(rep.Groups) != 1 {
 		t.Fatalf("failback -dry-run exit %d, %d group(s); want %d, 1\n%s\n%s", code, len(rep.Groups), drOK, out, errOut)
 	}
-	var got []string
-	for _, p := range rep.Groups[0].Partitions {
-		cur := "none"
-		if p.Current != nil {
-			cur = fmt.Sprint(*p.Current)
-		}
-		got = append(got, fmt.Sprintf("%s[%d]: %s -> %d %s %d", p.Topic, p.Partition, cur, p.Offset, p.Move, p.MoveRecords))
-	}
+	got := movesOf(rep.Groups[0].Partitions)
 	want := []string{
 		fmt.Sprintf("%s[0]: 90 -> 60 backward 30", w.topic),
 		fmt.Sprintf("%s[1]: 40 -> 60 forward 20", w.topic),
@@ -60,4 +53,19 @@ func TestBrkQFailbackShowsCurrentOffsetsAndMoves(t *testing.T) {
 			t.Errorf("failback -dry-run text (exit %d) lacks %q:\n%s\n%s", code, frag, text, errOut)
 		}
 	}
+}
+
+// movesOf describes each partition of a DR report's group as
+// "topic[p]: current -> offset move records" ("none" for no current
+// offset), the shape the moves tests compare.
+func movesOf(ps []partitionReport) []string {
+	var out []string
+	for _, p := range ps {
+		cur := "none"
+		if p.Current != nil {
+			cur = fmt.Sprint(*p.Current)
+		}
+		out = append(out, fmt.Sprintf("%s[%d]: %s -> %d %s %d", p.Topic, p.Partition, cur, p.Offset, p.Move, p.MoveRecords))
+	}
+	return out
 }

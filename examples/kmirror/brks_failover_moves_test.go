@@ -36,14 +36,7 @@ func TestBrkSFailoverShowsCurrentOffsetsAndMoves(t *testing.T) {
 	if code != drOK || len(rep.Groups) != 1 {
 		t.Fatalf("failover -dry-run exit %d, %d group(s); want %d, 1\n%s\n%s", code, len(rep.Groups), drOK, out, errOut)
 	}
-	var got []string
-	for _, p := range rep.Groups[0].Partitions {
-		cur := "none"
-		if p.Current != nil {
-			cur = fmt.Sprint(*p.Current)
-		}
-		got = append(got, fmt.Sprintf("%s[%d]: %s -> %d %s %d", p.Topic, p.Partition, cur, p.Offset, p.Move, p.MoveRecords))
-	}
+	got := movesOf(rep.Groups[0].Partitions)
 	want := []string{"A.orders[0]: 8 -> 5 backward 3", "A.orders[1]: 2 -> 5 forward 3", "A.orders[2]: 5 -> 5 none 0"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("failover's partitions:\n%s\nwant\n%s\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), out)

@@ -10,10 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/kmirror/kmirror/internal/statustopic"
@@ -108,20 +106,8 @@ func TestNuFailoverTextWithoutGroups(t *testing.T) {
 // connection instead).
 func TestNuFFailoverSourceRejectingCredentialsIsNotDown(t *testing.T) {
 	p := testcluster.NewFakePair(t, "A", "B", kfake.EnableSASL(), kfake.Superuser("PLAIN", "u", "right"))
-	p.Source.Fake.ControlKey(int16(kmsg.SASLAuthenticate), func(kr kmsg.Request) (kmsg.Response, error, bool) {
-		p.Source.Fake.KeepControl()
-		resp := kr.ResponseKind().(*kmsg.SASLAuthenticateResponse)
-		resp.Version = kr.GetVersion()
-		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
-		resp.ErrorMessage = kmsg.StringPtr("Authentication failed: Invalid username or password")
-		return resp, nil, true
-	})
-	jaas := func(pw string) string {
-		return `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="` + pw + `";`
-	}
-	props := writeProps(t, "clusters = A, B\nA.bootstrap.servers = "+p.Source.Brokers[0]+"\nB.bootstrap.servers = "+p.Target.Brokers[0]+"\n"+
-		"security.protocol = SASL_PLAINTEXT\nsasl.mechanism = PLAIN\nA.sasl.jaas.config = "+jaas("stale")+"\nB.sasl.jaas.config = "+jaas("right")+"\n"+
-		"A->B.enabled = true\nA->B.topics = orders\n")
+	refuseSASL(p.Source.Fake)
+	props := saslProps(t, p, "stale", "right")
 	var out, errOut bytes.Buffer
 	code := failoverMain(context.Background(), []string{"-config", props, "-flow", "A->B", "-groups", "g", "-source-timeout", "2s", "-json"}, &out, &errOut)
 	var rep failoverReport

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -20,18 +19,7 @@ import (
 func TestBrkRProducerUnknownTopicSaysCreateIt(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	p, err := newProducer(env{envBrokers: strings.Join(c.ListenAddrs(), ",")}.get)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.cl.Close()
-	srv := httptest.NewServer(p)
-	defer srv.Close()
+	srv, _ := producerServer(t)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/", strings.NewReader("hello"))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

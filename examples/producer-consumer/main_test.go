@@ -74,18 +74,7 @@ func TestSwitch(t *testing.T) {
 func TestProducerHTTP(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "messages"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	p, err := newProducer(env{envBrokers: strings.Join(c.ListenAddrs(), ",")}.get)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.cl.Close()
-	srv := httptest.NewServer(p)
-	defer srv.Close()
+	srv, brokers := producerServer(t, kfake.SeedTopics(1, "messages"))
 
 	tests := []struct {
 		method, path, body string
@@ -111,7 +100,7 @@ func TestProducerHTTP(t *testing.T) {
 		}
 	}
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumeTopics("messages"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics("messages"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,4 +192,24 @@ func mustCompile(t *testing.T, expr string) *regexp.Regexp {
 		t.Fatal(err)
 	}
 	return re
+}
+
+// producerServer serves the producer over HTTP against a new one-broker
+// kfake cluster made with opts, and returns the server and the cluster's
+// addresses; both stop when the test ends.
+func producerServer(t *testing.T, opts ...kfake.Opt) (*httptest.Server, []string) {
+	t.Helper()
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	p, err := newProducer(env{envBrokers: strings.Join(c.ListenAddrs(), ",")}.get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.cl.Close)
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	return srv, c.ListenAddrs()
 }
