@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -583,11 +584,37 @@ func (f *flow) topicLimit(remote string) int32 {
 }
 
 // cleanupPolicy returns the cleanup.policy of remote topic remote on the
-// target as discovery last read it ("": not read).
+// target as discovery last read it or config sync last set it ("": not
+// known).
 func (f *flow) cleanupPolicy(remote string) string {
 	f.limitsMu.Lock()
 	defer f.limitsMu.Unlock()
 	return f.policies[remote]
+}
+
+// notePolicyAltered keeps the cleanup.policy cleanupPolicy returns for
+// remote topic remote true after config sync applied alters to it: a SET
+// is the topic's policy, a DELETE makes it unknown (the broker's default)
+// until discovery reads it. Discovery reads it again only at a full
+// refresh, so a source topic made compact had its keyless record's
+// refusal blamed on a broker-side validation, the advice saying the
+// remote topic "has cleanup.policy=delete" (TestBrkTInvalidRecordAdviceAfterPolicySynced).
+func (f *flow) notePolicyAltered(remote string, alters []kadm.AlterConfig) {
+	f.limitsMu.Lock()
+	defer f.limitsMu.Unlock()
+	for _, a := range alters {
+		if a.Name != "cleanup.policy" {
+			continue
+		}
+		if a.Op == kadm.SetConfig && a.Value != nil {
+			if f.policies == nil {
+				f.policies = map[string]string{}
+			}
+			f.policies[remote] = *a.Value
+		} else {
+			delete(f.policies, remote)
+		}
+	}
 }
 
 // setTopicLimit records the max.message.bytes read for remote topic remote.

@@ -116,7 +116,7 @@ func timestampAdvice(err error, remote, target string, span timeSpan) error {
 // topic with cleanup.policy=compact refuses (a source topic made compact
 // after those records were written holds such records; config sync copies
 // its cleanup.policy); policy is the remote topic's cleanup.policy as the
-// flow last read it ("": unknown). A keyless record is named as the cause
+// flow last read or set it ("": unknown). A keyless record is named as the cause
 // only on a compacted remote topic, and as a possible one when the policy
 // is unknown: on a cleanup.policy=delete topic the advice blamed it while
 // a broker-side validation refused the batch (TestBrkPInvalidRecordAdviceFollowsCleanupPolicy).

@@ -1148,6 +1148,9 @@ func (f *flow) alterTopicConfigs(ctx context.Context, remote string, alters []ka
 				}
 			}
 		}
+		if err == nil {
+			f.notePolicyAltered(remote, alters)
+		}
 	}
 	if err != nil && refused(err) {
 		err = fmt.Errorf("%w; the target refuses it (alter policy, ACL or quota): allow it there, or leave these keys out with config.properties.exclude", err)

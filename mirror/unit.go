@@ -88,7 +88,7 @@ type unitEnv struct {
 	topicLimit    func(remote string) int32
 	setTopicLimit func(remote string, v int32)
 	// cleanupPolicy returns the cleanup.policy of a remote topic as the
-	// flow last read it ("": unknown, or nil), for recordAdvice.
+	// flow last read or set it ("": unknown, or nil), for recordAdvice.
 	cleanupPolicy func(remote string) string
 	// hooks are test hooks (nil in production).
 	hooks *unitHooks

@@ -1,0 +1,77 @@
+package mirror
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kmirror/kmirror/internal/testcluster"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestBrkTInvalidRecordAdviceAfterPolicySynced: the source topic (and so
+// the remote topic) starts with cleanup.policy=delete, which discovery
+// reads; the source topic is then made compact and config sync copies
+// that to the remote topic, which now refuses the source's older keyless
+// record. The advice said the remote topic "has cleanup.policy=delete,
+// which takes records without a key" and blamed a broker-side validation:
+// discovery reads a topic's policy again only at a full refresh
+// (refresh.topics.interval.seconds, 10 minutes by default), while config
+// sync changed it. Config sync's own writes of cleanup.policy now update
+// what the advice reads.
+func TestBrkTInvalidRecordAdviceAfterPolicySynced(t *testing.T) {
+	t.Parallel()
+	p := testcluster.NewFakePair(t, "src", "dst")
+	topic := p.Topic("keyless")
+	remote := p.Source.Alias + "." + topic
+	del, compact := "delete", "compact"
+	testcluster.CreateTopic(t, &p.Source, topic, 1, map[string]*string{"cleanup.policy": &del})
+	refuseKeyless(p, remote)
+	var recs []*kgo.Record
+	for i := range 6 {
+		r := &kgo.Record{Topic: topic, Key: []byte(fmt.Sprint("k", i)), Value: []byte(fmt.Sprint("v", i))}
+		if i == 4 {
+			r.Key = nil
+		}
+		recs = append(recs, r)
+	}
+	produceWith(t, &p.Source, kgo.NoCompression(), recs[:4])
+	fc := recoveryFlow(p, topic)
+	fc.RefreshTopicsInterval = time.Hour // no full re-read of the remote topic's configs
+	m, _ := runMirror(t, recoveryOpts(p, fc)...)
+	testcluster.Eventually(t, 30*time.Second, "the keyed records copied, the delete policy read", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.Replicated == 4 && ps.Lag == 0 && m.flows[0].cleanupPolicy(remote) == "delete", fmt.Sprintf("%+v", ps)
+	})
+	if _, err := testcluster.Admin(t, &p.Source).AlterTopicConfigs(context.Background(),
+		[]kadm.AlterConfig{{Op: kadm.SetConfig, Name: "cleanup.policy", Value: &compact}}, topic); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "config sync made the remote topic compact", func() (bool, string) {
+		rcs, err := testcluster.Admin(t, &p.Target).DescribeTopicConfigs(context.Background(), remote)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, rc := range rcs {
+			for _, c := range rc.Configs {
+				if c.Key == "cleanup.policy" && c.Value != nil {
+					return *c.Value == compact, *c.Value
+				}
+			}
+		}
+		return false, "no cleanup.policy"
+	})
+	produceWith(t, &p.Source, kgo.NoCompression(), recs[4:])
+	testcluster.Eventually(t, 30*time.Second, "partition 0 FAILED at offset 4", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateFailed && ps.Replicated == 4, fmt.Sprintf("%+v", ps)
+	})
+	got := partStatus(m, 0).Error
+	want := "the record at offset 4 has no key, which a topic with cleanup.policy=compact refuses (" + remote + " has cleanup.policy=compact)"
+	if !strings.Contains(got, want) || strings.Contains(got, "cleanup.policy=delete") {
+		t.Errorf("partition error:\n%s\nwant it to say %q, and not cleanup.policy=delete", got, want)
+	}
+}
