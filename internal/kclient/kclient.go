@@ -162,28 +162,52 @@ func Probe(ctx context.Context, timeout time.Duration, opts ...kgo.Opt) error {
 }
 
 // ProbeTimeout bounds a [Refusal] probe before an operator's request: a
-// cluster that refuses the client does so within a second or two.
+// cluster that refuses the client does so within a second or two, and
+// one refusing connections (a broker restarting) gets this long to listen
+// again.
 const ProbeTimeout = 5 * time.Second
+
+// refusedRetry is the wait between two of [Refusal]'s probes of a cluster
+// refusing connections.
+const refusedRetry = 250 * time.Millisecond
 
 // Refusal probes the cluster as [Probe] does, before a command or
 // request reads or writes it, and returns the probe's error when it says
-// the cluster refused connections or the client (a refused connection,
-// any other dial that failed at once: a host name that does not resolve,
-// no route to the host; a broker closing it: a security.protocol it does
-// not speak, or SASL credentials it rejects, or the broker's SASL
-// refusal), else nil (it answered, or did not answer in time: the
-// caller's own requests, under their deadline, say what they find).
-// Without it, such a cluster made the caller retry until its deadline and
-// say "context deadline exceeded" with no hint (operators' finds: a
-// restart request through the REST API waited 30 s for that), or the
-// caller's first read said its dial error bare, without the cluster
-// being named unreachable (kmirror failover: "reading the status topic
-// of A->B on B: ...: unable to dial: ...: no such host").
+// the cluster refused connections or the client (connections refused for
+// the whole timeout; any other dial that failed at once: a host name that
+// does not resolve, no route to the host; a broker closing the
+// connection: a security.protocol it does not speak, or SASL credentials
+// it rejects, or the broker's SASL refusal), else nil (it answered, or
+// did not answer in time: the caller's own requests, under their
+// deadline, say what they find). Without it, such a cluster made the
+// caller retry until its deadline and say "context deadline exceeded"
+// with no hint (operators' finds: a restart request through the REST API
+// waited 30 s for that), or the caller's first read said its dial error
+// bare, without the cluster being named unreachable (kmirror failover:
+// "reading the status topic of A->B on B: ...: unable to dial: ...: no
+// such host"). A cluster refusing connections is probed again until
+// timeout: the first refusal failed a restart request at once while a
+// broker restarted, where the request's own writes waited for it
+// (TestBrkTRefusalTargetBackWithinProbe). One refusing them longer than
+// timeout still fails the caller, sooner than its own deadline: the
+// operator retries once the cluster is back.
 func Refusal(ctx context.Context, timeout time.Duration, opts ...kgo.Opt) error {
-	if err := Probe(ctx, timeout, opts...); Refused(err) {
-		return err
+	deadline := time.Now().Add(timeout)
+	for {
+		err := Probe(ctx, time.Until(deadline), opts...)
+		if errors.Is(err, syscall.ECONNREFUSED) && time.Until(deadline) > refusedRetry {
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(refusedRetry):
+				continue
+			}
+		}
+		if Refused(err) {
+			return err
+		}
+		return nil
 	}
-	return nil
 }
 
 // Refused reports whether err, a request's error against a cluster, says
