@@ -132,7 +132,7 @@ func compileList(key string, list []string) (*regexp.Regexp, []*RegexError) {
 	}
 	unicodeMatters := hasClassEscape(joined) // a flag applies to the items after it too
 	var errs []*RegexError
-	for _, p := range list {
+	for _, p := range distinct(list) {
 		if why := javaGroupAdvice(p, unicodeMatters); why != "" {
 			errs = append(errs, &RegexError{Key: key, Regex: p, Reason: why})
 		}
@@ -155,7 +155,7 @@ func compileList(key string, list []string) (*regexp.Regexp, []*RegexError) {
 		}
 		return nil, []*RegexError{{Key: key, Regex: strings.Join(list, ","), List: true, Reason: why}}
 	}
-	for _, p := range list {
+	for _, p := range distinct(list) {
 		if _, err := regexp.Compile(p); err != nil {
 			errs = append(errs, &RegexError{Key: key, Regex: p, Reason: regexAdvice(p, err)})
 		}
@@ -165,6 +165,19 @@ func compileList(key string, list []string) (*regexp.Regexp, []*RegexError) {
 	}
 	_, err = regexp.Compile(joined)
 	return nil, []*RegexError{{Key: key, Regex: strings.Join(list, ","), List: true, Reason: regexAdvice(joined, err)}}
+}
+
+// distinct returns list's items without repeats, in list's order: a bad
+// item written twice is one error, where its error appeared once per copy
+// (TestBrkTRepeatedBadItemReportedOnce).
+func distinct(list []string) []string {
+	out := make([]string, 0, len(list))
+	for _, p := range list {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // validWithCommas reports whether list's items, joined again with the
