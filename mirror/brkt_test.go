@@ -75,3 +75,67 @@ func TestBrkTInvalidRecordAdviceAfterPolicySynced(t *testing.T) {
 		t.Errorf("partition error:\n%s\nwant it to say %q, and not cleanup.policy=delete", got, want)
 	}
 }
+
+// TestBrkTInvalidRecordAdviceAfterRecreation: the remote topic, created
+// with cleanup.policy=delete as its source topic then was, is deleted on
+// the target after the source topic was made compact (config sync off),
+// and the flow creates it again, compact. Discovery had read its policy
+// and did not read it again before a full refresh, so the advice for the
+// source's keyless record said the remote topic "has
+// cleanup.policy=delete, which takes records without a key". The policy
+// the flow creates a remote topic with is what the advice reads now.
+func TestBrkTInvalidRecordAdviceAfterRecreation(t *testing.T) {
+	t.Parallel()
+	p := testcluster.NewFakePair(t, "src", "dst")
+	topic := p.Topic("keyless")
+	remote := p.Source.Alias + "." + topic
+	del, compact := "delete", "compact"
+	testcluster.CreateTopic(t, &p.Source, topic, 1, map[string]*string{"cleanup.policy": &del})
+	refuseKeyless(p, remote)
+	produceWith(t, &p.Source, kgo.NoCompression(), []*kgo.Record{{Topic: topic, Key: []byte("k0"), Value: []byte("v0")}})
+	fc := recoveryFlow(p, topic)
+	fc.RefreshTopicsInterval = time.Hour // no full re-read of the remote topic's configs
+	fc.DisableTopicConfigSync = true
+	m, _ := runMirror(t, recoveryOpts(p, fc)...)
+	testcluster.Eventually(t, 30*time.Second, "the keyed record copied, the delete policy read", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.Replicated == 1 && ps.Lag == 0 && m.flows[0].cleanupPolicy(remote) == "delete", fmt.Sprintf("%+v", ps)
+	})
+	if _, err := testcluster.Admin(t, &p.Source).AlterTopicConfigs(context.Background(),
+		[]kadm.AlterConfig{{Op: kadm.SetConfig, Name: "cleanup.policy", Value: &compact}}, topic); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testcluster.Admin(t, &p.Target).DeleteTopics(context.Background(), remote); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 30*time.Second, "the flow created the remote topic again, compact", func() (bool, string) {
+		m.flows[0].wakeRefresh() // a discovery without a full refresh, as a unit finding the topic gone asks for
+		rcs, err := testcluster.Admin(t, &p.Target).DescribeTopicConfigs(context.Background(), remote)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, rc := range rcs {
+			if rc.Err != nil {
+				return false, rc.Err.Error()
+			}
+			for _, c := range rc.Configs {
+				if c.Key == "cleanup.policy" && c.Value != nil {
+					return *c.Value == compact, *c.Value
+				}
+			}
+		}
+		return false, "no cleanup.policy"
+	})
+	produceWith(t, &p.Source, kgo.NoCompression(), []*kgo.Record{{Topic: topic, Value: []byte("v1")}})
+	// The new remote topic is refilled from offset 0: the batch refused
+	// holds the keyless record at offset 1.
+	testcluster.Eventually(t, 30*time.Second, "partition 0 FAILED", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateFailed && strings.Contains(ps.Error, "INVALID_RECORD"), fmt.Sprintf("%+v", ps)
+	})
+	got := partStatus(m, 0).Error
+	want := "the record at offset 1 has no key, which a topic with cleanup.policy=compact refuses (" + remote + " has cleanup.policy=compact)"
+	if !strings.Contains(got, want) || strings.Contains(got, "cleanup.policy=delete") {
+		t.Errorf("partition error:\n%s\nwant it to say %q, and not cleanup.policy=delete", got, want)
+	}
+}

@@ -600,21 +600,34 @@ func (f *flow) cleanupPolicy(remote string) string {
 // refusal blamed on a broker-side validation, the advice saying the
 // remote topic "has cleanup.policy=delete" (TestBrkTInvalidRecordAdviceAfterPolicySynced).
 func (f *flow) notePolicyAltered(remote string, alters []kadm.AlterConfig) {
-	f.limitsMu.Lock()
-	defer f.limitsMu.Unlock()
 	for _, a := range alters {
 		if a.Name != "cleanup.policy" {
 			continue
 		}
-		if a.Op == kadm.SetConfig && a.Value != nil {
-			if f.policies == nil {
-				f.policies = map[string]string{}
-			}
-			f.policies[remote] = *a.Value
+		if a.Op == kadm.SetConfig {
+			f.notePolicy(remote, a.Value)
 		} else {
-			delete(f.policies, remote)
+			f.notePolicy(remote, nil)
 		}
 	}
+}
+
+// notePolicy records v as the cleanup.policy of remote topic remote, one
+// kmirror set (config sync, or the remote topic's creation: a remote
+// topic deleted and created again kept its old topic's policy until a
+// full refresh, TestBrkTInvalidRecordAdviceAfterRecreation); nil makes it
+// unknown.
+func (f *flow) notePolicy(remote string, v *string) {
+	f.limitsMu.Lock()
+	defer f.limitsMu.Unlock()
+	if v == nil {
+		delete(f.policies, remote)
+		return
+	}
+	if f.policies == nil {
+		f.policies = map[string]string{}
+	}
+	f.policies[remote] = *v
 }
 
 // setTopicLimit records the max.message.bytes read for remote topic remote.

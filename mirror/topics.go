@@ -623,6 +623,7 @@ func (f *flow) createRemoteTopics(ctx context.Context, topics []string, src, dst
 			created[k] = *v
 		}
 		f.remember(remote, &syncedConfigs{src: created, dst: maps.Clone(created)})
+		f.notePolicy(remote, configs["cleanup.policy"]) // nil (unknown): the target's default
 		f.log.Info("remote topic created", "topic", remote, "partitions", len(src[t].Partitions), "configs", len(configs))
 	}
 	return failed, nil
