@@ -139,3 +139,33 @@ func TestBrkTInvalidRecordAdviceAfterRecreation(t *testing.T) {
 		t.Errorf("partition error:\n%s\nwant it to say %q, and not cleanup.policy=delete", got, want)
 	}
 }
+
+// TestBrkTLongAliasesReplicate: aliases of 130 characters each (remote
+// topic names stay within Kafka's 249) made the client id kmirror gives
+// its clients, "kmirror|<source>-><target>", 270 bytes long; franz-go
+// takes at most 256, so every client of the flow refused itself and
+// nothing was replicated, while New accepted the configuration. The id is
+// cut to franz-go's limit now.
+func TestBrkTLongAliasesReplicate(t *testing.T) {
+	t.Parallel()
+	p := testcluster.NewFakePair(t, "src", "dst")
+	topic := p.Topic("longalias")
+	testcluster.CreateTopic(t, &p.Source, topic, 1, nil)
+	produceN(t, &p.Source, topic, 0, 5)
+	a, b := strings.Repeat("a", 130), strings.Repeat("b", 130)
+	fc := recoveryFlow(p, topic)
+	fc.Source, fc.Target = a, b
+	m, _ := runMirror(t, WithCluster(ClusterConfig{Alias: a, Client: p.Source.Opts()}), WithCluster(ClusterConfig{Alias: b, Client: p.Target.Opts()}),
+		WithFlow(fc), withPartRetryFirst(200*time.Millisecond))
+	testcluster.Eventually(t, 30*time.Second, "the records copied", func() (bool, string) {
+		st := m.Status().Flows[0]
+		if len(st.Partitions) != 1 {
+			return false, fmt.Sprintf("%+v", st)
+		}
+		ps := st.Partitions[0]
+		return ps.State == StateRunning && ps.SourceEnd == 5 && ps.Lag == 0 && !ps.LagUnknown, fmt.Sprintf("%+v", st)
+	})
+	if got := len(testcluster.ReadAll(t, &p.Target, a+"."+topic)[0]); got != 5 {
+		t.Errorf("the remote partition holds %d records, want 5", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -478,12 +479,32 @@ func (f *flow) replicationProducerOpts(c ClusterConfig, role []kgo.Opt, extra ..
 	return f.clientOptsAged(replicationProducerMetadataMaxAge, c, role, extra...)
 }
 
+// maxClientID is the longest client id franz-go takes, in bytes.
+const maxClientID = 256
+
+// clientID is the client id of flow flow's clients, "kmirror|<flow>", cut
+// to franz-go's maxClientID bytes (at a character's start): with aliases
+// of 130 characters it was 270 bytes, and every client of the flow refused
+// itself ("client id length 270 is larger than max allowed 256"), so
+// nothing was replicated (TestBrkTLongAliasesReplicate).
+func clientID(flow string) string {
+	id := "kmirror|" + flow
+	if len(id) <= maxClientID {
+		return id
+	}
+	n := maxClientID
+	for n > 0 && !utf8.RuneStart(id[n]) {
+		n--
+	}
+	return id[:n]
+}
+
 // clientOptsAged is clientOpts with a default metadata max age of maxAge.
 func (f *flow) clientOptsAged(maxAge time.Duration, c ClusterConfig, role []kgo.Opt, extra ...kgo.Opt) []kgo.Opt {
 	// No KIP-714 client telemetry: a flow runs a consumer and a producer
 	// per slot, and each would compress and push its metrics to the
 	// brokers that ask for them; kmirror's own metrics cover its clients.
-	opts := []kgo.Opt{kgo.ClientID("kmirror|" + f.name), kgo.MetadataMinAge(time.Second), kgo.MetadataMaxAge(maxAge),
+	opts := []kgo.Opt{kgo.ClientID(clientID(f.name)), kgo.MetadataMinAge(time.Second), kgo.MetadataMaxAge(maxAge),
 		kgo.DisableClientMetrics()}
 	if f.log.Enabled(context.Background(), slog.LevelError) {
 		// franz-go's info messages (connections, metadata) are debug detail
