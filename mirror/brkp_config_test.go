@@ -141,14 +141,7 @@ func TestBrkPInvalidRecordAdviceFollowsCleanupPolicy(t *testing.T) {
 			remote := p.Source.Alias + "." + topic
 			testcluster.CreateTopic(t, &p.Source, topic, 1, map[string]*string{"cleanup.policy": &policy})
 			refuseKeyless(p, remote)
-			var recs []*kgo.Record
-			for i := range 6 {
-				r := &kgo.Record{Topic: topic, Key: []byte(fmt.Sprint("k", i)), Value: []byte(fmt.Sprint("v", i))}
-				if i == 4 {
-					r.Key = nil
-				}
-				recs = append(recs, r)
-			}
+			recs := keylessAt4(topic)
 			produceWith(t, &p.Source, kgo.NoCompression(), recs[:4])
 			m, _ := runMirror(t, recoveryOpts(p, recoveryFlow(p, topic))...)
 			// Copied: the flow read the remote topic's configs before.

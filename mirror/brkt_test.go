@@ -30,14 +30,7 @@ func TestBrkTInvalidRecordAdviceAfterPolicySynced(t *testing.T) {
 	del, compact := "delete", "compact"
 	testcluster.CreateTopic(t, &p.Source, topic, 1, map[string]*string{"cleanup.policy": &del})
 	refuseKeyless(p, remote)
-	var recs []*kgo.Record
-	for i := range 6 {
-		r := &kgo.Record{Topic: topic, Key: []byte(fmt.Sprint("k", i)), Value: []byte(fmt.Sprint("v", i))}
-		if i == 4 {
-			r.Key = nil
-		}
-		recs = append(recs, r)
-	}
+	recs := keylessAt4(topic)
 	produceWith(t, &p.Source, kgo.NoCompression(), recs[:4])
 	fc := recoveryFlow(p, topic)
 	fc.RefreshTopicsInterval = time.Hour // no full re-read of the remote topic's configs

@@ -149,14 +149,7 @@ func TestShallowInvalidRecordNamesKeylessRecord(t *testing.T) {
 	remote := p.Source.Alias + "." + topic
 	testcluster.CreateTopic(t, &p.Source, topic, 1, compactConfig()) // and so the remote topic
 	refuseKeyless(p, remote)
-	var recs []*kgo.Record
-	for i := range 6 {
-		r := &kgo.Record{Topic: topic, Key: []byte(fmt.Sprint("k", i)), Value: []byte(fmt.Sprint("v", i))}
-		if i == 4 {
-			r.Key = nil
-		}
-		recs = append(recs, r)
-	}
+	recs := keylessAt4(topic)
 	produceWith(t, &p.Source, kgo.NoCompression(), recs[:4])
 	produceWith(t, &p.Source, kgo.NoCompression(), recs[4:])
 	fc := recoveryFlow(p, topic)
@@ -169,6 +162,20 @@ func TestShallowInvalidRecordNamesKeylessRecord(t *testing.T) {
 	if err := partStatus(m, 0).Error; !strings.Contains(err, "the record at offset 4 has no key, which a topic with cleanup.policy=compact refuses") {
 		t.Errorf("partition error does not name the keyless record at offset 4:\n%s", err)
 	}
+}
+
+// keylessAt4 returns 6 records for topic, k0/v0 to k5/v5, the one at
+// index 4 without a key (the record a compacted remote topic refuses).
+func keylessAt4(topic string) []*kgo.Record {
+	var recs []*kgo.Record
+	for i := range 6 {
+		r := &kgo.Record{Topic: topic, Key: []byte(fmt.Sprint("k", i)), Value: []byte(fmt.Sprint("v", i))}
+		if i == 4 {
+			r.Key = nil
+		}
+		recs = append(recs, r)
+	}
+	return recs
 }
 
 // refuseKeyless makes the target refuse, with INVALID_RECORD, every produce
