@@ -43,30 +43,13 @@ func TestBrkTInvalidRecordAdviceAfterPolicySynced(t *testing.T) {
 		[]kadm.AlterConfig{{Op: kadm.SetConfig, Name: "cleanup.policy", Value: &compact}}, topic); err != nil {
 		t.Fatal(err)
 	}
-	testcluster.Eventually(t, 30*time.Second, "config sync made the remote topic compact", func() (bool, string) {
-		rcs, err := testcluster.Admin(t, &p.Target).DescribeTopicConfigs(context.Background(), remote)
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, rc := range rcs {
-			for _, c := range rc.Configs {
-				if c.Key == "cleanup.policy" && c.Value != nil {
-					return *c.Value == compact, *c.Value
-				}
-			}
-		}
-		return false, "no cleanup.policy"
-	})
+	testcluster.Eventually(t, 30*time.Second, "config sync made the remote topic compact", remotePolicyIs(t, p, remote, compact))
 	produceWith(t, &p.Source, kgo.NoCompression(), recs[4:])
 	testcluster.Eventually(t, 30*time.Second, "partition 0 FAILED at offset 4", func() (bool, string) {
 		ps := partStatus(m, 0)
 		return ps.State == StateFailed && ps.Replicated == 4, fmt.Sprintf("%+v", ps)
 	})
-	got := partStatus(m, 0).Error
-	want := "the record at offset 4 has no key, which a topic with cleanup.policy=compact refuses (" + remote + " has cleanup.policy=compact)"
-	if !strings.Contains(got, want) || strings.Contains(got, "cleanup.policy=delete") {
-		t.Errorf("partition error:\n%s\nwant it to say %q, and not cleanup.policy=delete", got, want)
-	}
+	wantCompactAdvice(t, m, remote, 4)
 }
 
 // TestBrkTInvalidRecordAdviceAfterRecreation: the remote topic, created
@@ -101,8 +84,25 @@ func TestBrkTInvalidRecordAdviceAfterRecreation(t *testing.T) {
 	if _, err := testcluster.Admin(t, &p.Target).DeleteTopics(context.Background(), remote); err != nil {
 		t.Fatal(err)
 	}
+	isCompact := remotePolicyIs(t, p, remote, compact)
 	testcluster.Eventually(t, 30*time.Second, "the flow created the remote topic again, compact", func() (bool, string) {
 		m.flows[0].wakeRefresh() // a discovery without a full refresh, as a unit finding the topic gone asks for
+		return isCompact()
+	})
+	produceWith(t, &p.Source, kgo.NoCompression(), []*kgo.Record{{Topic: topic, Value: []byte("v1")}})
+	// The new remote topic is refilled from offset 0: the batch refused
+	// holds the keyless record at offset 1.
+	testcluster.Eventually(t, 30*time.Second, "partition 0 FAILED", func() (bool, string) {
+		ps := partStatus(m, 0)
+		return ps.State == StateFailed && strings.Contains(ps.Error, "INVALID_RECORD"), fmt.Sprintf("%+v", ps)
+	})
+	wantCompactAdvice(t, m, remote, 1)
+}
+
+// remotePolicyIs is a testcluster.Eventually condition: remote's
+// cleanup.policy on p's target is want.
+func remotePolicyIs(t *testing.T, p *testcluster.Pair, remote, want string) func() (bool, string) {
+	return func() (bool, string) {
 		rcs, err := testcluster.Admin(t, &p.Target).DescribeTopicConfigs(context.Background(), remote)
 		if err != nil {
 			return false, err.Error()
@@ -113,21 +113,21 @@ func TestBrkTInvalidRecordAdviceAfterRecreation(t *testing.T) {
 			}
 			for _, c := range rc.Configs {
 				if c.Key == "cleanup.policy" && c.Value != nil {
-					return *c.Value == compact, *c.Value
+					return *c.Value == want, *c.Value
 				}
 			}
 		}
 		return false, "no cleanup.policy"
-	})
-	produceWith(t, &p.Source, kgo.NoCompression(), []*kgo.Record{{Topic: topic, Value: []byte("v1")}})
-	// The new remote topic is refilled from offset 0: the batch refused
-	// holds the keyless record at offset 1.
-	testcluster.Eventually(t, 30*time.Second, "partition 0 FAILED", func() (bool, string) {
-		ps := partStatus(m, 0)
-		return ps.State == StateFailed && strings.Contains(ps.Error, "INVALID_RECORD"), fmt.Sprintf("%+v", ps)
-	})
+	}
+}
+
+// wantCompactAdvice checks that partition 0's error blames the record
+// without a key at source offset off on remote's cleanup.policy=compact,
+// and never says cleanup.policy=delete.
+func wantCompactAdvice(t *testing.T, m *Mirror, remote string, off int) {
+	t.Helper()
 	got := partStatus(m, 0).Error
-	want := "the record at offset 1 has no key, which a topic with cleanup.policy=compact refuses (" + remote + " has cleanup.policy=compact)"
+	want := fmt.Sprintf("the record at offset %d has no key, which a topic with cleanup.policy=compact refuses (%s has cleanup.policy=compact)", off, remote)
 	if !strings.Contains(got, want) || strings.Contains(got, "cleanup.policy=delete") {
 		t.Errorf("partition error:\n%s\nwant it to say %q, and not cleanup.policy=delete", got, want)
 	}
