@@ -24,12 +24,8 @@ import (
 // what the advice reads.
 func TestBrkTInvalidRecordAdviceAfterPolicySynced(t *testing.T) {
 	t.Parallel()
-	p := testcluster.NewFakePair(t, "src", "dst")
-	topic := p.Topic("keyless")
-	remote := p.Source.Alias + "." + topic
-	del, compact := "delete", "compact"
-	testcluster.CreateTopic(t, &p.Source, topic, 1, map[string]*string{"cleanup.policy": &del})
-	refuseKeyless(p, remote)
+	p, topic, remote := keylessOnDeletePair(t)
+	compact := "compact"
 	recs := keylessAt4(topic)
 	produceWith(t, &p.Source, kgo.NoCompression(), recs[:4])
 	fc := recoveryFlow(p, topic)
@@ -62,12 +58,8 @@ func TestBrkTInvalidRecordAdviceAfterPolicySynced(t *testing.T) {
 // the flow creates a remote topic with is what the advice reads now.
 func TestBrkTInvalidRecordAdviceAfterRecreation(t *testing.T) {
 	t.Parallel()
-	p := testcluster.NewFakePair(t, "src", "dst")
-	topic := p.Topic("keyless")
-	remote := p.Source.Alias + "." + topic
-	del, compact := "delete", "compact"
-	testcluster.CreateTopic(t, &p.Source, topic, 1, map[string]*string{"cleanup.policy": &del})
-	refuseKeyless(p, remote)
+	p, topic, remote := keylessOnDeletePair(t)
+	compact := "compact"
 	produceWith(t, &p.Source, kgo.NoCompression(), []*kgo.Record{{Topic: topic, Key: []byte("k0"), Value: []byte("v0")}})
 	fc := recoveryFlow(p, topic)
 	fc.RefreshTopicsInterval = time.Hour // no full re-read of the remote topic's configs
@@ -97,6 +89,21 @@ func TestBrkTInvalidRecordAdviceAfterRecreation(t *testing.T) {
 		return ps.State == StateFailed && strings.Contains(ps.Error, "INVALID_RECORD"), fmt.Sprintf("%+v", ps)
 	})
 	wantCompactAdvice(t, m, remote, 1)
+}
+
+// keylessOnDeletePair returns a kfake pair with source topic "keyless" (1
+// partition, cleanup.policy=delete, as its remote topic gets) and the
+// remote topic's name, whose batches holding a record without a key the
+// target refuses with INVALID_RECORD (refuseKeyless).
+func keylessOnDeletePair(t *testing.T) (p *testcluster.Pair, topic, remote string) {
+	t.Helper()
+	p = testcluster.NewFakePair(t, "src", "dst")
+	topic = p.Topic("keyless")
+	remote = p.Source.Alias + "." + topic
+	del := "delete"
+	testcluster.CreateTopic(t, &p.Source, topic, 1, map[string]*string{"cleanup.policy": &del})
+	refuseKeyless(p, remote)
+	return p, topic, remote
 }
 
 // remotePolicyIs is a testcluster.Eventually condition: remote's

@@ -190,23 +190,16 @@ func TestHeartbeatFullMeshThreeClusters(t *testing.T) {
 		return strings.Join(names, " ")
 	}
 	wants := []string{want("b", "c"), want("a", "c"), want("a", "b")}
-	got := func() []string {
-		var out []string
-		for i := range cs {
-			out = append(out, strings.Join(topicNames(t, &cs[i], ".*heartbeats"), " "))
-		}
-		return out
-	}
 	_, stop := runMirror(t, opts...)
 	testcluster.Eventually(t, 30*time.Second, "every cluster's heartbeats topics", func() (bool, string) {
-		g := got()
+		g := heartbeatsTopics(t, cs)
 		return strings.Join(g, "|") == strings.Join(wants, "|"), strings.Join(g, " | ")
 	})
 	time.Sleep(2 * time.Second) // several refreshes: nothing chains further
 	if err := stop(); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if g := got(); strings.Join(g, "|") != strings.Join(wants, "|") {
+	if g := heartbeatsTopics(t, cs); strings.Join(g, "|") != strings.Join(wants, "|") {
 		t.Errorf("heartbeats topics %q, want %q", g, wants)
 	}
 	rc := remoteclusterutils.NewClient(testcluster.Client(t, &cs[0]))

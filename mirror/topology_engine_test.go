@@ -37,6 +37,16 @@ func topicNames(t *testing.T, c *testcluster.Cluster, re string) []string {
 	return out
 }
 
+// heartbeatsTopics names, per cluster of cs, its heartbeats topics
+// (".*heartbeats"), sorted and joined by spaces.
+func heartbeatsTopics(t *testing.T, cs []testcluster.Cluster) []string {
+	var out []string
+	for i := range cs {
+		out = append(out, strings.Join(topicNames(t, &cs[i], ".*heartbeats"), " "))
+	}
+	return out
+}
+
 // values returns how often each record value is in topic on c.
 func values(t *testing.T, c *testcluster.Cluster, topic string) map[string]int {
 	t.Helper()
